@@ -1,0 +1,85 @@
+# convbench build. `make` builds the library, the CLI and the tests; `make test` runs them
+# (plain build, then again under ASan+UBSan); `make run` installs what is missing and runs the
+# main job. CUDA sources are compiled when nvcc is present; nothing in the tests needs a GPU.
+
+SAN      ?=
+BUILD    ?= build$(if $(SAN),-san,)
+CC       ?= gcc
+NVCC     ?= $(shell command -v nvcc 2>/dev/null)
+CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(realpath $(NVCC))),)
+
+COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unused-parameter -fopenmp -MMD -MP \
+            -Iinclude -Isrc -DCB_COMMIT=\"$(COMMIT)\"
+LDLIBS   += -lcjson -lopenblas -lz -lm -fopenmp
+
+ifeq ($(SAN),1)
+CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS  += -fsanitize=address,undefined
+NVCC     :=
+endif
+
+LIB_SRC  := $(wildcard src/spec/*.c src/core/*.c src/layers/*.c src/cpu/*.c src/model/*.c \
+                       src/bench/*.c src/data/*.c src/gpu/*.c)
+TOOL_SRC := $(wildcard tools/*.c)
+TEST_SRC := $(wildcard tests/test_*.c)
+
+ifneq ($(NVCC),)
+CU_SRC   := $(wildcard src/cuda/*.cu src/cudnn/*.cu)
+endif
+ifneq ($(CU_SRC),)
+CUC_SRC  := $(wildcard src/cudnn/*.c src/cuda/*.c)
+CFLAGS   += -DCB_HAVE_CUDA -I$(CUDA_HOME)/include
+NVFLAGS  ?= -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=sm_90 \
+            -Xcompiler -fPIC -Iinclude -Isrc -lineinfo
+LDLIBS   += -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -lcudnn -lcublas -lcufft -lcudart -lstdc++ \
+            -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib
+endif
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CUC_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
+TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
+TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
+
+.PHONY: all test test-plain test-san run deps clean
+all: $(BUILD)/convbench $(TESTS)
+
+$(BUILD)/libconvbench.a: $(LIB_OBJ)
+	@mkdir -p $(@D)
+	ar rcs $@ $^
+
+$(BUILD)/convbench: $(TOOL_OBJ) $(BUILD)/libconvbench.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/%.o $(BUILD)/libconvbench.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/%.cu.o: %.cu
+	@mkdir -p $(@D)
+	$(NVCC) $(NVFLAGS) -c -o $@ $<
+
+# the whole suite: plain, then ASan+UBSan
+test: test-plain test-san
+
+test-plain: all
+	@tests/run_tests.sh $(BUILD)
+
+test-san:
+	@$(MAKE) --no-print-directory SAN=1 all
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_tests.sh build-san
+
+deps:
+	@scripts/install-deps.sh
+
+run: deps
+	@$(MAKE) --no-print-directory all
+	$(BUILD)/convbench fullpass nets/alexnet.json --backend cpu --batch 16 --warmup 1 --iters 5
+
+clean:
+	rm -rf build build-san
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,215 @@
+// convbench: read, summarise, run, measure and predict convolutional networks.
+//
+// Public C11 API. A network is loaded from a Paleo-format JSON description into a cb_net (a
+// graph of layers in topological order with every shape inferred), summarised with the cost
+// functions, and run by a cb_exec: one network, one backend, buffers planned once.
+#ifndef CONVBENCH_H
+#define CONVBENCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---- status ---------------------------------------------------------------------------------
+typedef enum cb_status {
+    CB_OK = 0,
+    CB_STATUS_IO,          // file missing or unreadable
+    CB_STATUS_PARSE,       // syntax, unknown type or key, bad value
+    CB_STATUS_SHAPE,       // shapes that cannot be: mismatch, overflow, kernel larger than input
+    CB_STATUS_NOMEM,       // host or device allocation failed
+    CB_STATUS_UNSUPPORTED, // the backend does not do this layer or option
+    CB_STATUS_ARG,         // a bad argument from the caller
+    CB_STATUS_DEVICE,      // no GPU, driver or library error
+    CB_STATUS_COUNT
+} cb_status;
+
+const char *cb_status_name(cb_status s);
+
+// Errors carry a one-line message: "FILE: layer 'NAME': problem".
+typedef struct cb_error {
+    cb_status status;
+    char msg[512];
+} cb_error;
+
+// ---- layers ---------------------------------------------------------------------------------
+typedef enum cb_op {
+    CB_OP_INPUT,
+    CB_OP_CONV,
+    CB_OP_POOL,      // max or average
+    CB_OP_FC,        // InnerProduct; input flattened
+    CB_OP_CONCAT,
+    CB_OP_ADD,       // Elementwise sum
+    CB_OP_DROPOUT,
+    CB_OP_SOFTMAX,
+    CB_OP_RESHAPE,
+    CB_OP_LRN,
+    CB_OP_BATCHNORM,
+    CB_OP_RELU,
+    CB_OP_COUNT
+} cb_op;
+
+const char *cb_op_name(cb_op op); // Paleo's type name ("Convolution", ...)
+
+typedef enum cb_act { CB_ACT_NONE, CB_ACT_RELU, CB_ACT_COUNT } cb_act;
+
+// A tensor shape. rank 4 is (n, c, h, w); rank 2 is (n, c) with h = w = 1. Printed in Paleo's
+// NHWC order. Every element count fits in int64 (checked at load).
+typedef struct cb_shape {
+    int rank;
+    int64_t n, c, h, w;
+} cb_shape;
+
+static inline int64_t cb_shape_count(cb_shape s) { return s.n * s.c * s.h * s.w; }
+
+typedef enum cb_pad_mode { CB_PAD_VALID, CB_PAD_SAME, CB_PAD_EXPLICIT } cb_pad_mode;
+
+// Window geometry shared by convolution and pooling.
+typedef struct cb_window {
+    int r, s;                     // kernel height, width
+    int stride_h, stride_w;
+    cb_pad_mode mode;
+    int pad_top, pad_left;        // leading pads (Paleo prints these)
+    int pad_bottom, pad_right;    // trailing pads; differ from leading for odd SAME totals
+} cb_window;
+
+typedef struct cb_layer {
+    char *name;
+    cb_op op;
+    int nparents;
+    int *parents;                 // indices into cb_net.layers, all smaller than this layer's
+    int nchildren;                // layers that consume this one's output
+    cb_shape in;                  // shape of the first parent's output (flattened for FC)
+    cb_shape out;
+    cb_act act;                   // fused activation after the op (Convolution, InnerProduct, Elementwise)
+    bool bn;                      // fused batch norm before the activation (normalizer_fn)
+    int split, splits;            // ModelParallel: which copy of how many (0, 1 otherwise)
+    union {
+        struct { cb_window win; int cin, k, groups; bool bias; } conv;
+        struct { cb_window win; bool avg; } pool;
+        struct { int k; bool bias; } fc;
+        struct { int dim; } concat;           // NHWC dimension as in the file (3 = channels)
+        struct { float keep; } dropout;
+        struct { int classes; } softmax;
+        struct { int size; float alpha, beta, k; } lrn;
+        struct { float eps; } bn;
+    } p;
+    float bn_eps;                 // for the fused batch norm
+} cb_layer;
+
+typedef struct cb_net {
+    char *name;                   // the description's "name"
+    char *path;                   // the file it came from
+    int nlayers;
+    cb_layer *layers;             // topological order; layers[0] is the input
+} cb_net;
+
+// Load a Paleo-format description. `spec` is a path or the name of a built-in network
+// ("alexnet" finds nets/alexnet.json). On failure returns NULL and fills err.
+cb_net *cb_net_load(const char *spec, cb_error *err);
+cb_net *cb_net_load_string(const char *json, const char *source_name, cb_error *err);
+void cb_net_free(cb_net *net);
+// Change the batch size and infer every shape again.
+cb_status cb_net_set_batch(cb_net *net, int64_t batch, cb_error *err);
+int64_t cb_net_batch(const cb_net *net);
+int cb_net_find(const cb_net *net, const char *name); // index or -1
+// The directories searched for built-in networks, ':'-separated (CONVBENCH_NETS overrides).
+const char *cb_nets_path(void);
+
+// ---- static costs ---------------------------------------------------------------------------
+typedef struct cb_cost {
+    int64_t params;               // learnable parameters (weights, bias, batch-norm scale and shift)
+    int64_t bn_params;            // of which batch-norm scale and shift (Paleo does not count these)
+    int64_t weight_bytes;         // as Paleo: params * 4
+    int64_t out_elems;            // output elements
+    double fwd_flops;             // forward
+    double bwd_data_flops;        // gradient w.r.t. the input
+    double bwd_filter_flops;      // gradient w.r.t. the parameters
+    double fwd_bytes;             // minimum bytes moved forward (inputs, weights, output once)
+} cb_cost;
+
+void cb_layer_cost(const cb_net *net, int i, cb_cost *c);
+
+typedef struct cb_net_cost {
+    cb_cost total;
+    int64_t activation_bytes;     // Paleo's figure: 4 * sum of every layer's output elements
+    int64_t train_bytes;          // weights + gradients + momentum + activations + their gradients + saved state
+} cb_net_cost;
+
+void cb_net_cost_total(const cb_net *net, cb_net_cost *c);
+
+// ---- execution ------------------------------------------------------------------------------
+typedef enum cb_precision { CB_PREC_FP32, CB_PREC_TF32, CB_PREC_BF16, CB_PREC_COUNT } cb_precision;
+typedef enum cb_layout { CB_LAYOUT_NCHW, CB_LAYOUT_NHWC, CB_LAYOUT_COUNT } cb_layout;
+typedef enum cb_phase {
+    CB_PHASE_FORWARD,
+    CB_PHASE_BWD_DATA,
+    CB_PHASE_BWD_FILTER,
+    CB_PHASE_COUNT
+} cb_phase;
+
+typedef struct cb_exec_opts {
+    const char *backend;          // "cpu", "ref", "cuda", "cudnn", "auto"
+    cb_precision precision;
+    cb_layout layout;
+    bool train;                   // allocate gradients and saved state
+    bool no_data_grad;            // skip the gradient w.r.t. the first layer's input (always skipped for data)
+    float lr, momentum, weight_decay;
+    uint64_t seed;
+    size_t workspace_limit;       // bytes, for algorithm choice (GPU)
+    int verbose;
+} cb_exec_opts;
+
+void cb_exec_opts_default(cb_exec_opts *o);
+
+typedef struct cb_exec cb_exec;
+
+// Plans and allocates every buffer (activations, gradients, workspace, parameters initialised
+// from opts.seed). Nothing is allocated by the run calls below.
+cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err);
+void cb_exec_destroy(cb_exec *e);
+
+// Per-layer times in ms of the last call, indexed [layer][phase]; NULL-able.
+typedef struct cb_layer_times { double ms[CB_PHASE_COUNT]; } cb_layer_times;
+
+// Copy a batch in (host, float32 NCHW, count of net input elements) and labels (int32, n).
+cb_status cb_exec_set_input(cb_exec *e, const float *x, const int32_t *labels);
+cb_status cb_exec_forward(cb_exec *e, bool train, cb_layer_times *t);
+// softmax + mean cross-entropy of the last layer's logits; returns the loss in *loss
+cb_status cb_exec_criterion_forward(cb_exec *e, double *loss, double *ms);
+cb_status cb_exec_criterion_backward(cb_exec *e, double *ms);
+cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t);
+cb_status cb_exec_update(cb_exec *e, double *ms);
+// Output probabilities (after softmax) or logits of the last layer, copied to host (n * classes)
+cb_status cb_exec_get_output(cb_exec *e, float *out, size_t count);
+int64_t cb_exec_output_classes(const cb_exec *e);
+const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph); // algorithm used, "" when none
+size_t cb_exec_workspace(const cb_exec *e, int layer, cb_phase ph);
+size_t cb_exec_peak_bytes(const cb_exec *e);
+const cb_net *cb_exec_net(const cb_exec *e);
+const char *cb_exec_backend_name(const cb_exec *e);
+// Backward without the criterion starts from dL/dy = v for the last layer (convnet-benchmarks' "no softmax").
+cb_status cb_exec_set_output_grad(cb_exec *e, float v);
+// A timer on the backend's clock (CUDA events on a GPU): ms between start and stop, work completed.
+void cb_exec_timer_start(cb_exec *e);
+double cb_exec_timer_stop(cb_exec *e);
+bool cb_exec_on_device(const cb_exec *e);
+
+// Parameters: each learnable tensor of layer i (weights, bias, bn scale, bn shift, running mean, var).
+typedef struct cb_param {
+    const char *what;             // "weight", "bias", "bn_scale", "bn_shift", "bn_mean", "bn_var"
+    float *data;                  // backend memory
+    float *grad;                  // NULL for running statistics
+    int64_t count;
+} cb_param;
+int cb_exec_params(cb_exec *e, int layer, cb_param *out, int max);
+cb_status cb_exec_param_get(cb_exec *e, const cb_param *p, float *host);
+cb_status cb_exec_param_set(cb_exec *e, const cb_param *p, const float *host);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,73 @@
+// The environment a result was measured in: host, CPU, threads, libraries, GPU, commit, date.
+#include "bench/report.h"
+
+#include <cjson/cJSON.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#ifdef CB_HAVE_CUDA
+#include "gpu/gpu.h"
+#endif
+
+#ifndef CB_COMMIT
+#define CB_COMMIT "unknown"
+#endif
+
+extern char *openblas_get_config(void);
+extern int openblas_get_num_threads(void);
+
+const char *cb_env_cpu_model(void) {
+    static char model[256];
+    if (model[0]) return model;
+    snprintf(model, sizeof model, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return model;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) == 0) {
+            char *c = strchr(line, ':');
+            if (c) {
+                c++;
+                while (*c == ' ') c++;
+                c[strcspn(c, "\n")] = 0;
+                snprintf(model, sizeof model, "%s", c);
+            }
+            break;
+        }
+    }
+    fclose(f);
+    return model;
+}
+
+int cb_env_threads(void) { return omp_get_max_threads(); }
+
+void cb_env_add(cb_report *r) {
+    char buf[512];
+    struct utsname u;
+    if (uname(&u) == 0) {
+        snprintf(buf, sizeof buf, "%s %s %s", u.sysname, u.release, u.machine);
+        cb_report_meta_str(r, "os", buf);
+        cb_report_meta_str(r, "host", u.nodename);
+    }
+    cb_report_meta_str(r, "cpu", cb_env_cpu_model());
+    cb_report_meta_num(r, "cpu_cores", (double)sysconf(_SC_NPROCESSORS_ONLN));
+    cb_report_meta_num(r, "threads", cb_env_threads());
+    cb_report_meta_str(r, "blas", openblas_get_config());
+    snprintf(buf, sizeof buf, "zlib %s, cJSON %s", zlibVersion(), cJSON_Version());
+    cb_report_meta_str(r, "libraries", buf);
+    cb_report_meta_str(r, "convbench_commit", CB_COMMIT);
+#ifdef CB_HAVE_CUDA
+    cb_gpu_env(r);
+#endif
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    cb_report_meta_str(r, "date", buf);
+}

@@ -1,0 +1,363 @@
+#include "bench/report.h"
+
+#include "core/net.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef enum { CELL_NULL, CELL_STR, CELL_NUM, CELL_INT } cell_kind;
+
+typedef struct cell {
+    cell_kind kind;
+    char *text;                   // as shown in table/csv/md
+    double num;
+} cell;
+
+struct cb_table {
+    char *name;
+    int ncols;
+    char **cols;
+    int nrows, cap;
+    cell *cells;                  // nrows * ncols
+    int cur;                      // cells filled in the current row
+};
+
+struct cb_report {
+    char *command;
+    cJSON *meta;                  // object
+    int nmeta;
+    char **meta_keys, **meta_text;
+    int nnotes;
+    char **notes;
+    int ntables;
+    cb_table **tables;
+};
+
+static const char *FORMAT_NAMES[] = {"table", "csv", "json", "md"};
+_Static_assert(sizeof FORMAT_NAMES / sizeof FORMAT_NAMES[0] == CB_FORMAT_COUNT, "a format lacks a name");
+
+bool cb_format_parse(const char *s, cb_format *out) {
+    for (int i = 0; i < CB_FORMAT_COUNT; i++)
+        if (strcmp(s, FORMAT_NAMES[i]) == 0) {
+            *out = (cb_format)i;
+            return true;
+        }
+    return false;
+}
+
+cb_report *cb_report_new(const char *command) {
+    cb_report *r = cb_xcalloc(1, sizeof *r);
+    r->command = cb_strdup(command);
+    r->meta = cJSON_CreateObject();
+    return r;
+}
+
+void cb_report_free(cb_report *r) {
+    if (!r) return;
+    for (int t = 0; t < r->ntables; t++) {
+        cb_table *tb = r->tables[t];
+        for (int i = 0; i < tb->nrows * tb->ncols; i++) free(tb->cells[i].text);
+        for (int i = 0; i < tb->ncols; i++) free(tb->cols[i]);
+        free(tb->cols);
+        free(tb->cells);
+        free(tb->name);
+        free(tb);
+    }
+    for (int i = 0; i < r->nmeta; i++) free(r->meta_keys[i]), free(r->meta_text[i]);
+    for (int i = 0; i < r->nnotes; i++) free(r->notes[i]);
+    free(r->meta_keys);
+    free(r->meta_text);
+    free(r->notes);
+    free(r->tables);
+    cJSON_Delete(r->meta);
+    free(r->command);
+    free(r);
+}
+
+static void push_str(char ***arr, int n, char *s) {
+    *arr = realloc(*arr, sizeof(char *) * (size_t)(n + 1));
+    if (!*arr) abort();
+    (*arr)[n] = s;
+}
+
+static void meta_text(cb_report *r, const char *key, const char *text) {
+    for (int i = 0; i < r->nmeta; i++)
+        if (strcmp(r->meta_keys[i], key) == 0) {
+            free(r->meta_text[i]);
+            r->meta_text[i] = cb_strdup(text);
+            return;
+        }
+    push_str(&r->meta_keys, r->nmeta, cb_strdup(key));
+    push_str(&r->meta_text, r->nmeta, cb_strdup(text));
+    r->nmeta++;
+}
+
+void cb_report_meta_str(cb_report *r, const char *key, const char *val) {
+    cJSON_DeleteItemFromObjectCaseSensitive(r->meta, key);
+    cJSON_AddStringToObject(r->meta, key, val ? val : "");
+    meta_text(r, key, val ? val : "");
+}
+
+void cb_report_meta_num(cb_report *r, const char *key, double val) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.6g", val);
+    cJSON_DeleteItemFromObjectCaseSensitive(r->meta, key);
+    cJSON_AddNumberToObject(r->meta, key, val);
+    meta_text(r, key, buf);
+}
+
+void cb_report_note(cb_report *r, const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    push_str(&r->notes, r->nnotes++, cb_strdup(buf));
+}
+
+cb_table *cb_report_table(cb_report *r, const char *name, int ncols, const char *const *cols) {
+    cb_table *t = cb_xcalloc(1, sizeof *t);
+    t->name = cb_strdup(name);
+    t->ncols = ncols;
+    t->cols = cb_xcalloc((size_t)ncols, sizeof(char *));
+    for (int i = 0; i < ncols; i++) t->cols[i] = cb_strdup(cols[i]);
+    r->tables = realloc(r->tables, sizeof(cb_table *) * (size_t)(r->ntables + 1));
+    if (!r->tables) abort();
+    r->tables[r->ntables++] = t;
+    return t;
+}
+
+void cb_table_row(cb_table *t) {
+    if (t->nrows == t->cap) {
+        t->cap = t->cap ? 2 * t->cap : 32;
+        t->cells = realloc(t->cells, sizeof(cell) * (size_t)t->cap * (size_t)t->ncols);
+        if (!t->cells) abort();
+    }
+    memset(&t->cells[(size_t)t->nrows * (size_t)t->ncols], 0, sizeof(cell) * (size_t)t->ncols);
+    t->nrows++;
+    t->cur = 0;
+}
+
+static cell *next_cell(cb_table *t) {
+    if (t->nrows == 0 || t->cur >= t->ncols) {
+        fprintf(stderr, "convbench: internal error: table '%s' row overflow\n", t->name);
+        abort();
+    }
+    return &t->cells[(size_t)(t->nrows - 1) * (size_t)t->ncols + (size_t)t->cur++];
+}
+
+void cb_table_str(cb_table *t, const char *s) {
+    cell *c = next_cell(t);
+    c->kind = CELL_STR;
+    c->text = cb_strdup(s ? s : "");
+}
+
+void cb_table_num(cb_table *t, double v, int decimals) {
+    cell *c = next_cell(t);
+    char buf[64];
+    if (!isfinite(v)) snprintf(buf, sizeof buf, "%s", isnan(v) ? "nan" : "inf");
+    else snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    c->kind = CELL_NUM;
+    c->num = v;
+    c->text = cb_strdup(buf);
+}
+
+void cb_fmt_int(int64_t v, char *out, size_t n) {
+    char raw[32], buf[48];
+    snprintf(raw, sizeof raw, "%lld", (long long)(v < 0 ? -v : v));
+    int len = (int)strlen(raw), o = 0;
+    if (v < 0) buf[o++] = '-';
+    for (int i = 0; i < len; i++) {
+        if (i && (len - i) % 3 == 0) buf[o++] = ',';
+        buf[o++] = raw[i];
+    }
+    buf[o] = 0;
+    snprintf(out, n, "%s", buf);
+}
+
+void cb_table_int(cb_table *t, int64_t v) {
+    cell *c = next_cell(t);
+    char buf[48];
+    cb_fmt_int(v, buf, sizeof buf);
+    c->kind = CELL_INT;
+    c->num = (double)v;
+    c->text = cb_strdup(buf);
+}
+
+void cb_table_null(cb_table *t) {
+    cell *c = next_cell(t);
+    c->kind = CELL_NULL;
+    c->text = cb_strdup("");
+}
+
+// ---- rendering ----------------------------------------------------------------------------------
+
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static void sb_add(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void sb_add(sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (b->n + (size_t)need + 1 > b->cap) {
+        b->cap = (b->n + (size_t)need + 1) * 2;
+        b->p = realloc(b->p, b->cap);
+        if (!b->p) abort();
+    }
+    va_start(ap, fmt);
+    vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
+    va_end(ap);
+    b->n += (size_t)need;
+}
+
+static void csv_field(sbuf *b, const char *s) {
+    if (strpbrk(s, ",\"\n")) {
+        sb_add(b, "\"");
+        for (const char *p = s; *p; p++) sb_add(b, *p == '"' ? "\"\"" : "%c", *p);
+        sb_add(b, "\"");
+    } else sb_add(b, "%s", s);
+}
+
+static const cell *at(const cb_table *t, int r, int c) { return &t->cells[(size_t)r * (size_t)t->ncols + (size_t)c]; }
+
+static void render_text(const cb_report *r, cb_format fmt, sbuf *b) {
+    if (fmt != CB_FORMAT_CSV) {
+        for (int i = 0; i < r->nmeta; i++)
+            sb_add(b, fmt == CB_FORMAT_MD ? "- **%s**: %s\n" : "%s: %s\n", r->meta_keys[i], r->meta_text[i]);
+        if (r->nmeta) sb_add(b, "\n");
+    }
+    for (int ti = 0; ti < r->ntables; ti++) {
+        const cb_table *t = r->tables[ti];
+        if (fmt == CB_FORMAT_CSV) {
+            if (r->ntables > 1) sb_add(b, "%s# %s\n", ti ? "\n" : "", t->name);
+            for (int c = 0; c < t->ncols; c++) {
+                if (c) sb_add(b, ",");
+                csv_field(b, t->cols[c]);
+            }
+            sb_add(b, "\n");
+            for (int row = 0; row < t->nrows; row++) {
+                for (int c = 0; c < t->ncols; c++) {
+                    if (c) sb_add(b, ",");
+                    const cell *x = at(t, row, c);
+                    if (x->kind == CELL_INT) sb_add(b, "%lld", (long long)x->num);
+                    else if (x->kind == CELL_NUM) sb_add(b, "%.9g", x->num);
+                    else csv_field(b, x->text ? x->text : "");
+                }
+                sb_add(b, "\n");
+            }
+            continue;
+        }
+        int w[64] = {0};
+        int nc = t->ncols < 64 ? t->ncols : 64;
+        for (int c = 0; c < nc; c++) {
+            w[c] = (int)strlen(t->cols[c]);
+            for (int row = 0; row < t->nrows; row++) {
+                int l = (int)strlen(at(t, row, c)->text ? at(t, row, c)->text : "");
+                if (l > w[c]) w[c] = l;
+            }
+        }
+        if (fmt == CB_FORMAT_MD) {
+            sb_add(b, "### %s\n\n|", t->name);
+            for (int c = 0; c < nc; c++) sb_add(b, " %s |", t->cols[c]);
+            sb_add(b, "\n|");
+            for (int c = 0; c < nc; c++) sb_add(b, c ? "---:|" : "---|");
+            sb_add(b, "\n");
+            for (int row = 0; row < t->nrows; row++) {
+                sb_add(b, "|");
+                for (int c = 0; c < nc; c++) sb_add(b, " %s |", at(t, row, c)->text ? at(t, row, c)->text : "");
+                sb_add(b, "\n");
+            }
+        } else {
+            if (r->ntables > 1 || t->name[0]) sb_add(b, "%s\n", t->name);
+            for (int c = 0; c < nc; c++) sb_add(b, c ? "  %*s" : "%-*s", w[c], t->cols[c]);
+            sb_add(b, "\n");
+            for (int row = 0; row < t->nrows; row++) {
+                for (int c = 0; c < nc; c++) {
+                    const cell *x = at(t, row, c);
+                    sb_add(b, c ? "  %*s" : "%-*s", w[c], x->text ? x->text : "");
+                }
+                sb_add(b, "\n");
+            }
+        }
+        sb_add(b, "\n");
+    }
+    if (fmt != CB_FORMAT_CSV)
+        for (int i = 0; i < r->nnotes; i++) sb_add(b, fmt == CB_FORMAT_MD ? "- note: %s\n" : "note: %s\n", r->notes[i]);
+}
+
+static char *render_json(const cb_report *r) {
+    cJSON *root = cJSON_Duplicate(r->meta, 1);
+    cJSON_AddStringToObject(root, "command", r->command);
+    cJSON *tables = cJSON_AddObjectToObject(root, "tables");
+    for (int ti = 0; ti < r->ntables; ti++) {
+        const cb_table *t = r->tables[ti];
+        cJSON *rows = cJSON_AddArrayToObject(tables, t->name);
+        for (int row = 0; row < t->nrows; row++) {
+            cJSON *o = cJSON_CreateObject();
+            for (int c = 0; c < t->ncols; c++) {
+                const cell *x = at(t, row, c);
+                if (x->kind == CELL_NUM || x->kind == CELL_INT) {
+                    if (isfinite(x->num)) cJSON_AddNumberToObject(o, t->cols[c], x->num);
+                    else cJSON_AddNullToObject(o, t->cols[c]);
+                } else if (x->kind == CELL_STR) cJSON_AddStringToObject(o, t->cols[c], x->text);
+                else cJSON_AddNullToObject(o, t->cols[c]);
+            }
+            cJSON_AddItemToArray(rows, o);
+        }
+    }
+    cJSON *notes = cJSON_AddArrayToObject(root, "notes");
+    for (int i = 0; i < r->nnotes; i++) cJSON_AddItemToArray(notes, cJSON_CreateString(r->notes[i]));
+    char *s = cJSON_Print(root);
+    cJSON_Delete(root);
+    return s;
+}
+
+cb_status cb_report_write(const cb_report *r, cb_format fmt, const char *path, cb_error *err) {
+    char *text;
+    sbuf b = {0};
+    if (fmt == CB_FORMAT_JSON) {
+        text = render_json(r);
+        if (!text) return cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory rendering JSON");
+        size_t n = strlen(text);
+        b.p = malloc(n + 2);
+        if (!b.p) abort();
+        memcpy(b.p, text, n);
+        b.p[n] = '\n';
+        b.p[n + 1] = 0;
+        b.n = n + 1;
+        cJSON_free(text);
+    } else {
+        render_text(r, fmt, &b);
+    }
+    cb_status st = CB_OK;
+    if (!path || strcmp(path, "-") == 0) {
+        if (b.n && fwrite(b.p, 1, b.n, stdout) != b.n) st = cb_fail(err, CB_STATUS_IO, "stdout", NULL, "write failed");
+        fflush(stdout);
+    } else {
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+        FILE *f = fopen(tmp, "wb");
+        if (!f) st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
+        else {
+            bool bad = b.n && fwrite(b.p, 1, b.n, f) != b.n;
+            bad |= fflush(f) != 0;
+            bad |= fclose(f) != 0;
+            if (bad || rename(tmp, path) != 0) {
+                st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
+                remove(tmp);
+            }
+        }
+    }
+    free(b.p);
+    return st;
+}

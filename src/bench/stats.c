@@ -1,0 +1,36 @@
+#include "bench/stats.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+cb_stats cb_stats_of(const double *v, int n) {
+    cb_stats s = {0};
+    if (n <= 0) return s;
+    double buf[4096];
+    double *c = n <= 4096 ? buf : malloc(sizeof(double) * (size_t)n);
+    if (!c) return s;
+    memcpy(c, v, sizeof(double) * (size_t)n);
+    qsort(c, (size_t)n, sizeof(double), cmp_double);
+    s.n = n;
+    s.min = c[0];
+    s.max = c[n - 1];
+    s.median = n % 2 ? c[n / 2] : 0.5 * (c[n / 2 - 1] + c[n / 2]);
+    double sum = 0;
+    for (int i = 0; i < n; i++) sum += c[i];
+    s.mean = sum / n;
+    s.spread = s.median > 0 ? (s.max - s.min) / s.median : 0;
+    if (c != buf) free(c);
+    return s;
+}
+
+double cb_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}

@@ -1,0 +1,87 @@
+// The execution engine's view of a backend: a table of operations. The engine (src/core/exec.c)
+// plans memory, orders the work, routes gradients between layers, runs the criterion and the
+// update; a backend computes one layer at a time on buffers the engine allocated through it.
+#ifndef CB_CORE_BACKEND_H
+#define CB_CORE_BACKEND_H
+
+#include "convbench.h"
+
+// Buffers of one layer. Shapes: y, dy (N, C, H, W) as layer.out; w (K, C/g, R, S) or (K, C).
+typedef struct cb_lbuf {
+    float *y;                     // output, after the fused batch norm and activation
+    float *dy;                    // gradient w.r.t. y (NULL when not training)
+    float *pre, *dpre;            // op output before the fused batch norm, and its gradient (bn only)
+    float *bn_mean, *bn_invstd;   // (C) batch statistics saved for backward
+    void *aux;                    // max-pool argmax (int32), dropout mask, LRN scale: out-sized
+    float *w, *b, *gamma, *beta;  // parameters (slices of the parameter arena)
+    float *dw, *db, *dgamma, *dbeta;
+    float *rmean, *rvar;          // running statistics (bn)
+    int64_t nw, nb, nbn;          // element counts of w, b, gamma (= beta)
+    size_t ws[CB_PHASE_COUNT];    // workspace bytes each phase needs
+    char algo[CB_PHASE_COUNT][48];
+    void *priv;                   // backend's per-layer state
+} cb_lbuf;
+
+typedef struct cb_backend {
+    const char *name;
+    bool device;                  // buffers live in GPU memory
+    cb_status (*init)(cb_exec *e, cb_error *err);
+    void (*destroy)(cb_exec *e);
+    void *(*alloc)(cb_exec *e, size_t bytes); // NULL when out of memory
+    void (*release)(cb_exec *e, void *p);
+    void (*upload)(cb_exec *e, void *dst, const void *src, size_t bytes);
+    void (*download)(cb_exec *e, void *dst, const void *src, size_t bytes);
+    void (*timer_start)(cb_exec *e);
+    double (*timer_stop)(cb_exec *e);        // ms since timer_start, after the work completed
+    // NULL or true when the layer can run; otherwise a reason in why
+    bool (*supports)(const cb_exec *e, int layer, char *why, size_t n);
+    // choose algorithms and workspace for a layer; buffers exist already
+    cb_status (*plan)(cb_exec *e, int layer, cb_error *err);
+    void (*forward)(cb_exec *e, int layer, bool train);
+    // undo the fused activation and batch norm: leaves the gradient w.r.t. the op's output in
+    // cb_exec_op_grad(e, layer) and computes dgamma, dbeta
+    void (*backward_epilogue)(cb_exec *e, int layer);
+    // gradient w.r.t. parent slot j, written (not added) into dx, shaped as that parent's output
+    void (*backward_data)(cb_exec *e, int layer, int slot, float *dx);
+    void (*backward_filter)(cb_exec *e, int layer); // dw, db (overwritten)
+    void (*add)(cb_exec *e, float *dst, const float *src, size_t n); // dst += src
+    void (*fill)(cb_exec *e, float *dst, float v, size_t n);
+    void (*sgd)(cb_exec *e, size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v);
+    // softmax cross-entropy on logits (N, K) (or on probabilities when the last layer is Softmax)
+    double (*xent_forward)(cb_exec *e, const float *prob, const int32_t *labels, int n, int k);
+    void (*xent_backward)(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits);
+    void (*softmax)(cb_exec *e, const float *x, float *prob, int n, int k);
+} cb_backend;
+
+struct cb_exec {
+    cb_net *net;
+    cb_exec_opts opts;
+    const cb_backend *be;
+    void *state;                  // backend-wide state (handles, streams, events)
+    cb_lbuf *lb;                  // per layer
+    float *params, *grads, *moms; // flat arenas of every learnable parameter
+    float *stats;                 // running statistics arena
+    int64_t nparams, nstats;
+    void *ws;                     // shared workspace, max over layers and phases
+    size_t ws_bytes;
+    float *scratch;               // gradient accumulation for layers with several consumers
+    float *prob;                  // (N, K) criterion probabilities when the net has no Softmax layer
+    int32_t *labels;              // (N)
+    bool *grad_ready;             // per layer, during backward
+    size_t allocated;             // bytes taken through be->alloc
+    uint64_t rng;
+};
+
+// Gradient w.r.t. the op's own output (before batch norm and activation): dpre or dy.
+static inline float *cb_exec_op_grad(const cb_exec *e, int i) { return e->lb[i].dpre ? e->lb[i].dpre : e->lb[i].dy; }
+// The op's own output: pre when a batch norm follows, else y.
+static inline float *cb_exec_op_out(const cb_exec *e, int i) { return e->lb[i].pre ? e->lb[i].pre : e->lb[i].y; }
+
+const cb_backend *cb_backend_find(const char *name);
+
+extern const cb_backend cb_backend_cpu, cb_backend_ref;
+#ifdef CB_HAVE_CUDA
+extern const cb_backend cb_backend_cuda, cb_backend_cudnn, cb_backend_auto;
+#endif
+
+#endif

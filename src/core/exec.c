@@ -1,0 +1,422 @@
+// The execution engine: plans every buffer once, then runs forward, criterion, backward and
+// update on a backend, timing each layer and phase. No allocation happens after cb_exec_create.
+#include "core/backend.h"
+#include "core/net.h"
+#include "bench/stats.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const cb_backend *cb_backend_find(const char *name) {
+    static const cb_backend *all[] = {&cb_backend_cpu, &cb_backend_ref,
+#ifdef CB_HAVE_CUDA
+                                      &cb_backend_cuda, &cb_backend_cudnn, &cb_backend_auto,
+#endif
+    };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(all[i]->name, name) == 0) return all[i];
+    return NULL;
+}
+
+void cb_exec_opts_default(cb_exec_opts *o) {
+    memset(o, 0, sizeof *o);
+    o->backend = "cpu";
+    o->precision = CB_PREC_FP32;
+    o->layout = CB_LAYOUT_NCHW;
+    o->train = true;
+    o->lr = 0.01f;
+    o->momentum = 0.9f;
+    o->weight_decay = 5e-4f;
+    o->seed = 42;
+    o->workspace_limit = (size_t)4096 << 20;
+}
+
+static uint64_t rng_next(uint64_t *s) { // xorshift64*
+    uint64_t x = *s;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 2685821657736338717ULL;
+}
+
+static float rng_uniform(uint64_t *s) { return (float)((rng_next(s) >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
+
+static void *take(cb_exec *e, size_t bytes, bool *ok) {
+    if (!*ok || bytes == 0) return NULL;
+    void *p = e->be->alloc(e, bytes);
+    if (!p) *ok = false;
+    else e->allocated += bytes;
+    return p;
+}
+
+// Does layer i keep extra state for backward, and how big is its auxiliary buffer (bytes)?
+static size_t aux_bytes(const cb_layer *L, bool train) {
+    size_t out = (size_t)cb_shape_count(L->out) * 4;
+    if (L->op == CB_OP_POOL && !L->p.pool.avg) return out; // argmax, int32
+    if (L->op == CB_OP_LRN) return out;                    // scale
+    if (L->op == CB_OP_DROPOUT && train) return out;       // mask
+    return 0;
+}
+
+static void param_counts(const cb_layer *L, int64_t *nw, int64_t *nb, int64_t *nbn) {
+    *nw = *nb = *nbn = 0;
+    if (L->op == CB_OP_CONV) {
+        *nw = (int64_t)L->p.conv.k * L->p.conv.cin * L->p.conv.win.r * L->p.conv.win.s;
+        *nb = L->p.conv.bias ? L->p.conv.k : 0;
+    } else if (L->op == CB_OP_FC) {
+        *nw = L->in.c * L->p.fc.k;
+        *nb = L->p.fc.bias ? L->p.fc.k : 0;
+    } else if (L->op == CB_OP_BATCHNORM) {
+        *nbn = L->out.c;
+    }
+    if (L->bn) *nbn = L->out.c;
+}
+
+static void init_params(cb_exec *e, float *host_params, float *host_stats) {
+    uint64_t s = e->opts.seed ? e->opts.seed : 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < e->net->nlayers; i++) {
+        const cb_layer *L = &e->net->layers[i];
+        cb_lbuf *b = &e->lb[i];
+        double fan_in = L->op == CB_OP_CONV ? (double)L->p.conv.cin * L->p.conv.win.r * L->p.conv.win.s : (double)L->in.c;
+        if (b->nw) {
+            // Kaiming-uniform for ReLU nets; the bias as PyTorch: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
+            float wb = (float)sqrt(6.0 / fan_in), bb = (float)(1.0 / sqrt(fan_in));
+            float *w = host_params + (b->w - e->params);
+            for (int64_t j = 0; j < b->nw; j++) w[j] = wb * rng_uniform(&s);
+            if (b->nb) {
+                float *bias = host_params + (b->b - e->params);
+                for (int64_t j = 0; j < b->nb; j++) bias[j] = bb * rng_uniform(&s);
+            }
+        }
+        if (b->nbn) {
+            float *g = host_params + (b->gamma - e->params), *be = host_params + (b->beta - e->params);
+            float *rm = host_stats + (b->rmean - e->stats), *rv = host_stats + (b->rvar - e->stats);
+            for (int64_t j = 0; j < b->nbn; j++) g[j] = 1, be[j] = 0, rm[j] = 0, rv[j] = 1;
+        }
+    }
+}
+
+void cb_exec_destroy(cb_exec *e) {
+    if (!e) return;
+    if (e->lb) {
+        for (int i = 0; i < e->net->nlayers; i++) {
+            cb_lbuf *b = &e->lb[i];
+            void *bufs[] = {b->y, b->dy, b->pre, b->dpre, b->bn_mean, b->bn_invstd, b->aux};
+            for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
+                if (bufs[j]) e->be->release(e, bufs[j]);
+        }
+    }
+    void *bufs[] = {e->params, e->grads, e->moms, e->stats, e->ws, e->scratch, e->prob, e->labels};
+    for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
+        if (bufs[j]) e->be->release(e, bufs[j]);
+    if (e->be->destroy) e->be->destroy(e);
+    free(e->lb);
+    free(e->grad_ready);
+    free(e);
+}
+
+cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
+    const cb_backend *be = cb_backend_find(opts->backend);
+    if (!be) {
+        cb_fail(err, CB_STATUS_ARG, "--backend", NULL, "unknown backend '%s' (cpu, ref%s)", opts->backend,
+#ifdef CB_HAVE_CUDA
+                ", cuda, cudnn, auto"
+#else
+                "; this build has no CUDA"
+#endif
+        );
+        return NULL;
+    }
+    cb_exec *e = cb_xcalloc(1, sizeof *e);
+    e->net = net;
+    e->opts = *opts;
+    e->be = be;
+    e->rng = opts->seed * 0x9E3779B97F4A7C15ULL + 1;
+    int n = net->nlayers;
+    e->lb = cb_xcalloc((size_t)n, sizeof(cb_lbuf));
+    e->grad_ready = cb_xcalloc((size_t)n, sizeof(bool));
+    if (be->init && be->init(e, err) != CB_OK) {
+        e->be = be;
+        free(e->lb);
+        e->lb = NULL;
+        cb_exec_destroy(e);
+        return NULL;
+    }
+    const cb_layer *last = &net->layers[n - 1];
+    for (int i = 0; i < n; i++) {
+        char why[256] = "";
+        const cb_layer *L = &net->layers[i];
+        if (L->op == CB_OP_CONCAT) {
+            int d = L->p.concat.dim < 0 ? L->p.concat.dim + L->out.rank : L->p.concat.dim;
+            if (d != L->out.rank - 1 && !(L->out.rank == 4 && L->out.h == 1 && L->out.w == 1)) {
+                cb_fail(err, CB_STATUS_UNSUPPORTED, net->path, L->name, "the engine concatenates along channels only");
+                cb_exec_destroy(e);
+                return NULL;
+            }
+        }
+        if (L->op == CB_OP_SOFTMAX && i != n - 1) {
+            cb_fail(err, CB_STATUS_UNSUPPORTED, net->path, L->name, "Softmax is supported as the last layer only");
+            cb_exec_destroy(e);
+            return NULL;
+        }
+        if (be->supports && !be->supports(e, i, why, sizeof why)) {
+            cb_fail(err, CB_STATUS_UNSUPPORTED, net->path, L->name, "backend %s: %s", be->name, why);
+            cb_exec_destroy(e);
+            return NULL;
+        }
+    }
+    // parameters: one arena each for values, gradients, momentum
+    int64_t np = 0, ns = 0;
+    for (int i = 0; i < n; i++) {
+        cb_lbuf *b = &e->lb[i];
+        param_counts(&net->layers[i], &b->nw, &b->nb, &b->nbn);
+        np += b->nw + b->nb + 2 * b->nbn;
+        ns += 2 * b->nbn;
+    }
+    e->nparams = np;
+    e->nstats = ns;
+    bool ok = true, train = opts->train;
+    e->params = take(e, (size_t)np * 4, &ok);
+    if (train) e->grads = take(e, (size_t)np * 4, &ok);
+    if (train && opts->momentum != 0) e->moms = take(e, (size_t)np * 4, &ok);
+    e->stats = take(e, (size_t)ns * 4, &ok);
+    int64_t off = 0, soff = 0, maxact = 0;
+    for (int i = 0; i < n && ok; i++) {
+        cb_lbuf *b = &e->lb[i];
+        const cb_layer *L = &net->layers[i];
+        float *pw = e->params, *pg = e->grads;
+#define SLICE(field, gfield, count)                                                                                    \
+    if (count) {                                                                                                       \
+        b->field = pw + off;                                                                                           \
+        if (pg) b->gfield = pg + off;                                                                                  \
+        off += count;                                                                                                  \
+    }
+        SLICE(w, dw, b->nw)
+        SLICE(b, db, b->nb)
+        SLICE(gamma, dgamma, b->nbn)
+        SLICE(beta, dbeta, b->nbn)
+#undef SLICE
+        if (b->nbn) {
+            b->rmean = e->stats + soff;
+            b->rvar = e->stats + soff + b->nbn;
+            soff += 2 * b->nbn;
+        }
+        size_t out = (size_t)cb_shape_count(L->out) * 4;
+        if (cb_shape_count(L->out) > maxact) maxact = cb_shape_count(L->out);
+        b->y = take(e, out, &ok);
+        bool need_dy = train && (i > 0 || !opts->no_data_grad);
+        if (need_dy) b->dy = take(e, out, &ok);
+        if (L->bn || L->op == CB_OP_BATCHNORM) {
+            if (L->bn) b->pre = take(e, out, &ok);
+            if (L->bn && train) b->dpre = take(e, out, &ok);
+            b->bn_mean = take(e, (size_t)L->out.c * 4, &ok);
+            b->bn_invstd = take(e, (size_t)L->out.c * 4, &ok);
+        }
+        b->aux = take(e, aux_bytes(L, train), &ok);
+    }
+    if (train) e->scratch = take(e, (size_t)maxact * 4, &ok);
+    int64_t classes = last->out.c * last->out.h * last->out.w;
+    e->labels = take(e, (size_t)last->out.n * 4, &ok);
+    if (last->op != CB_OP_SOFTMAX) e->prob = take(e, (size_t)last->out.n * (size_t)classes * 4, &ok);
+    if (!ok) {
+        cb_fail(err, CB_STATUS_NOMEM, net->path, NULL, "out of %s memory planning %.1f MiB of buffers at batch %lld",
+                be->device ? "device" : "host", (double)e->allocated / (1 << 20), (long long)cb_net_batch(net));
+        cb_exec_destroy(e);
+        return NULL;
+    }
+    // parameters and labels, initialised on the host and copied in once
+    float *hp = malloc((size_t)(np ? np : 1) * 4), *hs = malloc((size_t)(ns ? ns : 1) * 4);
+    int32_t *hl = malloc((size_t)last->out.n * 4);
+    if (!hp || !hs || !hl) abort();
+    init_params(e, hp, hs);
+    for (int64_t j = 0; j < last->out.n; j++) hl[j] = (int32_t)(rng_next(&e->rng) % (uint64_t)classes);
+    if (np) be->upload(e, e->params, hp, (size_t)np * 4);
+    if (ns) be->upload(e, e->stats, hs, (size_t)ns * 4);
+    be->upload(e, e->labels, hl, (size_t)last->out.n * 4);
+    if (e->moms) be->fill(e, e->moms, 0, (size_t)np);
+    // a deterministic, non-zero input
+    int64_t nin = cb_shape_count(net->layers[0].out);
+    float *hx = malloc((size_t)nin * 4);
+    if (!hx) abort();
+    for (int64_t j = 0; j < nin; j++) hx[j] = rng_uniform(&e->rng);
+    be->upload(e, e->lb[0].y, hx, (size_t)nin * 4);
+    free(hx);
+    free(hp);
+    free(hs);
+    free(hl);
+    // algorithms and workspace
+    for (int i = 0; i < n; i++) {
+        if (be->plan && be->plan(e, i, err) != CB_OK) {
+            cb_exec_destroy(e);
+            return NULL;
+        }
+        for (int p = 0; p < CB_PHASE_COUNT; p++)
+            if (e->lb[i].ws[p] > e->ws_bytes) e->ws_bytes = e->lb[i].ws[p];
+    }
+    ok = true;
+    e->ws = take(e, e->ws_bytes, &ok);
+    if (!ok) {
+        cb_fail(err, CB_STATUS_NOMEM, net->path, NULL, "out of %s memory for a %.1f MiB workspace",
+                be->device ? "device" : "host", (double)e->ws_bytes / (1 << 20));
+        cb_exec_destroy(e);
+        return NULL;
+    }
+    return e;
+}
+
+cb_status cb_exec_set_input(cb_exec *e, const float *x, const int32_t *labels) {
+    if (x) e->be->upload(e, e->lb[0].y, x, (size_t)cb_shape_count(e->net->layers[0].out) * 4);
+    if (labels) e->be->upload(e, e->labels, labels, (size_t)cb_net_batch(e->net) * 4);
+    return CB_OK;
+}
+
+cb_status cb_exec_forward(cb_exec *e, bool train, cb_layer_times *t) {
+    if (train && !e->opts.train) return CB_STATUS_ARG;
+    for (int i = 1; i < e->net->nlayers; i++) {
+        if (t) e->be->timer_start(e);
+        e->be->forward(e, i, train);
+        if (t) t[i].ms[CB_PHASE_FORWARD] = e->be->timer_stop(e);
+    }
+    return CB_OK;
+}
+
+static const float *probabilities(cb_exec *e, int *n, int *k) {
+    const cb_layer *last = &e->net->layers[e->net->nlayers - 1];
+    *n = (int)last->out.n;
+    *k = (int)(last->out.c * last->out.h * last->out.w);
+    return last->op == CB_OP_SOFTMAX ? e->lb[e->net->nlayers - 1].y : e->prob;
+}
+
+cb_status cb_exec_criterion_forward(cb_exec *e, double *loss, double *ms) {
+    int n, k;
+    int last = e->net->nlayers - 1;
+    if (ms) e->be->timer_start(e);
+    if (e->net->layers[last].op != CB_OP_SOFTMAX) e->be->softmax(e, e->lb[last].y, e->prob, (int)cb_net_batch(e->net),
+                                                                 (int)(cb_shape_count(e->net->layers[last].out) / cb_net_batch(e->net)));
+    const float *prob = probabilities(e, &n, &k);
+    double l = e->be->xent_forward(e, prob, e->labels, n, k);
+    if (ms) *ms = e->be->timer_stop(e);
+    if (loss) *loss = l;
+    return CB_OK;
+}
+
+cb_status cb_exec_criterion_backward(cb_exec *e, double *ms) {
+    if (!e->opts.train) return CB_STATUS_ARG;
+    int n, k;
+    const float *prob = probabilities(e, &n, &k);
+    if (ms) e->be->timer_start(e);
+    // the gradient w.r.t. the logits; a final Softmax layer passes it through unchanged
+    e->be->xent_backward(e, prob, e->labels, n, k, e->lb[e->net->nlayers - 1].dy);
+    if (ms) *ms = e->be->timer_stop(e);
+    return CB_OK;
+}
+
+cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
+    if (!e->opts.train) return CB_STATUS_ARG;
+    int n = e->net->nlayers;
+    memset(e->grad_ready, 0, sizeof(bool) * (size_t)n);
+    e->grad_ready[n - 1] = true;
+    for (int i = n - 1; i >= 1; i--) {
+        const cb_layer *L = &e->net->layers[i];
+        cb_lbuf *b = &e->lb[i];
+        double ms_data = 0, ms_filter = 0;
+        if (!e->grad_ready[i]) { // nothing consumes this layer: its gradient is zero
+            e->be->fill(e, b->dy, 0, (size_t)cb_shape_count(L->out));
+            e->grad_ready[i] = true;
+        }
+        if (L->act != CB_ACT_NONE || L->bn) {
+            if (t) e->be->timer_start(e);
+            e->be->backward_epilogue(e, i);
+            if (t) ms_data += e->be->timer_stop(e);
+        }
+        if (b->nw || b->nbn) {
+            if (t) e->be->timer_start(e);
+            if (e->be->backward_filter) e->be->backward_filter(e, i);
+            if (t) ms_filter += e->be->timer_stop(e);
+        }
+        for (int j = 0; j < L->nparents; j++) {
+            int p = L->parents[j];
+            cb_lbuf *pb = &e->lb[p];
+            if (!pb->dy) continue; // the input, with --no-data-grad
+            bool direct = !e->grad_ready[p];
+            if (t) e->be->timer_start(e);
+            e->be->backward_data(e, i, j, direct ? pb->dy : e->scratch);
+            if (!direct) e->be->add(e, pb->dy, e->scratch, (size_t)cb_shape_count(e->net->layers[p].out));
+            if (t) ms_data += e->be->timer_stop(e);
+            e->grad_ready[p] = true;
+        }
+        if (t) {
+            t[i].ms[CB_PHASE_BWD_DATA] = ms_data;
+            t[i].ms[CB_PHASE_BWD_FILTER] = ms_filter;
+        }
+    }
+    return CB_OK;
+}
+
+cb_status cb_exec_update(cb_exec *e, double *ms) {
+    if (!e->opts.train) return CB_STATUS_ARG;
+    if (ms) e->be->timer_start(e);
+    if (e->nparams)
+        e->be->sgd(e, (size_t)e->nparams, e->opts.lr, e->opts.momentum, e->opts.weight_decay, e->params, e->grads, e->moms);
+    if (ms) *ms = e->be->timer_stop(e);
+    return CB_OK;
+}
+
+int64_t cb_exec_output_classes(const cb_exec *e) {
+    const cb_layer *last = &e->net->layers[e->net->nlayers - 1];
+    return last->out.c * last->out.h * last->out.w;
+}
+
+cb_status cb_exec_get_output(cb_exec *e, float *out, size_t count) {
+    int n, k;
+    const float *prob = probabilities(e, &n, &k);
+    if (count > (size_t)n * (size_t)k) return CB_STATUS_ARG;
+    const cb_layer *last = &e->net->layers[e->net->nlayers - 1];
+    if (last->op != CB_OP_SOFTMAX) e->be->softmax(e, e->lb[e->net->nlayers - 1].y, e->prob, n, k);
+    e->be->download(e, out, prob, count * 4);
+    return CB_OK;
+}
+
+const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph) { return e->lb[layer].algo[ph]; }
+size_t cb_exec_workspace(const cb_exec *e, int layer, cb_phase ph) { return e->lb[layer].ws[ph]; }
+size_t cb_exec_peak_bytes(const cb_exec *e) { return e->allocated; }
+const cb_net *cb_exec_net(const cb_exec *e) { return e->net; }
+const char *cb_exec_backend_name(const cb_exec *e) { return e->be->name; }
+
+int cb_exec_params(cb_exec *e, int layer, cb_param *out, int max) {
+    cb_lbuf *b = &e->lb[layer];
+    cb_param all[6] = {{"weight", b->w, b->dw, b->nw}, {"bias", b->b, b->db, b->nb},
+                       {"bn_scale", b->gamma, b->dgamma, b->nbn}, {"bn_shift", b->beta, b->dbeta, b->nbn},
+                       {"bn_mean", b->rmean, NULL, b->nbn}, {"bn_var", b->rvar, NULL, b->nbn}};
+    int k = 0;
+    for (int j = 0; j < 6; j++)
+        if (all[j].count && all[j].data) {
+            if (k < max) out[k] = all[j];
+            k++;
+        }
+    return k;
+}
+
+cb_status cb_exec_param_get(cb_exec *e, const cb_param *p, float *host) {
+    e->be->download(e, host, p->data, (size_t)p->count * 4);
+    return CB_OK;
+}
+
+cb_status cb_exec_param_set(cb_exec *e, const cb_param *p, const float *host) {
+    e->be->upload(e, p->data, host, (size_t)p->count * 4);
+    return CB_OK;
+}
+
+cb_status cb_exec_set_output_grad(cb_exec *e, float v) {
+    if (!e->opts.train) return CB_STATUS_ARG;
+    const cb_layer *last = &e->net->layers[e->net->nlayers - 1];
+    e->be->fill(e, e->lb[e->net->nlayers - 1].dy, v, (size_t)cb_shape_count(last->out));
+    return CB_OK;
+}
+
+void cb_exec_timer_start(cb_exec *e) { e->be->timer_start(e); }
+double cb_exec_timer_stop(cb_exec *e) { return e->be->timer_stop(e); }
+bool cb_exec_on_device(const cb_exec *e) { return e->be->device; }

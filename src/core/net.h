@@ -1,0 +1,29 @@
+// Internals shared by the description readers (src/spec) and the graph code (src/core).
+#ifndef CB_CORE_NET_H
+#define CB_CORE_NET_H
+
+#include "convbench.h"
+
+#include <stdarg.h>
+
+// A layer as read, before its parents are resolved: names, in file order.
+typedef struct cb_raw_parents {
+    int n;
+    char **names;
+} cb_raw_parents;
+
+// Set err to "SOURCE: layer 'NAME': message" (layer may be NULL). Returns status.
+cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *layer, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+// Resolve parent names, order the layers topologically (file order among ready layers), reject
+// cycles and unknown parents, then infer every shape. Takes ownership of layers and parents.
+cb_net *cb_net_build(char *name, const char *source, cb_layer *layers, cb_raw_parents *parents, int n, cb_error *err);
+
+// Infer every shape from the layer parameters and the input's shape (layers[0].out).
+cb_status cb_net_infer(cb_net *net, cb_error *err);
+
+char *cb_strdup(const char *s);
+void *cb_xcalloc(size_t n, size_t size); // aborts on failure: small, bounded host structures only
+
+#endif

@@ -1,0 +1,288 @@
+// The CPU backends: "cpu" (im2col + OpenBLAS, OpenMP loops) and "ref" (the plain reference
+// loops, the oracle at network level). Buffers are host memory in NCHW.
+#include "core/backend.h"
+#include "cpu/kernels.h"
+#include "bench/stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cpu_state {
+    bool ref;
+    double t0;
+} cpu_state;
+
+static bool is_ref(const cb_exec *e) { return ((const cpu_state *)e->state)->ref; }
+
+static cb_status init_common(cb_exec *e, bool ref) {
+    cpu_state *s = calloc(1, sizeof *s);
+    if (!s) return CB_STATUS_NOMEM;
+    s->ref = ref;
+    e->state = s;
+    return CB_OK;
+}
+static cb_status init_cpu(cb_exec *e, cb_error *err) { return init_common(e, false); }
+static cb_status init_ref(cb_exec *e, cb_error *err) { return init_common(e, true); }
+static void destroy(cb_exec *e) { free(e->state); }
+
+static void *alloc(cb_exec *e, size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
+static void release(cb_exec *e, void *p) { free(p); }
+static void copy(cb_exec *e, void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+static void timer_start(cb_exec *e) { ((cpu_state *)e->state)->t0 = cb_now_ms(); }
+static double timer_stop(cb_exec *e) { return cb_now_ms() - ((cpu_state *)e->state)->t0; }
+
+void cb_conv_params_of(const cb_layer *L, cb_conv_params *p);
+void cb_conv_params_of(const cb_layer *L, cb_conv_params *p) {
+    const cb_window *w = &L->p.conv.win;
+    *p = (cb_conv_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w,
+                          .k = L->p.conv.k, .r = w->r, .s = w->s, .p = (int)L->out.h, .q = (int)L->out.w,
+                          .stride_h = w->stride_h, .stride_w = w->stride_w, .pad_top = w->pad_top,
+                          .pad_left = w->pad_left, .groups = L->p.conv.groups};
+}
+
+static void pool_params(const cb_layer *L, cb_pool_params *p) {
+    const cb_window *w = &L->p.pool.win;
+    *p = (cb_pool_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w, .r = w->r,
+                          .s = w->s, .p = (int)L->out.h, .q = (int)L->out.w, .stride_h = w->stride_h,
+                          .stride_w = w->stride_w, .pad_top = w->pad_top, .pad_left = w->pad_left,
+                          .is_avg = L->p.pool.avg};
+}
+
+static bool supports(const cb_exec *e, int i, char *why, size_t n) { return true; }
+
+static cb_status plan(cb_exec *e, int i, cb_error *err) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    if (L->op != CB_OP_CONV && L->op != CB_OP_FC) return CB_OK;
+    const char *alg = is_ref(e) ? "direct (reference)" : L->op == CB_OP_FC ? "GEMM" : "im2col+GEMM";
+    for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "%s", alg);
+    if (L->op == CB_OP_CONV && !is_ref(e)) {
+        cb_conv_params cp;
+        cb_conv_params_of(L, &cp);
+        size_t ws = cb_cpu_conv_workspace(&cp);
+        for (int p = 0; p < CB_PHASE_COUNT; p++) b->ws[p] = ws;
+        if (ws == 0)
+            for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "GEMM 1x1");
+    }
+    return CB_OK;
+}
+
+// y = act(bn(pre)) for the fused epilogue of layer i, in training or inference mode
+static void epilogue_forward(cb_exec *e, int i, bool train) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    size_t n = (size_t)cb_shape_count(L->out);
+    if (L->bn) {
+        cb_bn_params bp = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->bn_eps};
+        if (train) cb_cpu_bn_forward_train(&bp, b->pre, b->gamma, b->beta, b->y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
+        else cb_cpu_bn_forward_infer(&bp, b->pre, b->gamma, b->beta, b->y, b->rmean, b->rvar);
+    }
+    if (L->act == CB_ACT_RELU) cb_cpu_relu_forward(n, b->y, b->y);
+}
+
+static void forward(cb_exec *e, int i, bool train) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const float *x = e->lb[L->parents[0]].y;
+    float *out = cb_exec_op_out(e, i);
+    bool ref = is_ref(e);
+    size_t n = (size_t)cb_shape_count(L->out);
+    switch (L->op) {
+    case CB_OP_CONV: {
+        cb_conv_params p;
+        cb_conv_params_of(L, &p);
+        if (ref) cb_ref_conv_forward(&p, x, b->w, b->b, out);
+        else cb_cpu_conv_forward(&p, x, b->w, b->b, out, e->ws);
+        break;
+    }
+    case CB_OP_FC:
+        if (ref) cb_ref_fc_forward((int)L->in.n, (int)L->in.c, L->p.fc.k, x, b->w, b->b, out);
+        else cb_cpu_fc_forward((int)L->in.n, (int)L->in.c, L->p.fc.k, x, b->w, b->b, out);
+        break;
+    case CB_OP_POOL: {
+        cb_pool_params p;
+        pool_params(L, &p);
+        if (ref) cb_ref_pool_forward(&p, x, out, b->aux);
+        else cb_cpu_pool_forward(&p, x, out, b->aux);
+        break;
+    }
+    case CB_OP_CONCAT: {
+        int64_t inner = L->out.h * L->out.w, off = 0;
+        for (int j = 0; j < L->nparents; j++) {
+            const cb_layer *P = &e->net->layers[L->parents[j]];
+            const float *src = e->lb[L->parents[j]].y;
+            int64_t blk = P->out.c * inner;
+            for (int64_t s = 0; s < L->out.n; s++) memcpy(out + s * L->out.c * inner + off, src + s * blk, (size_t)blk * 4);
+            off += blk;
+        }
+        break;
+    }
+    case CB_OP_ADD:
+        memcpy(out, x, n * 4);
+        for (int j = 1; j < L->nparents; j++) {
+            const float *src = e->lb[L->parents[j]].y;
+            for (size_t k = 0; k < n; k++) out[k] += src[k];
+        }
+        break;
+    case CB_OP_DROPOUT:
+        if (train) cb_cpu_dropout_forward(n, L->p.dropout.keep, &e->rng, x, b->aux, out);
+        else memcpy(out, x, n * 4);
+        break;
+    case CB_OP_SOFTMAX: {
+        int k = (int)(L->out.c);
+        if (ref) cb_ref_softmax_forward((int)L->out.n, k, x, out);
+        else cb_cpu_softmax_forward((int)L->out.n, k, x, out);
+        break;
+    }
+    case CB_OP_RESHAPE:
+        memcpy(out, x, n * 4);
+        break;
+    case CB_OP_LRN: {
+        cb_lrn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.lrn.size, L->p.lrn.alpha,
+                           L->p.lrn.beta, L->p.lrn.k};
+        if (ref) cb_ref_lrn_forward(&p, x, out, b->aux);
+        else cb_cpu_lrn_forward(&p, x, out, b->aux);
+        break;
+    }
+    case CB_OP_BATCHNORM: {
+        cb_bn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.bn.eps};
+        if (train) cb_cpu_bn_forward_train(&p, x, b->gamma, b->beta, out, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
+        else cb_cpu_bn_forward_infer(&p, x, b->gamma, b->beta, out, b->rmean, b->rvar);
+        break;
+    }
+    case CB_OP_RELU:
+        cb_cpu_relu_forward(n, x, out);
+        break;
+    case CB_OP_INPUT:
+    case CB_OP_COUNT:
+        break;
+    }
+    epilogue_forward(e, i, train);
+}
+
+static void backward_epilogue(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    size_t n = (size_t)cb_shape_count(L->out);
+    if (L->act == CB_ACT_RELU) cb_cpu_relu_backward(n, b->y, b->dy, b->dy);
+    if (L->bn) {
+        cb_bn_params bp = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->bn_eps};
+        cb_cpu_bn_backward(&bp, b->pre, b->gamma, b->bn_mean, b->bn_invstd, b->dy, b->dpre, b->dgamma, b->dbeta);
+    }
+}
+
+static void backward_data(cb_exec *e, int i, int slot, float *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const float *dy = cb_exec_op_grad(e, i);
+    const float *x = e->lb[L->parents[slot]].y;
+    bool ref = is_ref(e);
+    size_t nin = (size_t)cb_shape_count(e->net->layers[L->parents[slot]].out);
+    switch (L->op) {
+    case CB_OP_CONV: {
+        cb_conv_params p;
+        cb_conv_params_of(L, &p);
+        if (ref) cb_ref_conv_backward_data(&p, dy, b->w, dx);
+        else cb_cpu_conv_backward_data(&p, dy, b->w, dx, e->ws);
+        break;
+    }
+    case CB_OP_FC:
+        if (ref) cb_ref_fc_backward_data((int)L->in.n, (int)L->in.c, L->p.fc.k, dy, b->w, dx);
+        else cb_cpu_fc_backward_data((int)L->in.n, (int)L->in.c, L->p.fc.k, dy, b->w, dx);
+        break;
+    case CB_OP_POOL: {
+        cb_pool_params p;
+        pool_params(L, &p);
+        if (ref) cb_ref_pool_backward(&p, x, dy, b->aux, dx);
+        else cb_cpu_pool_backward(&p, x, dy, b->aux, dx);
+        break;
+    }
+    case CB_OP_CONCAT: {
+        int64_t inner = L->out.h * L->out.w, off = 0;
+        for (int j = 0; j < slot; j++) off += e->net->layers[L->parents[j]].out.c * inner;
+        int64_t blk = e->net->layers[L->parents[slot]].out.c * inner;
+        for (int64_t s = 0; s < L->out.n; s++) memcpy(dx + s * blk, dy + s * L->out.c * inner + off, (size_t)blk * 4);
+        break;
+    }
+    case CB_OP_DROPOUT:
+        cb_cpu_dropout_backward(nin, b->aux, dy, dx);
+        break;
+    case CB_OP_LRN: {
+        cb_lrn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.lrn.size, L->p.lrn.alpha,
+                           L->p.lrn.beta, L->p.lrn.k};
+        if (ref) cb_ref_lrn_backward(&p, x, b->y, b->aux, dy, dx);
+        else cb_cpu_lrn_backward(&p, x, b->y, b->aux, dy, dx);
+        break;
+    }
+    case CB_OP_BATCHNORM: {
+        cb_bn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.bn.eps};
+        cb_cpu_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, dx, NULL, NULL);
+        break;
+    }
+    case CB_OP_RELU:
+        cb_cpu_relu_backward(nin, b->y, dy, dx);
+        break;
+    case CB_OP_ADD:     // the sum passes its gradient to every input
+    case CB_OP_SOFTMAX: // the criterion's gradient is already w.r.t. the logits
+    case CB_OP_RESHAPE:
+        memcpy(dx, dy, nin * 4);
+        break;
+    case CB_OP_INPUT:
+    case CB_OP_COUNT:
+        break;
+    }
+}
+
+static void backward_filter(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const float *dy = cb_exec_op_grad(e, i);
+    const float *x = e->lb[L->parents[0]].y;
+    bool ref = is_ref(e);
+    if (L->op == CB_OP_CONV) {
+        cb_conv_params p;
+        cb_conv_params_of(L, &p);
+        if (ref) cb_ref_conv_backward_filter(&p, x, dy, b->dw, b->db);
+        else cb_cpu_conv_backward_filter(&p, x, dy, b->dw, b->db, e->ws);
+    } else if (L->op == CB_OP_FC) {
+        if (ref) cb_ref_fc_backward_filter((int)L->in.n, (int)L->in.c, L->p.fc.k, x, dy, b->dw, b->db);
+        else cb_cpu_fc_backward_filter((int)L->in.n, (int)L->in.c, L->p.fc.k, x, dy, b->dw, b->db);
+    } else if (L->op == CB_OP_BATCHNORM) {
+        cb_bn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.bn.eps};
+        cb_cpu_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, NULL, b->dgamma, b->dbeta);
+    }
+}
+
+static void add(cb_exec *e, float *dst, const float *src, size_t n) {
+#pragma omp parallel for if (n > 65536)
+    for (size_t i = 0; i < n; i++) dst[i] += src[i];
+}
+
+static void fill(cb_exec *e, float *dst, float v, size_t n) {
+    for (size_t i = 0; i < n; i++) dst[i] = v;
+}
+
+static void sgd(cb_exec *e, size_t n, float lr, float mom, float wd, float *w, const float *g, float *v) {
+    cb_cpu_sgd_update(n, lr, mom, wd, w, g, v);
+}
+
+static double xent_forward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k) {
+    return cb_ref_xent_forward(n, k, prob, labels);
+}
+
+static void xent_backward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits) {
+    cb_ref_xent_backward(n, k, prob, labels, dlogits);
+}
+
+static void softmax(cb_exec *e, const float *x, float *prob, int n, int k) { cb_cpu_softmax_forward(n, k, x, prob); }
+
+#define CPU_BACKEND(NAME, INIT)                                                                                        \
+    {.name = NAME, .device = false, .init = INIT, .destroy = destroy, .alloc = alloc, .release = release,            \
+     .upload = copy, .download = copy, .timer_start = timer_start, .timer_stop = timer_stop, .supports = supports,    \
+     .plan = plan, .forward = forward, .backward_epilogue = backward_epilogue, .backward_data = backward_data,       \
+     .backward_filter = backward_filter, .add = add, .fill = fill, .sgd = sgd, .xent_forward = xent_forward,          \
+     .xent_backward = xent_backward, .softmax = softmax}
+
+const cb_backend cb_backend_cpu = CPU_BACKEND("cpu", init_cpu);
+const cb_backend cb_backend_ref = CPU_BACKEND("ref", init_ref);

@@ -1,0 +1,146 @@
+// CPU kernels: plain float32 functions on raw NCHW buffers, no allocation inside.
+//
+// Two families share these signatures:
+//   cb_ref_*   plain loops, written to be read; the oracle every backend is checked against.
+//   cb_cpu_*   the fast default path (im2col + OpenBLAS sgemm, OpenMP loops).
+// A float64 twin of every reference (cb_ref64_*) exists for the tests (src/cpu/ref_impl.h is
+// compiled twice, once per element type).
+//
+// Shapes are given by the params structs; buffer shapes are in the comments next to them.
+// Padding is TensorFlow's: pad_top/pad_left are the leading pads, the trailing pads are implied
+// by the output size (p, q), so asymmetric SAME padding needs no extra fields.
+#ifndef CB_CPU_KERNELS_H
+#define CB_CPU_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct cb_conv_params {
+    int n, c, h, w;        // input (N, C, H, W)
+    int k, r, s;           // K filters of R x S over C/groups channels
+    int p, q;              // output height, width
+    int stride_h, stride_w;
+    int pad_top, pad_left; // leading padding; trailing = (p-1)*stride_h + r - h - pad_top (may be < 0)
+    int groups;            // 1 for dense; c and k are multiples of groups
+} cb_conv_params;
+
+typedef struct cb_pool_params {
+    int n, c, h, w;        // input (N, C, H, W)
+    int r, s;              // window
+    int p, q;              // output
+    int stride_h, stride_w;
+    int pad_top, pad_left;
+    int is_avg;            // 0 max, 1 average (padding excluded from the count, as TensorFlow)
+} cb_pool_params;
+
+typedef struct cb_lrn_params {
+    int n, c, h, w;
+    int size;              // window across channels (odd)
+    float alpha, beta, k;  // y = x / (k + alpha/size * sum_{window} x^2)^beta  (Caffe/PyTorch convention)
+} cb_lrn_params;
+
+typedef struct cb_bn_params {
+    int n, c, h, w;
+    float eps;
+} cb_bn_params;
+
+// workspace in bytes the fast conv needs (im2col buffer etc.); reference needs 0
+size_t cb_cpu_conv_workspace(const cb_conv_params *p);
+
+// ---- convolution --------------------------------------------------------------------------
+// x (N,C,H,W)  w (K,C/g,R,S)  b (K) or NULL  y (N,K,P,Q)
+void cb_ref_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y);
+// dy (N,K,P,Q)  w (K,C/g,R,S)  -> dx (N,C,H,W), overwritten
+void cb_ref_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx);
+// x (N,C,H,W)  dy (N,K,P,Q) -> dw (K,C/g,R,S) and db (K) or NULL, overwritten
+void cb_ref_conv_backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db);
+
+void cb_cpu_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws);
+void cb_cpu_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws);
+void cb_cpu_conv_backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws);
+
+// ---- fully connected ----------------------------------------------------------------------
+// x (N, C)  w (K, C)  b (K) or NULL  y (N, K)
+void cb_ref_fc_forward(int n, int c, int k, const float *x, const float *w, const float *b, float *y);
+void cb_ref_fc_backward_data(int n, int c, int k, const float *dy, const float *w, float *dx);
+void cb_ref_fc_backward_filter(int n, int c, int k, const float *x, const float *dy, float *dw, float *db);
+void cb_cpu_fc_forward(int n, int c, int k, const float *x, const float *w, const float *b, float *y);
+void cb_cpu_fc_backward_data(int n, int c, int k, const float *dy, const float *w, float *dx);
+void cb_cpu_fc_backward_filter(int n, int c, int k, const float *x, const float *dy, float *dw, float *db);
+
+// ---- pooling ------------------------------------------------------------------------------
+// x (N,C,H,W) -> y (N,C,P,Q); argmax (N,C,P,Q) int32 index into the H*W plane, max only, may be NULL for avg
+void cb_ref_pool_forward(const cb_pool_params *p, const float *x, float *y, int32_t *argmax);
+// dy (N,C,P,Q) -> dx (N,C,H,W), overwritten. x is the forward input (used by max when argmax is NULL).
+void cb_ref_pool_backward(const cb_pool_params *p, const float *x, const float *dy, const int32_t *argmax, float *dx);
+void cb_cpu_pool_forward(const cb_pool_params *p, const float *x, float *y, int32_t *argmax);
+void cb_cpu_pool_backward(const cb_pool_params *p, const float *x, const float *dy, const int32_t *argmax, float *dx);
+
+// ---- local response normalisation (across channels) ----------------------------------------
+// x, y (N,C,H,W); scale (N,C,H,W) keeps k + alpha/size*sum x^2 for the backward pass
+void cb_ref_lrn_forward(const cb_lrn_params *p, const float *x, float *y, float *scale);
+void cb_ref_lrn_backward(const cb_lrn_params *p, const float *x, const float *y, const float *scale, const float *dy, float *dx);
+void cb_cpu_lrn_forward(const cb_lrn_params *p, const float *x, float *y, float *scale);
+void cb_cpu_lrn_backward(const cb_lrn_params *p, const float *x, const float *y, const float *scale, const float *dy, float *dx);
+
+// ---- batch normalisation (per channel over N,H,W) ------------------------------------------
+// training: batch statistics; saves mean (C) and invstd (C); updates running stats with momentum
+// (running = (1-momentum)*running + momentum*batch, unbiased variance as PyTorch) when running_* non-NULL.
+void cb_ref_bn_forward_train(const cb_bn_params *p, const float *x, const float *gamma, const float *beta, float *y,
+                             float *mean, float *invstd, float *running_mean, float *running_var, float momentum);
+void cb_ref_bn_forward_infer(const cb_bn_params *p, const float *x, const float *gamma, const float *beta, float *y,
+                             const float *running_mean, const float *running_var);
+// dy -> dx (overwritten), dgamma, dbeta (C, overwritten); either of dx or (dgamma, dbeta) may be NULL
+void cb_ref_bn_backward(const cb_bn_params *p, const float *x, const float *gamma, const float *mean, const float *invstd,
+                        const float *dy, float *dx, float *dgamma, float *dbeta);
+void cb_cpu_bn_forward_train(const cb_bn_params *p, const float *x, const float *gamma, const float *beta, float *y,
+                             float *mean, float *invstd, float *running_mean, float *running_var, float momentum);
+void cb_cpu_bn_forward_infer(const cb_bn_params *p, const float *x, const float *gamma, const float *beta, float *y,
+                             const float *running_mean, const float *running_var);
+void cb_cpu_bn_backward(const cb_bn_params *p, const float *x, const float *gamma, const float *mean, const float *invstd,
+                        const float *dy, float *dx, float *dgamma, float *dbeta);
+
+// ---- elementwise --------------------------------------------------------------------------
+void cb_cpu_relu_forward(size_t n, const float *x, float *y);            // y may equal x
+void cb_cpu_relu_backward(size_t n, const float *y, const float *dy, float *dx); // uses output y > 0; dx may equal dy
+// mask (n) holds 0 or 1/keep; y = x * mask. rng_state advanced (xorshift64*).
+void cb_cpu_dropout_forward(size_t n, float keep, uint64_t *rng_state, const float *x, float *mask, float *y);
+void cb_cpu_dropout_backward(size_t n, const float *mask, const float *dy, float *dx);
+
+// ---- softmax and criterion ----------------------------------------------------------------
+// x (N, K) -> prob (N, K)
+void cb_ref_softmax_forward(int n, int k, const float *x, float *prob);
+// mean cross-entropy over the batch of prob against labels (N); returns the loss
+double cb_ref_xent_forward(int n, int k, const float *prob, const int32_t *labels);
+// gradient of the mean cross-entropy w.r.t. the logits: (prob - onehot)/N
+void cb_ref_xent_backward(int n, int k, const float *prob, const int32_t *labels, float *dx);
+void cb_cpu_softmax_forward(int n, int k, const float *x, float *prob);
+
+// ---- update -------------------------------------------------------------------------------
+// PyTorch's SGD: g' = g + wd*w; v = momentum*v + g'; w -= lr*v   (v may be NULL when momentum == 0)
+void cb_cpu_sgd_update(size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v);
+
+// ---- float64 references for the tests (same semantics) ------------------------------------
+void cb_ref64_conv_forward(const cb_conv_params *p, const double *x, const double *w, const double *b, double *y);
+void cb_ref64_conv_backward_data(const cb_conv_params *p, const double *dy, const double *w, double *dx);
+void cb_ref64_conv_backward_filter(const cb_conv_params *p, const double *x, const double *dy, double *dw, double *db);
+void cb_ref64_fc_forward(int n, int c, int k, const double *x, const double *w, const double *b, double *y);
+void cb_ref64_pool_forward(const cb_pool_params *p, const double *x, double *y, int32_t *argmax);
+void cb_ref64_lrn_forward(const cb_lrn_params *p, const double *x, double *y, double *scale);
+void cb_ref64_bn_forward_train(const cb_bn_params *p, const double *x, const double *gamma, const double *beta, double *y,
+                               double *mean, double *invstd, double *running_mean, double *running_var, double momentum);
+void cb_ref64_softmax_forward(int n, int k, const double *x, double *prob);
+// the rest of the float64 family, for the gradient checks (ref_impl.h emits every function twice)
+void cb_ref64_fc_backward_data(int n, int c, int k, const double *dy, const double *w, double *dx);
+void cb_ref64_fc_backward_filter(int n, int c, int k, const double *x, const double *dy, double *dw, double *db);
+void cb_ref64_pool_backward(const cb_pool_params *p, const double *x, const double *dy, const int32_t *argmax, double *dx);
+void cb_ref64_lrn_backward(const cb_lrn_params *p, const double *x, const double *y, const double *scale,
+                           const double *dy, double *dx);
+void cb_ref64_bn_forward_infer(const cb_bn_params *p, const double *x, const double *gamma, const double *beta,
+                               double *y, const double *running_mean, const double *running_var);
+void cb_ref64_bn_backward(const cb_bn_params *p, const double *x, const double *gamma, const double *mean,
+                          const double *invstd, const double *dy, double *dx, double *dgamma, double *dbeta);
+double cb_ref64_xent_forward(int n, int k, const double *prob, const int32_t *labels);
+void cb_ref64_xent_backward(int n, int k, const double *prob, const int32_t *labels, double *dx);
+
+#endif

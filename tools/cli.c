@@ -1,0 +1,156 @@
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void print_help(const cli_cmd *cmd, const cli_opt *opts) {
+    printf("usage: convbench %s %s\n\n%s\n\noptions:\n", cmd->name, cmd->usage, cmd->summary);
+    for (const cli_opt *o = opts; o && o->name; o++) {
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s", o->name, o->metavar ? " " : "", o->metavar ? o->metavar : "");
+        printf("  %-24s %s\n", left, o->help);
+    }
+    printf("  %-24s %s\n", "--help", "this text");
+}
+
+int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "convbench %s: ", cmd->name);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, " (see convbench %s --help)\n", cmd->name);
+    va_end(ap);
+    return 2;
+}
+
+int cli_parse(const cli_cmd *cmd, const cli_opt *opts, int argc, char **argv, const char **pos, int minpos, int maxpos) {
+    int npos = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            print_help(cmd, opts);
+            return 0;
+        }
+        if (a[0] != '-' || a[1] == 0) {
+            if (npos >= maxpos) return cli_usage_error(cmd, "unexpected argument '%s'", a);
+            pos[npos++] = a;
+            continue;
+        }
+        const char *eq = strchr(a, '=');
+        size_t len = eq ? (size_t)(eq - a) : strlen(a);
+        const cli_opt *o = opts;
+        for (; o && o->name; o++)
+            if (strlen(o->name) == len && strncmp(o->name, a, len) == 0) break;
+        if (!o || !o->name) return cli_usage_error(cmd, "unknown option '%.*s'", (int)len, a);
+        if (o->kind == CLI_FLAG) {
+            if (eq) return cli_usage_error(cmd, "%s takes no value", o->name);
+            *(bool *)o->target = true;
+            continue;
+        }
+        const char *v = eq ? eq + 1 : (i + 1 < argc ? argv[++i] : NULL);
+        if (!v) return cli_usage_error(cmd, "%s needs a value", o->name);
+        char *end;
+        errno = 0;
+        switch (o->kind) {
+        case CLI_STR:
+            *(const char **)o->target = v;
+            break;
+        case CLI_INT: {
+            long x = strtol(v, &end, 10);
+            if (!*v || *end || errno) return cli_usage_error(cmd, "%s: '%s' is not an integer", o->name, v);
+            *(long *)o->target = x;
+            break;
+        }
+        case CLI_FLOAT: {
+            double x = strtod(v, &end);
+            if (!*v || *end || errno) return cli_usage_error(cmd, "%s: '%s' is not a number", o->name, v);
+            *(double *)o->target = x;
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    if (npos < minpos) return cli_usage_error(cmd, "missing argument: %s", cmd->usage);
+    return -1;
+}
+
+int cli_status_exit(cb_status st) { return st == CB_STATUS_NOMEM || st == CB_STATUS_DEVICE ? 3 : st == CB_OK ? 0 : 2; }
+
+int cli_fail(const cli_cmd *cmd, const cb_error *err) {
+    fprintf(stderr, "convbench %s: %s\n", cmd->name, err->msg);
+    return cli_status_exit(err->status);
+}
+
+int cli_out_check(const cli_cmd *cmd, const cli_out *o, cb_format *fmt) {
+    *fmt = CB_FORMAT_TABLE;
+    if (o->format && !cb_format_parse(o->format, fmt))
+        return cli_usage_error(cmd, "--format: '%s' is not one of table, csv, json, md", o->format);
+    return -1;
+}
+
+int cli_emit(const cli_cmd *cmd, cb_report *r, const cli_out *o, cb_format fmt) {
+    cb_error err = {0};
+    if (fmt == CB_FORMAT_JSON) cb_env_add(r); // the environment travels with every JSON result
+    cb_status st = cb_report_write(r, fmt, o->output, &err);
+    if (st != CB_OK) return cli_fail(cmd, &err);
+    return 0;
+}
+
+cb_net *cli_load_net(const cli_cmd *cmd, const char *spec, long batch, int *exit_status) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load(spec, &err);
+    if (!net) {
+        *exit_status = cli_fail(cmd, &err);
+        return NULL;
+    }
+    if (batch != 0) {
+        if (batch < 0 || batch > 1 << 30) {
+            *exit_status = cli_usage_error(cmd, "--batch: %ld must be in [1, %d]", batch, 1 << 30);
+            cb_net_free(net);
+            return NULL;
+        }
+        if (cb_net_set_batch(net, batch, &err) != CB_OK) {
+            *exit_status = cli_fail(cmd, &err);
+            cb_net_free(net);
+            return NULL;
+        }
+    }
+    return net;
+}
+
+void cli_progress(const cli_out *o, const char *fmt, ...) {
+    if (o->quiet) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+static const char *PREC[] = {"fp32", "tf32", "bf16"};
+_Static_assert(sizeof PREC / sizeof PREC[0] == CB_PREC_COUNT, "a precision lacks a name");
+static const char *LAYOUT[] = {"nchw", "nhwc"};
+_Static_assert(sizeof LAYOUT / sizeof LAYOUT[0] == CB_LAYOUT_COUNT, "a layout lacks a name");
+
+bool cli_parse_precision(const char *s, cb_precision *p) {
+    for (int i = 0; i < CB_PREC_COUNT; i++)
+        if (strcmp(s, PREC[i]) == 0) return *p = (cb_precision)i, true;
+    return false;
+}
+bool cli_parse_layout(const char *s, cb_layout *l) {
+    for (int i = 0; i < CB_LAYOUT_COUNT; i++)
+        if (strcmp(s, LAYOUT[i]) == 0) return *l = (cb_layout)i, true;
+    return false;
+}
+const char *cli_precision_name(cb_precision p) { return PREC[p]; }
+const char *cli_layout_name(cb_layout l) { return LAYOUT[l]; }
+
+void cli_shape_str(cb_shape s, char *buf, size_t n) {
+    if (s.rank == 4) snprintf(buf, n, "[%lld, %lld, %lld, %lld]", (long long)s.n, (long long)s.h, (long long)s.w, (long long)s.c);
+    else snprintf(buf, n, "[%lld, %lld]", (long long)s.n, (long long)s.c);
+}

@@ -1,0 +1,58 @@
+// Shared command-line handling: options tables, --help, network loading, report output.
+#ifndef CB_TOOLS_CLI_H
+#define CB_TOOLS_CLI_H
+
+#include "convbench.h"
+#include "bench/report.h"
+
+typedef enum cli_kind { CLI_FLAG, CLI_STR, CLI_INT, CLI_FLOAT, CLI_KIND_COUNT } cli_kind;
+
+typedef struct cli_opt {
+    const char *name;             // "--iters"
+    cli_kind kind;
+    void *target;                 // bool*, const char**, long*, double*
+    const char *metavar;          // "K"
+    const char *help;
+} cli_opt;
+
+typedef struct cli_cmd {
+    const char *name;
+    const char *summary;
+    const char *usage;            // after "convbench NAME "
+    int (*run)(int argc, char **argv);
+} cli_cmd;
+
+// Parses argv[1..] against opts plus the common --help. Positionals are collected in pos (up
+// to maxpos). Returns -1 to go on, or an exit status (0 after --help, 2 on a bad flag).
+int cli_parse(const cli_cmd *cmd, const cli_opt *opts, int argc, char **argv, const char **pos, int minpos, int maxpos);
+
+// exit statuses: bad input (flags, files, descriptions) 2; out of memory or device failure 3
+int cli_status_exit(cb_status st);
+int cli_fail(const cli_cmd *cmd, const cb_error *err);
+int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// The format and output options every command has.
+typedef struct cli_out {
+    const char *format;           // table|csv|json|md
+    const char *output;           // file or "-"
+    bool quiet;                   // no progress on stderr
+} cli_out;
+#define CLI_OUT_OPTS(o)                                                                                                \
+    {"--format", CLI_STR, &(o).format, "F", "table, csv, json or md (default table)"},                                 \
+        {"--output", CLI_STR, &(o).output, "FILE", "write the report to FILE (whole or not at all; default stdout)"},  \
+        {"--quiet", CLI_FLAG, &(o).quiet, NULL, "no progress on stderr"}
+int cli_out_check(const cli_cmd *cmd, const cli_out *o, cb_format *fmt);
+int cli_emit(const cli_cmd *cmd, cb_report *r, const cli_out *o, cb_format fmt);
+
+cb_net *cli_load_net(const cli_cmd *cmd, const char *spec, long batch, int *exit_status);
+void cli_progress(const cli_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+bool cli_parse_precision(const char *s, cb_precision *p);
+bool cli_parse_layout(const char *s, cb_layout *l);
+const char *cli_precision_name(cb_precision p);
+const char *cli_layout_name(cb_layout l);
+void cli_shape_str(cb_shape s, char *buf, size_t n); // Paleo's NHWC "[64, 224, 224, 3]"
+
+extern const cli_cmd cmd_summary, cmd_fullpass, cmd_profile;
+
+#endif

@@ -1,0 +1,122 @@
+// convbench fullpass NET: a whole training step timed by phase, as convnet-benchmarks does:
+// net forward, criterion forward and backward, net backward split into grad-input and
+// grad-weight, update, total; median with min, max and spread over K iterations.
+#include "run_common.h"
+#include "bench/stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { PH_FWD, PH_CRIT_F, PH_CRIT_B, PH_BWD, PH_BWD_DATA, PH_BWD_FILTER, PH_UPDATE, PH_TOTAL, PH_COUNT };
+static const char *PH_NAMES[] = {"net forward",  "criterion forward", "criterion backward", "net backward",
+                                 "  grad-input", "  grad-weight",     "update",             "total"};
+_Static_assert(sizeof PH_NAMES / sizeof PH_NAMES[0] == PH_COUNT, "a phase lacks a name");
+
+static int run(int argc, char **argv) {
+    run_opts ro;
+    run_opts_default(&ro);
+    cli_out o = {0};
+    bool update = false, no_criterion = false;
+    const cli_opt opts[] = {
+        RUN_OPTS(ro),
+        {"--update", CLI_FLAG, &update, NULL, "include the SGD update (momentum 0.9, weight decay 5e-4)"},
+        {"--no-data-grad", CLI_FLAG, &ro.no_data_grad, NULL, "skip the gradient w.r.t. the input images"},
+        {"--no-criterion", CLI_FLAG, &no_criterion, NULL, "skip softmax cross-entropy; backward starts from ones"},
+        {"--lr", CLI_FLOAT, &ro.lr, "LR", "learning rate for --update (default 0.01)"},
+        CLI_OUT_OPTS(o),
+        {0},
+    };
+    const char *pos[1];
+    int rc = cli_parse(&cmd_fullpass, opts, argc, argv, pos, 1, 1);
+    if (rc >= 0) return rc;
+    cb_format fmt;
+    cb_exec_opts eo;
+    if ((rc = cli_out_check(&cmd_fullpass, &o, &fmt)) >= 0) return rc;
+    if ((rc = run_opts_check(&cmd_fullpass, &ro, &eo)) >= 0) return rc;
+    cb_net *net = cli_load_net(&cmd_fullpass, pos[0], ro.batch, &rc);
+    if (!net) return rc;
+    cli_progress(&o, "fullpass: %s, batch %lld, backend %s: planning buffers", net->name, (long long)cb_net_batch(net),
+                 ro.backend);
+    cb_error err = {0};
+    cb_exec *e = cb_exec_create(net, &eo, &err);
+    if (!e) {
+        cb_net_free(net);
+        return cli_fail(&cmd_fullpass, &err);
+    }
+    int n = net->nlayers, iters = (int)ro.iters;
+    cb_layer_times *lt = calloc((size_t)n, sizeof *lt);
+    double *ms = calloc((size_t)PH_COUNT * (size_t)iters, sizeof(double));
+    if (!lt || !ms) abort();
+    double loss = 0;
+    for (int it = 0; it < ro.warmup + iters; it++) {
+        bool timed = it >= ro.warmup;
+        double ph[PH_COUNT] = {0}, t0, t1;
+        if (no_criterion) cb_exec_set_output_grad(e, 1.0f); // untimed
+        t0 = cb_now_ms();
+        cb_exec_timer_start(e);
+        cb_exec_forward(e, true, NULL);
+        ph[PH_FWD] = cb_exec_timer_stop(e);
+        if (!no_criterion) {
+            cb_exec_criterion_forward(e, &loss, &ph[PH_CRIT_F]);
+            cb_exec_criterion_backward(e, &ph[PH_CRIT_B]);
+        }
+        cb_exec_timer_start(e);
+        cb_exec_backward(e, lt);
+        ph[PH_BWD] = cb_exec_timer_stop(e);
+        for (int i = 0; i < n; i++) {
+            ph[PH_BWD_DATA] += lt[i].ms[CB_PHASE_BWD_DATA];
+            ph[PH_BWD_FILTER] += lt[i].ms[CB_PHASE_BWD_FILTER];
+        }
+        if (update) cb_exec_update(e, &ph[PH_UPDATE]);
+        t1 = cb_now_ms();
+        ph[PH_TOTAL] = cb_exec_on_device(e) ? ph[PH_FWD] + ph[PH_CRIT_F] + ph[PH_CRIT_B] + ph[PH_BWD] + ph[PH_UPDATE] : t1 - t0;
+        if (timed)
+            for (int p = 0; p < PH_COUNT; p++) ms[p * iters + (it - ro.warmup)] = ph[p];
+        cli_progress(&o, "fullpass: %s %d/%ld: total %.2f ms%s", timed ? "iteration" : "warm-up",
+                     timed ? it - (int)ro.warmup + 1 : it + 1, timed ? ro.iters : ro.warmup, ph[PH_TOTAL],
+                     no_criterion ? "" : "");
+    }
+    cb_report *r = cb_report_new("fullpass");
+    cb_report_meta_str(r, "network", net->name);
+    cb_report_meta_str(r, "backend", ro.backend);
+    cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
+    cb_report_meta_str(r, "precision", cli_precision_name(eo.precision));
+    cb_report_meta_str(r, "layout", cli_layout_name(eo.layout));
+    cb_report_meta_num(r, "warmup", (double)ro.warmup);
+    cb_report_meta_num(r, "iterations", (double)ro.iters);
+    cb_report_meta_str(r, "update", update ? "yes" : "no");
+    cb_report_meta_str(r, "criterion", no_criterion ? "no" : "softmax cross-entropy");
+    cb_report_meta_str(r, "data_grad", ro.no_data_grad ? "no" : "yes");
+    cb_report_meta_num(r, "memory_mb", (double)cb_exec_peak_bytes(e) / (1 << 20));
+    const char *cols[] = {"phase", "median_ms", "min_ms", "max_ms", "spread_pct"};
+    cb_table *t = cb_report_table(r, "fullpass", 5, cols);
+    cb_stats total = {0};
+    for (int p = 0; p < PH_COUNT; p++) {
+        if ((p == PH_CRIT_F || p == PH_CRIT_B) && no_criterion) continue;
+        if (p == PH_UPDATE && !update) continue;
+        cb_stats s = cb_stats_of(ms + p * iters, iters);
+        if (p == PH_TOTAL) total = s;
+        cb_table_row(t);
+        cb_table_str(t, PH_NAMES[p]);
+        cb_table_num(t, s.median, 3);
+        cb_table_num(t, s.min, 3);
+        cb_table_num(t, s.max, 3);
+        cb_table_num(t, 100 * s.spread, 1);
+    }
+    cb_report_meta_num(r, "images_per_s", total.median > 0 ? 1e3 * (double)cb_net_batch(net) / total.median : 0);
+    if (!no_criterion) cb_report_meta_num(r, "loss", loss);
+    cb_report_note(r, "grad-input and grad-weight are sums of per-layer times within the backward pass");
+    rc = cli_emit(&cmd_fullpass, r, &o, fmt);
+    cb_report_free(r);
+    free(lt);
+    free(ms);
+    cb_exec_destroy(e);
+    cb_net_free(net);
+    return rc;
+}
+
+const cli_cmd cmd_fullpass = {"fullpass", "time a training step by phase (forward, criterion, backward split, update)",
+                              "NET [--backend B] [--batch N] [--warmup W] [--iters K] [--update] [--no-data-grad] "
+                              "[--no-criterion]",
+                              run};

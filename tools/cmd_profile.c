@@ -1,0 +1,153 @@
+// convbench profile NET: per-layer times for one direction, one column group per backend, with
+// the algorithm each picked, its workspace and its rate, and a Sum row (Paleo's tables).
+#include "run_common.h"
+#include "bench/stats.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BACKENDS 8
+
+static int run(int argc, char **argv) {
+    run_opts ro;
+    run_opts_default(&ro);
+    cli_out o = {0};
+    const char *direction = "forward", *wrt = "data";
+    const cli_opt opts[] = {
+        RUN_OPTS(ro),
+        {"--direction", CLI_STR, &direction, "D", "forward (default) or backward"},
+        {"--wrt", CLI_STR, &wrt, "W", "with --direction backward: data (default) or filter"},
+        CLI_OUT_OPTS(o),
+        {0},
+    };
+    const char *pos[1];
+    int rc = cli_parse(&cmd_profile, opts, argc, argv, pos, 1, 1);
+    if (rc >= 0) return rc;
+    cb_format fmt;
+    if ((rc = cli_out_check(&cmd_profile, &o, &fmt)) >= 0) return rc;
+    cb_phase phase;
+    if (!strcmp(direction, "forward")) phase = CB_PHASE_FORWARD;
+    else if (!strcmp(direction, "backward")) {
+        if (!strcmp(wrt, "data")) phase = CB_PHASE_BWD_DATA;
+        else if (!strcmp(wrt, "filter")) phase = CB_PHASE_BWD_FILTER;
+        else return cli_usage_error(&cmd_profile, "--wrt: '%s' is not data or filter", wrt);
+    } else return cli_usage_error(&cmd_profile, "--direction: '%s' is not forward or backward", direction);
+    // the backend list: "cpu,ref"
+    char list[256];
+    snprintf(list, sizeof list, "%s", ro.backend);
+    const char *names[MAX_BACKENDS];
+    int nb = 0;
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        if (nb == MAX_BACKENDS) return cli_usage_error(&cmd_profile, "--backend: at most %d backends", MAX_BACKENDS);
+        names[nb++] = tok;
+    }
+    if (!nb) return cli_usage_error(&cmd_profile, "--backend: empty list");
+    cb_exec_opts eo;
+    for (int b = 0; b < nb; b++) {
+        ro.backend = names[b];
+        if ((rc = run_opts_check(&cmd_profile, &ro, &eo)) >= 0) return rc;
+    }
+    cb_net *net = cli_load_net(&cmd_profile, pos[0], ro.batch, &rc);
+    if (!net) return rc;
+    int n = net->nlayers, iters = (int)ro.iters;
+    double *med = calloc((size_t)nb * (size_t)n, sizeof(double));
+    char (*alg)[48] = calloc((size_t)nb * (size_t)n, 48);
+    double *ws = calloc((size_t)nb * (size_t)n, sizeof(double));
+    double *samples = calloc((size_t)n * (size_t)iters, sizeof(double));
+    cb_layer_times *lt = calloc((size_t)n, sizeof *lt);
+    if (!med || !alg || !ws || !samples || !lt) abort();
+    for (int b = 0; b < nb; b++) {
+        ro.backend = names[b];
+        run_opts_check(&cmd_profile, &ro, &eo);
+        eo.train = phase != CB_PHASE_FORWARD;
+        cb_error err = {0};
+        cli_progress(&o, "profile: %s, batch %lld, backend %s: planning", net->name, (long long)cb_net_batch(net), names[b]);
+        cb_exec *e = cb_exec_create(net, &eo, &err);
+        if (!e) {
+            rc = cli_fail(&cmd_profile, &err);
+            goto out;
+        }
+        for (int it = 0; it < ro.warmup + iters; it++) {
+            bool fwd = phase == CB_PHASE_FORWARD;
+            cb_exec_forward(e, !fwd, fwd ? lt : NULL);
+            if (!fwd) {
+                cb_exec_criterion_forward(e, NULL, NULL);
+                cb_exec_criterion_backward(e, NULL);
+                cb_exec_backward(e, lt);
+            }
+            if (it >= ro.warmup)
+                for (int i = 0; i < n; i++) samples[i * iters + it - ro.warmup] = lt[i].ms[phase];
+            cli_progress(&o, "profile: %s %s %d/%ld", names[b], it < ro.warmup ? "warm-up" : "iteration",
+                         it < ro.warmup ? it + 1 : it - (int)ro.warmup + 1, it < ro.warmup ? ro.warmup : ro.iters);
+        }
+        for (int i = 0; i < n; i++) {
+            med[b * n + i] = cb_stats_of(samples + i * iters, iters).median;
+            snprintf(alg[b * n + i], 48, "%s", cb_exec_algo(e, i, phase));
+            ws[b * n + i] = (double)cb_exec_workspace(e, i, phase) / 1e6;
+        }
+        cb_exec_destroy(e);
+    }
+    cb_report *r = cb_report_new("profile");
+    cb_report_meta_str(r, "network", net->name);
+    cb_report_meta_str(r, "direction", direction);
+    if (phase != CB_PHASE_FORWARD) cb_report_meta_str(r, "wrt", wrt);
+    cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
+    cb_report_meta_str(r, "precision", cli_precision_name(eo.precision));
+    cb_report_meta_num(r, "iterations", (double)iters);
+    const char **cols = calloc((size_t)(1 + 4 * nb), sizeof(char *));
+    char (*cn)[64] = calloc((size_t)(4 * nb), 64);
+    if (!cols || !cn) abort();
+    cols[0] = "layer";
+    for (int b = 0; b < nb; b++) {
+        snprintf(cn[4 * b], 64, "%s_ms", names[b]);
+        snprintf(cn[4 * b + 1], 64, "%s_alg", names[b]);
+        snprintf(cn[4 * b + 2], 64, "%s_ws_mb", names[b]);
+        snprintf(cn[4 * b + 3], 64, "%s_gflops", names[b]);
+        for (int k = 0; k < 4; k++) cols[1 + 4 * b + k] = cn[4 * b + k];
+    }
+    cb_table *t = cb_report_table(r, "layers", 1 + 4 * nb, cols);
+    double *sum = calloc((size_t)nb, sizeof(double));
+    if (!sum) abort();
+    for (int i = 1; i < n; i++) {
+        cb_cost c;
+        cb_layer_cost(net, i, &c);
+        double fl = phase == CB_PHASE_FORWARD ? c.fwd_flops : phase == CB_PHASE_BWD_DATA ? c.bwd_data_flops : c.bwd_filter_flops;
+        cb_table_row(t);
+        cb_table_str(t, net->layers[i].name);
+        for (int b = 0; b < nb; b++) {
+            double m = med[b * n + i];
+            sum[b] += m;
+            cb_table_num(t, m, 3);
+            cb_table_str(t, alg[b * n + i]);
+            if (ws[b * n + i] > 0) cb_table_num(t, ws[b * n + i], 3);
+            else cb_table_null(t);
+            if (m > 0 && fl > 0) cb_table_num(t, fl / m / 1e6, 1);
+            else cb_table_null(t);
+        }
+    }
+    cb_table_row(t);
+    cb_table_str(t, "Sum");
+    for (int b = 0; b < nb; b++) {
+        cb_table_num(t, sum[b], 3);
+        cb_table_null(t);
+        cb_table_null(t);
+        cb_table_null(t);
+    }
+    rc = cli_emit(&cmd_profile, r, &o, fmt);
+    cb_report_free(r);
+    free(cols);
+    free(cn);
+    free(sum);
+out:
+    free(med);
+    free(alg);
+    free(ws);
+    free(samples);
+    free(lt);
+    cb_net_free(net);
+    return rc;
+}
+
+const cli_cmd cmd_profile = {"profile", "per-layer times for one direction, side by side for several backends",
+                             "NET [--backend B1,B2] [--direction forward|backward] [--wrt data|filter]", run};

@@ -1,0 +1,131 @@
+// convbench summary NET: Paleo's static summary plus FLOPs per direction and training memory.
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void pad_str(const cb_window *w, char *buf, size_t n) {
+    const char *mode = w->mode == CB_PAD_SAME ? "SAME" : w->mode == CB_PAD_VALID ? "VALID" : "EXPLICIT";
+    if (w->pad_top == w->pad_bottom && w->pad_left == w->pad_right)
+        snprintf(buf, n, "%s (%d, %d)", mode, w->pad_top, w->pad_left);
+    else // asymmetric: leading+trailing
+        snprintf(buf, n, "%s (%d+%d, %d+%d)", mode, w->pad_top, w->pad_bottom, w->pad_left, w->pad_right);
+}
+
+static int run(int argc, char **argv) {
+    long batch = 0;
+    cli_out o = {0};
+    const cli_opt opts[] = {
+        {"--batch", CLI_INT, &batch, "N", "override the batch size"},
+        CLI_OUT_OPTS(o),
+        {0},
+    };
+    const char *pos[1];
+    int rc = cli_parse(&cmd_summary, opts, argc, argv, pos, 1, 1);
+    if (rc >= 0) return rc;
+    cb_format fmt;
+    if ((rc = cli_out_check(&cmd_summary, &o, &fmt)) >= 0) return rc;
+    cb_net *net = cli_load_net(&cmd_summary, pos[0], batch, &rc);
+    if (!net) return rc;
+
+    cb_report *r = cb_report_new("summary");
+    cb_report_meta_str(r, "network", net->name);
+    cb_report_meta_str(r, "file", net->path);
+    cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
+    const char *cols[] = {"layer", "type", "output", "filters", "pad", "stride", "params", "fwd_gflop", "bwd_data_gflop",
+                          "bwd_filter_gflop"};
+    cb_table *t = cb_report_table(r, "layers", 10, cols);
+    for (int i = 0; i < net->nlayers; i++) {
+        const cb_layer *L = &net->layers[i];
+        cb_cost c;
+        cb_layer_cost(net, i, &c);
+        char buf[128];
+        cb_table_row(t);
+        cb_table_str(t, L->name);
+        cb_table_str(t, cb_op_name(L->op));
+        cli_shape_str(L->out, buf, sizeof buf);
+        cb_table_str(t, buf);
+        const cb_window *w = L->op == CB_OP_CONV ? &L->p.conv.win : L->op == CB_OP_POOL ? &L->p.pool.win : NULL;
+        if (L->op == CB_OP_CONV) {
+            snprintf(buf, sizeof buf, "[%d, %d, %d, %d]%s", w->r, w->s, L->p.conv.cin, L->p.conv.k,
+                     L->p.conv.groups > 1 ? " grouped" : "");
+            cb_table_str(t, buf);
+        } else if (L->op == CB_OP_POOL) {
+            snprintf(buf, sizeof buf, "%s [%d, %d]", L->p.pool.avg ? "avg" : "max", w->r, w->s);
+            cb_table_str(t, buf);
+        } else if (L->op == CB_OP_FC) {
+            snprintf(buf, sizeof buf, "[%lld, %d]", (long long)L->in.c, L->p.fc.k);
+            cb_table_str(t, buf);
+        } else if (L->op == CB_OP_DROPOUT) {
+            snprintf(buf, sizeof buf, "keep %.2f", L->p.dropout.keep);
+            cb_table_str(t, buf);
+        } else cb_table_null(t);
+        if (w) {
+            pad_str(w, buf, sizeof buf);
+            cb_table_str(t, buf);
+            snprintf(buf, sizeof buf, "%d, %d", w->stride_h, w->stride_w);
+            cb_table_str(t, buf);
+        } else {
+            cb_table_null(t);
+            cb_table_null(t);
+        }
+        cb_table_int(t, c.params);
+        cb_table_num(t, c.fwd_flops / 1e9, 3);
+        cb_table_num(t, c.bwd_data_flops / 1e9, 3);
+        cb_table_num(t, c.bwd_filter_flops / 1e9, 3);
+    }
+    cb_net_cost tot;
+    cb_net_cost_total(net, &tot);
+    cb_table_row(t);
+    cb_table_str(t, "Sum");
+    cb_table_null(t);
+    cb_table_null(t);
+    cb_table_null(t);
+    cb_table_null(t);
+    cb_table_null(t);
+    cb_table_int(t, tot.total.params);
+    cb_table_num(t, tot.total.fwd_flops / 1e9, 3);
+    cb_table_num(t, tot.total.bwd_data_flops / 1e9, 3);
+    cb_table_num(t, tot.total.bwd_filter_flops / 1e9, 3);
+
+    const char *mcols[] = {"quantity", "value", "bytes"};
+    cb_table *m = cb_report_table(r, "totals", 3, mcols);
+    struct { const char *what; double v; int64_t bytes; } rows[] = {
+        {"parameters", (double)tot.total.params, tot.total.weight_bytes},
+        {"  of which batch-norm scale and shift", (double)tot.total.bn_params, 4 * tot.total.bn_params},
+        {"activations", (double)(tot.activation_bytes / 4), tot.activation_bytes},
+        {"forward GFLOP", tot.total.fwd_flops / 1e9, -1},
+        {"backward-data GFLOP", tot.total.bwd_data_flops / 1e9, -1},
+        {"backward-filter GFLOP", tot.total.bwd_filter_flops / 1e9, -1},
+        {"training step GFLOP", (tot.total.fwd_flops + tot.total.bwd_data_flops + tot.total.bwd_filter_flops) / 1e9, -1},
+        {"train memory: weights", (double)tot.total.params, tot.total.weight_bytes},
+        {"train memory: gradients", (double)tot.total.params, tot.total.weight_bytes},
+        {"train memory: momentum", (double)tot.total.params, tot.total.weight_bytes},
+        {"train memory: activations, their gradients, saved state", -1, tot.train_bytes - 3 * tot.total.weight_bytes},
+        {"train memory: total", -1, tot.train_bytes},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        cb_table_row(m);
+        cb_table_str(m, rows[i].what);
+        if (rows[i].v < 0) cb_table_null(m);
+        else if (strstr(rows[i].what, "GFLOP")) cb_table_num(m, rows[i].v, 3);
+        else cb_table_int(m, (int64_t)rows[i].v);
+        if (rows[i].bytes < 0) cb_table_null(m);
+        else cb_table_int(m, rows[i].bytes);
+    }
+    // Paleo's own closing lines, in its words
+    char p1[48], p2[48], p3[48];
+    // Paleo counts weights and biases only, never batch-norm scale and shift
+    cb_fmt_int(tot.total.params - tot.total.bn_params, p1, sizeof p1);
+    cb_fmt_int(4 * (tot.total.params - tot.total.bn_params), p2, sizeof p2);
+    cb_fmt_int(tot.activation_bytes, p3, sizeof p3);
+    cb_report_note(r, "Number of params: %s (%s Bytes)", p1, p2);
+    cb_report_note(r, "Activation: %s Bytes", p3);
+    rc = cli_emit(&cmd_summary, r, &o, fmt);
+    cb_report_free(r);
+    cb_net_free(net);
+    return rc;
+}
+
+const cli_cmd cmd_summary = {"summary", "static summary: shapes, parameters, bytes, FLOPs per direction, training memory",
+                             "NET [--batch N]", run};

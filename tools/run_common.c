@@ -1,0 +1,42 @@
+#include "run_common.h"
+
+#include <string.h>
+
+void run_opts_default(run_opts *r) {
+    memset(r, 0, sizeof *r);
+    r->backend = "cpu";
+    r->warmup = 2;
+    r->iters = 10;
+    r->seed = 42;
+    r->workspace_mb = 4096;
+    r->lr = 0.01;
+    r->momentum = 0.9;
+    r->weight_decay = 5e-4;
+}
+
+int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
+    cb_exec_opts_default(eo);
+    eo->backend = r->backend;
+    if (r->precision && !cli_parse_precision(r->precision, &eo->precision))
+        return cli_usage_error(cmd, "--precision: '%s' is not one of fp32, tf32, bf16", r->precision);
+    if (r->layout && !cli_parse_layout(r->layout, &eo->layout))
+        return cli_usage_error(cmd, "--layout: '%s' is not one of nchw, nhwc", r->layout);
+    if (r->warmup < 0 || r->warmup > 100000) return cli_usage_error(cmd, "--warmup: %ld must be in [0, 100000]", r->warmup);
+    if (r->iters < 1 || r->iters > 100000) return cli_usage_error(cmd, "--iters: %ld must be in [1, 100000]", r->iters);
+    if (r->workspace_mb < 0 || r->workspace_mb > (1L << 24))
+        return cli_usage_error(cmd, "--workspace-mb: %ld must be in [0, %ld]", r->workspace_mb, 1L << 24);
+    if (!(r->lr >= 0 && r->lr < 1e6)) return cli_usage_error(cmd, "--lr must be a non-negative number");
+    if (!(r->momentum >= 0 && r->momentum < 1)) return cli_usage_error(cmd, "--momentum must be in [0, 1)");
+    if (!(r->weight_decay >= 0 && r->weight_decay < 1)) return cli_usage_error(cmd, "--weight-decay must be in [0, 1)");
+    if ((eo->precision != CB_PREC_FP32 || eo->layout != CB_LAYOUT_NCHW) &&
+        (!strcmp(r->backend, "cpu") || !strcmp(r->backend, "ref")))
+        return cli_usage_error(cmd, "--precision %s --layout %s: the CPU backends run fp32 NCHW only",
+                               cli_precision_name(eo->precision), cli_layout_name(eo->layout));
+    eo->seed = (uint64_t)r->seed;
+    eo->workspace_limit = (size_t)r->workspace_mb << 20;
+    eo->lr = (float)r->lr;
+    eo->momentum = (float)r->momentum;
+    eo->weight_decay = (float)r->weight_decay;
+    eo->no_data_grad = r->no_data_grad;
+    return -1;
+}

@@ -1,0 +1,29 @@
+// Options and set-up shared by the commands that run a network (fullpass, profile, ...).
+#ifndef CB_TOOLS_RUN_COMMON_H
+#define CB_TOOLS_RUN_COMMON_H
+
+#include "cli.h"
+
+typedef struct run_opts {
+    const char *backend;
+    const char *precision, *layout;
+    long batch, warmup, iters, seed, workspace_mb;
+    double lr, momentum, weight_decay;
+    bool no_data_grad;
+} run_opts;
+
+#define RUN_OPTS(r)                                                                                                    \
+    {"--backend", CLI_STR, &(r).backend, "B", "cpu (default), ref, cuda, cudnn or auto"},                             \
+        {"--batch", CLI_INT, &(r).batch, "N", "batch size (default: the network's)"},                                  \
+        {"--warmup", CLI_INT, &(r).warmup, "W", "untimed iterations first (default 2)"},                               \
+        {"--iters", CLI_INT, &(r).iters, "K", "timed iterations (default 10)"},                                        \
+        {"--precision", CLI_STR, &(r).precision, "P", "fp32 (default), tf32 or bf16 (GPU backends)"},                 \
+        {"--layout", CLI_STR, &(r).layout, "L", "nchw (default) or nhwc (GPU backends)"},                             \
+        {"--workspace-mb", CLI_INT, &(r).workspace_mb, "MB", "workspace limit for algorithm choice (default 4096)"},  \
+        {"--seed", CLI_INT, &(r).seed, "S", "seed for weights and inputs (default 42)"}
+
+void run_opts_default(run_opts *r);
+// Validates the options and fills exec options. Returns -1 to go on or an exit status.
+int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo);
+
+#endif
