@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every test program in BUILD/tests and the CLI tests; prints one summary line
+# "N passed, M failed" and exits non-zero when anything failed.
+set -u
+build=${1:-build}
+here=$(cd "$(dirname "$0")" && pwd)
+pass=0 fail=0 skip=0
+for t in "$build"/tests/test_*; do
+    [ -x "$t" ] || continue
+    case "$t" in *.o|*.d) continue ;; esac
+    name=$(basename "$t")
+    out=$("$t" 2>&1); rc=$?
+    line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
+    p=$(printf '%s' "$line" | sed -E 's/^([0-9]+) passed.*/\1/'); p=${p:-0}
+    f=$(printf '%s' "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/'); f=${f:-0}
+    s=$(printf '%s' "$line" | sed -nE 's/.*, ([0-9]+) skipped.*/\1/p'); s=${s:-0}
+    if [ $rc -ne 0 ] || [ -z "$line" ]; then
+        [ "$f" -eq 0 ] && f=1
+        printf '%s\n' "$out" | grep -vE '^ok ' | tail -40
+        echo "FAIL $name (exit $rc)"
+    else
+        echo "ok   $name: $line"
+    fi
+    pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+done
+out=$("$here/cli_test.sh" "$build/convbench" 2>&1); rc=$?
+line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
+p=$(printf '%s' "$line" | sed -E 's/^([0-9]+) passed.*/\1/'); p=${p:-0}
+f=$(printf '%s' "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/'); f=${f:-0}
+if [ $rc -ne 0 ] || [ -z "$line" ]; then
+    [ "$f" -eq 0 ] && f=1
+    printf '%s\n' "$out" | grep -vE '^ok ' | tail -40
+    echo "FAIL cli_test.sh (exit $rc)"
+else
+    echo "ok   cli_test.sh: $line"
+fi
+pass=$((pass + p)); fail=$((fail + f))
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

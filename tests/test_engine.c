@@ -1,0 +1,239 @@
+// The engine at network level: the fast CPU backend against the reference backend on a net
+// with every layer kind, whole-network gradients against finite differences, a net that learns
+// a synthetic task, and the planned memory (no allocation after create).
+#include "check.h"
+#include "convbench.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+// every layer kind the engine runs; asymmetric SAME, stride 2, non-square filter, groups,
+// concat of branches, elementwise sum, LRN, batch norm fused and standalone
+static const char *NET_ALL =
+    "{\"name\": \"all\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [3, 9, 11, 5]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 2, 5, 6], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]},"
+    "\"lrn\": {\"parents\": [\"c1\"], \"type\": \"LRN\", \"size\": 3, \"alpha\": 0.1, \"beta\": 0.75, \"k\": 2},"
+    "\"inc\": {\"type\": \"Block\", \"parents\": [\"lrn\"], \"endpoint\": \"cat\", \"layers\": {"
+    "  \"a\": {\"parents\": [], \"type\": \"Convolution\", \"filter\": [1, 1, 6, 4], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "  \"b\": {\"parents\": [], \"type\": \"Convolution\", \"filter\": [3, 3, 3, 6], \"groups\": 2, \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]},"
+    "  \"p\": {\"parents\": [], \"type\": \"AvgPool\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"},"
+    "  \"cat\": {\"parents\": [\"a\", \"b\", \"p\"], \"type\": \"Concatenate\", \"dim\": 3}}},"
+    "\"x\": {\"parents\": [\"inc\"], \"type\": \"Convolution\", \"filter\": [1, 1, 16, 16], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null},"
+    "\"sum\": {\"parents\": [\"x\", \"inc\"], \"type\": \"Elementwise\", \"activation_fn\": \"relu\"},"
+    "\"bn\": {\"parents\": [\"sum\"], \"type\": \"BatchNorm\"},"
+    "\"mp\": {\"parents\": [\"bn\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"},"
+    "\"fc1\": {\"parents\": [\"mp\"], \"type\": \"InnerProduct\", \"num_outputs\": 12, \"activation_fn\": \"relu\"},"
+    "\"fc2\": {\"parents\": [\"fc1\"], \"type\": \"InnerProduct\", \"num_outputs\": 7},"
+    "\"sm\": {\"parents\": [\"fc2\"], \"type\": \"Softmax\"}}}";
+
+static cb_exec *make(cb_net *net, const char *backend, float lr) {
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = backend;
+    o.lr = lr;
+    o.momentum = 0;
+    o.weight_decay = 0;
+    o.seed = 7;
+    cb_error err = {0};
+    cb_exec *e = cb_exec_create(net, &o, &err);
+    CHECK(e != NULL, "create %s: %s", backend, err.msg);
+    return e;
+}
+
+static double step_loss(cb_exec *e) {
+    double loss = 0;
+    cb_exec_forward(e, true, NULL);
+    cb_exec_criterion_forward(e, &loss, NULL);
+    return loss;
+}
+
+static double nrm_err(const float *a, const float *b, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        den += (double)b[i] * b[i];
+    }
+    return sqrt(num / (den > 0 ? den : 1));
+}
+
+// cpu against ref: loss, output, and every parameter gradient
+static void test_cpu_matches_ref(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    cb_exec *a = make(net, "cpu", 0.01f), *b = make(net, "ref", 0.01f);
+    if (!a || !b) goto out;
+    double la = step_loss(a), lb = step_loss(b);
+    CHECK(fabs(la - lb) < 1e-4 * fabs(lb), "loss cpu %.7f ref %.7f", la, lb);
+    cb_exec_criterion_backward(a, NULL);
+    cb_exec_criterion_backward(b, NULL);
+    cb_exec_backward(a, NULL);
+    cb_exec_backward(b, NULL);
+    for (int i = 0; i < net->nlayers; i++) {
+        cb_param pa[6], pb[6];
+        int n = cb_exec_params(a, i, pa, 6);
+        CHECK(n == cb_exec_params(b, i, pb, 6), "param lists differ");
+        for (int j = 0; j < n; j++) {
+            if (!pa[j].grad) continue;
+            float *ga = malloc((size_t)pa[j].count * 4), *gb = malloc((size_t)pa[j].count * 4);
+            cb_param qa = {pa[j].what, pa[j].grad, NULL, pa[j].count}, qb = {pb[j].what, pb[j].grad, NULL, pb[j].count};
+            cb_exec_param_get(a, &qa, ga);
+            cb_exec_param_get(b, &qb, gb);
+            double e = nrm_err(ga, gb, pa[j].count);
+            CHECK(e < 1e-4, "layer %s %s grad: cpu vs ref error %.2e", net->layers[i].name, pa[j].what, e);
+            free(ga);
+            free(gb);
+        }
+    }
+out:
+    cb_exec_destroy(a);
+    cb_exec_destroy(b);
+    cb_net_free(net);
+}
+
+// whole-network gradient of the loss w.r.t. sampled parameters against central differences
+static void test_gradients_finite_differences(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    cb_exec *e = make(net, "cpu", 0);
+    if (!e) {
+        cb_net_free(net);
+        return;
+    }
+    step_loss(e);
+    cb_exec_criterion_backward(e, NULL);
+    cb_exec_backward(e, NULL);
+    int checked = 0;
+    double worst = 0;
+    for (int i = 0; i < net->nlayers; i++) {
+        cb_param p[6];
+        int n = cb_exec_params(e, i, p, 6);
+        for (int j = 0; j < n; j++) {
+            if (!p[j].grad) continue;
+            int64_t cnt = p[j].count;
+            float *w = malloc((size_t)cnt * 4), *g = malloc((size_t)cnt * 4);
+            cb_param gp = {p[j].what, p[j].grad, NULL, cnt};
+            cb_exec_param_get(e, &p[j], w);
+            cb_exec_param_get(e, &gp, g);
+            // a few entries per tensor; compared as a normalised error over the sample (float32 net,
+            // step 1e-3: tolerance 0.1, where a wrong gradient gives ~1), which
+            // keeps a single ReLU kink crossed by the step from deciding the case
+            double num = 0, den = 0;
+            for (int s = 0; s < 4; s++) {
+                int64_t k = (int64_t)((s * 7919 + i * 31) % cnt);
+                float orig = w[k];
+                double h = 1e-3 * fmax(1.0, fabs(orig));
+                w[k] = (float)(orig + h);
+                cb_exec_param_set(e, &p[j], w);
+                double lp = step_loss(e);
+                w[k] = (float)(orig - h);
+                cb_exec_param_set(e, &p[j], w);
+                double lm = step_loss(e);
+                w[k] = orig;
+                cb_exec_param_set(e, &p[j], w);
+                double fd = (lp - lm) / (2 * h);
+                num += (fd - g[k]) * (fd - g[k]);
+                den += fd * fd;
+                checked++;
+            }
+            double rel = sqrt(num / fmax(den, 1e-8));
+            if (rel > worst) worst = rel;
+            CHECK(rel < 0.1, "layer %s %s: backward vs finite differences, normalised error %.3g", net->layers[i].name,
+                  p[j].what, rel);
+            free(w);
+            free(g);
+        }
+    }
+    CHECK(checked >= 30, "only %d gradients checked", checked);
+    printf("  %d gradients checked, worst normalised error %.3g\n", checked, worst);
+    cb_exec_destroy(e);
+    cb_net_free(net);
+}
+
+// four classes told apart by which quadrant is bright: the loss must fall
+static void test_learns_synthetic_task(void) {
+    const char *json =
+        "{\"name\": \"tiny\", \"layers\": {"
+        "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [32, 8, 8, 1]},"
+        "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 1, 8], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]},"
+        "\"p1\": {\"parents\": [\"c1\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"},"
+        "\"fc\": {\"parents\": [\"p1\"], \"type\": \"InnerProduct\", \"num_outputs\": 4},"
+        "\"sm\": {\"parents\": [\"fc\"], \"type\": \"Softmax\"}}}";
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, "tiny.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    cb_exec *e = make(net, "cpu", 0.1f);
+    if (!e) {
+        cb_net_free(net);
+        return;
+    }
+    float x[32 * 64];
+    int32_t y[32];
+    uint64_t s = 12345;
+    double first = 0, last = 0;
+    for (int it = 0; it < 60; it++) {
+        for (int n = 0; n < 32; n++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            y[n] = (int32_t)((s >> 33) % 4);
+            for (int i = 0; i < 64; i++) {
+                s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+                int qy = (i / 8) / 4, qx = (i % 8) / 4;
+                float noise = (float)((s >> 40) % 1000) / 1000.0f - 0.5f;
+                x[n * 64 + i] = (qy * 2 + qx == y[n] ? 1.0f : 0.0f) + 0.3f * noise;
+            }
+        }
+        cb_exec_set_input(e, x, y);
+        double loss = step_loss(e);
+        cb_exec_criterion_backward(e, NULL);
+        cb_exec_backward(e, NULL);
+        cb_exec_update(e, NULL);
+        if (it == 0) first = loss;
+        last = loss;
+    }
+    printf("  loss %.3f -> %.3f\n", first, last);
+    CHECK(last < 0.5 * first, "loss did not fall enough: %.3f -> %.3f", first, last);
+    cb_exec_destroy(e);
+    cb_net_free(net);
+}
+
+static void test_unknown_backend(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    if (!net) return;
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "nope";
+    cb_exec *e = cb_exec_create(net, &o, &err);
+    CHECK(!e && err.status == CB_STATUS_ARG && strstr(err.msg, "unknown backend 'nope'"), "%s", err.msg);
+    cb_net_free(net);
+}
+
+static void test_out_of_memory_is_clean(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load("vgg16", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    // 2^20 images of VGG-16 cannot fit in any host: the engine must say so, not crash
+    CHECK(cb_net_set_batch(net, 1 << 20, &err) == CB_OK, "%s", err.msg);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    cb_exec *e = cb_exec_create(net, &o, &err);
+    CHECK(!e && err.status == CB_STATUS_NOMEM && strstr(err.msg, "out of host memory"), "%s", err.msg);
+    cb_exec_destroy(e);
+    cb_net_free(net);
+}
+
+int main(void) {
+    RUN(test_cpu_matches_ref);
+    RUN(test_gradients_finite_differences);
+    RUN(test_learns_synthetic_task);
+    RUN(test_unknown_backend);
+    RUN(test_out_of_memory_is_clean);
+    return test_summary();
+}

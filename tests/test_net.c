@@ -1,0 +1,212 @@
+// Network descriptions: every built-in network's parameters and shapes against the counts
+// cross-checked with PyTorch (tests/data/nets_expected.json), Paleo-format features (Block,
+// ModelParallel, Concatenate, Elementwise, padding rules), and every bad-input case with its
+// status and message.
+#include "check.h"
+#include "convbench.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef CB_SOURCE_DIR
+#define CB_SOURCE_DIR "."
+#endif
+
+static char *slurp(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *b = malloc((size_t)n + 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    if (b) b[n] = 0;
+    fclose(f);
+    return b;
+}
+
+static void test_builtin_nets(void) {
+    char *text = slurp("tests/data/nets_expected.json");
+    CHECK(text != NULL, "tests/data/nets_expected.json missing (run from the source root)");
+    if (!text) return;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    CHECK(root != NULL, "nets_expected.json does not parse");
+    int nets = 0;
+    for (cJSON *n = root ? root->child : NULL; n; n = n->next) {
+        cb_error err = {0};
+        cb_net *net = cb_net_load(n->string, &err);
+        CHECK(net != NULL, "%s: %s", n->string, err.msg);
+        if (!net) continue;
+        nets++;
+        cb_net_cost c;
+        cb_net_cost_total(net, &c);
+        double want = cJSON_GetObjectItem(n, "params")->valuedouble;
+        CHECK(c.total.params == (int64_t)want, "%s: %lld params, want %.0f", n->string, (long long)c.total.params, want);
+        cJSON *layers = cJSON_GetObjectItem(n, "layers");
+        int checked = 0;
+        for (cJSON *l = layers ? layers->child : NULL; l; l = l->next) {
+            int i = cb_net_find(net, l->string);
+            CHECK(i >= 0, "%s: layer %s not found", n->string, l->string);
+            if (i < 0) continue;
+            cb_shape s = net->layers[i].out;
+            int k = cJSON_GetArraySize(l);
+            int64_t got[4] = {s.n, s.h, s.w, s.c};
+            if (s.rank == 2) got[1] = s.c;
+            CHECK(k == s.rank, "%s/%s: rank %d, want %d", n->string, l->string, s.rank, k);
+            for (int d = 0; d < k && k == s.rank; d++)
+                CHECK(got[d] == (int64_t)cJSON_GetArrayItem(l, d)->valuedouble, "%s/%s dim %d: %lld", n->string, l->string,
+                      d, (long long)got[d]);
+            checked++;
+        }
+        CHECK(checked == net->nlayers, "%s: %d shapes checked of %d layers", n->string, checked, net->nlayers);
+        cb_net_free(net);
+    }
+    CHECK(nets >= 9, "only %d networks checked", nets);
+    cJSON_Delete(root);
+}
+
+static cb_net *load(const char *json, cb_error *err) { return cb_net_load_string(json, "test.json", err); }
+
+#define NET(layers) "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 8, 8, 3]}" layers "}}"
+
+static void test_same_padding_asymmetric(void) {
+    cb_error err = {0};
+    // 8x8, 3x3 stride 2 SAME: out 4, total pad 1: none before, one after (TensorFlow)
+    cb_net *net = load(NET(", \"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 3, 5],"
+                           " \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]}"
+                           ", \"d\": {\"parents\": [\"c\"], \"type\": \"Convolution\", \"filter\": [4, 2, -1, 7],"
+                           " \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null}"),
+                       &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    const cb_layer *c = &net->layers[1], *d = &net->layers[2];
+    CHECK(c->out.h == 4 && c->out.w == 4 && c->out.c == 5, "c out %lldx%lld", (long long)c->out.h, (long long)c->out.w);
+    CHECK(c->p.conv.win.pad_top == 0 && c->p.conv.win.pad_bottom == 1, "pads %d+%d", c->p.conv.win.pad_top,
+          c->p.conv.win.pad_bottom);
+    CHECK(d->p.conv.cin == 5, "cin -1 resolves to the input's channels: %d", d->p.conv.cin);
+    CHECK(d->p.conv.win.pad_top == 1 && d->p.conv.win.pad_bottom == 2, "4-high SAME: %d+%d", d->p.conv.win.pad_top,
+          d->p.conv.win.pad_bottom);
+    CHECK(d->p.conv.win.pad_left == 0 && d->p.conv.win.pad_right == 1, "2-wide SAME: %d+%d", d->p.conv.win.pad_left,
+          d->p.conv.win.pad_right);
+    CHECK(d->act == CB_ACT_NONE && c->act == CB_ACT_RELU, "activation default relu, null none");
+    CHECK(cb_net_set_batch(net, 7, &err) == CB_OK && net->layers[2].out.n == 7, "set_batch");
+    cb_net_free(net);
+}
+
+static void test_block_concat_elementwise(void) {
+    cb_error err = {0};
+    cb_net *net = load(NET(
+        ", \"inc\": {\"type\": \"Block\", \"parents\": [\"data\"], \"endpoint\": \"cat\", \"layers\": {"
+        "   \"a\": {\"parents\": [], \"type\": \"Convolution\", \"filter\": [1, 1, 3, 4], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]},"
+        "   \"b\": {\"parents\": [], \"type\": \"Convolution\", \"filter\": [3, 3, 3, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]},"
+        "   \"p\": {\"parents\": [], \"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"},"
+        "   \"cat\": {\"parents\": [\"a\", \"b\", \"p\"], \"type\": \"Concatenate\", \"dim\": 3}}}"
+        ", \"x\": {\"parents\": [\"inc\"], \"type\": \"Convolution\", \"filter\": [1, 1, 13, 13], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1]}"
+        ", \"sum\": {\"parents\": [\"x\", \"inc/cat\"], \"type\": \"Elementwise\", \"activation_fn\": \"relu\"}"
+        ", \"fc\": {\"parents\": [\"sum\"], \"type\": \"InnerProduct\", \"num_outputs\": 10}"
+        ", \"sm\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 10}"),
+                       &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    int cat = cb_net_find(net, "inc/cat"), x = cb_net_find(net, "x"), sum = cb_net_find(net, "sum");
+    CHECK(cat > 0 && net->layers[cat].out.c == 13, "concat channels 4+6+3");
+    CHECK(x > cat && net->layers[x].parents[0] == cat, "block name resolves to its endpoint");
+    CHECK(sum > x && net->layers[sum].nparents == 2, "elementwise parents");
+    CHECK(net->layers[cat].nchildren == 2, "endpoint consumed twice: %d", net->layers[cat].nchildren);
+    int fc = cb_net_find(net, "fc");
+    CHECK(net->layers[fc].in.c == 13 * 64 && net->layers[fc].out.rank == 2, "fc flattens");
+    cb_net_free(net);
+}
+
+static void test_model_parallel(void) {
+    cb_error err = {0};
+    cb_net *net = load(NET(
+        ", \"mp\": {\"type\": \"ModelParallel\", \"splits\": 2, \"parents\": [\"data\"], \"layers\": {"
+        "   \"c1\": {\"parents\": [], \"type\": \"Convolution\", \"filter\": [3, 3, 3, 8], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]},"
+        "   \"cat\": {\"parents\": [\"c1@all\"], \"type\": \"Concatenate\", \"dim\": 3},"
+        "   \"c2\": {\"parents\": [\"cat@self\"], \"type\": \"Convolution\", \"filter\": [3, 3, 8, 4], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]}}}"
+        ", \"join\": {\"parents\": [\"mp/c2@all\"], \"type\": \"Concatenate\", \"dim\": 3}"),
+                       &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    int c10 = cb_net_find(net, "mp/c1@0"), c11 = cb_net_find(net, "mp/c1@1"), cat1 = cb_net_find(net, "mp/cat@1"),
+        join = cb_net_find(net, "join");
+    CHECK(c10 > 0 && c11 > 0 && cat1 > 0 && join > 0, "split names");
+    if (c10 > 0) CHECK(net->layers[c10].out.c == 4, "filters divided among 2 splits: %lld", (long long)net->layers[c10].out.c);
+    if (cat1 > 0) CHECK(net->layers[cat1].out.c == 8, "@all gathers both splits");
+    if (join > 0) CHECK(net->layers[join].out.c == 4 && net->layers[join].nparents == 2, "join of both c2 splits");
+    if (c11 > 0) CHECK(net->layers[c11].split == 1 && net->layers[c11].splits == 2, "split index");
+    cb_net_free(net);
+}
+
+typedef struct bad_case {
+    const char *what, *json, *needle;
+    cb_status status;
+} bad_case;
+
+static void test_bad_descriptions(void) {
+    static const bad_case cases[] = {
+        {"syntax", "{\"name\": \"t\",\n \"layers\": {\"data\": [1,, 2]}}", "line 2, column", CB_STATUS_PARSE},
+        {"unknown type", NET(", \"c\": {\"parents\": [\"data\"], \"type\": \"Frobnicate\"}"), "layer 'c': unknown layer type 'Frobnicate'", CB_STATUS_PARSE},
+        {"unknown key", NET(", \"c\": {\"parents\": [\"data\"], \"type\": \"Pooling\", \"ksize\": [1,2,2,1], \"size\": 3}"), "layer 'c': unknown key 'size'", CB_STATUS_PARSE},
+        {"unknown parent", NET(", \"c\": {\"parents\": [\"nope\"], \"type\": \"ReLU\"}"), "layer 'c': unknown parent 'nope'", CB_STATUS_PARSE},
+        {"cycle", NET(", \"a\": {\"parents\": [\"b\"], \"type\": \"ReLU\"}, \"b\": {\"parents\": [\"a\"], \"type\": \"ReLU\"}"), "cyclic", CB_STATUS_PARSE},
+        {"self parent", NET(", \"a\": {\"parents\": [\"a\"], \"type\": \"ReLU\"}"), "own parent", CB_STATUS_PARSE},
+        {"concat mismatch", NET(", \"p\": {\"parents\": [\"data\"], \"type\": \"Pooling\", \"ksize\": [1,2,2,1], \"strides\": [1,2,2,1]}, \"c\": {\"parents\": [\"data\", \"p\"], \"type\": \"Concatenate\", \"dim\": 3}"), "layer 'c': input 'p'", CB_STATUS_SHAPE},
+        {"elementwise mismatch", NET(", \"x\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1,1,3,4], \"strides\": [1,1,1,1]}, \"s\": {\"parents\": [\"data\", \"x\"], \"type\": \"Elementwise\"}"), "layer 's': Elementwise inputs differ", CB_STATUS_SHAPE},
+        {"concat dim", NET(", \"c\": {\"parents\": [\"data\", \"data\"], \"type\": \"Concatenate\", \"dim\": 5}"), "outside", CB_STATUS_SHAPE},
+        {"concat dim rank 2", "{\"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 8]}, \"c\": {\"parents\": [\"data\", \"data\"], \"type\": \"Concatenate\", \"dim\": 3}}}", "dimension 3, but the inputs have 2", CB_STATUS_SHAPE},
+        {"zero size", NET(", \"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [0,3,3,4]}"), "layer 'c': 'filter' dimension 0", CB_STATUS_SHAPE},
+        {"negative tensor", "{\"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, -8, 8, 3]}}}", "layer 'data': 'tensor' dimension 1", CB_STATUS_SHAPE},
+        {"absurd size", NET(", \"f\": {\"parents\": [\"data\"], \"type\": \"InnerProduct\", \"num_outputs\": 1e15}"), "layer 'f': 'num_outputs'", CB_STATUS_SHAPE},
+        {"overflow", "{\"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2147483647, 2147483647, 2147483647, 3]}}}", "overflow 64 bits", CB_STATUS_SHAPE},
+        {"kernel too large", NET(", \"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [9,3,3,4], \"padding\": \"VALID\"}"), "layer 'c': kernel height 9 is larger", CB_STATUS_SHAPE},
+        {"kernel too large padded", NET(", \"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3,12,3,4], \"padding\": [1,1]}"), "kernel width 12 is larger than the padded input's 10", CB_STATUS_SHAPE},
+        {"channel mismatch", NET(", \"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3,3,4,4]}"), "expects 4 input channels", CB_STATUS_SHAPE},
+        {"no input", "{\"layers\": {\"c\": {\"parents\": [\"x\"], \"type\": \"ReLU\"}}}", "no Input layer", CB_STATUS_PARSE},
+        {"top-level key", "{\"name\": \"t\", \"layers\": {}, \"extra\": 1}", "unknown top-level key 'extra'", CB_STATUS_PARSE},
+        {"not an object", "[1, 2]", "top level must be an object", CB_STATUS_PARSE},
+        {"bad padding", NET(", \"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3,3,3,4], \"padding\": \"FULL\"}"), "padding 'FULL'", CB_STATUS_PARSE},
+        {"bad activation", NET(", \"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3,3,3,4], \"activation_fn\": \"tanh\"}"), "unknown activation_fn tanh", CB_STATUS_PARSE},
+        {"unknown @all", NET(", \"c\": {\"parents\": [\"data@all\"], \"type\": \"ReLU\"}"), "not a ModelParallel layer", CB_STATUS_PARSE},
+        {"bad endpoint", NET(", \"b\": {\"type\": \"Block\", \"parents\": [\"data\"], \"endpoint\": \"zz\", \"layers\": {\"r\": {\"parents\": [], \"type\": \"ReLU\"}}}"), "endpoint 'zz'", CB_STATUS_PARSE},
+        {"softmax classes", NET(", \"s\": {\"parents\": [\"data\"], \"type\": \"Softmax\", \"num_classes\": 10}"), "num_classes 10", CB_STATUS_SHAPE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cb_error err = {0};
+        cb_net *net = load(cases[i].json, &err);
+        CHECK(net == NULL, "%s: loaded", cases[i].what);
+        if (net) {
+            cb_net_free(net);
+            continue;
+        }
+        CHECK(err.status == cases[i].status, "%s: status %s, want %s (%s)", cases[i].what, cb_status_name(err.status),
+              cb_status_name(cases[i].status), err.msg);
+        CHECK(strstr(err.msg, cases[i].needle) != NULL, "%s: message '%s' lacks '%s'", cases[i].what, err.msg, cases[i].needle);
+        CHECK(strncmp(err.msg, "test.json: ", 11) == 0, "%s: message names the file: %s", cases[i].what, err.msg);
+        CHECK(strchr(err.msg, '\n') == NULL, "%s: one line", cases[i].what);
+    }
+}
+
+static void test_missing_file(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load("/nonexistent/net.json", &err);
+    CHECK(!net && err.status == CB_STATUS_IO && strstr(err.msg, "/nonexistent/net.json"), "%s", err.msg);
+    net = cb_net_load("no-such-builtin", &err);
+    CHECK(!net && err.status == CB_STATUS_IO && strstr(err.msg, "no-such-builtin"), "%s", err.msg);
+}
+
+int main(void) {
+    RUN(test_builtin_nets);
+    RUN(test_same_padding_asymmetric);
+    RUN(test_block_concat_elementwise);
+    RUN(test_model_parallel);
+    RUN(test_bad_descriptions);
+    RUN(test_missing_file);
+    return test_summary();
+}
