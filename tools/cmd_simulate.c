@@ -1,0 +1,129 @@
+// convbench simulate NET --workers 1,2,4 --network NAME --device NAME: Paleo's distributed
+// training simulation: per worker count, compute, communication, step time, speed-up, efficiency.
+#include "model_cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_WORKERS 64
+
+static int run(int argc, char **argv) {
+    long batch = -1;
+    const char *device = NULL, *calibration = NULL, *network = NULL, *db_path = NULL, *precision = "fp32";
+    const char *workers = "1,2,4,8,16,32,64,128", *scaling = "weak", *parallel = "data", *allreduce = "ring";
+    bool overlap = false, paleo = false;
+    cli_out o = {0};
+    const cli_opt opts[] = {
+        {"--device", CLI_STR, &device, "NAME", "device from the database"},
+        {"--network", CLI_STR, &network, "NAME", "interconnect: pcie3|4|5, nvlink3|4, ethernet10|25|100, ib-edr|hdr|ndr"},
+        {"--workers", CLI_STR, &workers, "LIST", "worker counts, comma-separated (default 1,2,4,...,128)"},
+        {"--scaling", CLI_STR, &scaling, "S", "weak (batch per worker, default) or strong (batch split)"},
+        {"--parallel", CLI_STR, &parallel, "P", "data (default), model or hybrid"},
+        {"--allreduce", CLI_STR, &allreduce, "A", "ring (default), tree or butterfly"},
+        {"--overlap", CLI_FLAG, &overlap, NULL, "overlap the gradient all-reduce with the backward pass"},
+        {"--batch", CLI_INT, &batch, "N", "batch size (default: the network's)"},
+        {"--precision", CLI_STR, &precision, "P", "fp32 (default), tf32 or bf16"},
+        {"--calibration", CLI_STR, &calibration, "FILE", "device entry written by convbench calibrate --save"},
+        {"--paleo", CLI_FLAG, &paleo, NULL, "per-layer times by Paleo's uncalibrated method"},
+        {"--devices", CLI_STR, &db_path, "FILE", "device database (default data/devices.json)"},
+        CLI_OUT_OPTS(o),
+        {0},
+    };
+    const char *pos[1];
+    int rc = cli_parse(&cmd_simulate, opts, argc, argv, pos, 1, 1);
+    if (rc >= 0) return rc;
+    cb_format fmt;
+    if ((rc = cli_out_check(&cmd_simulate, &o, &fmt)) >= 0) return rc;
+    cb_sim_opts so = {0};
+    so.paleo = paleo;
+    so.overlap = overlap;
+    if (!cli_parse_precision(precision, &so.model.precision))
+        return cli_usage_error(&cmd_simulate, "--precision: '%s' is not fp32, tf32 or bf16", precision);
+    if (!strcmp(scaling, "weak")) so.strong = false;
+    else if (!strcmp(scaling, "strong")) so.strong = true;
+    else return cli_usage_error(&cmd_simulate, "--scaling: '%s' is not weak or strong", scaling);
+    const char *pn[] = {"data", "model", "hybrid"}, *an[] = {"ring", "tree", "butterfly"};
+    so.parallel = CB_PAR_COUNT;
+    for (int k = 0; k < CB_PAR_COUNT; k++)
+        if (!strcmp(parallel, pn[k])) so.parallel = (cb_parallel)k;
+    if (so.parallel == CB_PAR_COUNT) return cli_usage_error(&cmd_simulate, "--parallel: '%s' is not data, model or hybrid", parallel);
+    so.allreduce = CB_AR_COUNT;
+    for (int k = 0; k < CB_AR_COUNT; k++)
+        if (!strcmp(allreduce, an[k])) so.allreduce = (cb_allreduce)k;
+    if (so.allreduce == CB_AR_COUNT) return cli_usage_error(&cmd_simulate, "--allreduce: '%s' is not ring, tree or butterfly", allreduce);
+    int w[MAX_WORKERS], nw = 0;
+    char list[512];
+    snprintf(list, sizeof list, "%s", workers);
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        char *end;
+        long v = strtol(tok, &end, 10);
+        if (*end || v < 1 || v > 1 << 20) return cli_usage_error(&cmd_simulate, "--workers: '%s' is not a worker count", tok);
+        if (nw == MAX_WORKERS) return cli_usage_error(&cmd_simulate, "--workers: at most %d counts", MAX_WORKERS);
+        w[nw++] = (int)v;
+    }
+    if (!nw) return cli_usage_error(&cmd_simulate, "--workers: empty list");
+    if (!network) return cli_usage_error(&cmd_simulate, "--network NAME is required");
+    cb_devdb db;
+    cb_device dev;
+    if ((rc = model_cli_device(&cmd_simulate, db_path, device, calibration, &db, &dev)) >= 0) {
+        cb_devdb_free(&db);
+        return rc;
+    }
+    const cb_link *lp = cb_devdb_link(&db, network);
+    if (!lp) {
+        char names[512] = "";
+        for (int i = 0; i < db.nlink; i++) snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "", db.link[i].name);
+        cb_devdb_free(&db);
+        return cli_usage_error(&cmd_simulate, "--network: unknown interconnect '%s' (known: %s)", network, names);
+    }
+    cb_link link = *lp;
+    cb_devdb_free(&db);
+    cb_net *net = cli_load_net(&cmd_simulate, pos[0], batch, &rc);
+    if (!net) return rc;
+    cb_sim_step steps[MAX_WORKERS];
+    cb_error err = {0};
+    if (cb_simulate(net, &dev, &link, &so, w, nw, steps, &err) != CB_OK) {
+        rc = cli_fail(&cmd_simulate, &err);
+        cb_net_free(net);
+        return rc;
+    }
+    cb_report *r = cb_report_new("simulate");
+    cb_report_meta_str(r, "network", net->name);
+    cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
+    cb_report_meta_str(r, "device", dev.name);
+    cb_report_meta_str(r, "interconnect", link.name);
+    cb_report_meta_str(r, "scaling", scaling);
+    cb_report_meta_str(r, "parallel", parallel);
+    cb_report_meta_str(r, "allreduce", allreduce);
+    cb_report_meta_str(r, "overlap", overlap ? "yes" : "no");
+    cb_report_meta_str(r, "method", paleo ? "paleo" : "roofline");
+    const char *cols[] = {"workers", "batch_per_worker", "effective_batch", "fwd_ms", "bwd_ms", "update_ms",
+                          "compute_ms", "comm_ms", "total_ms", "speedup", "efficiency"};
+    cb_table *t = cb_report_table(r, "scaling", 11, cols);
+    for (int k = 0; k < nw; k++) {
+        const cb_sim_step *s = &steps[k];
+        cb_table_row(t);
+        cb_table_int(t, s->workers);
+        cb_table_int(t, s->batch_per_worker);
+        cb_table_int(t, s->effective_batch);
+        cb_table_num(t, s->fwd_ms, 3);
+        cb_table_num(t, s->bwd_ms, 3);
+        cb_table_num(t, s->update_ms, 3);
+        cb_table_num(t, s->compute_ms, 3);
+        cb_table_num(t, s->comm_ms, 3);
+        cb_table_num(t, s->total_ms, 3);
+        cb_table_num(t, s->speedup, 2);
+        cb_table_num(t, s->efficiency, 3);
+    }
+    cb_report_note(r, "interconnect %s: %.3g GB/s per direction, %.3g us latency (%s)", link.name, link.bw / 1e9,
+                   link.latency_s * 1e6, link.source);
+    rc = cli_emit(&cmd_simulate, r, &o, fmt);
+    cb_report_free(r);
+    cb_net_free(net);
+    return rc;
+}
+
+const cli_cmd cmd_simulate = {"simulate", "Paleo's distributed training simulation: compute, all-reduce, speed-up per worker count",
+                              "NET --device NAME --network NAME [--workers 1,2,4] [--scaling weak|strong] [--parallel data|model|hybrid]",
+                              run};

@@ -1,0 +1,62 @@
+#include "model_cli.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int resolve(const cli_cmd *cmd, const char *name, const char *calibration, cb_devdb *db, cb_device *dev) {
+    cb_error err = {0};
+    if (!name && !calibration) return cli_usage_error(cmd, "--device NAME (or --calibration FILE) is required");
+    if (name) {
+        const cb_device *d = cb_devdb_device(db, name);
+        if (!d) {
+            char list[1024] = "";
+            for (int i = 0; i < db->ndev; i++)
+                snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", db->dev[i].name);
+            return cli_usage_error(cmd, "--device: unknown device '%s' (known: %s)", name, list);
+        }
+        *dev = *d;
+    }
+    if (calibration) {
+        cb_device c;
+        if (cb_device_load_file(calibration, &c, &err) != CB_OK) return cli_fail(cmd, &err);
+        if (!name) *dev = c;
+        else { // the calibration's measurements on the named device's datasheet figures
+            memcpy(dev->meas_gemm, c.meas_gemm, sizeof c.meas_gemm);
+            if (c.meas_copy_bw > 0) dev->meas_copy_bw = c.meas_copy_bw;
+            memcpy(dev->algo_eff, c.algo_eff, sizeof c.algo_eff);
+            dev->calibrated = c.calibrated;
+            if (c.launch_s > 0) dev->launch_s = c.launch_s;
+            snprintf(dev->meas_source, sizeof dev->meas_source, "%s", calibration);
+        }
+    }
+    return -1;
+}
+
+int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, cb_devdb *db,
+                     cb_device *dev) {
+    cb_error err = {0};
+    if (cb_devdb_load(db_path, db, &err) != CB_OK) return cli_fail(cmd, &err);
+    int rc = resolve(cmd, name, calibration, db, dev);
+    if (rc >= 0) cb_devdb_free(db);
+    return rc;
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double pct(const double *v, int n, double q) {
+    if (n == 0) return 0;
+    double pos = q * (n - 1);
+    int i = (int)pos;
+    if (i + 1 >= n) return v[n - 1];
+    return v[i] + (pos - i) * (v[i + 1] - v[i]);
+}
+
+void model_cli_percentiles(double *v, int n, double *median, double *p90) {
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    *median = pct(v, n, 0.5);
+    *p90 = pct(v, n, 0.9);
+}

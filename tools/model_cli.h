@@ -1,0 +1,17 @@
+// Shared by predict, simulate and calibrate: the device (database entry, calibration file)
+// named on the command line.
+#ifndef CB_TOOLS_MODEL_CLI_H
+#define CB_TOOLS_MODEL_CLI_H
+
+#include "cli.h"
+#include "model/model.h"
+
+// Loads the database (db_path NULL: the default) and resolves --device / --calibration into
+// *dev. With only a calibration file, that file is the device. Returns -1 to go on or an exit
+// status after a one-line message. *db stays loaded for interconnect look-ups (free it).
+int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, cb_devdb *db,
+                     cb_device *dev);
+// median and 90th percentile (linear interpolation) of v[0..n); v is sorted in place
+void model_cli_percentiles(double *v, int n, double *median, double *p90);
+
+#endif
