@@ -1,0 +1,318 @@
+// The analytical model: FLOP and byte counts per algorithm against hand counts, roofline
+// arithmetic, Paleo's uncalibrated VGG-16 predictions (seed 002, "Heuristic disabled" tables),
+// the device database, and simulation invariants.
+#include "check.h"
+#include "model/model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fabs(b); }
+
+// A one-convolution net in Paleo format.
+static cb_net *conv_net(int n, int h, int c, int k, int r, int stride, const char *pad) {
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [%d, %d, %d, %d]},"
+             "\"conv\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [%d, %d, %d, %d], \"padding\": %s,"
+             "\"strides\": [1, %d, %d, 1], \"activation_fn\": null, \"bias\": false}}}",
+             n, h, h, c, r, r, c, k, pad, stride, stride);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, "test", &err);
+    if (!net) printf("  load: %s\n", err.msg);
+    return net;
+}
+
+// direct vs Winograd multiplies for a 3x3 convolution: 56x56 output, 64 -> 64 channels
+static void winograd_multiplies(void) {
+    cb_net *net = conv_net(1, 56, 64, 64, 3, 1, "[1, 1]");
+    CHECK(net, "load");
+    if (!net) return;
+    cb_algo_cost g, w;
+    cb_algo_cost_of(net, 1, CB_PHASE_FORWARD, CB_ALGO_GEMM, 4, &g);
+    cb_algo_cost_of(net, 1, CB_PHASE_FORWARD, CB_ALGO_WINOGRAD, 4, &w);
+    double direct = 56.0 * 56 * 64 * 64 * 9;    // one multiply per output, channel and tap
+    double wino = 36.0 * (14 * 14) * 64 * 64;   // 36 per 4x4 tile, channel pair
+    CHECK(g.mults == direct, "gemm %g vs %g", g.mults, direct);
+    CHECK(w.applicable && w.mults == wino, "winograd %g vs %g", w.mults, wino);
+    CHECK(direct / wino == 4.0, "ratio %g", direct / wino);
+    // transforms: 864 per tile and channel, 324 per filter pair, 480 per tile and filter
+    double fl = 2 * wino + 864.0 * 196 * 64 + 324.0 * 64 * 64 + 480.0 * 196 * 64;
+    CHECK(w.flops == fl, "winograd flops %g vs %g", w.flops, fl);
+    double ws = 4.0 * 36 * (196 * 64 + 64 * 64 + 196 * 64);
+    CHECK(w.workspace == ws, "winograd workspace %g vs %g", w.workspace, ws);
+    CHECK(w.bytes == 4.0 * (56 * 56 * 64 * 2 + 64 * 64 * 9) + 2 * ws, "winograd bytes %g", w.bytes);
+    cb_net_free(net);
+}
+
+// one 4x4 output tile, one channel: 36 multiplies, 2*36 + 864 + 324 + 480 FLOPs
+static void winograd_single_tile(void) {
+    cb_net *net = conv_net(1, 4, 1, 1, 3, 1, "\"SAME\"");
+    if (!net) {
+        CHECK(0, "load");
+        return;
+    }
+    cb_algo_cost w;
+    cb_algo_cost_of(net, 1, CB_PHASE_FORWARD, CB_ALGO_WINOGRAD, 4, &w);
+    CHECK(w.mults == 36 && w.flops == 72 + 864 + 324 + 480, "mults %g flops %g", w.mults, w.flops);
+    cb_net_free(net);
+}
+
+// im2col GEMM: FLOPs, column-matrix workspace and bytes; applicability of Winograd and FFT
+static void gemm_fft_counts(void) {
+    cb_net *net = conv_net(2, 27, 64, 192, 5, 1, "[2, 2]"); // AlexNet conv2
+    if (!net) {
+        CHECK(0, "load");
+        return;
+    }
+    cb_algo_cost g, f, w, i;
+    cb_algo_cost_of(net, 1, CB_PHASE_FORWARD, CB_ALGO_GEMM, 4, &g);
+    cb_algo_cost_of(net, 1, CB_PHASE_FORWARD, CB_ALGO_FFT, 4, &f);
+    cb_algo_cost_of(net, 1, CB_PHASE_FORWARD, CB_ALGO_WINOGRAD, 4, &w);
+    cb_algo_cost_of(net, 1, CB_PHASE_FORWARD, CB_ALGO_IMPLICIT_GEMM, 4, &i);
+    double macs = 2.0 * 192 * 27 * 27 * 64 * 25, col = 64.0 * 25 * 27 * 27;
+    double io = 4.0 * (2 * 64 * 27 * 27 + 192 * 64 * 25 + 2 * 192 * 27 * 27);
+    CHECK(g.flops == 2 * macs, "gemm flops %g", g.flops);
+    CHECK(g.workspace == 4 * col && g.bytes == io + 2 * 4 * 2 * col, "gemm ws %g bytes %g", g.workspace, g.bytes);
+    CHECK(i.flops == 2 * macs && i.bytes == io && i.workspace == 0, "implicit %g %g", i.bytes, i.workspace);
+    CHECK(!w.applicable, "winograd is 3x3 only");
+    // FFT on 31x31 planes: 2.5 n log2 n per transform, 16 x 31 half spectrum
+    double n = 31.0 * 31, hs = 31.0 * 16, tr = 2.0 * 64 + 64 * 192 + 2.0 * 192;
+    CHECK(f.applicable && close_rel(f.flops, 2.5 * n * log2(n) * tr + 8 * 2.0 * 64 * 192 * hs, 1e-12), "fft %g", f.flops);
+    cb_net_free(net);
+    net = conv_net(2, 28, 16, 16, 3, 2, "\"SAME\"");
+    if (!net) {
+        CHECK(0, "load");
+        return;
+    }
+    cb_algo_cost_of(net, 1, CB_PHASE_FORWARD, CB_ALGO_FFT, 4, &f);
+    cb_algo_cost_of(net, 1, CB_PHASE_FORWARD, CB_ALGO_WINOGRAD, 4, &w);
+    CHECK(!f.applicable && !w.applicable, "stride 2: no FFT, no Winograd");
+    cb_net_free(net);
+}
+
+static void roofline_arithmetic(void) {
+    bool mb;
+    double t = cb_roofline_s(2e9, 1e12, 1e6, 1e9, 5e-6, &mb); // 2 ms compute, 1 ms memory
+    CHECK(close_rel(t, 2e-3 + 5e-6, 1e-12) && !mb, "compute bound %g", t);
+    t = cb_roofline_s(1e6, 1e12, 4e9, 2e12, 0, &mb);            // 1 us compute, 2 ms memory
+    CHECK(close_rel(t, 2e-3, 1e-12) && mb, "memory bound %g", t);
+}
+
+static void device_database(void) {
+    cb_devdb db;
+    cb_error err = {0};
+    const char *path = getenv("CONVBENCH_DEVICES") ? NULL : "data/devices.json";
+    CHECK(cb_devdb_load(path, &db, &err) == CB_OK, "%s", err.msg);
+    if (err.status) return;
+    const char *need[] = {"h200", "h100", "a100", "v100", "titanx-maxwell", "titanx-pascal", "k20", "k40", "k80", "xeon-2c"};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++) CHECK(cb_devdb_device(&db, need[i]), "device %s", need[i]);
+    const char *links[] = {"pcie3", "pcie4", "pcie5", "nvlink3", "nvlink4", "ethernet10", "ethernet25", "ethernet100",
+                           "ib-edr", "ib-hdr", "ib-ndr"};
+    for (size_t i = 0; i < sizeof links / sizeof links[0]; i++) CHECK(cb_devdb_link(&db, links[i]), "link %s", links[i]);
+    const cb_device *h = cb_devdb_device(&db, "H200");
+    if (h) {
+        CHECK(close_rel(h->meas_gemm[CB_PREC_FP32], 50.7e12, 1e-3) && close_rel(h->meas_gemm[CB_PREC_BF16], 780.4e12, 1e-3) &&
+                  close_rel(h->meas_copy_bw, 4.25e12, 2e-3),
+              "h200 measured block");
+        CHECK(cb_model_rate(h, CB_PREC_TF32, CB_ALGO_GEMM, CB_PHASE_FORWARD) == h->meas_gemm[CB_PREC_TF32], "measured rate used");
+    }
+    const cb_device *t = cb_devdb_device(&db, "titanx-maxwell");
+    if (t) CHECK(t->peak[CB_PREC_FP32] == 6144e9 && t->mem_bw == 336.5e9, "Titan X as Paleo");
+    CHECK(!cb_devdb_device(&db, "no-such-gpu"), "unknown device");
+    cb_devdb_free(&db);
+}
+
+// Paleo's own VGG-16 (fc as convolutions), batch 64: seed 002's "Heuristic disabled" tables
+static const char *VGG_PALEO_LAYERS[][2] = {
+    {"conv1-1", "3,64"}, {"conv1-2", "64,64"}, {"pool1", ""}, {"conv2-1", "64,128"}, {"conv2-2", "128,128"}, {"pool2", ""},
+    {"conv3-1", "128,256"}, {"conv3-2", "256,256"}, {"conv3-3", "256,256"}, {"pool3", ""}, {"conv4-1", "256,512"},
+    {"conv4-2", "512,512"}, {"conv4-3", "512,512"}, {"pool4", ""}, {"conv5-1", "512,512"}, {"conv5-2", "512,512"},
+    {"conv5-3", "512,512"}, {"pool5", ""},
+};
+static const double SEED_FWD[] = {4.19018099061, 43.1269071954, 2.91097637048, 20.9953414468, 40.8530528788, 1.45548818524,
+                                  20.1447489796, 39.7206829517, 39.7206829517, 0.72774409262, 19.7282951348, 39.172182766,
+                                  39.172182766, 0.36387204631, 9.82388068871, 9.82388068871, 9.82388068871, 0.0909680115775,
+                                  3.29915026789, 0.00584690143635, 0.541065080733, 0.00584690143635, 0.134289559609};
+static const double SEED_BWD_DATA[] = {0, 43.1269071954, 2.91097637048, 21.0158376509, 40.8530528788, 1.45548818524,
+                                       20.1654265659, 39.7206829517, 39.7206829517, 0.72774409262, 19.7493354859,
+                                       39.172182766, 39.172182766, 0.36387204631, 9.82388068871, 9.82388068871,
+                                       9.82388068871, 0.0909680115775, 106.547153989, 0.00584690143635, 0.541065080733,
+                                       0.00584690143635, 0.134289559609};
+
+static const double SEED_BWD_FILTER[] = {4.19018099061, 43.1269071954, 0, 20.9953414468, 40.8530528788, 0, 20.1447489796,
+                                         39.7206829517, 39.7206829517, 0, 19.7282951348, 39.172182766, 39.172182766, 0,
+                                         9.82388068871, 9.82388068871, 9.82388068871, 0, 3.29915026789, 0, 0.541065080733, 0,
+                                         0.134289559609};
+
+static cb_net *vgg16_paleo(void) {
+    static char json[8192];
+    size_t o = 0;
+    o += (size_t)snprintf(json + o, sizeof json - o,
+                          "{\"name\": \"VGG 16 - FROM SLIM\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\","
+                          " \"tensor\": [64, 224, 224, 3]}");
+    const char *prev = "data";
+    for (size_t i = 0; i < sizeof VGG_PALEO_LAYERS / sizeof VGG_PALEO_LAYERS[0]; i++) {
+        const char *nm = VGG_PALEO_LAYERS[i][0], *ch = VGG_PALEO_LAYERS[i][1];
+        if (*ch)
+            o += (size_t)snprintf(json + o, sizeof json - o,
+                                  ", \"%s\": {\"parents\": [\"%s\"], \"type\": \"Convolution\", \"filter\": [3, 3, %s],"
+                                  " \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"}",
+                                  nm, prev, ch);
+        else
+            o += (size_t)snprintf(json + o, sizeof json - o,
+                                  ", \"%s\": {\"parents\": [\"%s\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1],"
+                                  " \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"}",
+                                  nm, prev);
+        prev = nm;
+    }
+    o += (size_t)snprintf(json + o, sizeof json - o,
+        ", \"fc6\": {\"parents\": [\"pool5\"], \"type\": \"Convolution\", \"filter\": [7, 7, 512, 4096], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"}"
+        ", \"dropout6\": {\"parents\": [\"fc6\"], \"type\": \"Dropout\", \"dropout_keep_prob\": 0.5}"
+        ", \"fc7\": {\"parents\": [\"dropout6\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4096, 4096], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"}"
+        ", \"dropout7\": {\"parents\": [\"fc7\"], \"type\": \"Dropout\", \"dropout_keep_prob\": 0.5}"
+        ", \"fc8\": {\"parents\": [\"dropout7\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4096, 1000], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null}"
+        ", \"softmax\": {\"parents\": [\"fc8\"], \"type\": \"Softmax\", \"num_classes\": 1000}}}");
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, "vgg16-paleo", &err);
+    if (!net) printf("  load: %s\n", err.msg);
+    return net;
+}
+
+// Paleo's Titan X (device.py): clock 1000 MHz, 6144 GFLOP/s, 336.5 GB/s
+static cb_device titan_x_paleo(void) {
+    cb_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "titanx-paleo");
+    snprintf(d.kind, sizeof d.kind, "gpu");
+    d.clock_mhz = 1000;
+    d.peak[CB_PREC_FP32] = 6144e9;
+    d.mem_bw = 336.5e9;
+    return d;
+}
+
+static void paleo_vgg16(const double *seed, cb_phase ph, const char *what) {
+    cb_net *net = vgg16_paleo();
+    if (!net) {
+        CHECK(0, "load");
+        return;
+    }
+    cb_device d = titan_x_paleo();
+    int n = (int)(sizeof SEED_FWD / sizeof SEED_FWD[0]), worst = 1;
+    double worst_err = 0;
+    CHECK(net->nlayers == n + 2, "layers %d", net->nlayers);
+    for (int i = 1; i <= n && i < net->nlayers; i++) {
+        double ms = cb_paleo_layer_ms(&d, net, i, ph), want = seed[i - 1];
+        double e = want > 0 ? fabs(ms - want) / want : ms;
+        if (e > worst_err) worst_err = e, worst = i;
+        CHECK(want > 0 ? e < 0.01 : ms == 0, "%s %s: %.6f ms, Paleo %.6f ms", what, net->layers[i].name, ms, want);
+    }
+    printf("  %s: worst layer %s, relative error %.2e\n", what, net->layers[worst].name, worst_err);
+    cb_net_free(net);
+}
+
+static void paleo_vgg16_forward(void) { paleo_vgg16(SEED_FWD, CB_PHASE_FORWARD, "forward"); }
+static void paleo_vgg16_backward_data(void) { paleo_vgg16(SEED_BWD_DATA, CB_PHASE_BWD_DATA, "backward data"); }
+static void paleo_vgg16_backward_filter(void) { paleo_vgg16(SEED_BWD_FILTER, CB_PHASE_BWD_FILTER, "backward filter"); }
+
+static cb_device h200_like(void) {
+    cb_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "gpu");
+    snprintf(d.kind, sizeof d.kind, "gpu");
+    d.clock_mhz = 1980;
+    d.peak[CB_PREC_FP32] = 67e12;
+    d.mem_bw = 4.8e12;
+    d.launch_s = 5e-6;
+    return d;
+}
+
+// algorithm choice: Winograd for a big 3x3 on a GPU; only GEMM on an uncalibrated CPU
+static void algorithm_choice(void) {
+    cb_net *net = conv_net(32, 56, 256, 256, 3, 1, "[1, 1]");
+    if (!net) {
+        CHECK(0, "load");
+        return;
+    }
+    cb_device g = h200_like(), c = h200_like();
+    snprintf(c.kind, sizeof c.kind, "cpu");
+    cb_model_opts mo = {CB_PREC_FP32};
+    cb_pred p;
+    cb_predict_layer(&g, net, 1, CB_PHASE_FORWARD, &mo, &p);
+    CHECK(p.algo == CB_ALGO_WINOGRAD, "gpu picks %s", cb_algo_name(p.algo));
+    cb_predict_layer(&c, net, 1, CB_PHASE_FORWARD, &mo, &p);
+    CHECK(p.algo == CB_ALGO_GEMM, "cpu picks %s", cb_algo_name(p.algo));
+    cb_predict_layer(&g, net, 1, CB_PHASE_BWD_DATA, &mo, &p);
+    CHECK(p.ms == 0, "no data gradient for a layer fed by the input");
+    cb_net_free(net);
+}
+
+static void allreduce_schemes(void) {
+    cb_link l = {"l", "", 10e9, 1e-6};
+    CHECK(cb_allreduce_s(CB_AR_RING, 1, 1e9, &l) == 0, "one worker: no communication");
+    CHECK(close_rel(cb_allreduce_s(CB_AR_RING, 4, 1e9, &l), 2 * 0.75 * 0.1 + 6e-6, 1e-12), "ring");
+    CHECK(close_rel(cb_allreduce_s(CB_AR_TREE, 8, 1e9, &l), 2 * cb_allreduce_s(CB_AR_BUTTERFLY, 8, 1e9, &l), 1e-12), "tree = 2 x butterfly");
+    CHECK(close_rel(cb_allreduce_s(CB_AR_BUTTERFLY, 5, 1e9, &l), 3 * (0.1 + 1e-6), 1e-12), "butterfly ceil(log2 5) = 3");
+}
+
+static void simulation_invariants(void) {
+    cb_net *net = vgg16_paleo();
+    if (!net) {
+        CHECK(0, "load");
+        return;
+    }
+    cb_device d = h200_like();
+    cb_link slow = {"slow", "", 1.25e9, 20e-6}, fast = {"fast", "", 50e9, 0.6e-6};
+    int w[] = {1, 2, 4, 8, 16, 128};
+    cb_sim_step a[6], b[6];
+    cb_error err = {0};
+    for (int par = 0; par < CB_PAR_COUNT; par++)
+        for (int ar = 0; ar < CB_AR_COUNT; ar++)
+            for (int strong = 0; strong < 2; strong++) {
+                cb_sim_opts o = {(cb_parallel)par, (cb_allreduce)ar, strong, false, false, {CB_PREC_FP32}};
+                CHECK(cb_simulate(net, &d, &slow, &o, w, 6, a, &err) == CB_OK, "%s", err.msg);
+                CHECK(cb_simulate(net, &d, &fast, &o, w, 6, b, &err) == CB_OK, "%s", err.msg);
+                for (int k = 0; k < 6; k++)
+                    CHECK(b[k].total_ms <= a[k].total_ms * (1 + 1e-12), "par %d ar %d workers %d: faster link slower %g > %g", par,
+                          ar, w[k], b[k].total_ms, a[k].total_ms);
+            }
+    // one worker equals the single-device training step
+    cb_sim_opts o = {CB_PAR_DATA, CB_AR_RING, false, false, false, {CB_PREC_FP32}};
+    cb_simulate(net, &d, &slow, &o, w, 1, a, &err);
+    double step = 0;
+    for (int i = 1; i < net->nlayers; i++)
+        for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
+            cb_pred p;
+            cb_predict_layer(&d, net, i, (cb_phase)ph, &o.model, &p);
+            step += p.ms;
+        }
+    cb_pred u;
+    cb_predict_update(&d, net, &o.model, &u);
+    step += u.ms;
+    CHECK(close_rel(a[0].total_ms, step, 1e-12) && a[0].comm_ms == 0 && a[0].speedup == 1, "one worker %g vs %g", a[0].total_ms, step);
+    CHECK(cb_net_batch(net) == 64, "batch restored");
+    // overlap never slower
+    o.overlap = true;
+    cb_simulate(net, &d, &slow, &o, w, 6, b, &err);
+    o.overlap = false;
+    cb_simulate(net, &d, &slow, &o, w, 6, a, &err);
+    for (int k = 0; k < 6; k++) CHECK(b[k].total_ms <= a[k].total_ms, "overlap workers %d", w[k]);
+    cb_net_free(net);
+}
+
+int main(void) {
+    RUN(winograd_multiplies);
+    RUN(winograd_single_tile);
+    RUN(gemm_fft_counts);
+    RUN(roofline_arithmetic);
+    RUN(device_database);
+    RUN(paleo_vgg16_forward);
+    RUN(paleo_vgg16_backward_data);
+    RUN(paleo_vgg16_backward_filter);
+    RUN(algorithm_choice);
+    RUN(allreduce_schemes);
+    RUN(simulation_invariants);
+    return test_summary();
+}
