@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static const cli_cmd *const COMMANDS[] = {&cmd_summary, &cmd_fullpass, &cmd_profile, &cmd_predict, &cmd_simulate, &cmd_calibrate};
+static const cli_cmd *const COMMANDS[] = {&cmd_summary, &cmd_fullpass, &cmd_profile, &cmd_train, &cmd_infer, &cmd_predict, &cmd_simulate, &cmd_calibrate};
 
 static void usage(FILE *f) {
     fprintf(f, "usage: convbench COMMAND [options]   (convbench COMMAND --help for each)\n\ncommands:\n");
