@@ -1,0 +1,280 @@
+// The "cuda" backend: convbench's own kernels (no cuDNN, no cuBLAS) on NCHW fp32 device buffers,
+// everything on the default stream. Mirrors src/cpu/backend.c op for op.
+#include "cuda/backend.h"
+#include "cuda/launch.h"
+#include "core/net.h"
+#include "gpu/gpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
+    if (!cb_gpu_available())
+        return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "backend %s: no CUDA device is visible", e->be->name);
+    cb_cuda_state *s = cb_xcalloc(1, sizeof *s);
+    e->state = s;
+    CB_CUDA_TRY(cudaEventCreate(&s->t0));
+    CB_CUDA_TRY(cudaEventCreate(&s->t1));
+    CB_CUDA_TRY(cudaMalloc((void **)&s->loss, sizeof(double)));
+    return CB_OK;
+}
+
+void cb_cuda_destroy_state(cb_exec *e) {
+    cb_cuda_state *s = e->state;
+    if (!s) return;
+    if (s->t0) cudaEventDestroy(s->t0);
+    if (s->t1) cudaEventDestroy(s->t1);
+    cudaFree(s->loss);
+    free(s);
+    e->state = NULL;
+}
+
+static cb_status init(cb_exec *e, cb_error *err) {
+    if (e->opts.precision != CB_PREC_FP32)
+        return cb_fail(err, CB_STATUS_UNSUPPORTED, "--precision", NULL,
+                       "backend cuda: its own kernels are fp32 SIMT only so far (the tensor-core path is to come); use cudnn");
+    if (e->opts.layout != CB_LAYOUT_NCHW)
+        return cb_fail(err, CB_STATUS_UNSUPPORTED, "--layout", NULL, "backend cuda: NCHW only so far");
+    return cb_cuda_init_state(e, err);
+}
+
+void *cb_cuda_alloc(cb_exec *e, size_t bytes) {
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+void cb_cuda_release(cb_exec *e, void *p) { cudaFree(p); }
+void cb_cuda_upload(cb_exec *e, void *dst, const void *src, size_t bytes) { cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice); }
+void cb_cuda_download(cb_exec *e, void *dst, const void *src, size_t bytes) { cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost); }
+
+void cb_cuda_timer_start(cb_exec *e) { cudaEventRecord(((cb_cuda_state *)e->state)->t0, 0); }
+double cb_cuda_timer_stop(cb_exec *e) {
+    cb_cuda_state *s = e->state;
+    float ms = 0;
+    cudaEventRecord(s->t1, 0);
+    cudaEventSynchronize(s->t1);
+    cudaEventElapsedTime(&ms, s->t0, s->t1);
+    return ms;
+}
+
+void cb_cuda_pool_params_of(const cb_layer *L, cb_pool_params *p) {
+    const cb_window *w = &L->p.pool.win;
+    *p = (cb_pool_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w, .r = w->r,
+                          .s = w->s, .p = (int)L->out.h, .q = (int)L->out.w, .stride_h = w->stride_h,
+                          .stride_w = w->stride_w, .pad_top = w->pad_top, .pad_left = w->pad_left,
+                          .is_avg = L->p.pool.avg};
+}
+
+static cb_lrn_params lrn_params(const cb_layer *L) {
+    return (cb_lrn_params){(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.lrn.size, L->p.lrn.alpha,
+                           L->p.lrn.beta, L->p.lrn.k};
+}
+static cb_bn_params bn_params(const cb_layer *L, float eps) {
+    return (cb_bn_params){(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, eps};
+}
+
+static cb_status plan(cb_exec *e, int i, cb_error *err) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const char *alg = L->op == CB_OP_CONV ? "own implicit GEMM fp32" : L->op == CB_OP_FC ? "own SGEMM fp32" : NULL;
+    if (alg)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "%s", alg);
+    return CB_OK;
+}
+
+void cb_cuda_epilogue_forward(cb_exec *e, int i, bool train) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    if (L->bn) {
+        cb_bn_params bp = bn_params(L, L->bn_eps);
+        if (train) cb_cuda_bn_forward_train(&bp, b->pre, b->gamma, b->beta, b->y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
+        else cb_cuda_bn_forward_infer(&bp, b->pre, b->gamma, b->beta, b->y, b->rmean, b->rvar);
+    }
+    if (L->act == CB_ACT_RELU) cb_cuda_relu_forward((size_t)cb_shape_count(L->out), b->y, b->y);
+}
+
+static uint64_t next_seed(cb_exec *e) {
+    e->rng = e->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return e->rng;
+}
+
+void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const float *x = e->lb[L->parents[0]].y;
+    float *out = cb_exec_op_out(e, i);
+    size_t n = (size_t)cb_shape_count(L->out);
+    switch (L->op) {
+    case CB_OP_CONV: {
+        cb_conv_params p;
+        cb_conv_params_of(L, &p);
+        cb_cuda_conv_forward(&p, x, b->w, b->b, out);
+        break;
+    }
+    case CB_OP_FC:
+        cb_cuda_fc_forward((int)L->in.n, (int)L->in.c, L->p.fc.k, x, b->w, b->b, out);
+        break;
+    case CB_OP_POOL: {
+        cb_pool_params p;
+        cb_cuda_pool_params_of(L, &p);
+        cb_cuda_pool_forward(&p, x, out, b->aux);
+        break;
+    }
+    case CB_OP_CONCAT: {
+        int inner = (int)(L->out.h * L->out.w), off = 0;
+        for (int j = 0; j < L->nparents; j++) {
+            const cb_layer *P = &e->net->layers[L->parents[j]];
+            cb_cuda_concat_copy((int)L->out.n, (int)L->out.c, (int)P->out.c, off, inner, out, e->lb[L->parents[j]].y, 0);
+            off += (int)P->out.c;
+        }
+        break;
+    }
+    case CB_OP_ADD:
+        cudaMemcpyAsync(out, x, n * 4, cudaMemcpyDeviceToDevice, 0);
+        for (int j = 1; j < L->nparents; j++) cb_cuda_add(n, out, e->lb[L->parents[j]].y);
+        break;
+    case CB_OP_DROPOUT:
+        if (train) cb_cuda_dropout_forward(n, L->p.dropout.keep, next_seed(e), x, b->aux, out);
+        else cudaMemcpyAsync(out, x, n * 4, cudaMemcpyDeviceToDevice, 0);
+        break;
+    case CB_OP_SOFTMAX:
+        cb_cuda_softmax((int)L->out.n, (int)L->out.c, x, out);
+        break;
+    case CB_OP_RESHAPE:
+        cudaMemcpyAsync(out, x, n * 4, cudaMemcpyDeviceToDevice, 0);
+        break;
+    case CB_OP_LRN: {
+        cb_lrn_params p = lrn_params(L);
+        cb_cuda_lrn_forward(&p, x, out, b->aux);
+        break;
+    }
+    case CB_OP_BATCHNORM: {
+        cb_bn_params p = bn_params(L, L->p.bn.eps);
+        if (train) cb_cuda_bn_forward_train(&p, x, b->gamma, b->beta, out, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
+        else cb_cuda_bn_forward_infer(&p, x, b->gamma, b->beta, out, b->rmean, b->rvar);
+        break;
+    }
+    case CB_OP_RELU:
+        cb_cuda_relu_forward(n, x, out);
+        break;
+    case CB_OP_INPUT:
+    case CB_OP_COUNT:
+        break;
+    }
+}
+
+void cb_cuda_forward(cb_exec *e, int i, bool train) {
+    cb_cuda_forward_op(e, i, train);
+    cb_cuda_epilogue_forward(e, i, train);
+}
+
+void cb_cuda_backward_epilogue(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    if (L->act == CB_ACT_RELU) cb_cuda_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy);
+    if (L->bn) {
+        cb_bn_params bp = bn_params(L, L->bn_eps);
+        cb_cuda_bn_backward(&bp, b->pre, b->gamma, b->bn_mean, b->bn_invstd, b->dy, b->dpre, b->dgamma, b->dbeta);
+    }
+}
+
+void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const float *dy = cb_exec_op_grad(e, i);
+    const float *x = e->lb[L->parents[slot]].y;
+    size_t nin = (size_t)cb_shape_count(e->net->layers[L->parents[slot]].out);
+    switch (L->op) {
+    case CB_OP_CONV: {
+        cb_conv_params p;
+        cb_conv_params_of(L, &p);
+        cb_cuda_conv_backward_data(&p, dy, b->w, dx);
+        break;
+    }
+    case CB_OP_FC:
+        cb_cuda_fc_backward_data((int)L->in.n, (int)L->in.c, L->p.fc.k, dy, b->w, dx);
+        break;
+    case CB_OP_POOL: {
+        cb_pool_params p;
+        cb_cuda_pool_params_of(L, &p);
+        cb_cuda_pool_backward(&p, dy, b->aux, dx);
+        break;
+    }
+    case CB_OP_CONCAT: {
+        int inner = (int)(L->out.h * L->out.w), off = 0;
+        for (int j = 0; j < slot; j++) off += (int)e->net->layers[L->parents[j]].out.c;
+        cb_cuda_concat_copy((int)L->out.n, (int)L->out.c, (int)e->net->layers[L->parents[slot]].out.c, off, inner, dx, dy, 1);
+        break;
+    }
+    case CB_OP_DROPOUT:
+        cb_cuda_dropout_backward(nin, b->aux, dy, dx);
+        break;
+    case CB_OP_LRN: {
+        cb_lrn_params p = lrn_params(L);
+        cb_cuda_lrn_backward(&p, x, b->y, b->aux, dy, dx);
+        break;
+    }
+    case CB_OP_BATCHNORM: {
+        cb_bn_params p = bn_params(L, L->p.bn.eps);
+        cb_cuda_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, dx, NULL, NULL);
+        break;
+    }
+    case CB_OP_RELU:
+        cb_cuda_relu_backward(nin, b->y, dy, dx);
+        break;
+    case CB_OP_ADD:
+    case CB_OP_SOFTMAX:
+    case CB_OP_RESHAPE:
+        cudaMemcpyAsync(dx, dy, nin * 4, cudaMemcpyDeviceToDevice, 0);
+        break;
+    case CB_OP_INPUT:
+    case CB_OP_COUNT:
+        break;
+    }
+}
+
+void cb_cuda_backward_filter(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const float *dy = cb_exec_op_grad(e, i);
+    const float *x = e->lb[L->parents[0]].y;
+    if (L->op == CB_OP_CONV) {
+        cb_conv_params p;
+        cb_conv_params_of(L, &p);
+        cb_cuda_conv_backward_filter(&p, x, dy, b->dw, b->db);
+    } else if (L->op == CB_OP_FC) {
+        cb_cuda_fc_backward_filter((int)L->in.n, (int)L->in.c, L->p.fc.k, x, dy, b->dw, b->db);
+    } else if (L->op == CB_OP_BATCHNORM) {
+        cb_bn_params p = bn_params(L, L->p.bn.eps);
+        cb_cuda_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, NULL, b->dgamma, b->dbeta);
+    }
+}
+
+void cb_cuda_add_(cb_exec *e, float *dst, const float *src, size_t n) { cb_cuda_add(n, dst, src); }
+void cb_cuda_fill_(cb_exec *e, float *dst, float v, size_t n) { cb_cuda_fill(n, dst, v); }
+void cb_cuda_sgd_(cb_exec *e, size_t n, float lr, float mom, float wd, float *w, const float *g, float *v) {
+    cb_cuda_sgd(n, lr, mom, wd, w, g, v);
+}
+double cb_cuda_xent_forward_(cb_exec *e, const float *prob, const int32_t *labels, int n, int k) {
+    cb_cuda_state *s = e->state;
+    double loss = 0;
+    cb_cuda_xent_forward(n, k, prob, labels, s->loss);
+    cudaMemcpy(&loss, s->loss, sizeof loss, cudaMemcpyDeviceToHost);
+    return loss;
+}
+void cb_cuda_xent_backward_(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits) {
+    cb_cuda_xent_backward(n, k, prob, labels, dlogits);
+}
+void cb_cuda_softmax_(cb_exec *e, const float *x, float *prob, int n, int k) { cb_cuda_softmax(n, k, x, prob); }
+
+const cb_backend cb_backend_cuda = {
+    .name = "cuda", .device = true, .init = init, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
+    .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
+    .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .supports = NULL, .plan = plan,
+    .forward = cb_cuda_forward, .backward_epilogue = cb_cuda_backward_epilogue, .backward_data = cb_cuda_backward_data,
+    .backward_filter = cb_cuda_backward_filter, .add = cb_cuda_add_, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,
+    .xent_forward = cb_cuda_xent_forward_, .xent_backward = cb_cuda_xent_backward_, .softmax = cb_cuda_softmax_};

@@ -1,0 +1,44 @@
+// The "cuda" backend's pieces that the "cudnn" and "auto" backends reuse: device memory, event
+// timers, the criterion, and every layer computed with convbench's own kernels.
+#ifndef CB_CUDA_BACKEND_H
+#define CB_CUDA_BACKEND_H
+
+#include "core/backend.h"
+#include "cpu/kernels.h"
+
+#include <cuda_runtime.h>
+
+// Backend-wide state; the cudnn backend keeps its handles in `lib`.
+typedef struct cb_cuda_state {
+    cudaEvent_t t0, t1;
+    double *loss; // (1) device
+    void *lib;
+} cb_cuda_state;
+
+cb_status cb_cuda_init_state(cb_exec *e, cb_error *err);
+void cb_cuda_destroy_state(cb_exec *e);
+void *cb_cuda_alloc(cb_exec *e, size_t bytes);
+void cb_cuda_release(cb_exec *e, void *p);
+void cb_cuda_upload(cb_exec *e, void *dst, const void *src, size_t bytes);
+void cb_cuda_download(cb_exec *e, void *dst, const void *src, size_t bytes);
+void cb_cuda_timer_start(cb_exec *e);
+double cb_cuda_timer_stop(cb_exec *e);
+void cb_cuda_add_(cb_exec *e, float *dst, const float *src, size_t n);
+void cb_cuda_fill_(cb_exec *e, float *dst, float v, size_t n);
+void cb_cuda_sgd_(cb_exec *e, size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v);
+double cb_cuda_xent_forward_(cb_exec *e, const float *prob, const int32_t *labels, int n, int k);
+void cb_cuda_xent_backward_(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits);
+void cb_cuda_softmax_(cb_exec *e, const float *x, float *prob, int n, int k);
+
+// one layer with convbench's own kernels (the "cuda" backend's table entries)
+void cb_cuda_forward(cb_exec *e, int i, bool train);
+void cb_cuda_forward_op(cb_exec *e, int i, bool train);       // the op alone, no epilogue
+void cb_cuda_epilogue_forward(cb_exec *e, int i, bool train); // fused bn and relu
+void cb_cuda_backward_epilogue(cb_exec *e, int i);
+void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx);
+void cb_cuda_backward_filter(cb_exec *e, int i);
+
+void cb_conv_params_of(const cb_layer *L, cb_conv_params *p); // src/cpu/backend.c
+void cb_cuda_pool_params_of(const cb_layer *L, cb_pool_params *p);
+
+#endif

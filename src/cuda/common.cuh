@@ -1,0 +1,41 @@
+// Helpers shared by the .cu files of the cuda backend: grid sizes and block reductions.
+#ifndef CB_CUDA_COMMON_CUH
+#define CB_CUDA_COMMON_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+
+static inline unsigned cb_blocks(size_t n, int threads) {
+    size_t b = (n + threads - 1) / threads;
+    return (unsigned)(b > 1048576 ? 1048576 : (b ? b : 1));
+}
+
+// grid-stride loop over [0, n)
+#define CB_FOR(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
+
+// sum of v over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it
+template <class T> __device__ T cb_block_sum(T v) {
+    __shared__ T part[32];
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) part[wid] = v;
+    __syncthreads();
+    T s = 0;
+    for (int i = 0; i < (int)(blockDim.x >> 5); i++) s += part[i];
+    return s;
+}
+
+template <class T> __device__ T cb_block_max(T v) {
+    __shared__ T part[32];
+    for (int o = 16; o > 0; o >>= 1) v = max(v, __shfl_xor_sync(0xffffffffu, v, o));
+    int lane = threadIdx.x & 31, wid = threadIdx.x >> 5;
+    __syncthreads();
+    if (lane == 0) part[wid] = v;
+    __syncthreads();
+    T s = part[0];
+    for (int i = 1; i < (int)(blockDim.x >> 5); i++) s = max(s, part[i]);
+    return s;
+}
+
+#endif

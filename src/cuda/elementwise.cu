@@ -1,0 +1,112 @@
+// Elementwise kernels, softmax, the cross-entropy criterion and SGD.
+#include "cuda/common.cuh"
+#include "cuda/launch.h"
+
+__global__ void relu_fwd_kernel(size_t n, const float *x, float *y) { CB_FOR(i, n) y[i] = fmaxf(x[i], 0.f); }
+__global__ void relu_bwd_kernel(size_t n, const float *y, const float *dy, float *dx) {
+    CB_FOR(i, n) dx[i] = y[i] > 0.f ? dy[i] : 0.f;
+}
+
+extern "C" void cb_cuda_relu_forward(size_t n, const float *x, float *y) { relu_fwd_kernel<<<cb_blocks(n, 256), 256>>>(n, x, y); }
+extern "C" void cb_cuda_relu_backward(size_t n, const float *y, const float *dy, float *dx) {
+    relu_bwd_kernel<<<cb_blocks(n, 256), 256>>>(n, y, dy, dx);
+}
+
+// splitmix64 finaliser of (seed + index): a counter-based generator, no state per thread
+__device__ static inline float hash_uniform(uint64_t seed, uint64_t i) {
+    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
+
+__global__ void dropout_fwd_kernel(size_t n, float keep, uint64_t seed, const float *x, float *mask, float *y) {
+    CB_FOR(i, n) {
+        float m = hash_uniform(seed, i) < keep ? 1.f / keep : 0.f;
+        mask[i] = m;
+        y[i] = x[i] * m;
+    }
+}
+__global__ void mul_kernel(size_t n, const float *a, const float *b, float *c) { CB_FOR(i, n) c[i] = a[i] * b[i]; }
+
+extern "C" void cb_cuda_dropout_forward(size_t n, float keep, uint64_t seed, const float *x, float *mask, float *y) {
+    dropout_fwd_kernel<<<cb_blocks(n, 256), 256>>>(n, keep, seed, x, mask, y);
+}
+extern "C" void cb_cuda_dropout_backward(size_t n, const float *mask, const float *dy, float *dx) {
+    mul_kernel<<<cb_blocks(n, 256), 256>>>(n, mask, dy, dx);
+}
+
+// one block per row
+__global__ void softmax_kernel(int k, const float *x, float *prob) {
+    const float *xr = x + (size_t)blockIdx.x * k;
+    float *pr = prob + (size_t)blockIdx.x * k;
+    float mx = -INFINITY;
+    for (int j = threadIdx.x; j < k; j += blockDim.x) mx = fmaxf(mx, xr[j]);
+    mx = cb_block_max(mx);
+    float s = 0.f;
+    for (int j = threadIdx.x; j < k; j += blockDim.x) s += expf(xr[j] - mx);
+    s = cb_block_sum(s);
+    for (int j = threadIdx.x; j < k; j += blockDim.x) pr[j] = expf(xr[j] - mx) / s;
+}
+
+extern "C" void cb_cuda_softmax(int n, int k, const float *x, float *prob) { softmax_kernel<<<n, 256>>>(k, x, prob); }
+
+__global__ void xent_fwd_kernel(int n, int k, const float *prob, const int32_t *labels, double *loss) {
+    double s = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        double pr = prob[(size_t)i * k + labels[i]];
+        s -= log(pr < 1e-30 ? 1e-30 : pr);
+    }
+    s = cb_block_sum(s);
+    if (threadIdx.x == 0) *loss = s / n;
+}
+
+extern "C" void cb_cuda_xent_forward(int n, int k, const float *prob, const int32_t *labels, double *loss) {
+    xent_fwd_kernel<<<1, 1024>>>(n, k, prob, labels, loss);
+}
+
+__global__ void xent_bwd_kernel(int n, int k, const float *prob, const int32_t *labels, float *dx) {
+    size_t t = (size_t)n * k;
+    CB_FOR(i, t) {
+        int row = (int)(i / k), j = (int)(i % k);
+        dx[i] = (prob[i] - (j == labels[row] ? 1.f : 0.f)) / n;
+    }
+}
+
+extern "C" void cb_cuda_xent_backward(int n, int k, const float *prob, const int32_t *labels, float *dx) {
+    size_t t = (size_t)n * k;
+    xent_bwd_kernel<<<cb_blocks(t, 256), 256>>>(n, k, prob, labels, dx);
+}
+
+__global__ void add_kernel(size_t n, float *dst, const float *src) { CB_FOR(i, n) dst[i] += src[i]; }
+__global__ void fill_kernel(size_t n, float *dst, float v) { CB_FOR(i, n) dst[i] = v; }
+
+extern "C" void cb_cuda_add(size_t n, float *dst, const float *src) { add_kernel<<<cb_blocks(n, 256), 256>>>(n, dst, src); }
+extern "C" void cb_cuda_fill(size_t n, float *dst, float v) {
+    if (n) fill_kernel<<<cb_blocks(n, 256), 256>>>(n, dst, v);
+}
+
+// PyTorch's SGD: g' = g + wd*w; v = momentum*v + g'; w -= lr*v
+__global__ void sgd_kernel(size_t n, float lr, float mom, float wd, float *w, const float *g, float *v) {
+    CB_FOR(i, n) {
+        float d = g[i] + wd * w[i];
+        if (v) {
+            d = mom * v[i] + d;
+            v[i] = d;
+        }
+        w[i] -= lr * d;
+    }
+}
+
+extern "C" void cb_cuda_sgd(size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v) {
+    sgd_kernel<<<cb_blocks(n, 256), 256>>>(n, lr, momentum, wd, w, g, momentum != 0 ? v : NULL);
+}
+
+extern "C" void cb_cuda_concat_copy(int n, int c_dst, int c_src, int c_off, int inner, float *dst, const float *src,
+                                    int to_slice) {
+    size_t blk = (size_t)c_src * inner * sizeof(float), pitch = (size_t)c_dst * inner * sizeof(float);
+    float *big = dst + (size_t)c_off * inner;
+    if (!to_slice) cudaMemcpy2DAsync(big, pitch, src, blk, blk, n, cudaMemcpyDeviceToDevice);
+    else cudaMemcpy2DAsync(dst, blk, src + (size_t)c_off * inner, pitch, blk, n, cudaMemcpyDeviceToDevice);
+}

@@ -1,0 +1,67 @@
+// convbench's own CUDA kernels: extern "C" launchers on the default stream, plain C types.
+// Buffer shapes and semantics are those of the CPU reference (src/cpu/kernels.h). None of these
+// allocates; none synchronizes (errors surface at the next synchronizing call).
+#ifndef CB_CUDA_LAUNCH_H
+#define CB_CUDA_LAUNCH_H
+
+#include "cpu/kernels.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---- convolution: implicit GEMM, shared-memory tiles, fp32 SIMT (conv_igemm.cu) --------------
+void cb_cuda_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y);
+void cb_cuda_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx);
+// dw (and db) overwritten; split-K accumulates with atomics into a zeroed dw
+void cb_cuda_conv_backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db);
+
+// ---- fully connected: tiled SGEMM (gemm.cu) --------------------------------------------------
+void cb_cuda_fc_forward(int n, int c, int k, const float *x, const float *w, const float *b, float *y);
+void cb_cuda_fc_backward_data(int n, int c, int k, const float *dy, const float *w, float *dx);
+void cb_cuda_fc_backward_filter(int n, int c, int k, const float *x, const float *dy, float *dw, float *db);
+// db (K) = sum over n and inner of dy (N, K, inner)
+void cb_cuda_bias_grad(int n, int k, int inner, const float *dy, float *db);
+// y (N, K, inner) += b (K)
+void cb_cuda_bias_add(int n, int k, int inner, const float *b, float *y);
+
+// ---- pooling (pool.cu) -----------------------------------------------------------------------
+void cb_cuda_pool_forward(const cb_pool_params *p, const float *x, float *y, int32_t *argmax);
+// gathers per input pixel: deterministic, dx overwritten; max needs argmax
+void cb_cuda_pool_backward(const cb_pool_params *p, const float *dy, const int32_t *argmax, float *dx);
+
+// ---- normalisation (norm.cu) -----------------------------------------------------------------
+void cb_cuda_lrn_forward(const cb_lrn_params *p, const float *x, float *y, float *scale);
+void cb_cuda_lrn_backward(const cb_lrn_params *p, const float *x, const float *y, const float *scale, const float *dy,
+                          float *dx);
+void cb_cuda_bn_forward_train(const cb_bn_params *p, const float *x, const float *gamma, const float *beta, float *y,
+                              float *mean, float *invstd, float *running_mean, float *running_var, float momentum);
+void cb_cuda_bn_forward_infer(const cb_bn_params *p, const float *x, const float *gamma, const float *beta, float *y,
+                              const float *running_mean, const float *running_var);
+// either dx or (dgamma, dbeta) may be NULL
+void cb_cuda_bn_backward(const cb_bn_params *p, const float *x, const float *gamma, const float *mean,
+                         const float *invstd, const float *dy, float *dx, float *dgamma, float *dbeta);
+
+// ---- elementwise, softmax, criterion, update (elementwise.cu) ---------------------------------
+void cb_cuda_relu_forward(size_t n, const float *x, float *y);
+void cb_cuda_relu_backward(size_t n, const float *y, const float *dy, float *dx);
+// counter-based hash of (seed, index): mask = 0 or 1/keep
+void cb_cuda_dropout_forward(size_t n, float keep, uint64_t seed, const float *x, float *mask, float *y);
+void cb_cuda_dropout_backward(size_t n, const float *mask, const float *dy, float *dx);
+void cb_cuda_softmax(int n, int k, const float *x, float *prob);
+// mean cross-entropy reduced on the device into *loss (one double, device memory)
+void cb_cuda_xent_forward(int n, int k, const float *prob, const int32_t *labels, double *loss);
+void cb_cuda_xent_backward(int n, int k, const float *prob, const int32_t *labels, float *dx);
+void cb_cuda_add(size_t n, float *dst, const float *src);
+void cb_cuda_fill(size_t n, float *dst, float v);
+void cb_cuda_sgd(size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v);
+// dst (N, C_dst, inner) channel block at c_off <- src (N, C_src, inner), or the reverse when `out`
+void cb_cuda_concat_copy(int n, int c_dst, int c_src, int c_off, int inner, float *dst, const float *src, int to_slice);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

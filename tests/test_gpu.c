@@ -1,0 +1,282 @@
+// GPU backends against the CPU reference: every op of "cuda", "cudnn" and "auto" on fresh random
+// inputs and odd shapes, one large real layer, and a whole small network. Each case is a net of
+// one layer after the input, run on the GPU backend and on "ref" (the cb_ref_* kernels) from the
+// same parameters, input and output gradient; outputs, input gradient and parameter gradients
+// are compared by normalised error ||gpu - ref|| / ||ref||. Tolerances (stated per precision):
+//   fp32, own kernels: 1e-5    fp32, cuDNN (FFT/Winograd algorithms may be chosen): 1e-4
+//   tf32: 5e-3
+// Without a GPU (or without CUDA in the build) it prints a skip line and exits 0.
+// `test_gpu --backends cpu` runs the same harness on the CPU backend (a check of the harness).
+#include "core/backend.h"
+#include "convbench.h"
+#ifdef CB_HAVE_CUDA
+#include "gpu/gpu.h"
+#endif
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int passed, failed;
+static uint64_t rng_state;
+
+static float urand(void) {
+    rng_state ^= rng_state >> 12, rng_state ^= rng_state << 25, rng_state ^= rng_state >> 27;
+    return (float)((rng_state * 2685821657736338717ULL) >> 40) / 16777216.0f * 2.f - 1.f;
+}
+
+static double nerr(const float *a, const float *b, size_t n) {
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(a[i])) return INFINITY;
+        double d = (double)a[i] - b[i];
+        num += d * d;
+        den += (double)b[i] * b[i];
+    }
+    // a floor for gradients that vanish in exact arithmetic (a bias before batch norm)
+    double floor = 1e-4 * sqrt((double)n);
+    return sqrt(num) / (sqrt(den) > floor ? sqrt(den) : floor);
+}
+
+static void check(const char *what, double err, double tol) {
+    bool ok = err <= tol;
+    printf("%s %-60s err %.2e tol %.0e\n", ok ? "ok  " : "FAIL", what, err, tol);
+    ok ? passed++ : failed++;
+}
+
+static float *download(cb_exec *e, const float *dev, size_t n) {
+    float *h = malloc(n * 4 + 4);
+    e->be->download(e, h, dev, n * 4);
+    return h;
+}
+
+static double tol_for(const char *backend, cb_precision prec) {
+    if (prec == CB_PREC_TF32) return 5e-3;
+    return strcmp(backend, "cuda") == 0 || strcmp(backend, "cpu") == 0 ? 1e-5 : 1e-4;
+}
+
+// One layer "L" after an input of (n, h, w, c) (Paleo order); body is the layer's JSON fields.
+static void layer_case(const char *backend, cb_precision prec, const char *label, int n, int h, int w, int c, const char *body) {
+    char json[2048], name[160];
+    snprintf(json, sizeof json,
+             "{\"name\": \"case\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [%d, %d, %d, %d]},"
+             " \"L\": {\"parents\": [\"data\"], %s}}}", n, h, w, c, body);
+    snprintf(name, sizeof name, "%s %s %s", backend, prec == CB_PREC_TF32 ? "tf32" : "fp32", label);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, label, &err);
+    if (!net) {
+        printf("FAIL %s: %s\n", name, err.msg);
+        failed++;
+        return;
+    }
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.precision = prec;
+    o.seed = rng_state | 1;
+    o.backend = backend;
+    cb_exec *g = cb_exec_create(net, &o, &err);
+    o.backend = "ref";
+    o.precision = CB_PREC_FP32;
+    cb_exec *r = g ? cb_exec_create(net, &o, &err) : NULL;
+    if (!g || !r) {
+        printf("FAIL %s: %s\n", name, err.msg);
+        failed++;
+        cb_exec_destroy(g);
+        cb_net_free(net);
+        return;
+    }
+    int last = net->nlayers - 1;
+    const cb_layer *L = &net->layers[last];
+    size_t nin = (size_t)cb_shape_count(net->layers[0].out), nout = (size_t)cb_shape_count(L->out);
+    float *x = malloc(nin * 4), *dy = malloc(nout * 4);
+    for (size_t i = 0; i < nin; i++) x[i] = urand();
+    for (size_t i = 0; i < nout; i++) dy[i] = urand();
+    cb_exec_set_input(g, x, NULL);
+    cb_exec_set_input(r, x, NULL);
+    cb_exec_forward(g, true, NULL);
+    cb_exec_forward(r, true, NULL);
+    char what[256];
+    float *yg = download(g, g->lb[last].y, nout), *yr = download(r, r->lb[last].y, nout);
+    bool dropout = L->op == CB_OP_DROPOUT;
+    if (dropout) { // different generators: check the mask's values and rate, and y = x * mask
+        float *m = download(g, g->lb[last].aux, nout);
+        double bad = 0, kept = 0;
+        for (size_t i = 0; i < nout; i++) {
+            if (m[i] != 0.f && fabsf(m[i] - 1.f / L->p.dropout.keep) > 1e-6f) bad++;
+            if (m[i] != 0.f) kept++;
+            bad += fabsf(yg[i] - x[i] * m[i]) > 1e-6f;
+        }
+        snprintf(what, sizeof what, "%s forward (mask values, y = x*mask)", name);
+        check(what, bad, 0);
+        snprintf(what, sizeof what, "%s keep rate %.3f vs %.3f", name, kept / nout, L->p.dropout.keep);
+        check(what, fabs(kept / nout - L->p.dropout.keep), 0.02);
+        free(m);
+    } else {
+        snprintf(what, sizeof what, "%s forward", name);
+        check(what, nerr(yg, yr, nout), tol_for(backend, prec));
+    }
+    g->be->upload(g, g->lb[last].dy, dy, nout * 4);
+    r->be->upload(r, r->lb[last].dy, dy, nout * 4);
+    cb_exec_backward(g, NULL);
+    cb_exec_backward(r, NULL);
+    float *dxg = download(g, g->lb[0].dy, nin), *dxr = download(r, r->lb[0].dy, nin);
+    if (dropout) {
+        float *m = download(g, g->lb[last].aux, nout);
+        for (size_t i = 0; i < nout; i++) dxr[i] = dy[i] * m[i];
+        free(m);
+    }
+    snprintf(what, sizeof what, "%s backward data", name);
+    check(what, nerr(dxg, dxr, nin), tol_for(backend, prec));
+    cb_param pg[6], pr[6];
+    int np = cb_exec_params(g, last, pg, 6);
+    cb_exec_params(r, last, pr, 6);
+    for (int j = 0; j < np; j++) {
+        if (!pg[j].grad || (L->bn && !strcmp(pg[j].what, "bias"))) continue; // zero in exact arithmetic
+        float *a = download(g, pg[j].grad, (size_t)pg[j].count), *b = download(r, pr[j].grad, (size_t)pr[j].count);
+        snprintf(what, sizeof what, "%s backward %s", name, pg[j].what);
+        check(what, nerr(a, b, (size_t)pg[j].count), tol_for(backend, prec));
+        free(a);
+        free(b);
+    }
+    free(x), free(dy), free(yg), free(yr), free(dxg), free(dxr);
+    cb_exec_destroy(g);
+    cb_exec_destroy(r);
+    cb_net_free(net);
+}
+
+static void layer_cases(const char *be, cb_precision prec) {
+#define CONV(pad, st, extra) "\"type\": \"Convolution\", \"filter\": " pad ", \"padding\": " st ", " extra
+    layer_case(be, prec, "conv 3x3 s1 SAME C3->5 b2", 2, 13, 11, 3,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
+    layer_case(be, prec, "conv 20x5 s2 SAME (asymmetric) C5->13 b1", 1, 37, 23, 5,
+               "\"type\": \"Convolution\", \"filter\": [20, 5, 5, 13], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": null");
+    layer_case(be, prec, "conv 4x4 s2 SAME even (asymmetric) C13->5", 2, 16, 16, 13,
+               "\"type\": \"Convolution\", \"filter\": [4, 4, 13, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"");
+    layer_case(be, prec, "conv 5x5 s2 VALID C5->13 relu", 3, 19, 17, 5,
+               "\"type\": \"Convolution\", \"filter\": [5, 5, 5, 13], \"padding\": \"VALID\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"");
+    layer_case(be, prec, "conv 3x3 groups 2 C6->10 pad 1", 2, 9, 9, 6,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 10], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"groups\": 2, \"activation_fn\": null");
+    layer_case(be, prec, "conv 1x1 C64->96", 4, 14, 14, 64,
+               "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 96], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
+    layer_case(be, prec, "conv 3x3 + batch_norm + relu C5->13", 3, 10, 10, 5,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 5, 13], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\"");
+    layer_case(be, prec, "fc 300->13 relu b5", 5, 1, 1, 300, "\"type\": \"InnerProduct\", \"num_outputs\": 13, \"activation_fn\": \"relu\"");
+    layer_case(be, prec, "fc 5x5x13->1000 b3", 3, 5, 5, 13, "\"type\": \"InnerProduct\", \"num_outputs\": 1000, \"activation_fn\": null");
+    layer_case(be, prec, "maxpool 3x3 s2 VALID", 2, 13, 15, 5, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"");
+    layer_case(be, prec, "maxpool 3x3 s2 SAME (asymmetric)", 2, 12, 12, 3, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"");
+    layer_case(be, prec, "maxpool 3x3 s1 SAME", 1, 7, 9, 13, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"");
+    layer_case(be, prec, "avgpool 3x3 s1 SAME (exclude pad)", 2, 8, 7, 5, "\"type\": \"AvgPool\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"");
+    layer_case(be, prec, "avgpool 2x2 s2 SAME odd", 2, 9, 9, 3, "\"type\": \"AvgPool\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"");
+    layer_case(be, prec, "LRN size 5 C13", 2, 6, 7, 13, "\"type\": \"LRN\", \"size\": 5, \"alpha\": 0.0001, \"beta\": 0.75, \"k\": 2.0");
+    layer_case(be, prec, "LRN size 3 alpha 0.5 C5", 1, 5, 5, 5, "\"type\": \"LRN\", \"size\": 3, \"alpha\": 0.5, \"beta\": 0.75, \"k\": 1.0");
+    layer_case(be, prec, "BatchNorm C13", 4, 5, 6, 13, "\"type\": \"BatchNorm\", \"epsilon\": 0.001");
+    layer_case(be, prec, "ReLU", 2, 5, 6, 13, "\"type\": \"ReLU\"");
+    layer_case(be, prec, "Softmax 1000 b3", 3, 1, 1, 1000, "\"type\": \"Softmax\", \"num_classes\": 1000");
+    layer_case(be, prec, "Dropout keep 0.5", 4, 16, 16, 13, "\"type\": \"Dropout\", \"dropout_keep_prob\": 0.5");
+    layer_case(be, prec, "AlexNet conv2 b16 (5x5 64->192 pad 2)", 16, 27, 27, 64,
+               "\"type\": \"Convolution\", \"filter\": [5, 5, 64, 192], \"padding\": [2, 2], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+#undef CONV
+}
+
+static const char *small_net =
+    "{\"name\": \"small\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [4, 23, 23, 3]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [5, 5, 3, 13], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"},"
+    "\"n1\": {\"parents\": [\"c1\"], \"type\": \"LRN\", \"size\": 5, \"alpha\": 0.0001, \"beta\": 0.75, \"k\": 2.0},"
+    "\"p1\": {\"parents\": [\"n1\"], \"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"},"
+    "\"a\": {\"parents\": [\"p1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 13, 8], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\"},"
+    "\"b\": {\"parents\": [\"p1\"], \"type\": \"Convolution\", \"filter\": [3, 3, 13, 8], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"cat\": {\"parents\": [\"a\", \"b\"], \"type\": \"Concatenate\", \"dim\": 3},"
+    "\"sum\": {\"parents\": [\"a\", \"b\"], \"type\": \"Elementwise\", \"operation\": \"sum\", \"activation_fn\": null},"
+    "\"c2\": {\"parents\": [\"sum\"], \"type\": \"Convolution\", \"filter\": [3, 3, 8, 16], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"cat2\": {\"parents\": [\"cat\", \"c2\"], \"type\": \"Concatenate\", \"dim\": 3},"
+    "\"gp\": {\"parents\": [\"cat2\"], \"type\": \"AvgPool\", \"ksize\": [1, 5, 5, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\"},"
+    "\"fc\": {\"parents\": [\"gp\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": null},"
+    "\"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 10}}}";
+
+// fullpass of the small net: loss and the gradients of a few layers' parameters
+static void network_case(const char *backend, cb_precision prec) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(small_net, "small", &err);
+    char what[256];
+    if (!net) {
+        printf("FAIL network: %s\n", err.msg);
+        failed++;
+        return;
+    }
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.seed = rng_state | 1;
+    o.backend = backend;
+    o.precision = prec;
+    cb_exec *g = cb_exec_create(net, &o, &err);
+    o.backend = "ref";
+    o.precision = CB_PREC_FP32;
+    cb_exec *r = g ? cb_exec_create(net, &o, &err) : NULL;
+    if (!g || !r) {
+        printf("FAIL network %s: %s\n", backend, err.msg);
+        failed++;
+        cb_exec_destroy(g);
+        cb_net_free(net);
+        return;
+    }
+    cb_exec *ex[2] = {g, r};
+    double loss[2];
+    for (int k = 0; k < 2; k++) {
+        cb_exec_forward(ex[k], true, NULL);
+        cb_exec_criterion_forward(ex[k], &loss[k], NULL);
+        cb_exec_criterion_backward(ex[k], NULL);
+        cb_exec_backward(ex[k], NULL);
+    }
+    double tol = tol_for(backend, prec) * 10; // errors compound through 8 layers
+    snprintf(what, sizeof what, "%s %s small net loss %.6f vs %.6f", backend, prec == CB_PREC_TF32 ? "tf32" : "fp32", loss[0], loss[1]);
+    check(what, fabs(loss[0] - loss[1]) / fabs(loss[1]), tol);
+    const char *names[] = {"c1", "a", "b", "c2", "fc"};
+    for (int j = 0; j < 5; j++) {
+        int li = cb_net_find(net, names[j]);
+        cb_param pg[6], pr[6];
+        int np = cb_exec_params(g, li, pg, 6);
+        cb_exec_params(r, li, pr, 6);
+        for (int q = 0; q < np; q++) {
+            if (!pg[q].grad || (net->layers[li].bn && !strcmp(pg[q].what, "bias"))) continue;
+            float *a = download(g, pg[q].grad, (size_t)pg[q].count), *b = download(r, pr[q].grad, (size_t)pr[q].count);
+            snprintf(what, sizeof what, "%s small net d%s/%s", backend, names[j], pg[q].what);
+            check(what, nerr(a, b, (size_t)pg[q].count), tol);
+            free(a), free(b);
+        }
+    }
+    cb_exec_destroy(g);
+    cb_exec_destroy(r);
+    cb_net_free(net);
+}
+
+int main(int argc, char **argv) {
+    const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
+    rng_state = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL | 1;
+    printf("test_gpu: seed %llu\n", (unsigned long long)rng_state);
+    if (only && strcmp(only, "cpu") == 0) {
+        layer_cases("cpu", CB_PREC_FP32);
+        network_case("cpu", CB_PREC_FP32);
+    } else {
+#ifndef CB_HAVE_CUDA
+        printf("skip: this build has no CUDA\n0 passed, 0 failed, 1 skipped\n");
+        return 0;
+#else
+        if (!cb_gpu_available()) {
+            printf("skip: no CUDA device visible\n0 passed, 0 failed, 1 skipped\n");
+            return 0;
+        }
+        const char *bes[] = {"cuda", "cudnn", "auto"};
+        for (int b = 0; b < 3; b++) {
+            layer_cases(bes[b], CB_PREC_FP32);
+            network_case(bes[b], CB_PREC_FP32);
+        }
+        layer_cases("cudnn", CB_PREC_TF32);
+        network_case("cudnn", CB_PREC_TF32);
+#endif
+    }
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
