@@ -20,6 +20,7 @@
 #include <time.h>
 
 static int passed, failed;
+static bool small_only; // --backends X-small: the small cases alone (for racecheck)
 static uint64_t rng_state;
 
 static float urand(void) {
@@ -175,6 +176,7 @@ static void layer_cases(const char *be, cb_precision prec) {
     layer_case(be, prec, "ReLU", 2, 5, 6, 13, "\"type\": \"ReLU\"");
     layer_case(be, prec, "Softmax 1000 b3", 3, 1, 1, 1000, "\"type\": \"Softmax\", \"num_classes\": 1000");
     layer_case(be, prec, "Dropout keep 0.5", 4, 16, 16, 13, "\"type\": \"Dropout\", \"dropout_keep_prob\": 0.5");
+    if (small_only) return;
     layer_case(be, prec, "AlexNet conv2 b16 (5x5 64->192 pad 2)", 16, 27, 27, 64,
                "\"type\": \"Convolution\", \"filter\": [5, 5, 64, 192], \"padding\": [2, 2], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
 #undef CONV
@@ -268,13 +270,22 @@ int main(int argc, char **argv) {
             printf("skip: no CUDA device visible\n0 passed, 0 failed, 1 skipped\n");
             return 0;
         }
-        const char *bes[] = {"cuda", "cudnn", "auto"};
-        for (int b = 0; b < 3; b++) {
-            layer_cases(bes[b], CB_PREC_FP32);
-            network_case(bes[b], CB_PREC_FP32);
+        if (only) { // one backend, fp32: for compute-sanitizer runs
+            char be[32];
+            snprintf(be, sizeof be, "%s", only);
+            char *dash = strchr(be, '-');
+            if (dash) *dash = 0, small_only = true;
+            layer_cases(be, CB_PREC_FP32);
+            if (!small_only) network_case(be, CB_PREC_FP32);
+        } else {
+            const char *bes[] = {"cuda", "cudnn", "auto"};
+            for (int b = 0; b < 3; b++) {
+                layer_cases(bes[b], CB_PREC_FP32);
+                network_case(bes[b], CB_PREC_FP32);
+            }
+            layer_cases("cudnn", CB_PREC_TF32);
+            network_case("cudnn", CB_PREC_TF32);
         }
-        layer_cases("cudnn", CB_PREC_TF32);
-        network_case("cudnn", CB_PREC_TF32);
 #endif
     }
     printf("%d passed, %d failed\n", passed, failed);

@@ -1,0 +1,131 @@
+# Copied from /work/shared/peers/pytorch_convnets.py (the shared PyTorch peer harness) so that it
+# travels with the repo to the GPU machine; a measuring tool, not part of convbench. Keep in sync.
+"""Peer timings on an NVIDIA GPU with PyTorch (a measuring tool, not part of the project): the convnet-benchmarks 'imagenet winners'
+(forward, backward over batch), the layer-wise L1-L5 convs, and a VGG16 b16 train step.
+Modes: fp32 (tf32 off), tf32, bf16 autocast; NCHW and channels_last. Median of CUDA-event times."""
+import sys, json, time, statistics as st
+import torch, torch.nn as nn, torch.nn.functional as F
+
+dev = 'cuda'
+torch.backends.cudnn.benchmark = True
+
+def seq(*m): return nn.Sequential(*m)
+def conv(i, o, k, s=1, p=0): return seq(nn.Conv2d(i, o, k, s, p), nn.ReLU(inplace=True))
+
+def alexnet():  # One Weird Trick AlexNet as in convnet-benchmarks
+    return seq(conv(3,64,11,4,2), nn.MaxPool2d(3,2), conv(64,192,5,1,2), nn.MaxPool2d(3,2),
+               conv(192,384,3,1,1), conv(384,256,3,1,1), conv(256,256,3,1,1), nn.MaxPool2d(3,2),
+               nn.Flatten(), nn.Linear(256*6*6,4096), nn.ReLU(True), nn.Linear(4096,4096), nn.ReLU(True), nn.Linear(4096,1000))
+
+def overfeat():  # Overfeat fast, input 231
+    return seq(conv(3,96,11,4), nn.MaxPool2d(2,2), conv(96,256,5), nn.MaxPool2d(2,2),
+               conv(256,512,3,1,1), conv(512,1024,3,1,1), conv(1024,1024,3,1,1), nn.MaxPool2d(2,2),
+               nn.Flatten(), nn.Linear(1024*6*6,3072), nn.ReLU(True), nn.Linear(3072,4096), nn.ReLU(True), nn.Linear(4096,1000))
+
+def vgg(cfg):
+    L, c = [], 3
+    for v in cfg:
+        if v == 'M': L.append(nn.MaxPool2d(2,2))
+        else: L.append(conv(c, v, 3, 1, 1)); c = v
+    return seq(*L, nn.Flatten(), nn.Linear(512*7*7,4096), nn.ReLU(True), nn.Linear(4096,4096), nn.ReLU(True), nn.Linear(4096,1000))
+
+VGG_A = [64,'M',128,'M',256,256,'M',512,512,'M',512,512,'M']
+VGG_16 = [64,64,'M',128,128,'M',256,256,256,'M',512,512,512,'M',512,512,512,'M']
+
+class Inception(nn.Module):
+    def __init__(s, i, c1, c3r, c3, c5r, c5, pp):
+        super().__init__()
+        s.b1 = conv(i,c1,1); s.b2 = seq(conv(i,c3r,1), conv(c3r,c3,3,1,1))
+        s.b3 = seq(conv(i,c5r,1), conv(c5r,c5,5,1,2)); s.b4 = seq(nn.MaxPool2d(3,1,1), conv(i,pp,1))
+    def forward(s, x): return torch.cat([s.b1(x), s.b2(x), s.b3(x), s.b4(x)], 1)
+
+def googlenet():  # GoogLeNet v1 without BN, no aux heads
+    return seq(conv(3,64,7,2,3), nn.MaxPool2d(3,2,ceil_mode=True), conv(64,64,1), conv(64,192,3,1,1), nn.MaxPool2d(3,2,ceil_mode=True),
+               Inception(192,64,96,128,16,32,32), Inception(256,128,128,192,32,96,64), nn.MaxPool2d(3,2,ceil_mode=True),
+               Inception(480,192,96,208,16,48,64), Inception(512,160,112,224,24,64,64), Inception(512,128,128,256,24,64,64),
+               Inception(512,112,144,288,32,64,64), Inception(528,256,160,320,32,128,128), nn.MaxPool2d(3,2,ceil_mode=True),
+               Inception(832,256,160,320,32,128,128), Inception(832,384,192,384,48,128,128), nn.AvgPool2d(7,1),
+               nn.Flatten(), nn.Linear(1024,1000))
+
+NETS = {'alexnet': (alexnet, 128, 224), 'overfeat': (overfeat, 128, 231), 'vgg_a': (lambda: vgg(VGG_A), 64, 224),
+        'googlenet': (googlenet, 128, 224), 'vgg16': (lambda: vgg(VGG_16), 64, 224)}
+
+def set_mode(mode):
+    tf = mode == 'tf32'
+    torch.backends.cudnn.allow_tf32 = tf
+    torch.backends.cuda.matmul.allow_tf32 = tf
+
+def ev(): return torch.cuda.Event(enable_timing=True)
+
+def time_net(name, mode, cl, iters=20, warm=5, update=False, batch=None):
+    set_mode(mode)
+    ctor, b, hw = NETS[name]
+    b = batch or b
+    m = ctor().to(dev)
+    x = torch.randn(b, 3, hw, hw, device=dev)
+    if cl: m = m.to(memory_format=torch.channels_last); x = x.contiguous(memory_format=torch.channels_last)
+    x.requires_grad_(False)
+    opt = torch.optim.SGD(m.parameters(), lr=0.01) if update else None
+    fw, bw, tot = [], [], []
+    for i in range(warm + iters):
+        a, bb, c = ev(), ev(), ev()
+        a.record()
+        with torch.autocast('cuda', dtype=torch.bfloat16, enabled=(mode == 'bf16')):
+            y = m(x)
+        bb.record()
+        y.float().sum().backward()
+        if opt: opt.step(); opt.zero_grad(set_to_none=True)
+        c.record(); torch.cuda.synchronize()
+        if i >= warm:
+            fw.append(a.elapsed_time(bb)); bw.append(bb.elapsed_time(c)); tot.append(a.elapsed_time(c))
+    del m, x
+    torch.cuda.empty_cache()
+    return dict(net=name, mode=mode, layout='NHWC' if cl else 'NCHW', batch=b, update=update,
+                fwd=st.median(fw), bwd=st.median(bw), total=st.median(tot))
+
+LAYERS = {'L1': (128, 3, 128, 96, 11), 'L2': (128, 64, 64, 128, 9), 'L3': (128, 128, 32, 128, 9),
+          'L4': (128, 128, 16, 128, 7), 'L5': (128, 384, 13, 384, 3)}
+
+def time_layer(name, mode, cl, iters=30, warm=5):
+    set_mode(mode)
+    n, c, hw, k, r = LAYERS[name]
+    w = torch.randn(k, c, r, r, device=dev, requires_grad=True)
+    x = torch.randn(n, c, hw, hw, device=dev, requires_grad=True)
+    if cl:
+        x = x.detach().contiguous(memory_format=torch.channels_last).requires_grad_(True)
+        w = w.detach().contiguous(memory_format=torch.channels_last).requires_grad_(True)
+    fw, bw = [], []
+    for i in range(warm + iters):
+        a, bb, cc = ev(), ev(), ev()
+        a.record()
+        with torch.autocast('cuda', dtype=torch.bfloat16, enabled=(mode == 'bf16')):
+            y = F.conv2d(x, w)
+        bb.record()
+        y.backward(torch.ones_like(y))
+        cc.record(); torch.cuda.synchronize()
+        if i >= warm: fw.append(a.elapsed_time(bb)); bw.append(bb.elapsed_time(cc))
+    flops = 2 * n * k * c * r * r * (hw - r + 1) ** 2
+    f, b = st.median(fw), st.median(bw)
+    return dict(layer=name, mode=mode, layout='NHWC' if cl else 'NCHW', fwd=f, bwd=b,
+                fwd_tflops=flops / f / 1e9, bwd_tflops=2 * flops / b / 1e9)
+
+if __name__ == '__main__':
+    import argparse
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument('out', help='JSON file for all results')
+    ap.add_argument('--nets', default='alexnet,overfeat,vgg_a,googlenet,vgg16-train')
+    ap.add_argument('--layers', default='L1,L2,L3,L4,L5')
+    ap.add_argument('--modes', default='fp32,tf32,bf16')
+    ap.add_argument('--layouts', default='nchw,nhwc')
+    a = ap.parse_args()
+    out = []
+    print('torch', torch.__version__, 'cudnn', torch.backends.cudnn.version(), torch.cuda.get_device_name(), flush=True)
+    for mode in a.modes.split(','):
+        for cl in [l == 'nhwc' for l in a.layouts.split(',')]:
+            for L in filter(None, a.layers.split(',')):
+                r = time_layer(L, mode, cl); out.append(r); print(json.dumps(r), flush=True)
+            for n in filter(None, a.nets.split(',')):
+                if n == 'vgg16-train': r = time_net('vgg16', mode, cl, update=True, batch=16)
+                else: r = time_net(n, mode, cl)
+                out.append(r); print(json.dumps(r), flush=True)
+    json.dump(out, open(a.out, 'w'), indent=1)
