@@ -108,8 +108,8 @@ cb_net *cli_load_net(const cli_cmd *cmd, const char *spec, long batch, int *exit
         *exit_status = cli_fail(cmd, &err);
         return NULL;
     }
-    if (batch != 0) {
-        if (batch < 0 || batch > 1 << 30) {
+    if (batch != -1) { // -1: the network's own
+        if (batch < 1 || batch > 1 << 30) {
             *exit_status = cli_usage_error(cmd, "--batch: %ld must be in [1, %d]", batch, 1 << 30);
             cb_net_free(net);
             return NULL;

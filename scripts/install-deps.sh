@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what convbench needs from Debian, when it is missing (as root; prints the command
+# otherwise). The CUDA toolkit is optional: CUDA sources build when nvcc is on PATH.
+set -euo pipefail
+pkgs=(build-essential pkg-config libcjson-dev libopenblas-dev zlib1g-dev python3 dataset-fashion-mnist)
+missing=()
+for p in "${pkgs[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+    echo "convbench: missing Debian packages: ${missing[*]}; run as root: apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
+echo "convbench: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

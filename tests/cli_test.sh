@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The command line as a user meets it: --help everywhere, formats, Paleo's numbers, bad flags
+# and bad files (one clear line, exit 2), result files written whole or not at all.
+set -u
+cb=${1:-build/convbench}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok   $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; }
+
+# expect NAME STATUS NEEDLE -- command...: exit status and a needle in stdout+stderr
+expect() {
+    local name=$1 want=$2 needle=$3; shift 4
+    local out rc
+    out=$("$@" 2>&1); rc=$?
+    if [ "$rc" -ne "$want" ]; then bad "$name: exit $rc, want $want: $(printf '%s' "$out" | tail -2)"; return; fi
+    if [ -n "$needle" ] && ! printf '%s' "$out" | grep -qF -- "$needle"; then bad "$name: output lacks '$needle': $(printf '%s' "$out" | tail -3)"; return; fi
+    ok "$name"
+}
+# a bad-input error is one line on stderr
+one_line() {
+    local name=$1; shift
+    local n
+    n=$("$@" 2>&1 >/dev/null | wc -l)
+    if [ "$n" -eq 1 ]; then ok "$name"; else bad "$name: $n lines on stderr"; fi
+}
+
+expect "no command" 2 "usage" -- "$cb"
+expect "top help" 0 "commands:" -- "$cb" --help
+expect "unknown command" 2 "unknown command 'frob'" -- "$cb" frob
+for c in $("$cb" --help | awk '/^commands:/{f=1;next} f && !NF {exit} f {print $1}'); do
+    expect "$c --help" 0 "usage: convbench $c" -- "$cb" "$c" --help
+    expect "$c bad flag" 2 "unknown option '--bogus'" -- "$cb" "$c" --bogus
+done
+
+expect "paleo vgg16 params" 0 "Number of params: 138,357,544 (553,430,176 Bytes)" -- "$cb" summary vgg16
+expect "alexnet params" 0 "Number of params: 61,100,840" -- "$cb" summary alexnet
+expect "summary --batch" 0 "[2, 224, 224, 64]" -- "$cb" summary vgg16 --batch 2
+for f in table csv json md; do
+    expect "summary --format $f" 0 "conv1" -- "$cb" summary alexnet --format "$f"
+done
+expect "bad --format" 2 "--format: 'xml'" -- "$cb" summary alexnet --format xml
+expect "bad --batch" 2 "--batch: 'abc' is not an integer" -- "$cb" summary alexnet --batch abc
+expect "zero --batch" 2 "--batch: 0 must be in" -- "$cb" summary alexnet --batch 0
+expect "missing value" 2 "--batch needs a value" -- "$cb" summary alexnet --batch
+expect "missing net" 2 "cannot open" -- "$cb" summary "$tmp/none.json"
+expect "extra argument" 2 "unexpected argument" -- "$cb" summary alexnet vgg16
+
+# JSON: valid, with the environment, written whole
+"$cb" summary alexnet --format json --output "$tmp/s.json" >/dev/null 2>&1
+if python3 -c "import json,sys; d=json.load(open('$tmp/s.json')); assert d['convbench_commit'] and d['cpu'] and d['tables']['layers']" 2>/dev/null; then ok "json has environment and tables"; else bad "json output"; fi
+if ls "$tmp" | grep -q tmp; then bad "temporary file left behind"; else ok "no temporary left"; fi
+expect "unwritable output" 2 "cannot write" -- "$cb" summary alexnet --output "$tmp/no/such/dir/x.json"
+[ -e "$tmp/no/such/dir/x.json" ] && bad "partial output exists" || ok "nothing written on failure"
+
+# malformed descriptions: one line naming file and layer, exit 2
+printf '{"name": "x",\n "layers": {"data": {"parents": [], "type": "Input", "tensor": [1, 8, 8, 3]},\n  "c": {"parents": ["data"] "type": "ReLU"}}}\n' > "$tmp/syntax.json"
+expect "syntax error" 2 "syntax.json: JSON syntax error at line 3, column" -- "$cb" summary "$tmp/syntax.json"
+one_line "syntax error one line" "$cb" summary "$tmp/syntax.json"
+printf '{"layers": {"data": {"parents": [], "type": "Input", "tensor": [1, 8, 8, 3]}, "c": {"parents": ["data"], "type": "Convolution", "filter": [11, 11, 3, 4], "padding": "VALID"}}}' > "$tmp/big.json"
+expect "kernel too large" 2 "layer 'c': kernel height 11 is larger" -- "$cb" summary "$tmp/big.json"
+printf '{"layers": {"data": {"parents": [], "type": "Input", "tensor": [1, 8, 8, 3]}, "c": {"parents": ["dta"], "type": "ReLU"}}}' > "$tmp/parent.json"
+expect "unknown parent" 2 "layer 'c': unknown parent 'dta'" -- "$cb" fullpass "$tmp/parent.json"
+: > "$tmp/empty.json"
+expect "empty file" 2 "empty.json" -- "$cb" summary "$tmp/empty.json"
+head -c 300 nets/alexnet.json > "$tmp/trunc.json"
+expect "truncated file" 2 "trunc.json: JSON syntax error" -- "$cb" summary "$tmp/trunc.json"
+
+# running: a small network end to end, every format
+expect "fullpass lenet" 0 "grad-weight" -- "$cb" fullpass fashion-lenet --batch 8 --warmup 1 --iters 2 --update --quiet
+expect "fullpass no criterion" 0 "net backward" -- "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 1 --no-criterion --no-data-grad --quiet
+"$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 2 --format json --quiet > "$tmp/f.json" 2>/dev/null
+if python3 -c "import json; d=json.load(open('$tmp/f.json')); r={x['phase']:x for x in d['tables']['fullpass']}; assert r['total']['median_ms']>0 and d['threads']>=1" 2>/dev/null; then ok "fullpass json"; else bad "fullpass json"; fi
+expect "fullpass progress" 0 "fullpass: iteration 2/2" -- "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 2
+expect "profile backward filter" 0 "Sum" -- "$cb" profile fashion-lenet --batch 4 --direction backward --wrt filter --iters 2 --quiet
+expect "profile two backends" 0 "ref_ms" -- "$cb" profile fashion-lenet --batch 2 --backend cpu,ref --iters 1 --warmup 0 --quiet --format csv
+expect "bad backend" 2 "unknown backend 'tpu'" -- "$cb" fullpass fashion-lenet --backend tpu --quiet
+expect "bad direction" 2 "--direction: 'sideways'" -- "$cb" profile fashion-lenet --direction sideways
+expect "bad precision on cpu" 2 "the CPU backends run fp32 NCHW only" -- "$cb" fullpass fashion-lenet --precision bf16
+expect "bad iters" 2 "--iters: 0 must be in" -- "$cb" fullpass fashion-lenet --iters 0
+expect "out of memory" 3 "out of host memory" -- "$cb" fullpass vgg16 --batch 1000000 --quiet
+
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
