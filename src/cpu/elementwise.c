@@ -1,0 +1,76 @@
+// Fast CPU elementwise kernels: ReLU, dropout, softmax, the SGD update.
+#include <math.h>
+
+#include "cpu/kernels.h"
+
+void cb_cpu_relu_forward(size_t n, const float *x, float *y)
+{
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
+// gated on the output y > 0 (so the input need not be kept); dx may equal dy
+void cb_cpu_relu_backward(size_t n, const float *y, const float *dy, float *dx)
+{
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+}
+
+// mask (n): 0 or 1/keep, drawn sequentially from xorshift64* so a given seed gives one mask
+// whatever the thread count; y = x * mask
+void cb_cpu_dropout_forward(size_t n, float keep, uint64_t *rng_state, const float *x, float *mask, float *y)
+{
+    uint64_t s = *rng_state ? *rng_state : 0x9E3779B97F4A7C15ull; // xorshift is stuck at 0
+    const float inv = 1.0f / keep;
+    for (size_t i = 0; i < n; i++) {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        const uint64_t r = s * 0x2545F4914F6CDD1Dull;
+        const float u = (float)(r >> 40) * (1.0f / 16777216.0f); // uniform in [0, 1), 24 bits
+        mask[i] = u < keep ? inv : 0.0f;
+    }
+    *rng_state = s;
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++) y[i] = x[i] * mask[i];
+}
+
+void cb_cpu_dropout_backward(size_t n, const float *mask, const float *dy, float *dx)
+{
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++) dx[i] = dy[i] * mask[i];
+}
+
+// x (N,K) -> prob (N,K), shifted by the row maximum
+void cb_cpu_softmax_forward(int n, int k, const float *x, float *prob)
+{
+#pragma omp parallel for schedule(static)
+    for (int i = 0; i < n; i++) {
+        const float *xr = x + (size_t)i * k;
+        float *pr = prob + (size_t)i * k;
+        float mx = xr[0];
+        for (int j = 1; j < k; j++) mx = xr[j] > mx ? xr[j] : mx;
+        double sum = 0.0;
+        for (int j = 0; j < k; j++) {
+            pr[j] = expf(xr[j] - mx);
+            sum += pr[j];
+        }
+        const float inv = (float)(1.0 / sum);
+        for (int j = 0; j < k; j++) pr[j] *= inv;
+    }
+}
+
+// PyTorch's SGD: g' = g + wd*w; v = momentum*v + g'; w -= lr*v  (v may be NULL when momentum == 0)
+void cb_cpu_sgd_update(size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v)
+{
+    if (momentum == 0.0f || !v) {
+#pragma omp parallel for simd schedule(static)
+        for (size_t i = 0; i < n; i++) w[i] -= lr * (g[i] + wd * w[i]);
+        return;
+    }
+#pragma omp parallel for simd schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        v[i] = momentum * v[i] + g[i] + wd * w[i];
+        w[i] -= lr * v[i];
+    }
+}
