@@ -31,12 +31,14 @@ echo "== test_gpu"
 timeout 240 $B/tests/test_gpu | tee "$RES/test.log" | grep -v '^ok '
 TEST_LINE=$(tail -1 "$RES/test.log")
 
+if [ -z "${SKIP_SANITIZERS:-}" ]; then
 echo "== compute-sanitizer memcheck (cuda backend cases)"
 timeout 150 compute-sanitizer --tool memcheck --print-limit 20 $B/tests/test_gpu --backends cuda 2>&1 | grep -v '^ok ' | tail -15
 echo "== compute-sanitizer memcheck (cudnn backend cases)"
 timeout 150 compute-sanitizer --tool memcheck --print-limit 20 $B/tests/test_gpu --backends cudnn 2>&1 | grep -v '^ok ' | tail -15
 echo "== compute-sanitizer racecheck (small cuda cases)"
 timeout 120 compute-sanitizer --tool racecheck --print-limit 20 $B/tests/test_gpu --backends cuda-small 2>&1 | grep -v '^ok ' | tail -10
+fi
 
 echo "== convbench profile / fullpass"
 CB=$B/convbench

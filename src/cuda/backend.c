@@ -14,7 +14,7 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "backend %s: no CUDA device is visible", e->be->name);
     cb_cuda_state *s = cb_xcalloc(1, sizeof *s);
     e->state = s;
-    CB_CUDA_TRY(cudaEventCreate(&s->t0));
+    for (int j = 0; j < CB_CUDA_TIMER_DEPTH; j++) CB_CUDA_TRY(cudaEventCreate(&s->t0[j]));
     CB_CUDA_TRY(cudaEventCreate(&s->t1));
     CB_CUDA_TRY(cudaMalloc((void **)&s->loss, sizeof(double)));
     return CB_OK;
@@ -23,7 +23,8 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
 void cb_cuda_destroy_state(cb_exec *e) {
     cb_cuda_state *s = e->state;
     if (!s) return;
-    if (s->t0) cudaEventDestroy(s->t0);
+    for (int j = 0; j < CB_CUDA_TIMER_DEPTH; j++)
+        if (s->t0[j]) cudaEventDestroy(s->t0[j]);
     if (s->t1) cudaEventDestroy(s->t1);
     cudaFree(s->loss);
     free(s);
@@ -51,13 +52,21 @@ void cb_cuda_release(cb_exec *e, void *p) { cudaFree(p); }
 void cb_cuda_upload(cb_exec *e, void *dst, const void *src, size_t bytes) { cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice); }
 void cb_cuda_download(cb_exec *e, void *dst, const void *src, size_t bytes) { cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost); }
 
-void cb_cuda_timer_start(cb_exec *e) { cudaEventRecord(((cb_cuda_state *)e->state)->t0, 0); }
+// The engine nests timers (fullpass times the whole backward around per-layer timers), so starts
+// are a stack and each stop pairs with the latest open start.
+void cb_cuda_timer_start(cb_exec *e) {
+    cb_cuda_state *s = e->state;
+    int d = s->depth < CB_CUDA_TIMER_DEPTH ? s->depth : CB_CUDA_TIMER_DEPTH - 1;
+    cudaEventRecord(s->t0[d], 0);
+    s->depth = d + 1;
+}
 double cb_cuda_timer_stop(cb_exec *e) {
     cb_cuda_state *s = e->state;
     float ms = 0;
+    int d = s->depth > 0 ? --s->depth : 0;
     cudaEventRecord(s->t1, 0);
     cudaEventSynchronize(s->t1);
-    cudaEventElapsedTime(&ms, s->t0, s->t1);
+    cudaEventElapsedTime(&ms, s->t0[d], s->t1);
     return ms;
 }
 

@@ -9,8 +9,10 @@
 #include <cuda_runtime.h>
 
 // Backend-wide state; the cudnn backend keeps its handles in `lib`.
+#define CB_CUDA_TIMER_DEPTH 8
 typedef struct cb_cuda_state {
-    cudaEvent_t t0, t1;
+    cudaEvent_t t0[CB_CUDA_TIMER_DEPTH], t1; // start events as a stack: timers nest (a step around its layers)
+    int depth;
     double *loss; // (1) device
     void *lib;
 } cb_cuda_state;
