@@ -11,7 +11,7 @@ CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(realpath $(NVCC))),)
 COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unused-parameter -fopenmp -MMD -MP \
-            -Iinclude -Isrc -DCB_COMMIT=\"$(COMMIT)\"
+            -Iinclude -Isrc
 LDLIBS   += -lcjson -lopenblas -lz -lm -fopenmp
 
 ifeq ($(SAN),1)
@@ -39,6 +39,20 @@ endif
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CUC_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
+
+# objects rebuild when the flags change (CUDA appearing, sanitizers), and the file that
+# reports the commit rebuilds when it changes
+FLAGS_ID := $(shell echo '$(CC) $(CFLAGS) $(NVFLAGS)' | md5sum | cut -c1-12)
+FLAGS_STAMP := $(BUILD)/.flags-$(FLAGS_ID)
+COMMIT_STAMP := $(BUILD)/.commit-$(COMMIT)
+$(FLAGS_STAMP):
+	@mkdir -p $(@D) && rm -f $(BUILD)/.flags-* && touch $@
+$(COMMIT_STAMP):
+	@mkdir -p $(@D) && rm -f $(BUILD)/.commit-* && touch $@
+$(LIB_OBJ) $(TOOL_OBJ) $(TEST_SRC:%.c=$(BUILD)/%.o): $(FLAGS_STAMP)
+$(BUILD)/src/bench/env.o: $(COMMIT_STAMP)
+$(BUILD)/src/bench/env.o: CFLAGS += -DCB_COMMIT=\"$(COMMIT)\"
+
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all test test-plain test-san run deps clean
@@ -70,7 +84,7 @@ test-plain: all
 
 test-san:
 	@$(MAKE) --no-print-directory SAN=1 all
-	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_tests.sh build-san
+	@ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1 tests/run_tests.sh build-san
 
 deps:
 	@scripts/install-deps.sh

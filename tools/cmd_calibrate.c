@@ -153,7 +153,7 @@ static int run(int argc, char **argv) {
     out.meas_gemm[CB_PREC_FP32] = gemm;
     out.meas_copy_bw = bw;
     snprintf(out.meas_source, sizeof out.meas_source, "convbench calibrate --backend cpu (commit %s): sgemm %ld^3, memcpy 256 MiB x2, median of %ld",
-             CB_COMMIT, size, reps);
+             cb_env_commit(), size, reps);
     for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
         double m, p90;
         model_cli_percentiles(eff[ph], ns, &m, &p90);

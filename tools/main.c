@@ -28,7 +28,7 @@ int main(int argc, char **argv) {
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("convbench %s\n", CB_COMMIT);
+        printf("convbench %s\n", cb_env_commit());
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)

@@ -45,6 +45,8 @@ const char *cb_env_cpu_model(void) {
     return model;
 }
 
+const char *cb_env_commit(void) { return CB_COMMIT; }
+
 int cb_env_threads(void) { return omp_get_max_threads(); }
 
 void cb_env_add(cb_report *r) {

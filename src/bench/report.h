@@ -34,6 +34,7 @@ cb_status cb_report_write(const cb_report *r, cb_format fmt, const char *path, c
 // environment: CPU model, threads, BLAS, cuDNN/CUDA versions, GPU, commit, date
 void cb_env_add(cb_report *r);
 const char *cb_env_cpu_model(void);
+const char *cb_env_commit(void); // the convbench commit this binary was built from
 int cb_env_threads(void);
 
 #endif
