@@ -4,7 +4,7 @@ weight decay 5e-4; median of K iterations after W warm-ups. Prints one JSON obje
 
     /usr/bin/python3 bench/pytorch_cpu.py alexnet 16 [--iters 5 --warmup 1]
 """
-import argparse, json, statistics as st, time
+import argparse, json, os, statistics as st, time
 import torch, torch.nn as nn
 
 
@@ -40,6 +40,7 @@ if __name__ == '__main__':
     ap.add_argument('--iters', type=int, default=5)
     ap.add_argument('--warmup', type=int, default=1)
     a = ap.parse_args()
+    torch.set_num_threads(os.cpu_count())  # Debian's build may start with one thread
     torch.manual_seed(0)
     m = NETS[a.net]()
     x = torch.randn(a.batch, 3, 224, 224)

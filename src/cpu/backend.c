@@ -10,7 +10,8 @@
 
 typedef struct cpu_state {
     bool ref;
-    double t0;
+    double t0[8];                 // timers nest: a phase timer around per-layer timers
+    int depth;
 } cpu_state;
 
 static bool is_ref(const cb_exec *e) { return ((const cpu_state *)e->state)->ref; }
@@ -29,8 +30,17 @@ static void destroy(cb_exec *e) { free(e->state); }
 static void *alloc(cb_exec *e, size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
 static void release(cb_exec *e, void *p) { free(p); }
 static void copy(cb_exec *e, void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
-static void timer_start(cb_exec *e) { ((cpu_state *)e->state)->t0 = cb_now_ms(); }
-static double timer_stop(cb_exec *e) { return cb_now_ms() - ((cpu_state *)e->state)->t0; }
+static void timer_start(cb_exec *e) {
+    cpu_state *s = e->state;
+    if (s->depth < 8) s->t0[s->depth] = cb_now_ms();
+    s->depth++;
+}
+static double timer_stop(cb_exec *e) {
+    cpu_state *s = e->state;
+    if (s->depth == 0) return 0;
+    s->depth--;
+    return s->depth < 8 ? cb_now_ms() - s->t0[s->depth] : 0;
+}
 
 void cb_conv_params_of(const cb_layer *L, cb_conv_params *p);
 void cb_conv_params_of(const cb_layer *L, cb_conv_params *p) {
