@@ -82,8 +82,9 @@ static void init_params(cb_exec *e, float *host_params, float *host_stats) {
         cb_lbuf *b = &e->lb[i];
         double fan_in = L->op == CB_OP_CONV ? (double)L->p.conv.cin * L->p.conv.win.r * L->p.conv.win.s : (double)L->in.c;
         if (b->nw) {
-            // Kaiming-uniform for ReLU nets; the bias as PyTorch: U(-1/sqrt(fan_in), 1/sqrt(fan_in))
-            float wb = (float)sqrt(6.0 / fan_in), bb = (float)(1.0 / sqrt(fan_in));
+            // PyTorch's default for Conv2d and Linear (kaiming_uniform with a = sqrt(5)), weights and
+            // bias alike U(-1/sqrt(fan_in), 1/sqrt(fan_in)): the peers start from the same scale
+            float wb = (float)(1.0 / sqrt(fan_in)), bb = wb;
             float *w = host_params + (b->w - e->params);
             for (int64_t j = 0; j < b->nw; j++) w[j] = wb * rng_uniform(&s);
             if (b->nb) {
