@@ -5,16 +5,17 @@ set -u
 build=${1:-build}
 here=$(cd "$(dirname "$0")" && pwd)
 pass=0 fail=0 skip=0
-for t in "$build"/tests/test_*; do
-    [ -x "$t" ] || continue
-    case "$t" in *.o|*.d) continue ;; esac
-    name=$(basename "$t")
-    out=$("$t" 2>&1); rc=$?
+
+# run NAME COMMAND...: runs one test program and adds its closing "N passed, M failed[, K skipped]"
+run() {
+    local name=$1; shift
+    local out rc line p f s
+    out=$("$@" 2>&1); rc=$?
     line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
     p=$(printf '%s' "$line" | sed -E 's/^([0-9]+) passed.*/\1/'); p=${p:-0}
     f=$(printf '%s' "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/'); f=${f:-0}
     s=$(printf '%s' "$line" | sed -nE 's/.*, ([0-9]+) skipped.*/\1/p'); s=${s:-0}
-    if [ $rc -ne 0 ] || [ -z "$line" ]; then
+    if [ "$rc" -ne 0 ] || [ -z "$line" ]; then
         [ "$f" -eq 0 ] && f=1
         printf '%s\n' "$out" | grep -vE '^ok ' | tail -40
         echo "FAIL $name (exit $rc)"
@@ -22,18 +23,12 @@ for t in "$build"/tests/test_*; do
         echo "ok   $name: $line"
     fi
     pass=$((pass + p)); fail=$((fail + f)); skip=$((skip + s))
+}
+
+for t in "$build"/tests/test_*; do
+    case "$t" in *.o|*.d) continue ;; esac
+    [ -x "$t" ] && run "$(basename "$t")" "$t"
 done
-out=$("$here/cli_test.sh" "$build/convbench" 2>&1); rc=$?
-line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -1)
-p=$(printf '%s' "$line" | sed -E 's/^([0-9]+) passed.*/\1/'); p=${p:-0}
-f=$(printf '%s' "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/'); f=${f:-0}
-if [ $rc -ne 0 ] || [ -z "$line" ]; then
-    [ "$f" -eq 0 ] && f=1
-    printf '%s\n' "$out" | grep -vE '^ok ' | tail -40
-    echo "FAIL cli_test.sh (exit $rc)"
-else
-    echo "ok   cli_test.sh: $line"
-fi
-pass=$((pass + p)); fail=$((fail + f))
+run cli_test.sh "$here/cli_test.sh" "$build/convbench"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]
