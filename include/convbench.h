@@ -183,6 +183,8 @@ cb_status cb_exec_criterion_forward(cb_exec *e, double *loss, double *ms);
 cb_status cb_exec_criterion_backward(cb_exec *e, double *ms);
 cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t);
 cb_status cb_exec_update(cb_exec *e, double *ms);
+// The learning rate of the next updates (a schedule changes it between steps).
+cb_status cb_exec_set_lr(cb_exec *e, float lr);
 // Output probabilities (after softmax) or logits of the last layer, copied to host (n * classes)
 cb_status cb_exec_get_output(cb_exec *e, float *out, size_t count);
 int64_t cb_exec_output_classes(const cb_exec *e);

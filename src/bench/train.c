@@ -2,7 +2,6 @@
 // schedule; evaluation in inference mode (batch norm running statistics, no dropout).
 #include "bench/train.h"
 #include "bench/stats.h"
-#include "core/backend.h"
 #include "core/net.h"
 
 #include <math.h>
@@ -128,7 +127,7 @@ cb_status cb_train(cb_exec *e, const cb_dataset *train, const cb_dataset *test, 
                 yb[i] = train->y[s];
             }
             // the engine reads its lr at every update; a schedule changes it between steps
-            e->opts.lr = (float)lr_at(o, ep, step, steps);
+            cb_exec_set_lr(e, (float)lr_at(o, ep, step, steps));
             double loss = 0;
             cb_exec_set_input(e, xb, yb);
             if ((st = cb_exec_forward(e, true, NULL)) != CB_OK || (st = cb_exec_criterion_forward(e, &loss, NULL)) != CB_OK ||

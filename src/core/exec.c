@@ -421,3 +421,9 @@ cb_status cb_exec_set_output_grad(cb_exec *e, float v) {
 void cb_exec_timer_start(cb_exec *e) { e->be->timer_start(e); }
 double cb_exec_timer_stop(cb_exec *e) { return e->be->timer_stop(e); }
 bool cb_exec_on_device(const cb_exec *e) { return e->be->device; }
+
+cb_status cb_exec_set_lr(cb_exec *e, float lr) {
+    if (!(lr >= 0)) return CB_STATUS_ARG;
+    e->opts.lr = lr;
+    return CB_OK;
+}
