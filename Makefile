@@ -2,6 +2,7 @@
 # (plain build, then again under ASan+UBSan); `make run` installs what is missing and runs the
 # main job. CUDA sources are compiled when nvcc is present; nothing in the tests needs a GPU.
 
+.DEFAULT_GOAL := all
 SAN      ?=
 BUILD    ?= build$(if $(SAN),-san,)
 CC       ?= gcc

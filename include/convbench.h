@@ -160,6 +160,7 @@ typedef struct cb_exec_opts {
     float lr, momentum, weight_decay;
     uint64_t seed;
     size_t workspace_limit;       // bytes, for algorithm choice (GPU)
+    const char *conv_algo;        // own GPU convolution algorithm to use (NULL or "auto": the fastest)
     int verbose;
 } cb_exec_opts;
 

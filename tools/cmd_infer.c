@@ -36,13 +36,14 @@ static int parse_batches(const char *s, long *out) {
 }
 
 static int run(int argc, char **argv) {
-    const char *backend = "cpu", *weights = NULL, *batches = "100,1000,10000";
+    const char *backend = "cpu", *conv_algo = NULL, *weights = NULL, *batches = "100,1000,10000";
     data_opts d = {0};
     cli_out o = {0};
     const cli_opt opts[] = {
         {"--weights", CLI_STR, &weights, "FILE", "trained weights (convbench train --weights-out)"},
         {"--batch", CLI_STR, &batches, "B,B,...", "batch sizes, comma-separated (default 100,1000,10000)"},
         {"--backend", CLI_STR, &backend, "B", "cpu (default), ref, cuda or cudnn"},
+        {"--conv-algo", CLI_STR, &conv_algo, "A", "own GPU convolution algorithm (cuda backend): auto (default) or a name from `convbench algos`"},
         DATA_OPTS(d),
         CLI_OUT_OPTS(o),
         {0},
@@ -81,6 +82,7 @@ static int run(int argc, char **argv) {
     cb_exec_opts eo;
     cb_exec_opts_default(&eo);
     eo.backend = backend;
+    eo.conv_algo = conv_algo;
     eo.train = false;
     for (int bi = 0; bi < nb; bi++) {
         memset(sum, 0, sizeof *sum * (size_t)nl);

@@ -18,7 +18,7 @@ static void on_epoch(void *ctx, const cb_epoch_stats *s) {
 }
 
 static int run(int argc, char **argv) {
-    const char *backend = "cpu", *schedule = "cosine", *weights_out = NULL;
+    const char *backend = "cpu", *conv_algo = NULL, *schedule = "cosine", *weights_out = NULL;
     long epochs = 5, batch = 64, seed = 42, limit = 0;
     double lr = 0.05, momentum = 0.9, weight_decay = 5e-4;
     data_opts d = {0};
@@ -33,6 +33,7 @@ static int run(int argc, char **argv) {
         {"--schedule", CLI_STR, &schedule, "S", "cosine (default, per step), step (x0.1 at 50% and 75%) or none"},
         {"--seed", CLI_INT, &seed, "S", "seed for the initial weights and the shuffling (default 42)"},
         {"--backend", CLI_STR, &backend, "B", "cpu (default), ref, cuda or cudnn"},
+        {"--conv-algo", CLI_STR, &conv_algo, "A", "own GPU convolution algorithm (cuda backend): auto (default) or a name from `convbench algos`"},
         {"--weights-out", CLI_STR, &weights_out, "FILE", "write the trained weights (docs/weights-format.md)"},
         {"--limit", CLI_INT, &limit, "N", "train on the first N training images only (tests)"},
         CLI_OUT_OPTS(o),
@@ -64,6 +65,7 @@ static int run(int argc, char **argv) {
     cb_exec_opts eo;
     cb_exec_opts_default(&eo);
     eo.backend = backend;
+    eo.conv_algo = conv_algo;
     eo.train = true;
     eo.no_data_grad = true;
     eo.lr = (float)lr;

@@ -39,5 +39,6 @@ int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
     eo->momentum = (float)r->momentum;
     eo->weight_decay = (float)r->weight_decay;
     eo->no_data_grad = r->no_data_grad;
+    eo->conv_algo = r->conv_algo;
     return -1;
 }

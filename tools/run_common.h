@@ -6,7 +6,7 @@
 
 typedef struct run_opts {
     const char *backend;
-    const char *precision, *layout;
+    const char *precision, *layout, *conv_algo;
     long batch, warmup, iters, seed, workspace_mb;
     double lr, momentum, weight_decay;
     bool no_data_grad;
@@ -19,6 +19,7 @@ typedef struct run_opts {
         {"--iters", CLI_INT, &(r).iters, "K", "timed iterations (default 10)"},                                        \
         {"--precision", CLI_STR, &(r).precision, "P", "fp32 (default), tf32 or bf16 (GPU backends)"},                 \
         {"--layout", CLI_STR, &(r).layout, "L", "nchw (default) or nhwc (GPU backends)"},                             \
+        {"--conv-algo", CLI_STR, &(r).conv_algo, "A", "own GPU convolution algorithm (cuda, auto backends): auto (default: the fastest) or a name from `convbench algos`"}, \
         {"--workspace-mb", CLI_INT, &(r).workspace_mb, "MB", "workspace limit for algorithm choice (default 4096)"},  \
         {"--seed", CLI_INT, &(r).seed, "S", "seed for weights and inputs (default 42)"}
 

@@ -14,6 +14,21 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "backend %s: no CUDA device is visible", e->be->name);
     cb_cuda_state *s = cb_xcalloc(1, sizeof *s);
     e->state = s;
+    s->conv = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->conv);
+    s->fused_relu = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fused_relu);
+    if (e->opts.conv_algo && strcmp(e->opts.conv_algo, "auto") != 0) {
+        const cb_cuda_conv_algo *a = cb_cuda_conv_algo_find(e->opts.conv_algo);
+        if (!a) {
+            char names[512] = "";
+            for (int j = 0; cb_cuda_conv_algos[j]; j++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", j ? ", " : "", cb_cuda_conv_algos[j]->name);
+            return cb_fail(err, CB_STATUS_ARG, "--conv-algo", NULL, "'%s' is not one of auto, %s", e->opts.conv_algo, names);
+        }
+        if (!cb_cuda_conv_algo_allowed(a, e->opts.precision))
+            return cb_fail(err, CB_STATUS_ARG, "--conv-algo", NULL, "%s computes in %s; --precision %s does not allow it", a->name,
+                           a->prec == CB_PREC_TF32 ? "tf32" : a->prec == CB_PREC_BF16 ? "bf16" : "fp32",
+                           e->opts.precision == CB_PREC_TF32 ? "tf32" : e->opts.precision == CB_PREC_BF16 ? "bf16" : "fp32");
+    }
     for (int j = 0; j < CB_CUDA_TIMER_DEPTH; j++) CB_CUDA_TRY(cudaEventCreate(&s->t0[j]));
     CB_CUDA_TRY(cudaEventCreate(&s->t1));
     CB_CUDA_TRY(cudaMalloc((void **)&s->loss, sizeof(double)));
@@ -27,14 +42,13 @@ void cb_cuda_destroy_state(cb_exec *e) {
         if (s->t0[j]) cudaEventDestroy(s->t0[j]);
     if (s->t1) cudaEventDestroy(s->t1);
     cudaFree(s->loss);
+    free(s->conv);
+    free(s->fused_relu);
     free(s);
     e->state = NULL;
 }
 
 static cb_status init(cb_exec *e, cb_error *err) {
-    if (e->opts.precision != CB_PREC_FP32)
-        return cb_fail(err, CB_STATUS_UNSUPPORTED, "--precision", NULL,
-                       "backend cuda: its own kernels are fp32 SIMT only so far (the tensor-core path is to come); use cudnn");
     if (e->opts.layout != CB_LAYOUT_NCHW)
         return cb_fail(err, CB_STATUS_UNSUPPORTED, "--layout", NULL, "backend cuda: NCHW only so far");
     return cb_cuda_init_state(e, err);
@@ -86,13 +100,80 @@ static cb_bn_params bn_params(const cb_layer *L, float eps) {
     return (cb_bn_params){(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, eps};
 }
 
+// time one phase of conv layer i with algorithm a: a warm-up, then the mean of 3 runs (ms)
+static double time_conv(cb_exec *e, int i, cb_phase ph, const cb_cuda_conv_algo *a, void *ws) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    cb_conv_params p;
+    cb_conv_params_of(L, &p);
+    const float *x = e->lb[L->parents[0]].y;
+    float *y = cb_exec_op_out(e, i), *dx = e->lb[L->parents[0]].dy;
+    // the layer's own gradient buffer may not hold a gradient yet: time on y (same shape)
+    const float *dy = cb_exec_op_grad(e, i) ? cb_exec_op_grad(e, i) : y;
+    for (int r = 0; r < 4; r++) {
+        if (r == 1) cb_cuda_timer_start(e);
+        if (ph == CB_PHASE_FORWARD) a->forward(&p, x, b->w, b->b, y, false, ws);
+        else if (ph == CB_PHASE_BWD_DATA) a->backward_data(&p, dy, b->w, dx, ws);
+        else a->backward_filter(&p, x, dy, b->dw, b->db, ws);
+    }
+    double ms = cb_cuda_timer_stop(e) / 3;
+    if (cudaGetLastError() != cudaSuccess) return -1; // a launch that failed (too many resources): not a candidate
+    return ms;
+}
+
+double cb_cuda_conv_choose(cb_exec *e, int i, cb_phase ph, bool measure) {
+    cb_cuda_state *s = e->state;
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    cb_conv_params p;
+    cb_conv_params_of(L, &p);
+    const cb_cuda_conv_algo *named = cb_cuda_conv_algo_find(e->opts.conv_algo), *best = cb_cuda_conv_algos[0];
+    double best_ms = -1;
+    if (named) {
+        if (cb_cuda_conv_algo_supports(named, &p, ph)) best = named;
+    } else if (measure) {
+        for (int j = 0; cb_cuda_conv_algos[j]; j++) {
+            const cb_cuda_conv_algo *a = cb_cuda_conv_algos[j];
+            size_t wsz = cb_cuda_conv_algo_workspace(a, &p, ph);
+            if (!cb_cuda_conv_algo_allowed(a, e->opts.precision) || !cb_cuda_conv_algo_supports(a, &p, ph) ||
+                wsz > e->opts.workspace_limit)
+                continue;
+            void *ws = NULL;
+            if (wsz && cudaMalloc(&ws, wsz) != cudaSuccess) {
+                cudaGetLastError();
+                if (e->opts.verbose > 0)
+                    fprintf(stderr, "note: layer '%s' own algorithm %s skipped: no memory for its %.1f MiB workspace\n",
+                            L->name, a->name, wsz / 1048576.0);
+                continue;
+            }
+            double ms = time_conv(e, i, ph, a, ws);
+            cudaFree(ws);
+            if (ms >= 0 && (best_ms < 0 || ms < best_ms)) best = a, best_ms = ms;
+        }
+    }
+    s->conv[i][ph] = best;
+    b->ws[ph] = cb_cuda_conv_algo_workspace(best, &p, ph);
+    snprintf(b->algo[ph], sizeof b->algo[ph], "%s%s", best->name, named && best != named ? " (fallback)" : "");
+    return best_ms;
+}
+
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
-    const char *alg = L->op == CB_OP_CONV ? "own implicit GEMM fp32" : L->op == CB_OP_FC ? "own SGEMM fp32" : NULL;
-    if (alg)
-        for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "%s", alg);
+    if (L->op == CB_OP_CONV) {
+        bool measure = !e->opts.conv_algo || strcmp(e->opts.conv_algo, "auto") == 0;
+        cb_cuda_conv_choose(e, i, CB_PHASE_FORWARD, measure);
+        if (e->lb[L->parents[0]].dy) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_DATA, measure);
+        if (b->dw) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_FILTER, measure);
+    } else if (L->op == CB_OP_FC)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "own SGEMM fp32");
     return CB_OK;
+}
+
+static const cb_cuda_conv_algo *conv_algo_of(cb_exec *e, int i, cb_phase ph) {
+    cb_cuda_state *s = e->state;
+    if (!s->conv[i][ph]) cb_cuda_conv_choose(e, i, ph, false); // planned by another backend: the default
+    return s->conv[i][ph];
 }
 
 void cb_cuda_epilogue_forward(cb_exec *e, int i, bool train) {
@@ -103,7 +184,8 @@ void cb_cuda_epilogue_forward(cb_exec *e, int i, bool train) {
         if (train) cb_cuda_bn_forward_train(&bp, b->pre, b->gamma, b->beta, b->y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cuda_bn_forward_infer(&bp, b->pre, b->gamma, b->beta, b->y, b->rmean, b->rvar);
     }
-    if (L->act == CB_ACT_RELU) cb_cuda_relu_forward((size_t)cb_shape_count(L->out), b->y, b->y);
+    if (L->act == CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_relu[i])
+        cb_cuda_relu_forward((size_t)cb_shape_count(L->out), b->y, b->y);
 }
 
 static uint64_t next_seed(cb_exec *e) {
@@ -117,11 +199,14 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
     const float *x = e->lb[L->parents[0]].y;
     float *out = cb_exec_op_out(e, i);
     size_t n = (size_t)cb_shape_count(L->out);
+    cb_cuda_state *s = e->state;
+    s->fused_relu[i] = false;
     switch (L->op) {
     case CB_OP_CONV: {
         cb_conv_params p;
         cb_conv_params_of(L, &p);
-        cb_cuda_conv_forward(&p, x, b->w, b->b, out);
+        s->fused_relu[i] = L->act == CB_ACT_RELU && !L->bn;
+        conv_algo_of(e, i, CB_PHASE_FORWARD)->forward(&p, x, b->w, b->b, out, s->fused_relu[i], e->ws);
         break;
     }
     case CB_OP_FC:
@@ -201,7 +286,7 @@ void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
     case CB_OP_CONV: {
         cb_conv_params p;
         cb_conv_params_of(L, &p);
-        cb_cuda_conv_backward_data(&p, dy, b->w, dx);
+        conv_algo_of(e, i, CB_PHASE_BWD_DATA)->backward_data(&p, dy, b->w, dx, e->ws);
         break;
     }
     case CB_OP_FC:
@@ -254,7 +339,7 @@ void cb_cuda_backward_filter(cb_exec *e, int i) {
     if (L->op == CB_OP_CONV) {
         cb_conv_params p;
         cb_conv_params_of(L, &p);
-        cb_cuda_conv_backward_filter(&p, x, dy, b->dw, b->db);
+        conv_algo_of(e, i, CB_PHASE_BWD_FILTER)->backward_filter(&p, x, dy, b->dw, b->db, e->ws);
     } else if (L->op == CB_OP_FC) {
         cb_cuda_fc_backward_filter((int)L->in.n, (int)L->in.c, L->p.fc.k, x, dy, b->dw, b->db);
     } else if (L->op == CB_OP_BATCHNORM) {

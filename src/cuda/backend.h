@@ -5,6 +5,7 @@
 
 #include "core/backend.h"
 #include "cpu/kernels.h"
+#include "cuda/conv_algo.h"
 
 #include <cuda_runtime.h>
 
@@ -14,6 +15,8 @@ typedef struct cb_cuda_state {
     cudaEvent_t t0[CB_CUDA_TIMER_DEPTH], t1; // start events as a stack: timers nest (a step around its layers)
     int depth;
     double *loss; // (1) device
+    const cb_cuda_conv_algo *(*conv)[CB_PHASE_COUNT]; // (nlayers) own algorithm per conv layer and phase
+    bool *fused_relu;                                  // (nlayers) the forward kernel applied the ReLU
     void *lib;
 } cb_cuda_state;
 
@@ -39,6 +42,13 @@ void cb_cuda_epilogue_forward(cb_exec *e, int i, bool train); // fused bn and re
 void cb_cuda_backward_epilogue(cb_exec *e, int i);
 void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx);
 void cb_cuda_backward_filter(cb_exec *e, int i);
+
+// Chooses convbench's own algorithm for phase ph of conv layer i: the one --conv-algo names when
+// it runs this shape (else the generic igemm-simt, noted in the layer's algorithm name), or with
+// measure, the fastest supported one the precision allows, timed on the layer's own buffers (a
+// temporary workspace). Returns its time in ms (measured, else -1) and sets the layer's algo
+// name and workspace.
+double cb_cuda_conv_choose(cb_exec *e, int i, cb_phase ph, bool measure);
 
 void cb_conv_params_of(const cb_layer *L, cb_conv_params *p); // src/cpu/backend.c
 void cb_cuda_pool_params_of(const cb_layer *L, cb_pool_params *p);

@@ -1,6 +1,7 @@
 // Convolution forward, backward-data and backward-filter as implicit GEMMs over NCHW tensors:
 // the Op structs gather matrix elements straight from x, w and dy (TF padding: leading pads
 // given, trailing implied; out-of-image taps read as zero).
+#include "cuda/conv_algo.h"
 #include "cuda/igemm.cuh"
 #include "cuda/launch.h"
 
@@ -10,6 +11,7 @@ struct conv_fwd_op {
     float *y;
     cb_conv_params p;
     int cg, kg, rs, pq;
+    bool relu;
     __device__ float a(int g, int m, int k) const { return w[(size_t)(g * kg + m) * cg * rs + k]; }
     __device__ float b(int g, int k, int n) const {
         int nn = n / pq, o = n - nn * pq, oh = o / p.q, ow = o - oh * p.q;
@@ -20,7 +22,8 @@ struct conv_fwd_op {
     }
     __device__ void store(int g, int m, int n, float v, bool atomic) const {
         int nn = n / pq, o = n - nn * pq, k = g * kg + m;
-        y[((size_t)nn * p.k + k) * pq + o] = v + (bias ? bias[k] : 0.f);
+        v += bias ? bias[k] : 0.f;
+        y[((size_t)nn * p.k + k) * pq + o] = relu ? fmaxf(v, 0.f) : v;
     }
 };
 
@@ -74,19 +77,19 @@ struct conv_bwd_filter_op {
     }
 };
 
-extern "C" void cb_cuda_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y) {
+static void forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
     int cg = p->c / p->groups, kg = p->k / p->groups;
-    conv_fwd_op op = {x, w, b, y, *p, cg, kg, p->r * p->s, p->p * p->q};
+    conv_fwd_op op = {x, w, b, y, *p, cg, kg, p->r * p->s, p->p * p->q, relu};
     cb_igemm_launch(op, kg, p->n * p->p * p->q, cg * p->r * p->s, p->groups, 1, cg * p->r * p->s);
 }
 
-extern "C" void cb_cuda_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx) {
+static void backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws) {
     int cg = p->c / p->groups, kg = p->k / p->groups;
     conv_bwd_data_op op = {dy, w, dx, *p, cg, kg, p->r * p->s, p->h * p->w};
     cb_igemm_launch(op, cg, p->n * p->h * p->w, kg * p->r * p->s, p->groups, 1, kg * p->r * p->s);
 }
 
-extern "C" void cb_cuda_conv_backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db) {
+static void backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws) {
     int cg = p->c / p->groups, kg = p->k / p->groups;
     int M = kg, N = cg * p->r * p->s, K = p->n * p->p * p->q, kchunk;
     int splits = cb_igemm_splits(M, N, K, p->groups, &kchunk);
@@ -95,3 +98,18 @@ extern "C" void cb_cuda_conv_backward_filter(const cb_conv_params *p, const floa
     cb_igemm_launch(op, M, N, K, p->groups, splits, kchunk);
     if (db) cb_cuda_bias_grad(p->n, p->k, p->p * p->q, dy, db);
 }
+
+extern "C" void cb_cuda_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y) {
+    forward(p, x, w, b, y, false, NULL);
+}
+extern "C" void cb_cuda_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx) {
+    backward_data(p, dy, w, dx, NULL);
+}
+extern "C" void cb_cuda_conv_backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db) {
+    backward_filter(p, x, dy, dw, db, NULL);
+}
+
+extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_simt = {
+    "igemm-simt", CB_PREC_FP32, "implicit GEMM, 64x64x16 shared-memory tiles, fp32 FMA (every shape, every phase)",
+    NULL, NULL, forward, backward_data, backward_filter,
+};

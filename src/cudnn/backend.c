@@ -124,22 +124,6 @@ static void *find_ws(cb_exec *e, size_t *bytes) {
     return p;
 }
 
-// median-free quick measure of own kernels for "auto": one warm-up, then the mean of 3 runs
-static double time_own(cb_exec *e, int i, cb_phase ph) {
-    cb_lbuf *b = &e->lb[i];
-    const cb_layer *L = &e->net->layers[i];
-    double ms = 0;
-    for (int r = 0; r < 4; r++) {
-        if (r == 1) cb_cuda_timer_start(e);
-        if (ph == CB_PHASE_FORWARD) cb_cuda_forward_op(e, i, true);
-        else if (ph == CB_PHASE_BWD_DATA) cb_cuda_backward_data(e, i, 0, e->lb[L->parents[0]].dy);
-        else cb_cuda_backward_filter(e, i);
-    }
-    ms = cb_cuda_timer_stop(e) / 3;
-    (void)b;
-    return ms;
-}
-
 static void note_skips(cb_exec *e, const cb_layer *L, const char *phase, int n, const cudnnStatus_t *st, const int *alg,
                        const size_t *mem) {
     if (e->opts.verbose <= 0) return;
@@ -172,8 +156,13 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
     if (oh != L->out.h || ow != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
+            if (!needed) continue;
             l->own[p] = true;
-            snprintf(b->algo[p], sizeof b->algo[p], "own igemm (asymmetric pad)");
+            cb_cuda_conv_choose(e, i, (cb_phase)p, d->autotune);
+            char nm[48];
+            snprintf(nm, sizeof nm, "%s", b->algo[p]);
+            snprintf(b->algo[p], sizeof b->algo[p], "own %.24s (asym. pad)", nm);
         }
         return CB_OK;
     }
@@ -237,20 +226,24 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         bool needed = p == 0 || (p == 1 && dx) || (p == 2 && b->dw);
         if (!needed) continue;
-        if (dnn_ms[p] < 0) { // no cuDNN algorithm fits: the own kernel needs no workspace
+        char dnn_name[48];
+        size_t dnn_ws = b->ws[p];
+        snprintf(dnn_name, sizeof dnn_name, "%s", b->algo[p]);
+        if (dnn_ms[p] < 0) { // no cuDNN algorithm fits: an own kernel
             l->own[p] = true;
-            b->ws[p] = 0;
-            snprintf(b->algo[p], sizeof b->algo[p], "own igemm (no cuDNN algo fits)");
+            cb_cuda_conv_choose(e, i, (cb_phase)p, d->autotune);
+            snprintf(dnn_name, sizeof dnn_name, "%s", b->algo[p]);
+            snprintf(b->algo[p], sizeof b->algo[p], "own %.20s (no cuDNN fits)", dnn_name);
         } else if (d->autotune) {
-            double own = time_own(e, i, (cb_phase)p);
-            if (own < dnn_ms[p]) {
-                l->own[p] = true;
-                b->ws[p] = 0;
-                snprintf(b->algo[p], sizeof b->algo[p], "own igemm %.2f<%.2f ms", own, dnn_ms[p]);
-            } else {
+            double own = cb_cuda_conv_choose(e, i, (cb_phase)p, true);
+            if (own >= 0 && own < dnn_ms[p]) {
                 char nm[48];
+                l->own[p] = true;
                 snprintf(nm, sizeof nm, "%s", b->algo[p]);
-                snprintf(b->algo[p], sizeof b->algo[p], "%.24s %.2f<%.2f", nm, dnn_ms[p], own);
+                snprintf(b->algo[p], sizeof b->algo[p], "own %.20s %.2f<%.2f", nm, own, dnn_ms[p]);
+            } else {
+                b->ws[p] = dnn_ws;
+                snprintf(b->algo[p], sizeof b->algo[p], "%.24s %.2f<%.2f", dnn_name, dnn_ms[p], own);
             }
         }
     }
@@ -328,7 +321,8 @@ static void epilogue_forward(cb_exec *e, int i, bool train) {
             cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, b->pre, l->yd, b->y,
                                                     l->bnd, b->gamma, b->beta, b->rmean, b->rvar, L->bn_eps);
     }
-    if (L->act == CB_ACT_RELU) cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y);
+    if (L->act == CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_relu[i])
+        cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y);
 }
 
 static void forward(cb_exec *e, int i, bool train) {
@@ -339,6 +333,7 @@ static void forward(cb_exec *e, int i, bool train) {
     const float *x = e->lb[L->parents[0]].y;
     float *out = cb_exec_op_out(e, i);
     bool own = l->own[0];
+    ((cb_cuda_state *)e->state)->fused_relu[i] = false;
     switch (L->op) {
     case CB_OP_CONV:
         if (own) cb_cuda_forward_op(e, i, train);
