@@ -15,11 +15,8 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm 
 nvcc --version | tail -2
 
 echo "== build"
-# the device image lacks cJSON, OpenBLAS and zlib headers: a carried .deps/{include,lib} supplies them
-if [ -d .deps ]; then
-    export CPATH="$PWD/.deps/include${CPATH:+:$CPATH}" LIBRARY_PATH="$PWD/.deps/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
-    export LD_LIBRARY_PATH="$PWD/.deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
+# the device image lacks cJSON, OpenBLAS and zlib headers and the data set: a carried .devpack supplies them
+. scripts/device-env.sh
 COMMIT_ARG=${CB_COMMIT:+COMMIT=$CB_COMMIT}
 make -j16 BUILD=$B $COMMIT_ARG >"$RES/build.log" 2>&1 || {
     echo "full build failed (tail below); building convbench and test_gpu alone"; tail -20 "$RES/build.log"

@@ -355,6 +355,7 @@ int main(int argc, char **argv) {
             layer_cases("cudnn", CB_PREC_TF32);
             network_case("cudnn", CB_PREC_TF32);
             conv_cases("auto", CB_PREC_TF32);
+            network_case("auto", CB_PREC_BF16);
         }
 #endif
     }

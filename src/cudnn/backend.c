@@ -3,6 +3,8 @@
 // table, with each convolution phase measured in plan() against convbench's own kernel and the
 // faster kept. Layers cuDNN cannot express (asymmetric padding, LRN windows over 16, batch-norm
 // eps under CUDNN_BN_MIN_EPSILON) fall back to the own kernels and say so in their algorithm name.
+// Tensors are fp32 NCHW: --precision tf32 lets cuDNN and cuBLAS use TF32 tensor cores; bf16 does
+// the same for them (their bf16 paths need bf16 tensors) while own kernels may compute in bf16.
 #include "cuda/backend.h"
 #include "cuda/launch.h"
 #include "core/net.h"
@@ -48,8 +50,10 @@ static dnn_layer *lay(const cb_exec *e, int i) { return e->lb[i].priv; }
 
 static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
     const cb_layer *L = NULL;
-    if (e->opts.precision == CB_PREC_BF16)
-        return cb_fail(err, CB_STATUS_UNSUPPORTED, "--precision", NULL, "backend %s: bf16 is not implemented yet (fp32, tf32)", e->be->name);
+    // tensors are fp32 in memory: under bf16, cuDNN and cuBLAS compute with TF32 tensor cores (at
+    // least bf16's precision) and own kernels may compute in bf16 (src/cuda/conv_algo.h)
+    if (e->opts.precision == CB_PREC_BF16 && e->opts.verbose > 0)
+        fprintf(stderr, "note: backend %s, bf16: cuDNN and cuBLAS layers compute in tf32 on fp32 tensors\n", e->be->name);
     if (e->opts.layout != CB_LAYOUT_NCHW)
         return cb_fail(err, CB_STATUS_UNSUPPORTED, "--layout", NULL, "backend %s: NCHW only so far", e->be->name);
     cb_status st = cb_cuda_init_state(e, err);
@@ -57,11 +61,12 @@ static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
     dnn_state *d = cb_xcalloc(1, sizeof *d);
     ((cb_cuda_state *)e->state)->lib = d;
     d->autotune = autotune;
-    d->math = e->opts.precision == CB_PREC_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    bool tensor_ops = e->opts.precision != CB_PREC_FP32;
+    d->math = tensor_ops ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
     DNN_TRY(cudnnCreate(&d->h));
     if (cublasCreate(&d->blas) != CUBLAS_STATUS_SUCCESS)
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "cublasCreate failed");
-    cublasSetMathMode(d->blas, e->opts.precision == CB_PREC_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH);
+    cublasSetMathMode(d->blas, tensor_ops ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH);
     return CB_OK;
 }
 static cb_status init_cudnn(cb_exec *e, cb_error *err) { return init_common(e, err, false); }

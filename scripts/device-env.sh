@@ -1,0 +1,12 @@
+# Sourced on the GPU machine (`. scripts/device-env.sh`): its image lacks the cJSON, OpenBLAS and
+# zlib headers and the Fashion-MNIST package, so a carried .devpack/ (ignored by git) supplies
+# them: deps.tar.xz (a .deps/{include,lib} tree) and fashion-mnist/*.gz. Make it here with
+#   mkdir -p .devpack/fashion-mnist && cp /usr/share/datasets/fashion-mnist/*.gz .devpack/fashion-mnist/
+#   tar -cJf .devpack/deps.tar.xz .deps      # .deps: headers and libraries copied from Debian
+# and name .devpack in the device call's carry.
+if [ ! -d .deps ] && [ -f .devpack/deps.tar.xz ]; then tar -xJf .devpack/deps.tar.xz; fi
+if [ -d .deps ]; then
+    export CPATH="$PWD/.deps/include${CPATH:+:$CPATH}" LIBRARY_PATH="$PWD/.deps/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
+    export LD_LIBRARY_PATH="$PWD/.deps/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+if [ -d .devpack/fashion-mnist ]; then export CB_FASHION_DATA="$PWD/.devpack/fashion-mnist"; fi
