@@ -37,6 +37,13 @@ done
 expect "paleo vgg16 params" 0 "Number of params: 138,357,544 (553,430,176 Bytes)" -- "$cb" summary vgg16
 expect "alexnet params" 0 "Number of params: 61,100,840" -- "$cb" summary alexnet
 expect "summary --batch" 0 "[2, 224, 224, 64]" -- "$cb" summary vgg16 --batch 2
+# layers (L1-L5) and the own-algorithm list
+expect "layers cpu L5 b1" 0 "L5" -- "$cb" layers --backend cpu --batch 1 --layers L5 --iters 1 --warmup 0 --quiet
+expect "layers bad layer" 2 "--layers: 'L9'" -- "$cb" layers --layers L9
+expect "layers bad batch" 2 "--batch" -- "$cb" layers --batch 0
+expect "layers csv best row" 0 "L4,best" -- "$cb" layers --backend cpu,ref --batch 1 --layers L4 --iters 1 --warmup 0 --quiet --format csv
+expect "algos json" 0 '"tables"' -- "$cb" algos --format json
+expect "fullpass bad conv-algo" 2 "--conv-algo" -- "$cb" fullpass alexnet --backend cpu --conv-algo nope
 for f in table csv json md; do
     expect "summary --format $f" 0 "conv1" -- "$cb" summary alexnet --format "$f"
 done

@@ -14,6 +14,7 @@
 //               the probabilities, argmax).
 // A last partial batch is padded with zero images whose rows are ignored in the accuracy.
 #include "fashion_common.h"
+#include "run_common.h"
 #include "bench/stats.h"
 #include "bench/train.h"
 
@@ -83,6 +84,7 @@ static int run(int argc, char **argv) {
     cb_exec_opts_default(&eo);
     eo.backend = backend;
     eo.conv_algo = conv_algo;
+    if (conv_algo && (rc = conv_algo_check(&cmd_infer, backend, conv_algo)) >= 0) return rc;
     eo.train = false;
     for (int bi = 0; bi < nb; bi++) {
         memset(sum, 0, sizeof *sum * (size_t)nl);

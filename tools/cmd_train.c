@@ -1,6 +1,7 @@
 // convbench train NET: train a classifier on Fashion-MNIST with SGD on any backend; progress per
 // epoch on stderr, a table of epochs as the report, and the weights in a CBWT file.
 #include "fashion_common.h"
+#include "run_common.h"
 #include "bench/stats.h"
 #include "bench/train.h"
 
@@ -66,6 +67,7 @@ static int run(int argc, char **argv) {
     cb_exec_opts_default(&eo);
     eo.backend = backend;
     eo.conv_algo = conv_algo;
+    if (conv_algo && (rc = conv_algo_check(&cmd_train, backend, conv_algo)) >= 0) return rc;
     eo.train = true;
     eo.no_data_grad = true;
     eo.lr = (float)lr;

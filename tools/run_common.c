@@ -1,4 +1,7 @@
 #include "run_common.h"
+#ifdef CB_HAVE_CUDA
+#include "cuda/conv_algo.h"
+#endif
 
 #include <string.h>
 
@@ -15,7 +18,20 @@ void run_opts_default(run_opts *r) {
     r->weight_decay = 5e-4;
 }
 
+int conv_algo_check(const cli_cmd *cmd, const char *backend, const char *algo) {
+    if (strcmp(backend, "cuda") && strcmp(backend, "cudnn") && strcmp(backend, "auto"))
+        return cli_usage_error(cmd, "--conv-algo: backend %s has no own GPU algorithms (cuda, cudnn, auto)", backend);
+#ifdef CB_HAVE_CUDA
+    if (strcmp(algo, "auto") && !cb_cuda_conv_algo_find(algo))
+        return cli_usage_error(cmd, "--conv-algo: '%s' is not auto or a name `convbench algos` lists", algo);
+    return -1;
+#else
+    return cli_usage_error(cmd, "--conv-algo: this build has no CUDA");
+#endif
+}
+
 int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
+    int rc;
     cb_exec_opts_default(eo);
     eo->backend = r->backend;
     if (r->precision && !cli_parse_precision(r->precision, &eo->precision))
@@ -40,5 +56,6 @@ int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
     eo->weight_decay = (float)r->weight_decay;
     eo->no_data_grad = r->no_data_grad;
     eo->conv_algo = r->conv_algo;
+    if (r->conv_algo && (rc = conv_algo_check(cmd, r->backend, r->conv_algo)) >= 0) return rc;
     return -1;
 }

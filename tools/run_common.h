@@ -24,6 +24,8 @@ typedef struct run_opts {
         {"--seed", CLI_INT, &(r).seed, "S", "seed for weights and inputs (default 42)"}
 
 void run_opts_default(run_opts *r);
+// --conv-algo NAME for a backend: -1 when fine, else the usage error's exit status
+int conv_algo_check(const cli_cmd *cmd, const char *backend, const char *algo);
 // Validates the options and fills exec options. Returns -1 to go on or an exit status.
 int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo);
 
