@@ -16,7 +16,7 @@ static int run(int argc, char **argv) {
     const char *direction = "forward", *wrt = "data";
     const cli_opt opts[] = {
         RUN_OPTS(ro),
-        {"--direction", CLI_STR, &direction, "D", "forward (default) or backward"},
+        {"--direction", CLI_STR, &direction, "D", "forward (default), backward, or all (three tables from one plan)"},
         {"--wrt", CLI_STR, &wrt, "W", "with --direction backward: data (default) or filter"},
         CLI_OUT_OPTS(o),
         {0},
@@ -26,13 +26,16 @@ static int run(int argc, char **argv) {
     if (rc >= 0) return rc;
     cb_format fmt;
     if ((rc = cli_out_check(&cmd_profile, &o, &fmt)) >= 0) return rc;
-    cb_phase phase;
+    cb_phase phase = CB_PHASE_FORWARD;
+    bool all = false; // every direction from one plan: three tables
     if (!strcmp(direction, "forward")) phase = CB_PHASE_FORWARD;
+    else if (!strcmp(direction, "all")) all = true, phase = CB_PHASE_BWD_DATA;
     else if (!strcmp(direction, "backward")) {
         if (!strcmp(wrt, "data")) phase = CB_PHASE_BWD_DATA;
         else if (!strcmp(wrt, "filter")) phase = CB_PHASE_BWD_FILTER;
         else return cli_usage_error(&cmd_profile, "--wrt: '%s' is not data or filter", wrt);
-    } else return cli_usage_error(&cmd_profile, "--direction: '%s' is not forward or backward", direction);
+    } else return cli_usage_error(&cmd_profile, "--direction: '%s' is not forward, backward or all", direction);
+    int ph0 = all ? 0 : (int)phase, ph1 = all ? CB_PHASE_COUNT : (int)phase + 1;
     // the backend list: "cpu,ref"
     char list[256];
     snprintf(list, sizeof list, "%s", ro.backend);
@@ -51,12 +54,15 @@ static int run(int argc, char **argv) {
     cb_net *net = cli_load_net(&cmd_profile, pos[0], ro.batch, &rc);
     if (!net) return rc;
     int n = net->nlayers, iters = (int)ro.iters;
-    double *med = calloc((size_t)nb * (size_t)n, sizeof(double));
-    char (*alg)[48] = calloc((size_t)nb * (size_t)n, 48);
-    double *ws = calloc((size_t)nb * (size_t)n, sizeof(double));
-    double *samples = calloc((size_t)n * (size_t)iters, sizeof(double));
+    // [phase][backend][layer]
+    size_t cells = (size_t)CB_PHASE_COUNT * (size_t)nb * (size_t)n;
+    double *med = calloc(cells, sizeof(double));
+    char (*alg)[48] = calloc(cells, 48);
+    double *ws = calloc(cells, sizeof(double));
+    double *samples = calloc((size_t)CB_PHASE_COUNT * (size_t)n * (size_t)iters, sizeof(double));
+    cb_layer_times *lf = calloc((size_t)n, sizeof *lf);
     cb_layer_times *lt = calloc((size_t)n, sizeof *lt);
-    if (!med || !alg || !ws || !samples || !lt) abort();
+    if (!med || !alg || !ws || !samples || !lt || !lf) abort();
     for (int b = 0; b < nb; b++) {
         ro.backend = names[b];
         run_opts_check(&cmd_profile, &ro, &eo);
@@ -70,29 +76,33 @@ static int run(int argc, char **argv) {
             goto out;
         }
         for (int it = 0; it < ro.warmup + iters; it++) {
-            bool fwd = phase == CB_PHASE_FORWARD;
-            cb_exec_forward(e, !fwd, fwd ? lt : NULL);
+            bool fwd = phase == CB_PHASE_FORWARD && !all;
+            cb_exec_forward(e, !fwd, fwd || all ? lf : NULL);
             if (!fwd) {
                 cb_exec_criterion_forward(e, NULL, NULL);
                 cb_exec_criterion_backward(e, NULL);
                 cb_exec_backward(e, lt);
             }
             if (it >= ro.warmup)
-                for (int i = 0; i < n; i++) samples[i * iters + it - ro.warmup] = lt[i].ms[phase];
+                for (int q = ph0; q < ph1; q++)
+                    for (int i = 0; i < n; i++)
+                        samples[((size_t)q * n + i) * iters + it - ro.warmup] = q == CB_PHASE_FORWARD ? lf[i].ms[q] : lt[i].ms[q];
             cli_progress(&o, "profile: %s %s %d/%ld", names[b], it < ro.warmup ? "warm-up" : "iteration",
                          it < ro.warmup ? it + 1 : it - (int)ro.warmup + 1, it < ro.warmup ? ro.warmup : ro.iters);
         }
-        for (int i = 0; i < n; i++) {
-            med[b * n + i] = cb_stats_of(samples + i * iters, iters).median;
-            snprintf(alg[b * n + i], 48, "%s", cb_exec_algo(e, i, phase));
-            ws[b * n + i] = (double)cb_exec_workspace(e, i, phase) / 1e6;
-        }
+        for (int q = ph0; q < ph1; q++)
+            for (int i = 0; i < n; i++) {
+                size_t c = ((size_t)q * nb + b) * n + i;
+                med[c] = cb_stats_of(samples + ((size_t)q * n + i) * iters, iters).median;
+                snprintf(alg[c], 48, "%s", cb_exec_algo(e, i, (cb_phase)q));
+                ws[c] = (double)cb_exec_workspace(e, i, (cb_phase)q) / 1e6;
+            }
         cb_exec_destroy(e);
     }
     cb_report *r = cb_report_new("profile");
     cb_report_meta_str(r, "network", net->name);
     cb_report_meta_str(r, "direction", direction);
-    if (phase != CB_PHASE_FORWARD) cb_report_meta_str(r, "wrt", wrt);
+    if (phase != CB_PHASE_FORWARD && !all) cb_report_meta_str(r, "wrt", wrt);
     cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
     cb_report_meta_str(r, "precision", cli_precision_name(eo.precision));
     cb_report_meta_num(r, "iterations", (double)iters);
@@ -107,33 +117,39 @@ static int run(int argc, char **argv) {
         snprintf(cn[4 * b + 3], 64, "%s_gflops", names[b]);
         for (int k = 0; k < 4; k++) cols[1 + 4 * b + k] = cn[4 * b + k];
     }
-    cb_table *t = cb_report_table(r, "layers", 1 + 4 * nb, cols);
     double *sum = calloc((size_t)nb, sizeof(double));
     if (!sum) abort();
-    for (int i = 1; i < n; i++) {
-        cb_cost c;
-        cb_layer_cost(net, i, &c);
-        double fl = phase == CB_PHASE_FORWARD ? c.fwd_flops : phase == CB_PHASE_BWD_DATA ? c.bwd_data_flops : c.bwd_filter_flops;
-        cb_table_row(t);
-        cb_table_str(t, net->layers[i].name);
-        for (int b = 0; b < nb; b++) {
-            double m = med[b * n + i];
-            sum[b] += m;
-            cb_table_num(t, m, 3);
-            cb_table_str(t, alg[b * n + i]);
-            if (ws[b * n + i] > 0) cb_table_num(t, ws[b * n + i], 3);
-            else cb_table_null(t);
-            if (m > 0 && fl > 0) cb_table_num(t, fl / m / 1e6, 1);
-            else cb_table_null(t);
+    // one table for one direction ("layers", as Paleo's); with --direction all, one per direction
+    static const char *const TABLE[CB_PHASE_COUNT] = {"forward", "bwd_data", "bwd_filter"};
+    for (int q = ph0; q < ph1; q++) {
+        cb_table *t = cb_report_table(r, all ? TABLE[q] : "layers", 1 + 4 * nb, cols);
+        memset(sum, 0, sizeof(double) * (size_t)nb);
+        for (int i = 1; i < n; i++) {
+            cb_cost c;
+            cb_layer_cost(net, i, &c);
+            double fl = q == CB_PHASE_FORWARD ? c.fwd_flops : q == CB_PHASE_BWD_DATA ? c.bwd_data_flops : c.bwd_filter_flops;
+            cb_table_row(t);
+            cb_table_str(t, net->layers[i].name);
+            for (int b = 0; b < nb; b++) {
+                size_t k = ((size_t)q * nb + b) * n + i;
+                double m = med[k];
+                sum[b] += m;
+                cb_table_num(t, m, 3);
+                cb_table_str(t, alg[k]);
+                if (ws[k] > 0) cb_table_num(t, ws[k], 3);
+                else cb_table_null(t);
+                if (m > 0 && fl > 0) cb_table_num(t, fl / m / 1e6, 1);
+                else cb_table_null(t);
+            }
         }
-    }
-    cb_table_row(t);
-    cb_table_str(t, "Sum");
-    for (int b = 0; b < nb; b++) {
-        cb_table_num(t, sum[b], 3);
-        cb_table_null(t);
-        cb_table_null(t);
-        cb_table_null(t);
+        cb_table_row(t);
+        cb_table_str(t, "Sum");
+        for (int b = 0; b < nb; b++) {
+            cb_table_num(t, sum[b], 3);
+            cb_table_null(t);
+            cb_table_null(t);
+            cb_table_null(t);
+        }
     }
     rc = cli_emit(&cmd_profile, r, &o, fmt);
     cb_report_free(r);
@@ -146,9 +162,10 @@ out:
     free(ws);
     free(samples);
     free(lt);
+    free(lf);
     cb_net_free(net);
     return rc;
 }
 
 const cli_cmd cmd_profile = {"profile", "per-layer times for one direction, side by side for several backends",
-                             "NET [--backend B1,B2] [--direction forward|backward] [--wrt data|filter]", run};
+                             "NET [--backend B1,B2] [--direction forward|backward|all] [--wrt data|filter]", run};
