@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Issue 3's benchmarks on the GPU machine, side by side with the PyTorch peer in the same run:
+#   nets      fullpass of AlexNet b128, Overfeat b128, VGG-A b64, GoogLeNet b128 (forward + backward,
+#             no data grad, no criterion: the peer's y.sum().backward()) and VGG-16 b16 with the
+#             update, per backend and precision
+#   layers    convnet-benchmarks' L1-L5 per backend and precision, with the best per layer
+#   profiles  every conv layer of the five nets, all directions, own (cuda) vs cudnn per precision
+#   peer      bench/peer_pytorch.py: the same workloads in PyTorch + cuDNN, NCHW and NHWC
+# Usage (after a build into $B): B=build-gpu RES=dir scripts/gpu-bench.sh [SECTION...]
+# Every result is a JSON file in $RES; scripts/gpu-summary.py turns them into tables.
+set -u
+B=${B:-build-gpu}
+RES=${RES:-gpu-res}
+CB=$B/convbench
+ITERS=${ITERS:-10}
+mkdir -p "$RES"
+sections=${*:-nets layers profiles peer}
+
+NETS="alexnet:128 overfeat-fast:128 vgg-a:64 googlenet:128 vgg16:16"
+PRECS=${PRECS:-fp32 tf32 bf16}
+stamp() { echo "== $(date -u +%T) $*"; }
+
+for sec in $sections; do
+case $sec in
+nets)
+    for prec in $PRECS; do
+        for be in auto cudnn cuda; do
+            [ "$be" = cudnn ] && [ "$prec" = bf16 ] && continue # cudnn's bf16 is its tf32 here
+            for nb in $NETS; do
+                net=${nb%%:*} batch=${nb##*:}
+                extra="--no-criterion"
+                [ "$net" = vgg16 ] && extra="--no-criterion --update"
+                stamp "fullpass $net b$batch $be $prec"
+                timeout 120 $CB fullpass $net --batch $batch --backend $be --precision $prec --no-data-grad $extra \
+                    --warmup 3 --iters $ITERS --format json --quiet --output "$RES/fullpass_${net}_${be}_${prec}.json" \
+                    || echo "fullpass $net $be $prec failed"
+            done
+        done
+    done ;;
+layers)
+    for prec in $PRECS; do
+        stamp "layers $prec"
+        timeout 180 $CB layers --backend cuda,cudnn --precision $prec --warmup 2 --iters $ITERS --format json --quiet \
+            --output "$RES/layers_${prec}.json" || echo "layers $prec failed"
+    done ;;
+profiles)
+    for prec in $PRECS; do
+        for nb in $NETS; do
+            net=${nb%%:*} batch=${nb##*:}
+            stamp "profile $net b$batch $prec"
+            timeout 150 $CB profile $net --batch $batch --backend cuda,cudnn --precision $prec --direction all \
+                --warmup 1 --iters 5 --format json --quiet --output "$RES/profile_${net}_${prec}.json" \
+                || echo "profile $net $prec failed"
+        done
+    done ;;
+peer)
+    stamp "PyTorch peer"
+    PYTHONUNBUFFERED=1 timeout 300 python3 bench/peer_pytorch.py "$RES/peer.json" \
+        --nets alexnet,overfeat,vgg_a,googlenet,vgg16-train --modes fp32,tf32,bf16 --layouts nchw,nhwc 2>&1 | tail -3 ;;
+*) echo "gpu-bench: unknown section '$sec' (nets, layers, profiles, peer)"; exit 2 ;;
+esac
+done
