@@ -5,9 +5,11 @@
 #include <string.h>
 
 extern const cb_cuda_conv_algo cb_conv_algo_igemm_simt;
+extern const cb_cuda_conv_algo cb_conv_algo_igemm_simt128, cb_conv_algo_igemm_tf32, cb_conv_algo_igemm_bf16;
 
 const cb_cuda_conv_algo *const cb_cuda_conv_algos[] = {
     &cb_conv_algo_igemm_simt,
+    &cb_conv_algo_igemm_simt128, &cb_conv_algo_igemm_tf32, &cb_conv_algo_igemm_bf16,
     NULL,
 };
 
