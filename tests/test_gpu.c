@@ -3,8 +3,9 @@
 // one layer after the input, run on the GPU backend and on "ref" (the cb_ref_* kernels) from the
 // same parameters, input and output gradient; outputs, input gradient and parameter gradients
 // are compared by normalised error ||gpu - ref|| / ||ref||. Tolerances (stated per precision):
-//   fp32, own kernels: 1e-5    fp32, cuDNN: 1e-4, and 2e-3 where cuDNN picked an FFT algorithm
-//   (the transforms' rounding grows with the tile: about 1e-3 measured on the H200)
+//   fp32, own kernels: 1e-5    fp32, cuDNN: 1e-4, and 3e-3 where cuDNN picked an FFT or a
+//   non-fused Winograd algorithm (the transforms' rounding grows with the tile and the filter:
+//   1e-3 to 1.5e-3 measured on the H200 for AlexNet conv2's 5x5)
 //   tf32: 5e-3                 bf16: 1.5e-2 (8-bit mantissa inputs, fp32 accumulation)
 // Every own convolution algorithm (src/cuda/conv_algo.h) runs the convolution cases at its own
 // precision; a case it does not support is skipped.
@@ -69,7 +70,8 @@ static const char *prec_name(cb_precision p) { return p == CB_PREC_TF32 ? "tf32"
 // the tolerance for one phase of the layer: cuDNN's FFT algorithms round more in fp32
 static double tol_phase(const cb_exec *g, int layer, cb_phase ph, const char *backend, cb_precision prec) {
     double t = tol_for(backend, prec);
-    if (prec == CB_PREC_FP32 && strstr(g->lb[layer].algo[ph], "FFT")) t = 2e-3;
+    const char *alg = g->lb[layer].algo[ph];
+    if (prec == CB_PREC_FP32 && (strstr(alg, "FFT") || strstr(alg, "WINOGRAD_NONF"))) t = 3e-3;
     return t;
 }
 
@@ -247,6 +249,65 @@ static void own_algo_cases(bool small) {
     }
     conv_algo = NULL;
 }
+
+// Inference with a conv + ReLU followed by a VALID max pool of window = stride: every own algorithm
+// with a "+pool" entry must run both as one kernel (the pool layer's algorithm then reads "in L")
+// and give the reference's pool output.
+static void pool_fusion_case(const cb_cuda_conv_algo *a, const char *label, int n, int h, int w, int c, const char *conv,
+                             int pool) {
+    char json[2048], name[160], what[256];
+    snprintf(json, sizeof json,
+             "{\"name\": \"fuse\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [%d, %d, %d, %d]},"
+             " \"L\": {\"parents\": [\"data\"], \"type\": \"Convolution\", %s, \"activation_fn\": \"relu\"},"
+             " \"P\": {\"parents\": [\"L\"], \"type\": \"Pooling\", \"ksize\": [1, %d, %d, 1], \"strides\": [1, %d, %d, 1], \"padding\": \"VALID\"}}}",
+             n, h, w, c, conv, pool, pool, pool, pool);
+    snprintf(name, sizeof name, "cuda:%s %s %s", a->name, prec_name(a->prec), label);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, label, &err);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.precision = a->prec;
+    o.seed = rng_state | 1;
+    o.backend = "cuda";
+    o.conv_algo = a->name;
+    o.train = false;
+    cb_exec *g = net ? cb_exec_create(net, &o, &err) : NULL;
+    o.backend = "ref";
+    o.conv_algo = NULL;
+    o.precision = CB_PREC_FP32;
+    cb_exec *r = g ? cb_exec_create(net, &o, &err) : NULL;
+    if (!g || !r) {
+        printf("FAIL %s: %s\n", name, err.msg);
+        failed++;
+    } else {
+        size_t nin = (size_t)cb_shape_count(net->layers[0].out), nout = (size_t)cb_shape_count(net->layers[2].out);
+        float *x = malloc(nin * 4);
+        for (size_t i = 0; i < nin; i++) x[i] = urand();
+        cb_exec_set_input(g, x, NULL);
+        cb_exec_set_input(r, x, NULL);
+        cb_exec_forward(g, false, NULL);
+        cb_exec_forward(r, false, NULL);
+        float *yg = download(g, g->lb[2].y, nout), *yr = download(r, r->lb[2].y, nout);
+        bool fused = strncmp(g->lb[2].algo[0], "in ", 3) == 0;
+        snprintf(what, sizeof what, "%s conv+relu+maxpool %d [%s]%s", name, pool, g->lb[1].algo[0], fused ? "" : " NOT FUSED");
+        check(what, fused ? nerr(yg, yr, nout) : INFINITY, tol_for("cuda", a->prec));
+        free(x), free(yg), free(yr);
+    }
+    cb_exec_destroy(g);
+    cb_exec_destroy(r);
+    cb_net_free(net);
+}
+
+static void pool_fusion_cases(void) {
+    for (int j = 0; cb_cuda_conv_algos[j]; j++) {
+        const cb_cuda_conv_algo *a = cb_cuda_conv_algos[j];
+        if (!a->forward_relu_maxpool) continue;
+        pool_fusion_case(a, "ECE408 conv1 b3 + maxpool 2", 3, 86, 86, 1, "\"filter\": [7, 7, 1, 4], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1]", 2);
+        pool_fusion_case(a, "ECE408 conv2 b5 + maxpool 4", 5, 40, 40, 4, "\"filter\": [7, 7, 4, 16], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1]", 4);
+        pool_fusion_case(a, "5x5 SAME C3->6 b2 on 23x19 + maxpool 2 (odd)", 2, 23, 19, 3, "\"filter\": [5, 5, 3, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]", 2);
+        pool_fusion_case(a, "3x3 VALID C2->5 b1 on 18x21 + maxpool 4 (odd)", 1, 18, 21, 2, "\"filter\": [3, 3, 2, 5], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1]", 4);
+    }
+}
 #endif
 
 static const char *small_net =
@@ -342,12 +403,13 @@ int main(int argc, char **argv) {
             snprintf(be, sizeof be, "%s", only);
             char *dash = strchr(be, '-');
             if (dash) *dash = 0, small_only = true;
-            if (strcmp(be, "cuda") == 0) own_algo_cases(small_only); // conv cases once per algorithm
+            if (strcmp(be, "cuda") == 0) own_algo_cases(small_only), pool_fusion_cases(); // conv cases once per algorithm
             else conv_cases(be, CB_PREC_FP32);
             layer_cases_rest(be, CB_PREC_FP32);
             if (!small_only) network_case(be, CB_PREC_FP32);
         } else {
             own_algo_cases(false);
+            pool_fusion_cases();
             layer_cases_rest("cuda", CB_PREC_FP32);
             network_case("cuda", CB_PREC_FP32);
             network_case("cuda", CB_PREC_TF32);
