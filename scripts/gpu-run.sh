@@ -56,6 +56,23 @@ run_fp alexnet cudnn tf32 --batch 128 --no-data-grad
 run_fp vgg16 cudnn fp32 --batch 16 --no-data-grad --update
 run_fp vgg16 cuda fp32 --batch 16 --no-data-grad --update
 
+echo "== ECE408 course network (seed 004): infer with cuDNN and each own direct kernel"
+W=.devpack/ece408.cbwt
+if [ -f "$W" ] && [ -n "${CB_FASHION_DATA:-}" ]; then
+    ece() { # tag backend precision [--conv-algo A]
+        local tag=$1 be=$2 prec=$3; shift 3
+        timeout 120 $CB infer fashion-ece408 --weights "$W" --data "$CB_FASHION_DATA" --resize 86 --batch 100,1000,10000 \
+            --backend $be --precision $prec "$@" --format json --quiet --output "$RES/infer_ece408_$tag.json" || echo "infer $tag failed"
+    }
+    ece cudnn-fp32 cudnn fp32
+    ece cudnn-tf32 cudnn tf32
+    for a in igemm-simt direct-const direct-const+pool direct-smem direct-smem+pool unroll-smem; do ece $a cuda fp32 --conv-algo $a; done
+    for a in direct-tf32 direct-tf32+pool; do ece $a cuda tf32 --conv-algo $a; done
+    for a in direct-bf16 direct-bf16+pool; do ece $a cuda bf16 --conv-algo $a; done
+else
+    echo "skip: no $W (convbench train fashion-ece408 --resize 86 --weights-out $W) or no data"
+fi
+
 echo "== PyTorch peer"
 PYTHONUNBUFFERED=1 timeout 150 python3 bench/peer_pytorch.py "$RES/peer.json" --nets alexnet,vgg16-train --layers '' \
     --modes fp32,tf32 --layouts nchw 2>&1 | tail -8
@@ -91,6 +108,18 @@ for f in sorted(k for k in bundle if k.startswith('fullpass_')):
     p = peer.get((net, prec), {})
     pf = lambda k: f"{p[k]:9.2f}" if k in p else f"{'-':>9}"
     lines.append(f"{net:8} {be:6} {prec:5} {fwd:8.2f} {bwd:8.2f} {tot:9.2f} | {pf('fwd')} {pf('bwd')} {pf('total')}")
+ece = sorted(k for k in bundle if k.startswith('infer_ece408_'))
+if ece:
+    lines += ['', 'ECE408 convs at batch 10000: Op Time ms (summed over the batches), test accuracy',
+              f"{'variant':20} {'conv1':>8} {'conv2':>8} {'sum':>8} {'acc':>7}  algorithms"]
+for f in ece:
+    d = bundle[f]
+    if not isinstance(d, dict): continue
+    conv = [r for r in d['tables']['conv layers'] if r['batch'] == 10000]
+    acc = [r['test_accuracy'] for r in d['tables']['batch sizes'] if r['batch'] == 10000]
+    if len(conv) < 2 or not acc: continue
+    lines.append(f"{f[13:-5]:20} {conv[0]['op_ms']:8.3f} {conv[1]['op_ms']:8.3f} {conv[0]['op_ms'] + conv[1]['op_ms']:8.3f} "
+                 f"{acc[0]:7.4f}  {', '.join(r.get('algo', '') for r in conv)}")
 open(out + '/summary.txt', 'w').write('\n'.join(lines) + '\n')
 print('\n'.join(lines))
 PY

@@ -37,7 +37,7 @@ static int parse_batches(const char *s, long *out) {
 }
 
 static int run(int argc, char **argv) {
-    const char *backend = "cpu", *conv_algo = NULL, *weights = NULL, *batches = "100,1000,10000";
+    const char *backend = "cpu", *conv_algo = NULL, *weights = NULL, *batches = "100,1000,10000", *precision = "fp32";
     data_opts d = {0};
     cli_out o = {0};
     const cli_opt opts[] = {
@@ -45,6 +45,7 @@ static int run(int argc, char **argv) {
         {"--batch", CLI_STR, &batches, "B,B,...", "batch sizes, comma-separated (default 100,1000,10000)"},
         {"--backend", CLI_STR, &backend, "B", "cpu (default), ref, cuda or cudnn"},
         {"--conv-algo", CLI_STR, &conv_algo, "A", "own GPU convolution algorithm (cuda backend): auto (default) or a name from `convbench algos`"},
+        {"--precision", CLI_STR, &precision, "P", "fp32 (default), tf32 or bf16 (GPU backends)"},
         DATA_OPTS(d),
         CLI_OUT_OPTS(o),
         {0},
@@ -58,6 +59,11 @@ static int run(int argc, char **argv) {
     long bs[MAX_BATCHES];
     int nb = parse_batches(batches, bs);
     if (nb < 1) return cli_usage_error(&cmd_infer, "--batch: '%s' is not a list of 1 to %d sizes in [1, 1000000]", batches, MAX_BATCHES);
+    cb_precision prec;
+    if (!cli_parse_precision(precision, &prec))
+        return cli_usage_error(&cmd_infer, "--precision: '%s' is not one of fp32, tf32, bf16", precision);
+    if (prec != CB_PREC_FP32 && (strcmp(backend, "cpu") == 0 || strcmp(backend, "ref") == 0))
+        return cli_usage_error(&cmd_infer, "--precision %s: the CPU backends run fp32 only", precision);
     cb_net *net = cli_load_net(&cmd_infer, pos[0], bs[0], &rc); // set again per batch size
     if (!net) return rc;
     cb_dataset te = {0};
@@ -69,13 +75,14 @@ static int run(int argc, char **argv) {
     cb_report *r = cb_report_new("infer");
     cb_report_meta_str(r, "network", net->name);
     cb_report_meta_str(r, "backend", backend);
+    cb_report_meta_str(r, "precision", precision);
     cb_report_meta_str(r, "weights", weights);
     cb_report_meta_str(r, "data", d.dir ? d.dir : CB_FASHION_DIR);
     cb_report_meta_num(r, "test_images", (double)te.n);
     cb_report_meta_num(r, "input_size", te.h);
-    const char *lcols[] = {"batch", "layer", "op_ms", "copy_ms", "setup_ms", "layer_ms"};
+    const char *lcols[] = {"batch", "layer", "op_ms", "copy_ms", "setup_ms", "layer_ms", "algo"};
     const char *bcols[] = {"batch", "batches", "setup_ms", "copy_ms", "forward_ms", "total_ms", "test_accuracy"};
-    cb_table *lt = cb_report_table(r, "conv layers", 6, lcols);
+    cb_table *lt = cb_report_table(r, "conv layers", 7, lcols);
     cb_table *bt = cb_report_table(r, "batch sizes", 7, bcols);
     cb_layer_times *sum = calloc((size_t)nl, sizeof *sum);
     if (!sum) abort();
@@ -84,6 +91,10 @@ static int run(int argc, char **argv) {
     cb_exec_opts_default(&eo);
     eo.backend = backend;
     eo.conv_algo = conv_algo;
+    eo.precision = prec;
+    char(*algo)[48] = calloc((size_t)nl, sizeof *algo); // each conv layer's forward algorithm
+    bool pool_fused = false;
+    if (!algo) abort();
     if (conv_algo && (rc = conv_algo_check(&cmd_infer, backend, conv_algo)) >= 0) return rc;
     eo.train = false;
     for (int bi = 0; bi < nb; bi++) {
@@ -104,6 +115,10 @@ static int run(int argc, char **argv) {
             goto done;
         }
         double total = cb_now_ms() - t0;
+        for (int i = 0; i < nl; i++) {
+            snprintf(algo[i], sizeof algo[i], "%s", cb_exec_algo(e, i, CB_PHASE_FORWARD));
+            if (net->layers[i].op == CB_OP_CONV && strstr(algo[i], "+pool")) pool_fused = true;
+        }
         cb_exec_destroy(e);
         cli_progress(&o, "===========Batch Size: %ld============", bs[bi]);
         for (int i = 0; i < nl; i++) {
@@ -118,6 +133,7 @@ static int run(int argc, char **argv) {
             cb_table_num(lt, et.copy_ms, 3);
             cb_table_num(lt, setup, 3);
             cb_table_num(lt, op + et.copy_ms + setup, 3);
+            cb_table_str(lt, algo[i]);
         }
         cli_progress(&o, "Test Accuracy: %.4g\nTotal: %.1f ms\n", acc, total);
         cb_table_row(bt);
@@ -134,9 +150,13 @@ static int run(int argc, char **argv) {
                       "loading the weights; both are whole-network figures charged in full to every layer");
     cb_report_note(r, "layer_ms = op_ms + copy_ms + setup_ms (do not sum over layers); total_ms: host wall time of the "
                       "batch size, setup included; a partial last batch is zero-padded, padding ignored");
+    if (pool_fused)
+        cb_report_note(r, "algo '...+pool': the conv kernel also computes the ReLU and the max pool after it (fused at "
+                          "inference), so that conv's op_ms covers conv + ReLU + pool and the pool layer takes no time");
     rc = cli_emit(&cmd_infer, r, &o, fmt);
 done:
     free(sum);
+    free(algo);
     cb_report_free(r);
     cb_dataset_free(&te);
     cb_net_free(net);

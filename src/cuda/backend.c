@@ -16,6 +16,7 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     e->state = s;
     s->conv = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->conv);
     s->fused_relu = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fused_relu);
+    s->fuse_pool = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fuse_pool);
     if (e->opts.conv_algo && strcmp(e->opts.conv_algo, "auto") != 0) {
         const cb_cuda_conv_algo *a = cb_cuda_conv_algo_find(e->opts.conv_algo);
         if (!a) {
@@ -44,6 +45,7 @@ void cb_cuda_destroy_state(cb_exec *e) {
     cudaFree(s->loss);
     free(s->conv);
     free(s->fused_relu);
+    free(s->fuse_pool);
     free(s);
     e->state = NULL;
 }
@@ -157,12 +159,51 @@ double cb_cuda_conv_choose(cb_exec *e, int i, cb_phase ph, bool measure) {
     return best_ms;
 }
 
+// Inference only: conv layer i with its ReLU fused and no batch norm, whose one consumer is a
+// VALID max pool that the forward algorithm can compute in the same kernel, runs both at once:
+// the pool's forward becomes a no-op, the conv's time covers both, and its algorithm is the
+// "+pool" one. A measured choice moves to its algorithm's "+pool" twin (same forward kernel); a
+// named one is kept as named.
+static void plan_pool_fusion(cb_exec *e, int i, bool measured) {
+    cb_cuda_state *s = e->state;
+    const cb_net *net = e->net;
+    const cb_layer *L = &net->layers[i];
+    if (e->opts.train || L->act != CB_ACT_RELU || L->bn || L->nchildren != 1) return;
+    int j = i + 1;
+    for (; j < net->nlayers; j++)
+        if (net->layers[j].nparents == 1 && net->layers[j].parents[0] == i) break;
+    if (j == net->nlayers || net->layers[j].op != CB_OP_POOL) return;
+    cb_conv_params cp;
+    cb_pool_params pp;
+    cb_conv_params_of(L, &cp);
+    cb_cuda_pool_params_of(&net->layers[j], &pp);
+    const cb_cuda_conv_algo *a = s->conv[i][CB_PHASE_FORWARD];
+    if (!a->forward_relu_maxpool && measured) {
+        char twin[64];
+        snprintf(twin, sizeof twin, "%s+pool", a->name);
+        const cb_cuda_conv_algo *t = cb_cuda_conv_algo_find(twin);
+        if (t && cb_cuda_conv_algo_allowed(t, e->opts.precision) && cb_cuda_conv_algo_supports(t, &cp, CB_PHASE_FORWARD)) a = t;
+    }
+    if (!a->forward_relu_maxpool || !a->supports_relu_maxpool || !a->supports_relu_maxpool(&cp, &pp)) return;
+    s->conv[i][CB_PHASE_FORWARD] = a;
+    s->fuse_pool[i] = j, s->fuse_pool[j] = i;
+    e->lb[i].ws[CB_PHASE_FORWARD] = cb_cuda_conv_algo_workspace(a, &cp, CB_PHASE_FORWARD);
+    snprintf(e->lb[i].algo[CB_PHASE_FORWARD], sizeof e->lb[i].algo[CB_PHASE_FORWARD], "%s", a->name);
+    snprintf(e->lb[j].algo[CB_PHASE_FORWARD], sizeof e->lb[j].algo[CB_PHASE_FORWARD], "in %s", L->name);
+}
+
+// does conv layer i run the max pool after it (plan_pool_fusion)?
+static bool pool_fused(const cb_cuda_state *s, int i) {
+    return s->fuse_pool[i] && s->conv[i][CB_PHASE_FORWARD] && s->conv[i][CB_PHASE_FORWARD]->forward_relu_maxpool;
+}
+
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     if (L->op == CB_OP_CONV) {
         bool measure = !e->opts.conv_algo || strcmp(e->opts.conv_algo, "auto") == 0;
         cb_cuda_conv_choose(e, i, CB_PHASE_FORWARD, measure);
+        plan_pool_fusion(e, i, measure);
         if (e->lb[L->parents[0]].dy) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_DATA, measure);
         if (b->dw) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_FILTER, measure);
     } else if (L->op == CB_OP_FC)
@@ -262,6 +303,22 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
 }
 
 void cb_cuda_forward(cb_exec *e, int i, bool train) {
+    cb_cuda_state *s = e->state;
+    const cb_layer *L = &e->net->layers[i];
+    if (!train && s->fuse_pool[i]) {
+        if (L->op == CB_OP_POOL && pool_fused(s, s->fuse_pool[i])) return; // computed with its conv
+        if (L->op == CB_OP_CONV && pool_fused(s, i)) {
+            int j = s->fuse_pool[i];
+            cb_conv_params p;
+            cb_pool_params pp;
+            cb_conv_params_of(L, &p);
+            cb_cuda_pool_params_of(&e->net->layers[j], &pp);
+            s->fused_relu[i] = true;
+            s->conv[i][CB_PHASE_FORWARD]->forward_relu_maxpool(&p, e->lb[L->parents[0]].y, e->lb[i].w, e->lb[i].b, &pp,
+                                                                e->lb[j].y, e->ws);
+            return;
+        }
+    }
     cb_cuda_forward_op(e, i, train);
     cb_cuda_epilogue_forward(e, i, train);
 }

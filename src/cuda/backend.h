@@ -17,6 +17,7 @@ typedef struct cb_cuda_state {
     double *loss; // (1) device
     const cb_cuda_conv_algo *(*conv)[CB_PHASE_COUNT]; // (nlayers) own algorithm per conv layer and phase
     bool *fused_relu;                                  // (nlayers) the forward kernel applied the ReLU
+    int *fuse_pool; // (nlayers) inference: conv i also computes the max pool j after it: [i] = j, [j] = i; 0 none
     void *lib;
 } cb_cuda_state;
 

@@ -32,6 +32,12 @@ typedef struct cb_cuda_conv_algo {
     void (*backward_data)(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws);
     // dw and db (when not NULL) overwritten
     void (*backward_filter)(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws);
+    // Optional, inference only: yp = maxpool(max(conv(x, w) + b, 0)) for the VALID max pool that
+    // follows the layer (yp is that pool's output, (N, K, P/r, Q/s)); the conv's own output is not
+    // written. supports_relu_maxpool says which pools it runs; the workspace is the forward's.
+    bool (*supports_relu_maxpool)(const cb_conv_params *p, const cb_pool_params *pool);
+    void (*forward_relu_maxpool)(const cb_conv_params *p, const float *x, const float *w, const float *b,
+                                 const cb_pool_params *pool, float *yp, void *ws);
 } cb_cuda_conv_algo;
 
 // every algorithm, NULL-terminated; the first is the generic fallback that runs every shape
