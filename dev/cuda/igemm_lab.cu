@@ -6,6 +6,7 @@
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude dev/cuda/igemm_lab.cu -lcudnn -o igemm_lab
 //   ./igemm_lab [check] [time] [only=NAME,NAME] [csv=FILE]
 // Tolerances (normalised error ||own - ref|| / ||ref||): fp32 1e-5, tf32 5e-3, bf16 1.5e-2.
+#include "cuda/conv_bwd_direct.cuh"
 #include "cuda/igemm_tc.cuh"
 
 #include <cudnn.h>
@@ -185,14 +186,16 @@ static double nerr(const float *own_d, const double *ref_d, size_t n, bool relu)
 struct version {
     const char *name;
     cb_tc_kind kind;
-    int bk;
+    int version, tile; // igemm_tc.cuh's cb_tc_cfg; version 0: the direct backward data
 };
 static const version versions[] = {
-    {"simt128-bk8", CB_TC_SIMT, 8}, {"simt128-bk16", CB_TC_SIMT, 16}, {"tf32-bk32", CB_TC_TF32, 32},
-    {"tf32-bk16", CB_TC_TF32, 16},  {"bf16-bk32", CB_TC_BF16, 32},    {"bf16-bk16", CB_TC_BF16, 16},
+    {"simt-v2", CB_TC_SIMT, 2, 0},  {"simt-v2-128", CB_TC_SIMT, 2, 1}, {"direct", CB_TC_SIMT, 0, 0},
+    {"tf32-v1", CB_TC_TF32, 1, 1},  {"tf32-v2", CB_TC_TF32, 2, 0},     {"tf32-v2-128", CB_TC_TF32, 2, 1},
+    {"bf16-v1", CB_TC_BF16, 1, 1},  {"bf16-v2", CB_TC_BF16, 2, 0},     {"bf16-v2-128", CB_TC_BF16, 2, 1},
 };
 enum { NV = sizeof versions / sizeof versions[0] };
 static const char *kind_name(cb_tc_kind k) { return k == CB_TC_SIMT ? "fp32" : k == CB_TC_TF32 ? "tf32" : "bf16"; }
+static bool version_runs(const version &v, int ph, const cb_conv_params &p) { return v.version != 0 || (ph == 1 && cb_conv_bwd_data_direct_supports(&p)); }
 static double tol_of(cb_tc_kind k) { return k == CB_TC_SIMT ? 1e-5 : k == CB_TC_TF32 ? 5e-3 : 1.5e-2; }
 
 struct bufs {
@@ -200,9 +203,11 @@ struct bufs {
 };
 
 static void run_own(const version &v, int ph, const cb_conv_params &p, const bufs &B, bool relu) {
-    if (ph == 0) cb_tc_conv_forward(v.kind, v.bk, &p, B.x, B.w, B.b, B.y, relu);
-    else if (ph == 1) cb_tc_conv_backward_data(v.kind, v.bk, &p, B.dy, B.w, B.dx);
-    else cb_tc_conv_backward_filter(v.kind, v.bk, &p, B.x, B.dy, B.dw);
+    cb_tc_cfg c = {v.kind, v.version, v.tile};
+    if (v.version == 0) cb_conv_bwd_data_direct(&p, B.dy, B.w, B.dx);
+    else if (ph == 0) cb_tc_conv_forward(c, &p, B.x, B.w, B.b, B.y, relu);
+    else if (ph == 1) cb_tc_conv_backward_data(c, &p, B.dy, B.w, B.dx);
+    else cb_tc_conv_backward_filter(c, &p, B.x, B.dy, B.dw);
 }
 
 static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed) {
@@ -241,6 +246,7 @@ static int check_all(const char *only) {
                p.stride_h, p.pad_top, p.pad_left, p.groups, p.p, p.q);
         for (int v = 0; v < NV; v++)
             for (int ph = 0; ph < 3; ph++) {
+                if (!version_runs(versions[v], ph, p)) continue;
                 CK(cudaMemset(B.y, 0xff, ny * 4)), CK(cudaMemset(B.dx, 0xff, nx * 4)), CK(cudaMemset(B.dw, 0xff, nw * 4));
                 run_own(versions[v], ph, p, B, relu);
                 CK(cudaGetLastError());
@@ -386,7 +392,7 @@ static void time_all(const char *only, const char *csv_path) {
             double vms[NV];
             printf("%-11s %-10s %7.1f GF |", L.name, phase_name[ph], gf);
             for (int v = 0; v < NV; v++) {
-                vms[v] = time_ms([&] { run_own(versions[v], ph, p, B, false); }, 5);
+                vms[v] = version_runs(versions[v], ph, p) ? time_ms([&] { run_own(versions[v], ph, p, B, false); }, 5) : -1;
                 printf(" %s %.3f", versions[v].name, vms[v]);
                 if (csv) fprintf(csv, "%s,%s,%.3f,%s,%.4f,%.2f\n", L.name, phase_name[ph], gf, versions[v].name, vms[v], gf / vms[v]);
             }

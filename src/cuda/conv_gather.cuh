@@ -8,7 +8,10 @@
 //         (a warp walks along k: contiguous in w, dy rows and the (n, p, q) axis of x)
 //   cols: thread t owns column t % BN, rows kk = (t / BN) * E + i, i < E
 //         (a warp walks along n = (n, oh, ow): contiguous in x and dy)
-// A is always "rows"; B is "rows" when Op::B_ROWS, else "cols". The per-thread part of each
+// A is always "rows"; B is "rows" when Op::B_ROWS, else "cols". load_a / load_b hand element i to
+// the kernel's visitor f(i, src, ok): the kernel loads *src (or zero when !ok) into a register, or
+// copies it into shared memory with cp.async (zero-filled when !ok; safe() is a valid address to
+// name then). The per-thread part of each
 // gather (the output pixel, or the k position) is decomposed once per thread or per k-step; the
 // k walk inside a step is incremental, so no element pays for a division.
 //
@@ -97,16 +100,17 @@ struct cb_conv_fwd_gather {
             st.ih0 = -(1 << 28), st.iw0 = 0, st.b_base = 0;
         }
     }
-    template <int BM, int BK, int NT, int E>
-    __device__ void load_a(const state &st, int k0, int kend, float (&r)[E]) const {
+    __device__ const float *safe() const { return w; }
+    template <int BM, int BK, int NT, int E, class F>
+    __device__ void load_a(const state &st, int k0, int kend, F &&f) const {
         int K = G.cg * G.rs;
         bool kok = k0 + st.a_k < kend;
         const float *src = w + st.a_idx + k0;
 #pragma unroll
-        for (int i = 0; i < E; i++) r[i] = (kok && i < st.a_rows) ? __ldg(src + (long)i * (NT / BK) * K) : 0.f;
+        for (int i = 0; i < E; i++) f(i, src + (long)i * (NT / BK) * K, kok && i < st.a_rows);
     }
-    template <int BN, int BK, int NT, int E>
-    __device__ void load_b(const state &st, int k0, int kend, float (&r)[E]) const {
+    template <int BN, int BK, int NT, int E, class F>
+    __device__ void load_b(const state &st, int k0, int kend, F &&f) const {
         const cb_conv_params &p = G.p;
         int k = k0 + st.b_k;
         int c = cb_div(G.d_rs, k), t = k - c * G.rs, rr = cb_div(G.d_s, t), s = t - rr * p.s;
@@ -115,7 +119,7 @@ struct cb_conv_fwd_gather {
 #pragma unroll
         for (int i = 0; i < E; i++) {
             bool ok = k + i < kend && (unsigned)(st.ih0 + rr) < (unsigned)p.h && (unsigned)(st.iw0 + s) < (unsigned)p.w;
-            r[i] = ok ? __ldg(src + off) : 0.f;
+            f(i, src + off, ok);
             s++, off++;
             if (s == p.s) {
                 s = 0, rr++, off += p.w - p.s;
@@ -160,17 +164,18 @@ template <bool STRIDED> struct cb_conv_bwd_data_gather {
             st.th0 = -(1 << 28), st.tw0 = 0, st.b_base = 0;
         }
     }
-    template <int BM, int BK, int NT, int E>
-    __device__ void load_a(const state &st, int k0, int kend, float (&r)[E]) const {
+    __device__ const float *safe() const { return w; }
+    template <int BM, int BK, int NT, int E, class F>
+    __device__ void load_a(const state &st, int k0, int kend, F &&f) const {
         int k = k0 + st.a_k;
         bool kok = k < kend;
         int kk = cb_div(G.d_rs, k), t = k - kk * G.rs;
         const float *src = w + st.a_idx + (long)kk * G.cg * G.rs + t;
 #pragma unroll
-        for (int i = 0; i < E; i++) r[i] = (kok && i < st.a_rows) ? __ldg(src + (long)i * (NT / BK) * G.rs) : 0.f;
+        for (int i = 0; i < E; i++) f(i, src + (long)i * (NT / BK) * G.rs, kok && i < st.a_rows);
     }
-    template <int BN, int BK, int NT, int E>
-    __device__ void load_b(const state &st, int k0, int kend, float (&r)[E]) const {
+    template <int BN, int BK, int NT, int E, class F>
+    __device__ void load_b(const state &st, int k0, int kend, F &&f) const {
         const cb_conv_params &p = G.p;
         int k = k0 + st.b_k;
         int kk = cb_div(G.d_rs, k), t = k - kk * G.rs, rr = cb_div(G.d_s, t), s = t - rr * p.s;
@@ -181,7 +186,7 @@ template <bool STRIDED> struct cb_conv_bwd_data_gather {
 #pragma unroll
             for (int i = 0; i < E; i++) {
                 bool ok = k + i < kend && (unsigned)(st.th0 - rr) < (unsigned)p.p && (unsigned)(st.tw0 - s) < (unsigned)p.q;
-                r[i] = ok ? __ldg(src + off) : 0.f;
+                f(i, src + off, ok);
                 s++, off--;
                 if (s == p.s) {
                     s = 0, rr++, off += p.s - p.q;
@@ -196,7 +201,7 @@ template <bool STRIDED> struct cb_conv_bwd_data_gather {
                 int oh = cb_div(G.d_sh, th < 0 ? 0 : th), ow = cb_div(G.d_sw, tw < 0 ? 0 : tw);
                 bool ok = k + i < kend && th >= 0 && tw >= 0 && oh * p.stride_h == th && ow * p.stride_w == tw &&
                           oh < p.p && ow < p.q;
-                r[i] = ok ? __ldg(src + (long)kk * G.pq + oh * p.q + ow) : 0.f;
+                f(i, src + (long)kk * G.pq + oh * p.q + ow, ok);
                 s++;
                 if (s == p.s) {
                     s = 0, rr++;
@@ -242,8 +247,9 @@ struct cb_conv_bwd_filter_gather {
         st.b_idx = ((long)g * G.kg + row) * G.pq;
         st.b_rows = row < G.kg ? (G.kg - row + NT / BK - 1) / (NT / BK) : 0;
     }
-    template <int BM, int BK, int NT, int E>
-    __device__ void load_a(const state &st, int k0, int kend, float (&r)[E]) const {
+    __device__ const float *safe() const { return x; }
+    template <int BM, int BK, int NT, int E, class F>
+    __device__ void load_a(const state &st, int k0, int kend, F &&f) const {
         const cb_conv_params &p = G.p;
         int k = k0 + st.a_k;
         int nn = cb_div(G.d_pq, k), o = k - nn * G.pq, oh = cb_div(G.d_q, o), ow = o - oh * p.q;
@@ -254,17 +260,17 @@ struct cb_conv_bwd_filter_gather {
             int2 e = st.tab[st.a_row + i * (NT / BK)];
             int rr = e.y >> 16, s = e.y & 0xffff;
             bool ok = (unsigned)(ih0 + rr) < (unsigned)p.h && (unsigned)(iw0 + s) < (unsigned)p.w;
-            r[i] = ok ? __ldg(src + e.x) : 0.f;
+            f(i, src + e.x, ok);
         }
     }
-    template <int BN, int BK, int NT, int E>
-    __device__ void load_b(const state &st, int k0, int kend, float (&r)[E]) const {
+    template <int BN, int BK, int NT, int E, class F>
+    __device__ void load_b(const state &st, int k0, int kend, F &&f) const {
         int k = k0 + st.a_k;
         bool kok = k < kend;
         int nn = cb_div(G.d_pq, k), o = k - nn * G.pq;
         const float *src = dy + st.b_idx + (long)nn * G.p.k * G.pq + o;
 #pragma unroll
-        for (int i = 0; i < E; i++) r[i] = (kok && i < st.b_rows) ? __ldg(src + (long)i * (NT / BK) * G.pq) : 0.f;
+        for (int i = 0; i < E; i++) f(i, src + (long)i * (NT / BK) * G.pq, kok && i < st.b_rows);
     }
     __device__ void store(int g, int m, int n, float v, bool atomic) const {
         float *d = dw + ((long)g * G.kg + n) * G.cg * G.rs + m;
