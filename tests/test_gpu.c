@@ -243,8 +243,18 @@ static void layer_cases(const char *be, cb_precision prec) {
 
 #ifdef CB_HAVE_CUDA
 // every own convolution algorithm on the convolution cases, at its precision
+// $CB_TEST_ALGOS (names, comma-separated) limits the own algorithms tested, for a quick run
+static bool algo_selected(const char *name) {
+    const char *sel = getenv("CB_TEST_ALGOS");
+    size_t n = strlen(name);
+    for (const char *p = sel; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0)) return true;
+    return !sel || !*sel;
+}
+
 static void own_algo_cases(bool small) {
     for (int j = 0; cb_cuda_conv_algos[j]; j++) {
+        if (!algo_selected(cb_cuda_conv_algos[j]->name)) continue;
         conv_algo = cb_cuda_conv_algos[j]->name;
         conv_cases("cuda", cb_cuda_conv_algos[j]->prec);
         (void)small;
