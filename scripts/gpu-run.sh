@@ -73,6 +73,11 @@ else
     echo "skip: no $W (convbench train fashion-ece408 --resize 86 --weights-out $W) or no data"
 fi
 
+echo "== model (issue 4): calibrate the cudnn backend, cuDNN profiles of 4 nets x 3 directions, predicted vs measured"
+# $RES/h200-calibrated.json, calibrate_cudnn.json, model_<net>_{fwd,bwd_data,bwd_filter}.json; about a minute
+timeout 200 bash scripts/model-device.sh $CB "$RES" 150 || echo "model-device failed"
+CB=$CB scripts/model-check.sh "$RES" 2>&1 | tail -14
+
 echo "== PyTorch peer"
 PYTHONUNBUFFERED=1 timeout 150 python3 bench/peer_pytorch.py "$RES/peer.json" --nets alexnet,vgg16-train --layers '' \
     --modes fp32,tf32 --layouts nchw 2>&1 | tail -8

@@ -96,6 +96,17 @@ expect "predict unknown device" 2 "nodev" -- "$cb" predict alexnet --device node
 expect "predict paleo" 0 "conv1" -- "$cb" predict alexnet --device titanx-maxwell --paleo
 expect "simulate bad workers" 2 "--workers" -- "$cb" simulate alexnet --device h200 --workers 0
 expect "calibrate bad backend" 2 "--backend" -- "$cb" calibrate --backend tpu
+# GPU calibration: without a GPU one line and status 3; the fit again from saved H200 samples; the entry as --device
+if ! nvidia-smi -L >/dev/null 2>&1; then
+    expect "calibrate cudnn without a GPU" 3 "cudnn" -- "$cb" calibrate --backend cudnn --quiet
+    one_line "calibrate without a GPU: one line" "$cb" calibrate --backend cuda --quiet
+fi
+expect "calibrate bad --shapes" 2 "--shapes" -- "$cb" calibrate --backend cudnn --shapes 5-2
+expect "calibrate refit" 0 "FWD_WINOGRAD_NONFUSED" -- "$cb" calibrate --refit tests/data/h200-cal-subset.json --save "$tmp/cal.json" --quiet
+expect "predict on a calibrated entry" 0 "FWD_" -- "$cb" predict vgg16 --batch 8 --device "$tmp/cal.json"
+printf '{"name": "x", "peak": {"fp32": 1e12}, "mem_bw": 1e11}' > "$tmp/nosamples.json"
+expect "refit without samples" 2 "no GPU calibration samples" -- "$cb" calibrate --refit "$tmp/nosamples.json"
+expect "predict bad --kinds" 2 "--kinds" -- "$cb" predict alexnet --device h200 --kinds convs
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

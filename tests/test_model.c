@@ -4,6 +4,8 @@
 #include "check.h"
 #include "model/model.h"
 
+#include <cjson/cJSON.h>
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,8 +80,9 @@ static void gemm_fft_counts(void) {
     CHECK(g.workspace == 4 * col && g.bytes == io + 2 * 4 * 2 * col, "gemm ws %g bytes %g", g.workspace, g.bytes);
     CHECK(i.flops == 2 * macs && i.bytes == io && i.workspace == 0, "implicit %g %g", i.bytes, i.workspace);
     CHECK(!w.applicable, "winograd is 3x3 only");
-    // FFT on 31x31 planes: 2.5 n log2 n per transform, 16 x 31 half spectrum
-    double n = 31.0 * 31, hs = 31.0 * 16, tr = 2.0 * 64 + 64 * 192 + 2.0 * 192;
+    // FFT on 31x31 planes padded to 32x32 (powers of two, as cuDNN's): 2.5 n log2 n per
+    // transform, 32 x 17 half spectrum
+    double n = 32.0 * 32, hs = 32.0 * 17, tr = 2.0 * 64 + 64 * 192 + 2.0 * 192;
     CHECK(f.applicable && close_rel(f.flops, 2.5 * n * log2(n) * tr + 8 * 2.0 * 64 * 192 * hs, 1e-12), "fft %g", f.flops);
     cb_net_free(net);
     net = conv_net(2, 28, 16, 16, 3, 2, "\"SAME\"");
@@ -302,6 +305,202 @@ static void simulation_invariants(void) {
     cb_net_free(net);
 }
 
+// ---- GPU calibration: forms, fit, prediction ---------------------------------------------------
+
+// cuDNN's names map to forms; the non-fused Winograd takes 5x5 (a = 8 for F(4x4, 5x5))
+static void named_forms(void) {
+    cb_algo_form f;
+    CHECK(cb_algo_form_of("FWD_FFT_TILING", &f) && f.family == CB_ALGO_FFT_TILING && f.tile == 32, "fft tiling");
+    CHECK(cb_algo_form_of("BWD_FILTER_ALGO_3", &f) && f.family == CB_ALGO_IMPLICIT_GEMM, "wgrad algo 3");
+    CHECK(cb_algo_form_of("FWD_WINOGRAD", &f) && f.fused && f.tile == 2, "fused winograd");
+    CHECK(!cb_algo_form_of("FWD_NO_SUCH", &f), "unknown cuDNN name");
+    CHECK(cb_algo_form_of("igemm-simt", &f) && f.family == CB_ALGO_IMPLICIT_GEMM, "own igemm");
+    CHECK(cb_algo_form_of("cublas_fp32", &f) && f.family == CB_ALGO_GEMM, "cublas");
+    cb_conv_params p = {.n = 2, .c = 8, .h = 16, .w = 16, .k = 4, .r = 5, .s = 5, .p = 16, .q = 16, .stride_h = 1, .stride_w = 1,
+                        .pad_top = 2, .pad_left = 2, .groups = 1};
+    cb_algo_cost c;
+    cb_algo_form_of("FWD_WINOGRAD_NONFUSED", &f);
+    cb_conv_cost(&p, CB_PHASE_FORWARD, &f, 4, 0, &c);
+    double T = 2.0 * 4 * 4; // 2 images of 4 x 4 tiles of 4 x 4
+    CHECK(c.applicable && c.mults == 64 * T * 8 * 4, "winograd 5x5 mults %g", c.mults);
+    cb_algo_form_of("FWD_WINOGRAD", &f);
+    cb_conv_cost(&p, CB_PHASE_FORWARD, &f, 4, 0, &c);
+    CHECK(!c.applicable, "the fused Winograd takes 3x3 only");
+    cb_algo_form_of("FWD_FFT", &f);
+    p.h = p.w = 300, p.p = p.q = 300;
+    cb_conv_cost(&p, CB_PHASE_FORWARD, &f, 4, 0, &c);
+    CHECK(!c.applicable, "cuDNN's whole-image FFT stops at 256");
+}
+
+// wave quantisation: 64 x 64 output tiles over the SMs
+static void wave_util(void) {
+    cb_algo_form f = {.family = CB_ALGO_IMPLICIT_GEMM};
+    cb_conv_params p = {.n = 1, .c = 64, .h = 64, .w = 64, .k = 64, .r = 1, .s = 1, .p = 64, .q = 64, .stride_h = 1, .stride_w = 1, .groups = 1};
+    // M = 4096, N = 64: 64 tiles on 132 SMs
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, 132), 64.0 / 132, 1e-12), "one partial wave");
+    p.n = 3; // 192 tiles: two waves, the second 60 of 132
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, 132), 192.0 / 264, 1e-12), "two waves");
+    CHECK(cb_conv_util(&p, CB_PHASE_BWD_FILTER, &f, 132) == 1, "no wave term for the filter gradient");
+    f.family = CB_ALGO_FFT;
+    CHECK(cb_conv_util(&p, CB_PHASE_FORWARD, &f, 132) == 1, "none for FFT");
+}
+
+// the fit recovers coefficients that generated the data, with and without its second term
+static void nnls_recovers(void) {
+    enum { N = 12 };
+    double t[N], x1[N], x2[N], a, b1, b2;
+    for (int i = 0; i < N; i++) {
+        x1[i] = 1e9 * (1 + i * i);              // FLOPs
+        x2[i] = 1e7 * (1 + (i * 7) % 5) * (i + 1); // bytes
+        t[i] = 6e-6 + x1[i] / 40e12 + x2[i] / 2e12;
+    }
+    CHECK(cb_fit_nnls(t, x1, x2, N, &a, &b1, &b2), "fit");
+    CHECK(close_rel(a, 6e-6, 1e-6) && close_rel(1 / b1, 40e12, 1e-6) && close_rel(1 / b2, 2e12, 1e-6), "a %g rate %g bw %g", a,
+          1 / b1, 1 / b2);
+    for (int i = 0; i < N; i++) t[i] = 3e-6 + x1[i] / 50e12; // no memory term: b2 must come out 0, not negative
+    cb_fit_nnls(t, x1, x2, N, &a, &b1, &b2);
+    CHECK(b2 == 0 && close_rel(a, 3e-6, 1e-6) && close_rel(1 / b1, 50e12, 1e-6), "a %g b1 %g b2 %g", a, b1, b2);
+}
+
+static cb_device gpu_device(void) {
+    cb_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "gpu");
+    snprintf(d.kind, sizeof d.kind, "gpu");
+    d.clock_mhz = 1980;
+    d.peak[CB_PREC_FP32] = 67e12;
+    d.mem_bw = 4.8e12;
+    d.launch_s = 5e-6;
+    snprintf(d.cal.backend, sizeof d.cal.backend, "cudnn");
+    d.cal.sms = 132;
+    return d;
+}
+
+// samples made by a known model on the calibration grid; cb_cal_fit must give the model back
+static void calibration_fit(void) {
+    cb_conv_params sh[CB_CAL_MAX_SHAPES], ms[CB_CAL_MAX_SHAPES];
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), nm = cb_cal_mop_shapes(ms, CB_CAL_MAX_SHAPES);
+    cb_cal_sample *s = calloc((size_t)(2 * ns + 2 * nm), sizeof *s);
+    if (!s) abort();
+    cb_device d = gpu_device();
+    cb_cal_algo truth = {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 35e12, .bw = 2.5e12, .overhead_s = 20e-6};
+    cb_algo_form_of(truth.name, &truth.form);
+    int n = 0;
+    for (int i = 0; i < ns; i++) {
+        s[n] = (cb_cal_sample){.kind = CB_SAMPLE_CONV, .phase = CB_PHASE_FORWARD, .p = sh[i]};
+        snprintf(s[n].name, sizeof s[n].name, "%s", truth.name);
+        s[n++].ms = 1e3 * cb_cal_algo_s(&d.cal, &truth, &sh[i], false, NULL);
+        s[n] = s[n - 1]; // an algorithm that never ran: no entry
+        snprintf(s[n].name, sizeof s[n].name, "FWD_WINOGRAD");
+        s[n++].ms = -1;
+    }
+    for (int i = 0; i < nm; i++) { // bn_bwd: 8 us + 5T / 2 TB/s + 1.5 ns per element of the plane
+        s[n] = (cb_cal_sample){.kind = CB_SAMPLE_MOP, .name = "bn_bwd", .p = ms[i]};
+        s[n++].ms = 1e3 * (8e-6 + cb_mop_bytes(CB_MOP_BN_BWD, &ms[i]) / 2e12 + 1.5e-9 * ms[i].n * ms[i].h * ms[i].w);
+    }
+    cb_error err = {0};
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK, "%s", err.msg);
+    CHECK(d.cal.nalgo == 1, "one algorithm entry, got %d", d.cal.nalgo);
+    const cb_cal_algo *a = &d.cal.algo[0];
+    CHECK(!strcmp(a->name, truth.name) && a->n == ns && a->excluded == 0, "entry %s n %d", a->name, a->n);
+    CHECK(close_rel(a->rate, truth.rate, 1e-6) && close_rel(a->bw, truth.bw, 1e-6) && close_rel(a->overhead_s, truth.overhead_s, 1e-6),
+          "rate %g bw %g overhead %g", a->rate, a->bw, a->overhead_s);
+    CHECK(close_rel(a->eff, 35.0 / 67, 1e-6) && a->err_p90_pct < 1e-3, "eff %g p90 %g", a->eff, a->err_p90_pct);
+    const cb_cal_mop *o = &d.cal.mop[CB_MOP_BN_BWD];
+    CHECK(o->n == nm && close_rel(o->bw, 2e12, 1e-6) && close_rel(o->overhead_s, 8e-6, 1e-6) && close_rel(o->plane_s, 1.5e-9, 1e-6),
+          "bn_bwd bw %g overhead %g plane %g", o->bw, o->overhead_s, o->plane_s);
+    // the entry and the samples survive JSON
+    cJSON *j = cb_device_to_json(&d), *arr = cb_cal_samples_to_json(s, n);
+    cb_device back;
+    cb_cal_sample *s2 = NULL;
+    int n2 = 0;
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.nalgo == 1 && back.cal.sms == 132 &&
+              close_rel(back.cal.algo[0].rate, a->rate, 1e-12) && close_rel(back.cal.mop[CB_MOP_BN_BWD].plane_s, o->plane_s, 1e-12),
+          "device round trip: %s", err.msg);
+    CHECK(cb_cal_samples_from_json(arr, &s2, &n2, "test", &err) == CB_OK && n2 == n && s2 && s2[0].p.k == s[0].p.k &&
+              s2[0].ms == s[0].ms && s2[1].ms == -1,
+          "samples round trip");
+    free(s2);
+    cJSON_Delete(j);
+    cJSON_Delete(arr);
+    free(s);
+}
+
+// the calibrated prediction: the faster algorithm, plus the passes the cudnn backend adds
+static void calibrated_prediction(void) {
+    cb_net *net = conv_net(8, 28, 64, 96, 3, 1, "[1, 1]");
+    if (!net) {
+        CHECK(0, "load");
+        return;
+    }
+    cb_device d = gpu_device();
+    cb_cal_algo *a = d.cal.algo;
+    a[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6};
+    a[1] = (cb_cal_algo){.name = "FWD_WINOGRAD_NONFUSED", .phase = CB_PHASE_FORWARD, .rate = 50e12, .overhead_s = 40e-6};
+    a[2] = (cb_cal_algo){.name = "BWD_DATA_ALGO_1", .phase = CB_PHASE_BWD_DATA, .rate = 30e12, .overhead_s = 10e-6};
+    for (int k = 0; k < 3; k++) cb_algo_form_of(a[k].name, &a[k].form);
+    d.cal.nalgo = 3;
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true};
+    cb_pred p;
+    cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &p);
+    cb_conv_params cp = {.n = 8, .c = 64, .h = 28, .w = 28, .k = 96, .r = 3, .s = 3, .p = 28, .q = 28, .stride_h = 1, .stride_w = 1,
+                         .pad_top = 1, .pad_left = 1, .groups = 1};
+    double t0 = cb_cal_algo_s(&d.cal, &a[0], &cp, false, NULL), t1 = cb_cal_algo_s(&d.cal, &a[1], &cp, false, NULL);
+    CHECK(!strcmp(p.name, t0 < t1 ? a[0].name : a[1].name), "picked %s (%g vs %g s)", p.name, t0, t1);
+    CHECK(close_rel(p.ms, 1e3 * fmin(t0, t1), 1e-12) && p.extra_ms == 0, "no bias, no activation: %g ms", p.ms);
+    cb_predict_layer(&d, net, 1, CB_PHASE_BWD_DATA, &mo, &p);
+    CHECK(p.ms == 0, "fed by the input: no data gradient");
+    cb_predict_layer(&d, net, 1, CB_PHASE_BWD_FILTER, &mo, &p);
+    CHECK(p.ms == 0 && p.algo == CB_ALGO_COUNT, "no calibrated filter algorithm: nothing predicted");
+    mo.workspace_limit = 1; // every algorithm with workspace is out: the implicit GEMM stays
+    cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &p);
+    CHECK(!strcmp(p.name, a[0].name), "workspace limit: %s", p.name);
+    cb_net_free(net);
+    // a bias and a ReLU: two passes of 2Y bytes each in the forward, a ReLU gradient in backward data
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 64]},"
+             "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 96], \"padding\": [1, 1],"
+             "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"}}}");
+    cb_error err = {0};
+    net = cb_net_load_string(json, "test", &err);
+    CHECK(net, "load: %s", err.msg);
+    if (!net) return;
+    double Y = 8.0 * 96 * 28 * 28 * 4, pass = 5e-6 + 2 * Y / 2e12;
+    mo.workspace_limit = 0;
+    cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &p);
+    CHECK(close_rel(p.extra_ms, 2e3 * pass, 1e-12) && close_rel(p.ms, 1e3 * fmin(t0, t1) + p.extra_ms, 1e-12), "extras %g", p.extra_ms);
+    cb_predict_layer(&d, net, 1, CB_PHASE_BWD_DATA, &mo, &p);
+    CHECK(close_rel(p.ms, 1e3 * (5e-6 + 3 * Y / 2e12), 1e-12), "relu gradient only: %g ms", p.ms);
+    cb_net_free(net);
+}
+
+// the calibration grid holds none of the evaluation networks' convolutions (batch aside)
+static void calibration_not_circular(void) {
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), convs = 0;
+    const char *nets[] = {"nets/alexnet.json", "nets/vgg16.json", "nets/googlenet.json", "nets/resnet50.json"};
+    for (int k = 0; k < 4; k++) {
+        cb_error err = {0};
+        cb_net *net = cb_net_load(nets[k], &err);
+        CHECK(net, "%s: %s", nets[k], err.msg);
+        if (!net) continue;
+        for (int i = 0; i < net->nlayers; i++) {
+            if (net->layers[i].op != CB_OP_CONV) continue;
+            cb_conv_params p;
+            cb_conv_params_of(&net->layers[i], &p);
+            convs++;
+            for (int j = 0; j < ns; j++)
+                CHECK(!(sh[j].c == p.c && sh[j].h == p.h && sh[j].w == p.w && sh[j].k == p.k && sh[j].r == p.r &&
+                        sh[j].stride_h == p.stride_h),
+                      "calibration shape %d is %s layer %s", j, nets[k], net->layers[i].name);
+        }
+        cb_net_free(net);
+    }
+    CHECK(convs > 120 && ns >= 30, "%d convolutions, %d shapes", convs, ns);
+}
+
 int main(void) {
     RUN(winograd_multiplies);
     RUN(winograd_single_tile);
@@ -314,5 +513,11 @@ int main(void) {
     RUN(algorithm_choice);
     RUN(allreduce_schemes);
     RUN(simulation_invariants);
+    RUN(named_forms);
+    RUN(wave_util);
+    RUN(nnls_recovers);
+    RUN(calibration_fit);
+    RUN(calibrated_prediction);
+    RUN(calibration_not_circular);
     return test_summary();
 }

@@ -1,9 +1,17 @@
-// convbench calibrate --backend cpu: measure this machine's GEMM rate (cblas_sgemm, fp32),
-// copy bandwidth (memcpy, read + write counted) and the fraction of peak the CPU backend's
-// convolution (im2col + GEMM) reaches per direction on real layer shapes; save a device entry.
+// convbench calibrate: measure a machine and save a device entry for the model.
+//   --backend cpu: this CPU's GEMM rate (cblas_sgemm, fp32), copy bandwidth (memcpy, read + write
+//     counted) and the fraction of peak the CPU backend's convolution (im2col + GEMM) reaches per
+//     direction on real layer shapes.
+//   --backend cudnn|cuda: on the GPU (src/cudnn/calibrate.c), cuBLAS GEMM rates per precision, the
+//     memory-bound passes, the launch latency, and every convolution algorithm of the backend on
+//     the calibration grid; each algorithm's time is fitted (src/model/fit.c) and the entry keeps
+//     the samples, so --refit FILE redoes the fit without a GPU.
 #include "model_cli.h"
 #include "bench/stats.h"
 #include "cpu/kernels.h"
+#ifdef CB_HAVE_CUDA
+#include "cudnn/calibrate.h"
+#endif
 
 #include <cblas.h>
 #include <cjson/cJSON.h>
@@ -78,16 +86,318 @@ static double conv_ms(const cb_conv_params *p, cb_phase ph, int reps) {
     return cb_stats_of(t, reps).median;
 }
 
+// writes the entry (plus the samples of a GPU calibration) whole or not at all
+static int save_entry(const char *save, const cb_device *d, const cb_cal_sample *smp, int ns, char **text_out) {
+    cJSON *j = cb_device_to_json(d);
+    if (smp && ns) cJSON_AddItemToObject(j, "samples", cb_cal_samples_to_json(smp, ns));
+    char *text = cJSON_Print(j);
+    cJSON_Delete(j);
+    if (!text) abort();
+    *text_out = text;
+    if (!save) return 0;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", save);
+    FILE *f = fopen(tmp, "w");
+    bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
+    if (f && fclose(f) != 0) ok = false;
+    if (!ok || rename(tmp, save) != 0) {
+        remove(tmp);
+        fprintf(stderr, "convbench calibrate: cannot write '%s'\n", save);
+        return 2;
+    }
+    return 0;
+}
+
+// the report of a GPU calibration: the fitted algorithms, the passes, the GEMM ceilings
+static void gpu_report(cb_report *r, const cb_device *d) {
+    const char *prec[] = {"fp32", "tf32", "bf16"}, *phn[] = {"forward", "bwd_data", "bwd_filter"};
+    cb_report_meta_num(r, "sms", d->cal.sms);
+    cb_report_meta_num(r, "launch_us", d->cal.launch_s * 1e6);
+    const char *gc[] = {"precision", "peak_tflops", "measured_tflops", "fraction_of_peak"};
+    cb_table *g = cb_report_table(r, "gemm", 4, gc);
+    for (int p = 0; p < CB_PREC_COUNT; p++) {
+        if (!(d->meas_gemm[p] > 0)) continue;
+        cb_table_row(g);
+        cb_table_str(g, prec[p]);
+        cb_table_num(g, d->peak[p] / 1e12, 1);
+        cb_table_num(g, d->meas_gemm[p] / 1e12, 1);
+        cb_table_num(g, d->peak[p] > 0 ? d->meas_gemm[p] / d->peak[p] : 0, 3);
+    }
+    const char *ac[] = {"algorithm", "direction", "precision", "family", "samples", "fraction_of_peak", "rate_tflops",
+                        "bw_gbs", "overhead_us", "fit_median_pct", "fit_p90_pct"};
+    cb_table *t = cb_report_table(r, "algorithms", 11, ac);
+    for (int i = 0; i < d->cal.nalgo; i++) {
+        const cb_cal_algo *a = &d->cal.algo[i];
+        cb_table_row(t);
+        cb_table_str(t, a->name);
+        cb_table_str(t, phn[a->phase]);
+        cb_table_str(t, prec[a->prec]);
+        cb_table_str(t, a->fc ? "fc gemm" : cb_algo_name(a->form.family));
+        cb_table_int(t, a->n);
+        cb_table_num(t, a->eff, 3);
+        cb_table_num(t, a->rate / 1e12, 2);
+        if (a->bw > 0) cb_table_num(t, a->bw / 1e9, 0);
+        else cb_table_null(t);
+        cb_table_num(t, a->overhead_s * 1e6, 1);
+        cb_table_num(t, a->err_median_pct, 1);
+        cb_table_num(t, a->err_p90_pct, 1);
+    }
+    const char *oc[] = {"pass", "samples", "bw_gbs", "overhead_us", "plane_ns", "fit_median_pct"};
+    cb_table *ot = cb_report_table(r, "passes", 6, oc);
+    for (int m = 0; m < CB_MOP_COUNT; m++) {
+        const cb_cal_mop *o = &d->cal.mop[m];
+        if (o->n <= 0) continue;
+        cb_table_row(ot);
+        cb_table_str(ot, cb_mop_name((cb_mop)m));
+        cb_table_int(ot, o->n);
+        cb_table_num(ot, o->bw / 1e9, 0);
+        cb_table_num(ot, o->overhead_s * 1e6, 1);
+        cb_table_num(ot, o->plane_s * 1e9, 3);
+        cb_table_num(ot, o->err_median_pct, 1);
+    }
+    cb_report_note(r, "per algorithm: time = overhead + FLOPs / (rate x wave utilisation) + bytes / bw, fitted to minimise the "
+                      "relative error on the calibration shapes (src/model/calshapes.c); fraction_of_peak = rate / datasheet peak");
+}
+
+// the ceilings from the samples: best square GEMM per precision
+static void gemm_ceilings(const cb_cal_sample *s, int n, cb_device *d) {
+    memset(d->meas_gemm, 0, sizeof d->meas_gemm);
+    for (int i = 0; i < n; i++) {
+        const cb_cal_sample *q = &s[i];
+        if (q->kind != CB_SAMPLE_FC || !(q->ms > 0) || q->p.n != q->p.c || q->p.c != q->p.k) continue;
+        double rate = 2.0 * q->p.n * q->p.c * q->p.k / (q->ms / 1e3);
+        if (rate > d->meas_gemm[q->prec]) d->meas_gemm[q->prec] = rate;
+    }
+}
+
+static int finish_gpu(const char *save, cb_device *d, const cb_cal_sample *s, int ns, cli_out *o, cb_format fmt, cb_report *r) {
+    cb_error err = {0};
+    if (cb_cal_fit(s, ns, d, &err) != CB_OK) {
+        cb_report_free(r);
+        return cli_fail(&cmd_calibrate, &err);
+    }
+    gemm_ceilings(s, ns, d);
+    if (d->cal.mop[CB_MOP_COPY].bw > 0) d->meas_copy_bw = d->cal.mop[CB_MOP_COPY].bw;
+    if (d->cal.launch_s > 0) d->launch_s = d->cal.launch_s;
+    gpu_report(r, d);
+    char *text = NULL;
+    int rc = save_entry(save, d, s, ns, &text);
+    if (rc == 0 && save) cb_report_note(r, "device entry saved to %s (predict --calibration %s)", save, save);
+    if (rc == 0) rc = cli_emit(&cmd_calibrate, r, o, fmt);
+    free(text);
+    cb_report_free(r);
+    return rc;
+}
+
+static cJSON *load_json(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    bool ok = text && fread(text, 1, (size_t)len, f) == (size_t)len;
+    fclose(f);
+    cJSON *root = NULL;
+    if (ok) text[len] = 0, root = cJSON_Parse(text);
+    free(text);
+    return root;
+}
+
+// --refit F1,F2,...: the fit again on the samples saved GPU calibrations hold, together (the
+// first file gives the device; sections or shape ranges measured apart are merged). No GPU needed.
+static int run_refit(const char *paths, const char *save, cli_out *o, cb_format fmt) {
+    cb_error err = {0};
+    char list[4096];
+    snprintf(list, sizeof list, "%s", paths);
+    cb_device d;
+    cb_cal_sample *all = NULL;
+    int nall = 0, nfiles = 0, rc = -1;
+    double launch = 0;
+    for (char *save_ptr = NULL, *path = strtok_r(list, ",", &save_ptr); path && rc < 0; path = strtok_r(NULL, ",", &save_ptr)) {
+        cJSON *root = load_json(path);
+        if (!root) {
+            rc = cli_usage_error(&cmd_calibrate, "--refit: cannot read '%s' as JSON", path);
+            break;
+        }
+        cb_device di;
+        cb_cal_sample *s = NULL;
+        int ns = 0;
+        if (cb_device_from_json(root, &di, path, &err) != CB_OK ||
+            cb_cal_samples_from_json(cJSON_GetObjectItemCaseSensitive(root, "samples"), &s, &ns, path, &err) != CB_OK) {
+            cJSON_Delete(root);
+            rc = cli_fail(&cmd_calibrate, &err);
+            break;
+        }
+        cJSON_Delete(root);
+        if (!ns || !di.cal.backend[0]) {
+            free(s);
+            rc = cli_usage_error(&cmd_calibrate, "--refit: '%s' holds no GPU calibration samples (save one with calibrate --backend cudnn --save)", path);
+            break;
+        }
+        if (!nfiles++) d = di;
+        if (di.cal.launch_s > launch) launch = di.cal.launch_s;
+        all = realloc(all, sizeof *all * (size_t)(nall + ns));
+        if (!all) abort();
+        memcpy(all + nall, s, sizeof *s * (size_t)ns);
+        nall += ns;
+        free(s);
+    }
+    if (rc >= 0) {
+        free(all);
+        return rc;
+    }
+    if (!nfiles) return cli_usage_error(&cmd_calibrate, "--refit: no file named");
+    d.cal.launch_s = launch;
+    cb_report *r = cb_report_new("calibrate");
+    cb_report_meta_str(r, "backend", d.cal.backend);
+    cb_report_meta_str(r, "refit", paths);
+    cb_report_meta_num(r, "samples", nall);
+    rc = finish_gpu(save, &d, all, nall, o, fmt, r);
+    free(all);
+    return rc;
+}
+
+#ifdef CB_HAVE_CUDA
+// the database entry whose name the GPU's name contains ("NVIDIA H200" -> h200)
+static const cb_device *guess_base(const cb_devdb *db, const char *gpu) {
+    char low[128];
+    size_t i = 0;
+    for (; gpu[i] && i + 1 < sizeof low; i++) low[i] = (char)(gpu[i] >= 'A' && gpu[i] <= 'Z' ? gpu[i] + 32 : gpu[i]);
+    low[i] = 0;
+    const cb_device *best = NULL;
+    for (int k = 0; k < db->ndev; k++)
+        if (!strcmp(db->dev[k].kind, "gpu") && strstr(low, db->dev[k].name) &&
+            (!best || strlen(db->dev[k].name) > strlen(best->name)))
+            best = &db->dev[k];
+    return best;
+}
+#endif
+
+#ifdef CB_HAVE_CUDA
+static void gpu_progress(void *ctx, const char *msg) { cli_progress(ctx, "%s", msg); }
+#endif
+
+typedef struct gpu_args {
+    const char *backend, *base, *db_path, *precs, *save;
+    long reps, ws_mb;
+    unsigned sections;                  // CB_GPU_CAL_* bits (0 = all)
+    int shape_lo, shape_hi;
+    bool verbose;
+} gpu_args;
+
+enum { SECTION_MOPS = 1, SECTION_GEMM = 2, SECTION_CONV = 4 }; // as CB_GPU_CAL_* (src/cudnn/calibrate.h)
+
+// --sections and --shapes, checked in every build
+static int parse_gpu_args(const char *sections, const char *shapes, gpu_args *ga) {
+    ga->shape_lo = 0, ga->shape_hi = -1;
+    if (sections) {
+        char sl[128];
+        snprintf(sl, sizeof sl, "%s", sections);
+        for (char *sp = NULL, *tok = strtok_r(sl, ",", &sp); tok; tok = strtok_r(NULL, ",", &sp)) {
+            if (!strcmp(tok, "mops")) ga->sections |= SECTION_MOPS;
+            else if (!strcmp(tok, "gemm")) ga->sections |= SECTION_GEMM;
+            else if (!strcmp(tok, "conv")) ga->sections |= SECTION_CONV;
+            else return cli_usage_error(&cmd_calibrate, "--sections: '%s' is not mops, gemm or conv", tok);
+        }
+    }
+    if (shapes) {
+        char *end;
+        long lo = strtol(shapes, &end, 10), hi = lo;
+        if (*end == '-') hi = strtol(end + 1, &end, 10);
+        if (*end || end == shapes || lo < 0 || hi < lo) return cli_usage_error(&cmd_calibrate, "--shapes: '%s' is not A or A-B (grid indices)", shapes);
+        ga->shape_lo = (int)lo, ga->shape_hi = (int)hi;
+    }
+    return -1;
+}
+
+static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
+    const char *backend = ga->backend, *base = ga->base, *precs = ga->precs;
+    long reps = ga->reps;
+#ifndef CB_HAVE_CUDA
+    (void)base, (void)precs, (void)reps, (void)o, (void)fmt;
+    fprintf(stderr, "convbench calibrate: --backend %s: this build has no CUDA (nvcc was not found at build time)\n", backend);
+    return 3;
+#else
+    _Static_assert((int)SECTION_MOPS == (int)CB_GPU_CAL_MOPS && (int)SECTION_GEMM == (int)CB_GPU_CAL_GEMM &&
+                       (int)SECTION_CONV == (int)CB_GPU_CAL_CONV,
+                   "sections");
+    cb_gpu_cal_opts go = {.backend = backend, .reps = (int)reps, .workspace_limit = (double)ga->ws_mb * (1 << 20),
+                          .sections = ga->sections, .shape_lo = ga->shape_lo, .shape_hi = ga->shape_hi, .verbose = ga->verbose};
+    char list[256];
+    snprintf(list, sizeof list, "%s", precs);
+    for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
+        cb_precision p;
+        if (!cli_parse_precision(tok, &p)) return cli_usage_error(&cmd_calibrate, "--precision: '%s' is not fp32, tf32 or bf16", tok);
+        if (p == CB_PREC_BF16 && strcmp(backend, "cuda"))
+            return cli_usage_error(&cmd_calibrate, "--precision bf16: the cudnn backend runs fp32 and tf32 convolutions (bf16 GEMMs are always measured)");
+        if (go.nprec < CB_PREC_COUNT) go.precs[go.nprec++] = p;
+    }
+    if (!go.nprec) return cli_usage_error(&cmd_calibrate, "--precision: empty list");
+    cb_devdb db;
+    cb_error err = {0};
+    if (cb_devdb_load(ga->db_path, &db, &err) != CB_OK) return cli_fail(&cmd_calibrate, &err);
+    const cb_device *named = base ? cb_devdb_device(&db, base) : NULL;
+    if (base && !named) {
+        cb_devdb_free(&db);
+        return cli_usage_error(&cmd_calibrate, "--device: unknown device '%s'", base);
+    }
+    go.progress = gpu_progress;
+    go.ctx = o;
+    cb_gpu_cal gc;
+    cb_status st = cb_gpu_calibrate(&go, &gc, &err);
+    if (st != CB_OK) {
+        cb_devdb_free(&db);
+        return cli_fail(&cmd_calibrate, &err);
+    }
+    if (!named) named = guess_base(&db, gc.gpu);
+    if (!named) {
+        cb_devdb_free(&db);
+        cb_gpu_cal_free(&gc);
+        return cli_usage_error(&cmd_calibrate, "no database entry matches GPU '%s': name one with --device", gc.gpu);
+    }
+    cb_device d = *named; // named points into db: nothing reads it after the free
+    cb_devdb_free(&db);
+    char base_name[64];
+    snprintf(base_name, sizeof base_name, "%s", d.name);
+    snprintf(d.name, sizeof d.name, "%.40s-%s", base_name, backend);
+    memset(d.algo_eff, 0, sizeof d.algo_eff);
+    d.calibrated = false;
+    memset(&d.cal, 0, sizeof d.cal);
+    snprintf(d.cal.backend, sizeof d.cal.backend, "%s", backend);
+    d.cal.sms = gc.sms;
+    d.cal.launch_s = gc.launch_s;
+    snprintf(d.meas_source, sizeof d.meas_source, "convbench calibrate --backend %s (commit %s) on %s: median of %ld",
+             backend, cb_env_commit(), gc.gpu, reps);
+    cb_report *r = cb_report_new("calibrate");
+    cb_report_meta_str(r, "backend", backend);
+    cb_report_meta_str(r, "base_device", base_name);
+    cb_report_meta_str(r, "precisions", precs);
+    cb_report_meta_num(r, "samples", gc.n);
+    int rc = finish_gpu(ga->save, &d, gc.s, gc.n, o, fmt, r);
+    cb_gpu_cal_free(&gc);
+    return rc;
+#endif
+}
+
 static int run(int argc, char **argv) {
-    const char *backend = "cpu", *save = NULL, *base = "xeon-2c", *db_path = NULL;
-    long size = 2048, reps = 5;
+    const char *backend = "cpu", *save = NULL, *base = NULL, *db_path = NULL, *precs = "fp32", *refit = NULL;
+    const char *sections = NULL, *shapes = NULL;
+    long size = 2048, reps = 5, ws_mb = 4096;
+    bool verbose = false;
     cli_out o = {0};
     const cli_opt opts[] = {
-        {"--backend", CLI_STR, &backend, "B", "cpu (default); cuda and cudnn need a CUDA build (GPU calibration: later)"},
-        {"--device", CLI_STR, &base, "NAME", "database entry whose datasheet peak the fractions refer to (default xeon-2c)"},
+        {"--backend", CLI_STR, &backend, "B", "cpu (default), cudnn or cuda (on the GPU: cuBLAS, passes, every convolution algorithm)"},
+        {"--device", CLI_STR, &base, "NAME", "database entry whose datasheet peaks the fractions refer to (default xeon-2c; GPU: by its name)"},
         {"--save", CLI_STR, &save, "FILE", "write the device entry (JSON) to FILE, whole or not at all"},
-        {"--size", CLI_INT, &size, "N", "GEMM size N x N x N (default 2048)"},
+        {"--precision", CLI_STR, &precs, "P1,P2", "GPU: convolution precisions to calibrate, fp32 (default), tf32"},
+        {"--size", CLI_INT, &size, "N", "CPU: GEMM size N x N x N (default 2048)"},
         {"--reps", CLI_INT, &reps, "K", "timed repetitions per measurement, median taken (default 5)"},
+        {"--workspace-mb", CLI_INT, &ws_mb, "MB", "GPU: workspace limit, as profile's (default 4096)"},
+        {"--sections", CLI_STR, &sections, "S1,S2", "GPU: measure only these of mops, gemm, conv (default all)"},
+        {"--shapes", CLI_STR, &shapes, "A-B", "GPU: only the convolution shapes A to B of the grid (0-based)"},
+        {"--verbose", CLI_FLAG, &verbose, NULL, "GPU: progress for every measurement"},
+        {"--refit", CLI_STR, &refit, "F1,F2", "fit again the samples of saved GPU calibrations, merged (no GPU needed)"},
         {"--devices", CLI_STR, &db_path, "FILE", "device database (default data/devices.json)"},
         CLI_OUT_OPTS(o),
         {0},
@@ -96,17 +406,18 @@ static int run(int argc, char **argv) {
     if (rc >= 0) return rc;
     cb_format fmt;
     if ((rc = cli_out_check(&cmd_calibrate, &o, &fmt)) >= 0) return rc;
+    if (reps < 1 || reps > 16) return cli_usage_error(&cmd_calibrate, "--reps: %ld must be in [1, 16]", reps);
+    if (ws_mb < 0 || ws_mb > (1L << 24)) return cli_usage_error(&cmd_calibrate, "--workspace-mb: %ld must be in [0, %ld]", ws_mb, 1L << 24);
+    if (refit) return run_refit(refit, save, &o, fmt);
     if (!strcmp(backend, "cuda") || !strcmp(backend, "cudnn")) {
-#ifdef CB_HAVE_CUDA
-        fprintf(stderr, "convbench calibrate: GPU calibration (--backend %s) is not implemented yet\n", backend);
-#else
-        fprintf(stderr, "convbench calibrate: --backend %s: this build has no CUDA (nvcc was not found at build time)\n", backend);
-#endif
-        return 2;
+        gpu_args ga = {.backend = backend, .base = base, .db_path = db_path, .precs = precs, .save = save, .reps = reps,
+                       .ws_mb = ws_mb, .verbose = verbose};
+        if ((rc = parse_gpu_args(sections, shapes, &ga)) >= 0) return rc;
+        return run_gpu(&ga, &o, fmt);
     }
     if (strcmp(backend, "cpu")) return cli_usage_error(&cmd_calibrate, "--backend: '%s' is not cpu, cuda or cudnn", backend);
     if (size < 64 || size > 16384) return cli_usage_error(&cmd_calibrate, "--size: %ld must be in [64, 16384]", size);
-    if (reps < 1 || reps > 16) return cli_usage_error(&cmd_calibrate, "--reps: %ld must be in [1, 16]", reps);
+    if (!base) base = "xeon-2c";
     cb_devdb db;
     cb_device dev;
     if ((rc = model_cli_device(&cmd_calibrate, db_path, base, NULL, &db, &dev)) >= 0) return rc;
@@ -180,25 +491,13 @@ static int run(int argc, char **argv) {
     cb_report_note(r, "peak %.1f GFLOP/s is the datasheet-style figure of '%s' (%s)", peak / 1e9, dev.name, dev.source);
     cb_report_note(r, "only im2col + GEMM exists in the CPU backend: Winograd, FFT and implicit GEMM get no fraction and are not predicted for this device");
 
-    cJSON *j = cb_device_to_json(&out);
-    char *text = cJSON_Print(j);
-    cJSON_Delete(j);
-    if (!text) abort();
-    if (save) { // whole or not at all: a temporary file renamed over the target
-        char tmp[4096];
-        snprintf(tmp, sizeof tmp, "%s.tmp", save);
-        FILE *f = fopen(tmp, "w");
-        bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-        if (f && fclose(f) != 0) ok = false;
-        if (!ok || rename(tmp, save) != 0) {
-            remove(tmp);
-            fprintf(stderr, "convbench calibrate: cannot write '%s'\n", save);
-            free(text);
-            cb_report_free(r);
-            return 2;
-        }
-        cb_report_note(r, "device entry saved to %s", save);
+    char *text = NULL;
+    if ((rc = save_entry(save, &out, NULL, 0, &text)) != 0) {
+        free(text);
+        cb_report_free(r);
+        return rc;
     }
+    if (save) cb_report_note(r, "device entry saved to %s", save);
     rc = cli_emit(&cmd_calibrate, r, &o, fmt);
     if (!save && rc == 0 && fmt != CB_FORMAT_JSON) printf("\ndevice entry (save with --save FILE):\n%s\n", text);
     free(text);
@@ -207,4 +506,4 @@ static int run(int argc, char **argv) {
 }
 
 const cli_cmd cmd_calibrate = {"calibrate", "measure this machine's GEMM rate, copy bandwidth and per-algorithm fraction of peak",
-                               "[--backend cpu] [--save FILE]", run};
+                               "[--backend cpu|cudnn|cuda] [--precision fp32,tf32] [--save FILE] [--refit FILE]", run};

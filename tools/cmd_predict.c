@@ -14,7 +14,20 @@ static const char *const PHASE_COL[CB_PHASE_COUNT] = {"fwd", "bwd_data", "bwd_fi
 typedef struct measured {
     cb_phase phase;
     double *ms;                         // per layer index, NAN where absent
+    char (*alg)[48];                    // the algorithm the backend picked ("" where absent)
 } measured;
+
+// layer kinds --kinds selects: conv, fc, pool, other
+static const char *kind_of(cb_op op) { return op == CB_OP_CONV ? "conv" : op == CB_OP_FC ? "fc" : op == CB_OP_POOL ? "pool" : "other"; }
+
+static bool kind_selected(const char *kinds, cb_op op) {
+    if (!kinds || !strcmp(kinds, "all")) return true;
+    char list[256];
+    snprintf(list, sizeof list, "%s", kinds);
+    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+        if (!strcmp(tok, kind_of(op))) return true;
+    return false;
+}
 
 static char *slurp(const char *path) {
     FILE *f = fopen(path, "rb");
@@ -48,7 +61,8 @@ static int load_measure(const char *path, const cb_net *net, measured *m) {
     else if (cJSON_IsString(wrt) && !strcmp(wrt->valuestring, "filter")) m->phase = CB_PHASE_BWD_FILTER;
     else m->phase = CB_PHASE_BWD_DATA;
     m->ms = malloc(sizeof(double) * (size_t)net->nlayers);
-    if (!m->ms) abort();
+    m->alg = calloc((size_t)net->nlayers, sizeof *m->alg);
+    if (!m->ms || !m->alg) abort();
     for (int i = 0; i < net->nlayers; i++) m->ms[i] = NAN;
     const cJSON *row;
     cJSON_ArrayForEach(row, rows) {
@@ -57,10 +71,13 @@ static int load_measure(const char *path, const cb_net *net, measured *m) {
         int i = cb_net_find(net, name->valuestring);
         if (i < 0) continue;
         const cJSON *c;
-        cJSON_ArrayForEach(c, row) { // the first backend's "<backend>_ms" column
+        cJSON_ArrayForEach(c, row) { // the first backend's "<backend>_ms" column, and its "<backend>_alg"
             size_t n = strlen(c->string);
             if (n > 3 && !strcmp(c->string + n - 3, "_ms") && cJSON_IsNumber(c)) {
                 m->ms[i] = c->valuedouble;
+                const cJSON *a = c->next;
+                if (a && cJSON_IsString(a) && strlen(a->string) > 4 && !strcmp(a->string + strlen(a->string) - 4, "_alg"))
+                    snprintf(m->alg[i], sizeof m->alg[i], "%s", a->valuestring);
                 break;
             }
         }
@@ -76,8 +93,8 @@ static void cell_ms(cb_table *t, double ms) {
 }
 
 static int run(int argc, char **argv) {
-    long batch = -1;
-    const char *device = NULL, *precision = "fp32", *calibration = NULL, *measure = NULL, *db_path = NULL;
+    long batch = -1, ws_mb = 4096;
+    const char *device = NULL, *precision = "fp32", *calibration = NULL, *measure = NULL, *db_path = NULL, *kinds = "all";
     bool paleo = false;
     cli_out o = {0};
     const cli_opt opts[] = {
@@ -87,6 +104,8 @@ static int run(int argc, char **argv) {
         {"--calibration", CLI_STR, &calibration, "FILE", "device entry written by convbench calibrate --save"},
         {"--paleo", CLI_FLAG, &paleo, NULL, "Paleo's uncalibrated method: GEMM FLOPs over peak, platform percent 1.0"},
         {"--measure", CLI_STR, &measure, "F1,F2", "convbench profile --format json outputs (one per direction) to compare"},
+        {"--kinds", CLI_STR, &kinds, "K1,K2", "with --measure: layer kinds compared, conv, fc, pool, other or all (default)"},
+        {"--workspace-mb", CLI_INT, &ws_mb, "MB", "calibrated GPU: algorithms may use this much workspace, as profile's (default 4096)"},
         {"--devices", CLI_STR, &db_path, "FILE", "device database (default $CONVBENCH_DEVICES or data/devices.json)"},
         CLI_OUT_OPTS(o),
         {0},
@@ -96,7 +115,17 @@ static int run(int argc, char **argv) {
     if (rc >= 0) return rc;
     cb_format fmt;
     if ((rc = cli_out_check(&cmd_predict, &o, &fmt)) >= 0) return rc;
-    cb_model_opts mo = {CB_PREC_FP32};
+    cb_model_opts mo = {CB_PREC_FP32, 0, false};
+    if (ws_mb < 0) return cli_usage_error(&cmd_predict, "--workspace-mb: %ld must not be negative", ws_mb);
+    mo.workspace_limit = (double)ws_mb * (1 << 20);
+    for (const char *k = kinds; *k;) { // every item a known kind
+        size_t n = strcspn(k, ",");
+        bool known = false;
+        const char *names[] = {"conv", "fc", "pool", "other", "all"};
+        for (int j = 0; j < 5; j++) known |= strlen(names[j]) == n && !strncmp(k, names[j], n);
+        if (!known) return cli_usage_error(&cmd_predict, "--kinds: '%.*s' is not conv, fc, pool, other or all", (int)n, k);
+        k += n + (k[n] == ',');
+    }
     if (!cli_parse_precision(precision, &mo.precision))
         return cli_usage_error(&cmd_predict, "--precision: '%s' is not fp32, tf32 or bf16", precision);
     cb_devdb db;
@@ -126,7 +155,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
     cb_report_meta_str(r, "device", dev.name);
     cb_report_meta_str(r, "precision", cli_precision_name(mo.precision));
-    cb_report_meta_str(r, "method", paleo ? "paleo" : dev.calibrated ? "roofline, calibrated" : "roofline");
+    cb_report_meta_str(r, "method", paleo ? "paleo" : dev.cal.nalgo ? "calibrated GPU (per-algorithm fit)" : dev.calibrated ? "roofline, calibrated" : "roofline");
     if (calibration) cb_report_meta_str(r, "calibration", calibration);
     double tot[CB_PHASE_COUNT] = {0};
     if (!nmeas) {
@@ -153,7 +182,7 @@ static int run(int argc, char **argv) {
                 tot[ph] += p.ms;
                 cell_ms(t, p.ms);
                 if (p.algo < CB_ALGO_COUNT) {
-                    cb_table_str(t, cb_algo_name(p.algo));
+                    cb_table_str(t, p.name[0] ? p.name : cb_algo_name(p.algo));
                     cb_table_str(t, p.memory_bound ? "memory" : "compute");
                 } else {
                     cb_table_null(t);
@@ -190,8 +219,10 @@ static int run(int argc, char **argv) {
                            cb_model_bw(&dev) / 1e9, dev.calibrated ? " (calibrated)" : "");
     } else {
         // predicted vs measured, ours and Paleo's, per layer and direction
-        const char *cols[] = {"layer", "direction", "measured_ms", "model_ms", "model_alg", "model_err_pct", "paleo_ms", "paleo_err_pct"};
-        cb_table *t = cb_report_table(r, "compare", 8, cols);
+        mo.inference = true; // profile times the forward as inference, the backward after a training forward
+        const char *cols[] = {"layer", "direction", "measured_ms", "measured_alg", "model_ms", "model_alg", "model_err_pct", "paleo_ms", "paleo_err_pct"};
+        cb_table *t = cb_report_table(r, "compare", 9, cols);
+        int skipped = 0;
         int cap = n * nmeas;
         int ne[CB_PHASE_COUNT + 1] = {0};
         double *bym[CB_PHASE_COUNT + 1], *byp[CB_PHASE_COUNT + 1];
@@ -203,7 +234,11 @@ static int run(int argc, char **argv) {
             cb_phase ph = meas[k].phase;
             for (int i = 1; i < n; i++) {
                 double mv = meas[k].ms[i];
-                if (!(mv > 0)) continue;
+                if (!(mv > 0) || !kind_selected(kinds, net->layers[i].op)) continue;
+                if (ph == CB_PHASE_BWD_DATA && !cb_model_needs_data_grad(net, i)) { // only its activation's gradient
+                    skipped++;
+                    continue;
+                }
                 cb_pred p;
                 cb_predict_layer(&dev, net, i, ph, &mo, &p);
                 double pp = cb_paleo_layer_ms(&dev, net, i, ph);
@@ -212,8 +247,10 @@ static int run(int argc, char **argv) {
                 cb_table_str(t, net->layers[i].name);
                 cb_table_str(t, PHASE_COL[ph]);
                 cb_table_num(t, mv, 4);
+                if (meas[k].alg[i][0]) cb_table_str(t, meas[k].alg[i]);
+                else cb_table_null(t);
                 cb_table_num(t, p.ms, 4);
-                if (p.algo < CB_ALGO_COUNT) cb_table_str(t, cb_algo_name(p.algo));
+                if (p.algo < CB_ALGO_COUNT) cb_table_str(t, p.name[0] ? p.name : cb_algo_name(p.algo));
                 else cb_table_null(t);
                 cb_table_num(t, e1, 1);
                 cb_table_num(t, pp, 4);
@@ -241,15 +278,19 @@ static int run(int argc, char **argv) {
         }
         cb_report_note(r, "error: |predicted - measured| / measured per layer with a measured time; Paleo's method ignores "
                           "layers it does not model (0 ms, 100%% error)");
+        if (skipped)
+            cb_report_note(r, "%d backward-data rows left out: layers fed by the input compute no data gradient (their time is "
+                              "only the activation's gradient)", skipped);
+        if (strcmp(kinds, "all")) cb_report_note(r, "layer kinds compared: %s", kinds);
         for (int k = 0; k <= CB_PHASE_COUNT; k++) free(bym[k]), free(byp[k]);
     }
     rc = cli_emit(&cmd_predict, r, &o, fmt);
     cb_report_free(r);
 out:
-    for (int k = 0; k < nmeas; k++) free(meas[k].ms);
+    for (int k = 0; k < nmeas; k++) free(meas[k].ms), free(meas[k].alg);
     cb_net_free(net);
     return rc;
 }
 
 const cli_cmd cmd_predict = {"predict", "predicted per-layer times (roofline over algorithms, or Paleo's method) and a training step",
-                             "NET --device NAME [--batch N] [--precision P] [--calibration FILE] [--paleo] [--measure F1,F2]", run};
+                             "NET --device NAME|FILE [--batch N] [--precision P] [--calibration FILE] [--paleo] [--measure F1,F2 [--kinds K]]", run};

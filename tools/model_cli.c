@@ -26,6 +26,7 @@ static int resolve(const cli_cmd *cmd, const char *name, const char *calibration
             if (c.meas_copy_bw > 0) dev->meas_copy_bw = c.meas_copy_bw;
             memcpy(dev->algo_eff, c.algo_eff, sizeof c.algo_eff);
             dev->calibrated = c.calibrated;
+            dev->cal = c.cal;
             if (c.launch_s > 0) dev->launch_s = c.launch_s;
             snprintf(dev->meas_source, sizeof dev->meas_source, "%s", calibration);
         }
@@ -36,6 +37,8 @@ static int resolve(const cli_cmd *cmd, const char *name, const char *calibration
 int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, cb_devdb *db,
                      cb_device *dev) {
     cb_error err = {0};
+    if (name && !calibration && (strchr(name, '/') || strstr(name, ".json"))) // --device FILE: a saved entry
+        calibration = name, name = NULL;
     if (cb_devdb_load(db_path, db, &err) != CB_OK) return cli_fail(cmd, &err);
     int rc = resolve(cmd, name, calibration, db, dev);
     if (rc >= 0) cb_devdb_free(db);

@@ -7,7 +7,8 @@
 #include "model/model.h"
 
 // Loads the database (db_path NULL: the default) and resolves --device / --calibration into
-// *dev. With only a calibration file, that file is the device. Returns -1 to go on or an exit
+// *dev. With only a calibration file, that file is the device; so is a --device that names a
+// file (a path with '/' or a name ending in .json). Returns -1 to go on or an exit
 // status after a one-line message. *db stays loaded for interconnect look-ups (free it).
 int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, cb_devdb *db,
                      cb_device *dev);

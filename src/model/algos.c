@@ -6,21 +6,27 @@
 //                   written and read once per image: bytes = e*(X + Wt + Y) + 2*e*N*C*R*S*P*Q.
 //                   A 1x1, stride-1, unpadded convolution needs no column matrix.
 //   implicit GEMM   2*macs FLOPs, e*(X + Wt + Y) bytes, no workspace.
-//   Winograd F(4x4,3x3), 3x3 stride 1 ungrouped: T = N*ceil(P/4)*ceil(Q/4) output tiles of 4x4,
-//                   each a 6x6 input tile. Multiplies: 36*T*C*K (direct: 9*16*T*C*K for full
-//                   tiles, 4x more). Transforms as dense matrix products:
-//                     input  B^T d B   (6x6)(6x6)(6x6)     2*(216+216) = 864 FLOPs per tile and channel
-//                     filter G g G^T   (6x3)(3x3)(3x6)     2*(54+108)  = 324 FLOPs per (C, K) pair
-//                     output A^T m A   (4x6)(6x6)(6x4)     2*(144+96)  = 480 FLOPs per tile and filter
-//                   Workspace: the three transformed tensors, e*36*(T*C + C*K + T*K), written and read.
-//                   Backward data is the same with C and K swapped and tiles over (H, W); backward
-//                   filter transforms x (864), dy (6x4 tiles: 480) and the 6x6 sums back to 3x3
-//                   (324 per pair): the same three terms.
+//   Winograd F(m x m, r x r), stride 1 ungrouped, r = 3 (cuDNN's non-fused: 3 or 5), a = m + r - 1:
+//                   T = N*ceil(P/m)*ceil(Q/m) output tiles of m x m, each an a x a input tile.
+//                   Multiplies: a^2*T*C*K (direct: r^2*m^2 per tile, channel pair). Transforms as
+//                   dense matrix products:
+//                     input  B^T d B   (a x a)(a x a)(a x a)   2*(a^3 + a^3)        per tile and channel
+//                     filter G g G^T   (a x r)(r x r)(r x a)   2*(r^2 a + r a^2)    per (C, K) pair
+//                     output A^T m A   (m x a)(a x a)(a x m)   2*(m a^2 + m^2 a)    per tile and filter
+//                   (m = 4, r = 3: 864, 324, 480.) Workspace: the three transformed tensors,
+//                   e*a^2*(T*C + C*K + T*K), written and read; none when fused (cuDNN's WINOGRAD,
+//                   m = 2, transforms in shared memory). Backward data is the same with C and K
+//                   swapped and tiles over (H, W); backward filter transforms x, dy and the a x a
+//                   sums back to 3x3: the same three terms.
 //   FFT             stride 1, ungrouped, filter larger than 1x1. Each plane is padded to
-//                   Hf x Wf = (P+R-1) x (Q+S-1); a real 2D FFT costs 2.5*n*log2(n) FLOPs (n = Hf*Wf),
+//                   Hf x Wf, the powers of two at or above (P+R-1) x (Q+S-1); a real 2D FFT costs 2.5*n*log2(n) FLOPs (n = Hf*Wf),
 //                   the half spectrum has Hf*(Wf/2+1) complex points. Transforms: N*C inputs,
 //                   C*K filters, N*K inverse; pointwise: N*C*K*Hf*(Wf/2+1) complex multiply-adds
 //                   (4 multiplies, 8 FLOPs). Workspace: the three spectra, 2*e per point.
+//   FFT tiling      the same on t x t tiles (t = 32) that each give (t-R+1) x (t-S+1) outputs
+//                   (overlap-save): Nt = ceil(P/(t-R+1))*ceil(Q/(t-S+1)) tiles per plane, so
+//                   N*C*Nt input and N*K*Nt output transforms, C*K filter transforms, and
+//                   N*Nt*C*K*t*(t/2+1) complex multiply-adds.
 //   direct          every other layer: cb_layer_cost's FLOPs; bytes in + out (+ dy, y backward).
 #include "model/model.h"
 
@@ -37,6 +43,93 @@ static double phase_flops(const cb_cost *c, cb_phase ph) {
     return ph == CB_PHASE_FORWARD ? c->fwd_flops : ph == CB_PHASE_BWD_DATA ? c->bwd_data_flops : c->bwd_filter_flops;
 }
 
+// cuDNN's whole-image FFT transforms planes padded to powers of two: that form fits the
+// calibration shapes' times with half the error of exact or 7-smooth sizes (41% -> 24% median).
+static double fft_size(double n) {
+    double p = 1;
+    while (p < n) p *= 2;
+    return p;
+}
+
+// the FFT terms on planes of hf x wf, nt planes per (image, channel)
+static void fft_cost(double N, double C, double K, double hf, double wf, double nt, int e, cb_algo_cost *c) {
+    double n = hf * wf, hs = hf * (floor(wf / 2) + 1), fft = 2.5 * n * log2(n);
+    c->applicable = true;
+    c->mults = 4 * N * nt * C * K * hs;
+    c->flops = fft * (N * C * nt + C * K + N * K * nt) + 8 * N * nt * C * K * hs;
+    c->workspace = 2.0 * e * hs * (N * C * nt + C * K + N * K * nt);
+}
+
+void cb_conv_cost(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, int e, double epi, cb_algo_cost *c) {
+    memset(c, 0, sizeof *c);
+    double N = p->n, C = p->c, H = p->h, W = p->w, K = p->k, P = p->p, Q = p->q, R = p->r, S = p->s;
+    double g = p->groups > 0 ? p->groups : 1, cg = C / g;
+    double X = N * C * H * W, Y = N * K * P * Q, Wt = K * cg * R * S, macs = Y * cg * R * S;
+    double io = e * (X + Wt + Y);
+    bool s1 = p->stride_h == 1 && p->stride_w == 1;
+    switch (f->family) {
+    case CB_ALGO_GEMM: {
+        bool no_col = R == 1 && S == 1 && s1 && p->pad_top == 0 && p->pad_left == 0 && P == H && Q == W;
+        double col = no_col ? 0 : C * R * S * P * Q; // one image
+        c->applicable = true;
+        c->mults = macs;
+        c->flops = 2 * macs + epi;
+        c->workspace = e * col;
+        c->bytes = io + 2.0 * e * N * col;
+        return;
+    }
+    case CB_ALGO_IMPLICIT_GEMM:
+        c->applicable = true;
+        c->mults = macs;
+        c->flops = 2 * macs + epi;
+        c->bytes = io;
+        return;
+    case CB_ALGO_WINOGRAD: {
+        int fmax = f->max_filter ? f->max_filter : 3;
+        if (R != S || R < 3 || R > fmax || p->r % 2 == 0 || !s1 || g != 1) return;
+        double m = f->tile > 0 ? f->tile : 4, a = m + R - 1;
+        double T = ph == CB_PHASE_BWD_DATA ? N * ceil_div(H, m) * ceil_div(W, m) : N * ceil_div(P, m) * ceil_div(Q, m);
+        double Cin = ph == CB_PHASE_BWD_DATA ? K : C, Kout = ph == CB_PHASE_BWD_DATA ? C : K;
+        c->applicable = true;
+        c->mults = a * a * T * Cin * Kout;
+        c->flops = 2 * c->mults + 4 * a * a * a * T * Cin + 2 * (R * R * a + R * a * a) * Cin * Kout +
+                   2 * (m * a * a + m * m * a) * T * Kout + epi;
+        c->workspace = f->fused ? 0 : e * a * a * (T * Cin + Cin * Kout + T * Kout);
+        c->bytes = io + 2 * c->workspace;
+        return;
+    }
+    case CB_ALGO_FFT: {
+        if (!s1 || g != 1 || (R == 1 && S == 1)) return;
+        if (f->max_padded && (H + 2 * p->pad_top > f->max_padded || W + 2 * p->pad_left > f->max_padded)) return;
+        if (f->cudnn && (R <= p->pad_top || S <= p->pad_left)) return;
+        fft_cost(N, C, K, fft_size(P + R - 1), fft_size(Q + S - 1), 1, e, c);
+        c->flops += epi;
+        c->bytes = io + 2 * c->workspace;
+        return;
+    }
+    case CB_ALGO_FFT_TILING: {
+        double t = f->tile > 0 ? f->tile : 32;
+        if (!s1 || g != 1 || (R == 1 && S == 1) || R > t || S > t) return;
+        if (f->cudnn && (R <= p->pad_top || S <= p->pad_left)) return;
+        double nt = ceil_div(P, t - R + 1) * ceil_div(Q, t - S + 1);
+        fft_cost(N, C, K, t, t, nt, e, c);
+        c->flops += epi;
+        c->bytes = io + 2 * c->workspace;
+        return;
+    }
+    default:
+        return;
+    }
+}
+
+double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, int sms) {
+    if (sms <= 0 || (f->family != CB_ALGO_IMPLICIT_GEMM && f->family != CB_ALGO_GEMM) || ph == CB_PHASE_BWD_FILTER) return 1;
+    double m = ph == CB_PHASE_FORWARD ? (double)p->n * p->p * p->q : (double)p->n * p->h * p->w;
+    double n = ph == CB_PHASE_FORWARD ? p->k : p->c;
+    double tiles = ceil(m / 64) * ceil(n / 64), waves = ceil(tiles / sms);
+    return tiles / (waves * sms);
+}
+
 void cb_algo_cost_of(const cb_net *net, int i, cb_phase ph, cb_algo a, int e, cb_algo_cost *c) {
     memset(c, 0, sizeof *c);
     const cb_layer *L = &net->layers[i];
@@ -46,57 +139,12 @@ void cb_algo_cost_of(const cb_net *net, int i, cb_phase ph, cb_algo a, int e, cb
     for (int p = 0; p < L->nparents; p++) X += (double)cb_shape_count(net->layers[L->parents[p]].out);
     if (L->op == CB_OP_CONV) {
         if (a == CB_ALGO_DIRECT) return;
-        const cb_window *w = &L->p.conv.win;
-        double N = (double)L->in.n, C = (double)L->in.c, H = (double)L->in.h, W = (double)L->in.w;
-        double K = (double)L->out.c, P = (double)L->out.h, Q = (double)L->out.w, R = w->r, S = w->s;
-        double cg = L->p.conv.cin, g = L->p.conv.groups > 0 ? L->p.conv.groups : 1;
-        double Wt = K * cg * R * S, macs = Y * cg * R * S;
+        cb_conv_params p;
+        cb_conv_params_of(L, &p);
+        double macs = Y * L->p.conv.cin * p.r * p.s;
         double epi = phase_flops(&lc, ph) - 2 * macs; // bias, batch norm, ReLU folded in
-        if (epi < 0) epi = 0;
-        double io = e * (X + Wt + Y);
-        bool s1 = w->stride_h == 1 && w->stride_w == 1;
-        switch (a) {
-        case CB_ALGO_GEMM: {
-            bool no_col = R == 1 && S == 1 && s1 && w->pad_top == 0 && w->pad_left == 0 && P == H && Q == W;
-            double col = no_col ? 0 : C * R * S * P * Q; // one image
-            c->applicable = true;
-            c->mults = macs;
-            c->flops = 2 * macs + epi;
-            c->workspace = e * col;
-            c->bytes = io + 2.0 * e * N * col;
-            break;
-        }
-        case CB_ALGO_IMPLICIT_GEMM:
-            c->applicable = true;
-            c->mults = macs;
-            c->flops = 2 * macs + epi;
-            c->bytes = io;
-            break;
-        case CB_ALGO_WINOGRAD: {
-            if (R != 3 || S != 3 || !s1 || g != 1) return;
-            double T = ph == CB_PHASE_BWD_DATA ? N * ceil_div(H, 4) * ceil_div(W, 4) : N * ceil_div(P, 4) * ceil_div(Q, 4);
-            double Cin = ph == CB_PHASE_BWD_DATA ? K : C, Kout = ph == CB_PHASE_BWD_DATA ? C : K;
-            c->applicable = true;
-            c->mults = 36 * T * Cin * Kout;
-            c->flops = 2 * c->mults + 864 * T * Cin + 324 * Cin * Kout + 480 * T * Kout + epi;
-            c->workspace = e * 36 * (T * Cin + Cin * Kout + T * Kout);
-            c->bytes = io + 2 * c->workspace;
-            break;
-        }
-        case CB_ALGO_FFT: {
-            if (!s1 || g != 1 || (R == 1 && S == 1)) return;
-            double Hf = P + R - 1, Wf = Q + S - 1, n = Hf * Wf, hs = Hf * (floor(Wf / 2) + 1);
-            double fft = 2.5 * n * log2(n);
-            c->applicable = true;
-            c->mults = 4 * N * C * K * hs;
-            c->flops = fft * (N * C + C * K + N * K) + 8 * N * C * K * hs + epi;
-            c->workspace = 2.0 * e * hs * (N * C + C * K + N * K);
-            c->bytes = io + 2 * c->workspace;
-            break;
-        }
-        default:
-            return;
-        }
+        cb_algo_form f = {.family = a};
+        cb_conv_cost(&p, ph, &f, e, epi < 0 ? 0 : epi, c);
         return;
     }
     if (L->op == CB_OP_FC) {
@@ -117,4 +165,85 @@ void cb_algo_cost_of(const cb_net *net, int i, cb_phase ph, cb_algo a, int e, cb
     if (ph == CB_PHASE_FORWARD) c->bytes = e * (X + Y + (double)lc.params);
     else if (ph == CB_PHASE_BWD_DATA) c->bytes = e * (X + (copy ? Y : 2 * Y)); // dy and y or the saved state in, dx out
     else c->bytes = e * (X + Y + (double)lc.params);
+}
+
+// ---- named forms ------------------------------------------------------------------------------
+static const struct { const char *name; cb_algo_form f; } CUDNN_FORMS[] = {
+    {"FWD_IMPLICIT_GEMM", {.family = CB_ALGO_IMPLICIT_GEMM}},
+    {"FWD_IMPLICIT_PRECOMP_GEMM", {.family = CB_ALGO_IMPLICIT_GEMM}},
+    {"FWD_GEMM", {.family = CB_ALGO_GEMM}},
+    {"FWD_FFT", {.family = CB_ALGO_FFT, .max_padded = 256, .cudnn = true}},
+    {"FWD_FFT_TILING", {.family = CB_ALGO_FFT_TILING, .tile = 32, .cudnn = true}},
+    {"FWD_WINOGRAD", {.family = CB_ALGO_WINOGRAD, .tile = 2, .fused = true, .max_filter = 3, .cudnn = true}},
+    {"FWD_WINOGRAD_NONFUSED", {.family = CB_ALGO_WINOGRAD, .tile = 4, .max_filter = 5, .cudnn = true}},
+    {"BWD_DATA_ALGO_0", {.family = CB_ALGO_IMPLICIT_GEMM}},
+    {"BWD_DATA_ALGO_1", {.family = CB_ALGO_IMPLICIT_GEMM}},
+    {"BWD_DATA_FFT", {.family = CB_ALGO_FFT, .max_padded = 256, .cudnn = true}},
+    {"BWD_DATA_FFT_TILING", {.family = CB_ALGO_FFT_TILING, .tile = 32, .cudnn = true}},
+    {"BWD_DATA_WINOGRAD", {.family = CB_ALGO_WINOGRAD, .tile = 2, .fused = true, .max_filter = 3, .cudnn = true}},
+    {"BWD_DATA_WINOGRAD_NONFUSED", {.family = CB_ALGO_WINOGRAD, .tile = 4, .max_filter = 5, .cudnn = true}},
+    {"BWD_FILTER_ALGO_0", {.family = CB_ALGO_IMPLICIT_GEMM}},
+    {"BWD_FILTER_ALGO_1", {.family = CB_ALGO_IMPLICIT_GEMM}},
+    {"BWD_FILTER_ALGO_3", {.family = CB_ALGO_IMPLICIT_GEMM}},
+    {"BWD_FILTER_FFT", {.family = CB_ALGO_FFT, .max_padded = 256, .cudnn = true}},
+    {"BWD_FILTER_FFT_TILING", {.family = CB_ALGO_FFT_TILING, .tile = 32, .cudnn = true}},
+    {"BWD_FILTER_WINOGRAD", {.family = CB_ALGO_WINOGRAD, .tile = 2, .fused = true, .max_filter = 3, .cudnn = true}},
+    {"BWD_FILTER_WINOGRAD_NONFUSED", {.family = CB_ALGO_WINOGRAD, .tile = 4, .max_filter = 5, .cudnn = true}},
+};
+
+bool cb_algo_form_of(const char *name, cb_algo_form *f) {
+    memset(f, 0, sizeof *f);
+    for (size_t i = 0; i < sizeof CUDNN_FORMS / sizeof CUDNN_FORMS[0]; i++)
+        if (!strcmp(name, CUDNN_FORMS[i].name)) return *f = CUDNN_FORMS[i].f, true;
+    if (!strncmp(name, "FWD_", 4) || !strncmp(name, "BWD_", 4)) return false;
+    if (!strncmp(name, "cublas", 6)) return f->family = CB_ALGO_GEMM, true;
+    // an own algorithm: by the words in its name
+    if (strstr(name, "wino")) f->family = CB_ALGO_WINOGRAD, f->max_filter = 3;
+    else if (strstr(name, "fft")) f->family = CB_ALGO_FFT;
+    else if (strstr(name, "im2col")) f->family = CB_ALGO_GEMM;
+    else f->family = CB_ALGO_IMPLICIT_GEMM;
+    return true;
+}
+
+// ---- memory-bound operations --------------------------------------------------------------------
+static const char *const MOP_NAMES[] = {"copy",   "bias_add",  "relu_fwd", "relu_bwd", "bn_fwd",  "bn_fwd_train",
+                                        "bn_bwd", "bias_grad", "add",      "pool_fwd", "pool_bwd"};
+_Static_assert(sizeof MOP_NAMES / sizeof MOP_NAMES[0] == CB_MOP_COUNT, "memory-bound op names");
+
+const char *cb_mop_name(cb_mop m) { return m < CB_MOP_COUNT ? MOP_NAMES[m] : "?"; }
+
+bool cb_mop_parse(const char *s, cb_mop *m) {
+    for (int i = 0; i < CB_MOP_COUNT; i++)
+        if (!strcmp(s, MOP_NAMES[i])) return *m = (cb_mop)i, true;
+    return false;
+}
+
+// fp32 bytes per call, counting each tensor read or written once per pass:
+//   copy, bias add, relu forward, BN forward (inference): read + write (2T); relu backward: y, dy
+//   in, dy out (3T); BN forward (training): statistics pass (T), normalise (2T); BN backward: reduction pass over
+//   x and dy (2T), then x, dy in and dx out (3T); bias grad: T; add: dst, src in, dst out (3T);
+//   pooling: in + out forward, in + out + dy + dx backward.
+double cb_mop_bytes(cb_mop m, const cb_conv_params *t) {
+    double T = 4.0 * t->n * t->c * t->h * t->w, O = 4.0 * t->n * t->c * t->p * t->q;
+    switch (m) {
+    case CB_MOP_COPY:
+    case CB_MOP_BIAS_ADD:
+    case CB_MOP_RELU_FWD:
+    case CB_MOP_BN_FWD:
+        return 2 * T;
+    case CB_MOP_RELU_BWD:
+    case CB_MOP_ADD:
+    case CB_MOP_BN_FWD_TRAIN:
+        return 3 * T;
+    case CB_MOP_BN_BWD:
+        return 5 * T;
+    case CB_MOP_BIAS_GRAD:
+        return T;
+    case CB_MOP_POOL_FWD:
+        return T + O;
+    case CB_MOP_POOL_BWD:
+        return 2 * T + 2 * O;
+    default:
+        return 0;
+    }
 }

@@ -12,7 +12,7 @@
 #define CB_DATA_DIR "data"
 #endif
 
-static const char *const ALGO_NAMES[] = {"gemm", "implicit_gemm", "winograd", "fft", "direct"};
+static const char *const ALGO_NAMES[] = {"gemm", "implicit_gemm", "winograd", "fft", "direct", "fft_tiling"};
 _Static_assert(sizeof ALGO_NAMES / sizeof ALGO_NAMES[0] == CB_ALGO_COUNT, "algorithm names");
 static const char *const PREC_KEYS[] = {"fp32", "tf32", "bf16", "fp16"};
 _Static_assert(sizeof PREC_KEYS / sizeof PREC_KEYS[0] == CB_PREC_COUNT + 1, "precision keys");
@@ -71,6 +71,162 @@ static void str(const cJSON *o, const char *k, char *dst, size_t n) {
     if (cJSON_IsString(x)) snprintf(dst, n, "%s", x->valuestring);
 }
 
+static int key_index(const char *const *keys, int n, const cJSON *x) {
+    if (!cJSON_IsString(x)) return -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(x->valuestring, keys[i])) return i;
+    return -1;
+}
+
+static cb_status bad_entry(cb_error *err, const char *src, const char *what, int i) {
+    err->status = CB_STATUS_PARSE;
+    snprintf(err->msg, sizeof err->msg, "%s: calibration %s %d: needs a known name, phase and precision", src, what, i);
+    return err->status;
+}
+
+// "calibration": {"backend", "sms", "launch_s", "algos": [...], "ops": {"copy": {...}, ...}}
+static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, const char *src, cb_error *err) {
+    memset(cal, 0, sizeof *cal);
+    if (!cJSON_IsObject(c)) return CB_OK;
+    str(c, "backend", cal->backend, sizeof cal->backend);
+    cal->sms = (int)num(c, "sms", 0);
+    cal->launch_s = num(c, "launch_s", 0);
+    const cJSON *x;
+    int i = 0;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "algos")) {
+        if (cal->nalgo == CB_CAL_MAX_ALGOS) {
+            err->status = CB_STATUS_PARSE;
+            snprintf(err->msg, sizeof err->msg, "%s: more than %d calibrated algorithms", src, CB_CAL_MAX_ALGOS);
+            return err->status;
+        }
+        cb_cal_algo *a = &cal->algo[cal->nalgo];
+        str(x, "name", a->name, sizeof a->name);
+        int ph = key_index(PHASE_KEYS, CB_PHASE_COUNT, cJSON_GetObjectItemCaseSensitive(x, "phase"));
+        int pr = key_index(PREC_KEYS, CB_PREC_COUNT, cJSON_GetObjectItemCaseSensitive(x, "precision"));
+        if (!a->name[0] || ph < 0 || pr < 0 || !cb_algo_form_of(a->name, &a->form)) return bad_entry(err, src, "algorithm", i);
+        a->phase = (cb_phase)ph;
+        a->prec = (cb_precision)pr;
+        const cJSON *kind = cJSON_GetObjectItemCaseSensitive(x, "kind");
+        a->fc = cJSON_IsString(kind) && !strcmp(kind->valuestring, "fc");
+        a->rate = num(x, "rate", 0);
+        a->bw = num(x, "bw", 0);
+        a->overhead_s = num(x, "overhead_s", 0);
+        a->eff = num(x, "eff", 0);
+        a->n = (int)num(x, "n", 0);
+        a->excluded = (int)num(x, "excluded", 0);
+        a->err_median_pct = num(x, "err_median_pct", 0);
+        a->err_p90_pct = num(x, "err_p90_pct", 0);
+        cal->nalgo++, i++;
+    }
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(c, "ops");
+    for (int m = 0; m < CB_MOP_COUNT; m++) {
+        const cJSON *y = cJSON_GetObjectItemCaseSensitive(ops, cb_mop_name((cb_mop)m));
+        if (!y) continue;
+        cal->mop[m].bw = num(y, "bw", 0);
+        cal->mop[m].overhead_s = num(y, "overhead_s", 0);
+        cal->mop[m].plane_s = num(y, "plane_s", 0);
+        cal->mop[m].n = (int)num(y, "n", 0);
+        cal->mop[m].err_median_pct = num(y, "err_median_pct", 0);
+    }
+    return CB_OK;
+}
+
+static cJSON *cal_to_json(const cb_calibration *cal) {
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "backend", cal->backend);
+    cJSON_AddNumberToObject(c, "sms", cal->sms);
+    cJSON_AddNumberToObject(c, "launch_s", cal->launch_s);
+    cJSON *arr = cJSON_AddArrayToObject(c, "algos");
+    for (int i = 0; i < cal->nalgo; i++) {
+        const cb_cal_algo *a = &cal->algo[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "name", a->name);
+        cJSON_AddStringToObject(x, "kind", a->fc ? "fc" : "conv");
+        cJSON_AddStringToObject(x, "family", cb_algo_name(a->form.family));
+        cJSON_AddStringToObject(x, "phase", PHASE_KEYS[a->phase]);
+        cJSON_AddStringToObject(x, "precision", PREC_KEYS[a->prec]);
+        cJSON_AddNumberToObject(x, "rate", a->rate);
+        cJSON_AddNumberToObject(x, "bw", a->bw);
+        cJSON_AddNumberToObject(x, "overhead_s", a->overhead_s);
+        cJSON_AddNumberToObject(x, "eff", a->eff);
+        cJSON_AddNumberToObject(x, "n", a->n);
+        cJSON_AddNumberToObject(x, "excluded", a->excluded);
+        cJSON_AddNumberToObject(x, "err_median_pct", a->err_median_pct);
+        cJSON_AddNumberToObject(x, "err_p90_pct", a->err_p90_pct);
+        cJSON_AddItemToArray(arr, x);
+    }
+    cJSON *ops = cJSON_AddObjectToObject(c, "ops");
+    for (int m = 0; m < CB_MOP_COUNT; m++) {
+        const cb_cal_mop *o = &cal->mop[m];
+        if (o->n <= 0) continue;
+        cJSON *y = cJSON_AddObjectToObject(ops, cb_mop_name((cb_mop)m));
+        cJSON_AddNumberToObject(y, "bw", o->bw);
+        cJSON_AddNumberToObject(y, "overhead_s", o->overhead_s);
+        cJSON_AddNumberToObject(y, "plane_s", o->plane_s);
+        cJSON_AddNumberToObject(y, "n", o->n);
+        cJSON_AddNumberToObject(y, "err_median_pct", o->err_median_pct);
+    }
+    return c;
+}
+
+static const char *const SAMPLE_KINDS[] = {"conv", "fc", "op"};
+_Static_assert(sizeof SAMPLE_KINDS / sizeof SAMPLE_KINDS[0] == CB_SAMPLE_KIND_COUNT, "sample kinds");
+
+// one sample: {"kind", "name", "phase", "precision", "shape": [n,c,h,w,k,r,s,p,q,sh,sw,pt,pl,g], "ms", "ws"}
+cb_status cb_cal_samples_from_json(const cJSON *arr, cb_cal_sample **out, int *nout, const char *src, cb_error *err) {
+    *out = NULL, *nout = 0;
+    if (!cJSON_IsArray(arr)) return CB_OK;
+    int n = cJSON_GetArraySize(arr), i = 0;
+    cb_cal_sample *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+    if (!s) abort();
+    const cJSON *x;
+    cJSON_ArrayForEach(x, arr) {
+        cb_cal_sample *q = &s[i];
+        int k = key_index(SAMPLE_KINDS, CB_SAMPLE_KIND_COUNT, cJSON_GetObjectItemCaseSensitive(x, "kind"));
+        int ph = key_index(PHASE_KEYS, CB_PHASE_COUNT, cJSON_GetObjectItemCaseSensitive(x, "phase"));
+        int pr = key_index(PREC_KEYS, CB_PREC_COUNT, cJSON_GetObjectItemCaseSensitive(x, "precision"));
+        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(x, "shape");
+        str(x, "name", q->name, sizeof q->name);
+        if (k < 0 || ph < 0 || pr < 0 || !q->name[0] || !cJSON_IsArray(sh) || cJSON_GetArraySize(sh) != 14) {
+            free(s);
+            err->status = CB_STATUS_PARSE;
+            snprintf(err->msg, sizeof err->msg, "%s: calibration sample %d: needs kind, name, phase, precision, 14 shape numbers", src, i);
+            return err->status;
+        }
+        q->kind = (cb_sample_kind)k;
+        q->phase = (cb_phase)ph;
+        q->prec = (cb_precision)pr;
+        int v[14], j = 0;
+        const cJSON *y;
+        cJSON_ArrayForEach(y, sh) v[j++] = cJSON_IsNumber(y) ? y->valueint : 0;
+        q->p = (cb_conv_params){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]};
+        q->ms = num(x, "ms", -1);
+        q->workspace = num(x, "ws", 0);
+        i++;
+    }
+    *out = s, *nout = i;
+    return CB_OK;
+}
+
+cJSON *cb_cal_samples_to_json(const cb_cal_sample *s, int n) {
+    cJSON *arr = cJSON_CreateArray();
+    for (int i = 0; i < n; i++) {
+        const cb_cal_sample *q = &s[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "kind", SAMPLE_KINDS[q->kind]);
+        cJSON_AddStringToObject(x, "name", q->name);
+        cJSON_AddStringToObject(x, "phase", PHASE_KEYS[q->phase]);
+        cJSON_AddStringToObject(x, "precision", PREC_KEYS[q->prec]);
+        const cb_conv_params *p = &q->p;
+        int v[14] = {p->n, p->c, p->h, p->w, p->k, p->r, p->s, p->p, p->q, p->stride_h, p->stride_w, p->pad_top, p->pad_left, p->groups};
+        cJSON_AddItemToObject(x, "shape", cJSON_CreateIntArray(v, 14));
+        cJSON_AddNumberToObject(x, "ms", q->ms);
+        cJSON_AddNumberToObject(x, "ws", q->workspace);
+        cJSON_AddItemToArray(arr, x);
+    }
+    return arr;
+}
+
 cb_status cb_device_from_json(const cJSON *o, cb_device *d, const char *src, cb_error *err) {
     memset(d, 0, sizeof *d);
     str(o, "name", d->name, sizeof d->name);
@@ -107,7 +263,7 @@ cb_status cb_device_from_json(const cJSON *o, cb_device *d, const char *src, cb_
             if (d->algo_eff[a][ph] > 0) d->calibrated = true;
         }
     }
-    return CB_OK;
+    return cal_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &d->cal, src, err);
 }
 
 cJSON *cb_device_to_json(const cb_device *d) {
@@ -136,6 +292,7 @@ cJSON *cb_device_to_json(const cb_device *d) {
         cJSON *x = cJSON_AddObjectToObject(ae, ALGO_NAMES[a]);
         for (int ph = 0; ph < CB_PHASE_COUNT; ph++) cJSON_AddNumberToObject(x, PHASE_KEYS[ph], d->algo_eff[a][ph]);
     }
+    if (d->cal.backend[0]) cJSON_AddItemToObject(o, "calibration", cal_to_json(&d->cal));
     return o;
 }
 

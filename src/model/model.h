@@ -5,6 +5,7 @@
 #define CB_MODEL_H
 
 #include "convbench.h"
+#include "cpu/kernels.h"
 
 // ---- devices and interconnects (data/devices.json) ------------------------------------------
 typedef enum cb_algo {
@@ -13,10 +14,92 @@ typedef enum cb_algo {
     CB_ALGO_WINOGRAD,      // F(4x4,3x3): 3x3, stride 1, ungrouped
     CB_ALGO_FFT,           // whole-image FFT: stride 1, ungrouped, filter > 1x1
     CB_ALGO_DIRECT,        // everything that is not a convolution or FC: memory-bound loops
+    CB_ALGO_FFT_TILING,    // FFT over overlapping tiles (cuDNN: 32x32): stride 1, ungrouped, filter <= tile
     CB_ALGO_COUNT
 } cb_algo;
 const char *cb_algo_name(cb_algo a);
 bool cb_algo_parse(const char *s, cb_algo *a);
+
+// ---- GPU calibration (convbench calibrate --backend cuda|cudnn) -------------------------------
+// An algorithm's cost form: its family's FLOP and byte counts, with the family's tile (Winograd
+// output tile m, FFT tile edge; 0 = the default 4 or 32), whether the transforms are fused (no
+// workspace traffic), and the limits the implementation states (0 = none).
+typedef struct cb_algo_form {
+    cb_algo family;
+    int tile;
+    bool fused;
+    int max_filter;    // Winograd: square odd filters from 3 up to this edge (0: 3 only)
+    int max_padded;    // whole-image FFT: input edge + 2 * pad at most this (cuDNN: 256)
+    bool cudnn;        // cuDNN's further rules: FFT filters larger than the padding
+} cb_algo_form;
+// The form of a named algorithm: cuDNN's ("FWD_FFT_TILING", "BWD_DATA_ALGO_1", ...) or an own
+// one, by the words in its name (wino, fft, im2col; else implicit GEMM). False for unknown cuDNN names.
+bool cb_algo_form_of(const char *name, cb_algo_form *f);
+
+// Memory-bound operations the GPU backends run around and between convolutions; bytes per call
+// from cb_mop_bytes, time = overhead + bytes / bw.
+typedef enum cb_mop {
+    CB_MOP_COPY,        // cudaMemcpy device to device: read + write
+    CB_MOP_BIAS_ADD,    // y (N,K,P,Q) += b (K)
+    CB_MOP_RELU_FWD,    // in place
+    CB_MOP_RELU_BWD,    // dy *= (y > 0)
+    CB_MOP_BN_FWD,      // batch norm, inference (what profile's forward times): normalise
+    CB_MOP_BN_FWD_TRAIN, // batch norm, training: statistics + normalise
+    CB_MOP_BN_BWD,      // batch norm backward: dgamma, dbeta, dx
+    CB_MOP_BIAS_GRAD,   // db = sum dy
+    CB_MOP_ADD,         // dst += src (gradient accumulation, residual add)
+    CB_MOP_POOL_FWD,    // max / average pooling
+    CB_MOP_POOL_BWD,
+    CB_MOP_COUNT
+} cb_mop;
+const char *cb_mop_name(cb_mop m);
+bool cb_mop_parse(const char *s, cb_mop *m);
+// bytes one call moves: t (N,C,H,W) is the tensor (pooling: the input, out = the pooled shape)
+double cb_mop_bytes(cb_mop m, const cb_conv_params *t);
+
+typedef struct cb_cal_algo {
+    char name[40];                      // "FWD_IMPLICIT_PRECOMP_GEMM", "igemm-simt", "cublasSgemm"
+    cb_algo_form form;
+    cb_phase phase;
+    cb_precision prec;
+    double rate, bw, overhead_s;        // fitted: time = overhead + flops / (rate * util) + bytes / bw
+    double eff;                         // rate / peak(prec), for reports
+    bool fc;                            // a GEMM of the FC layer (its samples were FC shapes)
+    int n;                              // samples it was fitted on
+    int excluded;                       // measured samples its form's rules exclude (not fitted)
+    double err_median_pct, err_p90_pct; // in-sample |fit - measured| / measured
+} cb_cal_algo;
+
+// time = overhead + bytes / bw + plane_s * N*H*W: the last term for passes that reduce or
+// gather per channel and run a channel's plane serially (batch norm, bias gradient, pooling
+// backward), which then scale with the plane, not with the bytes
+typedef struct cb_cal_mop {
+    double bw, overhead_s, plane_s;
+    int n;
+    double err_median_pct;
+} cb_cal_mop;
+
+#define CB_CAL_MAX_ALGOS 128
+typedef struct cb_calibration {
+    char backend[16];                   // "cudnn", "cuda"; "" = not calibrated this way
+    int sms;                            // streaming multiprocessors (wave quantisation)
+    double launch_s;                    // an empty launch timed with events, as profile times a layer
+    int nalgo;
+    cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
+    cb_cal_mop mop[CB_MOP_COUNT];       // bw 0: not measured
+} cb_calibration;
+
+// One calibration measurement, kept in the saved entry so the fit can be redone (--refit).
+typedef enum cb_sample_kind { CB_SAMPLE_CONV, CB_SAMPLE_FC, CB_SAMPLE_MOP, CB_SAMPLE_KIND_COUNT } cb_sample_kind;
+typedef struct cb_cal_sample {
+    cb_sample_kind kind;
+    char name[40];                      // algorithm, GEMM or operation name
+    cb_phase phase;
+    cb_precision prec;
+    cb_conv_params p;                   // conv: the shape; fc: n batch, c inputs, k outputs; mop: the tensor
+    double ms;                          // median; -1 not supported, -2 workspace over the limit
+    double workspace;                   // bytes
+} cb_cal_sample;
 
 typedef struct cb_device {
     char name[64], kind[8], model[160], source[512];
@@ -30,6 +113,7 @@ typedef struct cb_device {
     // set, only calibrated algorithms are considered (the backend has no others)
     double algo_eff[CB_ALGO_COUNT][CB_PHASE_COUNT];
     bool calibrated;
+    cb_calibration cal;                 // GPU calibration: per named algorithm, precision and phase
 } cb_device;
 
 typedef struct cb_link {
@@ -55,6 +139,9 @@ cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err);
 struct cJSON;
 cb_status cb_device_from_json(const struct cJSON *o, cb_device *d, const char *src, cb_error *err);
 struct cJSON *cb_device_to_json(const cb_device *d);
+// the "samples" array of a saved GPU calibration (malloc'd; *n = 0 and NULL when absent)
+cb_status cb_cal_samples_from_json(const struct cJSON *arr, cb_cal_sample **s, int *n, const char *src, cb_error *err);
+struct cJSON *cb_cal_samples_to_json(const cb_cal_sample *s, int n);
 
 // ---- per-algorithm costs --------------------------------------------------------------------
 typedef struct cb_algo_cost {
@@ -65,8 +152,38 @@ typedef struct cb_algo_cost {
     double workspace;                   // bytes of scratch
 } cb_algo_cost;
 
+void cb_conv_params_of(const cb_layer *L, cb_conv_params *p); // src/cpu/backend.c
 // elem_bytes: 4 for fp32/tf32, 2 for bf16.
 void cb_algo_cost_of(const cb_net *net, int i, cb_phase ph, cb_algo a, int elem_bytes, cb_algo_cost *c);
+// One convolution shape in a given form (its limits applied); epi: epilogue FLOPs folded in.
+void cb_conv_cost(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, int elem_bytes, double epi, cb_algo_cost *c);
+// Fraction of the SMs the last wave of output tiles keeps busy, for the GEMM-like families in the
+// forward (M = N*P*Q, N = K) and backward-data (M = N*H*W, N = C) directions:
+// tiles = ceil(M / 64) * ceil(N / 64), util = tiles / (ceil(tiles / sms) * sms). 1 for the other
+// families and for backward filter (split over the reduction), and for sms <= 0. The 64 x 64 tile
+// is a form choice: of 32, 64, 128 and 256 it fits the calibration shapes best (median of the
+// per-algorithm fits 14.5% against 15.5% without the term); a wave term for backward filter,
+// with or without split-K, fitted them worse and is left out.
+double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, int sms);
+
+// ---- calibration shapes (src/model/calshapes.c): fill out[0..cap), return the count -------------
+#define CB_CAL_MAX_SHAPES 64
+int cb_cal_conv_shapes(cb_conv_params *out, int cap);
+int cb_cal_fc_shapes(cb_conv_params *out, int cap);  // n batch, c inputs, k outputs
+int cb_cal_mop_shapes(cb_conv_params *out, int cap); // tensors; r, s, stride, p, q: the pooling window
+
+// ---- calibration fit (src/model/fit.c) --------------------------------------------------------
+// Weighted least squares in relative error of t = a + x1 * b1 + x2 * b2 with every coefficient
+// >= 0 (the best of the feasible active sets); x2 may be NULL (one term). Returns false for n < 1.
+bool cb_fit_nnls(const double *t, const double *x1, const double *x2, int n, double *a, double *b1, double *b2);
+// the same with nx <= 3 columns x[0..nx): coef[0] the constant, coef[1 + j] the coefficient of x[j]
+bool cb_fit_nnls_n(const double *t, const double *const *x, int nx, int n, double *coef);
+// Fits every (name, phase, precision) group of conv and FC samples and every memory-bound op
+// into d->cal (peaks from d for the efficiencies); sms and launch_s must be set before.
+cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err);
+// Predicted seconds of one calibrated algorithm on a shape (FC: p.n batch, p.c inputs, p.k outputs).
+double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c);
+double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t);
 
 // ---- prediction -----------------------------------------------------------------------------
 typedef struct cb_pred {
@@ -74,10 +191,14 @@ typedef struct cb_pred {
     cb_algo algo;
     double flops, bytes, workspace;
     bool memory_bound;
+    char name[40];                      // calibrated device: the algorithm entry chosen ("" otherwise)
+    double extra_ms;                    // calibrated device: the memory-bound passes around it (bias, BN, ReLU, adds)
 } cb_pred;
 
 typedef struct cb_model_opts {
     cb_precision precision;
+    double workspace_limit;             // bytes an algorithm may use (0: no limit); calibrated GPUs only
+    bool inference;                     // forward as inference (batch norm with running statistics), as profile times it
 } cb_model_opts;
 
 // Effective rates the roofline uses (after efficiencies and measured ceilings).
@@ -85,6 +206,10 @@ double cb_model_rate(const cb_device *d, cb_precision p, cb_algo a, cb_phase ph)
 double cb_model_bw(const cb_device *d);
 // time = max(flops / rate, bytes / bw) + launch; seconds
 double cb_roofline_s(double flops, double rate, double bytes, double bw, double launch_s, bool *memory_bound);
+// A device with a GPU calibration (d->cal.nalgo > 0): per phase, the fastest calibrated algorithm
+// of the precision that the shape allows (fp32 entries when the precision has none), plus the
+// memory-bound passes the cudnn backend runs around it; src/model/predict_cal.c.
+void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *o, cb_pred *out);
 // fastest applicable algorithm for layer i in phase ph
 void cb_predict_layer(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *o, cb_pred *out);
 // weight update (SGD with momentum): read w, g, v; write v, w

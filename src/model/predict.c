@@ -15,8 +15,11 @@
 #include <math.h>
 #include <string.h>
 
-static const double REL[CB_ALGO_COUNT] = {1.0, 0.9, 0.7, 0.5, 0.25};
-static const int LAUNCHES[CB_ALGO_COUNT] = {2, 1, 4, 4, 1};
+// FFT tiling is only predicted from a GPU calibration (cuDNN's algorithm; no assumption here).
+static const double REL[CB_ALGO_COUNT] = {[CB_ALGO_GEMM] = 1.0, [CB_ALGO_IMPLICIT_GEMM] = 0.9, [CB_ALGO_WINOGRAD] = 0.7,
+                                          [CB_ALGO_FFT] = 0.5, [CB_ALGO_DIRECT] = 0.25, [CB_ALGO_FFT_TILING] = 0};
+static const int LAUNCHES[CB_ALGO_COUNT] = {[CB_ALGO_GEMM] = 2, [CB_ALGO_IMPLICIT_GEMM] = 1, [CB_ALGO_WINOGRAD] = 4,
+                                            [CB_ALGO_FFT] = 4, [CB_ALGO_DIRECT] = 1, [CB_ALGO_FFT_TILING] = 4};
 
 static double peak_of(const cb_device *d, cb_precision p) { return d->peak[p] > 0 ? d->peak[p] : d->peak[CB_PREC_FP32]; }
 
@@ -51,6 +54,10 @@ bool cb_model_needs_data_grad(const cb_net *net, int i) {
 static int elem_bytes(cb_precision p) { return p == CB_PREC_BF16 ? 2 : 4; }
 
 void cb_predict_layer(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *o, cb_pred *out) {
+    if (d->cal.nalgo > 0) {
+        cb_predict_layer_cal(d, net, i, ph, o, out);
+        return;
+    }
     memset(out, 0, sizeof *out);
     out->algo = CB_ALGO_COUNT;
     if (ph == CB_PHASE_BWD_DATA && !cb_model_needs_data_grad(net, i)) return;

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# On the GPU machine: the model's inputs for issue 4. Calibrates a GPU backend and profiles
+# AlexNet (b128), VGG-16 (b64), GoogLeNet (b128) and ResNet-50 (b64) forward, backward-data and
+# backward-filter with cuDNN, writing JSON with fixed names into RES:
+#   h200-calibrated.json (device entry with its samples), calibrate_cudnn.json (its report),
+#   model_<net>_{fwd,bwd_data,bwd_filter}.json (profiles), calparts/ (each calibration part)
+# Then scripts/model-check.sh RES compares the model with the profiles (no GPU needed).
+#   scripts/model-device.sh CONVBENCH RES [DEADLINE_S] [BACKEND]   # SKIP_PROFILES=1: calibration only
+# The calibration runs in parts (passes, GEMMs, groups of six convolution shapes), each its own
+# process, merged with calibrate --refit: a part that fails is retried shape by shape and the
+# rest still counts. Steps that would start after DEADLINE_S (default 170) are skipped.
+set -u
+CB=$1 RES=$2 DEADLINE=${3:-170} BE=${4:-cudnn}
+P=$RES/calparts
+mkdir -p "$RES" "$P"
+start=$SECONDS
+late() { [ $((SECONDS - start)) -ge "$DEADLINE" ] && { echo "model-device: skipping $1 (past ${DEADLINE}s)"; return 0; }; return 1; }
+cal() { # TAG ARGS...: one part; on failure its last progress lines
+    local tag=$1; shift
+    timeout 100 "$CB" calibrate --backend "$BE" --save "$P/${BE}_$tag.json" --format json --output /dev/null --verbose "$@" \
+        2>"$P/${BE}_$tag.log"
+    local rc=$?
+    [ $rc -eq 0 ] || { echo "model-device: calibrate $BE $tag failed ($rc), last lines:"; tail -3 "$P/${BE}_$tag.log"; }
+    return $rc
+}
+t0=$SECONDS
+cal mops --sections mops
+cal gemm --sections gemm
+for lo in 0 6 12 18 24 30; do
+    late "calibration shapes $lo+" && break
+    cal conv$lo --sections conv --shapes $lo-$((lo + 5)) && continue
+    for i in $(seq $lo $((lo + 5))); do cal conv${lo}_$i --sections conv --shapes $i; done
+done
+parts=$(ls "$P"/${BE}_*.json 2>/dev/null | paste -sd, -)
+if [ -n "$parts" ]; then
+    "$CB" calibrate --refit "$parts" --save "$RES/h200-calibrated$([ "$BE" = cudnn ] || echo "-$BE").json" --format json \
+        --output "$RES/calibrate_$BE.json" --quiet || echo "model-device: refit failed"
+fi
+echo "model-device: calibrate $BE $((SECONDS - t0)) s ($(ls "$P"/${BE}_*.json 2>/dev/null | wc -l) parts)"
+[ "$BE" = cudnn ] && [ -z "${SKIP_PROFILES:-}" ] || exit 0
+for nb in alexnet:128 resnet50:64 googlenet:128 vgg16:64; do
+    net=${nb%:*} b=${nb#*:}
+    for d in fwd bwd_data bwd_filter; do
+        late "$net $d" && continue
+        case $d in
+        fwd) args="--direction forward" ;;
+        bwd_data) args="--direction backward --wrt data" ;;
+        bwd_filter) args="--direction backward --wrt filter" ;;
+        esac
+        t0=$SECONDS
+        timeout 60 "$CB" profile "$net" --batch "$b" --backend cudnn $args --warmup 2 --iters 5 --format json --quiet \
+            --output "$RES/model_${net}_${d}.json" || echo "model-device: profile $net $d failed"
+        echo "model-device: profile $net b$b $d $((SECONDS - t0)) s"
+    done
+done

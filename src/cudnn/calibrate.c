@@ -1,0 +1,554 @@
+// GPU calibration: the measurements behind convbench calibrate --backend cuda|cudnn
+// (src/cudnn/calibrate.h). Every measurement is one call between two events on an otherwise idle
+// GPU, as convbench profile times a layer, so the fixed costs the model fits (launches, the
+// event pair, cuDNN's host work) are the ones the profiles contain.
+#include "cudnn/calibrate.h"
+#include "bench/stats.h"
+#include "core/net.h"
+#include "cuda/conv_algo.h"
+#include "cuda/launch.h"
+#include "gpu/gpu.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+// as src/cudnn/backend.c names them (the profile's algorithm column)
+static const char *const FWD_NAMES[] = {"FWD_IMPLICIT_GEMM", "FWD_IMPLICIT_PRECOMP_GEMM", "FWD_GEMM", "FWD_DIRECT",
+                                        "FWD_FFT", "FWD_FFT_TILING", "FWD_WINOGRAD", "FWD_WINOGRAD_NONFUSED"};
+static const char *const BWD_DATA_NAMES[] = {"BWD_DATA_ALGO_0", "BWD_DATA_ALGO_1", "BWD_DATA_FFT", "BWD_DATA_FFT_TILING",
+                                             "BWD_DATA_WINOGRAD", "BWD_DATA_WINOGRAD_NONFUSED"};
+static const char *const BWD_FILTER_NAMES[] = {"BWD_FILTER_ALGO_0", "BWD_FILTER_ALGO_1", "BWD_FILTER_FFT", "BWD_FILTER_ALGO_3",
+                                               "BWD_FILTER_WINOGRAD", "BWD_FILTER_WINOGRAD_NONFUSED", "BWD_FILTER_FFT_TILING"};
+_Static_assert(sizeof FWD_NAMES / sizeof FWD_NAMES[0] == CUDNN_CONVOLUTION_FWD_ALGO_COUNT, "forward algorithms");
+_Static_assert(sizeof BWD_DATA_NAMES / sizeof BWD_DATA_NAMES[0] == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, "bwd data algorithms");
+_Static_assert(sizeof BWD_FILTER_NAMES / sizeof BWD_FILTER_NAMES[0] == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, "bwd filter algorithms");
+
+static const char *const PREC_NAMES[] = {"fp32", "tf32", "bf16"};
+
+typedef struct ctx {
+    const cb_gpu_cal_opts *o;
+    cb_gpu_cal *out;
+    cb_error *err;
+    bool dnn_backend;              // cudnn (else the own kernels, "cuda")
+    cudnnHandle_t dnn;
+    cublasHandle_t blas;
+    cudaEvent_t e0, e1;
+    // device buffers, each large enough for every shape (floats): x, dx; w, dw; y, dy; vectors
+    float *x, *dx, *w, *dw, *y, *dy, *v[8];
+    int32_t *argmax;
+    void *ws;
+    size_t ws_bytes;
+} ctx;
+
+typedef int (*run_fn)(ctx *c, void *arg); // 0: ran
+
+static void progress(ctx *c, const char *fmt, const char *a, const char *b) {
+    if (!c->o->progress) return;
+    if (!strncmp(fmt, "  ", 2) && !c->o->verbose) return; // per measurement: --verbose
+    char msg[256];
+    snprintf(msg, sizeof msg, fmt, a, b);
+    c->o->progress(c->o->ctx, msg);
+}
+
+// median ms of one call, each between its own events after a synchronise; -1 when the call
+// declines, -3 after a CUDA error (sticky: the calibration stops)
+static double time_call(ctx *c, run_fn fn, void *arg) {
+    if (cudaDeviceSynchronize() != cudaSuccess) return -3;
+    cudaEventRecord(c->e0, 0);
+    if (fn(c, arg) != 0) { // declined, or a launch that failed cleanly (resources): not a candidate
+        cudaGetLastError();
+        return cudaDeviceSynchronize() == cudaSuccess && cudaGetLastError() == cudaSuccess ? -1 : -3;
+    }
+    cudaEventRecord(c->e1, 0);
+    if (cudaEventSynchronize(c->e1) != cudaSuccess) return -3;
+    float first = 0;
+    cudaEventElapsedTime(&first, c->e0, c->e1);
+    int reps = first > 30 ? 2 : c->o->reps;
+    double t[32];
+    for (int r = 0; r < reps; r++) {
+        float ms = 0;
+        cudaEventRecord(c->e0, 0);
+        fn(c, arg);
+        cudaEventRecord(c->e1, 0);
+        if (cudaEventSynchronize(c->e1) != cudaSuccess) return -3;
+        cudaEventElapsedTime(&ms, c->e0, c->e1);
+        t[r] = ms;
+    }
+    if (cudaGetLastError() != cudaSuccess) return -3;
+    return cb_stats_of(t, reps).median;
+}
+
+static void add(ctx *c, cb_sample_kind k, const char *name, cb_phase ph, cb_precision prec, const cb_conv_params *p, double ms,
+                double ws) {
+    cb_gpu_cal *o = c->out;
+    if (o->n == o->cap) {
+        o->cap = o->cap ? 2 * o->cap : 1024;
+        o->s = realloc(o->s, sizeof *o->s * (size_t)o->cap);
+        if (!o->s) abort();
+    }
+    cb_cal_sample *s = &o->s[o->n++];
+    memset(s, 0, sizeof *s);
+    s->kind = k;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->phase = ph;
+    s->prec = prec;
+    s->p = *p;
+    s->ms = ms;
+    s->workspace = ws;
+}
+
+static cb_status fatal(ctx *c, const char *what, const char *name) {
+    cudaError_t e = cudaGetLastError();
+    return cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "%s %s: CUDA error %s (%s)", what, name, cudaGetErrorName(e),
+                   cudaGetErrorString(e));
+}
+
+// ---- GEMM (the FC layer's three products) ------------------------------------------------------
+typedef struct gemm_arg { cb_phase ph; cb_precision prec; int n, c, k; } gemm_arg;
+
+static int run_gemm(ctx *c, void *v) {
+    const gemm_arg *g = v;
+    const float one = 1, zero = 0;
+    int n = g->n, ci = g->c, k = g->k;
+    cublasOperation_t ta, tb;
+    int m, nn, kk, lda, ldb, ldc;
+    const void *A, *B;
+    void *C;
+    // column-major, as src/cudnn/backend.c calls cublasSgemm for an FC layer
+    if (g->ph == CB_PHASE_FORWARD) ta = CUBLAS_OP_T, tb = CUBLAS_OP_N, m = k, nn = n, kk = ci, A = c->w, lda = ci, B = c->x, ldb = ci, C = c->y, ldc = k;
+    else if (g->ph == CB_PHASE_BWD_DATA) ta = CUBLAS_OP_N, tb = CUBLAS_OP_N, m = ci, nn = n, kk = k, A = c->w, lda = ci, B = c->dy, ldb = k, C = c->dx, ldc = ci;
+    else ta = CUBLAS_OP_N, tb = CUBLAS_OP_T, m = ci, nn = k, kk = n, A = c->x, lda = ci, B = c->dy, ldb = k, C = c->dw, ldc = ci;
+    cublasStatus_t st;
+    if (g->prec == CB_PREC_BF16)
+        st = cublasGemmEx(c->blas, ta, tb, m, nn, kk, &one, A, CUDA_R_16BF, lda, B, CUDA_R_16BF, ldb, &zero, C, CUDA_R_32F, ldc,
+                          CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    else st = cublasSgemm(c->blas, ta, tb, m, nn, kk, &one, A, lda, B, ldb, &zero, C, ldc);
+    return st != CUBLAS_STATUS_SUCCESS;
+}
+
+// the cuda backend's own FC kernels (fp32), the FC layer's three products
+static int run_own_fc(ctx *c, void *v) {
+    const gemm_arg *g = v;
+    if (g->ph == CB_PHASE_FORWARD) cb_cuda_fc_forward(g->n, g->c, g->k, c->x, c->w, NULL, c->y);
+    else if (g->ph == CB_PHASE_BWD_DATA) cb_cuda_fc_backward_data(g->n, g->c, g->k, c->dy, c->w, c->dx);
+    else cb_cuda_fc_backward_filter(g->n, g->c, g->k, c->x, c->dy, c->dw, NULL);
+    return cudaPeekAtLastError() != cudaSuccess;
+}
+
+static const char *gemm_name(cb_precision p) { return p == CB_PREC_FP32 ? "cublas_fp32" : p == CB_PREC_TF32 ? "cublas_tf32" : "cublas_bf16"; }
+
+static cb_status cal_gemm(ctx *c) {
+    cb_conv_params fc[CB_CAL_MAX_SHAPES];
+    int nfc = cb_cal_fc_shapes(fc, CB_CAL_MAX_SHAPES);
+    for (int pr = 0; pr < CB_PREC_COUNT; pr++) {
+        cublasSetMathMode(c->blas, pr == CB_PREC_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH);
+        progress(c, "calibrate: GEMM %s%s", PREC_NAMES[pr], "");
+        for (int i = 0; i < nfc; i++)
+            for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
+                bool square = fc[i].n == fc[i].c && fc[i].c == fc[i].k;
+                if (square && ph != CB_PHASE_FORWARD) continue;
+                gemm_arg g = {(cb_phase)ph, (cb_precision)pr, fc[i].n, fc[i].c, fc[i].k};
+                progress(c, "  gemm %s %s", PREC_NAMES[pr], ph == 0 ? "forward" : ph == 1 ? "bwd_data" : "bwd_filter");
+                double ms = time_call(c, run_gemm, &g);
+                if (ms < -2) return fatal(c, "GEMM", gemm_name((cb_precision)pr));
+                add(c, CB_SAMPLE_FC, gemm_name((cb_precision)pr), (cb_phase)ph, (cb_precision)pr, &fc[i], ms, 0);
+            }
+    }
+    cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH);
+    if (c->dnn_backend) return CB_OK;
+    progress(c, "calibrate: own FC kernels%s%s", "", "");
+    for (int i = 0; i < nfc; i++)
+        for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
+            if (fc[i].n == fc[i].c && fc[i].c == fc[i].k && ph != CB_PHASE_FORWARD) continue;
+            gemm_arg g = {(cb_phase)ph, CB_PREC_FP32, fc[i].n, fc[i].c, fc[i].k};
+            double ms = time_call(c, run_own_fc, &g);
+            if (ms < -2) return fatal(c, "FC", "own");
+            add(c, CB_SAMPLE_FC, "own-fc", (cb_phase)ph, CB_PREC_FP32, &fc[i], ms, 0);
+        }
+    return CB_OK;
+}
+
+// ---- convolutions ---------------------------------------------------------------------------
+typedef struct conv_arg {
+    cb_phase ph;
+    int algo;                           // cuDNN's enum value
+    const cb_cuda_conv_algo *own;       // or an own algorithm
+    cb_conv_params p;
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    size_t wsz;
+} conv_arg;
+
+static int run_conv(ctx *c, void *v) {
+    const conv_arg *a = v;
+    const float one = 1, zero = 0;
+    if (a->own) {
+        if (a->ph == CB_PHASE_FORWARD) a->own->forward(&a->p, c->x, c->w, NULL, c->y, false, c->ws);
+        else if (a->ph == CB_PHASE_BWD_DATA) a->own->backward_data(&a->p, c->dy, c->w, c->dx, c->ws);
+        else a->own->backward_filter(&a->p, c->x, c->dy, c->dw, NULL, c->ws);
+        return cudaPeekAtLastError() != cudaSuccess;
+    }
+    cudnnStatus_t st;
+    if (a->ph == CB_PHASE_FORWARD)
+        st = cudnnConvolutionForward(c->dnn, &one, a->xd, c->x, a->wd, c->w, a->cd, (cudnnConvolutionFwdAlgo_t)a->algo, c->ws,
+                                     a->wsz, &zero, a->yd, c->y);
+    else if (a->ph == CB_PHASE_BWD_DATA)
+        st = cudnnConvolutionBackwardData(c->dnn, &one, a->wd, c->w, a->yd, c->dy, a->cd, (cudnnConvolutionBwdDataAlgo_t)a->algo,
+                                          c->ws, a->wsz, &zero, a->xd, c->dx);
+    else
+        st = cudnnConvolutionBackwardFilter(c->dnn, &one, a->xd, c->x, a->yd, c->dy, a->cd,
+                                            (cudnnConvolutionBwdFilterAlgo_t)a->algo, c->ws, a->wsz, &zero, a->wd, c->dw);
+    return st != CUDNN_STATUS_SUCCESS;
+}
+
+static cudnnStatus_t dnn_ws(ctx *c, conv_arg *a, size_t *sz) {
+    if (a->ph == CB_PHASE_FORWARD)
+        return cudnnGetConvolutionForwardWorkspaceSize(c->dnn, a->xd, a->wd, a->cd, a->yd, (cudnnConvolutionFwdAlgo_t)a->algo, sz);
+    if (a->ph == CB_PHASE_BWD_DATA)
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(c->dnn, a->wd, a->yd, a->cd, a->xd,
+                                                            (cudnnConvolutionBwdDataAlgo_t)a->algo, sz);
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(c->dnn, a->xd, a->yd, a->cd, a->wd,
+                                                          (cudnnConvolutionBwdFilterAlgo_t)a->algo, sz);
+}
+
+static cb_status cal_conv_dnn(ctx *c, const cb_conv_params *p, cb_precision prec) {
+    conv_arg a = {.p = *p};
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    st |= cudnnCreateTensorDescriptor(&a.xd);
+    st |= cudnnCreateTensorDescriptor(&a.yd);
+    st |= cudnnCreateFilterDescriptor(&a.wd);
+    st |= cudnnCreateConvolutionDescriptor(&a.cd);
+    st |= cudnnSetTensor4dDescriptor(a.xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p->n, p->c, p->h, p->w);
+    st |= cudnnSetTensor4dDescriptor(a.yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p->n, p->k, p->p, p->q);
+    st |= cudnnSetFilter4dDescriptor(a.wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p->k, p->c / p->groups, p->r, p->s);
+    st |= cudnnSetConvolution2dDescriptor(a.cd, p->pad_top, p->pad_left, p->stride_h, p->stride_w, 1, 1, CUDNN_CROSS_CORRELATION,
+                                          CUDNN_DATA_FLOAT);
+    st |= cudnnSetConvolutionGroupCount(a.cd, p->groups);
+    st |= cudnnSetConvolutionMathType(a.cd, prec == CB_PREC_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+    cb_status rc = CB_OK;
+    if (st != CUDNN_STATUS_SUCCESS) rc = cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN descriptors for a calibration shape");
+    for (int ph = 0; rc == CB_OK && ph < CB_PHASE_COUNT; ph++) {
+        int na = ph == 0 ? CUDNN_CONVOLUTION_FWD_ALGO_COUNT : ph == 1 ? CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT
+                                                                      : CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT;
+        const char *const *names = ph == 0 ? FWD_NAMES : ph == 1 ? BWD_DATA_NAMES : BWD_FILTER_NAMES;
+        for (int j = 0; j < na; j++) {
+            a.ph = (cb_phase)ph;
+            a.algo = j;
+            progress(c, "  %s %s", names[j], PREC_NAMES[prec]);
+            size_t sz = 0;
+            double ms;
+            if (dnn_ws(c, &a, &sz) != CUDNN_STATUS_SUCCESS) ms = -1, sz = 0;
+            else if (sz > c->ws_bytes || (double)sz > c->o->workspace_limit) ms = -2;
+            else {
+                a.wsz = sz;
+                ms = time_call(c, run_conv, &a);
+                if (ms < -2) {
+                    rc = fatal(c, "convolution", names[j]);
+                    break;
+                }
+            }
+            add(c, CB_SAMPLE_CONV, names[j], (cb_phase)ph, prec, p, ms, (double)sz);
+        }
+    }
+    cudnnDestroyTensorDescriptor(a.xd);
+    cudnnDestroyTensorDescriptor(a.yd);
+    cudnnDestroyFilterDescriptor(a.wd);
+    cudnnDestroyConvolutionDescriptor(a.cd);
+    return rc;
+}
+
+static cb_status cal_conv_own(ctx *c, const cb_conv_params *p, cb_precision prec) {
+    for (int j = 0; cb_cuda_conv_algos[j]; j++) {
+        const cb_cuda_conv_algo *al = cb_cuda_conv_algos[j];
+        if (!cb_cuda_conv_algo_allowed(al, prec)) continue;
+        for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
+            conv_arg a = {.ph = (cb_phase)ph, .own = al, .p = *p};
+            double ms, sz = 0;
+            progress(c, "  %s %s", al->name, ph == 0 ? "forward" : ph == 1 ? "bwd_data" : "bwd_filter");
+            if (!cb_cuda_conv_algo_supports(al, p, (cb_phase)ph)) ms = -1;
+            else if ((sz = (double)cb_cuda_conv_algo_workspace(al, p, (cb_phase)ph)) > (double)c->ws_bytes ||
+                     sz > c->o->workspace_limit)
+                ms = -2;
+            else if ((ms = time_call(c, run_conv, &a)) < -2) return fatal(c, "convolution", al->name);
+            add(c, CB_SAMPLE_CONV, al->name, (cb_phase)ph, prec, p, ms, sz);
+        }
+    }
+    return CB_OK;
+}
+
+// ---- memory-bound passes --------------------------------------------------------------------
+typedef struct mop_arg {
+    cb_mop m;
+    cb_conv_params t;
+    cudnnTensorDescriptor_t td, od, bd, bnd;
+    cudnnActivationDescriptor_t act;
+    cudnnPoolingDescriptor_t pd;
+} mop_arg;
+
+static int run_mop(ctx *c, void *v) {
+    const mop_arg *a = v;
+    const cb_conv_params *t = &a->t;
+    const float one = 1, zero = 0;
+    size_t count = (size_t)t->n * t->c * t->h * t->w;
+    cb_bn_params bp = {t->n, t->c, t->h, t->w, 1e-5f};
+    cb_pool_params pp = {.n = t->n, .c = t->c, .h = t->h, .w = t->w, .r = t->r, .s = t->s, .p = t->p, .q = t->q,
+                         .stride_h = t->stride_h, .stride_w = t->stride_w};
+    float **vv = (float **)c->v;
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    bool dnn = c->dnn_backend;
+    switch (a->m) {
+    case CB_MOP_COPY:
+        return cudaMemcpyAsync(c->y, c->x, count * 4, cudaMemcpyDeviceToDevice, 0) != cudaSuccess;
+    case CB_MOP_BIAS_ADD:
+        if (dnn) st = cudnnAddTensor(c->dnn, &one, a->bd, vv[0], &one, a->td, c->y);
+        else cb_cuda_bias_add(t->n, t->c, t->h * t->w, vv[0], c->y);
+        break;
+    case CB_MOP_RELU_FWD:
+        if (dnn) st = cudnnActivationForward(c->dnn, a->act, &one, a->td, c->y, &zero, a->td, c->y);
+        else cb_cuda_relu_forward(count, c->y, c->y);
+        break;
+    case CB_MOP_RELU_BWD:
+        cb_cuda_relu_backward(count, c->y, c->dy, c->dy); // the own kernel in both backends
+        break;
+    case CB_MOP_BN_FWD:
+        if (dnn)
+            st = cudnnBatchNormalizationForwardInference(c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, a->td, c->x, a->td, c->y,
+                                                         a->bnd, vv[0], vv[1], vv[2], vv[3], 1e-5);
+        else cb_cuda_bn_forward_infer(&bp, c->x, vv[0], vv[1], c->y, vv[2], vv[3]);
+        break;
+    case CB_MOP_BN_FWD_TRAIN:
+        if (dnn)
+            st = cudnnBatchNormalizationForwardTraining(c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, a->td, c->x, a->td, c->y,
+                                                        a->bnd, vv[0], vv[1], 0.1, vv[2], vv[3], 1e-5, vv[4], vv[5]);
+        else cb_cuda_bn_forward_train(&bp, c->x, vv[0], vv[1], c->y, vv[4], vv[5], vv[2], vv[3], 0.1f);
+        break;
+    case CB_MOP_BN_BWD:
+        if (dnn)
+            st = cudnnBatchNormalizationBackward(c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, a->td, c->x, a->td,
+                                                 c->dy, a->td, c->dx, a->bnd, vv[0], vv[6], vv[7], 1e-5, vv[4], vv[5]);
+        else cb_cuda_bn_backward(&bp, c->x, vv[0], vv[4], vv[5], c->dy, c->dx, vv[6], vv[7]);
+        break;
+    case CB_MOP_BIAS_GRAD:
+        if (dnn) st = cudnnConvolutionBackwardBias(c->dnn, &one, a->td, c->dy, &zero, a->bd, vv[6]);
+        else cb_cuda_bias_grad(t->n, t->c, t->h * t->w, c->dy, vv[6]);
+        break;
+    case CB_MOP_ADD:
+        cb_cuda_add(count, c->dx, c->dy);
+        break;
+    case CB_MOP_POOL_FWD:
+        if (dnn) st = cudnnPoolingForward(c->dnn, a->pd, &one, a->td, c->x, &zero, a->od, c->y);
+        else cb_cuda_pool_forward(&pp, c->x, c->y, c->argmax);
+        break;
+    case CB_MOP_POOL_BWD:
+        if (dnn) st = cudnnPoolingBackward(c->dnn, a->pd, &one, a->od, c->y, a->od, c->dy, a->td, c->x, &zero, a->td, c->dx);
+        else cb_cuda_pool_backward(&pp, c->dy, c->argmax, c->dx);
+        break;
+    default:
+        return 1;
+    }
+    return st != CUDNN_STATUS_SUCCESS || cudaPeekAtLastError() != cudaSuccess;
+}
+
+static cb_status cal_mops(ctx *c) {
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    int ns = cb_cal_mop_shapes(sh, CB_CAL_MAX_SHAPES);
+    mop_arg a = {0};
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    st |= cudnnCreateTensorDescriptor(&a.td);
+    st |= cudnnCreateTensorDescriptor(&a.od);
+    st |= cudnnCreateTensorDescriptor(&a.bd);
+    st |= cudnnCreateTensorDescriptor(&a.bnd);
+    st |= cudnnCreateActivationDescriptor(&a.act);
+    st |= cudnnCreatePoolingDescriptor(&a.pd);
+    st |= cudnnSetActivationDescriptor(a.act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0);
+    cb_status rc = st == CUDNN_STATUS_SUCCESS ? CB_OK : cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN descriptors");
+    progress(c, "calibrate: memory-bound passes%s%s", "", "");
+    for (int i = 0; rc == CB_OK && i < ns; i++) {
+        const cb_conv_params *t = &sh[i];
+        a.t = *t;
+        st = cudnnSetTensor4dDescriptor(a.td, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, t->n, t->c, t->h, t->w);
+        st |= cudnnSetTensor4dDescriptor(a.od, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, t->n, t->c, t->p, t->q);
+        st |= cudnnSetTensor4dDescriptor(a.bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, t->c, 1, 1);
+        st |= cudnnDeriveBNTensorDescriptor(a.bnd, a.td, CUDNN_BATCHNORM_SPATIAL);
+        st |= cudnnSetPooling2dDescriptor(a.pd, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_NOT_PROPAGATE_NAN, t->r, t->s, 0, 0,
+                                          t->stride_h, t->stride_w);
+        if (st != CUDNN_STATUS_SUCCESS) {
+            rc = cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN descriptors for a memory-bound pass");
+            break;
+        }
+        for (int m = 0; m < CB_MOP_COUNT; m++) {
+            a.m = (cb_mop)m;
+            progress(c, "  %s%s", cb_mop_name((cb_mop)m), "");
+            double ms = time_call(c, run_mop, &a);
+            if (ms < -2) {
+                rc = fatal(c, "pass", cb_mop_name((cb_mop)m));
+                break;
+            }
+            add(c, CB_SAMPLE_MOP, cb_mop_name((cb_mop)m), CB_PHASE_FORWARD, CB_PREC_FP32, t, ms, 0);
+        }
+    }
+    cudnnDestroyTensorDescriptor(a.td);
+    cudnnDestroyTensorDescriptor(a.od);
+    cudnnDestroyTensorDescriptor(a.bd);
+    cudnnDestroyTensorDescriptor(a.bnd);
+    cudnnDestroyActivationDescriptor(a.act);
+    cudnnDestroyPoolingDescriptor(a.pd);
+    return rc;
+}
+
+static int run_launch(ctx *c, void *v) {
+    cb_cuda_fill(1, c->v[7], 0.f);
+    return cudaPeekAtLastError() != cudaSuccess;
+}
+
+// ---- set-up ---------------------------------------------------------------------------------
+static size_t max_z(size_t a, size_t b) { return a > b ? a : b; }
+
+// fills a device buffer with values in [-0.5, 0.5) from a 4 MiB host pattern
+static bool fill(float *d, size_t n, const float *pat, size_t npat) {
+    for (size_t o = 0; o < n; o += npat)
+        if (cudaMemcpy(d + o, pat, (n - o < npat ? n - o : npat) * 4, cudaMemcpyHostToDevice) != cudaSuccess) return false;
+    return true;
+}
+
+static cb_status setup(ctx *c) {
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    size_t nx = 1 << 16, nw = 1 << 16, ny = 1 << 16; // floats
+    int n = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES);
+    for (int i = 0; i < n; i++) {
+        const cb_conv_params *p = &sh[i];
+        nx = max_z(nx, (size_t)p->n * p->c * p->h * p->w);
+        nw = max_z(nw, (size_t)p->k * (p->c / p->groups) * p->r * p->s);
+        ny = max_z(ny, (size_t)p->n * p->k * p->p * p->q);
+    }
+    n = cb_cal_fc_shapes(sh, CB_CAL_MAX_SHAPES);
+    for (int i = 0; i < n; i++) {
+        nx = max_z(nx, (size_t)sh[i].n * sh[i].c);
+        nw = max_z(nw, (size_t)sh[i].c * sh[i].k);
+        ny = max_z(ny, (size_t)sh[i].n * sh[i].k);
+    }
+    n = cb_cal_mop_shapes(sh, CB_CAL_MAX_SHAPES);
+    for (int i = 0; i < n; i++) {
+        size_t t = (size_t)sh[i].n * sh[i].c * sh[i].h * sh[i].w;
+        nx = max_z(nx, t);
+        ny = max_z(ny, t);
+    }
+    float **bufs[] = {&c->x, &c->dx, &c->w, &c->dw, &c->y, &c->dy};
+    size_t sizes[] = {nx, nx, nw, nw, ny, ny};
+    size_t npat = 1 << 20;
+    float *pat = malloc(npat * 4);
+    if (!pat) abort();
+    uint64_t s = 0x9E3779B97F4A7C15ULL;
+    for (size_t i = 0; i < npat; i++) {
+        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+        pat[i] = (float)((s >> 40) & 0xFFFF) / 65536.0f - 0.5f;
+    }
+    cb_status rc = CB_OK;
+    for (int i = 0; i < 6 && rc == CB_OK; i++)
+        if (cudaMalloc((void **)bufs[i], sizes[i] * 4) != cudaSuccess || !fill(*bufs[i], sizes[i], pat, npat))
+            rc = cb_fail(c->err, CB_STATUS_NOMEM, "calibrate", NULL, "out of device memory for %.0f MB of buffers",
+                         4.0 * (2 * nx + 2 * nw + 2 * ny) / 1e6);
+    for (int i = 0; i < 8 && rc == CB_OK; i++)
+        if (cudaMalloc((void **)&c->v[i], (1 << 16) * 4) != cudaSuccess || !fill(c->v[i], 1 << 16, pat, npat))
+            rc = cb_fail(c->err, CB_STATUS_NOMEM, "calibrate", NULL, "out of device memory");
+    free(pat);
+    if (rc != CB_OK) return rc;
+    // batch-norm variances must be positive: 1 + pattern
+    float ones[1 << 10];
+    for (int i = 0; i < 1 << 10; i++) ones[i] = 1.0f + 0.25f * (float)(i % 7) / 7.0f;
+    for (int o = 0; o < 1 << 16; o += 1 << 10) cudaMemcpy(c->v[3] + o, ones, sizeof ones, cudaMemcpyHostToDevice);
+    if (cudaMalloc((void **)&c->argmax, ny * 4) != cudaSuccess)
+        return cb_fail(c->err, CB_STATUS_NOMEM, "calibrate", NULL, "out of device memory");
+    // the workspace: the limit, or as much as half the free memory allows
+    size_t fr = 0, tot = 0;
+    cudaMemGetInfo(&fr, &tot);
+    size_t want = (size_t)c->o->workspace_limit < fr / 2 ? (size_t)c->o->workspace_limit : fr / 2;
+    while (want >= (1 << 20) && cudaMalloc(&c->ws, want) != cudaSuccess) {
+        cudaGetLastError();
+        want /= 2;
+    }
+    c->ws_bytes = c->ws ? want : 0;
+    return CB_OK;
+}
+
+static void teardown(ctx *c) {
+    float *b[] = {c->x, c->dx, c->w, c->dw, c->y, c->dy, c->v[0], c->v[1], c->v[2], c->v[3], c->v[4], c->v[5], c->v[6], c->v[7]};
+    for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+        if (b[i]) cudaFree(b[i]);
+    if (c->argmax) cudaFree(c->argmax);
+    if (c->ws) cudaFree(c->ws);
+    if (c->e0) cudaEventDestroy(c->e0);
+    if (c->e1) cudaEventDestroy(c->e1);
+    if (c->dnn) cudnnDestroy(c->dnn);
+    if (c->blas) cublasDestroy(c->blas);
+}
+
+// brings the clocks up: fp32 GEMMs for about half a second
+static void warm_up(ctx *c) {
+    gemm_arg g = {CB_PHASE_FORWARD, CB_PREC_FP32, 4096, 4096, 4096};
+    double t0 = cb_now_ms();
+    while (cb_now_ms() - t0 < 500) {
+        run_gemm(c, &g);
+        cudaDeviceSynchronize();
+    }
+}
+
+cb_status cb_gpu_calibrate(const cb_gpu_cal_opts *o, cb_gpu_cal *out, cb_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!cb_gpu_available())
+        return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "%s: no CUDA device is visible", o->backend);
+    ctx c = {.o = o, .out = out, .err = err, .dnn_backend = strcmp(o->backend, "cuda") != 0};
+    int dev = 0;
+    struct cudaDeviceProp prop;
+    cudaGetDevice(&dev);
+    if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return fatal(&c, "cudaGetDeviceProperties", "");
+    snprintf(out->gpu, sizeof out->gpu, "%.120s", prop.name);
+    out->sms = prop.multiProcessorCount;
+    out->mem_bytes = (double)prop.totalGlobalMem;
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, dev) == cudaSuccess) out->clock_mhz = khz / 1e3;
+    cb_status rc = CB_OK;
+    if (cudnnCreate(&c.dnn) != CUDNN_STATUS_SUCCESS || cublasCreate(&c.blas) != CUBLAS_STATUS_SUCCESS ||
+        cudaEventCreate(&c.e0) != cudaSuccess || cudaEventCreate(&c.e1) != cudaSuccess)
+        rc = cb_fail(err, CB_STATUS_DEVICE, "calibrate", NULL, "cannot create cuDNN, cuBLAS or event handles");
+    if (rc == CB_OK) rc = setup(&c);
+    unsigned sec = o->sections ? o->sections : CB_GPU_CAL_MOPS | CB_GPU_CAL_GEMM | CB_GPU_CAL_CONV;
+    if (rc == CB_OK) {
+        progress(&c, "calibrate: %s, warming up%s", out->gpu, "");
+        warm_up(&c);
+    }
+    if (rc == CB_OK && (sec & CB_GPU_CAL_MOPS)) {
+        cb_conv_params one = {.n = 1, .c = 1, .h = 1, .w = 1, .p = 1, .q = 1};
+        out->launch_s = time_call(&c, run_launch, NULL) / 1e3;
+        add(&c, CB_SAMPLE_MOP, "launch", CB_PHASE_FORWARD, CB_PREC_FP32, &one, out->launch_s * 1e3, 0);
+        rc = cal_mops(&c);
+    }
+    if (rc == CB_OK && (sec & CB_GPU_CAL_GEMM)) rc = cal_gemm(&c);
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES);
+    int lo = o->shape_lo > 0 ? o->shape_lo : 0, hi = o->shape_hi >= 0 && o->shape_hi < ns ? o->shape_hi : ns - 1;
+    for (int k = 0; rc == CB_OK && (sec & CB_GPU_CAL_CONV) && k < o->nprec; k++) {
+        progress(&c, "calibrate: convolutions, %s, %s", o->backend, PREC_NAMES[o->precs[k]]);
+        for (int i = lo; rc == CB_OK && i <= hi; i++) {
+            char what[96];
+            snprintf(what, sizeof what, "%d (%dx%dx%dx%d, K %d, %dx%d / %d)", i, sh[i].n, sh[i].c, sh[i].h, sh[i].w, sh[i].k,
+                     sh[i].r, sh[i].s, sh[i].stride_h);
+            progress(&c, "calibrate: shape %s%s", what, "");
+            rc = c.dnn_backend ? cal_conv_dnn(&c, &sh[i], o->precs[k]) : cal_conv_own(&c, &sh[i], o->precs[k]);
+        }
+    }
+    teardown(&c);
+    if (rc != CB_OK) cb_gpu_cal_free(out);
+    return rc;
+}
+
+void cb_gpu_cal_free(cb_gpu_cal *c) {
+    free(c->s);
+    c->s = NULL;
+    c->n = c->cap = 0;
+}

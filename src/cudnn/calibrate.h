@@ -1,0 +1,46 @@
+// GPU calibration (convbench calibrate --backend cuda|cudnn): measures, on the GPU, what the
+// model's fit needs, timing every call as convbench profile times a layer (an event pair around
+// one call on an idle GPU, median of the repetitions):
+//   - cuBLAS GEMMs per precision (cublasSgemm pedantic fp32, TF32 tensor-op math, cublasGemmEx
+//     bf16 inputs with fp32 accumulation) on square sizes and on FC-like shapes, in the three
+//     transpositions the FC layer uses (forward, backward data, backward filter);
+//   - every convolution algorithm (cuDNN's per direction, or the own table cb_cuda_conv_algos)
+//     on a fixed grid of calibration shapes (cb_cal_conv_shapes: none is an evaluation layer);
+//   - the memory-bound passes the backend runs (copy, bias, ReLU, batch norm, adds, pooling) on a
+//     range of tensor sizes, and the launch latency of an empty-ish kernel.
+// Plain C API; the implementation needs CB_HAVE_CUDA (it lives in src/cudnn, built with nvcc present).
+#ifndef CB_CUDNN_CALIBRATE_H
+#define CB_CUDNN_CALIBRATE_H
+
+#include "model/model.h"
+
+// what to measure: memory-bound passes and the launch, the GEMMs, the convolutions
+enum { CB_GPU_CAL_MOPS = 1, CB_GPU_CAL_GEMM = 2, CB_GPU_CAL_CONV = 4 };
+
+typedef struct cb_gpu_cal_opts {
+    const char *backend;                 // "cudnn" or "cuda"
+    cb_precision precs[CB_PREC_COUNT];   // convolution precisions to calibrate
+    int nprec;
+    int reps;                            // timed repetitions per measurement (median)
+    double workspace_limit;              // bytes: algorithms needing more are recorded as such (-2)
+    unsigned sections;                   // CB_GPU_CAL_* bits; 0 = all
+    int shape_lo, shape_hi;              // convolution shapes [lo, hi] of the grid; hi < 0 = to the end
+    bool verbose;                        // progress for every measurement
+    void (*progress)(void *ctx, const char *msg);
+    void *ctx;
+} cb_gpu_cal_opts;
+
+typedef struct cb_gpu_cal {
+    char gpu[128];
+    int sms;
+    double clock_mhz, mem_bytes;
+    double launch_s;
+    cb_cal_sample *s;                    // every measurement (malloc'd)
+    int n, cap;
+} cb_gpu_cal;
+
+// CB_STATUS_DEVICE with a one-line message when no GPU is visible or a library call fails.
+cb_status cb_gpu_calibrate(const cb_gpu_cal_opts *o, cb_gpu_cal *out, cb_error *err);
+void cb_gpu_cal_free(cb_gpu_cal *c);
+
+#endif

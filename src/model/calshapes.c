@@ -1,0 +1,64 @@
+// The shapes calibrate measures. Chosen as a grid over the quantities that move an algorithm's
+// efficiency (filter size and stride, channels from 3 to 2560, planes from 6x6 to 200x200,
+// batch 8 to 128, work from 0.01 to 50 GFLOP), and deliberately not the layers of the networks
+// the model is evaluated on (AlexNet, VGG-16, GoogLeNet, ResNet-50): the plane sizes are ones
+// those networks do not have, so the evaluation is not circular (tests/test_model.c checks it).
+#include "model/model.h"
+
+// n, c, h (= w), k, r (= s), stride, pad
+static const int CONV[][7] = {
+    // 3x3, stride 1
+    {64, 32, 120, 48, 3, 1, 1}, {32, 64, 100, 96, 3, 1, 1}, {64, 96, 60, 128, 3, 1, 1}, {16, 128, 64, 160, 3, 1, 1},
+    {64, 160, 30, 192, 3, 1, 1}, {32, 256, 32, 320, 3, 1, 1}, {128, 192, 15, 256, 3, 1, 1}, {64, 320, 20, 384, 3, 1, 1},
+    {32, 384, 10, 448, 3, 1, 1}, {16, 640, 12, 640, 3, 1, 1}, {128, 48, 24, 96, 3, 1, 1}, {96, 512, 9, 512, 3, 1, 1},
+    {8, 64, 200, 64, 3, 1, 1}, {48, 48, 80, 48, 3, 1, 1}, {32, 512, 6, 1024, 3, 1, 1}, {16, 3, 160, 48, 3, 1, 1},
+    // 5x5, stride 1
+    {64, 48, 30, 160, 5, 1, 2}, {128, 24, 20, 64, 5, 1, 2}, {32, 96, 16, 256, 5, 1, 2}, {128, 16, 12, 48, 5, 1, 2},
+    // 1x1, stride 1
+    {64, 96, 60, 48, 1, 1, 0}, {32, 320, 30, 96, 1, 1, 0}, {64, 192, 20, 640, 1, 1, 0}, {128, 640, 12, 160, 1, 1, 0},
+    {16, 1536, 10, 384, 1, 1, 0}, {64, 48, 100, 192, 1, 1, 0}, {128, 384, 8, 96, 1, 1, 0}, {32, 2560, 6, 512, 1, 1, 0},
+    // strided and large filters
+    {64, 320, 30, 640, 1, 2, 0}, {64, 96, 60, 96, 3, 2, 1}, {32, 192, 30, 256, 3, 2, 1}, {64, 3, 200, 48, 7, 2, 3},
+    {64, 3, 200, 96, 11, 4, 2}, {32, 64, 32, 64, 7, 1, 3},
+};
+// FC: batch, inputs, outputs (squares give the peak GEMM rate)
+static const int FC[][3] = {
+    {32, 4608, 2048}, {64, 12000, 3000}, {128, 3000, 6000}, {256, 1024, 1024}, {96, 8192, 8192}, {128, 2000, 500},
+    {64, 1536, 768},  {256, 6144, 4096}, {512, 2048, 2048}, {16, 4096, 4096},  {2048, 2048, 2048}, {4096, 4096, 4096},
+    {8192, 8192, 8192},
+};
+// memory-bound passes: tensors (N, C, H, W) from 16 KiB to 400 MB; pooling 3x3 or 2x2, stride 2
+static const int MOP[][4] = {
+    {4, 16, 8, 8}, {8, 32, 20, 20}, {32, 48, 30, 30}, {128, 80, 30, 30}, {64, 200, 15, 15}, {16, 40, 120, 120},
+    {32, 48, 60, 60}, {256, 400, 6, 6}, {64, 64, 100, 100}, {128, 120, 50, 50}, {128, 96, 90, 90},
+};
+
+#define COUNT(a) ((int)(sizeof a / sizeof a[0]))
+
+int cb_cal_conv_shapes(cb_conv_params *out, int cap) {
+    int n = COUNT(CONV) < cap ? COUNT(CONV) : cap;
+    for (int i = 0; i < n; i++) {
+        const int *v = CONV[i];
+        int o = (v[2] + 2 * v[6] - v[4]) / v[5] + 1;
+        out[i] = (cb_conv_params){.n = v[0], .c = v[1], .h = v[2], .w = v[2], .k = v[3], .r = v[4], .s = v[4], .p = o, .q = o,
+                                  .stride_h = v[5], .stride_w = v[5], .pad_top = v[6], .pad_left = v[6], .groups = 1};
+    }
+    return n;
+}
+
+int cb_cal_fc_shapes(cb_conv_params *out, int cap) {
+    int n = COUNT(FC) < cap ? COUNT(FC) : cap;
+    for (int i = 0; i < n; i++) out[i] = (cb_conv_params){.n = FC[i][0], .c = FC[i][1], .k = FC[i][2], .h = 1, .w = 1, .p = 1, .q = 1};
+    return n;
+}
+
+int cb_cal_mop_shapes(cb_conv_params *out, int cap) {
+    int n = COUNT(MOP) < cap ? COUNT(MOP) : cap;
+    for (int i = 0; i < n; i++) {
+        const int *v = MOP[i];
+        int r = i % 2 ? 2 : 3, o = (v[2] - r) / 2 + 1;
+        out[i] = (cb_conv_params){.n = v[0], .c = v[1], .h = v[2], .w = v[3], .k = v[1], .r = r, .s = r, .p = o, .q = o,
+                                  .stride_h = 2, .stride_w = 2, .groups = 1};
+    }
+    return n;
+}

@@ -1,0 +1,265 @@
+// Fitting a GPU calibration: each algorithm's time on the calibration shapes as
+//   t = overhead + flops / (rate * util) + bytes / bw
+// (a fixed cost per call: launches, the event pair, pipeline fill and drain; a compute term on
+// the algorithm's own FLOPs; a memory term on its DRAM traffic including workspace; util the
+// wave quantisation of cb_conv_util), and each memory-bound operation as overhead + bytes / bw.
+// The terms add rather than overlap (roofline max) because the algorithms that have both run
+// them as separate kernels (transforms, then products), and fixed costs do not overlap work.
+// Coefficients are non-negative and minimise the relative error: weighted least squares, then
+// iteratively reweighted towards the least absolute relative error (the median is what the
+// evaluation reports).
+#include "model/model.h"
+#include "core/net.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCOL_MAX 4
+
+// solve the k x k system A x = b (k <= NCOL_MAX) by Gaussian elimination with partial pivoting
+static bool solve(double A[NCOL_MAX][NCOL_MAX], double b[NCOL_MAX], int k, double x[NCOL_MAX]) {
+    for (int c = 0; c < k; c++) {
+        int piv = c;
+        for (int r = c + 1; r < k; r++)
+            if (fabs(A[r][c]) > fabs(A[piv][c])) piv = r;
+        if (fabs(A[piv][c]) < 1e-300) return false;
+        for (int j = 0; j < k; j++) {
+            double t = A[c][j];
+            A[c][j] = A[piv][j], A[piv][j] = t;
+        }
+        double t = b[c];
+        b[c] = b[piv], b[piv] = t;
+        for (int r = c + 1; r < k; r++) {
+            double f = A[r][c] / A[c][c];
+            for (int j = c; j < k; j++) A[r][j] -= f * A[c][j];
+            b[r] -= f * b[c];
+        }
+    }
+    for (int r = k - 1; r >= 0; r--) {
+        double s = b[r];
+        for (int j = r + 1; j < k; j++) s -= A[r][j] * x[j];
+        x[r] = s / A[r][r];
+    }
+    return true;
+}
+
+// the prediction of row i: coef[0] + sum coef[j] * x[j-1][i]
+static double model_at(const double *const *x, int nx, const double *coef, int i) {
+    double v = coef[0];
+    for (int j = 0; j < nx; j++) v += coef[j + 1] * x[j][i];
+    return v;
+}
+
+// columns 1, x[0], x[1], ... divided by t (relative residuals), scaled to unit RMS; w: row weights
+static bool nnls_weighted(const double *t, const double *const *x, int nx, const double *w, int n, double coef[NCOL_MAX]) {
+    int ncol = nx + 1;
+    double scale[NCOL_MAX] = {0};
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < ncol; j++) {
+            double v = (j ? x[j - 1][i] : 1) / t[i];
+            scale[j] += v * v;
+        }
+    for (int j = 0; j < ncol; j++) scale[j] = scale[j] > 0 ? sqrt(scale[j] / n) : 1;
+    double best = INFINITY;
+    memset(coef, 0, sizeof(double) * NCOL_MAX);
+    for (int mask = 1; mask < (1 << ncol); mask++) { // every non-empty set of free coefficients
+        int idx[NCOL_MAX], k = 0;
+        for (int j = 0; j < ncol; j++)
+            if (mask >> j & 1) idx[k++] = j;
+        double A[NCOL_MAX][NCOL_MAX] = {{0}}, b[NCOL_MAX] = {0}, sol[NCOL_MAX] = {0};
+        for (int i = 0; i < n; i++) {
+            double row[NCOL_MAX];
+            for (int r = 0; r < k; r++) row[r] = (idx[r] ? x[idx[r] - 1][i] : 1) / t[i] / scale[idx[r]];
+            for (int r = 0; r < k; r++) {
+                b[r] += w[i] * row[r];
+                for (int c = 0; c < k; c++) A[r][c] += w[i] * row[r] * row[c];
+            }
+        }
+        if (!solve(A, b, k, sol)) continue;
+        bool ok = true;
+        for (int r = 0; r < k; r++) ok &= sol[r] >= 0;
+        if (!ok) continue;
+        double c[NCOL_MAX] = {0}, res = 0;
+        for (int r = 0; r < k; r++) c[idx[r]] = sol[r] / scale[idx[r]];
+        for (int i = 0; i < n; i++) {
+            double e = model_at(x, nx, c, i) / t[i] - 1;
+            res += w[i] * e * e;
+        }
+        if (res < best) best = res, memcpy(coef, c, sizeof c);
+    }
+    return isfinite(best);
+}
+
+bool cb_fit_nnls_n(const double *t, const double *const *x, int nx, int n, double *coef) {
+    if (n < 1 || nx < 0 || nx >= NCOL_MAX) return false;
+    double *w = malloc(sizeof(double) * (size_t)n), c[NCOL_MAX];
+    if (!w) abort();
+    for (int i = 0; i < n; i++) w[i] = 1;
+    bool ok = nnls_weighted(t, x, nx, w, n, c);
+    for (int it = 0; ok && it < 20; it++) { // towards least absolute relative error
+        for (int i = 0; i < n; i++) w[i] = 1 / fmax(fabs(model_at(x, nx, c, i) / t[i] - 1), 1e-3);
+        double c2[NCOL_MAX];
+        if (!nnls_weighted(t, x, nx, w, n, c2)) break;
+        memcpy(c, c2, sizeof c2);
+    }
+    free(w);
+    memcpy(coef, c, sizeof(double) * (size_t)(nx + 1));
+    return ok;
+}
+
+bool cb_fit_nnls(const double *t, const double *x1, const double *x2, int n, double *a, double *b1, double *b2) {
+    const double *x[2] = {x1, x2};
+    double c[NCOL_MAX] = {0};
+    bool ok = cb_fit_nnls_n(t, x, x2 ? 2 : 1, n, c);
+    *a = c[0], *b1 = c[1];
+    if (b2) *b2 = c[2];
+    return ok;
+}
+
+static int elem_bytes(cb_precision p) { return p == CB_PREC_BF16 ? 2 : 4; }
+
+static void fc_cost(const cb_conv_params *p, int e, cb_algo_cost *c) {
+    memset(c, 0, sizeof *c);
+    double n = p->n, ci = p->c, k = p->k;
+    c->applicable = true;
+    c->mults = n * ci * k;
+    c->flops = 2 * n * ci * k;
+    c->bytes = e * (n * ci + ci * k + n * k);
+}
+
+double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c) {
+    cb_algo_cost tmp;
+    if (!c) c = &tmp;
+    double util = 1;
+    if (fc) fc_cost(p, elem_bytes(a->prec), c);
+    else {
+        cb_conv_cost(p, a->phase, &a->form, elem_bytes(a->prec), 0, c);
+        if (!c->applicable) return -1;
+        util = cb_conv_util(p, a->phase, &a->form, cal->sms);
+    }
+    return a->overhead_s + (a->rate > 0 ? c->flops / (a->rate * util) : 0) + (a->bw > 0 ? c->bytes / a->bw : 0);
+}
+
+double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t) {
+    const cb_cal_mop *o = &cal->mop[m];
+    if (o->n <= 0) o = &cal->mop[CB_MOP_COPY];
+    if (o->n <= 0) return -1;
+    return o->overhead_s + (o->bw > 0 ? cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w;
+}
+
+static double peak_of(const cb_device *d, cb_precision p) { return d->peak[p] > 0 ? d->peak[p] : d->peak[CB_PREC_FP32]; }
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void err_stats(double *e, int n, double *med, double *p90) {
+    qsort(e, (size_t)n, sizeof *e, cmp_double);
+    double pm = 0.5 * (n - 1), pn = 0.9 * (n - 1);
+    int i = (int)pm, j = (int)pn;
+    *med = i + 1 < n ? e[i] + (pm - i) * (e[i + 1] - e[i]) : e[n - 1];
+    *p90 = j + 1 < n ? e[j] + (pn - j) * (e[j + 1] - e[j]) : e[n - 1];
+}
+
+// fit one algorithm entry on the samples of its group (ms > 0)
+static void fit_algo(const cb_cal_sample *s, const int *idx, int n, const cb_device *d, cb_calibration *cal, cb_cal_algo *a) {
+    bool fc = s[idx[0]].kind == CB_SAMPLE_FC;
+    double *t = malloc(sizeof(double) * 4 * (size_t)n), *x1 = t + n, *x2 = t + 2 * n, *e = t + 3 * n;
+    if (!t) abort();
+    int m = 0; // samples the form applies to (a shape cuDNN runs that the form's rules exclude is left out)
+    for (int k = 0; k < n; k++) {
+        const cb_cal_sample *q = &s[idx[k]];
+        cb_algo_cost c;
+        double util = 1;
+        if (fc) fc_cost(&q->p, elem_bytes(a->prec), &c);
+        else {
+            cb_conv_cost(&q->p, a->phase, &a->form, elem_bytes(a->prec), 0, &c);
+            util = cb_conv_util(&q->p, a->phase, &a->form, cal->sms);
+        }
+        if (!c.applicable) continue;
+        t[m] = q->ms / 1e3;
+        x1[m] = c.flops / util;
+        x2[m++] = c.bytes;
+    }
+    a->excluded = n - m;
+    n = m;
+    if (!n) {
+        free(t);
+        return;
+    }
+    double oh = 0, b1 = 0, b2 = 0;
+    cb_fit_nnls(t, x1, x2, n, &oh, &b1, &b2);
+    a->overhead_s = oh;
+    a->rate = b1 > 0 ? 1 / b1 : 0;
+    a->bw = b2 > 0 ? 1 / b2 : 0;
+    a->eff = a->rate / peak_of(d, a->prec);
+    a->n = n;
+    for (int k = 0; k < n; k++) e[k] = 100 * fabs((oh + b1 * x1[k] + b2 * x2[k]) / t[k] - 1);
+    err_stats(e, n, &a->err_median_pct, &a->err_p90_pct);
+    free(t);
+}
+
+static bool same_group(const cb_cal_sample *a, const cb_cal_sample *b) {
+    return a->kind == b->kind && a->phase == b->phase && a->prec == b->prec && !strcmp(a->name, b->name);
+}
+
+cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err) {
+    cb_calibration *cal = &d->cal;
+    cal->nalgo = 0;
+    memset(cal->mop, 0, sizeof cal->mop);
+    int *idx = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
+    bool *done = calloc((size_t)(n > 0 ? n : 1), 1);
+    if (!idx || !done) abort();
+    cb_status st = CB_OK;
+    for (int i = 0; i < n; i++) {
+        if (done[i] || s[i].kind == CB_SAMPLE_MOP) continue;
+        int m = 0;
+        for (int j = i; j < n; j++)
+            if (!done[j] && same_group(&s[i], &s[j])) {
+                done[j] = true;
+                if (s[j].ms > 0) idx[m++] = j;
+            }
+        if (!m) continue; // never supported: not an algorithm of this device
+        if (cal->nalgo == CB_CAL_MAX_ALGOS) {
+            st = cb_fail(err, CB_STATUS_ARG, "calibration", NULL, "more than %d algorithm entries", CB_CAL_MAX_ALGOS);
+            break;
+        }
+        cb_cal_algo *a = &cal->algo[cal->nalgo];
+        memset(a, 0, sizeof *a);
+        snprintf(a->name, sizeof a->name, "%s", s[i].name);
+        if (!cb_algo_form_of(a->name, &a->form)) continue; // a cuDNN algorithm without a cost form: not modelled
+        a->phase = s[i].phase;
+        a->prec = s[i].prec;
+        a->fc = s[i].kind == CB_SAMPLE_FC;
+        fit_algo(s, idx, m, d, cal, a);
+        if (a->n > 0) cal->nalgo++;
+    }
+    for (int op = 0; st == CB_OK && op < CB_MOP_COUNT; op++) {
+        int m = 0;
+        for (int j = 0; j < n; j++)
+            if (s[j].kind == CB_SAMPLE_MOP && s[j].ms > 0 && !strcmp(s[j].name, cb_mop_name((cb_mop)op))) idx[m++] = j;
+        if (!m) continue;
+        double *t = malloc(sizeof(double) * 4 * (size_t)m), *x = t + m, *pl = t + 2 * m, *e = t + 3 * m;
+        if (!t) abort();
+        for (int k = 0; k < m; k++) {
+            const cb_conv_params *q = &s[idx[k]].p;
+            t[k] = s[idx[k]].ms / 1e3, x[k] = cb_mop_bytes((cb_mop)op, q), pl[k] = (double)q->n * q->h * q->w;
+        }
+        double oh = 0, b = 0, c = 0, p90;
+        cb_fit_nnls(t, x, pl, m, &oh, &b, &c);
+        cb_cal_mop *o = &cal->mop[op];
+        o->overhead_s = oh;
+        o->bw = b > 0 ? 1 / b : 0;
+        o->plane_s = c;
+        o->n = m;
+        for (int k = 0; k < m; k++) e[k] = 100 * fabs((oh + b * x[k] + c * pl[k]) / t[k] - 1);
+        err_stats(e, m, &o->err_median_pct, &p90);
+        free(t);
+    }
+    free(idx);
+    free(done);
+    return st;
+}
