@@ -197,6 +197,9 @@ static void conv_cases(const char *be, cb_precision prec) {
                "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 96], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
     layer_case(be, prec, "conv 3x3 + batch_norm + relu C5->13", 3, 10, 10, 5,
                "\"type\": \"Convolution\", \"filter\": [3, 3, 5, 13], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\"");
+    // fully connected layers run on the convolution algorithms too (a 1x1 convolution) in "cuda"
+    layer_case(be, prec, "fc 300->13 relu b5", 5, 1, 1, 300, "\"type\": \"InnerProduct\", \"num_outputs\": 13, \"activation_fn\": \"relu\"");
+    layer_case(be, prec, "fc 5x5x13->1000 b3", 3, 5, 5, 13, "\"type\": \"InnerProduct\", \"num_outputs\": 1000, \"activation_fn\": null");
     layer_case(be, prec, "conv 3x3 s1 pad 1 C16->32 b3 (Winograd-able)", 3, 12, 10, 16,
                "\"type\": \"Convolution\", \"filter\": [3, 3, 16, 32], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
     layer_case(be, prec, "conv 3x3 s1 VALID C7->9 b1 (Winograd-able, odd)", 1, 11, 9, 7,
@@ -221,8 +224,6 @@ static void conv_cases(const char *be, cb_precision prec) {
 
 // every other layer kind
 static void layer_cases_rest(const char *be, cb_precision prec) {
-    layer_case(be, prec, "fc 300->13 relu b5", 5, 1, 1, 300, "\"type\": \"InnerProduct\", \"num_outputs\": 13, \"activation_fn\": \"relu\"");
-    layer_case(be, prec, "fc 5x5x13->1000 b3", 3, 5, 5, 13, "\"type\": \"InnerProduct\", \"num_outputs\": 1000, \"activation_fn\": null");
     layer_case(be, prec, "maxpool 3x3 s2 VALID", 2, 13, 15, 5, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"");
     layer_case(be, prec, "maxpool 3x3 s2 SAME (asymmetric)", 2, 12, 12, 3, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"");
     layer_case(be, prec, "maxpool 3x3 s1 SAME", 1, 7, 9, 13, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"");

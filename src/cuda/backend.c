@@ -9,6 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+// A fully connected layer is a 1x1 convolution of an (N, C, 1, 1) input with (K, C, 1, 1)
+// weights: the same memory layouts, so every own convolution algorithm runs it.
+static void conv_like_params(const cb_layer *L, cb_conv_params *p) {
+    if (L->op == CB_OP_FC)
+        *p = (cb_conv_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = 1, .w = 1, .k = L->p.fc.k, .r = 1, .s = 1, .p = 1,
+                              .q = 1, .stride_h = 1, .stride_w = 1, .pad_top = 0, .pad_left = 0, .groups = 1};
+    else cb_conv_params_of(L, p);
+}
+
 cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     if (!cb_gpu_available())
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "backend %s: no CUDA device is visible", e->be->name);
@@ -107,7 +116,7 @@ static double time_conv(cb_exec *e, int i, cb_phase ph, const cb_cuda_conv_algo 
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     cb_conv_params p;
-    cb_conv_params_of(L, &p);
+    conv_like_params(L, &p);
     const float *x = e->lb[L->parents[0]].y;
     float *y = cb_exec_op_out(e, i), *dx = e->lb[L->parents[0]].dy;
     // the layer's own gradient buffer may not hold a gradient yet: time on y (same shape)
@@ -128,7 +137,7 @@ double cb_cuda_conv_choose(cb_exec *e, int i, cb_phase ph, bool measure) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     cb_conv_params p;
-    cb_conv_params_of(L, &p);
+    conv_like_params(L, &p);
     const cb_cuda_conv_algo *named = cb_cuda_conv_algo_find(e->opts.conv_algo), *best = cb_cuda_conv_algos[0];
     double best_ms = -1;
     if (named) {
@@ -206,8 +215,12 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
         plan_pool_fusion(e, i, measure);
         if (e->lb[L->parents[0]].dy) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_DATA, measure);
         if (b->dw) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_FILTER, measure);
-    } else if (L->op == CB_OP_FC)
-        for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "own SGEMM fp32");
+    } else if (L->op == CB_OP_FC) {
+        bool measure = !e->opts.conv_algo || strcmp(e->opts.conv_algo, "auto") == 0;
+        cb_cuda_conv_choose(e, i, CB_PHASE_FORWARD, measure);
+        if (e->lb[L->parents[0]].dy) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_DATA, measure);
+        if (b->dw) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_FILTER, measure);
+    }
     return CB_OK;
 }
 
@@ -243,16 +256,14 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
     cb_cuda_state *s = e->state;
     s->fused_relu[i] = false;
     switch (L->op) {
-    case CB_OP_CONV: {
+    case CB_OP_CONV:
+    case CB_OP_FC: {
         cb_conv_params p;
-        cb_conv_params_of(L, &p);
+        conv_like_params(L, &p);
         s->fused_relu[i] = L->act == CB_ACT_RELU && !L->bn;
         conv_algo_of(e, i, CB_PHASE_FORWARD)->forward(&p, x, b->w, b->b, out, s->fused_relu[i], e->ws);
         break;
     }
-    case CB_OP_FC:
-        cb_cuda_fc_forward((int)L->in.n, (int)L->in.c, L->p.fc.k, x, b->w, b->b, out);
-        break;
     case CB_OP_POOL: {
         cb_pool_params p;
         cb_cuda_pool_params_of(L, &p);
@@ -340,15 +351,13 @@ void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
     const float *x = e->lb[L->parents[slot]].y;
     size_t nin = (size_t)cb_shape_count(e->net->layers[L->parents[slot]].out);
     switch (L->op) {
-    case CB_OP_CONV: {
+    case CB_OP_CONV:
+    case CB_OP_FC: {
         cb_conv_params p;
-        cb_conv_params_of(L, &p);
+        conv_like_params(L, &p);
         conv_algo_of(e, i, CB_PHASE_BWD_DATA)->backward_data(&p, dy, b->w, dx, e->ws);
         break;
     }
-    case CB_OP_FC:
-        cb_cuda_fc_backward_data((int)L->in.n, (int)L->in.c, L->p.fc.k, dy, b->w, dx);
-        break;
     case CB_OP_POOL: {
         cb_pool_params p;
         cb_cuda_pool_params_of(L, &p);
@@ -393,12 +402,10 @@ void cb_cuda_backward_filter(cb_exec *e, int i) {
     cb_lbuf *b = &e->lb[i];
     const float *dy = cb_exec_op_grad(e, i);
     const float *x = e->lb[L->parents[0]].y;
-    if (L->op == CB_OP_CONV) {
+    if (L->op == CB_OP_CONV || L->op == CB_OP_FC) {
         cb_conv_params p;
-        cb_conv_params_of(L, &p);
+        conv_like_params(L, &p);
         conv_algo_of(e, i, CB_PHASE_BWD_FILTER)->backward_filter(&p, x, dy, b->dw, b->db, e->ws);
-    } else if (L->op == CB_OP_FC) {
-        cb_cuda_fc_backward_filter((int)L->in.n, (int)L->in.c, L->p.fc.k, x, dy, b->dw, b->db);
     } else if (L->op == CB_OP_BATCHNORM) {
         cb_bn_params p = bn_params(L, L->p.bn.eps);
         cb_cuda_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, NULL, b->dgamma, b->dbeta);
