@@ -255,6 +255,59 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     return CB_OK;
 }
 
+// fully connected layers on cuBLAS: y (N,K) = x (N,C) w (K,C)^T + b; dx = dy w; dw = dy^T x
+static void fc_blas_data(cb_exec *e, int i, const float *dy, float *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    int n = (int)L->in.n, c = (int)L->in.c, k = L->p.fc.k;
+    cublasSgemm(dnn(e)->blas, CUBLAS_OP_N, CUBLAS_OP_N, c, n, k, &one, e->lb[i].w, c, dy, k, &zero, dx, c);
+}
+static void fc_blas(cb_exec *e, int i, cb_phase ph) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_state *d = dnn(e);
+    int n = (int)L->in.n, c = (int)L->in.c, k = L->p.fc.k;
+    const float *x = e->lb[L->parents[0]].y, *dy = cb_exec_op_grad(e, i) ? cb_exec_op_grad(e, i) : cb_exec_op_out(e, i);
+    if (ph == CB_PHASE_FORWARD) {
+        float *out = cb_exec_op_out(e, i);
+        cublasSgemm(d->blas, CUBLAS_OP_T, CUBLAS_OP_N, k, n, c, &one, b->w, c, x, c, &zero, out, k);
+        if (b->b) cb_cuda_bias_add(n, k, 1, b->b, out);
+    } else if (ph == CB_PHASE_BWD_DATA) {
+        fc_blas_data(e, i, dy, e->lb[L->parents[0]].dy);
+    } else {
+        cublasSgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_T, c, k, n, &one, x, c, dy, k, &zero, b->dw, c);
+        if (b->db) cb_cuda_bias_grad(n, k, 1, dy, b->db);
+    }
+}
+
+// cuBLAS for every phase; "auto" races it against the best own algorithm (a 1x1 convolution)
+static void plan_fc(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    const char *blas = e->opts.precision == CB_PREC_FP32 ? "cublasSgemm" : "cublasSgemm tf32";
+    for (int p = 0; p < CB_PHASE_COUNT; p++) {
+        bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
+        snprintf(b->algo[p], sizeof b->algo[p], "%s", blas);
+        if (!needed || !dnn(e)->autotune) continue;
+        double ms = 0;
+        for (int r = 0; r < 4; r++) {
+            if (r == 1) cb_cuda_timer_start(e);
+            fc_blas(e, i, (cb_phase)p);
+        }
+        ms = cb_cuda_timer_stop(e) / 3;
+        double own = cb_cuda_conv_choose(e, i, (cb_phase)p, true);
+        char nm[48];
+        snprintf(nm, sizeof nm, "%s", b->algo[p]);
+        if (own >= 0 && own < ms) {
+            l->own[p] = true;
+            snprintf(b->algo[p], sizeof b->algo[p], "own %.20s %.2f<%.2f", nm, own, ms);
+        } else {
+            b->ws[p] = 0;
+            snprintf(b->algo[p], sizeof b->algo[p], "%s %.2f<%.2f", blas, ms, own);
+        }
+    }
+}
+
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -278,7 +331,7 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
     case CB_OP_CONV:
         return plan_conv(e, i, err);
     case CB_OP_FC:
-        for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "cublasSgemm");
+        plan_fc(e, i);
         break;
     case CB_OP_POOL: {
         const cb_window *w = &L->p.pool.win;
@@ -347,12 +400,10 @@ static void forward(cb_exec *e, int i, bool train) {
             if (b->b) cudnnAddTensor(d->h, &one, l->bd, b->b, &one, l->yd, out);
         }
         break;
-    case CB_OP_FC: {
-        int n = (int)L->in.n, c = (int)L->in.c, k = L->p.fc.k;
-        cublasSgemm(d->blas, CUBLAS_OP_T, CUBLAS_OP_N, k, n, c, &one, b->w, c, x, c, &zero, out, k);
-        if (b->b) cb_cuda_bias_add(n, k, 1, b->b, out);
+    case CB_OP_FC:
+        if (own) cb_cuda_forward_op(e, i, train);
+        else fc_blas(e, i, CB_PHASE_FORWARD);
         break;
-    }
     case CB_OP_POOL:
         if (own) cb_cuda_forward_op(e, i, train);
         else cudnnPoolingForward(d->h, l->pd, &one, l->xd, x, &zero, l->yd, out);
@@ -412,11 +463,10 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
         else cudnnConvolutionBackwardData(d->h, &one, l->wd, b->w, l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1], &zero, l->xd, dx);
         break;
-    case CB_OP_FC: {
-        int n = (int)L->in.n, c = (int)L->in.c, k = L->p.fc.k;
-        cublasSgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_N, c, n, k, &one, b->w, c, dy, k, &zero, dx, c);
+    case CB_OP_FC:
+        if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
+        else fc_blas_data(e, i, dy, dx);
         break;
-    }
     case CB_OP_POOL:
         if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
         else cudnnPoolingBackward(d->h, l->pd, &one, l->yd, cb_exec_op_out(e, i), l->yd, dy, l->xd, x, &zero, l->xd, dx);
@@ -442,10 +492,8 @@ static void backward_filter(cb_exec *e, int i) {
     if (L->op == CB_OP_CONV && !l->own[2]) {
         cudnnConvolutionBackwardFilter(d->h, &one, l->xd, x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2], &zero, l->wd, b->dw);
         if (b->db) cudnnConvolutionBackwardBias(d->h, &one, l->yd, dy, &zero, l->bd, b->db);
-    } else if (L->op == CB_OP_FC) {
-        int n = (int)L->in.n, c = (int)L->in.c, k = L->p.fc.k;
-        cublasSgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_T, c, k, n, &one, x, c, dy, k, &zero, b->dw, c);
-        if (b->db) cb_cuda_bias_grad(n, k, 1, dy, b->db);
+    } else if (L->op == CB_OP_FC && !l->own[2]) {
+        fc_blas(e, i, CB_PHASE_BWD_FILTER);
     } else cb_cuda_backward_filter(e, i);
 }
 
