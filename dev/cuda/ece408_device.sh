@@ -49,27 +49,35 @@ run_infer() { # tag backend precision [--conv-algo A]
 import json, sys
 tag, d = sys.argv[1], json.load(open(sys.argv[2]))
 t = d['tables']
-conv = t['conv layers']; bs = t['batch sizes']
-ops = ' '.join(f"{r['layer']} {r['op_ms']:.3f} [{r.get('algo', '')}]" for r in conv)
-print(f"{tag:22} {ops}  sum {sum(r['op_ms'] for r in conv):.3f} ms  acc {bs[-1]['test_accuracy']:.4f}")
+for b in t['batch sizes']:
+    conv = [r for r in t['conv layers'] if r['batch'] == b['batch']]
+    ops = ' '.join(f"{r['layer']} {r['op_ms']:.3f} (layer {r['layer_ms']:.0f}) [{r.get('algo', '')}]" for r in conv)
+    print(f"{tag:18} b{b['batch']:<6} {ops}  sum {sum(r['op_ms'] for r in conv):.3f} ms  acc {b['test_accuracy']:.4f}")
 PY
 }
 run_infer cudnn-fp32 cudnn fp32
 run_infer cudnn-tf32 cudnn tf32
-run_infer cudnn-bf16 cudnn bf16
-run_infer igemm-simt cuda fp32 --conv-algo igemm-simt
-for a in direct-const direct-const+pool direct-smem direct-smem+pool unroll-smem; do run_infer $a cuda fp32 --conv-algo $a; done
+[ -n "${INFER_SHORT:-}" ] || run_infer cudnn-bf16 cudnn bf16
+[ -n "${INFER_SHORT:-}" ] || run_infer igemm-simt cuda fp32 --conv-algo igemm-simt
+for a in ${INFER_FP32:-direct-const direct-const+pool direct-smem direct-smem+pool unroll-smem}; do run_infer $a cuda fp32 --conv-algo $a; done
 for a in direct-tf32 direct-tf32+pool; do run_infer $a cuda tf32 --conv-algo $a; done
 for a in direct-bf16 direct-bf16+pool; do run_infer $a cuda bf16 --conv-algo $a; done
 run_infer cuda-auto-fp32 cuda fp32
 run_infer cuda-auto-bf16 cuda bf16
 cat "$OUT/infer.txt"
 
+if [ -n "${SANITIZE:-}" ]; then
+    echo "== compute-sanitizer on the lab's checks"
+    for tool in memcheck racecheck; do
+        timeout ${SAN_TIMEOUT:-45} compute-sanitizer --tool $tool --print-limit 10 $LAB 0 >/tmp/san.txt 2>&1
+        echo "$tool rc=$?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|checks' /tmp/san.txt | tr '\n' ' ')"
+        grep -E "^=========" /tmp/san.txt | grep -v "SUMMARY" | head -6
+    done
+fi
 if [ -z "${SKIP_TEST:-}" ]; then
     echo "== test_gpu --backends cuda-small"
     timeout ${TEST_TIMEOUT:-60} $B/tests/test_gpu --backends cuda-small >"$OUT/test_gpu.txt" 2>&1
-    grep -vE '^ok ' "$OUT/test_gpu.txt" | tail -25
+    grep -E '^FAIL|passed' "$OUT/test_gpu.txt" | tail -15
 fi
 echo "== lab summary"
-grep -B2 -A40 "^batch " "$OUT/lab.txt" | tail -34
-cat "$OUT/sass.txt" | sort | head -40
+grep -A45 "^batch " "$OUT/lab.txt"

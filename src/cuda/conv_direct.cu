@@ -7,8 +7,9 @@
 
 #include <string.h>
 
-// Plans cost a few CUDA attribute queries; the engine runs the same layer batch after batch, so
-// they are kept: a small table keyed by shape, fused pool and kind.
+// Plans cost CUDA attribute queries and, for large batches, timing the candidates (conv_direct.cuh);
+// the engine runs the same layer batch after batch, so they are kept: a small table keyed by
+// shape, fused pool and kind.
 enum { KIND_CONST, KIND_SMEM, KIND_UNROLL, KIND_TF32, KIND_BF16, KIND_COUNT };
 typedef struct plan_entry {
     cb_conv_params p;
@@ -36,8 +37,8 @@ static const plan_entry *plan_of(const cb_conv_params *p, int pool, int kind) {
         case KIND_CONST: e->ok = cd_direct_plan_make(g, true, -1, &e->direct); break;
         case KIND_SMEM: e->ok = cd_direct_plan_make(g, false, -1, &e->direct); break;
         case KIND_UNROLL: e->ok = cd_unroll_plan_make(g, &e->unroll); break;
-        case KIND_TF32: e->ok = cd_tc_plan_make(g, false, true, &e->tc); break;
-        case KIND_BF16: e->ok = cd_tc_plan_make(g, true, false, &e->tc); break;
+        case KIND_TF32: e->ok = cd_tc_plan_best(g, false, &e->tc); break;
+        case KIND_BF16: e->ok = cd_tc_plan_best(g, true, &e->tc); break;
         }
     }
     return e;

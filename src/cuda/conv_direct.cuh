@@ -27,6 +27,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#include <algorithm>
 #include <math.h>
 #include <stdint.h>
 #include <type_traits>
@@ -89,22 +90,54 @@ __device__ __forceinline__ void cd_cp_wait_one(void) { asm volatile("cp.async.wa
 
 // Stages images [img0, img0 + cnt) of x (N, C, H, W) into sbuf (cnt, cs, hs, ws): image pixel
 // (c, ih, iw) goes to (c, ih + pt, iw + pl), clipped to hs x ws. Only in-image cells are written.
-// ws is a multiple of 4, so rows of 16-byte-aligned images copy 16 bytes at a time.
+// A warp copies whole rows (several short ones at once), 16 or 8 bytes a lane where alignment
+// allows; the row walk is incremental, so the index arithmetic stays off the copy's critical path.
 __device__ __forceinline__ void cd_stage(float *sbuf, const float *__restrict__ x, int img0, int cnt, int C, int cs,
                                          int H, int W, int hs, int ws, int pt, int pl) {
-    const int nrow = min(H, hs - pt), ncol = min(W, ws - pl);
+    const int nrow = min(H, hs - pt), ncol = min(W, ws - pl), rows = cnt * C * nrow;
     if (nrow <= 0 || ncol <= 0) return;
-    const uintptr_t xa = (uintptr_t)x;
-    const int vec = (ncol % 4 == 0 && pl % 4 == 0 && W % 4 == 0 && xa % 16 == 0) ? 4
-                    : (ncol % 2 == 0 && pl % 2 == 0 && W % 2 == 0 && xa % 8 == 0) ? 2 : 1;
-    const int nv = ncol / vec, per_img = C * nrow * nv, total = cnt * per_img;
-    for (int i = threadIdx.x; i < total; i += blockDim.x) {
-        int im = i / per_img, rem = i - im * per_img, c = rem / (nrow * nv), rem2 = rem - c * (nrow * nv);
-        int ih = rem2 / nv, j = (rem2 - ih * nv) * vec;
-        const float *src = x + (((size_t)(img0 + im) * C + c) * H + ih) * W + j;
-        float *dst = sbuf + ((size_t)(im * cs + c) * hs + ih + pt) * ws + pl + j;
-        cd_cp_async(dst, src, vec * 4);
+    const uintptr_t xa = (uintptr_t)x, sa = (uintptr_t)sbuf;
+    const int vec = (ncol % 4 == 0 && pl % 4 == 0 && W % 4 == 0 && ws % 4 == 0 && xa % 16 == 0 && sa % 16 == 0) ? 4
+                    : (ncol % 2 == 0 && pl % 2 == 0 && W % 2 == 0 && ws % 2 == 0 && xa % 8 == 0 && sa % 8 == 0) ? 2 : 1;
+    const int nv = ncol / vec, lane = threadIdx.x & 31, nwarp = blockDim.x >> 5;
+    const int rpi = nv >= 32 ? 1 : 32 / nv; // rows per warp step
+    const int lr = nv >= 32 ? 0 : lane / nv, lj = nv >= 32 ? lane : lane - lr * nv;
+    if (lr >= rpi) return;
+    const int step = nwarp * rpi, dih = step % nrow, dt = step / nrow;
+    int rr = (threadIdx.x >> 5) * rpi + lr;
+    if (rr >= rows) return;
+    int ih = rr % nrow, t = rr / nrow, c = t % C, im = t / C;
+    for (;;) {
+        const float *src = x + (((size_t)(img0 + im) * C + c) * H + ih) * W;
+        float *dst = sbuf + ((size_t)(im * cs + c) * hs + ih + pt) * ws + pl;
+        for (int j = lj; j < nv; j += 32) cd_cp_async(dst + j * vec, src + j * vec, vec * 4);
+        if ((rr += step) >= rows) break;
+        ih += dih;
+        int carry = dt;
+        if (ih >= nrow) ih -= nrow, carry++;
+        c += carry;
+        if (c >= C) im += c / C, c %= C;
     }
+}
+
+// Stores L consecutive values v of one output row (length lrow) from column c0: 16- or 8-byte
+// stores where the row and the column allow, else element by element within the row.
+template <int L> __device__ __forceinline__ void cd_store_row(float *row, int c0, int lrow, const float *v) {
+    if (c0 + L <= lrow) {
+        if (L % 4 == 0 && lrow % 4 == 0 && c0 % 4 == 0) {
+#pragma unroll
+            for (int t = 0; t < L; t += 4) *reinterpret_cast<float4 *>(row + c0 + t) = make_float4(v[t], v[t + 1], v[t + 2], v[t + 3]);
+            return;
+        }
+        if (L % 2 == 0 && lrow % 2 == 0 && c0 % 2 == 0) {
+#pragma unroll
+            for (int t = 0; t < L; t += 2) *reinterpret_cast<float2 *>(row + c0 + t) = make_float2(v[t], v[t + 1]);
+            return;
+        }
+    }
+#pragma unroll
+    for (int t = 0; t < L; t++)
+        if (c0 + t < lrow) row[c0 + t] = v[t];
 }
 
 // ---- direct, fp32 FMA -----------------------------------------------------------------------------
@@ -127,10 +160,16 @@ struct cd_direct_args {
 
 // One thread's outputs: TP rows x TQ columns of 4 output channels (group kgi) of image n, from the
 // staged image sx (C, hs, ws); weights (C, R, S, KP) in constant memory or shared memory sw.
-template <int TP, int TQ, bool WIN, bool CONSTW>
+// MODE 0: generic (any stride, any S: every input value read from shared memory); 1: stride-1
+// window, streaming input rows (each row's window loaded once, fed to every output row it
+// reaches); 2: stride-1 window, filter rows outer (no branches inside: S x 4 weights held, the
+// window reloaded per output row).
+template <int TP, int TQ, int MODE, bool CONSTW>
 __device__ __forceinline__ void cd_direct_item(const cd_direct_args &a, const float *sx, const float *sw, int n, int kgi,
                                                int band, int seg) {
+    constexpr bool WIN = MODE > 0;
     const cd_shape &g = a.g;
+    auto ldw = [&](int wi) { return CONSTW ? cd_wconst[wi >> 2] : *reinterpret_cast<const float4 *>(sw + wi); };
     float acc[TP][CD_KT][TQ];
 #pragma unroll
     for (int v = 0; v < TP; v++)
@@ -143,47 +182,89 @@ __device__ __forceinline__ void cd_direct_item(const cd_direct_args &a, const fl
     for (int c = 0; c < g.c; c++) {
         const float *xc = xb + (size_t)c * a.hs * a.ws;
         const int wc = c * g.r * g.s * a.kp + kgi * CD_KT; // float index of (c, 0, 0, kgi*4)
-        for (int i = 0; i < rows; i++) {
-            const float *row = xc + i * a.ws;
-            if constexpr (WIN) {
-                float in[TQ + CD_SMAX - 1];
+        if constexpr (MODE == 2) {
+            for (int r = 0; r < g.r; r++) {
+                const int wr = wc + r * g.s * a.kp;
+                auto fma_row = [&](int v, const float *in, float4 wv, int s) {
 #pragma unroll
-                for (int j = 0; j < TQ + CD_SMAX - 1; j++) in[j] = row[j];
+                    for (int t = 0; t < TQ; t++) {
+                        acc[v][0][t] = fmaf(in[t + s], wv.x, acc[v][0][t]);
+                        acc[v][1][t] = fmaf(in[t + s], wv.y, acc[v][1][t]);
+                        acc[v][2][t] = fmaf(in[t + s], wv.z, acc[v][2][t]);
+                        acc[v][3][t] = fmaf(in[t + s], wv.w, acc[v][3][t]);
+                    }
+                };
+                if (g.s == CD_SMAX) { // the common 7-wide filter: one straight block per filter row
+                    float4 wv[CD_SMAX];
 #pragma unroll
-                for (int v = 0; v < TP; v++) {
-                    const int r = i - v * g.sh;
-                    if (r < 0 || r >= g.r) continue;
-                    const int wr = wc + r * g.s * a.kp;
+                    for (int s = 0; s < CD_SMAX; s++) wv[s] = ldw(wr + s * a.kp);
 #pragma unroll
-                    for (int s = 0; s < CD_SMAX; s++) {
-                        if (s >= g.s) break;
-                        const int wi = wr + s * a.kp;
-                        const float4 wv = CONSTW ? cd_wconst[wi >> 2] : *reinterpret_cast<const float4 *>(sw + wi);
+                    for (int v = 0; v < TP; v++) {
+                        const float *row = xc + (v * g.sh + r) * a.ws;
+                        float in[TQ + CD_SMAX - 1];
 #pragma unroll
-                        for (int t = 0; t < TQ; t++) {
-                            acc[v][0][t] = fmaf(in[t + s], wv.x, acc[v][0][t]);
-                            acc[v][1][t] = fmaf(in[t + s], wv.y, acc[v][1][t]);
-                            acc[v][2][t] = fmaf(in[t + s], wv.z, acc[v][2][t]);
-                            acc[v][3][t] = fmaf(in[t + s], wv.w, acc[v][3][t]);
+                        for (int j = 0; j < TQ + CD_SMAX - 1; j++) in[j] = row[j];
+#pragma unroll
+                        for (int s = 0; s < CD_SMAX; s++) fma_row(v, in, wv[s], s);
+                    }
+                } else {
+#pragma unroll
+                    for (int v = 0; v < TP; v++) {
+                        const float *row = xc + (v * g.sh + r) * a.ws;
+                        float in[TQ + CD_SMAX - 1];
+#pragma unroll
+                        for (int j = 0; j < TQ + CD_SMAX - 1; j++) in[j] = row[j];
+#pragma unroll
+                        for (int s = 0; s < CD_SMAX; s++) {
+                            if (s >= g.s) break;
+                            fma_row(v, in, ldw(wr + s * a.kp), s);
                         }
                     }
                 }
-            } else {
+            }
+        } else {
+            for (int i = 0; i < rows; i++) {
+                const float *row = xc + i * a.ws;
+                if constexpr (WIN) {
+                    float in[TQ + CD_SMAX - 1];
 #pragma unroll
-                for (int v = 0; v < TP; v++) {
-                    const int r = i - v * g.sh;
-                    if (r < 0 || r >= g.r) continue;
-                    const int wr = wc + r * g.s * a.kp;
-                    for (int s = 0; s < g.s; s++) {
-                        const int wi = wr + s * a.kp;
-                        const float4 wv = CONSTW ? cd_wconst[wi >> 2] : *reinterpret_cast<const float4 *>(sw + wi);
+                    for (int j = 0; j < TQ + CD_SMAX - 1; j++) in[j] = row[j];
 #pragma unroll
-                        for (int t = 0; t < TQ; t++) {
-                            const float xv = row[t * g.sw + s];
-                            acc[v][0][t] = fmaf(xv, wv.x, acc[v][0][t]);
-                            acc[v][1][t] = fmaf(xv, wv.y, acc[v][1][t]);
-                            acc[v][2][t] = fmaf(xv, wv.z, acc[v][2][t]);
-                            acc[v][3][t] = fmaf(xv, wv.w, acc[v][3][t]);
+                    for (int v = 0; v < TP; v++) {
+                        const int r = i - v * g.sh;
+                        if (r < 0 || r >= g.r) continue;
+                        const int wr = wc + r * g.s * a.kp;
+#pragma unroll
+                        for (int s = 0; s < CD_SMAX; s++) {
+                            if (s >= g.s) break;
+                            const int wi = wr + s * a.kp;
+                            const float4 wv = ldw(wi);
+#pragma unroll
+                            for (int t = 0; t < TQ; t++) {
+                                acc[v][0][t] = fmaf(in[t + s], wv.x, acc[v][0][t]);
+                                acc[v][1][t] = fmaf(in[t + s], wv.y, acc[v][1][t]);
+                                acc[v][2][t] = fmaf(in[t + s], wv.z, acc[v][2][t]);
+                                acc[v][3][t] = fmaf(in[t + s], wv.w, acc[v][3][t]);
+                            }
+                        }
+                    }
+                } else {
+#pragma unroll
+                    for (int v = 0; v < TP; v++) {
+                        const int r = i - v * g.sh;
+                        if (r < 0 || r >= g.r) continue;
+                        const int wr = wc + r * g.s * a.kp;
+                        for (int s = 0; s < g.s; s++) {
+                            const int wi = wr + s * a.kp;
+                            const float4 wv = ldw(wi);
+#pragma unroll
+                            for (int t = 0; t < TQ; t++) {
+                                const float xv = row[t * g.sw + s];
+                                acc[v][0][t] = fmaf(xv, wv.x, acc[v][0][t]);
+                                acc[v][1][t] = fmaf(xv, wv.y, acc[v][1][t]);
+                                acc[v][2][t] = fmaf(xv, wv.z, acc[v][2][t]);
+                                acc[v][3][t] = fmaf(xv, wv.w, acc[v][3][t]);
+                            }
                         }
                     }
                 }
@@ -202,9 +283,10 @@ __device__ __forceinline__ void cd_direct_item(const cd_direct_args &a, const fl
 #pragma unroll
             for (int v = 0; v < TP; v++) {
                 if (p0 + v >= g.p) break;
+                float o[TQ];
 #pragma unroll
-                for (int t = 0; t < TQ; t++)
-                    if (q0 + t < g.q) yk[(size_t)(p0 + v) * g.q + q0 + t] = fmaxf(acc[v][kk][t] + bk, lo);
+                for (int t = 0; t < TQ; t++) o[t] = fmaxf(acc[v][kk][t] + bk, lo);
+                cd_store_row<TQ>(yk + (size_t)(p0 + v) * g.q, q0, g.q, o);
             }
         } else {
             // a pool window lies inside one thread's tile: TP and TQ are multiples of the window
@@ -214,7 +296,10 @@ __device__ __forceinline__ void cd_direct_item(const cd_direct_args &a, const fl
                 constexpr int pw = decltype(PW)::value;
                 if constexpr (TP % pw == 0 && TQ % pw == 0) {
 #pragma unroll
-                    for (int v = 0; v < TP; v += pw)
+                    for (int v = 0; v < TP; v += pw) {
+                        const int pp = (p0 + v) / pw;
+                        if (pp >= pp_n) break;
+                        float o[TQ / pw];
 #pragma unroll
                         for (int t = 0; t < TQ; t += pw) {
                             float m = -INFINITY;
@@ -222,9 +307,10 @@ __device__ __forceinline__ void cd_direct_item(const cd_direct_args &a, const fl
                             for (int dv = 0; dv < pw; dv++)
 #pragma unroll
                                 for (int dt = 0; dt < pw; dt++) m = fmaxf(m, acc[v + dv][kk][t + dt]);
-                            const int pp = (p0 + v) / pw, pq = (q0 + t) / pw;
-                            if (pp < pp_n && pq < pq_n) yk[(size_t)pp * pq_n + pq] = fmaxf(m + bk, lo);
+                            o[t / pw] = fmaxf(m + bk, lo);
                         }
+                        cd_store_row<TQ / pw>(yk + (size_t)pp * pq_n, q0 / pw, pq_n, o);
+                    }
                 }
             };
             if (g.pool == 2) pool_out(std::integral_constant<int, 2>());
@@ -233,7 +319,7 @@ __device__ __forceinline__ void cd_direct_item(const cd_direct_args &a, const fl
     }
 }
 
-template <int TP, int TQ, bool WIN, bool CONSTW> __global__ void cd_direct_kernel(cd_direct_args a) {
+template <int TP, int TQ, int MODE, bool CONSTW> __global__ void cd_direct_kernel(cd_direct_args a) {
     extern __shared__ float4 cd_dyn[];
     float *sm = reinterpret_cast<float *>(cd_dyn);
     const cd_shape &g = a.g;
@@ -263,7 +349,7 @@ template <int TP, int TQ, bool WIN, bool CONSTW> __global__ void cd_direct_kerne
         for (int it = threadIdx.x; it < items; it += blockDim.x) {
             const int kgi = it / ipk, rest = it - kgi * ipk, im = rest / per_img, t2 = rest - im * per_img;
             const int band = t2 / a.ns, seg = t2 - band * a.ns, n = grp * a.ib + im;
-            if (n < g.n) cd_direct_item<TP, TQ, WIN, CONSTW>(a, sx + (size_t)im * img_floats, sw, n, kgi, band, seg);
+            if (n < g.n) cd_direct_item<TP, TQ, MODE, CONSTW>(a, sx + (size_t)im * img_floats, sw, n, kgi, band, seg);
         }
         __syncthreads();
     }
@@ -272,34 +358,58 @@ template <int TP, int TQ, bool WIN, bool CONSTW> __global__ void cd_direct_kerne
 // The thread tiles compiled: stride-1 layers with S <= 7 use a register window (WIN), any other
 // layer the generic tile. A fused pool needs a tile that holds whole windows.
 struct cd_direct_cfg {
-    int tp, tq;
+    int tp, tq, mode; // mode: see cd_direct_item
     bool win;
 };
-static const cd_direct_cfg cd_direct_cfgs[] = {{2, 10, true}, {4, 8, true}, {2, 17, true}, {1, 17, true}, {2, 8, true}, {2, 8, false}};
-#define CD_DIRECT_NCFG 6
+static const cd_direct_cfg cd_direct_cfgs[] = {{2, 10, 1, true}, {4, 8, 1, true},  {2, 17, 1, true}, {1, 17, 1, true},
+                                               {2, 8, 1, true},  {2, 8, 0, false}, {2, 10, 2, true}, {4, 8, 2, true},
+                                               {2, 17, 2, true}, {2, 8, 2, true}};
+#define CD_DIRECT_NCFG 10
 
 typedef void (*cd_direct_fn)(cd_direct_args);
 template <bool CONSTW> static cd_direct_fn cd_direct_kernel_of(int cfg) {
     switch (cfg) {
-    case 0: return cd_direct_kernel<2, 10, true, CONSTW>;
-    case 1: return cd_direct_kernel<4, 8, true, CONSTW>;
-    case 2: return cd_direct_kernel<2, 17, true, CONSTW>;
-    case 3: return cd_direct_kernel<1, 17, true, CONSTW>;
-    case 4: return cd_direct_kernel<2, 8, true, CONSTW>;
-    default: return cd_direct_kernel<2, 8, false, CONSTW>;
+    case 0: return cd_direct_kernel<2, 10, 1, CONSTW>;
+    case 1: return cd_direct_kernel<4, 8, 1, CONSTW>;
+    case 2: return cd_direct_kernel<2, 17, 1, CONSTW>;
+    case 3: return cd_direct_kernel<1, 17, 1, CONSTW>;
+    case 4: return cd_direct_kernel<2, 8, 1, CONSTW>;
+    case 5: return cd_direct_kernel<2, 8, 0, CONSTW>;
+    case 6: return cd_direct_kernel<2, 10, 2, CONSTW>;
+    case 7: return cd_direct_kernel<4, 8, 2, CONSTW>;
+    case 8: return cd_direct_kernel<2, 17, 2, CONSTW>;
+    default: return cd_direct_kernel<2, 8, 2, CONSTW>;
     }
 }
 
 struct cd_direct_plan {
     cd_direct_args a;
     cd_direct_fn fn;
-    int cfg, threads, blocks;
+    int cfg, threads, blocks, bps, warps_sm, conflicts; // blocks, warps per multiprocessor; bank conflict degree
     size_t smem;
     double eff; // useful outputs / thread slots spent
 };
 
-// Plans config cfg for shape g (with images ib per block step); false when it cannot run it.
-static bool cd_direct_plan_cfg(const cd_shape &g, bool constw, int cfg, int ib, cd_direct_plan *pl) {
+// The most lanes of a block's first warp whose window loads fall in one shared-memory bank at
+// different addresses, for plane width ws (the loads of one instruction differ by a constant).
+static int cd_direct_conflicts(const cd_direct_args &a, const cd_direct_cfg &cf, int ws) {
+    const int per_img = a.nb * a.ns;
+    const long img = (long)a.g.c * a.hs * ws;
+    long addr[32];
+    int na = 0, cnt[32] = {0}, most = 0;
+    for (int l = 0; l < 32 && l < a.ib * per_img; l++) {
+        int im = l / per_img, t = l % per_img, band = t / a.ns, seg = t % a.ns;
+        long ad = im * img + (long)band * cf.tp * a.g.sh * ws + (long)seg * cf.tq * a.g.sw;
+        bool seen = false;
+        for (int j = 0; j < na; j++) seen |= addr[j] == ad;
+        if (!seen) addr[na++] = ad, most = std::max(most, ++cnt[ad % 32]);
+    }
+    return most;
+}
+
+// Plans config cfg for shape g with ib images per block step, each thread taking `steps` items
+// per image step; false when it cannot run it. The plane width is padded against bank conflicts.
+static bool cd_direct_plan_cfg(const cd_shape &g, bool constw, int cfg, int ib, int steps, cd_direct_plan *pl) {
     const cd_direct_cfg &cf = cd_direct_cfgs[cfg];
     if (cf.win && (g.sw != 1 || g.s > CD_SMAX)) return false;
     if (g.pool > 1 && (cf.tp % g.pool || cf.tq % g.pool)) return false;
@@ -313,9 +423,12 @@ static bool cd_direct_plan_cfg(const cd_shape &g, bool constw, int cfg, int ib, 
     a.ns = cd_div_up(g.qe, cf.tq);
     a.ib = ib;
     a.hs = (a.nb * cf.tp - 1) * g.sh + g.r;
-    a.ws = (a.ns * cf.tq - 1) * g.sw + g.s;
-    if (cf.win) a.ws = a.ns * cf.tq + CD_SMAX - 1;
-    a.ws = cd_round_up(a.ws, 4);
+    int ws0 = cf.win ? a.ns * cf.tq + CD_SMAX - 1 : (a.ns * cf.tq - 1) * g.sw + g.s, best_c = 1 << 30;
+    for (int ws = ws0; ws < ws0 + 32; ws++) { // fewest conflicts; then 16-, then 8-byte rows; then narrowest
+        int c = 4 * cd_direct_conflicts(a, cf, ws) + (ws % 4 == 0 ? 0 : ws % 2 == 0 ? 1 : 2);
+        if (c < best_c) best_c = c, a.ws = ws;
+    }
+    pl->conflicts = best_c / 4;
     a.wfloats = constw ? 0 : cd_round_up(g.c * g.r * g.s * a.kp, 4);
     size_t smem = ((size_t)a.wfloats + 2 * (size_t)ib * g.c * a.hs * a.ws) * sizeof(float);
     cd_device d = cd_device_get();
@@ -328,40 +441,123 @@ static bool cd_direct_plan_cfg(const cd_shape &g, bool constw, int cfg, int ib, 
     }
     long items = (long)a.kg * ib * a.nb * a.ns;
     int maxt = fa.maxThreadsPerBlock / 32 * 32;
-    int threads = (int)(items < maxt ? cd_round_up((int)items, 32) : maxt);
+    long want = cd_round_up((int)cd_div_up((int)items, steps), 32);
+    int threads = (int)(want < maxt ? want : maxt);
+    if (steps > 1 && cd_div_up((int)items, threads) != steps) return false; // no such split
     int bps = cd_blocks_per_sm((const void *)fn, threads, smem);
     if (bps < 1) return false;
-    long steps = cd_div_up((int)items, threads);
+    long nsteps = cd_div_up((int)items, threads);
     pl->a = a;
     pl->fn = fn;
     pl->cfg = cfg;
     pl->threads = threads;
     pl->smem = smem;
+    pl->bps = bps;
+    pl->warps_sm = std::min(64, bps * threads / 32);
     int groups = cd_div_up(g.n, ib);
     pl->blocks = groups < d.sms * bps ? groups : d.sms * bps;
-    // slots: every block step runs `steps` passes of `threads`; the last group may be partial
+    // slots: every block step runs `nsteps` passes of `threads`; the last group may be partial
     double useful = (double)g.pe * g.qe * a.kg * g.n;
-    double spent = (double)groups * steps * threads * cf.tp * cf.tq;
+    double spent = (double)groups * nsteps * threads * cf.tp * cf.tq;
     pl->eff = useful / spent;
     return true;
 }
 
-// The best config for g (force_cfg >= 0: that one), trying 1 to 4 images per block step; a
-// config's score is its efficiency, a little more for bigger tiles (more reuse per load).
+// Milliseconds of f() on the device: one warm-up, then the best of three.
+template <class F> static double cd_time_ms(F f) {
+    cudaEvent_t e0, e1;
+    cudaEventCreate(&e0);
+    cudaEventCreate(&e1);
+    double best = 1e30;
+    for (int i = 0; i < 4; i++) {
+        cudaEventRecord(e0);
+        f();
+        cudaEventRecord(e1);
+        cudaEventSynchronize(e1);
+        float ms = 0;
+        cudaEventElapsedTime(&ms, e0, e1);
+        if (i > 0 && ms < best) best = ms;
+    }
+    cudaEventDestroy(e0);
+    cudaEventDestroy(e1);
+    if (cudaGetLastError() != cudaSuccess) return 1e30;
+    return best;
+}
+
+// Synthetic device buffers for timing candidate plans of g on n images (zeros: the kernels'
+// speed does not depend on the values); ok false when memory is short.
+struct cd_bench_bufs {
+    float *x, *w, *b, *y;
+    void *ws;
+    bool ok;
+};
+static cd_bench_bufs cd_bench_alloc(const cd_shape &g, int n) {
+    cd_bench_bufs t = {};
+    size_t nx = (size_t)n * g.c * g.h * g.w, nw = (size_t)g.k * g.c * g.r * g.s, ny = (size_t)n * g.k * g.p * g.q;
+    t.ok = cudaMalloc((void **)&t.x, nx * 4) == cudaSuccess && cudaMalloc((void **)&t.w, nw * 4) == cudaSuccess &&
+           cudaMalloc((void **)&t.b, g.k * 4) == cudaSuccess && cudaMalloc((void **)&t.y, ny * 4) == cudaSuccess &&
+           cudaMalloc(&t.ws, 16384 * 4) == cudaSuccess;
+    if (t.ok) t.ok = cudaMemset(t.x, 0, nx * 4) == cudaSuccess && cudaMemset(t.w, 0, nw * 4) == cudaSuccess &&
+                     cudaMemset(t.b, 0, g.k * 4) == cudaSuccess;
+    cudaGetLastError();
+    return t;
+}
+static void cd_bench_free(cd_bench_bufs &t) {
+    cudaFree(t.x), cudaFree(t.w), cudaFree(t.b), cudaFree(t.y), cudaFree(t.ws);
+    cudaGetLastError();
+}
+#define CD_BENCH_MIN_N 256  // smaller batches take the heuristic's choice
+#define CD_BENCH_N 1024     // candidates are timed on this many images (or the batch, if smaller)
+
+static void cd_direct_run(const cd_direct_plan &pl, const float *x, const float *w, const float *b, float *y, bool relu,
+                          void *ws);
+
+// The config for g (force_cfg >= 0: that one): for each thread tile the best of 1 to 4 images per
+// block step and 1 to 3 items per thread by a score (the fraction of thread slots that compute
+// wanted outputs, a little more for bigger tiles, less under 16 resident warps per multiprocessor
+// and for bank conflicts); then, for batches of CD_BENCH_MIN_N or more, the tiles' best are timed
+// on a synthetic batch and the fastest kept, as cuDNN's Find does.
 static bool cd_direct_plan_make(const cd_shape &g, bool constw, int force_cfg, cd_direct_plan *best) {
-    bool found = false;
-    double best_score = 0;
+    cd_direct_plan per_cfg[CD_DIRECT_NCFG];
+    double score[CD_DIRECT_NCFG];
+    int found = 0, top = -1;
     for (int cfg = 0; cfg < CD_DIRECT_NCFG; cfg++) {
+        score[cfg] = -1;
         if (force_cfg >= 0 && cfg != force_cfg) continue;
-        for (int ib = 1; ib <= 4; ib++) {
-            cd_direct_plan pl;
-            if (!cd_direct_plan_cfg(g, constw, cfg, ib, &pl)) continue;
-            const cd_direct_cfg &cf = cd_direct_cfgs[cfg];
-            double score = pl.eff * (1.0 + 0.004 * cf.tp * cf.tq) * (pl.smem <= 100 * 1024 ? 1.0 : 0.97);
-            if (!found || score > best_score + 1e-9) *best = pl, best_score = score, found = true;
+        for (int ib = 1; ib <= 4; ib++)
+            for (int steps = 1; steps <= 3; steps++) {
+                cd_direct_plan pl;
+                if (!cd_direct_plan_cfg(g, constw, cfg, ib, steps, &pl)) continue;
+                const cd_direct_cfg &cf = cd_direct_cfgs[cfg];
+                double sc = pl.eff * (1.0 + 0.004 * cf.tp * cf.tq) * sqrt(std::min(pl.warps_sm, 16) / 16.0) /
+                            (1.0 + 0.05 * (pl.conflicts - 1));
+                if (sc > score[cfg] + 1e-9) per_cfg[cfg] = pl, score[cfg] = sc;
+            }
+        if (score[cfg] >= 0) {
+            found++;
+            if (top < 0 || score[cfg] > score[top]) top = cfg;
         }
     }
-    return found;
+    if (!found) return false;
+    *best = per_cfg[top];
+    if (found == 1 || g.n < CD_BENCH_MIN_N) return true;
+    const int nb = std::min(g.n, CD_BENCH_N);
+    cd_shape gb = g;
+    gb.n = nb;
+    cd_bench_bufs t = cd_bench_alloc(gb, nb);
+    if (t.ok) {
+        double best_ms = 1e30;
+        for (int cfg = 0; cfg < CD_DIRECT_NCFG; cfg++) {
+            if (score[cfg] < 0 || score[cfg] < 0.6 * score[top]) continue; // hopeless ones are not timed
+            cd_direct_plan pl = per_cfg[cfg];
+            pl.a.g.n = nb;
+            pl.blocks = std::min(cd_div_up(nb, pl.a.ib), cd_device_get().sms * pl.bps);
+            double ms = cd_time_ms([&] { cd_direct_run(pl, t.x, t.w, t.b, t.y, true, t.ws); });
+            if (ms < best_ms) best_ms = ms, *best = per_cfg[cfg];
+        }
+    }
+    cd_bench_free(t);
+    return true;
 }
 
 // (K, C, R, S) -> (C, R, S, KP) for the constant-memory copy
@@ -755,13 +951,14 @@ typedef void (*cd_tc_fn)(cd_tc_args);
 struct cd_tc_plan {
     cd_tc_args a;
     cd_tc_fn fn;
-    int threads, blocks, nsplit;
+    int threads, blocks, bps, nsplit;
     size_t smem;
 };
 
 // Runs stride-1 layers with R, S <= 7, C <= 4 and K <= 16 whose staged image fits shared memory
 // twice; a fused pool of 2 or 4. split: bf16 with the filters split over two warps (tf32 always).
-static bool cd_tc_plan_make(const cd_shape &g, bool bf16, bool split, cd_tc_plan *pl) {
+// nw: warps per block (0: the count that spreads an image's tiles most evenly).
+static bool cd_tc_plan_make(const cd_shape &g, bool bf16, bool split, int nw, cd_tc_plan *pl) {
     if (g.sh != 1 || g.sw != 1 || g.r > CD_TC_RT || g.s > CD_TC_RT || g.c > 4 || g.k > 16) return false;
     if (g.pool != 1 && g.pool != 2 && g.pool != 4) return false;
     if (g.pe < 1 || g.qe < 1) return false;
@@ -793,11 +990,15 @@ static bool cd_tc_plan_make(const cd_shape &g, bool bf16, bool split, cd_tc_plan
     // warps per block: 4 to 8, a multiple of nsplit, spreading the tiles most evenly (fewer on ties)
     int best_nw = 0;
     double best_eff = 0;
-    for (int nw = 4; nw <= 8; nw++) {
-        if (nw % nsplit) continue;
-        int wpn = nw / nsplit, per = cd_div_up(a.ntiles, wpn);
+    for (int w = 4; w <= 8; w++) {
+        if (w % nsplit) continue;
+        int wpn = w / nsplit, per = cd_div_up(a.ntiles, wpn);
         double eff = (double)a.ntiles / ((double)wpn * per);
-        if (eff > best_eff + 1e-9) best_eff = eff, best_nw = nw;
+        if (eff > best_eff + 1e-9) best_eff = eff, best_nw = w;
+    }
+    if (nw) {
+        if (nw < 1 || nw > 8 || nw % nsplit) return false;
+        best_nw = nw;
     }
     a.nw = best_nw;
     int bps = cd_blocks_per_sm((const void *)fn, 32 * best_nw, smem);
@@ -807,6 +1008,7 @@ static bool cd_tc_plan_make(const cd_shape &g, bool bf16, bool split, cd_tc_plan
     pl->threads = 32 * best_nw;
     pl->nsplit = nsplit;
     pl->smem = smem;
+    pl->bps = bps;
     int most = cd_device_get().sms * bps;
     pl->blocks = g.n < most ? g.n : most;
     return true;
@@ -816,6 +1018,33 @@ static void cd_tc_run(const cd_tc_plan &pl, const float *x, const float *w, cons
     cd_tc_args a = pl.a;
     a.x = x, a.w = w, a.bias = b, a.y = y, a.g.relu = relu;
     pl.fn<<<pl.blocks, pl.threads, pl.smem>>>(a);
+}
+
+// The engine's choice: for batches of CD_BENCH_MIN_N or more, every split (bf16 with 16 filters)
+// and block size timed on a synthetic batch, the fastest kept; else split when not pooling (the
+// unsplit bf16 kernel spills a little in the plain epilogue) and the most even block size.
+static bool cd_tc_plan_best(const cd_shape &g, bool bf16, cd_tc_plan *best) {
+    if (!cd_tc_plan_make(g, bf16, bf16 && g.pool == 1, 0, best)) return false;
+    if (g.n < CD_BENCH_MIN_N) return true;
+    const int nb = std::min(g.n, CD_BENCH_N);
+    cd_shape gb = g;
+    gb.n = nb;
+    cd_bench_bufs t = cd_bench_alloc(gb, nb);
+    if (t.ok) {
+        double best_ms = 1e30;
+        for (int split = 0; split < (bf16 ? 2 : 1); split++)
+            for (int nw = 4; nw <= 8; nw++) {
+                cd_tc_plan pl;
+                if (!cd_tc_plan_make(g, bf16, split, nw, &pl)) continue;
+                cd_tc_plan run = pl;
+                run.a.g.n = nb;
+                run.blocks = std::min(nb, cd_device_get().sms * pl.bps);
+                double ms = cd_time_ms([&] { cd_tc_run(run, t.x, t.w, t.b, t.y, true); });
+                if (ms < best_ms) best_ms = ms, *best = pl;
+            }
+    }
+    cd_bench_free(t);
+    return true;
 }
 
 #endif
