@@ -112,6 +112,29 @@ if ratios:
     L.append('Worst five: ' + '; '.join(f'{n} {l} {t} {p} {x:.2f} ({a} vs {c})' for x, n, l, t, p, a, c in worst[-5:]))
     L.append('')
 
+# ---- ECE408 (seed 004): Op Time per conv layer at each batch size, test accuracy
+ece = {}
+for f in sorted(glob.glob(os.path.join(res, 'infer_ece408_*.json'))):
+    d = load(f)
+    if d: ece[os.path.basename(f)[13:-5]] = d
+if ece:
+    L.append('### ECE408 course network (seed 004): Op Time (ms, kernels only, summed over the test set) and accuracy\n')
+    L.append('| variant | batch | conv1 op | conv2 op | sum | conv1 layer | test accuracy | algorithms |')
+    L.append('|---|---|---|---|---|---|---|---|')
+    for tag, d in ece.items():
+        t = d['tables']
+        for b in t['batch sizes']:
+            conv = [r for r in t['conv layers'] if r['batch'] == b['batch']]
+            if len(conv) < 2: continue
+            L.append(f"| {tag} | {b['batch']} | {conv[0]['op_ms']:.3f} | {conv[1]['op_ms']:.3f} | {conv[0]['op_ms'] + conv[1]['op_ms']:.3f} | "
+                     f"{conv[0]['layer_ms']:.1f} | {b['test_accuracy']:.4f} | {', '.join(r.get('algo', '') for r in conv)} |")
+    L.append('')
+
+tl = os.path.join(res, 'test_line.txt')
+if os.path.exists(tl):
+    L.append(open(tl).read().strip())
+    L.append('')
+
 text = '\n'.join(L) + '\n'
 if out_path:
     open(out_path, 'w').write(text)
