@@ -1,0 +1,59 @@
+// A CPU stand-in for the CUDA runtime, enough to run convbench's simple kernels on the host
+// (dev/winograd_emu.sh): each block runs as blockDim host threads that meet at __syncthreads on a
+// std::barrier; blocks run one after another, so a function-static array serves as __shared__.
+// Launches `k<<<grid, block>>>(args)` are rewritten to emu_launch(grid, block, k, args) by the
+// script. Build it with -fsanitize=address to catch out-of-bounds reads and writes.
+#ifndef EMU_CUDA_RUNTIME_H
+#define EMU_CUDA_RUNTIME_H
+
+#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+#define __global__
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __launch_bounds__(...)
+#define __shared__ static
+#define __align__(n) __attribute__((aligned(n)))
+
+struct dim3 {
+    unsigned x, y, z;
+    dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+struct alignas(16) float4 { float x, y, z, w; };
+static inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+using std::max;
+using std::min;
+
+typedef int cudaError_t;
+typedef int cudaStream_t;
+enum { cudaSuccess = 0 };
+
+inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
+inline std::barrier<> *emu_bar;
+static inline void __syncthreads() { emu_bar->arrive_and_wait(); }
+
+template <class F, class... A> void emu_launch(dim3 grid, dim3 block, F f, A... args) {
+    unsigned nt = block.x * block.y * block.z;
+    std::barrier<> bar((std::ptrdiff_t)nt);
+    emu_bar = &bar;
+    for (unsigned bz = 0; bz < grid.z; bz++)
+        for (unsigned by = 0; by < grid.y; by++)
+            for (unsigned bx = 0; bx < grid.x; bx++) {
+                std::vector<std::thread> th;
+                for (unsigned t = 0; t < nt; t++)
+                    th.emplace_back([=] {
+                        threadIdx = dim3(t % block.x, t / block.x % block.y, t / (block.x * block.y));
+                        blockIdx = dim3(bx, by, bz), blockDim = block, gridDim = grid;
+                        f(args...);
+                    });
+                for (auto &x : th) x.join();
+            }
+}
+#endif
