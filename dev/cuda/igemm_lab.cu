@@ -186,17 +186,18 @@ static double nerr(const float *own_d, const double *ref_d, size_t n, bool relu)
 struct version {
     const char *name;
     cb_tc_kind kind;
-    int version, tile; // igemm_tc.cuh's cb_tc_cfg; version 0: the direct backward data
+    int version, tile; // igemm_tc.cuh's cb_tc_cfg (version 0: the engine's choice); -1: the direct backward data
     bool engine;       // what an engine algorithm runs (conv_igemm_tc.cu); the rest are for comparison
 };
 static const version versions[] = {
-    {"simt-v2", CB_TC_SIMT, 2, 0, true},  {"simt-v2-128", CB_TC_SIMT, 2, 1, false}, {"direct", CB_TC_SIMT, 0, 0, true},
-    {"tf32-v1", CB_TC_TF32, 1, 1, false}, {"tf32-v2", CB_TC_TF32, 2, 0, true},      {"tf32-v2-128", CB_TC_TF32, 2, 1, false},
-    {"bf16-v1", CB_TC_BF16, 1, 1, false}, {"bf16-v2", CB_TC_BF16, 2, 0, true},      {"bf16-v2-128", CB_TC_BF16, 2, 1, false},
+    {"simt", CB_TC_SIMT, 0, 0, true},        {"direct", CB_TC_SIMT, -1, 0, true},   {"tf32", CB_TC_TF32, 0, 0, true},
+    {"bf16", CB_TC_BF16, 0, 0, true},        {"simt-v2-128", CB_TC_SIMT, 2, 1, false}, {"tf32-v1", CB_TC_TF32, 1, 1, false},
+    {"tf32-v2", CB_TC_TF32, 2, 0, false},    {"tf32-v2-128", CB_TC_TF32, 2, 1, false}, {"bf16-v1", CB_TC_BF16, 1, 1, false},
+    {"bf16-v2", CB_TC_BF16, 2, 0, false},    {"bf16-v2-128", CB_TC_BF16, 2, 1, false},
 };
 enum { NV = sizeof versions / sizeof versions[0] };
 static const char *kind_name(cb_tc_kind k) { return k == CB_TC_SIMT ? "fp32" : k == CB_TC_TF32 ? "tf32" : "bf16"; }
-static bool version_runs(const version &v, int ph, const cb_conv_params &p) { return v.version != 0 || (ph == 1 && cb_conv_bwd_data_direct_supports(&p)); }
+static bool version_runs(const version &v, int ph, const cb_conv_params &p) { return v.version >= 0 || (ph == 1 && cb_conv_bwd_data_direct_supports(&p)); }
 static double tol_of(cb_tc_kind k) { return k == CB_TC_SIMT ? 1e-5 : k == CB_TC_TF32 ? 5e-3 : 1.5e-2; }
 
 struct bufs {
@@ -205,7 +206,7 @@ struct bufs {
 
 static void run_own(const version &v, int ph, const cb_conv_params &p, const bufs &B, bool relu) {
     cb_tc_cfg c = {v.kind, v.version, v.tile};
-    if (v.version == 0) cb_conv_bwd_data_direct(&p, B.dy, B.w, B.dx);
+    if (v.version < 0) cb_conv_bwd_data_direct(&p, B.dy, B.w, B.dx);
     else if (ph == 0) cb_tc_conv_forward(c, &p, B.x, B.w, B.b, B.y, relu);
     else if (ph == 1) cb_tc_conv_backward_data(c, &p, B.dy, B.w, B.dx);
     else cb_tc_conv_backward_filter(c, &p, B.x, B.dy, B.dw);

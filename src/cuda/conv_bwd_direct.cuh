@@ -33,6 +33,18 @@ __global__ void __launch_bounds__(256) cb_conv_bwd_data_direct_kernel(cb_conv_pa
 #pragma unroll
         for (int c = 0; c < CV * 4; c++) acc[j][c] = 0.f;
     float *ws = (float *)cb_ws4;
+    // strided: the first tap of each pixel's residue class and its output row / column (the taps
+    // of a class step by the stride, their outputs by one)
+    int r0 = 0, oh0 = 0, s0[TW], ow0[TW];
+    if (!STRIDE1) {
+        const int th = h + p.pad_top;
+        r0 = th % p.stride_h, oh0 = (th - r0) / p.stride_h;
+#pragma unroll
+        for (int j = 0; j < TW; j++) {
+            const int tw = w0 + j + p.pad_left;
+            s0[j] = tw % p.stride_w, ow0[j] = (tw - s0[j]) / p.stride_w;
+        }
+    }
 
     for (int k0 = 0; k0 < kg; k0 += kc) {
         const int kn = min(kc, kg - k0);
@@ -76,17 +88,14 @@ __global__ void __launch_bounds__(256) cb_conv_bwd_data_direct_kernel(cb_conv_pa
                     }
                 }
             } else {
+                for (int r = r0, oh = oh0; r < p.r; r += p.stride_h, oh--) {
+                    if (oh < 0) break;
+                    if (oh >= p.p) continue;
+                    const float *row = dyk + (long)oh * p.q;
+                    const float4 *wr = wk + r * p.s * CV;
 #pragma unroll
-                for (int j = 0; j < TW; j++) {
-                    const int th = h + p.pad_top, tw = w0 + j + p.pad_left;
-                    for (int r = th % p.stride_h; r < p.r; r += p.stride_h) {
-                        int oh = (th - r) / p.stride_h;
-                        if (oh < 0) break;
-                        if (oh >= p.p) continue;
-                        const float *row = dyk + (long)oh * p.q;
-                        const float4 *wr = wk + r * p.s * CV;
-                        for (int s = tw % p.stride_w; s < p.s; s += p.stride_w) {
-                            int ow = (tw - s) / p.stride_w;
+                    for (int j = 0; j < TW; j++)
+                        for (int s = s0[j], ow = ow0[j]; s < p.s; s += p.stride_w, ow--) {
                             if (ow < 0) break;
                             if (ow >= p.q) continue;
                             float d = __ldg(row + ow);
@@ -99,7 +108,6 @@ __global__ void __launch_bounds__(256) cb_conv_bwd_data_direct_kernel(cb_conv_pa
                                 acc[j][v * 4 + 3] = fmaf(wv.w, d, acc[j][v * 4 + 3]);
                             }
                         }
-                    }
                 }
             }
         }

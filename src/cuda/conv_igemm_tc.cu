@@ -13,8 +13,8 @@ static bool supports(const cb_conv_params *p, cb_phase ph) {
     return (long)p->n * p->c * p->h * p->w < lim && (long)p->n * p->k * p->p * p->q < lim && p->r < CB_GATHER_OFF;
 }
 
-// the configuration each algorithm runs (dev/cuda/igemm_lab.cu times the alternatives)
-template <cb_tc_kind KIND> static cb_tc_cfg cfg() { return cb_tc_cfg{KIND, 2, 0}; }
+// the engine's configuration of each kind (cb_tc_resolve; dev/cuda/igemm_lab.cu times the alternatives)
+template <cb_tc_kind KIND> static cb_tc_cfg cfg() { return cb_tc_cfg{KIND, 0, 0}; }
 
 template <cb_tc_kind KIND> static void forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
     cb_tc_conv_forward(cfg<KIND>(), p, x, w, b, y, relu);
@@ -38,13 +38,13 @@ extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_simt128 = {
 
 extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_tf32 = {
     "igemm-tf32", CB_PREC_TF32,
-    "implicit GEMM on tensor cores, mma.sync tf32, 128x128 (or 64x256, 256x64) x16 tiles, cp.async 4 stages, fp32 accumulation",
+    "implicit GEMM on tensor cores, mma.sync tf32, 128x128 (or 64x256, 256x64) x16 tiles, cp.async 4 stages (backward filter: register-staged 128x128 unless K/g <= 64), fp32 accumulation",
     supports, NULL, forward<CB_TC_TF32>, backward_data<CB_TC_TF32>, backward_filter<CB_TC_TF32>,
 };
 
 extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_bf16 = {
     "igemm-bf16", CB_PREC_BF16,
-    "implicit GEMM on tensor cores, mma.sync bf16, 128x128 (or 64x256, 256x64) x16 tiles, cp.async, fp32 accumulation",
+    "implicit GEMM on tensor cores, mma.sync bf16, 128x128 (or 64x256, 256x64) x16 tiles, cp.async 4 stages (backward filter: register-staged 128x128 unless K/g <= 64), fp32 accumulation",
     supports, NULL, forward<CB_TC_BF16>, backward_data<CB_TC_BF16>, backward_filter<CB_TC_BF16>,
 };
 

@@ -414,7 +414,8 @@ __global__ void __launch_bounds__(CB_TC_NT, 2) cb_igemm_simt_kernel(Op op, int M
 typedef enum cb_tc_kind { CB_TC_SIMT, CB_TC_TF32, CB_TC_BF16 } cb_tc_kind;
 
 // a kernel configuration: v1 (register-staged 128x128, tensor cores only) or v2 (cp.async) with
-// tile 0 = chosen from the shape, 1 = 128x128, 2 = 64x256, 3 = 256x64
+// tile 0 = chosen from the shape, 1 = 128x128, 2 = 64x256, 3 = 256x64; version 0 = what the engine
+// runs (cb_tc_resolve)
 typedef struct cb_tc_cfg {
     cb_tc_kind kind;
     int version, tile;
@@ -502,7 +503,14 @@ template <class Op> static void cb_tc_launch(const Op &op, cb_tc_cfg c, int M, i
 
 // ---- the three phases (what conv_igemm_tc.cu registers and the lab times) ----------------------
 
-static inline cb_tc_cfg cb_tc_resolve(cb_tc_cfg c, int M, int N) {
+// version 0: v2 with the tile picked from the shape, except the backward filter on tensor cores,
+// which runs v1 unless the shape picks the 256x64 tile (K/g <= 64): there bf16 v1 took 0.72-0.84 of
+// v2's time and tf32 v1 0.85-1.01 (the lab on the H200, docs/results/2026-11-21-own-conv-h200.md)
+static inline cb_tc_cfg cb_tc_resolve(cb_tc_cfg c, int M, int N, bool bwd_filter) {
+    if (c.version == 0) {
+        c.version = c.kind != CB_TC_SIMT && bwd_filter && cb_tc_pick_tile(M, N) != 3 ? 1 : 2;
+        c.tile = 0;
+    }
     if (c.version == 1) c.tile = 1;
     else if (c.tile == 0) c.tile = cb_tc_pick_tile(M, N);
     return c;
@@ -514,13 +522,13 @@ static inline void cb_tc_conv_forward(cb_tc_cfg c, const cb_conv_params *p, cons
     op.G = cb_conv_geom_make(p);
     op.x = x, op.w = w, op.bias = b, op.y = y, op.relu = relu;
     int M = op.G.kg, N = p->n * op.G.pq, K = op.G.cg * op.G.rs;
-    cb_tc_launch(op, cb_tc_resolve(c, M, N), M, N, K, p->groups, 1, K);
+    cb_tc_launch(op, cb_tc_resolve(c, M, N, false), M, N, K, p->groups, 1, K);
 }
 
 static inline void cb_tc_conv_backward_data(cb_tc_cfg c, const cb_conv_params *p, const float *dy, const float *w, float *dx) {
     cb_conv_geom G = cb_conv_geom_make(p);
     int M = G.cg, N = p->n * G.hw, K = G.kg * G.rs;
-    c = cb_tc_resolve(c, M, N);
+    c = cb_tc_resolve(c, M, N, false);
     if (p->stride_h == 1 && p->stride_w == 1) {
         cb_conv_bwd_data_gather<false> op;
         op.G = G, op.dy = dy, op.w = w, op.dx = dx;
@@ -538,7 +546,7 @@ static inline void cb_tc_conv_backward_filter(cb_tc_cfg c, const cb_conv_params 
     op.G = cb_conv_geom_make(p);
     op.x = x, op.dy = dy, op.dw = dw;
     int M = op.G.cg * op.G.rs, N = op.G.kg, K = p->n * op.G.pq, kchunk, bm, bn;
-    c = cb_tc_resolve(c, M, N);
+    c = cb_tc_resolve(c, M, N, true);
     cb_tc_tile_dims(c.tile, &bm, &bn);
     long tiles = (long)((M + bm - 1) / bm) * ((N + bn - 1) / bn) * p->groups;
     int splits = cb_tc_splits(tiles, K, 4, 512, &kchunk);
