@@ -52,38 +52,96 @@ __device__ __forceinline__ void wino_input_tile(const float (&d)[4][4], float (&
     }
 }
 
-// Input patches of x (N, Ctot, H, W), channels [c0, c0 + C), images [n0, n0 + T / tpi): tile t of
-// the chunk is image t / (th*tw), tile row and column (ty, tx), patch origin (2ty - pt, 2tx - pl).
-// T_ROWS false: V[xi][c][t], ld = r4(T) (the forward's B operand, threads along t: coalesced)
-// T_ROWS true:  V[xi][t][c], ld = r4(C) (the filter gradient's B operand)
-template <bool T_ROWS>
+// the transformed 4x4 input patch at (h0, w0) of one plane xp (H, W), zeros outside it
+__device__ __forceinline__ void wino_input_patch(const float *xp, int H, int W, int h0, int w0, float (&v)[16]) {
+    float d[4][4];
+#pragma unroll
+    for (int a = 0; a < 4; a++)
+#pragma unroll
+        for (int b = 0; b < 4; b++) {
+            int h = h0 + a, w = w0 + b;
+            d[a][b] = h >= 0 && h < H && w >= 0 && w < W ? xp[(size_t)h * W + w] : 0.f;
+        }
+    wino_input_tile(d, v);
+}
+
+// A d A^T, A = [1 0; 1 1; 1 -1; 0 -1], of the 2x2 output tile at (p0, q0) of one plane dp (P, Q),
+// zeros past P and Q
+__device__ __forceinline__ void wino_dy_patch(const float *dp, int P, int Q, int p0, int q0, float (&v)[16]) {
+    float d[2][2], u[4][2];
+#pragma unroll
+    for (int a = 0; a < 2; a++)
+#pragma unroll
+        for (int b = 0; b < 2; b++) {
+            int p = p0 + a, q = q0 + b;
+            d[a][b] = p < P && q < Q ? dp[(size_t)p * Q + q] : 0.f;
+        }
+#pragma unroll
+    for (int b = 0; b < 2; b++) {
+        u[0][b] = d[0][b];
+        u[1][b] = d[0][b] + d[1][b];
+        u[2][b] = d[0][b] - d[1][b];
+        u[3][b] = -d[1][b];
+    }
+#pragma unroll
+    for (int a = 0; a < 4; a++) {
+        v[a * 4 + 0] = u[a][0];
+        v[a * 4 + 1] = u[a][0] + u[a][1];
+        v[a * 4 + 2] = u[a][0] - u[a][1];
+        v[a * 4 + 3] = -u[a][1];
+    }
+}
+
+// V[xi][c][t] (ld = r4(T)): the input patches of x (N, Ctot, H, W), channels [c0, c0 + C), of the
+// chunk's images [n0, n0 + T / tpi): tile t is image t / (th*tw), tile row and column (ty, tx),
+// patch origin (2ty - pt, 2tx - pl); threads along t. The forward's B operand.
 __global__ void wino_input_kernel(const float *x, int ctot, int c0, int C, int H, int W, int n0, int th, int tw, int T,
                                   int pt, int pl, float *V, int ld) {
-    const size_t total = T_ROWS ? (size_t)T * ld : (size_t)C * ld, sxi = total;
+    const size_t total = (size_t)C * ld;
     CB_FOR(i, total) {
-        int c, t;
-        if (T_ROWS) t = (int)(i / ld), c = (int)(i % ld);
-        else c = (int)(i / ld), t = (int)(i % ld);
+        int c = (int)(i / ld), t = (int)(i % ld);
         float v[16];
-        if (t < T && c < C) {
+        if (t < T) {
             int n = t / (th * tw), r = t - n * (th * tw), ty = r / tw, tx = r - ty * tw;
-            int h0 = 2 * ty - pt, w0 = 2 * tx - pl;
-            const float *xp = x + ((size_t)(n0 + n) * ctot + c0 + c) * H * W;
-            float d[4][4];
-#pragma unroll
-            for (int a = 0; a < 4; a++)
-#pragma unroll
-                for (int b = 0; b < 4; b++) {
-                    int h = h0 + a, w = w0 + b;
-                    d[a][b] = h >= 0 && h < H && w >= 0 && w < W ? xp[(size_t)h * W + w] : 0.f;
-                }
-            wino_input_tile(d, v);
+            wino_input_patch(x + ((size_t)(n0 + n) * ctot + c0 + c) * H * W, H, W, 2 * ty - pt, 2 * tx - pl, v);
         } else {
 #pragma unroll
             for (int e = 0; e < 16; e++) v[e] = 0.f;
         }
 #pragma unroll
-        for (int e = 0; e < 16; e++) V[e * sxi + i] = v[e];
+        for (int e = 0; e < 16; e++) V[e * total + i] = v[e];
+    }
+}
+
+// The filter gradient's operands, tile-major: V[xi][t][c] (ld = r4(C)) of the input patches as
+// above, or with DY, D[xi][t][k] of dy's 2x2 output tiles (src (N, Ctot, P, Q), origin (2ty, 2tx),
+// no pads). A block takes 16 tiles x 32 channels: transformed by threads along the tiles (reads
+// along image rows), transposed through shared memory, written along the channels.
+template <bool DY>
+__global__ void __launch_bounds__(256) wino_rows_kernel(const float *src, int ctot, int c0, int C, int H, int W, int n0,
+                                                        int th, int tw, int T, int pt, int pl, float *V, int ld) {
+    __shared__ float s[16][32][17];
+    const int t0 = blockIdx.x * 16, cb = blockIdx.y * 32;
+    const size_t sxi = (size_t)T * ld;
+    for (int j = threadIdx.x; j < 16 * 32; j += blockDim.x) {
+        int tl = j % 16, cl = j / 16, t = t0 + tl, c = cb + cl;
+        float v[16];
+        if (t < T && c < C) {
+            int n = t / (th * tw), r = t - n * (th * tw), ty = r / tw, tx = r - ty * tw;
+            const float *sp = src + ((size_t)(n0 + n) * ctot + c0 + c) * H * W;
+            if (DY) wino_dy_patch(sp, H, W, 2 * ty, 2 * tx, v);
+            else wino_input_patch(sp, H, W, 2 * ty - pt, 2 * tx - pl, v);
+        } else {
+#pragma unroll
+            for (int e = 0; e < 16; e++) v[e] = 0.f;
+        }
+#pragma unroll
+        for (int e = 0; e < 16; e++) s[e][cl][tl] = v[e];
+    }
+    __syncthreads();
+    for (int j = threadIdx.x; j < 16 * 16 * 32; j += blockDim.x) {
+        int e = j / 512, cl = j % 32, tl = j / 32 % 16, t = t0 + tl, c = cb + cl;
+        if (t < T && c < ld) V[e * sxi + (size_t)t * ld + c] = s[e][cl][tl];
     }
 }
 
@@ -153,48 +211,6 @@ __global__ void wino_output_kernel(const float *M, int K, int T, int ld, int th,
                 if (p < P && q < Q) yp[(size_t)p * Q + q] = relu ? fmaxf(o[b], 0.f) : o[b];
             }
         }
-    }
-}
-
-// D[xi][t][k] = A d A^T (ld = r4(K)) of the 2x2 output tiles d of dy (N, Ktot, P, Q), channels
-// [k0, k0 + K), zeros past P and Q; A = [1 0; 1 1; 1 -1; 0 -1]
-__global__ void wino_dy_kernel(const float *dy, int ktot, int k0, int K, int P, int Q, int n0, int th, int tw, int T,
-                               float *D, int ld) {
-    const size_t total = (size_t)T * ld;
-    CB_FOR(i, total) {
-        int t = (int)(i / ld), k = (int)(i % ld);
-        float v[16];
-        if (k < K) {
-            int n = t / (th * tw), r = t - n * (th * tw), ty = r / tw, tx = r - ty * tw;
-            const float *dp = dy + ((size_t)(n0 + n) * ktot + k0 + k) * P * Q;
-            float d[2][2], u[4][2];
-#pragma unroll
-            for (int a = 0; a < 2; a++)
-#pragma unroll
-                for (int b = 0; b < 2; b++) {
-                    int p = 2 * ty + a, q = 2 * tx + b;
-                    d[a][b] = p < P && q < Q ? dp[(size_t)p * Q + q] : 0.f;
-                }
-#pragma unroll
-            for (int b = 0; b < 2; b++) {
-                u[0][b] = d[0][b];
-                u[1][b] = d[0][b] + d[1][b];
-                u[2][b] = d[0][b] - d[1][b];
-                u[3][b] = -d[1][b];
-            }
-#pragma unroll
-            for (int a = 0; a < 4; a++) {
-                v[a * 4 + 0] = u[a][0];
-                v[a * 4 + 1] = u[a][0] + u[a][1];
-                v[a * 4 + 2] = u[a][0] - u[a][1];
-                v[a * 4 + 3] = -u[a][1];
-            }
-        } else {
-#pragma unroll
-            for (int e = 0; e < 16; e++) v[e] = 0.f;
-        }
-#pragma unroll
-        for (int e = 0; e < 16; e++) D[e * total + i] = v[e];
     }
 }
 
@@ -426,8 +442,8 @@ static void wino_conv(const wino_plan *w, const float *src, const float *wt, boo
         for (int n0 = 0; n0 < w->n; n0 += w->nb) {
             const int T = (w->n - n0 < w->nb ? w->n - n0 : w->nb) * w->tpi, ldt = (int)r4(T);
             const size_t vfl = (size_t)w->cin * ldt;
-            wino_input_kernel<false><<<cb_blocks(vfl, 256), 256>>>(src, w->groups * w->cin, g * w->cin, w->cin, w->h, w->w,
-                                                                   n0, w->th, w->tw, T, w->pt, w->pl, V, ldt);
+            wino_input_kernel<<<cb_blocks(vfl, 256), 256>>>(src, w->groups * w->cin, g * w->cin, w->cin, w->h, w->w, n0,
+                                                             w->th, w->tw, T, w->pt, w->pl, V, ldt);
             wino_gemm gm = {U, V, M, w->k, T, w->cin, ldu, ldt, ldt, w->cin, ufl, vfl, (size_t)w->k * ldt, 0, false, false};
             wino_gemm_launch(gm, 1);
             const size_t ofl = (size_t)w->k * T;
@@ -459,9 +475,11 @@ static void backward_filter(const cb_conv_params *p, const float *x, const float
         for (int n0 = 0; n0 < w.n; n0 += w.nb) {
             const int T = (w.n - n0 < w.nb ? w.n - n0 : w.nb) * w.tpi;
             const size_t vfl = (size_t)T * ldc, dfl = (size_t)T * ldk;
-            wino_input_kernel<true><<<cb_blocks(vfl, 256), 256>>>(x, w.groups * w.cin, g * w.cin, w.cin, w.h, w.w, n0, w.th,
-                                                                  w.tw, T, w.pt, w.pl, V, ldc);
-            wino_dy_kernel<<<cb_blocks(dfl, 256), 256>>>(dy, w.groups * w.k, g * w.k, w.k, w.p, w.q, n0, w.th, w.tw, T, D, ldk);
+            const unsigned tb = (unsigned)((T + 15) / 16);
+            wino_rows_kernel<false><<<dim3(tb, (unsigned)((ldc + 31) / 32)), 256>>>(x, w.groups * w.cin, g * w.cin, w.cin, w.h,
+                                                                                  w.w, n0, w.th, w.tw, T, w.pt, w.pl, V, ldc);
+            wino_rows_kernel<true><<<dim3(tb, (unsigned)((ldk + 31) / 32)), 256>>>(dy, w.groups * w.k, g * w.k, w.k, w.p, w.q,
+                                                                                 n0, w.th, w.tw, T, 0, 0, D, ldk);
             const int kchunk = (int)(((T + w.splits - 1) / w.splits + 7) / 8 * 8);
             wino_gemm gm = {D, V, dU, w.k, w.cin, T, ldk, ldc, w.cin, kchunk, dfl, vfl, (size_t)w.k * w.cin, slice, n0 > 0, false};
             wino_gemm_launch(gm, w.splits);
