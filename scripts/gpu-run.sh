@@ -39,26 +39,44 @@ grep -E 'warning|error' "$RES/build.log" | grep -v poison64 | sort -u | head -10
 for part in $parts; do
 case $part in
 check)
-    stamp "test_gpu"
-    timeout ${TEST_S:-240} $B/tests/test_gpu >"$RES/test_gpu.log" 2>&1
-    echo "test_gpu rc=$?"
-    grep -E '^FAIL' "$RES/test_gpu.log" | head -20
-    TEST_LINE=$(grep -E '^[0-9]+ passed' "$RES/test_gpu.log" | tail -1)
-    echo "test_gpu: $TEST_LINE" | tee "$RES/test_line.txt"
+    # correctness in parallel processes (16 cores; the float64 references run on the CPU): the
+    # full suite split in parts, compute-sanitizer memcheck and racecheck; timing comes after
+    stamp "test_gpu (parts in parallel) + compute-sanitizer memcheck and racecheck"
+    ALGOS=$($CB algos --format csv --quiet | tail -n +2 | cut -d, -f1)
+    set -- $ALGOS
+    g=0; groups=("" "" "" "")
+    for a in "$@"; do groups[$g]="${groups[$g]:+${groups[$g]},}$a"; g=$(( (g + 1) % 4 )); done
+    pids=()
+    for g in 0 1 2 3; do
+        [ -n "${groups[$g]}" ] || continue
+        CB_TEST_ALGOS="${groups[$g]}" timeout ${TEST_S:-300} $B/tests/test_gpu --part own >"$RES/test_gpu_own$g.log" 2>&1 & pids+=($!)
+    done
+    timeout ${TEST_S:-300} $B/tests/test_gpu --part rest >"$RES/test_gpu_rest.log" 2>&1 & pids+=($!)
     if [ -z "${SKIP_SANITIZERS:-}" ]; then
         for be in cuda-small cudnn-small; do
-            stamp "compute-sanitizer memcheck, test_gpu --backends $be"
-            timeout ${SAN_S:-100} compute-sanitizer --tool memcheck --print-limit 20 $B/tests/test_gpu --backends $be \
-                >"$RES/memcheck_$be.log" 2>&1
-            echo "rc=$? $(grep -E 'ERROR SUMMARY|passed' "$RES/memcheck_$be.log" | tr '\n' ' ')"
-            grep -E '^=========' "$RES/memcheck_$be.log" | grep -v SUMMARY | head -8
+            timeout ${SAN_S:-300} compute-sanitizer --tool memcheck --print-limit 20 $B/tests/test_gpu --backends $be \
+                >"$RES/memcheck_$be.log" 2>&1 & pids+=($!)
         done
-        stamp "compute-sanitizer racecheck, test_gpu --backends cuda-small"
-        timeout ${RACE_S:-150} compute-sanitizer --tool racecheck --print-limit 20 $B/tests/test_gpu --backends cuda-small \
-            >"$RES/racecheck.log" 2>&1
-        echo "rc=$? $(grep -E 'RACECHECK SUMMARY|ERROR SUMMARY|passed' "$RES/racecheck.log" | tr '\n' ' ')"
-        grep -E '^=========' "$RES/racecheck.log" | grep -v SUMMARY | head -8
+        for g in 0 1; do # racecheck is the slowest: two halves of the algorithms
+            h="${groups[$g]},${groups[$((g + 2))]}"
+            CB_TEST_ALGOS="$h" timeout ${RACE_S:-300} compute-sanitizer --tool racecheck --print-limit 20 $B/tests/test_gpu \
+                --backends cuda-small >"$RES/racecheck$g.log" 2>&1 & pids+=($!)
+        done
     fi
+    for p in "${pids[@]}"; do wait $p; done
+    P=0 F=0 S=0
+    for f in "$RES"/test_gpu_*.log; do
+        line=$(grep -E '^[0-9]+ passed' "$f" | tail -1)
+        [ -n "$line" ] || { echo "$(basename $f): no result line (timed out or crashed): $(tail -2 $f | tr '\n' ' ')"; F=$((F + 1)); continue; }
+        set -- $line; P=$((P + $1)) F=$((F + $3)) S=$((S + $5))
+        grep -E '^FAIL' "$f" | head -10
+    done
+    echo "test_gpu: $P passed, $F failed, $S skipped (own algorithms: $(echo $ALGOS | tr ' ' ','))" | tee "$RES/test_line.txt"
+    for f in "$RES"/memcheck_*.log "$RES"/racecheck*.log; do
+        [ -f "$f" ] || continue
+        echo "$(basename $f): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed' "$f" | tr '\n' ' ')" | tee -a "$RES/test_line.txt"
+        grep -E '^=========' "$f" | grep -v SUMMARY | head -6
+    done
     stamp "ECE408 lab: own kernels against cuDNN, batch 10000"
     [ -x $LAB ] && timeout 100 $LAB 10000 >"$RES/ece408_lab.txt" 2>&1; echo "lab rc=$?"
     grep -E '^FAIL' "$RES/ece408_lab.txt" | head

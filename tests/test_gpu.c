@@ -396,7 +396,15 @@ static void network_case(const char *backend, cb_precision prec) {
 }
 
 int main(int argc, char **argv) {
+    // --backends B[-small]: one backend in fp32 (for compute-sanitizer); --part own|rest: the full
+    // run's own-algorithm cases ($CB_TEST_ALGOS picks which) or everything else, so that a GPU
+    // machine can run the full suite as parallel processes
     const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
+    const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
+    if (part && strcmp(part, "own") && strcmp(part, "rest")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own or rest\n", part);
+        return 2;
+    }
     rng_state = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL | 1;
     printf("test_gpu: seed %llu\n", (unsigned long long)rng_state);
     if (only && strcmp(only, "cpu") == 0) {
@@ -421,7 +429,8 @@ int main(int argc, char **argv) {
             layer_cases_rest(be, CB_PREC_FP32);
             if (!small_only) network_case(be, CB_PREC_FP32);
         } else {
-            own_algo_cases(false);
+            if (!part || !strcmp(part, "own")) own_algo_cases(false);
+            if (part && !strcmp(part, "own")) goto done;
             pool_fusion_cases();
             layer_cases_rest("cuda", CB_PREC_FP32);
             network_case("cuda", CB_PREC_FP32);
@@ -439,6 +448,9 @@ int main(int argc, char **argv) {
         }
 #endif
     }
+#ifdef CB_HAVE_CUDA
+done:
+#endif
     printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;
 }
