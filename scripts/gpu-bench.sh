@@ -18,18 +18,24 @@ sections=${*:-nets layers profiles peer}
 
 NETS="alexnet:128 overfeat-fast:128 vgg-a:64 googlenet:128 vgg16:16"
 PRECS=${PRECS:-fp32 tf32 bf16}
-stamp() { echo "== $(date -u +%T) $*"; }
+NET_BACKENDS=${NET_BACKENDS:-auto cudnn cuda}
+PEER_LAYERS=${PEER_LAYERS-L1,L2,L3,L4,L5}
+DEADLINE=${DEADLINE:-100000} # seconds: later runs are skipped (a device call has a hard limit)
+start=$SECONDS
+stamp() { echo "== $(date -u +%T) (+$((SECONDS - start)) s) $*"; }
+late() { [ $((SECONDS - start)) -ge "$DEADLINE" ] && { echo "skip (past ${DEADLINE} s): $*"; return 0; }; return 1; }
 
 for sec in $sections; do
 case $sec in
 nets)
     for prec in $PRECS; do
-        for be in auto cudnn cuda; do
+        for be in $NET_BACKENDS; do
             [ "$be" = cudnn ] && [ "$prec" = bf16 ] && continue # cudnn's bf16 is its tf32 here
             for nb in $NETS; do
                 net=${nb%%:*} batch=${nb##*:}
                 extra="--no-criterion"
                 [ "$net" = vgg16 ] && extra="--no-criterion --update"
+                late "fullpass $net $be $prec" && continue
                 stamp "fullpass $net b$batch $be $prec"
                 timeout 120 $CB fullpass $net --batch $batch --backend $be --precision $prec --no-data-grad $extra \
                     --warmup 3 --iters $ITERS --format json --quiet --output "$RES/fullpass_${net}_${be}_${prec}.json" \
@@ -39,6 +45,7 @@ nets)
     done ;;
 layers)
     for prec in $PRECS; do
+        late "layers $prec" && continue
         stamp "layers $prec"
         timeout 180 $CB layers --backend cuda,cudnn --precision $prec --warmup 2 --iters $ITERS --format json --quiet \
             --output "$RES/layers_${prec}.json" || echo "layers $prec failed"
@@ -47,6 +54,7 @@ profiles)
     for prec in $PRECS; do
         for nb in $NETS; do
             net=${nb%%:*} batch=${nb##*:}
+            late "profile $net $prec" && continue
             stamp "profile $net b$batch $prec"
             timeout 150 $CB profile $net --batch $batch --backend cuda,cudnn --precision $prec --direction all \
                 --warmup 1 --iters 5 --format json --quiet --output "$RES/profile_${net}_${prec}.json" \
@@ -54,9 +62,11 @@ profiles)
         done
     done ;;
 peer)
+    late "peer" && continue
     stamp "PyTorch peer"
-    PYTHONUNBUFFERED=1 timeout 300 python3 bench/peer_pytorch.py "$RES/peer.json" \
-        --nets alexnet,overfeat,vgg_a,googlenet,vgg16-train --modes fp32,tf32,bf16 --layouts nchw,nhwc 2>&1 | tail -3 ;;
+    PYTHONUNBUFFERED=1 timeout ${PEER_S:-300} python3 bench/peer_pytorch.py "$RES/peer.json" --layers "$PEER_LAYERS" \
+        --nets alexnet,overfeat,vgg_a,googlenet,vgg16-train --modes fp32,tf32,bf16 --layouts nchw,nhwc 2>&1 \
+        | tee "$RES/peer.out" | tail -3 ;; # peer.out keeps each result line should the run be cut short
 *) echo "gpu-bench: unknown section '$sec' (nets, layers, profiles, peer)"; exit 2 ;;
 esac
 done

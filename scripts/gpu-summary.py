@@ -21,7 +21,13 @@ def gmean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float('nan')
 
 
-peer = load(os.path.join(res, 'peer.json')) or []
+peer = load(os.path.join(res, 'peer.json'))
+if peer is None:  # a run cut short: the result lines it printed
+    peer = []
+    for line in open(os.path.join(res, 'peer.out')) if os.path.exists(os.path.join(res, 'peer.out')) else []:
+        if line.startswith('{'):
+            try: peer.append(json.loads(line))
+            except ValueError: pass
 PEER_NET = {'alexnet': 'alexnet', 'overfeat-fast': 'overfeat', 'vgg-a': 'vgg_a', 'googlenet': 'googlenet', 'vgg16': 'vgg16'}
 
 
