@@ -32,8 +32,9 @@ COMMIT_ARG=${CB_COMMIT:+COMMIT=$CB_COMMIT}
 LAB=/tmp/ece408_lab
 (nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude dev/cuda/ece408_lab.cu -o $LAB -lcudnn \
     >"$RES/lab_build.log" 2>&1 || echo "ece408 lab build failed") &
+labpid=$! # wait for it alone: a bare `wait` would also wait for the tee above, forever
 make -j16 BUILD=$B $COMMIT_ARG all >"$RES/build.log" 2>&1 || { echo "build failed:"; tail -30 "$RES/build.log"; exit 1; }
-wait
+wait $labpid
 grep -E 'warning|error' "$RES/build.log" | grep -v poison64 | sort -u | head -10
 
 for part in $parts; do

@@ -97,7 +97,7 @@ for f in sorted(glob.glob(os.path.join(res, 'profile_*.json'))):
             alg = r.get('cuda_alg') or ''
             if r['layer'] == 'Sum' or not alg.startswith(('igemm', 'direct', 'unroll', 'wino', 'fft')) and 'own' not in alg:
                 continue
-            if 'SGEMM' in alg: continue
+            if 'SGEMM' in alg or 'cublas' in (r.get('cudnn_alg') or ''): continue  # fully connected layers: not convolutions
             o, c = r.get('cuda_ms'), r.get('cudnn_ms')
             if not o or not c or o <= 0 or c <= 0: continue
             ratios.setdefault((prec, tab), []).append(o / c)
