@@ -7,6 +7,7 @@
 //     the calibration grid; each algorithm's time is fitted (src/model/fit.c) and the entry keeps
 //     the samples, so --refit FILE redoes the fit without a GPU.
 #include "model_cli.h"
+#include "core/net.h"
 #include "bench/stats.h"
 #include "cpu/kernels.h"
 #ifdef CB_HAVE_CUDA
@@ -190,16 +191,9 @@ static int finish_gpu(const char *save, cb_device *d, const cb_cal_sample *s, in
 }
 
 static cJSON *load_json(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *text = len >= 0 ? malloc((size_t)len + 1) : NULL;
-    bool ok = text && fread(text, 1, (size_t)len, f) == (size_t)len;
-    fclose(f);
-    cJSON *root = NULL;
-    if (ok) text[len] = 0, root = cJSON_Parse(text);
+    cb_error err = {0};
+    char *text = cb_read_text(path, &err);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
     free(text);
     return root;
 }

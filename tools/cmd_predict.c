@@ -2,6 +2,7 @@
 // backward-filter with the algorithm assumed and the bound, totals for a training step; or,
 // with --paleo, Paleo's uncalibrated method; with --measure, predicted vs measured.
 #include "model_cli.h"
+#include "core/net.h"
 
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -29,22 +30,11 @@ static bool kind_selected(const char *kinds, cb_op op) {
     return false;
 }
 
-static char *slurp(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *b = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (b && fread(b, 1, (size_t)n, f) == (size_t)n) b[n] = 0;
-    else free(b), b = NULL;
-    fclose(f);
-    return b;
-}
 
 // One `convbench profile --format json` document: its direction and each layer's <backend>_ms.
 static int load_measure(const char *path, const cb_net *net, measured *m) {
-    char *text = slurp(path);
+    cb_error err = {0};
+    char *text = cb_read_text(path, &err);
     if (!text) return cli_usage_error(&cmd_predict, "--measure: cannot read '%s'", path);
     cJSON *root = cJSON_Parse(text);
     free(text);

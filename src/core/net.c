@@ -34,6 +34,26 @@ cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *l
     return st;
 }
 
+char *cb_read_text(const char *path, cb_error *err) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        cb_fail(err, CB_STATUS_IO, path, NULL, "cannot open");
+        return NULL;
+    }
+    char *buf = NULL;
+    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) buf = malloc((size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        free(buf);
+        fclose(f);
+        cb_fail(err, CB_STATUS_IO, path, NULL, "cannot read");
+        return NULL;
+    }
+    buf[n] = 0;
+    fclose(f);
+    return buf;
+}
+
 void *cb_xcalloc(size_t n, size_t size) {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p) {

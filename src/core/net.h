@@ -25,5 +25,7 @@ cb_status cb_net_infer(cb_net *net, cb_error *err);
 
 char *cb_strdup(const char *s);
 void *cb_xcalloc(size_t n, size_t size); // aborts on failure: small, bounded host structures only
+// The whole of a text file, NUL-terminated (free it); NULL with err set ("PATH: cannot open/read")
+char *cb_read_text(const char *path, cb_error *err);
 
 #endif

@@ -1,6 +1,7 @@
 // The device database: data/devices.json read with cJSON, and the device objects that
 // calibrate writes. Figures are kept in SI units (FLOP/s, bytes/s, seconds).
 #include "model/model.h"
+#include "core/net.h"
 
 #include <cjson/cJSON.h>
 #include <stdio.h>
@@ -38,28 +39,6 @@ const char *cb_devdb_path(void) {
     return CB_DATA_DIR "/devices.json";
 }
 
-static char *slurp(const char *path, cb_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        err->status = CB_STATUS_IO;
-        snprintf(err->msg, sizeof err->msg, "%s: cannot open", path);
-        return NULL;
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        free(buf);
-        fclose(f);
-        err->status = CB_STATUS_IO;
-        snprintf(err->msg, sizeof err->msg, "%s: cannot read", path);
-        return NULL;
-    }
-    buf[n] = 0;
-    fclose(f);
-    return buf;
-}
 
 static double num(const cJSON *o, const char *k, double dflt) {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
@@ -297,7 +276,7 @@ cJSON *cb_device_to_json(const cb_device *d) {
 }
 
 cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err) {
-    char *text = slurp(path, err);
+    char *text = cb_read_text(path, err);
     if (!text) return err->status;
     cJSON *root = cJSON_Parse(text);
     free(text);
@@ -320,7 +299,7 @@ void cb_devdb_free(cb_devdb *db) {
 cb_status cb_devdb_load(const char *path, cb_devdb *db, cb_error *err) {
     memset(db, 0, sizeof *db);
     if (!path) path = cb_devdb_path();
-    char *text = slurp(path, err);
+    char *text = cb_read_text(path, err);
     if (!text) return err->status;
     cJSON *root = cJSON_Parse(text);
     free(text);
