@@ -75,6 +75,29 @@ static double tol_phase(const cb_exec *g, int layer, cb_phase ph, const char *ba
     return t;
 }
 
+// The GPU exec under test (backend, precision, the algorithm under test) and the float64-checked
+// "ref" exec of the same net and seed; false (a FAIL counted, the net freed) when either fails.
+static bool exec_pair(cb_net *net, const char *backend, cb_precision prec, const char *name, cb_exec **g, cb_exec **r) {
+    cb_error err = {0};
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.precision = prec;
+    o.seed = rng_state | 1;
+    o.backend = backend;
+    o.conv_algo = conv_algo;
+    *g = cb_exec_create(net, &o, &err);
+    o.backend = "ref";
+    o.conv_algo = NULL;
+    o.precision = CB_PREC_FP32;
+    *r = *g ? cb_exec_create(net, &o, &err) : NULL;
+    if (*g && *r) return true;
+    printf("FAIL %s: %s\n", name, err.msg);
+    failed++;
+    cb_exec_destroy(*g);
+    cb_net_free(net);
+    return false;
+}
+
 // One layer "L" after an input of (n, h, w, c) (Paleo order); body is the layer's JSON fields.
 static void layer_case(const char *backend, cb_precision prec, const char *label, int n, int h, int w, int c, const char *body) {
     char json[2048], name[160];
@@ -89,24 +112,8 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         failed++;
         return;
     }
-    cb_exec_opts o;
-    cb_exec_opts_default(&o);
-    o.precision = prec;
-    o.seed = rng_state | 1;
-    o.backend = backend;
-    o.conv_algo = conv_algo;
-    cb_exec *g = cb_exec_create(net, &o, &err);
-    o.backend = "ref";
-    o.conv_algo = NULL;
-    o.precision = CB_PREC_FP32;
-    cb_exec *r = g ? cb_exec_create(net, &o, &err) : NULL;
-    if (!g || !r) {
-        printf("FAIL %s: %s\n", name, err.msg);
-        failed++;
-        cb_exec_destroy(g);
-        cb_net_free(net);
-        return;
-    }
+    cb_exec *g, *r;
+    if (!exec_pair(net, backend, prec, name, &g, &r)) return;
     int last = net->nlayers - 1;
     const cb_layer *L = &net->layers[last];
     // the algorithm runs none of this shape's phases (one that runs some is checked on those)
@@ -349,22 +356,9 @@ static void network_case(const char *backend, cb_precision prec) {
         failed++;
         return;
     }
-    cb_exec_opts o;
-    cb_exec_opts_default(&o);
-    o.seed = rng_state | 1;
-    o.backend = backend;
-    o.precision = prec;
-    cb_exec *g = cb_exec_create(net, &o, &err);
-    o.backend = "ref";
-    o.precision = CB_PREC_FP32;
-    cb_exec *r = g ? cb_exec_create(net, &o, &err) : NULL;
-    if (!g || !r) {
-        printf("FAIL network %s: %s\n", backend, err.msg);
-        failed++;
-        cb_exec_destroy(g);
-        cb_net_free(net);
-        return;
-    }
+    cb_exec *g, *r;
+    snprintf(what, sizeof what, "network %s %s", backend, prec_name(prec));
+    if (!exec_pair(net, backend, prec, what, &g, &r)) return;
     cb_exec *ex[2] = {g, r};
     double loss[2];
     for (int k = 0; k < 2; k++) {
