@@ -61,6 +61,7 @@ all: $(BUILD)/convbench $(TESTS)
 
 $(BUILD)/libconvbench.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
+	@rm -f $@ # ar adds to an archive: a deleted source's object would stay in it
 	ar rcs $@ $^
 
 $(BUILD)/convbench: $(TOOL_OBJ) $(BUILD)/libconvbench.a

@@ -99,16 +99,6 @@ static void backward_filter(const cb_conv_params *p, const float *x, const float
     if (db) cb_cuda_bias_grad(p->n, p->k, p->p * p->q, dy, db);
 }
 
-extern "C" void cb_cuda_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y) {
-    forward(p, x, w, b, y, false, NULL);
-}
-extern "C" void cb_cuda_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx) {
-    backward_data(p, dy, w, dx, NULL);
-}
-extern "C" void cb_cuda_conv_backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db) {
-    backward_filter(p, x, dy, dw, db, NULL);
-}
-
 extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_simt = {
     "igemm-simt", CB_PREC_FP32, "implicit GEMM, 64x64x16 shared-memory tiles, fp32 FMA (every shape, every phase)",
     NULL, NULL, forward, backward_data, backward_filter,

@@ -13,16 +13,7 @@
 extern "C" {
 #endif
 
-// ---- convolution: implicit GEMM, shared-memory tiles, fp32 SIMT (conv_igemm.cu) --------------
-void cb_cuda_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y);
-void cb_cuda_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx);
-// dw (and db) overwritten; split-K accumulates with atomics into a zeroed dw
-void cb_cuda_conv_backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db);
-
-// ---- fully connected: tiled SGEMM (gemm.cu) --------------------------------------------------
-void cb_cuda_fc_forward(int n, int c, int k, const float *x, const float *w, const float *b, float *y);
-void cb_cuda_fc_backward_data(int n, int c, int k, const float *dy, const float *w, float *dx);
-void cb_cuda_fc_backward_filter(int n, int c, int k, const float *x, const float *dy, float *dw, float *db);
+// ---- bias (bias.cu); convolution and fully connected layers: src/cuda/conv_algo.h -------------
 // db (K) = sum over n and inner of dy (N, K, inner)
 void cb_cuda_bias_grad(int n, int k, int inner, const float *dy, float *db);
 // y (N, K, inner) += b (K)

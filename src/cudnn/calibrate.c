@@ -130,12 +130,16 @@ static int run_gemm(ctx *c, void *v) {
     return st != CUBLAS_STATUS_SUCCESS;
 }
 
-// the cuda backend's own FC kernels (fp32), the FC layer's three products
+// the cuda backend's FC layer: a 1x1 convolution of (N, C, 1, 1) on the generic own algorithm
+// (the engine may pick a faster entry of the table per layer), the FC layer's three products
 static int run_own_fc(ctx *c, void *v) {
     const gemm_arg *g = v;
-    if (g->ph == CB_PHASE_FORWARD) cb_cuda_fc_forward(g->n, g->c, g->k, c->x, c->w, NULL, c->y);
-    else if (g->ph == CB_PHASE_BWD_DATA) cb_cuda_fc_backward_data(g->n, g->c, g->k, c->dy, c->w, c->dx);
-    else cb_cuda_fc_backward_filter(g->n, g->c, g->k, c->x, c->dy, c->dw, NULL);
+    const cb_cuda_conv_algo *a = cb_cuda_conv_algos[0];
+    cb_conv_params p = {.n = g->n, .c = g->c, .h = 1, .w = 1, .k = g->k, .r = 1, .s = 1, .p = 1, .q = 1,
+                        .stride_h = 1, .stride_w = 1, .groups = 1};
+    if (g->ph == CB_PHASE_FORWARD) a->forward(&p, c->x, c->w, NULL, c->y, false, NULL);
+    else if (g->ph == CB_PHASE_BWD_DATA) a->backward_data(&p, c->dy, c->w, c->dx, NULL);
+    else a->backward_filter(&p, c->x, c->dy, c->dw, NULL, NULL);
     return cudaPeekAtLastError() != cudaSuccess;
 }
 

@@ -1,0 +1,19 @@
+"""Rewrites a .cu file's kernel launches `k<<<grid, block>>>(args)` as `emu_launch(grid, block, k, args)`
+so that dev/emu/cuda_runtime.h can run its kernels on the CPU.
+Usage: python3 dev/emu/rewrite_launches.py SRC.cu OUT.cpp"""
+import re, sys
+
+src = open(sys.argv[1]).read()
+out, i = [], 0
+for m in re.finditer(r'([\w:]+(?:<[^<>;]*>)?)<<<(.*?)>>>\(', src):
+    grid, block = m.group(2), None  # split the launch configuration at its top-level comma
+    depth = 0
+    for j, ch in enumerate(grid):
+        depth += ch in '(<[' and 1 or ch in ')>]' and -1 or 0
+        if ch == ',' and depth == 0:
+            grid, block = grid[:j], grid[j + 1:]
+            break
+    out.append(src[i:m.start()] + 'emu_launch(%s, %s, %s, ' % (grid.strip(), block.strip(), m.group(1)))
+    i = m.end()
+out.append(src[i:])
+open(sys.argv[2], 'w').write(''.join(out))
