@@ -6,10 +6,12 @@
 // cuDNN's best algorithm on the same two layers (conv alone, no bias or ReLU) for comparison.
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude dev/cuda/ece408_lab.cu \
 //        -o /tmp/ece408_lab -lcudnn
-//   /tmp/ece408_lab [N]          (N 0: the checks alone, e.g. under compute-sanitizer)
+//   /tmp/ece408_lab [N [VERSION]]   (N 0: the checks alone, e.g. under compute-sanitizer; VERSION:
+//                                    only the versions named exactly so, and no cuDNN, e.g. under ncu)
 // Tolerances (normalised error ||y - ref|| / ||ref||): fp32 1e-5, tf32 5e-3, bf16 1.5e-2.
 #include "cuda/conv_direct.cuh"
 
+#include <cuda_profiler_api.h>
 #include <cudnn.h>
 
 #include <algorithm>
@@ -234,8 +236,18 @@ static double median(std::vector<double> v) {
     return v[v.size() / 2];
 }
 
-// median of 10 timed launches (after 2 warm-ups), ms
+// median of 10 timed launches (after 2 warm-ups), ms. With LAB_PROFILE set: one warm-up, then one
+// launch between cudaProfilerStart and Stop (for `ncu --profile-from-start off`), timed alone.
 template <class F> static double time_ms(F f) {
+    if (getenv("LAB_PROFILE")) {
+        f();
+        cuda_check(cudaDeviceSynchronize());
+        cuda_check(cudaProfilerStart());
+        f();
+        cuda_check(cudaDeviceSynchronize());
+        cuda_check(cudaProfilerStop());
+        return 0;
+    }
     cudaEvent_t a, b;
     cuda_check(cudaEventCreate(&a));
     cuda_check(cudaEventCreate(&b));
@@ -296,6 +308,8 @@ static double cudnn_time(cudnnHandle_t h, const layer &L, cudnnMathType_t math, 
 
 int main(int argc, char **argv) {
     int N = argc > 1 ? atoi(argv[1]) : 10000;
+    const char *only = argc > 2 ? argv[2] : NULL;
+    auto skip = [&](const version &v) { return only && strcmp(v.name, only) != 0; };
     cudaDeviceProp prop;
     cuda_check(cudaGetDeviceProperties(&prop, 0));
     printf("ece408 lab: %s, %d SMs, batch %d\n", prop.name, prop.multiProcessorCount, N);
@@ -327,6 +341,7 @@ int main(int argc, char **argv) {
     int fails = 0;
     for (int vi = 0; vi < NVERSIONS; vi++) {
         const version &v = versions[vi];
+        if (skip(v)) continue;
         const ccase *cs = v.pool ? pooled : plain;
         int nc = v.pool ? (int)(sizeof pooled / sizeof pooled[0]) : (int)(sizeof plain / sizeof plain[0]);
         for (int ci = 0; ci < nc; ci++) {
@@ -365,6 +380,10 @@ int main(int argc, char **argv) {
     for (int vi = 0; vi < NVERSIONS; vi++) {
         const version &v = versions[vi];
         row rw = {v.name, -1, -1, 0, "", ""};
+        if (skip(v)) {
+            rows.push_back(rw);
+            continue;
+        }
         layer *Ls[2] = {&L1, &L2};
         for (int li = 0; li < 2; li++) {
             layer &L = *Ls[li];
@@ -391,7 +410,7 @@ int main(int argc, char **argv) {
         int a1, a2;
     } cr[2] = {{"cudnn fp32 (FMA math)", 0, 0, 0, 0}, {"cudnn tf32 (tensor op math)", 0, 0, 0, 0}};
     cudnnMathType_t maths[2] = {CUDNN_FMA_MATH, CUDNN_TENSOR_OP_MATH};
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < (only ? 0 : 2); i++) {
         cr[i].ms1 = cudnn_time(h, L1, maths[i], &cr[i].a1);
         cr[i].ms2 = cudnn_time(h, L2, maths[i], &cr[i].a2);
     }
@@ -407,7 +426,7 @@ int main(int argc, char **argv) {
         printf("%-30s %10.3f %10.3f %10.3f %8.1f %10.1e %10.1e\n", rw.name, rw.ms1, rw.ms2, sum,
                rw.ms1 > 0 && rw.ms2 > 0 ? (gf1 + gf2) / sum : 0.0, worst[vi], rw.big_err);
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < (only ? 0 : 2); i++)
         printf("%-30s %10.3f %10.3f %10.3f %8.1f   algos %d, %d\n", cr[i].name, cr[i].ms1, cr[i].ms2, cr[i].ms1 + cr[i].ms2,
                (gf1 + gf2) / (cr[i].ms1 + cr[i].ms2), cr[i].a1, cr[i].a2);
     printf("%s\n", fails ? "SOME CHECKS FAILED" : "all checks passed");
