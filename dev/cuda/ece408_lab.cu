@@ -77,7 +77,7 @@ static double ref_at(const cb_conv_params &p, const float *x, const float *w, co
 
 // K_CONST, K_SMEM, K_TF32, K_BF16 with cfg -1 plan as the engine does (timed candidates at large
 // batches); the other rows force one variant
-enum kind { K_CONST, K_SMEM, K_UNROLL, K_TF32, K_BF16, K_BF16_NOSPLIT, K_BF16_SPLIT };
+enum kind { K_CONST, K_SMEM, K_UNROLL, K_TF32, K_BF16, K_BF16_NOSPLIT, K_BF16_SPLIT, K_BF16_RW8, K_BF16_SPLIT_RW8, K_BF16_RW16 };
 struct version {
     const char *name;
     kind kd;
@@ -105,15 +105,23 @@ static const version versions[] = {
     {"direct-bf16", K_BF16, -1, false, 1.5e-2},
     {"direct-bf16 unsplit", K_BF16_NOSPLIT, -1, false, 1.5e-2},
     {"direct-bf16 split", K_BF16_SPLIT, -1, false, 1.5e-2},
+    {"direct-bf16 rw8", K_BF16_RW8, -1, false, 1.5e-2},
+    {"direct-bf16 split rw8", K_BF16_SPLIT_RW8, -1, false, 1.5e-2},
     {"direct-const+pool", K_CONST, -1, true, 1e-5},
     {"direct-smem+pool", K_SMEM, -1, true, 1e-5},
     {"direct-smem+pool 4x8 stream", K_SMEM, 1, true, 1e-5},
     {"direct-smem+pool 4x8 r-outer", K_SMEM, 7, true, 1e-5},
     {"direct-smem+pool 2x10 r-outer", K_SMEM, 6, true, 1e-5},
+    {"direct-smem+pool 4x8 r-outer lb3", K_SMEM, 10, true, 1e-5},
+    {"direct-smem+pool 4x4 r-outer", K_SMEM, 11, true, 1e-5},
+    {"direct-smem+pool 4x4 r-outer lb4", K_SMEM, 12, true, 1e-5},
     {"direct-tf32+pool", K_TF32, -1, true, 5e-3},
     {"direct-bf16+pool", K_BF16, -1, true, 1.5e-2},
     {"direct-bf16+pool unsplit", K_BF16_NOSPLIT, -1, true, 1.5e-2},
     {"direct-bf16+pool split", K_BF16_SPLIT, -1, true, 1.5e-2},
+    {"direct-bf16+pool rw8", K_BF16_RW8, -1, true, 1.5e-2},
+    {"direct-bf16+pool split rw8", K_BF16_SPLIT_RW8, -1, true, 1.5e-2},
+    {"direct-bf16+pool rw16", K_BF16_RW16, -1, true, 1.5e-2},
 };
 #define NVERSIONS (int)(sizeof versions / sizeof versions[0])
 
@@ -123,7 +131,7 @@ struct prepared {
     cd_direct_plan direct;
     cd_unroll_plan unroll;
     cd_tc_plan tc;
-    char desc[96];
+    char desc[128];
 };
 
 static prepared prepare(const version &v, const cb_conv_params &p, int pool, bool relu) {
@@ -136,9 +144,10 @@ static prepared prepare(const version &v, const cb_conv_params &p, int pool, boo
         pr.ok = cd_direct_plan_make(g, v.kd == K_CONST, v.cfg, &pr.direct);
         if (pr.ok) {
             const cd_direct_cfg &cf = cd_direct_cfgs[pr.direct.cfg];
-            snprintf(pr.desc, sizeof pr.desc, "%dx%d %s, %d img, %d thr, %d w/SM, ws %d (%d-way), eff %.2f", cf.tp, cf.tq,
-                     cf.mode == 2 ? "r-outer" : cf.mode == 1 ? "stream" : "generic", pr.direct.a.ib, pr.direct.threads,
-                     pr.direct.warps_sm, pr.direct.a.ws, pr.direct.conflicts, pr.direct.eff);
+            snprintf(pr.desc, sizeof pr.desc, "%dx%d %s%s, %d img, %d thr, %d w/SM, ws %d (%d-way)%s, eff %.2f, bal %.2f", cf.tp,
+                     cf.tq, cf.mode == 2 ? "r-outer" : cf.mode == 1 ? "stream" : "generic", cf.minb ? " lb" : "",
+                     pr.direct.a.ib, pr.direct.threads, pr.direct.warps_sm, pr.direct.a.ws, pr.direct.conflicts,
+                     pr.direct.a.kin ? " k-inner" : "", pr.direct.eff, pr.direct.balance);
         }
         break;
     case K_UNROLL:
@@ -147,9 +156,10 @@ static prepared prepare(const version &v, const cb_conv_params &p, int pool, boo
         break;
     default:
         if (v.kd == K_TF32 || v.kd == K_BF16) pr.ok = cd_tc_plan_best(g, v.kd == K_BF16, &pr.tc);
-        else pr.ok = cd_tc_plan_make(g, true, v.kd == K_BF16_SPLIT, 0, &pr.tc);
+        else pr.ok = cd_tc_plan_make(g, true, v.kd == K_BF16_SPLIT || v.kd == K_BF16_SPLIT_RW8, 0,
+                                     v.kd == K_BF16_RW16 ? 16 : v.kd == K_BF16_RW8 || v.kd == K_BF16_SPLIT_RW8 ? 8 : 4, &pr.tc);
         if (pr.ok)
-            snprintf(pr.desc, sizeof pr.desc, "%d tiles/img, %d warps, split %d, %d blk/SM, %zu KB", pr.tc.a.ntiles, pr.tc.a.nw,
+            snprintf(pr.desc, sizeof pr.desc, "%d-row bands, %d tiles/img, %d warps, split %d, %d blk/SM, %zu KB", pr.tc.a.rw, pr.tc.a.ntiles, pr.tc.a.nw,
                      pr.tc.nsplit, pr.tc.bps, pr.tc.smem / 1024);
         break;
     }
@@ -374,7 +384,7 @@ int main(int argc, char **argv) {
     struct row {
         const char *name;
         double ms1, ms2, big_err;
-        char desc1[96], desc2[96];
+        char desc1[128], desc2[128];
     };
     std::vector<row> rows;
     for (int vi = 0; vi < NVERSIONS; vi++) {
@@ -395,7 +405,7 @@ int main(int argc, char **argv) {
             if (e > v.tol) fails++, printf("FAIL %s at batch %d, layer %d: sampled err %.2e\n", v.name, N, li + 1, e);
             rw.big_err = std::max(rw.big_err, e);
             (li ? rw.ms2 : rw.ms1) = ms;
-            snprintf(li ? rw.desc2 : rw.desc1, 96, "%s", pr.desc);
+            snprintf(li ? rw.desc2 : rw.desc1, 128, "%s", pr.desc);
         }
         rows.push_back(rw);
         printf("timed %-30s conv1 %8.3f ms [%s]  conv2 %8.3f ms [%s]\n", v.name, rw.ms1, rw.desc1, rw.ms2, rw.desc2);

@@ -88,12 +88,43 @@ __device__ __forceinline__ void cd_cp_async(float *dst, const float *src, int by
 __device__ __forceinline__ void cd_cp_commit(void) { asm volatile("cp.async.commit_group;\n" ::); }
 __device__ __forceinline__ void cd_cp_wait_one(void) { asm volatile("cp.async.wait_group 1;\n" ::); }
 
+// Copies n floats from src to dst (both contiguous) by cp.async, 16, 8 or 4 bytes a lane as the
+// alignment of both allows; the size is chosen once, outside the loop.
+__device__ __forceinline__ void cd_stage_flat(float *dst, const float *__restrict__ src, long n) {
+    const uintptr_t al = (uintptr_t)dst | (uintptr_t)src;
+    const long t0 = threadIdx.x, nt = blockDim.x;
+    if (al % 16 == 0 && n % 4 == 0) {
+        for (long i = 4 * t0; i < n; i += 4 * nt) {
+            unsigned d = (unsigned)__cvta_generic_to_shared(dst + i);
+            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + i));
+        }
+    } else if (al % 8 == 0 && n % 2 == 0) {
+        for (long i = 2 * t0; i < n; i += 2 * nt) {
+            unsigned d = (unsigned)__cvta_generic_to_shared(dst + i);
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src + i));
+        }
+    } else {
+        for (long i = t0; i < n; i += nt) {
+            unsigned d = (unsigned)__cvta_generic_to_shared(dst + i);
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src + i));
+        }
+    }
+}
+
 // Stages images [img0, img0 + cnt) of x (N, C, H, W) into sbuf (cnt, cs, hs, ws): image pixel
 // (c, ih, iw) goes to (c, ih + pt, iw + pl), clipped to hs x ws. Only in-image cells are written.
+// Where a plane is exactly an image (no padding, hs = H, ws = W), a flat copy does it.
 // A warp copies whole rows (several short ones at once), 16 or 8 bytes a lane where alignment
 // allows; the row walk is incremental, so the index arithmetic stays off the copy's critical path.
 __device__ __forceinline__ void cd_stage(float *sbuf, const float *__restrict__ x, int img0, int cnt, int C, int cs,
                                          int H, int W, int hs, int ws, int pt, int pl) {
+    if (hs == H && ws == W && pt == 0 && pl == 0) { // planes are the images: contiguous copies
+        if (cs == C) cd_stage_flat(sbuf, x + (size_t)img0 * C * H * W, (long)cnt * C * H * W);
+        else
+            for (int im = 0; im < cnt; im++)
+                cd_stage_flat(sbuf + (size_t)im * cs * H * W, x + (size_t)(img0 + im) * C * H * W, (long)C * H * W);
+        return;
+    }
     const int nrow = min(H, hs - pt), ncol = min(W, ws - pl), rows = cnt * C * nrow;
     if (nrow <= 0 || ncol <= 0) return;
     const uintptr_t xa = (uintptr_t)x, sa = (uintptr_t)sbuf;
@@ -156,6 +187,8 @@ struct cd_direct_args {
     int nb, ns;          // bands of TP rows, segments of TQ columns per image
     int ib, hs, ws;      // images per block step; shared-memory plane rows, columns
     int wfloats;         // weights in shared memory (0 for direct-const), a multiple of 4
+    int kin;             // 1: the channel group is the item index's innermost part (lanes of a warp
+                         // share input addresses, which spreads a warp's distinct ones over more banks)
 };
 
 // One thread's outputs: TP rows x TQ columns of 4 output channels (group kgi) of image n, from the
@@ -319,7 +352,7 @@ __device__ __forceinline__ void cd_direct_item(const cd_direct_args &a, const fl
     }
 }
 
-template <int TP, int TQ, int MODE, bool CONSTW> __global__ void cd_direct_kernel(cd_direct_args a) {
+template <int TP, int TQ, int MODE, bool CONSTW> __device__ __forceinline__ void cd_direct_body(const cd_direct_args &a) {
     extern __shared__ float4 cd_dyn[];
     float *sm = reinterpret_cast<float *>(cd_dyn);
     const cd_shape &g = a.g;
@@ -347,12 +380,22 @@ template <int TP, int TQ, int MODE, bool CONSTW> __global__ void cd_direct_kerne
         __syncthreads();
         const float *sx = buf ? sx1 : sx0;
         for (int it = threadIdx.x; it < items; it += blockDim.x) {
-            const int kgi = it / ipk, rest = it - kgi * ipk, im = rest / per_img, t2 = rest - im * per_img;
+            const int kgi = a.kin ? it % a.kg : it / ipk, rest = a.kin ? it / a.kg : it - kgi * ipk;
+            const int im = rest / per_img, t2 = rest - im * per_img;
             const int band = t2 / a.ns, seg = t2 - band * a.ns, n = grp * a.ib + im;
             if (n < g.n) cd_direct_item<TP, TQ, MODE, CONSTW>(a, sx + (size_t)im * img_floats, sw, n, kgi, band, seg);
         }
         __syncthreads();
     }
+}
+template <int TP, int TQ, int MODE, bool CONSTW> __global__ void cd_direct_kernel(cd_direct_args a) {
+    cd_direct_body<TP, TQ, MODE, CONSTW>(a);
+}
+// the same with at most 128 threads a block and MINB blocks a multiprocessor: fewer registers, more
+// warps to hide latency with
+template <int TP, int TQ, int MODE, bool CONSTW, int MINB>
+__global__ void __launch_bounds__(128, MINB) cd_direct_kernel_lb(cd_direct_args a) {
+    cd_direct_body<TP, TQ, MODE, CONSTW>(a);
 }
 
 // The thread tiles compiled: stride-1 layers with S <= 7 use a register window (WIN), any other
@@ -360,11 +403,14 @@ template <int TP, int TQ, int MODE, bool CONSTW> __global__ void cd_direct_kerne
 struct cd_direct_cfg {
     int tp, tq, mode; // mode: see cd_direct_item
     bool win;
+    int minb; // 0, or the kernel is bounded to 128 threads and minb blocks a multiprocessor
 };
-static const cd_direct_cfg cd_direct_cfgs[] = {{2, 10, 1, true}, {4, 8, 1, true},  {2, 17, 1, true}, {1, 17, 1, true},
-                                               {2, 8, 1, true},  {2, 8, 0, false}, {2, 10, 2, true}, {4, 8, 2, true},
-                                               {2, 17, 2, true}, {2, 8, 2, true}};
-#define CD_DIRECT_NCFG 10
+static const cd_direct_cfg cd_direct_cfgs[] = {
+    {2, 10, 1, true, 0}, {4, 8, 1, true, 0},  {2, 17, 1, true, 0}, {1, 17, 1, true, 0}, {2, 8, 1, true, 0},
+    {2, 8, 0, false, 0}, {2, 10, 2, true, 0}, {4, 8, 2, true, 0},  {2, 17, 2, true, 0}, {2, 8, 2, true, 0},
+    {4, 8, 2, true, 3},  {4, 4, 2, true, 0},  {4, 4, 2, true, 4}};
+#define CD_DIRECT_NCFG 13
+static_assert(sizeof cd_direct_cfgs / sizeof cd_direct_cfgs[0] == CD_DIRECT_NCFG, "cd_direct_cfgs and CD_DIRECT_NCFG");
 
 typedef void (*cd_direct_fn)(cd_direct_args);
 template <bool CONSTW> static cd_direct_fn cd_direct_kernel_of(int cfg) {
@@ -378,7 +424,10 @@ template <bool CONSTW> static cd_direct_fn cd_direct_kernel_of(int cfg) {
     case 6: return cd_direct_kernel<2, 10, 2, CONSTW>;
     case 7: return cd_direct_kernel<4, 8, 2, CONSTW>;
     case 8: return cd_direct_kernel<2, 17, 2, CONSTW>;
-    default: return cd_direct_kernel<2, 8, 2, CONSTW>;
+    case 9: return cd_direct_kernel<2, 8, 2, CONSTW>;
+    case 10: return cd_direct_kernel_lb<4, 8, 2, CONSTW, 3>;
+    case 11: return cd_direct_kernel<4, 4, 2, CONSTW>;
+    default: return cd_direct_kernel_lb<4, 4, 2, CONSTW, 4>;
     }
 }
 
@@ -387,7 +436,8 @@ struct cd_direct_plan {
     cd_direct_fn fn;
     int cfg, threads, blocks, bps, warps_sm, conflicts; // blocks, warps per multiprocessor; bank conflict degree
     size_t smem;
-    double eff; // useful outputs / thread slots spent
+    double eff;     // useful outputs / thread slots spent
+    double balance; // the schedulers' share of a block step's work (cd_direct_balance)
 };
 
 // The most lanes of a block's first warp whose window loads fall in one shared-memory bank at
@@ -397,8 +447,9 @@ static int cd_direct_conflicts(const cd_direct_args &a, const cd_direct_cfg &cf,
     const long img = (long)a.g.c * a.hs * ws;
     long addr[32];
     int na = 0, cnt[32] = {0}, most = 0;
-    for (int l = 0; l < 32 && l < a.ib * per_img; l++) {
-        int im = l / per_img, t = l % per_img, band = t / a.ns, seg = t % a.ns;
+    for (int l = 0; l < 32 && l < a.kg * a.ib * per_img; l++) {
+        int it = a.kin ? l / a.kg : l % (a.ib * per_img); // the item's place in the block's images
+        int im = it / per_img, t = it % per_img, band = t / a.ns, seg = t % a.ns;
         long ad = im * img + (long)band * cf.tp * a.g.sh * ws + (long)seg * cf.tq * a.g.sw;
         bool seen = false;
         for (int j = 0; j < na; j++) seen |= addr[j] == ad;
@@ -407,9 +458,27 @@ static int cd_direct_conflicts(const cd_direct_args &a, const cd_direct_cfg &cf,
     return most;
 }
 
-// Plans config cfg for shape g with ib images per block step, each thread taking `steps` items
-// per image step; false when it cannot run it. The plane width is padded against bank conflicts.
-static bool cd_direct_plan_cfg(const cd_shape &g, bool constw, int cfg, int ib, int steps, cd_direct_plan *pl) {
+// How evenly a multiprocessor's four schedulers share the work of one block step: items are
+// dealt to threads round-robin, warp w of resident block b sits on scheduler (b*W + w) % 4; the
+// step lasts as long as the busiest scheduler's warp-items. 1 = even.
+static double cd_direct_balance(long items, int threads, int bps) {
+    const int nw = threads / 32;
+    const long rounds = (items + threads - 1) / threads;
+    long load[4] = {0, 0, 0, 0};
+    for (int b = 0; b < bps; b++)
+        for (int w = 0; w < nw; w++) {
+            long busy = 0; // rounds in which warp w has an item
+            for (long j = 0; j < rounds; j++) busy += j * threads + w * 32 < items;
+            load[(b * nw + w) % 4] += busy;
+        }
+    long most = std::max(std::max(load[0], load[1]), std::max(load[2], load[3]));
+    return most ? (double)(load[0] + load[1] + load[2] + load[3]) / (4.0 * most) : 0;
+}
+
+// Plans config cfg for shape g with ib images per block step and `threads` threads (a multiple of
+// 32), items in order kin (see cd_direct_args); false when it cannot run it. The plane width is
+// padded against bank conflicts.
+static bool cd_direct_plan_cfg(const cd_shape &g, bool constw, int cfg, int ib, int threads, int kin, cd_direct_plan *pl) {
     const cd_direct_cfg &cf = cd_direct_cfgs[cfg];
     if (cf.win && (g.sw != 1 || g.s > CD_SMAX)) return false;
     if (g.pool > 1 && (cf.tp % g.pool || cf.tq % g.pool)) return false;
@@ -418,6 +487,8 @@ static bool cd_direct_plan_cfg(const cd_shape &g, bool constw, int cfg, int ib, 
     a.g = g;
     a.kp = cd_round_up(g.k, CD_KT);
     a.kg = a.kp / CD_KT;
+    a.kin = kin && a.kg > 1;
+    if (kin && !a.kin) return false; // the same as kin 0
     if ((long)g.c * g.r * g.s * a.kp > 16384) return false; // constant memory (and a sane shared-memory share)
     a.nb = cd_div_up(g.pe, cf.tp);
     a.ns = cd_div_up(g.qe, cf.tq);
@@ -440,10 +511,7 @@ static bool cd_direct_plan_cfg(const cd_shape &g, bool constw, int cfg, int ib, 
         return false;
     }
     long items = (long)a.kg * ib * a.nb * a.ns;
-    int maxt = fa.maxThreadsPerBlock / 32 * 32;
-    long want = cd_round_up((int)cd_div_up((int)items, steps), 32);
-    int threads = (int)(want < maxt ? want : maxt);
-    if (steps > 1 && cd_div_up((int)items, threads) != steps) return false; // no such split
+    if (threads < 32 || threads % 32 || threads > fa.maxThreadsPerBlock || threads > cd_round_up((int)items, 32)) return false;
     int bps = cd_blocks_per_sm((const void *)fn, threads, smem);
     if (bps < 1) return false;
     long nsteps = cd_div_up((int)items, threads);
@@ -459,17 +527,18 @@ static bool cd_direct_plan_cfg(const cd_shape &g, bool constw, int cfg, int ib, 
     // slots: every block step runs `nsteps` passes of `threads`; the last group may be partial
     double useful = (double)g.pe * g.qe * a.kg * g.n;
     double spent = (double)groups * nsteps * threads * cf.tp * cf.tq;
+    pl->balance = cd_direct_balance(items, threads, bps);
     pl->eff = useful / spent;
     return true;
 }
 
-// Milliseconds of f() on the device: one warm-up, then the best of three.
+// Milliseconds of f() on the device: one warm-up, then the best of five.
 template <class F> static double cd_time_ms(F f) {
     cudaEvent_t e0, e1;
     cudaEventCreate(&e0);
     cudaEventCreate(&e1);
     double best = 1e30;
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < 6; i++) {
         cudaEventRecord(e0);
         f();
         cudaEventRecord(e1);
@@ -507,54 +576,77 @@ static void cd_bench_free(cd_bench_bufs &t) {
     cudaGetLastError();
 }
 #define CD_BENCH_MIN_N 256  // smaller batches take the heuristic's choice
-#define CD_BENCH_N 1024     // candidates are timed on this many images (or the batch, if smaller)
+// Candidates are timed on this many images (or the batch, if smaller): 1024, or up to 4096 small
+// ones (256 MB of input and output at most), so that every multiprocessor runs many block steps
+// and the tail of the grid weighs as little as in a large batch.
+static inline int cd_bench_batch(const cd_shape &g) {
+    const double per_img = 4.0 * ((double)g.c * g.h * g.w + (double)g.k * g.p * g.q);
+    const int cap = (int)std::min(4096.0, std::max(1024.0, (256.0 * (1 << 20)) / per_img));
+    return std::min(g.n, cap);
+}
 
 static void cd_direct_run(const cd_direct_plan &pl, const float *x, const float *w, const float *b, float *y, bool relu,
                           void *ws);
 
-// The config for g (force_cfg >= 0: that one): for each thread tile the best of 1 to 4 images per
-// block step and 1 to 3 items per thread by a score (the fraction of thread slots that compute
-// wanted outputs, a little more for bigger tiles, less under 16 resident warps per multiprocessor
-// and for bank conflicts); then, for batches of CD_BENCH_MIN_N or more, the tiles' best are timed
-// on a synthetic batch and the fastest kept, as cuDNN's Find does.
+// The config for g (force_cfg >= 0: that one). Each thread tile gets candidates over 1 to 4 images
+// per block step, several block sizes and both item orders, scored by the fraction of thread slots
+// that compute wanted outputs, times the schedulers' balance, a little more for bigger tiles, less
+// under 16 resident warps per multiprocessor and for bank conflicts. For batches of
+// CD_BENCH_MIN_N or more, each tile's best CD_DIRECT_KEEP candidates are timed on a synthetic
+// batch and the fastest kept, as cuDNN's Find does; else the best score.
+#define CD_DIRECT_KEEP 3
 static bool cd_direct_plan_make(const cd_shape &g, bool constw, int force_cfg, cd_direct_plan *best) {
-    cd_direct_plan per_cfg[CD_DIRECT_NCFG];
-    double score[CD_DIRECT_NCFG];
-    int found = 0, top = -1;
+    cd_direct_plan cand[CD_DIRECT_NCFG][CD_DIRECT_KEEP];
+    double score[CD_DIRECT_NCFG][CD_DIRECT_KEEP];
+    int top_cfg = -1;
     for (int cfg = 0; cfg < CD_DIRECT_NCFG; cfg++) {
-        score[cfg] = -1;
+        for (int j = 0; j < CD_DIRECT_KEEP; j++) score[cfg][j] = -1;
         if (force_cfg >= 0 && cfg != force_cfg) continue;
+        const cd_direct_cfg &cf = cd_direct_cfgs[cfg];
         for (int ib = 1; ib <= 4; ib++)
-            for (int steps = 1; steps <= 3; steps++) {
-                cd_direct_plan pl;
-                if (!cd_direct_plan_cfg(g, constw, cfg, ib, steps, &pl)) continue;
-                const cd_direct_cfg &cf = cd_direct_cfgs[cfg];
-                double sc = pl.eff * (1.0 + 0.004 * cf.tp * cf.tq) * sqrt(std::min(pl.warps_sm, 16) / 16.0) /
-                            (1.0 + 0.05 * (pl.conflicts - 1));
-                if (sc > score[cfg] + 1e-9) per_cfg[cfg] = pl, score[cfg] = sc;
+            for (int kin = 0; kin < 2; kin++) {
+                // block sizes: an even split of the step's items into 1 to 3 passes, and 4 to 20 warps
+                long items = (long)cd_div_up(g.k, CD_KT) * ib * cd_div_up(g.pe, cf.tp) * cd_div_up(g.qe, cf.tq);
+                int sizes[8], ns = 0;
+                for (int steps = 1; steps <= 3; steps++) sizes[ns++] = cd_round_up((int)cd_div_up((int)items, steps), 32);
+                for (int w = 4; w <= 20; w += 4) sizes[ns++] = 32 * w;
+                for (int si = 0; si < ns; si++) {
+                    bool dup = false;
+                    for (int sj = 0; sj < si; sj++) dup |= sizes[sj] == sizes[si];
+                    if (dup) continue;
+                    cd_direct_plan pl;
+                    if (!cd_direct_plan_cfg(g, constw, cfg, ib, sizes[si], kin, &pl)) continue;
+                    double sc = pl.eff * pl.balance * (1.0 + 0.004 * cf.tp * cf.tq) * sqrt(std::min(pl.warps_sm, 16) / 16.0) /
+                                (1.0 + 0.05 * (pl.conflicts - 1));
+                    // insert into this tile's top list
+                    for (int j = 0; j < CD_DIRECT_KEEP; j++)
+                        if (sc > score[cfg][j] + 1e-9) {
+                            for (int m = CD_DIRECT_KEEP - 1; m > j; m--) score[cfg][m] = score[cfg][m - 1], cand[cfg][m] = cand[cfg][m - 1];
+                            score[cfg][j] = sc, cand[cfg][j] = pl;
+                            break;
+                        }
+                }
             }
-        if (score[cfg] >= 0) {
-            found++;
-            if (top < 0 || score[cfg] > score[top]) top = cfg;
-        }
+        if (score[cfg][0] >= 0 && (top_cfg < 0 || score[cfg][0] > score[top_cfg][0])) top_cfg = cfg;
     }
-    if (!found) return false;
-    *best = per_cfg[top];
-    if (found == 1 || g.n < CD_BENCH_MIN_N) return true;
-    const int nb = std::min(g.n, CD_BENCH_N);
+    if (top_cfg < 0) return false;
+    *best = cand[top_cfg][0];
+    if (g.n < CD_BENCH_MIN_N) return true;
+    const int nb = cd_bench_batch(g);
     cd_shape gb = g;
     gb.n = nb;
     cd_bench_bufs t = cd_bench_alloc(gb, nb);
     if (t.ok) {
         double best_ms = 1e30;
-        for (int cfg = 0; cfg < CD_DIRECT_NCFG; cfg++) {
-            if (score[cfg] < 0 || score[cfg] < 0.6 * score[top]) continue; // hopeless ones are not timed
-            cd_direct_plan pl = per_cfg[cfg];
-            pl.a.g.n = nb;
-            pl.blocks = std::min(cd_div_up(nb, pl.a.ib), cd_device_get().sms * pl.bps);
-            double ms = cd_time_ms([&] { cd_direct_run(pl, t.x, t.w, t.b, t.y, true, t.ws); });
-            if (ms < best_ms) best_ms = ms, *best = per_cfg[cfg];
-        }
+        for (int cfg = 0; cfg < CD_DIRECT_NCFG; cfg++)
+            for (int j = 0; j < CD_DIRECT_KEEP; j++) {
+                if (score[cfg][j] < 0 || score[cfg][j] < 0.6 * score[top_cfg][0]) continue; // hopeless ones are not timed
+                cd_direct_plan pl = cand[cfg][j];
+                pl.a.g.n = nb;
+                pl.blocks = std::min(cd_div_up(nb, pl.a.ib), cd_device_get().sms * pl.bps);
+                double ms = cd_time_ms([&] { cd_direct_run(pl, t.x, t.w, t.b, t.y, true, t.ws); });
+                if (ms < best_ms) best_ms = ms, *best = cand[cfg][j];
+            }
     }
     cd_bench_free(t);
     return true;
@@ -721,13 +813,14 @@ static void cd_unroll_run(const cd_unroll_plan &pl, const float *x, const float 
 // (RT = 7; smaller ones are zero-padded), stride 1. The warp streams input rows i = v + r once per
 // tile and feeds each to every output row v it reaches; B (all weights) stays in registers.
 #define CD_TC_RT 7
-#define CD_TC_RW 4
 
 struct cd_tc_args {
     const float *x, *w, *bias;
     float *y;
     cd_shape g;
     int nu, nb, ntiles, hs, ws, nw; // pairs per row, bands, tiles per image; plane rows, cols; warps
+    int rw;                         // rows per band (the kernel's RW)
+    unsigned nu_magic;              // ceil(2^32 / nu): i / nu = umulhi(i, nu_magic) for i * nu < 2^32
 };
 
 __device__ __forceinline__ uint32_t cd_pack_bf16(float lo, float hi) {
@@ -762,9 +855,10 @@ template <int CT, int NT, bool BF16, bool SPLIT> struct cd_tc_traits {
     static constexpr int KSTEPS = BF16 ? (CT == 1 ? (CD_TC_RT + 1) / 2 : CD_TC_RT * CT / 2) : CD_TC_RT * CT;
 };
 
-template <int CT, int NT, bool BF16, bool SPLIT> __global__ void __launch_bounds__(256) cd_tc_kernel(cd_tc_args a) {
+template <int CT, int NT, bool BF16, bool SPLIT, int RW> __global__ void __launch_bounds__(256) cd_tc_kernel(cd_tc_args a) {
     using T = cd_tc_traits<CT, NT, BF16, SPLIT>;
-    constexpr int NTW = T::NTW, NSPLIT = T::NSPLIT, KSTEPS = T::KSTEPS, RT = CD_TC_RT, RW = CD_TC_RW;
+    constexpr int NTW = T::NTW, NSPLIT = T::NSPLIT, KSTEPS = T::KSTEPS, RT = CD_TC_RT;
+    static_assert(RW % 4 == 0, "a band holds whole pool windows of 2 and 4");
     extern __shared__ float4 cd_dyn[];
     float *sbuf = reinterpret_cast<float *>(cd_dyn);
     const cd_shape &g = a.g;
@@ -820,7 +914,8 @@ template <int CT, int NT, bool BF16, bool SPLIT> __global__ void __launch_bounds
             for (int m = 0; m < 2; m++) {
                 const int idx = tile * 16 + gq + 8 * m;
                 ok[m] = idx < items;
-                bm[m] = ok[m] ? idx / a.nu : 0;
+                int q = (int)__umulhi((unsigned)idx, a.nu_magic); // idx / nu, exact (see cd_tc_plan_make)
+                bm[m] = ok[m] ? q : 0;
                 um[m] = ok[m] ? idx - bm[m] * a.nu : 0;
                 xs[m] = sx + (RW * bm[m]) * a.ws + 2 * um[m];
             }
@@ -927,18 +1022,20 @@ template <int CT, int NT, bool BF16, bool SPLIT> __global__ void __launch_bounds
                             const int pp = (RW * bm[m] + v) / 2, pq = um[m];
                             if (kok && ok[m] && pp < pp_n && pq < pq_n) yk[(size_t)pp * pq_n + pq] = fmaxf(mx + bk, lo);
                         }
-                } else { // pool 4: rows v = 0..3 here, columns 2u..2u+3 across this lane and lane ^ 4 (M row gq ^ 1)
+                } else { // pool 4: rows v0..v0+3, columns 2u..2u+3 across this lane and lane ^ 4 (M row gq ^ 1)
                     const int pp_n = g.pe / 4, pq_n = g.qe / 4;
                     float *yk = a.y + ((size_t)img * g.k + (kok ? k : 0)) * pp_n * pq_n;
 #pragma unroll
-                    for (int m = 0; m < 2; m++) {
-                        float mx = -INFINITY;
+                    for (int v0 = 0; v0 < RW; v0 += 4)
 #pragma unroll
-                        for (int v = 0; v < RW; v++) mx = fmaxf(mx, fmaxf(acc[v][ntl][2 * m], acc[v][ntl][2 * m + 1]));
-                        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
-                        const int pp = bm[m], pq = um[m] >> 1;
-                        if (kok && ok[m] && (gq & 1) == 0 && pp < pp_n && pq < pq_n) yk[(size_t)pp * pq_n + pq] = fmaxf(mx + bk, lo);
-                    }
+                        for (int m = 0; m < 2; m++) {
+                            float mx = -INFINITY;
+#pragma unroll
+                            for (int v = v0; v < v0 + 4; v++) mx = fmaxf(mx, fmaxf(acc[v][ntl][2 * m], acc[v][ntl][2 * m + 1]));
+                            mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 4));
+                            const int pp = (RW * bm[m] + v0) / 4, pq = um[m] >> 1;
+                            if (kok && ok[m] && (gq & 1) == 0 && pp < pp_n && pq < pq_n) yk[(size_t)pp * pq_n + pq] = fmaxf(mx + bk, lo);
+                        }
                 }
             }
         }
@@ -955,38 +1052,54 @@ struct cd_tc_plan {
     size_t smem;
 };
 
+// The kernel for (channels ct, n-tiles nt, bf16, split, rows per band rw), NULL where not compiled:
+// 8-row bands (fewer input rows staged per output row, twice the accumulators) only where the
+// registers allow, for one input channel and for bf16 with the filters split over two warps.
+static cd_tc_fn cd_tc_kernel_of(int ct, int nt, bool bf16, bool split, int rw) {
+    if (rw == 16) return ct == 1 && nt == 1 && bf16 ? cd_tc_kernel<1, 1, true, false, 16> : NULL;
+    if (rw == 8) {
+        if (ct == 1 && nt == 1) return bf16 ? cd_tc_kernel<1, 1, true, false, 8> : cd_tc_kernel<1, 1, false, false, 8>;
+        if (ct == 4 && nt == 4 && bf16 && split) return cd_tc_kernel<4, 4, true, true, 8>;
+        return NULL;
+    }
+    if (rw != 4) return NULL;
+    if (bf16 && !split)
+        return ct == 1 ? (nt == 1 ? cd_tc_kernel<1, 1, true, false, 4> : cd_tc_kernel<1, 4, true, false, 4>)
+                       : (nt == 1 ? cd_tc_kernel<4, 1, true, false, 4> : cd_tc_kernel<4, 4, true, false, 4>);
+    if (bf16)
+        return ct == 1 ? (nt == 1 ? cd_tc_kernel<1, 1, true, false, 4> : cd_tc_kernel<1, 4, true, true, 4>)
+                       : (nt == 1 ? cd_tc_kernel<4, 1, true, false, 4> : cd_tc_kernel<4, 4, true, true, 4>);
+    return ct == 1 ? (nt == 1 ? cd_tc_kernel<1, 1, false, false, 4> : cd_tc_kernel<1, 4, false, false, 4>)
+                   : (nt == 1 ? cd_tc_kernel<4, 1, false, false, 4> : cd_tc_kernel<4, 4, false, false, 4>);
+}
+
 // Runs stride-1 layers with R, S <= 7, C <= 4 and K <= 16 whose staged image fits shared memory
 // twice; a fused pool of 2 or 4. split: bf16 with the filters split over two warps (tf32 always).
-// nw: warps per block (0: the count that spreads an image's tiles most evenly).
-static bool cd_tc_plan_make(const cd_shape &g, bool bf16, bool split, int nw, cd_tc_plan *pl) {
+// nw: warps per block (0: the count that spreads an image's tiles most evenly). rw: output rows
+// per band, 4, 8 or 16 (where compiled, see cd_tc_kernel_of).
+static bool cd_tc_plan_make(const cd_shape &g, bool bf16, bool split, int nw, int rw, cd_tc_plan *pl) {
     if (g.sh != 1 || g.sw != 1 || g.r > CD_TC_RT || g.s > CD_TC_RT || g.c > 4 || g.k > 16) return false;
     if (g.pool != 1 && g.pool != 2 && g.pool != 4) return false;
     if (g.pe < 1 || g.qe < 1) return false;
     const int ct = g.c == 1 ? 1 : 4, nt = g.k <= 4 ? 1 : 4;
+    cd_tc_fn fn = cd_tc_kernel_of(ct, nt, bf16, split, rw);
+    if (!fn) return false;
+    const int nsplit = (bf16 && !split) || nt == 1 ? 1 : 2;
     cd_tc_args a = {};
     a.g = g;
+    a.rw = rw;
     a.nu = cd_div_up(g.qe, 2);
-    a.nb = cd_div_up(g.pe, CD_TC_RW);
+    a.nb = cd_div_up(g.pe, rw);
     a.ntiles = cd_div_up(a.nb * a.nu, 16);
-    a.hs = a.nb * CD_TC_RW + CD_TC_RT - 1;
-    a.ws = cd_round_up(2 * a.nu + 6, 4);
+    if ((double)a.ntiles * 16 * a.nu >= 4294967296.0) return false; // the magic division would be inexact
+    a.nu_magic = (unsigned)((((uint64_t)1 << 32) + a.nu - 1) / a.nu);
+    // the plane: the rows and columns the tiles read; the image itself where it holds them (no
+    // padding), so that staging is a flat copy (the tiles read inside it)
+    const int hs_need = a.nb * rw + CD_TC_RT - 1, ws_need = 2 * a.nu + 6;
+    if (g.pt == 0 && g.pl == 0 && hs_need <= g.h && ws_need <= g.w && g.w % 2 == 0) a.hs = g.h, a.ws = g.w;
+    else a.hs = hs_need, a.ws = cd_round_up(ws_need, 4);
     size_t smem = 2 * (size_t)ct * a.hs * a.ws * sizeof(float);
     if (smem > (size_t)cd_device_get().smem_optin) return false;
-    cd_tc_fn fn;
-    int nsplit;
-    if (bf16 && !split) {
-        fn = ct == 1 ? (nt == 1 ? cd_tc_kernel<1, 1, true, false> : cd_tc_kernel<1, 4, true, false>)
-                     : (nt == 1 ? cd_tc_kernel<4, 1, true, false> : cd_tc_kernel<4, 4, true, false>);
-        nsplit = 1;
-    } else if (bf16) {
-        fn = ct == 1 ? (nt == 1 ? cd_tc_kernel<1, 1, true, false> : cd_tc_kernel<1, 4, true, true>)
-                     : (nt == 1 ? cd_tc_kernel<4, 1, true, false> : cd_tc_kernel<4, 4, true, true>);
-        nsplit = nt == 4 ? 2 : 1;
-    } else {
-        fn = ct == 1 ? (nt == 1 ? cd_tc_kernel<1, 1, false, false> : cd_tc_kernel<1, 4, false, false>)
-                     : (nt == 1 ? cd_tc_kernel<4, 1, false, false> : cd_tc_kernel<4, 4, false, false>);
-        nsplit = nt == 4 ? 2 : 1;
-    }
     // warps per block: 4 to 8, a multiple of nsplit, spreading the tiles most evenly (fewer on ties)
     int best_nw = 0;
     double best_eff = 0;
@@ -1020,22 +1133,23 @@ static void cd_tc_run(const cd_tc_plan &pl, const float *x, const float *w, cons
     pl.fn<<<pl.blocks, pl.threads, pl.smem>>>(a);
 }
 
-// The engine's choice: for batches of CD_BENCH_MIN_N or more, every split (bf16 with 16 filters)
-// and block size timed on a synthetic batch, the fastest kept; else split when not pooling (the
+// The engine's choice: for batches of CD_BENCH_MIN_N or more, every band height, split (bf16 with
+// 16 filters) and block size timed on a synthetic batch, the fastest kept; else split when not pooling (the
 // unsplit bf16 kernel spills a little in the plain epilogue) and the most even block size.
 static bool cd_tc_plan_best(const cd_shape &g, bool bf16, cd_tc_plan *best) {
-    if (!cd_tc_plan_make(g, bf16, bf16 && g.pool == 1, 0, best)) return false;
+    if (!cd_tc_plan_make(g, bf16, bf16 && g.pool == 1, 0, 4, best)) return false;
     if (g.n < CD_BENCH_MIN_N) return true;
-    const int nb = std::min(g.n, CD_BENCH_N);
+    const int nb = cd_bench_batch(g);
     cd_shape gb = g;
     gb.n = nb;
     cd_bench_bufs t = cd_bench_alloc(gb, nb);
     if (t.ok) {
         double best_ms = 1e30;
-        for (int split = 0; split < (bf16 ? 2 : 1); split++)
+        for (int rw = 4; rw <= 16; rw *= 2)
+            for (int split = 0; split < (bf16 ? 2 : 1); split++)
             for (int nw = 4; nw <= 8; nw++) {
                 cd_tc_plan pl;
-                if (!cd_tc_plan_make(g, bf16, split, nw, &pl)) continue;
+                if (!cd_tc_plan_make(g, bf16, split, nw, rw, &pl)) continue;
                 cd_tc_plan run = pl;
                 run.a.g.n = nb;
                 run.blocks = std::min(nb, cd_device_get().sms * pl.bps);
