@@ -2,10 +2,10 @@
 # Issue 3's benchmarks on the GPU machine, side by side with the PyTorch peer in the same run:
 #   nets      fullpass of AlexNet b128, Overfeat b128, VGG-A b64, GoogLeNet b128 (forward + backward,
 #             no data grad, no criterion: the peer's y.sum().backward()) and VGG-16 b16 with the
-#             update, per backend and precision
+#             update, per backend and precision:layout (MODES, default fp32:nchw tf32:nhwc bf16:nhwc)
 #   layers    convnet-benchmarks' L1-L5 per backend and precision, with the best per layer
 #   profiles  every conv layer of the five nets, all directions, own (cuda) vs cudnn per precision
-#   peer      bench/peer_pytorch.py: the same workloads in PyTorch + cuDNN, NCHW and NHWC
+#   peer      bench/peer_pytorch.py: the same workloads in PyTorch + cuDNN (PEER_MODES, as MODES)
 # Usage (after a build into $B): B=build-gpu RES=dir scripts/gpu-bench.sh [SECTION...]
 # Every result is a JSON file in $RES; scripts/gpu-summary.py turns them into tables.
 set -u
@@ -28,18 +28,21 @@ late() { [ $((SECONDS - start)) -ge "$DEADLINE" ] && { echo "skip (past ${DEADLI
 for sec in $sections; do
 case $sec in
 nets)
-    for prec in $PRECS; do
+    # MODES: precision:layout pairs (the peer's anchors are fp32 NCHW, tf32 and bf16 NHWC); files
+    # are fullpass_NET_BACKEND_PREC_LAYOUT.json. The own `cuda` backend runs NCHW only.
+    for mode in ${MODES:-fp32:nchw tf32:nhwc bf16:nhwc}; do
+        prec=${mode%%:*} lay=${mode##*:}
         for be in $NET_BACKENDS; do
-            [ "$be" = cudnn ] && [ "$prec" = bf16 ] && continue # cudnn's bf16 is its tf32 here
+            [ "$be" = cuda ] && [ "$lay" = nhwc ] && continue
             for nb in $NETS; do
                 net=${nb%%:*} batch=${nb##*:}
                 extra="--no-criterion"
                 [ "$net" = vgg16 ] && extra="--no-criterion --update"
-                late "fullpass $net $be $prec" && continue
-                stamp "fullpass $net b$batch $be $prec"
-                timeout 120 $CB fullpass $net --batch $batch --backend $be --precision $prec --no-data-grad $extra \
-                    --warmup 3 --iters $ITERS --format json --quiet --output "$RES/fullpass_${net}_${be}_${prec}.json" \
-                    || echo "fullpass $net $be $prec failed"
+                late "fullpass $net $be $prec $lay" && continue
+                stamp "fullpass $net b$batch $be $prec $lay"
+                timeout 120 $CB fullpass $net --batch $batch --backend $be --precision $prec --layout $lay --no-data-grad \
+                    $extra --warmup 3 --iters $ITERS --format json --quiet \
+                    --output "$RES/fullpass_${net}_${be}_${prec}_${lay}.json" || echo "fullpass $net $be $prec $lay failed"
             done
         done
     done ;;
@@ -62,11 +65,15 @@ profiles)
         done
     done ;;
 peer)
-    late "peer" && continue
-    stamp "PyTorch peer"
-    PYTHONUNBUFFERED=1 timeout ${PEER_S:-300} python3 bench/peer_pytorch.py "$RES/peer.json" --layers "$PEER_LAYERS" \
-        --nets alexnet,overfeat,vgg_a,googlenet,vgg16-train --modes fp32,tf32,bf16 --layouts nchw,nhwc 2>&1 \
-        | tee "$RES/peer.out" | tail -3 ;; # peer.out keeps each result line should the run be cut short
+    # one run per precision:layout pair (PEER_MODES), each its own peer_MODE_LAYOUT.json
+    for mode in ${PEER_MODES:-fp32:nchw tf32:nhwc bf16:nhwc}; do
+        prec=${mode%%:*} lay=${mode##*:}
+        late "peer $prec $lay" && continue
+        stamp "PyTorch peer $prec $lay"
+        PYTHONUNBUFFERED=1 timeout ${PEER_S:-300} python3 bench/peer_pytorch.py "$RES/peer_${prec}_${lay}.json" \
+            --layers "$PEER_LAYERS" --nets alexnet,overfeat,vgg_a,googlenet,vgg16-train --modes $prec --layouts $lay 2>&1 \
+            | tee "$RES/peer_${prec}_${lay}.out" | tail -2 # the .out keeps each result line should the run be cut short
+    done ;;
 *) echo "gpu-bench: unknown section '$sec' (nets, layers, profiles, peer)"; exit 2 ;;
 esac
 done

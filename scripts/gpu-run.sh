@@ -2,9 +2,10 @@
 # Everything convbench measures on a GPU machine, in two parts that fit the device's 10-minute
 # calls (run them back to back: the second finds the first one's build):
 #   check   build; test_gpu (every own algorithm, cuDNN, auto against the float64-checked CPU
-#           reference); compute-sanitizer memcheck and racecheck; the ECE408 lab (own kernels
+#           reference); compute-sanitizer memcheck; the ECE408 lab (own kernels
 #           against cuDNN at batch 10000) and `infer` with cuDNN and the own variants (issue 5);
 #           with MODEL=1, the model's calibration and profiles (issue 4, scripts/model-device.sh)
+#   race    compute-sanitizer racecheck, one process per own algorithm (RACE_S seconds each)
 #   bench   scripts/gpu-bench.sh: whole networks per backend and precision, L1-L5, every conv
 #           layer own vs cuDNN, and the PyTorch peer in the same run (issue 3)
 # Results land in $OUT: results.json (every JSON result), summary.md (the tables), logs.tgz, log.txt.
@@ -41,8 +42,8 @@ for part in $parts; do
 case $part in
 check)
     # correctness in parallel processes (16 cores; the float64 references run on the CPU): the
-    # full suite split in parts, compute-sanitizer memcheck and racecheck; timing comes after
-    stamp "test_gpu (parts in parallel) + compute-sanitizer memcheck and racecheck"
+    # full suite split in parts, compute-sanitizer memcheck; timing comes after
+    stamp "test_gpu (parts in parallel) + compute-sanitizer memcheck"
     ALGOS=$($CB algos --format csv --quiet | tail -n +2 | cut -d, -f1)
     set -- $ALGOS
     g=0; groups=("" "" "" "")
@@ -58,11 +59,6 @@ check)
             timeout ${SAN_S:-300} compute-sanitizer --tool memcheck --print-limit 20 $B/tests/test_gpu --backends $be \
                 >"$RES/memcheck_$be.log" 2>&1 & pids+=($!)
         done
-        for g in 0 1; do # racecheck is the slowest: two halves of the algorithms
-            h="${groups[$g]},${groups[$((g + 2))]}"
-            CB_TEST_ALGOS="$h" timeout ${RACE_S:-300} compute-sanitizer --tool racecheck --print-limit 20 $B/tests/test_gpu \
-                --backends cuda-small >"$RES/racecheck$g.log" 2>&1 & pids+=($!)
-        done
     fi
     for p in "${pids[@]}"; do wait $p; done
     P=0 F=0 S=0
@@ -73,7 +69,7 @@ check)
         grep -E '^FAIL' "$f" | head -10
     done
     echo "test_gpu: $P passed, $F failed, $S skipped (own algorithms: $(echo $ALGOS | tr ' ' ','))" | tee "$RES/test_line.txt"
-    for f in "$RES"/memcheck_*.log "$RES"/racecheck*.log; do
+    for f in "$RES"/memcheck_*.log; do
         [ -f "$f" ] || continue
         echo "$(basename $f): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed' "$f" | tr '\n' ' ')" | tee -a "$RES/test_line.txt"
         grep -E '^=========' "$f" | grep -v SUMMARY | head -6
@@ -104,10 +100,27 @@ check)
         timeout 200 bash scripts/model-device.sh $CB "$RES" 150 || echo "model-device failed"
         CB=$CB scripts/model-check.sh "$RES" 2>&1 | tail -14
     fi ;;
+race)
+    # compute-sanitizer racecheck, the slowest tool: one process per own algorithm (RACE_J at a
+    # time), each over test_gpu's small cases, so that a slow one cannot hide the others' results
+    stamp "compute-sanitizer racecheck, one process per own algorithm"
+    pids=()
+    for a in $($CB algos --format csv --quiet | tail -n +2 | cut -d, -f1); do
+        while [ $(jobs -rp | wc -l) -ge ${RACE_J:-8} ]; do sleep 1; done
+        f="$RES/racecheck_$(echo $a | tr '+' 'p').log"
+        (CB_TEST_ALGOS="$a" timeout ${RACE_S:-500} compute-sanitizer --tool racecheck --print-limit 20 $B/tests/test_gpu \
+            --backends cuda-small >"$f" 2>&1; echo "exit $?" >>"$f") &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait $p; done
+    for f in "$RES"/racecheck_*.log; do
+        echo "$(basename $f .log): $(grep -E 'RACECHECK SUMMARY|passed|^exit' "$f" | tr '\n' ' ')" | tee -a "$RES/race_line.txt"
+        grep -E '^=========' "$f" | grep -v SUMMARY | head -4
+    done ;;
 bench)
     stamp "benchmarks"
     B=$B RES=$RES ITERS=${ITERS:-10} bash scripts/gpu-bench.sh ${BENCH:-nets layers profiles peer} ;;
-*) echo "gpu-run: unknown part '$part' (check, bench)"; exit 2 ;;
+*) echo "gpu-run: unknown part '$part' (check, race, bench)"; exit 2 ;;
 esac
 done
 
@@ -125,4 +138,5 @@ python3 scripts/gpu-summary.py "$RES" "$OUT/summary.md" >/dev/null
 (cd "$RES" && tar czf "$OUT/logs.tgz" --exclude='*.json' . 2>/dev/null)
 cat "$OUT/summary.md"
 [ -f "$RES/test_line.txt" ] && cat "$RES/test_line.txt"
+[ -f "$RES/race_line.txt" ] && cat "$RES/race_line.txt"
 stamp "done"

@@ -21,13 +21,17 @@ def gmean(xs):
     return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float('nan')
 
 
-peer = load(os.path.join(res, 'peer.json'))
-if peer is None:  # a run cut short: the result lines it printed
-    peer = []
-    for line in open(os.path.join(res, 'peer.out')) if os.path.exists(os.path.join(res, 'peer.out')) else []:
-        if line.startswith('{'):
-            try: peer.append(json.loads(line))
-            except ValueError: pass
+# the peer's results: every peer*.json (one per mode and layout run), else the result lines its
+# .out logs kept (a run cut short)
+peer = []
+for f in sorted(glob.glob(os.path.join(res, 'peer*.json'))):
+    peer += load(f) or []
+if not peer:
+    for f in sorted(glob.glob(os.path.join(res, 'peer*.out'))):
+        for line in open(f):
+            if line.startswith('{'):
+                try: peer.append(json.loads(line))
+                except ValueError: pass
 PEER_NET = {'alexnet': 'alexnet', 'overfeat-fast': 'overfeat', 'vgg-a': 'vgg_a', 'googlenet': 'googlenet', 'vgg16': 'vgg16'}
 
 
@@ -38,31 +42,35 @@ def peer_row(net, mode, layout):
     return None
 
 
-# ---- whole networks
+# ---- whole networks (fullpass_NET_BACKEND_PREC[_LAYOUT].json; the layout is read from the JSON)
 fp = {}
 for f in glob.glob(os.path.join(res, 'fullpass_*.json')):
     d = load(f)
     if not d: continue
-    _, net, be, prec = os.path.basename(f)[:-5].split('_')
+    net, be, prec = os.path.basename(f)[:-5].split('_')[1:4]
+    lay = (d.get('layout') or 'nchw').upper()
     ph = {r['phase'].strip(): r['median_ms'] for r in d['tables']['fullpass']}
-    fp[(net, be, prec)] = (ph.get('net forward', 0), ph.get('net backward', 0) + ph.get('update', 0), ph.get('total', 0),
-                          d.get('batch'))
+    fp[(net, be, prec, lay)] = (ph.get('net forward', 0), ph.get('net backward', 0) + ph.get('update', 0),
+                                ph.get('total', 0), d.get('batch'))
 if fp:
-    L.append('### Whole networks: median ms per step (forward + backward [+ update]), convbench vs PyTorch 2.11 + cuDNN\n')
-    L.append('| network | batch | precision | auto | cudnn | cuda (own) | PyTorch NCHW | PyTorch NHWC | auto / PyTorch NCHW | auto / PyTorch NHWC |')
-    L.append('|---|---|---|---|---|---|---|---|---|---|')
+    L.append('### Whole networks: median ms per step (forward + backward [+ update]), convbench vs PyTorch 2.11 + cuDNN '
+             'in the same layout\n')
+    L.append('| network | batch | precision | layout | auto | cudnn | cuda (own) | PyTorch | auto / PyTorch |')
+    L.append('|---|---|---|---|---|---|---|---|---|')
     for net in PEER_NET:
         for prec in ('fp32', 'tf32', 'bf16'):
-            row = [fp.get((net, be, prec)) for be in ('auto', 'cudnn', 'cuda')]
-            if not any(row): continue
-            batch = next(r[3] for r in row if r)
-            pn, ph = peer_row(net, prec, 'NCHW'), peer_row(net, prec, 'NHWC')
-            cell = lambda r: f'{r[2]:.2f}' if r else '-'
-            a = row[0][2] if row[0] else None
-            ratio = lambda p: f'{a / p["total"]:.2f}' if a and p else '-'
-            pt = lambda p: f'{p["total"]:.2f}' if p else '-'
-            L.append(f'| {net} | {batch} | {prec} | {cell(row[0])} | {cell(row[1])} | {cell(row[2])} | '
-                     f'{pt(pn)} | {pt(ph)} | {ratio(pn)} | {ratio(ph)} |')
+            for lay in ('NCHW', 'NHWC'):
+                row = [fp.get((net, be, prec, lay)) for be in ('auto', 'cudnn', 'cuda')]
+                if not any(row): continue
+                batch = next(r[3] for r in row if r)
+                pr = peer_row(net, prec, lay)
+                cell = lambda r: f'{r[2]:.2f}' if r else '-'
+                a = row[0][2] if row[0] else None
+                L.append(f'| {net} | {batch} | {prec} | {lay} | {cell(row[0])} | {cell(row[1])} | {cell(row[2])} | '
+                         f'{pr["total"]:.2f} | {a / pr["total"]:.2f} |' if pr and a else
+                         f'| {net} | {batch} | {prec} | {lay} | {cell(row[0])} | {cell(row[1])} | {cell(row[2])} | '
+                         f'{pr["total"]:.2f} | - |' if pr else
+                         f'| {net} | {batch} | {prec} | {lay} | {cell(row[0])} | {cell(row[1])} | {cell(row[2])} | - | - |')
     L.append('')
 
 # ---- L1-L5
