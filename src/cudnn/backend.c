@@ -37,7 +37,7 @@ typedef struct dnn_state {
     // only with fmt != 0:
     float *stage;                // (stage_elems) fp32 NCHW, host transfers of act_upload and act_download
     int64_t stage_elems;         // >= the input's count, the last layer's, and any layer's per example
-    float *crit;                 // (N, K) fp32: the criterion's probabilities and gradient under bf16
+    float *crit;                 // (N, K) fp32 NCHW: the criterion's probabilities and gradient
     void *wgrad;                 // (largest nw) a weight gradient in storage format, before fp32 KCRS
     float *part;                 // (CB_FMT_BIAS_PARTS, largest K) bias-gradient partial sums
 } dnn_state;
@@ -108,8 +108,8 @@ static cb_status init_storage(cb_exec *e, cb_error *err) {
     d->stage = dev_alloc(e, (size_t)stage * 4);
     d->part = dev_alloc(e, (size_t)CB_FMT_BIAS_PARTS * (size_t)maxk * 4);
     d->wgrad = e->opts.train ? dev_alloc(e, (size_t)maxw * cb_fmt_bytes(d->fmt)) : NULL;
-    d->crit = is_bf16(e) ? dev_alloc(e, (size_t)cb_shape_count(last->out) * 4) : NULL;
-    if (!d->stage || !d->part || (e->opts.train && !d->wgrad) || (is_bf16(e) && !d->crit))
+    d->crit = dev_alloc(e, (size_t)cb_shape_count(last->out) * 4);
+    if (!d->stage || !d->part || (e->opts.train && !d->wgrad) || !d->crit)
         return cb_fail(err, CB_STATUS_NOMEM, net->path, NULL, "backend %s: out of device memory for the %s buffers",
                        e->be->name, fmt_name(e));
     return CB_OK;
@@ -470,7 +470,7 @@ static cb_status plan_fc(cb_exec *e, int i, cb_error *err) {
 }
 
 // Under NHWC, what would read elements in NCHW order: a Reshape of a spatial tensor, a Softmax
-// over one, and a spatial last layer (the criterion's classes)
+// over one (a spatial last layer is fine: the criterion converts to NCHW)
 static cb_status check_nhwc(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_shape in = e->net->layers[L->parents[0]].out, out = L->out;
@@ -479,8 +479,6 @@ static cb_status check_nhwc(cb_exec *e, int i, cb_error *err) {
         return decline(e, L, err, "a Reshape of a spatial tensor, whose elements NHWC orders differently");
     if (L->op == CB_OP_SOFTMAX && spatial_in)
         return decline(e, L, err, "a Softmax over a spatial input, whose classes NHWC orders differently");
-    if (i == e->net->nlayers - 1 && spatial_out)
-        return decline(e, L, err, "a last layer with a spatial extent: the criterion reads its classes in NCHW order");
     return CB_OK;
 }
 
@@ -877,31 +875,36 @@ static void act_add(cb_exec *e, float *dst, const float *src, size_t n) {
     else cb_fmt_add(n, dst, src, is_bf16(e));
 }
 
-// The criterion computes in fp32 on (N, K) logits or probabilities; the engine's prob buffer is
-// fp32 and the last layer has no spatial extent under NHWC (check_nhwc), so only bf16 converts.
-// x is the last layer's y; prob is e->prob (fp32) or, after a Softmax layer, that layer's y.
+// The criterion computes in fp32 on (N, K) logits or probabilities, K in NCHW order (c, h, w) as
+// the reference's; the engine's prob buffer is fp32 NCHW. Under another storage the last layer's
+// output converts (with its shape: a spatial last layer under NHWC reorders) on the way in and the
+// gradient on the way out. x is the last layer's y; prob is e->prob or, after a Softmax layer,
+// that layer's y.
 static void crit_softmax(cb_exec *e, const float *x, float *prob, int n, int k) {
-    if (is_bf16(e)) {
-        cb_fmt_convert(n, k, 1, 1, x, dnn(e)->fmt, prob, 0);
+    if (!native(e)) {
+        cb_shape s = e->net->layers[e->net->nlayers - 1].out;
+        cb_fmt_convert(s.n, s.c, s.h, s.w, x, dnn(e)->fmt, prob, 0);
         cb_cuda_softmax(n, k, prob, prob); // in place: each element is read before the same thread writes it
     } else cb_cuda_softmax(n, k, x, prob);
 }
 static const float *crit_prob(cb_exec *e, const float *prob, int n, int k) {
-    if (!is_bf16(e) || prob == e->prob) return prob;
-    cb_fmt_convert(n, k, 1, 1, prob, dnn(e)->fmt, dnn(e)->crit, 0);
+    if (native(e) || prob == e->prob) return prob;
+    cb_shape s = e->net->layers[e->net->nlayers - 1].out;
+    cb_fmt_convert(s.n, s.c, s.h, s.w, prob, dnn(e)->fmt, dnn(e)->crit, 0);
     return dnn(e)->crit;
 }
 static double crit_xent_forward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k) {
     return cb_cuda_xent_forward_(e, crit_prob(e, prob, n, k), labels, n, k);
 }
 static void crit_xent_backward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits) {
-    if (!is_bf16(e)) {
+    if (native(e)) {
         cb_cuda_xent_backward(n, k, prob, labels, dlogits);
         return;
     }
-    // fp32 gradient in crit (in place when prob was converted there: elementwise), then to bf16
+    // fp32 NCHW gradient in crit (in place when prob was converted there: elementwise), then to the storage
+    cb_shape s = e->net->layers[e->net->nlayers - 1].out;
     cb_cuda_xent_backward(n, k, crit_prob(e, prob, n, k), labels, dnn(e)->crit);
-    cb_fmt_convert(n, k, 1, 1, dnn(e)->crit, 0, dlogits, dnn(e)->fmt);
+    cb_fmt_convert(s.n, s.c, s.h, s.w, dnn(e)->crit, 0, dlogits, dnn(e)->fmt);
 }
 
 #define DNN_BACKEND(NAME, INIT)                                                                                        \
