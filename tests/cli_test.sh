@@ -101,6 +101,18 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
     expect "calibrate cudnn without a GPU" 3 "cudnn" -- "$cb" calibrate --backend cudnn --quiet
     one_line "calibrate without a GPU: one line" "$cb" calibrate --backend cuda --quiet
 fi
+# GPU runs with NHWC / bf16 storage: one clean line without a GPU (status 3; 2 in a build without
+# CUDA); the cuda backend (own kernels) refuses NHWC, GPU or not
+if "$cb" algos 2>/dev/null | grep -q igemm-simt; then # a CUDA build
+    if ! nvidia-smi -L >/dev/null 2>&1; then
+        expect "cudnn nhwc bf16 without a GPU" 3 "no CUDA device" -- "$cb" fullpass alexnet --backend cudnn --layout nhwc --precision bf16
+        one_line "cudnn nhwc bf16 without a GPU: one line" "$cb" fullpass alexnet --backend cudnn --layout nhwc --precision bf16 --quiet
+        expect "auto nhwc without a GPU" 3 "no CUDA device" -- "$cb" fullpass alexnet --backend auto --layout nhwc
+    fi
+    expect "cuda nhwc refused" 2 "NCHW only" -- "$cb" fullpass alexnet --backend cuda --layout nhwc
+else
+    expect "cudnn nhwc bf16 without CUDA" 2 "no CUDA" -- "$cb" fullpass alexnet --backend cudnn --layout nhwc --precision bf16
+fi
 expect "calibrate bad --shapes" 2 "--shapes" -- "$cb" calibrate --backend cudnn --shapes 5-2
 expect "calibrate refit" 0 "FWD_WINOGRAD_NONFUSED" -- "$cb" calibrate --refit tests/data/h200-cal-subset.json --save "$tmp/cal.json" --quiet
 expect "predict on a calibrated entry" 0 "FWD_" -- "$cb" predict vgg16 --batch 8 --device "$tmp/cal.json"

@@ -51,6 +51,12 @@ typedef struct cb_backend {
     double (*xent_forward)(cb_exec *e, const float *prob, const int32_t *labels, int n, int k);
     void (*xent_backward)(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits);
     void (*softmax)(cb_exec *e, const float *x, float *prob, int n, int k);
+    // Optional, for a backend whose activations (y, dy, pre, dpre, scratch) are not fp32 NCHW (the
+    // cudnn backends with --layout nhwc or bf16 storage); NULL: plain copies of count * 4 bytes.
+    // A layer-shaped tensor to or from host fp32 NCHW, and a fill of n activation elements.
+    void (*act_upload)(cb_exec *e, int layer, void *dst, const float *host);
+    void (*act_download)(cb_exec *e, int layer, float *host, const void *src);
+    void (*act_fill)(cb_exec *e, void *dst, float v, size_t n);
 } cb_backend;
 
 struct cb_exec {
@@ -68,14 +74,21 @@ struct cb_exec {
     float *prob;                  // (N, K) criterion probabilities when the net has no Softmax layer
     int32_t *labels;              // (N)
     bool *grad_ready;             // per layer, during backward
-    size_t allocated;             // bytes taken through be->alloc
+    size_t allocated;             // bytes taken through be->alloc (and a backend's own copies)
     uint64_t rng;
+    size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)
+    uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them
 };
 
 // Gradient w.r.t. the op's own output (before batch norm and activation): dpre or dy.
 static inline float *cb_exec_op_grad(const cb_exec *e, int i) { return e->lb[i].dpre ? e->lb[i].dpre : e->lb[i].dy; }
 // The op's own output: pre when a batch norm follows, else y.
 static inline float *cb_exec_op_out(const cb_exec *e, int i) { return e->lb[i].pre ? e->lb[i].pre : e->lb[i].y; }
+
+// Layer `layer`'s output-shaped device tensor (its y, dy, or a gradient into it) to or from host
+// fp32 NCHW, whatever the backend's storage (be->act_upload / act_download).
+void cb_exec_act_download(cb_exec *e, int layer, float *host, const void *dev);
+void cb_exec_act_upload(cb_exec *e, int layer, void *dev, const float *host);
 
 const cb_backend *cb_backend_find(const char *name);
 

@@ -138,6 +138,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     e->rng = opts->seed * 0x9E3779B97F4A7C15ULL + 1;
     int n = net->nlayers;
     e->lb = cb_xcalloc((size_t)n, sizeof(cb_lbuf));
+    e->act_bytes = 4; // a backend storing bf16 activations sets 2 in init
     e->grad_ready = cb_xcalloc((size_t)n, sizeof(bool));
     if (be->init && be->init(e, err) != CB_OK) {
         e->be = be;
@@ -205,7 +206,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
             b->rvar = e->stats + soff + b->nbn;
             soff += 2 * b->nbn;
         }
-        size_t out = (size_t)cb_shape_count(L->out) * 4;
+        size_t out = (size_t)cb_shape_count(L->out) * e->act_bytes;
         if (cb_shape_count(L->out) > maxact) maxact = cb_shape_count(L->out);
         b->y = take(e, out, &ok);
         bool need_dy = train && (i > 0 || !opts->no_data_grad);
@@ -218,7 +219,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         }
         b->aux = take(e, aux_bytes(L, train), &ok);
     }
-    if (train) e->scratch = take(e, (size_t)maxact * 4, &ok);
+    if (train) e->scratch = take(e, (size_t)maxact * e->act_bytes, &ok);
     int64_t classes = last->out.c * last->out.h * last->out.w;
     e->labels = take(e, (size_t)last->out.n * 4, &ok);
     if (last->op != CB_OP_SOFTMAX) e->prob = take(e, (size_t)last->out.n * (size_t)classes * 4, &ok);
@@ -238,12 +239,13 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     if (ns) be->upload(e, e->stats, hs, (size_t)ns * 4);
     be->upload(e, e->labels, hl, (size_t)last->out.n * 4);
     if (e->moms) be->fill(e, e->moms, 0, (size_t)np);
+    e->param_version = 1;
     // a deterministic, non-zero input
     int64_t nin = cb_shape_count(net->layers[0].out);
     float *hx = malloc((size_t)nin * 4);
     if (!hx) abort();
     for (int64_t j = 0; j < nin; j++) hx[j] = rng_uniform(&e->rng);
-    be->upload(e, e->lb[0].y, hx, (size_t)nin * 4);
+    cb_exec_act_upload(e, 0, e->lb[0].y, hx);
     free(hx);
     free(hp);
     free(hs);
@@ -268,8 +270,24 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     return e;
 }
 
+void cb_exec_act_upload(cb_exec *e, int layer, void *dev, const float *host) {
+    if (e->be->act_upload) e->be->act_upload(e, layer, dev, host);
+    else e->be->upload(e, dev, host, (size_t)cb_shape_count(e->net->layers[layer].out) * 4);
+}
+
+void cb_exec_act_download(cb_exec *e, int layer, float *host, const void *dev) {
+    if (e->be->act_download) e->be->act_download(e, layer, host, dev);
+    else e->be->download(e, host, dev, (size_t)cb_shape_count(e->net->layers[layer].out) * 4);
+}
+
+// fill n elements of an activation-typed buffer (a gradient dy)
+static void act_fill(cb_exec *e, void *dst, float v, size_t n) {
+    if (e->be->act_fill) e->be->act_fill(e, dst, v, n);
+    else e->be->fill(e, dst, v, n);
+}
+
 cb_status cb_exec_set_input(cb_exec *e, const float *x, const int32_t *labels) {
-    if (x) e->be->upload(e, e->lb[0].y, x, (size_t)cb_shape_count(e->net->layers[0].out) * 4);
+    if (x) cb_exec_act_upload(e, 0, e->lb[0].y, x);
     if (labels) e->be->upload(e, e->labels, labels, (size_t)cb_net_batch(e->net) * 4);
     return CB_OK;
 }
@@ -325,7 +343,7 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
         cb_lbuf *b = &e->lb[i];
         double ms_data = 0, ms_filter = 0;
         if (!e->grad_ready[i]) { // nothing consumes this layer: its gradient is zero
-            e->be->fill(e, b->dy, 0, (size_t)cb_shape_count(L->out));
+            act_fill(e, b->dy, 0, (size_t)cb_shape_count(L->out));
             e->grad_ready[i] = true;
         }
         if (L->act != CB_ACT_NONE || L->bn) {
@@ -362,6 +380,7 @@ cb_status cb_exec_update(cb_exec *e, double *ms) {
     if (ms) e->be->timer_start(e);
     if (e->nparams)
         e->be->sgd(e, (size_t)e->nparams, e->opts.lr, e->opts.momentum, e->opts.weight_decay, e->params, e->grads, e->moms);
+    e->param_version++;
     if (ms) *ms = e->be->timer_stop(e);
     return CB_OK;
 }
@@ -377,7 +396,13 @@ cb_status cb_exec_get_output(cb_exec *e, float *out, size_t count) {
     if (count > (size_t)n * (size_t)k) return CB_STATUS_ARG;
     const cb_layer *last = &e->net->layers[e->net->nlayers - 1];
     if (last->op != CB_OP_SOFTMAX) e->be->softmax(e, e->lb[e->net->nlayers - 1].y, e->prob, n, k);
-    e->be->download(e, out, prob, count * 4);
+    if (last->op == CB_OP_SOFTMAX && e->be->act_download) { // the Softmax layer's output, in the backend's storage
+        float *all = malloc((size_t)n * (size_t)k * 4);
+        if (!all) return CB_STATUS_NOMEM;
+        e->be->act_download(e, e->net->nlayers - 1, all, prob);
+        memcpy(out, all, count * 4);
+        free(all);
+    } else e->be->download(e, out, prob, count * 4);
     return CB_OK;
 }
 
@@ -408,13 +433,14 @@ cb_status cb_exec_param_get(cb_exec *e, const cb_param *p, float *host) {
 
 cb_status cb_exec_param_set(cb_exec *e, const cb_param *p, const float *host) {
     e->be->upload(e, p->data, host, (size_t)p->count * 4);
+    e->param_version++;
     return CB_OK;
 }
 
 cb_status cb_exec_set_output_grad(cb_exec *e, float v) {
     if (!e->opts.train) return CB_STATUS_ARG;
     const cb_layer *last = &e->net->layers[e->net->nlayers - 1];
-    e->be->fill(e, e->lb[e->net->nlayers - 1].dy, v, (size_t)cb_shape_count(last->out));
+    act_fill(e, e->lb[e->net->nlayers - 1].dy, v, (size_t)cb_shape_count(last->out));
     return CB_OK;
 }
 

@@ -61,7 +61,7 @@ void cb_cuda_destroy_state(cb_exec *e) {
 
 static cb_status init(cb_exec *e, cb_error *err) {
     if (e->opts.layout != CB_LAYOUT_NCHW)
-        return cb_fail(err, CB_STATUS_UNSUPPORTED, "--layout", NULL, "backend cuda: NCHW only so far");
+        return cb_fail(err, CB_STATUS_UNSUPPORTED, "--layout", NULL, "backend cuda: NCHW only (its own kernels); --layout nhwc runs on the cudnn and auto backends");
     return cb_cuda_init_state(e, err);
 }
 

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 #include <stddef.h>
+#include <stdint.h>
 
 static inline unsigned cb_blocks(size_t n, int threads) {
     size_t b = (n + threads - 1) / threads;
@@ -14,6 +15,16 @@ static inline unsigned cb_blocks(size_t n, int threads) {
 #define CB_FOR(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
 
 // sum of v over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it
+// splitmix64 finaliser of (seed + index): a counter-based generator, no state per thread (dropout
+// masks; the cudnn backend's bf16 dropout draws the same masks)
+__device__ static inline float cb_hash_uniform(uint64_t seed, uint64_t i) {
+    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
+
 template <class T> __device__ T cb_block_sum(T v) {
     __shared__ T part[32];
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

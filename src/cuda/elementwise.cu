@@ -12,18 +12,9 @@ extern "C" void cb_cuda_relu_backward(size_t n, const float *y, const float *dy,
     relu_bwd_kernel<<<cb_blocks(n, 256), 256>>>(n, y, dy, dx);
 }
 
-// splitmix64 finaliser of (seed + index): a counter-based generator, no state per thread
-__device__ static inline float hash_uniform(uint64_t seed, uint64_t i) {
-    uint64_t z = seed + (i + 1) * 0x9E3779B97F4A7C15ULL;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return (float)(z >> 40) * (1.0f / 16777216.0f);
-}
-
 __global__ void dropout_fwd_kernel(size_t n, float keep, uint64_t seed, const float *x, float *mask, float *y) {
     CB_FOR(i, n) {
-        float m = hash_uniform(seed, i) < keep ? 1.f / keep : 0.f;
+        float m = cb_hash_uniform(seed, i) < keep ? 1.f / keep : 0.f;
         mask[i] = m;
         y[i] = x[i] * m;
     }

@@ -3,10 +3,20 @@
 // table, with each convolution phase measured in plan() against convbench's own kernel and the
 // faster kept. Layers cuDNN cannot express (asymmetric padding, LRN windows over 16, batch-norm
 // eps under CUDNN_BN_MIN_EPSILON) fall back to the own kernels and say so in their algorithm name.
-// Tensors are fp32 NCHW: --precision tf32 lets cuDNN and cuBLAS use TF32 tensor cores; bf16 does
-// the same for them (their bf16 paths need bf16 tensors) while own kernels may compute in bf16.
+// Storage: fp32 NCHW by default (--precision tf32 lets cuDNN and cuBLAS use TF32 tensor cores).
+// --layout nhwc and --precision bf16 store activations NHWC and/or bf16 (descriptors
+// CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, convolution compute type fp32) and run FC layers on
+// cublasGemmEx (bf16 in, fp32 accumulation). Weights stay fp32 KCRS masters for SGD, as PyTorch's
+// autocast: each conv and FC layer keeps a copy in the storage format (KRSC filters under NHWC; an
+// FC layer after a spatial input gets its columns in (h, w, c) order) refreshed when
+// e->param_version changes, and its weight gradient comes back to fp32 KCRS. The input and the
+// criterion convert at the boundary. Own kernels compute fp32 NCHW only: a layer that needs them
+// (asymmetric padding, LRN or batch-norm parameters cuDNN refuses) is declined in plan with a
+// message, and "auto" races no own kernel; the few layers the backend computes itself (bias,
+// concat, sum, dropout, relu gradient) have storage-aware kernels in src/cudnn/format.cu.
 #include "cuda/backend.h"
 #include "cuda/launch.h"
+#include "cudnn/format.h"
 #include "core/net.h"
 #include "gpu/gpu.h"
 
@@ -21,6 +31,15 @@ typedef struct dnn_state {
     cublasHandle_t blas;
     bool autotune;               // "auto": measure own vs cuDNN per convolution phase
     cudnnMathType_t math;
+    int fmt;                     // storage: 0 (fp32 NCHW) or CB_FMT_NHWC | CB_FMT_BF16 (src/cudnn/format.h)
+    cudnnTensorFormat_t tfmt;    // CUDNN_TENSOR_NCHW or _NHWC (filters KCRS or KRSC)
+    cudnnDataType_t dtype;       // CUDNN_DATA_FLOAT or _BFLOAT16
+    // only with fmt != 0:
+    float *stage;                // (stage_elems) fp32 NCHW, host transfers of act_upload and act_download
+    int64_t stage_elems;         // >= the input's count, the last layer's, and any layer's per example
+    float *crit;                 // (N, K) fp32 NCHW: the criterion's probabilities and gradient
+    void *wgrad;                 // (largest nw) a weight gradient in storage format, before fp32 KCRS
+    float *part;                 // (CB_FMT_BIAS_PARTS, largest K) bias-gradient partial sums
 } dnn_state;
 
 typedef struct dnn_layer {
@@ -34,11 +53,21 @@ typedef struct dnn_layer {
     cudnnPoolingDescriptor_t pd;
     cudnnLRNDescriptor_t lrn;
     cudnnActivationDescriptor_t act;
+    void *w;                     // (nw) conv / FC weights in storage format (fmt != 0), from b->w
+    uint64_t wver;               // the e->param_version that w was converted at
+    int64_t wk, wc, wr, ws;      // the weights' (K, C, R, S) dims: conv filter, or FC (K, C, H, W) of its input
 } dnn_layer;
 
 static const float one = 1.f, zero = 0.f;
 static dnn_state *dnn(const cb_exec *e) { return ((cb_cuda_state *)e->state)->lib; }
 static dnn_layer *lay(const cb_exec *e, int i) { return e->lb[i].priv; }
+static bool native(const cb_exec *e) { return dnn(e)->fmt == 0; } // fp32 NCHW: the code paths of before
+static bool is_bf16(const cb_exec *e) { return dnn(e)->fmt & CB_FMT_BF16; }
+static bool is_nhwc(const cb_exec *e) { return dnn(e)->fmt & CB_FMT_NHWC; }
+static const char *fmt_name(const cb_exec *e) {
+    static const char *names[] = {"fp32 NCHW", "fp32 NHWC", "bf16 NCHW", "bf16 NHWC"};
+    return names[dnn(e)->fmt & 3];
+}
 
 #define DNN_TRY(call)                                                                                                  \
     do {                                                                                                               \
@@ -48,26 +77,65 @@ static dnn_layer *lay(const cb_exec *e, int i) { return e->lb[i].priv; }
                            cudnnGetErrorString(st_));                                                                  \
     } while (0)
 
+// device memory of the backend's own (fmt != 0), counted with the engine's
+static void *dev_alloc(cb_exec *e, size_t bytes) {
+    void *p = NULL;
+    if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    e->allocated += bytes;
+    return p;
+}
+
+// the buffers of a storage other than fp32 NCHW, sized from the network's shapes
+static cb_status init_storage(cb_exec *e, cb_error *err) {
+    dnn_state *d = dnn(e);
+    const cb_net *net = e->net;
+    const cb_layer *last = &net->layers[net->nlayers - 1];
+    int64_t stage = cb_shape_count(net->layers[0].out), maxw = 1, maxk = 1;
+    if (cb_shape_count(last->out) > stage) stage = cb_shape_count(last->out);
+    for (int i = 0; i < net->nlayers; i++) {
+        const cb_layer *L = &net->layers[i];
+        int64_t per = L->out.c * L->out.h * L->out.w, nw = 0, k = 0;
+        if (per > stage) stage = per;
+        if (L->op == CB_OP_CONV) nw = (int64_t)L->p.conv.k * L->p.conv.cin * L->p.conv.win.r * L->p.conv.win.s, k = L->p.conv.k;
+        if (L->op == CB_OP_FC) nw = L->in.c * L->p.fc.k, k = L->p.fc.k;
+        if (nw > maxw) maxw = nw;
+        if (k > maxk) maxk = k;
+    }
+    d->stage_elems = stage;
+    d->stage = dev_alloc(e, (size_t)stage * 4);
+    d->part = dev_alloc(e, (size_t)CB_FMT_BIAS_PARTS * (size_t)maxk * 4);
+    d->wgrad = e->opts.train ? dev_alloc(e, (size_t)maxw * cb_fmt_bytes(d->fmt)) : NULL;
+    d->crit = dev_alloc(e, (size_t)cb_shape_count(last->out) * 4);
+    if (!d->stage || !d->part || (e->opts.train && !d->wgrad) || !d->crit)
+        return cb_fail(err, CB_STATUS_NOMEM, net->path, NULL, "backend %s: out of device memory for the %s buffers",
+                       e->be->name, fmt_name(e));
+    return CB_OK;
+}
+
 static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
     const cb_layer *L = NULL;
-    // tensors are fp32 in memory: under bf16, cuDNN and cuBLAS compute with TF32 tensor cores (at
-    // least bf16's precision) and own kernels may compute in bf16 (src/cuda/conv_algo.h)
-    if (e->opts.precision == CB_PREC_BF16 && e->opts.verbose > 0)
-        fprintf(stderr, "note: backend %s, bf16: cuDNN and cuBLAS layers compute in tf32 on fp32 tensors\n", e->be->name);
-    if (e->opts.layout != CB_LAYOUT_NCHW)
-        return cb_fail(err, CB_STATUS_UNSUPPORTED, "--layout", NULL, "backend %s: NCHW only so far", e->be->name);
     cb_status st = cb_cuda_init_state(e, err);
     if (st != CB_OK) return st;
     dnn_state *d = cb_xcalloc(1, sizeof *d);
     ((cb_cuda_state *)e->state)->lib = d;
     d->autotune = autotune;
+    d->fmt = (e->opts.layout == CB_LAYOUT_NHWC ? CB_FMT_NHWC : 0) | (e->opts.precision == CB_PREC_BF16 ? CB_FMT_BF16 : 0);
+    d->tfmt = is_nhwc(e) ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    d->dtype = is_bf16(e) ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+    e->act_bytes = cb_fmt_bytes(d->fmt);
+    if (!native(e) && e->opts.verbose > 0)
+        fprintf(stderr, "note: backend %s, %s tensors: cuDNN and cuBLAS compute every layer (fp32 accumulation); own "
+                        "kernels run fp32 NCHW only%s\n", e->be->name, fmt_name(e), autotune ? " and are not raced" : "");
     bool tensor_ops = e->opts.precision != CB_PREC_FP32;
     d->math = tensor_ops ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
     DNN_TRY(cudnnCreate(&d->h));
     if (cublasCreate(&d->blas) != CUBLAS_STATUS_SUCCESS)
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "cublasCreate failed");
     cublasSetMathMode(d->blas, tensor_ops ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH);
-    return CB_OK;
+    return native(e) ? CB_OK : init_storage(e, err);
 }
 static cb_status init_cudnn(cb_exec *e, cb_error *err) { return init_common(e, err, false); }
 static cb_status init_auto(cb_exec *e, cb_error *err) { return init_common(e, err, true); }
@@ -88,6 +156,7 @@ static void destroy(cb_exec *e) {
         if (l->pd) cudnnDestroyPoolingDescriptor(l->pd);
         if (l->lrn) cudnnDestroyLRNDescriptor(l->lrn);
         if (l->act) cudnnDestroyActivationDescriptor(l->act);
+        cudaFree(l->w);
         free(l);
         e->lb[i].priv = NULL;
     }
@@ -95,6 +164,10 @@ static void destroy(cb_exec *e) {
     if (d) {
         if (d->h) cudnnDestroy(d->h);
         if (d->blas) cublasDestroy(d->blas);
+        cudaFree(d->stage);
+        cudaFree(d->crit);
+        cudaFree(d->wgrad);
+        cudaFree(d->part);
         free(d);
     }
     cb_cuda_destroy_state(e);
@@ -109,10 +182,65 @@ static const char *bwd_filter_name[] = {"BWD_FILTER_ALGO_0", "BWD_FILTER_ALGO_1"
                                         "BWD_FILTER_FFT_TILING"};
 static const char *algo_name(const char *const *names, int n, int a) { return a >= 0 && a < n ? names[a] : "?"; }
 
-static cudnnStatus_t set4d(cudnnTensorDescriptor_t *d, cb_shape s) {
+// a tensor of shape s in the backend's storage (dims are given as n, c, h, w in either layout)
+static cudnnStatus_t set4d(const cb_exec *e, cudnnTensorDescriptor_t *d, cb_shape s) {
     cudnnStatus_t st = *d ? CUDNN_STATUS_SUCCESS : cudnnCreateTensorDescriptor(d);
     if (st != CUDNN_STATUS_SUCCESS) return st;
-    return cudnnSetTensor4dDescriptor(*d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, (int)s.n, (int)s.c, (int)s.h, (int)s.w);
+    return cudnnSetTensor4dDescriptor(*d, dnn(e)->tfmt, dnn(e)->dtype, (int)s.n, (int)s.c, (int)s.h, (int)s.w);
+}
+
+// A layer the storage (other than fp32 NCHW) cannot run: declined, with the reason. Own kernels,
+// the fallback of fp32 NCHW, compute fp32 NCHW only.
+#define OWN_NCHW "; own kernels run fp32 NCHW only"
+static cb_status decline(const cb_exec *e, const cb_layer *L, cb_error *err, const char *why) {
+    return cb_fail(err, CB_STATUS_UNSUPPORTED, e->net->path, L->name, "backend %s, %s tensors: %s", e->be->name, fmt_name(e), why);
+}
+
+// The weights of conv or FC layer i as cuDNN / cuBLAS read them: b->w itself in fp32 NCHW, else
+// the layer's copy in storage format, converted again when the parameters changed
+static const void *dev_weights(cb_exec *e, int i) {
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    if (native(e)) return b->w;
+    if (l->wver != e->param_version) {
+        cb_fmt_convert(l->wk, l->wc, l->wr, l->ws, b->w, 0, l->w, dnn(e)->fmt);
+        l->wver = e->param_version;
+    }
+    return l->w;
+}
+// where the weight gradient is computed, and its conversion to the fp32 KCRS master gradient
+static void *dev_wgrad(cb_exec *e, int i) { return native(e) ? (void *)e->lb[i].dw : dnn(e)->wgrad; }
+static void finish_wgrad(cb_exec *e, int i) {
+    dnn_layer *l = lay(e, i);
+    if (!native(e)) cb_fmt_convert(l->wk, l->wc, l->wr, l->ws, dnn(e)->wgrad, dnn(e)->fmt, e->lb[i].dw, 0);
+}
+
+// conv / FC layer i (fmt != 0): its storage-format weight copy and the dims it converts with
+static cb_status plan_weights(cb_exec *e, int i, cb_error *err) {
+    const cb_layer *L = &e->net->layers[i];
+    dnn_layer *l = lay(e, i);
+    if (L->op == CB_OP_CONV) {
+        l->wk = L->p.conv.k, l->wc = L->p.conv.cin, l->wr = L->p.conv.win.r, l->ws = L->p.conv.win.s;
+    } else { // FC: under NHWC its input arrives as (N, H, W, C): weight columns in (h, w, c) order, as KRSC
+        cb_shape in = e->net->layers[L->parents[0]].out;
+        l->wk = L->p.fc.k, l->wc = is_nhwc(e) ? in.c : L->in.c, l->wr = is_nhwc(e) ? in.h : 1, l->ws = is_nhwc(e) ? in.w : 1;
+    }
+    l->w = dev_alloc(e, (size_t)e->lb[i].nw * cb_fmt_bytes(dnn(e)->fmt));
+    if (!l->w) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its %s weights", fmt_name(e));
+    dev_weights(e, i);
+    return CB_OK;
+}
+
+// y (N, K, H, W) of conv / FC layer i in storage format (fmt != 0) += b (K); db = sum of dy
+static void fmt_bias_add(cb_exec *e, int i, const float *bias, void *y) {
+    cb_shape s = e->net->layers[i].out;
+    if (is_nhwc(e)) cb_fmt_bias_add(s.n * s.h * s.w, (int)s.c, 1, bias, y, is_bf16(e));
+    else cb_fmt_bias_add(s.n, (int)s.c, s.h * s.w, bias, y, is_bf16(e));
+}
+static void fmt_bias_grad(cb_exec *e, int i, const void *dy, float *db) {
+    cb_shape s = e->net->layers[i].out;
+    if (is_nhwc(e)) cb_fmt_bias_grad(s.n * s.h * s.w, (int)s.c, 1, dy, is_bf16(e), db, dnn(e)->part);
+    else cb_fmt_bias_grad(s.n, (int)s.c, s.h * s.w, dy, is_bf16(e), db, dnn(e)->part);
 }
 
 // a temporary workspace for cudnnFind*Ex, as large as the limit and free memory allow
@@ -145,11 +273,12 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     dnn_layer *l = lay(e, i);
     const cb_window *w = &L->p.conv.win;
     int cg = L->p.conv.cin;
-    DNN_TRY(set4d(&l->xd, L->in));
-    DNN_TRY(set4d(&l->yd, L->out));
+    DNN_TRY(set4d(e, &l->xd, L->in));
+    DNN_TRY(set4d(e, &l->yd, L->out));
     DNN_TRY(cudnnCreateFilterDescriptor(&l->wd));
-    DNN_TRY(cudnnSetFilter4dDescriptor(l->wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, L->p.conv.k, cg, w->r, w->s));
-    if (L->p.conv.bias) DNN_TRY(set4d(&l->bd, (cb_shape){4, 1, L->p.conv.k, 1, 1}));
+    // under NHWC the filter format CUDNN_TENSOR_NHWC means KRSC (dims still given as K, C, R, S)
+    DNN_TRY(cudnnSetFilter4dDescriptor(l->wd, d->dtype, d->tfmt, L->p.conv.k, cg, w->r, w->s));
+    if (L->p.conv.bias) DNN_TRY(set4d(e, &l->bd, (cb_shape){4, 1, L->p.conv.k, 1, 1}));
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         DNN_TRY(cudnnCreateConvolutionDescriptor(&l->cd[p]));
         DNN_TRY(cudnnSetConvolution2dDescriptor(l->cd[p], w->pad_top, w->pad_left, w->stride_h, w->stride_w, 1, 1,
@@ -160,6 +289,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     int on, oc, oh, ow;
     DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
     if (oh != L->out.h || ow != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
+        if (!native(e)) return decline(e, L, err, "asymmetric padding, which cuDNN lacks" OWN_NCHW);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
             if (!needed) continue;
@@ -171,10 +301,16 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         }
         return CB_OK;
     }
+    if (!native(e)) {
+        cb_status st = plan_weights(e, i, err);
+        if (st != CB_OK) return st;
+    }
     size_t wsz = 0;
     void *ws = find_ws(e, &wsz);
     const float *x = e->lb[L->parents[0]].y;
     float *y = cb_exec_op_out(e, i), *dx = e->lb[L->parents[0]].dy;
+    const void *wf = dev_weights(e, i);
+    void *dwf = b->dw ? dev_wgrad(e, i) : NULL;
     double dnn_ms[CB_PHASE_COUNT] = {-1, -1, -1};
     enum { NA = 8 };
     int ret = 0;
@@ -183,7 +319,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     size_t mems[NA];
     {
         cudnnConvolutionFwdAlgoPerf_t pf[NA];
-        cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(d->h, l->xd, x, l->wd, b->w, l->cd[0], l->yd, y, NA, &ret, pf, ws, wsz);
+        cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(d->h, l->xd, x, l->wd, wf, l->cd[0], l->yd, y, NA, &ret, pf, ws, wsz);
         for (int j = 0; j < ret; j++) sts[j] = pf[j].status, algs[j] = pf[j].algo, mems[j] = pf[j].memory;
         note_skips(e, L, "forward", ret, sts, algs, mems);
         for (int j = 0; st == CUDNN_STATUS_SUCCESS && j < ret; j++)
@@ -198,7 +334,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     }
     if (dx) {
         cudnnConvolutionBwdDataAlgoPerf_t pf[NA];
-        cudnnStatus_t st = cudnnFindConvolutionBackwardDataAlgorithmEx(d->h, l->wd, b->w, l->yd, y, l->cd[1], l->xd, dx, NA, &ret, pf, ws, wsz);
+        cudnnStatus_t st = cudnnFindConvolutionBackwardDataAlgorithmEx(d->h, l->wd, wf, l->yd, y, l->cd[1], l->xd, dx, NA, &ret, pf, ws, wsz);
         for (int j = 0; j < ret; j++) sts[j] = pf[j].status, algs[j] = pf[j].algo, mems[j] = pf[j].memory;
         note_skips(e, L, "backward-data", ret, sts, algs, mems);
         for (int j = 0; st == CUDNN_STATUS_SUCCESS && j < ret; j++)
@@ -213,7 +349,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     }
     if (b->dw) {
         cudnnConvolutionBwdFilterAlgoPerf_t pf[NA];
-        cudnnStatus_t st = cudnnFindConvolutionBackwardFilterAlgorithmEx(d->h, l->xd, x, l->yd, y, l->cd[2], l->wd, b->dw, NA, &ret, pf, ws, wsz);
+        cudnnStatus_t st = cudnnFindConvolutionBackwardFilterAlgorithmEx(d->h, l->xd, x, l->yd, y, l->cd[2], l->wd, dwf, NA, &ret, pf, ws, wsz);
         for (int j = 0; j < ret; j++) sts[j] = pf[j].status, algs[j] = pf[j].algo, mems[j] = pf[j].memory;
         note_skips(e, L, "backward-filter", ret, sts, algs, mems);
         for (int j = 0; st == CUDNN_STATUS_SUCCESS && j < ret; j++)
@@ -234,11 +370,17 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         char dnn_name[48];
         size_t dnn_ws = b->ws[p];
         snprintf(dnn_name, sizeof dnn_name, "%s", b->algo[p]);
-        if (dnn_ms[p] < 0) { // no cuDNN algorithm fits: an own kernel
+        if (dnn_ms[p] < 0 && !native(e)) {
+            return decline(e, L, err, p == 0 ? "no cuDNN forward algorithm runs it within the workspace limit" OWN_NCHW
+                                      : p == 1 ? "no cuDNN backward-data algorithm runs it within the workspace limit" OWN_NCHW
+                                               : "no cuDNN backward-filter algorithm runs it within the workspace limit" OWN_NCHW);
+        } else if (dnn_ms[p] < 0) { // no cuDNN algorithm fits: an own kernel
             l->own[p] = true;
             cb_cuda_conv_choose(e, i, (cb_phase)p, d->autotune);
             snprintf(dnn_name, sizeof dnn_name, "%s", b->algo[p]);
             snprintf(b->algo[p], sizeof b->algo[p], "own %.20s (no cuDNN fits)", dnn_name);
+        } else if (d->autotune && !native(e)) { // own kernels cannot read this storage: cuDNN's choice stands
+            snprintf(b->algo[p], sizeof b->algo[p], "%.26s (own: fp32 NCHW)", dnn_name);
         } else if (d->autotune) {
             double own = cb_cuda_conv_choose(e, i, (cb_phase)p, true);
             if (own >= 0 && own < dnn_ms[p]) {
@@ -255,40 +397,58 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     return CB_OK;
 }
 
+// C = op(A) op(B), column-major, on the storage type: cublasSgemm on fp32 (tf32 by the handle's
+// math mode), cublasGemmEx on bf16 with fp32 accumulation
+static void gemm(cb_exec *e, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *a, int lda,
+                 const void *bm, int ldb, void *c, int ldc) {
+    dnn_state *d = dnn(e);
+    if (is_bf16(e))
+        cublasGemmEx(d->blas, ta, tb, m, n, k, &one, a, CUDA_R_16BF, lda, bm, CUDA_R_16BF, ldb, &zero, c, CUDA_R_16BF, ldc,
+                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+    else cublasSgemm(d->blas, ta, tb, m, n, k, &one, a, lda, bm, ldb, &zero, c, ldc);
+}
+
 // fully connected layers on cuBLAS: y (N,K) = x (N,C) w (K,C)^T + b; dx = dy w; dw = dy^T x
+// (under NHWC, x's C is (h, w, c)-ordered and so are the columns of the layer's weight copy)
 static void fc_blas_data(cb_exec *e, int i, const float *dy, float *dx) {
     const cb_layer *L = &e->net->layers[i];
     int n = (int)L->in.n, c = (int)L->in.c, k = L->p.fc.k;
-    cublasSgemm(dnn(e)->blas, CUBLAS_OP_N, CUBLAS_OP_N, c, n, k, &one, e->lb[i].w, c, dy, k, &zero, dx, c);
+    gemm(e, CUBLAS_OP_N, CUBLAS_OP_N, c, n, k, dev_weights(e, i), c, dy, k, dx, c);
 }
 static void fc_blas(cb_exec *e, int i, cb_phase ph) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
-    dnn_state *d = dnn(e);
     int n = (int)L->in.n, c = (int)L->in.c, k = L->p.fc.k;
     const float *x = e->lb[L->parents[0]].y, *dy = cb_exec_op_grad(e, i) ? cb_exec_op_grad(e, i) : cb_exec_op_out(e, i);
     if (ph == CB_PHASE_FORWARD) {
         float *out = cb_exec_op_out(e, i);
-        cublasSgemm(d->blas, CUBLAS_OP_T, CUBLAS_OP_N, k, n, c, &one, b->w, c, x, c, &zero, out, k);
-        if (b->b) cb_cuda_bias_add(n, k, 1, b->b, out);
+        gemm(e, CUBLAS_OP_T, CUBLAS_OP_N, k, n, c, dev_weights(e, i), c, x, c, out, k);
+        if (b->b && native(e)) cb_cuda_bias_add(n, k, 1, b->b, out);
+        else if (b->b) fmt_bias_add(e, i, b->b, out);
     } else if (ph == CB_PHASE_BWD_DATA) {
         fc_blas_data(e, i, dy, e->lb[L->parents[0]].dy);
     } else {
-        cublasSgemm(d->blas, CUBLAS_OP_N, CUBLAS_OP_T, c, k, n, &one, x, c, dy, k, &zero, b->dw, c);
-        if (b->db) cb_cuda_bias_grad(n, k, 1, dy, b->db);
+        gemm(e, CUBLAS_OP_N, CUBLAS_OP_T, c, k, n, x, c, dy, k, dev_wgrad(e, i), c);
+        finish_wgrad(e, i);
+        if (b->db && native(e)) cb_cuda_bias_grad(n, k, 1, dy, b->db);
+        else if (b->db) fmt_bias_grad(e, i, dy, b->db);
     }
 }
 
 // cuBLAS for every phase; "auto" races it against the best own algorithm (a 1x1 convolution)
-static void plan_fc(cb_exec *e, int i) {
+static cb_status plan_fc(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
-    const char *blas = e->opts.precision == CB_PREC_FP32 ? "cublasSgemm" : "cublasSgemm tf32";
+    const char *blas = is_bf16(e) ? "cublasGemmEx bf16" : e->opts.precision == CB_PREC_FP32 ? "cublasSgemm" : "cublasSgemm tf32";
+    if (!native(e)) {
+        cb_status st = plan_weights(e, i, err);
+        if (st != CB_OK) return st;
+    }
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
-        snprintf(b->algo[p], sizeof b->algo[p], "%s", blas);
-        if (!needed || !dnn(e)->autotune) continue;
+        snprintf(b->algo[p], sizeof b->algo[p], "%s%s", blas, dnn(e)->autotune && !native(e) ? " (own: fp32 NCHW)" : "");
+        if (!needed || !dnn(e)->autotune || !native(e)) continue;
         double ms = 0;
         for (int r = 0; r < 4; r++) {
             if (r == 1) cb_cuda_timer_start(e);
@@ -306,6 +466,76 @@ static void plan_fc(cb_exec *e, int i) {
             snprintf(b->algo[p], sizeof b->algo[p], "%s %.2f<%.2f", blas, ms, own);
         }
     }
+    return CB_OK;
+}
+
+// Under NHWC, what would read elements in NCHW order: a Reshape of a spatial tensor, a Softmax
+// over one (a spatial last layer is fine: the criterion converts to NCHW)
+static cb_status check_nhwc(cb_exec *e, int i, cb_error *err) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_shape in = e->net->layers[L->parents[0]].out, out = L->out;
+    bool spatial_in = in.h * in.w > 1, spatial_out = out.h * out.w > 1;
+    if (L->op == CB_OP_RESHAPE && (spatial_in || spatial_out) && (in.c != out.c || in.h != out.h || in.w != out.w))
+        return decline(e, L, err, "a Reshape of a spatial tensor, whose elements NHWC orders differently");
+    if (L->op == CB_OP_SOFTMAX && spatial_in)
+        return decline(e, L, err, "a Softmax over a spatial input, whose classes NHWC orders differently");
+    return CB_OK;
+}
+
+// Under a storage other than fp32 NCHW, runs layer i's cuDNN calls once on its own buffers (their
+// contents do not matter) so that a combination cuDNN refuses (a layout or type one of its legacy
+// routines lacks) is declined here with its status, not ignored in forward()
+static cb_status probe(cb_exec *e, int i, cb_error *err) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    dnn_state *d = dnn(e);
+    const void *x = e->lb[L->parents[0]].y;
+    void *out = cb_exec_op_out(e, i), *dx = e->lb[L->parents[0]].dy ? (void *)e->lb[L->parents[0]].dy : (void *)e->scratch;
+    const void *dy = cb_exec_op_grad(e, i);
+    bool train = e->opts.train && dy && dx;
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    const char *what = "";
+#define PROBE(name, call)                                                                                              \
+    if (st == CUDNN_STATUS_SUCCESS) st = (call), what = name
+    if (L->op == CB_OP_POOL && !l->own[0]) {
+        PROBE("pooling forward", cudnnPoolingForward(d->h, l->pd, &one, l->xd, x, &zero, l->yd, out));
+        if (train) PROBE("pooling backward", cudnnPoolingBackward(d->h, l->pd, &one, l->yd, out, l->yd, dy, l->xd, x, &zero, l->xd, dx));
+    }
+    if (L->op == CB_OP_LRN && !l->own[0]) {
+        PROBE("LRN forward", cudnnLRNCrossChannelForward(d->h, l->lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, l->yd, x, &zero, l->yd, out));
+        if (train)
+            PROBE("LRN backward", cudnnLRNCrossChannelBackward(d->h, l->lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, l->yd, out, l->yd, dy,
+                                                               l->yd, x, &zero, l->yd, dx));
+    }
+    if (L->op == CB_OP_SOFTMAX)
+        PROBE("softmax", cudnnSoftmaxForward(d->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, l->xd, x, &zero, l->xd, out));
+    if (l->act) PROBE("activation", cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y));
+    // batch norm: inference (training would move the running statistics) and backward
+    if (L->op == CB_OP_BATCHNORM && l->bnd) {
+        PROBE("batch norm", cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, out,
+                                                                    l->bnd, b->gamma, b->beta, b->rmean, b->rvar, L->p.bn.eps));
+        if (train && b->dgamma)
+            PROBE("batch norm backward", cudnnBatchNormalizationBackward(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, x,
+                                                                         l->yd, dy, l->yd, dx, l->bnd, b->gamma, b->dgamma,
+                                                                         b->dbeta, L->p.bn.eps, b->bn_mean, b->bn_invstd));
+    }
+    if (L->bn && l->bnd) {
+        PROBE("batch norm", cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, b->pre, l->yd,
+                                                                    b->y, l->bnd, b->gamma, b->beta, b->rmean, b->rvar, L->bn_eps));
+        if (e->opts.train && b->dpre && b->dgamma)
+            PROBE("batch norm backward", cudnnBatchNormalizationBackward(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd,
+                                                                         b->pre, l->yd, b->dy, l->yd, b->dpre, l->bnd, b->gamma,
+                                                                         b->dgamma, b->dbeta, L->bn_eps, b->bn_mean, b->bn_invstd));
+    }
+#undef PROBE
+    cudaGetLastError();
+    if (st != CUDNN_STATUS_SUCCESS) {
+        char why[160];
+        snprintf(why, sizeof why, "cuDNN's %s refuses them (%s)" OWN_NCHW, what, cudnnGetErrorString(st));
+        return decline(e, L, err, why);
+    }
+    return CB_OK;
 }
 
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
@@ -314,13 +544,18 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
     dnn_layer *l = cb_xcalloc(1, sizeof *l);
     b->priv = l;
     if (L->op == CB_OP_INPUT) return CB_OK;
-    DNN_TRY(set4d(&l->yd, L->out));
+    if (is_nhwc(e)) {
+        cb_status st = check_nhwc(e, i, err);
+        if (st != CB_OK) return st;
+    }
+    DNN_TRY(set4d(e, &l->yd, L->out));
     if (L->act == CB_ACT_RELU || L->op == CB_OP_RELU) {
         DNN_TRY(cudnnCreateActivationDescriptor(&l->act));
         DNN_TRY(cudnnSetActivationDescriptor(l->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     }
     float eps = L->op == CB_OP_BATCHNORM ? L->p.bn.eps : L->bn_eps;
     if (L->bn || L->op == CB_OP_BATCHNORM) {
+        if (eps < CUDNN_BN_MIN_EPSILON && !native(e)) return decline(e, L, err, "a batch-norm epsilon under CUDNN_BN_MIN_EPSILON" OWN_NCHW);
         if (eps < CUDNN_BN_MIN_EPSILON) l->own[0] = l->own[1] = true;
         else {
             DNN_TRY(cudnnCreateTensorDescriptor(&l->bnd));
@@ -328,14 +563,18 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
         }
     }
     switch (L->op) {
-    case CB_OP_CONV:
-        return plan_conv(e, i, err);
-    case CB_OP_FC:
-        plan_fc(e, i);
+    case CB_OP_CONV: {
+        cb_status st = plan_conv(e, i, err);
+        return st == CB_OK && !native(e) ? probe(e, i, err) : st;
+    }
+    case CB_OP_FC: {
+        cb_status st = plan_fc(e, i, err);
+        if (st != CB_OK) return st;
         break;
+    }
     case CB_OP_POOL: {
         const cb_window *w = &L->p.pool.win;
-        DNN_TRY(set4d(&l->xd, L->in));
+        DNN_TRY(set4d(e, &l->xd, L->in));
         DNN_TRY(cudnnCreatePoolingDescriptor(&l->pd));
         DNN_TRY(cudnnSetPooling2dDescriptor(l->pd, L->p.pool.avg ? CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING : CUDNN_POOLING_MAX_DETERMINISTIC,
                                             CUDNN_NOT_PROPAGATE_NAN, w->r, w->s, w->pad_top, w->pad_left, w->stride_h, w->stride_w));
@@ -354,12 +593,15 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnSetLRNDescriptor(l->lrn, (unsigned)L->p.lrn.size, L->p.lrn.alpha, L->p.lrn.beta, L->p.lrn.k));
         break;
     case CB_OP_SOFTMAX:
-        DNN_TRY(set4d(&l->xd, (cb_shape){4, L->out.n, L->out.c * L->out.h * L->out.w, 1, 1}));
+        DNN_TRY(set4d(e, &l->xd, (cb_shape){4, L->out.n, L->out.c * L->out.h * L->out.w, 1, 1}));
         break;
     default:
         break;
     }
-    return CB_OK;
+    if (!native(e) && (l->own[0] || l->own[1]))
+        return decline(e, L, err, L->op == CB_OP_POOL ? "pooling with asymmetric padding, which cuDNN lacks" OWN_NCHW
+                                                      : "an LRN size, k or beta outside cuDNN's range" OWN_NCHW);
+    return native(e) ? CB_OK : probe(e, i, err);
 }
 
 static void epilogue_forward(cb_exec *e, int i, bool train) {
@@ -383,6 +625,47 @@ static void epilogue_forward(cb_exec *e, int i, bool train) {
         cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y);
 }
 
+static uint64_t next_seed(cb_exec *e) { // the cuda backend's dropout seed sequence
+    e->rng = e->rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return e->rng;
+}
+
+// concat, sum, dropout, reshape of layer i on the storage (fmt != 0): the cuda backend's own ops,
+// with NHWC's channel blocks (rows of N*H*W pixels) and bf16 elements
+static void fmt_forward_op(cb_exec *e, int i, bool train) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const void *x = e->lb[L->parents[0]].y;
+    void *out = cb_exec_op_out(e, i);
+    size_t n = (size_t)cb_shape_count(L->out), es = e->act_bytes;
+    int64_t hw = L->out.h * L->out.w;
+    switch (L->op) {
+    case CB_OP_CONCAT: {
+        int64_t off = 0;
+        for (int j = 0; j < L->nparents; j++) {
+            const cb_layer *P = &e->net->layers[L->parents[j]];
+            if (is_nhwc(e)) cb_fmt_concat_copy(L->out.n * hw, L->out.c, P->out.c, off, 1, es, out, e->lb[L->parents[j]].y, 0);
+            else cb_fmt_concat_copy(L->out.n, L->out.c, P->out.c, off, hw, es, out, e->lb[L->parents[j]].y, 0);
+            off += P->out.c;
+        }
+        break;
+    }
+    case CB_OP_ADD:
+        cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0);
+        for (int j = 1; j < L->nparents; j++) cb_fmt_add(n, out, e->lb[L->parents[j]].y, is_bf16(e));
+        break;
+    case CB_OP_DROPOUT:
+        if (train) cb_fmt_dropout_forward(n, L->p.dropout.keep, next_seed(e), x, b->aux, out, is_bf16(e));
+        else cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0);
+        break;
+    case CB_OP_RESHAPE:
+        cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0);
+        break;
+    default:
+        break;
+    }
+}
+
 static void forward(cb_exec *e, int i, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -396,8 +679,9 @@ static void forward(cb_exec *e, int i, bool train) {
     case CB_OP_CONV:
         if (own) cb_cuda_forward_op(e, i, train);
         else {
-            cudnnConvolutionForward(d->h, &one, l->xd, x, l->wd, b->w, l->cd[0], l->fwd, e->ws, b->ws[0], &zero, l->yd, out);
-            if (b->b) cudnnAddTensor(d->h, &one, l->bd, b->b, &one, l->yd, out);
+            cudnnConvolutionForward(d->h, &one, l->xd, x, l->wd, dev_weights(e, i), l->cd[0], l->fwd, e->ws, b->ws[0], &zero, l->yd, out);
+            if (b->b && native(e)) cudnnAddTensor(d->h, &one, l->bd, b->b, &one, l->yd, out);
+            else if (b->b) fmt_bias_add(e, i, b->b, out);
         }
         break;
     case CB_OP_FC:
@@ -428,7 +712,8 @@ static void forward(cb_exec *e, int i, bool train) {
         cudnnSoftmaxForward(d->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, l->xd, x, &zero, l->xd, out);
         break;
     default: // concat, add, dropout, reshape: the own kernels
-        cb_cuda_forward_op(e, i, train);
+        if (native(e)) cb_cuda_forward_op(e, i, train);
+        else fmt_forward_op(e, i, train);
         break;
     }
     epilogue_forward(e, i, train);
@@ -439,7 +724,8 @@ static void backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
-    if (L->act == CB_ACT_RELU) cb_cuda_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy);
+    if (L->act == CB_ACT_RELU && native(e)) cb_cuda_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy);
+    else if (L->act == CB_ACT_RELU) cb_fmt_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy, is_bf16(e));
     if (L->bn) {
         if (l->own[1] || !l->bnd) {
             cb_bn_params bp = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->bn_eps};
@@ -449,6 +735,46 @@ static void backward_epilogue(cb_exec *e, int i) {
                                             b->dy, l->yd, b->dpre, l->bnd, b->gamma, b->dgamma, b->dbeta, L->bn_eps,
                                             b->bn_mean, b->bn_invstd);
     }
+}
+
+// the gradients of concat, sum, dropout, relu, softmax (passed through) and reshape on the storage
+static void fmt_backward_data(cb_exec *e, int i, int slot, void *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const void *dy = cb_exec_op_grad(e, i);
+    size_t nin = (size_t)cb_shape_count(e->net->layers[L->parents[slot]].out), es = e->act_bytes;
+    switch (L->op) {
+    case CB_OP_CONCAT: {
+        int64_t hw = L->out.h * L->out.w, off = 0, c = e->net->layers[L->parents[slot]].out.c;
+        for (int j = 0; j < slot; j++) off += e->net->layers[L->parents[j]].out.c;
+        if (is_nhwc(e)) cb_fmt_concat_copy(L->out.n * hw, L->out.c, c, off, 1, es, dx, dy, 1);
+        else cb_fmt_concat_copy(L->out.n, L->out.c, c, off, hw, es, dx, dy, 1);
+        break;
+    }
+    case CB_OP_DROPOUT:
+        cb_fmt_dropout_backward(nin, b->aux, dy, dx, is_bf16(e));
+        break;
+    case CB_OP_RELU:
+        cb_fmt_relu_backward(nin, b->y, dy, dx, is_bf16(e));
+        break;
+    case CB_OP_ADD:
+    case CB_OP_SOFTMAX:
+    case CB_OP_RESHAPE:
+        cudaMemcpyAsync(dx, dy, nin * es, cudaMemcpyDeviceToDevice, 0);
+        break;
+    default:
+        break;
+    }
+}
+
+// standalone batch norm on cuDNN (fmt != 0): dx, dgamma and dbeta in one call
+static void bn_backward(cb_exec *e, int i, void *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    cudnnBatchNormalizationBackward(dnn(e)->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, e->lb[L->parents[0]].y,
+                                    l->yd, cb_exec_op_grad(e, i), l->yd, dx, l->bnd, b->gamma, b->dgamma, b->dbeta, L->p.bn.eps,
+                                    b->bn_mean, b->bn_invstd);
 }
 
 static void backward_data(cb_exec *e, int i, int slot, float *dx) {
@@ -461,7 +787,8 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
     switch (L->op) {
     case CB_OP_CONV:
         if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
-        else cudnnConvolutionBackwardData(d->h, &one, l->wd, b->w, l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1], &zero, l->xd, dx);
+        else cudnnConvolutionBackwardData(d->h, &one, l->wd, dev_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1], &zero,
+                                          l->xd, dx);
         break;
     case CB_OP_FC:
         if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
@@ -476,8 +803,13 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         else cudnnLRNCrossChannelBackward(d->h, l->lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, l->yd, cb_exec_op_out(e, i), l->yd, dy,
                                           l->yd, x, &zero, l->yd, dx);
         break;
-    default: // standalone batch norm, relu, dropout, concat, add, softmax, reshape
-        cb_cuda_backward_data(e, i, slot, dx);
+    case CB_OP_BATCHNORM:
+        if (native(e)) cb_cuda_backward_data(e, i, slot, dx);
+        else bn_backward(e, i, dx);
+        break;
+    default: // relu, dropout, concat, add, softmax, reshape
+        if (native(e)) cb_cuda_backward_data(e, i, slot, dx);
+        else fmt_backward_data(e, i, slot, dx);
         break;
     }
 }
@@ -490,11 +822,89 @@ static void backward_filter(cb_exec *e, int i) {
     const float *dy = cb_exec_op_grad(e, i);
     const float *x = e->lb[L->parents[0]].y;
     if (L->op == CB_OP_CONV && !l->own[2]) {
-        cudnnConvolutionBackwardFilter(d->h, &one, l->xd, x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2], &zero, l->wd, b->dw);
-        if (b->db) cudnnConvolutionBackwardBias(d->h, &one, l->yd, dy, &zero, l->bd, b->db);
+        cudnnConvolutionBackwardFilter(d->h, &one, l->xd, x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2], &zero, l->wd,
+                                       dev_wgrad(e, i));
+        finish_wgrad(e, i);
+        if (b->db && native(e)) cudnnConvolutionBackwardBias(d->h, &one, l->yd, dy, &zero, l->bd, b->db);
+        else if (b->db) fmt_bias_grad(e, i, dy, b->db);
     } else if (L->op == CB_OP_FC && !l->own[2]) {
         fc_blas(e, i, CB_PHASE_BWD_FILTER);
+    } else if (L->op == CB_OP_BATCHNORM && !native(e)) {
+        // backward_data computes dgamma and dbeta with dx; without an input gradient, here (dx to scratch)
+        if (!e->lb[L->parents[0]].dy) bn_backward(e, i, e->scratch);
     } else cb_cuda_backward_filter(e, i);
+}
+
+// ---- the boundary: host fp32 NCHW and the criterion's fp32 (N, K) against the storage ----------
+// Per-example blocks are contiguous in both layouts, so a tensor moves through the fp32 stage in
+// chunks of whole examples.
+static void act_upload(cb_exec *e, int layer, void *dst, const float *host) {
+    cb_shape s = e->net->layers[layer].out;
+    dnn_state *d = dnn(e);
+    if (native(e)) {
+        cb_cuda_upload(e, dst, host, (size_t)cb_shape_count(s) * 4);
+        return;
+    }
+    int64_t per = s.c * s.h * s.w, chunk = d->stage_elems / per;
+    for (int64_t n0 = 0; n0 < s.n; n0 += chunk) {
+        int64_t m = s.n - n0 < chunk ? s.n - n0 : chunk;
+        cudaMemcpy(d->stage, host + n0 * per, (size_t)(m * per) * 4, cudaMemcpyHostToDevice);
+        cb_fmt_convert(m, s.c, s.h, s.w, d->stage, 0, (char *)dst + (size_t)(n0 * per) * e->act_bytes, d->fmt);
+    }
+}
+static void act_download(cb_exec *e, int layer, float *host, const void *src) {
+    cb_shape s = e->net->layers[layer].out;
+    dnn_state *d = dnn(e);
+    if (native(e)) {
+        cb_cuda_download(e, host, src, (size_t)cb_shape_count(s) * 4);
+        return;
+    }
+    int64_t per = s.c * s.h * s.w, chunk = d->stage_elems / per;
+    for (int64_t n0 = 0; n0 < s.n; n0 += chunk) {
+        int64_t m = s.n - n0 < chunk ? s.n - n0 : chunk;
+        cb_fmt_convert(m, s.c, s.h, s.w, (const char *)src + (size_t)(n0 * per) * e->act_bytes, d->fmt, d->stage, 0);
+        cudaMemcpy(host + n0 * per, d->stage, (size_t)(m * per) * 4, cudaMemcpyDeviceToHost);
+    }
+}
+static void act_fill(cb_exec *e, void *dst, float v, size_t n) {
+    if (native(e)) cb_cuda_fill_(e, dst, v, n);
+    else cb_fmt_fill(n, dst, v, is_bf16(e));
+}
+static void act_add(cb_exec *e, float *dst, const float *src, size_t n) {
+    if (native(e)) cb_cuda_add_(e, dst, src, n);
+    else cb_fmt_add(n, dst, src, is_bf16(e));
+}
+
+// The criterion computes in fp32 on (N, K) logits or probabilities, K in NCHW order (c, h, w) as
+// the reference's; the engine's prob buffer is fp32 NCHW. Under another storage the last layer's
+// output converts (with its shape: a spatial last layer under NHWC reorders) on the way in and the
+// gradient on the way out. x is the last layer's y; prob is e->prob or, after a Softmax layer,
+// that layer's y.
+static void crit_softmax(cb_exec *e, const float *x, float *prob, int n, int k) {
+    if (!native(e)) {
+        cb_shape s = e->net->layers[e->net->nlayers - 1].out;
+        cb_fmt_convert(s.n, s.c, s.h, s.w, x, dnn(e)->fmt, prob, 0);
+        cb_cuda_softmax(n, k, prob, prob); // in place: each element is read before the same thread writes it
+    } else cb_cuda_softmax(n, k, x, prob);
+}
+static const float *crit_prob(cb_exec *e, const float *prob, int n, int k) {
+    if (native(e) || prob == e->prob) return prob;
+    cb_shape s = e->net->layers[e->net->nlayers - 1].out;
+    cb_fmt_convert(s.n, s.c, s.h, s.w, prob, dnn(e)->fmt, dnn(e)->crit, 0);
+    return dnn(e)->crit;
+}
+static double crit_xent_forward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k) {
+    return cb_cuda_xent_forward_(e, crit_prob(e, prob, n, k), labels, n, k);
+}
+static void crit_xent_backward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits) {
+    if (native(e)) {
+        cb_cuda_xent_backward(n, k, prob, labels, dlogits);
+        return;
+    }
+    // fp32 NCHW gradient in crit (in place when prob was converted there: elementwise), then to the storage
+    cb_shape s = e->net->layers[e->net->nlayers - 1].out;
+    cb_cuda_xent_backward(n, k, crit_prob(e, prob, n, k), labels, dnn(e)->crit);
+    cb_fmt_convert(s.n, s.c, s.h, s.w, dnn(e)->crit, 0, dlogits, dnn(e)->fmt);
 }
 
 #define DNN_BACKEND(NAME, INIT)                                                                                        \
@@ -502,8 +912,9 @@ static void backward_filter(cb_exec *e, int i) {
      .upload = cb_cuda_upload, .download = cb_cuda_download, .timer_start = cb_cuda_timer_start,                      \
      .timer_stop = cb_cuda_timer_stop, .supports = NULL, .plan = plan, .forward = forward,                            \
      .backward_epilogue = backward_epilogue, .backward_data = backward_data, .backward_filter = backward_filter,      \
-     .add = cb_cuda_add_, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_, .xent_forward = cb_cuda_xent_forward_,          \
-     .xent_backward = cb_cuda_xent_backward_, .softmax = cb_cuda_softmax_}
+     .add = act_add, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_, .xent_forward = crit_xent_forward,                  \
+     .xent_backward = crit_xent_backward, .softmax = crit_softmax, .act_upload = act_upload,                           \
+     .act_download = act_download, .act_fill = act_fill}
 
 const cb_backend cb_backend_cudnn = DNN_BACKEND("cudnn", init_cudnn);
 const cb_backend cb_backend_auto = DNN_BACKEND("auto", init_auto);

@@ -1,0 +1,46 @@
+// Kernels for the cudnn backend's other storages (src/cudnn/format.cu): activations in NHWC
+// and/or bf16, filters in KRSC and/or bf16, next to fp32 NCHW master weights. A format is a set of
+// bits; 0 is fp32 NCHW (filters KCRS). Every kernel computes in fp32 and rounds to nearest even
+// when it stores bf16. Launches on the default stream; none allocates or synchronizes.
+#ifndef CB_CUDNN_FORMAT_H
+#define CB_CUDNN_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CB_FMT_NHWC 1 // channels last (filters: KRSC)
+#define CB_FMT_BF16 2 // 2-byte bfloat16 elements
+
+static inline size_t cb_fmt_bytes(int fmt) { return fmt & CB_FMT_BF16 ? 2 : 4; }
+
+// dst (n, c, h, w) in dst_fmt <- src (n, c, h, w) in src_fmt; filters are (K, C, R, S) as (n, c, h, w)
+void cb_fmt_convert(int64_t n, int64_t c, int64_t h, int64_t w, const void *src, int src_fmt, void *dst, int dst_fmt);
+
+// elementwise on n elements of type bf16 (when `bf16`) or fp32; layout does not matter
+void cb_fmt_add(size_t n, void *dst, const void *src, int bf16);                   // dst += src
+void cb_fmt_fill(size_t n, void *dst, float v, int bf16);
+void cb_fmt_relu_backward(size_t n, const void *y, const void *dy, void *dx, int bf16); // dx = y > 0 ? dy : 0
+// mask (n) fp32 = 0 or 1/keep from the same generator as cb_cuda_dropout_forward; y = x * mask
+void cb_fmt_dropout_forward(size_t n, float keep, uint64_t seed, const void *x, float *mask, void *y, int bf16);
+void cb_fmt_dropout_backward(size_t n, const float *mask, const void *dy, void *dx, int bf16);
+
+// y (rows, k, inner) += b (k), b fp32. NCHW: rows = N, inner = H*W; NHWC: rows = N*H*W, inner = 1.
+void cb_fmt_bias_add(int64_t rows, int k, int64_t inner, const float *b, void *y, int bf16);
+// db (k) fp32 = sum over rows and inner of dy (rows, k, inner). With inner == 1, part is a device
+// scratch of at least CB_FMT_BIAS_PARTS * k floats (per-chunk partial sums, added in a fixed order).
+#define CB_FMT_BIAS_PARTS 64
+void cb_fmt_bias_grad(int64_t rows, int k, int64_t inner, const void *dy, int bf16, float *db, float *part);
+
+// Concatenation along channels of elements of `bytes` bytes: dst (n, c_dst, inner) channel block at
+// c_off <- src (n, c_src, inner), or the reverse when to_slice. NHWC: n = N*H*W, inner = 1.
+void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, int64_t inner, size_t bytes, void *dst,
+                        const void *src, int to_slice);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
