@@ -54,6 +54,7 @@ check)
         CB_TEST_ALGOS="${groups[$g]}" timeout ${TEST_S:-300} $B/tests/test_gpu --part own >"$RES/test_gpu_own$g.log" 2>&1 & pids+=($!)
     done
     timeout ${TEST_S:-300} $B/tests/test_gpu --part rest >"$RES/test_gpu_rest.log" 2>&1 & pids+=($!)
+    timeout ${TEST_S:-300} $B/tests/test_gpu --part storage >"$RES/test_gpu_storage.log" 2>&1 & pids+=($!)
     if [ -z "${SKIP_SANITIZERS:-}" ]; then
         for be in cuda-small cudnn-small; do
             timeout ${SAN_S:-300} compute-sanitizer --tool memcheck --print-limit 20 $B/tests/test_gpu --backends $be \
