@@ -17,6 +17,10 @@
 // without batch norm and LRN (conv, pool, concat, sum, FC after a 2x2 input, softmax) must run.
 // Every own convolution algorithm (src/cuda/conv_algo.h) runs the convolution cases at its own
 // precision; a case it does not support is skipped.
+// Pooling runs also with inputs of five values (ties everywhere: the first maximum in window order
+// must win, in the forward and in where the backward routes dy) where the own kernels run, and
+// through "auto" three times: measured, and forced to each path by $CONVBENCH_AUTO_POOL, with a
+// check that the layer's algorithm name says which path ran.
 // Without a GPU (or without CUDA in the build) it prints a skip line and exits 0.
 // `test_gpu --backends cpu` runs the same harness on the CPU backend (a check of the harness).
 #include "core/backend.h"
@@ -37,6 +41,8 @@ static const char *conv_algo; // own convolution algorithm under test (NULL: the
 static bool small_only; // --backends X-small: the small cases alone (for racecheck)
 static cb_layout test_layout = CB_LAYOUT_NCHW; // layout of the "cudnn" / "auto" exec under test
 static bool may_decline; // the case may be declined (UNSUPPORTED, a known reason): a skip, not a failure
+static bool tie_inputs; // inputs of five values, -1 to 1 by 0.5
+static const char *force_pool; // $CONVBENCH_AUTO_POOL as set for "auto": "own", "cudnn" or NULL
 static uint64_t rng_state;
 
 static float urand(void) {
@@ -137,13 +143,34 @@ static bool exec_pair(cb_net *net, const char *backend, cb_precision prec, const
     return false;
 }
 
+// "auto" names its pool choice in both phases: own where cuDNN cannot express the padding (its
+// output size differs), else what $CONVBENCH_AUTO_POOL forces, else the measured winner.
+static void check_auto_pool(const cb_exec *g, int i, const char *name) {
+    const cb_layer *L = &g->net->layers[i];
+    const cb_window *w = &L->p.pool.win;
+    bool asym = (L->in.h + 2 * w->pad_top - w->r) / w->stride_h + 1 != L->out.h ||
+                (L->in.w + 2 * w->pad_left - w->s) / w->stride_w + 1 != L->out.w;
+    const char *want = asym ? "own pool (asym. pad)" : !force_pool ? NULL
+                       : !strcmp(force_pool, "own") ? "own pool (forced)" : "cudnn pool (forced)";
+    bool ok = true;
+    for (int p = 0; p < 2; p++) {
+        const char *a = g->lb[i].algo[p];
+        ok = ok && (want ? !strcmp(a, want) : !strncmp(a, "own pool f+b ", 13) || !strncmp(a, "cudnn pool f+b ", 15));
+    }
+    char what[320];
+    snprintf(what, sizeof what, "%.150s algorithm [%.47s | %.47s]", name, g->lb[i].algo[0], g->lb[i].algo[1]);
+    check(what, ok ? 0 : 1, 0);
+}
+
 // One layer "L" after an input of (n, h, w, c) (Paleo order); body is the layer's JSON fields.
 static void layer_case(const char *backend, cb_precision prec, const char *label, int n, int h, int w, int c, const char *body) {
     char json[2048], name[160];
     snprintf(json, sizeof json,
              "{\"name\": \"case\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [%d, %d, %d, %d]},"
              " \"L\": {\"parents\": [\"data\"], %s}}}", n, h, w, c, body);
-    snprintf(name, sizeof name, "%s%s%s %s %s", backend, conv_algo ? ":" : "", conv_algo ? conv_algo : "", prec_name(prec), label);
+    snprintf(name, sizeof name, "%s%s%s%s%s %s %s%s", backend, conv_algo ? ":" : "", conv_algo ? conv_algo : "",
+             force_pool && !strcmp(backend, "auto") ? " pool=" : "", force_pool && !strcmp(backend, "auto") ? force_pool : "",
+             prec_name(prec), label, tie_inputs ? " ties" : "");
     cb_error err = {0};
     cb_net *net = cb_net_load_string(json, label, &err);
     if (!net) {
@@ -159,6 +186,9 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
     if (!ok) return;
     int last = net->nlayers - 1;
     const cb_layer *L = &net->layers[last];
+    // (on another storage than fp32 NCHW, auto runs every pool layer on cuDNN and races nothing)
+    if (L->op == CB_OP_POOL && !strcmp(backend, "auto") && test_layout == CB_LAYOUT_NCHW && prec != CB_PREC_BF16)
+        check_auto_pool(g, last, name);
     // the algorithm runs none of this shape's phases (one that runs some is checked on those)
     if (conv_algo && strstr(g->lb[last].algo[0], "(fallback)") && strstr(g->lb[last].algo[1], "(fallback)") &&
         strstr(g->lb[last].algo[2], "(fallback)")) {
@@ -171,7 +201,7 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
     }
     size_t nin = (size_t)cb_shape_count(net->layers[0].out), nout = (size_t)cb_shape_count(L->out);
     float *x = malloc(nin * 4), *dy = malloc(nout * 4);
-    for (size_t i = 0; i < nin; i++) x[i] = urand();
+    for (size_t i = 0; i < nin; i++) x[i] = tie_inputs ? roundf(urand() * 2.f) * 0.5f : urand();
     for (size_t i = 0; i < nout; i++) dy[i] = urand();
     cb_exec_set_input(g, x, NULL);
     cb_exec_set_input(r, x, NULL);
@@ -276,13 +306,67 @@ static void conv_cases(const char *be, cb_precision prec) {
                "\"type\": \"Convolution\", \"filter\": [11, 11, 3, 64], \"padding\": [2, 2], \"strides\": [1, 4, 4, 1], \"activation_fn\": null");
 }
 
+// Max and average pools: odd sizes, batch 1, padding that cuDNN cannot express (TF SAME with a
+// larger trailing pad: the own kernels then run in cudnn and auto), and two GoogLeNet-like shapes;
+// the max pools again on inputs with ties where the own kernels run (cuDNN may route a tie's
+// gradient to another of the equal inputs).
+static void pool_cases(const char *be, cb_precision prec) {
+    static const struct { const char *label; int n, h, w, c; const char *body; } cases[] = {
+        {"maxpool 3x3 s2 VALID", 2, 13, 15, 5, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\""},
+        {"maxpool 3x3 s2 SAME (asymmetric)", 2, 12, 12, 3, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\""},
+        {"maxpool 3x3 s1 SAME", 1, 7, 9, 13, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\""},
+        {"maxpool 3x3 s1 pad 1 b1 11x13 C7", 1, 11, 13, 7, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": [1, 1]"},
+        {"maxpool 3x3 s2 pad 1 14x14 b2 C4", 2, 14, 14, 4, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": [1, 1]"},
+        {"maxpool 2x2 s2 VALID 9x11 b3 C6", 3, 9, 11, 6, "\"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\""},
+        {"maxpool 2x2 s2 SAME 7x9 b1 (asymmetric)", 1, 7, 9, 5, "\"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\""},
+        {"maxpool 5x3 s(2,1) SAME 11x10 C3", 2, 11, 10, 3, "\"type\": \"Pooling\", \"ksize\": [1, 5, 3, 1], \"strides\": [1, 2, 1, 1], \"padding\": \"SAME\""},
+        {"maxpool 3x3 s2 SAME b4 C64 56x56 (GoogLeNet pool2)", 4, 56, 56, 64, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\""},
+        {"maxpool 3x3 s1 SAME b4 C48 28x28 (inception)", 4, 28, 28, 48, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\""},
+        {"avgpool 3x3 s1 SAME (exclude pad)", 2, 8, 7, 5, "\"type\": \"AvgPool\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\""},
+        {"avgpool 2x2 s2 SAME odd", 2, 9, 9, 3, "\"type\": \"AvgPool\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\""},
+        {"avgpool 3x3 s2 VALID b1 15x13", 1, 15, 13, 6, "\"type\": \"AvgPool\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\""},
+        {"avgpool 7x7 s1 VALID b3 C32 (global)", 3, 7, 7, 32, "\"type\": \"AvgPool\", \"ksize\": [1, 7, 7, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\""},
+    };
+    int ncases = (int)(sizeof cases / sizeof cases[0]);
+    for (int j = 0; j < ncases; j++)
+        if (!small_only || cases[j].n * cases[j].h * cases[j].w * cases[j].c < 100000)
+            layer_case(be, prec, cases[j].label, cases[j].n, cases[j].h, cases[j].w, cases[j].c, cases[j].body);
+    bool own = !strcmp(be, "cuda") || !strcmp(be, "cpu") || (!strcmp(be, "auto") && force_pool && !strcmp(force_pool, "own"));
+    tie_inputs = true;
+    for (int j = 0; own && j < ncases; j++)
+        if (strstr(cases[j].label, "maxpool") && (!small_only || cases[j].n * cases[j].h * cases[j].w * cases[j].c < 100000))
+            layer_case(be, prec, cases[j].label, cases[j].n, cases[j].h, cases[j].w, cases[j].c, cases[j].body);
+    tie_inputs = false;
+}
+
+// auto's pooling forced to each path (layer_cases_rest runs it measured)
+static void auto_pool_cases(void) {
+    const char *force[] = {"own", "cudnn"};
+    for (int k = 0; k < 2; k++) {
+        setenv("CONVBENCH_AUTO_POOL", force[k], 1);
+        force_pool = force[k];
+        pool_cases("auto", CB_PREC_FP32);
+    }
+    force_pool = NULL;
+    // a value that is neither: exec creation fails with a message that names the variable
+    setenv("CONVBENCH_AUTO_POOL", "fastest", 1);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string("{\"name\": \"n\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [1, 4, 4, 1]},"
+                                     " \"L\": {\"parents\": [\"data\"], \"type\": \"ReLU\"}}}",
+                                     "env", &err);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "auto";
+    cb_exec *g = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("auto CONVBENCH_AUTO_POOL=fastest is refused by name", !g && strstr(err.msg, "CONVBENCH_AUTO_POOL") ? 0 : 1, 0);
+    cb_exec_destroy(g);
+    cb_net_free(net);
+    unsetenv("CONVBENCH_AUTO_POOL");
+}
+
 // every other layer kind
 static void layer_cases_rest(const char *be, cb_precision prec) {
-    layer_case(be, prec, "maxpool 3x3 s2 VALID", 2, 13, 15, 5, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"");
-    layer_case(be, prec, "maxpool 3x3 s2 SAME (asymmetric)", 2, 12, 12, 3, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"");
-    layer_case(be, prec, "maxpool 3x3 s1 SAME", 1, 7, 9, 13, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"");
-    layer_case(be, prec, "avgpool 3x3 s1 SAME (exclude pad)", 2, 8, 7, 5, "\"type\": \"AvgPool\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"");
-    layer_case(be, prec, "avgpool 2x2 s2 SAME odd", 2, 9, 9, 3, "\"type\": \"AvgPool\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"");
+    pool_cases(be, prec);
     layer_case(be, prec, "LRN size 5 C13", 2, 6, 7, 13, "\"type\": \"LRN\", \"size\": 5, \"alpha\": 0.0001, \"beta\": 0.75, \"k\": 2.0");
     layer_case(be, prec, "LRN size 3 alpha 0.5 C5", 1, 5, 5, 5, "\"type\": \"LRN\", \"size\": 3, \"alpha\": 0.5, \"beta\": 0.75, \"k\": 1.0");
     layer_case(be, prec, "BatchNorm C13", 4, 5, 6, 13, "\"type\": \"BatchNorm\", \"epsilon\": 0.001");
@@ -515,6 +599,7 @@ int main(int argc, char **argv) {
             if (strcmp(be, "cuda") == 0) own_algo_cases(small_only), pool_fusion_cases(); // conv cases once per algorithm
             else conv_cases(be, CB_PREC_FP32);
             layer_cases_rest(be, CB_PREC_FP32);
+            if (strcmp(be, "auto") == 0) auto_pool_cases();
             if (!small_only) network_case(be, CB_PREC_FP32);
         } else {
             if (!part || !strcmp(part, "own")) own_algo_cases(false);
@@ -531,6 +616,7 @@ int main(int argc, char **argv) {
                 layer_cases(bes[b], CB_PREC_FP32);
                 network_case(bes[b], CB_PREC_FP32);
             }
+            auto_pool_cases();
             layer_cases("cudnn", CB_PREC_TF32);
             network_case("cudnn", CB_PREC_TF32);
             conv_cases("auto", CB_PREC_TF32);

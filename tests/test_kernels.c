@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cpu/kernels.h"
+#include "cuda/fast_div.h" // plain C: the GPU pooling kernels' index math, checked here
 
 #define TOL_F32 1e-5
 #define TOL_GRAD 1e-4
@@ -422,6 +423,41 @@ static void test_pool_ties(void)
     check("pool max ties", "first max in window", bad, 0);
 }
 
+// cb_fast_div (src/cuda/fast_div.h), the GPU kernels' division by multiply and shift, against
+// the / operator: every divisor kind (1, powers of two and their neighbours, random ones up to
+// 2^31 - 1) at the edges of each quotient and at random dividends below 2^31
+static void test_fast_div(void)
+{
+    long bad = 0, tried = 0;
+    for (int j = 0; j < 3000; j++) {
+        uint32_t d;
+        if (j < 31 * 3) d = (uint32_t)((1u << (j / 3)) + (uint32_t)(j % 3) - 1u); // 2^k - 1, 2^k, 2^k + 1
+        else {
+            rng_state ^= rng_state >> 12, rng_state ^= rng_state << 25, rng_state ^= rng_state >> 27;
+            uint64_t r = rng_state * 0x2545F4914F6CDD1Dull;
+            d = (uint32_t)((r >> 33) >> (r & 31)); // spread over magnitudes, below 2^31
+        }
+        if (d == 0 || d > 0x7fffffffu) continue;
+        cb_fast_div f = cb_fast_div_make(d);
+        uint32_t ns[8] = {0, d - 1, d, d + 1, 0x7fffffffu, 0x7fffffffu - 0x7fffffffu % d, 0x7fffffffu - 0x7fffffffu % d - 1,
+                          (uint32_t)(urand() * 0.5 * 2147483647.0 + 1073741823.0)};
+        for (int k = 0; k < 8; k++) {
+            uint32_t n = ns[k];
+            if (n > 0x7fffffffu) continue;
+            bad += cb_fast_div_q(f, n) != n / d;
+            tried++;
+        }
+        for (uint32_t q = 1; q < 1000 && (uint64_t)q * d < 0x7fffffffu; q = q * 3 + 1) {
+            uint32_t n = q * d;
+            bad += cb_fast_div_q(f, n) != q || cb_fast_div_q(f, n - 1) != q - 1;
+            tried += 2;
+        }
+    }
+    char what[64];
+    snprintf(what, sizeof what, "%ld quotients", tried);
+    check("fast_div", what, (double)bad, 0);
+}
+
 // ---- LRN ----------------------------------------------------------------------------------
 
 typedef struct {
@@ -722,6 +758,7 @@ int main(void)
     test_pool("pool avg 3x3 s2 same 8x8", 2, 5, 8, 8, 3, 3, 2, 1, 1);      // pads 0 / 1
     test_pool("pool avg 2x3 s2 valid", 1, 13, 9, 10, 2, 3, 2, 0, 1);
     test_pool_ties();
+    test_fast_div();
 
     test_lrn("lrn c5 size5 clipped", 2, 5, 3, 4, 5, 1.0f, 0.75f, 2.0f, 1);
     test_lrn("lrn c13 size3 beta0.6", 2, 13, 4, 3, 3, 0.5f, 0.6f, 1.0f, 1);

@@ -20,9 +20,11 @@ void cb_cuda_bias_grad(int n, int k, int inner, const float *dy, float *db);
 void cb_cuda_bias_add(int n, int k, int inner, const float *b, float *y);
 
 // ---- pooling (pool.cu) -----------------------------------------------------------------------
-void cb_cuda_pool_forward(const cb_pool_params *p, const float *x, float *y, int32_t *argmax);
-// gathers per input pixel: deterministic, dx overwritten; max needs argmax
-void cb_cuda_pool_backward(const cb_pool_params *p, const float *dy, const int32_t *argmax, float *dx);
+// argmax: 4 bytes per output (N, C, P, Q), written by the max forward (NULL there: not saved) for
+// the backward of the same parameters to read; its contents are the kernels' own (window offsets)
+void cb_cuda_pool_forward(const cb_pool_params *p, const float *x, float *y, void *argmax);
+// gathers per input pixel: deterministic, dx overwritten; max needs argmax, avg ignores it
+void cb_cuda_pool_backward(const cb_pool_params *p, const float *dy, const void *argmax, float *dx);
 
 // ---- normalisation (norm.cu) -----------------------------------------------------------------
 void cb_cuda_lrn_forward(const cb_lrn_params *p, const float *x, float *y, float *scale);

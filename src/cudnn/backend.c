@@ -1,7 +1,8 @@
 // The "cudnn" backend (cuDNN 9 legacy API for convolution, pooling, LRN, batch norm, activation,
 // softmax; cuBLAS for FC; convbench's own kernels for the rest) and the "auto" backend: the same
 // table, with each convolution phase measured in plan() against convbench's own kernel and the
-// faster kept. Layers cuDNN cannot express (asymmetric padding, LRN windows over 16, batch-norm
+// faster kept, and each max or average pool measured the same way (forward and backward as a pair).
+// Layers cuDNN cannot express (asymmetric padding, LRN windows over 16, batch-norm
 // eps under CUDNN_BN_MIN_EPSILON) fall back to the own kernels and say so in their algorithm name.
 // Storage: fp32 NCHW by default (--precision tf32 lets cuDNN and cuBLAS use TF32 tensor cores).
 // --layout nhwc and --precision bf16 store activations NHWC and/or bf16 (descriptors
@@ -26,10 +27,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+typedef enum pool_choice { POOL_MEASURE, POOL_OWN, POOL_CUDNN } pool_choice;
+
 typedef struct dnn_state {
     cudnnHandle_t h;
     cublasHandle_t blas;
-    bool autotune;               // "auto": measure own vs cuDNN per convolution phase
+    bool autotune;               // "auto": measure own vs cuDNN per convolution phase and pool layer
+    pool_choice pool;            // "auto": $CONVBENCH_AUTO_POOL=own|cudnn forces the pool layers' choice
     cudnnMathType_t math;
     int fmt;                     // storage: 0 (fp32 NCHW) or CB_FMT_NHWC | CB_FMT_BF16 (src/cudnn/format.h)
     cudnnTensorFormat_t tfmt;    // CUDNN_TENSOR_NCHW or _NHWC (filters KCRS or KRSC)
@@ -117,6 +121,14 @@ static cb_status init_storage(cb_exec *e, cb_error *err) {
 
 static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
     const cb_layer *L = NULL;
+    // a test's way to run both of auto's pooling paths whatever the timings say
+    const char *force = autotune ? getenv("CONVBENCH_AUTO_POOL") : NULL;
+    pool_choice pool = POOL_MEASURE;
+    if (force && *force) {
+        if (strcmp(force, "own") == 0) pool = POOL_OWN;
+        else if (strcmp(force, "cudnn") == 0) pool = POOL_CUDNN;
+        else return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_AUTO_POOL", NULL, "'%s' is not own or cudnn", force);
+    }
     cb_status st = cb_cuda_init_state(e, err);
     if (st != CB_OK) return st;
     dnn_state *d = cb_xcalloc(1, sizeof *d);
@@ -129,6 +141,7 @@ static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
     if (!native(e) && e->opts.verbose > 0)
         fprintf(stderr, "note: backend %s, %s tensors: cuDNN and cuBLAS compute every layer (fp32 accumulation); own "
                         "kernels run fp32 NCHW only%s\n", e->be->name, fmt_name(e), autotune ? " and are not raced" : "");
+    d->pool = pool;
     bool tensor_ops = e->opts.precision != CB_PREC_FP32;
     d->math = tensor_ops ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
     DNN_TRY(cudnnCreate(&d->h));
@@ -538,6 +551,80 @@ static cb_status probe(cb_exec *e, int i, cb_error *err) {
     return CB_OK;
 }
 
+// One run of pool layer i's forward (ph 0) or backward (ph 1), on cuDNN or the own kernels. The
+// layer's output gradient may not be allocated yet: then y (the same shape) stands in for it, as
+// in time_conv.
+static cudnnStatus_t run_pool(cb_exec *e, int i, bool own, int ph) {
+    const cb_layer *L = &e->net->layers[i];
+    dnn_layer *l = lay(e, i);
+    cb_pool_params pp;
+    cb_cuda_pool_params_of(L, &pp);
+    const float *x = e->lb[L->parents[0]].y;           // (N, C, H, W)
+    float *y = cb_exec_op_out(e, i);                     // (N, C, P, Q)
+    float *dx = e->lb[L->parents[0]].dy;                 // (N, C, H, W)
+    const float *dy = cb_exec_op_grad(e, i) ? cb_exec_op_grad(e, i) : y;
+    if (own && ph == 0) cb_cuda_pool_forward(&pp, x, y, e->lb[i].aux);
+    else if (own) cb_cuda_pool_backward(&pp, dy, e->lb[i].aux, dx);
+    else if (ph == 0) return cudnnPoolingForward(dnn(e)->h, l->pd, &one, l->xd, x, &zero, l->yd, y);
+    else return cudnnPoolingBackward(dnn(e)->h, l->pd, &one, l->yd, y, l->yd, dy, l->xd, x, &zero, l->xd, dx);
+    return CUDNN_STATUS_SUCCESS;
+}
+
+// Mean ms of 3 runs after a warm-up of pool layer i's forward, then of its backward when bwd
+// (the own backward reads the argmax that the own forward has just written): ms[0] forward,
+// ms[1] backward; false when a call failed.
+static bool time_pool(cb_exec *e, int i, bool own, bool bwd, double ms[2]) {
+    ms[0] = ms[1] = -1;
+    for (int ph = 0; ph < (bwd ? 2 : 1); ph++) {
+        cudnnStatus_t st = run_pool(e, i, own, ph);
+        cb_cuda_timer_start(e);
+        for (int r = 0; r < 3; r++)
+            if (st == CUDNN_STATUS_SUCCESS) st = run_pool(e, i, own, ph);
+        double t = cb_cuda_timer_stop(e) / 3;
+        if (st != CUDNN_STATUS_SUCCESS || cudaGetLastError() != cudaSuccess) return false;
+        ms[ph] = t;
+    }
+    return true;
+}
+
+// A pool layer runs on cuDNN, or on the own kernels where cuDNN cannot express its padding.
+// "auto" times both, forward plus backward when the pass trains (the own backward needs the own
+// forward's argmax: the two phases go together), and keeps the faster; each phase's algorithm
+// name says which and the two totals: "own pool f+b 0.40<1.88", "cudnn pool 0.12<0.30".
+static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_state *d = dnn(e);
+    dnn_layer *l = lay(e, i);
+    const cb_window *w = &L->p.pool.win;
+    bool bwd = e->lb[L->parents[0]].dy != NULL;
+    DNN_TRY(set4d(e, &l->xd, L->in));
+    DNN_TRY(cudnnCreatePoolingDescriptor(&l->pd));
+    DNN_TRY(cudnnSetPooling2dDescriptor(l->pd, L->p.pool.avg ? CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING : CUDNN_POOLING_MAX_DETERMINISTIC,
+                                        CUDNN_NOT_PROPAGATE_NAN, w->r, w->s, w->pad_top, w->pad_left, w->stride_h, w->stride_w));
+    int n, c, h, ww;
+    DNN_TRY(cudnnGetPooling2dForwardOutputDim(l->pd, l->xd, &n, &c, &h, &ww));
+    char name[48] = "";
+    if (h != L->out.h || ww != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
+        l->own[0] = l->own[1] = true;
+        snprintf(name, sizeof name, "own pool (asym. pad)");
+    } else if (d->autotune && native(e) && d->pool != POOL_MEASURE) {
+        l->own[0] = l->own[1] = d->pool == POOL_OWN;
+        snprintf(name, sizeof name, "%s pool (forced)", l->own[0] ? "own" : "cudnn");
+    } else if (d->autotune && native(e)) { // own kernels read fp32 NCHW only
+        double own_ms[2], dnn_ms[2];
+        bool own_ok = time_pool(e, i, true, bwd, own_ms), dnn_ok = time_pool(e, i, false, bwd, dnn_ms);
+        double own = own_ok ? own_ms[0] + (bwd ? own_ms[1] : 0) : -1, dnn = dnn_ok ? dnn_ms[0] + (bwd ? dnn_ms[1] : 0) : -1;
+        l->own[0] = l->own[1] = own_ok && (!dnn_ok || own < dnn);
+        snprintf(name, sizeof name, "%s pool%s %.2f<%.2f", l->own[0] ? "own" : "cudnn", bwd ? " f+b" : "",
+                 l->own[0] ? own : dnn, l->own[0] ? dnn : own);
+    }
+    for (int p = 0; p < (bwd ? 2 : 1); p++) snprintf(b->algo[p], sizeof b->algo[p], "%s", name);
+    if (native(e)) return CB_OK;
+    if (l->own[0]) return decline(e, L, err, "pooling with asymmetric padding, which cuDNN lacks" OWN_NCHW);
+    return probe(e, i, err);
+}
+
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -572,17 +659,8 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
         if (st != CB_OK) return st;
         break;
     }
-    case CB_OP_POOL: {
-        const cb_window *w = &L->p.pool.win;
-        DNN_TRY(set4d(e, &l->xd, L->in));
-        DNN_TRY(cudnnCreatePoolingDescriptor(&l->pd));
-        DNN_TRY(cudnnSetPooling2dDescriptor(l->pd, L->p.pool.avg ? CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING : CUDNN_POOLING_MAX_DETERMINISTIC,
-                                            CUDNN_NOT_PROPAGATE_NAN, w->r, w->s, w->pad_top, w->pad_left, w->stride_h, w->stride_w));
-        int n, c, h, ww;
-        DNN_TRY(cudnnGetPooling2dForwardOutputDim(l->pd, l->xd, &n, &c, &h, &ww));
-        if (h != L->out.h || ww != L->out.w) l->own[0] = l->own[1] = true;
-        break;
-    }
+    case CB_OP_POOL:
+        return plan_pool(e, i, err);
     case CB_OP_LRN:
         if (L->p.lrn.size < CUDNN_LRN_MIN_N || L->p.lrn.size > CUDNN_LRN_MAX_N || L->p.lrn.k < CUDNN_LRN_MIN_K ||
             L->p.lrn.beta < CUDNN_LRN_MIN_BETA) {
