@@ -143,7 +143,9 @@ static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
                         "kernels run fp32 NCHW only%s\n", e->be->name, fmt_name(e), autotune ? " and are not raced" : "");
     d->pool = pool;
     bool tensor_ops = e->opts.precision != CB_PREC_FP32;
-    d->math = tensor_ops ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH;
+    // cuDNN's legacy convolutions take tensor cores on bf16 data only under CUDNN_TENSOR_OP_MATH (its
+    // default math allows TF32 on fp32 data, not them: bf16 NHWC ran BWD_DATA_ALGO_0 at 0.5 TFLOP/s)
+    d->math = !tensor_ops ? CUDNN_FMA_MATH : e->opts.precision == CB_PREC_BF16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
     DNN_TRY(cudnnCreate(&d->h));
     if (cublasCreate(&d->blas) != CUBLAS_STATUS_SUCCESS)
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "cublasCreate failed");
