@@ -1147,15 +1147,15 @@ static bool cd_tc_plan_best(const cd_shape &g, bool bf16, cd_tc_plan *best) {
         double best_ms = 1e30;
         for (int rw = 4; rw <= 16; rw *= 2)
             for (int split = 0; split < (bf16 ? 2 : 1); split++)
-            for (int nw = 4; nw <= 8; nw++) {
-                cd_tc_plan pl;
-                if (!cd_tc_plan_make(g, bf16, split, nw, rw, &pl)) continue;
-                cd_tc_plan run = pl;
-                run.a.g.n = nb;
-                run.blocks = std::min(nb, cd_device_get().sms * pl.bps);
-                double ms = cd_time_ms([&] { cd_tc_run(run, t.x, t.w, t.b, t.y, true); });
-                if (ms < best_ms) best_ms = ms, *best = pl;
-            }
+                for (int nw = 4; nw <= 8; nw++) {
+                    cd_tc_plan pl;
+                    if (!cd_tc_plan_make(g, bf16, split, nw, rw, &pl)) continue;
+                    cd_tc_plan run = pl;
+                    run.a.g.n = nb;
+                    run.blocks = std::min(nb, cd_device_get().sms * pl.bps);
+                    double ms = cd_time_ms([&] { cd_tc_run(run, t.x, t.w, t.b, t.y, true); });
+                    if (ms < best_ms) best_ms = ms, *best = pl;
+                }
     }
     cd_bench_free(t);
     return true;
