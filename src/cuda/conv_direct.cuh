@@ -24,6 +24,7 @@
 #define CB_CUDA_CONV_DIRECT_CUH
 
 #include "cpu/kernels.h"
+#include "cuda/fast_div.h"
 
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -89,26 +90,16 @@ __device__ __forceinline__ void cd_cp_commit(void) { asm volatile("cp.async.comm
 __device__ __forceinline__ void cd_cp_wait_one(void) { asm volatile("cp.async.wait_group 1;\n" ::); }
 
 // Copies n floats from src to dst (both contiguous) by cp.async, 16, 8 or 4 bytes a lane as the
-// alignment of both allows; the size is chosen once, outside the loop.
+// alignment of both allows; the size is chosen once, outside the loop (a constant to cd_cp_async).
 __device__ __forceinline__ void cd_stage_flat(float *dst, const float *__restrict__ src, long n) {
     const uintptr_t al = (uintptr_t)dst | (uintptr_t)src;
     const long t0 = threadIdx.x, nt = blockDim.x;
-    if (al % 16 == 0 && n % 4 == 0) {
-        for (long i = 4 * t0; i < n; i += 4 * nt) {
-            unsigned d = (unsigned)__cvta_generic_to_shared(dst + i);
-            asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src + i));
-        }
-    } else if (al % 8 == 0 && n % 2 == 0) {
-        for (long i = 2 * t0; i < n; i += 2 * nt) {
-            unsigned d = (unsigned)__cvta_generic_to_shared(dst + i);
-            asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src + i));
-        }
-    } else {
-        for (long i = t0; i < n; i += nt) {
-            unsigned d = (unsigned)__cvta_generic_to_shared(dst + i);
-            asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src + i));
-        }
-    }
+    if (al % 16 == 0 && n % 4 == 0)
+        for (long i = 4 * t0; i < n; i += 4 * nt) cd_cp_async(dst + i, src + i, 16);
+    else if (al % 8 == 0 && n % 2 == 0)
+        for (long i = 2 * t0; i < n; i += 2 * nt) cd_cp_async(dst + i, src + i, 8);
+    else
+        for (long i = t0; i < n; i += nt) cd_cp_async(dst + i, src + i, 4);
 }
 
 // Stages images [img0, img0 + cnt) of x (N, C, H, W) into sbuf (cnt, cs, hs, ws): image pixel
@@ -820,7 +811,7 @@ struct cd_tc_args {
     cd_shape g;
     int nu, nb, ntiles, hs, ws, nw; // pairs per row, bands, tiles per image; plane rows, cols; warps
     int rw;                         // rows per band (the kernel's RW)
-    unsigned nu_magic;              // ceil(2^32 / nu): i / nu = umulhi(i, nu_magic) for i * nu < 2^32
+    cb_fast_div nu_div;             // division by nu without a divide
 };
 
 __device__ __forceinline__ uint32_t cd_pack_bf16(float lo, float hi) {
@@ -914,8 +905,7 @@ template <int CT, int NT, bool BF16, bool SPLIT, int RW> __global__ void __launc
             for (int m = 0; m < 2; m++) {
                 const int idx = tile * 16 + gq + 8 * m;
                 ok[m] = idx < items;
-                int q = (int)__umulhi((unsigned)idx, a.nu_magic); // idx / nu, exact (see cd_tc_plan_make)
-                bm[m] = ok[m] ? q : 0;
+                bm[m] = ok[m] ? (int)cb_fast_div_q(a.nu_div, (uint32_t)idx) : 0;
                 um[m] = ok[m] ? idx - bm[m] * a.nu : 0;
                 xs[m] = sx + (RW * bm[m]) * a.ws + 2 * um[m];
             }
@@ -1091,8 +1081,7 @@ static bool cd_tc_plan_make(const cd_shape &g, bool bf16, bool split, int nw, in
     a.nu = cd_div_up(g.qe, 2);
     a.nb = cd_div_up(g.pe, rw);
     a.ntiles = cd_div_up(a.nb * a.nu, 16);
-    if ((double)a.ntiles * 16 * a.nu >= 4294967296.0) return false; // the magic division would be inexact
-    a.nu_magic = (unsigned)((((uint64_t)1 << 32) + a.nu - 1) / a.nu);
+    a.nu_div = cb_fast_div_make((uint32_t)a.nu);
     // the plane: the rows and columns the tiles read; the image itself where it holds them (no
     // padding), so that staging is a flat copy (the tiles read inside it)
     const int hs_need = a.nb * rw + CD_TC_RT - 1, ws_need = 2 * a.nu + 6;
