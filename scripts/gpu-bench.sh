@@ -6,6 +6,9 @@
 #   layers    convnet-benchmarks' L1-L5 per backend and precision, with the best per layer
 #   profiles  every conv layer of the five nets, all directions, own (cuda) vs cudnn per precision
 #   peer      bench/peer_pytorch.py: the same workloads in PyTorch + cuDNN (PEER_MODES, as MODES)
+#   diag      where the time goes, for DIAG="net:batch:prec:layout ...": convbench's per-layer
+#             profile (backend DIAG_BE, default auto, all directions), the kernels of a fullpass
+#             under nsys when the machine has it, and PyTorch's kernels (bench/peer_kernels.py)
 # Usage (after a build into $B): B=build-gpu RES=dir scripts/gpu-bench.sh [SECTION...]
 # Every result is a JSON file in $RES; scripts/gpu-summary.py turns them into tables.
 set -u
@@ -74,6 +77,27 @@ peer)
             --layers "$PEER_LAYERS" --nets alexnet,overfeat,vgg_a,googlenet,vgg16-train --modes $prec --layouts $lay 2>&1 \
             | tee "$RES/peer_${prec}_${lay}.out" | tail -2 # the .out keeps each result line should the run be cut short
     done ;;
-*) echo "gpu-bench: unknown section '$sec' (nets, layers, profiles, peer)"; exit 2 ;;
+diag)
+    peer_name() { case $1 in vgg-a) echo vgg_a ;; overfeat-fast) echo overfeat ;; *) echo $1 ;; esac; }
+    for d in ${DIAG:-vgg-a:64:bf16:nhwc}; do
+        IFS=: read -r net batch prec lay <<<"$d"
+        late "diag $d" && continue
+        tag=${net}_${prec}_${lay}
+        upd=""; [ "$net" = vgg16 ] && upd="--update"
+        stamp "diag $d: convbench profile (${DIAG_BE:-auto})"
+        timeout 150 $CB profile $net --batch $batch --backend ${DIAG_BE:-auto} --precision $prec --layout $lay --direction all \
+            --warmup 1 --iters 5 --format md --quiet --output "$RES/diag_profile_$tag.md" || echo "profile $d failed"
+        if command -v nsys >/dev/null; then
+            stamp "diag $d: nsys fullpass"
+            timeout 150 nsys profile -t cuda -o /tmp/diag_$tag -f true $CB fullpass $net --batch $batch --backend ${DIAG_BE:-auto} \
+                --precision $prec --layout $lay --no-data-grad --no-criterion $upd --warmup 2 --iters 5 --quiet >/dev/null 2>&1
+            nsys stats -r cuda_gpu_kern_sum -f csv /tmp/diag_$tag.nsys-rep 2>/dev/null | head -45 >"$RES/diag_nsys_$tag.csv"
+        fi
+        stamp "diag $d: PyTorch kernels"
+        timeout 120 python3 bench/peer_kernels.py $(peer_name $net) $prec $lay --batch $batch $upd >"$RES/diag_peer_$tag.md" 2>&1 \
+            || echo "peer_kernels $d failed"
+        head -3 "$RES/diag_peer_$tag.md"
+    done ;;
+*) echo "gpu-bench: unknown section '$sec' (nets, layers, profiles, peer, diag)"; exit 2 ;;
 esac
 done
