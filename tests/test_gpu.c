@@ -12,8 +12,11 @@
 // and NHWC) at the same tolerances (bf16 storage rounds every activation to 8 bits: within
 // 1.5e-2 per layer). Activations cross through cb_exec_act_upload / download (host fp32 NCHW).
 // There a layer case, or the small net with batch norm and LRN, may be declined (UNSUPPORTED) for
-// the backend's documented reasons: asymmetric padding (own kernels only), or a cuDNN routine that
-// refuses the layout or type when probed in plan; printed and counted as skipped. The small net
+// the backend's documented reasons: a convolution's asymmetric padding (own kernels only), or a
+// cuDNN routine that refuses the layout or type when probed in plan; printed and counted as
+// skipped. Pools are never declined: they have own kernels in every storage, checked forced and
+// measured through "auto". Under NHWC a convolution with unaligned input channels must say that it
+// ran channel-padded, and the small net runs once more without the input's gradient. The small net
 // without batch norm and LRN (conv, pool, concat, sum, FC after a 2x2 input, softmax) must run.
 // Every own convolution algorithm (src/cuda/conv_algo.h) runs the convolution cases at its own
 // precision; a case it does not support is skipped.
@@ -43,6 +46,7 @@ static cb_layout test_layout = CB_LAYOUT_NCHW; // layout of the "cudnn" / "auto"
 static bool may_decline; // the case may be declined (UNSUPPORTED, a known reason): a skip, not a failure
 static bool tie_inputs; // inputs of five values, -1 to 1 by 0.5
 static const char *force_pool; // $CONVBENCH_AUTO_POOL as set for "auto": "own", "cudnn" or NULL
+static bool no_data_grad; // the execs skip the input's gradient (a channel-padded first conv then pads no gradient)
 static uint64_t rng_state;
 
 static float urand(void) {
@@ -123,6 +127,7 @@ static bool exec_pair(cb_net *net, const char *backend, cb_precision prec, const
     o.backend = backend;
     o.conv_algo = conv_algo;
     o.layout = test_layout;
+    o.no_data_grad = no_data_grad;
     *g = cb_exec_create(net, &o, &err);
     o.backend = "ref";
     o.conv_algo = NULL;
@@ -179,16 +184,23 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         return;
     }
     cb_exec *g, *r;
-    // another storage than fp32 NCHW (cudnn, auto) may decline what needs own kernels
-    may_decline = strcmp(backend, "cuda") && strcmp(backend, "cpu") && (test_layout != CB_LAYOUT_NCHW || prec == CB_PREC_BF16);
+    // another storage than fp32 NCHW (cudnn, auto) may decline what needs own kernels, except a
+    // pool: those have own kernels in every storage
+    may_decline = strcmp(backend, "cuda") && strcmp(backend, "cpu") && (test_layout != CB_LAYOUT_NCHW || prec == CB_PREC_BF16) &&
+                  !strstr(body, "Pool");
     bool ok = exec_pair(net, backend, prec, name, &g, &r);
     may_decline = false;
     if (!ok) return;
     int last = net->nlayers - 1;
     const cb_layer *L = &net->layers[last];
-    // (on another storage than fp32 NCHW, auto runs every pool layer on cuDNN and races nothing)
-    if (L->op == CB_OP_POOL && !strcmp(backend, "auto") && test_layout == CB_LAYOUT_NCHW && prec != CB_PREC_BF16)
-        check_auto_pool(g, last, name);
+    char what[256];
+    if (L->op == CB_OP_POOL && !strcmp(backend, "auto")) check_auto_pool(g, last, name);
+    // under NHWC, cudnn and auto pad a convolution's unaligned input channels (and say so)
+    if (L->op == CB_OP_CONV && test_layout == CB_LAYOUT_NHWC && strcmp(backend, "cuda") && L->p.conv.groups == 1 &&
+        L->p.conv.cin % (prec == CB_PREC_BF16 ? 8 : 4) != 0) {
+        snprintf(what, sizeof what, "%s channels padded [%s]", name, g->lb[last].algo[0]);
+        check(what, strstr(g->lb[last].algo[0], "(C ") ? 0 : 1, 0);
+    }
     // the algorithm runs none of this shape's phases (one that runs some is checked on those)
     if (conv_algo && strstr(g->lb[last].algo[0], "(fallback)") && strstr(g->lb[last].algo[1], "(fallback)") &&
         strstr(g->lb[last].algo[2], "(fallback)")) {
@@ -222,7 +234,6 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
     cb_exec_set_input(r, x, NULL);
     cb_exec_forward(g, true, NULL);
     cb_exec_forward(r, true, NULL);
-    char what[256];
     float *yg = download_act(g, last, g->lb[last].y), *yr = download_act(r, last, r->lb[last].y);
     bool dropout = L->op == CB_OP_DROPOUT;
     if (dropout) { // different generators: check the mask's values and rate, and y = x * mask
@@ -521,7 +532,8 @@ static void network_case_of(const char *backend, cb_precision prec, bool with_bn
         return;
     }
     cb_exec *g, *r;
-    snprintf(what, sizeof what, "network %s %s%s", backend, prec_name(prec), with_bn ? "" : " (no batch norm)");
+    snprintf(what, sizeof what, "network %s %s%s%s", backend, prec_name(prec), with_bn ? "" : " (no batch norm)",
+             no_data_grad ? " (no data grad)" : "");
     may_decline = with_bn && strcmp(backend, "cuda") && strcmp(backend, "cpu") && (test_layout != CB_LAYOUT_NCHW || prec == CB_PREC_BF16);
     bool ok = exec_pair(net, backend, prec, what, &g, &r);
     may_decline = false;
@@ -539,7 +551,9 @@ static void network_case_of(const char *backend, cb_precision prec, bool with_bn
     // gradient (a sum with much cancellation at the end of the chain): 0.055 NCHW and 0.11-0.16
     // NHWC measured on the H200, where every other gradient was within 0.025
     double tol = prec == CB_PREC_BF16 && strcmp(backend, "cuda") ? 0.25 : tol_for(backend, prec) * 10;
-    snprintf(what, sizeof what, "%s %s small%s net loss %.6f vs %.6f", backend, prec_name(prec), with_bn ? "" : "-nobn", loss[0], loss[1]);
+    const char *ndg = no_data_grad ? " (no data grad)" : "";
+    snprintf(what, sizeof what, "%s %s small%s net%s loss %.6f vs %.6f", backend, prec_name(prec), with_bn ? "" : "-nobn", ndg,
+             loss[0], loss[1]);
     check(what, fabs(loss[0] - loss[1]) / fabs(loss[1]), tol);
     const char *names[] = {"c1", "a", "b", "c2", "fc"};
     for (int j = 0; j < 5; j++) {
@@ -550,7 +564,8 @@ static void network_case_of(const char *backend, cb_precision prec, bool with_bn
         for (int q = 0; q < np; q++) {
             if (!pg[q].grad || (net->layers[li].bn && !strcmp(pg[q].what, "bias"))) continue;
             float *a = download(g, pg[q].grad, (size_t)pg[q].count), *b = download(r, pr[q].grad, (size_t)pr[q].count);
-            snprintf(what, sizeof what, "%s %s small%s net d%s/%s", backend, prec_name(prec), with_bn ? "" : "-nobn", names[j], pg[q].what);
+            snprintf(what, sizeof what, "%s %s small%s net%s d%s/%s", backend, prec_name(prec), with_bn ? "" : "-nobn", ndg, names[j],
+                     pg[q].what);
             check(what, nerr(a, b, (size_t)pg[q].count), tol);
             free(a), free(b);
         }
@@ -576,6 +591,22 @@ static void storage_cases(void) {
     conv_cases("auto", CB_PREC_BF16);
     network_case_of("auto", CB_PREC_BF16, false);
     network_case_of("auto", CB_PREC_FP32, false);
+    // auto's pooling measured, then forced to the own kernels of these storages
+    pool_cases("auto", CB_PREC_BF16);
+    setenv("CONVBENCH_AUTO_POOL", "own", 1);
+    force_pool = "own";
+    pool_cases("auto", CB_PREC_BF16);
+    pool_cases("auto", CB_PREC_FP32);
+    test_layout = CB_LAYOUT_NCHW;
+    pool_cases("auto", CB_PREC_BF16);
+    test_layout = CB_LAYOUT_NHWC;
+    force_pool = NULL;
+    unsetenv("CONVBENCH_AUTO_POOL");
+    // the first conv (C = 3) runs channel-padded in NHWC: here without the input's gradient too
+    no_data_grad = true;
+    network_case_of("auto", CB_PREC_BF16, false);
+    network_case_of("cudnn", CB_PREC_TF32, false);
+    no_data_grad = false;
     test_layout = CB_LAYOUT_NCHW;
     layer_cases("cudnn", CB_PREC_BF16);
     network_case_of("cudnn", CB_PREC_BF16, true);

@@ -11,10 +11,14 @@
 // autocast: each conv and FC layer keeps a copy in the storage format (KRSC filters under NHWC; an
 // FC layer after a spatial input gets its columns in (h, w, c) order) refreshed when
 // e->param_version changes, and its weight gradient comes back to fp32 KCRS. The input and the
-// criterion convert at the boundary. Own kernels compute fp32 NCHW only: a layer that needs them
-// (asymmetric padding, LRN or batch-norm parameters cuDNN refuses) is declined in plan with a
-// message, and "auto" races no own kernel; the few layers the backend computes itself (bias,
-// concat, sum, dropout, relu gradient) have storage-aware kernels in src/cudnn/format.cu.
+// criterion convert at the boundary. Own convolution, LRN and batch-norm kernels compute fp32 NCHW
+// only: a layer that needs them (a convolution with asymmetric padding, LRN or batch-norm
+// parameters cuDNN refuses) is declined in plan with a message, and "auto" races no own
+// convolution there. Pooling has own kernels in every storage (src/cudnn/pool_fmt.cu): they run
+// the pools cuDNN cannot express and race cuDNN's in "auto". The few layers the backend computes
+// itself (bias with the ReLU, concat, sum, dropout, relu gradient) have storage-aware kernels in
+// src/cudnn/format.cu; under NHWC a convolution's unaligned input channels are zero-padded
+// (conv_cpad).
 #include "cuda/backend.h"
 #include "cuda/launch.h"
 #include "cudnn/format.h"
@@ -60,6 +64,9 @@ typedef struct dnn_layer {
     void *w;                     // (nw) conv / FC weights in storage format (fmt != 0), from b->w
     uint64_t wver;               // the e->param_version that w was converted at
     int64_t wk, wc, wr, ws;      // the weights' (K, C, R, S) dims: conv filter, or FC (K, C, H, W) of its input
+    int64_t wcp;                 // C of the storage copy: wc, or a conv's channels padded (conv_cpad)
+    cb_shape xs;                 // a conv's input as cuDNN sees it: L->in, or its padded copy's shape
+    void *xpad, *dxpad;          // (xs) NHWC: the padded copy of a conv's input and its gradient (NULL: none)
 } dnn_layer;
 
 static const float one = 1.f, zero = 0.f;
@@ -82,6 +89,18 @@ static const char *fmt_name(const cb_exec *e) {
     } while (0)
 
 // device memory of the backend's own (fmt != 0), counted with the engine's
+static void *dev_alloc(cb_exec *e, size_t bytes);
+
+// Under NHWC, a convolution whose input channels are not a multiple of 16 bytes' worth (the C = 3
+// of a first layer) runs on a copy of its input with zero channels added: cuDNN's tensor-core
+// kernels want aligned channels (VGG-A b64 bf16 NHWC conv1 took 1.95 ms forward and 2.74 ms
+// backward-filter on C = 3). Its filters get the same zero channels. Grouped ones stay as they are.
+static int64_t conv_cpad(const cb_exec *e, const cb_layer *L) {
+    int64_t c = L->p.conv.cin, a = is_bf16(e) ? 8 : 4;
+    if (!is_nhwc(e) || L->p.conv.groups != 1 || c % a == 0) return c;
+    return (c + a - 1) / a * a;
+}
+
 static void *dev_alloc(cb_exec *e, size_t bytes) {
     void *p = NULL;
     if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) {
@@ -103,7 +122,7 @@ static cb_status init_storage(cb_exec *e, cb_error *err) {
         const cb_layer *L = &net->layers[i];
         int64_t per = L->out.c * L->out.h * L->out.w, nw = 0, k = 0;
         if (per > stage) stage = per;
-        if (L->op == CB_OP_CONV) nw = (int64_t)L->p.conv.k * L->p.conv.cin * L->p.conv.win.r * L->p.conv.win.s, k = L->p.conv.k;
+        if (L->op == CB_OP_CONV) nw = (int64_t)L->p.conv.k * conv_cpad(e, L) * L->p.conv.win.r * L->p.conv.win.s, k = L->p.conv.k;
         if (L->op == CB_OP_FC) nw = L->in.c * L->p.fc.k, k = L->p.fc.k;
         if (nw > maxw) maxw = nw;
         if (k > maxk) maxk = k;
@@ -172,6 +191,8 @@ static void destroy(cb_exec *e) {
         if (l->lrn) cudnnDestroyLRNDescriptor(l->lrn);
         if (l->act) cudnnDestroyActivationDescriptor(l->act);
         cudaFree(l->w);
+        cudaFree(l->xpad);
+        cudaFree(l->dxpad);
         free(l);
         e->lb[i].priv = NULL;
     }
@@ -218,7 +239,7 @@ static const void *dev_weights(cb_exec *e, int i) {
     dnn_layer *l = lay(e, i);
     if (native(e)) return b->w;
     if (l->wver != e->param_version) {
-        cb_fmt_convert(l->wk, l->wc, l->wr, l->ws, b->w, 0, l->w, dnn(e)->fmt);
+        cb_fmt_convert_pad(l->wk, l->wc, l->wcp, l->wr, l->ws, b->w, 0, l->w, dnn(e)->fmt);
         l->wver = e->param_version;
     }
     return l->w;
@@ -227,7 +248,7 @@ static const void *dev_weights(cb_exec *e, int i) {
 static void *dev_wgrad(cb_exec *e, int i) { return native(e) ? (void *)e->lb[i].dw : dnn(e)->wgrad; }
 static void finish_wgrad(cb_exec *e, int i) {
     dnn_layer *l = lay(e, i);
-    if (!native(e)) cb_fmt_convert(l->wk, l->wc, l->wr, l->ws, dnn(e)->wgrad, dnn(e)->fmt, e->lb[i].dw, 0);
+    if (!native(e)) cb_fmt_convert_pad(l->wk, l->wcp, l->wc, l->wr, l->ws, dnn(e)->wgrad, dnn(e)->fmt, e->lb[i].dw, 0);
 }
 
 // conv / FC layer i (fmt != 0): its storage-format weight copy and the dims it converts with
@@ -236,22 +257,29 @@ static cb_status plan_weights(cb_exec *e, int i, cb_error *err) {
     dnn_layer *l = lay(e, i);
     if (L->op == CB_OP_CONV) {
         l->wk = L->p.conv.k, l->wc = L->p.conv.cin, l->wr = L->p.conv.win.r, l->ws = L->p.conv.win.s;
+        l->wcp = conv_cpad(e, L);
     } else { // FC: under NHWC its input arrives as (N, H, W, C): weight columns in (h, w, c) order, as KRSC
         cb_shape in = e->net->layers[L->parents[0]].out;
         l->wk = L->p.fc.k, l->wc = is_nhwc(e) ? in.c : L->in.c, l->wr = is_nhwc(e) ? in.h : 1, l->ws = is_nhwc(e) ? in.w : 1;
+        l->wcp = l->wc;
     }
-    l->w = dev_alloc(e, (size_t)e->lb[i].nw * cb_fmt_bytes(dnn(e)->fmt));
+    l->w = dev_alloc(e, (size_t)(l->wk * l->wcp * l->wr * l->ws) * cb_fmt_bytes(dnn(e)->fmt));
     if (!l->w) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its %s weights", fmt_name(e));
     dev_weights(e, i);
     return CB_OK;
 }
 
-// y (N, K, H, W) of conv / FC layer i in storage format (fmt != 0) += b (K); db = sum of dy
-static void fmt_bias_add(cb_exec *e, int i, const float *bias, void *y) {
-    cb_shape s = e->net->layers[i].out;
-    if (is_nhwc(e)) cb_fmt_bias_add(s.n * s.h * s.w, (int)s.c, 1, bias, y, is_bf16(e));
-    else cb_fmt_bias_add(s.n, (int)s.c, s.h * s.w, bias, y, is_bf16(e));
+// y (N, K, H, W) of conv / FC layer i in the storage += b (K), and the layer's ReLU in the same
+// pass when one follows directly (no batch norm between): then epilogue_forward skips it
+static void bias_act(cb_exec *e, int i, const float *bias, void *y) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_shape s = L->out;
+    bool relu = L->act == CB_ACT_RELU && !L->bn;
+    if (is_nhwc(e)) cb_fmt_bias_act(s.n * s.h * s.w, (int)s.c, 1, bias, y, relu, is_bf16(e));
+    else cb_fmt_bias_act(s.n, (int)s.c, s.h * s.w, bias, y, relu, is_bf16(e));
+    ((cb_cuda_state *)e->state)->fused_relu[i] = relu;
 }
+// db = sum of dy over all but the channels
 static void fmt_bias_grad(cb_exec *e, int i, const void *dy, float *db) {
     cb_shape s = e->net->layers[i].out;
     if (is_nhwc(e)) cb_fmt_bias_grad(s.n * s.h * s.w, (int)s.c, 1, dy, is_bf16(e), db, dnn(e)->part);
@@ -287,8 +315,11 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     dnn_state *d = dnn(e);
     dnn_layer *l = lay(e, i);
     const cb_window *w = &L->p.conv.win;
-    int cg = L->p.conv.cin;
-    DNN_TRY(set4d(e, &l->xd, L->in));
+    int on, oc, oh, ow;
+    int cg = (int)conv_cpad(e, L); // the input channels (of a group), padded under NHWC where needed
+    cb_shape xin = L->in;          // as cuDNN sees it
+    if (cg != L->p.conv.cin) xin.c = cg; // (groups 1 here)
+    DNN_TRY(set4d(e, &l->xd, xin));
     DNN_TRY(set4d(e, &l->yd, L->out));
     DNN_TRY(cudnnCreateFilterDescriptor(&l->wd));
     // under NHWC the filter format CUDNN_TENSOR_NHWC means KRSC (dims still given as K, C, R, S)
@@ -301,8 +332,17 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnSetConvolutionGroupCount(l->cd[p], L->p.conv.groups));
         DNN_TRY(cudnnSetConvolutionMathType(l->cd[p], d->math));
     }
-    int on, oc, oh, ow;
     DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
+    if ((oh != L->out.h || ow != L->out.w) && is_nhwc(e)) {
+        // trailing pads larger than the leading ones (TF SAME): under NHWC cuDNN runs on a copy of
+        // the input with the difference added as zero rows and columns at the end
+        int64_t eh = (L->out.h - 1) * w->stride_h + w->r - 2 * w->pad_top - L->in.h;
+        int64_t ew = (L->out.w - 1) * w->stride_w + w->s - 2 * w->pad_left - L->in.w;
+        if (eh > 0) xin.h += eh;
+        if (ew > 0) xin.w += ew;
+        DNN_TRY(set4d(e, &l->xd, xin));
+        DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
+    }
     if (oh != L->out.h || ow != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
         if (!native(e)) return decline(e, L, err, "asymmetric padding, which cuDNN lacks" OWN_NCHW);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
@@ -320,10 +360,20 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         cb_status st = plan_weights(e, i, err);
         if (st != CB_OK) return st;
     }
+    const void *x = e->lb[L->parents[0]].y;
+    void *y = cb_exec_op_out(e, i), *dx = e->lb[L->parents[0]].dy;
+    l->xs = xin;
+    if (xin.c != L->in.c || xin.h != L->in.h || xin.w != L->in.w) {
+        size_t bytes = (size_t)cb_shape_count(xin) * e->act_bytes;
+        l->xpad = dev_alloc(e, bytes);
+        l->dxpad = dx ? dev_alloc(e, bytes) : NULL;
+        if (!l->xpad || (dx && !l->dxpad))
+            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its channel-padded input");
+        x = l->xpad;
+        dx = l->dxpad;
+    }
     size_t wsz = 0;
     void *ws = find_ws(e, &wsz);
-    const float *x = e->lb[L->parents[0]].y;
-    float *y = cb_exec_op_out(e, i), *dx = e->lb[L->parents[0]].dy;
     const void *wf = dev_weights(e, i);
     void *dwf = b->dw ? dev_wgrad(e, i) : NULL;
     double dnn_ms[CB_PHASE_COUNT] = {-1, -1, -1};
@@ -394,6 +444,11 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
             cb_cuda_conv_choose(e, i, (cb_phase)p, d->autotune);
             snprintf(dnn_name, sizeof dnn_name, "%s", b->algo[p]);
             snprintf(b->algo[p], sizeof b->algo[p], "own %.20s (no cuDNN fits)", dnn_name);
+        } else if (l->xpad && cg != L->p.conv.cin) {
+            snprintf(b->algo[p], sizeof b->algo[p], "%.26s (C %d->%d%s)", dnn_name, L->p.conv.cin, cg,
+                     xin.h != L->in.h || xin.w != L->in.w ? ", SAME" : "");
+        } else if (l->xpad) {
+            snprintf(b->algo[p], sizeof b->algo[p], "%.26s (SAME copy)", dnn_name);
         } else if (d->autotune && !native(e)) { // own kernels cannot read this storage: cuDNN's choice stands
             snprintf(b->algo[p], sizeof b->algo[p], "%.26s (own: fp32 NCHW)", dnn_name);
         } else if (d->autotune) {
@@ -438,8 +493,7 @@ static void fc_blas(cb_exec *e, int i, cb_phase ph) {
     if (ph == CB_PHASE_FORWARD) {
         float *out = cb_exec_op_out(e, i);
         gemm(e, CUBLAS_OP_T, CUBLAS_OP_N, k, n, c, dev_weights(e, i), c, x, c, out, k);
-        if (b->b && native(e)) cb_cuda_bias_add(n, k, 1, b->b, out);
-        else if (b->b) fmt_bias_add(e, i, b->b, out);
+        if (b->b) bias_act(e, i, b->b, out);
     } else if (ph == CB_PHASE_BWD_DATA) {
         fc_blas_data(e, i, dy, e->lb[L->parents[0]].dy);
     } else {
@@ -556,16 +610,20 @@ static cb_status probe(cb_exec *e, int i, cb_error *err) {
 // One run of pool layer i's forward (ph 0) or backward (ph 1), on cuDNN or the own kernels. The
 // layer's output gradient may not be allocated yet: then y (the same shape) stands in for it, as
 // in time_conv.
-static cudnnStatus_t run_pool(cb_exec *e, int i, bool own, int ph) {
+// The own kernels: src/cuda/pool.cu on fp32 NCHW, src/cudnn/pool_fmt.cu on the other storages.
+// dx: where the input gradient goes (NULL: the input's own gradient buffer).
+static cudnnStatus_t run_pool(cb_exec *e, int i, bool own, int ph, float *dx) {
     const cb_layer *L = &e->net->layers[i];
     dnn_layer *l = lay(e, i);
     cb_pool_params pp;
     cb_cuda_pool_params_of(L, &pp);
     const float *x = e->lb[L->parents[0]].y;           // (N, C, H, W)
     float *y = cb_exec_op_out(e, i);                     // (N, C, P, Q)
-    float *dx = e->lb[L->parents[0]].dy;                 // (N, C, H, W)
+    if (!dx) dx = e->lb[L->parents[0]].dy;               // (N, C, H, W)
     const float *dy = cb_exec_op_grad(e, i) ? cb_exec_op_grad(e, i) : y;
-    if (own && ph == 0) cb_cuda_pool_forward(&pp, x, y, e->lb[i].aux);
+    if (own && !native(e) && ph == 0) cb_fmt_pool_forward(&pp, dnn(e)->fmt, x, y, e->lb[i].aux);
+    else if (own && !native(e)) cb_fmt_pool_backward(&pp, dnn(e)->fmt, dy, e->lb[i].aux, dx);
+    else if (own && ph == 0) cb_cuda_pool_forward(&pp, x, y, e->lb[i].aux);
     else if (own) cb_cuda_pool_backward(&pp, dy, e->lb[i].aux, dx);
     else if (ph == 0) return cudnnPoolingForward(dnn(e)->h, l->pd, &one, l->xd, x, &zero, l->yd, y);
     else return cudnnPoolingBackward(dnn(e)->h, l->pd, &one, l->yd, y, l->yd, dy, l->xd, x, &zero, l->xd, dx);
@@ -578,10 +636,10 @@ static cudnnStatus_t run_pool(cb_exec *e, int i, bool own, int ph) {
 static bool time_pool(cb_exec *e, int i, bool own, bool bwd, double ms[2]) {
     ms[0] = ms[1] = -1;
     for (int ph = 0; ph < (bwd ? 2 : 1); ph++) {
-        cudnnStatus_t st = run_pool(e, i, own, ph);
+        cudnnStatus_t st = run_pool(e, i, own, ph, NULL);
         cb_cuda_timer_start(e);
         for (int r = 0; r < 3; r++)
-            if (st == CUDNN_STATUS_SUCCESS) st = run_pool(e, i, own, ph);
+            if (st == CUDNN_STATUS_SUCCESS) st = run_pool(e, i, own, ph, NULL);
         double t = cb_cuda_timer_stop(e) / 3;
         if (st != CUDNN_STATUS_SUCCESS || cudaGetLastError() != cudaSuccess) return false;
         ms[ph] = t;
@@ -589,8 +647,8 @@ static bool time_pool(cb_exec *e, int i, bool own, bool bwd, double ms[2]) {
     return true;
 }
 
-// A pool layer runs on cuDNN, or on the own kernels where cuDNN cannot express its padding.
-// "auto" times both, forward plus backward when the pass trains (the own backward needs the own
+// A pool layer runs on cuDNN, or on the own kernels where cuDNN cannot express its padding (in
+// every storage: GoogLeNet's SAME pools). "auto" times both, forward plus backward when the pass trains (the own backward needs the own
 // forward's argmax: the two phases go together), and keeps the faster; each phase's algorithm
 // name says which and the two totals: "own pool f+b 0.40<1.88", "cudnn pool 0.12<0.30".
 static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
@@ -610,10 +668,10 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
     if (h != L->out.h || ww != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
         l->own[0] = l->own[1] = true;
         snprintf(name, sizeof name, "own pool (asym. pad)");
-    } else if (d->autotune && native(e) && d->pool != POOL_MEASURE) {
+    } else if (d->autotune && d->pool != POOL_MEASURE) {
         l->own[0] = l->own[1] = d->pool == POOL_OWN;
         snprintf(name, sizeof name, "%s pool (forced)", l->own[0] ? "own" : "cudnn");
-    } else if (d->autotune && native(e)) { // own kernels read fp32 NCHW only
+    } else if (d->autotune) {
         double own_ms[2], dnn_ms[2];
         bool own_ok = time_pool(e, i, true, bwd, own_ms), dnn_ok = time_pool(e, i, false, bwd, dnn_ms);
         double own = own_ok ? own_ms[0] + (bwd ? own_ms[1] : 0) : -1, dnn = dnn_ok ? dnn_ms[0] + (bwd ? dnn_ms[1] : 0) : -1;
@@ -622,9 +680,7 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
                  l->own[0] ? own : dnn, l->own[0] ? dnn : own);
     }
     for (int p = 0; p < (bwd ? 2 : 1); p++) snprintf(b->algo[p], sizeof b->algo[p], "%s", name);
-    if (native(e)) return CB_OK;
-    if (l->own[0]) return decline(e, L, err, "pooling with asymmetric padding, which cuDNN lacks" OWN_NCHW);
-    return probe(e, i, err);
+    return native(e) || l->own[0] ? CB_OK : probe(e, i, err);
 }
 
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
@@ -678,9 +734,7 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
     default:
         break;
     }
-    if (!native(e) && (l->own[0] || l->own[1]))
-        return decline(e, L, err, L->op == CB_OP_POOL ? "pooling with asymmetric padding, which cuDNN lacks" OWN_NCHW
-                                                      : "an LRN size, k or beta outside cuDNN's range" OWN_NCHW);
+    if (!native(e) && (l->own[0] || l->own[1])) return decline(e, L, err, "an LRN size, k or beta outside cuDNN's range" OWN_NCHW);
     return native(e) ? CB_OK : probe(e, i, err);
 }
 
@@ -759,9 +813,13 @@ static void forward(cb_exec *e, int i, bool train) {
     case CB_OP_CONV:
         if (own) cb_cuda_forward_op(e, i, train);
         else {
-            cudnnConvolutionForward(d->h, &one, l->xd, x, l->wd, dev_weights(e, i), l->cd[0], l->fwd, e->ws, b->ws[0], &zero, l->yd, out);
-            if (b->b && native(e)) cudnnAddTensor(d->h, &one, l->bd, b->b, &one, l->yd, out);
-            else if (b->b) fmt_bias_add(e, i, b->b, out);
+            const void *xc = x;
+            if (l->xpad) {
+                cb_fmt_window_nhwc(L->in.n, L->in.h, L->in.w, L->in.c, x, l->xs.h, l->xs.w, l->xs.c, l->xpad, is_bf16(e));
+                xc = l->xpad;
+            }
+            cudnnConvolutionForward(d->h, &one, l->xd, xc, l->wd, dev_weights(e, i), l->cd[0], l->fwd, e->ws, b->ws[0], &zero, l->yd, out);
+            if (b->b) bias_act(e, i, b->b, out);
         }
         break;
     case CB_OP_FC:
@@ -769,8 +827,8 @@ static void forward(cb_exec *e, int i, bool train) {
         else fc_blas(e, i, CB_PHASE_FORWARD);
         break;
     case CB_OP_POOL:
-        if (own) cb_cuda_forward_op(e, i, train);
-        else cudnnPoolingForward(d->h, l->pd, &one, l->xd, x, &zero, l->yd, out);
+        if (own && native(e)) cb_cuda_forward_op(e, i, train);
+        else run_pool(e, i, own, 0, NULL);
         break;
     case CB_OP_LRN:
         if (own) cb_cuda_forward_op(e, i, train);
@@ -804,8 +862,7 @@ static void backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
-    if (L->act == CB_ACT_RELU && native(e)) cb_cuda_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy);
-    else if (L->act == CB_ACT_RELU) cb_fmt_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy, is_bf16(e));
+    if (L->act == CB_ACT_RELU) cb_fmt_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy, is_bf16(e));
     if (L->bn) {
         if (l->own[1] || !l->bnd) {
             cb_bn_params bp = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->bn_eps};
@@ -867,16 +924,20 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
     switch (L->op) {
     case CB_OP_CONV:
         if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
-        else cudnnConvolutionBackwardData(d->h, &one, l->wd, dev_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1], &zero,
-                                          l->xd, dx);
+        else if (l->dxpad) {
+            cudnnConvolutionBackwardData(d->h, &one, l->wd, dev_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
+                                         &zero, l->xd, l->dxpad);
+            cb_fmt_window_nhwc(L->in.n, l->xs.h, l->xs.w, l->xs.c, l->dxpad, L->in.h, L->in.w, L->in.c, dx, is_bf16(e));
+        } else cudnnConvolutionBackwardData(d->h, &one, l->wd, dev_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
+                                            &zero, l->xd, dx);
         break;
     case CB_OP_FC:
         if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
         else fc_blas_data(e, i, dy, dx);
         break;
     case CB_OP_POOL:
-        if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
-        else cudnnPoolingBackward(d->h, l->pd, &one, l->yd, cb_exec_op_out(e, i), l->yd, dy, l->xd, x, &zero, l->xd, dx);
+        if (l->own[1] && native(e)) cb_cuda_backward_data(e, i, slot, dx);
+        else run_pool(e, i, l->own[1], 1, dx);
         break;
     case CB_OP_LRN:
         if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
@@ -902,8 +963,9 @@ static void backward_filter(cb_exec *e, int i) {
     const float *dy = cb_exec_op_grad(e, i);
     const float *x = e->lb[L->parents[0]].y;
     if (L->op == CB_OP_CONV && !l->own[2]) {
-        cudnnConvolutionBackwardFilter(d->h, &one, l->xd, x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2], &zero, l->wd,
-                                       dev_wgrad(e, i));
+        // a padded input was padded by the forward pass
+        cudnnConvolutionBackwardFilter(d->h, &one, l->xd, l->xpad ? l->xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
+                                       &zero, l->wd, dev_wgrad(e, i));
         finish_wgrad(e, i);
         if (b->db && native(e)) cudnnConvolutionBackwardBias(d->h, &one, l->yd, dy, &zero, l->bd, b->db);
         else if (b->db) fmt_bias_grad(e, i, dy, b->db);

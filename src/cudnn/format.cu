@@ -3,6 +3,7 @@
 // concatenation) on whatever storage it uses.
 #include "cuda/common.cuh"
 #include "cudnn/format.h"
+#include "cuda/fast_div.h"
 
 #include <cuda_bf16.h>
 
@@ -13,32 +14,77 @@ __device__ static inline float ld(const bf16 *p, size_t i) { return __bfloat162f
 __device__ static inline void st(float *p, size_t i, float v) { p[i] = v; }
 __device__ static inline void st(bf16 *p, size_t i, float v) { p[i] = __float2bfloat16_rn(v); }
 
-// element i of dst (in dst's layout) from its (n, c, s = y*w + x) in src's layout
+// element i of dst (n, cd, s = y*w + x in dst's layout) from src (n, cs, s in src's layout): the
+// channels both have; a dst channel at or past cs is 0 (padding), a src channel past cd is dropped
 template <class S, class D>
-__global__ void convert_kernel(size_t total, int64_t c, int64_t hw, const S *src, bool src_nhwc, D *dst, bool dst_nhwc) {
+__global__ void convert_kernel(size_t total, int64_t cs, int64_t cd, int64_t hw, const S *src, bool src_nhwc, D *dst, bool dst_nhwc) {
     CB_FOR(i, total) {
         size_t n_, c_, s_;
-        if (dst_nhwc) c_ = i % c, s_ = (i / c) % hw, n_ = i / c / hw;
-        else s_ = i % hw, c_ = (i / hw) % c, n_ = i / hw / c;
-        size_t j = src_nhwc ? (n_ * hw + s_) * c + c_ : (n_ * c + c_) * hw + s_;
+        if (dst_nhwc) c_ = i % cd, s_ = (i / cd) % hw, n_ = i / cd / hw;
+        else s_ = i % hw, c_ = (i / hw) % cd, n_ = i / hw / cd;
+        if (c_ >= (size_t)cs) {
+            st(dst, i, 0.f);
+            continue;
+        }
+        size_t j = src_nhwc ? (n_ * hw + s_) * cs + c_ : (n_ * cs + c_) * hw + s_;
         st(dst, i, ld(src, j));
     }
 }
 
 template <class S>
-static void convert_to(size_t t, int64_t c, int64_t hw, const S *src, bool sn, void *dst, int dst_fmt) {
+static void convert_to(size_t t, int64_t cs, int64_t cd, int64_t hw, const S *src, bool sn, void *dst, int dst_fmt) {
     bool dn = dst_fmt & CB_FMT_NHWC;
-    if (dst_fmt & CB_FMT_BF16) convert_kernel<<<cb_blocks(t, 256), 256>>>(t, c, hw, src, sn, (bf16 *)dst, dn);
-    else convert_kernel<<<cb_blocks(t, 256), 256>>>(t, c, hw, src, sn, (float *)dst, dn);
+    if (dst_fmt & CB_FMT_BF16) convert_kernel<<<cb_blocks(t, 256), 256>>>(t, cs, cd, hw, src, sn, (bf16 *)dst, dn);
+    else convert_kernel<<<cb_blocks(t, 256), 256>>>(t, cs, cd, hw, src, sn, (float *)dst, dn);
+}
+
+// dst (n, hd, wd, cd) <- src (n, hs, ws, cs), both NHWC of one type: one thread per dst pixel
+// (a row of channels), zeros where src has no such pixel or channel
+template <class T>
+__global__ void __launch_bounds__(256) window_nhwc_kernel(uint32_t rows, cb_fast_div by_wd, cb_fast_div by_hd, int hs, int ws, int cs,
+                                                          int cd, const T *__restrict__ src, T *__restrict__ dst) {
+    uint32_t r = blockIdx.x * 256u + threadIdx.x;
+    if (r >= rows) return;
+    uint32_t t = cb_fast_div_q(by_wd, r), x = r - t * by_wd.d;
+    uint32_t n = cb_fast_div_q(by_hd, t), y = t - n * by_hd.d;
+    T *b = dst + (size_t)r * cd;
+    bool in = (int)y < hs && (int)x < ws;
+    const T *a = src + (((size_t)n * hs + (in ? y : 0)) * ws + (in ? x : 0)) * cs;
+    for (int c = 0; c < cd; c++) st(b, c, in && c < cs ? ld(a, c) : 0.f);
+}
+
+extern "C" void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs, const void *src, int64_t hd, int64_t wd, int64_t cd,
+                                   void *dst, int bf) {
+    int64_t rows = n * hd * wd;
+    if (!rows) return;
+    if (rows >= 0x7fffffff) { // beyond 32-bit indexes: one image at a time
+        for (int64_t i = 0; i < n; i++)
+            cb_fmt_window_nhwc(1, hs, ws, cs, (const char *)src + (size_t)(i * hs * ws * cs) * (bf ? 2 : 4), hd, wd, cd,
+                               (char *)dst + (size_t)(i * hd * wd * cd) * (bf ? 2 : 4), bf);
+        return;
+    }
+    cb_fast_div a = cb_fast_div_make((uint32_t)wd), b = cb_fast_div_make((uint32_t)hd);
+    unsigned grid = (unsigned)((rows + 255) / 256);
+    if (bf) window_nhwc_kernel<<<grid, 256>>>((uint32_t)rows, a, b, (int)hs, (int)ws, (int)cs, (int)cd, (const bf16 *)src, (bf16 *)dst);
+    else window_nhwc_kernel<<<grid, 256>>>((uint32_t)rows, a, b, (int)hs, (int)ws, (int)cs, (int)cd, (const float *)src, (float *)dst);
+}
+
+extern "C" void cb_fmt_convert_pad(int64_t n, int64_t c_src, int64_t c_dst, int64_t h, int64_t w, const void *src, int src_fmt,
+                                   void *dst, int dst_fmt) {
+    size_t t = (size_t)(n * c_dst * h * w);
+    if (!t) return;
+    bool sn = src_fmt & CB_FMT_NHWC;
+    if (src_fmt == dst_fmt && sn && c_src != c_dst) {
+        cb_fmt_window_nhwc(n, h, w, c_src, src, h, w, c_dst, dst, src_fmt & CB_FMT_BF16);
+        return;
+    }
+    if (src_fmt & CB_FMT_BF16) convert_to(t, c_src, c_dst, h * w, (const bf16 *)src, sn, dst, dst_fmt);
+    else convert_to(t, c_src, c_dst, h * w, (const float *)src, sn, dst, dst_fmt);
 }
 
 extern "C" void cb_fmt_convert(int64_t n, int64_t c, int64_t h, int64_t w, const void *src, int src_fmt, void *dst,
                                int dst_fmt) {
-    size_t t = (size_t)(n * c * h * w);
-    if (!t) return;
-    bool sn = src_fmt & CB_FMT_NHWC;
-    if (src_fmt & CB_FMT_BF16) convert_to(t, c, h * w, (const bf16 *)src, sn, dst, dst_fmt);
-    else convert_to(t, c, h * w, (const float *)src, sn, dst, dst_fmt);
+    cb_fmt_convert_pad(n, c, c, h, w, src, src_fmt, dst, dst_fmt);
 }
 
 template <class T> __global__ void add_kernel(size_t n, T *dst, const T *src) { CB_FOR(i, n) st(dst, i, ld(dst, i) + ld(src, i)); }
@@ -63,17 +109,9 @@ template <class T> __global__ void dropout_bwd_kernel(size_t n, const float *mas
         if (n) kernel<T><<<cb_blocks(n, 256), 256>>>(__VA_ARGS__);                                                     \
     } while (0)
 
-extern "C" void cb_fmt_add(size_t n, void *dst, const void *src, int b) {
-    if (b) LAUNCH(add_kernel, bf16, n, n, (bf16 *)dst, (const bf16 *)src);
-    else LAUNCH(add_kernel, float, n, n, (float *)dst, (const float *)src);
-}
 extern "C" void cb_fmt_fill(size_t n, void *dst, float v, int b) {
     if (b) LAUNCH(fill_kernel, bf16, n, n, (bf16 *)dst, v);
     else LAUNCH(fill_kernel, float, n, n, (float *)dst, v);
-}
-extern "C" void cb_fmt_relu_backward(size_t n, const void *y, const void *dy, void *dx, int b) {
-    if (b) LAUNCH(relu_bwd_kernel, bf16, n, n, (const bf16 *)y, (const bf16 *)dy, (bf16 *)dx);
-    else LAUNCH(relu_bwd_kernel, float, n, n, (const float *)y, (const float *)dy, (float *)dx);
 }
 extern "C" void cb_fmt_dropout_forward(size_t n, float keep, uint64_t seed, const void *x, float *mask, void *y, int b) {
     if (b) LAUNCH(dropout_fwd_kernel, bf16, n, n, keep, seed, (const bf16 *)x, mask, (bf16 *)y);
@@ -84,14 +122,134 @@ extern "C" void cb_fmt_dropout_backward(size_t n, const float *mask, const void 
     else LAUNCH(dropout_bwd_kernel, float, n, n, mask, (const float *)dy, (float *)dx);
 }
 
-template <class T> __global__ void bias_add_kernel(size_t total, int k, int64_t inner, const float *b, T *y) {
-    CB_FOR(i, total) st(y, i, ld(y, i) + b[(i / inner) % k]);
+// ---- bias, ReLU: one pass, V elements (16 bytes) per thread, 32-bit indexes ------------------------
+
+// V elements of T as one 16-byte (or smaller) load and store
+template <class T, int V> struct alignas(sizeof(T) * V) vec_t { T v[V]; };
+
+// the widest V (16 bytes of T, or 1) whose vectors tile n elements from 16-byte aligned pointers
+template <class T> static int vec_width(size_t n, const void *a, const void *b) {
+    int v = (int)(16 / sizeof(T));
+    bool aligned = ((uintptr_t)a % 16 == 0) && ((uintptr_t)b % 16 == 0);
+    return aligned && n % (size_t)v == 0 ? v : 1;
 }
 
-extern "C" void cb_fmt_bias_add(int64_t rows, int k, int64_t inner, const float *b, void *y, int bf) {
+// y = act(y + b[channel]) (b may be NULL: the activation alone), over nvec vectors of V elements.
+// CH_LAST (NHWC, FC: inner 1): a vector is V consecutive channels, channel0 = (j mod k/V) * V.
+// Else (NCHW): a vector is V consecutive pixels of one channel, channel = (j / (inner/V)) mod k.
+template <class T, int V, bool CH_LAST, bool RELU>
+__global__ void __launch_bounds__(256) bias_act_kernel(uint32_t nvec, cb_fast_div by_a, cb_fast_div by_k, const float *__restrict__ b,
+                                                       T *__restrict__ y) {
+    uint32_t j = blockIdx.x * 256u + threadIdx.x;
+    if (j >= nvec) return;
+    vec_t<T, V> a = reinterpret_cast<vec_t<T, V> *>(y)[j];
+    uint32_t c0;
+    if (CH_LAST) c0 = (j - cb_fast_div_q(by_a, j) * by_a.d) * V;
+    else {
+        uint32_t t = cb_fast_div_q(by_a, j);
+        c0 = t - cb_fast_div_q(by_k, t) * by_k.d;
+    }
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+        float f = ld(a.v, v) + (b ? b[CH_LAST ? c0 + v : c0] : 0.f);
+        st(a.v, v, RELU ? fmaxf(f, 0.f) : f);
+    }
+    reinterpret_cast<vec_t<T, V> *>(y)[j] = a;
+}
+
+template <class T> __global__ void bias_act_wide_kernel(size_t total, int k, int64_t inner, const float *b, T *y, bool relu) {
+    CB_FOR(i, total) {
+        float f = ld(y, i) + (b ? b[(i / inner) % k] : 0.f);
+        st(y, i, relu && f < 0.f ? 0.f : f);
+    }
+}
+
+template <class T, int V, bool CH_LAST>
+static void bias_act_v(uint32_t nvec, cb_fast_div a, cb_fast_div kd, const float *b, T *y, bool relu) {
+    unsigned grid = (nvec + 255) / 256;
+    if (relu) bias_act_kernel<T, V, CH_LAST, true><<<grid, 256>>>(nvec, a, kd, b, y);
+    else bias_act_kernel<T, V, CH_LAST, false><<<grid, 256>>>(nvec, a, kd, b, y);
+}
+
+template <class T> static void bias_act_t(int64_t rows, int k, int64_t inner, const float *b, T *y, bool relu) {
     size_t t = (size_t)(rows * k * inner);
-    if (bf) LAUNCH(bias_add_kernel, bf16, t, t, k, inner, b, (bf16 *)y);
-    else LAUNCH(bias_add_kernel, float, t, t, k, inner, b, (float *)y);
+    if (!t) return;
+    const int VW = (int)(16 / sizeof(T));
+    bool ch_last = inner == 1;
+    int v = vec_width<T>(ch_last ? (size_t)k : (size_t)inner, y, y);
+    if (t / (size_t)v >= 0x7fffffffu) { // beyond 32-bit indexes: the plain grid-stride loop
+        bias_act_wide_kernel<T><<<cb_blocks(t, 256), 256>>>(t, k, inner, b, y, relu);
+        return;
+    }
+    uint32_t nvec = (uint32_t)(t / (size_t)v);
+    cb_fast_div kd = cb_fast_div_make((uint32_t)k);
+    cb_fast_div a = cb_fast_div_make((uint32_t)(ch_last ? k / v : inner / v));
+    if (v == VW && ch_last) bias_act_v<T, VW, true>(nvec, a, kd, b, y, relu);
+    else if (v == VW) bias_act_v<T, VW, false>(nvec, a, kd, b, y, relu);
+    else if (ch_last) bias_act_v<T, 1, true>(nvec, a, kd, b, y, relu);
+    else bias_act_v<T, 1, false>(nvec, a, kd, b, y, relu);
+}
+
+extern "C" void cb_fmt_bias_act(int64_t rows, int k, int64_t inner, const float *b, void *y, int relu, int bf) {
+    if (bf) bias_act_t(rows, k, inner, b, (bf16 *)y, relu);
+    else bias_act_t(rows, k, inner, b, (float *)y, relu);
+}
+extern "C" void cb_fmt_bias_add(int64_t rows, int k, int64_t inner, const float *b, void *y, int bf) {
+    cb_fmt_bias_act(rows, k, inner, b, y, 0, bf);
+}
+
+// dx = y > 0 ? dy : 0, V elements per thread
+template <class T, int V>
+__global__ void __launch_bounds__(256) relu_bwd_vec_kernel(uint32_t nvec, const T *__restrict__ y, const T *dy, T *dx) {
+    uint32_t j = blockIdx.x * 256u + threadIdx.x;
+    if (j >= nvec) return;
+    vec_t<T, V> a = reinterpret_cast<const vec_t<T, V> *>(y)[j], g = reinterpret_cast<const vec_t<T, V> *>(dy)[j];
+#pragma unroll
+    for (int v = 0; v < V; v++) st(g.v, v, ld(a.v, v) > 0.f ? ld(g.v, v) : 0.f);
+    reinterpret_cast<vec_t<T, V> *>(dx)[j] = g;
+}
+
+template <class T> static void relu_bwd_t(size_t n, const T *y, const T *dy, T *dx) {
+    const int VW = (int)(16 / sizeof(T));
+    bool vec = vec_width<T>(n, y, dy) == VW && (uintptr_t)dx % 16 == 0;
+    if (!n) return;
+    if (!vec || n / VW >= 0x7fffffffu) {
+        relu_bwd_kernel<T><<<cb_blocks(n, 256), 256>>>(n, y, dy, dx);
+        return;
+    }
+    uint32_t nvec = (uint32_t)(n / VW);
+    relu_bwd_vec_kernel<T, VW><<<(nvec + 255) / 256, 256>>>(nvec, y, dy, dx);
+}
+
+// dst += src, V elements per thread (a gradient summed over a tensor's consumers)
+template <class T, int V> __global__ void __launch_bounds__(256) add_vec_kernel(uint32_t nvec, T *dst, const T *__restrict__ src) {
+    uint32_t j = blockIdx.x * 256u + threadIdx.x;
+    if (j >= nvec) return;
+    vec_t<T, V> a = reinterpret_cast<vec_t<T, V> *>(dst)[j], b = reinterpret_cast<const vec_t<T, V> *>(src)[j];
+#pragma unroll
+    for (int v = 0; v < V; v++) st(a.v, v, ld(a.v, v) + ld(b.v, v));
+    reinterpret_cast<vec_t<T, V> *>(dst)[j] = a;
+}
+
+template <class T> static void add_t(size_t n, T *dst, const T *src) {
+    const int VW = (int)(16 / sizeof(T));
+    if (!n) return;
+    if (vec_width<T>(n, dst, src) != VW || n / VW >= 0x7fffffffu) {
+        add_kernel<T><<<cb_blocks(n, 256), 256>>>(n, dst, src);
+        return;
+    }
+    uint32_t nvec = (uint32_t)(n / VW);
+    add_vec_kernel<T, VW><<<(nvec + 255) / 256, 256>>>(nvec, dst, src);
+}
+
+extern "C" void cb_fmt_add(size_t n, void *dst, const void *src, int b) {
+    if (b) add_t(n, (bf16 *)dst, (const bf16 *)src);
+    else add_t(n, (float *)dst, (const float *)src);
+}
+
+extern "C" void cb_fmt_relu_backward(size_t n, const void *y, const void *dy, void *dx, int b) {
+    if (b) relu_bwd_t(n, (const bf16 *)y, (const bf16 *)dy, (bf16 *)dx);
+    else relu_bwd_t(n, (const float *)y, (const float *)dy, (float *)dx);
 }
 
 // inner > 1 (NCHW): one block per channel, contiguous runs of `inner`; sums in double
@@ -107,13 +265,22 @@ template <class T> __global__ void bias_grad_inner_kernel(int64_t rows, int k, i
 }
 
 // inner == 1 (NHWC, FC): block (32, 8) covers 32 adjacent channels (coalesced reads along a row);
-// blockIdx.y takes every gridDim.y-th group of 8 rows; part[blockIdx.y][c] gets the block's sum
-template <class T> __global__ void bias_grad_rows_kernel(int64_t rows, int k, const T *dy, float *part) {
+// blockIdx.y takes every gridDim.y-th group of 8 rows, four groups per step (loads in flight);
+// part[blockIdx.y][c] gets the block's sum
+template <class T> __global__ void __launch_bounds__(256) bias_grad_rows_kernel(uint32_t rows, int k, const T *__restrict__ dy,
+                                                                                float *__restrict__ part) {
     __shared__ float red[8][33];
     int c = blockIdx.x * 32 + threadIdx.x;
     float s = 0.f;
-    if (c < k)
-        for (int64_t r = (int64_t)blockIdx.y * 8 + threadIdx.y; r < rows; r += (int64_t)gridDim.y * 8) s += ld(dy, (size_t)r * k + c);
+    if (c < k) {
+        uint32_t step = gridDim.y * 8u, r = blockIdx.y * 8u + threadIdx.y;
+        for (; r + 3 * step < rows; r += 4 * step) {
+            float a0 = ld(dy, (size_t)r * k + c), a1 = ld(dy, (size_t)(r + step) * k + c);
+            float a2 = ld(dy, (size_t)(r + 2 * step) * k + c), a3 = ld(dy, (size_t)(r + 3 * step) * k + c);
+            s += (a0 + a1) + (a2 + a3);
+        }
+        for (; r < rows; r += step) s += ld(dy, (size_t)r * k + c);
+    }
     red[threadIdx.y][threadIdx.x] = s;
     __syncthreads();
     if (threadIdx.y == 0 && c < k) {
@@ -121,26 +288,36 @@ template <class T> __global__ void bias_grad_rows_kernel(int64_t rows, int k, co
         part[(size_t)blockIdx.y * k + c] = s;
     }
 }
+// db[c] = sum of part[0..parts)[c]: block (32, 8), 32 channels, 8 lanes over the parts in a fixed order
 __global__ void bias_grad_parts_kernel(int parts, int k, const float *part, float *db) {
-    CB_FOR(c, (size_t)k) {
-        double s = 0;
-        for (int j = 0; j < parts; j++) s += part[(size_t)j * k + c];
+    __shared__ double red[8][33];
+    int c = blockIdx.x * 32 + threadIdx.x;
+    double s = 0;
+    if (c < k)
+        for (int j = threadIdx.y; j < parts; j += 8) s += part[(size_t)j * k + c];
+    red[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < k) {
+        for (int j = 1; j < 8; j++) s += red[j][threadIdx.x];
         db[c] = (float)s;
     }
 }
 
 extern "C" void cb_fmt_bias_grad(int64_t rows, int k, int64_t inner, const void *dy, int bf, float *db, float *part) {
-    if (inner > 1) {
+    if (inner > 1 || rows >= 0x7fffffff) {
         if (bf) bias_grad_inner_kernel<<<k, 256>>>(rows, k, inner, (const bf16 *)dy, db);
         else bias_grad_inner_kernel<<<k, 256>>>(rows, k, inner, (const float *)dy, db);
         return;
     }
-    int64_t groups = (rows + 7) / 8;
-    int parts = (int)(groups < CB_FMT_BIAS_PARTS ? (groups ? groups : 1) : CB_FMT_BIAS_PARTS);
-    dim3 grid((unsigned)((k + 31) / 32), (unsigned)parts), block(32, 8);
-    if (bf) bias_grad_rows_kernel<<<grid, block>>>(rows, k, (const bf16 *)dy, part);
-    else bias_grad_rows_kernel<<<grid, block>>>(rows, k, (const float *)dy, part);
-    bias_grad_parts_kernel<<<cb_blocks((size_t)k, 256), 256>>>(parts, k, part, db);
+    // about 2048 blocks in all (16 per SM), each over at least 64 rows
+    int64_t gx = (k + 31) / 32, want = 2048 / gx, most = (rows + 63) / 64;
+    int parts = (int)(want < most ? want : most);
+    if (parts > CB_FMT_BIAS_PARTS) parts = CB_FMT_BIAS_PARTS;
+    if (parts < 1) parts = 1;
+    dim3 grid((unsigned)gx, (unsigned)parts), block(32, 8);
+    if (bf) bias_grad_rows_kernel<<<grid, block>>>((uint32_t)rows, k, (const bf16 *)dy, part);
+    else bias_grad_rows_kernel<<<grid, block>>>((uint32_t)rows, k, (const float *)dy, part);
+    bias_grad_parts_kernel<<<(unsigned)gx, block>>>(parts, k, part, db);
 }
 
 extern "C" void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, int64_t inner, size_t bytes,

@@ -19,6 +19,16 @@ static inline size_t cb_fmt_bytes(int fmt) { return fmt & CB_FMT_BF16 ? 2 : 4; }
 
 // dst (n, c, h, w) in dst_fmt <- src (n, c, h, w) in src_fmt; filters are (K, C, R, S) as (n, c, h, w)
 void cb_fmt_convert(int64_t n, int64_t c, int64_t h, int64_t w, const void *src, int src_fmt, void *dst, int dst_fmt);
+// the same between channel counts: dst (n, c_dst, h, w) <- src (n, c_src, h, w), dst's channels at
+// or past c_src set to 0 (zero padding of channels), src's past c_dst dropped
+void cb_fmt_convert_pad(int64_t n, int64_t c_src, int64_t c_dst, int64_t h, int64_t w, const void *src, int src_fmt,
+                        void *dst, int dst_fmt);
+
+// dst (n, hd, wd, cd) <- src (n, hs, ws, cs), NHWC, both bf16 (when `bf16`) or fp32: a pixel or
+// channel that src lacks is 0 (a convolution's input with zero rows, columns and channels added
+// at the end), one that dst lacks is dropped (its gradient cut back)
+void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs, const void *src, int64_t hd, int64_t wd, int64_t cd,
+                        void *dst, int bf16);
 
 // elementwise on n elements of type bf16 (when `bf16`) or fp32; layout does not matter
 void cb_fmt_add(size_t n, void *dst, const void *src, int bf16);                   // dst += src
@@ -30,9 +40,11 @@ void cb_fmt_dropout_backward(size_t n, const float *mask, const void *dy, void *
 
 // y (rows, k, inner) += b (k), b fp32. NCHW: rows = N, inner = H*W; NHWC: rows = N*H*W, inner = 1.
 void cb_fmt_bias_add(int64_t rows, int k, int64_t inner, const float *b, void *y, int bf16);
+// the same and then ReLU when `relu`, in one pass (b may be NULL: the ReLU alone)
+void cb_fmt_bias_act(int64_t rows, int k, int64_t inner, const float *b, void *y, int relu, int bf16);
 // db (k) fp32 = sum over rows and inner of dy (rows, k, inner). With inner == 1, part is a device
 // scratch of at least CB_FMT_BIAS_PARTS * k floats (per-chunk partial sums, added in a fixed order).
-#define CB_FMT_BIAS_PARTS 64
+#define CB_FMT_BIAS_PARTS 1024
 void cb_fmt_bias_grad(int64_t rows, int k, int64_t inner, const void *dy, int bf16, float *db, float *part);
 
 // Concatenation along channels of elements of `bytes` bytes: dst (n, c_dst, inner) channel block at
