@@ -5,6 +5,8 @@
 #ifndef CB_CUDNN_FORMAT_H
 #define CB_CUDNN_FORMAT_H
 
+#include "cpu/kernels.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,6 +53,19 @@ void cb_fmt_bias_grad(int64_t rows, int k, int64_t inner, const void *dy, int bf
 // c_off <- src (n, c_src, inner), or the reverse when to_slice. NHWC: n = N*H*W, inner = 1.
 void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, int64_t inner, size_t bytes, void *dst,
                         const void *src, int to_slice);
+
+// Max / average pooling on a storage (pool_fmt.cu), the semantics of cb_cuda_pool_forward and
+// _backward (src/cuda/pool.cu; fmt 0 runs those) in that storage's layout and element type:
+// x (n, c, h, w) -> y (n, c, p, q), p and q at least 1. argmax: per output element, in y's layout
+// (the same flat index as y), the window offset kh * s + kw of the maximum, one byte when
+// r * s <= 255 (255: window wholly in the padding, where y = 0) else int32 (-1); NULL for average,
+// or for a max whose backward will not run. Average leaves the padding out of the count. Ties: the
+// first maximum in window order. NHWC takes 16-byte accesses when c is a multiple of 8 (bf16) or
+// 4 (fp32) and the buffers are 16-byte aligned.
+void cb_fmt_pool_forward(const cb_pool_params *p, int fmt, const void *x, void *y, void *argmax);
+// dx (n, c, h, w) overwritten: one gather per input element over the windows that cover it (no
+// atomics, deterministic); max reads the forward's argmax, average ignores it
+void cb_fmt_pool_backward(const cb_pool_params *p, int fmt, const void *dy, const void *argmax, void *dx);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,424 @@
+// Max and average pooling on the cudnn backend's storages (format.h): NHWC and/or bf16 elements.
+// The semantics are those of src/cuda/pool.cu, in the storage's layout and element type: padded
+// taps take no part (max ignores them, average leaves them out of the divisor), ties go to the
+// first maximum in window order (kh outer, kw inner), a window wholly in the padding gives 0 and
+// no maximum. The max forward saves, per output element and in y's layout, the window offset
+// kh * s + kw of its maximum: one byte when the window has at most 255 taps (255 = none), else
+// int32 (-1 = none). The backward gathers per input element over the windows that cover it: no
+// atomics, each dx written once. Elements are read into fp32 and rounded to nearest even when
+// stored as bf16; a max compares the converted values, so it is exact.
+//
+// NHWC runs one thread per (n, row, column, group of V channels), consecutive threads on
+// consecutive groups: V = 8 bf16 or 4 fp32 (16-byte accesses) when C is a multiple of V and the
+// buffers are aligned for it, else V = 1. NCHW bf16 runs one thread per pixel, as pool.cu; fp32
+// NCHW (fmt 0) is pool.cu itself. Index math is 32-bit with divisions by multiply and shift
+// (fast_div.h); a tensor of 2^31 elements or more runs as several launches, each over whole
+// images (NHWC) or planes (NCHW).
+#include "cuda/common.cuh"
+#include "cuda/fast_div.h"
+#include "cuda/launch.h"
+#include "cudnn/format.h"
+
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+typedef __nv_bfloat16 bf16;
+
+enum { PF_THREADS = 256 };
+
+// dev/pool_fmt_emu.cpp defines it to see which vector width each launch takes
+#ifndef PF_NOTE_V
+#define PF_NOTE_V(v) ((void)0)
+#endif
+
+__device__ static __forceinline__ float pf_f(float v) { return v; }
+__device__ static __forceinline__ float pf_f(bf16 v) { return __bfloat162float(v); }
+__device__ static __forceinline__ void pf_set(float *d, float v) { *d = v; }
+__device__ static __forceinline__ void pf_set(bf16 *d, float v) { *d = __float2bfloat16_rn(v); }
+
+// V contiguous items of E from src to dst as one access of V * sizeof(E) bytes (16-byte pieces
+// beyond 16); the caller has checked the alignment. Local arrays on either side are __align__(16).
+template <int B> struct pf_word;
+template <> struct pf_word<4> { typedef uint32_t t; };
+template <> struct pf_word<8> { typedef uint2 t; };
+template <> struct pf_word<16> { typedef uint4 t; };
+
+template <int V, class E> __device__ static __forceinline__ void pf_copy(E *__restrict__ dst, const E *__restrict__ src) {
+    constexpr int B = V * (int)sizeof(E);
+    if constexpr (V == 1) {
+        dst[0] = src[0];
+    } else if constexpr (B <= 16) {
+        typedef typename pf_word<B>::t W;
+        *reinterpret_cast<W *>(dst) = *reinterpret_cast<const W *>(src);
+    } else {
+#pragma unroll
+        for (int k = 0; k < B / 16; k++) reinterpret_cast<uint4 *>(dst)[k] = reinterpret_cast<const uint4 *>(src)[k];
+    }
+}
+
+// V elements at src -> f (fp32), and back
+template <int V, class T> __device__ static __forceinline__ void pf_load(const T *src, float *f) {
+    __align__(16) T e[V];
+    pf_copy<V>(e, src);
+#pragma unroll
+    for (int j = 0; j < V; j++) f[j] = pf_f(e[j]);
+}
+template <int V, class T> __device__ static __forceinline__ void pf_store(T *dst, const float *f) {
+    __align__(16) T e[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) pf_set(&e[j], f[j]);
+    pf_copy<V>(dst, e);
+}
+
+typedef struct pf_geom {
+    cb_pool_params p;
+    uint32_t c, groups;                         // channels, channel groups of V (NHWC)
+    uint32_t hw, pq;                            // plane sizes: input H*W, output P*Q
+    cb_fast_div by_g, by_q, by_p, by_w, by_h;   // flat index -> (image or plane, row, column, group)
+    cb_fast_div by_sh, by_sw;                   // input position -> the windows that cover it
+} pf_geom;
+
+static pf_geom pf_geom_of(const cb_pool_params *p, int v) {
+    pf_geom g;
+    g.p = *p;
+    g.c = (uint32_t)p->c;
+    g.groups = (uint32_t)(p->c / v);
+    g.hw = (uint32_t)p->h * (uint32_t)p->w;
+    g.pq = (uint32_t)p->p * (uint32_t)p->q;
+    g.by_g = cb_fast_div_make(g.groups);
+    g.by_q = cb_fast_div_make((uint32_t)p->q);
+    g.by_p = cb_fast_div_make((uint32_t)p->p);
+    g.by_w = cb_fast_div_make((uint32_t)p->w);
+    g.by_h = cb_fast_div_make((uint32_t)p->h);
+    g.by_sh = cb_fast_div_make((uint32_t)p->stride_h);
+    g.by_sw = cb_fast_div_make((uint32_t)p->stride_w);
+    return g;
+}
+
+// ---- NHWC -------------------------------------------------------------------------------------
+
+// x (images, H, W, C) -> y (images, P, Q, C), argmax (images, P, Q, C) window offsets (max only;
+// may be NULL). One thread per (image, oh, ow, group); thread o's V outputs start at y + o * V.
+template <class T, class A, int V, bool AVG>
+__global__ void __launch_bounds__(PF_THREADS)
+pf_nhwc_fwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__restrict__ y, A *__restrict__ argmax) {
+    uint32_t o = blockIdx.x * PF_THREADS + threadIdx.x;
+    if (o >= total) return;
+    const cb_pool_params &p = g.p;
+    uint32_t t = cb_fast_div_q(g.by_g, o), grp = o - t * g.groups; // t: the output pixel
+    uint32_t u = cb_fast_div_q(g.by_q, t), ow = t - u * (uint32_t)p.q;
+    uint32_t n = cb_fast_div_q(g.by_p, u), oh = u - n * (uint32_t)p.p;
+    int h0 = (int)oh * p.stride_h - p.pad_top, w0 = (int)ow * p.stride_w - p.pad_left;
+    // the taps inside the image, so that the loops below test nothing
+    int kh0 = max(0, -h0), kh1 = min(p.r, p.h - h0), kw0 = max(0, -w0), kw1 = min(p.s, p.w - w0);
+    float acc[V];
+    if (kh0 >= kh1 || kw0 >= kw1) { // a window wholly in the padding
+#pragma unroll
+        for (int j = 0; j < V; j++) acc[j] = 0.f;
+        pf_store<V>(y + o * V, acc);
+        if (!AVG && argmax) {
+            __align__(16) A none[V];
+#pragma unroll
+            for (int j = 0; j < V; j++) none[j] = (A)-1;
+            pf_copy<V>(argmax + o * V, none);
+        }
+        return;
+    }
+    // element (n, h0 + kh0, w0 + kw0, grp * V); the launch holds whole images under 2^31 elements
+    uint32_t first = ((n * (uint32_t)p.h + (uint32_t)(h0 + kh0)) * (uint32_t)p.w + (uint32_t)(w0 + kw0)) * g.c + grp * V;
+    uint32_t row_step = (uint32_t)p.w * g.c;
+    if (AVG) {
+#pragma unroll
+        for (int j = 0; j < V; j++) acc[j] = 0.f;
+        uint32_t row = first;
+        for (int kh = kh0; kh < kh1; kh++, row += row_step) {
+            uint32_t e = row;
+            for (int kw = kw0; kw < kw1; kw++, e += g.c) {
+                float v[V];
+                pf_load<V>(x + e, v);
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[j] += v[j];
+            }
+        }
+        float count = (float)((kh1 - kh0) * (kw1 - kw0));
+#pragma unroll
+        for (int j = 0; j < V; j++) acc[j] = acc[j] / count; // as pool.cu: the same fp32 result
+        pf_store<V>(y + o * V, acc);
+    } else {
+        int bi[V];
+        pf_load<V>(x + first, acc);
+#pragma unroll
+        for (int j = 0; j < V; j++) bi[j] = kh0 * p.s + kw0;
+        uint32_t row = first;
+        for (int kh = kh0; kh < kh1; kh++, row += row_step) {
+            uint32_t e = row;
+            for (int kw = kw0; kw < kw1; kw++, e += g.c) {
+                float v[V];
+                pf_load<V>(x + e, v);
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    if (v[j] > acc[j]) acc[j] = v[j], bi[j] = kh * p.s + kw; // strict: the first maximum stays
+            }
+        }
+        pf_store<V>(y + o * V, acc);
+        if (argmax) {
+            __align__(16) A at[V];
+#pragma unroll
+            for (int j = 0; j < V; j++) at[j] = (A)bi[j];
+            pf_copy<V>(argmax + o * V, at);
+        }
+    }
+}
+
+// dy (images, P, Q, C), argmax (images, P, Q, C) -> dx (images, H, W, C), overwritten. One thread
+// per (image, ih, iw, group); thread i's V elements start at dx + i * V.
+template <class T, class A, int V, bool AVG>
+__global__ void __launch_bounds__(PF_THREADS)
+pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A *__restrict__ argmax, T *__restrict__ dx) {
+    uint32_t i = blockIdx.x * PF_THREADS + threadIdx.x;
+    if (i >= total) return;
+    const cb_pool_params &p = g.p;
+    uint32_t t = cb_fast_div_q(g.by_g, i), grp = i - t * g.groups; // t: the input pixel
+    uint32_t u = cb_fast_div_q(g.by_w, t), iw = t - u * (uint32_t)p.w;
+    uint32_t n = cb_fast_div_q(g.by_h, u), ih = u - n * (uint32_t)p.h;
+    // the pixel in padded coordinates; window oh covers it when oh*sh <= a <= oh*sh + r - 1
+    int a = (int)ih + p.pad_top, b = (int)iw + p.pad_left;
+    int oh1 = a < 0 ? -1 : min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)a));
+    int ow1 = b < 0 ? -1 : min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)b));
+    int bh = a - p.r + 1, bw = b - p.s + 1; // the first window: ceil(bh / stride), at least 0
+    int oh0 = bh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(bh + p.stride_h - 1));
+    int ow0 = bw <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(bw + p.stride_w - 1));
+    uint32_t img = n * g.pq * g.c + grp * V; // element (n, 0, 0, grp * V) of dy and argmax
+    float acc[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) acc[j] = 0.f;
+    for (int oh = oh0; oh <= oh1; oh++) {
+        int hs = oh * p.stride_h, kh = a - hs; // this pixel's row in window oh
+        int rows = min(hs - p.pad_top + p.r, p.h) - max(hs - p.pad_top, 0);
+        uint32_t e = img + ((uint32_t)oh * (uint32_t)p.q + (uint32_t)ow0) * g.c;
+        for (int ow = ow0; ow <= ow1; ow++, e += g.c) {
+            int ws = ow * p.stride_w;
+            if (AVG) {
+                int cols = min(ws - p.pad_left + p.s, p.w) - max(ws - p.pad_left, 0);
+                float inv = 1.f / (float)(rows * cols), d[V]; // one division per window, not per channel
+                pf_load<V>(dy + e, d);
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[j] += d[j] * inv;
+            } else {
+                __align__(16) A am[V];
+                pf_copy<V>(am, argmax + e);
+                int mine = kh * p.s + (b - ws); // this pixel's offset in window (oh, ow)
+                bool any = false;
+#pragma unroll
+                for (int j = 0; j < V; j++) any |= (int)am[j] == mine;
+                if (any) { // dy is read only where some channel's maximum is this pixel
+                    float d[V];
+                    pf_load<V>(dy + e, d);
+#pragma unroll
+                    for (int j = 0; j < V; j++)
+                        if ((int)am[j] == mine) acc[j] += d[j];
+                }
+            }
+        }
+    }
+    pf_store<V>(dx + i * V, acc);
+}
+
+// ---- NCHW (bf16 elements; fp32 is pool.cu) ----------------------------------------------------
+
+// x (planes, H, W) -> y (planes, P, Q), argmax (planes, P, Q) (max only; may be NULL). One thread
+// per output; total = planes * P * Q < 2^31.
+template <class T, class A, bool AVG>
+__global__ void __launch_bounds__(PF_THREADS)
+pf_nchw_fwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__restrict__ y, A *__restrict__ argmax) {
+    uint32_t o = blockIdx.x * PF_THREADS + threadIdx.x;
+    if (o >= total) return;
+    const cb_pool_params &p = g.p;
+    uint32_t t = cb_fast_div_q(g.by_q, o), ow = o - t * (uint32_t)p.q;
+    uint32_t nc = cb_fast_div_q(g.by_p, t), oh = t - nc * (uint32_t)p.p;
+    int h0 = (int)oh * p.stride_h - p.pad_top, w0 = (int)ow * p.stride_w - p.pad_left;
+    int kh0 = max(0, -h0), kh1 = min(p.r, p.h - h0), kw0 = max(0, -w0), kw1 = min(p.s, p.w - w0);
+    if (kh0 >= kh1 || kw0 >= kw1) { // a window wholly in the padding
+        pf_set(y + o, 0.f);
+        if (!AVG && argmax) argmax[o] = (A)-1;
+        return;
+    }
+    const T *xp = x + nc * g.hw;
+    if (AVG) {
+        float sum = 0.f;
+        for (int kh = kh0; kh < kh1; kh++) {
+            const T *row = xp + (h0 + kh) * p.w;
+            for (int kw = kw0; kw < kw1; kw++) sum += pf_f(row[w0 + kw]);
+        }
+        pf_set(y + o, sum / (float)((kh1 - kh0) * (kw1 - kw0)));
+    } else {
+        float best = pf_f(xp[(h0 + kh0) * p.w + w0 + kw0]);
+        int bi = kh0 * p.s + kw0;
+        for (int kh = kh0; kh < kh1; kh++) {
+            const T *row = xp + (h0 + kh) * p.w;
+            for (int kw = kw0; kw < kw1; kw++) {
+                float v = pf_f(row[w0 + kw]);
+                if (v > best) best = v, bi = kh * p.s + kw; // strict: the first maximum stays
+            }
+        }
+        pf_set(y + o, best);
+        if (argmax) argmax[o] = (A)bi;
+    }
+}
+
+// dy (planes, P, Q), argmax (planes, P, Q) -> dx (planes, H, W), overwritten. One thread per input
+// pixel; total = planes * H * W < 2^31.
+template <class T, class A, bool AVG>
+__global__ void __launch_bounds__(PF_THREADS)
+pf_nchw_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A *__restrict__ argmax, T *__restrict__ dx) {
+    uint32_t i = blockIdx.x * PF_THREADS + threadIdx.x;
+    if (i >= total) return;
+    const cb_pool_params &p = g.p;
+    uint32_t t = cb_fast_div_q(g.by_w, i), iw = i - t * (uint32_t)p.w;
+    uint32_t nc = cb_fast_div_q(g.by_h, t), ih = t - nc * (uint32_t)p.h;
+    int a = (int)ih + p.pad_top, b = (int)iw + p.pad_left;
+    int oh1 = a < 0 ? -1 : min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)a));
+    int ow1 = b < 0 ? -1 : min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)b));
+    int bh = a - p.r + 1, bw = b - p.s + 1;
+    int oh0 = bh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(bh + p.stride_h - 1));
+    int ow0 = bw <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(bw + p.stride_w - 1));
+    const T *dyp = dy + nc * g.pq;
+    const A *amp = argmax + (AVG ? 0 : nc * g.pq);
+    float acc = 0.f;
+    for (int oh = oh0; oh <= oh1; oh++) {
+        int hs = oh * p.stride_h, kh = a - hs;
+        int rows = min(hs - p.pad_top + p.r, p.h) - max(hs - p.pad_top, 0);
+        for (int ow = ow0; ow <= ow1; ow++) {
+            int ws = ow * p.stride_w, o = oh * p.q + ow;
+            if (AVG) {
+                int cols = min(ws - p.pad_left + p.s, p.w) - max(ws - p.pad_left, 0);
+                acc += pf_f(dyp[o]) / (float)(rows * cols);
+            } else if ((int)amp[o] == kh * p.s + (b - ws)) {
+                acc += pf_f(dyp[o]);
+            }
+        }
+    }
+    pf_set(dx + i, acc);
+}
+
+// ---- launches -----------------------------------------------------------------------------------
+
+// whole images (NHWC) or planes (NCHW) per launch, so that every flat index of a launch stays
+// under 2^31 (dev/pool_fmt_emu.sh sets a small cap to run several launches)
+#ifndef POOL_FMT_LAUNCH_CAP
+#define POOL_FMT_LAUNCH_CAP INT32_MAX
+#endif
+static int64_t pf_units_per_launch(int64_t in, int64_t out) {
+    int64_t unit = in > out ? in : out, k = (int64_t)(POOL_FMT_LAUNCH_CAP) / unit;
+    return k > 0 ? k : 1;
+}
+
+static bool pf_aligned(const void *ptr, size_t a) { return ((uintptr_t)ptr & (a - 1)) == 0; }
+
+// The launches of one pass over `units` units (images NHWC, planes NCHW) of `in` input and `out`
+// output elements each, with threads_per_unit threads per unit: launch(first unit, threads, blocks).
+template <class F> static void pf_each_launch(int64_t units, int64_t in, int64_t out, int64_t threads_per_unit, F launch) {
+    int64_t step = pf_units_per_launch(in, out);
+    for (int64_t u0 = 0; u0 < units; u0 += step) {
+        int64_t count = units - u0 < step ? units - u0 : step;
+        uint32_t total = (uint32_t)(count * threads_per_unit);
+        if (total) launch(u0, total, (total + PF_THREADS - 1) / PF_THREADS);
+    }
+}
+
+template <class T, class A, int V, bool AVG>
+static void pf_nhwc_forward(const cb_pool_params *p, const T *x, T *y, A *argmax) {
+    PF_NOTE_V(V);
+    pf_geom g = pf_geom_of(p, V);
+    int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c; // elements per image
+    pf_each_launch(p->n, in, out, (int64_t)g.pq * g.groups, [&](int64_t n0, uint32_t total, uint32_t blocks) {
+        pf_nhwc_fwd_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, total, x + n0 * in, y + n0 * out,
+                                                                 argmax ? argmax + n0 * out : argmax);
+    });
+}
+
+template <class T, class A, int V, bool AVG>
+static void pf_nhwc_backward(const cb_pool_params *p, const T *dy, const A *argmax, T *dx) {
+    PF_NOTE_V(V);
+    pf_geom g = pf_geom_of(p, V);
+    int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c;
+    pf_each_launch(p->n, in, out, (int64_t)g.hw * g.groups, [&](int64_t n0, uint32_t total, uint32_t blocks) {
+        pf_nhwc_bwd_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, total, dy + n0 * out, AVG ? argmax : argmax + n0 * out,
+                                                                 dx + n0 * in);
+    });
+}
+
+template <class T, class A, bool AVG> static void pf_nchw_forward(const cb_pool_params *p, const T *x, T *y, A *argmax) {
+    pf_geom g = pf_geom_of(p, 1);
+    pf_each_launch((int64_t)p->n * p->c, g.hw, g.pq, g.pq, [&](int64_t nc0, uint32_t total, uint32_t blocks) {
+        pf_nchw_fwd_kernel<T, A, AVG><<<blocks, PF_THREADS>>>(g, total, x + nc0 * g.hw, y + nc0 * g.pq,
+                                                              argmax ? argmax + nc0 * g.pq : argmax);
+    });
+}
+
+template <class T, class A, bool AVG> static void pf_nchw_backward(const cb_pool_params *p, const T *dy, const A *argmax, T *dx) {
+    pf_geom g = pf_geom_of(p, 1);
+    pf_each_launch((int64_t)p->n * p->c, g.hw, g.pq, g.hw, [&](int64_t nc0, uint32_t total, uint32_t blocks) {
+        pf_nchw_bwd_kernel<T, A, AVG><<<blocks, PF_THREADS>>>(g, total, dy + nc0 * g.pq, AVG ? argmax : argmax + nc0 * g.pq,
+                                                              dx + nc0 * g.hw);
+    });
+}
+
+// V for NHWC: 16 bytes of elements when C is a multiple of it and every buffer is aligned for
+// accesses of V elements (and V argmax items), else 1
+template <class T, class A> static int pf_vec(const cb_pool_params *p, const void *a, const void *b, const void *argmax) {
+    const int v = 16 / (int)sizeof(T);
+    size_t am_bytes = v * sizeof(A) < 16 ? v * sizeof(A) : 16;
+    bool ok = p->c % v == 0 && pf_aligned(a, 16) && pf_aligned(b, 16) && (!argmax || pf_aligned(argmax, am_bytes));
+    return ok ? v : 1;
+}
+
+template <class T, class A, bool AVG> static void pf_forward(const cb_pool_params *p, bool nhwc, const void *x, void *y, void *argmax) {
+    const T *xt = (const T *)x;
+    T *yt = (T *)y;
+    A *am = (A *)argmax;
+    if (!nhwc) pf_nchw_forward<T, A, AVG>(p, xt, yt, am);
+    else if (pf_vec<T, A>(p, x, y, argmax) == 1) pf_nhwc_forward<T, A, 1, AVG>(p, xt, yt, am);
+    else pf_nhwc_forward<T, A, 16 / sizeof(T), AVG>(p, xt, yt, am);
+}
+
+template <class T, class A, bool AVG>
+static void pf_backward(const cb_pool_params *p, bool nhwc, const void *dy, const void *argmax, void *dx) {
+    const T *dyt = (const T *)dy;
+    T *dxt = (T *)dx;
+    const A *am = (const A *)argmax;
+    if (!nhwc) pf_nchw_backward<T, A, AVG>(p, dyt, am, dxt);
+    else if (pf_vec<T, A>(p, dy, dx, AVG ? NULL : argmax) == 1) pf_nhwc_backward<T, A, 1, AVG>(p, dyt, am, dxt);
+    else pf_nhwc_backward<T, A, 16 / sizeof(T), AVG>(p, dyt, am, dxt);
+}
+
+// the argmax item and the pass for one element type: one byte when 255 (the "none" mark) is not
+// an offset, as pool.cu
+template <class T> static void pf_forward_of(const cb_pool_params *p, bool nhwc, const void *x, void *y, void *argmax) {
+    if (p->is_avg) pf_forward<T, uint8_t, true>(p, nhwc, x, y, NULL);
+    else if ((int64_t)p->r * p->s <= 255) pf_forward<T, uint8_t, false>(p, nhwc, x, y, argmax);
+    else pf_forward<T, int32_t, false>(p, nhwc, x, y, argmax);
+}
+template <class T> static void pf_backward_of(const cb_pool_params *p, bool nhwc, const void *dy, const void *argmax, void *dx) {
+    if (p->is_avg) pf_backward<T, uint8_t, true>(p, nhwc, dy, NULL, dx);
+    else if ((int64_t)p->r * p->s <= 255) pf_backward<T, uint8_t, false>(p, nhwc, dy, argmax, dx);
+    else pf_backward<T, int32_t, false>(p, nhwc, dy, argmax, dx);
+}
+
+static bool pf_empty(const cb_pool_params *p) { return p->n <= 0 || p->c <= 0 || p->h <= 0 || p->w <= 0 || p->p <= 0 || p->q <= 0; }
+
+extern "C" void cb_fmt_pool_forward(const cb_pool_params *p, int fmt, const void *x, void *y, void *argmax) {
+    if (pf_empty(p)) return;
+    bool nhwc = fmt & CB_FMT_NHWC;
+    if (fmt & CB_FMT_BF16) pf_forward_of<bf16>(p, nhwc, x, y, argmax);
+    else if (nhwc) pf_forward_of<float>(p, true, x, y, argmax);
+    else cb_cuda_pool_forward(p, (const float *)x, (float *)y, argmax);
+}
+
+extern "C" void cb_fmt_pool_backward(const cb_pool_params *p, int fmt, const void *dy, const void *argmax, void *dx) {
+    if (pf_empty(p)) return;
+    bool nhwc = fmt & CB_FMT_NHWC;
+    if (fmt & CB_FMT_BF16) pf_backward_of<bf16>(p, nhwc, dy, argmax, dx);
+    else if (nhwc) pf_backward_of<float>(p, true, dy, argmax, dx);
+    else cb_cuda_pool_backward(p, (const float *)dy, argmax, (float *)dx);
+}
