@@ -60,6 +60,9 @@ check)
             timeout ${SAN_S:-300} compute-sanitizer --tool memcheck --print-limit 20 $B/tests/test_gpu --backends $be \
                 >"$RES/memcheck_$be.log" 2>&1 & pids+=($!)
         done
+        # the NHWC / bf16 storages' own kernels (pooling, bias, padding copies), small cases
+        timeout ${SAN_S:-300} compute-sanitizer --tool memcheck --print-limit 20 $B/tests/test_gpu --part storage-small \
+            >"$RES/memcheck_storage-small.log" 2>&1 & pids+=($!)
     fi
     for p in "${pids[@]}"; do wait $p; done
     P=0 F=0 S=0

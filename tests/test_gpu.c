@@ -622,10 +622,11 @@ int main(int argc, char **argv) {
     // processes
     const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
-    if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage")) {
-        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest or storage\n", part);
+    if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage or storage-small\n", part);
         return 2;
     }
+    if (part && !strcmp(part, "storage-small")) part = "storage", small_only = true; // for compute-sanitizer
     rng_state = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL | 1;
     printf("test_gpu: seed %llu\n", (unsigned long long)rng_state);
     if (only && strcmp(only, "cpu") == 0) {
