@@ -201,6 +201,10 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         snprintf(what, sizeof what, "%s channels padded [%s]", name, g->lb[last].algo[0]);
         check(what, strstr(g->lb[last].algo[0], "(C ") ? 0 : 1, 0);
     }
+    if (strstr(label, "as GEMM")) {
+        snprintf(what, sizeof what, "%.100s runs on cuBLAS [%.40s]", name, g->lb[last].algo[0]);
+        check(what, strstr(g->lb[last].algo[0], "cuBLAS") && strstr(g->lb[last].algo[1], "cuBLAS") && strstr(g->lb[last].algo[2], "cuBLAS") ? 0 : 1, 0);
+    }
     // the algorithm runs none of this shape's phases (one that runs some is checked on those)
     if (conv_algo && strstr(g->lb[last].algo[0], "(fallback)") && strstr(g->lb[last].algo[1], "(fallback)") &&
         strstr(g->lb[last].algo[2], "(fallback)")) {
@@ -602,6 +606,16 @@ static void storage_cases(void) {
     test_layout = CB_LAYOUT_NHWC;
     force_pool = NULL;
     unsetenv("CONVBENCH_AUTO_POOL");
+    // a 1x1 convolution under NHWC: auto's cuBLAS GEMM forced, in fp32, tf32 and bf16
+    setenv("CONVBENCH_AUTO_GEMM", "cublas", 1);
+    cb_precision precs[] = {CB_PREC_FP32, CB_PREC_TF32, CB_PREC_BF16};
+    for (int p = 0; p < 3; p++) {
+        layer_case("auto", precs[p], "conv 1x1 C64->96 as GEMM", 4, 14, 14, 64,
+                   "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 96], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+        layer_case("auto", precs[p], "conv 1x1 C16->24 b1 as GEMM", 1, 5, 7, 16,
+                   "\"type\": \"Convolution\", \"filter\": [1, 1, 16, 24], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
+    }
+    unsetenv("CONVBENCH_AUTO_GEMM");
     // the first conv (C = 3) runs channel-padded in NHWC: here without the input's gradient too
     no_data_grad = true;
     network_case_of("auto", CB_PREC_BF16, false);

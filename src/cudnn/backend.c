@@ -38,6 +38,7 @@ typedef struct dnn_state {
     cublasHandle_t blas;
     bool autotune;               // "auto": measure own vs cuDNN per convolution phase and pool layer
     pool_choice pool;            // "auto": $CONVBENCH_AUTO_POOL=own|cudnn forces the pool layers' choice
+    pool_choice gemm1x1;         // "auto": $CONVBENCH_AUTO_GEMM=cublas|cudnn forces the 1x1 convolutions' (POOL_OWN: cuBLAS)
     cudnnMathType_t math;
     int fmt;                     // storage: 0 (fp32 NCHW) or CB_FMT_NHWC | CB_FMT_BF16 (src/cudnn/format.h)
     cudnnTensorFormat_t tfmt;    // CUDNN_TENSOR_NCHW or _NHWC (filters KCRS or KRSC)
@@ -52,6 +53,7 @@ typedef struct dnn_state {
 
 typedef struct dnn_layer {
     bool own[CB_PHASE_COUNT];    // this phase runs convbench's own kernel
+    bool blas[CB_PHASE_COUNT];   // this phase of a 1x1 convolution runs as a cuBLAS GEMM (conv_is_gemm)
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd[CB_PHASE_COUNT];
@@ -148,6 +150,13 @@ static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
         else if (strcmp(force, "cudnn") == 0) pool = POOL_CUDNN;
         else return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_AUTO_POOL", NULL, "'%s' is not own or cudnn", force);
     }
+    const char *force_gemm = autotune ? getenv("CONVBENCH_AUTO_GEMM") : NULL;
+    pool_choice gemm1x1 = POOL_MEASURE;
+    if (force_gemm && *force_gemm) {
+        if (strcmp(force_gemm, "cublas") == 0) gemm1x1 = POOL_OWN;
+        else if (strcmp(force_gemm, "cudnn") == 0) gemm1x1 = POOL_CUDNN;
+        else return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_AUTO_GEMM", NULL, "'%s' is not cublas or cudnn", force_gemm);
+    }
     cb_status st = cb_cuda_init_state(e, err);
     if (st != CB_OK) return st;
     dnn_state *d = cb_xcalloc(1, sizeof *d);
@@ -161,6 +170,7 @@ static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
         fprintf(stderr, "note: backend %s, %s tensors: cuDNN and cuBLAS compute every layer (fp32 accumulation); own "
                         "kernels run fp32 NCHW only%s\n", e->be->name, fmt_name(e), autotune ? " and are not raced" : "");
     d->pool = pool;
+    d->gemm1x1 = gemm1x1;
     bool tensor_ops = e->opts.precision != CB_PREC_FP32;
     // cuDNN's legacy convolutions take tensor cores on bf16 data only under CUDNN_TENSOR_OP_MATH (its
     // default math allows TF32 on fp32 data, not them: bf16 NHWC ran BWD_DATA_ALGO_0 at 0.5 TFLOP/s)
@@ -309,6 +319,24 @@ static void note_skips(cb_exec *e, const cb_layer *L, const char *phase, int n, 
                     cudnnGetErrorString(st[j]), mem[j]);
 }
 
+// Under NHWC a 1x1 convolution of stride 1 without padding is a GEMM over the N*H*W pixel rows,
+// as an FC layer's: "auto" races cuBLAS against cuDNN on it (GoogLeNet's 1x1 layers: cuDNN's
+// legacy algorithms ran them at 9 TFLOP/s in bf16).
+static bool conv_is_gemm(const cb_exec *e, const cb_layer *L) {
+    const cb_window *w = &L->p.conv.win;
+    return is_nhwc(e) && w->r == 1 && w->s == 1 && w->stride_h == 1 && w->stride_w == 1 && w->pad_top == 0 && w->pad_left == 0 &&
+           L->p.conv.groups == 1 && L->out.h == L->in.h && L->out.w == L->in.w && conv_cpad(e, L) == L->p.conv.cin;
+}
+static void conv_gemm(cb_exec *e, int i, int ph, void *dx);
+static double time_conv_gemm(cb_exec *e, int i, int ph) {
+    void *dx = e->lb[e->net->layers[i].parents[0]].dy;
+    conv_gemm(e, i, ph, dx);
+    cb_cuda_timer_start(e);
+    for (int r = 0; r < 3; r++) conv_gemm(e, i, ph, dx);
+    double ms = cb_cuda_timer_stop(e) / 3;
+    return cudaGetLastError() == cudaSuccess ? ms : -1;
+}
+
 static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -449,6 +477,19 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
                      xin.h != L->in.h || xin.w != L->in.w ? ", SAME" : "");
         } else if (l->xpad) {
             snprintf(b->algo[p], sizeof b->algo[p], "%.26s (SAME copy)", dnn_name);
+        } else if (d->autotune && conv_is_gemm(e, L) && d->gemm1x1 != POOL_MEASURE) { // a test's way to run either
+            l->blas[p] = d->gemm1x1 == POOL_OWN;
+            if (l->blas[p]) b->ws[p] = 0;
+            snprintf(b->algo[p], sizeof b->algo[p], "%.26s (forced)", l->blas[p] ? "cuBLAS 1x1 GEMM" : dnn_name);
+        } else if (d->autotune && conv_is_gemm(e, L)) {
+            double blas = time_conv_gemm(e, i, p);
+            if (blas >= 0 && blas < dnn_ms[p]) {
+                l->blas[p] = true;
+                b->ws[p] = 0;
+                snprintf(b->algo[p], sizeof b->algo[p], "cuBLAS 1x1 GEMM %.3f<%.3f", blas, dnn_ms[p]);
+            } else {
+                snprintf(b->algo[p], sizeof b->algo[p], "%.24s %.3f<%.3f", dnn_name, dnn_ms[p], blas);
+            }
         } else if (d->autotune && !native(e)) { // own kernels cannot read this storage: cuDNN's choice stands
             snprintf(b->algo[p], sizeof b->algo[p], "%.26s (own: fp32 NCHW)", dnn_name);
         } else if (d->autotune) {
@@ -476,6 +517,19 @@ static void gemm(cb_exec *e, cublasOperation_t ta, cublasOperation_t tb, int m, 
         cublasGemmEx(d->blas, ta, tb, m, n, k, &one, a, CUDA_R_16BF, lda, bm, CUDA_R_16BF, ldb, &zero, c, CUDA_R_16BF, ldc,
                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
     else cublasSgemm(d->blas, ta, tb, m, n, k, &one, a, lda, bm, ldb, &zero, c, ldc);
+}
+
+// one phase of a 1x1 convolution (conv_is_gemm) on cuBLAS, as fc_blas with N*H*W rows: x (M, C),
+// w (K, C), y (M, K) row-major; dx: where the input gradient goes
+static void conv_gemm(cb_exec *e, int i, int ph, void *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    int m = (int)(L->in.n * L->in.h * L->in.w), c = L->p.conv.cin, k = L->p.conv.k;
+    const void *x = e->lb[L->parents[0]].y;
+    void *y = cb_exec_op_out(e, i);
+    const void *dy = cb_exec_op_grad(e, i) ? (const void *)cb_exec_op_grad(e, i) : y; // (plan: y stands in)
+    if (ph == CB_PHASE_FORWARD) gemm(e, CUBLAS_OP_T, CUBLAS_OP_N, k, m, c, dev_weights(e, i), c, x, c, y, k);
+    else if (ph == CB_PHASE_BWD_DATA) gemm(e, CUBLAS_OP_N, CUBLAS_OP_N, c, m, k, dev_weights(e, i), c, dy, k, dx, c);
+    else gemm(e, CUBLAS_OP_N, CUBLAS_OP_T, c, k, m, x, c, dy, k, dev_wgrad(e, i), c);
 }
 
 // fully connected layers on cuBLAS: y (N,K) = x (N,C) w (K,C)^T + b; dx = dy w; dw = dy^T x
@@ -818,7 +872,9 @@ static void forward(cb_exec *e, int i, bool train) {
                 cb_fmt_window_nhwc(L->in.n, L->in.h, L->in.w, L->in.c, x, l->xs.h, l->xs.w, l->xs.c, l->xpad, is_bf16(e));
                 xc = l->xpad;
             }
-            cudnnConvolutionForward(d->h, &one, l->xd, xc, l->wd, dev_weights(e, i), l->cd[0], l->fwd, e->ws, b->ws[0], &zero, l->yd, out);
+            if (l->blas[0]) conv_gemm(e, i, CB_PHASE_FORWARD, NULL);
+            else cudnnConvolutionForward(d->h, &one, l->xd, xc, l->wd, dev_weights(e, i), l->cd[0], l->fwd, e->ws, b->ws[0], &zero, l->yd,
+                                         out);
             if (b->b) bias_act(e, i, b->b, out);
         }
         break;
@@ -924,6 +980,7 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
     switch (L->op) {
     case CB_OP_CONV:
         if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
+        else if (l->blas[1]) conv_gemm(e, i, CB_PHASE_BWD_DATA, dx);
         else if (l->dxpad) {
             cudnnConvolutionBackwardData(d->h, &one, l->wd, dev_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
                                          &zero, l->xd, l->dxpad);
@@ -964,7 +1021,8 @@ static void backward_filter(cb_exec *e, int i) {
     const float *x = e->lb[L->parents[0]].y;
     if (L->op == CB_OP_CONV && !l->own[2]) {
         // a padded input was padded by the forward pass
-        cudnnConvolutionBackwardFilter(d->h, &one, l->xd, l->xpad ? l->xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
+        if (l->blas[2]) conv_gemm(e, i, CB_PHASE_BWD_FILTER, NULL);
+        else cudnnConvolutionBackwardFilter(d->h, &one, l->xd, l->xpad ? l->xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
                                        &zero, l->wd, dev_wgrad(e, i));
         finish_wgrad(e, i);
         if (b->db && native(e)) cudnnConvolutionBackwardBias(d->h, &one, l->yd, dy, &zero, l->bd, b->db);
