@@ -24,13 +24,19 @@
 // must win, in the forward and in where the backward routes dy) where the own kernels run, and
 // through "auto" three times: measured, and forced to each path by $CONVBENCH_AUTO_POOL, with a
 // check that the layer's algorithm name says which path ran.
+// The storage pooling kernels (cb_fmt_pool_forward / _backward) also run directly in the four
+// storages against the reference loops on the same bf16-rounded inputs: max and argmax exact.
 // Without a GPU (or without CUDA in the build) it prints a skip line and exits 0.
 // `test_gpu --backends cpu` runs the same harness on the CPU backend (a check of the harness).
 #include "core/backend.h"
 #include "convbench.h"
 #ifdef CB_HAVE_CUDA
+#include "cpu/kernels.h"
 #include "cuda/conv_algo.h"
+#include "cudnn/format.h"
 #include "gpu/gpu.h"
+
+#include <cuda_runtime.h>
 #endif
 
 #include <math.h>
@@ -581,8 +587,148 @@ static void network_case_of(const char *backend, cb_precision prec, bool with_bn
 static void network_case(const char *backend, cb_precision prec) { network_case_of(backend, prec, true); }
 
 #ifdef CB_HAVE_CUDA
+// cb_fmt_pool_forward / _backward (src/cudnn/pool_fmt.cu) called directly in the four storages
+// (fp32 NCHW is pool.cu) on inputs converted by cb_fmt_convert, against the reference loops on
+// the same values (rounded to bf16 for the bf16 storages, to nearest even as the conversion):
+// max outputs and the saved window offsets exactly, average outputs and input gradients within
+// 1e-6 (fp32, normalised) or half a bf16 step per element (bf16: reported as the count of elements
+// off). C multiples of 8 take the 16-byte paths, the other C the scalar one.
+typedef struct fmt_pool_case {
+    const char *label;
+    int n, c, h, w, r, s, sh, sw, pt, pb, pl, pr, avg; // pads: top, bottom, left, right
+} fmt_pool_case;
+
+static float bf16_round(float v) {
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    u += 0x7fffu + ((u >> 16) & 1);
+    u &= 0xffff0000u;
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+// elements further than half a bf16 step (2^-9 relative, doubled for slack) plus abs from ref
+static double bf16_bad(const float *a, const float *ref, size_t n, double abs) {
+    double bad = 0;
+    for (size_t i = 0; i < n; i++) bad += !(fabs((double)a[i] - ref[i]) <= ldexp(fabs(ref[i]), -8) + abs);
+    return bad;
+}
+
+// fp32 NCHW host a (n, c, h, w) -> device storage dst (in fmt), through a device fp32 staging buffer
+static void fmt_upload(const float *a, int n, int c, int h, int w, int fmt, float *stage, void *dst) {
+    size_t cnt = (size_t)n * c * h * w;
+    cudaMemcpy(stage, a, cnt * 4, cudaMemcpyHostToDevice);
+    cb_fmt_convert(n, c, h, w, stage, 0, dst, fmt);
+}
+static void fmt_download(float *a, int n, int c, int h, int w, int fmt, const void *src, float *stage) {
+    size_t cnt = (size_t)n * c * h * w;
+    cb_fmt_convert(n, c, h, w, src, fmt, stage, 0);
+    cudaMemcpy(a, stage, cnt * 4, cudaMemcpyDeviceToHost);
+}
+
+static void fmt_pool_case_run(const fmt_pool_case *k) {
+    static const char *fmt_names[4] = {"fp32 nchw", "fp32 nhwc", "bf16 nchw", "bf16 nhwc"};
+    cb_pool_params p = {k->n, k->c, k->h, k->w, k->r, k->s, (k->h + k->pt + k->pb - k->r) / k->sh + 1,
+                        (k->w + k->pl + k->pr - k->s) / k->sw + 1, k->sh, k->sw, k->pt, k->pl, k->avg};
+    size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.c * p.p * p.q;
+    bool byte = p.r * p.s <= 255;
+    float *x = malloc(nx * 4), *dy = malloc(ny * 4), *yr = malloc(ny * 4), *dxr = malloc(nx * 4);
+    float *y = malloc(ny * 4), *dx = malloc(nx * 4);
+    int32_t *amr = malloc(ny * 4);
+    uint8_t *am = malloc(ny * 4);
+    void *dxs = NULL, *dys = NULL, *dxd = NULL, *dyd = NULL, *amd = NULL; // storages, fp32 staging, argmax
+    bool ok = x && dy && yr && dxr && y && dx && amr && am && cudaMalloc(&dxs, nx * 4) == cudaSuccess &&
+              cudaMalloc(&dys, ny * 4) == cudaSuccess && cudaMalloc(&dxd, nx * 4) == cudaSuccess &&
+              cudaMalloc(&dyd, ny * 4) == cudaSuccess && cudaMalloc(&amd, ny * 4) == cudaSuccess;
+    if (!ok) {
+        printf("FAIL fmt pool %s: out of memory\n", k->label);
+        failed++;
+        goto done;
+    }
+    for (int fmt = 0; fmt < 4; fmt++)
+        for (int ties = 0; ties < 2; ties++) {
+            bool bf = fmt & CB_FMT_BF16;
+            char name[160];
+            snprintf(name, sizeof name, "fmt pool %s %s%s", fmt_names[fmt], k->label, ties ? " (ties)" : "");
+            for (size_t i = 0; i < nx; i++) {
+                x[i] = ties ? (float)((int)((urand() + 1.f) * 2.5f) - 2) * 0.5f : urand();
+                if (bf) x[i] = bf16_round(x[i]);
+            }
+            for (size_t i = 0; i < ny; i++) dy[i] = bf ? bf16_round(urand()) : urand();
+            cb_ref_pool_forward(&p, x, yr, amr);
+            cb_ref_pool_backward(&p, x, dy, k->avg ? NULL : amr, dxr);
+
+            fmt_upload(x, p.n, p.c, p.h, p.w, fmt, dxd, dxs);
+            cudaMemset(dys, 0xff, ny * 4); // NaN in fp32 and bf16: an output left unwritten fails
+            cudaMemset(amd, 0x7f, ny * 4);
+            cb_fmt_pool_forward(&p, fmt, dxs, dys, k->avg ? NULL : amd);
+            fmt_download(y, p.n, p.c, p.p, p.q, fmt, dys, dyd);
+            cudaMemcpy(am, amd, ny * 4, cudaMemcpyDeviceToHost);
+            char what[200];
+            snprintf(what, sizeof what, "%s forward%s", name, bf && k->avg ? " (elements off)" : "");
+            if (!k->avg) {
+                double bad = 0;
+                for (size_t i = 0; i < ny; i++) bad += !(y[i] == yr[i]);
+                check(what, bad, 0);
+            } else {
+                check(what, bf ? bf16_bad(y, yr, ny, 1e-6) : nerr(y, yr, ny), bf ? 0 : 1e-6);
+            }
+            if (!k->avg) { // the saved window offset, at the output's flat index in the storage, names the reference's maximum
+                double bad = 0;
+                size_t o = 0;
+                for (int n = 0; n < p.n; n++)
+                    for (int c = 0; c < p.c; c++)
+                        for (int oh = 0; oh < p.p; oh++)
+                            for (int ow = 0; ow < p.q; ow++, o++) {
+                                size_t so = fmt & CB_FMT_NHWC ? (((size_t)n * p.p + oh) * p.q + ow) * p.c + c : o;
+                                int off = byte ? am[so] : ((const int32_t *)am)[so];
+                                if (byte && off == 255) off = -1;
+                                int got = off < 0 ? -1 : (oh * p.stride_h - p.pad_top + off / p.s) * p.w + (ow * p.stride_w - p.pad_left + off % p.s);
+                                bad += got != amr[o];
+                            }
+                snprintf(what, sizeof what, "%s argmax", name);
+                check(what, bad, 0);
+            }
+            fmt_upload(dy, p.n, p.c, p.p, p.q, fmt, dyd, dys);
+            cudaMemset(dxs, 0xff, nx * 4);
+            cb_fmt_pool_backward(&p, fmt, dys, k->avg ? NULL : amd, dxs);
+            fmt_download(dx, p.n, p.c, p.h, p.w, fmt, dxs, dxd);
+            cudaError_t rc = cudaDeviceSynchronize();
+            snprintf(what, sizeof what, "%s backward%s", name, bf ? " (elements off)" : "");
+            if (rc != cudaSuccess) {
+                printf("FAIL %s: %s\n", what, cudaGetErrorString(rc));
+                failed++;
+                goto done;
+            }
+            check(what, bf ? bf16_bad(dx, dxr, nx, 1e-5) : nerr(dx, dxr, nx), bf ? 0 : 1e-6);
+        }
+done:
+    free(x), free(dy), free(yr), free(dxr), free(y), free(dx), free(amr), free(am);
+    cudaFree(dxs), cudaFree(dys), cudaFree(dxd), cudaFree(dyd), cudaFree(amd);
+}
+
+static void fmt_pool_cases(void) {
+    static const fmt_pool_case cases[] = {
+        {"max 2x2 s2 b2 C64 224x224 (VGG pool1)", 2, 64, 224, 224, 2, 2, 2, 2, 0, 0, 0, 0, 0},
+        {"max 3x3 s2 SAME b4 C64 56x56 (GoogLeNet pool2)", 4, 64, 56, 56, 3, 3, 2, 2, 0, 1, 0, 1, 0},
+        {"max 3x3 s1 SAME b2 C48 28x28", 2, 48, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, 0},
+        {"max 3x3 s2 VALID b2 C3 13x15", 2, 3, 13, 15, 3, 3, 2, 2, 0, 0, 0, 0, 0},
+        {"max 3x2 s(1,3) pads 2/0 1/1 C5 8x10", 2, 5, 8, 10, 3, 2, 1, 3, 2, 0, 1, 1, 0},
+        {"max 3x3 s2 pad 1 b1 C13 15x15", 1, 13, 15, 15, 3, 3, 2, 2, 1, 1, 1, 1, 0},
+        {"max 2x2 s2 pad top 2 C8 (window all pad)", 1, 8, 5, 6, 2, 2, 2, 2, 2, 0, 0, 0, 0},
+        {"max 17x17 s3 b2 C16 20x21 (int32 offsets)", 2, 16, 20, 21, 17, 17, 3, 3, 0, 0, 0, 0, 0},
+        {"avg 3x3 s1 SAME b2 C16 14x14", 2, 16, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        {"avg 2x2 s2 SAME C5 9x9", 2, 5, 9, 9, 2, 2, 2, 2, 0, 1, 0, 1, 1},
+        {"avg 7x7 s1 VALID b3 C32 (global)", 3, 32, 7, 7, 7, 7, 1, 1, 0, 0, 0, 0, 1},
+        {"avg 2x2 s2 pad top 2 C8 (window all pad)", 1, 8, 5, 6, 2, 2, 2, 2, 2, 0, 0, 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) // small_only (compute-sanitizer): the small ones
+        if (!small_only || (size_t)cases[i].n * cases[i].c * cases[i].h * cases[i].w < 100000) fmt_pool_case_run(&cases[i]);
+}
+
 // "cudnn" and "auto" in the other storages: NHWC fp32, tf32, bf16 and bf16 NCHW; both small nets
 static void storage_cases(void) {
+    fmt_pool_cases();
     test_layout = CB_LAYOUT_NHWC;
     layer_cases("cudnn", CB_PREC_FP32);
     network_case_of("cudnn", CB_PREC_FP32, true);
