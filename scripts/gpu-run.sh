@@ -5,6 +5,7 @@
 #           reference); compute-sanitizer memcheck; the ECE408 lab (own kernels
 #           against cuDNN at batch 10000) and `infer` with cuDNN and the own variants (issue 5);
 #           with MODEL=1, the model's calibration and profiles (issue 4, scripts/model-device.sh)
+#   storage the NHWC / bf16 storage tests alone, with memcheck and racecheck on their small cases
 #   race    compute-sanitizer racecheck, one process per own algorithm (RACE_S seconds each)
 #   bench   scripts/gpu-bench.sh: whole networks per backend and precision, L1-L5, every conv
 #           layer own vs cuDNN, and the PyTorch peer in the same run (issue 3)
@@ -104,6 +105,20 @@ check)
         timeout 200 bash scripts/model-device.sh $CB "$RES" 150 || echo "model-device failed"
         CB=$CB scripts/model-check.sh "$RES" 2>&1 | tail -14
     fi ;;
+storage)
+    # the NHWC / bf16 storage cases alone (test_gpu --part storage) with memcheck and racecheck on
+    # their small cases: a quick check of the cudnn backend's storage kernels before a benchmark
+    stamp "test_gpu --part storage + compute-sanitizer memcheck, racecheck (storage-small)"
+    timeout ${TEST_S:-300} $B/tests/test_gpu --part storage >"$RES/test_gpu_storage.log" 2>&1 & p1=$!
+    timeout ${SAN_S:-300} compute-sanitizer --tool memcheck --print-limit 20 $B/tests/test_gpu --part storage-small \
+        >"$RES/memcheck_storage-small.log" 2>&1 & p2=$!
+    timeout ${SAN_S:-300} compute-sanitizer --tool racecheck --print-limit 20 $B/tests/test_gpu --part storage-small \
+        >"$RES/racecheck_storage-small.log" 2>&1 & p3=$!
+    wait $p1 $p2 $p3
+    for f in "$RES"/test_gpu_storage.log "$RES"/memcheck_storage-small.log "$RES"/racecheck_storage-small.log; do
+        echo "$(basename $f .log): $(grep -E '^[0-9]+ passed|ERROR SUMMARY|RACECHECK SUMMARY' "$f" | tr '\n' ' ')" | tee -a "$RES/test_line.txt"
+        grep -E '^FAIL|^=========' "$f" | grep -v SUMMARY | head -8
+    done ;;
 race)
     # compute-sanitizer racecheck, the slowest tool: one process per own algorithm (RACE_J at a
     # time), each over test_gpu's small cases, so that a slow one cannot hide the others' results
@@ -124,7 +139,7 @@ race)
 bench)
     stamp "benchmarks"
     B=$B RES=$RES ITERS=${ITERS:-10} bash scripts/gpu-bench.sh ${BENCH:-nets layers profiles peer} ;;
-*) echo "gpu-run: unknown part '$part' (check, race, bench)"; exit 2 ;;
+*) echo "gpu-run: unknown part '$part' (check, storage, race, bench)"; exit 2 ;;
 esac
 done
 
