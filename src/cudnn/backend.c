@@ -69,6 +69,7 @@ typedef struct dnn_layer {
     int64_t wcp;                 // C of the storage copy: wc, or a conv's channels padded (conv_cpad)
     cb_shape xs;                 // a conv's input as cuDNN sees it: L->in, or its padded copy's shape
     void *xpad, *dxpad;          // (xs) NHWC: the padded copy of a conv's input and its gradient (NULL: none)
+    void *xperm, *dxperm;        // (N, C, H, W) in the storage's type: an FC layer's spatial NHWC input and its gradient
 } dnn_layer;
 
 static const float one = 1.f, zero = 0.f;
@@ -125,7 +126,7 @@ static cb_status init_storage(cb_exec *e, cb_error *err) {
         int64_t per = L->out.c * L->out.h * L->out.w, nw = 0, k = 0;
         if (per > stage) stage = per;
         if (L->op == CB_OP_CONV) nw = (int64_t)L->p.conv.k * conv_cpad(e, L) * L->p.conv.win.r * L->p.conv.win.s, k = L->p.conv.k;
-        if (L->op == CB_OP_FC) nw = L->in.c * L->p.fc.k, k = L->p.fc.k;
+        if (L->op == CB_OP_FC) k = L->p.fc.k; // (its weight gradient goes straight to the fp32 masters: fc_blas)
         if (nw > maxw) maxw = nw;
         if (k > maxk) maxk = k;
     }
@@ -203,6 +204,8 @@ static void destroy(cb_exec *e) {
         cudaFree(l->w);
         cudaFree(l->xpad);
         cudaFree(l->dxpad);
+        cudaFree(l->xperm);
+        cudaFree(l->dxperm);
         free(l);
         e->lb[i].priv = NULL;
     }
@@ -247,7 +250,7 @@ static cb_status decline(const cb_exec *e, const cb_layer *L, cb_error *err, con
 static const void *dev_weights(cb_exec *e, int i) {
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
-    if (native(e)) return b->w;
+    if (native(e) || !l->w) return b->w; // (an FC layer on fp32 storage reads the masters: fc_input)
     if (l->wver != e->param_version) {
         cb_fmt_convert_pad(l->wk, l->wc, l->wcp, l->wr, l->ws, b->w, 0, l->w, dnn(e)->fmt);
         l->wver = e->param_version;
@@ -268,10 +271,9 @@ static cb_status plan_weights(cb_exec *e, int i, cb_error *err) {
     if (L->op == CB_OP_CONV) {
         l->wk = L->p.conv.k, l->wc = L->p.conv.cin, l->wr = L->p.conv.win.r, l->ws = L->p.conv.win.s;
         l->wcp = conv_cpad(e, L);
-    } else { // FC: under NHWC its input arrives as (N, H, W, C): weight columns in (h, w, c) order, as KRSC
-        cb_shape in = e->net->layers[L->parents[0]].out;
-        l->wk = L->p.fc.k, l->wc = is_nhwc(e) ? in.c : L->in.c, l->wr = is_nhwc(e) ? in.h : 1, l->ws = is_nhwc(e) ? in.w : 1;
-        l->wcp = l->wc;
+    } else { // FC: the masters' (K, C*H*W) as they are (fc_input turns the input to match); fp32 storage reads them
+        l->wk = L->p.fc.k, l->wc = l->wcp = L->in.c, l->wr = l->ws = 1;
+        if (!is_bf16(e)) return CB_OK;
     }
     l->w = dev_alloc(e, (size_t)(l->wk * l->wcp * l->wr * l->ws) * cb_fmt_bytes(dnn(e)->fmt));
     if (!l->w) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its %s weights", fmt_name(e));
@@ -534,25 +536,54 @@ static void conv_gemm(cb_exec *e, int i, int ph, void *dx) {
 
 // fully connected layers on cuBLAS: y (N,K) = x (N,C) w (K,C)^T + b; dx = dy w; dw = dy^T x
 // (under NHWC, x's C is (h, w, c)-ordered and so are the columns of the layer's weight copy)
+// An FC layer's input as its GEMM reads it, (N, C*H*W) in (c, h, w) order, the masters' column
+// order: under NHWC a spatial input is permuted into l->xperm (N*C*H*W elements, small next to
+// the weights: VGG-16's fc6 reads 16 x 25088 of them against 103 M weights, which are therefore
+// never permuted). With fp32 storage the GEMMs read the fp32 masters themselves and write the
+// weight gradient in place; on bf16 storage the weights' bf16 copy is a plain cast and cuBLAS
+// writes the gradient as fp32 straight into the master gradient.
+static bool fc_permutes(const cb_exec *e, int i) {
+    cb_shape in = e->net->layers[e->net->layers[i].parents[0]].out;
+    return is_nhwc(e) && in.h * in.w > 1;
+}
+static const void *fc_input(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    dnn_layer *l = lay(e, i);
+    const void *x = e->lb[L->parents[0]].y;
+    if (!l->xperm) return x;
+    cb_shape in = e->net->layers[L->parents[0]].out;
+    cb_fmt_convert(in.n, in.c, in.h, in.w, x, dnn(e)->fmt, l->xperm, dnn(e)->fmt & CB_FMT_BF16);
+    return l->xperm;
+}
+
 static void fc_blas_data(cb_exec *e, int i, const float *dy, float *dx) {
     const cb_layer *L = &e->net->layers[i];
+    dnn_layer *l = lay(e, i);
     int n = (int)L->in.n, c = (int)L->in.c, k = L->p.fc.k;
-    gemm(e, CUBLAS_OP_N, CUBLAS_OP_N, c, n, k, dev_weights(e, i), c, dy, k, dx, c);
+    gemm(e, CUBLAS_OP_N, CUBLAS_OP_N, c, n, k, dev_weights(e, i), c, dy, k, l->dxperm ? l->dxperm : (void *)dx, c);
+    if (l->dxperm) { // back to the input's NHWC
+        cb_shape in = e->net->layers[L->parents[0]].out;
+        cb_fmt_convert(in.n, in.c, in.h, in.w, l->dxperm, dnn(e)->fmt & CB_FMT_BF16, dx, dnn(e)->fmt);
+    }
 }
 static void fc_blas(cb_exec *e, int i, cb_phase ph) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     int n = (int)L->in.n, c = (int)L->in.c, k = L->p.fc.k;
-    const float *x = e->lb[L->parents[0]].y, *dy = cb_exec_op_grad(e, i) ? cb_exec_op_grad(e, i) : cb_exec_op_out(e, i);
+    const float *dy = cb_exec_op_grad(e, i) ? cb_exec_op_grad(e, i) : cb_exec_op_out(e, i);
     if (ph == CB_PHASE_FORWARD) {
         float *out = cb_exec_op_out(e, i);
-        gemm(e, CUBLAS_OP_T, CUBLAS_OP_N, k, n, c, dev_weights(e, i), c, x, c, out, k);
+        gemm(e, CUBLAS_OP_T, CUBLAS_OP_N, k, n, c, dev_weights(e, i), c, fc_input(e, i), c, out, k);
         if (b->b) bias_act(e, i, b->b, out);
     } else if (ph == CB_PHASE_BWD_DATA) {
         fc_blas_data(e, i, dy, e->lb[L->parents[0]].dy);
     } else {
-        gemm(e, CUBLAS_OP_N, CUBLAS_OP_T, c, k, n, x, c, dy, k, dev_wgrad(e, i), c);
-        finish_wgrad(e, i);
+        // the permuted input is the forward's (the engine runs the forward first)
+        const void *x = lay(e, i)->xperm ? lay(e, i)->xperm : e->lb[L->parents[0]].y;
+        if (is_bf16(e))
+            cublasGemmEx(dnn(e)->blas, CUBLAS_OP_N, CUBLAS_OP_T, c, k, n, &one, x, CUDA_R_16BF, c, dy, CUDA_R_16BF, k, &zero, b->dw,
+                         CUDA_R_32F, c, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+        else gemm(e, CUBLAS_OP_N, CUBLAS_OP_T, c, k, n, x, c, dy, k, b->dw, c);
         if (b->db && native(e)) cb_cuda_bias_grad(n, k, 1, dy, b->db);
         else if (b->db) fmt_bias_grad(e, i, dy, b->db);
     }
@@ -567,6 +598,13 @@ static cb_status plan_fc(cb_exec *e, int i, cb_error *err) {
     if (!native(e)) {
         cb_status st = plan_weights(e, i, err);
         if (st != CB_OK) return st;
+        if (fc_permutes(e, i)) {
+            size_t bytes = (size_t)cb_shape_count(L->in) * e->act_bytes;
+            l->xperm = dev_alloc(e, bytes);
+            l->dxperm = e->lb[L->parents[0]].dy ? dev_alloc(e, bytes) : NULL;
+            if (!l->xperm || (e->lb[L->parents[0]].dy && !l->dxperm))
+                return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its permuted input");
+        }
     }
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);

@@ -14,6 +14,9 @@ __device__ static inline float ld(const bf16 *p, size_t i) { return __bfloat162f
 __device__ static inline void st(float *p, size_t i, float v) { p[i] = v; }
 __device__ static inline void st(bf16 *p, size_t i, float v) { p[i] = __float2bfloat16_rn(v); }
 
+// V elements of T as one 16-byte (or smaller) load and store
+template <class T, int V> struct alignas(sizeof(T) * V) vec_t { T v[V]; };
+
 // element i of dst (n, cd, s = y*w + x in dst's layout) from src (n, cs, s in src's layout): the
 // channels both have; a dst channel at or past cs is 0 (padding), a src channel past cd is dropped
 template <class S, class D>
@@ -31,9 +34,33 @@ __global__ void convert_kernel(size_t total, int64_t cs, int64_t cd, int64_t hw,
     }
 }
 
+// the same with 32-bit indexes (total < 2^31) and divisions by multiply and shift
+template <class S, class D>
+__global__ void __launch_bounds__(256) convert32_kernel(uint32_t total, cb_fast_div by_c, cb_fast_div by_hw, uint32_t cs, const S *__restrict__ src,
+                                                        bool src_nhwc, D *__restrict__ dst, bool dst_nhwc) {
+    uint32_t i = blockIdx.x * 256u + threadIdx.x;
+    if (i >= total) return;
+    uint32_t n_, c_, s_, t;
+    if (dst_nhwc) t = cb_fast_div_q(by_c, i), c_ = i - t * by_c.d, n_ = cb_fast_div_q(by_hw, t), s_ = t - n_ * by_hw.d;
+    else t = cb_fast_div_q(by_hw, i), s_ = i - t * by_hw.d, n_ = cb_fast_div_q(by_c, t), c_ = t - n_ * by_c.d;
+    if (c_ >= cs) {
+        st(dst, i, 0.f);
+        return;
+    }
+    size_t hw = by_hw.d, j = src_nhwc ? ((size_t)n_ * hw + s_) * cs + c_ : ((size_t)n_ * cs + c_) * hw + s_;
+    st(dst, i, ld(src, j));
+}
+
 template <class S>
 static void convert_to(size_t t, int64_t cs, int64_t cd, int64_t hw, const S *src, bool sn, void *dst, int dst_fmt) {
     bool dn = dst_fmt & CB_FMT_NHWC;
+    if (t < 0x7fffffff) {
+        cb_fast_div bc = cb_fast_div_make((uint32_t)cd), bh = cb_fast_div_make((uint32_t)hw);
+        unsigned grid = (unsigned)((t + 255) / 256);
+        if (dst_fmt & CB_FMT_BF16) convert32_kernel<<<grid, 256>>>((uint32_t)t, bc, bh, (uint32_t)cs, src, sn, (bf16 *)dst, dn);
+        else convert32_kernel<<<grid, 256>>>((uint32_t)t, bc, bh, (uint32_t)cs, src, sn, (float *)dst, dn);
+        return;
+    }
     if (dst_fmt & CB_FMT_BF16) convert_kernel<<<cb_blocks(t, 256), 256>>>(t, cs, cd, hw, src, sn, (bf16 *)dst, dn);
     else convert_kernel<<<cb_blocks(t, 256), 256>>>(t, cs, cd, hw, src, sn, (float *)dst, dn);
 }
@@ -69,11 +96,38 @@ extern "C" void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs
     else window_nhwc_kernel<<<grid, 256>>>((uint32_t)rows, a, b, (int)hs, (int)ws, (int)cs, (int)cd, (const float *)src, (float *)dst);
 }
 
+// dst = src elementwise between types, V elements per thread (a layout change that moves nothing)
+template <class S, class D, int V> __global__ void __launch_bounds__(256) cast_kernel(uint32_t nvec, const S *__restrict__ src, D *__restrict__ dst) {
+    uint32_t j = blockIdx.x * 256u + threadIdx.x;
+    if (j >= nvec) return;
+    vec_t<S, V> a = reinterpret_cast<const vec_t<S, V> *>(src)[j];
+    vec_t<D, V> b;
+#pragma unroll
+    for (int v = 0; v < V; v++) st(b.v, v, ld(a.v, v));
+    reinterpret_cast<vec_t<D, V> *>(dst)[j] = b;
+}
+template <class S, class D> static bool cast_t(size_t t, const S *src, D *dst) {
+    if (t % 4 || (uintptr_t)src % (4 * sizeof(S)) || (uintptr_t)dst % (4 * sizeof(D)) || t / 4 >= 0x7fffffffu) return false;
+    uint32_t nvec = (uint32_t)(t / 4);
+    cast_kernel<S, D, 4><<<(nvec + 255) / 256, 256>>>(nvec, src, dst);
+    return true;
+}
+
 extern "C" void cb_fmt_convert_pad(int64_t n, int64_t c_src, int64_t c_dst, int64_t h, int64_t w, const void *src, int src_fmt,
                                    void *dst, int dst_fmt) {
     size_t t = (size_t)(n * c_dst * h * w);
     if (!t) return;
     bool sn = src_fmt & CB_FMT_NHWC;
+    if (c_src == c_dst && (h * w == 1 || sn == (bool)(dst_fmt & CB_FMT_NHWC))) { // the same order: a cast or a copy
+        bool sb = src_fmt & CB_FMT_BF16, db = dst_fmt & CB_FMT_BF16, done;
+        if (sb == db) {
+            cudaMemcpyAsync(dst, src, t * (sb ? 2 : 4), cudaMemcpyDeviceToDevice, 0);
+            return;
+        }
+        if (sb) done = cast_t(t, (const bf16 *)src, (float *)dst);
+        else done = cast_t(t, (const float *)src, (bf16 *)dst);
+        if (done) return;
+    }
     if (src_fmt == dst_fmt && sn && c_src != c_dst) {
         cb_fmt_window_nhwc(n, h, w, c_src, src, h, w, c_dst, dst, src_fmt & CB_FMT_BF16);
         return;
@@ -124,8 +178,6 @@ extern "C" void cb_fmt_dropout_backward(size_t n, const float *mask, const void 
 
 // ---- bias, ReLU: one pass, V elements (16 bytes) per thread, 32-bit indexes ------------------------
 
-// V elements of T as one 16-byte (or smaller) load and store
-template <class T, int V> struct alignas(sizeof(T) * V) vec_t { T v[V]; };
 
 // the widest V (16 bytes of T, or 1) whose vectors tile n elements from 16-byte aligned pointers
 template <class T> static int vec_width(size_t n, const void *a, const void *b) {
