@@ -57,8 +57,9 @@ layers)
             --output "$RES/layers_${prec}.json" || echo "layers $prec failed"
     done ;;
 profiles)
-    for prec in $PRECS; do
-        for nb in $NETS; do
+    # PROFILE_NETS: net:batch pairs (default all five); each net in every precision before the next
+    for nb in ${PROFILE_NETS:-$NETS}; do
+        for prec in $PRECS; do
             net=${nb%%:*} batch=${nb##*:}
             late "profile $net $prec" && continue
             stamp "profile $net b$batch $prec"
