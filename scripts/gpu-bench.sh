@@ -75,7 +75,7 @@ peer)
         late "peer $prec $lay" && continue
         stamp "PyTorch peer $prec $lay"
         PYTHONUNBUFFERED=1 timeout ${PEER_S:-300} python3 bench/peer_pytorch.py "$RES/peer_${prec}_${lay}.json" \
-            --layers "$PEER_LAYERS" --nets alexnet,overfeat,vgg_a,googlenet,vgg16-train --modes $prec --layouts $lay 2>&1 \
+            --layers "$PEER_LAYERS" --nets "${PEER_NETS-alexnet,overfeat,vgg_a,googlenet,vgg16-train}" --modes $prec --layouts $lay 2>&1 \
             | tee "$RES/peer_${prec}_${lay}.out" | tail -2 # the .out keeps each result line should the run be cut short
     done ;;
 diag)
