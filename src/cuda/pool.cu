@@ -12,108 +12,9 @@
 #include "cuda/common.cuh"
 #include "cuda/fast_div.h"
 #include "cuda/launch.h"
+#include "cuda/pool_nchw.cuh"
 
 #include <stdint.h>
-
-enum { POOL_THREADS = 256 };
-
-typedef struct pool_geom {
-    cb_pool_params p;
-    uint32_t hw, pq;                      // plane sizes: input H*W, output P*Q
-    cb_fast_div by_q, by_p, by_w, by_h;   // for flat index -> (plane, row, column)
-    cb_fast_div by_sh, by_sw;             // for input position -> the windows that cover it
-} pool_geom;
-
-static pool_geom geom_of(const cb_pool_params *p) {
-    pool_geom g;
-    g.p = *p;
-    g.hw = (uint32_t)p->h * (uint32_t)p->w;
-    g.pq = (uint32_t)p->p * (uint32_t)p->q;
-    g.by_q = cb_fast_div_make((uint32_t)p->q);
-    g.by_p = cb_fast_div_make((uint32_t)p->p);
-    g.by_w = cb_fast_div_make((uint32_t)p->w);
-    g.by_h = cb_fast_div_make((uint32_t)p->h);
-    g.by_sh = cb_fast_div_make((uint32_t)p->stride_h);
-    g.by_sw = cb_fast_div_make((uint32_t)p->stride_w);
-    return g;
-}
-
-// x (planes, H, W) -> y (planes, P, Q), argmax (planes, P, Q) window offsets (max only; may be NULL).
-// One thread per output; total = planes * P * Q < 2^31.
-template <class A, bool AVG>
-__global__ void __launch_bounds__(POOL_THREADS)
-pool_fwd_kernel(pool_geom g, uint32_t total, const float *__restrict__ x, float *__restrict__ y, A *__restrict__ argmax) {
-    uint32_t o = blockIdx.x * POOL_THREADS + threadIdx.x;
-    if (o >= total) return;
-    const cb_pool_params &p = g.p;
-    uint32_t t = cb_fast_div_q(g.by_q, o), ow = o - t * (uint32_t)p.q;
-    uint32_t nc = cb_fast_div_q(g.by_p, t), oh = t - nc * (uint32_t)p.p;
-    int h0 = (int)oh * p.stride_h - p.pad_top, w0 = (int)ow * p.stride_w - p.pad_left;
-    // the taps inside the image, so that the loops below test nothing
-    int kh0 = max(0, -h0), kh1 = min(p.r, p.h - h0), kw0 = max(0, -w0), kw1 = min(p.s, p.w - w0);
-    if (kh0 >= kh1 || kw0 >= kw1) { // a window wholly in the padding
-        y[o] = 0.f;
-        if (!AVG && argmax) argmax[o] = (A)-1;
-        return;
-    }
-    const float *xp = x + nc * g.hw; // nc * hw < 2^31: the launch holds whole planes under that
-    if (AVG) {
-        float sum = 0.f;
-        for (int kh = kh0; kh < kh1; kh++) {
-            const float *row = xp + (h0 + kh) * p.w;
-            for (int kw = kw0; kw < kw1; kw++) sum += row[w0 + kw];
-        }
-        y[o] = sum / (float)((kh1 - kh0) * (kw1 - kw0));
-    } else {
-        float best = xp[(h0 + kh0) * p.w + w0 + kw0];
-        int bi = kh0 * p.s + kw0;
-        for (int kh = kh0; kh < kh1; kh++) {
-            const float *row = xp + (h0 + kh) * p.w;
-            for (int kw = kw0; kw < kw1; kw++) {
-                float v = row[w0 + kw];
-                if (v > best) best = v, bi = kh * p.s + kw; // strict: the first maximum stays
-            }
-        }
-        y[o] = best;
-        if (argmax) argmax[o] = (A)bi;
-    }
-}
-
-// dy (planes, P, Q), argmax (planes, P, Q) -> dx (planes, H, W), overwritten. One thread per input
-// pixel; total = planes * H * W < 2^31.
-template <class A, bool AVG>
-__global__ void __launch_bounds__(POOL_THREADS)
-pool_bwd_kernel(pool_geom g, uint32_t total, const float *__restrict__ dy, const A *__restrict__ argmax, float *__restrict__ dx) {
-    uint32_t i = blockIdx.x * POOL_THREADS + threadIdx.x;
-    if (i >= total) return;
-    const cb_pool_params &p = g.p;
-    uint32_t t = cb_fast_div_q(g.by_w, i), iw = i - t * (uint32_t)p.w;
-    uint32_t nc = cb_fast_div_q(g.by_h, t), ih = t - nc * (uint32_t)p.h;
-    // the pixel in padded coordinates; window oh covers it when oh*sh <= a <= oh*sh + r - 1
-    int a = (int)ih + p.pad_top, c = (int)iw + p.pad_left;
-    int oh1 = a < 0 ? -1 : min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)a));
-    int ow1 = c < 0 ? -1 : min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)c));
-    int bh = a - p.r + 1, bw = c - p.s + 1; // the first window: ceil(b / stride), at least 0
-    int oh0 = bh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(bh + p.stride_h - 1));
-    int ow0 = bw <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(bw + p.stride_w - 1));
-    const float *dyp = dy + nc * g.pq;
-    const A *amp = argmax + (AVG ? 0 : nc * g.pq);
-    float acc = 0.f;
-    for (int oh = oh0; oh <= oh1; oh++) {
-        int hs = oh * p.stride_h, kh = a - hs; // this pixel's row in window oh
-        int rows = min(hs - p.pad_top + p.r, p.h) - max(hs - p.pad_top, 0);
-        for (int ow = ow0; ow <= ow1; ow++) {
-            int ws = ow * p.stride_w, o = oh * p.q + ow;
-            if (AVG) {
-                int cols = min(ws - p.pad_left + p.s, p.w) - max(ws - p.pad_left, 0);
-                acc += dyp[o] / (float)(rows * cols);
-            } else if ((int)amp[o] == kh * p.s + (c - ws)) {
-                acc += dyp[o];
-            }
-        }
-    }
-    dx[i] = acc;
-}
 
 // whole (n, c) planes per launch, so that every flat index of a launch stays under 2^31
 // (dev/pool_emu.sh sets a small cap to run several launches)
@@ -133,7 +34,7 @@ template <class A, bool AVG> static void pool_forward_t(const cb_pool_params *p,
         int64_t count = planes - nc0 < step ? planes - nc0 : step;
         uint32_t total = (uint32_t)(count * g.pq);
         if (!total) continue;
-        pool_fwd_kernel<A, AVG><<<(total + POOL_THREADS - 1) / POOL_THREADS, POOL_THREADS>>>(
+        pool_fwd_kernel<float, A, AVG><<<(total + POOL_THREADS - 1) / POOL_THREADS, POOL_THREADS>>>(
             g, total, x + nc0 * g.hw, y + nc0 * g.pq, argmax ? argmax + nc0 * g.pq : NULL);
     }
 }
@@ -145,7 +46,7 @@ template <class A, bool AVG> static void pool_backward_t(const cb_pool_params *p
         int64_t count = planes - nc0 < step ? planes - nc0 : step;
         uint32_t total = (uint32_t)(count * g.hw);
         if (!total) continue;
-        pool_bwd_kernel<A, AVG><<<(total + POOL_THREADS - 1) / POOL_THREADS, POOL_THREADS>>>(
+        pool_bwd_kernel<float, A, AVG><<<(total + POOL_THREADS - 1) / POOL_THREADS, POOL_THREADS>>>(
             g, total, dy + nc0 * g.pq, AVG ? argmax : argmax + nc0 * g.pq, dx + nc0 * g.hw);
     }
 }

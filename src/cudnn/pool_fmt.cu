@@ -10,13 +10,14 @@
 //
 // NHWC runs one thread per (n, row, column, group of V channels), consecutive threads on
 // consecutive groups: V = 8 bf16 or 4 fp32 (16-byte accesses) when C is a multiple of V and the
-// buffers are aligned for it, else V = 1. NCHW bf16 runs one thread per pixel, as pool.cu; fp32
-// NCHW (fmt 0) is pool.cu itself. Index math is 32-bit with divisions by multiply and shift
-// (fast_div.h); a tensor of 2^31 elements or more runs as several launches, each over whole
-// images (NHWC) or planes (NCHW).
+// buffers are aligned for it, else V = 1. NCHW bf16 runs pool.cu's kernels (cuda/pool_nchw.cuh)
+// on bf16 elements; fp32 NCHW (fmt 0) is pool.cu itself. Index math is 32-bit with divisions by
+// multiply and shift (fast_div.h); a tensor of 2^31 elements or more runs as several launches,
+// each over whole images (NHWC) or planes (NCHW).
 #include "cuda/common.cuh"
 #include "cuda/fast_div.h"
 #include "cuda/launch.h"
+#include "cuda/pool_nchw.cuh"
 #include "cudnn/format.h"
 
 #include <cuda_bf16.h>
@@ -31,10 +32,6 @@ enum { PF_THREADS = 256 };
 #define PF_NOTE_V(v) ((void)0)
 #endif
 
-__device__ static __forceinline__ float pf_f(float v) { return v; }
-__device__ static __forceinline__ float pf_f(bf16 v) { return __bfloat162float(v); }
-__device__ static __forceinline__ void pf_set(float *d, float v) { *d = v; }
-__device__ static __forceinline__ void pf_set(bf16 *d, float v) { *d = __float2bfloat16_rn(v); }
 
 // V contiguous items of E from src to dst as one access of V * sizeof(E) bytes (16-byte pieces
 // beyond 16); the caller has checked the alignment. Local arrays on either side are __align__(16).
@@ -61,12 +58,12 @@ template <int V, class T> __device__ static __forceinline__ void pf_load(const T
     __align__(16) T e[V];
     pf_copy<V>(e, src);
 #pragma unroll
-    for (int j = 0; j < V; j++) f[j] = pf_f(e[j]);
+    for (int j = 0; j < V; j++) f[j] = pool_ld(e[j]);
 }
 template <int V, class T> __device__ static __forceinline__ void pf_store(T *dst, const float *f) {
     __align__(16) T e[V];
 #pragma unroll
-    for (int j = 0; j < V; j++) pf_set(&e[j], f[j]);
+    for (int j = 0; j < V; j++) pool_st(&e[j], f[j]);
     pf_copy<V>(dst, e);
 }
 
@@ -224,83 +221,6 @@ pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A 
     pf_store<V>(dx + i * V, acc);
 }
 
-// ---- NCHW (bf16 elements; fp32 is pool.cu) ----------------------------------------------------
-
-// x (planes, H, W) -> y (planes, P, Q), argmax (planes, P, Q) (max only; may be NULL). One thread
-// per output; total = planes * P * Q < 2^31.
-template <class T, class A, bool AVG>
-__global__ void __launch_bounds__(PF_THREADS)
-pf_nchw_fwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__restrict__ y, A *__restrict__ argmax) {
-    uint32_t o = blockIdx.x * PF_THREADS + threadIdx.x;
-    if (o >= total) return;
-    const cb_pool_params &p = g.p;
-    uint32_t t = cb_fast_div_q(g.by_q, o), ow = o - t * (uint32_t)p.q;
-    uint32_t nc = cb_fast_div_q(g.by_p, t), oh = t - nc * (uint32_t)p.p;
-    int h0 = (int)oh * p.stride_h - p.pad_top, w0 = (int)ow * p.stride_w - p.pad_left;
-    int kh0 = max(0, -h0), kh1 = min(p.r, p.h - h0), kw0 = max(0, -w0), kw1 = min(p.s, p.w - w0);
-    if (kh0 >= kh1 || kw0 >= kw1) { // a window wholly in the padding
-        pf_set(y + o, 0.f);
-        if (!AVG && argmax) argmax[o] = (A)-1;
-        return;
-    }
-    const T *xp = x + nc * g.hw;
-    if (AVG) {
-        float sum = 0.f;
-        for (int kh = kh0; kh < kh1; kh++) {
-            const T *row = xp + (h0 + kh) * p.w;
-            for (int kw = kw0; kw < kw1; kw++) sum += pf_f(row[w0 + kw]);
-        }
-        pf_set(y + o, sum / (float)((kh1 - kh0) * (kw1 - kw0)));
-    } else {
-        float best = pf_f(xp[(h0 + kh0) * p.w + w0 + kw0]);
-        int bi = kh0 * p.s + kw0;
-        for (int kh = kh0; kh < kh1; kh++) {
-            const T *row = xp + (h0 + kh) * p.w;
-            for (int kw = kw0; kw < kw1; kw++) {
-                float v = pf_f(row[w0 + kw]);
-                if (v > best) best = v, bi = kh * p.s + kw; // strict: the first maximum stays
-            }
-        }
-        pf_set(y + o, best);
-        if (argmax) argmax[o] = (A)bi;
-    }
-}
-
-// dy (planes, P, Q), argmax (planes, P, Q) -> dx (planes, H, W), overwritten. One thread per input
-// pixel; total = planes * H * W < 2^31.
-template <class T, class A, bool AVG>
-__global__ void __launch_bounds__(PF_THREADS)
-pf_nchw_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A *__restrict__ argmax, T *__restrict__ dx) {
-    uint32_t i = blockIdx.x * PF_THREADS + threadIdx.x;
-    if (i >= total) return;
-    const cb_pool_params &p = g.p;
-    uint32_t t = cb_fast_div_q(g.by_w, i), iw = i - t * (uint32_t)p.w;
-    uint32_t nc = cb_fast_div_q(g.by_h, t), ih = t - nc * (uint32_t)p.h;
-    int a = (int)ih + p.pad_top, b = (int)iw + p.pad_left;
-    int oh1 = a < 0 ? -1 : min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)a));
-    int ow1 = b < 0 ? -1 : min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)b));
-    int bh = a - p.r + 1, bw = b - p.s + 1;
-    int oh0 = bh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(bh + p.stride_h - 1));
-    int ow0 = bw <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(bw + p.stride_w - 1));
-    const T *dyp = dy + nc * g.pq;
-    const A *amp = argmax + (AVG ? 0 : nc * g.pq);
-    float acc = 0.f;
-    for (int oh = oh0; oh <= oh1; oh++) {
-        int hs = oh * p.stride_h, kh = a - hs;
-        int rows = min(hs - p.pad_top + p.r, p.h) - max(hs - p.pad_top, 0);
-        for (int ow = ow0; ow <= ow1; ow++) {
-            int ws = ow * p.stride_w, o = oh * p.q + ow;
-            if (AVG) {
-                int cols = min(ws - p.pad_left + p.s, p.w) - max(ws - p.pad_left, 0);
-                acc += pf_f(dyp[o]) / (float)(rows * cols);
-            } else if ((int)amp[o] == kh * p.s + (b - ws)) {
-                acc += pf_f(dyp[o]);
-            }
-        }
-    }
-    pf_set(dx + i, acc);
-}
-
 // ---- launches -----------------------------------------------------------------------------------
 
 // whole images (NHWC) or planes (NCHW) per launch, so that every flat index of a launch stays
@@ -348,19 +268,20 @@ static void pf_nhwc_backward(const cb_pool_params *p, const T *dy, const A *argm
     });
 }
 
+// bf16 NCHW: pool.cu's kernels (cuda/pool_nchw.cuh) on bf16 elements
 template <class T, class A, bool AVG> static void pf_nchw_forward(const cb_pool_params *p, const T *x, T *y, A *argmax) {
-    pf_geom g = pf_geom_of(p, 1);
+    pool_geom g = geom_of(p);
     pf_each_launch((int64_t)p->n * p->c, g.hw, g.pq, g.pq, [&](int64_t nc0, uint32_t total, uint32_t blocks) {
-        pf_nchw_fwd_kernel<T, A, AVG><<<blocks, PF_THREADS>>>(g, total, x + nc0 * g.hw, y + nc0 * g.pq,
-                                                              argmax ? argmax + nc0 * g.pq : argmax);
+        pool_fwd_kernel<T, A, AVG><<<blocks, POOL_THREADS>>>(g, total, x + nc0 * g.hw, y + nc0 * g.pq,
+                                                             argmax ? argmax + nc0 * g.pq : argmax);
     });
 }
 
 template <class T, class A, bool AVG> static void pf_nchw_backward(const cb_pool_params *p, const T *dy, const A *argmax, T *dx) {
-    pf_geom g = pf_geom_of(p, 1);
+    pool_geom g = geom_of(p);
     pf_each_launch((int64_t)p->n * p->c, g.hw, g.pq, g.hw, [&](int64_t nc0, uint32_t total, uint32_t blocks) {
-        pf_nchw_bwd_kernel<T, A, AVG><<<blocks, PF_THREADS>>>(g, total, dy + nc0 * g.pq, AVG ? argmax : argmax + nc0 * g.pq,
-                                                              dx + nc0 * g.hw);
+        pool_bwd_kernel<T, A, AVG><<<blocks, POOL_THREADS>>>(g, total, dy + nc0 * g.pq, AVG ? argmax : argmax + nc0 * g.pq,
+                                                             dx + nc0 * g.hw);
     });
 }
 
