@@ -246,9 +246,6 @@ extern "C" void cb_fmt_bias_act(int64_t rows, int k, int64_t inner, const float 
     if (bf) bias_act_t(rows, k, inner, b, (bf16 *)y, relu);
     else bias_act_t(rows, k, inner, b, (float *)y, relu);
 }
-extern "C" void cb_fmt_bias_add(int64_t rows, int k, int64_t inner, const float *b, void *y, int bf) {
-    cb_fmt_bias_act(rows, k, inner, b, y, 0, bf);
-}
 
 // dx = y > 0 ? dy : 0, V elements per thread
 template <class T, int V>

@@ -40,9 +40,8 @@ void cb_fmt_relu_backward(size_t n, const void *y, const void *dy, void *dx, int
 void cb_fmt_dropout_forward(size_t n, float keep, uint64_t seed, const void *x, float *mask, void *y, int bf16);
 void cb_fmt_dropout_backward(size_t n, const float *mask, const void *dy, void *dx, int bf16);
 
-// y (rows, k, inner) += b (k), b fp32. NCHW: rows = N, inner = H*W; NHWC: rows = N*H*W, inner = 1.
-void cb_fmt_bias_add(int64_t rows, int k, int64_t inner, const float *b, void *y, int bf16);
-// the same and then ReLU when `relu`, in one pass (b may be NULL: the ReLU alone)
+// y (rows, k, inner) += b (k), b fp32, then ReLU when `relu`, in one pass (b may be NULL: the ReLU
+// alone). NCHW: rows = N, inner = H*W; NHWC: rows = N*H*W, inner = 1.
 void cb_fmt_bias_act(int64_t rows, int k, int64_t inner, const float *b, void *y, int relu, int bf16);
 // db (k) fp32 = sum over rows and inner of dy (rows, k, inner). With inner == 1, part is a device
 // scratch of at least CB_FMT_BIAS_PARTS * k floats (per-chunk partial sums, added in a fixed order).
