@@ -396,6 +396,12 @@ static void auto_pool_cases(void) {
     cb_exec *g = net ? cb_exec_create(net, &o, &err) : NULL;
     check("auto CONVBENCH_AUTO_POOL=fastest is refused by name", !g && strstr(err.msg, "CONVBENCH_AUTO_POOL") ? 0 : 1, 0);
     cb_exec_destroy(g);
+    unsetenv("CONVBENCH_AUTO_POOL");
+    setenv("CONVBENCH_AUTO_GEMM", "fastest", 1);
+    g = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("auto CONVBENCH_AUTO_GEMM=fastest is refused by name", !g && strstr(err.msg, "CONVBENCH_AUTO_GEMM") ? 0 : 1, 0);
+    cb_exec_destroy(g);
+    unsetenv("CONVBENCH_AUTO_GEMM");
     cb_net_free(net);
     unsetenv("CONVBENCH_AUTO_POOL");
 }

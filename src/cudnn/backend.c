@@ -31,14 +31,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum pool_choice { POOL_MEASURE, POOL_OWN, POOL_CUDNN } pool_choice;
+// what "auto" does where a test forces a path: measure, or take the own / the library's path
+typedef enum force_choice { FORCE_NONE, FORCE_OWN, FORCE_LIB } force_choice;
 
 typedef struct dnn_state {
     cudnnHandle_t h;
     cublasHandle_t blas;
     bool autotune;               // "auto": measure own vs cuDNN per convolution phase and pool layer
-    pool_choice pool;            // "auto": $CONVBENCH_AUTO_POOL=own|cudnn forces the pool layers' choice
-    pool_choice gemm1x1;         // "auto": $CONVBENCH_AUTO_GEMM=cublas|cudnn forces the 1x1 convolutions' (POOL_OWN: cuBLAS)
+    force_choice pool;           // "auto": $CONVBENCH_AUTO_POOL=own|cudnn forces the pool layers' choice
+    force_choice gemm1x1;        // "auto": $CONVBENCH_AUTO_GEMM=cublas|cudnn forces the 1x1 convolutions' (FORCE_OWN: cuBLAS)
     cudnnMathType_t math;
     int fmt;                     // storage: 0 (fp32 NCHW) or CB_FMT_NHWC | CB_FMT_BF16 (src/cudnn/format.h)
     cudnnTensorFormat_t tfmt;    // CUDNN_TENSOR_NCHW or _NHWC (filters KCRS or KRSC)
@@ -141,22 +142,25 @@ static cb_status init_storage(cb_exec *e, cb_error *err) {
     return CB_OK;
 }
 
+// $var (a test's way to run both of auto's paths whatever the timings say): unset or empty
+// FORCE_NONE, own_name FORCE_OWN, "cudnn" FORCE_LIB, anything else refused by name
+static cb_status env_force(const char *var, const char *own_name, force_choice *out, cb_error *err) {
+    const char *v = getenv(var);
+    *out = FORCE_NONE;
+    if (!v || !*v) return CB_OK;
+    if (strcmp(v, own_name) == 0) *out = FORCE_OWN;
+    else if (strcmp(v, "cudnn") == 0) *out = FORCE_LIB;
+    else return cb_fail(err, CB_STATUS_ARG, var, NULL, "'%s' is not %s or cudnn", v, own_name);
+    return CB_OK;
+}
+
 static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
     const cb_layer *L = NULL;
-    // a test's way to run both of auto's pooling paths whatever the timings say
-    const char *force = autotune ? getenv("CONVBENCH_AUTO_POOL") : NULL;
-    pool_choice pool = POOL_MEASURE;
-    if (force && *force) {
-        if (strcmp(force, "own") == 0) pool = POOL_OWN;
-        else if (strcmp(force, "cudnn") == 0) pool = POOL_CUDNN;
-        else return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_AUTO_POOL", NULL, "'%s' is not own or cudnn", force);
-    }
-    const char *force_gemm = autotune ? getenv("CONVBENCH_AUTO_GEMM") : NULL;
-    pool_choice gemm1x1 = POOL_MEASURE;
-    if (force_gemm && *force_gemm) {
-        if (strcmp(force_gemm, "cublas") == 0) gemm1x1 = POOL_OWN;
-        else if (strcmp(force_gemm, "cudnn") == 0) gemm1x1 = POOL_CUDNN;
-        else return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_AUTO_GEMM", NULL, "'%s' is not cublas or cudnn", force_gemm);
+    force_choice pool = FORCE_NONE, gemm1x1 = FORCE_NONE;
+    if (autotune) {
+        cb_status fs = env_force("CONVBENCH_AUTO_POOL", "own", &pool, err);
+        if (fs == CB_OK) fs = env_force("CONVBENCH_AUTO_GEMM", "cublas", &gemm1x1, err);
+        if (fs != CB_OK) return fs;
     }
     cb_status st = cb_cuda_init_state(e, err);
     if (st != CB_OK) return st;
@@ -479,8 +483,8 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
                      xin.h != L->in.h || xin.w != L->in.w ? ", SAME" : "");
         } else if (l->xpad) {
             snprintf(b->algo[p], sizeof b->algo[p], "%.26s (SAME copy)", dnn_name);
-        } else if (d->autotune && conv_is_gemm(e, L) && d->gemm1x1 != POOL_MEASURE) { // a test's way to run either
-            l->blas[p] = d->gemm1x1 == POOL_OWN;
+        } else if (d->autotune && conv_is_gemm(e, L) && d->gemm1x1 != FORCE_NONE) { // a test's way to run either
+            l->blas[p] = d->gemm1x1 == FORCE_OWN;
             if (l->blas[p]) b->ws[p] = 0;
             snprintf(b->algo[p], sizeof b->algo[p], "%.26s (forced)", l->blas[p] ? "cuBLAS 1x1 GEMM" : dnn_name);
         } else if (d->autotune && conv_is_gemm(e, L)) {
@@ -760,8 +764,8 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
     if (h != L->out.h || ww != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
         l->own[0] = l->own[1] = true;
         snprintf(name, sizeof name, "own pool (asym. pad)");
-    } else if (d->autotune && d->pool != POOL_MEASURE) {
-        l->own[0] = l->own[1] = d->pool == POOL_OWN;
+    } else if (d->autotune && d->pool != FORCE_NONE) {
+        l->own[0] = l->own[1] = d->pool == FORCE_OWN;
         snprintf(name, sizeof name, "%s pool (forced)", l->own[0] ? "own" : "cudnn");
     } else if (d->autotune) {
         double own_ms[2], dnn_ms[2];
