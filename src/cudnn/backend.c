@@ -1,9 +1,10 @@
 // The "cudnn" backend (cuDNN 9 legacy API for convolution, pooling, LRN, batch norm, activation,
 // softmax; cuBLAS for FC; convbench's own kernels for the rest) and the "auto" backend: the same
 // table, with each convolution phase measured in plan() against convbench's own kernel and the
-// faster kept, and each max or average pool measured the same way (forward and backward as a pair).
-// Layers cuDNN cannot express (asymmetric padding, LRN windows over 16, batch-norm
-// eps under CUDNN_BN_MIN_EPSILON) fall back to the own kernels and say so in their algorithm name.
+// faster kept, and each max or average pool and batch norm measured the same way (forward and
+// backward as a pair). A convolution with TF SAME's larger trailing padding runs on a zero-padded
+// copy of its input in every storage (under auto, fp32 NCHW, raced against the own kernels,
+// which take the padding as it is); LRN windows cuDNN refuses fall back to the own kernels.
 // Storage: fp32 NCHW by default (--precision tf32 lets cuDNN and cuBLAS use TF32 tensor cores).
 // --layout nhwc and --precision bf16 store activations NHWC and/or bf16 (descriptors
 // CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, convolution compute type fp32) and run FC layers on
@@ -11,14 +12,13 @@
 // autocast: each conv and FC layer keeps a copy in the storage format (KRSC filters under NHWC; an
 // FC layer after a spatial input gets its columns in (h, w, c) order) refreshed when
 // e->param_version changes, and its weight gradient comes back to fp32 KCRS. The input and the
-// criterion convert at the boundary. Own convolution, LRN and batch-norm kernels compute fp32 NCHW
-// only: a layer that needs them (a convolution with asymmetric padding, LRN or batch-norm
-// parameters cuDNN refuses) is declined in plan with a message, and "auto" races no own
-// convolution there. Pooling has own kernels in every storage (src/cudnn/pool_fmt.cu): they run
-// the pools cuDNN cannot express and race cuDNN's in "auto". The few layers the backend computes
-// itself (bias with the ReLU, concat, sum, dropout, relu gradient) have storage-aware kernels in
-// src/cudnn/format.cu; under NHWC a convolution's unaligned input channels are zero-padded
-// (conv_cpad).
+// criterion convert at the boundary. Own convolution and LRN kernels compute fp32 NCHW only: a
+// layer that needs them in another storage (leading padding larger than trailing, LRN parameters
+// cuDNN refuses) is declined in plan with a message. Pooling (src/cudnn/pool_fmt.cu) and batch
+// norm (src/cudnn/norm_fmt.cu) have own kernels in every storage: they run what cuDNN cannot
+// express and race cuDNN's in "auto". The few layers the backend computes itself (bias with the
+// ReLU, concat, sum, dropout, relu gradient) have storage-aware kernels in src/cudnn/format.cu;
+// under NHWC a convolution's unaligned input channels are zero-padded (conv_cpad).
 #include "cuda/backend.h"
 #include "cuda/launch.h"
 #include "cudnn/format.h"
@@ -73,7 +73,7 @@ typedef struct dnn_layer {
     int64_t wk, wc, wr, ws;      // the weights' (K, C, R, S) dims: conv filter, or FC (K, C, H, W) of its input
     int64_t wcp;                 // C of the storage copy: wc, or a conv's channels padded (conv_cpad)
     cb_shape xs;                 // a conv's input as cuDNN sees it: L->in, or its padded copy's shape
-    void *xpad, *dxpad;          // (xs) NHWC: the padded copy of a conv's input and its gradient (NULL: none)
+    void *xpad, *dxpad;          // (xs) the zero-padded copy of a conv's input and its gradient (NULL: none)
     void *xperm, *dxperm;        // (N, C, H, W) in the storage's type: an FC layer's spatial NHWC input and its gradient
 } dnn_layer;
 
@@ -374,9 +374,10 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnSetConvolutionMathType(l->cd[p], d->math));
     }
     DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
-    if ((oh != L->out.h || ow != L->out.w) && is_nhwc(e)) {
-        // trailing pads larger than the leading ones (TF SAME): under NHWC cuDNN runs on a copy of
-        // the input with the difference added as zero rows and columns at the end
+    if (oh != L->out.h || ow != L->out.w) {
+        // trailing pads larger than the leading ones (TF SAME): cuDNN runs on a copy of the input
+        // with the difference added as zero rows and columns at the end (in every storage; under
+        // auto, fp32 NCHW, the own kernels that take the padding as it is race it)
         int64_t eh = (L->out.h - 1) * w->stride_h + w->r - 2 * w->pad_top - L->in.h;
         int64_t ew = (L->out.w - 1) * w->stride_w + w->s - 2 * w->pad_left - L->in.w;
         if (eh > 0) xin.h += eh;
@@ -384,8 +385,8 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(set4d(e, &l->xd, xin));
         DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
     }
-    if (oh != L->out.h || ow != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
-        if (!native(e)) return decline(e, L, err, "asymmetric padding, which cuDNN lacks" OWN_NCHW);
+    if (oh != L->out.h || ow != L->out.w) { // leading pads larger than trailing ones: no copy helps cuDNN
+        if (!native(e)) return decline(e, L, err, "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
             if (!needed) continue;
@@ -409,7 +410,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         l->xpad = dev_alloc(e, bytes);
         l->dxpad = dx ? dev_alloc(e, bytes) : NULL;
         if (!l->xpad || (dx && !l->dxpad))
-            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its channel-padded input");
+            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its padded input copy");
         x = l->xpad;
         dx = l->dxpad;
     }
@@ -488,7 +489,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         } else if (l->xpad && cg != L->p.conv.cin) {
             snprintf(b->algo[p], sizeof b->algo[p], "%.26s (C %d->%d%s)", dnn_name, L->p.conv.cin, cg,
                      xin.h != L->in.h || xin.w != L->in.w ? ", SAME" : "");
-        } else if (l->xpad) {
+        } else if (l->xpad && !(d->autotune && native(e))) { // (auto, fp32 NCHW: raced below against the own kernels)
             snprintf(b->algo[p], sizeof b->algo[p], "%.26s (SAME copy)", dnn_name);
         } else if (d->autotune && conv_is_gemm(e, L) && d->gemm1x1 != FORCE_NONE) { // a test's way to run either
             l->blas[p] = d->gemm1x1 == FORCE_OWN;
@@ -1016,6 +1017,15 @@ static void fmt_forward_op(cb_exec *e, int i, bool train) {
     }
 }
 
+// the zero-padded copy of conv layer i's input x (l->xpad, shape l->xs: channels and trailing
+// rows and columns added)
+static void pad_input(cb_exec *e, int i, const void *x) {
+    const cb_layer *L = &e->net->layers[i];
+    dnn_layer *l = lay(e, i);
+    if (is_nhwc(e)) cb_fmt_window_nhwc(L->in.n, L->in.h, L->in.w, L->in.c, x, l->xs.h, l->xs.w, l->xs.c, l->xpad, is_bf16(e));
+    else cb_fmt_window_nchw(L->in.n * L->in.c, L->in.h, L->in.w, x, l->xs.h, l->xs.w, l->xpad, is_bf16(e));
+}
+
 static void forward(cb_exec *e, int i, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -1031,7 +1041,7 @@ static void forward(cb_exec *e, int i, bool train) {
         else {
             const void *xc = x;
             if (l->xpad) {
-                cb_fmt_window_nhwc(L->in.n, L->in.h, L->in.w, L->in.c, x, l->xs.h, l->xs.w, l->xs.c, l->xpad, is_bf16(e));
+                pad_input(e, i, x);
                 xc = l->xpad;
             }
             if (l->blas[0]) conv_gemm(e, i, CB_PHASE_FORWARD, NULL);
@@ -1128,7 +1138,8 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         else if (l->dxpad) {
             cudnnConvolutionBackwardData(d->h, &one, l->wd, dev_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
                                          &zero, l->xd, l->dxpad);
-            cb_fmt_window_nhwc(L->in.n, l->xs.h, l->xs.w, l->xs.c, l->dxpad, L->in.h, L->in.w, L->in.c, dx, is_bf16(e));
+            if (is_nhwc(e)) cb_fmt_window_nhwc(L->in.n, l->xs.h, l->xs.w, l->xs.c, l->dxpad, L->in.h, L->in.w, L->in.c, dx, is_bf16(e));
+            else cb_fmt_window_nchw(L->in.n * L->in.c, l->xs.h, l->xs.w, l->dxpad, L->in.h, L->in.w, dx, is_bf16(e));
         } else cudnnConvolutionBackwardData(d->h, &one, l->wd, dev_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
                                             &zero, l->xd, dx);
         break;
@@ -1164,7 +1175,8 @@ static void backward_filter(cb_exec *e, int i) {
     const float *dy = cb_exec_op_grad(e, i);
     const float *x = e->lb[L->parents[0]].y;
     if (L->op == CB_OP_CONV && !l->own[2]) {
-        // a padded input was padded by the forward pass
+        // a padded input was padded by the forward pass, unless that ran an own kernel
+        if (l->xpad && l->own[0]) pad_input(e, i, x);
         if (l->blas[2]) conv_gemm(e, i, CB_PHASE_BWD_FILTER, NULL);
         else cudnnConvolutionBackwardFilter(d->h, &one, l->xd, l->xpad ? l->xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
                                        &zero, l->wd, dev_wgrad(e, i));
