@@ -105,6 +105,7 @@ typedef struct cb_net {
     char *path;                   // the file it came from
     int nlayers;
     cb_layer *layers;             // topological order; layers[0] is the input
+    struct cb_net_weights *weights; // starting parameters read with the description (ONNX), or NULL
 } cb_net;
 
 // Load a Paleo-format description. `spec` is a path or the name of a built-in network
@@ -112,6 +113,10 @@ typedef struct cb_net {
 cb_net *cb_net_load(const char *spec, cb_error *err);
 cb_net *cb_net_load_string(const char *json, const char *source_name, cb_error *err);
 void cb_net_free(cb_net *net);
+// An ONNX model (.onnx) as a Paleo-format description (JSON text; free it). cb_net_load takes
+// .onnx files directly, with their initializers as the starting weights. batch > 0 replaces the
+// input's batch dimension; a symbolic batch is 1 otherwise.
+char *cb_onnx_import(const char *path, int64_t batch, cb_error *err);
 // Change the batch size and infer every shape again.
 cb_status cb_net_set_batch(cb_net *net, int64_t batch, cb_error *err);
 int64_t cb_net_batch(const cb_net *net);

@@ -250,6 +250,10 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     free(hp);
     free(hs);
     free(hl);
+    if (cb_net_weights_apply(e, err) != CB_OK) { // the description's own weights (ONNX)
+        cb_exec_destroy(e);
+        return NULL;
+    }
     // algorithms and workspace
     for (int i = 0; i < n; i++) {
         if (be->plan && be->plan(e, i, err) != CB_OK) {

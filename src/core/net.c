@@ -82,6 +82,7 @@ void cb_net_free(cb_net *net) {
         free(net->layers[i].parents);
     }
     free(net->layers);
+    cb_net_weights_free(net->weights);
     free(net->name);
     free(net->path);
     free(net);

@@ -655,6 +655,8 @@ cb_net *cb_net_load(const char *spec, cb_error *err) {
             snprintf(path, sizeof path, "%s", spec);
         }
     }
+    size_t plen = strlen(path);
+    if (plen > 5 && strcmp(path + plen - 5, ".onnx") == 0) return cb_onnx_load(path, err);
     FILE *f = fopen(path, "rb");
     if (!f) {
         cb_fail(err, CB_STATUS_IO, spec, NULL, "cannot open: %s (not a file, nor a built-in network in %s)", strerror(errno),
