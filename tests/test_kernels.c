@@ -145,26 +145,29 @@ typedef struct {
     int groups;
     int fd;           // also check the gradients by finite differences (small cases only)
     int skip_ref32;   // large cases: leave out the (slow) float reference
+    int dil;          // dilation (both axes); 0: none
 } conv_case;
 
 static cb_conv_params conv_make(const conv_case *cc)
 {
     cb_conv_params p = {.n = cc->n, .c = cc->c, .h = cc->h, .w = cc->w, .k = cc->k, .r = cc->r, .s = cc->s,
-                        .stride_h = cc->stride_h, .stride_w = cc->stride_w, .groups = cc->groups};
+                        .stride_h = cc->stride_h, .stride_w = cc->stride_w, .groups = cc->groups,
+                        .dil_h = cc->dil, .dil_w = cc->dil};
+    const int d = cc->dil > 1 ? cc->dil : 1, er = (p.r - 1) * d + 1, es = (p.s - 1) * d + 1; // the taps' span
     if (cc->pad_h < 0) {
         p.p = (p.h + p.stride_h - 1) / p.stride_h;
-        const int t = (p.p - 1) * p.stride_h + p.r - p.h;
+        const int t = (p.p - 1) * p.stride_h + er - p.h;
         p.pad_top = t > 0 ? t / 2 : 0;
     } else {
-        p.p = (p.h + 2 * cc->pad_h - p.r) / p.stride_h + 1;
+        p.p = (p.h + 2 * cc->pad_h - er) / p.stride_h + 1;
         p.pad_top = cc->pad_h;
     }
     if (cc->pad_w < 0) {
         p.q = (p.w + p.stride_w - 1) / p.stride_w;
-        const int t = (p.q - 1) * p.stride_w + p.s - p.w;
+        const int t = (p.q - 1) * p.stride_w + es - p.w;
         p.pad_left = t > 0 ? t / 2 : 0;
     } else {
-        p.q = (p.w + 2 * cc->pad_w - p.s) / p.stride_w + 1;
+        p.q = (p.w + 2 * cc->pad_w - es) / p.stride_w + 1;
         p.pad_left = cc->pad_w;
     }
     return p;
@@ -253,23 +256,27 @@ static void test_conv(const conv_case *cc)
 static void test_conv_cases(void)
 {
     static const conv_case cases[] = {
-        // name                 n   c   h   w    k   r   s  sh sw  ph  pw  g  fd skip
-        {"conv stride2 same 8x8", 2, 3, 8, 8, 5, 3, 3, 2, 2, -1, -1, 1, 1, 0},     // pads 0 / 1
-        {"conv 4x4 same 7x7", 2, 5, 7, 7, 4, 4, 4, 1, 1, -1, -1, 1, 1, 0},         // pads 1 / 2
-        {"conv 5x3 nonsquare", 2, 3, 11, 9, 6, 5, 3, 1, 1, -1, -1, 1, 1, 0},
-        {"conv 20x5 on 24x9", 2, 2, 24, 9, 3, 20, 5, 1, 1, 0, 0, 1, 1, 0},
-        {"conv stride 3x2 same", 2, 5, 10, 9, 7, 3, 4, 3, 2, -1, -1, 1, 1, 0},
-        {"conv 1x1 direct", 3, 13, 6, 5, 8, 1, 1, 1, 1, 0, 0, 1, 1, 0},
-        {"conv 1x1 stride2", 2, 5, 7, 6, 3, 1, 1, 2, 2, 0, 0, 1, 1, 0},
-        {"conv 1x1 direct groups2", 2, 6, 4, 5, 4, 1, 1, 1, 1, 0, 0, 2, 1, 0},
-        {"conv batch1 c13 pad1", 1, 13, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 0},
-        {"conv groups2", 2, 6, 7, 7, 4, 3, 3, 1, 1, 1, 1, 2, 1, 0},
-        {"conv groups2 stride2", 2, 10, 9, 7, 6, 3, 2, 2, 2, -1, -1, 2, 1, 0},
-        {"conv 11x11 stride4", 1, 3, 23, 23, 4, 11, 11, 4, 4, 2, 2, 1, 1, 0},
-        {"conv pad > filter/2", 1, 3, 5, 5, 2, 3, 3, 2, 2, 2, 2, 1, 1, 0},
-        {"conv alexnet2 groups2", 2, 48, 27, 27, 64, 5, 5, 1, 1, 2, 2, 2, 0, 0},
-        {"conv alexnet conv2 b2", 2, 64, 27, 27, 192, 5, 5, 1, 1, 2, 2, 1, 0, 1},
-        {"conv vgg 3x3 c13", 2, 13, 32, 32, 64, 3, 3, 1, 1, 1, 1, 1, 0, 0},
+        // name                 n   c   h   w    k   r   s  sh sw  ph  pw  g  fd skip dil
+        {"conv stride2 same 8x8", 2, 3, 8, 8, 5, 3, 3, 2, 2, -1, -1, 1, 1, 0, 0},     // pads 0 / 1
+        {"conv 4x4 same 7x7", 2, 5, 7, 7, 4, 4, 4, 1, 1, -1, -1, 1, 1, 0, 0},         // pads 1 / 2
+        {"conv 5x3 nonsquare", 2, 3, 11, 9, 6, 5, 3, 1, 1, -1, -1, 1, 1, 0, 0},
+        {"conv 20x5 on 24x9", 2, 2, 24, 9, 3, 20, 5, 1, 1, 0, 0, 1, 1, 0, 0},
+        {"conv stride 3x2 same", 2, 5, 10, 9, 7, 3, 4, 3, 2, -1, -1, 1, 1, 0, 0},
+        {"conv 1x1 direct", 3, 13, 6, 5, 8, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0},
+        {"conv 1x1 stride2", 2, 5, 7, 6, 3, 1, 1, 2, 2, 0, 0, 1, 1, 0, 0},
+        {"conv 1x1 direct groups2", 2, 6, 4, 5, 4, 1, 1, 1, 1, 0, 0, 2, 1, 0, 0},
+        {"conv batch1 c13 pad1", 1, 13, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {"conv groups2", 2, 6, 7, 7, 4, 3, 3, 1, 1, 1, 1, 2, 1, 0, 0},
+        {"conv groups2 stride2", 2, 10, 9, 7, 6, 3, 2, 2, 2, -1, -1, 2, 1, 0, 0},
+        {"conv 11x11 stride4", 1, 3, 23, 23, 4, 11, 11, 4, 4, 2, 2, 1, 1, 0, 0},
+        {"conv pad > filter/2", 1, 3, 5, 5, 2, 3, 3, 2, 2, 2, 2, 1, 1, 0, 0},
+        {"conv alexnet2 groups2", 2, 48, 27, 27, 64, 5, 5, 1, 1, 2, 2, 2, 0, 0, 0},
+        {"conv alexnet conv2 b2", 2, 64, 27, 27, 192, 5, 5, 1, 1, 2, 2, 1, 0, 1, 0},
+        {"conv vgg 3x3 c13", 2, 13, 32, 32, 64, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0},
+        {"conv dilated 2 pad 2", 2, 4, 9, 9, 5, 3, 3, 1, 1, 2, 2, 1, 1, 0, 2},
+        {"conv dilated 3 5x3 stride2 same", 2, 3, 13, 11, 4, 5, 3, 2, 2, -1, -1, 1, 1, 0, 3},
+        {"conv depthwise dilated 2", 2, 6, 8, 7, 6, 3, 3, 1, 1, 2, 1, 6, 1, 0, 2},
+        {"conv dilated 2 pad 0 groups 2", 1, 4, 10, 10, 6, 3, 3, 1, 1, 0, 0, 2, 1, 0, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv(&cases[i]);
 }

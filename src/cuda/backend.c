@@ -307,6 +307,9 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
     case CB_OP_RELU:
         cb_cuda_relu_forward(n, x, out);
         break;
+    case CB_OP_MUL: // declined by cb_backend_supports_gpu
+    case CB_OP_LAYERNORM:
+    case CB_OP_SCALE:
     case CB_OP_INPUT:
     case CB_OP_COUNT:
         break;
@@ -391,6 +394,9 @@ void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
     case CB_OP_RESHAPE:
         cudaMemcpyAsync(dx, dy, nin * 4, cudaMemcpyDeviceToDevice, 0);
         break;
+    case CB_OP_MUL: // declined by cb_backend_supports_gpu
+    case CB_OP_LAYERNORM:
+    case CB_OP_SCALE:
     case CB_OP_INPUT:
     case CB_OP_COUNT:
         break;
@@ -432,7 +438,7 @@ void cb_cuda_softmax_(cb_exec *e, const float *x, float *prob, int n, int k) { c
 const cb_backend cb_backend_cuda = {
     .name = "cuda", .device = true, .init = init, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
-    .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .supports = NULL, .plan = plan,
+    .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .supports = cb_backend_supports_gpu, .plan = plan,
     .forward = cb_cuda_forward, .backward_epilogue = cb_cuda_backward_epilogue, .backward_data = cb_cuda_backward_data,
     .backward_filter = cb_cuda_backward_filter, .add = cb_cuda_add_, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,
     .xent_forward = cb_cuda_xent_forward_, .xent_backward = cb_cuda_xent_backward_, .softmax = cb_cuda_softmax_};

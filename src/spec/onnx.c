@@ -314,6 +314,13 @@ static cJSON *int_array(const int64_t *v, int n) {
     return a;
 }
 
+// A float32 attribute as its shortest decimal (1e-06, not 9.99999997475243e-07)
+static cJSON *float_num(double v) {
+    char buf[32];
+    snprintf(buf, sizeof buf, "%.7g", v);
+    return cJSON_CreateNumber(strtod(buf, NULL));
+}
+
 static void set_item(cJSON *obj, const char *key, cJSON *item) {
     if (cJSON_GetObjectItemCaseSensitive(obj, key)) cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item);
     else cJSON_AddItemToObject(obj, key, item);
@@ -341,19 +348,22 @@ static int sole_consumer(const imp *m, const char *t) {
 
 static bool is_op(const imp *m, int i, const char *op) { return i >= 0 && strcmp(m->g->node[i]->op_type, op) == 0; }
 
-// The layer producing v, when it can take a fused epilogue: v is its current output and has one consumer.
-static elayer *fusible(imp *m, const ivalue *v) {
+// The layer producing v, when it can take a fused epilogue: v is its current output and has `uses`
+// consumers (1, or the nodes of a pattern like x * Sigmoid(x)).
+static elayer *fusible_n(imp *m, const ivalue *v, int uses) {
     if (v->layer < 0) return NULL;
     elayer *L = &m->l[v->layer];
-    if (L->out != v->name || consumers(m, v->name) != 1) return NULL;
+    if (L->out != v->name || consumers(m, v->name) != uses) return NULL;
     return L;
 }
+static elayer *fusible(imp *m, const ivalue *v) { return fusible_n(m, v, 1); }
 
 // ---- operators --------------------------------------------------------------------------------
 
-// An activation fn on value x, its result named out: fused into x's layer when it can be.
-static bool activation(imp *m, const node_t *nd, int index, ivalue *x, const char *fn, const char *out) {
-    elayer *L = fusible(m, x);
+// An activation fn on value x, its result named out: fused into x's layer when it can be (x has
+// `uses` consumers, all inside the activation's pattern).
+static bool activation_n(imp *m, const node_t *nd, int index, ivalue *x, const char *fn, const char *out, int uses) {
+    elayer *L = fusible_n(m, x, uses);
     if (L && (L->kind == LK_CONV || L->kind == LK_FC || L->kind == LK_ELT) && !L->act) {
         set_item(L->obj, "activation_fn", cJSON_CreateString(fn));
         L->act = true;
@@ -364,6 +374,9 @@ static bool activation(imp *m, const node_t *nd, int index, ivalue *x, const cha
     if (strcmp(fn, "relu")) cJSON_AddStringToObject(m->l[k].obj, "fn", fn);
     bind(m, out, k, NULL, x->rank, x->nhwc);
     return true;
+}
+static bool activation(imp *m, const node_t *nd, int index, ivalue *x, const char *fn, const char *out) {
+    return activation_n(m, nd, index, x, fn, out, 1);
 }
 
 // Pads, strides and dilations of a Conv or pooling node into Paleo's keys.
@@ -459,7 +472,7 @@ static bool op_batchnorm(imp *m, const node_t *nd, int index) {
         k = x->layer;
     } else {
         k = emit(m, nd, index, "BatchNorm", LK_OTHER, &x, 1);
-        cJSON_AddNumberToObject(m->l[k].obj, "epsilon", eps);
+        cJSON_AddItemToObject(m->l[k].obj, "epsilon", float_num(eps));
     }
     for (int i = 0; i < 4; i++) add_weight(m, m->l[k].name, what[i], d[i], n[i]);
     bind(m, nd->output[0], k, NULL, x->rank, false);
@@ -639,7 +652,7 @@ static bool try_gelu(imp *m, const node_t *nd, int index) {
     ivalue *half = find_value(m, strcmp(hn->input[0], mn->output[0]) ? hn->input[0] : hn->input[1]);
     if (!const_is(m, nd, half, 0.5, 1e-6)) return false;
     m->done[e] = m->done[a] = m->done[m1] = m->done[m2] = true;
-    return activation(m, nd, index, x, "gelu", hn->output[0]);
+    return activation_n(m, nd, index, x, "gelu", hn->output[0], 2);
 }
 
 // x * act(x) as one activation: Sigmoid -> silu, HardSigmoid -> hardswish.
@@ -652,7 +665,7 @@ static bool try_gated(imp *m, const node_t *nd, int index, const char *fn) {
     ivalue *x = input_layer(m, nd, 0);
     if (!x) return false;
     m->done[c] = true;
-    return activation(m, nd, index, x, fn, mn->output[0]);
+    return activation_n(m, nd, index, x, fn, mn->output[0], 2);
 }
 
 static bool op_binary(imp *m, const node_t *nd, int index, bool mul) {
@@ -711,8 +724,8 @@ static bool op_layernorm(imp *m, const node_t *nd, int index) {
     if (ax != rank - 1 || (rank == 4 && !x->nhwc))
         return node_fail(m, nd, CB_STATUS_UNSUPPORTED, "only a LayerNorm over the channels is supported (NHWC between Transposes, axis -1)");
     int k = emit(m, nd, index, "LayerNorm", LK_OTHER, &x, 1);
-    cJSON_AddNumberToObject(m->l[k].obj, "epsilon", attr_float(nd, "epsilon", 1e-5));
-    static const char *const what[2] = {"bn_scale", "bn_shift"};
+    cJSON_AddItemToObject(m->l[k].obj, "epsilon", float_num(attr_float(nd, "epsilon", 1e-5)));
+    static const char *const what[2] = {"weight", "bias"};
     for (size_t i = 0; i < 2; i++) {
         int64_t n;
         float *d;
@@ -819,8 +832,27 @@ static bool op_node(imp *m, const node_t *nd, int index) {
         if (!(ratio >= 0 && ratio < 1)) return node_fail(m, nd, CB_STATUS_UNSUPPORTED, "ratio must be one value in [0, 1)");
         if (!(x = input_layer(m, nd, 0))) return false;
         int k = emit(m, nd, index, "Dropout", LK_OTHER, &x, 1);
-        cJSON_AddNumberToObject(m->l[k].obj, "dropout_keep_prob", 1 - ratio);
+        cJSON_AddItemToObject(m->l[k].obj, "dropout_keep_prob", float_num(1 - ratio));
         bind(m, nd->output[0], k, NULL, x->rank, x->nhwc);
+        return true;
+    }
+    if (!strcmp(op, "Pad")) { // PyTorch writes a zero Pad before some pools
+        static const char *const pk[] = {"mode", "pads", "value", NULL};
+        if (!attrs_known(m, nd, pk) || !(x = input_layer(m, nd, 0))) return false;
+        const Onnx__AttributeProto *a = attr(nd, "pads");
+        bool zero = true;
+        for (size_t i = 0; a && i < a->n_ints; i++) zero &= a->ints[i] == 0;
+        if (!a && nd->n_input > 1) {
+            ivalue *pv = input_const(m, nd, 1, "pads");
+            int64_t n;
+            float *d = pv ? const_floats(m, nd, pv->t, &n) : NULL;
+            if (!d) return false;
+            for (int64_t i = 0; i < n; i++) zero &= d[i] == 0;
+            free(d);
+        }
+        if (!zero) return node_fail(m, nd, CB_STATUS_UNSUPPORTED, "only an all-zero Pad is supported (padding belongs to the Conv or pool)");
+        bind(m, nd->output[0], x->layer, NULL, x->rank, x->nhwc);
+        m->l[x->layer].out = x->name;
         return true;
     }
     if (!strcmp(op, "Identity")) {
@@ -952,6 +984,11 @@ cJSON *cb_onnx_read(const char *path, int64_t batch, cb_net_weights **weights, c
     }
     if (!add_input(&m, batch)) goto done;
     err->msg[0] = 0;
+    for (size_t i = 0; i < m.g->n_node; i++) // constants first: a pattern may look ahead at them
+        if (!strcmp(m.g->node[i]->op_type ? m.g->node[i]->op_type : "", "Constant")) {
+            if (!op_node(&m, m.g->node[i], (int)i)) goto done;
+            m.done[i] = true;
+        }
     for (size_t i = 0; i < m.g->n_node; i++)
         if (!m.done[i] && !op_node(&m, m.g->node[i], (int)i)) goto done;
     if (m.g->n_output != 1) {
