@@ -20,13 +20,16 @@ const cb_backend *cb_backend_find(const char *name) {
     return NULL;
 }
 
+const char *cb_layer_cpu_only(const cb_layer *L) {
+    return L->op == CB_OP_MUL         ? "an Elementwise mul"
+           : L->op == CB_OP_LAYERNORM ? "LayerNorm"
+           : L->op == CB_OP_SCALE     ? "Scale"
+           : L->op == CB_OP_CONV && (L->p.conv.dil_h > 1 || L->p.conv.dil_w > 1) ? "a dilated convolution"
+                                                                                  : NULL;
+}
+
 bool cb_backend_supports_gpu(const cb_exec *e, int i, char *why, size_t n) {
-    const cb_layer *L = &e->net->layers[i];
-    const char *what = L->op == CB_OP_MUL         ? "an Elementwise mul"
-                       : L->op == CB_OP_LAYERNORM ? "LayerNorm"
-                       : L->op == CB_OP_SCALE     ? "Scale"
-                       : L->op == CB_OP_CONV && (L->p.conv.dil_h > 1 || L->p.conv.dil_w > 1) ? "a dilated convolution"
-                                                                                              : NULL;
+    const char *what = cb_layer_cpu_only(&e->net->layers[i]);
     if (!what) return true;
     snprintf(why, n, "%s has no GPU kernel yet (backends cpu and ref run it)", what);
     return false;
