@@ -357,8 +357,8 @@ def mobilenet_v2():
 
 
 def efficientnet_b0():
-    """torchvision efficientnet_b0: MBConv with squeeze-excitation, SiLU. Batch norm is fused
-    (convbench's epsilon 1e-5; torchvision's is 1e-3), which changes no shape or count."""
+    """torchvision efficientnet_b0: MBConv with squeeze-excitation, SiLU; batch norm fused
+    (epsilon 1e-5, as torchvision's B0; its B5-B7 use 1e-3)."""
     n = Net("EfficientNet-B0 (torchvision efficientnet_b0)", 64, 224, 224, 3)
     n.add("conv1", conv([n.last], 3, 3, 32, s=2, pad=[1, 1], bn=True, bias=False, act="silu"))
     cin = 32
