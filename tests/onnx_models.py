@@ -191,6 +191,18 @@ good = open(os.path.join(out, "asym_pads.onnx"), "rb").read()
 for name, data in [("truncated", good[: len(good) * 2 // 3]), ("garbage", bytes(range(256)) * 4), ("empty", b"")]:
     open(os.path.join(out, name + ".onnx"), "wb").write(data)
 errors += [("truncated", "not a valid ONNX model"), ("garbage", "not a valid ONNX model"), ("empty", "no graph")]
+# damaged copies of a real model: every one must load or fail with one line, never crash (the C test
+# runs them under ASan too)
+real = open(os.path.join(out, "torch_block.onnx"), "rb").read()
+fuzz = []
+for i in range(40):
+    b = bytearray(real[: len(real) * (i + 1) // 41] if i % 2 else real)
+    for _ in range(1 + i % 4):
+        b[int(rng.integers(len(b)))] ^= 1 << int(rng.integers(8))
+    open(os.path.join(out, "fuzz%d.onnx" % i), "wb").write(bytes(b))
+    fuzz.append("fuzz%d" % i)
+with open(os.path.join(out, "fuzz.txt"), "w") as f:
+    f.writelines(n + "\n" for n in fuzz)
 
 with open(os.path.join(out, "forward.txt"), "w") as f:
     f.writelines(f"{n} {b}\n" for n, b in forward)

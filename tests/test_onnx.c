@@ -135,6 +135,27 @@ static void test_errors(void) {
     CHECK(n >= 8, "only %d error checks", n);
 }
 
+// Damaged models: each loads or fails with one line; nothing crashes (ASan run in make test).
+static void test_fuzz(void) {
+    char path[1024], name[128];
+    snprintf(path, sizeof path, "%s/fuzz.txt", dir);
+    FILE *f = fopen(path, "r");
+    CHECK(f, "no %s", path);
+    int n = 0, loaded = 0;
+    while (f && fscanf(f, "%127s", name) == 1) {
+        snprintf(path, sizeof path, "%s/%s.onnx", dir, name);
+        cb_error err = {0};
+        cb_net *net = cb_net_load(path, &err);
+        if (net) loaded++;
+        else CHECK(err.msg[0] && !strchr(err.msg, '\n'), "%s: no message or more than one line: %s", name, err.msg);
+        cb_net_free(net);
+        n++;
+    }
+    if (f) fclose(f);
+    CHECK(n >= 20, "only %d damaged models", n);
+    printf("  %d damaged models: %d still load, %d refused with one line\n", n, loaded, n - loaded);
+}
+
 // --batch replaces a symbolic batch; the weights survive it.
 static void test_batch(void) {
     char path[512];
@@ -163,6 +184,7 @@ int main(void) {
         RUN(test_json);
         RUN(test_errors);
         RUN(test_batch);
+        RUN(test_fuzz);
         snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
         if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", dir);
     }

@@ -32,6 +32,8 @@ cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *l
         vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
         va_end(ap);
     }
+    for (char *c = err->msg; *c; c++) // one line, whatever names a damaged file holds
+        if ((unsigned char)*c < 32) *c = '?';
     return st;
 }
 

@@ -65,7 +65,7 @@ static bool node_fail(imp *m, const node_t *nd, cb_status st, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    cb_fail(m->err, st, m->src, NULL, "node '%s' (%s): %s", nd->name && *nd->name ? nd->name : nd->output[0],
+    cb_fail(m->err, st, m->src, NULL, "node '%s' (%s): %s", nd->name && *nd->name ? nd->name : nd->n_output ? nd->output[0] : "?",
             nd->op_type, msg);
     return false;
 }
@@ -632,6 +632,7 @@ static bool op_concat(imp *m, const node_t *nd, int index) {
 
 // GELU's Erf form, as PyTorch exports it: Mul(Mul(x, Add(Erf(Div(x, sqrt 2)), 1)), 0.5).
 static bool try_gelu(imp *m, const node_t *nd, int index) {
+    if (nd->n_input != 2) return false;
     ivalue *x = find_value(m, nd->input[0]), *c = nd->n_input > 1 ? find_value(m, nd->input[1]) : NULL;
     if (!x || x->layer < 0 || !const_is(m, nd, c, sqrt(2.0), 1e-3)) return false;
     int e = sole_consumer(m, nd->output[0]);
@@ -657,6 +658,7 @@ static bool try_gelu(imp *m, const node_t *nd, int index) {
 
 // x * act(x) as one activation: Sigmoid -> silu, HardSigmoid -> hardswish.
 static bool try_gated(imp *m, const node_t *nd, int index, const char *fn) {
+    if (nd->n_input != 1) return false;
     int c = sole_consumer(m, nd->output[0]);
     if (!is_op(m, c, "Mul") || m->g->node[c]->n_input != 2) return false;
     const node_t *mn = m->g->node[c];
@@ -952,6 +954,8 @@ static bool add_input(imp *m, int64_t batch) {
 }
 
 cJSON *cb_onnx_read(const char *path, int64_t batch, cb_net_weights **weights, cb_error *err) {
+    cb_error local;
+    if (!err) err = &local;
     size_t len = 0;
     unsigned char *buf = read_file(path, &len, err);
     if (!buf) return NULL;
@@ -974,6 +978,16 @@ cJSON *cb_onnx_read(const char *path, int64_t batch, cb_net_weights **weights, c
         }
     }
     m.g = model->graph;
+    for (size_t i = 0; i < m.g->n_node; i++) { // every lookup below may take any node's strings
+        const node_t *nd = m.g->node[i];
+        bool ok_strings = nd->op_type != NULL;
+        for (size_t j = 0; j < nd->n_input; j++) ok_strings &= nd->input[j] != NULL;
+        for (size_t j = 0; j < nd->n_output; j++) ok_strings &= nd->output[j] != NULL;
+        if (!ok_strings || !nd->n_output || !*nd->output[0]) {
+            cb_fail(err, CB_STATUS_PARSE, path, NULL, "node %zu has no operator type or an unnamed output", i);
+            goto done;
+        }
+    }
     m.done = cb_xcalloc(m.g->n_node, sizeof(bool));
     root = cJSON_CreateObject();
     cJSON_AddStringToObject(root, "name", m.g->name && *m.g->name ? m.g->name : path);
