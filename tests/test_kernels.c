@@ -591,6 +591,99 @@ static void test_bn(const char *name, int n, int c, int h, int w, double shift, 
     free(rm0), free(rv0), free(rmf0), free(rvf0);
 }
 
+// ---- per channel: SE product, layer scale, LayerNorm over channels ---------------------------
+
+typedef struct {
+    int n, c, hw, bhw;
+    double *a, *b, *w, *g, *beta, *dy, *y;
+} ch_ctx;
+
+static double mul_loss(void *v)
+{
+    ch_ctx *t = v;
+    cb_ref64_mul_forward(t->n, t->c, t->hw, t->bhw, t->a, t->b, t->y);
+    return dot64(t->y, t->dy, (size_t)t->n * t->c * t->hw);
+}
+
+static double scale_loss(void *v)
+{
+    ch_ctx *t = v;
+    cb_ref64_scale_forward(t->n, t->c, t->hw, t->a, t->w, t->y);
+    return dot64(t->y, t->dy, (size_t)t->n * t->c * t->hw);
+}
+
+static double ln_loss(void *v)
+{
+    ch_ctx *t = v;
+    cb_ref64_layernorm_forward(t->n, t->c, t->hw, 1e-5, t->a, t->g, t->beta, t->y);
+    return dot64(t->y, t->dy, (size_t)t->n * t->c * t->hw);
+}
+
+// the float kernels (which both CPU backends run) against the float64 ones, and those against
+// central differences of sum(y * dy); bhw 1 broadcasts the product's second operand
+static void test_channel(const char *name, int n, int c, int hw, int bhw, double shift)
+{
+    const size_t xs = (size_t)n * c * hw, bs = (size_t)n * c * bhw;
+    float *a = FALLOC(xs), *b = FALLOC(bs), *w = FALLOC(c), *g = FALLOC(c), *be = FALLOC(c), *dy = FALLOC(xs);
+    float *y = FALLOC(xs), *da = FALLOC(xs), *db = FALLOC(bs), *dw = FALLOC(c), *dg = FALLOC(c), *dbe = FALLOC(c);
+    double *a64 = DALLOC(xs), *b64 = DALLOC(bs), *w64 = DALLOC(c), *g64 = DALLOC(c), *be64 = DALLOC(c);
+    double *dy64 = DALLOC(xs), *y64 = DALLOC(xs), *da64 = DALLOC(xs), *db64 = DALLOC(bs), *dw64 = DALLOC(c);
+    double *dg64 = DALLOC(c), *dbe64 = DALLOC(c), *fd = DALLOC(xs > bs ? xs : bs);
+    fill_pair(xs, a, a64), fill_pair(bs, b, b64), fill_pair(c, w, w64), fill_pair(c, g, g64), fill_pair(c, be, be64);
+    fill_pair(xs, dy, dy64);
+    for (size_t i = 0; i < xs; i++) a[i] += (float)shift, a64[i] = a[i]; // LayerNorm: a mean far from 0
+    ch_ctx t = {n, c, hw, bhw, a64, b64, w64, g64, be64, dy64, y64};
+
+    // product: forward, d/da = dy * b (the forward kernel), d/db = dy * a or its pixel sums
+    cb_ref64_mul_forward(n, c, hw, bhw, a64, b64, y64);
+    poison(y, xs);
+    cb_ref_mul_forward(n, c, hw, bhw, a, b, y);
+    check(name, "mul forward", nerr(y, y64, xs), TOL_F32);
+    cb_ref64_mul_forward(n, c, hw, bhw, dy64, b64, da64);
+    cb_ref_mul_forward(n, c, hw, bhw, dy, b, da);
+    if (bhw == 1) cb_ref64_mul_backward_bcast(n, c, hw, dy64, a64, db64), cb_ref_mul_backward_bcast(n, c, hw, dy, a, db);
+    else cb_ref64_mul_forward(n, c, hw, hw, dy64, a64, db64), cb_ref_mul_forward(n, c, hw, hw, dy, a, db);
+    fd_grad(mul_loss, &t, a64, xs, fd);
+    check_grad(name, "mul da", fd, da64, da, NULL, xs);
+    fd_grad(mul_loss, &t, b64, bs, fd);
+    check_grad(name, "mul db", fd, db64, db, NULL, bs);
+
+    // layer scale
+    cb_ref64_scale_forward(n, c, hw, a64, w64, y64);
+    poison(y, xs);
+    cb_ref_scale_forward(n, c, hw, a, w, y);
+    check(name, "scale forward", nerr(y, y64, xs), TOL_F32);
+    cb_ref64_scale_forward(n, c, hw, dy64, w64, da64);
+    cb_ref_scale_forward(n, c, hw, dy, w, da);
+    cb_ref64_scale_backward_filter(n, c, hw, a64, dy64, dw64);
+    poison(dw, c);
+    cb_ref_scale_backward_filter(n, c, hw, a, dy, dw);
+    fd_grad(scale_loss, &t, a64, xs, fd);
+    check_grad(name, "scale dx", fd, da64, da, NULL, xs);
+    fd_grad(scale_loss, &t, w64, c, fd);
+    check_grad(name, "scale dw", fd, dw64, dw, NULL, c);
+
+    // LayerNorm over channels
+    cb_ref64_layernorm_forward(n, c, hw, 1e-5, a64, g64, be64, y64);
+    poison(y, xs);
+    cb_ref_layernorm_forward(n, c, hw, 1e-5, a, g, be, y);
+    check(name, "layernorm forward", nerr(y, y64, xs), TOL_F32);
+    cb_ref64_layernorm_backward(n, c, hw, 1e-5, a64, g64, dy64, da64, dg64, dbe64);
+    poison(da, xs), poison(dg, c), poison(dbe, c);
+    cb_ref_layernorm_backward(n, c, hw, 1e-5, a, g, dy, da, dg, dbe);
+    check(name, "layernorm backward dx", nerr(da, da64, xs), TOL_F32);
+    fd_grad(ln_loss, &t, a64, xs, fd);
+    check_grad(name, "layernorm dx", fd, da64, da, NULL, xs);
+    fd_grad(ln_loss, &t, g64, c, fd);
+    check_grad(name, "layernorm dgamma", fd, dg64, dg, NULL, c);
+    fd_grad(ln_loss, &t, be64, c, fd);
+    check_grad(name, "layernorm dbeta", fd, dbe64, dbe, NULL, c);
+
+    free(a), free(b), free(w), free(g), free(be), free(dy), free(y), free(da), free(db), free(dw), free(dg), free(dbe);
+    free(a64), free(b64), free(w64), free(g64), free(be64), free(dy64), free(y64), free(da64), free(db64), free(dw64);
+    free(dg64), free(dbe64), free(fd);
+}
+
 // ---- elementwise --------------------------------------------------------------------------
 
 typedef struct {
@@ -777,6 +870,9 @@ int main(void)
     test_bn("bn n1 c13 1x1 fc-like", 7, 13, 1, 1, 0.5, 1);
     test_bn("bn n8 c64 28x28", 8, 64, 28, 28, 1.0, 0);
 
+    test_channel("channel n2 c5 4x3 se", 2, 5, 12, 1, 0.0);
+    test_channel("channel n3 c8 3x3 same", 3, 8, 9, 9, 2.0);
+    test_channel("channel n1 c13 1x1", 1, 13, 1, 1, 0.5); // ConvNeXt's head LayerNorm on a pooled tensor
     test_relu();
     test_dropout();
     test_softmax_xent("softmax xent n4 k10", 4, 10, 1.0);
