@@ -80,10 +80,10 @@ static void test_forward(void) {
     CHECK(n >= 1, "no forward cases");
 }
 
-// Each listed model imports, and its description contains the needle.
-static void test_json(void) {
+// Calls fn(model path, name, needle) for each "NAME<TAB>NEEDLE" line of DIR/list; the count.
+static int each_case(const char *list, void (*fn)(const char *path, const char *name, const char *needle)) {
     char path[1024], line[600];
-    snprintf(path, sizeof path, "%s/json.txt", dir);
+    snprintf(path, sizeof path, "%s/%s", dir, list);
     FILE *f = fopen(path, "r");
     CHECK(f, "no %s", path);
     int n = 0;
@@ -92,46 +92,45 @@ static void test_json(void) {
         if (!tab) continue;
         *tab = 0;
         tab[strcspn(tab + 1, "\n") + 1] = 0;
-        char *needle = tab + 1;
         snprintf(path, sizeof path, "%s/%s.onnx", dir, line);
-        cb_error err = {0};
-        char *js = cb_onnx_import(path, 0, &err);
-        CHECK(js, "%s", err.msg);
-        if (js) {
-            squeeze(js);
-            CHECK(strstr(js, needle), "%s: the description lacks %s", line, needle);
-        }
-        free(js);
+        fn(path, line, tab + 1);
         n++;
     }
     if (f) fclose(f);
+    return n;
+}
+
+// The model imports, and its description contains the needle.
+static void json_case(const char *path, const char *name, const char *needle) {
+    cb_error err = {0};
+    char *js = cb_onnx_import(path, 0, &err);
+    CHECK(js, "%s", err.msg);
+    if (js) {
+        squeeze(js);
+        CHECK(strstr(js, needle), "%s: the description lacks %s", name, needle);
+    }
+    free(js);
+}
+
+// The model fails to load with one line holding the needle, and a bad-input status (exit 2).
+static void error_case(const char *path, const char *name, const char *needle) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load(path, &err);
+    CHECK(!net, "%s loaded", name);
+    cb_net_free(net);
+    CHECK(strstr(err.msg, needle), "%s: message '%s' lacks '%s'", name, err.msg, needle);
+    CHECK(!strchr(err.msg, '\n'), "%s: more than one line", name);
+    CHECK(err.status != CB_OK && err.status != CB_STATUS_NOMEM && err.status != CB_STATUS_DEVICE, "%s: status %s", name,
+          cb_status_name(err.status));
+}
+
+static void test_json(void) {
+    int n = each_case("json.txt", json_case);
     CHECK(n >= 10, "only %d description checks", n);
 }
 
-// Each listed model fails to load with one line holding the needle, and a bad-input status (exit 2).
 static void test_errors(void) {
-    char path[1024], line[600];
-    snprintf(path, sizeof path, "%s/errors.txt", dir);
-    FILE *f = fopen(path, "r");
-    CHECK(f, "no %s", path);
-    int n = 0;
-    while (f && fgets(line, sizeof line, f)) {
-        char *tab = strchr(line, '\t');
-        if (!tab) continue;
-        *tab = 0;
-        tab[strcspn(tab + 1, "\n") + 1] = 0;
-        snprintf(path, sizeof path, "%s/%s.onnx", dir, line);
-        cb_error err = {0};
-        cb_net *net = cb_net_load(path, &err);
-        CHECK(!net, "%s loaded", line);
-        cb_net_free(net);
-        CHECK(strstr(err.msg, tab + 1), "%s: message '%s' lacks '%s'", line, err.msg, tab + 1);
-        CHECK(!strchr(err.msg, '\n'), "%s: more than one line", line);
-        CHECK(err.status != CB_OK && err.status != CB_STATUS_NOMEM && err.status != CB_STATUS_DEVICE, "%s: status %s", line,
-              cb_status_name(err.status));
-        n++;
-    }
-    if (f) fclose(f);
+    int n = each_case("errors.txt", error_case);
     CHECK(n >= 8, "only %d error checks", n);
 }
 

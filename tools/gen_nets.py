@@ -323,14 +323,16 @@ def resnext50():
     return n
 
 
-def mobilenet_v2():
-    """torchvision mobilenet_v2 (width 1.0): inverted residuals, ReLU6, linear bottlenecks."""
-    n = Net("MobileNetV2 (torchvision mobilenet_v2)", 64, 224, 224, 3)
-    n.add("conv1", conv([n.last], 3, 3, 32, s=2, pad=[1, 1], bn=True, bias=False, act="relu6"))
+def inverted_residuals(title, act, stages, se):
+    """MobileNetV2 and EfficientNet-B0 as torchvision builds them: a 3x3 stem of 32, stages of
+    (expansion t, kernel k, stride, channels c, repeats) blocks (1x1 expand unless t = 1,
+    depthwise kxk, squeeze-excitation to max(1, cin/4) when se, linear 1x1 projection, identity
+    shortcut when the shape stays), a 1x1 to 1280, global pooling, dropout 0.2, the classifier."""
+    n = Net(title, 64, 224, 224, 3)
+    n.add("conv1", conv([n.last], 3, 3, 32, s=2, pad=[1, 1], bn=True, bias=False, act=act))
     cin = 32
     i = 0
-    for t, c, reps, stride in [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
-                               (6, 160, 3, 2), (6, 320, 1, 1)]:
+    for t, k, stride, c, reps in stages:
         for r in range(reps):
             s = stride if r == 0 else 1
             hid = cin * t
@@ -338,61 +340,45 @@ def mobilenet_v2():
             L = OrderedDict()
             first = []
             if t != 1:
-                L["expand"] = conv([], 1, cin, hid, bn=True, bias=False, act="relu6")
+                L["expand"] = conv([], 1, cin, hid, bn=True, bias=False, act=act)
                 first = ["expand"]
-            L["dw"] = conv(first, 3, hid, hid, s=s, pad=[1, 1], bn=True, bias=False, groups=hid, act="relu6")
-            L["project"] = conv(["dw"], 1, hid, c, relu=False, bn=True, bias=False)
+            L["dw"] = conv(first, k, hid, hid, s=s, pad=[(k - 1) // 2] * 2, bn=True, bias=False, groups=hid, act=act)
+            last = "dw"
+            if se:
+                sq = max(1, cin // 4)
+                L["se_pool"] = gap(["dw"])
+                L["se_reduce"] = conv(["se_pool"], 1, hid, sq, act=act)
+                L["se_expand"] = conv(["se_reduce"], 1, sq, hid, act="sigmoid")
+                L["se_mul"] = mul(["dw", "se_expand"])
+                last = "se_mul"
+            L["project"] = conv([last], 1, hid, c, relu=False, bn=True, bias=False)
             prev = n.last
             n.add(bname, block([prev], "project", L))
             if s == 1 and cin == c:
                 n.add(bname + "_add", eltwise([bname + "/project", prev], False))
             cin = c
             i += 1
-    n.add("conv_last", conv([n.last], 1, cin, 1280, bn=True, bias=False, act="relu6"))
+    n.add("conv_last", conv([n.last], 1, cin, 1280, bn=True, bias=False, act=act))
     n.add("pool", gap([n.last]))
     n.add("dropout", dropout([n.last], 0.8))
     n.add("fc", fc([n.last], 1000, False))
     n.add("softmax", softmax([n.last], 1000))
     return n
+
+
+def mobilenet_v2():
+    """torchvision mobilenet_v2 (width 1.0): inverted residuals, ReLU6, linear bottlenecks."""
+    return inverted_residuals("MobileNetV2 (torchvision mobilenet_v2)", "relu6",
+                              [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 3, 2, 32, 3), (6, 3, 2, 64, 4),
+                               (6, 3, 1, 96, 3), (6, 3, 2, 160, 3), (6, 3, 1, 320, 1)], se=False)
 
 
 def efficientnet_b0():
     """torchvision efficientnet_b0: MBConv with squeeze-excitation, SiLU; batch norm fused
     (epsilon 1e-5, as torchvision's B0; its B5-B7 use 1e-3)."""
-    n = Net("EfficientNet-B0 (torchvision efficientnet_b0)", 64, 224, 224, 3)
-    n.add("conv1", conv([n.last], 3, 3, 32, s=2, pad=[1, 1], bn=True, bias=False, act="silu"))
-    cin = 32
-    i = 0
-    for t, k, stride, c, reps in [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3),
-                                  (6, 5, 1, 112, 3), (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)]:
-        for r in range(reps):
-            s = stride if r == 0 else 1
-            hid, sq = cin * t, max(1, cin // 4)
-            bname = "block%d" % i
-            L = OrderedDict()
-            first = []
-            if t != 1:
-                L["expand"] = conv([], 1, cin, hid, bn=True, bias=False, act="silu")
-                first = ["expand"]
-            L["dw"] = conv(first, k, hid, hid, s=s, pad=[(k - 1) // 2] * 2, bn=True, bias=False, groups=hid,
-                           act="silu")
-            L["se_pool"] = gap(["dw"])
-            L["se_reduce"] = conv(["se_pool"], 1, hid, sq, act="silu")
-            L["se_expand"] = conv(["se_reduce"], 1, sq, hid, act="sigmoid")
-            L["se_mul"] = mul(["dw", "se_expand"])
-            L["project"] = conv(["se_mul"], 1, hid, c, relu=False, bn=True, bias=False)
-            prev = n.last
-            n.add(bname, block([prev], "project", L))
-            if s == 1 and cin == c:
-                n.add(bname + "_add", eltwise([bname + "/project", prev], False))
-            cin = c
-            i += 1
-    n.add("conv_last", conv([n.last], 1, cin, 1280, bn=True, bias=False, act="silu"))
-    n.add("pool", gap([n.last]))
-    n.add("dropout", dropout([n.last], 0.8))
-    n.add("fc", fc([n.last], 1000, False))
-    n.add("softmax", softmax([n.last], 1000))
-    return n
+    return inverted_residuals("EfficientNet-B0 (torchvision efficientnet_b0)", "silu",
+                              [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3),
+                               (6, 5, 1, 112, 3), (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)], se=True)
 
 
 def convnext_tiny():
