@@ -53,8 +53,8 @@ $(GEN)/onnx.pb-c.c: $(ONNX_PROTO)
 $(GEN)/onnx.pb-c.h: $(GEN)/onnx.pb-c.c
 $(GEN)/onnx.pb-c.o: $(GEN)/onnx.pb-c.c
 	$(CC) $(filter-out -Wall -Wextra -MMD -MP,$(CFLAGS)) -I$(GEN) -c -o $@ $<
-$(BUILD)/src/spec/onnx.o: $(GEN)/onnx.pb-c.h
-$(BUILD)/src/spec/onnx.o: CFLAGS += -I$(GEN)
+$(BUILD)/src/spec/onnx.o $(BUILD)/src/spec/onnx_ops.o: $(GEN)/onnx.pb-c.h
+$(BUILD)/src/spec/onnx.o $(BUILD)/src/spec/onnx_ops.o: CFLAGS += -I$(GEN)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 
 # objects rebuild when the flags change (CUDA appearing, sanitizers), and the file that
