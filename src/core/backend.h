@@ -105,6 +105,11 @@ void cb_exec_act_download(cb_exec *e, int layer, float *host, const void *dev);
 void cb_exec_act_upload(cb_exec *e, int layer, void *dev, const float *host);
 
 const cb_backend *cb_backend_find(const char *name);
+// The layer kinds only the CPU backends run yet (dilated convolution, Elementwise mul, LayerNorm,
+// Scale): what the layer is ("a dilated convolution"), or NULL when a GPU backend may run it.
+const char *cb_layer_cpu_only(const cb_layer *L);
+// The supports() of the GPU backends: false, with the reason, for those.
+bool cb_backend_supports_gpu(const cb_exec *e, int layer, char *why, size_t n);
 
 extern const cb_backend cb_backend_cpu, cb_backend_ref;
 #ifdef CB_HAVE_CUDA

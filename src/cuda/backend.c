@@ -334,6 +334,9 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
     case CB_OP_RELU:
         cb_cuda_relu_forward(n, x, out);
         break;
+    case CB_OP_MUL: // declined by cb_backend_supports_gpu
+    case CB_OP_LAYERNORM:
+    case CB_OP_SCALE:
     case CB_OP_INPUT:
     case CB_OP_COUNT:
         break;
@@ -417,6 +420,9 @@ void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
     case CB_OP_RESHAPE:
         cudaMemcpyAsync(dx, dy, nin * 4, cudaMemcpyDeviceToDevice, 0);
         break;
+    case CB_OP_MUL: // declined by cb_backend_supports_gpu
+    case CB_OP_LAYERNORM:
+    case CB_OP_SCALE:
     case CB_OP_INPUT:
     case CB_OP_COUNT:
         break;
@@ -459,7 +465,7 @@ const cb_backend cb_backend_cuda = {
     .name = "cuda", .device = true, .init = init, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
     .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,
-    .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = NULL, .plan = plan,
+    .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = cb_backend_supports_gpu, .plan = plan,
     .forward = cb_cuda_forward, .forward_epilogue = cb_cuda_epilogue_forward, .backward_epilogue = cb_cuda_backward_epilogue,
     .backward_data = cb_cuda_backward_data,
     .backward_filter = cb_cuda_backward_filter, .add = cb_cuda_add_, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,

@@ -1267,7 +1267,7 @@ static void crit_xent_backward(cb_exec *e, const float *prob, const int32_t *lab
     {.name = NAME, .device = true, .init = INIT, .destroy = destroy, .alloc = cb_cuda_alloc, .release = cb_cuda_release, \
      .upload = cb_cuda_upload, .download = cb_cuda_download, .timer_start = cb_cuda_timer_start,                      \
      .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset, .mark = cb_cuda_mark,                       \
-     .mark_ms = cb_cuda_mark_ms, .supports = NULL, .plan = plan, .forward = forward,                                  \
+     .mark_ms = cb_cuda_mark_ms, .supports = cb_backend_supports_gpu, .plan = plan, .forward = forward,                                  \
      .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue, .backward_data = backward_data,    \
      .backward_filter = backward_filter, .add = act_add, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_, .xent_forward = crit_xent_forward,                  \
      .xent_backward = crit_xent_backward, .softmax = crit_softmax, .act_upload = act_upload,                           \
