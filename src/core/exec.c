@@ -73,6 +73,7 @@ static size_t aux_bytes(const cb_layer *L, bool train) {
     if (L->op == CB_OP_POOL && !L->p.pool.avg) return out; // argmax, int32
     if (L->op == CB_OP_LRN) return out;                    // scale
     if (L->op == CB_OP_DROPOUT && train) return out;       // mask
+    if (L->op == CB_OP_LAYERNORM && train) return (size_t)(L->out.n * L->out.h * L->out.w) * 8; // per-pixel mean, 1/std (GPU backends)
     return 0;
 }
 
