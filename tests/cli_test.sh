@@ -120,5 +120,21 @@ printf '{"name": "x", "peak": {"fp32": 1e12}, "mem_bw": 1e11}' > "$tmp/nosamples
 expect "refit without samples" 2 "no GPU calibration samples" -- "$cb" calibrate --refit "$tmp/nosamples.json"
 expect "predict bad --kinds" 2 "--kinds" -- "$cb" predict alexnet --device h200 --kinds convs
 
+# predict --measure: profiles of this network, batch and precision only; repeated or comma-separated
+"$cb" profile fashion-lenet --batch 4 --backend cpu --iters 1 --warmup 0 --quiet --format json --output "$tmp/pf.json"
+"$cb" profile fashion-lenet --batch 4 --backend cpu --direction backward --wrt filter --iters 1 --warmup 0 --quiet --format json --output "$tmp/pbf.json"
+"$cb" profile fashion-lenet --batch 4 --backend cpu --direction all --iters 1 --warmup 0 --quiet --format json --output "$tmp/pall.json"
+"$cb" profile alexnet --batch 1 --backend cpu --iters 1 --warmup 0 --quiet --format json --output "$tmp/palex.json"
+expect "predict --measure repeated: the last" 0 "conv1,bwd_filter," -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/pbf.json" --format csv
+expect "predict --measure repeated: the first kept" 0 "conv1,fwd," -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/pbf.json" --format csv
+expect "predict --measure list and repeat" 0 "all,"  -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json,$tmp/pbf.json" --measure "$tmp/pall.json" --format csv
+expect "predict --measure direction all" 0 "bwd_data" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pall.json" --format csv
+expect "predict --measure other batch" 2 "$tmp/pf.json' was measured at batch 4" -- "$cb" predict fashion-lenet --batch 8 --device h200 --measure "$tmp/pf.json"
+one_line "predict --measure other batch: one line" "$cb" predict fashion-lenet --batch 8 --device h200 --measure "$tmp/pf.json"
+expect "predict --measure other network" 2 "$tmp/palex.json' profiles network" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/palex.json"
+expect "predict --measure other precision" 2 "measured in fp32" -- "$cb" predict fashion-lenet --batch 4 --device h200 --precision tf32 --measure "$tmp/pf.json"
+expect "predict --measure not a profile" 2 "is not the JSON of convbench profile" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/cal.json"
+expect "predict --measure missing file" 2 "cannot read '$tmp/none.json'" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/none.json"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -4,19 +4,14 @@
 #include "model_cli.h"
 #include "core/net.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const PHASE_COL[CB_PHASE_COUNT] = {"fwd", "bwd_data", "bwd_filter"};
+#define MAX_MEASURE 12 // directions compared in all
 
-typedef struct measured {
-    cb_phase phase;
-    double *ms;                         // per layer index, NAN where absent
-    char (*alg)[48];                    // the algorithm the backend picked ("" where absent)
-} measured;
+static const char *const PHASE_COL[CB_PHASE_COUNT] = {"fwd", "bwd_data", "bwd_filter"};
 
 // layer kinds --kinds selects: conv, fc, pool, other
 static const char *kind_of(cb_op op) { return op == CB_OP_CONV ? "conv" : op == CB_OP_FC ? "fc" : op == CB_OP_POOL ? "pool" : "other"; }
@@ -31,52 +26,6 @@ static bool kind_selected(const char *kinds, cb_op op) {
 }
 
 
-// One `convbench profile --format json` document: its direction and each layer's <backend>_ms.
-static int load_measure(const char *path, const cb_net *net, measured *m) {
-    cb_error err = {0};
-    char *text = cb_read_text(path, &err);
-    if (!text) return cli_usage_error(&cmd_predict, "--measure: cannot read '%s'", path);
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    int rc = -1;
-    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(root, "direction");
-    const cJSON *wrt = cJSON_GetObjectItemCaseSensitive(root, "wrt");
-    const cJSON *tables = cJSON_GetObjectItemCaseSensitive(root, "tables");
-    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(tables, "layers");
-    if (!root || !cJSON_IsString(dir) || !cJSON_IsArray(rows)) {
-        rc = cli_usage_error(&cmd_predict, "--measure: '%s' is not the JSON of convbench profile", path);
-        goto out;
-    }
-    if (!strcmp(dir->valuestring, "forward")) m->phase = CB_PHASE_FORWARD;
-    else if (cJSON_IsString(wrt) && !strcmp(wrt->valuestring, "filter")) m->phase = CB_PHASE_BWD_FILTER;
-    else m->phase = CB_PHASE_BWD_DATA;
-    m->ms = malloc(sizeof(double) * (size_t)net->nlayers);
-    m->alg = calloc((size_t)net->nlayers, sizeof *m->alg);
-    if (!m->ms || !m->alg) abort();
-    for (int i = 0; i < net->nlayers; i++) m->ms[i] = NAN;
-    const cJSON *row;
-    cJSON_ArrayForEach(row, rows) {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "layer");
-        if (!cJSON_IsString(name)) continue;
-        int i = cb_net_find(net, name->valuestring);
-        if (i < 0) continue;
-        const cJSON *c;
-        cJSON_ArrayForEach(c, row) { // the first backend's "<backend>_ms" column, and its "<backend>_alg"
-            size_t n = strlen(c->string);
-            if (n > 3 && !strcmp(c->string + n - 3, "_ms") && cJSON_IsNumber(c)) {
-                m->ms[i] = c->valuedouble;
-                const cJSON *a = c->next;
-                if (a && cJSON_IsString(a) && strlen(a->string) > 4 && !strcmp(a->string + strlen(a->string) - 4, "_alg"))
-                    snprintf(m->alg[i], sizeof m->alg[i], "%s", a->valuestring);
-                break;
-            }
-        }
-    }
-out:
-    cJSON_Delete(root);
-    return rc;
-}
-
 static void cell_ms(cb_table *t, double ms) {
     if (ms > 0) cb_table_num(t, ms, 4);
     else cb_table_null(t);
@@ -84,8 +33,9 @@ static void cell_ms(cb_table *t, double ms) {
 
 static int run(int argc, char **argv) {
     long batch = -1, ws_mb = 4096;
-    const char *device = NULL, *precision = "fp32", *calibration = NULL, *measure = NULL, *db_path = NULL, *kinds = "all";
+    const char *device = NULL, *precision = "fp32", *calibration = NULL, *db_path = NULL, *kinds = "all";
     bool paleo = false;
+    cli_list measure = {0};
     cli_out o = {0};
     const cli_opt opts[] = {
         {"--device", CLI_STR, &device, "NAME", "device from the database (h200, a100, titanx-maxwell, xeon-2c, ...)"},
@@ -93,7 +43,7 @@ static int run(int argc, char **argv) {
         {"--precision", CLI_STR, &precision, "P", "fp32 (default), tf32 or bf16"},
         {"--calibration", CLI_STR, &calibration, "FILE", "device entry written by convbench calibrate --save"},
         {"--paleo", CLI_FLAG, &paleo, NULL, "Paleo's uncalibrated method: GEMM FLOPs over peak, platform percent 1.0"},
-        {"--measure", CLI_STR, &measure, "F1,F2", "convbench profile --format json outputs (one per direction) to compare"},
+        {"--measure", CLI_LIST, &measure, "F1,F2", "convbench profile --format json outputs of this network, batch and precision to compare (repeatable)"},
         {"--kinds", CLI_STR, &kinds, "K1,K2", "with --measure: layer kinds compared, conv, fc, pool, other or all (default)"},
         {"--workspace-mb", CLI_INT, &ws_mb, "MB", "calibrated GPU: algorithms may use this much workspace, as profile's (default 4096)"},
         {"--devices", CLI_STR, &db_path, "FILE", "device database (default $CONVBENCH_DEVICES or data/devices.json)"},
@@ -125,18 +75,16 @@ static int run(int argc, char **argv) {
     cb_net *net = cli_load_net(&cmd_predict, pos[0], batch, &rc);
     if (!net) return rc;
     int n = net->nlayers;
-    measured meas[8];
+    model_measure meas[MAX_MEASURE];
     int nmeas = 0;
-    if (measure) {
-        char list[2048];
-        snprintf(list, sizeof list, "%s", measure);
-        for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-            if (nmeas == 8) {
-                rc = cli_usage_error(&cmd_predict, "--measure: at most 8 files");
-                goto out;
-            }
-            if ((rc = load_measure(tok, net, &meas[nmeas])) >= 0) goto out;
-            nmeas++;
+    for (int j = 0; j < measure.n; j++) { // each --measure, each a comma-separated list
+        for (const char *f = measure.v[j]; *f;) {
+            size_t len = strcspn(f, ",");
+            char path[4096];
+            snprintf(path, sizeof path, "%.*s", (int)len, f);
+            f += len + (f[len] == ',');
+            if (!len) continue;
+            if ((rc = model_cli_load_measure(&cmd_predict, path, net, mo.precision, meas, &nmeas, MAX_MEASURE)) >= 0) goto out;
         }
     }
 
@@ -209,7 +157,6 @@ static int run(int argc, char **argv) {
                            cb_model_bw(&dev) / 1e9, dev.calibrated ? " (calibrated)" : "");
     } else {
         // predicted vs measured, ours and Paleo's, per layer and direction
-        mo.inference = true; // profile times the forward as inference, the backward after a training forward
         const char *cols[] = {"layer", "direction", "measured_ms", "measured_alg", "model_ms", "model_alg", "model_err_pct", "paleo_ms", "paleo_err_pct"};
         cb_table *t = cb_report_table(r, "compare", 9, cols);
         int skipped = 0;
@@ -230,6 +177,7 @@ static int run(int argc, char **argv) {
                     continue;
                 }
                 cb_pred p;
+                mo.inference = !meas[k].train_fwd; // profile times a forward alone as inference
                 cb_predict_layer(&dev, net, i, ph, &mo, &p);
                 double pp = cb_paleo_layer_ms(&dev, net, i, ph);
                 double e1 = 100 * fabs(p.ms - mv) / mv, e2 = 100 * fabs(pp - mv) / mv;
@@ -277,10 +225,10 @@ static int run(int argc, char **argv) {
     rc = cli_emit(&cmd_predict, r, &o, fmt);
     cb_report_free(r);
 out:
-    for (int k = 0; k < nmeas; k++) free(meas[k].ms), free(meas[k].alg);
+    for (int k = 0; k < nmeas; k++) model_cli_measure_free(&meas[k]);
     cb_net_free(net);
     return rc;
 }
 
 const cli_cmd cmd_predict = {"predict", "predicted per-layer times (roofline over algorithms, or Paleo's method) and a training step",
-                             "NET --device NAME|FILE [--batch N] [--precision P] [--calibration FILE] [--paleo] [--measure F1,F2 [--kinds K]]", run};
+                             "NET --device NAME|FILE [--batch N] [--precision P] [--calibration FILE] [--paleo] [--measure F1,F2 ... [--kinds K]]", run};

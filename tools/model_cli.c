@@ -1,5 +1,9 @@
 #include "model_cli.h"
 
+#include "core/net.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,4 +66,110 @@ void model_cli_percentiles(double *v, int n, double *median, double *p90) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     *median = pct(v, n, 0.5);
     *p90 = pct(v, n, 0.9);
+}
+
+// the parsed profile and its header fields; NULL after a one-line message (*rc its status)
+static cJSON *profile_open(const cli_cmd *cmd, const char *path, const char **network, long *batch, cb_precision *prec, int *rc) {
+    cb_error err = {0};
+    char *text = cb_read_text(path, &err);
+    if (!text) return *rc = cli_usage_error(cmd, "--measure: cannot read '%s'", path), NULL;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    const cJSON *net = cJSON_GetObjectItemCaseSensitive(root, "network"), *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "precision"), *cmdname = cJSON_GetObjectItemCaseSensitive(root, "command");
+    if (!root || !cJSON_IsString(net) || !cJSON_IsNumber(b) || !cJSON_IsString(pr) || !cJSON_IsString(cmdname) ||
+        strcmp(cmdname->valuestring, "profile") || !cli_parse_precision(pr->valuestring, prec)) {
+        cJSON_Delete(root);
+        return *rc = cli_usage_error(cmd, "--measure: '%s' is not the JSON of convbench profile", path), NULL;
+    }
+    *network = net->valuestring;
+    *batch = (long)b->valuedouble;
+    return root;
+}
+
+int model_cli_profile_header(const cli_cmd *cmd, const char *path, char *network, size_t cap, long *batch, cb_precision *prec) {
+    int rc = -1;
+    const char *name;
+    cJSON *root = profile_open(cmd, path, &name, batch, prec, &rc);
+    if (!root) return rc;
+    snprintf(network, cap, "%s", name);
+    cJSON_Delete(root);
+    return -1;
+}
+
+// one table's rows: each layer's first "<backend>_ms" column and the "<backend>_alg" after it
+static void read_rows(const cJSON *rows, const cb_net *net, model_measure *m) {
+    m->ms = malloc(sizeof(double) * (size_t)net->nlayers);
+    m->alg = calloc((size_t)net->nlayers, sizeof *m->alg);
+    if (!m->ms || !m->alg) abort();
+    for (int i = 0; i < net->nlayers; i++) m->ms[i] = NAN;
+    const cJSON *row;
+    cJSON_ArrayForEach(row, rows) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "layer");
+        int i = cJSON_IsString(name) ? cb_net_find(net, name->valuestring) : -1;
+        if (i < 0) continue;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, row) {
+            size_t n = strlen(c->string);
+            if (n > 3 && !strcmp(c->string + n - 3, "_ms") && cJSON_IsNumber(c)) {
+                m->ms[i] = c->valuedouble;
+                const cJSON *a = c->next;
+                if (a && cJSON_IsString(a) && strlen(a->string) > 4 && !strcmp(a->string + strlen(a->string) - 4, "_alg"))
+                    snprintf(m->alg[i], sizeof m->alg[i], "%s", a->valuestring);
+                break;
+            }
+        }
+    }
+}
+
+int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *net, cb_precision prec, model_measure *m, int *n,
+                           int cap) {
+    int rc = -1;
+    const char *name;
+    long batch;
+    cb_precision p;
+    cJSON *root = profile_open(cmd, path, &name, &batch, &p, &rc);
+    if (!root) return rc;
+    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(root, "direction"), *wrt = cJSON_GetObjectItemCaseSensitive(root, "wrt");
+    const cJSON *tables = cJSON_GetObjectItemCaseSensitive(root, "tables");
+    if (strcmp(name, net->name)) rc = cli_usage_error(cmd, "--measure: '%s' profiles network '%s', not '%s'", path, name, net->name);
+    else if (batch != (long)cb_net_batch(net))
+        rc = cli_usage_error(cmd, "--measure: '%s' was measured at batch %ld, the prediction is for batch %lld", path, batch,
+                             (long long)cb_net_batch(net));
+    else if (p != prec)
+        rc = cli_usage_error(cmd, "--measure: '%s' was measured in %s, the prediction is for %s", path, cli_precision_name(p),
+                             cli_precision_name(prec));
+    else if (!cJSON_IsString(dir)) rc = cli_usage_error(cmd, "--measure: '%s' is not the JSON of convbench profile", path);
+    if (rc >= 0) goto out;
+    static const char *const ALL[CB_PHASE_COUNT] = {"forward", "bwd_data", "bwd_filter"};
+    bool all = !strcmp(dir->valuestring, "all");
+    for (int q = 0; q < CB_PHASE_COUNT; q++) {
+        cb_phase ph = !strcmp(dir->valuestring, "forward")                        ? CB_PHASE_FORWARD
+                      : cJSON_IsString(wrt) && !strcmp(wrt->valuestring, "filter") ? CB_PHASE_BWD_FILTER
+                                                                                   : CB_PHASE_BWD_DATA;
+        const cJSON *rows = cJSON_GetObjectItemCaseSensitive(tables, all ? ALL[q] : "layers");
+        if (all) ph = (cb_phase)q;
+        else if (q) break;
+        if (!cJSON_IsArray(rows)) {
+            rc = cli_usage_error(cmd, "--measure: '%s' has no table '%s'", path, all ? ALL[q] : "layers");
+            goto out;
+        }
+        if (*n == cap) {
+            rc = cli_usage_error(cmd, "--measure: more than %d directions in all", cap);
+            goto out;
+        }
+        model_measure *d = &m[(*n)++];
+        d->phase = ph;
+        d->train_fwd = all;
+        read_rows(rows, net, d);
+    }
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+void model_cli_measure_free(model_measure *m) {
+    free(m->ms);
+    free(m->alg);
+    m->ms = NULL, m->alg = NULL;
 }
