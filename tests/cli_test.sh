@@ -136,5 +136,25 @@ expect "predict --measure other precision" 2 "measured in fp32" -- "$cb" predict
 expect "predict --measure not a profile" 2 "is not the JSON of convbench profile" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/cal.json"
 expect "predict --measure missing file" 2 "cannot read '$tmp/none.json'" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/none.json"
 
+# random networks (tools/gen_random_net.py): same seed, same file; every one loads; the suite
+# covers 1x1 to 7x7 filters, stride 2 with TF SAME padding, odd channel counts, grouped convolutions
+gen=$(dirname "$0")/../tools/gen_random_net.py
+python3 "$gen" --suite "$tmp/gen" --seeds 1-2 >/dev/null && python3 "$gen" --kind mobile --seed 2 --output "$tmp/again.json"
+if cmp -s "$tmp/gen/gen-mobile-s2.json" "$tmp/again.json"; then ok "gen_random_net: deterministic"; else bad "gen_random_net: seed 2 gave two files"; fi
+for f in "$tmp"/gen/gen-*.json; do expect "gen_random_net: $(basename "$f") loads" 0 "Number of params" -- "$cb" summary "$f"; done
+if python3 - "$tmp"/gen/gen-*.json <<'PY'; then ok "gen_random_net: coverage"; else bad "gen_random_net: coverage"; fi
+import json, sys
+k, s2, odd, grp = set(), 0, 0, 0
+def walk(L):
+    global s2, odd, grp
+    for l in L.values():
+        if l["type"] == "Block": walk(l["layers"]); continue
+        if l["type"] != "Convolution": continue
+        k.add(l["filter"][0]); odd += l["filter"][3] % 2; grp += l.get("groups", 1) > 1
+        s2 += l["strides"][1] == 2 and l["padding"] == "SAME"
+for f in sys.argv[1:]: walk(json.load(open(f))["layers"])
+sys.exit(not (k >= {1, 3, 5, 7} and s2 and odd and grp))
+PY
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
