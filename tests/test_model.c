@@ -332,17 +332,25 @@ static void named_forms(void) {
     CHECK(!c.applicable, "cuDNN's whole-image FFT stops at 256");
 }
 
-// wave quantisation: 64 x 64 output tiles over the SMs
+// wave quantisation: 64 x 64 output tiles over the SMs (the default form), and the other forms
 static void wave_util(void) {
     cb_algo_form f = {.family = CB_ALGO_IMPLICIT_GEMM};
+    cb_calibration cal = {.sms = 132};
     cb_conv_params p = {.n = 1, .c = 64, .h = 64, .w = 64, .k = 64, .r = 1, .s = 1, .p = 64, .q = 64, .stride_h = 1, .stride_w = 1, .groups = 1};
     // M = 4096, N = 64: 64 tiles on 132 SMs
-    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, 132), 64.0 / 132, 1e-12), "one partial wave");
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal), 64.0 / 132, 1e-12), "one partial wave");
     p.n = 3; // 192 tiles: two waves, the second 60 of 132
-    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, 132), 192.0 / 264, 1e-12), "two waves");
-    CHECK(cb_conv_util(&p, CB_PHASE_BWD_FILTER, &f, 132) == 1, "no wave term for the filter gradient");
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal), 192.0 / 264, 1e-12), "two waves");
+    CHECK(cb_conv_util(&p, CB_PHASE_BWD_FILTER, &f, &cal) == 1, "no wave term for the filter gradient");
+    cal.wave_tile = 128; // M = 12288, N = 64: 96 x 1 tiles
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal), 96.0 / 132, 1e-12), "128 x 128 tiles");
+    cal.wave_wgrad = true; // K = 64, C*R*S = 64: one tile
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_BWD_FILTER, &f, &cal), 1.0 / 132, 1e-12), "the filter gradient's tiles");
+    cal.wave_tile = -1;
+    CHECK(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal) == 1, "no wave term at all");
+    cal.wave_tile = 0;
     f.family = CB_ALGO_FFT;
-    CHECK(cb_conv_util(&p, CB_PHASE_FORWARD, &f, 132) == 1, "none for FFT");
+    CHECK(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal) == 1, "none for FFT");
 }
 
 // the fit recovers coefficients that generated the data, with and without its second term

@@ -13,19 +13,6 @@
 
 static const char *const PHASE_COL[CB_PHASE_COUNT] = {"fwd", "bwd_data", "bwd_filter"};
 
-// layer kinds --kinds selects: conv, fc, pool, other
-static const char *kind_of(cb_op op) { return op == CB_OP_CONV ? "conv" : op == CB_OP_FC ? "fc" : op == CB_OP_POOL ? "pool" : "other"; }
-
-static bool kind_selected(const char *kinds, cb_op op) {
-    if (!kinds || !strcmp(kinds, "all")) return true;
-    char list[256];
-    snprintf(list, sizeof list, "%s", kinds);
-    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-        if (!strcmp(tok, kind_of(op))) return true;
-    return false;
-}
-
-
 static void cell_ms(cb_table *t, double ms) {
     if (ms > 0) cb_table_num(t, ms, 4);
     else cb_table_null(t);
@@ -58,14 +45,7 @@ static int run(int argc, char **argv) {
     cb_model_opts mo = {CB_PREC_FP32, 0, false};
     if (ws_mb < 0) return cli_usage_error(&cmd_predict, "--workspace-mb: %ld must not be negative", ws_mb);
     mo.workspace_limit = (double)ws_mb * (1 << 20);
-    for (const char *k = kinds; *k;) { // every item a known kind
-        size_t n = strcspn(k, ",");
-        bool known = false;
-        const char *names[] = {"conv", "fc", "pool", "other", "all"};
-        for (int j = 0; j < 5; j++) known |= strlen(names[j]) == n && !strncmp(k, names[j], n);
-        if (!known) return cli_usage_error(&cmd_predict, "--kinds: '%.*s' is not conv, fc, pool, other or all", (int)n, k);
-        k += n + (k[n] == ',');
-    }
+    if ((rc = model_cli_kinds_check(&cmd_predict, kinds)) >= 0) return rc;
     if (!cli_parse_precision(precision, &mo.precision))
         return cli_usage_error(&cmd_predict, "--precision: '%s' is not fp32, tf32 or bf16", precision);
     cb_devdb db;
@@ -159,46 +139,35 @@ static int run(int argc, char **argv) {
         // predicted vs measured, ours and Paleo's, per layer and direction
         const char *cols[] = {"layer", "direction", "measured_ms", "measured_alg", "model_ms", "model_alg", "model_err_pct", "paleo_ms", "paleo_err_pct"};
         cb_table *t = cb_report_table(r, "compare", 9, cols);
-        int skipped = 0;
-        int cap = n * nmeas;
+        int skipped = 0, nrow = 0;
+        model_row *rows = model_cli_compare(&dev, net, meas, nmeas, kinds, mo, &nrow, &skipped);
         int ne[CB_PHASE_COUNT + 1] = {0};
         double *bym[CB_PHASE_COUNT + 1], *byp[CB_PHASE_COUNT + 1];
         for (int k = 0; k <= CB_PHASE_COUNT; k++) {
-            bym[k] = malloc(sizeof(double) * (size_t)cap);
-            byp[k] = malloc(sizeof(double) * (size_t)cap);
+            bym[k] = malloc(sizeof(double) * (size_t)(nrow + 1));
+            byp[k] = malloc(sizeof(double) * (size_t)(nrow + 1));
+            if (!bym[k] || !byp[k]) abort();
         }
-        for (int k = 0; k < nmeas; k++) {
-            cb_phase ph = meas[k].phase;
-            for (int i = 1; i < n; i++) {
-                double mv = meas[k].ms[i];
-                if (!(mv > 0) || !kind_selected(kinds, net->layers[i].op)) continue;
-                if (ph == CB_PHASE_BWD_DATA && !cb_model_needs_data_grad(net, i)) { // only its activation's gradient
-                    skipped++;
-                    continue;
-                }
-                cb_pred p;
-                mo.inference = !meas[k].train_fwd; // profile times a forward alone as inference
-                cb_predict_layer(&dev, net, i, ph, &mo, &p);
-                double pp = cb_paleo_layer_ms(&dev, net, i, ph);
-                double e1 = 100 * fabs(p.ms - mv) / mv, e2 = 100 * fabs(pp - mv) / mv;
-                cb_table_row(t);
-                cb_table_str(t, net->layers[i].name);
-                cb_table_str(t, PHASE_COL[ph]);
-                cb_table_num(t, mv, 4);
-                if (meas[k].alg[i][0]) cb_table_str(t, meas[k].alg[i]);
-                else cb_table_null(t);
-                cb_table_num(t, p.ms, 4);
-                if (p.algo < CB_ALGO_COUNT) cb_table_str(t, p.name[0] ? p.name : cb_algo_name(p.algo));
-                else cb_table_null(t);
-                cb_table_num(t, e1, 1);
-                cb_table_num(t, pp, 4);
-                cb_table_num(t, e2, 1);
-                bym[ph][ne[ph]] = e1;
-                byp[ph][ne[ph]++] = e2;
-                bym[CB_PHASE_COUNT][ne[CB_PHASE_COUNT]] = e1;
-                byp[CB_PHASE_COUNT][ne[CB_PHASE_COUNT]++] = e2;
+        for (int j = 0; j < nrow; j++) {
+            const model_row *w = &rows[j];
+            cb_table_row(t);
+            cb_table_str(t, net->layers[w->layer].name);
+            cb_table_str(t, PHASE_COL[w->phase]);
+            cb_table_num(t, w->measured_ms, 4);
+            if (w->measured_alg[0]) cb_table_str(t, w->measured_alg);
+            else cb_table_null(t);
+            cb_table_num(t, w->pred.ms, 4);
+            if (w->pred.algo < CB_ALGO_COUNT) cb_table_str(t, w->pred.name[0] ? w->pred.name : cb_algo_name(w->pred.algo));
+            else cb_table_null(t);
+            cb_table_num(t, w->err_pct, 1);
+            cb_table_num(t, w->paleo_ms, 4);
+            cb_table_num(t, w->paleo_err_pct, 1);
+            for (int k = w->phase; k <= CB_PHASE_COUNT; k += CB_PHASE_COUNT - w->phase) {
+                bym[k][ne[k]] = w->err_pct;
+                byp[k][ne[k]++] = w->paleo_err_pct;
             }
         }
+        free(rows);
         const char *sc[] = {"direction", "layers", "model_median_pct", "model_p90_pct", "paleo_median_pct", "paleo_p90_pct"};
         cb_table *s = cb_report_table(r, "error", 6, sc);
         for (int k = 0; k <= CB_PHASE_COUNT; k++) {

@@ -173,3 +173,53 @@ void model_cli_measure_free(model_measure *m) {
     free(m->alg);
     m->ms = NULL, m->alg = NULL;
 }
+
+static const char *kind_of(cb_op op) { return op == CB_OP_CONV ? "conv" : op == CB_OP_FC ? "fc" : op == CB_OP_POOL ? "pool" : "other"; }
+
+bool model_cli_kind_selected(const char *kinds, cb_op op) {
+    if (!kinds || !strcmp(kinds, "all")) return true;
+    for (const char *k = kinds; *k;) {
+        size_t n = strcspn(k, ",");
+        if (strlen(kind_of(op)) == n && !strncmp(k, kind_of(op), n)) return true;
+        k += n + (k[n] == ',');
+    }
+    return false;
+}
+
+int model_cli_kinds_check(const cli_cmd *cmd, const char *kinds) {
+    static const char *const NAMES[] = {"conv", "fc", "pool", "other", "all"};
+    for (const char *k = kinds; *k;) {
+        size_t n = strcspn(k, ",");
+        bool known = false;
+        for (int j = 0; j < 5; j++) known |= strlen(NAMES[j]) == n && !strncmp(k, NAMES[j], n);
+        if (!known) return cli_usage_error(cmd, "--kinds: '%.*s' is not conv, fc, pool, other or all", (int)n, k);
+        k += n + (k[n] == ',');
+    }
+    return -1;
+}
+
+model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_measure *m, int nm, const char *kinds,
+                             cb_model_opts mo, int *n, int *skipped) {
+    model_row *rows = malloc(sizeof *rows * (size_t)(net->nlayers * nm + 1));
+    if (!rows) abort();
+    *n = 0, *skipped = 0;
+    for (int k = 0; k < nm; k++) {
+        cb_phase ph = m[k].phase;
+        mo.inference = !m[k].train_fwd;
+        for (int i = 1; i < net->nlayers; i++) {
+            double mv = m[k].ms[i];
+            if (!(mv > 0) || !model_cli_kind_selected(kinds, net->layers[i].op)) continue;
+            if (ph == CB_PHASE_BWD_DATA && !cb_model_needs_data_grad(net, i)) {
+                ++*skipped;
+                continue;
+            }
+            model_row *r = &rows[(*n)++];
+            r->layer = i, r->phase = ph, r->measured_ms = mv, r->measured_alg = m[k].alg[i];
+            cb_predict_layer(d, net, i, ph, &mo, &r->pred);
+            r->paleo_ms = cb_paleo_layer_ms(d, net, i, ph);
+            r->err_pct = 100 * fabs(r->pred.ms - mv) / mv;
+            r->paleo_err_pct = 100 * fabs(r->paleo_ms - mv) / mv;
+        }
+    }
+    return rows;
+}

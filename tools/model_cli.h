@@ -27,6 +27,24 @@ int model_cli_profile_header(const cli_cmd *cmd, const char *path, char *network
 int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *net, cb_precision prec, model_measure *m, int *n,
                            int cap);
 void model_cli_measure_free(model_measure *m);
+// One layer and direction with a measured time, and what the model and Paleo's method predict.
+typedef struct model_row {
+    int layer;
+    cb_phase phase;
+    double measured_ms, paleo_ms, err_pct, paleo_err_pct;
+    const char *measured_alg;           // into the measure ("" where the profile names none)
+    cb_pred pred;
+} model_row;
+// Whether --kinds K1,K2 (conv, fc, pool, other, all; NULL = all) selects layers of op.
+bool model_cli_kind_selected(const char *kinds, cb_op op);
+// "'X' is not a kind" check of a --kinds list: -1 or an exit status after one line.
+int model_cli_kinds_check(const cli_cmd *cmd, const char *kinds);
+// Every layer and direction of m[0..nm) with a measured time whose kind `kinds` selects, in
+// malloc'd rows (*n of them); backward-data rows of layers fed only by the input (their time is
+// the activation's gradient alone) are left out and counted in *skipped. A forward timed alone
+// is predicted as inference, one from profile --direction all as a training forward.
+model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_measure *m, int nm, const char *kinds,
+                             cb_model_opts mo, int *n, int *skipped);
 // median and 90th percentile (linear interpolation) of v[0..n); v is sorted in place
 void model_cli_percentiles(double *v, int n, double *median, double *p90);
 

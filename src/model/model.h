@@ -83,6 +83,9 @@ typedef struct cb_cal_mop {
 typedef struct cb_calibration {
     char backend[16];                   // "cudnn", "cuda"; "" = not calibrated this way
     int sms;                            // streaming multiprocessors (wave quantisation)
+    // the model's form (a choice made on data, so model-eval can select it leave-one-out):
+    int wave_tile;                      // output tile edge of the wave term; 0 = 64, -1 = no wave term
+    bool wave_wgrad;                    // the wave term also for backward filter (tiles over K x C*R*S)
     double launch_s;                    // an empty launch timed with events, as profile times a layer
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
@@ -159,12 +162,13 @@ void cb_algo_cost_of(const cb_net *net, int i, cb_phase ph, cb_algo a, int elem_
 void cb_conv_cost(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, int elem_bytes, double epi, cb_algo_cost *c);
 // Fraction of the SMs the last wave of output tiles keeps busy, for the GEMM-like families in the
 // forward (M = N*P*Q, N = K) and backward-data (M = N*H*W, N = C) directions:
-// tiles = ceil(M / 64) * ceil(N / 64), util = tiles / (ceil(tiles / sms) * sms). 1 for the other
-// families and for backward filter (split over the reduction), and for sms <= 0. The 64 x 64 tile
-// is a form choice: of 32, 64, 128 and 256 it fits the calibration shapes best (median of the
-// per-algorithm fits 14.5% against 15.5% without the term); a wave term for backward filter,
-// with or without split-K, fitted them worse and is left out.
-double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, int sms);
+// tiles = ceil(M / t) * ceil(N / t), util = tiles / (ceil(tiles / sms) * sms), t = cal->wave_tile
+// (0: 64). 1 for the other families, for backward filter (split over the reduction) unless
+// cal->wave_wgrad (then M = K, N = C*R*S), and for sms <= 0 or wave_tile < 0. The default 64 x 64
+// tile is a form choice: of 32, 64, 128 and 256 it fits the calibration shapes best (median of the
+// per-algorithm fits 14.5% against 15.5% without the term); convbench model-eval re-makes the
+// choice leave-one-network-out.
+double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, const cb_calibration *cal);
 
 // ---- calibration shapes (src/model/calshapes.c): fill out[0..cap), return the count -------------
 #define CB_CAL_MAX_SHAPES 64
