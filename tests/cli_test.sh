@@ -131,10 +131,10 @@ expect "predict --measure list and repeat" 0 "all,"  -- "$cb" predict fashion-le
 expect "predict --measure direction all" 0 "bwd_data" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pall.json" --format csv
 expect "predict --measure other batch" 2 "$tmp/pf.json' was measured at batch 4" -- "$cb" predict fashion-lenet --batch 8 --device h200 --measure "$tmp/pf.json"
 one_line "predict --measure other batch: one line" "$cb" predict fashion-lenet --batch 8 --device h200 --measure "$tmp/pf.json"
-expect "predict --measure other network" 2 "$tmp/palex.json' profiles network" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/palex.json"
+expect "predict --measure other network" 2 "$tmp/palex.json' is of network" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/palex.json"
 expect "predict --measure other precision" 2 "measured in fp32" -- "$cb" predict fashion-lenet --batch 4 --device h200 --precision tf32 --measure "$tmp/pf.json"
 expect "predict --measure not a profile" 2 "is not the JSON of convbench profile" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/cal.json"
-expect "predict --measure missing file" 2 "cannot read '$tmp/none.json'" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/none.json"
+expect "predict --measure missing file" 2 "cannot read the profile '$tmp/none.json'" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/none.json"
 
 # random networks (tools/gen_random_net.py): same seed, same file; every one loads; the suite
 # covers 1x1 to 7x7 filters, stride 2 with TF SAME padding, odd channel counts, grouped convolutions
@@ -155,6 +155,16 @@ def walk(L):
 for f in sys.argv[1:]: walk(json.load(open(f))["layers"])
 sys.exit(not (k >= {1, 3, 5, 7} and s2 and odd and grp))
 PY
+
+# model-eval: leave one network out over profiles (CPU profiles here: the plumbing, not the figures)
+python3 "$gen" --kind resnet --seed 1 --batch 2 --max-gflop 0.3 --output "$tmp/g1.json"
+"$cb" profile "$tmp/g1.json" --backend cpu --direction all --iters 1 --warmup 0 --quiet --format json --output "$tmp/g1p.json"
+expect "model-eval" 0 "heldout_median_pct" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/g1.json" "$tmp/g1p.json" "$tmp/pf.json" "$tmp/pbf.json" --kinds all
+expect "model-eval names both networks" 0 "gen resnet seed 1" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/g1.json" "$tmp/g1p.json" "$tmp/pf.json" --kinds all --format csv
+expect "model-eval --rows" 0 "conv1,fwd," -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" --rows --format csv
+expect "model-eval unknown network" 2 "no built-in network or --nets file is named 'gen resnet seed 1" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/g1p.json"
+expect "model-eval bad --nets" 2 "--nets: '$tmp/pf.json' is not a network" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/pf.json" "$tmp/pf.json"
+expect "model-eval uncalibrated device" 2 "holds no GPU calibration" -- "$cb" model-eval --device h200 "$tmp/pf.json"
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

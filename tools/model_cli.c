@@ -72,7 +72,7 @@ void model_cli_percentiles(double *v, int n, double *median, double *p90) {
 static cJSON *profile_open(const cli_cmd *cmd, const char *path, const char **network, long *batch, cb_precision *prec, int *rc) {
     cb_error err = {0};
     char *text = cb_read_text(path, &err);
-    if (!text) return *rc = cli_usage_error(cmd, "--measure: cannot read '%s'", path), NULL;
+    if (!text) return *rc = cli_usage_error(cmd, "cannot read the profile '%s'", path), NULL;
     cJSON *root = cJSON_Parse(text);
     free(text);
     const cJSON *net = cJSON_GetObjectItemCaseSensitive(root, "network"), *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
@@ -80,7 +80,7 @@ static cJSON *profile_open(const cli_cmd *cmd, const char *path, const char **ne
     if (!root || !cJSON_IsString(net) || !cJSON_IsNumber(b) || !cJSON_IsString(pr) || !cJSON_IsString(cmdname) ||
         strcmp(cmdname->valuestring, "profile") || !cli_parse_precision(pr->valuestring, prec)) {
         cJSON_Delete(root);
-        return *rc = cli_usage_error(cmd, "--measure: '%s' is not the JSON of convbench profile", path), NULL;
+        return *rc = cli_usage_error(cmd, "'%s' is not the JSON of convbench profile", path), NULL;
     }
     *network = net->valuestring;
     *batch = (long)b->valuedouble;
@@ -132,14 +132,14 @@ int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *n
     if (!root) return rc;
     const cJSON *dir = cJSON_GetObjectItemCaseSensitive(root, "direction"), *wrt = cJSON_GetObjectItemCaseSensitive(root, "wrt");
     const cJSON *tables = cJSON_GetObjectItemCaseSensitive(root, "tables");
-    if (strcmp(name, net->name)) rc = cli_usage_error(cmd, "--measure: '%s' profiles network '%s', not '%s'", path, name, net->name);
+    if (strcmp(name, net->name)) rc = cli_usage_error(cmd, "profile '%s' is of network '%s', not '%s'", path, name, net->name);
     else if (batch != (long)cb_net_batch(net))
-        rc = cli_usage_error(cmd, "--measure: '%s' was measured at batch %ld, the prediction is for batch %lld", path, batch,
+        rc = cli_usage_error(cmd, "profile '%s' was measured at batch %ld, the prediction is for batch %lld", path, batch,
                              (long long)cb_net_batch(net));
     else if (p != prec)
-        rc = cli_usage_error(cmd, "--measure: '%s' was measured in %s, the prediction is for %s", path, cli_precision_name(p),
+        rc = cli_usage_error(cmd, "profile '%s' was measured in %s, the prediction is for %s", path, cli_precision_name(p),
                              cli_precision_name(prec));
-    else if (!cJSON_IsString(dir)) rc = cli_usage_error(cmd, "--measure: '%s' is not the JSON of convbench profile", path);
+    else if (!cJSON_IsString(dir)) rc = cli_usage_error(cmd, "'%s' is not the JSON of convbench profile", path);
     if (rc >= 0) goto out;
     static const char *const ALL[CB_PHASE_COUNT] = {"forward", "bwd_data", "bwd_filter"};
     bool all = !strcmp(dir->valuestring, "all");
@@ -151,11 +151,11 @@ int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *n
         if (all) ph = (cb_phase)q;
         else if (q) break;
         if (!cJSON_IsArray(rows)) {
-            rc = cli_usage_error(cmd, "--measure: '%s' has no table '%s'", path, all ? ALL[q] : "layers");
+            rc = cli_usage_error(cmd, "profile '%s' has no table '%s'", path, all ? ALL[q] : "layers");
             goto out;
         }
         if (*n == cap) {
-            rc = cli_usage_error(cmd, "--measure: more than %d directions in all", cap);
+            rc = cli_usage_error(cmd, "more than %d profiled directions in all", cap);
             goto out;
         }
         model_measure *d = &m[(*n)++];

@@ -295,6 +295,22 @@ cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err) {
     return st;
 }
 
+cb_status cb_cal_samples_load_file(const char *path, cb_cal_sample **s, int *n, cb_error *err) {
+    *s = NULL, *n = 0;
+    char *text = cb_read_text(path, err);
+    if (!text) return err->status;
+    cJSON *root = cJSON_Parse(text);
+    free(text);
+    if (!root) {
+        err->status = CB_STATUS_PARSE;
+        snprintf(err->msg, sizeof err->msg, "%s: not valid JSON", path);
+        return err->status;
+    }
+    cb_status st = cb_cal_samples_from_json(cJSON_GetObjectItemCaseSensitive(root, "samples"), s, n, path, err);
+    cJSON_Delete(root);
+    return st;
+}
+
 void cb_devdb_free(cb_devdb *db) {
     free(db->dev);
     free(db->link);

@@ -145,6 +145,8 @@ struct cJSON *cb_device_to_json(const cb_device *d);
 // the "samples" array of a saved GPU calibration (malloc'd; *n = 0 and NULL when absent)
 cb_status cb_cal_samples_from_json(const struct cJSON *arr, cb_cal_sample **s, int *n, const char *src, cb_error *err);
 struct cJSON *cb_cal_samples_to_json(const cb_cal_sample *s, int n);
+// the samples of a saved calibration file (*n = 0 and NULL when it holds none)
+cb_status cb_cal_samples_load_file(const char *path, cb_cal_sample **s, int *n, cb_error *err);
 
 // ---- per-algorithm costs --------------------------------------------------------------------
 typedef struct cb_algo_cost {
