@@ -484,6 +484,22 @@ static void calibrated_prediction(void) {
     cb_net_free(net);
 }
 
+// a calibration carried onto another GPU: rates with the peak, bandwidths with the memory's
+static void calibration_transfer(void) {
+    cb_device c = gpu_device(), d = gpu_device(), same = gpu_device();
+    c.cal.algo[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .prec = CB_PREC_FP32, .rate = 30e12, .bw = 2e12, .overhead_s = 1e-5};
+    c.cal.nalgo = 1;
+    c.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 4e12, .overhead_s = 5e-6, .plane_s = 1e-12, .n = 3};
+    d.peak[CB_PREC_FP32] = 33.5e12, d.mem_bw = 2.4e12, d.cores = 114;
+    cb_device_transfer_calibration(&d, &c, "c.json");
+    CHECK(close_rel(d.cal.algo[0].rate, 15e12, 1e-12) && close_rel(d.cal.algo[0].bw, 1e12, 1e-12), "algorithm scaled");
+    CHECK(d.cal.algo[0].overhead_s == 1e-5 && d.cal.mop[CB_MOP_COPY].overhead_s == 5e-6, "fixed costs carried as they are");
+    CHECK(close_rel(d.cal.mop[CB_MOP_COPY].bw, 2e12, 1e-12) && close_rel(d.cal.mop[CB_MOP_COPY].plane_s, 2e-12, 1e-12), "passes scaled");
+    CHECK(d.cal.sms == 114, "the target's SMs: %d", d.cal.sms);
+    cb_device_transfer_calibration(&same, &c, "c.json");
+    CHECK(same.cal.algo[0].rate == 30e12 && same.cal.mop[CB_MOP_COPY].bw == 4e12 && same.cal.sms == 132, "same GPU: unchanged");
+}
+
 // the calibration grid holds none of the evaluation networks' convolutions (batch aside)
 static void calibration_not_circular(void) {
     cb_conv_params sh[CB_CAL_MAX_SHAPES];
@@ -526,6 +542,7 @@ int main(void) {
     RUN(nnls_recovers);
     RUN(calibration_fit);
     RUN(calibrated_prediction);
+    RUN(calibration_transfer);
     RUN(calibration_not_circular);
     return test_summary();
 }

@@ -45,6 +45,23 @@ static const form FORMS[] = {{0, false}, {-1, false}, {32, false}, {128, false},
                              {0, true},  {32, true},  {128, true}, {256, true}};
 #define NFORMS ((int)(sizeof FORMS / sizeof FORMS[0]))
 
+// the device in form f: the calibration refitted in that form (when it has samples), carried
+// onto the target GPU when transfer
+static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_device *src, bool transfer, const form *f,
+                                const cb_cal_sample *smp, int nsmp, const char *cal_path, cb_error *err) {
+    cb_device *s = malloc(sizeof *s);
+    if (!s) abort();
+    *s = *src;
+    s->cal.wave_tile = f->wave_tile, s->cal.wave_wgrad = f->wave_wgrad;
+    cb_status st = nsmp ? cb_cal_fit(smp, nsmp, s, err) : CB_OK;
+    if (transfer) {
+        *out = *dev;
+        cb_device_transfer_calibration(out, s, cal_path);
+    } else *out = *s;
+    free(s);
+    return st;
+}
+
 static void form_name(const form *f, char *buf, size_t n) {
     if (f->wave_tile < 0) snprintf(buf, n, "no wave term");
     else snprintf(buf, n, "wave %d%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad ? " + wgrad" : "");
@@ -111,8 +128,8 @@ static int run(int argc, char **argv) {
     cli_list nets = {0};
     cli_out o = {0};
     const cli_opt opts[] = {
-        {"--device", CLI_STR, &device, "FILE", "the calibrated device entry (calibrate --save) whose samples are refitted"},
-        {"--calibration", CLI_STR, &calibration, "FILE", "a calibration on a database device's datasheet figures (with --device NAME)"},
+        {"--device", CLI_STR, &device, "FILE|NAME", "the calibrated entry (calibrate --save) whose samples are refitted; or a database GPU"},
+        {"--calibration", CLI_STR, &calibration, "FILE", "with --device NAME: a calibration taken on another GPU, carried onto NAME's datasheet"},
         {"--nets", CLI_LIST, &nets, "F1,F2", "network files besides the built-ins, matched to the profiles by name (repeatable)"},
         {"--kinds", CLI_STR, &kinds, "K1,K2", "layer kinds evaluated: conv (default), fc, pool, other or all"},
         {"--default-form", CLI_FLAG, &default_only, NULL, "no form selection: the default form for every network"},
@@ -132,22 +149,24 @@ static int run(int argc, char **argv) {
     if ((rc = model_cli_kinds_check(&cmd_model_eval, kinds)) >= 0) return rc;
     if (ws_mb < 0) return cli_usage_error(&cmd_model_eval, "--workspace-mb: %ld must not be negative", ws_mb);
     cb_devdb db;
-    cb_device *dev = malloc(sizeof *dev), *fd = malloc(sizeof *fd);
-    if (!dev || !fd) abort();
+    cb_device *dev = malloc(sizeof *dev), *fd = malloc(sizeof *fd), *src = malloc(sizeof *src);
+    if (!dev || !fd || !src) abort();
     if ((rc = model_cli_device(&cmd_model_eval, db_path, device, calibration, &db, dev)) >= 0) {
-        free(dev), free(fd);
+        free(dev), free(fd), free(src);
         return rc;
     }
     cb_devdb_free(&db);
-    if (!dev->cal.nalgo) {
-        free(dev), free(fd);
-        return cli_usage_error(&cmd_model_eval, "--device: '%s' holds no GPU calibration (calibrate --backend cudnn --save)",
-                               calibration ? calibration : device);
-    }
+    // the calibration's own GPU (src), and whether it is carried onto another one (--device NAME --calibration FILE)
+    const char *cal_path = calibration ? calibration : device;
+    bool transfer = calibration && device;
     cb_error err = {0};
+    if (!dev->cal.nalgo || cb_device_load_file(cal_path, src, &err) != CB_OK) {
+        free(dev), free(fd), free(src);
+        return cli_usage_error(&cmd_model_eval, "'%s' holds no GPU calibration (calibrate --backend cudnn --save)", cal_path);
+    }
     cb_cal_sample *smp = NULL;
     int nsmp = 0;
-    cb_cal_samples_load_file(calibration ? calibration : device, &smp, &nsmp, &err);
+    cb_cal_samples_load_file(cal_path, &smp, &nsmp, &err);
     int nforms = nsmp && !default_only ? NFORMS : 1;
 
     specs sp = {0};
@@ -206,9 +225,7 @@ static int run(int argc, char **argv) {
     double *err_f[NFORMS] = {0}, *paleo = NULL;
     model_row *best = NULL;             // the held-out prediction of each row, for --rows
     for (int f = 0; f < nforms; f++) {
-        *fd = *dev;
-        fd->cal.wave_tile = FORMS[f].wave_tile, fd->cal.wave_wgrad = FORMS[f].wave_wgrad;
-        if (nsmp && cb_cal_fit(smp, nsmp, fd, &err) != CB_OK) {
+        if (device_in_form(fd, dev, src, transfer, &FORMS[f], smp, nsmp, cal_path, &err) != CB_OK) {
             rc = cli_fail(&cmd_model_eval, &err);
             goto out_rows;
         }
@@ -267,9 +284,7 @@ static int run(int argc, char **argv) {
     if (rows_out)
         for (int u = 0; u < nunit; u++) {
             if (!chosen[u]) continue;
-            *fd = *dev;
-            fd->cal.wave_tile = FORMS[chosen[u]].wave_tile, fd->cal.wave_wgrad = FORMS[chosen[u]].wave_wgrad;
-            cb_cal_fit(smp, nsmp, fd, &err);
+            device_in_form(fd, dev, src, transfer, &FORMS[chosen[u]], smp, nsmp, cal_path, &err);
             for (int j = 0; j < nrow; j++)
                 if (ri[j].unit == u) {
                     cb_model_opts mo = {cs[ri[j].ecase].prec, (double)ws_mb * (1 << 20), false};
@@ -283,7 +298,8 @@ static int run(int argc, char **argv) {
 
     cb_report *r = cb_report_new("model-eval");
     cb_report_meta_str(r, "device", dev->name);
-    cb_report_meta_str(r, "calibration", calibration ? calibration : device);
+    cb_report_meta_str(r, "calibration", cal_path);
+    if (transfer) cb_report_meta_str(r, "transfer", "the calibration's efficiencies and passes carried onto the device's datasheet figures");
     cb_report_meta_num(r, "calibration_samples", nsmp);
     cb_report_meta_str(r, "kinds", kinds);
     cb_report_meta_num(r, "networks", nunit);
@@ -392,7 +408,7 @@ out_cases:
     free(cs), free(units);
 out:
     for (int k = 0; k < sp.n; k++) free(sp.spec[k]), free(sp.name[k]);
-    free(smp), free(dev), free(fd);
+    free(smp), free(dev), free(fd), free(src);
     return rc;
 }
 

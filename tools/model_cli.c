@@ -25,15 +25,7 @@ static int resolve(const cli_cmd *cmd, const char *name, const char *calibration
         cb_device c;
         if (cb_device_load_file(calibration, &c, &err) != CB_OK) return cli_fail(cmd, &err);
         if (!name) *dev = c;
-        else { // the calibration's measurements on the named device's datasheet figures
-            memcpy(dev->meas_gemm, c.meas_gemm, sizeof c.meas_gemm);
-            if (c.meas_copy_bw > 0) dev->meas_copy_bw = c.meas_copy_bw;
-            memcpy(dev->algo_eff, c.algo_eff, sizeof c.algo_eff);
-            dev->calibrated = c.calibrated;
-            dev->cal = c.cal;
-            if (c.launch_s > 0) dev->launch_s = c.launch_s;
-            snprintf(dev->meas_source, sizeof dev->meas_source, "%s", calibration);
-        }
+        else cb_device_transfer_calibration(dev, &c, calibration); // on the named device's datasheet figures
     }
     return -1;
 }

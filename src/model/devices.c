@@ -295,6 +295,25 @@ cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err) {
     return st;
 }
 
+void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char *source) {
+    double bw = c->mem_bw > 0 ? d->mem_bw / c->mem_bw : 1, pk[CB_PREC_COUNT + 1];
+    for (int p = 0; p <= CB_PREC_COUNT; p++) pk[p] = c->peak[p] > 0 && d->peak[p] > 0 ? d->peak[p] / c->peak[p] : 1;
+    for (int p = 0; p <= CB_PREC_COUNT; p++) d->meas_gemm[p] = c->meas_gemm[p] * pk[p];
+    if (c->meas_copy_bw > 0) d->meas_copy_bw = c->meas_copy_bw * bw;
+    memcpy(d->algo_eff, c->algo_eff, sizeof c->algo_eff);
+    d->calibrated = c->calibrated;
+    d->cal = c->cal;
+    for (int i = 0; i < d->cal.nalgo; i++) {
+        cb_cal_algo *a = &d->cal.algo[i];
+        a->rate *= pk[a->prec];
+        a->bw *= bw;
+    }
+    for (int m = 0; m < CB_MOP_COUNT; m++) d->cal.mop[m].bw *= bw, d->cal.mop[m].plane_s /= bw;
+    if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;
+    if (c->launch_s > 0) d->launch_s = c->launch_s;
+    snprintf(d->meas_source, sizeof d->meas_source, "%s", source);
+}
+
 cb_status cb_cal_samples_load_file(const char *path, cb_cal_sample **s, int *n, cb_error *err) {
     *s = NULL, *n = 0;
     char *text = cb_read_text(path, err);

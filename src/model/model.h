@@ -138,6 +138,13 @@ const cb_device *cb_devdb_device(const cb_devdb *db, const char *name); // case-
 const cb_link *cb_devdb_link(const cb_devdb *db, const char *name);
 // A device entry from a calibration file (one device object, as calibrate writes it).
 cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err);
+// Puts the measurements of calibration entry c (taken on c's GPU, whose datasheet figures c
+// carries) onto device d, another GPU known only from its datasheet: what transfers is each
+// algorithm's efficiency (its fitted rate scales with d's peak over c's, per precision), its
+// bandwidth term and the memory-bound passes (scaled with d's memory bandwidth over c's), and
+// the fixed costs per call (launch, overheads: unchanged). The wave term counts d's SMs
+// (d->cores) when the database gives them. On the same kind of GPU every ratio is 1.
+void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char *source);
 // Parse/emit one device object (cJSON*), used by load and calibrate.
 struct cJSON;
 cb_status cb_device_from_json(const struct cJSON *o, cb_device *d, const char *src, cb_error *err);
