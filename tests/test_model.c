@@ -484,6 +484,31 @@ static void calibrated_prediction(void) {
     cb_net_free(net);
 }
 
+// TF SAME padding that cuDNN cannot express: the cudnn backend's own fallback is what is predicted
+static void cudnn_fallback(void) {
+    cb_net *same = conv_net(8, 28, 64, 96, 3, 2, "\"SAME\""), *sym = conv_net(8, 28, 64, 96, 3, 2, "[1, 1]");
+    cb_device d = gpu_device();
+    cb_cal_algo *a = d.cal.algo;
+    a[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6};
+    a[1] = (cb_cal_algo){.name = "igemm-simt", .phase = CB_PHASE_FORWARD, .rate = 20e12, .overhead_s = 5e-6};
+    a[2] = (cb_cal_algo){.name = "wino-simt", .phase = CB_PHASE_FORWARD, .rate = 90e12, .overhead_s = 1e-6};
+    for (int k = 0; k < 3; k++) cb_algo_form_of(a[k].name, &a[k].form);
+    d.cal.nalgo = 3;
+    cb_model_opts mo = {CB_PREC_FP32, 0, true};
+    cb_pred p;
+    if (same && sym) {
+        cb_predict_layer(&d, same, 1, CB_PHASE_FORWARD, &mo, &p);
+        CHECK(!strcmp(p.name, "igemm-simt"), "SAME, stride 2, even plane: %s", p.name);
+        cb_predict_layer(&d, sym, 1, CB_PHASE_FORWARD, &mo, &p);
+        CHECK(!strcmp(p.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "symmetric: cuDNN's, never an own one (%s)", p.name);
+        d.cal.nalgo = 1; // no own calibration: cuDNN's algorithms as before
+        cb_predict_layer(&d, same, 1, CB_PHASE_FORWARD, &mo, &p);
+        CHECK(!strcmp(p.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "no fallback calibrated: %s", p.name);
+    } else CHECK(0, "load");
+    cb_net_free(same);
+    cb_net_free(sym);
+}
+
 // a calibration carried onto another GPU: rates with the peak, bandwidths with the memory's
 static void calibration_transfer(void) {
     cb_device c = gpu_device(), d = gpu_device(), same = gpu_device();
@@ -542,6 +567,7 @@ int main(void) {
     RUN(nnls_recovers);
     RUN(calibration_fit);
     RUN(calibrated_prediction);
+    RUN(cudnn_fallback);
     RUN(calibration_transfer);
     RUN(calibration_not_circular);
     return test_summary();

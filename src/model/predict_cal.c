@@ -1,7 +1,8 @@
 // Prediction on a GPU calibrated with convbench calibrate --backend cuda|cudnn: what the cudnn
 // backend runs for one layer and phase, as convbench profile times it (events around the layer):
 //   convolution  the fastest calibrated algorithm the shape allows (cudnnFind picks the measured
-//                fastest, so the model picks the predicted fastest), each priced by its fit
+//                fastest, so the model picks the predicted fastest), each priced by its fit; a
+//                padding cuDNN cannot express: the own fallback kernel the backend runs
 //                (src/model/fit.c), plus the passes the backend runs beside it: bias add, batch
 //                norm and ReLU forward; ReLU and batch-norm backward (timed with the data
 //                gradient, even for a layer fed by the input); bias gradient with the filter
@@ -49,14 +50,29 @@ static double parents_s(const cb_device *d, const cb_net *net, int i, cb_mop dir
     return s;
 }
 
-// the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM)
+// an own algorithm of convbench's (not cuDNN's, not cuBLAS's)
+static bool is_own(const char *name) { return strncmp(name, "FWD_", 4) && strncmp(name, "BWD_", 4) && strncmp(name, "cublas", 6); }
+
+// The cudnn backend runs a convolution whose trailing padding differs from its leading padding
+// (cuDNN's output size with symmetric padding differs) on its fallback, the first own algorithm
+// (src/cudnn/backend.c, cb_cuda_conv_choose): predicted from that algorithm's calibration when
+// the entry holds one (calibrate --refit of a cudnn and a cuda calibration together).
+#define CUDNN_FALLBACK "igemm-simt"
+static bool cudnn_asymmetric(const cb_conv_params *p) {
+    return (p->h + 2 * p->pad_top - p->r) / p->stride_h + 1 != p->p || (p->w + 2 * p->pad_left - p->s) / p->stride_w + 1 != p->q;
+}
+
+// the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM);
+// only: the one name allowed (NULL: any the backend runs)
 static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p, cb_phase ph, cb_precision prec, bool fc,
-                                    double ws_limit, double *best_s, cb_algo_cost *best_c) {
+                                    double ws_limit, const char *only, double *best_s, cb_algo_cost *best_c) {
     const cb_cal_algo *best = NULL;
+    bool cuda = !strcmp(d->cal.backend, "cuda");
     for (int j = 0; j < d->cal.nalgo; j++) {
         const cb_cal_algo *a = &d->cal.algo[j];
         if (a->phase != ph || a->prec != prec || a->fc != fc) continue;
-        if (fc && !strcmp(d->cal.backend, "cuda") && !strncmp(a->name, "cublas", 6)) continue; // its FC runs the own GEMM
+        if (only ? strcmp(a->name, only) : !fc && !cuda && is_own(a->name)) continue; // cudnn runs own kernels only as fallback
+        if (fc && cuda && !strncmp(a->name, "cublas", 6)) continue; // its FC runs the own GEMM
         cb_algo_cost c;
         double s = cb_cal_algo_s(&d->cal, a, p, fc, &c);
         if (s < 0 || (ws_limit > 0 && c.workspace > ws_limit)) continue;
@@ -80,9 +96,14 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             if (fc) p = (cb_conv_params){.n = (int)L->in.n, .c = (int)L->in.c, .k = L->p.fc.k};
             else cb_conv_params_of(L, &p);
             double s = 0;
-            cb_algo_cost c;
-            const cb_cal_algo *a = best_algo(d, &p, ph, o->precision, fc, o->workspace_limit, &s, &c);
-            if (!a && o->precision != CB_PREC_FP32) a = best_algo(d, &p, ph, CB_PREC_FP32, fc, o->workspace_limit, &s, &c);
+            cb_algo_cost c = {0};
+            const char *only = !fc && strcmp(d->cal.backend, "cuda") && cudnn_asymmetric(&p) ? CUDNN_FALLBACK : NULL;
+            const cb_cal_algo *a = NULL;
+            for (int k = 0; k < 4 && !a; k++) { // the precision's entries, else fp32's; the fallback's, else cuDNN's
+                cb_precision pr = k % 2 ? CB_PREC_FP32 : o->precision;
+                if (k % 2 && pr == o->precision) continue;
+                a = best_algo(d, &p, ph, pr, fc, o->workspace_limit, k < 2 ? only : NULL, &s, &c);
+            }
             if (a) {
                 core = s;
                 out->algo = a->form.family;
