@@ -65,7 +65,7 @@ for item in $list; do
     s=$SECONDS
     timeout 45 "$CB" profile "$net" $batch --backend "$BE" --direction all --warmup 2 --iters 5 --format json --quiet \
         --output "$RES/profiles/$tag.json" 2>"$RES/profiles/$tag.log" || { echo "model-gpu: profile $tag failed: $(tail -1 "$RES/profiles/$tag.log")"; }
-    timeout 30 "$CB" fullpass "$net" $batch --backend "$BE" --update --warmup 2 --iters 5 --format json --quiet \
+    timeout 30 "$CB" fullpass "$net" $batch --backend "$BE" --update --no-data-grad --warmup 2 --iters 5 --format json --quiet \
         --output "$RES/fullpass/$tag.json" 2>"$RES/fullpass/$tag.log" || echo "model-gpu: fullpass $tag failed: $(tail -1 "$RES/fullpass/$tag.log")"
     echo "model-gpu: $tag $((SECONDS - s)) s"
 done
@@ -74,9 +74,9 @@ stamp "model-eval"
 nets=$(ls "$RES"/nets/*.json | paste -sd, -)
 for k in conv all; do
     echo "### model-eval --kinds $k ($TAG calibration, $TAG profiles)"
-    "$CB" model-eval --device "$RES/$TAG-cal.json" --nets "$nets" --kinds $k "$RES"/profiles/*.json
+    "$CB" model-eval --device "$RES/$TAG-cal.json" --nets "$nets" --kinds $k "$RES"/profiles/*.json "$RES"/fullpass/*.json
     "$CB" model-eval --device "$RES/$TAG-cal.json" --nets "$nets" --kinds $k --rows --format json --quiet \
-        --output "$RES/eval_$k.json" "$RES"/profiles/*.json
+        --output "$RES/eval_$k.json" "$RES"/profiles/*.json "$RES"/fullpass/*.json
 done >"$OUT/eval-$TAG.txt" 2>&1
 tail -25 "$OUT/eval-$TAG.txt"
 tar -czf "$OUT/model-$TAG.tgz" -C "$(dirname "$RES")" "$(basename "$RES")"

@@ -166,5 +166,9 @@ expect "model-eval unknown network" 2 "no built-in network or --nets file is nam
 expect "model-eval bad --nets" 2 "--nets: '$tmp/pf.json' is not a network" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/pf.json" "$tmp/pf.json"
 expect "model-eval uncalibrated device" 2 "holds no GPU calibration" -- "$cb" model-eval --device h200 "$tmp/pf.json"
 
+"$cb" fullpass fashion-lenet --batch 4 --backend cpu --update --no-data-grad --iters 1 --warmup 0 --quiet --format json --output "$tmp/fp.json"
+expect "model-eval whole steps" 0 "step_model_ms" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" "$tmp/fp.json"
+expect "model-eval steps alone" 0 "whole steps (1)" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/fp.json"
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

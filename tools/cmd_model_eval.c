@@ -10,12 +10,16 @@
 // prediction. The report gives the held-out median and p90 per network and pooled (per
 // direction), next to the default form (no selection) and Paleo's method.
 //
+// Whole steps: `convbench fullpass --update --no-data-grad --format json` outputs among the files
+// are compared with cb_predict_step in the form held out for their network.
+//
 // Profiles are `convbench profile --format json` outputs (one direction each, or --direction
 // all); each names its network, batch and precision. The network is found by its name among the
 // built-ins (nets/) and the files --nets names (generated ones: tools/gen_random_net.py).
 #include "model_cli.h"
 #include "core/net.h"
 
+#include <cjson/cJSON.h>
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -98,6 +102,64 @@ static void add_builtins(specs *s) {
         }
         closedir(dir);
     }
+}
+
+// a measured training step: `convbench fullpass --update --no-data-grad --format json`
+typedef struct step {
+    char name[160];
+    long batch;
+    cb_precision prec;
+    bool update, data_grad;
+    double fwd, crit, bwd, upd, total; // ms (median)
+    const char *path;
+} step;
+
+static cJSON *read_json(const char *path) {
+    cb_error err = {0};
+    char *text = cb_read_text(path, &err);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return root;
+}
+
+// whether path holds a fullpass result; if so, *st filled (-1 returned) or an exit status
+static int load_step(const char *path, bool *is, step *st) {
+    cJSON *root = read_json(path);
+    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(root, "command");
+    *is = cJSON_IsString(cmd) && !strcmp(cmd->valuestring, "fullpass");
+    int rc = -1;
+    if (*is) {
+        const cJSON *net = cJSON_GetObjectItemCaseSensitive(root, "network"), *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
+        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "precision"), *up = cJSON_GetObjectItemCaseSensitive(root, "update");
+        const cJSON *dg = cJSON_GetObjectItemCaseSensitive(root, "data_grad");
+        const cJSON *rows = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "tables"), "fullpass");
+        memset(st, 0, sizeof *st);
+        st->path = path;
+        if (!cJSON_IsString(net) || !cJSON_IsNumber(b) || !cJSON_IsString(pr) || !cli_parse_precision(pr->valuestring, &st->prec) ||
+            !cJSON_IsArray(rows))
+            rc = cli_usage_error(&cmd_model_eval, "'%s' is not the JSON of convbench fullpass", path);
+        else {
+            snprintf(st->name, sizeof st->name, "%s", net->valuestring);
+            st->batch = (long)b->valuedouble;
+            st->update = cJSON_IsString(up) && !strcmp(up->valuestring, "yes");
+            st->data_grad = cJSON_IsString(dg) && !strcmp(dg->valuestring, "yes");
+            const cJSON *r;
+            cJSON_ArrayForEach(r, rows) {
+                const cJSON *ph = cJSON_GetObjectItemCaseSensitive(r, "phase"), *ms = cJSON_GetObjectItemCaseSensitive(r, "median_ms");
+                if (!cJSON_IsString(ph) || !cJSON_IsNumber(ms)) continue;
+                const char *n = ph->valuestring + strspn(ph->valuestring, " ");
+                double v = ms->valuedouble;
+                if (!strcmp(n, "net forward")) st->fwd = v;
+                else if (!strcmp(n, "net backward")) st->bwd = v;
+                else if (!strncmp(n, "criterion", 9)) st->crit += v;
+                else if (!strcmp(n, "update")) st->upd = v;
+                else if (!strcmp(n, "total")) st->total = v;
+            }
+            if (!(st->total > 0)) rc = cli_usage_error(&cmd_model_eval, "'%s': fullpass without a total", path);
+        }
+    }
+    cJSON_Delete(root);
+    return rc;
 }
 
 static double median_of(double *v, int n, double *p90) {
@@ -190,10 +252,20 @@ static int run(int argc, char **argv) {
     char (*units)[160] = calloc(MAX_CASES, sizeof *units);
     int ncase = 0, nunit = 0;
     if (!cs || !units) abort();
+    step *steps = calloc((size_t)npos, sizeof *steps);
+    int nstep = 0, nprof = 0;
+    if (!steps) abort();
     for (int p = 0; p < npos; p++) {
         char name[160];
         long batch;
         cb_precision prec;
+        bool is_step;
+        if ((rc = load_step(pos[p], &is_step, &steps[nstep])) >= 0) goto out_cases;
+        if (is_step) {
+            nstep++;
+            continue;
+        }
+        nprof++;
         if ((rc = model_cli_profile_header(&cmd_model_eval, pos[p], name, sizeof name, &batch, &prec)) >= 0) goto out_cases;
         int c = 0;
         while (c < ncase && !(cs[c].batch == batch && cs[c].prec == prec && !strcmp(cs[c].name, name))) c++;
@@ -259,14 +331,14 @@ static int run(int argc, char **argv) {
             free(rows);
         }
     }
-    if (!nrow) {
+    if (!nrow && !nstep) {
         rc = cli_usage_error(&cmd_model_eval, "no layer of kind '%s' has a measured time in the profiles", kinds);
         goto out_rows;
     }
 
     // leave one network out: the form with the lowest pooled median on the others
-    double *scratch = malloc(sizeof(double) * (size_t)nrow), *held = malloc(sizeof(double) * (size_t)nrow);
-    int *chosen = calloc((size_t)nunit, sizeof(int));
+    double *scratch = malloc(sizeof(double) * (size_t)(nrow + nstep + 1)), *held = malloc(sizeof(double) * (size_t)(nrow + 1));
+    int *chosen = calloc((size_t)nunit + 1, sizeof(int));
     if (!scratch || !held || !chosen) abort();
     for (int u = 0; u < nunit; u++) {
         double bestm = INFINITY;
@@ -279,6 +351,15 @@ static int run(int argc, char **argv) {
         }
         for (int j = 0; j < nrow; j++)
             if (ri[j].unit == u) held[j] = err_f[chosen[u]][j];
+    }
+    int all_best = 0; // the form for a network that has no profile: chosen on every profiled one
+    {
+        double bestm = INFINITY;
+        for (int f = 0; f < nforms && nrow; f++) {
+            memcpy(scratch, err_f[f], sizeof(double) * (size_t)nrow);
+            double m = median_of(scratch, nrow, NULL);
+            if (m < bestm - 1e-9) bestm = m, all_best = f;
+        }
     }
     // the held-out rows' predictions under their chosen form, for --rows
     if (rows_out)
@@ -303,7 +384,8 @@ static int run(int argc, char **argv) {
     cb_report_meta_num(r, "calibration_samples", nsmp);
     cb_report_meta_str(r, "kinds", kinds);
     cb_report_meta_num(r, "networks", nunit);
-    cb_report_meta_num(r, "profiles", npos);
+    cb_report_meta_num(r, "profiles", nprof);
+    if (nstep) cb_report_meta_num(r, "steps", nstep);
     const char *nc[] = {"network", "batch", "precision", "rows", "fallback_rows", "form_chosen", "heldout_median_pct",
                         "heldout_p90_pct", "default_median_pct", "default_p90_pct", "paleo_median_pct"};
     cb_table *t = cb_report_table(r, "networks", 11, nc);
@@ -389,6 +471,56 @@ static int run(int argc, char **argv) {
             cb_table_num(t, held[j], 1);
         }
     }
+    if (nstep) {
+        const char *sc[] = {"network", "batch", "forward_ms", "forward_model_ms", "backward_ms", "backward_model_ms", "update_ms",
+                            "update_model_ms", "step_ms", "step_model_ms", "step_err_pct"};
+        t = cb_report_table(r, "steps", 11, sc);
+        int ne = 0;
+        for (int k = 0; k < nstep; k++) {
+            const step *st = &steps[k];
+            int sp_i = 0;
+            while (sp_i < sp.n && strcmp(sp.name[sp_i], st->name)) sp_i++;
+            if (sp_i == sp.n) {
+                rc = cli_usage_error(&cmd_model_eval, "'%s': no built-in network or --nets file is named '%s'", st->path, st->name);
+                break;
+            }
+            cb_net *net = cli_load_net(&cmd_model_eval, sp.spec[sp_i], st->batch, &rc);
+            if (!net) break;
+            int u = 0, f = all_best;
+            while (u < nunit && strcmp(units[u], st->name)) u++;
+            if (u < nunit) f = chosen[u];
+            device_in_form(fd, dev, src, transfer, &FORMS[f], smp, nsmp, cal_path, &err);
+            cb_model_opts mo = {st->prec, (double)ws_mb * (1 << 20), false};
+            cb_step_pred sp_;
+            cb_predict_step(fd, net, &mo, &sp_);
+            cb_net_free(net);
+            double pred_total = sp_.fwd_ms + sp_.criterion_ms + sp_.bwd_data_ms + sp_.bwd_filter_ms + (st->update ? sp_.update_ms : 0);
+            double e = 100 * fabs(pred_total - st->total) / st->total;
+            scratch[ne++] = e;
+            cb_table_row(t);
+            cb_table_str(t, st->name);
+            cb_table_int(t, st->batch);
+            cb_table_num(t, st->fwd, 3);
+            cb_table_num(t, sp_.fwd_ms, 3);
+            cb_table_num(t, st->bwd, 3);
+            cb_table_num(t, sp_.bwd_data_ms + sp_.bwd_filter_ms, 3);
+            cb_table_num(t, st->upd, 3);
+            if (st->update) cb_table_num(t, sp_.update_ms, 3);
+            else cb_table_null(t);
+            cb_table_num(t, st->total, 3);
+            cb_table_num(t, pred_total, 3);
+            cb_table_num(t, e, 1);
+            if (st->data_grad) cb_report_note(r, "%s: measured with the input's gradient, which the model leaves out", st->path);
+        }
+        if (rc >= 0) {
+            cb_report_free(r);
+            goto out_eval;
+        }
+        double m, p90;
+        m = median_of(scratch, ne, &p90);
+        cb_report_note(r, "whole steps (%d): median error %.1f%%, p90 %.1f%%; predicted = the per-layer predictions (training forward) "
+                          "+ criterion + update; the gaps between kernels are not modelled beyond each call's fixed cost", ne, m, p90);
+    }
     cb_report_note(r, "held out: each network's form (wave term) chosen on the other networks' rows, every coefficient fitted on the "
                       "calibration shapes alone; default: the default form for all; error |predicted - measured| / measured");
     if (nforms == 1) cb_report_note(r, "one form only (%s): held-out and default agree", nsmp ? "--default-form" : "the entry has no samples to refit");
@@ -396,6 +528,7 @@ static int run(int argc, char **argv) {
     cb_report_note(r, "fallback rows: the backend ran its own kernel (measured algorithm 'own ...'), e.g. for asymmetric padding");
     rc = cli_emit(&cmd_model_eval, r, &o, fmt);
     cb_report_free(r);
+out_eval:
     free(scratch), free(held), free(chosen);
 out_rows:
     for (int f = 0; f < NFORMS; f++) free(err_f[f]);
@@ -405,7 +538,7 @@ out_cases:
         for (int k = 0; k < cs[c].nm; k++) model_cli_measure_free(&cs[c].m[k]);
         cb_net_free(cs[c].net);
     }
-    free(cs), free(units);
+    free(cs), free(units), free(steps);
 out:
     for (int k = 0; k < sp.n; k++) free(sp.spec[k]), free(sp.name[k]);
     free(smp), free(dev), free(fd), free(src);
@@ -413,4 +546,4 @@ out:
 }
 
 const cli_cmd cmd_model_eval = {"model-eval", "the calibrated model's held-out per-layer error, leave one network out, from GPU profiles",
-                                "--device CAL.json [--nets F1,F2] [--kinds K] PROFILE.json...", run};
+                                "--device CAL.json [--nets F1,F2] [--kinds K] PROFILE.json... [FULLPASS.json...]", run};

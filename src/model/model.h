@@ -230,6 +230,14 @@ void cb_predict_update(const cb_device *d, const cb_net *net, const cb_model_opt
 // whether layer i computes a gradient w.r.t. its input (not when every parent is the net input)
 bool cb_model_needs_data_grad(const cb_net *net, int i);
 
+// A training step as `convbench fullpass --update --no-data-grad` times it: every layer's training
+// forward, backward data and backward filter (each as profile times a layer), softmax
+// cross-entropy forward and backward on the last layer's output, and the SGD update, one pass
+// over the parameter arena (read w, g, v; write v, w). The gaps between kernels are counted
+// only as each call's fixed cost. ms. src/model/predict_cal.c.
+typedef struct cb_step_pred { double fwd_ms, bwd_data_ms, bwd_filter_ms, criterion_ms, update_ms, total_ms; } cb_step_pred;
+void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts *o, cb_step_pred *out);
+
 // Paleo's FlopsProfiler with cuDNN heuristics off: GEMM FLOPs over the fp32 peak plus each
 // tensor's bytes over the memory bandwidth (GiB as Paleo), platform percent 1.0. ms.
 double cb_paleo_layer_ms(const cb_device *d, const cb_net *net, int i, cb_phase ph);

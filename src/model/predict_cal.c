@@ -20,12 +20,17 @@ static cb_conv_params tensor_of(cb_shape s) {
     return (cb_conv_params){.n = (int)s.n, .c = (int)s.c, .h = (int)s.h, .w = (int)s.w, .p = (int)s.h, .q = (int)s.w};
 }
 
+// the copy bandwidth: calibrated, else measured, else 80% of the datasheet's
+static double mop_bw(const cb_device *d) {
+    if (d->cal.mop[CB_MOP_COPY].n > 0 && d->cal.mop[CB_MOP_COPY].bw > 0) return d->cal.mop[CB_MOP_COPY].bw;
+    return d->meas_copy_bw > 0 ? d->meas_copy_bw : 0.8 * d->mem_bw;
+}
+
 // seconds of one memory-bound pass; the roofline on the copy bandwidth when nothing is calibrated
 static double mop_s(const cb_device *d, cb_mop m, const cb_conv_params *t) {
     double s = cb_cal_mop_s(&d->cal, m, t);
     if (s >= 0) return s;
-    double bw = d->meas_copy_bw > 0 ? d->meas_copy_bw : 0.8 * d->mem_bw;
-    return d->launch_s + cb_mop_bytes(m, t) / bw;
+    return d->launch_s + cb_mop_bytes(m, t) / mop_bw(d);
 }
 
 // does a layer after i (backward runs before i) also consume parent p? then i's gradient adds
@@ -165,4 +170,33 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
     }
     out->extra_ms = extra * 1e3;
     out->ms = (core + extra) * 1e3;
+}
+
+void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts *o, cb_step_pred *out) {
+    memset(out, 0, sizeof *out);
+    cb_model_opts t = *o;
+    t.inference = false;
+    double *ph[CB_PHASE_COUNT] = {&out->fwd_ms, &out->bwd_data_ms, &out->bwd_filter_ms};
+    for (int i = 1; i < net->nlayers; i++)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            cb_pred r;
+            cb_predict_layer(d, net, i, (cb_phase)p, &t, &r);
+            *ph[p] += r.ms;
+        }
+    cb_shape last = net->layers[net->nlayers - 1].out;
+    cb_conv_params logits = {.n = (int)last.n, .c = (int)(cb_shape_count(last) / last.n), .h = 1, .w = 1, .p = 1, .q = 1};
+    cb_net_cost c;
+    cb_net_cost_total(net, &c);
+    double P = (double)c.total.params;
+    if (d->cal.nalgo > 0) { // forward: probabilities and loss; backward: the gradient; the update: 5 P floats
+        out->criterion_ms = 1e3 * (mop_s(d, CB_MOP_COPY, &logits) + mop_s(d, CB_MOP_COPY, &logits));
+        cb_conv_params arena = {.n = 1, .c = 1, .h = 1, .w = (int)fmin(P, 2e9), .p = 1, .q = 1};
+        out->update_ms = 1e3 * (mop_s(d, CB_MOP_COPY, &arena) + 1.5 * cb_mop_bytes(CB_MOP_COPY, &arena) / mop_bw(d));
+    } else {
+        cb_pred u;
+        cb_predict_update(d, net, o, &u);
+        out->update_ms = u.ms;
+        out->criterion_ms = 1e3 * 2 * (d->launch_s + 3.0 * 4 * logits.n * logits.c / cb_model_bw(d));
+    }
+    out->total_ms = out->fwd_ms + out->bwd_data_ms + out->bwd_filter_ms + out->criterion_ms + out->update_ms;
 }
