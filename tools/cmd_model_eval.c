@@ -288,7 +288,7 @@ static int run(int argc, char **argv) {
             while (e->unit < nunit && strcmp(units[e->unit], name)) e->unit++;
             if (e->unit == nunit) snprintf(units[nunit++], sizeof units[0], "%s", name);
         }
-        if ((rc = model_cli_load_measure(&cmd_model_eval, pos[p], cs[c].net, cs[c].prec, cs[c].m, &cs[c].nm, 12)) >= 0) goto out_cases;
+        if ((rc = model_cli_load_measure(&cmd_model_eval, pos[p], cs[c].net, cs[c].prec, dev->cal.backend, cs[c].m, &cs[c].nm, 12)) >= 0) goto out_cases;
     }
 
     // err[f][row]: every form's prediction of every row; the rows are the same in every form
@@ -524,6 +524,9 @@ static int run(int argc, char **argv) {
     cb_report_note(r, "held out: each network's form (wave term) chosen on the other networks' rows, every coefficient fitted on the "
                       "calibration shapes alone; default: the default form for all; error |predicted - measured| / measured");
     if (nforms == 1) cb_report_note(r, "one form only (%s): held-out and default agree", nsmp ? "--default-form" : "the entry has no samples to refit");
+    for (int c = 0; c < ncase; c++)
+        if (cs[c].nm && strcmp(cs[c].m[0].backend, dev->cal.backend))
+            cb_report_note(r, "%s: measured on backend '%s', the calibration is of '%s'", cs[c].name, cs[c].m[0].backend, dev->cal.backend);
     if (skipped) cb_report_note(r, "%d backward-data rows left out: layers fed by the input compute no data gradient", skipped);
     cb_report_note(r, "fallback rows: the backend ran its own kernel (measured algorithm 'own ...'), e.g. for asymmetric padding");
     rc = cli_emit(&cmd_model_eval, r, &o, fmt);

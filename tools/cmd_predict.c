@@ -64,7 +64,7 @@ static int run(int argc, char **argv) {
             snprintf(path, sizeof path, "%.*s", (int)len, f);
             f += len + (f[len] == ',');
             if (!len) continue;
-            if ((rc = model_cli_load_measure(&cmd_predict, path, net, mo.precision, meas, &nmeas, MAX_MEASURE)) >= 0) goto out;
+            if ((rc = model_cli_load_measure(&cmd_predict, path, net, mo.precision, dev.cal.backend[0] ? dev.cal.backend : NULL, meas, &nmeas, MAX_MEASURE)) >= 0) goto out;
         }
     }
 

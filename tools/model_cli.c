@@ -89,13 +89,17 @@ int model_cli_profile_header(const cli_cmd *cmd, const char *path, char *network
     return -1;
 }
 
-// one table's rows: each layer's first "<backend>_ms" column and the "<backend>_alg" after it
-static void read_rows(const cJSON *rows, const cb_net *net, model_measure *m) {
+// one table's rows: each layer's "<backend>_ms" column (the first "_ms" column where the profile
+// has no such backend) and the "<backend>_alg" after it
+static void read_rows(const cJSON *rows, const cb_net *net, const char *backend, model_measure *m) {
     m->ms = malloc(sizeof(double) * (size_t)net->nlayers);
     m->alg = calloc((size_t)net->nlayers, sizeof *m->alg);
     if (!m->ms || !m->alg) abort();
     for (int i = 0; i < net->nlayers; i++) m->ms[i] = NAN;
-    const cJSON *row;
+    char want[64];
+    snprintf(want, sizeof want, "%s_ms", backend ? backend : "");
+    const cJSON *row = rows ? rows->child : NULL;
+    bool has = backend && row && cJSON_GetObjectItemCaseSensitive(row, want);
     cJSON_ArrayForEach(row, rows) {
         const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "layer");
         int i = cJSON_IsString(name) ? cb_net_find(net, name->valuestring) : -1;
@@ -103,8 +107,9 @@ static void read_rows(const cJSON *rows, const cb_net *net, model_measure *m) {
         const cJSON *c;
         cJSON_ArrayForEach(c, row) {
             size_t n = strlen(c->string);
-            if (n > 3 && !strcmp(c->string + n - 3, "_ms") && cJSON_IsNumber(c)) {
+            if (n > 3 && !strcmp(c->string + n - 3, "_ms") && cJSON_IsNumber(c) && (!has || !strcmp(c->string, want))) {
                 m->ms[i] = c->valuedouble;
+                snprintf(m->backend, sizeof m->backend, "%.*s", (int)(n - 3), c->string);
                 const cJSON *a = c->next;
                 if (a && cJSON_IsString(a) && strlen(a->string) > 4 && !strcmp(a->string + strlen(a->string) - 4, "_alg"))
                     snprintf(m->alg[i], sizeof m->alg[i], "%s", a->valuestring);
@@ -114,8 +119,8 @@ static void read_rows(const cJSON *rows, const cb_net *net, model_measure *m) {
     }
 }
 
-int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *net, cb_precision prec, model_measure *m, int *n,
-                           int cap) {
+int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *net, cb_precision prec, const char *backend,
+                           model_measure *m, int *n, int cap) {
     int rc = -1;
     const char *name;
     long batch;
@@ -153,7 +158,7 @@ int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *n
         model_measure *d = &m[(*n)++];
         d->phase = ph;
         d->train_fwd = all;
-        read_rows(rows, net, d);
+        read_rows(rows, net, backend, d);
     }
 out:
     cJSON_Delete(root);
