@@ -7,7 +7,8 @@
 # Then scripts/model-check.sh RES compares the model with the profiles (no GPU needed).
 #   scripts/model-device.sh CONVBENCH RES [DEADLINE_S] [BACKEND]   # SKIP_PROFILES=1: calibration only
 # TAG names the entry (default h200: RES/TAG-calibrated[-BACKEND].json); CAL_SECTIONS the parts
-# measured (default "mops gemm conv"); PART_S each part's time limit (default 100 s).
+# measured (default "mops gemm conv"); PART_S each part's time limit (default 100 s); CAL_PRECISION
+# the convolution precisions (default fp32; fp32,tf32 takes about twice as long).
 # The calibration runs in parts (passes, GEMMs, groups of six convolution shapes), each its own
 # process, merged with calibrate --refit: a part that fails is retried shape by shape and the
 # rest still counts. Steps that would start after DEADLINE_S (default 170) are skipped.
@@ -31,8 +32,8 @@ case " $SECTIONS " in *" gemm "*) cal gemm --sections gemm ;; esac
 case " $SECTIONS " in *" conv "*) ;; *) false ;; esac &&
 for lo in 0 6 12 18 24 30; do
     late "calibration shapes $lo+" && break
-    cal conv$lo --sections conv --shapes $lo-$((lo + 5)) && continue
-    for i in $(seq $lo $((lo + 5))); do cal conv${lo}_$i --sections conv --shapes $i; done
+    cal conv$lo --sections conv --shapes $lo-$((lo + 5)) --precision "${CAL_PRECISION:-fp32}" && continue
+    for i in $(seq $lo $((lo + 5))); do cal conv${lo}_$i --sections conv --shapes $i --precision "${CAL_PRECISION:-fp32}"; done
 done
 parts=$(ls "$P"/${BE}_*.json 2>/dev/null | paste -sd, -)
 if [ -n "$parts" ]; then

@@ -9,6 +9,7 @@
 #      b128, VGG-16 b64, GoogLeNet b128, ResNet-50 b64: per-layer cuDNN profiles, every direction
 #      (profile --direction all), and a whole training step (fullpass --update) of each
 #   4. convbench model-eval on them, leave one network out (conv layers; all layers)
+# PRECS="fp32 tf32" also calibrates and profiles TF32 (about 3 minutes more; default fp32).
 # Steps that would start after DEADLINE_S (default 330) are skipped. Results in $OUT (4 files):
 # model-TAG.tgz (every JSON: calibration, profiles, fullpass, the networks), eval-TAG.txt,
 # TAG-cal.json, log.txt.
@@ -41,7 +42,7 @@ if [ -n "${CAL:-}" ]; then
     cp "$CAL" "$RES/$TAG-cal.json"
 else
     stamp "calibrate cudnn"
-    TAG=$TAG SKIP_PROFILES=1 bash scripts/model-device.sh "$CB" "$RES" 80 cudnn
+    TAG=$TAG SKIP_PROFILES=1 CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) bash scripts/model-device.sh "$CB" "$RES" 80 cudnn
     stamp "calibrate cuda (own convolutions: the fallback)"
     TAG=$TAG CAL_SECTIONS=conv PART_S=40 bash scripts/model-device.sh "$CB" "$RES" 35 cuda
     parts=$(ls "$RES"/calparts/cudnn_*.json "$RES"/calparts/cuda_*.json 2>/dev/null | paste -sd, -)
@@ -63,20 +64,28 @@ for item in $list; do
     *) net=${item%:*} batch="--batch ${item#*:}" tag=${item%:*} ;;
     esac
     s=$SECONDS
-    timeout 45 "$CB" profile "$net" $batch --backend "$BE" --direction all --warmup 2 --iters 5 --format json --quiet \
-        --output "$RES/profiles/$tag.json" 2>"$RES/profiles/$tag.log" || { echo "model-gpu: profile $tag failed: $(tail -1 "$RES/profiles/$tag.log")"; }
-    timeout 30 "$CB" fullpass "$net" $batch --backend "$BE" --update --no-data-grad --warmup 2 --iters 5 --format json --quiet \
-        --output "$RES/fullpass/$tag.json" 2>"$RES/fullpass/$tag.log" || echo "model-gpu: fullpass $tag failed: $(tail -1 "$RES/fullpass/$tag.log")"
+    for prec in ${PRECS:-fp32}; do
+        o=$tag-$prec
+        timeout 45 "$CB" profile "$net" $batch --backend "$BE" --precision $prec --direction all --warmup 2 --iters 5 \
+            --format json --quiet --output "$RES/profiles/$o.json" 2>"$RES/profiles/$o.log" ||
+            echo "model-gpu: profile $o failed: $(tail -1 "$RES/profiles/$o.log")"
+        timeout 30 "$CB" fullpass "$net" $batch --backend "$BE" --precision $prec --update --no-data-grad --warmup 2 --iters 5 \
+            --format json --quiet --output "$RES/fullpass/$o.json" 2>"$RES/fullpass/$o.log" ||
+            echo "model-gpu: fullpass $o failed: $(tail -1 "$RES/fullpass/$o.log")"
+    done
     echo "model-gpu: $tag $((SECONDS - s)) s"
 done
 
 stamp "model-eval"
 nets=$(ls "$RES"/nets/*.json | paste -sd, -)
-for k in conv all; do
-    echo "### model-eval --kinds $k ($TAG calibration, $TAG profiles)"
-    "$CB" model-eval --device "$RES/$TAG-cal.json" --nets "$nets" --kinds $k "$RES"/profiles/*.json "$RES"/fullpass/*.json
-    "$CB" model-eval --device "$RES/$TAG-cal.json" --nets "$nets" --kinds $k --rows --format json --quiet \
-        --output "$RES/eval_$k.json" "$RES"/profiles/*.json "$RES"/fullpass/*.json
+for prec in ${PRECS:-fp32}; do
+    for k in conv all; do
+        echo "### model-eval --precision $prec --kinds $k ($TAG calibration, $TAG profiles)"
+        "$CB" model-eval --device "$RES/$TAG-cal.json" --nets "$nets" --precision $prec --kinds $k \
+            "$RES"/profiles/*.json "$RES"/fullpass/*.json
+        "$CB" model-eval --device "$RES/$TAG-cal.json" --nets "$nets" --precision $prec --kinds $k --rows --format json --quiet \
+            --output "$RES/eval_${prec}_$k.json" "$RES"/profiles/*.json "$RES"/fullpass/*.json
+    done
 done >"$OUT/eval-$TAG.txt" 2>&1
 tail -25 "$OUT/eval-$TAG.txt"
 tar -czf "$OUT/model-$TAG.tgz" -C "$(dirname "$RES")" "$(basename "$RES")"

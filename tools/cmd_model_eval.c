@@ -184,7 +184,7 @@ static void stats(const double *err, const rowinfo *ri, int nrow, int unit, int 
 }
 
 static int run(int argc, char **argv) {
-    const char *device = NULL, *calibration = NULL, *db_path = NULL, *kinds = "conv";
+    const char *device = NULL, *calibration = NULL, *db_path = NULL, *kinds = "conv", *precision = NULL;
     long ws_mb = 4096;
     bool rows_out = false, default_only = false;
     cli_list nets = {0};
@@ -194,6 +194,7 @@ static int run(int argc, char **argv) {
         {"--calibration", CLI_STR, &calibration, "FILE", "with --device NAME: a calibration taken on another GPU, carried onto NAME's datasheet"},
         {"--nets", CLI_LIST, &nets, "F1,F2", "network files besides the built-ins, matched to the profiles by name (repeatable)"},
         {"--kinds", CLI_STR, &kinds, "K1,K2", "layer kinds evaluated: conv (default), fc, pool, other or all"},
+        {"--precision", CLI_STR, &precision, "P", "only the profiles and steps measured in P (fp32, tf32, bf16; default: all)"},
         {"--default-form", CLI_FLAG, &default_only, NULL, "no form selection: the default form for every network"},
         {"--rows", CLI_FLAG, &rows_out, NULL, "also every layer-direction's held-out prediction"},
         {"--workspace-mb", CLI_INT, &ws_mb, "MB", "algorithms may use this much workspace, as profile's (default 4096)"},
@@ -210,6 +211,9 @@ static int run(int argc, char **argv) {
     if ((rc = cli_out_check(&cmd_model_eval, &o, &fmt)) >= 0) return rc;
     if ((rc = model_cli_kinds_check(&cmd_model_eval, kinds)) >= 0) return rc;
     if (ws_mb < 0) return cli_usage_error(&cmd_model_eval, "--workspace-mb: %ld must not be negative", ws_mb);
+    cb_precision only_prec = CB_PREC_FP32;
+    if (precision && !cli_parse_precision(precision, &only_prec))
+        return cli_usage_error(&cmd_model_eval, "--precision: '%s' is not fp32, tf32 or bf16", precision);
     cb_devdb db;
     cb_device *dev = malloc(sizeof *dev), *fd = malloc(sizeof *fd), *src = malloc(sizeof *src);
     if (!dev || !fd || !src) abort();
@@ -262,11 +266,12 @@ static int run(int argc, char **argv) {
         bool is_step;
         if ((rc = load_step(pos[p], &is_step, &steps[nstep])) >= 0) goto out_cases;
         if (is_step) {
-            nstep++;
+            if (!precision || steps[nstep].prec == only_prec) nstep++;
             continue;
         }
-        nprof++;
         if ((rc = model_cli_profile_header(&cmd_model_eval, pos[p], name, sizeof name, &batch, &prec)) >= 0) goto out_cases;
+        if (precision && prec != only_prec) continue;
+        nprof++;
         int c = 0;
         while (c < ncase && !(cs[c].batch == batch && cs[c].prec == prec && !strcmp(cs[c].name, name))) c++;
         if (c == ncase) {
