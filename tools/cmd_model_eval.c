@@ -162,6 +162,11 @@ static int load_step(const char *path, bool *is, step *st) {
     return rc;
 }
 
+// n numbers with one decimal, in the row's next cells
+static void cells_1(cb_table *t, const double *v, int n) {
+    for (int k = 0; k < n; k++) cb_table_num(t, v[k], 1);
+}
+
 static double median_of(double *v, int n, double *p90) {
     double m = 0, p = 0;
     if (n) model_cli_percentiles(v, n, &m, &p);
@@ -415,11 +420,7 @@ static int run(int argc, char **argv) {
         cb_table_int(t, n);
         cb_table_int(t, fb);
         cb_table_str(t, fname);
-        cb_table_num(t, hm, 1);
-        cb_table_num(t, hp, 1);
-        cb_table_num(t, dm, 1);
-        cb_table_num(t, dp, 1);
-        cb_table_num(t, pm, 1);
+        cells_1(t, (double[]){hm, hp, dm, dp, pm}, 5);
     }
     const char *pc[] = {"direction", "rows", "heldout_median_pct", "heldout_p90_pct", "default_median_pct", "default_p90_pct",
                         "paleo_median_pct", "paleo_p90_pct"};
@@ -435,12 +436,7 @@ static int run(int argc, char **argv) {
         cb_table_row(t);
         cb_table_str(t, ph >= 0 ? PHASE_COL[ph] : nofb ? "all, no fallback rows" : "all");
         cb_table_int(t, n);
-        cb_table_num(t, hm, 1);
-        cb_table_num(t, hp, 1);
-        cb_table_num(t, dm, 1);
-        cb_table_num(t, dp, 1);
-        cb_table_num(t, pm, 1);
-        cb_table_num(t, pp, 1);
+        cells_1(t, (double[]){hm, hp, dm, dp, pm, pp}, 6);
     }
     if (nforms > 1) {
         const char *fc[] = {"form", "chosen_for", "all_networks_median_pct", "all_networks_p90_pct"};

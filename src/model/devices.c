@@ -280,16 +280,22 @@ cJSON *cb_device_to_json(const cb_device *d) {
     return o;
 }
 
-cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err) {
+// the parsed file; NULL with err filled when it cannot be read or is not JSON
+static cJSON *parse_file(const char *path, cb_error *err) {
     char *text = cb_read_text(path, err);
-    if (!text) return err->status;
+    if (!text) return NULL;
     cJSON *root = cJSON_Parse(text);
     free(text);
     if (!root) {
         err->status = CB_STATUS_PARSE;
         snprintf(err->msg, sizeof err->msg, "%s: not valid JSON", path);
-        return err->status;
     }
+    return root;
+}
+
+cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err) {
+    cJSON *root = parse_file(path, err);
+    if (!root) return err->status;
     cb_status st = cb_device_from_json(root, d, path, err);
     cJSON_Delete(root);
     return st;
@@ -316,15 +322,8 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
 
 cb_status cb_cal_samples_load_file(const char *path, cb_cal_sample **s, int *n, cb_error *err) {
     *s = NULL, *n = 0;
-    char *text = cb_read_text(path, err);
-    if (!text) return err->status;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    if (!root) {
-        err->status = CB_STATUS_PARSE;
-        snprintf(err->msg, sizeof err->msg, "%s: not valid JSON", path);
-        return err->status;
-    }
+    cJSON *root = parse_file(path, err);
+    if (!root) return err->status;
     cb_status st = cb_cal_samples_from_json(cJSON_GetObjectItemCaseSensitive(root, "samples"), s, n, path, err);
     cJSON_Delete(root);
     return st;
