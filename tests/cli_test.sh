@@ -170,5 +170,13 @@ expect "model-eval uncalibrated device" 2 "holds no GPU calibration" -- "$cb" mo
 expect "model-eval whole steps" 0 "step_model_ms" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" "$tmp/fp.json"
 expect "model-eval steps alone" 0 "whole steps (1)" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/fp.json"
 
+# model-eval on the recorded H200 data: the default form reproduces the published 9.4% (conv,
+# docs/results/2026-11-21-model-h200.md); --default-form makes held-out and default agree
+rec=$(dirname "$0")/../docs/results/2026-11-21-model-h200
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --format csv 2>&1 | grep '^all,')
+if printf '%s' "$line" | awk -F, '$2 == 380 && sprintf("%.1f", $5) == "9.4" && $3 <= $5 + 1 { ok = 1 } END { exit !ok }'; then ok "model-eval: recorded H200 data"; else bad "model-eval: recorded H200 data: '$line'"; fi
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --default-form --format csv 2>&1 | grep '^all,')
+if printf '%s' "$line" | awk -F, '$3 == $5 && $4 == $6 { ok = 1 } END { exit !ok }'; then ok "model-eval --default-form"; else bad "model-eval --default-form: '$line'"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]
