@@ -84,7 +84,7 @@ for prec in ${PRECS:-fp32}; do
         "$CB" model-eval --device "$RES/$TAG-cal.json" --nets "$nets" --precision $prec --kinds $k \
             "$RES"/profiles/*.json "$RES"/fullpass/*.json
         "$CB" model-eval --device "$RES/$TAG-cal.json" --nets "$nets" --precision $prec --kinds $k --rows --format json --quiet \
-            --output "$RES/eval_${prec}_$k.json" "$RES"/profiles/*.json "$RES"/fullpass/*.json
+            --output "$RES/eval_${prec}_$k.json" --plot "$RES/eval_${prec}_$k.svg" "$RES"/profiles/*.json "$RES"/fullpass/*.json
     done
 done >"$OUT/eval-$TAG.txt" 2>&1
 tail -25 "$OUT/eval-$TAG.txt"

@@ -178,5 +178,13 @@ if printf '%s' "$line" | awk -F, '$2 == 380 && sprintf("%.1f", $5) == "9.4" && $
 line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --default-form --format csv 2>&1 | grep '^all,')
 if printf '%s' "$line" | awk -F, '$3 == $5 && $4 == $6 { ok = 1 } END { exit !ok }'; then ok "model-eval --default-form"; else bad "model-eval --default-form: '$line'"; fi
 
+# --plot: an SVG of predicted against measured, written whole
+expect "predict --plot" 0 "conv1" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --plot "$tmp/p.svg"
+if head -c 4 "$tmp/p.svg" 2>/dev/null | grep -q '<svg' && grep -q '</svg>' "$tmp/p.svg" && [ "$(grep -c '<circle' "$tmp/p.svg")" -ge 8 ]; then ok "predict --plot: an SVG with the points"; else bad "predict --plot: no SVG"; fi
+expect "predict --plot without --measure" 2 "--plot needs --measure" -- "$cb" predict fashion-lenet --device h200 --plot "$tmp/q.svg"
+expect "predict --plot unwritable" 2 "--plot: cannot write" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --plot "$tmp/no/dir/p.svg"
+expect "model-eval --plot" 0 "heldout" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" --plot "$tmp/e.svg"
+if grep -q '</svg>' "$tmp/e.svg" 2>/dev/null; then ok "model-eval --plot: an SVG"; else bad "model-eval --plot: no SVG"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -17,6 +17,7 @@
 // all); each names its network, batch and precision. The network is found by its name among the
 // built-ins (nets/) and the files --nets names (generated ones: tools/gen_random_net.py).
 #include "model_cli.h"
+#include "model_plot.h"
 #include "core/net.h"
 
 #include <cjson/cJSON.h>
@@ -189,7 +190,7 @@ static void stats(const double *err, const rowinfo *ri, int nrow, int unit, int 
 }
 
 static int run(int argc, char **argv) {
-    const char *device = NULL, *calibration = NULL, *db_path = NULL, *kinds = "conv", *precision = NULL;
+    const char *device = NULL, *calibration = NULL, *db_path = NULL, *kinds = "conv", *precision = NULL, *plot = NULL;
     long ws_mb = 4096;
     bool rows_out = false, default_only = false;
     cli_list nets = {0};
@@ -201,6 +202,7 @@ static int run(int argc, char **argv) {
         {"--kinds", CLI_STR, &kinds, "K1,K2", "layer kinds evaluated: conv (default), fc, pool, other or all"},
         {"--precision", CLI_STR, &precision, "P", "only the profiles and steps measured in P (fp32, tf32, bf16; default: all)"},
         {"--default-form", CLI_FLAG, &default_only, NULL, "no form selection: the default form for every network"},
+        {"--plot", CLI_STR, &plot, "FILE.svg", "held-out predicted against measured per layer-direction, as SVG"},
         {"--rows", CLI_FLAG, &rows_out, NULL, "also every layer-direction's held-out prediction"},
         {"--workspace-mb", CLI_INT, &ws_mb, "MB", "algorithms may use this much workspace, as profile's (default 4096)"},
         {"--devices", CLI_STR, &db_path, "FILE", "device database (default $CONVBENCH_DEVICES or data/devices.json)"},
@@ -372,7 +374,7 @@ static int run(int argc, char **argv) {
         }
     }
     // the held-out rows' predictions under their chosen form, for --rows
-    if (rows_out)
+    if (rows_out || plot)
         for (int u = 0; u < nunit; u++) {
             if (!chosen[u]) continue;
             device_in_form(fd, dev, src, transfer, &FORMS[chosen[u]], smp, nsmp, cal_path, &err);
@@ -387,6 +389,19 @@ static int run(int argc, char **argv) {
                 }
         }
 
+    if (plot) {
+        model_point *pts = malloc(sizeof *pts * (size_t)(nrow + 1));
+        if (!pts) abort();
+        for (int j = 0; j < nrow; j++) pts[j] = (model_point){ri[j].measured, best[j].pred.ms, ri[j].phase};
+        char title[160];
+        snprintf(title, sizeof title, "%d networks, leave one out: %s on %s", nunit, kinds, dev->name);
+        int bad = model_plot_svg(plot, title, pts, nrow);
+        free(pts);
+        if (bad) {
+            rc = cli_usage_error(&cmd_model_eval, "--plot: cannot write '%s'", plot);
+            goto out_eval;
+        }
+    }
     cb_report *r = cb_report_new("model-eval");
     cb_report_meta_str(r, "device", dev->name);
     cb_report_meta_str(r, "calibration", cal_path);

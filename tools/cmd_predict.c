@@ -2,6 +2,7 @@
 // backward-filter with the algorithm assumed and the bound, totals for a training step; or,
 // with --paleo, Paleo's uncalibrated method; with --measure, predicted vs measured.
 #include "model_cli.h"
+#include "model_plot.h"
 #include "core/net.h"
 
 #include <math.h>
@@ -20,7 +21,7 @@ static void cell_ms(cb_table *t, double ms) {
 
 static int run(int argc, char **argv) {
     long batch = -1, ws_mb = 4096;
-    const char *device = NULL, *precision = "fp32", *calibration = NULL, *db_path = NULL, *kinds = "all";
+    const char *device = NULL, *precision = "fp32", *calibration = NULL, *db_path = NULL, *kinds = "all", *plot = NULL;
     bool paleo = false;
     cli_list measure = {0};
     cli_out o = {0};
@@ -32,6 +33,7 @@ static int run(int argc, char **argv) {
         {"--paleo", CLI_FLAG, &paleo, NULL, "Paleo's uncalibrated method: GEMM FLOPs over peak, platform percent 1.0"},
         {"--measure", CLI_LIST, &measure, "F1,F2", "convbench profile --format json outputs of this network, batch and precision to compare (repeatable)"},
         {"--kinds", CLI_STR, &kinds, "K1,K2", "with --measure: layer kinds compared, conv, fc, pool, other or all (default)"},
+        {"--plot", CLI_STR, &plot, "FILE.svg", "with --measure: predicted against measured per layer-direction, as SVG"},
         {"--workspace-mb", CLI_INT, &ws_mb, "MB", "calibrated GPU: algorithms may use this much workspace, as profile's (default 4096)"},
         {"--devices", CLI_STR, &db_path, "FILE", "device database (default $CONVBENCH_DEVICES or data/devices.json)"},
         CLI_OUT_OPTS(o),
@@ -46,6 +48,7 @@ static int run(int argc, char **argv) {
     if (ws_mb < 0) return cli_usage_error(&cmd_predict, "--workspace-mb: %ld must not be negative", ws_mb);
     mo.workspace_limit = (double)ws_mb * (1 << 20);
     if ((rc = model_cli_kinds_check(&cmd_predict, kinds)) >= 0) return rc;
+    if (plot && !measure.n) return cli_usage_error(&cmd_predict, "--plot needs --measure");
     if (!cli_parse_precision(precision, &mo.precision))
         return cli_usage_error(&cmd_predict, "--precision: '%s' is not fp32, tf32 or bf16", precision);
     cb_devdb db;
@@ -167,6 +170,21 @@ static int run(int argc, char **argv) {
                 byp[k][ne[k]++] = w->paleo_err_pct;
             }
         }
+        if (plot) {
+            model_point *pts = malloc(sizeof *pts * (size_t)(nrow + 1));
+            if (!pts) abort();
+            for (int j = 0; j < nrow; j++) pts[j] = (model_point){rows[j].measured_ms, rows[j].pred.ms, rows[j].phase};
+            char title[256];
+            snprintf(title, sizeof title, "%.60s, batch %lld, %s", net->name, (long long)cb_net_batch(net), dev.name);
+            int bad = model_plot_svg(plot, title, pts, nrow);
+            free(pts);
+            if (bad) {
+                free(rows);
+                cb_report_free(r);
+                rc = cli_usage_error(&cmd_predict, "--plot: cannot write '%s'", plot);
+                goto out;
+            }
+        }
         free(rows);
         const char *sc[] = {"direction", "layers", "model_median_pct", "model_p90_pct", "paleo_median_pct", "paleo_p90_pct"};
         cb_table *s = cb_report_table(r, "error", 6, sc);
@@ -200,4 +218,4 @@ out:
 }
 
 const cli_cmd cmd_predict = {"predict", "predicted per-layer times (roofline over algorithms, or Paleo's method) and a training step",
-                             "NET --device NAME|FILE [--batch N] [--precision P] [--calibration FILE] [--paleo] [--measure F1,F2 ... [--kinds K]]", run};
+                             "NET --device NAME|FILE [--batch N] [--precision P] [--calibration FILE] [--paleo] [--measure F1,F2 ... [--kinds K] [--plot FILE.svg]]", run};
