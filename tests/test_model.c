@@ -344,8 +344,10 @@ static void wave_util(void) {
     CHECK(cb_conv_util(&p, CB_PHASE_BWD_FILTER, &f, &cal) == 1, "no wave term for the filter gradient");
     cal.wave_tile = 128; // M = 12288, N = 64: 96 x 1 tiles
     CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal), 96.0 / 132, 1e-12), "128 x 128 tiles");
-    cal.wave_wgrad = true; // K = 64, C*R*S = 64: one tile
+    cal.wave_wgrad = 1; // K = 64, C*R*S = 64: one tile
     CHECK(close_rel(cb_conv_util(&p, CB_PHASE_BWD_FILTER, &f, &cal), 1.0 / 132, 1e-12), "the filter gradient's tiles");
+    cal.wave_wgrad = 2; // the reduction N*P*Q = 3 * 4096 allows 3 splits of the one tile
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_BWD_FILTER, &f, &cal), 3.0 / 132, 1e-12), "split-K");
     cal.wave_tile = -1;
     CHECK(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal) == 1, "no wave term at all");
     cal.wave_tile = 0;

@@ -45,9 +45,9 @@ typedef struct ecase {
 } ecase;
 
 // the forms tried: the default first (ties keep it)
-typedef struct form { int wave_tile; bool wave_wgrad; } form;
-static const form FORMS[] = {{0, false}, {-1, false}, {32, false}, {128, false}, {256, false},
-                             {0, true},  {32, true},  {128, true}, {256, true}};
+typedef struct form { int wave_tile, wave_wgrad; } form;
+static const form FORMS[] = {{0, 0}, {-1, 0}, {32, 0}, {128, 0}, {256, 0}, {0, 1}, {32, 1},
+                             {128, 1}, {256, 1}, {0, 2}, {32, 2}, {128, 2}, {256, 2}};
 #define NFORMS ((int)(sizeof FORMS / sizeof FORMS[0]))
 
 // the device in form f: the calibration refitted in that form (when it has samples), carried
@@ -69,7 +69,7 @@ static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_d
 
 static void form_name(const form *f, char *buf, size_t n) {
     if (f->wave_tile < 0) snprintf(buf, n, "no wave term");
-    else snprintf(buf, n, "wave %d%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad ? " + wgrad" : "");
+    else snprintf(buf, n, "wave %d%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad == 2 ? " + wgrad split-K" : f->wave_wgrad ? " + wgrad" : "");
 }
 
 // a row's network unit, direction and whether a fallback ran it (own kernel under cudnn)

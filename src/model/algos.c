@@ -128,7 +128,12 @@ double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f,
     if (ph == CB_PHASE_BWD_FILTER && !cal->wave_wgrad) return 1;
     double m = ph == CB_PHASE_FORWARD ? (double)p->n * p->p * p->q : ph == CB_PHASE_BWD_DATA ? (double)p->n * p->h * p->w : p->k;
     double n = ph == CB_PHASE_FORWARD ? p->k : ph == CB_PHASE_BWD_DATA ? p->c : (double)p->c * p->r * p->s;
-    double tiles = ceil(m / t) * ceil(n / t), waves = ceil(tiles / sms);
+    double tiles = ceil(m / t) * ceil(n / t);
+    if (ph == CB_PHASE_BWD_FILTER && cal->wave_wgrad == 2) {
+        double red = (double)p->n * p->p * p->q, split = fmax(1, fmin(floor(sms / tiles), ceil(red / 4096)));
+        tiles *= split;
+    }
+    double waves = ceil(tiles / sms);
     return tiles / (waves * sms);
 }
 

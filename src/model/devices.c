@@ -71,8 +71,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, const char *
     cal->sms = (int)num(c, "sms", 0);
     cal->launch_s = num(c, "launch_s", 0);
     cal->wave_tile = (int)num(c, "wave_tile", 0);
-    const cJSON *wg = cJSON_GetObjectItemCaseSensitive(c, "wave_wgrad");
-    cal->wave_wgrad = cJSON_IsTrue(wg);
+    cal->wave_wgrad = (int)num(c, "wave_wgrad", 0);
     const cJSON *x;
     int i = 0;
     cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "algos")) {
@@ -119,7 +118,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     cJSON_AddNumberToObject(c, "sms", cal->sms);
     cJSON_AddNumberToObject(c, "launch_s", cal->launch_s);
     if (cal->wave_tile) cJSON_AddNumberToObject(c, "wave_tile", cal->wave_tile);
-    if (cal->wave_wgrad) cJSON_AddTrueToObject(c, "wave_wgrad");
+    if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);
     cJSON *arr = cJSON_AddArrayToObject(c, "algos");
     for (int i = 0; i < cal->nalgo; i++) {
         const cb_cal_algo *a = &cal->algo[i];

@@ -85,7 +85,8 @@ typedef struct cb_calibration {
     int sms;                            // streaming multiprocessors (wave quantisation)
     // the model's form (a choice made on data, so model-eval can select it leave-one-out):
     int wave_tile;                      // output tile edge of the wave term; 0 = 64, -1 = no wave term
-    bool wave_wgrad;                    // the wave term also for backward filter (tiles over K x C*R*S)
+    int wave_wgrad;                     // backward filter: 0 no wave term; 1 tiles over K x C*R*S; 2 the same, split
+                                        // over the reduction (N*P*Q) until the tiles fill the SMs (split-K)
     double launch_s;                    // an empty launch timed with events, as profile times a layer
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
@@ -173,7 +174,8 @@ void cb_conv_cost(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, i
 // forward (M = N*P*Q, N = K) and backward-data (M = N*H*W, N = C) directions:
 // tiles = ceil(M / t) * ceil(N / t), util = tiles / (ceil(tiles / sms) * sms), t = cal->wave_tile
 // (0: 64). 1 for the other families, for backward filter (split over the reduction) unless
-// cal->wave_wgrad (then M = K, N = C*R*S), and for sms <= 0 or wave_tile < 0. The default 64 x 64
+// cal->wave_wgrad (then M = K, N = C*R*S, and with split-K (2) the tiles are multiplied by
+// s = max(1, floor(sms / tiles)), at most one split per 4096 of the reduction N*P*Q), and for sms <= 0 or wave_tile < 0. The default 64 x 64
 // tile is a form choice: of 32, 64, 128 and 256 it fits the calibration shapes best (median of the
 // per-algorithm fits 14.5% against 15.5% without the term); convbench model-eval re-makes the
 // choice leave-one-network-out.
