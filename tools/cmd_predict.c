@@ -25,6 +25,7 @@ static int run(int argc, char **argv) {
     bool paleo = false;
     cli_list measure = {0};
     cli_out o = {0};
+    bool plot_failed = false;
     const cli_opt opts[] = {
         {"--device", CLI_STR, &device, "NAME", "device from the database (h200, a100, titanx-maxwell, xeon-2c, ...)"},
         {"--batch", CLI_INT, &batch, "N", "batch size (default: the network's)"},
@@ -176,14 +177,8 @@ static int run(int argc, char **argv) {
             for (int j = 0; j < nrow; j++) pts[j] = (model_point){rows[j].measured_ms, rows[j].pred.ms, rows[j].phase};
             char title[256];
             snprintf(title, sizeof title, "%.60s, batch %lld, %s", net->name, (long long)cb_net_batch(net), dev.name);
-            int bad = model_plot_svg(plot, title, pts, nrow);
+            plot_failed = model_plot_svg(plot, title, pts, nrow) != 0;
             free(pts);
-            if (bad) {
-                free(rows);
-                cb_report_free(r);
-                rc = cli_usage_error(&cmd_predict, "--plot: cannot write '%s'", plot);
-                goto out;
-            }
         }
         free(rows);
         const char *sc[] = {"direction", "layers", "model_median_pct", "model_p90_pct", "paleo_median_pct", "paleo_p90_pct"};
@@ -209,7 +204,7 @@ static int run(int argc, char **argv) {
         if (strcmp(kinds, "all")) cb_report_note(r, "layer kinds compared: %s", kinds);
         for (int k = 0; k <= CB_PHASE_COUNT; k++) free(bym[k]), free(byp[k]);
     }
-    rc = cli_emit(&cmd_predict, r, &o, fmt);
+    rc = plot_failed ? cli_usage_error(&cmd_predict, "--plot: cannot write '%s'", plot) : cli_emit(&cmd_predict, r, &o, fmt);
     cb_report_free(r);
 out:
     for (int k = 0; k < nmeas; k++) model_cli_measure_free(&meas[k]);
