@@ -10,19 +10,20 @@
 #      (profile --direction all), and a whole training step (fullpass --update) of each
 #   4. convbench model-eval on them, leave one network out (conv layers; all layers)
 # PRECS="fp32 tf32" also calibrates and profiles TF32 (about 3 minutes more; default fp32).
-# Steps that would start after DEADLINE_S (default 330) are skipped. Results in $OUT (4 files):
+# Steps that would start after DEADLINE_S (default 400, counted from the start) are skipped. Results in $OUT (4 files):
 # model-TAG.tgz (every JSON: calibration, profiles, fullpass, the networks), eval-TAG.txt,
 # TAG-cal.json, log.txt.
 #   OUT=/some/dir scripts/model-gpu.sh
 # For a dry run without a GPU: CAL=FILE (skip the calibration, use FILE), PROFILE_BACKEND=cpu,
-# MAX_GFLOP=0.5 (small random networks), BUILTINS="" (none), DEADLINE_S.
+# MAX_GFLOP=0.5 (small random networks), BUILTINS="" (none), DEADLINE_S, GPU_TAG=h200 (the name).
 set -u
 OUT=${OUT:-model-out}
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/log.txt") 2>&1
-DEADLINE=${DEADLINE_S:-330}
+DEADLINE=${DEADLINE_S:-400}
 gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
 case "$gpu" in *H100*) TAG=h100 ;; *H200*) TAG=h200 ;; *) TAG=gpu ;; esac
+TAG=${GPU_TAG:-$TAG}
 RES=/tmp/cb-model-$TAG
 rm -rf "$RES"
 mkdir -p "$RES/nets" "$RES/profiles" "$RES/fullpass"
