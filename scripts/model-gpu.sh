@@ -45,7 +45,8 @@ else
     stamp "calibrate cudnn"
     TAG=$TAG SKIP_PROFILES=1 CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) bash scripts/model-device.sh "$CB" "$RES" 80 cudnn
     stamp "calibrate cuda (own convolutions: the fallback)"
-    TAG=$TAG CAL_SECTIONS=conv PART_S=40 bash scripts/model-device.sh "$CB" "$RES" 35 cuda
+    # the strided and large-filter shapes first: the fallback runs TF SAME's strided layers
+    TAG=$TAG CAL_SECTIONS=conv CAL_GROUPS="30 24 0 12" PART_S=40 bash scripts/model-device.sh "$CB" "$RES" 35 cuda
     parts=$(ls "$RES"/calparts/cudnn_*.json "$RES"/calparts/cuda_*.json 2>/dev/null | paste -sd, -)
     "$CB" calibrate --refit "$parts" --save "$RES/$TAG-cal.json" --format json --output "$RES/calibrate_merged.json" --quiet ||
         echo "model-gpu: merged refit failed"
