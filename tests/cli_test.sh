@@ -159,5 +159,71 @@ else
 fi
 expect "infer without weights" 2 "--weights FILE is required" -- "$cb" infer fashion-lenet --quiet
 
+# predict --measure: profiles of this network, batch and precision only; repeated or comma-separated
+"$cb" profile fashion-lenet --batch 4 --backend cpu --iters 1 --warmup 0 --quiet --format json --output "$tmp/pf.json"
+"$cb" profile fashion-lenet --batch 4 --backend cpu --direction backward --wrt filter --iters 1 --warmup 0 --quiet --format json --output "$tmp/pbf.json"
+"$cb" profile fashion-lenet --batch 4 --backend cpu --direction all --iters 1 --warmup 0 --quiet --format json --output "$tmp/pall.json"
+"$cb" profile alexnet --batch 1 --backend cpu --iters 1 --warmup 0 --quiet --format json --output "$tmp/palex.json"
+expect "predict --measure repeated: the last" 0 "conv1,bwd_filter," -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/pbf.json" --format csv
+expect "predict --measure repeated: the first kept" 0 "conv1,fwd," -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/pbf.json" --format csv
+expect "predict --measure list and repeat" 0 "all,"  -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json,$tmp/pbf.json" --measure "$tmp/pall.json" --format csv
+expect "predict --measure direction all" 0 "bwd_data" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pall.json" --format csv
+expect "predict --measure other batch" 2 "$tmp/pf.json' was measured at batch 4" -- "$cb" predict fashion-lenet --batch 8 --device h200 --measure "$tmp/pf.json"
+one_line "predict --measure other batch: one line" "$cb" predict fashion-lenet --batch 8 --device h200 --measure "$tmp/pf.json"
+expect "predict --measure other network" 2 "$tmp/palex.json' is of network" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/palex.json"
+expect "predict --measure other precision" 2 "measured in fp32" -- "$cb" predict fashion-lenet --batch 4 --device h200 --precision tf32 --measure "$tmp/pf.json"
+expect "predict --measure not a profile" 2 "is not the JSON of convbench profile" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/cal.json"
+expect "predict --measure missing file" 2 "cannot read the profile '$tmp/none.json'" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/none.json"
+
+# random networks (tools/gen_random_net.py): same seed, same file; every one loads; the suite
+# covers 1x1 to 7x7 filters, stride 2 with TF SAME padding, odd channel counts, grouped convolutions
+gen=$(dirname "$0")/../tools/gen_random_net.py
+python3 "$gen" --suite "$tmp/gen" --seeds 1-2 >/dev/null && python3 "$gen" --kind mobile --seed 2 --output "$tmp/again.json"
+if cmp -s "$tmp/gen/gen-mobile-s2.json" "$tmp/again.json"; then ok "gen_random_net: deterministic"; else bad "gen_random_net: seed 2 gave two files"; fi
+for f in "$tmp"/gen/gen-*.json; do expect "gen_random_net: $(basename "$f") loads" 0 "Number of params" -- "$cb" summary "$f"; done
+if python3 - "$tmp"/gen/gen-*.json <<'PY'; then ok "gen_random_net: coverage"; else bad "gen_random_net: coverage"; fi
+import json, sys
+k, s2, odd, grp = set(), 0, 0, 0
+def walk(L):
+    global s2, odd, grp
+    for l in L.values():
+        if l["type"] == "Block": walk(l["layers"]); continue
+        if l["type"] != "Convolution": continue
+        k.add(l["filter"][0]); odd += l["filter"][3] % 2; grp += l.get("groups", 1) > 1
+        s2 += l["strides"][1] == 2 and l["padding"] == "SAME"
+for f in sys.argv[1:]: walk(json.load(open(f))["layers"])
+sys.exit(not (k >= {1, 3, 5, 7} and s2 and odd and grp))
+PY
+
+# model-eval: leave one network out over profiles (CPU profiles here: the plumbing, not the figures)
+python3 "$gen" --kind resnet --seed 1 --batch 2 --max-gflop 0.3 --output "$tmp/g1.json"
+"$cb" profile "$tmp/g1.json" --backend cpu --direction all --iters 1 --warmup 0 --quiet --format json --output "$tmp/g1p.json"
+expect "model-eval" 0 "heldout_median_pct" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/g1.json" "$tmp/g1p.json" "$tmp/pf.json" "$tmp/pbf.json" --kinds all
+expect "model-eval names both networks" 0 "gen resnet seed 1" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/g1.json" "$tmp/g1p.json" "$tmp/pf.json" --kinds all --format csv
+expect "model-eval --rows" 0 "conv1,fwd," -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" --rows --format csv
+expect "model-eval unknown network" 2 "no built-in network or --nets file is named 'gen resnet seed 1" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/g1p.json"
+expect "model-eval bad --nets" 2 "--nets: '$tmp/pf.json' is not a network" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/pf.json" "$tmp/pf.json"
+expect "model-eval uncalibrated device" 2 "holds no GPU calibration" -- "$cb" model-eval --device h200 "$tmp/pf.json"
+
+"$cb" fullpass fashion-lenet --batch 4 --backend cpu --update --no-data-grad --iters 1 --warmup 0 --quiet --format json --output "$tmp/fp.json"
+expect "model-eval whole steps" 0 "step_model_ms" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" "$tmp/fp.json"
+expect "model-eval steps alone" 0 "whole steps (1)" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/fp.json"
+
+# model-eval on the recorded H200 data: the default form reproduces the published 9.4% (conv,
+# docs/results/2026-11-21-model-h200.md); --default-form makes held-out and default agree
+rec=$(dirname "$0")/../docs/results/2026-11-21-model-h200
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --format csv 2>&1 | grep '^all,')
+if printf '%s' "$line" | awk -F, '$2 == 380 && sprintf("%.1f", $5) == "9.4" && $3 <= $5 + 1 { ok = 1 } END { exit !ok }'; then ok "model-eval: recorded H200 data"; else bad "model-eval: recorded H200 data: '$line'"; fi
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --default-form --format csv 2>&1 | grep '^all,')
+if printf '%s' "$line" | awk -F, '$3 == $5 && $4 == $6 { ok = 1 } END { exit !ok }'; then ok "model-eval --default-form"; else bad "model-eval --default-form: '$line'"; fi
+
+# --plot: an SVG of predicted against measured, written whole
+expect "predict --plot" 0 "conv1" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --plot "$tmp/p.svg"
+if head -c 4 "$tmp/p.svg" 2>/dev/null | grep -q '<svg' && grep -q '</svg>' "$tmp/p.svg" && [ "$(grep -c '<circle' "$tmp/p.svg")" -ge 8 ]; then ok "predict --plot: an SVG with the points"; else bad "predict --plot: no SVG"; fi
+expect "predict --plot without --measure" 2 "--plot needs --measure" -- "$cb" predict fashion-lenet --device h200 --plot "$tmp/q.svg"
+expect "predict --plot unwritable" 2 "--plot: cannot write" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --plot "$tmp/no/dir/p.svg"
+expect "model-eval --plot" 0 "heldout" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" --plot "$tmp/e.svg"
+if grep -q '</svg>' "$tmp/e.svg" 2>/dev/null; then ok "model-eval --plot: an SVG"; else bad "model-eval --plot: no SVG"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -71,6 +71,12 @@ int cli_parse(const cli_cmd *cmd, const cli_opt *opts, int argc, char **argv, co
             *(double *)o->target = x;
             break;
         }
+        case CLI_LIST: {
+            cli_list *l = o->target;
+            if (l->n == CLI_LIST_MAX) return cli_usage_error(cmd, "%s: at most %d times", o->name, CLI_LIST_MAX);
+            l->v[l->n++] = v;
+            break;
+        }
         default:
             break;
         }

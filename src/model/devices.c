@@ -70,6 +70,8 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, const char *
     str(c, "backend", cal->backend, sizeof cal->backend);
     cal->sms = (int)num(c, "sms", 0);
     cal->launch_s = num(c, "launch_s", 0);
+    cal->wave_tile = (int)num(c, "wave_tile", 0);
+    cal->wave_wgrad = (int)num(c, "wave_wgrad", 0);
     const cJSON *x;
     int i = 0;
     cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "algos")) {
@@ -115,6 +117,8 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     cJSON_AddStringToObject(c, "backend", cal->backend);
     cJSON_AddNumberToObject(c, "sms", cal->sms);
     cJSON_AddNumberToObject(c, "launch_s", cal->launch_s);
+    if (cal->wave_tile) cJSON_AddNumberToObject(c, "wave_tile", cal->wave_tile);
+    if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);
     cJSON *arr = cJSON_AddArrayToObject(c, "algos");
     for (int i = 0; i < cal->nalgo; i++) {
         const cb_cal_algo *a = &cal->algo[i];
@@ -275,17 +279,51 @@ cJSON *cb_device_to_json(const cb_device *d) {
     return o;
 }
 
-cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err) {
+// the parsed file; NULL with err filled when it cannot be read or is not JSON
+static cJSON *parse_file(const char *path, cb_error *err) {
     char *text = cb_read_text(path, err);
-    if (!text) return err->status;
+    if (!text) return NULL;
     cJSON *root = cJSON_Parse(text);
     free(text);
     if (!root) {
         err->status = CB_STATUS_PARSE;
         snprintf(err->msg, sizeof err->msg, "%s: not valid JSON", path);
-        return err->status;
     }
+    return root;
+}
+
+cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err) {
+    cJSON *root = parse_file(path, err);
+    if (!root) return err->status;
     cb_status st = cb_device_from_json(root, d, path, err);
+    cJSON_Delete(root);
+    return st;
+}
+
+void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char *source) {
+    double bw = c->mem_bw > 0 ? d->mem_bw / c->mem_bw : 1, pk[CB_PREC_COUNT + 1];
+    for (int p = 0; p <= CB_PREC_COUNT; p++) pk[p] = c->peak[p] > 0 && d->peak[p] > 0 ? d->peak[p] / c->peak[p] : 1;
+    for (int p = 0; p <= CB_PREC_COUNT; p++) d->meas_gemm[p] = c->meas_gemm[p] * pk[p];
+    if (c->meas_copy_bw > 0) d->meas_copy_bw = c->meas_copy_bw * bw;
+    memcpy(d->algo_eff, c->algo_eff, sizeof c->algo_eff);
+    d->calibrated = c->calibrated;
+    d->cal = c->cal;
+    for (int i = 0; i < d->cal.nalgo; i++) {
+        cb_cal_algo *a = &d->cal.algo[i];
+        a->rate *= pk[a->prec];
+        a->bw *= bw;
+    }
+    for (int m = 0; m < CB_MOP_COUNT; m++) d->cal.mop[m].bw *= bw, d->cal.mop[m].plane_s /= bw;
+    if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;
+    if (c->launch_s > 0) d->launch_s = c->launch_s;
+    snprintf(d->meas_source, sizeof d->meas_source, "%s", source);
+}
+
+cb_status cb_cal_samples_load_file(const char *path, cb_cal_sample **s, int *n, cb_error *err) {
+    *s = NULL, *n = 0;
+    cJSON *root = parse_file(path, err);
+    if (!root) return err->status;
+    cb_status st = cb_cal_samples_from_json(cJSON_GetObjectItemCaseSensitive(root, "samples"), s, n, path, err);
     cJSON_Delete(root);
     return st;
 }
