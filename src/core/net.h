@@ -23,6 +23,10 @@ cb_net *cb_net_build(char *name, const char *source, cb_layer *layers, cb_raw_pa
 // Infer every shape from the layer parameters and the input's shape (layers[0].out).
 cb_status cb_net_infer(cb_net *net, cb_error *err);
 
+// The first layer whose costs or share of the network's totals (cb_net_cost_total,
+// src/layers/cost.c) overflow int64; -1 when all fit.
+int cb_net_cost_overflow(const cb_net *net);
+
 char *cb_strdup(const char *s);
 void *cb_xcalloc(size_t n, size_t size); // aborts on failure: small, bounded host structures only
 // The whole of a text file, NUL-terminated (free it); NULL with err set ("PATH: cannot open/read")
