@@ -82,6 +82,7 @@ typedef struct cb_layer {
     int nparents;
     int *parents;                 // indices into cb_net.layers, all smaller than this layer's
     int nchildren;                // layers that consume this one's output
+    int last_child;               // the last layer (index) that consumes this one's output; -1 when none
     cb_shape in;                  // shape of the first parent's output (flattened for FC)
     cb_shape out;
     cb_act act;                   // fused activation after the op (Convolution, InnerProduct, Elementwise)

@@ -7,6 +7,7 @@
 //     the calibration grid; each algorithm's time is fitted (src/model/fit.c) and the entry keeps
 //     the samples, so --refit FILE redoes the fit without a GPU.
 #include "model_cli.h"
+#include "core/json.h"
 #include "core/net.h"
 #include "bench/stats.h"
 #include "cpu/kernels.h"
@@ -190,14 +191,6 @@ static int finish_gpu(const char *save, cb_device *d, const cb_cal_sample *s, in
     return rc;
 }
 
-static cJSON *load_json(const char *path) {
-    cb_error err = {0};
-    char *text = cb_read_text(path, &err);
-    cJSON *root = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    return root;
-}
-
 // --refit F1,F2,...: the fit again on the samples saved GPU calibrations hold, together (the
 // first file gives the device; sections or shape ranges measured apart are merged). No GPU needed.
 static int run_refit(const char *paths, const char *save, cli_out *o, cb_format fmt) {
@@ -209,9 +202,9 @@ static int run_refit(const char *paths, const char *save, cli_out *o, cb_format 
     int nall = 0, nfiles = 0, rc = -1;
     double launch = 0;
     for (char *save_ptr = NULL, *path = strtok_r(list, ",", &save_ptr); path && rc < 0; path = strtok_r(NULL, ",", &save_ptr)) {
-        cJSON *root = load_json(path);
+        cJSON *root = cb_json_read(path, &err);
         if (!root) {
-            rc = cli_usage_error(&cmd_calibrate, "--refit: cannot read '%s' as JSON", path);
+            rc = cli_fail(&cmd_calibrate, &err);
             break;
         }
         cb_device di;
@@ -414,7 +407,7 @@ static int run(int argc, char **argv) {
     if (!base) base = "xeon-2c";
     cb_devdb db;
     cb_device dev;
-    if ((rc = model_cli_device(&cmd_calibrate, db_path, base, NULL, &db, &dev)) >= 0) return rc;
+    if ((rc = model_cli_device(&cmd_calibrate, db_path, base, NULL, false, &db, &dev)) >= 0) return rc;
     cb_devdb_free(&db);
     double peak = dev.peak[CB_PREC_FP32];
 

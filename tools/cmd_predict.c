@@ -2,6 +2,7 @@
 // backward-filter with the algorithm assumed and the bound, totals for a training step; or,
 // with --paleo, Paleo's uncalibrated method; with --measure, predicted vs measured.
 #include "model_cli.h"
+#include "core/json.h"
 #include "core/net.h"
 
 #include <cjson/cJSON.h>
@@ -34,10 +35,8 @@ static bool kind_selected(const char *kinds, cb_op op) {
 // One `convbench profile --format json` document: its direction and each layer's <backend>_ms.
 static int load_measure(const char *path, const cb_net *net, measured *m) {
     cb_error err = {0};
-    char *text = cb_read_text(path, &err);
-    if (!text) return cli_usage_error(&cmd_predict, "--measure: cannot read '%s'", path);
-    cJSON *root = cJSON_Parse(text);
-    free(text);
+    cJSON *root = cb_json_read(path, &err);
+    if (!root) return cli_usage_error(&cmd_predict, "--measure: %s", err.msg);
     int rc = -1;
     const cJSON *dir = cJSON_GetObjectItemCaseSensitive(root, "direction");
     const cJSON *wrt = cJSON_GetObjectItemCaseSensitive(root, "wrt");
@@ -120,7 +119,7 @@ static int run(int argc, char **argv) {
         return cli_usage_error(&cmd_predict, "--precision: '%s' is not fp32, tf32 or bf16", precision);
     cb_devdb db;
     cb_device dev;
-    if ((rc = model_cli_device(&cmd_predict, db_path, device, calibration, &db, &dev)) >= 0) return rc;
+    if ((rc = model_cli_device(&cmd_predict, db_path, device, calibration, false, &db, &dev)) >= 0) return rc;
     cb_devdb_free(&db);
     cb_net *net = cli_load_net(&cmd_predict, pos[0], batch, &rc);
     if (!net) return rc;

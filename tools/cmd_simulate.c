@@ -66,7 +66,7 @@ static int run(int argc, char **argv) {
     if (!network) return cli_usage_error(&cmd_simulate, "--network NAME is required");
     cb_devdb db;
     cb_device dev;
-    if ((rc = model_cli_device(&cmd_simulate, db_path, device, calibration, &db, &dev)) >= 0) {
+    if ((rc = model_cli_device(&cmd_simulate, db_path, device, calibration, true, &db, &dev)) >= 0) {
         cb_devdb_free(&db);
         return rc;
     }

@@ -34,12 +34,13 @@ static int resolve(const cli_cmd *cmd, const char *name, const char *calibration
     return -1;
 }
 
-int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, cb_devdb *db,
-                     cb_device *dev) {
+int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, bool links,
+                     cb_devdb *db, cb_device *dev) {
     cb_error err = {0};
     if (name && !calibration && (strchr(name, '/') || strstr(name, ".json"))) // --device FILE: a saved entry
         calibration = name, name = NULL;
-    if (cb_devdb_load(db_path, db, &err) != CB_OK) return cli_fail(cmd, &err);
+    memset(db, 0, sizeof *db);
+    if ((name || links || db_path) && cb_devdb_load(db_path, db, &err) != CB_OK) return cli_fail(cmd, &err);
     int rc = resolve(cmd, name, calibration, db, dev);
     if (rc >= 0) cb_devdb_free(db);
     return rc;

@@ -102,3 +102,11 @@ cJSON *cb_json_parse(const char *text, const char *src, cb_error *err) {
     }
     return root;
 }
+
+cJSON *cb_json_read(const char *path, cb_error *err) {
+    char *text = cb_read_text(path, err);
+    if (!text) return NULL;
+    cJSON *root = cb_json_parse(text, path, err);
+    free(text);
+    return root;
+}

@@ -10,5 +10,7 @@
 // and column), nesting deeper than CB_MAX_JSON_DEPTH, trailing text, and a key repeated within
 // one object (cJSON would quietly keep the first). NULL with err set on failure.
 cJSON *cb_json_parse(const char *text, const char *src, cb_error *err);
+// The same for a file (cb_read_text: at most CB_MAX_FILE_BYTES, no NUL bytes).
+cJSON *cb_json_read(const char *path, cb_error *err);
 
 #endif

@@ -3,6 +3,7 @@
 #include "core/limits.h"
 #include "core/strmap.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,20 +40,42 @@ cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *l
 char *cb_read_text(const char *path, cb_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        cb_fail(err, CB_STATUS_IO, path, NULL, "cannot open");
+        cb_fail(err, CB_STATUS_IO, path, NULL, "cannot open: %s", strerror(errno));
         return NULL;
     }
     char *buf = NULL;
-    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) buf = malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    size_t n = 0, cap = 0;
+    bool big = false;
+    for (;;) { // read to the end (no ftell: a pipe or a directory has no length)
+        if (n + 65536 + 1 > cap) {
+            if (cap > CB_MAX_FILE_BYTES) {
+                big = true;
+                break;
+            }
+            cap = cap ? 2 * cap : 1 << 17;
+            char *nb = realloc(buf, cap);
+            if (!nb) break;
+            buf = nb;
+        }
+        size_t got = fread(buf + n, 1, 65536, f);
+        n += got;
+        if (got < 65536) break;
+    }
+    int e = ferror(f) ? errno : 0;
+    fclose(f);
+    if (big || e || !buf || n + 65536 + 1 > cap) {
         free(buf);
-        fclose(f);
-        cb_fail(err, CB_STATUS_IO, path, NULL, "cannot read");
+        if (big) cb_fail(err, CB_STATUS_PARSE, path, NULL, "larger than %u MiB", CB_MAX_FILE_BYTES >> 20);
+        else if (e) cb_fail(err, CB_STATUS_IO, path, NULL, "cannot read: %s", strerror(e));
+        else cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory reading the file");
         return NULL;
     }
     buf[n] = 0;
-    fclose(f);
+    if (strlen(buf) != n) {
+        free(buf);
+        cb_fail(err, CB_STATUS_PARSE, path, NULL, "the file holds a NUL byte: not a text file");
+        return NULL;
+    }
     return buf;
 }
 
@@ -226,8 +249,13 @@ cb_net *cb_net_build(char *name, const char *source, cb_layer *layers, cb_raw_pa
         for (int j = 0; j < parents[order[s]].n; j++) free(parents[order[s]].names[j]);
         free(parents[order[s]].names);
     }
+    for (int s = 0; s < n; s++) net->layers[s].last_child = -1;
     for (int s = 0; s < n; s++)
-        for (int j = 0; j < net->layers[s].nparents; j++) net->layers[net->layers[s].parents[j]].nchildren++;
+        for (int j = 0; j < net->layers[s].nparents; j++) {
+            cb_layer *P = &net->layers[net->layers[s].parents[j]];
+            P->nchildren++;
+            P->last_child = s;
+        }
     free(layers);
     free(parents);
     free(order);

@@ -56,7 +56,7 @@ static void put_f32s(wbuf *b, const float *v, int64_t n) {
 typedef struct rbuf { const unsigned char *p; size_t n, at; bool overrun; } rbuf;
 
 static bool take(rbuf *r, size_t n, const unsigned char **out) {
-    if (r->overrun || n > r->n - r->at) return r->overrun = true, false;
+    if (r->overrun || r->at > r->n || n > r->n - r->at) return r->overrun = true, false;
     *out = r->p + r->at;
     r->at += n;
     return true;
@@ -196,7 +196,12 @@ cb_status cb_exec_load_weights(cb_exec *e, const char *path, cb_error *err) {
         st = cb_fail(err, st, path, NULL, "not a convbench weights file (magic is not \"CBWT\")");
         goto done;
     }
-    rbuf r = {data, n >= 4 ? n - 4 : 0, 4, false}; // the last 4 bytes are the CRC
+    // the body lies between the magic and the 4-byte CRC: magic, version, name, count and CRC are 20 bytes at least
+    if (n < 20) {
+        st = cb_fail(err, st, path, NULL, "truncated: %zu bytes, a weights file has 20 at least", n);
+        goto done;
+    }
+    rbuf r = {data, n - 4, 4, false};
     uint32_t version = get_u32(&r);
     if (!r.overrun && version != WT_VERSION) {
         st = cb_fail(err, st, path, NULL, "version %u, this build reads version %u", version, WT_VERSION);
@@ -212,10 +217,10 @@ cb_status cb_exec_load_weights(cb_exec *e, const char *path, cb_error *err) {
         get_str(&r, what, sizeof what);
         uint64_t cnt = get_u64(&r);
         const unsigned char *d;
-        if (cnt > (uint64_t)(r.n - (r.at < r.n ? r.at : r.n)) / 4) r.overrun = true;
+        if (r.at > r.n || cnt > (uint64_t)(r.n - r.at) / 4) r.overrun = true;
         else take(&r, (size_t)cnt * 4, &d);
     }
-    if (r.overrun || n < 4) {
+    if (r.overrun) {
         st = cb_fail(err, st, path, NULL, "truncated: %zu bytes, the header's %u tensors need more", n, nt);
         goto done;
     }

@@ -675,49 +675,13 @@ cb_net *cb_net_load(const char *spec, cb_error *err) {
             snprintf(path, sizeof path, "%s", spec);
         }
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    if (!is_file(path)) {
         cb_fail(err, CB_STATUS_IO, spec, NULL, "cannot open: %s (not a file, nor a built-in network in %s)", strerror(errno),
                 cb_nets_path());
         return NULL;
     }
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            cap = cap ? 2 * cap : 1 << 17;
-            if (cap > CB_MAX_FILE_BYTES + 65536 + 1) {
-                fclose(f);
-                free(buf);
-                cb_fail(err, CB_STATUS_PARSE, path, NULL, "file larger than %u MiB", CB_MAX_FILE_BYTES >> 20);
-                return NULL;
-            }
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                fclose(f);
-                free(buf);
-                cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory reading the file");
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, 65536, f);
-        n += got;
-        if (got < 65536) break;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        cb_fail(err, CB_STATUS_IO, path, NULL, "read error");
-        return NULL;
-    }
-    buf[n] = 0;
-    if (strlen(buf) != n) {
-        free(buf);
-        cb_fail(err, CB_STATUS_PARSE, path, NULL, "the file holds a NUL byte: not a JSON text");
-        return NULL;
-    }
+    char *buf = cb_read_text(path, err);
+    if (!buf) return NULL;
     cb_net *net = cb_net_load_string(buf, path, err);
     free(buf);
     return net;
