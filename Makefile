@@ -15,9 +15,10 @@ CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unused-paramet
             -Iinclude -Isrc
 LDLIBS   += -lcjson -lopenblas -lz -lm -fopenmp
 
+# gcc's "undefined" leaves out float-cast-overflow (a double too large for its integer type)
 ifeq ($(SAN),1)
-CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDFLAGS  += -fsanitize=address,undefined
+CFLAGS   += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=address,undefined,float-cast-overflow
 NVCC     :=
 endif
 

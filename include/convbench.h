@@ -214,7 +214,7 @@ cb_status cb_exec_param_get(cb_exec *e, const cb_param *p, float *host);
 cb_status cb_exec_param_set(cb_exec *e, const cb_param *p, const float *host);
 
 // Weights files (docs/weights-format.md): every tensor of cb_exec_params, layer by layer, with a
-// CRC32. Save writes PATH.tmp and renames it: whole or not at all. Load checks magic, version,
+// CRC32. Save writes PATH.tmp.PID and renames it (cb_write_whole): whole or not at all. Load checks magic, version,
 // length, checksum, then every layer name, kind and size against the network before setting any.
 cb_status cb_exec_save_weights(cb_exec *e, const char *path, cb_error *err);
 cb_status cb_exec_load_weights(cb_exec *e, const char *path, cb_error *err);

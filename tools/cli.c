@@ -1,6 +1,8 @@
 #include "cli.h"
+#include "core/limits.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,13 +63,15 @@ int cli_parse(const cli_cmd *cmd, const cli_opt *opts, int argc, char **argv, co
             break;
         case CLI_INT: {
             long x = strtol(v, &end, 10);
-            if (!*v || *end || errno) return cli_usage_error(cmd, "%s: '%s' is not an integer", o->name, v);
+            if (!*v || *end) return cli_usage_error(cmd, "%s: '%s' is not an integer", o->name, v);
+            if (errno == ERANGE || x == CLI_UNSET) return cli_usage_error(cmd, "%s: %s is out of range", o->name, v);
             *(long *)o->target = x;
             break;
         }
         case CLI_FLOAT: {
             double x = strtod(v, &end);
-            if (!*v || *end || errno) return cli_usage_error(cmd, "%s: '%s' is not a number", o->name, v);
+            if (!*v || *end) return cli_usage_error(cmd, "%s: '%s' is not a number", o->name, v);
+            if (errno == ERANGE || !isfinite(x)) return cli_usage_error(cmd, "%s: %s is out of range", o->name, v);
             *(double *)o->target = x;
             break;
         }
@@ -108,9 +112,9 @@ cb_net *cli_load_net(const cli_cmd *cmd, const char *spec, long batch, int *exit
         *exit_status = cli_fail(cmd, &err);
         return NULL;
     }
-    if (batch != -1) { // -1: the network's own
-        if (batch < 1 || batch > 1 << 30) {
-            *exit_status = cli_usage_error(cmd, "--batch: %ld must be in [1, %d]", batch, 1 << 30);
+    if (batch != CLI_UNSET) {
+        if (batch < 1 || batch > CB_MAX_BATCH) {
+            *exit_status = cli_usage_error(cmd, "--batch: %ld must be in [1, %d]", batch, CB_MAX_BATCH);
             cb_net_free(net);
             return NULL;
         }

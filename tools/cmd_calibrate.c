@@ -97,17 +97,15 @@ static int save_entry(const char *save, const cb_device *d, const cb_cal_sample 
     if (!text) abort();
     *text_out = text;
     if (!save) return 0;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", save);
-    FILE *f = fopen(tmp, "w");
-    bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    if (f && fclose(f) != 0) ok = false;
-    if (!ok || rename(tmp, save) != 0) {
-        remove(tmp);
-        fprintf(stderr, "convbench calibrate: cannot write '%s'\n", save);
-        return 2;
-    }
-    return 0;
+    size_t n = strlen(text);
+    char *line = malloc(n + 2);
+    if (!line) abort();
+    memcpy(line, text, n);
+    line[n] = '\n';
+    cb_error err = {0};
+    cb_status st = cb_write_whole(save, line, n + 1, &err);
+    free(line);
+    return st == CB_OK ? 0 : cli_fail(&cmd_calibrate, &err);
 }
 
 // the report of a GPU calibration: the fitted algorithms, the passes, the GEMM ceilings

@@ -82,7 +82,7 @@ static void cell_ms(cb_table *t, double ms) {
 }
 
 static int run(int argc, char **argv) {
-    long batch = -1, ws_mb = 4096;
+    long batch = CLI_UNSET, ws_mb = 4096;
     const char *device = NULL, *precision = "fp32", *calibration = NULL, *measure = NULL, *db_path = NULL, *kinds = "all";
     bool paleo = false;
     cli_out o = {0};

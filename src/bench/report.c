@@ -344,19 +344,7 @@ cb_status cb_report_write(const cb_report *r, cb_format fmt, const char *path, c
         if (b.n && fwrite(b.p, 1, b.n, stdout) != b.n) st = cb_fail(err, CB_STATUS_IO, "stdout", NULL, "write failed");
         fflush(stdout);
     } else {
-        char tmp[4200];
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-        FILE *f = fopen(tmp, "wb");
-        if (!f) st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
-        else {
-            bool bad = b.n && fwrite(b.p, 1, b.n, f) != b.n;
-            bad |= fflush(f) != 0;
-            bad |= fclose(f) != 0;
-            if (bad || rename(tmp, path) != 0) {
-                st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
-                remove(tmp);
-            }
-        }
+        st = cb_write_whole(path, b.p ? b.p : "", b.n, err);
     }
     free(b.p);
     return st;

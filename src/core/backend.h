@@ -75,6 +75,7 @@ struct cb_exec {
     int32_t *labels;              // (N)
     bool *grad_ready;             // per layer, during backward
     size_t allocated;             // bytes taken through be->alloc (and a backend's own copies)
+    double planned;               // bytes the plan asked for, allocated or not (for the out-of-memory message)
     uint64_t rng;
     size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)
     uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them

@@ -29,6 +29,10 @@ int cb_net_cost_overflow(const cb_net *net);
 
 char *cb_strdup(const char *s);
 void *cb_xcalloc(size_t n, size_t size); // aborts on failure: small, bounded host structures only
+// Write a result file whole or not at all: PATH.tmp.PID beside the destination, synced, renamed
+// over it. A symbolic link PATH is written through: its target is replaced, the link stays. A
+// PATH (or link target) that is a device, pipe, socket or directory is refused (CB_STATUS_IO).
+cb_status cb_write_whole(const char *path, const void *data, size_t n, cb_error *err);
 // The whole of a text file, NUL-terminated (free it); NULL with err set ("PATH: cannot open/read")
 char *cb_read_text(const char *path, cb_error *err);
 

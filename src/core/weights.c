@@ -129,28 +129,7 @@ cb_status cb_exec_save_weights(cb_exec *e, const char *path, cb_error *err) {
         free(b.p);
         return cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory building the weights file");
     }
-    // whole or not at all: PATH.tmp, flushed to disk, then renamed over PATH
-    size_t tl = strlen(path) + 5;
-    char *tmp = malloc(tl);
-    if (!tmp) abort();
-    snprintf(tmp, tl, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    cb_status st = CB_OK;
-    if (!f) {
-        st = cb_fail(err, CB_STATUS_IO, tmp, NULL, "cannot create: %s", strerror(errno));
-    } else {
-        bool ok = fwrite(b.p, 1, b.n, f) == b.n && fflush(f) == 0 && fsync(fileno(f)) == 0;
-        int e1 = errno;
-        if (fclose(f) != 0 && ok) ok = false, e1 = errno;
-        if (!ok) {
-            st = cb_fail(err, CB_STATUS_IO, tmp, NULL, "write failed: %s", strerror(e1));
-            remove(tmp);
-        } else if (rename(tmp, path) != 0) {
-            st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot rename %s into place: %s", tmp, strerror(errno));
-            remove(tmp);
-        }
-    }
-    free(tmp);
+    cb_status st = cb_write_whole(path, b.p, b.n, err);
     free(b.p);
     return st;
 }
