@@ -163,6 +163,8 @@ bad_input "integer out of range" "--batch: 999999999999999999999 is out of range
 bad_input "number out of range" "--lr: 1e999 is out of range" -- "$cb" fullpass fashion-lenet --lr 1e999
 bad_input "duplicate JSON key" "duplicate key 'type' in layers > r" -- "$cb" summary "$b/duplicate-key.json"
 bad_input "JSON nesting limit" "JSON nested deeper than 1000" -- "$cb" summary "$b/json-nesting.json"
+bad_input "a newline quoted back stays one line" "unknown layer type 'Pool?ing'" -- "$cb" summary "$b/newline-in-type.json"
+bad_input "a newline in a flag's value" "--batch: '1?2' is not an integer" -- "$cb" summary alexnet --batch "$(printf '1\n2')"
 bad_input "Elementwise with one parent" "layer 'a': an Elementwise layer needs two or more parents" -- "$cb" summary "$b/elementwise-one-parent.json"
 expect "out of memory gives the plan's size" 3 "the buffers at batch 1000000 need" -- "$cb" fullpass vgg16 --batch 1000000 --quiet
 expect "not-found message lists the search path once" 2 "built-in network in nets)" -- "$cb" summary nonet

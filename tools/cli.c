@@ -1,5 +1,6 @@
 #include "cli.h"
 #include "core/limits.h"
+#include "core/net.h"
 
 #include <errno.h>
 #include <math.h>
@@ -20,12 +21,13 @@ static void print_help(const cli_cmd *cmd, const cli_opt *opts) {
 }
 
 int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "convbench %s: ", cmd->name);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see convbench %s --help)\n", cmd->name);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    cb_msg_clean(msg); // an argument quoted back may hold a newline
+    fprintf(stderr, "convbench %s: %s (see convbench %s --help)\n", cmd->name, msg, cmd->name);
     return 2;
 }
 
@@ -86,7 +88,10 @@ int cli_parse(const cli_cmd *cmd, const cli_opt *opts, int argc, char **argv, co
 int cli_status_exit(cb_status st) { return st == CB_STATUS_NOMEM || st == CB_STATUS_DEVICE ? 3 : st == CB_OK ? 0 : 2; }
 
 int cli_fail(const cli_cmd *cmd, const cb_error *err) {
-    fprintf(stderr, "convbench %s: %s\n", cmd->name, err->msg);
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    cb_msg_clean(msg);
+    fprintf(stderr, "convbench %s: %s\n", cmd->name, msg);
     return cli_status_exit(err->status);
 }
 

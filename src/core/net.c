@@ -34,7 +34,13 @@ cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *l
         vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
         va_end(ap);
     }
+    cb_msg_clean(err->msg);
     return st;
+}
+
+void cb_msg_clean(char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
 }
 
 char *cb_read_text(const char *path, cb_error *err) {

@@ -16,6 +16,9 @@ typedef struct cb_raw_parents {
 cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *layer, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+// Messages stay one line: control characters (a newline in a quoted layer name) become '?'.
+void cb_msg_clean(char *s);
+
 // Resolve parent names, order the layers topologically (file order among ready layers), reject
 // cycles and unknown parents, then infer every shape. Takes ownership of layers and parents.
 cb_net *cb_net_build(char *name, const char *source, cb_layer *layers, cb_raw_parents *parents, int n, cb_error *err);

@@ -68,6 +68,7 @@ static double num(chk *c, const cJSON *o, const char *k, double dflt, num_kind k
         else snprintf(shown, sizeof shown, "not a number");
         snprintf(c->err->msg, sizeof c->err->msg, "%s: device '%s': '%s%s' is %s; must be %s in %s0, %g]", c->src, c->dev,
                  c->sect ? c->sect : "", k, shown, count ? "an integer" : "a number", pos ? "(" : "[", hi);
+        cb_msg_clean(c->err->msg);
     }
     return good ? v : dflt;
 }
@@ -278,6 +279,7 @@ cb_status cb_device_from_json(const cJSON *o, cb_device *d, const char *src, cb_
     if (d->peak[CB_PREC_FP32] <= 0 || d->mem_bw <= 0) {
         err->status = CB_STATUS_PARSE;
         snprintf(err->msg, sizeof err->msg, "%s: device '%s': needs peak.fp32 and mem_bw > 0", src, d->name);
+        cb_msg_clean(err->msg);
         return err->status;
     }
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "measured");
