@@ -52,24 +52,28 @@ char *cb_read_text(const char *path, cb_error *err) {
     char *buf = NULL;
     size_t n = 0, cap = 0;
     bool big = false;
+    bool full = false;
     for (;;) { // read to the end (no ftell: a pipe or a directory has no length)
-        if (n + 65536 + 1 > cap) {
+        if (n + 1 == cap || !buf) {
             if (cap > CB_MAX_FILE_BYTES) {
                 big = true;
                 break;
             }
-            cap = cap ? 2 * cap : 1 << 17;
-            char *nb = realloc(buf, cap);
-            if (!nb) break;
-            buf = nb;
+            size_t c = cap ? 2 * cap : 1 << 12;
+            char *nb = realloc(buf, c);
+            if (!nb) {
+                full = true;
+                break;
+            }
+            buf = nb, cap = c;
         }
-        size_t got = fread(buf + n, 1, 65536, f);
+        size_t want = cap - 1 - n, got = fread(buf + n, 1, want, f);
         n += got;
-        if (got < 65536) break;
+        if (got < want) break;
     }
     int e = ferror(f) ? errno : 0;
     fclose(f);
-    if (big || e || !buf || n + 65536 + 1 > cap) {
+    if (big || e || full) {
         free(buf);
         if (big) cb_fail(err, CB_STATUS_PARSE, path, NULL, "larger than %u MiB", CB_MAX_FILE_BYTES >> 20);
         else if (e) cb_fail(err, CB_STATUS_IO, path, NULL, "cannot read: %s", strerror(e));

@@ -98,7 +98,7 @@ static cb_status read_body(gzFile f, const char *path, int64_t n, uint8_t **data
     cb_status st = CB_OK;
     while (got < n) {
         if (got == cap) {
-            int64_t c = cap ? 2 * cap : 1 << 20;
+            int64_t c = cap ? 2 * cap : 1 << 16;
             if (c > n) c = n;
             uint8_t *q = realloc(p, (size_t)c);
             if (!q) {
