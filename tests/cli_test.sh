@@ -136,6 +136,7 @@ bad_input "ModelParallel expansion" "layer 'mp': 4096 splits of 25 layers expand
 bad_input "too many layers" "more than 131072 layers" -- "$cb" summary "$b/too-many-layers.json"
 bad_input "too many parent references" "more than 2097152 parent references" -- "$cb" summary "$b/modelparallel-all-refs.json"
 bad_input "FC parameters overflow" "fc-params-overflow.json: layer 'fc': its parameters" -- "$cb" summary "$b/fc-params-overflow.json"
+bad_input "FC input wider than 2^31 - 1" "fc-wide-input.json: layer 'fc': 4398046511104 input values per example" -- "$cb" summary "$b/fc-wide-input.json"
 bad_input "conv parameters overflow" "conv-params-overflow.json: layer 'c': its parameters" -- "$cb" summary "$b/conv-params-overflow.json"
 bad_input "train bytes overflow at --batch" "layer 'drop'" -- "$cb" summary "$b/fc-large-batch.json" --batch 1073741824
 bad_input "predict --batch overflow" "at batch 1073741824, overflow 64 bits" -- "$cb" predict "$b/fc-large-batch.json" --batch 1073741824 --device h200

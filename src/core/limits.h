@@ -13,7 +13,7 @@
 #define CB_MAX_SPLITS 4096               // a ModelParallel block's "splits"
 #define CB_MAX_MP_LAYERS (1 << 16)       // layers one ModelParallel block expands to: splits x sub-layers
 #define CB_MAX_PARENT_REFS (1 << 21)     // parent references of all layers, after "@all" expansion
-#define CB_MAX_DIM INT32_MAX             // an Input tensor or Reshape output_shape dimension
+#define CB_MAX_DIM INT32_MAX             // any tensor dimension, an InnerProduct's inputs per example
 #define CB_MAX_WINDOW (1 << 20)          // kernel sides, strides and pads of a window
 #define CB_MAX_CHANNELS (1 << 24)        // a Convolution filter's input or output channels
 #define CB_MAX_GROUPS (1 << 20)          // a Convolution's "groups"

@@ -380,6 +380,9 @@ static cb_status infer_one(cb_net *net, int i, cb_error *err) {
         out = (cb_shape){4, in.n, in.c, p, q};
         break;
     case CB_OP_FC: // (in's count fits int64: shape_ok held for the parent)
+        if (in.c * in.h * in.w > CB_MAX_DIM) // the flattened input is a dimension too (the model's GEMM shapes are int)
+            return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "%lld input values per example, more than %d",
+                           (long long)(in.c * in.h * in.w), CB_MAX_DIM);
         L->in = (cb_shape){2, in.n, in.c * in.h * in.w, 1, 1};
         out = (cb_shape){2, in.n, L->p.fc.k, 1, 1};
         break;
