@@ -69,6 +69,28 @@ const cb_device *fuzz_device(void) {
     return &d;
 }
 
+const cb_device *fuzz_cal_device(void) {
+    static cb_device d;
+    static bool made;
+    if (!made) {
+        const char *path = "tests/data/h200-cal-subset.json"; // harnesses run from the repository root
+        cb_error err = {0};
+        cJSON *j = cb_json_read(path, &err);
+        cb_cal_sample *s = NULL;
+        int n = 0;
+        if (!j || cb_device_from_json(j, &d, path, &err) != CB_OK ||
+            cb_cal_samples_from_json(cJSON_GetObjectItemCaseSensitive(j, "samples"), &s, &n, path, &err) != CB_OK ||
+            cb_cal_fit(s, n, &d, &err) != CB_OK) {
+            fprintf(stderr, "fuzz: %s (run from the repository root)\n", err.msg);
+            abort();
+        }
+        free(s);
+        cJSON_Delete(j);
+        made = true;
+    }
+    return &d;
+}
+
 cb_net *fuzz_net(void) {
     cb_error err = {0};
     cb_net *net = cb_net_load_string(

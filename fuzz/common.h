@@ -18,6 +18,8 @@ const char *fuzz_file(const char *name, const uint8_t *data, size_t n);
 void fuzz_predict(const cb_device *d, const cb_net *net);
 // A device entry (H200-like datasheet figures) for harnesses that fuzz the network.
 const cb_device *fuzz_device(void);
+// The same fitted to the H200 calibration samples in tests/data (the calibrated model's path).
+const cb_device *fuzz_cal_device(void);
 // A small network with every parameterised kind (conv with bias and batch norm, FC, BatchNorm).
 cb_net *fuzz_net(void);
 

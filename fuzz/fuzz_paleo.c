@@ -1,5 +1,6 @@
 // libFuzzer: the Paleo JSON reader (cb_net_load_string), then everything a loaded network feeds
-// without running it: per-layer and total costs, a batch change, the roofline and Paleo models.
+// without running it: per-layer and total costs, a batch change, the roofline, calibrated and
+// Paleo models.
 // A loaded network must be consistent: shapes positive, costs non-negative, totals exact.
 #include "common.h"
 
@@ -32,6 +33,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             FUZZ_ASSERT(c.params >= 0 && c.fwd_flops >= 0 && c.bwd_data_flops >= 0 && c.bwd_filter_flops >= 0);
         }
         fuzz_predict(fuzz_device(), net);
+        fuzz_predict(fuzz_cal_device(), net);
         // a batch change infers every shape again; a large one must fail cleanly or fit
         int64_t b = pass == 0 ? 1 + (int64_t)(net->nlayers % 7) * 150000000 : 3;
         if (cb_net_set_batch(net, b, &err) != CB_OK) break;
