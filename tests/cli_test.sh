@@ -154,6 +154,7 @@ bad_input "interconnect bandwidth 1e999" "devdb-link-1e999.json: interconnect 0"
 for n in 5 7; do
     bad_input "weights file of $n bytes" "weights-$n-bytes.cbw: truncated: $n bytes" -- "$cb" infer fashion-lenet --weights "$b/weights-$n-bytes.cbw" --batch 100 --quiet
 done
+bad_input "weights from an endless file" "/dev/zero: more than" -- "$cb" infer fashion-lenet --weights /dev/zero --batch 100 --quiet
 bad_input "IDX claims 6.5 GB in 17 bytes" "truncated: 1 bytes of data, 1677721600000000 needed" -- "$cb" train fashion-lenet --data "$b/idx-huge" --epochs 1 --quiet
 bad_input "IDX truncated gzip" "truncated gzip stream" -- "$cb" train fashion-lenet --data "$b/idx-gzip-truncated" --epochs 1 --quiet
 out=$("$cb" train fashion-lenet --data "$b/idx-gzip-crc" --epochs 1 --quiet 2>&1)

@@ -134,14 +134,20 @@ cb_status cb_exec_save_weights(cb_exec *e, const char *path, cb_error *err) {
     return st;
 }
 
-static cb_status read_all(const char *path, unsigned char **out, size_t *n, cb_error *err) {
+// The whole file, at most max bytes (a larger one, or an endless /dev/zero, is not this network's).
+static cb_status read_all(const char *path, size_t max, unsigned char **out, size_t *n, cb_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) return cb_fail(err, CB_STATUS_IO, path, NULL, "cannot open: %s", strerror(errno));
-    size_t cap = 1 << 16, len = 0;
+    size_t cap = 1 << 12, len = 0;
     unsigned char *p = malloc(cap);
+    bool big = false;
     while (p) {
         len += fread(p + len, 1, cap - len, f);
         if (len < cap) break;
+        if (len > max) {
+            big = true;
+            break;
+        }
         unsigned char *q = realloc(p, cap * 2);
         if (!q) {
             free(p);
@@ -154,20 +160,35 @@ static cb_status read_all(const char *path, unsigned char **out, size_t *n, cb_e
     bool bad = p && ferror(f);
     fclose(f);
     if (!p) return cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory reading the file");
-    if (bad) {
+    if (bad || big || len > max) {
         free(p);
-        return cb_fail(err, CB_STATUS_IO, path, NULL, "read error");
+        if (bad) return cb_fail(err, CB_STATUS_IO, path, NULL, "read error");
+        return cb_fail(err, CB_STATUS_PARSE, path, NULL, "more than %zu bytes: larger than any weights file of this network", max);
     }
     *out = p;
     *n = len;
     return CB_OK;
 }
 
+// The largest weights file of this network: its records exactly, the header with a network name
+// of up to 64 KiB (the file's name may differ from this network's).
+static size_t max_file_bytes(cb_exec *e) {
+    const cb_net *net = cb_exec_net(e);
+    size_t n = 4 + 4 + 4 + 65536 + 4 + 4; // magic, version, name length and name, count, CRC
+    for (int i = 0; i < net->nlayers; i++) {
+        cb_param ps[WT_MAX_PARAMS];
+        int np = cb_exec_params(e, i, ps, WT_MAX_PARAMS);
+        for (int j = 0; j < np && j < WT_MAX_PARAMS; j++)
+            n += 4 + strlen(net->layers[i].name) + 4 + strlen(ps[j].what) + 8 + 4 * (size_t)ps[j].count;
+    }
+    return n;
+}
+
 cb_status cb_exec_load_weights(cb_exec *e, const char *path, cb_error *err) {
     const cb_net *net = cb_exec_net(e);
     unsigned char *data = NULL;
     size_t n = 0;
-    cb_status st = read_all(path, &data, &n, err);
+    cb_status st = read_all(path, max_file_bytes(e), &data, &n, err);
     if (st != CB_OK) return st;
     float *host = NULL;
     st = CB_STATUS_PARSE;
