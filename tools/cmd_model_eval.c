@@ -224,7 +224,7 @@ static int run(int argc, char **argv) {
     cb_devdb db;
     cb_device *dev = malloc(sizeof *dev), *fd = malloc(sizeof *fd), *src = malloc(sizeof *src);
     if (!dev || !fd || !src) abort();
-    if ((rc = model_cli_device(&cmd_model_eval, db_path, device, calibration, &db, dev)) >= 0) {
+    if ((rc = model_cli_device(&cmd_model_eval, db_path, device, calibration, false, &db, dev)) >= 0) {
         free(dev), free(fd), free(src);
         return rc;
     }

@@ -3,6 +3,7 @@
 // with --paleo, Paleo's uncalibrated method; with --measure, predicted vs measured.
 #include "model_cli.h"
 #include "model_plot.h"
+#include "core/json.h"
 #include "core/net.h"
 
 #include <math.h>
@@ -20,7 +21,7 @@ static void cell_ms(cb_table *t, double ms) {
 }
 
 static int run(int argc, char **argv) {
-    long batch = -1, ws_mb = 4096;
+    long batch = CLI_UNSET, ws_mb = 4096;
     const char *device = NULL, *precision = "fp32", *calibration = NULL, *db_path = NULL, *kinds = "all", *plot = NULL;
     bool paleo = false;
     cli_list measure = {0};
@@ -54,7 +55,7 @@ static int run(int argc, char **argv) {
         return cli_usage_error(&cmd_predict, "--precision: '%s' is not fp32, tf32 or bf16", precision);
     cb_devdb db;
     cb_device dev;
-    if ((rc = model_cli_device(&cmd_predict, db_path, device, calibration, &db, &dev)) >= 0) return rc;
+    if ((rc = model_cli_device(&cmd_predict, db_path, device, calibration, false, &db, &dev)) >= 0) return rc;
     cb_devdb_free(&db);
     cb_net *net = cli_load_net(&cmd_predict, pos[0], batch, &rc);
     if (!net) return rc;

@@ -1,4 +1,5 @@
 #include "model_cli.h"
+#include "core/json.h"
 
 #include "core/net.h"
 
@@ -30,12 +31,13 @@ static int resolve(const cli_cmd *cmd, const char *name, const char *calibration
     return -1;
 }
 
-int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, cb_devdb *db,
-                     cb_device *dev) {
+int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, bool links,
+                     cb_devdb *db, cb_device *dev) {
     cb_error err = {0};
     if (name && !calibration && (strchr(name, '/') || strstr(name, ".json"))) // --device FILE: a saved entry
         calibration = name, name = NULL;
-    if (cb_devdb_load(db_path, db, &err) != CB_OK) return cli_fail(cmd, &err);
+    memset(db, 0, sizeof *db);
+    if ((name || links || db_path) && cb_devdb_load(db_path, db, &err) != CB_OK) return cli_fail(cmd, &err);
     int rc = resolve(cmd, name, calibration, db, dev);
     if (rc >= 0) cb_devdb_free(db);
     return rc;
@@ -63,10 +65,8 @@ void model_cli_percentiles(double *v, int n, double *median, double *p90) {
 // the parsed profile and its header fields; NULL after a one-line message (*rc its status)
 static cJSON *profile_open(const cli_cmd *cmd, const char *path, const char **network, long *batch, cb_precision *prec, int *rc) {
     cb_error err = {0};
-    char *text = cb_read_text(path, &err);
-    if (!text) return *rc = cli_usage_error(cmd, "cannot read the profile '%s'", path), NULL;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
+    cJSON *root = cb_json_read(path, &err); // strict JSON, as every reader's
+    if (!root && err.status == CB_STATUS_IO) return *rc = cli_usage_error(cmd, "cannot read the profile '%s'", path), NULL;
     const cJSON *net = cJSON_GetObjectItemCaseSensitive(root, "network"), *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
     const cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "precision"), *cmdname = cJSON_GetObjectItemCaseSensitive(root, "command");
     if (!root || !cJSON_IsString(net) || !cJSON_IsNumber(b) || !cJSON_IsString(pr) || !cJSON_IsString(cmdname) ||

@@ -9,9 +9,10 @@
 // Loads the database (db_path NULL: the default) and resolves --device / --calibration into
 // *dev. With only a calibration file, that file is the device; so is a --device that names a
 // file (a path with '/' or a name ending in .json). Returns -1 to go on or an exit
-// status after a one-line message. *db stays loaded for interconnect look-ups (free it).
-int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, cb_devdb *db,
-                     cb_device *dev);
+// status after a one-line message. *db stays loaded for interconnect look-ups (free it); it is
+// read only when needed: a device name, links (interconnects wanted) or an explicit db_path.
+int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, bool links,
+                     cb_devdb *db, cb_device *dev);
 // One direction of a `convbench profile --format json` result, matched to a network's layers.
 typedef struct model_measure {
     cb_phase phase;

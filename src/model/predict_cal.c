@@ -34,12 +34,7 @@ static double mop_s(const cb_device *d, cb_mop m, const cb_conv_params *t) {
 }
 
 // does a layer after i (backward runs before i) also consume parent p? then i's gradient adds
-static bool accumulates(const cb_net *net, int i, int p) {
-    for (int j = i + 1; j < net->nlayers; j++)
-        for (int k = 0; k < net->layers[j].nparents; k++)
-            if (net->layers[j].parents[k] == p) return true;
-    return false;
-}
+static bool accumulates(const cb_net *net, int i, int p) { return net->layers[p].last_child > i; }
 
 // data gradients into the parents: the op's own time is `core`; adds where gradients accumulate
 static double parents_s(const cb_device *d, const cb_net *net, int i, cb_mop direct) {
