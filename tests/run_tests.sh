@@ -30,5 +30,7 @@ for t in "$build"/tests/test_*; do
     [ -x "$t" ] && run "$(basename "$t")" "$t"
 done
 run cli_test.sh "$here/cli_test.sh" "$build/convbench"
+# make install into a temporary PREFIX and use it from /: once, with the plain build
+[ "$build" = build ] && run install_test.sh "$here/install_test.sh"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

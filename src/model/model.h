@@ -127,7 +127,7 @@ typedef struct cb_devdb {
     cb_link *link;
 } cb_devdb;
 
-// Path of the database: $CONVBENCH_DEVICES, else data/devices.json, else CB_DATA_DIR/devices.json.
+// Path of the database: $CONVBENCH_DEVICES, else data/devices.json in the first of cb_data_dirs() that has it.
 const char *cb_devdb_path(void);
 cb_status cb_devdb_load(const char *path, cb_devdb *db, cb_error *err); // path NULL: cb_devdb_path()
 void cb_devdb_free(cb_devdb *db);
