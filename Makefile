@@ -19,6 +19,8 @@ NVCC     ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(realpath $(NVCC))),)
 
 COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# 1 when tracked files differ from that commit (results then say convbench_dirty: true)
+DIRTY    := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 1 || echo 0)
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unused-parameter -fopenmp -fPIC -MMD -MP \
             -Iinclude -Isrc
@@ -54,14 +56,14 @@ TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 # reports the commit rebuilds when it changes
 FLAGS_ID := $(shell echo '$(CC) $(CFLAGS) $(NVFLAGS)' | md5sum | cut -c1-12)
 FLAGS_STAMP := $(BUILD)/.flags-$(FLAGS_ID)
-COMMIT_STAMP := $(BUILD)/.commit-$(COMMIT)
+COMMIT_STAMP := $(BUILD)/.commit-$(COMMIT)-$(DIRTY)
 $(FLAGS_STAMP):
 	@mkdir -p $(@D) && rm -f $(BUILD)/.flags-* && touch $@
 $(COMMIT_STAMP):
 	@mkdir -p $(@D) && rm -f $(BUILD)/.commit-* && touch $@
 $(LIB_OBJ) $(TOOL_OBJ) $(TEST_SRC:%.c=$(BUILD)/%.o): $(FLAGS_STAMP)
 $(BUILD)/src/bench/env.o: $(COMMIT_STAMP)
-$(BUILD)/src/bench/env.o: CFLAGS += -DCB_COMMIT=\"$(COMMIT)\"
+$(BUILD)/src/bench/env.o: CFLAGS += -DCB_COMMIT=\"$(COMMIT)\" -DCB_DIRTY=$(DIRTY)
 # where the data is looked for: the installed PREFIX, then $$CONVBENCH_DATA, then this tree
 PREFIX_STAMP := $(BUILD)/.prefix-$(shell echo '$(DATADIR)' | md5sum | cut -c1-12)
 $(PREFIX_STAMP):

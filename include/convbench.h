@@ -26,6 +26,8 @@ const char *cb_version(void); // the library's CONVBENCH_VERSION (the header's m
 // Where data (nets/, devices.json) is looked for, ':'-separated, in order: the installed
 // PREFIX/share/convbench, $CONVBENCH_DATA, the source tree the library was built in.
 const char *cb_data_dirs(void);
+// Threads for the CPU backends (OpenMP loops and OpenBLAS); n < 1 leaves them as they are.
+void cb_set_threads(int n);
 // The first DIR/rel of cb_data_dirs() that exists, in out; false (and the source tree's path) if none.
 bool cb_data_file(const char *rel, char *out, size_t n);
 

@@ -79,6 +79,33 @@ expect "fullpass lenet" 0 "grad-weight" -- "$cb" fullpass fashion-lenet --batch 
 expect "fullpass no criterion" 0 "net backward" -- "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 1 --no-criterion --no-data-grad --quiet
 "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 2 --format json --quiet > "$tmp/f.json" 2>/dev/null
 if python3 -c "import json; d=json.load(open('$tmp/f.json')); r={x['phase'].strip():x['median_ms'] for x in d['tables']['fullpass']}; assert r['total']>0 and d['threads']>=1; assert r['net backward'] >= 0.8*(r['grad-input']+r['grad-weight']) > 0" 2>/dev/null; then ok "fullpass json: backward covers its split"; else bad "fullpass json"; fi
+# the JSON schema: version, booleans, the full command line, commit and dirty flag, raw samples
+if python3 -c "
+import json; d=json.load(open('$tmp/f.json'))
+assert d['schema_version'] == 2 and d['verb'] == 'fullpass'
+assert d['argv'] == ['convbench', 'fullpass', 'fashion-lenet', '--batch', '4', '--warmup', '0', '--iters', '2', '--format', 'json', '--quiet']
+assert d['command'] == 'convbench fullpass fashion-lenet --batch 4 --warmup 0 --iters 2 --format json --quiet'
+assert d['update'] is False and d['data_grad'] is True and isinstance(d['convbench_dirty'], bool) and d['convbench_commit']
+assert d['host_max_rss_mb'] > 0 and d['memory_mb'] > 0
+s = [x for x in d['tables']['samples'] if x['phase'] == 'total']
+assert [x['iteration'] for x in s] == [0, 1] and all(x['ms'] > 0 for x in s)
+r = {x['phase'].strip(): x for x in d['tables']['fullpass']}['total']
+assert r['min_ms'] <= r['median_ms'] <= r['max_ms'] and r['stddev_ms'] >= 0 and r['iqr_pct'] is None  # 2 steps: no spread
+" 2>"$tmp/py.err"; then ok "json schema: version, booleans, command line, samples"; else bad "json schema: $(tail -2 "$tmp/py.err")"; fi
+# CSV: one long table with a table column and the header fields on every row
+"$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 3 --format csv --quiet > "$tmp/f.csv" 2>/dev/null
+if python3 -c "
+import csv; rows = list(csv.DictReader(open('$tmp/f.csv')))
+assert {r['table'] for r in rows} == {'fullpass', 'samples'}
+assert all(r['batch'] == '4' and r['backend'] == 'cpu' and r['update'] == 'false' and r['convbench_commit'] for r in rows)
+assert len([r for r in rows if r['table'] == 'samples' and r['phase'] == 'total']) == 3
+assert rows[0]['command'].startswith('convbench fullpass fashion-lenet')
+" 2>"$tmp/py.err"; then ok "csv: long format, header fields included"; else bad "csv: $(tail -2 "$tmp/py.err")"; fi
+expect "fullpass --min-time" 0 "until they add up to --min-time" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 2 --min-time 0.05 --quiet
+"$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --threads 1 --format json --quiet > "$tmp/t.json" 2>/dev/null
+if python3 -c "import json; assert json.load(open('$tmp/t.json'))['threads'] == 1" 2>/dev/null; then ok "fullpass --threads 1"; else bad "--threads 1"; fi
+expect "bad --threads" 2 "--threads" -- "$cb" fullpass fashion-lenet --threads -1
+expect "progress has elapsed time and ETA" 0 "s] fullpass: iteration 1/3" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 3
 expect "fullpass progress" 0 "fullpass: iteration 2/2" -- "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 2
 expect "profile backward filter" 0 "Sum" -- "$cb" profile fashion-lenet --batch 4 --direction backward --wrt filter --iters 2 --quiet
 expect "profile two backends" 0 "ref_ms" -- "$cb" profile fashion-lenet --batch 2 --backend cpu,ref --iters 1 --warmup 0 --quiet --format csv

@@ -45,7 +45,12 @@ int cli_out_check(const cli_cmd *cmd, const cli_out *o, cb_format *fmt);
 int cli_emit(const cli_cmd *cmd, cb_report *r, const cli_out *o, cb_format fmt);
 
 cb_net *cli_load_net(const cli_cmd *cmd, const char *spec, long batch, int *exit_status);
+// A line on stderr (unless --quiet), after the time since the command started: "[  12.3 s] ...".
 void cli_progress(const cli_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// The same with ", ETA X" appended: `done` of `total` steps finished since since_ms (cb_now_ms's
+// clock); at most a line a second, besides the first and the last step's.
+void cli_progress_eta(const cli_out *o, double since_ms, double done, double total, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 bool cli_parse_precision(const char *s, cb_precision *p);
 bool cli_parse_layout(const char *s, cb_layout *l);

@@ -96,7 +96,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_str(r, "scaling", scaling);
     cb_report_meta_str(r, "parallel", parallel);
     cb_report_meta_str(r, "allreduce", allreduce);
-    cb_report_meta_str(r, "overlap", overlap ? "yes" : "no");
+    cb_report_meta_bool(r, "overlap", overlap);
     cb_report_meta_str(r, "method", paleo ? "paleo" : "roofline");
     const char *cols[] = {"workers", "batch_per_worker", "effective_batch", "fwd_ms", "bwd_ms", "update_ms",
                           "compute_ms", "comm_ms", "total_ms", "speedup", "efficiency"};

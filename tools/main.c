@@ -15,6 +15,7 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
+    cb_report_set_argv(argc, argv);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

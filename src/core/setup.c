@@ -4,6 +4,7 @@
 #define _GNU_SOURCE // dl_iterate_phdr
 #include <link.h>
 #endif
+#include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +45,14 @@ bool cb_data_file(const char *rel, char *out, size_t n) {
     }
     snprintf(out, n, "%s/%s", CB_SRCDIR, rel);
     return false;
+}
+
+extern void openblas_set_num_threads(int n);
+
+void cb_set_threads(int n) {
+    if (n < 1) return;
+    omp_set_num_threads(n);
+    openblas_set_num_threads(n);
 }
 
 // OpenBLAS's threads and OpenMP's spinning team fight over the cores between layers; a passive

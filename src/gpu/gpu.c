@@ -17,6 +17,15 @@ bool cb_gpu_available(void) {
     return n > 0;
 }
 
+size_t cb_gpu_mem_used(void) {
+    size_t free_b = 0, total = 0;
+    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return total - free_b;
+}
+
 cb_status cb_gpu_check(int rc, const char *what, const char *file, int line, cb_error *err) {
     if (rc == 0) return CB_OK;
     cudaError_t e = (cudaError_t)rc;
