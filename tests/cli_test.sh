@@ -121,6 +121,9 @@ expect "train wrong size" 2 "pass --resize 86" -- "$cb" train fashion-ece408 --e
 expect "infer missing weights" 2 "$tmp/none.cbw" -- "$cb" infer fashion-lenet --weights "$tmp/none.cbw" --quiet
 expect "predict unknown device" 2 "nodev" -- "$cb" predict alexnet --device nodev
 expect "predict paleo" 0 "conv1" -- "$cb" predict alexnet --device titanx-maxwell --paleo
+expect "layers --help states its batch" 0 "default 128" -- "$cb" layers --help
+expect "simulate defaults a device and interconnect" 0 "default --network" -- "$cb" simulate alexnet --workers 1,2
+expect "calibrate cpu detects the CPU" 0 "cpu_isa:" -- "$cb" calibrate --backend cpu --size 128 --reps 1 --quiet
 expect "simulate bad workers" 2 "--workers" -- "$cb" simulate alexnet --device h200 --workers 0
 expect "calibrate bad backend" 2 "--backend" -- "$cb" calibrate --backend tpu
 # GPU calibration: without a GPU one line and status 3; the fit again from saved H200 samples; the entry as --device

@@ -1,8 +1,12 @@
 #include "model_cli.h"
+#ifdef CB_HAVE_CUDA
+#include "gpu/gpu.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int resolve(const cli_cmd *cmd, const char *name, const char *calibration, cb_devdb *db, cb_device *dev) {
     cb_error err = {0};
@@ -43,6 +47,42 @@ int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, 
     int rc = resolve(cmd, name, calibration, db, dev);
     if (rc >= 0) cb_devdb_free(db);
     return rc;
+}
+
+#ifdef CB_HAVE_CUDA
+static bool contains_nocase(const char *hay, const char *needle) {
+    for (size_t n = strlen(needle); *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0) return true;
+    return false;
+}
+#endif
+
+const char *model_cli_default_device(const cb_devdb *db, char *why, size_t n) {
+    char gpu[256] = "";
+#ifdef CB_HAVE_CUDA
+    if (cb_gpu_name(gpu, sizeof gpu))
+        for (int i = 0; i < db->ndev; i++)
+            if (!strcmp(db->dev[i].kind, "gpu") && contains_nocase(gpu, db->dev[i].name)) {
+                snprintf(why, n, "--device %s: this machine's GPU (%s)", db->dev[i].name, gpu);
+                return db->dev[i].name;
+            }
+#endif
+    for (int i = 0; i < db->ndev; i++)
+        if (!strcmp(db->dev[i].kind, "gpu")) {
+            snprintf(why, n, "--device %s: the database's first GPU (%s%s%s)", db->dev[i].name,
+                     gpu[0] ? "this machine's " : "no GPU here", gpu, gpu[0] ? " is not in it" : "");
+            return db->dev[i].name;
+        }
+    snprintf(why, n, "no GPU in the device database");
+    return NULL;
+}
+
+const char *model_cli_default_link(const cb_devdb *db, const char *device) {
+    const char *want = "pcie3";
+    if (device && (!strcasecmp(device, "h100") || !strcasecmp(device, "h200"))) want = "nvlink4";
+    else if (device && !strcasecmp(device, "a100")) want = "nvlink3";
+    if (cb_devdb_link(db, want)) return want;
+    return db->nlink ? db->link[0].name : NULL;
 }
 
 static int cmp_double(const void *a, const void *b) {

@@ -12,6 +12,11 @@
 // status after a one-line message. *db stays loaded for interconnect look-ups (free it).
 int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, cb_devdb *db,
                      cb_device *dev);
+// simulate's defaults: the database entry of this machine's GPU (its name in the GPU's, "h200"
+// in "NVIDIA H200"), else the database's first GPU; and that GPU's usual interconnect (NVLink 4
+// for H100/H200, NVLink 3 for A100, else PCIe 3). why: a line saying what was chosen and why.
+const char *model_cli_default_device(const cb_devdb *db, char *why, size_t n);
+const char *model_cli_default_link(const cb_devdb *db, const char *device);
 // median and 90th percentile (linear interpolation) of v[0..n); v is sorted in place
 void model_cli_percentiles(double *v, int n, double *median, double *p90);
 
