@@ -24,7 +24,7 @@ DIRTY    := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/d
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unused-parameter -fopenmp -fPIC -MMD -MP \
             -Iinclude -Isrc
-LDLIBS   += -lcjson -lopenblas -lz -lm -fopenmp
+LDLIBS   += -lcjson -lopenblas -lsqlite3 -lz -lm -fopenmp
 
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined

@@ -124,6 +124,29 @@ expect "predict paleo" 0 "conv1" -- "$cb" predict alexnet --device titanx-maxwel
 expect "layers --help states its batch" 0 "default 128" -- "$cb" layers --help
 expect "simulate defaults a device and interconnect" 0 "default --network" -- "$cb" simulate alexnet --workers 1,2
 expect "calibrate cpu detects the CPU" 0 "cpu_isa:" -- "$cb" calibrate --backend cpu --size 128 --reps 1 --quiet
+# the results database: append, list, compare
+"$cb" fullpass fashion-lenet --batch 4 --warmup 1 --iters 5 --db "$tmp/r.db" --quiet >/dev/null 2>&1
+"$cb" fullpass fashion-lenet --batch 4 --warmup 1 --iters 5 --db "$tmp/r.db" --quiet >/dev/null 2>&1
+"$cb" summary alexnet --db "$tmp/r.db" --quiet >/dev/null 2>&1
+expect "history lists the runs" 0 "3 runs" -- "$cb" history --db "$tmp/r.db"
+expect "history --verb" 0 "2 runs" -- "$cb" history --db "$tmp/r.db" --verb fullpass
+expect "compare two runs" 0 "ratio2" -- "$cb" compare --db "$tmp/r.db" 1 2
+expect "compare the newest two" 0 "change2" -- "$cb" compare --db "$tmp/r.db" -3 -2
+expect "compare a missing run" 2 "no run 9" -- "$cb" compare --db "$tmp/r.db" 1 9
+expect "history of no database" 2 "cannot open" -- "$cb" history --db "$tmp/none.db"
+if [ "$(sqlite3 "$tmp/r.db" "select count(*) from cells where run = 1 and tbl = 'fullpass' and col = 'median_ms'" 2>/dev/null)" = 7 ]; then
+    ok "database cells"; else command -v sqlite3 >/dev/null && bad "database cells" || ok "database cells (no sqlite3 client: skipped)"; fi
+"$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 4 --format json --output "$tmp/a.json" --quiet 2>/dev/null
+cp "$tmp/a.json" "$tmp/b.json"
+expect "compare files: the same run is within its noise" 0 "0 changes beyond the noise" -- "$cb" compare "$tmp/a.json" "$tmp/b.json"
+# the HTML report: one page, inline SVG, no script
+R=docs/results/2026-11-21-h200-final
+"$cb" simulate alexnet --workers 1,2,4 --format json --output "$tmp/sim.json" 2>/dev/null
+if "$cb" report "$R/profile_alexnet_bf16.json" "$R/fullpass_alexnet_auto_fp32.json" "$R/infer_ece408_cudnn-fp32.json" "$R/layers_bf16.json" \
+        "$tmp/sim.json" --peer "$R/peer.out" --output "$tmp/r.html" --quiet 2>"$tmp/rep.err" &&
+   [ "$(grep -c '<svg' "$tmp/r.html")" -ge 8 ] && ! grep -q '<script\|http://[^w]\|https://' "$tmp/r.html"; then
+    ok "report: self-contained page with every chart kind given"; else bad "report: $(cat "$tmp/rep.err")"; fi
+expect "report of a non-result" 2 "not a convbench JSON result" -- "$cb" report data/devices.json
 expect "simulate bad workers" 2 "--workers" -- "$cb" simulate alexnet --device h200 --workers 0
 expect "calibrate bad backend" 2 "--backend" -- "$cb" calibrate --backend tpu
 # GPU calibration: without a GPU one line and status 3; the fit again from saved H200 samples; the entry as --device

@@ -1,4 +1,5 @@
 #include "cli.h"
+#include "bench/db.h"
 #include "bench/stats.h"
 
 #include <errno.h>
@@ -40,7 +41,7 @@ int cli_parse(const cli_cmd *cmd, const cli_opt *opts, int argc, char **argv, co
             print_help(cmd, opts);
             return 0;
         }
-        if (a[0] != '-' || a[1] == 0) {
+        if (a[0] != '-' || a[1] == 0 || (a[1] >= '0' && a[1] <= '9')) { // "-1": a negative number
             if (npos >= maxpos) return cli_usage_error(cmd, "unexpected argument '%s'", a);
             pos[npos++] = a;
             continue;
@@ -100,9 +101,17 @@ int cli_out_check(const cli_cmd *cmd, const cli_out *o, cb_format *fmt) {
 
 int cli_emit(const cli_cmd *cmd, cb_report *r, const cli_out *o, cb_format fmt) {
     cb_error err = {0};
-    if (fmt == CB_FORMAT_JSON || fmt == CB_FORMAT_CSV) cb_env_add(r); // the environment travels with every result file
+    if (fmt == CB_FORMAT_JSON || fmt == CB_FORMAT_CSV || o->db) cb_env_add(r); // the environment travels with every result file
     cb_status st = cb_report_write(r, fmt, o->output, &err);
     if (st != CB_OK) return cli_fail(cmd, &err);
+    if (o->db) {
+        char *json = cb_report_json(r);
+        int64_t id = 0;
+        st = cb_db_append(o->db, json, &id, &err);
+        free(json);
+        if (st != CB_OK) return cli_fail(cmd, &err);
+        cli_progress(o, "%s: run %lld appended to %s", cmd->name, (long long)id, o->db);
+    }
     return 0;
 }
 

@@ -36,11 +36,13 @@ typedef struct cli_out {
     const char *format;           // table|csv|json|md
     const char *output;           // file or "-"
     bool quiet;                   // no progress on stderr
+    const char *db;               // SQLite results database to append the run to
 } cli_out;
 #define CLI_OUT_OPTS(o)                                                                                                \
     {"--format", CLI_STR, &(o).format, "F", "table, csv, json or md (default table)"},                                 \
         {"--output", CLI_STR, &(o).output, "FILE", "write the report to FILE (whole or not at all; default stdout)"},  \
-        {"--quiet", CLI_FLAG, &(o).quiet, NULL, "no progress on stderr"}
+        {"--quiet", CLI_FLAG, &(o).quiet, NULL, "no progress on stderr"},                                              \
+        {"--db", CLI_STR, &(o).db, "FILE", "append the run (environment, options, tables) to this SQLite database"}
 int cli_out_check(const cli_cmd *cmd, const cli_out *o, cb_format *fmt);
 int cli_emit(const cli_cmd *cmd, cb_report *r, const cli_out *o, cb_format fmt);
 
@@ -61,5 +63,6 @@ void cli_shape_str(cb_shape s, char *buf, size_t n); // Paleo's NHWC "[64, 224, 
 extern const cli_cmd cmd_summary, cmd_fullpass, cmd_profile;
 extern const cli_cmd cmd_train, cmd_infer;
 extern const cli_cmd cmd_predict, cmd_simulate, cmd_calibrate, cmd_algos, cmd_layers;
+extern const cli_cmd cmd_history, cmd_compare, cmd_report;
 
 #endif

@@ -103,7 +103,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_num(r, "train_images", (double)tr.n);
     cb_report_meta_num(r, "test_images", (double)te.n);
     cb_report_meta_num(r, "input_size", tr.h);
-    cb_report_meta_str(r, "normalise", d.no_normalise ? "no" : "(x - 0.2860) / 0.3530");
+    cb_report_meta_str(r, "normalise", d.no_normalise ? "none" : "(x - 0.2860) / 0.3530");
     cb_report_meta_num(r, "batch", (double)batch);
     cb_report_meta_num(r, "epochs", (double)epochs);
     cb_report_meta_num(r, "lr", lr);

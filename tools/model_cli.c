@@ -49,23 +49,26 @@ int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, 
     return rc;
 }
 
-#ifdef CB_HAVE_CUDA
 static bool contains_nocase(const char *hay, const char *needle) {
     for (size_t n = strlen(needle); *hay; hay++)
         if (strncasecmp(hay, needle, n) == 0) return true;
     return false;
 }
-#endif
+
+const cb_device *model_cli_gpu_entry(const cb_devdb *db, const char *gpu) {
+    for (int i = 0; gpu && *gpu && i < db->ndev; i++)
+        if (!strcmp(db->dev[i].kind, "gpu") && contains_nocase(gpu, db->dev[i].name)) return &db->dev[i];
+    return NULL;
+}
 
 const char *model_cli_default_device(const cb_devdb *db, char *why, size_t n) {
     char gpu[256] = "";
 #ifdef CB_HAVE_CUDA
-    if (cb_gpu_name(gpu, sizeof gpu))
-        for (int i = 0; i < db->ndev; i++)
-            if (!strcmp(db->dev[i].kind, "gpu") && contains_nocase(gpu, db->dev[i].name)) {
-                snprintf(why, n, "--device %s: this machine's GPU (%s)", db->dev[i].name, gpu);
-                return db->dev[i].name;
-            }
+    const cb_device *d = cb_gpu_name(gpu, sizeof gpu) ? model_cli_gpu_entry(db, gpu) : NULL;
+    if (d) {
+        snprintf(why, n, "--device %s: this machine's GPU (%s)", d->name, gpu);
+        return d->name;
+    }
 #endif
     for (int i = 0; i < db->ndev; i++)
         if (!strcmp(db->dev[i].kind, "gpu")) {

@@ -236,13 +236,7 @@ void cb_table_null(cb_table *t) {
 
 // ---- rendering ----------------------------------------------------------------------------------
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_add(sbuf *b, const char *fmt, ...) {
+void cb_sbuf_add(cb_sbuf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int need = vsnprintf(NULL, 0, fmt, ap);
@@ -258,20 +252,20 @@ static void sb_add(sbuf *b, const char *fmt, ...) {
     b->n += (size_t)need;
 }
 
-static void csv_field(sbuf *b, const char *s) {
+static void csv_field(cb_sbuf *b, const char *s) {
     if (strpbrk(s, ",\"\n")) {
-        sb_add(b, "\"");
-        for (const char *p = s; *p; p++) sb_add(b, *p == '"' ? "\"\"" : "%c", *p);
-        sb_add(b, "\"");
-    } else sb_add(b, "%s", s);
+        cb_sbuf_add(b, "\"");
+        for (const char *p = s; *p; p++) cb_sbuf_add(b, *p == '"' ? "\"\"" : "%c", *p);
+        cb_sbuf_add(b, "\"");
+    } else cb_sbuf_add(b, "%s", s);
 }
 
 static const cell *at(const cb_table *t, int r, int c) { return &t->cells[(size_t)r * (size_t)t->ncols + (size_t)c]; }
 
-static void render_text(const cb_report *r, cb_format fmt, sbuf *b) {
+static void render_text(const cb_report *r, cb_format fmt, cb_sbuf *b) {
     for (int i = 0; i < r->nmeta; i++)
-        sb_add(b, fmt == CB_FORMAT_MD ? "- **%s**: %s\n" : "%s: %s\n", r->meta_keys[i], r->meta_text[i]);
-    if (r->nmeta) sb_add(b, "\n");
+        cb_sbuf_add(b, fmt == CB_FORMAT_MD ? "- **%s**: %s\n" : "%s: %s\n", r->meta_keys[i], r->meta_text[i]);
+    if (r->nmeta) cb_sbuf_add(b, "\n");
     for (int ti = 0; ti < r->ntables; ti++) {
         const cb_table *t = r->tables[ti];
         int w[64] = {0};
@@ -284,15 +278,15 @@ static void render_text(const cb_report *r, cb_format fmt, sbuf *b) {
             }
         }
         if (fmt == CB_FORMAT_MD) {
-            sb_add(b, "### %s\n\n|", t->name);
-            for (int c = 0; c < nc; c++) sb_add(b, " %s |", t->cols[c]);
-            sb_add(b, "\n|");
-            for (int c = 0; c < nc; c++) sb_add(b, c ? "---:|" : "---|");
-            sb_add(b, "\n");
+            cb_sbuf_add(b, "### %s\n\n|", t->name);
+            for (int c = 0; c < nc; c++) cb_sbuf_add(b, " %s |", t->cols[c]);
+            cb_sbuf_add(b, "\n|");
+            for (int c = 0; c < nc; c++) cb_sbuf_add(b, c ? "---:|" : "---|");
+            cb_sbuf_add(b, "\n");
             for (int row = 0; row < t->nrows; row++) {
-                sb_add(b, "|");
-                for (int c = 0; c < nc; c++) sb_add(b, " %s |", at(t, row, c)->text ? at(t, row, c)->text : "");
-                sb_add(b, "\n");
+                cb_sbuf_add(b, "|");
+                for (int c = 0; c < nc; c++) cb_sbuf_add(b, " %s |", at(t, row, c)->text ? at(t, row, c)->text : "");
+                cb_sbuf_add(b, "\n");
             }
         } else {
             // numbers right-aligned; text columns (the first non-empty cell is text) left-aligned
@@ -305,22 +299,22 @@ static void render_text(const cb_report *r, cb_format fmt, sbuf *b) {
                         break;
                     }
             }
-            if (r->ntables > 1 || t->name[0]) sb_add(b, "%s\n", t->name);
-            for (int c = 0; c < nc; c++) sb_add(b, left[c] ? "%s%-*s" : "%s%*s", c ? "  " : "", c == nc - 1 && left[c] ? 0 : w[c], t->cols[c]);
-            sb_add(b, "\n");
+            if (r->ntables > 1 || t->name[0]) cb_sbuf_add(b, "%s\n", t->name);
+            for (int c = 0; c < nc; c++) cb_sbuf_add(b, left[c] ? "%s%-*s" : "%s%*s", c ? "  " : "", c == nc - 1 && left[c] ? 0 : w[c], t->cols[c]);
+            cb_sbuf_add(b, "\n");
             for (int row = 0; row < t->nrows; row++) {
                 for (int c = 0; c < nc; c++) {
                     const cell *x = at(t, row, c);
-                    sb_add(b, left[c] ? "%s%-*s" : "%s%*s", c ? "  " : "", c == nc - 1 && left[c] ? 0 : w[c], x->text ? x->text : "");
+                    cb_sbuf_add(b, left[c] ? "%s%-*s" : "%s%*s", c ? "  " : "", c == nc - 1 && left[c] ? 0 : w[c], x->text ? x->text : "");
                 }
-                sb_add(b, "\n");
+                cb_sbuf_add(b, "\n");
             }
         }
-        sb_add(b, "\n");
+        cb_sbuf_add(b, "\n");
     }
     for (int i = 0; i < r->nnotes; i++) {
         if (fmt == CB_FORMAT_MD) {
-            sb_add(b, "- note: %s\n", r->notes[i]);
+            cb_sbuf_add(b, "- note: %s\n", r->notes[i]);
             continue;
         }
         // wrapped at 100 columns, continuation lines indented under the text
@@ -332,17 +326,17 @@ static void render_text(const cb_report *r, cb_format fmt, sbuf *b) {
                 while (len > 0 && p[len] != ' ') len--;
                 if (len == 0) len = 94;
             }
-            sb_add(b, "%s%.*s\n", first ? "note: " : "      ", len, p);
+            cb_sbuf_add(b, "%s%.*s\n", first ? "note: " : "      ", len, p);
             p += len;
             while (*p == ' ') p++;
         }
     }
 }
 
-static void csv_cell(sbuf *b, const cell *x) {
-    if (x->kind == CELL_INT) sb_add(b, "%lld", (long long)x->num);
-    else if (x->kind == CELL_NUM) sb_add(b, "%.9g", x->num);
-    else if (x->kind == CELL_BOOL) sb_add(b, "%s", x->num ? "true" : "false");
+static void csv_cell(cb_sbuf *b, const cell *x) {
+    if (x->kind == CELL_INT) cb_sbuf_add(b, "%lld", (long long)x->num);
+    else if (x->kind == CELL_NUM) cb_sbuf_add(b, "%.9g", x->num);
+    else if (x->kind == CELL_BOOL) cb_sbuf_add(b, "%s", x->num ? "true" : "false");
     else csv_field(b, x->text ? x->text : "");
 }
 
@@ -354,7 +348,7 @@ static bool has_col(const cb_report *r, const char *name) {
 }
 
 // long CSV: table, the header fields, the union of the tables' columns (see report.h)
-static void render_csv(const cb_report *r, sbuf *b) {
+static void render_csv(const cb_report *r, cb_sbuf *b) {
     char **cols = NULL; // the union, in first-seen order
     int ncols = 0;
     for (int ti = 0; ti < r->ntables; ti++)
@@ -363,42 +357,42 @@ static void render_csv(const cb_report *r, sbuf *b) {
             while (k < ncols && strcmp(cols[k], r->tables[ti]->cols[c])) k++;
             if (k == ncols) push_str(&cols, ncols++, r->tables[ti]->cols[c]);
         }
-    sb_add(b, "table,command");
+    cb_sbuf_add(b, "table,command");
     for (const cJSON *m = r->meta->child; m; m = m->next) {
         char name[256];
         snprintf(name, sizeof name, "%s%s", has_col(r, m->string) || !strcmp(m->string, "table") || !strcmp(m->string, "command") ? "run_" : "", m->string);
-        sb_add(b, ",");
+        cb_sbuf_add(b, ",");
         csv_field(b, name);
     }
-    for (int k = 0; k < ncols; k++) sb_add(b, ","), csv_field(b, cols[k]);
-    sb_add(b, "\n");
-    sbuf meta = {0}; // the header fields' values, the same on every row
+    for (int k = 0; k < ncols; k++) cb_sbuf_add(b, ","), csv_field(b, cols[k]);
+    cb_sbuf_add(b, "\n");
+    cb_sbuf meta = {0}; // the header fields' values, the same on every row
     for (const cJSON *m = r->meta->child; m; m = m->next) {
-        sb_add(&meta, ",");
-        if (cJSON_IsNumber(m)) sb_add(&meta, "%.9g", m->valuedouble);
-        else if (cJSON_IsBool(m)) sb_add(&meta, "%s", cJSON_IsTrue(m) ? "true" : "false");
+        cb_sbuf_add(&meta, ",");
+        if (cJSON_IsNumber(m)) cb_sbuf_add(&meta, "%.9g", m->valuedouble);
+        else if (cJSON_IsBool(m)) cb_sbuf_add(&meta, "%s", cJSON_IsTrue(m) ? "true" : "false");
         else if (cJSON_IsString(m)) csv_field(&meta, m->valuestring);
     }
     for (int ti = 0; ti < r->ntables; ti++) {
         const cb_table *t = r->tables[ti];
         for (int row = 0; row < t->nrows; row++) {
             csv_field(b, t->name);
-            sb_add(b, ",");
+            cb_sbuf_add(b, ",");
             csv_field(b, g_command_line ? g_command_line : r->command);
-            sb_add(b, "%s", meta.p ? meta.p : "");
+            cb_sbuf_add(b, "%s", meta.p ? meta.p : "");
             for (int k = 0; k < ncols; k++) {
-                sb_add(b, ",");
+                cb_sbuf_add(b, ",");
                 for (int c = 0; c < t->ncols; c++)
                     if (strcmp(t->cols[c], cols[k]) == 0) csv_cell(b, at(t, row, c));
             }
-            sb_add(b, "\n");
+            cb_sbuf_add(b, "\n");
         }
     }
     free(meta.p);
     free(cols);
 }
 
-static char *render_json(const cb_report *r) {
+char *cb_report_json(const cb_report *r) {
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "schema_version", CB_REPORT_SCHEMA_VERSION);
     cJSON_AddStringToObject(root, "verb", r->command);
@@ -430,11 +424,34 @@ static char *render_json(const cb_report *r) {
     return s;
 }
 
+cb_status cb_write_whole(const char *path, const char *data, size_t n, cb_error *err) {
+    cb_status st = CB_OK;
+    if (!path || strcmp(path, "-") == 0) {
+        if (n && fwrite(data, 1, n, stdout) != n) st = cb_fail(err, CB_STATUS_IO, "stdout", NULL, "write failed");
+        fflush(stdout);
+    } else {
+        char tmp[4200];
+        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+        FILE *f = fopen(tmp, "wb");
+        if (!f) st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
+        else {
+            bool bad = n && fwrite(data, 1, n, f) != n;
+            bad |= fflush(f) != 0;
+            bad |= fclose(f) != 0;
+            if (bad || rename(tmp, path) != 0) {
+                st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
+                remove(tmp);
+            }
+        }
+    }
+    return st;
+}
+
 cb_status cb_report_write(const cb_report *r, cb_format fmt, const char *path, cb_error *err) {
     char *text;
-    sbuf b = {0};
+    cb_sbuf b = {0};
     if (fmt == CB_FORMAT_JSON) {
-        text = render_json(r);
+        text = cb_report_json(r);
         if (!text) return cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory rendering JSON");
         size_t n = strlen(text);
         b.p = malloc(n + 2);
@@ -449,25 +466,7 @@ cb_status cb_report_write(const cb_report *r, cb_format fmt, const char *path, c
     } else {
         render_text(r, fmt, &b);
     }
-    cb_status st = CB_OK;
-    if (!path || strcmp(path, "-") == 0) {
-        if (b.n && fwrite(b.p, 1, b.n, stdout) != b.n) st = cb_fail(err, CB_STATUS_IO, "stdout", NULL, "write failed");
-        fflush(stdout);
-    } else {
-        char tmp[4200];
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-        FILE *f = fopen(tmp, "wb");
-        if (!f) st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
-        else {
-            bool bad = b.n && fwrite(b.p, 1, b.n, f) != b.n;
-            bad |= fflush(f) != 0;
-            bad |= fclose(f) != 0;
-            if (bad || rename(tmp, path) != 0) {
-                st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
-                remove(tmp);
-            }
-        }
-    }
+    cb_status st = cb_write_whole(path, b.p, b.n, err);
     free(b.p);
     return st;
 }

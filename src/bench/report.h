@@ -36,6 +36,17 @@ void cb_table_null(cb_table *t);              // an empty cell / JSON null
 void cb_table_bool(cb_table *t, bool v);      // "yes" / "-" in tables, true / false in JSON and CSV
 void cb_fmt_int(int64_t v, char *buf, size_t n); // 1234567 -> "1,234,567"
 
+// A growing string (p NUL-terminated once anything was added; free p).
+typedef struct cb_sbuf {
+    char *p;
+    size_t n, cap;
+} cb_sbuf;
+void cb_sbuf_add(cb_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// Writes n bytes to path (NULL or "-": stdout) through PATH.tmp.PID and a rename: whole or not at all.
+cb_status cb_write_whole(const char *path, const char *data, size_t n, cb_error *err);
+
+// The JSON document (free it).
+char *cb_report_json(const cb_report *r);
 // Render to `path` (NULL or "-" for stdout). A file is written to PATH.tmp and renamed. CSV is
 // long: one header, a first column `table` naming each row's table, then the header fields (as
 // columns repeated on every row; `run_KEY` where a table has a column KEY), then the union of the
