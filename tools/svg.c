@@ -57,8 +57,9 @@ static void range(axis *a, double lo, double hi, bool log, bool from_zero) {
     if (log) {
         if (lo <= 0) lo = hi > 0 ? hi / 1e3 : 1;
         if (hi <= 0) hi = 1;
-        a->lo = floor(log10(lo));
-        a->hi = ceil(log10(hi));
+        a->lo = log10(lo), a->hi = log10(hi);
+        if (a->hi - a->lo >= 1) a->lo -= 0.06, a->hi += 0.06; // a point on a decade stays inside the frame
+        else a->lo = floor(a->lo), a->hi = ceil(a->hi);     // at least one decade, with its ticks
         if (a->hi <= a->lo) a->hi = a->lo + 1;
         return;
     }
