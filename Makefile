@@ -117,9 +117,10 @@ test-san:
 deps:
 	@scripts/install-deps.sh
 
+# on a GPU: AlexNet bf16 NHWC, auto against cudnn; else AlexNet on the CPU (scripts/run.sh)
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(BUILD)/convbench fullpass nets/alexnet.json --backend cpu --batch 16 --warmup 1 --iters 5
+	@scripts/run.sh $(BUILD)/convbench
 
 # PREFIX/bin/convbench, PREFIX/lib/libconvbench.{so,a}, PREFIX/include/convbench.h,
 # PREFIX/lib/pkgconfig/convbench.pc, PREFIX/share/convbench/{nets,data}; DESTDIR stages it
