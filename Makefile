@@ -72,6 +72,7 @@ $(BUILD)/src/core/setup.o $(BUILD)/src/core/setup.so.o: $(PREFIX_STAMP)
 $(BUILD)/src/core/setup.o $(BUILD)/src/core/setup.so.o: CFLAGS += -DCB_DATADIR=\"$(DATADIR)\" -DCB_SRCDIR=\"$(CURDIR)\"
 # the shared library's copy restarts only an executable that names it as a dependency
 $(BUILD)/src/core/setup.so.o: src/core/setup.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -DCB_SHARED -c -o $@ $<
 SO_OBJ   := $(filter-out $(BUILD)/src/core/setup.o,$(LIB_OBJ)) $(BUILD)/src/core/setup.so.o
 

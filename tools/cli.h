@@ -39,10 +39,12 @@ typedef struct cli_out {
     const char *db;               // SQLite results database to append the run to
 } cli_out;
 #define CLI_OUT_OPTS(o)                                                                                                \
+    CLI_OUT_FORMAT_OPTS(o), {"--db", CLI_STR, &(o).db, "FILE", "append the run (environment, options, tables) to this SQLite database"}
+// the same for the commands that read a database (history, compare): --db is theirs to define
+#define CLI_OUT_FORMAT_OPTS(o)                                                                                         \
     {"--format", CLI_STR, &(o).format, "F", "table, csv, json or md (default table)"},                                 \
         {"--output", CLI_STR, &(o).output, "FILE", "write the report to FILE (whole or not at all; default stdout)"},  \
-        {"--quiet", CLI_FLAG, &(o).quiet, NULL, "no progress on stderr"},                                              \
-        {"--db", CLI_STR, &(o).db, "FILE", "append the run (environment, options, tables) to this SQLite database"}
+        {"--quiet", CLI_FLAG, &(o).quiet, NULL, "no progress on stderr"}
 int cli_out_check(const cli_cmd *cmd, const cli_out *o, cb_format *fmt);
 int cli_emit(const cli_cmd *cmd, cb_report *r, const cli_out *o, cb_format fmt);
 

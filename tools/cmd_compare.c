@@ -41,7 +41,8 @@ static int run(int argc, char **argv) {
         {"--table", CLI_STR, &table, "NAME", "the table to compare (default: the first run's first, samples aside)"},
         {"--metric", CLI_STR, &metric, "COL", "the column to compare (default median_ms, else every *_ms column)"},
         {"--threshold", CLI_FLOAT, &threshold, "PCT", "smallest change flagged, in percent (default 2), besides the noise"},
-        CLI_OUT_OPTS(o),
+        {"--db", CLI_STR, &o.db, "FILE", "read the runs (ids: 12, or -1 for the newest) from this database"},
+        CLI_OUT_FORMAT_OPTS(o),
         {0},
     };
     const char *pos[MAX_RUNS] = {0};

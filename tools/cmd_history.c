@@ -12,7 +12,8 @@ static int run(int argc, char **argv) {
     const cli_opt opts[] = {
         {"--verb", CLI_STR, &verb, "CMD", "only runs of this command (fullpass, layers, ...)"},
         {"--limit", CLI_INT, &limit, "N", "only the newest N runs"},
-        CLI_OUT_OPTS(o),
+        {"--db", CLI_STR, &o.db, "FILE", "the results database to read"},
+        CLI_OUT_FORMAT_OPTS(o),
         {0},
     };
     int rc = cli_parse(&cmd_history, opts, argc, argv, NULL, 0, 0);
