@@ -180,8 +180,10 @@ void svg_xy(cb_sbuf *b, const char *title, const char *xlabel, const char *ylabe
         fmt_tick(t[i], lab, sizeof lab);
         cb_sbuf_add(b, "<text x=\"%.1f\" y=\"%d\" font-size=\"11\" text-anchor=\"middle\">%s</text>\n", px(&x, t[i]), H - MB + 16, lab);
     }
-    cb_sbuf_add(b, "<clipPath id=\"c%p\"><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/></clipPath><g clip-path=\"url(#c%p)\">\n",
-                (const void *)s, ML, MT, W - MR - ML, H - MB - MT, (const void *)s);
+    static int clip_id; // one id per chart in the page
+    clip_id++;
+    cb_sbuf_add(b, "<clipPath id=\"plot%d\"><rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\"/></clipPath><g clip-path=\"url(#plot%d)\">\n",
+                clip_id, ML, MT, W - MR - ML, H - MB - MT, clip_id);
     int color = 0;
     for (int k = 0; k < nser; k++) {
         const char *col = s[k].dashed ? "#888" : COLORS[color++ % NCOLORS];
