@@ -66,6 +66,9 @@ typedef enum cb_op {
     CB_OP_LRN,
     CB_OP_BATCHNORM,
     CB_OP_RELU,
+    CB_OP_MUL,       // Elementwise product of two inputs; one may be (N, C, 1, 1), broadcast over H, W (SE)
+    CB_OP_LAYERNORM, // over the channels of each pixel (ConvNeXt), with a weight and bias per channel
+    CB_OP_SCALE,     // y = x * weight[c] (ConvNeXt's layer scale)
     CB_OP_COUNT
 } cb_op;
 
@@ -105,14 +108,15 @@ typedef struct cb_layer {
     bool bn;                      // fused batch norm before the activation (normalizer_fn)
     int split, splits;            // ModelParallel: which copy of how many (0, 1 otherwise)
     union {
-        struct { cb_window win; int cin, k, groups; bool bias; } conv;
-        struct { cb_window win; bool avg; } pool;
+        struct { cb_window win; int cin, k, groups; bool bias; int dil_h, dil_w; } conv; // dilation 0 or 1: none
+        struct { cb_window win; bool avg, global; } pool; // global: the window is the input (set by shape inference)
         struct { int k; bool bias; } fc;
         struct { int dim; } concat;           // NHWC dimension as in the file (3 = channels)
         struct { float keep; } dropout;
         struct { int classes; } softmax;
         struct { int size; float alpha, beta, k; } lrn;
         struct { float eps; } bn;
+        struct { float eps; } ln;             // LayerNorm over channels, per pixel
     } p;
     float bn_eps;                 // for the fused batch norm
 } cb_layer;
@@ -122,6 +126,7 @@ typedef struct cb_net {
     char *path;                   // the file it came from
     int nlayers;
     cb_layer *layers;             // topological order; layers[0] is the input
+    struct cb_net_weights *weights; // starting parameters read with the description (ONNX), or NULL
 } cb_net;
 
 // Load a Paleo-format description. `spec` is a path or the name of a built-in network
@@ -129,6 +134,10 @@ typedef struct cb_net {
 cb_net *cb_net_load(const char *spec, cb_error *err);
 cb_net *cb_net_load_string(const char *json, const char *source_name, cb_error *err);
 void cb_net_free(cb_net *net);
+// An ONNX model (.onnx) as a Paleo-format description (JSON text; free it). cb_net_load takes
+// .onnx files directly, with their initializers as the starting weights. batch > 0 replaces the
+// input's batch dimension; a symbolic batch is 1 otherwise.
+char *cb_onnx_import(const char *path, int64_t batch, cb_error *err);
 // Change the batch size and infer every shape again.
 cb_status cb_net_set_batch(cb_net *net, int64_t batch, cb_error *err);
 int64_t cb_net_batch(const cb_net *net);
@@ -191,7 +200,13 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err);
 void cb_exec_destroy(cb_exec *e);
 
 // Per-layer times in ms of the last call, indexed [layer][phase]; NULL-able.
-typedef struct cb_layer_times { double ms[CB_PHASE_COUNT]; } cb_layer_times;
+// Per-layer times of one pass: ms per phase; epilogue_ms: the parts of ms[CB_PHASE_FORWARD] and
+// ms[CB_PHASE_BWD_DATA] spent in the fused batch norm and activation, where the backend runs them
+// apart from the op (else 0: they are inside the op's time).
+typedef struct cb_layer_times {
+    double ms[CB_PHASE_COUNT];
+    double epilogue_ms[2];
+} cb_layer_times;
 
 // Copy a batch in (host, float32 NCHW, count of net input elements) and labels (int32, n).
 cb_status cb_exec_set_input(cb_exec *e, const float *x, const int32_t *labels);

@@ -96,7 +96,7 @@ assert r['min_ms'] <= r['median_ms'] <= r['max_ms'] and r['stddev_ms'] >= 0 and 
 "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 3 --format csv --quiet > "$tmp/f.csv" 2>/dev/null
 if python3 -c "
 import csv; rows = list(csv.DictReader(open('$tmp/f.csv')))
-assert {r['table'] for r in rows} == {'fullpass', 'samples'}
+assert {r['table'] for r in rows} == {'fullpass', 'samples', 'breakdown'}
 assert all(r['batch'] == '4' and r['backend'] == 'cpu' and r['update'] == 'false' and r['convbench_commit'] for r in rows)
 assert len([r for r in rows if r['table'] == 'samples' and r['phase'] == 'total']) == 3
 assert rows[0]['command'].startswith('convbench fullpass fashion-lenet')
@@ -106,6 +106,14 @@ expect "fullpass --min-time" 0 "until they add up to --min-time" -- "$cb" fullpa
 if python3 -c "import json; assert json.load(open('$tmp/t.json'))['threads'] == 1" 2>/dev/null; then ok "fullpass --threads 1"; else bad "--threads 1"; fi
 expect "bad --threads" 2 "--threads" -- "$cb" fullpass fashion-lenet --threads -1
 expect "progress has elapsed time and ETA" 0 "s] fullpass: iteration 1/3" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 3
+# the breakdown by layer kind: every layer kind of the net has a part, and parts plus gaps are the step
+"$cb" fullpass resnet50 --batch 1 --warmup 1 --iters 2 --update --format json --quiet > "$tmp/r.json" 2>/dev/null
+if python3 -c "
+import json; d=json.load(open('$tmp/r.json')); b={x['part']:x['total_ms'] for x in d['tables']['breakdown']}
+step=b.pop('step (measured)'); gaps=b.pop('gaps (launches, syncs; step - parts)')
+assert {'Convolution','batch norm (+act), fused','Elementwise','Pooling','InnerProduct','update'} <= set(b), b
+assert abs(sum(b.values()) + gaps - step) < 1e-6 * step and 0.8 < d['breakdown_coverage'] < 1.2, (sum(b.values()), step)
+" 2>"$tmp/err"; then ok "fullpass breakdown adds up to the step"; else bad "fullpass breakdown: $(tail -1 "$tmp/err")"; fi
 expect "fullpass progress" 0 "fullpass: iteration 2/2" -- "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 2
 expect "profile backward filter" 0 "Sum" -- "$cb" profile fashion-lenet --batch 4 --direction backward --wrt filter --iters 2 --quiet
 expect "profile two backends" 0 "ref_ms" -- "$cb" profile fashion-lenet --batch 2 --backend cpu,ref --iters 1 --warmup 0 --quiet --format csv
@@ -172,6 +180,37 @@ expect "predict on a calibrated entry" 0 "FWD_" -- "$cb" predict vgg16 --batch 8
 printf '{"name": "x", "peak": {"fp32": 1e12}, "mem_bw": 1e11}' > "$tmp/nosamples.json"
 expect "refit without samples" 2 "no GPU calibration samples" -- "$cb" calibrate --refit "$tmp/nosamples.json"
 expect "predict bad --kinds" 2 "--kinds" -- "$cb" predict alexnet --device h200 --kinds convs
+
+# ONNX: import to a file, a .onnx NET in every command (its initializers are its weights), bad files
+if /usr/bin/python3 - "$tmp/m.onnx" <<'PY'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as T
+w = nh.from_array(np.ones((4, 1, 3, 3), np.float32), "w")
+f = nh.from_array(np.ones((10, 4 * 14 * 14), np.float32), "f")
+nodes = [h.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]), h.make_node("Relu", ["c"], ["r"]),
+         h.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+         h.make_node("Flatten", ["p"], ["fl"]), h.make_node("Gemm", ["fl", "f"], ["y"], name="fc", transB=1)]
+g = h.make_graph(nodes, "tiny", [h.make_tensor_value_info("x", T.FLOAT, ["N", 1, 28, 28])],
+                 [h.make_tensor_value_info("y", T.FLOAT, ["N", 10])], [w, f])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1])
+PY
+then
+    expect "import stdout" 0 '"activation_fn":	"relu"' -- "$cb" import "$tmp/m.onnx"
+    expect "import -o" 0 "" -- "$cb" import "$tmp/m.onnx" -o "$tmp/m.json" --batch 3 --weights-out "$tmp/m.cbw"
+    expect "imported json loads" 0 "[3, 28, 28, 4]" -- "$cb" summary "$tmp/m.json"
+    expect "summary .onnx" 0 "Number of params: 7,876" -- "$cb" summary "$tmp/m.onnx" --batch 2
+    expect "fullpass .onnx" 0 "images_per_s" -- "$cb" fullpass "$tmp/m.onnx" --batch 2 --iters 1 --warmup 0 --quiet
+    expect "infer .onnx, own weights" 0 "test_accuracy" -- "$cb" infer "$tmp/m.onnx" --batch 1000 --quiet
+    expect "infer .json, imported weights" 0 "test_accuracy" -- "$cb" infer "$tmp/m.json" --weights "$tmp/m.cbw" --batch 1000 --quiet
+    head -c 200 "$tmp/m.onnx" > "$tmp/cut.onnx"
+    expect "import truncated" 2 "not a valid ONNX model" -- "$cb" import "$tmp/cut.onnx"
+    one_line "import truncated one line" "$cb" import "$tmp/cut.onnx"
+    expect "summary truncated .onnx" 2 "not a valid ONNX model" -- "$cb" summary "$tmp/cut.onnx"
+    expect "import missing file" 2 "cannot open" -- "$cb" import "$tmp/none.onnx"
+else
+    bad "onnx: /usr/bin/python3 with onnx and numpy (Debian's python3-onnx) could not build a model"
+fi
+expect "infer without weights" 2 "--weights FILE is required" -- "$cb" infer fashion-lenet --quiet
 
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

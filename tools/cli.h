@@ -66,5 +66,6 @@ extern const cli_cmd cmd_summary, cmd_fullpass, cmd_profile;
 extern const cli_cmd cmd_train, cmd_infer;
 extern const cli_cmd cmd_predict, cmd_simulate, cmd_calibrate, cmd_algos, cmd_layers;
 extern const cli_cmd cmd_history, cmd_compare, cmd_report;
+extern const cli_cmd cmd_import;
 
 #endif

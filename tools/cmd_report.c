@@ -435,7 +435,7 @@ static int run(int argc, char **argv) {
     cb_sbuf_add(&b, "<p style=\"color:#666;font-size:12px\">convbench %s, commit %s%s</p>\n</body></html>\n", cb_version(),
                 cb_env_commit(), cb_env_dirty() ? " (dirty)" : "");
     cb_error err = {0};
-    if (cb_write_whole(o.output, b.p, b.n, &err) != CB_OK) rc = cli_fail(&cmd_report, &err);
+    if (cb_write_file(o.output, b.p, b.n, &err) != CB_OK) rc = cli_fail(&cmd_report, &err);
     else {
         rc = 0;
         cli_progress(&o, "report: %d charts from %d inputs%s%s", charts, nd, o.output ? " in " : "", o.output ? o.output : "");

@@ -42,8 +42,8 @@ typedef struct cb_sbuf {
     size_t n, cap;
 } cb_sbuf;
 void cb_sbuf_add(cb_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-// Writes n bytes to path (NULL or "-": stdout) through PATH.tmp.PID and a rename: whole or not at all.
-cb_status cb_write_whole(const char *path, const char *data, size_t n, cb_error *err);
+// n bytes to `path` (NULL or "-": stdout), through PATH.tmp.PID renamed into place: whole or not at all.
+cb_status cb_write_file(const char *path, const void *p, size_t n, cb_error *err);
 
 // The JSON document (free it).
 char *cb_report_json(const cb_report *r);

@@ -20,6 +20,21 @@ const cb_backend *cb_backend_find(const char *name) {
     return NULL;
 }
 
+const char *cb_layer_cpu_only(const cb_layer *L) {
+    return L->op == CB_OP_MUL         ? "an Elementwise mul"
+           : L->op == CB_OP_LAYERNORM ? "LayerNorm"
+           : L->op == CB_OP_SCALE     ? "Scale"
+           : L->op == CB_OP_CONV && (L->p.conv.dil_h > 1 || L->p.conv.dil_w > 1) ? "a dilated convolution"
+                                                                                  : NULL;
+}
+
+bool cb_backend_supports_gpu(const cb_exec *e, int i, char *why, size_t n) {
+    const char *what = cb_layer_cpu_only(&e->net->layers[i]);
+    if (!what) return true;
+    snprintf(why, n, "%s has no GPU kernel yet (backends cpu and ref run it)", what);
+    return false;
+}
+
 void cb_exec_opts_default(cb_exec_opts *o) {
     memset(o, 0, sizeof *o);
     o->backend = "cpu";
@@ -71,6 +86,9 @@ static void param_counts(const cb_layer *L, int64_t *nw, int64_t *nb, int64_t *n
         *nb = L->p.fc.bias ? L->p.fc.k : 0;
     } else if (L->op == CB_OP_BATCHNORM) {
         *nbn = L->out.c;
+    } else if (L->op == CB_OP_LAYERNORM || L->op == CB_OP_SCALE) { // per-channel weight (and LayerNorm's bias)
+        *nw = L->out.c;
+        *nb = L->op == CB_OP_LAYERNORM ? L->out.c : 0;
     }
     if (L->bn) *nbn = L->out.c;
 }
@@ -81,7 +99,10 @@ static void init_params(cb_exec *e, float *host_params, float *host_stats) {
         const cb_layer *L = &e->net->layers[i];
         cb_lbuf *b = &e->lb[i];
         double fan_in = L->op == CB_OP_CONV ? (double)L->p.conv.cin * L->p.conv.win.r * L->p.conv.win.s : (double)L->in.c;
-        if (b->nw) {
+        if (b->nw && (L->op == CB_OP_LAYERNORM || L->op == CB_OP_SCALE)) { // PyTorch's: weight 1, bias 0
+            for (int64_t j = 0; j < b->nw; j++) host_params[(b->w - e->params) + j] = 1;
+            for (int64_t j = 0; j < b->nb; j++) host_params[(b->b - e->params) + j] = 0;
+        } else if (b->nw) {
             // PyTorch's default for Conv2d and Linear (kaiming_uniform with a = sqrt(5)), weights and
             // bias alike U(-1/sqrt(fan_in), 1/sqrt(fan_in)): the peers start from the same scale
             float wb = (float)(1.0 / sqrt(fan_in)), bb = wb;
@@ -116,6 +137,7 @@ void cb_exec_destroy(cb_exec *e) {
     if (e->be->destroy) e->be->destroy(e);
     free(e->lb);
     free(e->grad_ready);
+    free(e->span);
     free(e);
 }
 
@@ -140,6 +162,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     e->lb = cb_xcalloc((size_t)n, sizeof(cb_lbuf));
     e->act_bytes = 4; // a backend storing bf16 activations sets 2 in init
     e->grad_ready = cb_xcalloc((size_t)n, sizeof(bool));
+    e->span = cb_xcalloc((size_t)n * CB_SPAN_COUNT * 2, sizeof(int));
     if (be->init && be->init(e, err) != CB_OK) {
         e->be = be;
         free(e->lb);
@@ -250,6 +273,10 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     free(hp);
     free(hs);
     free(hl);
+    if (cb_net_weights_apply(e, err) != CB_OK) { // the description's own weights (ONNX)
+        cb_exec_destroy(e);
+        return NULL;
+    }
     // algorithms and workspace
     for (int i = 0; i < n; i++) {
         if (be->plan && be->plan(e, i, err) != CB_OK) {
@@ -292,13 +319,66 @@ cb_status cb_exec_set_input(cb_exec *e, const float *x, const int32_t *labels) {
     return CB_OK;
 }
 
+// Per-layer timing of a pass. With the backend's marks, each piece of a layer's work (the op, its
+// epilogue, its gradients) runs between two marks and nothing waits between layers: the pieces add
+// up to the pass, launch gaps included in the piece they delay. Without marks (the CPU), each
+// piece is timed on its own. span keeps each piece's first and last mark, read after the pass.
+typedef struct pass_clock {
+    cb_exec *e;
+    bool on, marks;
+    int last; // the latest mark
+} pass_clock;
+
+static pass_clock clock_begin(cb_exec *e, cb_layer_times *t) {
+    pass_clock c = {e, t != NULL, t && e->be->mark, -1};
+    if (!c.on) return c;
+    for (int j = 0; j < e->net->nlayers * CB_SPAN_COUNT * 2; j++) e->span[j] = -1;
+    if (c.marks) {
+        e->be->mark_reset(e);
+        c.last = e->be->mark(e);
+    }
+    return c;
+}
+static void clock_start(pass_clock *c) {
+    if (c->on && !c->marks) c->e->be->timer_start(c->e);
+}
+// piece p of layer i ends: its time adds to *ms (timed alone) or its marks go to span
+static void clock_stop(pass_clock *c, int i, int p, double *ms) {
+    if (!c->on) return;
+    if (!c->marks) {
+        *ms += c->e->be->timer_stop(c->e);
+        return;
+    }
+    int *s = c->e->span + ((size_t)i * CB_SPAN_COUNT + p) * 2, m = c->e->be->mark(c->e);
+    if (s[0] < 0) s[0] = c->last;
+    s[1] = m;
+    c->last = m;
+}
+// with marks: the time of piece p of layer i (0 where it did not run)
+static double clock_span(const pass_clock *c, int i, int p) {
+    const int *s = c->e->span + ((size_t)i * CB_SPAN_COUNT + p) * 2;
+    return c->marks && s[0] >= 0 && s[1] >= 0 ? c->e->be->mark_ms(c->e, s[0], s[1]) : 0;
+}
+
 cb_status cb_exec_forward(cb_exec *e, bool train, cb_layer_times *t) {
     if (train && !e->opts.train) return CB_STATUS_ARG;
+    pass_clock c = clock_begin(e, t);
+    for (int i = 0; t && i < e->net->nlayers; i++) t[i].ms[CB_PHASE_FORWARD] = t[i].epilogue_ms[0] = 0;
     for (int i = 1; i < e->net->nlayers; i++) {
-        if (t) e->be->timer_start(e);
+        const cb_layer *L = &e->net->layers[i];
+        clock_start(&c);
         e->be->forward(e, i, train);
-        if (t) t[i].ms[CB_PHASE_FORWARD] = e->be->timer_stop(e);
+        clock_stop(&c, i, CB_SPAN_FWD_OP, t ? &t[i].ms[CB_PHASE_FORWARD] : NULL);
+        if (!e->be->forward_epilogue || (!L->bn && L->act == CB_ACT_NONE)) continue;
+        clock_start(&c);
+        e->be->forward_epilogue(e, i, train);
+        clock_stop(&c, i, CB_SPAN_FWD_EPI, t ? &t[i].epilogue_ms[0] : NULL);
     }
+    for (int i = 1; c.marks && i < e->net->nlayers; i++) {
+        t[i].epilogue_ms[0] = clock_span(&c, i, CB_SPAN_FWD_EPI);
+        t[i].ms[CB_PHASE_FORWARD] = clock_span(&c, i, CB_SPAN_FWD_OP);
+    }
+    for (int i = 1; t && i < e->net->nlayers; i++) t[i].ms[CB_PHASE_FORWARD] += t[i].epilogue_ms[0];
     return CB_OK;
 }
 
@@ -338,39 +418,43 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
     int n = e->net->nlayers;
     memset(e->grad_ready, 0, sizeof(bool) * (size_t)n);
     e->grad_ready[n - 1] = true;
+    pass_clock c = clock_begin(e, t);
+    for (int i = 0; t && i < n; i++) t[i].ms[CB_PHASE_BWD_DATA] = t[i].ms[CB_PHASE_BWD_FILTER] = t[i].epilogue_ms[1] = 0;
     for (int i = n - 1; i >= 1; i--) {
         const cb_layer *L = &e->net->layers[i];
         cb_lbuf *b = &e->lb[i];
-        double ms_data = 0, ms_filter = 0;
+        cb_layer_times *ti = t ? &t[i] : NULL;
+        clock_start(&c);
         if (!e->grad_ready[i]) { // nothing consumes this layer: its gradient is zero
             act_fill(e, b->dy, 0, (size_t)cb_shape_count(L->out));
             e->grad_ready[i] = true;
         }
-        if (L->act != CB_ACT_NONE || L->bn) {
-            if (t) e->be->timer_start(e);
-            e->be->backward_epilogue(e, i);
-            if (t) ms_data += e->be->timer_stop(e);
-        }
+        if (L->act != CB_ACT_NONE || L->bn) e->be->backward_epilogue(e, i);
+        clock_stop(&c, i, CB_SPAN_BWD_EPI, ti ? &ti->epilogue_ms[1] : NULL);
         if (b->nw || b->nbn) {
-            if (t) e->be->timer_start(e);
+            clock_start(&c);
             if (e->be->backward_filter) e->be->backward_filter(e, i);
-            if (t) ms_filter += e->be->timer_stop(e);
+            clock_stop(&c, i, CB_SPAN_BWD_FILTER, ti ? &ti->ms[CB_PHASE_BWD_FILTER] : NULL);
         }
         for (int j = 0; j < L->nparents; j++) {
             int p = L->parents[j];
             cb_lbuf *pb = &e->lb[p];
             if (!pb->dy) continue; // the input, with --no-data-grad
             bool direct = !e->grad_ready[p];
-            if (t) e->be->timer_start(e);
+            clock_start(&c);
             e->be->backward_data(e, i, j, direct ? pb->dy : e->scratch);
             if (!direct) e->be->add(e, pb->dy, e->scratch, (size_t)cb_shape_count(e->net->layers[p].out));
-            if (t) ms_data += e->be->timer_stop(e);
+            clock_stop(&c, i, CB_SPAN_BWD_DATA, ti ? &ti->ms[CB_PHASE_BWD_DATA] : NULL);
             e->grad_ready[p] = true;
         }
-        if (t) {
-            t[i].ms[CB_PHASE_BWD_DATA] = ms_data;
-            t[i].ms[CB_PHASE_BWD_FILTER] = ms_filter;
+    }
+    for (int i = 1; t && i < n; i++) {
+        if (c.marks) {
+            t[i].epilogue_ms[1] = clock_span(&c, i, CB_SPAN_BWD_EPI);
+            t[i].ms[CB_PHASE_BWD_FILTER] = clock_span(&c, i, CB_SPAN_BWD_FILTER);
+            t[i].ms[CB_PHASE_BWD_DATA] = clock_span(&c, i, CB_SPAN_BWD_DATA);
         }
+        t[i].ms[CB_PHASE_BWD_DATA] += t[i].epilogue_ms[1];
     }
     return CB_OK;
 }

@@ -48,7 +48,8 @@ void cb_conv_params_of(const cb_layer *L, cb_conv_params *p) {
     *p = (cb_conv_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w,
                           .k = L->p.conv.k, .r = w->r, .s = w->s, .p = (int)L->out.h, .q = (int)L->out.w,
                           .stride_h = w->stride_h, .stride_w = w->stride_w, .pad_top = w->pad_top,
-                          .pad_left = w->pad_left, .groups = L->p.conv.groups};
+                          .pad_left = w->pad_left, .groups = L->p.conv.groups, .dil_h = L->p.conv.dil_h,
+                          .dil_w = L->p.conv.dil_w};
 }
 
 static void pool_params(const cb_layer *L, cb_pool_params *p) {
@@ -164,11 +165,23 @@ static void forward(cb_exec *e, int i, bool train) {
     case CB_OP_RELU:
         cb_cpu_relu_forward(n, x, out);
         break;
+    case CB_OP_MUL: { // the full-size operand first; the other may be (N, C, 1, 1)
+        int big = L->in.h * L->in.w == L->out.h * L->out.w ? 0 : 1;
+        const cb_layer *S = &e->net->layers[L->parents[1 - big]];
+        cb_ref_mul_forward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), (int)(S->out.h * S->out.w),
+                           e->lb[L->parents[big]].y, e->lb[L->parents[1 - big]].y, out);
+        break;
+    }
+    case CB_OP_SCALE:
+        cb_ref_scale_forward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), x, b->w, out);
+        break;
+    case CB_OP_LAYERNORM:
+        cb_ref_layernorm_forward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), L->p.ln.eps, x, b->w, b->b, out);
+        break;
     case CB_OP_INPUT:
     case CB_OP_COUNT:
         break;
     }
-    epilogue_forward(e, i, train);
 }
 
 static void backward_epilogue(cb_exec *e, int i) {
@@ -233,6 +246,21 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
     case CB_OP_RELU:
         cb_cpu_relu_backward(nin, b->y, dy, dx);
         break;
+    case CB_OP_MUL: { // d(slot) = dy * other, summed over the pixels when the slot was broadcast
+        const cb_layer *S = &e->net->layers[L->parents[slot]], *O = &e->net->layers[L->parents[1 - slot]];
+        const float *other = e->lb[L->parents[1 - slot]].y;
+        int n_ = (int)L->out.n, c = (int)L->out.c, hw = (int)(L->out.h * L->out.w);
+        if (S->out.h * S->out.w == hw) cb_ref_mul_forward(n_, c, hw, (int)(O->out.h * O->out.w), dy, other, dx);
+        else cb_ref_mul_backward_bcast(n_, c, hw, dy, other, dx);
+        break;
+    }
+    case CB_OP_SCALE:
+        cb_ref_scale_forward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), dy, b->w, dx);
+        break;
+    case CB_OP_LAYERNORM:
+        cb_ref_layernorm_backward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), L->p.ln.eps, x, b->w, dy, dx,
+                                  NULL, NULL);
+        break;
     case CB_OP_ADD:     // the sum passes its gradient to every input
     case CB_OP_SOFTMAX: // the criterion's gradient is already w.r.t. the logits
     case CB_OP_RESHAPE:
@@ -261,6 +289,11 @@ static void backward_filter(cb_exec *e, int i) {
     } else if (L->op == CB_OP_BATCHNORM) {
         cb_bn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.bn.eps};
         cb_cpu_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, NULL, b->dgamma, b->dbeta);
+    } else if (L->op == CB_OP_SCALE) {
+        cb_ref_scale_backward_filter((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), x, dy, b->dw);
+    } else if (L->op == CB_OP_LAYERNORM) {
+        cb_ref_layernorm_backward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), L->p.ln.eps, x, b->w, dy, NULL,
+                                  b->dw, b->db);
     }
 }
 
@@ -290,7 +323,8 @@ static void softmax(cb_exec *e, const float *x, float *prob, int n, int k) { cb_
 #define CPU_BACKEND(NAME, INIT)                                                                                        \
     {.name = NAME, .device = false, .init = INIT, .destroy = destroy, .alloc = alloc, .release = release,            \
      .upload = copy, .download = copy, .timer_start = timer_start, .timer_stop = timer_stop, .supports = supports,    \
-     .plan = plan, .forward = forward, .backward_epilogue = backward_epilogue, .backward_data = backward_data,       \
+     .plan = plan, .forward = forward, .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue,  \
+     .backward_data = backward_data,                                                                                  \
      .backward_filter = backward_filter, .add = add, .fill = fill, .sgd = sgd, .xent_forward = xent_forward,          \
      .xent_backward = xent_backward, .softmax = softmax}
 

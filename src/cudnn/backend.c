@@ -1,9 +1,10 @@
 // The "cudnn" backend (cuDNN 9 legacy API for convolution, pooling, LRN, batch norm, activation,
 // softmax; cuBLAS for FC; convbench's own kernels for the rest) and the "auto" backend: the same
 // table, with each convolution phase measured in plan() against convbench's own kernel and the
-// faster kept, and each max or average pool measured the same way (forward and backward as a pair).
-// Layers cuDNN cannot express (asymmetric padding, LRN windows over 16, batch-norm
-// eps under CUDNN_BN_MIN_EPSILON) fall back to the own kernels and say so in their algorithm name.
+// faster kept, and each max or average pool and batch norm measured the same way (forward and
+// backward as a pair). A convolution with TF SAME's larger trailing padding runs on a zero-padded
+// copy of its input in every storage (under auto, fp32 NCHW, raced against the own kernels,
+// which take the padding as it is); LRN windows cuDNN refuses fall back to the own kernels.
 // Storage: fp32 NCHW by default (--precision tf32 lets cuDNN and cuBLAS use TF32 tensor cores).
 // --layout nhwc and --precision bf16 store activations NHWC and/or bf16 (descriptors
 // CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, convolution compute type fp32) and run FC layers on
@@ -11,14 +12,13 @@
 // autocast: each conv and FC layer keeps a copy in the storage format (KRSC filters under NHWC; an
 // FC layer after a spatial input gets its columns in (h, w, c) order) refreshed when
 // e->param_version changes, and its weight gradient comes back to fp32 KCRS. The input and the
-// criterion convert at the boundary. Own convolution, LRN and batch-norm kernels compute fp32 NCHW
-// only: a layer that needs them (a convolution with asymmetric padding, LRN or batch-norm
-// parameters cuDNN refuses) is declined in plan with a message, and "auto" races no own
-// convolution there. Pooling has own kernels in every storage (src/cudnn/pool_fmt.cu): they run
-// the pools cuDNN cannot express and race cuDNN's in "auto". The few layers the backend computes
-// itself (bias with the ReLU, concat, sum, dropout, relu gradient) have storage-aware kernels in
-// src/cudnn/format.cu; under NHWC a convolution's unaligned input channels are zero-padded
-// (conv_cpad).
+// criterion convert at the boundary. Own convolution and LRN kernels compute fp32 NCHW only: a
+// layer that needs them in another storage (leading padding larger than trailing, LRN parameters
+// cuDNN refuses) is declined in plan with a message. Pooling (src/cudnn/pool_fmt.cu) and batch
+// norm (src/cudnn/norm_fmt.cu) have own kernels in every storage: they run what cuDNN cannot
+// express and race cuDNN's in "auto". The few layers the backend computes itself (bias with the
+// ReLU, concat, sum, dropout, relu gradient) have storage-aware kernels in src/cudnn/format.cu;
+// under NHWC a convolution's unaligned input channels are zero-padded (conv_cpad).
 #include "cuda/backend.h"
 #include "cuda/launch.h"
 #include "cudnn/format.h"
@@ -40,6 +40,9 @@ typedef struct dnn_state {
     bool autotune;               // "auto": measure own vs cuDNN per convolution phase and pool layer
     force_choice pool;           // "auto": $CONVBENCH_AUTO_POOL=own|cudnn forces the pool layers' choice
     force_choice gemm1x1;        // "auto": $CONVBENCH_AUTO_GEMM=cublas|cudnn forces the 1x1 convolutions' (FORCE_OWN: cuBLAS)
+    force_choice bn;             // "auto": $CONVBENCH_AUTO_BN=own|cudnn forces the batch norms' choice
+    float *bn_part;              // (bn_part_floats) the own batch-norm kernels' partial sums (norm_fmt.cu)
+    size_t bn_part_floats;
     cudnnMathType_t math;
     int fmt;                     // storage: 0 (fp32 NCHW) or CB_FMT_NHWC | CB_FMT_BF16 (src/cudnn/format.h)
     cudnnTensorFormat_t tfmt;    // CUDNN_TENSOR_NCHW or _NHWC (filters KCRS or KRSC)
@@ -55,6 +58,7 @@ typedef struct dnn_state {
 typedef struct dnn_layer {
     bool own[CB_PHASE_COUNT];    // this phase runs convbench's own kernel
     bool blas[CB_PHASE_COUNT];   // this phase of a 1x1 convolution runs as a cuBLAS GEMM (conv_is_gemm)
+    bool own_bn;                 // the batch norm (fused or a layer) runs on the own storage kernels (norm_fmt.cu)
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd[CB_PHASE_COUNT];
@@ -69,7 +73,7 @@ typedef struct dnn_layer {
     int64_t wk, wc, wr, ws;      // the weights' (K, C, R, S) dims: conv filter, or FC (K, C, H, W) of its input
     int64_t wcp;                 // C of the storage copy: wc, or a conv's channels padded (conv_cpad)
     cb_shape xs;                 // a conv's input as cuDNN sees it: L->in, or its padded copy's shape
-    void *xpad, *dxpad;          // (xs) NHWC: the padded copy of a conv's input and its gradient (NULL: none)
+    void *xpad, *dxpad;          // (xs) the zero-padded copy of a conv's input and its gradient (NULL: none)
     void *xperm, *dxperm;        // (N, C, H, W) in the storage's type: an FC layer's spatial NHWC input and its gradient
 } dnn_layer;
 
@@ -156,10 +160,11 @@ static cb_status env_force(const char *var, const char *own_name, force_choice *
 
 static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
     const cb_layer *L = NULL;
-    force_choice pool = FORCE_NONE, gemm1x1 = FORCE_NONE;
+    force_choice pool = FORCE_NONE, gemm1x1 = FORCE_NONE, bn = FORCE_NONE;
     if (autotune) {
         cb_status fs = env_force("CONVBENCH_AUTO_POOL", "own", &pool, err);
         if (fs == CB_OK) fs = env_force("CONVBENCH_AUTO_GEMM", "cublas", &gemm1x1, err);
+        if (fs == CB_OK) fs = env_force("CONVBENCH_AUTO_BN", "own", &bn, err);
         if (fs != CB_OK) return fs;
     }
     cb_status st = cb_cuda_init_state(e, err);
@@ -176,6 +181,7 @@ static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
                         "kernels run fp32 NCHW only%s\n", e->be->name, fmt_name(e), autotune ? " and are not raced" : "");
     d->pool = pool;
     d->gemm1x1 = gemm1x1;
+    d->bn = bn;
     bool tensor_ops = e->opts.precision != CB_PREC_FP32;
     // cuDNN's legacy convolutions take tensor cores on bf16 data only under CUDNN_TENSOR_OP_MATH (its
     // default math allows TF32 on fp32 data, not them: bf16 NHWC ran BWD_DATA_ALGO_0 at 0.5 TFLOP/s)
@@ -221,6 +227,7 @@ static void destroy(cb_exec *e) {
         cudaFree(d->crit);
         cudaFree(d->wgrad);
         cudaFree(d->part);
+        cudaFree(d->bn_part);
         free(d);
     }
     cb_cuda_destroy_state(e);
@@ -367,9 +374,10 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnSetConvolutionMathType(l->cd[p], d->math));
     }
     DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
-    if ((oh != L->out.h || ow != L->out.w) && is_nhwc(e)) {
-        // trailing pads larger than the leading ones (TF SAME): under NHWC cuDNN runs on a copy of
-        // the input with the difference added as zero rows and columns at the end
+    if (oh != L->out.h || ow != L->out.w) {
+        // trailing pads larger than the leading ones (TF SAME): cuDNN runs on a copy of the input
+        // with the difference added as zero rows and columns at the end (in every storage; under
+        // auto, fp32 NCHW, the own kernels that take the padding as it is race it)
         int64_t eh = (L->out.h - 1) * w->stride_h + w->r - 2 * w->pad_top - L->in.h;
         int64_t ew = (L->out.w - 1) * w->stride_w + w->s - 2 * w->pad_left - L->in.w;
         if (eh > 0) xin.h += eh;
@@ -377,8 +385,8 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(set4d(e, &l->xd, xin));
         DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
     }
-    if (oh != L->out.h || ow != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
-        if (!native(e)) return decline(e, L, err, "asymmetric padding, which cuDNN lacks" OWN_NCHW);
+    if (oh != L->out.h || ow != L->out.w) { // leading pads larger than trailing ones: no copy helps cuDNN
+        if (!native(e)) return decline(e, L, err, "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
             if (!needed) continue;
@@ -402,7 +410,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         l->xpad = dev_alloc(e, bytes);
         l->dxpad = dx ? dev_alloc(e, bytes) : NULL;
         if (!l->xpad || (dx && !l->dxpad))
-            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its channel-padded input");
+            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its padded input copy");
         x = l->xpad;
         dx = l->dxpad;
     }
@@ -481,7 +489,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         } else if (l->xpad && cg != L->p.conv.cin) {
             snprintf(b->algo[p], sizeof b->algo[p], "%.26s (C %d->%d%s)", dnn_name, L->p.conv.cin, cg,
                      xin.h != L->in.h || xin.w != L->in.w ? ", SAME" : "");
-        } else if (l->xpad) {
+        } else if (l->xpad && !(d->autotune && native(e))) { // (auto, fp32 NCHW: raced below against the own kernels)
             snprintf(b->algo[p], sizeof b->algo[p], "%.26s (SAME copy)", dnn_name);
         } else if (d->autotune && conv_is_gemm(e, L) && d->gemm1x1 != FORCE_NONE) { // a test's way to run either
             l->blas[p] = d->gemm1x1 == FORCE_OWN;
@@ -779,6 +787,125 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
     return native(e) || l->own[0] ? CB_OK : probe(e, i, err);
 }
 
+// ---- batch norm: cuDNN's legacy routines or the own storage kernels (norm_fmt.cu) ----------------
+// A batch norm is fused into a conv / FC layer (L->bn: pre -> y, then the ReLU) or is a layer of
+// its own (x -> out). The own kernels take every storage and fuse the ReLU (forward) and its mask
+// (backward); cuDNN's run NHWC tensors several times slower than NCHW ones. "cudnn" keeps cuDNN's
+// where cuDNN takes the layer; "auto" times both, forward plus backward when the pass trains.
+
+static float bn_eps_of(const cb_layer *L) { return L->op == CB_OP_BATCHNORM ? L->p.bn.eps : L->bn_eps; }
+static cb_bn_params bn_params_of(const cb_layer *L) {
+    return (cb_bn_params){(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, bn_eps_of(L)};
+}
+static bool bn_relu_fused(const cb_layer *L) { return L->bn && L->act == CB_ACT_RELU; }
+
+// the batch norm's input and output: the op's output and y (fused), or the parent's y and out
+static const void *bn_x(const cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    return L->bn ? e->lb[i].pre : e->lb[L->parents[0]].y;
+}
+
+// forward of the batch norm of layer i into y (training: batch statistics, running ones updated
+// unless `keep_running`); returns whether the ReLU was applied
+static bool bn_forward(cb_exec *e, int i, bool train, bool keep_running, void *y) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    dnn_state *d = dnn(e);
+    const void *x = bn_x(e, i);
+    float *rm = keep_running ? NULL : b->rmean, *rv = keep_running ? NULL : b->rvar;
+    cb_bn_params bp = bn_params_of(L);
+    if (l->own_bn) {
+        bool relu = bn_relu_fused(L);
+        if (train) cb_fmt_bn_forward_train(&bp, d->fmt, x, b->gamma, b->beta, y, b->bn_mean, b->bn_invstd, rm, rv, 0.1f, relu, d->bn_part);
+        else cb_fmt_bn_forward_infer(&bp, d->fmt, x, b->gamma, b->beta, b->rmean, b->rvar, y, relu, d->bn_part);
+        return relu;
+    }
+    if (train)
+        cudnnBatchNormalizationForwardTraining(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, y, l->bnd, b->gamma,
+                                               b->beta, 0.1, rm, rv, bp.eps, b->bn_mean, b->bn_invstd);
+    else
+        cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, y, l->bnd, b->gamma,
+                                                b->beta, b->rmean, b->rvar, bp.eps);
+    return false;
+}
+
+// backward of the batch norm of layer i: dgamma, dbeta, and dx when not NULL (the own kernels need
+// no dx; cuDNN's get the scratch). dy: the gradient w.r.t. the batch norm's output, ReLU's mask
+// applied already unless the own kernels fused it (bn_relu_fused).
+static void bn_backward_of(cb_exec *e, int i, const void *dy, void *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    cb_bn_params bp = bn_params_of(L);
+    if (l->own_bn) {
+        cb_fmt_bn_backward(&bp, dnn(e)->fmt, bn_x(e, i), bn_relu_fused(L) ? b->y : NULL, b->gamma, b->bn_mean, b->bn_invstd, dy, dx,
+                           b->dgamma, b->dbeta, dnn(e)->bn_part);
+        return;
+    }
+    cudnnBatchNormalizationBackward(dnn(e)->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, bn_x(e, i), l->yd, dy, l->yd,
+                                    dx ? dx : e->scratch, l->bnd, b->gamma, b->dgamma, b->dbeta, bp.eps, b->bn_mean, b->bn_invstd);
+}
+
+// ms of the batch norm's forward (training) plus backward, 3 runs after one, on the layer's own
+// buffers; running statistics untouched
+static double time_bn(cb_exec *e, int i, bool own, bool train) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    l->own_bn = own;
+    void *dx = L->bn ? b->dpre : NULL; // a layer's dx goes to the scratch (cuDNN) or nowhere (own)
+    if (train && (!b->dy || (!own && !dx && !e->scratch))) return -1;
+    double t = 0;
+    for (int r = 0; r < 4; r++) {
+        if (r == 1) cb_cuda_timer_start(e);
+        bn_forward(e, i, true, true, b->y);
+        if (train) bn_backward_of(e, i, b->dy, dx);
+    }
+    t = cb_cuda_timer_stop(e) / 3;
+    return cudaGetLastError() == cudaSuccess ? t : -1;
+}
+
+static cb_status plan_bn(cb_exec *e, int i, cb_error *err) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_state *d = dnn(e);
+    dnn_layer *l = lay(e, i);
+    cb_bn_params bp = bn_params_of(L);
+    bool lib_ok = bp.eps >= CUDNN_BN_MIN_EPSILON, own_ok = cb_fmt_bn_supported(&bp);
+    if (!lib_ok && !own_ok && !native(e)) return decline(e, L, err, "a batch-norm epsilon under CUDNN_BN_MIN_EPSILON on a tensor over 2^31 elements");
+    if (lib_ok) {
+        DNN_TRY(cudnnCreateTensorDescriptor(&l->bnd));
+        DNN_TRY(cudnnDeriveBNTensorDescriptor(l->bnd, l->yd, CUDNN_BATCHNORM_SPATIAL));
+    }
+    if (!own_ok) return CB_OK; // cuDNN's, or (fp32 NCHW, eps under cuDNN's minimum) the cuda backend's own
+    size_t need = cb_fmt_bn_scratch(bp.c);
+    if (need > d->bn_part_floats) {
+        cudaFree(d->bn_part);
+        e->allocated -= d->bn_part_floats * 4;
+        d->bn_part_floats = 0;
+        if (!(d->bn_part = dev_alloc(e, need * 4))) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
+        d->bn_part_floats = need;
+    }
+    const char *pick = NULL;
+    char name[48];
+    if (!lib_ok) l->own_bn = true, pick = "own bn (eps)";
+    else if (!d->autotune) l->own_bn = false;
+    else if (d->bn != FORCE_NONE) l->own_bn = d->bn == FORCE_OWN, pick = l->own_bn ? "own bn (forced)" : "cudnn bn (forced)";
+    else {
+        bool train = L->bn ? b->dpre != NULL : b->dgamma != NULL;
+        double own = time_bn(e, i, true, train), lib = time_bn(e, i, false, train);
+        l->own_bn = own >= 0 && (lib < 0 || own < lib);
+        snprintf(name, sizeof name, "%s bn%s %.2f<%.2f", l->own_bn ? "own" : "cudnn", train ? " f+b" : "", l->own_bn ? own : lib,
+                 l->own_bn ? lib : own);
+        pick = name;
+    }
+    // a standalone batch norm names its choice; a fused one leaves the op's algorithm names alone
+    if (pick && L->op == CB_OP_BATCHNORM)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "%s", pick);
+    return CB_OK;
+}
+
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -794,14 +921,9 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnCreateActivationDescriptor(&l->act));
         DNN_TRY(cudnnSetActivationDescriptor(l->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     }
-    float eps = L->op == CB_OP_BATCHNORM ? L->p.bn.eps : L->bn_eps;
     if (L->bn || L->op == CB_OP_BATCHNORM) {
-        if (eps < CUDNN_BN_MIN_EPSILON && !native(e)) return decline(e, L, err, "a batch-norm epsilon under CUDNN_BN_MIN_EPSILON" OWN_NCHW);
-        if (eps < CUDNN_BN_MIN_EPSILON) l->own[0] = l->own[1] = true;
-        else {
-            DNN_TRY(cudnnCreateTensorDescriptor(&l->bnd));
-            DNN_TRY(cudnnDeriveBNTensorDescriptor(l->bnd, l->yd, CUDNN_BATCHNORM_SPATIAL));
-        }
+        cb_status st = plan_bn(e, i, err);
+        if (st != CB_OK) return st;
     }
     switch (L->op) {
     case CB_OP_CONV: {
@@ -840,16 +962,11 @@ static void epilogue_forward(cb_exec *e, int i, bool train) {
     dnn_layer *l = lay(e, i);
     dnn_state *d = dnn(e);
     if (L->bn) {
-        if (l->own[0] || !l->bnd) {
+        if (!l->own_bn && !l->bnd) {
             cb_cuda_epilogue_forward(e, i, train);
             return;
         }
-        if (train)
-            cudnnBatchNormalizationForwardTraining(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, b->pre, l->yd, b->y, l->bnd,
-                                                   b->gamma, b->beta, 0.1, b->rmean, b->rvar, L->bn_eps, b->bn_mean, b->bn_invstd);
-        else
-            cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, b->pre, l->yd, b->y,
-                                                    l->bnd, b->gamma, b->beta, b->rmean, b->rvar, L->bn_eps);
+        if (bn_forward(e, i, train, false, b->y)) ((cb_cuda_state *)e->state)->fused_relu[i] = true;
     }
     if (L->act == CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_relu[i])
         cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y);
@@ -880,10 +997,14 @@ static void fmt_forward_op(cb_exec *e, int i, bool train) {
         }
         break;
     }
-    case CB_OP_ADD:
-        cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0);
-        for (int j = 1; j < L->nparents; j++) cb_fmt_add(n, out, e->lb[L->parents[j]].y, is_bf16(e));
+    case CB_OP_ADD: { // one pass for the usual two parents, the ReLU in the last one (the epilogue skips it)
+        bool relu = L->act == CB_ACT_RELU && !L->bn;
+        if (L->nparents == 1) cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0), relu = false;
+        for (int j = 1; j < L->nparents; j++)
+            cb_fmt_add_act(n, out, j == 1 ? x : out, e->lb[L->parents[j]].y, relu && j == L->nparents - 1, is_bf16(e));
+        ((cb_cuda_state *)e->state)->fused_relu[i] = relu;
         break;
+    }
     case CB_OP_DROPOUT:
         if (train) cb_fmt_dropout_forward(n, L->p.dropout.keep, next_seed(e), x, b->aux, out, is_bf16(e));
         else cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0);
@@ -894,6 +1015,15 @@ static void fmt_forward_op(cb_exec *e, int i, bool train) {
     default:
         break;
     }
+}
+
+// the zero-padded copy of conv layer i's input x (l->xpad, shape l->xs: channels and trailing
+// rows and columns added)
+static void pad_input(cb_exec *e, int i, const void *x) {
+    const cb_layer *L = &e->net->layers[i];
+    dnn_layer *l = lay(e, i);
+    if (is_nhwc(e)) cb_fmt_window_nhwc(L->in.n, L->in.h, L->in.w, L->in.c, x, l->xs.h, l->xs.w, l->xs.c, l->xpad, is_bf16(e));
+    else cb_fmt_window_nchw(L->in.n * L->in.c, L->in.h, L->in.w, x, l->xs.h, l->xs.w, l->xpad, is_bf16(e));
 }
 
 static void forward(cb_exec *e, int i, bool train) {
@@ -911,7 +1041,7 @@ static void forward(cb_exec *e, int i, bool train) {
         else {
             const void *xc = x;
             if (l->xpad) {
-                cb_fmt_window_nhwc(L->in.n, L->in.h, L->in.w, L->in.c, x, l->xs.h, l->xs.w, l->xs.c, l->xpad, is_bf16(e));
+                pad_input(e, i, x);
                 xc = l->xpad;
             }
             if (l->blas[0]) conv_gemm(e, i, CB_PHASE_FORWARD, NULL);
@@ -933,13 +1063,8 @@ static void forward(cb_exec *e, int i, bool train) {
         else cudnnLRNCrossChannelForward(d->h, l->lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, l->yd, x, &zero, l->yd, out);
         break;
     case CB_OP_BATCHNORM:
-        if (own || !l->bnd) cb_cuda_forward_op(e, i, train);
-        else if (train)
-            cudnnBatchNormalizationForwardTraining(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, out, l->bnd,
-                                                   b->gamma, b->beta, 0.1, b->rmean, b->rvar, L->p.bn.eps, b->bn_mean, b->bn_invstd);
-        else
-            cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, out, l->bnd,
-                                                    b->gamma, b->beta, b->rmean, b->rvar, L->p.bn.eps);
+        if (!l->own_bn && !l->bnd) cb_cuda_forward_op(e, i, train);
+        else bn_forward(e, i, train, false, out);
         break;
     case CB_OP_RELU:
         cudnnActivationForward(d->h, l->act, &one, l->yd, x, &zero, l->yd, out);
@@ -947,12 +1072,11 @@ static void forward(cb_exec *e, int i, bool train) {
     case CB_OP_SOFTMAX:
         cudnnSoftmaxForward(d->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, l->xd, x, &zero, l->xd, out);
         break;
-    default: // concat, add, dropout, reshape: the own kernels
-        if (native(e)) cb_cuda_forward_op(e, i, train);
+    default: // concat, add, dropout, reshape: the own kernels (the sum with its ReLU in one pass)
+        if (native(e) && L->op != CB_OP_ADD) cb_cuda_forward_op(e, i, train);
         else fmt_forward_op(e, i, train);
         break;
     }
-    epilogue_forward(e, i, train);
 }
 
 // relu's gradient with the own kernel (it reads y > 0 as the CPU reference does)
@@ -960,15 +1084,13 @@ static void backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
-    if (L->act == CB_ACT_RELU) cb_fmt_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy, is_bf16(e));
+    bool fused_mask = L->bn && l->own_bn && bn_relu_fused(L); // the own backward applies the ReLU's mask itself
+    if (L->act == CB_ACT_RELU && !fused_mask) cb_fmt_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy, is_bf16(e));
     if (L->bn) {
-        if (l->own[1] || !l->bnd) {
-            cb_bn_params bp = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->bn_eps};
+        if (!l->own_bn && !l->bnd) {
+            cb_bn_params bp = bn_params_of(L);
             cb_cuda_bn_backward(&bp, b->pre, b->gamma, b->bn_mean, b->bn_invstd, b->dy, b->dpre, b->dgamma, b->dbeta);
-        } else
-            cudnnBatchNormalizationBackward(dnn(e)->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, b->pre, l->yd,
-                                            b->dy, l->yd, b->dpre, l->bnd, b->gamma, b->dgamma, b->dbeta, L->bn_eps,
-                                            b->bn_mean, b->bn_invstd);
+        } else bn_backward_of(e, i, b->dy, b->dpre);
     }
 }
 
@@ -1002,16 +1124,6 @@ static void fmt_backward_data(cb_exec *e, int i, int slot, void *dx) {
     }
 }
 
-// standalone batch norm on cuDNN (fmt != 0): dx, dgamma and dbeta in one call
-static void bn_backward(cb_exec *e, int i, void *dx) {
-    const cb_layer *L = &e->net->layers[i];
-    cb_lbuf *b = &e->lb[i];
-    dnn_layer *l = lay(e, i);
-    cudnnBatchNormalizationBackward(dnn(e)->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, e->lb[L->parents[0]].y,
-                                    l->yd, cb_exec_op_grad(e, i), l->yd, dx, l->bnd, b->gamma, b->dgamma, b->dbeta, L->p.bn.eps,
-                                    b->bn_mean, b->bn_invstd);
-}
-
 static void backward_data(cb_exec *e, int i, int slot, float *dx) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -1026,7 +1138,8 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         else if (l->dxpad) {
             cudnnConvolutionBackwardData(d->h, &one, l->wd, dev_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
                                          &zero, l->xd, l->dxpad);
-            cb_fmt_window_nhwc(L->in.n, l->xs.h, l->xs.w, l->xs.c, l->dxpad, L->in.h, L->in.w, L->in.c, dx, is_bf16(e));
+            if (is_nhwc(e)) cb_fmt_window_nhwc(L->in.n, l->xs.h, l->xs.w, l->xs.c, l->dxpad, L->in.h, L->in.w, L->in.c, dx, is_bf16(e));
+            else cb_fmt_window_nchw(L->in.n * L->in.c, l->xs.h, l->xs.w, l->dxpad, L->in.h, L->in.w, dx, is_bf16(e));
         } else cudnnConvolutionBackwardData(d->h, &one, l->wd, dev_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
                                             &zero, l->xd, dx);
         break;
@@ -1044,8 +1157,8 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
                                           l->yd, x, &zero, l->yd, dx);
         break;
     case CB_OP_BATCHNORM:
-        if (native(e)) cb_cuda_backward_data(e, i, slot, dx);
-        else bn_backward(e, i, dx);
+        if (native(e) && !l->own_bn) cb_cuda_backward_data(e, i, slot, dx);
+        else bn_backward_of(e, i, dy, dx);
         break;
     default: // relu, dropout, concat, add, softmax, reshape
         if (native(e)) cb_cuda_backward_data(e, i, slot, dx);
@@ -1062,7 +1175,8 @@ static void backward_filter(cb_exec *e, int i) {
     const float *dy = cb_exec_op_grad(e, i);
     const float *x = e->lb[L->parents[0]].y;
     if (L->op == CB_OP_CONV && !l->own[2]) {
-        // a padded input was padded by the forward pass
+        // a padded input was padded by the forward pass, unless that ran an own kernel
+        if (l->xpad && l->own[0]) pad_input(e, i, x);
         if (l->blas[2]) conv_gemm(e, i, CB_PHASE_BWD_FILTER, NULL);
         else cudnnConvolutionBackwardFilter(d->h, &one, l->xd, l->xpad ? l->xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
                                        &zero, l->wd, dev_wgrad(e, i));
@@ -1071,9 +1185,9 @@ static void backward_filter(cb_exec *e, int i) {
         else if (b->db) fmt_bias_grad(e, i, dy, b->db);
     } else if (L->op == CB_OP_FC && !l->own[2]) {
         fc_blas(e, i, CB_PHASE_BWD_FILTER);
-    } else if (L->op == CB_OP_BATCHNORM && !native(e)) {
-        // backward_data computes dgamma and dbeta with dx; without an input gradient, here (dx to scratch)
-        if (!e->lb[L->parents[0]].dy) bn_backward(e, i, e->scratch);
+    } else if (L->op == CB_OP_BATCHNORM && (!native(e) || l->own_bn)) {
+        // backward_data computes dgamma and dbeta with dx; without an input gradient, here
+        if (!e->lb[L->parents[0]].dy) bn_backward_of(e, i, dy, NULL);
     } else cb_cuda_backward_filter(e, i);
 }
 
@@ -1152,9 +1266,10 @@ static void crit_xent_backward(cb_exec *e, const float *prob, const int32_t *lab
 #define DNN_BACKEND(NAME, INIT)                                                                                        \
     {.name = NAME, .device = true, .init = INIT, .destroy = destroy, .alloc = cb_cuda_alloc, .release = cb_cuda_release, \
      .upload = cb_cuda_upload, .download = cb_cuda_download, .timer_start = cb_cuda_timer_start,                      \
-     .timer_stop = cb_cuda_timer_stop, .supports = NULL, .plan = plan, .forward = forward,                            \
-     .backward_epilogue = backward_epilogue, .backward_data = backward_data, .backward_filter = backward_filter,      \
-     .add = act_add, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_, .xent_forward = crit_xent_forward,                  \
+     .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset, .mark = cb_cuda_mark,                       \
+     .mark_ms = cb_cuda_mark_ms, .supports = cb_backend_supports_gpu, .plan = plan, .forward = forward,                                  \
+     .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue, .backward_data = backward_data,    \
+     .backward_filter = backward_filter, .add = act_add, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_, .xent_forward = crit_xent_forward,                  \
      .xent_backward = crit_xent_backward, .softmax = crit_softmax, .act_upload = act_upload,                           \
      .act_download = act_download, .act_fill = act_fill}
 
