@@ -79,6 +79,33 @@ expect "fullpass lenet" 0 "grad-weight" -- "$cb" fullpass fashion-lenet --batch 
 expect "fullpass no criterion" 0 "net backward" -- "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 1 --no-criterion --no-data-grad --quiet
 "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 2 --format json --quiet > "$tmp/f.json" 2>/dev/null
 if python3 -c "import json; d=json.load(open('$tmp/f.json')); r={x['phase'].strip():x['median_ms'] for x in d['tables']['fullpass']}; assert r['total']>0 and d['threads']>=1; assert r['net backward'] >= 0.8*(r['grad-input']+r['grad-weight']) > 0" 2>/dev/null; then ok "fullpass json: backward covers its split"; else bad "fullpass json"; fi
+# the JSON schema: version, booleans, the full command line, commit and dirty flag, raw samples
+if python3 -c "
+import json; d=json.load(open('$tmp/f.json'))
+assert d['schema_version'] == 2 and d['verb'] == 'fullpass'
+assert d['argv'] == ['convbench', 'fullpass', 'fashion-lenet', '--batch', '4', '--warmup', '0', '--iters', '2', '--format', 'json', '--quiet']
+assert d['command'] == 'convbench fullpass fashion-lenet --batch 4 --warmup 0 --iters 2 --format json --quiet'
+assert d['update'] is False and d['data_grad'] is True and isinstance(d['convbench_dirty'], bool) and d['convbench_commit']
+assert d['host_max_rss_mb'] > 0 and d['memory_mb'] > 0
+s = [x for x in d['tables']['samples'] if x['phase'] == 'total']
+assert [x['iteration'] for x in s] == [0, 1] and all(x['ms'] > 0 for x in s)
+r = {x['phase'].strip(): x for x in d['tables']['fullpass']}['total']
+assert r['min_ms'] <= r['median_ms'] <= r['max_ms'] and r['stddev_ms'] >= 0 and r['iqr_pct'] is None  # 2 steps: no spread
+" 2>"$tmp/py.err"; then ok "json schema: version, booleans, command line, samples"; else bad "json schema: $(tail -2 "$tmp/py.err")"; fi
+# CSV: one long table with a table column and the header fields on every row
+"$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 3 --format csv --quiet > "$tmp/f.csv" 2>/dev/null
+if python3 -c "
+import csv; rows = list(csv.DictReader(open('$tmp/f.csv')))
+assert {r['table'] for r in rows} == {'fullpass', 'samples', 'breakdown'}
+assert all(r['batch'] == '4' and r['backend'] == 'cpu' and r['update'] == 'false' and r['convbench_commit'] for r in rows)
+assert len([r for r in rows if r['table'] == 'samples' and r['phase'] == 'total']) == 3
+assert rows[0]['command'].startswith('convbench fullpass fashion-lenet')
+" 2>"$tmp/py.err"; then ok "csv: long format, header fields included"; else bad "csv: $(tail -2 "$tmp/py.err")"; fi
+expect "fullpass --min-time" 0 "until they add up to --min-time" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 2 --min-time 0.05 --quiet
+"$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --threads 1 --format json --quiet > "$tmp/t.json" 2>/dev/null
+if python3 -c "import json; assert json.load(open('$tmp/t.json'))['threads'] == 1" 2>/dev/null; then ok "fullpass --threads 1"; else bad "--threads 1"; fi
+expect "bad --threads" 2 "--threads" -- "$cb" fullpass fashion-lenet --threads -1
+expect "progress has elapsed time and ETA" 0 "s] fullpass: iteration 1/3" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 3
 # the breakdown by layer kind: every layer kind of the net has a part, and parts plus gaps are the step
 "$cb" fullpass resnet50 --batch 1 --warmup 1 --iters 2 --update --format json --quiet > "$tmp/r.json" 2>/dev/null
 if python3 -c "
@@ -102,6 +129,32 @@ expect "train wrong size" 2 "pass --resize 86" -- "$cb" train fashion-ece408 --e
 expect "infer missing weights" 2 "$tmp/none.cbw" -- "$cb" infer fashion-lenet --weights "$tmp/none.cbw" --quiet
 expect "predict unknown device" 2 "nodev" -- "$cb" predict alexnet --device nodev
 expect "predict paleo" 0 "conv1" -- "$cb" predict alexnet --device titanx-maxwell --paleo
+expect "layers --help states its batch" 0 "default 128" -- "$cb" layers --help
+expect "simulate defaults a device and interconnect" 0 "default --network" -- "$cb" simulate alexnet --workers 1,2
+expect "calibrate cpu detects the CPU" 0 "cpu_isa:" -- "$cb" calibrate --backend cpu --size 128 --reps 1 --quiet
+# the results database: append, list, compare
+"$cb" fullpass fashion-lenet --batch 4 --warmup 1 --iters 5 --db "$tmp/r.db" --quiet >/dev/null 2>&1
+"$cb" fullpass fashion-lenet --batch 4 --warmup 1 --iters 5 --db "$tmp/r.db" --quiet >/dev/null 2>&1
+"$cb" summary alexnet --db "$tmp/r.db" --quiet >/dev/null 2>&1
+expect "history lists the runs" 0 "3 runs" -- "$cb" history --db "$tmp/r.db"
+expect "history --verb" 0 "2 runs" -- "$cb" history --db "$tmp/r.db" --verb fullpass
+expect "compare two runs" 0 "ratio2" -- "$cb" compare --db "$tmp/r.db" 1 2
+expect "compare the newest two" 0 "change2" -- "$cb" compare --db "$tmp/r.db" -3 -2
+expect "compare a missing run" 2 "no run 9" -- "$cb" compare --db "$tmp/r.db" 1 9
+expect "history of no database" 2 "cannot open" -- "$cb" history --db "$tmp/none.db"
+if [ "$(sqlite3 "$tmp/r.db" "select count(*) from cells where run = 1 and tbl = 'fullpass' and col = 'median_ms'" 2>/dev/null)" = 7 ]; then
+    ok "database cells"; else command -v sqlite3 >/dev/null && bad "database cells" || ok "database cells (no sqlite3 client: skipped)"; fi
+"$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 4 --format json --output "$tmp/a.json" --quiet 2>/dev/null
+cp "$tmp/a.json" "$tmp/b.json"
+expect "compare files: the same run is within its noise" 0 "0 changes beyond the noise" -- "$cb" compare "$tmp/a.json" "$tmp/b.json"
+# the HTML report: one page, inline SVG, no script
+R=docs/results/2026-11-21-h200-final
+"$cb" simulate alexnet --workers 1,2,4 --format json --output "$tmp/sim.json" 2>/dev/null
+if "$cb" report "$R/profile_alexnet_bf16.json" "$R/fullpass_alexnet_auto_fp32.json" "$R/infer_ece408_cudnn-fp32.json" "$R/layers_bf16.json" \
+        "$tmp/sim.json" --peer "$R/peer.out" --output "$tmp/r.html" --quiet 2>"$tmp/rep.err" &&
+   [ "$(grep -c '<svg' "$tmp/r.html")" -ge 8 ] && ! grep -q '<script\|http://[^w]\|https://' "$tmp/r.html"; then
+    ok "report: self-contained page with every chart kind given"; else bad "report: $(cat "$tmp/rep.err")"; fi
+expect "report of a non-result" 2 "not a convbench JSON result" -- "$cb" report data/devices.json
 expect "simulate bad workers" 2 "--workers" -- "$cb" simulate alexnet --device h200 --workers 0
 expect "calibrate bad backend" 2 "--backend" -- "$cb" calibrate --backend tpu
 # GPU calibration: without a GPU one line and status 3; the fit again from saved H200 samples; the entry as --device
