@@ -13,7 +13,7 @@ SOVER    := 0
 PREFIX   ?= /usr/local
 DATADIR  := $(PREFIX)/share/convbench
 SAN      ?=
-BUILD    ?= build$(if $(SAN),-san,)
+BUILD    ?= build$(if $(SAN),-san,)$(if $(FUZZ),-fuzz,)
 CC       ?= gcc
 NVCC     ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(realpath $(NVCC))),)
@@ -26,9 +26,19 @@ CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unused-paramet
             -Iinclude -Isrc
 LDLIBS   += -lcjson -lopenblas -lsqlite3 -lz -lm -fopenmp
 
+# gcc's "undefined" leaves out float-cast-overflow (a double too large for its integer type)
 ifeq ($(SAN),1)
-CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDFLAGS  += -fsanitize=address,undefined
+CFLAGS   += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=address,undefined,float-cast-overflow
+NVCC     :=
+endif
+
+# FUZZ=1: the libFuzzer build (clang; ASan, UBSan with float-cast-overflow), see `make fuzz`
+ifeq ($(FUZZ),1)
+CC       := clang
+CFLAGS   += -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer \
+            -Wno-pass-failed
+LDFLAGS  += -fsanitize=fuzzer,address,undefined,float-cast-overflow
 NVCC     :=
 endif
 
@@ -77,7 +87,9 @@ $(FLAGS_STAMP):
 	@mkdir -p $(@D) && rm -f $(BUILD)/.flags-* && touch $@
 $(COMMIT_STAMP):
 	@mkdir -p $(@D) && rm -f $(BUILD)/.commit-* && touch $@
-$(LIB_OBJ) $(TOOL_OBJ) $(TEST_SRC:%.c=$(BUILD)/%.o): $(FLAGS_STAMP)
+FUZZ_SRC := $(wildcard fuzz/*.c)
+FUZZERS  := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
+$(LIB_OBJ) $(TOOL_OBJ) $(TEST_SRC:%.c=$(BUILD)/%.o) $(FUZZ_SRC:%.c=$(BUILD)/%.o): $(FLAGS_STAMP)
 $(BUILD)/src/bench/env.o: $(COMMIT_STAMP)
 $(BUILD)/src/bench/env.o: CFLAGS += -DCB_COMMIT=\"$(COMMIT)\" -DCB_DIRTY=$(DIRTY)
 # where the data is looked for: the installed PREFIX, then $$CONVBENCH_DATA, then this tree
@@ -94,7 +106,7 @@ SO_OBJ   := $(filter-out $(BUILD)/src/core/setup.o,$(LIB_OBJ)) $(BUILD)/src/core
 
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-plain test-san run deps clean install
+.PHONY: all test test-plain test-san run deps clean install fuzz fuzz-build fuzz-smoke
 all: $(BUILD)/convbench $(if $(SAN),,$(BUILD)/libconvbench.so) $(TESTS)
 
 $(BUILD)/libconvbench.a: $(LIB_OBJ)
@@ -134,6 +146,25 @@ test-san:
 deps:
 	@scripts/install-deps.sh
 
+# libFuzzer harnesses, one per reader (fuzz/fuzz_*.c), in build-fuzz/fuzz/. `make fuzz` installs
+# clang first (scripts/install-deps.sh fuzz: fails loudly where it cannot); `make fuzz-smoke`
+# runs each harness FUZZ_SECONDS (30) from its seed corpus, fuzz/corpus/NAME, and fails on any
+# crash, hang, leak or sanitizer report (scripts/fuzz-run.sh).
+FUZZ_SECONDS ?= 30
+fuzz:
+	@scripts/install-deps.sh fuzz
+	@$(MAKE) --no-print-directory FUZZ=1 fuzz-build
+
+fuzz-build: $(FUZZERS:%=$(BUILD)/fuzz/%)
+
+fuzz-smoke: fuzz
+	@scripts/fuzz-run.sh $(FUZZ_SECONDS) build-fuzz $(FUZZERS)
+
+# a harness: its object, the shared helpers, the library (the CLI harness also the commands)
+$(BUILD)/fuzz/fuzz_cli: $(filter-out $(BUILD)/tools/main.o,$(TOOL_OBJ))
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/common.o $(BUILD)/libconvbench.a
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libconvbench.a $(LDLIBS)
+
 # on a GPU: AlexNet bf16 NHWC, auto against cudnn; else AlexNet on the CPU (scripts/run.sh)
 run: deps
 	@$(MAKE) --no-print-directory all
@@ -158,6 +189,6 @@ install: all
 	    'Cflags: -I$${includedir}' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/convbench.pc
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

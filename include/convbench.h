@@ -102,6 +102,7 @@ typedef struct cb_layer {
     int nparents;
     int *parents;                 // indices into cb_net.layers, all smaller than this layer's
     int nchildren;                // layers that consume this one's output
+    int last_child;               // the last layer (index) that consumes this one's output; -1 when none
     cb_shape in;                  // shape of the first parent's output (flattened for FC)
     cb_shape out;
     cb_act act;                   // fused activation after the op (Convolution, InnerProduct, Elementwise)
@@ -245,7 +246,7 @@ cb_status cb_exec_param_get(cb_exec *e, const cb_param *p, float *host);
 cb_status cb_exec_param_set(cb_exec *e, const cb_param *p, const float *host);
 
 // Weights files (docs/weights-format.md): every tensor of cb_exec_params, layer by layer, with a
-// CRC32. Save writes PATH.tmp and renames it: whole or not at all. Load checks magic, version,
+// CRC32. Save writes PATH.tmp.PID and renames it (cb_write_whole): whole or not at all. Load checks magic, version,
 // length, checksum, then every layer name, kind and size against the network before setting any.
 cb_status cb_exec_save_weights(cb_exec *e, const char *path, cb_error *err);
 cb_status cb_exec_load_weights(cb_exec *e, const char *path, cb_error *err);

@@ -42,7 +42,8 @@ typedef struct cb_sbuf {
     size_t n, cap;
 } cb_sbuf;
 void cb_sbuf_add(cb_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-// n bytes to `path` (NULL or "-": stdout), through PATH.tmp.PID renamed into place: whole or not at all.
+// n bytes to `path` (NULL or "-": stdout); a file through cb_write_whole: whole or not at all,
+// through a symbolic link to its target, a device, pipe or directory refused.
 cb_status cb_write_file(const char *path, const void *p, size_t n, cb_error *err);
 
 // The JSON document (free it).
