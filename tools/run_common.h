@@ -13,7 +13,7 @@ typedef struct run_opts {
 } run_opts;
 
 #define RUN_OPTS(r)                                                                                                    \
-    {"--backend", CLI_STR, &(r).backend, "B", "cpu (default), ref, cuda, cudnn or auto"},                             \
+    {"--backend", CLI_STR, &(r).backend, "B", "cpu (default), ref, onednn, cuda, cudnn or auto"},                             \
         {"--batch", CLI_INT, &(r).batch, "N", "batch size (default: the network's)"},                                  \
         {"--warmup", CLI_INT, &(r).warmup, "W", "untimed iterations first (default 2)"},                               \
         {"--iters", CLI_INT, &(r).iters, "K", "timed iterations (default 10)"},                                        \
