@@ -3,9 +3,13 @@
 // backward, fp32. The engine's buffers stay fp32 NCHW; each primitive is created once in plan with
 // the memory formats oneDNN prefers (format "any" for convolution and inner product, the CPU's
 // blocked nChw8c / nChw16c for pooling, LRN and batch norm), and the reorders between the
-// engine's NCHW and those formats run inside the layer's call, so they count in its time.
+// engine's NCHW and those formats run inside the layer's call, so they count in its time (the
+// weights' only when they changed since the last call: once per training step).
 // Every other layer kind (concat, sum, dropout, softmax, reshape, mul, scale, layer norm), the
-// criterion and the update run on the "cpu" backend's functions.
+// criterion and the update run on the "cpu" backend's functions. Every layer the net loader accepts
+// has a oneDNN primitive (even LRN sizes and pooling pads >= the window are refused there), so no
+// supports(): creating the primitive in plan is the test, and a refusal declines the layer with
+// the reason (CB_STATUS_UNSUPPORTED, naming the layer).
 #include "core/backend.h"
 #include "core/net.h"
 
@@ -29,6 +33,8 @@ typedef struct dn_state {
 typedef struct dn_mem {
     dnnl_memory_t user, own;      // own NULL: the primitive works on user directly
     dnnl_primitive_t reorder;     // user -> own for an input, own -> user for an output
+    uint64_t ver;                 // weights: the e->param_version (and buffer) own was reordered at
+    const void *ptr;
 } dn_mem;
 
 typedef struct dn_prim {
@@ -191,7 +197,10 @@ static void prim_run(cb_exec *e, dn_prim *P, void *const *ptr) {
         }
         dnnl_memory_set_data_handle(m->user, ptr[j]);
         args[j].memory = m->own ? m->own : m->user;
-        if (m->own && !P->out[j]) reorder(s, m->reorder, m->user, m->own);
+        // weights are reordered again only after they changed (as the cudnn backend converts them)
+        bool fresh = P->arg[j] == DNNL_ARG_WEIGHTS && m->ver == e->param_version && m->ptr == ptr[j];
+        if (m->own && !P->out[j] && !fresh) reorder(s, m->reorder, m->user, m->own);
+        m->ver = e->param_version, m->ptr = ptr[j];
     }
     dnnl_status_t rc_ = dnnl_primitive_execute(P->p, s->strm, P->nargs, args);
     if (rc_ != dnnl_success) { // arguments that the primitive created in plan refuses: a bug here
@@ -201,15 +210,6 @@ static void prim_run(cb_exec *e, dn_prim *P, void *const *ptr) {
     for (int j = 0; j < P->nargs; j++)
         if (P->m[j].own && P->out[j]) reorder(s, P->m[j].reorder, P->m[j].own, P->m[j].user);
     dnnl_stream_wait(s->strm);
-}
-
-static bool supports(const cb_exec *e, int i, char *why, size_t n) {
-    const cb_layer *L = &e->net->layers[i];
-    if (L->op == CB_OP_LRN && L->p.lrn.size % 2 == 0) {
-        snprintf(why, n, "oneDNN's LRN window is centred: an even size (%d) has no equivalent", L->p.lrn.size);
-        return false;
-    }
-    return true;
 }
 
 static void nchw_dims(cb_shape s, int64_t d[4]) { d[0] = s.n, d[1] = s.c, d[2] = s.h, d[3] = s.w; }
@@ -549,7 +549,7 @@ static void softmax(cb_exec *e, const float *x, float *prob, int n, int k) { ON_
 
 const cb_backend cb_backend_onednn = {
     .name = "onednn", .device = false, .init = init, .destroy = destroy, .alloc = alloc, .release = release,
-    .upload = copy, .download = copy, .timer_start = timer_start, .timer_stop = timer_stop, .supports = supports,
+    .upload = copy, .download = copy, .timer_start = timer_start, .timer_stop = timer_stop, .supports = NULL,
     .plan = plan, .forward = forward, .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue,
     .backward_data = backward_data, .backward_filter = backward_filter, .add = add, .fill = fill, .sgd = sgd,
     .xent_forward = xent_forward, .xent_backward = xent_backward, .softmax = softmax};
