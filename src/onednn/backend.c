@@ -330,15 +330,16 @@ static bool plan_lrn(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
     dnnl_lrn_forward_desc_init(&fd, prop, dnnl_lrn_across_channels, &xb, L->p.lrn.size, L->p.lrn.alpha, L->p.lrn.beta, L->p.lrn.k);
     dnnl_primitive_desc_t fpd = NULL;
     dn_argspec fa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_DST, &x, true}, {DNNL_ARG_WORKSPACE, NULL, true}};
+    // a training forward passes a workspace to the backward where the implementation has one
     bool ws = false;
-    if (!prim_create(e, &l->fwd, &fd, NULL, fa, 2, &fpd, why, n)) return false;
-    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(fpd, dnnl_query_workspace_md, 0);
-    ws = e->opts.train && wmd && dnnl_memory_desc_get_size(wmd) > 0;
-    bool ok = true;
-    if (ws) { // again with the workspace argument
-        prim_free(&l->fwd);
-        ok = prim_create(e, &l->fwd, &fd, NULL, fa, 3, NULL, why, n);
+    if (e->opts.train && dnnl_primitive_desc_create(&fpd, &fd, NULL, st_of(e)->eng, NULL) == dnnl_success) {
+        const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(fpd, dnnl_query_workspace_md, 0);
+        ws = wmd && dnnl_memory_desc_get_size(wmd) > 0;
+        dnnl_primitive_desc_destroy(fpd);
+        fpd = NULL;
     }
+    if (!prim_create(e, &l->fwd, &fd, NULL, fa, ws ? 3 : 2, &fpd, why, n)) return false;
+    bool ok = true;
     if (ok && e->opts.train) {
         dn_argspec ba[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_DIFF_DST, &x, false}, {DNNL_ARG_DIFF_SRC, &x, true}, {DNNL_ARG_WORKSPACE, NULL, false}};
         ok = dnnl_lrn_backward_desc_init(&bd, dnnl_lrn_across_channels, &xb, &xb, L->p.lrn.size, L->p.lrn.alpha, L->p.lrn.beta, L->p.lrn.k) == dnnl_success &&
