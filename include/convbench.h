@@ -14,6 +14,23 @@
 extern "C" {
 #endif
 
+// ---- version and data -----------------------------------------------------------------------
+#define CONVBENCH_VERSION_MAJOR 0
+#define CONVBENCH_VERSION_MINOR 1
+#define CONVBENCH_VERSION_PATCH 0
+#define CONVBENCH_VERSION "0.1.0"
+// MAJOR * 10000 + MINOR * 100 + PATCH, for #if
+#define CONVBENCH_VERSION_NUMBER (CONVBENCH_VERSION_MAJOR * 10000 + CONVBENCH_VERSION_MINOR * 100 + CONVBENCH_VERSION_PATCH)
+
+const char *cb_version(void); // the library's CONVBENCH_VERSION (the header's may differ)
+// Where data (nets/, devices.json) is looked for, ':'-separated, in order: the installed
+// PREFIX/share/convbench, $CONVBENCH_DATA, the source tree the library was built in.
+const char *cb_data_dirs(void);
+// Threads for the CPU backends (OpenMP loops and OpenBLAS); n < 1 leaves them as they are.
+void cb_set_threads(int n);
+// The first DIR/rel of cb_data_dirs() that exists, in out; false (and the source tree's path) if none.
+bool cb_data_file(const char *rel, char *out, size_t n);
+
 // ---- status ---------------------------------------------------------------------------------
 typedef enum cb_status {
     CB_OK = 0,
@@ -85,6 +102,7 @@ typedef struct cb_layer {
     int nparents;
     int *parents;                 // indices into cb_net.layers, all smaller than this layer's
     int nchildren;                // layers that consume this one's output
+    int last_child;               // the last layer (index) that consumes this one's output; -1 when none
     cb_shape in;                  // shape of the first parent's output (flattened for FC)
     cb_shape out;
     cb_act act;                   // fused activation after the op (Convolution, InnerProduct, Elementwise)
@@ -228,7 +246,7 @@ cb_status cb_exec_param_get(cb_exec *e, const cb_param *p, float *host);
 cb_status cb_exec_param_set(cb_exec *e, const cb_param *p, const float *host);
 
 // Weights files (docs/weights-format.md): every tensor of cb_exec_params, layer by layer, with a
-// CRC32. Save writes PATH.tmp and renames it: whole or not at all. Load checks magic, version,
+// CRC32. Save writes PATH.tmp.PID and renames it (cb_write_whole): whole or not at all. Load checks magic, version,
 // length, checksum, then every layer name, kind and size against the network before setting any.
 cb_status cb_exec_save_weights(cb_exec *e, const char *path, cb_error *err);
 cb_status cb_exec_load_weights(cb_exec *e, const char *path, cb_error *err);

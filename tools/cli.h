@@ -5,12 +5,23 @@
 #include "convbench.h"
 #include "bench/report.h"
 
-typedef enum cli_kind { CLI_FLAG, CLI_STR, CLI_INT, CLI_FLOAT, CLI_KIND_COUNT } cli_kind;
+#include <limits.h>
+
+// CLI_LIST: each occurrence of the flag appends its value to a cli_list (repeatable flags)
+typedef enum cli_kind { CLI_FLAG, CLI_STR, CLI_INT, CLI_FLOAT, CLI_LIST, CLI_KIND_COUNT } cli_kind;
+// A CLI_INT option's value when it is not given (no integer on a command line reads as this).
+#define CLI_UNSET LONG_MIN
+
+#define CLI_LIST_MAX 32
+typedef struct cli_list {
+    const char *v[CLI_LIST_MAX];
+    int n;
+} cli_list;
 
 typedef struct cli_opt {
     const char *name;             // "--iters"
     cli_kind kind;
-    void *target;                 // bool*, const char**, long*, double*
+    void *target;                 // bool*, const char**, long*, double*, cli_list*
     const char *metavar;          // "K"
     const char *help;
 } cli_opt;
@@ -36,16 +47,26 @@ typedef struct cli_out {
     const char *format;           // table|csv|json|md
     const char *output;           // file or "-"
     bool quiet;                   // no progress on stderr
+    const char *db;               // SQLite results database to append the run to
 } cli_out;
 #define CLI_OUT_OPTS(o)                                                                                                \
+    CLI_OUT_FORMAT_OPTS(o), {"--db", CLI_STR, &(o).db, "FILE", "append the run (environment, options, tables) to this SQLite database"}
+// the same for the commands that read a database (history, compare): --db is theirs to define
+#define CLI_OUT_FORMAT_OPTS(o)                                                                                         \
     {"--format", CLI_STR, &(o).format, "F", "table, csv, json or md (default table)"},                                 \
         {"--output", CLI_STR, &(o).output, "FILE", "write the report to FILE (whole or not at all; default stdout)"},  \
         {"--quiet", CLI_FLAG, &(o).quiet, NULL, "no progress on stderr"}
 int cli_out_check(const cli_cmd *cmd, const cli_out *o, cb_format *fmt);
 int cli_emit(const cli_cmd *cmd, cb_report *r, const cli_out *o, cb_format fmt);
 
+// batch: CLI_UNSET keeps the network's own; else it must be in [1, CB_MAX_BATCH]
 cb_net *cli_load_net(const cli_cmd *cmd, const char *spec, long batch, int *exit_status);
+// A line on stderr (unless --quiet), after the time since the command started: "[  12.3 s] ...".
 void cli_progress(const cli_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// The same with ", ETA X" appended: `done` of `total` steps finished since since_ms (cb_now_ms's
+// clock); at most a line a second, besides the first and the last step's.
+void cli_progress_eta(const cli_out *o, double since_ms, double done, double total, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 bool cli_parse_precision(const char *s, cb_precision *p);
 bool cli_parse_layout(const char *s, cb_layout *l);
@@ -55,7 +76,8 @@ void cli_shape_str(cb_shape s, char *buf, size_t n); // Paleo's NHWC "[64, 224, 
 
 extern const cli_cmd cmd_summary, cmd_fullpass, cmd_profile;
 extern const cli_cmd cmd_train, cmd_infer;
-extern const cli_cmd cmd_predict, cmd_simulate, cmd_calibrate, cmd_algos, cmd_layers;
+extern const cli_cmd cmd_predict, cmd_simulate, cmd_calibrate, cmd_algos, cmd_layers, cmd_model_eval;
+extern const cli_cmd cmd_history, cmd_compare, cmd_report;
 extern const cli_cmd cmd_import;
 
 #endif

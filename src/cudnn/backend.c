@@ -335,6 +335,10 @@ static void note_skips(cb_exec *e, const cb_layer *L, const char *phase, int n, 
 // Under NHWC a 1x1 convolution of stride 1 without padding is a GEMM over the N*H*W pixel rows,
 // as an FC layer's: "auto" races cuBLAS against cuDNN on it (GoogLeNet's 1x1 layers: cuDNN's
 // legacy algorithms ran them at 9 TFLOP/s in bf16).
+static int dil(int d) { return d > 1 ? d : 1; } // a dilation of 0 or 1: none
+// the own convolution kernels take no dilation: a dilated convolution runs on cuDNN alone
+static bool conv_own_ok(const cb_layer *L) { return dil(L->p.conv.dil_h) == 1 && dil(L->p.conv.dil_w) == 1; }
+
 static bool conv_is_gemm(const cb_exec *e, const cb_layer *L) {
     const cb_window *w = &L->p.conv.win;
     return is_nhwc(e) && w->r == 1 && w->s == 1 && w->stride_h == 1 && w->stride_w == 1 && w->pad_top == 0 && w->pad_left == 0 &&
@@ -368,7 +372,8 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     if (L->p.conv.bias) DNN_TRY(set4d(e, &l->bd, (cb_shape){4, 1, L->p.conv.k, 1, 1}));
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         DNN_TRY(cudnnCreateConvolutionDescriptor(&l->cd[p]));
-        DNN_TRY(cudnnSetConvolution2dDescriptor(l->cd[p], w->pad_top, w->pad_left, w->stride_h, w->stride_w, 1, 1,
+        DNN_TRY(cudnnSetConvolution2dDescriptor(l->cd[p], w->pad_top, w->pad_left, w->stride_h, w->stride_w, dil(L->p.conv.dil_h),
+                                                dil(L->p.conv.dil_w),
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
         DNN_TRY(cudnnSetConvolutionGroupCount(l->cd[p], L->p.conv.groups));
         DNN_TRY(cudnnSetConvolutionMathType(l->cd[p], d->math));
@@ -378,15 +383,15 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         // trailing pads larger than the leading ones (TF SAME): cuDNN runs on a copy of the input
         // with the difference added as zero rows and columns at the end (in every storage; under
         // auto, fp32 NCHW, the own kernels that take the padding as it is race it)
-        int64_t eh = (L->out.h - 1) * w->stride_h + w->r - 2 * w->pad_top - L->in.h;
-        int64_t ew = (L->out.w - 1) * w->stride_w + w->s - 2 * w->pad_left - L->in.w;
+        int64_t eh = (L->out.h - 1) * w->stride_h + (w->r - 1) * dil(L->p.conv.dil_h) + 1 - 2 * w->pad_top - L->in.h;
+        int64_t ew = (L->out.w - 1) * w->stride_w + (w->s - 1) * dil(L->p.conv.dil_w) + 1 - 2 * w->pad_left - L->in.w;
         if (eh > 0) xin.h += eh;
         if (ew > 0) xin.w += ew;
         DNN_TRY(set4d(e, &l->xd, xin));
         DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
     }
     if (oh != L->out.h || ow != L->out.w) { // leading pads larger than trailing ones: no copy helps cuDNN
-        if (!native(e)) return decline(e, L, err, "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW);
+        if (!native(e) || !conv_own_ok(L)) return decline(e, L, err, "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
             if (!needed) continue;
@@ -477,7 +482,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         char dnn_name[48];
         size_t dnn_ws = b->ws[p];
         snprintf(dnn_name, sizeof dnn_name, "%s", b->algo[p]);
-        if (dnn_ms[p] < 0 && !native(e)) {
+        if (dnn_ms[p] < 0 && (!native(e) || !conv_own_ok(L))) {
             return decline(e, L, err, p == 0 ? "no cuDNN forward algorithm runs it within the workspace limit" OWN_NCHW
                                       : p == 1 ? "no cuDNN backward-data algorithm runs it within the workspace limit" OWN_NCHW
                                                : "no cuDNN backward-filter algorithm runs it within the workspace limit" OWN_NCHW);
@@ -506,6 +511,8 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
             }
         } else if (d->autotune && !native(e)) { // own kernels cannot read this storage: cuDNN's choice stands
             snprintf(b->algo[p], sizeof b->algo[p], "%.26s (own: fp32 NCHW)", dnn_name);
+        } else if (d->autotune && !conv_own_ok(L)) {
+            snprintf(b->algo[p], sizeof b->algo[p], "%.26s (dilated)", dnn_name);
         } else if (d->autotune) {
             double own = cb_cuda_conv_choose(e, i, (cb_phase)p, true);
             if (own >= 0 && own < dnn_ms[p]) {
@@ -793,6 +800,19 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
 // (backward); cuDNN's run NHWC tensors several times slower than NCHW ones. "cudnn" keeps cuDNN's
 // where cuDNN takes the layer; "auto" times both, forward plus backward when the pass trains.
 
+// the per-channel kernels' partial sums (batch norm, layer scale, LayerNorm): one scratch, grown
+// at plan time to the largest need
+static bool part_reserve(cb_exec *e, size_t floats) {
+    dnn_state *d = dnn(e);
+    if (floats <= d->bn_part_floats) return true;
+    cudaFree(d->bn_part);
+    e->allocated -= d->bn_part_floats * 4;
+    d->bn_part_floats = 0;
+    if (!(d->bn_part = dev_alloc(e, floats * 4))) return false;
+    d->bn_part_floats = floats;
+    return true;
+}
+
 static float bn_eps_of(const cb_layer *L) { return L->op == CB_OP_BATCHNORM ? L->p.bn.eps : L->bn_eps; }
 static cb_bn_params bn_params_of(const cb_layer *L) {
     return (cb_bn_params){(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, bn_eps_of(L)};
@@ -879,14 +899,7 @@ static cb_status plan_bn(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnDeriveBNTensorDescriptor(l->bnd, l->yd, CUDNN_BATCHNORM_SPATIAL));
     }
     if (!own_ok) return CB_OK; // cuDNN's, or (fp32 NCHW, eps under cuDNN's minimum) the cuda backend's own
-    size_t need = cb_fmt_bn_scratch(bp.c);
-    if (need > d->bn_part_floats) {
-        cudaFree(d->bn_part);
-        e->allocated -= d->bn_part_floats * 4;
-        d->bn_part_floats = 0;
-        if (!(d->bn_part = dev_alloc(e, need * 4))) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
-        d->bn_part_floats = need;
-    }
+    if (!part_reserve(e, cb_fmt_bn_scratch(bp.c))) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
     const char *pick = NULL;
     char name[48];
     if (!lib_ok) l->own_bn = true, pick = "own bn (eps)";
@@ -948,6 +961,11 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
         break;
     case CB_OP_SOFTMAX:
         DNN_TRY(set4d(e, &l->xd, (cb_shape){4, L->out.n, L->out.c * L->out.h * L->out.w, 1, 1}));
+        break;
+    case CB_OP_SCALE:
+    case CB_OP_LAYERNORM:
+        if (!part_reserve(e, cb_fmt_layernorm_scratch(L->out.c)))
+            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
         break;
     default:
         break;
@@ -1017,6 +1035,12 @@ static void fmt_forward_op(cb_exec *e, int i, bool train) {
     }
 }
 
+// an Elementwise mul's parent in slot j is full-size (else (N, C, 1, 1), broadcast)
+static bool mul_full(const cb_exec *e, int i, int j) {
+    const cb_layer *L = &e->net->layers[i], *P = &e->net->layers[L->parents[j]];
+    return P->out.h * P->out.w == L->out.h * L->out.w;
+}
+
 // the zero-padded copy of conv layer i's input x (l->xpad, shape l->xs: channels and trailing
 // rows and columns added)
 static void pad_input(cb_exec *e, int i, const void *x) {
@@ -1071,6 +1095,19 @@ static void forward(cb_exec *e, int i, bool train) {
         break;
     case CB_OP_SOFTMAX:
         cudnnSoftmaxForward(d->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, l->xd, x, &zero, l->xd, out);
+        break;
+    case CB_OP_MUL: { // the full-size operand first; the other may be (N, C, 1, 1)
+        int big = mul_full(e, i, 0) ? 0 : 1;
+        cb_fmt_mul_forward(d->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, !mul_full(e, i, 1 - big), e->lb[L->parents[big]].y,
+                           e->lb[L->parents[1 - big]].y, out);
+        break;
+    }
+    case CB_OP_SCALE:
+        cb_fmt_scale_forward(d->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, x, b->w, out);
+        break;
+    case CB_OP_LAYERNORM:
+        cb_fmt_layernorm_forward(d->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, L->p.ln.eps, x, b->w, b->b, out,
+                                 train ? b->aux : NULL);
         break;
     default: // concat, add, dropout, reshape: the own kernels (the sum with its ReLU in one pass)
         if (native(e) && L->op != CB_OP_ADD) cb_cuda_forward_op(e, i, train);
@@ -1160,6 +1197,20 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         if (native(e) && !l->own_bn) cb_cuda_backward_data(e, i, slot, dx);
         else bn_backward_of(e, i, dy, dx);
         break;
+    case CB_OP_MUL: { // d(slot) = dy * other, summed over the pixels where the slot was broadcast
+        int n = (int)L->out.n, c = (int)L->out.c;
+        const void *other = e->lb[L->parents[1 - slot]].y;
+        if (mul_full(e, i, slot)) cb_fmt_mul_forward(d->fmt, n, c, L->out.h * L->out.w, !mul_full(e, i, 1 - slot), dy, other, dx);
+        else cb_fmt_mul_backward_bcast(d->fmt, n, c, L->out.h * L->out.w, dy, other, dx);
+        break;
+    }
+    case CB_OP_SCALE:
+        cb_fmt_scale_forward(d->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, dy, b->w, dx);
+        break;
+    case CB_OP_LAYERNORM:
+        cb_fmt_layernorm_backward(d->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, x, b->w, dy, b->aux, dx, NULL, NULL,
+                                  d->bn_part);
+        break;
     default: // relu, dropout, concat, add, softmax, reshape
         if (native(e)) cb_cuda_backward_data(e, i, slot, dx);
         else fmt_backward_data(e, i, slot, dx);
@@ -1185,6 +1236,11 @@ static void backward_filter(cb_exec *e, int i) {
         else if (b->db) fmt_bias_grad(e, i, dy, b->db);
     } else if (L->op == CB_OP_FC && !l->own[2]) {
         fc_blas(e, i, CB_PHASE_BWD_FILTER);
+    } else if (L->op == CB_OP_SCALE) {
+        cb_fmt_scale_backward_filter(d->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, x, dy, b->dw, d->bn_part);
+    } else if (L->op == CB_OP_LAYERNORM) {
+        cb_fmt_layernorm_backward(d->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, x, b->w, dy, b->aux, NULL, b->dw, b->db,
+                                  d->bn_part);
     } else if (L->op == CB_OP_BATCHNORM && (!native(e) || l->own_bn)) {
         // backward_data computes dgamma and dbeta with dx; without an input gradient, here
         if (!e->lb[L->parents[0]].dy) bn_backward_of(e, i, dy, NULL);
@@ -1267,7 +1323,7 @@ static void crit_xent_backward(cb_exec *e, const float *prob, const int32_t *lab
     {.name = NAME, .device = true, .init = INIT, .destroy = destroy, .alloc = cb_cuda_alloc, .release = cb_cuda_release, \
      .upload = cb_cuda_upload, .download = cb_cuda_download, .timer_start = cb_cuda_timer_start,                      \
      .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset, .mark = cb_cuda_mark,                       \
-     .mark_ms = cb_cuda_mark_ms, .supports = cb_backend_supports_gpu, .plan = plan, .forward = forward,                                  \
+     .mark_ms = cb_cuda_mark_ms, .supports = NULL, .plan = plan, .forward = forward,                                  \
      .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue, .backward_data = backward_data,    \
      .backward_filter = backward_filter, .add = act_add, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_, .xent_forward = crit_xent_forward,                  \
      .xent_backward = crit_xent_backward, .softmax = crit_softmax, .act_upload = act_upload,                           \

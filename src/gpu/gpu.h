@@ -12,6 +12,10 @@
 bool cb_gpu_available(void);
 // gpu name, driver, runtime, cuDNN and cuBLAS versions, SMs, memory as report metadata
 void cb_gpu_env(cb_report *r);
+// the current device's name ("NVIDIA H200"); false when there is no GPU
+bool cb_gpu_name(char *buf, size_t n);
+// bytes of device memory in use now (total - free, every process's), 0 when it cannot tell
+size_t cb_gpu_mem_used(void);
 // fills err with "what: CUDA error NAME (message)" and returns CB_STATUS_DEVICE; CB_OK when rc == 0
 cb_status cb_gpu_check(int rc, const char *what, const char *file, int line, cb_error *err);
 
