@@ -253,7 +253,7 @@ python3 "$gen" --kind resnet --seed 1 --batch 2 --max-gflop 0.3 --output "$tmp/g
 "$cb" profile "$tmp/g1.json" --backend cpu --direction all --iters 1 --warmup 0 --quiet --format json --output "$tmp/g1p.json"
 expect "model-eval" 0 "heldout_median_pct" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/g1.json" "$tmp/g1p.json" "$tmp/pf.json" "$tmp/pbf.json" --kinds all
 expect "model-eval names both networks" 0 "gen resnet seed 1" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/g1.json" "$tmp/g1p.json" "$tmp/pf.json" --kinds all --format csv
-expect "model-eval --rows" 0 "conv1,fwd," -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" --rows --format csv
+expect "model-eval --rows" 0 "conv1" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" --rows --format table
 expect "model-eval unknown network" 2 "no built-in network or --nets file is named 'gen resnet seed 1" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/g1p.json"
 expect "model-eval bad --nets" 2 "--nets: '$tmp/pf.json' is not a network" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/pf.json" "$tmp/pf.json"
 expect "model-eval uncalibrated device" 2 "holds no GPU calibration" -- "$cb" model-eval --device h200 "$tmp/pf.json"
@@ -265,10 +265,12 @@ expect "model-eval steps alone" 0 "whole steps (1)" -- "$cb" model-eval --device
 # model-eval on the recorded H200 data: the default form reproduces the published 9.4% (conv,
 # docs/results/2026-11-21-model-h200.md); --default-form makes held-out and default agree
 rec=$(dirname "$0")/../docs/results/2026-11-21-model-h200
-line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --format csv 2>&1 | grep '^all,')
-if printf '%s' "$line" | awk -F, '$2 == 380 && sprintf("%.1f", $5) == "9.4" && $3 <= $5 + 1 { ok = 1 } END { exit !ok }'; then ok "model-eval: recorded H200 data"; else bad "model-eval: recorded H200 data: '$line'"; fi
-line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --default-form --format csv 2>&1 | grep '^all,')
-if printf '%s' "$line" | awk -F, '$3 == $5 && $4 == $6 { ok = 1 } END { exit !ok }'; then ok "model-eval --default-form"; else bad "model-eval --default-form: '$line'"; fi
+# the pooled row of every direction ("all"), from the JSON result
+pooled_all() { python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['tables']['pooled'] if x['direction']=='all'][0]; print(r['rows'], r['heldout_median_pct'], r['heldout_p90_pct'], r['default_median_pct'], r['default_p90_pct'])"; }
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --format json 2>/dev/null | pooled_all)
+if printf '%s' "$line" | awk '$1 == 380 && sprintf("%.1f", $4) == "9.4" && $2 <= $4 + 1 { ok = 1 } END { exit !ok }'; then ok "model-eval: recorded H200 data"; else bad "model-eval: recorded H200 data: '$line'"; fi
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --default-form --format json 2>/dev/null | pooled_all)
+if printf '%s' "$line" | awk '$2 == $4 && $3 == $5 { ok = 1 } END { exit !ok }'; then ok "model-eval --default-form"; else bad "model-eval --default-form: '$line'"; fi
 
 # --plot: an SVG of predicted against measured, written whole
 expect "predict --plot" 0 "conv1" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --plot "$tmp/p.svg"
@@ -327,7 +329,9 @@ bad_input "a newline quoted back stays one line" "unknown layer type 'Pool?ing'"
 bad_input "a newline in a flag's value" "--batch: '1?2' is not an integer" -- "$cb" summary alexnet --batch "$(printf '1\n2')"
 bad_input "Elementwise with one parent" "layer 'a': an Elementwise layer needs two or more parents" -- "$cb" summary "$b/elementwise-one-parent.json"
 expect "out of memory gives the plan's size" 3 "the buffers at batch 1000000 need" -- "$cb" fullpass vgg16 --batch 1000000 --quiet
-expect "not-found message lists the search path once" 2 "built-in network in nets)" -- "$cb" summary nonet
+out=$("$cb" summary nonet 2>&1); rc=$?
+if [ "$rc" -eq 2 ] && [ "$(printf '%s' "$out" | grep -o 'built-in network in ' | wc -l)" -eq 1 ] && printf '%s' "$out" | grep -q '/nets)$'; then
+    ok "not-found message lists the search path once"; else bad "not-found message lists the search path once: exit $rc: $out"; fi
 expect "device database: the reason" 2 "cannot open: No such file or directory (the device database" -- "$cb" predict alexnet --devices "$tmp/nodb.json" --device h200
 # --device FILE needs no database: from a directory without data/devices.json
 "$cb" calibrate --refit tests/data/h200-cal-subset.json --save "$tmp/dev.json" --quiet >/dev/null 2>&1
