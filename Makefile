@@ -44,6 +44,14 @@ endif
 
 LIB_SRC  := $(wildcard src/spec/*.c src/core/*.c src/layers/*.c src/cpu/*.c src/model/*.c \
                        src/bench/*.c src/data/*.c src/gpu/*.c)
+# the "onednn" backend (src/onednn) where oneDNN's headers are found (Debian's libdnnl-dev,
+# which scripts/install-deps.sh installs); ONEDNN=0 leaves it out
+ONEDNN   ?= $(shell echo '\#include <oneapi/dnnl/dnnl.h>' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+ifeq ($(ONEDNN),1)
+LIB_SRC  += $(wildcard src/onednn/*.c)
+CFLAGS   += -DCB_HAVE_ONEDNN
+LDLIBS   += -ldnnl
+endif
 TOOL_SRC := $(wildcard tools/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 

@@ -29,6 +29,10 @@ for t in "$build"/tests/test_*; do
     case "$t" in *.o|*.d) continue ;; esac
     [ -x "$t" ] && run "$(basename "$t")" "$t"
 done
+# the oneDNN backend through the GPU tests' cross-backend harness (skips where the build lacks it);
+# under the sanitizers its small cases alone (the large layers' reference loops take minutes there)
+case "$build" in *-san) onednn=onednn-small ;; *) onednn=onednn ;; esac
+run "test_gpu --backends $onednn" "$build/tests/test_gpu" --backends "$onednn"
 run cli_test.sh "$here/cli_test.sh" "$build/convbench"
 run check_nets_torch.py /usr/bin/python3 "$here/../tools/check_nets_torch.py"
 # make install into a temporary PREFIX and use it from /: once, with the plain build

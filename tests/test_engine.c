@@ -1,8 +1,10 @@
 // The engine at network level: the fast CPU backend against the reference backend on a net
 // with every layer kind, whole-network gradients against finite differences, a net that learns
-// a synthetic task, and the planned memory (no allocation after create).
+// a synthetic task, and the planned memory (no allocation after create). The "onednn" backend,
+// where the build has it, against the reference the same way, and over several SGD steps.
 #include "check.h"
 #include "convbench.h"
+#include "core/backend.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -77,16 +79,16 @@ static double nrm_err(const float *a, const float *b, int64_t n) {
     return sqrt(num / (den > 0 ? den : 1));
 }
 
-// cpu against ref: loss, output, and every parameter gradient
-static void cpu_matches_ref(const char *json) {
+// a backend (cpu, onednn) against ref: loss, output, and every parameter gradient
+static void backend_matches_ref(const char *backend, const char *json) {
     cb_error err = {0};
     cb_net *net = cb_net_load_string(json, "all.json", &err);
     CHECK(net, "%s", err.msg);
     if (!net) return;
-    cb_exec *a = make(net, "cpu", 0.01f), *b = make(net, "ref", 0.01f);
+    cb_exec *a = make(net, backend, 0.01f), *b = make(net, "ref", 0.01f);
     if (!a || !b) goto out;
     double la = step_loss(a), lb = step_loss(b);
-    CHECK(fabs(la - lb) < 1e-4 * fabs(lb), "loss cpu %.7f ref %.7f", la, lb);
+    CHECK(fabs(la - lb) < 1e-4 * fabs(lb), "loss %s %.7f ref %.7f", backend, la, lb);
     cb_exec_criterion_backward(a, NULL);
     cb_exec_criterion_backward(b, NULL);
     cb_exec_backward(a, NULL);
@@ -102,7 +104,7 @@ static void cpu_matches_ref(const char *json) {
             cb_exec_param_get(a, &qa, ga);
             cb_exec_param_get(b, &qb, gb);
             double e = nrm_err(ga, gb, pa[j].count);
-            CHECK(e < 1e-4, "layer %s %s grad: cpu vs ref error %.2e", net->layers[i].name, pa[j].what, e);
+            CHECK(e < 1e-4, "layer %s %s grad: %s vs ref error %.2e", net->layers[i].name, pa[j].what, backend, e);
             free(ga);
             free(gb);
         }
@@ -174,9 +176,9 @@ static void gradients_finite_differences(const char *json) {
     cb_net_free(net);
 }
 
-static void test_cpu_matches_ref(void) { cpu_matches_ref(NET_ALL); }
+static void test_cpu_matches_ref(void) { backend_matches_ref("cpu", NET_ALL); }
 static void test_gradients_finite_differences(void) { gradients_finite_differences(NET_ALL); }
-static void test_modern_cpu_matches_ref(void) { cpu_matches_ref(NET_MODERN); }
+static void test_modern_cpu_matches_ref(void) { backend_matches_ref("cpu", NET_MODERN); }
 static void test_modern_gradients_finite_differences(void) { gradients_finite_differences(NET_MODERN); }
 
 // the shapes of NET_MODERN's new kinds, and their parameters
@@ -287,11 +289,46 @@ static void test_out_of_memory_is_clean(void) {
     cb_net_free(net);
 }
 
+// onednn against ref: every layer kind (NET_ALL, NET_MODERN's dilated, depthwise and
+// asymmetrically padded convolutions), then the loss of each of 5 SGD steps (momentum 0.9) on
+// NET_ALL (batch norm, LRN) and on fashion-lenet at batch 4 within 1e-4 of the reference's
+static void onednn_sgd_matches_ref(const char *json, const char *name) {
+    cb_error err = {0};
+    cb_net *net = json ? cb_net_load_string(json, "all.json", &err) : cb_net_load(name, &err);
+    CHECK(net && (json || cb_net_set_batch(net, 4, &err) == CB_OK), "%s", err.msg);
+    if (!net) return;
+    cb_exec *ex[2] = {make(net, "onednn", 0.05f), make(net, "ref", 0.05f)};
+    for (int k = 0; k < 2 && ex[0] && ex[1]; k++) ex[k]->opts.momentum = 0.9f;
+    for (int step = 0; step < 5 && ex[0] && ex[1]; step++) {
+        double l[2];
+        for (int k = 0; k < 2; k++) {
+            l[k] = step_loss(ex[k]);
+            cb_exec_criterion_backward(ex[k], NULL);
+            cb_exec_backward(ex[k], NULL);
+            cb_exec_update(ex[k], NULL);
+        }
+        printf("  %s step %d loss onednn %.7f ref %.7f\n", name, step, l[0], l[1]);
+        CHECK(isfinite(l[0]) && fabs(l[0] - l[1]) < 1e-4 * fabs(l[1]), "%s step %d: loss onednn %.7f ref %.7f", name, step, l[0], l[1]);
+    }
+    cb_exec_destroy(ex[0]);
+    cb_exec_destroy(ex[1]);
+    cb_net_free(net);
+}
+
+static void test_onednn_matches_ref(void) {
+    if (!cb_backend_find("onednn")) { printf("  skip: this build has no backend onednn\n"); return; }
+    backend_matches_ref("onednn", NET_ALL);
+    backend_matches_ref("onednn", NET_MODERN);
+    onednn_sgd_matches_ref(NET_ALL, "all");
+    onednn_sgd_matches_ref(NULL, "fashion-lenet");
+}
+
 int main(void) {
     RUN(test_cpu_matches_ref);
     RUN(test_gradients_finite_differences);
     RUN(test_modern_shapes);
     RUN(test_modern_cpu_matches_ref);
+    RUN(test_onednn_matches_ref);
     RUN(test_modern_gradients_finite_differences);
     RUN(test_learns_synthetic_task);
     RUN(test_unknown_backend);

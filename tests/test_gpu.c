@@ -27,7 +27,8 @@
 // The storage pooling kernels (cb_fmt_pool_forward / _backward) also run directly in the four
 // storages against the reference loops on the same bf16-rounded inputs: max and argmax exact.
 // Without a GPU (or without CUDA in the build) it prints a skip line and exits 0.
-// `test_gpu --backends cpu` runs the same harness on the CPU backend (a check of the harness).
+// `test_gpu --backends cpu` runs the same harness on the CPU backend (a check of the harness), and
+// `test_gpu --backends onednn` on the oneDNN backend (fp32 at 1e-4, as cuDNN), where the build has it.
 #include "core/backend.h"
 #include "convbench.h"
 #ifdef CB_HAVE_CUDA
@@ -972,10 +973,17 @@ int main(int argc, char **argv) {
     if (part && !strcmp(part, "storage-small")) part = "storage", small_only = true; // for compute-sanitizer
     rng_state = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL | 1;
     printf("test_gpu: seed %llu\n", (unsigned long long)rng_state);
-    if (only && strcmp(only, "cpu") == 0) {
-        layer_cases("cpu", CB_PREC_FP32);
-        network_case("cpu", CB_PREC_FP32);
-        network_case_of("cpu", CB_PREC_FP32, false);
+    if (only && (!strncmp(only, "cpu", 3) || !strncmp(only, "onednn", 6)) && (!strchr(only, '-') || !strcmp(strchr(only, '-'), "-small"))) {
+        char be[32]; // "-small": the small cases alone (under the sanitizers)
+        snprintf(be, sizeof be, "%s", only);
+        if (strchr(be, '-')) *strchr(be, '-') = 0, small_only = true;
+        if (!cb_backend_find(be)) {
+            printf("skip: this build has no backend %s\n0 passed, 0 failed, 1 skipped\n", be);
+            return 0;
+        }
+        layer_cases(be, CB_PREC_FP32);
+        network_case(be, CB_PREC_FP32);
+        network_case_of(be, CB_PREC_FP32, false);
     } else {
 #ifndef CB_HAVE_CUDA
         printf("skip: this build has no CUDA\n0 passed, 0 failed, 1 skipped\n");

@@ -43,7 +43,7 @@ static int run(int argc, char **argv) {
     const cli_opt opts[] = {
         {"--weights", CLI_STR, &weights, "FILE", "trained weights (convbench train --weights-out); an ONNX NET brings its own"},
         {"--batch", CLI_STR, &batches, "B,B,...", "batch sizes, comma-separated (default 100,1000,10000)"},
-        {"--backend", CLI_STR, &backend, "B", "cpu (default), ref, cuda or cudnn"},
+        {"--backend", CLI_STR, &backend, "B", "cpu (default), ref, onednn, cuda or cudnn"},
         {"--conv-algo", CLI_STR, &conv_algo, "A", "own GPU convolution algorithm (cuda backend): auto (default) or a name from `convbench algos`"},
         {"--precision", CLI_STR, &precision, "P", "fp32 (default), tf32 or bf16 (GPU backends)"},
         DATA_OPTS(d),
@@ -61,7 +61,7 @@ static int run(int argc, char **argv) {
     cb_precision prec;
     if (!cli_parse_precision(precision, &prec))
         return cli_usage_error(&cmd_infer, "--precision: '%s' is not one of fp32, tf32, bf16", precision);
-    if (prec != CB_PREC_FP32 && (strcmp(backend, "cpu") == 0 || strcmp(backend, "ref") == 0))
+    if (prec != CB_PREC_FP32 && (strcmp(backend, "cpu") == 0 || strcmp(backend, "ref") == 0 || strcmp(backend, "onednn") == 0))
         return cli_usage_error(&cmd_infer, "--precision %s: the CPU backends run fp32 only", precision);
     cb_net *net = cli_load_net(&cmd_infer, pos[0], bs[0], &rc); // set again per batch size
     if (!net) return rc;

@@ -48,7 +48,7 @@ int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
     if (!(r->momentum >= 0 && r->momentum < 1)) return cli_usage_error(cmd, "--momentum must be in [0, 1)");
     if (!(r->weight_decay >= 0 && r->weight_decay < 1)) return cli_usage_error(cmd, "--weight-decay must be in [0, 1)");
     if ((eo->precision != CB_PREC_FP32 || eo->layout != CB_LAYOUT_NCHW) &&
-        (!strcmp(r->backend, "cpu") || !strcmp(r->backend, "ref")))
+        (!strcmp(r->backend, "cpu") || !strcmp(r->backend, "ref") || !strcmp(r->backend, "onednn")))
         return cli_usage_error(cmd, "--precision %s --layout %s: the CPU backends run fp32 NCHW only",
                                cli_precision_name(eo->precision), cli_layout_name(eo->layout));
     eo->seed = (uint64_t)r->seed;

@@ -113,6 +113,9 @@ const char *cb_layer_cpu_only(const cb_layer *L);
 bool cb_backend_supports_gpu(const cb_exec *e, int layer, char *why, size_t n);
 
 extern const cb_backend cb_backend_cpu, cb_backend_ref;
+#ifdef CB_HAVE_ONEDNN
+extern const cb_backend cb_backend_onednn; // src/onednn/backend.c
+#endif
 #ifdef CB_HAVE_CUDA
 extern const cb_backend cb_backend_cuda, cb_backend_cudnn, cb_backend_auto;
 #endif

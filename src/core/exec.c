@@ -11,6 +11,9 @@
 
 const cb_backend *cb_backend_find(const char *name) {
     static const cb_backend *all[] = {&cb_backend_cpu, &cb_backend_ref,
+#ifdef CB_HAVE_ONEDNN
+                                      &cb_backend_onednn,
+#endif
 #ifdef CB_HAVE_CUDA
                                       &cb_backend_cuda, &cb_backend_cudnn, &cb_backend_auto,
 #endif
@@ -146,7 +149,12 @@ void cb_exec_destroy(cb_exec *e) {
 cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     const cb_backend *be = cb_backend_find(opts->backend);
     if (!be) {
-        cb_fail(err, CB_STATUS_ARG, "--backend", NULL, "unknown backend '%s' (cpu, ref%s)", opts->backend,
+        cb_fail(err, CB_STATUS_ARG, "--backend", NULL, "unknown backend '%s' (cpu, ref%s%s)", opts->backend,
+#ifdef CB_HAVE_ONEDNN
+                ", onednn",
+#else
+                "",
+#endif
 #ifdef CB_HAVE_CUDA
                 ", cuda, cudnn, auto"
 #else

@@ -1,0 +1,556 @@
+// The "onednn" backend: oneDNN (Debian's libdnnl, C API) for convolution, inner product, max and
+// average pooling, LRN, batch norm (a layer or a convolution's fused one) and ReLU, forward and
+// backward, fp32. The engine's buffers stay fp32 NCHW; each primitive is created once in plan with
+// the memory formats oneDNN prefers (format "any" for convolution and inner product, the CPU's
+// blocked nChw8c / nChw16c for pooling, LRN and batch norm), and the reorders between the
+// engine's NCHW and those formats run inside the layer's call, so they count in its time (the
+// weights' only when they changed since the last call: once per training step).
+// Every other layer kind (concat, sum, dropout, softmax, reshape, mul, scale, layer norm), the
+// criterion and the update run on the "cpu" backend's functions. Every layer the net loader accepts
+// has a oneDNN primitive (even LRN sizes and pooling pads >= the window are refused there), so no
+// supports(): creating the primitive in plan is the test, and a refusal declines the layer with
+// the reason (CB_STATUS_UNSUPPORTED, naming the layer).
+#include "core/backend.h"
+#include "core/net.h"
+
+#include <math.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define DN_MAXARG 9
+
+typedef struct dn_state {
+    void *cpu;                    // the "cpu" backend's state, for the functions it runs
+    dnnl_engine_t eng;
+    dnnl_stream_t strm;
+    dnnl_format_tag_t blocked;    // nChw16c with AVX-512, else nChw8c
+} dn_state;
+
+// One argument of a primitive: the engine's plain tensor and, where the primitive wants another
+// format, oneDNN's own copy and the reorder between them.
+typedef struct dn_mem {
+    dnnl_memory_t user, own;      // own NULL: the primitive works on user directly
+    dnnl_primitive_t reorder;     // user -> own for an input, own -> user for an output
+    uint64_t ver;                 // weights: the e->param_version (and buffer) own was reordered at
+    const void *ptr;
+} dn_mem;
+
+typedef struct dn_prim {
+    dnnl_primitive_t p;
+    int nargs;
+    int arg[DN_MAXARG];
+    bool out[DN_MAXARG];
+    dn_mem m[DN_MAXARG];
+    dnnl_memory_t fixed[DN_MAXARG]; // an argument that is oneDNN's own (a pooling or LRN workspace)
+    char impl[48];
+} dn_prim;
+
+typedef struct dn_layer {
+    dn_prim fwd, fwd_infer, bwd_data, bwd_filter; // the op (a BatchNorm layer: its batch norm)
+    dn_prim bn_fwd, bn_infer, bn_bwd;             // a fused batch norm
+    dn_prim relu_fwd, relu_bwd;                   // a fused ReLU, or a ReLU layer's
+    dnnl_memory_t ws;                             // max pooling or LRN workspace, forward to backward
+    float *var;                                   // batch norm: the batch variance (C)
+    float *dx;                                    // BatchNorm layer: dx, computed with dgamma, dbeta
+    float *ones;                                  // batch norm: (C) of 1, (C) of 0 (no gamma, beta), 2 (C) unread gradients
+} dn_layer;
+
+static dn_state *st_of(const cb_exec *e) { return e->state; }
+
+// the "cpu" backend's function on the same exec, with its own state in place
+#define ON_CPU(e, call)                                                                                                \
+    do {                                                                                                               \
+        void *own_ = (e)->state;                                                                                       \
+        (e)->state = ((dn_state *)own_)->cpu;                                                                          \
+        call;                                                                                                          \
+        (e)->state = own_;                                                                                             \
+    } while (0)
+
+static cb_status init(cb_exec *e, cb_error *err) {
+    dn_state *s = calloc(1, sizeof *s);
+    if (!s) return CB_STATUS_NOMEM;
+    e->state = s;
+    cb_status rc = cb_backend_cpu.init(e, err);
+    s->cpu = e->state;
+    e->state = s;
+    if (rc != CB_OK) return rc;
+    if (dnnl_engine_create(&s->eng, dnnl_cpu, 0) != dnnl_success || dnnl_stream_create(&s->strm, s->eng, dnnl_stream_default_flags) != dnnl_success) {
+        return cb_fail(err, CB_STATUS_UNSUPPORTED, NULL, NULL, "backend onednn: oneDNN has no CPU engine");
+    }
+    __builtin_cpu_init();
+    s->blocked = __builtin_cpu_supports("avx512f") ? dnnl_nChw16c : dnnl_nChw8c;
+    return CB_OK;
+}
+
+static void prim_free(dn_prim *P) {
+    for (int j = 0; j < P->nargs; j++) {
+        if (P->m[j].user) dnnl_memory_destroy(P->m[j].user);
+        if (P->m[j].own) dnnl_memory_destroy(P->m[j].own);
+        if (P->m[j].reorder) dnnl_primitive_destroy(P->m[j].reorder);
+    }
+    if (P->p) dnnl_primitive_destroy(P->p);
+    memset(P, 0, sizeof *P);
+}
+
+static void destroy(cb_exec *e) {
+    dn_state *s = st_of(e);
+    if (!s) return;
+    for (int i = 0; e->lb && e->net && i < e->net->nlayers; i++) {
+        dn_layer *l = e->lb[i].priv;
+        if (!l) continue;
+        dn_prim *all[] = {&l->fwd, &l->fwd_infer, &l->bwd_data, &l->bwd_filter, &l->bn_fwd, &l->bn_infer, &l->bn_bwd, &l->relu_fwd, &l->relu_bwd};
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) prim_free(all[k]);
+        if (l->ws) dnnl_memory_destroy(l->ws);
+        free(l->var), free(l->dx), free(l->ones), free(l);
+        e->lb[i].priv = NULL;
+    }
+    if (s->strm) dnnl_stream_destroy(s->strm);
+    if (s->eng) dnnl_engine_destroy(s->eng);
+    e->state = s->cpu;
+    cb_backend_cpu.destroy(e);
+    free(s);
+    e->state = NULL;
+}
+
+static void *alloc(cb_exec *e, size_t bytes) { return cb_backend_cpu.alloc(e, bytes); }
+static void release(cb_exec *e, void *p) { cb_backend_cpu.release(e, p); }
+static void copy(cb_exec *e, void *dst, const void *src, size_t bytes) { memcpy(dst, src, bytes); }
+static void timer_start(cb_exec *e) { ON_CPU(e, cb_backend_cpu.timer_start(e)); }
+static double timer_stop(cb_exec *e) {
+    double ms = 0;
+    ON_CPU(e, ms = cb_backend_cpu.timer_stop(e));
+    return ms;
+}
+
+static dnnl_memory_desc_t md_of(int nd, const int64_t *d, dnnl_format_tag_t tag) {
+    dnnl_memory_desc_t md;
+    dnnl_dims_t dims = {0};
+    for (int k = 0; k < nd; k++) dims[k] = d[k];
+    dnnl_memory_desc_init_by_tag(&md, nd, dims, dnnl_f32, tag);
+    return md;
+}
+
+// What an argument of a primitive is: its DNNL_ARG_*, the engine's plain format of it (NULL: the
+// primitive's own, a workspace), and whether the primitive writes it.
+typedef struct dn_argspec {
+    int arg;
+    const dnnl_memory_desc_t *user;
+    bool out;
+} dn_argspec;
+
+// Creates primitive P from desc (hint: the forward's descriptor, for a backward), its arguments'
+// memories and reorders; *pd_out keeps the descriptor when asked. fail: a reason in why.
+static bool prim_create(cb_exec *e, dn_prim *P, const_dnnl_op_desc_t desc, const_dnnl_primitive_desc_t hint,
+                        const dn_argspec *a, int na, dnnl_primitive_desc_t *pd_out, char *why, size_t n) {
+    dn_state *s = st_of(e);
+    dnnl_primitive_desc_t pd = NULL;
+    dnnl_status_t rc = dnnl_primitive_desc_create(&pd, desc, NULL, s->eng, hint);
+    if (rc != dnnl_success) {
+        snprintf(why, n, "oneDNN has no implementation for it (status %d)", (int)rc);
+        return false;
+    }
+    const char *impl = NULL;
+    dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl);
+    snprintf(P->impl, sizeof P->impl, "onednn %s", impl ? impl : "?");
+    bool ok = dnnl_primitive_create(&P->p, pd) == dnnl_success;
+    P->nargs = na;
+    for (int j = 0; ok && j < na; j++) {
+        P->arg[j] = a[j].arg;
+        P->out[j] = a[j].out;
+        if (!a[j].user) continue; // set by the caller (fixed)
+        const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, a[j].arg);
+        dn_mem *m = &P->m[j];
+        ok = dnnl_memory_create(&m->user, a[j].user, s->eng, DNNL_MEMORY_NONE) == dnnl_success;
+        if (!ok || !want || dnnl_memory_desc_equal(want, a[j].user)) continue;
+        ok = dnnl_memory_create(&m->own, want, s->eng, DNNL_MEMORY_ALLOCATE) == dnnl_success;
+        e->allocated += dnnl_memory_desc_get_size(want);
+        dnnl_primitive_desc_t rpd = NULL;
+        ok = ok && (a[j].out ? dnnl_reorder_primitive_desc_create(&rpd, want, s->eng, a[j].user, s->eng, NULL)
+                             : dnnl_reorder_primitive_desc_create(&rpd, a[j].user, s->eng, want, s->eng, NULL)) == dnnl_success;
+        ok = ok && dnnl_primitive_create(&m->reorder, rpd) == dnnl_success;
+        if (rpd) dnnl_primitive_desc_destroy(rpd);
+    }
+    if (!ok) snprintf(why, n, "oneDNN could not create its primitive or memory");
+    if (ok && pd_out) *pd_out = pd;
+    else dnnl_primitive_desc_destroy(pd);
+    return ok;
+}
+
+static void reorder(dn_state *s, dnnl_primitive_t r, dnnl_memory_t from, dnnl_memory_t to) {
+    dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}};
+    dnnl_primitive_execute(r, s->strm, 2, args);
+}
+
+// Runs P on the engine's buffers ptr[j] (one per argument; NULL for a fixed one), with the
+// reorders into and out of oneDNN's formats.
+static void prim_run(cb_exec *e, dn_prim *P, void *const *ptr) {
+    dn_state *s = st_of(e);
+    dnnl_exec_arg_t args[DN_MAXARG];
+    for (int j = 0; j < P->nargs; j++) {
+        dn_mem *m = &P->m[j];
+        args[j].arg = P->arg[j];
+        if (!m->user) {
+            args[j].memory = P->fixed[j];
+            continue;
+        }
+        dnnl_memory_set_data_handle(m->user, ptr[j]);
+        args[j].memory = m->own ? m->own : m->user;
+        // weights are reordered again only after they changed (as the cudnn backend converts them)
+        bool fresh = P->arg[j] == DNNL_ARG_WEIGHTS && m->ver == e->param_version && m->ptr == ptr[j];
+        if (m->own && !P->out[j] && !fresh) reorder(s, m->reorder, m->user, m->own);
+        m->ver = e->param_version, m->ptr = ptr[j];
+    }
+    dnnl_status_t rc_ = dnnl_primitive_execute(P->p, s->strm, P->nargs, args);
+    if (rc_ != dnnl_success) { // arguments that the primitive created in plan refuses: a bug here
+        fprintf(stderr, "convbench: backend onednn: %s refused its arguments (oneDNN status %d)\n", P->impl, (int)rc_);
+        abort();
+    }
+    for (int j = 0; j < P->nargs; j++)
+        if (P->m[j].own && P->out[j]) reorder(s, P->m[j].reorder, P->m[j].own, P->m[j].user);
+    dnnl_stream_wait(s->strm);
+}
+
+static void nchw_dims(cb_shape s, int64_t d[4]) { d[0] = s.n, d[1] = s.c, d[2] = s.h, d[3] = s.w; }
+
+// the trailing padding that gives the layer's output size (oneDNN takes both sides)
+static int64_t pad_after(int64_t in, int64_t out, int k, int stride, int dil, int before) {
+    int64_t p = (out - 1) * stride + (int64_t)(k - 1) * dil + 1 - in - before;
+    return p < 0 ? 0 : p;
+}
+
+static bool plan_conv(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
+    const cb_layer *L = &e->net->layers[i];
+    const cb_window *w = &L->p.conv.win;
+    int g = L->p.conv.groups, dh = L->p.conv.dil_h > 1 ? L->p.conv.dil_h : 1, dw = L->p.conv.dil_w > 1 ? L->p.conv.dil_w : 1;
+    int64_t xd[4], yd[4], kd[5] = {g, L->p.conv.k / g, L->in.c / g, w->r, w->s}, bd[1] = {L->p.conv.k};
+    nchw_dims(L->in, xd), nchw_dims(L->out, yd);
+    dnnl_memory_desc_t x = md_of(4, xd, dnnl_nchw), y = md_of(4, yd, dnnl_nchw), b = md_of(1, bd, dnnl_x);
+    dnnl_memory_desc_t k = g > 1 ? md_of(5, kd, dnnl_goihw) : md_of(4, kd + 1, dnnl_oihw);
+    dnnl_memory_desc_t xa = md_of(4, xd, dnnl_format_tag_any), ya = md_of(4, yd, dnnl_format_tag_any);
+    dnnl_memory_desc_t ka = g > 1 ? md_of(5, kd, dnnl_format_tag_any) : md_of(4, kd + 1, dnnl_format_tag_any);
+    bool bias = e->lb[i].nb > 0;
+    dnnl_dims_t strides = {w->stride_h, w->stride_w}, dil = {dh - 1, dw - 1}, pl = {w->pad_top, w->pad_left};
+    dnnl_dims_t pr = {pad_after(L->in.h, L->out.h, w->r, w->stride_h, dh, w->pad_top),
+                      pad_after(L->in.w, L->out.w, w->s, w->stride_w, dw, w->pad_left)};
+    dnnl_convolution_desc_t fd, bdd, bwd;
+    if (dnnl_dilated_convolution_forward_desc_init(&fd, dnnl_forward_training, dnnl_convolution_direct, &xa, &ka, bias ? &b : NULL, &ya,
+                                                   strides, dil, pl, pr) != dnnl_success) {
+        snprintf(why, n, "oneDNN refuses the convolution's shape");
+        return false;
+    }
+    dnnl_primitive_desc_t fpd = NULL;
+    dn_argspec fa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_WEIGHTS, &k, false}, {DNNL_ARG_DST, &y, true}, {DNNL_ARG_BIAS, &b, false}};
+    if (!prim_create(e, &l->fwd, &fd, NULL, fa, bias ? 4 : 3, &fpd, why, n)) return false;
+    bool ok = true;
+    if (e->opts.train) {
+        ok = dnnl_dilated_convolution_backward_data_desc_init(&bdd, dnnl_convolution_direct, &xa, &ka, &ya, strides, dil, pl, pr) == dnnl_success &&
+             dnnl_dilated_convolution_backward_weights_desc_init(&bwd, dnnl_convolution_direct, &xa, &ka, bias ? &b : NULL, &ya, strides, dil, pl, pr) == dnnl_success;
+        dn_argspec da[] = {{DNNL_ARG_DIFF_DST, &y, false}, {DNNL_ARG_WEIGHTS, &k, false}, {DNNL_ARG_DIFF_SRC, &x, true}};
+        dn_argspec wa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_DIFF_DST, &y, false}, {DNNL_ARG_DIFF_WEIGHTS, &k, true}, {DNNL_ARG_DIFF_BIAS, &b, true}};
+        ok = ok && prim_create(e, &l->bwd_data, &bdd, fpd, da, 3, NULL, why, n) && prim_create(e, &l->bwd_filter, &bwd, fpd, wa, bias ? 4 : 3, NULL, why, n);
+    }
+    dnnl_primitive_desc_destroy(fpd);
+    return ok;
+}
+
+static bool plan_fc(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
+    const cb_layer *L = &e->net->layers[i];
+    int64_t xd[2] = {L->in.n, cb_shape_count(L->in) / L->in.n}, yd[2] = {L->in.n, L->p.fc.k}, kd[2] = {L->p.fc.k, xd[1]}, bd[1] = {L->p.fc.k};
+    dnnl_memory_desc_t x = md_of(2, xd, dnnl_nc), y = md_of(2, yd, dnnl_nc), k = md_of(2, kd, dnnl_oi), b = md_of(1, bd, dnnl_x);
+    dnnl_memory_desc_t xa = md_of(2, xd, dnnl_format_tag_any), ya = md_of(2, yd, dnnl_format_tag_any), ka = md_of(2, kd, dnnl_format_tag_any);
+    bool bias = e->lb[i].nb > 0;
+    dnnl_inner_product_desc_t fd, bdd, bwd;
+    dnnl_inner_product_forward_desc_init(&fd, dnnl_forward_training, &xa, &ka, bias ? &b : NULL, &ya);
+    dnnl_primitive_desc_t fpd = NULL;
+    dn_argspec fa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_WEIGHTS, &k, false}, {DNNL_ARG_DST, &y, true}, {DNNL_ARG_BIAS, &b, false}};
+    if (!prim_create(e, &l->fwd, &fd, NULL, fa, bias ? 4 : 3, &fpd, why, n)) return false;
+    bool ok = true;
+    if (e->opts.train) {
+        dnnl_inner_product_backward_data_desc_init(&bdd, &xa, &ka, &ya);
+        dnnl_inner_product_backward_weights_desc_init(&bwd, &xa, &ka, bias ? &b : NULL, &ya);
+        dn_argspec da[] = {{DNNL_ARG_DIFF_DST, &y, false}, {DNNL_ARG_WEIGHTS, &k, false}, {DNNL_ARG_DIFF_SRC, &x, true}};
+        dn_argspec wa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_DIFF_DST, &y, false}, {DNNL_ARG_DIFF_WEIGHTS, &k, true}, {DNNL_ARG_DIFF_BIAS, &b, true}};
+        ok = prim_create(e, &l->bwd_data, &bdd, fpd, da, 3, NULL, why, n) && prim_create(e, &l->bwd_filter, &bwd, fpd, wa, bias ? 4 : 3, NULL, why, n);
+    }
+    dnnl_primitive_desc_destroy(fpd);
+    return ok;
+}
+
+// the workspace that a training forward leaves for the backward (max pooling, LRN), fixed in both
+static bool bind_ws(cb_exec *e, dn_layer *l, dnnl_primitive_desc_t fpd, dn_prim *fwd, int fslot, dn_prim *bwd, int bslot) {
+    const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(fpd, dnnl_query_workspace_md, 0);
+    if (!wmd || dnnl_memory_desc_get_size(wmd) == 0) return false;
+    if (dnnl_memory_create(&l->ws, wmd, st_of(e)->eng, DNNL_MEMORY_ALLOCATE) != dnnl_success) return false;
+    e->allocated += dnnl_memory_desc_get_size(wmd);
+    fwd->fixed[fslot] = l->ws;
+    bwd->fixed[bslot] = l->ws;
+    return true;
+}
+
+static bool plan_pool(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
+    const cb_layer *L = &e->net->layers[i];
+    const cb_window *w = &L->p.pool.win;
+    int64_t xd[4], yd[4];
+    nchw_dims(L->in, xd), nchw_dims(L->out, yd);
+    dnnl_format_tag_t blk = st_of(e)->blocked;
+    dnnl_memory_desc_t x = md_of(4, xd, dnnl_nchw), y = md_of(4, yd, dnnl_nchw), xb = md_of(4, xd, blk), yb = md_of(4, yd, blk);
+    dnnl_dims_t strides = {w->stride_h, w->stride_w}, kern = {w->r, w->s}, dil = {0, 0}, pl = {w->pad_top, w->pad_left};
+    dnnl_dims_t pr = {pad_after(L->in.h, L->out.h, w->r, w->stride_h, 1, w->pad_top), pad_after(L->in.w, L->out.w, w->s, w->stride_w, 1, w->pad_left)};
+    dnnl_alg_kind_t alg = L->p.pool.avg ? dnnl_pooling_avg_exclude_padding : dnnl_pooling_max;
+    bool max_train = !L->p.pool.avg && e->opts.train;
+    dnnl_pooling_v2_desc_t fd, bd;
+    if (dnnl_pooling_v2_forward_desc_init(&fd, e->opts.train ? dnnl_forward_training : dnnl_forward_inference, alg, &xb, &yb, strides, kern, dil, pl, pr) != dnnl_success) {
+        snprintf(why, n, "oneDNN refuses the pooling's shape or padding");
+        return false;
+    }
+    dnnl_primitive_desc_t fpd = NULL;
+    dn_argspec fa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_DST, &y, true}, {DNNL_ARG_WORKSPACE, NULL, true}};
+    if (!prim_create(e, &l->fwd, &fd, NULL, fa, max_train ? 3 : 2, &fpd, why, n)) return false;
+    bool ok = true;
+    if (e->opts.train) {
+        dn_argspec ba[] = {{DNNL_ARG_DIFF_DST, &y, false}, {DNNL_ARG_DIFF_SRC, &x, true}, {DNNL_ARG_WORKSPACE, NULL, false}};
+        ok = dnnl_pooling_v2_backward_desc_init(&bd, alg, &xb, &yb, strides, kern, dil, pl, pr) == dnnl_success &&
+             prim_create(e, &l->bwd_data, &bd, fpd, ba, max_train ? 3 : 2, NULL, why, n) &&
+             (!max_train || bind_ws(e, l, fpd, &l->fwd, 2, &l->bwd_data, 2));
+        if (!ok) snprintf(why, n, "oneDNN has no backward for the pooling");
+    }
+    dnnl_primitive_desc_destroy(fpd);
+    return ok;
+}
+
+static bool plan_lrn(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
+    const cb_layer *L = &e->net->layers[i];
+    int64_t d[4];
+    nchw_dims(L->out, d);
+    dnnl_memory_desc_t x = md_of(4, d, dnnl_nchw), xb = md_of(4, d, st_of(e)->blocked);
+    dnnl_lrn_desc_t fd, bd;
+    dnnl_prop_kind_t prop = e->opts.train ? dnnl_forward_training : dnnl_forward_inference;
+    dnnl_lrn_forward_desc_init(&fd, prop, dnnl_lrn_across_channels, &xb, L->p.lrn.size, L->p.lrn.alpha, L->p.lrn.beta, L->p.lrn.k);
+    dnnl_primitive_desc_t fpd = NULL;
+    dn_argspec fa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_DST, &x, true}, {DNNL_ARG_WORKSPACE, NULL, true}};
+    // a training forward passes a workspace to the backward where the implementation has one
+    bool ws = false;
+    if (e->opts.train && dnnl_primitive_desc_create(&fpd, &fd, NULL, st_of(e)->eng, NULL) == dnnl_success) {
+        const dnnl_memory_desc_t *wmd = dnnl_primitive_desc_query_md(fpd, dnnl_query_workspace_md, 0);
+        ws = wmd && dnnl_memory_desc_get_size(wmd) > 0;
+        dnnl_primitive_desc_destroy(fpd);
+        fpd = NULL;
+    }
+    if (!prim_create(e, &l->fwd, &fd, NULL, fa, ws ? 3 : 2, &fpd, why, n)) return false;
+    bool ok = true;
+    if (ok && e->opts.train) {
+        dn_argspec ba[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_DIFF_DST, &x, false}, {DNNL_ARG_DIFF_SRC, &x, true}, {DNNL_ARG_WORKSPACE, NULL, false}};
+        ok = dnnl_lrn_backward_desc_init(&bd, dnnl_lrn_across_channels, &xb, &xb, L->p.lrn.size, L->p.lrn.alpha, L->p.lrn.beta, L->p.lrn.k) == dnnl_success &&
+             prim_create(e, &l->bwd_data, &bd, fpd, ba, ws ? 4 : 3, NULL, why, n) && (!ws || bind_ws(e, l, fpd, &l->fwd, 2, &l->bwd_data, 3));
+    }
+    dnnl_primitive_desc_destroy(fpd);
+    return ok;
+}
+
+// batch norm of a (N, C, H, W) tensor: training forward, inference forward and backward into
+// fwd, infer and bwd
+static bool plan_bn(cb_exec *e, cb_shape s, float eps, dn_layer *l, dn_prim *fwd, dn_prim *infer, dn_prim *bwd, char *why, size_t n) {
+    int64_t d[4], cd[1] = {s.c};
+    nchw_dims(s, d);
+    dnnl_memory_desc_t x = md_of(4, d, dnnl_nchw), xb = md_of(4, d, st_of(e)->blocked), c = md_of(1, cd, dnnl_x);
+    unsigned ss = dnnl_use_scale | dnnl_use_shift;
+    dnnl_batch_normalization_desc_t fd, id, bd;
+    dnnl_batch_normalization_forward_desc_init(&fd, dnnl_forward_training, &xb, eps, ss);
+    dnnl_batch_normalization_forward_desc_init(&id, dnnl_forward_inference, &xb, eps, ss | dnnl_use_global_stats);
+    dnnl_primitive_desc_t fpd = NULL;
+    dn_argspec fa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_SCALE, &c, false}, {DNNL_ARG_SHIFT, &c, false},
+                       {DNNL_ARG_DST, &x, true},  {DNNL_ARG_MEAN, &c, true},   {DNNL_ARG_VARIANCE, &c, true}};
+    dn_argspec ia[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_SCALE, &c, false}, {DNNL_ARG_SHIFT, &c, false},
+                       {DNNL_ARG_DST, &x, true},  {DNNL_ARG_MEAN, &c, false},  {DNNL_ARG_VARIANCE, &c, false}};
+    dn_argspec ba[] = {{DNNL_ARG_SRC, &x, false},      {DNNL_ARG_MEAN, &c, false},       {DNNL_ARG_VARIANCE, &c, false},
+                       {DNNL_ARG_DIFF_DST, &x, false}, {DNNL_ARG_SCALE, &c, false},      {DNNL_ARG_DIFF_SRC, &x, true},
+                       {DNNL_ARG_DIFF_SCALE, &c, true}, {DNNL_ARG_DIFF_SHIFT, &c, true}, {DNNL_ARG_SHIFT, &c, false}};
+    if (!prim_create(e, fwd, &fd, NULL, fa, 6, &fpd, why, n)) return false;
+    bool ok = prim_create(e, infer, &id, NULL, ia, 6, NULL, why, n);
+    if (ok && e->opts.train) {
+        dnnl_batch_normalization_backward_desc_init(&bd, dnnl_backward, &xb, &xb, eps, ss);
+        ok = prim_create(e, bwd, &bd, fpd, ba, 9, NULL, why, n); // oneDNN 2.6 counts the shift among its inputs
+    }
+    dnnl_primitive_desc_destroy(fpd);
+    if (ok && !l->var) {
+        l->var = calloc((size_t)s.c, sizeof(float));
+        l->ones = malloc((size_t)s.c * 4 * sizeof(float) + 4);
+        ok = l->var && l->ones;
+        for (int64_t k = 0; ok && k < s.c; k++) l->ones[k] = 1.f, l->ones[s.c + k] = 0.f;
+        if (!ok) snprintf(why, n, "out of memory");
+    }
+    return ok;
+}
+
+// ReLU of a tensor of shape s, in place or not, with its backward from the output
+static bool plan_relu(cb_exec *e, cb_shape s, dn_layer *l, char *why, size_t n) {
+    int64_t d[4];
+    nchw_dims(s, d);
+    dnnl_memory_desc_t x = md_of(4, d, dnnl_nchw);
+    dnnl_eltwise_desc_t fd, bd;
+    dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training, dnnl_eltwise_relu_use_dst_for_bwd, &x, 0.f, 0.f);
+    dnnl_primitive_desc_t fpd = NULL;
+    dn_argspec fa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_DST, &x, true}};
+    dn_argspec ba[] = {{DNNL_ARG_DST, &x, false}, {DNNL_ARG_DIFF_DST, &x, false}, {DNNL_ARG_DIFF_SRC, &x, true}};
+    if (!prim_create(e, &l->relu_fwd, &fd, NULL, fa, 2, &fpd, why, n)) return false;
+    bool ok = true;
+    if (e->opts.train) {
+        dnnl_eltwise_backward_desc_init(&bd, dnnl_eltwise_relu_use_dst_for_bwd, &x, &x, 0.f, 0.f);
+        ok = prim_create(e, &l->relu_bwd, &bd, fpd, ba, 3, NULL, why, n);
+    }
+    dnnl_primitive_desc_destroy(fpd);
+    return ok;
+}
+
+static cb_status plan(cb_exec *e, int i, cb_error *err) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    bool op = L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_POOL || L->op == CB_OP_LRN || L->op == CB_OP_BATCHNORM || L->op == CB_OP_RELU;
+    if (!op && !L->bn && L->act != CB_ACT_RELU) {
+        cb_status rc;
+        ON_CPU(e, rc = cb_backend_cpu.plan(e, i, err));
+        return rc;
+    }
+    dn_layer *l = calloc(1, sizeof *l);
+    if (!l) return CB_STATUS_NOMEM;
+    b->priv = l;
+    char why[200] = "";
+    bool ok = true;
+    switch (L->op) {
+    case CB_OP_CONV: ok = plan_conv(e, i, l, why, sizeof why); break;
+    case CB_OP_FC: ok = plan_fc(e, i, l, why, sizeof why); break;
+    case CB_OP_POOL: ok = plan_pool(e, i, l, why, sizeof why); break;
+    case CB_OP_LRN: ok = plan_lrn(e, i, l, why, sizeof why); break;
+    case CB_OP_BATCHNORM:
+        ok = plan_bn(e, L->out, L->p.bn.eps, l, &l->fwd, &l->fwd_infer, &l->bwd_data, why, sizeof why);
+        if (ok && e->opts.train && !(l->dx = malloc((size_t)cb_shape_count(L->out) * 4 + 4))) ok = false, snprintf(why, sizeof why, "out of memory");
+        break;
+    case CB_OP_RELU: ok = plan_relu(e, L->out, l, why, sizeof why); break;
+    default: break;
+    }
+    if (ok && L->bn) ok = plan_bn(e, L->out, L->bn_eps, l, &l->bn_fwd, &l->bn_infer, &l->bn_bwd, why, sizeof why);
+    if (ok && L->op != CB_OP_RELU && L->act == CB_ACT_RELU) ok = plan_relu(e, L->out, l, why, sizeof why);
+    if (!ok) {
+        return cb_fail(err, CB_STATUS_UNSUPPORTED, e->net->path, L->name, "backend onednn: %s", why);
+    }
+    const dn_prim *ph[CB_PHASE_COUNT] = {[CB_PHASE_FORWARD] = &l->fwd, [CB_PHASE_BWD_DATA] = &l->bwd_data, [CB_PHASE_BWD_FILTER] = &l->bwd_filter};
+    for (int p = 0; p < CB_PHASE_COUNT; p++) {
+        const dn_prim *P = ph[p] && ph[p]->p ? ph[p] : L->op == CB_OP_RELU ? (p == CB_PHASE_FORWARD ? &l->relu_fwd : &l->relu_bwd) : NULL;
+        if (P && P->p) snprintf(b->algo[p], sizeof b->algo[p], "%s", P->impl);
+    }
+    return CB_OK;
+}
+
+// a batch norm's (gamma, beta) as oneDNN's scale and shift; 1 and 0 where the layer has none
+static float *bn_gamma(const cb_lbuf *b, const dn_layer *l) { return b->gamma ? b->gamma : l->ones; }
+static float *bn_beta(const cb_lbuf *b, const dn_layer *l, int64_t c) { return b->beta ? b->beta : l->ones + c; }
+
+static void bn_forward(cb_exec *e, cb_lbuf *b, dn_layer *l, dn_prim *fwd, dn_prim *infer, cb_shape s, float eps, const float *x, float *y, bool train) {
+    int64_t c = s.c;
+    if (!train) {
+        void *p[] = {(void *)x, bn_gamma(b, l), bn_beta(b, l, c), y, b->rmean, b->rvar};
+        prim_run(e, infer, p);
+        return;
+    }
+    void *p[] = {(void *)x, bn_gamma(b, l), bn_beta(b, l, c), y, b->bn_mean, l->var};
+    prim_run(e, fwd, p);
+    double m = (double)s.n * s.h * s.w;
+    for (int64_t k = 0; k < c; k++) { // the running statistics, as the cpu backend keeps them (unbiased variance)
+        double unb = m > 1 ? l->var[k] * m / (m - 1) : l->var[k];
+        if (b->bn_invstd) b->bn_invstd[k] = (float)(1.0 / sqrt((double)l->var[k] + eps));
+        if (b->rmean) b->rmean[k] = (float)(0.9 * b->rmean[k] + 0.1 * b->bn_mean[k]);
+        if (b->rvar) b->rvar[k] = (float)(0.9 * b->rvar[k] + 0.1 * unb);
+    }
+}
+
+static void bn_backward(cb_exec *e, cb_lbuf *b, dn_layer *l, dn_prim *bwd, int64_t c, const float *x, const float *dy, float *dx, float *dg, float *db) {
+    void *p[] = {(void *)x, b->bn_mean, l->var, (void *)dy, bn_gamma(b, l), dx, dg ? dg : l->ones + 2 * c, db ? db : l->ones + 3 * c, bn_beta(b, l, c)};
+    prim_run(e, bwd, p);
+}
+
+static void epilogue_forward(cb_exec *e, int i, bool train) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dn_layer *l = b->priv;
+    if (L->bn) bn_forward(e, b, l, &l->bn_fwd, &l->bn_infer, L->out, L->bn_eps, b->pre, b->y, train);
+    if (L->act == CB_ACT_RELU) prim_run(e, &l->relu_fwd, (void *[]){b->y, b->y});
+}
+
+static void backward_epilogue(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dn_layer *l = b->priv;
+    if (L->act == CB_ACT_RELU) prim_run(e, &l->relu_bwd, (void *[]){b->y, b->dy, b->dy});
+    if (L->bn) bn_backward(e, b, l, &l->bn_bwd, L->out.c, b->pre, b->dy, b->dpre, b->dgamma, b->dbeta);
+}
+
+static void forward(cb_exec *e, int i, bool train) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dn_layer *l = b->priv;
+    void *x = e->lb[L->parents[0]].y;
+    float *out = cb_exec_op_out(e, i);
+    switch (L->op) {
+    case CB_OP_CONV:
+    case CB_OP_FC: prim_run(e, &l->fwd, (void *[]){x, b->w, out, b->b}); break;
+    case CB_OP_POOL:
+    case CB_OP_LRN: prim_run(e, &l->fwd, (void *[]){x, out, NULL}); break;
+    case CB_OP_BATCHNORM: bn_forward(e, b, l, &l->fwd, &l->fwd_infer, L->out, L->p.bn.eps, x, out, train); break;
+    case CB_OP_RELU: prim_run(e, &l->relu_fwd, (void *[]){x, out}); break;
+    default: ON_CPU(e, cb_backend_cpu.forward(e, i, train)); break;
+    }
+}
+
+static void backward_data(cb_exec *e, int i, int slot, float *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dn_layer *l = b->priv;
+    void *dy = cb_exec_op_grad(e, i), *x = e->lb[L->parents[slot]].y;
+    switch (L->op) {
+    case CB_OP_CONV:
+    case CB_OP_FC: prim_run(e, &l->bwd_data, (void *[]){dy, b->w, dx}); break;
+    case CB_OP_POOL: prim_run(e, &l->bwd_data, (void *[]){dy, dx, NULL}); break;
+    case CB_OP_LRN: prim_run(e, &l->bwd_data, (void *[]){x, dy, dx, NULL}); break;
+    case CB_OP_BATCHNORM: memcpy(dx, l->dx, (size_t)cb_shape_count(L->out) * 4); break; // computed in backward_filter
+    case CB_OP_RELU: prim_run(e, &l->relu_bwd, (void *[]){b->y, dy, dx}); break;
+    default: ON_CPU(e, cb_backend_cpu.backward_data(e, i, slot, dx)); break;
+    }
+}
+
+static void backward_filter(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dn_layer *l = b->priv;
+    void *dy = cb_exec_op_grad(e, i), *x = e->lb[L->parents[0]].y;
+    switch (L->op) {
+    case CB_OP_CONV:
+    case CB_OP_FC: prim_run(e, &l->bwd_filter, (void *[]){x, dy, b->dw, b->db}); break;
+    // the engine asks for dgamma, dbeta before dx: oneDNN computes the three at once
+    case CB_OP_BATCHNORM: bn_backward(e, b, l, &l->bwd_data, L->out.c, x, dy, l->dx, b->dgamma, b->dbeta); break;
+    default: ON_CPU(e, cb_backend_cpu.backward_filter(e, i)); break;
+    }
+}
+
+static void add(cb_exec *e, float *dst, const float *src, size_t n) { ON_CPU(e, cb_backend_cpu.add(e, dst, src, n)); }
+static void fill(cb_exec *e, float *dst, float v, size_t n) { ON_CPU(e, cb_backend_cpu.fill(e, dst, v, n)); }
+static void sgd(cb_exec *e, size_t n, float lr, float mom, float wd, float *w, const float *g, float *v) {
+    ON_CPU(e, cb_backend_cpu.sgd(e, n, lr, mom, wd, w, g, v));
+}
+static double xent_forward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k) {
+    double l = 0;
+    ON_CPU(e, l = cb_backend_cpu.xent_forward(e, prob, labels, n, k));
+    return l;
+}
+static void xent_backward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits) {
+    ON_CPU(e, cb_backend_cpu.xent_backward(e, prob, labels, n, k, dlogits));
+}
+static void softmax(cb_exec *e, const float *x, float *prob, int n, int k) { ON_CPU(e, cb_backend_cpu.softmax(e, x, prob, n, k)); }
+
+const cb_backend cb_backend_onednn = {
+    .name = "onednn", .device = false, .init = init, .destroy = destroy, .alloc = alloc, .release = release,
+    .upload = copy, .download = copy, .timer_start = timer_start, .timer_stop = timer_stop, .supports = NULL,
+    .plan = plan, .forward = forward, .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue,
+    .backward_data = backward_data, .backward_filter = backward_filter, .add = add, .fill = fill, .sgd = sgd,
+    .xent_forward = xent_forward, .xent_backward = xent_backward, .softmax = softmax};
