@@ -42,23 +42,6 @@ static double timer_stop(cb_exec *e) {
     return s->depth < 8 ? cb_now_ms() - s->t0[s->depth] : 0;
 }
 
-void cb_conv_params_of(const cb_layer *L, cb_conv_params *p);
-void cb_conv_params_of(const cb_layer *L, cb_conv_params *p) {
-    const cb_window *w = &L->p.conv.win;
-    *p = (cb_conv_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w,
-                          .k = L->p.conv.k, .r = w->r, .s = w->s, .p = (int)L->out.h, .q = (int)L->out.w,
-                          .stride_h = w->stride_h, .stride_w = w->stride_w, .pad_top = w->pad_top,
-                          .pad_left = w->pad_left, .groups = L->p.conv.groups};
-}
-
-static void pool_params(const cb_layer *L, cb_pool_params *p) {
-    const cb_window *w = &L->p.pool.win;
-    *p = (cb_pool_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w, .r = w->r,
-                          .s = w->s, .p = (int)L->out.h, .q = (int)L->out.w, .stride_h = w->stride_h,
-                          .stride_w = w->stride_w, .pad_top = w->pad_top, .pad_left = w->pad_left,
-                          .is_avg = L->p.pool.avg};
-}
-
 static bool supports(const cb_exec *e, int i, char *why, size_t n) { return true; }
 
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
@@ -84,7 +67,8 @@ static void epilogue_forward(cb_exec *e, int i, bool train) {
     cb_lbuf *b = &e->lb[i];
     size_t n = (size_t)cb_shape_count(L->out);
     if (L->bn) {
-        cb_bn_params bp = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->bn_eps};
+        cb_bn_params bp;
+        cb_bn_params_of(L, &bp);
         if (train) cb_cpu_bn_forward_train(&bp, b->pre, b->gamma, b->beta, b->y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cpu_bn_forward_infer(&bp, b->pre, b->gamma, b->beta, b->y, b->rmean, b->rvar);
     }
@@ -112,7 +96,7 @@ static void forward(cb_exec *e, int i, bool train) {
         break;
     case CB_OP_POOL: {
         cb_pool_params p;
-        pool_params(L, &p);
+        cb_pool_params_of(L, &p);
         if (ref) cb_ref_pool_forward(&p, x, out, b->aux);
         else cb_cpu_pool_forward(&p, x, out, b->aux);
         break;
@@ -149,14 +133,15 @@ static void forward(cb_exec *e, int i, bool train) {
         memcpy(out, x, n * 4);
         break;
     case CB_OP_LRN: {
-        cb_lrn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.lrn.size, L->p.lrn.alpha,
-                           L->p.lrn.beta, L->p.lrn.k};
+        cb_lrn_params p;
+        cb_lrn_params_of(L, &p);
         if (ref) cb_ref_lrn_forward(&p, x, out, b->aux);
         else cb_cpu_lrn_forward(&p, x, out, b->aux);
         break;
     }
     case CB_OP_BATCHNORM: {
-        cb_bn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.bn.eps};
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         if (train) cb_cpu_bn_forward_train(&p, x, b->gamma, b->beta, out, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cpu_bn_forward_infer(&p, x, b->gamma, b->beta, out, b->rmean, b->rvar);
         break;
@@ -177,7 +162,8 @@ static void backward_epilogue(cb_exec *e, int i) {
     size_t n = (size_t)cb_shape_count(L->out);
     if (L->act == CB_ACT_RELU) cb_cpu_relu_backward(n, b->y, b->dy, b->dy);
     if (L->bn) {
-        cb_bn_params bp = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->bn_eps};
+        cb_bn_params bp;
+        cb_bn_params_of(L, &bp);
         cb_cpu_bn_backward(&bp, b->pre, b->gamma, b->bn_mean, b->bn_invstd, b->dy, b->dpre, b->dgamma, b->dbeta);
     }
 }
@@ -203,7 +189,7 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         break;
     case CB_OP_POOL: {
         cb_pool_params p;
-        pool_params(L, &p);
+        cb_pool_params_of(L, &p);
         if (ref) cb_ref_pool_backward(&p, x, dy, b->aux, dx);
         else cb_cpu_pool_backward(&p, x, dy, b->aux, dx);
         break;
@@ -219,14 +205,15 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         cb_cpu_dropout_backward(nin, b->aux, dy, dx);
         break;
     case CB_OP_LRN: {
-        cb_lrn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.lrn.size, L->p.lrn.alpha,
-                           L->p.lrn.beta, L->p.lrn.k};
+        cb_lrn_params p;
+        cb_lrn_params_of(L, &p);
         if (ref) cb_ref_lrn_backward(&p, x, b->y, b->aux, dy, dx);
         else cb_cpu_lrn_backward(&p, x, b->y, b->aux, dy, dx);
         break;
     }
     case CB_OP_BATCHNORM: {
-        cb_bn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.bn.eps};
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         cb_cpu_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, dx, NULL, NULL);
         break;
     }
@@ -259,7 +246,8 @@ static void backward_filter(cb_exec *e, int i) {
         if (ref) cb_ref_fc_backward_filter((int)L->in.n, (int)L->in.c, L->p.fc.k, x, dy, b->dw, b->db);
         else cb_cpu_fc_backward_filter((int)L->in.n, (int)L->in.c, L->p.fc.k, x, dy, b->dw, b->db);
     } else if (L->op == CB_OP_BATCHNORM) {
-        cb_bn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.bn.eps};
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         cb_cpu_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, NULL, b->dgamma, b->dbeta);
     }
 }

@@ -6,43 +6,16 @@
 // A float64 twin of every reference (cb_ref64_*) exists for the tests (src/cpu/ref_impl.h is
 // compiled twice, once per element type).
 //
-// Shapes are given by the params structs; buffer shapes are in the comments next to them.
-// Padding is TensorFlow's: pad_top/pad_left are the leading pads, the trailing pads are implied
-// by the output size (p, q), so asymmetric SAME padding needs no extra fields.
+// Shapes are given by the params structs of src/core/ops.h; buffer shapes are in the comments
+// next to them.
 #ifndef CB_CPU_KERNELS_H
 #define CB_CPU_KERNELS_H
+
+#include "core/ops.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct cb_conv_params {
-    int n, c, h, w;        // input (N, C, H, W)
-    int k, r, s;           // K filters of R x S over C/groups channels
-    int p, q;              // output height, width
-    int stride_h, stride_w;
-    int pad_top, pad_left; // leading padding; trailing = (p-1)*stride_h + r - h - pad_top (may be < 0)
-    int groups;            // 1 for dense; c and k are multiples of groups
-} cb_conv_params;
-
-typedef struct cb_pool_params {
-    int n, c, h, w;        // input (N, C, H, W)
-    int r, s;              // window
-    int p, q;              // output
-    int stride_h, stride_w;
-    int pad_top, pad_left;
-    int is_avg;            // 0 max, 1 average (padding excluded from the count, as TensorFlow)
-} cb_pool_params;
-
-typedef struct cb_lrn_params {
-    int n, c, h, w;
-    int size;              // window across channels (odd)
-    float alpha, beta, k;  // y = x / (k + alpha/size * sum_{window} x^2)^beta  (Caffe/PyTorch convention)
-} cb_lrn_params;
-
-typedef struct cb_bn_params {
-    int n, c, h, w;
-    float eps;
-} cb_bn_params;
 
 // workspace in bytes the fast conv needs (im2col buffer etc.); reference needs 0
 size_t cb_cpu_conv_workspace(const cb_conv_params *p);

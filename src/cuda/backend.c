@@ -9,15 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-// A fully connected layer is a 1x1 convolution of an (N, C, 1, 1) input with (K, C, 1, 1)
-// weights: the same memory layouts, so every own convolution algorithm runs it.
-static void conv_like_params(const cb_layer *L, cb_conv_params *p) {
-    if (L->op == CB_OP_FC)
-        *p = (cb_conv_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = 1, .w = 1, .k = L->p.fc.k, .r = 1, .s = 1, .p = 1,
-                              .q = 1, .stride_h = 1, .stride_w = 1, .pad_top = 0, .pad_left = 0, .groups = 1};
-    else cb_conv_params_of(L, p);
-}
-
 cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     if (!cb_gpu_available())
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "backend %s: no CUDA device is visible", e->be->name);
@@ -95,28 +86,12 @@ double cb_cuda_timer_stop(cb_exec *e) {
     return ms;
 }
 
-void cb_cuda_pool_params_of(const cb_layer *L, cb_pool_params *p) {
-    const cb_window *w = &L->p.pool.win;
-    *p = (cb_pool_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w, .r = w->r,
-                          .s = w->s, .p = (int)L->out.h, .q = (int)L->out.w, .stride_h = w->stride_h,
-                          .stride_w = w->stride_w, .pad_top = w->pad_top, .pad_left = w->pad_left,
-                          .is_avg = L->p.pool.avg};
-}
-
-static cb_lrn_params lrn_params(const cb_layer *L) {
-    return (cb_lrn_params){(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.lrn.size, L->p.lrn.alpha,
-                           L->p.lrn.beta, L->p.lrn.k};
-}
-static cb_bn_params bn_params(const cb_layer *L, float eps) {
-    return (cb_bn_params){(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, eps};
-}
-
 // time one phase of conv layer i with algorithm a: a warm-up, then the mean of 3 runs (ms)
 static double time_conv(cb_exec *e, int i, cb_phase ph, const cb_cuda_conv_algo *a, void *ws) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     cb_conv_params p;
-    conv_like_params(L, &p);
+    cb_conv_params_of(L, &p);
     const float *x = e->lb[L->parents[0]].y;
     float *y = cb_exec_op_out(e, i), *dx = e->lb[L->parents[0]].dy;
     // the layer's own gradient buffer may not hold a gradient yet: time on y (same shape)
@@ -137,7 +112,7 @@ double cb_cuda_conv_choose(cb_exec *e, int i, cb_phase ph, bool measure) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     cb_conv_params p;
-    conv_like_params(L, &p);
+    cb_conv_params_of(L, &p);
     const cb_cuda_conv_algo *named = cb_cuda_conv_algo_find(e->opts.conv_algo), *best = cb_cuda_conv_algos[0];
     double best_ms = -1;
     if (named) {
@@ -185,7 +160,7 @@ static void plan_pool_fusion(cb_exec *e, int i, bool measured) {
     cb_conv_params cp;
     cb_pool_params pp;
     cb_conv_params_of(L, &cp);
-    cb_cuda_pool_params_of(&net->layers[j], &pp);
+    cb_pool_params_of(&net->layers[j], &pp);
     const cb_cuda_conv_algo *a = s->conv[i][CB_PHASE_FORWARD];
     if (!a->forward_relu_maxpool && measured) {
         char twin[64];
@@ -234,7 +209,8 @@ void cb_cuda_epilogue_forward(cb_exec *e, int i, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     if (L->bn) {
-        cb_bn_params bp = bn_params(L, L->bn_eps);
+        cb_bn_params bp;
+        cb_bn_params_of(L, &bp);
         if (train) cb_cuda_bn_forward_train(&bp, b->pre, b->gamma, b->beta, b->y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cuda_bn_forward_infer(&bp, b->pre, b->gamma, b->beta, b->y, b->rmean, b->rvar);
     }
@@ -259,14 +235,14 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
     case CB_OP_CONV:
     case CB_OP_FC: {
         cb_conv_params p;
-        conv_like_params(L, &p);
+        cb_conv_params_of(L, &p);
         s->fused_relu[i] = L->act == CB_ACT_RELU && !L->bn;
         conv_algo_of(e, i, CB_PHASE_FORWARD)->forward(&p, x, b->w, b->b, out, s->fused_relu[i], e->ws);
         break;
     }
     case CB_OP_POOL: {
         cb_pool_params p;
-        cb_cuda_pool_params_of(L, &p);
+        cb_pool_params_of(L, &p);
         cb_cuda_pool_forward(&p, x, out, b->aux);
         break;
     }
@@ -294,12 +270,14 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
         cudaMemcpyAsync(out, x, n * 4, cudaMemcpyDeviceToDevice, 0);
         break;
     case CB_OP_LRN: {
-        cb_lrn_params p = lrn_params(L);
+        cb_lrn_params p;
+        cb_lrn_params_of(L, &p);
         cb_cuda_lrn_forward(&p, x, out, b->aux);
         break;
     }
     case CB_OP_BATCHNORM: {
-        cb_bn_params p = bn_params(L, L->p.bn.eps);
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         if (train) cb_cuda_bn_forward_train(&p, x, b->gamma, b->beta, out, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cuda_bn_forward_infer(&p, x, b->gamma, b->beta, out, b->rmean, b->rvar);
         break;
@@ -323,7 +301,7 @@ void cb_cuda_forward(cb_exec *e, int i, bool train) {
             cb_conv_params p;
             cb_pool_params pp;
             cb_conv_params_of(L, &p);
-            cb_cuda_pool_params_of(&e->net->layers[j], &pp);
+            cb_pool_params_of(&e->net->layers[j], &pp);
             s->fused_relu[i] = true;
             s->conv[i][CB_PHASE_FORWARD]->forward_relu_maxpool(&p, e->lb[L->parents[0]].y, e->lb[i].w, e->lb[i].b, &pp,
                                                                 e->lb[j].y, e->ws);
@@ -339,7 +317,8 @@ void cb_cuda_backward_epilogue(cb_exec *e, int i) {
     cb_lbuf *b = &e->lb[i];
     if (L->act == CB_ACT_RELU) cb_cuda_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy);
     if (L->bn) {
-        cb_bn_params bp = bn_params(L, L->bn_eps);
+        cb_bn_params bp;
+        cb_bn_params_of(L, &bp);
         cb_cuda_bn_backward(&bp, b->pre, b->gamma, b->bn_mean, b->bn_invstd, b->dy, b->dpre, b->dgamma, b->dbeta);
     }
 }
@@ -354,13 +333,13 @@ void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
     case CB_OP_CONV:
     case CB_OP_FC: {
         cb_conv_params p;
-        conv_like_params(L, &p);
+        cb_conv_params_of(L, &p);
         conv_algo_of(e, i, CB_PHASE_BWD_DATA)->backward_data(&p, dy, b->w, dx, e->ws);
         break;
     }
     case CB_OP_POOL: {
         cb_pool_params p;
-        cb_cuda_pool_params_of(L, &p);
+        cb_pool_params_of(L, &p);
         cb_cuda_pool_backward(&p, dy, b->aux, dx);
         break;
     }
@@ -374,12 +353,14 @@ void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
         cb_cuda_dropout_backward(nin, b->aux, dy, dx);
         break;
     case CB_OP_LRN: {
-        cb_lrn_params p = lrn_params(L);
+        cb_lrn_params p;
+        cb_lrn_params_of(L, &p);
         cb_cuda_lrn_backward(&p, x, b->y, b->aux, dy, dx);
         break;
     }
     case CB_OP_BATCHNORM: {
-        cb_bn_params p = bn_params(L, L->p.bn.eps);
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         cb_cuda_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, dx, NULL, NULL);
         break;
     }
@@ -404,10 +385,11 @@ void cb_cuda_backward_filter(cb_exec *e, int i) {
     const float *x = e->lb[L->parents[0]].y;
     if (L->op == CB_OP_CONV || L->op == CB_OP_FC) {
         cb_conv_params p;
-        conv_like_params(L, &p);
+        cb_conv_params_of(L, &p);
         conv_algo_of(e, i, CB_PHASE_BWD_FILTER)->backward_filter(&p, x, dy, b->dw, b->db, e->ws);
     } else if (L->op == CB_OP_BATCHNORM) {
-        cb_bn_params p = bn_params(L, L->p.bn.eps);
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         cb_cuda_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, NULL, b->dgamma, b->dbeta);
     }
 }

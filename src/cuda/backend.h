@@ -4,7 +4,7 @@
 #define CB_CUDA_BACKEND_H
 
 #include "core/backend.h"
-#include "cpu/kernels.h"
+#include "core/ops.h"
 #include "cuda/conv_algo.h"
 
 #include <cuda_runtime.h>
@@ -50,8 +50,5 @@ void cb_cuda_backward_filter(cb_exec *e, int i);
 // temporary workspace). Returns its time in ms (measured, else -1) and sets the layer's algo
 // name and workspace.
 double cb_cuda_conv_choose(cb_exec *e, int i, cb_phase ph, bool measure);
-
-void cb_conv_params_of(const cb_layer *L, cb_conv_params *p); // src/cpu/backend.c
-void cb_cuda_pool_params_of(const cb_layer *L, cb_pool_params *p);
 
 #endif

@@ -8,7 +8,7 @@
 #define CB_CUDA_CONV_ALGO_H
 
 #include "convbench.h"
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 #include <stdbool.h>
 #include <stddef.h>

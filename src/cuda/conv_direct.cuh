@@ -23,7 +23,7 @@
 #ifndef CB_CUDA_CONV_DIRECT_CUH
 #define CB_CUDA_CONV_DIRECT_CUH
 
-#include "cpu/kernels.h"
+#include "core/ops.h"
 #include "cuda/fast_div.h"
 
 #include <cuda_bf16.h>

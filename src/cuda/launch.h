@@ -4,7 +4,7 @@
 #ifndef CB_CUDA_LAUNCH_H
 #define CB_CUDA_LAUNCH_H
 
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
 #define CB_CUDA_POOL_NCHW_CUH
 
 #include "cuda/fast_div.h"
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 #include <cuda_bf16.h>
 #include <stdint.h>

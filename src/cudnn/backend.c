@@ -712,7 +712,7 @@ static cudnnStatus_t run_pool(cb_exec *e, int i, bool own, int ph, float *dx) {
     const cb_layer *L = &e->net->layers[i];
     dnn_layer *l = lay(e, i);
     cb_pool_params pp;
-    cb_cuda_pool_params_of(L, &pp);
+    cb_pool_params_of(L, &pp);
     const float *x = e->lb[L->parents[0]].y;           // (N, C, H, W)
     float *y = cb_exec_op_out(e, i);                     // (N, C, P, Q)
     if (!dx) dx = e->lb[L->parents[0]].dy;               // (N, C, H, W)
@@ -963,7 +963,8 @@ static void backward_epilogue(cb_exec *e, int i) {
     if (L->act == CB_ACT_RELU) cb_fmt_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy, is_bf16(e));
     if (L->bn) {
         if (l->own[1] || !l->bnd) {
-            cb_bn_params bp = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->bn_eps};
+            cb_bn_params bp;
+            cb_bn_params_of(L, &bp);
             cb_cuda_bn_backward(&bp, b->pre, b->gamma, b->bn_mean, b->bn_invstd, b->dy, b->dpre, b->dgamma, b->dbeta);
         } else
             cudnnBatchNormalizationBackward(dnn(e)->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, b->pre, l->yd,

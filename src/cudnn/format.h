@@ -5,7 +5,7 @@
 #ifndef CB_CUDNN_FORMAT_H
 #define CB_CUDNN_FORMAT_H
 
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 #include <stddef.h>
 #include <stdint.h>

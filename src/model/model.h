@@ -5,7 +5,7 @@
 #define CB_MODEL_H
 
 #include "convbench.h"
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 // ---- devices and interconnects (data/devices.json) ------------------------------------------
 typedef enum cb_algo {
@@ -152,7 +152,6 @@ typedef struct cb_algo_cost {
     double workspace;                   // bytes of scratch
 } cb_algo_cost;
 
-void cb_conv_params_of(const cb_layer *L, cb_conv_params *p); // src/cpu/backend.c
 // elem_bytes: 4 for fp32/tf32, 2 for bf16.
 void cb_algo_cost_of(const cb_net *net, int i, cb_phase ph, cb_algo a, int elem_bytes, cb_algo_cost *c);
 // One convolution shape in a given form (its limits applied); epi: epilogue FLOPs folded in.

@@ -77,8 +77,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
         bool fc = L->op == CB_OP_FC, bias = fc ? L->p.fc.bias : L->p.conv.bias;
         if (ph != CB_PHASE_BWD_DATA || dgrad) {
             cb_conv_params p;
-            if (fc) p = (cb_conv_params){.n = (int)L->in.n, .c = (int)L->in.c, .k = L->p.fc.k};
-            else cb_conv_params_of(L, &p);
+            cb_conv_params_of(L, &p);
             double s = 0;
             cb_algo_cost c;
             const cb_cal_algo *a = best_algo(d, &p, ph, o->precision, fc, o->workspace_limit, &s, &c);
