@@ -29,9 +29,32 @@ typedef enum cb_status {
 
 const char *cb_status_name(cb_status s);
 
-// Errors carry a one-line message: "FILE: layer 'NAME': problem".
+// Why a backend declines a layer or an option (as NNPACK's nnp_status_unsupported_*): a test
+// asserts the code, a user reads the message made from it, which ends "[unsupported: NAME]".
+typedef enum cb_reason {
+    CB_REASON_NONE,             // supported
+    CB_REASON_PRECISION,        // the backend does not compute in this --precision
+    CB_REASON_LAYOUT,           // the backend does not store this --layout
+    CB_REASON_CONV_ALGO,        // --conv-algo on a backend without convbench's own GPU algorithms
+    CB_REASON_CONCAT_AXIS,      // a concatenation along another axis than the channels
+    CB_REASON_SOFTMAX_POSITION, // a Softmax layer that is not the last
+    CB_REASON_ASYM_PADDING,     // trailing pads differ from leading ones, and nothing here pads so
+    CB_REASON_LRN_RANGE,        // an LRN size, k or beta outside the library's range
+    CB_REASON_BN_EPSILON,       // a batch-norm epsilon under the library's minimum
+    CB_REASON_NHWC_ORDER,       // a Reshape or Softmax of a spatial tensor, whose elements NHWC orders differently
+    CB_REASON_LIBRARY_REFUSES,  // the library returned an error for this layer's descriptors
+    CB_REASON_NO_ALGORITHM,     // no algorithm runs it within the workspace limit
+    CB_REASON_ACTIVATION,       // an activation function the backend lacks in this storage
+    CB_REASON_COUNT
+} cb_reason;
+
+const char *cb_reason_name(cb_reason r); // "asymmetric_padding", ...
+
+// Errors carry a one-line message: "FILE: layer 'NAME': problem". reason: set with
+// CB_STATUS_UNSUPPORTED when a backend declined (CB_REASON_NONE otherwise).
 typedef struct cb_error {
     cb_status status;
+    cb_reason reason;
     char msg[512];
 } cb_error;
 
@@ -144,6 +167,11 @@ void cb_net_cost_total(const cb_net *net, cb_net_cost *c);
 // ---- execution ------------------------------------------------------------------------------
 typedef enum cb_precision { CB_PREC_FP32, CB_PREC_TF32, CB_PREC_BF16, CB_PREC_COUNT } cb_precision;
 typedef enum cb_layout { CB_LAYOUT_NCHW, CB_LAYOUT_NHWC, CB_LAYOUT_COUNT } cb_layout;
+// The names the flags take and the results print: "fp32", "tf32", "bf16"; "nchw", "nhwc".
+const char *cb_precision_name(cb_precision p);
+bool cb_precision_parse(const char *s, cb_precision *p);
+const char *cb_layout_name(cb_layout l);
+bool cb_layout_parse(const char *s, cb_layout *l);
 typedef enum cb_phase {
     CB_PHASE_FORWARD,
     CB_PHASE_BWD_DATA,
@@ -165,6 +193,27 @@ typedef struct cb_exec_opts {
 } cb_exec_opts;
 
 void cb_exec_opts_default(cb_exec_opts *o);
+
+// ---- backends: what each declares it can do --------------------------------------------------
+typedef struct cb_backend_caps {
+    unsigned precisions;          // bit (1u << p) for each cb_precision it computes in
+    unsigned layouts;             // bit (1u << l) for each cb_layout it stores activations in
+    bool device;                  // buffers live in GPU memory
+    bool own_conv_algos;          // runs convbench's own GPU convolution algorithms (--conv-algo)
+    bool conv_library;            // its convolutions run on a vendor library (cuDNN): calibrate measures those
+    bool calibrates;              // `convbench calibrate --backend` measures it
+    bool conv_fuses_relu;         // its convolution kernels apply the ReLU that follows (no separate pass)
+    bool fc_on_library;           // its fully connected layers run on a vendor GEMM (cuBLAS)
+} cb_backend_caps;
+
+// What backend `name` declares, whether or not this build has it; NULL: no such backend.
+const cb_backend_caps *cb_backend_caps_of(const char *name);
+bool cb_backend_built(const char *name);   // this build has it (CUDA ones need nvcc at build time)
+// Does backend o->backend run the options o (precision, layout, --conv-algo) and, when net is not
+// NULL, every layer of net? CB_REASON_NONE, or the first reason it declines with err's one line
+// (status CB_STATUS_UNSUPPORTED, or CB_STATUS_ARG for an unknown backend). Asks only what the
+// options and shapes tell; cb_exec_create may still decline a layer its library refuses.
+cb_reason cb_backend_supports(const cb_net *net, const cb_exec_opts *o, cb_error *err);
 
 typedef struct cb_exec cb_exec;
 

@@ -214,6 +214,45 @@ static void test_unknown_backend(void) {
     cb_net_free(net);
 }
 
+// Declines carry a reason code; the tests assert the code, the message names it.
+static void test_declines_have_reasons(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    if (!net) return;
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    CHECK(cb_backend_supports(net, &o, &err) == CB_REASON_NONE, "cpu declines all.json: %s", err.msg);
+    o.precision = CB_PREC_BF16;
+    CHECK(cb_backend_supports(net, &o, &err) == CB_REASON_PRECISION && err.reason == CB_REASON_PRECISION &&
+              err.status == CB_STATUS_UNSUPPORTED, "cpu bf16: %s", err.msg);
+    CHECK(!cb_exec_create(net, &o, &err) && err.reason == CB_REASON_PRECISION, "cpu bf16 created: %s", err.msg);
+    o.precision = CB_PREC_FP32;
+    o.layout = CB_LAYOUT_NHWC;
+    CHECK(cb_backend_supports(net, &o, &err) == CB_REASON_LAYOUT, "ref nhwc: %s", err.msg);
+    o.layout = CB_LAYOUT_NCHW;
+    o.conv_algo = "igemm-simt";
+    CHECK(cb_backend_supports(net, &o, &err) == CB_REASON_CONV_ALGO, "cpu --conv-algo: %s", err.msg);
+    o.conv_algo = NULL;
+    cb_net_free(net);
+    // the engine's own limits, on every backend
+    const char *mid_softmax = "{\"name\": \"s\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 1, 1, 4]},"
+                              " \"sm\": {\"parents\": [\"data\"], \"type\": \"Softmax\", \"num_classes\": 4},"
+                              " \"fc\": {\"parents\": [\"sm\"], \"type\": \"InnerProduct\", \"num_outputs\": 3}}}";
+    net = cb_net_load_string(mid_softmax, "mid_softmax.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    CHECK(!cb_exec_create(net, &o, &err) && err.reason == CB_REASON_SOFTMAX_POSITION && strstr(err.msg, "[unsupported: softmax_position]"),
+          "softmax in the middle: %s", err.msg);
+    cb_net_free(net);
+    // what each backend declares, asked by name (built or not)
+    const cb_backend_caps *cpu = cb_backend_caps_of("cpu"), *cuda = cb_backend_caps_of("cuda"), *dnn = cb_backend_caps_of("cudnn");
+    CHECK(cpu && cuda && dnn && !cb_backend_caps_of("tpu"), "caps of cpu, cuda, cudnn");
+    CHECK(cpu && !cpu->device && !cpu->own_conv_algos && cpu->precisions == 1u << CB_PREC_FP32, "cpu caps");
+    CHECK(cuda && cuda->device && cuda->own_conv_algos && !(cuda->layouts & (1u << CB_LAYOUT_NHWC)), "cuda caps");
+    CHECK(dnn && dnn->conv_library && (dnn->layouts & (1u << CB_LAYOUT_NHWC)), "cudnn caps");
+    for (int r = 0; r < CB_REASON_COUNT; r++) CHECK(strcmp(cb_reason_name((cb_reason)r), "?") != 0, "reason %d has a name", r);
+}
+
 static void test_out_of_memory_is_clean(void) {
     cb_error err = {0};
     cb_net *net = cb_net_load("vgg16", &err);
@@ -234,6 +273,7 @@ int main(void) {
     RUN(test_gradients_finite_differences);
     RUN(test_learns_synthetic_task);
     RUN(test_unknown_backend);
+    RUN(test_declines_have_reasons);
     RUN(test_out_of_memory_is_clean);
     return test_summary();
 }

@@ -142,7 +142,7 @@ static bool exec_pair(cb_net *net, const char *backend, cb_precision prec, const
     *r = *g ? cb_exec_create(net, &o, &err) : NULL;
     if (*g && *r) return true;
     if (!*g && may_decline && err.status == CB_STATUS_UNSUPPORTED &&
-        (strstr(err.msg, "asymmetric padding") || strstr(err.msg, "refuses them") || strstr(err.msg, "batch-norm epsilon"))) {
+        (err.reason == CB_REASON_ASYM_PADDING || err.reason == CB_REASON_LIBRARY_REFUSES || err.reason == CB_REASON_BN_EPSILON)) {
         printf("skip %s: declined: %s\n", name, err.msg);
         skipped++;
     } else {

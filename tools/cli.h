@@ -47,10 +47,6 @@ int cli_emit(const cli_cmd *cmd, cb_report *r, const cli_out *o, cb_format fmt);
 cb_net *cli_load_net(const cli_cmd *cmd, const char *spec, long batch, int *exit_status);
 void cli_progress(const cli_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-bool cli_parse_precision(const char *s, cb_precision *p);
-bool cli_parse_layout(const char *s, cb_layout *l);
-const char *cli_precision_name(cb_precision p);
-const char *cli_layout_name(cb_layout l);
 void cli_shape_str(cb_shape s, char *buf, size_t n); // Paleo's NHWC "[64, 224, 224, 3]"
 
 extern const cli_cmd cmd_summary, cmd_fullpass, cmd_profile;

@@ -22,7 +22,7 @@ static int run(int argc, char **argv) {
         const cb_cuda_conv_algo *a = cb_cuda_conv_algos[i];
         cb_table_row(t);
         cb_table_str(t, a->name);
-        cb_table_str(t, cli_precision_name(a->prec));
+        cb_table_str(t, cb_precision_name(a->prec));
         cb_table_str(t, a->forward ? "yes" : "-");
         cb_table_str(t, a->backward_data ? "yes" : "-");
         cb_table_str(t, a->backward_filter ? "yes" : "-");

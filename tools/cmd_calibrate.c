@@ -322,9 +322,9 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     snprintf(list, sizeof list, "%s", precs);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         cb_precision p;
-        if (!cli_parse_precision(tok, &p)) return cli_usage_error(&cmd_calibrate, "--precision: '%s' is not fp32, tf32 or bf16", tok);
-        if (p == CB_PREC_BF16 && strcmp(backend, "cuda"))
-            return cli_usage_error(&cmd_calibrate, "--precision bf16: the cudnn backend runs fp32 and tf32 convolutions (bf16 GEMMs are always measured)");
+        if (!cb_precision_parse(tok, &p)) return cli_usage_error(&cmd_calibrate, "--precision: '%s' is not fp32, tf32 or bf16", tok);
+        if (p == CB_PREC_BF16 && cb_backend_caps_of(backend)->conv_library)
+            return cli_usage_error(&cmd_calibrate, "--precision bf16: backend %s calibrates cuDNN's fp32 and tf32 convolutions (bf16 GEMMs are always measured)", backend);
         if (go.nprec < CB_PREC_COUNT) go.precs[go.nprec++] = p;
     }
     if (!go.nprec) return cli_usage_error(&cmd_calibrate, "--precision: empty list");
@@ -403,13 +403,14 @@ static int run(int argc, char **argv) {
     if (reps < 1 || reps > 16) return cli_usage_error(&cmd_calibrate, "--reps: %ld must be in [1, 16]", reps);
     if (ws_mb < 0 || ws_mb > (1L << 24)) return cli_usage_error(&cmd_calibrate, "--workspace-mb: %ld must be in [0, %ld]", ws_mb, 1L << 24);
     if (refit) return run_refit(refit, save, &o, fmt);
-    if (!strcmp(backend, "cuda") || !strcmp(backend, "cudnn")) {
+    const cb_backend_caps *caps = cb_backend_caps_of(backend);
+    if (!caps || !caps->calibrates) return cli_usage_error(&cmd_calibrate, "--backend: '%s' is not cpu, cuda or cudnn", backend);
+    if (caps->device) {
         gpu_args ga = {.backend = backend, .base = base, .db_path = db_path, .precs = precs, .save = save, .reps = reps,
                        .ws_mb = ws_mb, .verbose = verbose};
         if ((rc = parse_gpu_args(sections, shapes, &ga)) >= 0) return rc;
         return run_gpu(&ga, &o, fmt);
     }
-    if (strcmp(backend, "cpu")) return cli_usage_error(&cmd_calibrate, "--backend: '%s' is not cpu, cuda or cudnn", backend);
     if (size < 64 || size > 16384) return cli_usage_error(&cmd_calibrate, "--size: %ld must be in [64, 16384]", size);
     if (!base) base = "xeon-2c";
     cb_devdb db;

@@ -60,10 +60,12 @@ static int run(int argc, char **argv) {
     int nb = parse_batches(batches, bs);
     if (nb < 1) return cli_usage_error(&cmd_infer, "--batch: '%s' is not a list of 1 to %d sizes in [1, 1000000]", batches, MAX_BATCHES);
     cb_precision prec;
-    if (!cli_parse_precision(precision, &prec))
+    if (!cb_precision_parse(precision, &prec))
         return cli_usage_error(&cmd_infer, "--precision: '%s' is not one of fp32, tf32, bf16", precision);
-    if (prec != CB_PREC_FP32 && (strcmp(backend, "cpu") == 0 || strcmp(backend, "ref") == 0))
-        return cli_usage_error(&cmd_infer, "--precision %s: the CPU backends run fp32 only", precision);
+    cb_exec_opts bo;
+    cb_exec_opts_default(&bo);
+    bo.backend = backend, bo.precision = prec;
+    if ((rc = backend_opts_check(&cmd_infer, &bo)) >= 0) return rc;
     cb_net *net = cli_load_net(&cmd_infer, pos[0], bs[0], &rc); // set again per batch size
     if (!net) return rc;
     cb_dataset te = {0};

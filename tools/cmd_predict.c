@@ -116,7 +116,7 @@ static int run(int argc, char **argv) {
         if (!known) return cli_usage_error(&cmd_predict, "--kinds: '%.*s' is not conv, fc, pool, other or all", (int)n, k);
         k += n + (k[n] == ',');
     }
-    if (!cli_parse_precision(precision, &mo.precision))
+    if (!cb_precision_parse(precision, &mo.precision))
         return cli_usage_error(&cmd_predict, "--precision: '%s' is not fp32, tf32 or bf16", precision);
     cb_devdb db;
     cb_device dev;
@@ -144,7 +144,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_str(r, "network", net->name);
     cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
     cb_report_meta_str(r, "device", dev.name);
-    cb_report_meta_str(r, "precision", cli_precision_name(mo.precision));
+    cb_report_meta_str(r, "precision", cb_precision_name(mo.precision));
     cb_report_meta_str(r, "method", paleo ? "paleo" : dev.cal.nalgo ? "calibrated GPU (per-algorithm fit)" : dev.calibrated ? "roofline, calibrated" : "roofline");
     if (calibration) cb_report_meta_str(r, "calibration", calibration);
     double tot[CB_PHASE_COUNT] = {0};

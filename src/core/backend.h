@@ -33,8 +33,11 @@ typedef struct cb_backend {
     void (*download)(cb_exec *e, void *dst, const void *src, size_t bytes);
     void (*timer_start)(cb_exec *e);
     double (*timer_stop)(cb_exec *e);        // ms since timer_start, after the work completed
-    // NULL or true when the layer can run; otherwise a reason in why
-    bool (*supports)(const cb_exec *e, int layer, char *why, size_t n);
+    // Can it run layer `layer` of net with options o? CB_REASON_NONE, or the code with the detail
+    // in why. Asked before init (cb_backend_supports), from the shapes and options alone; NULL:
+    // every layer. What only the library can tell (a refused descriptor, no algorithm within the
+    // workspace) plan declines with cb_decline.
+    cb_reason (*supports)(const cb_net *net, int layer, const cb_exec_opts *o, char *why, size_t n);
     // choose algorithms and workspace for a layer; buffers exist already
     cb_status (*plan)(cb_exec *e, int layer, cb_error *err);
     void (*forward)(cb_exec *e, int layer, bool train);
@@ -90,6 +93,7 @@ static inline float *cb_exec_op_out(const cb_exec *e, int i) { return e->lb[i].p
 void cb_exec_act_download(cb_exec *e, int layer, float *host, const void *dev);
 void cb_exec_act_upload(cb_exec *e, int layer, void *dev, const float *host);
 
+// the backend of that name in this build, or NULL (src/core/registry.c)
 const cb_backend *cb_backend_find(const char *name);
 
 extern const cb_backend cb_backend_cpu, cb_backend_ref;

@@ -9,17 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-const cb_backend *cb_backend_find(const char *name) {
-    static const cb_backend *all[] = {&cb_backend_cpu, &cb_backend_ref,
-#ifdef CB_HAVE_CUDA
-                                      &cb_backend_cuda, &cb_backend_cudnn, &cb_backend_auto,
-#endif
-    };
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (strcmp(all[i]->name, name) == 0) return all[i];
-    return NULL;
-}
-
 void cb_exec_opts_default(cb_exec_opts *o) {
     memset(o, 0, sizeof *o);
     o->backend = "cpu";
@@ -120,17 +109,8 @@ void cb_exec_destroy(cb_exec *e) {
 }
 
 cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
+    if (cb_backend_supports(net, opts, err) != CB_REASON_NONE) return NULL;
     const cb_backend *be = cb_backend_find(opts->backend);
-    if (!be) {
-        cb_fail(err, CB_STATUS_ARG, "--backend", NULL, "unknown backend '%s' (cpu, ref%s)", opts->backend,
-#ifdef CB_HAVE_CUDA
-                ", cuda, cudnn, auto"
-#else
-                "; this build has no CUDA"
-#endif
-        );
-        return NULL;
-    }
     cb_exec *e = cb_xcalloc(1, sizeof *e);
     e->net = net;
     e->opts = *opts;
@@ -148,28 +128,6 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         return NULL;
     }
     const cb_layer *last = &net->layers[n - 1];
-    for (int i = 0; i < n; i++) {
-        char why[256] = "";
-        const cb_layer *L = &net->layers[i];
-        if (L->op == CB_OP_CONCAT) {
-            int d = L->p.concat.dim < 0 ? L->p.concat.dim + L->out.rank : L->p.concat.dim;
-            if (d != L->out.rank - 1 && !(L->out.rank == 4 && L->out.h == 1 && L->out.w == 1)) {
-                cb_fail(err, CB_STATUS_UNSUPPORTED, net->path, L->name, "the engine concatenates along channels only");
-                cb_exec_destroy(e);
-                return NULL;
-            }
-        }
-        if (L->op == CB_OP_SOFTMAX && i != n - 1) {
-            cb_fail(err, CB_STATUS_UNSUPPORTED, net->path, L->name, "Softmax is supported as the last layer only");
-            cb_exec_destroy(e);
-            return NULL;
-        }
-        if (be->supports && !be->supports(e, i, why, sizeof why)) {
-            cb_fail(err, CB_STATUS_UNSUPPORTED, net->path, L->name, "backend %s: %s", be->name, why);
-            cb_exec_destroy(e);
-            return NULL;
-        }
-    }
     // parameters: one arena each for values, gradients, momentum
     int64_t np = 0, ns = 0;
     for (int i = 0; i < n; i++) {

@@ -16,6 +16,11 @@ typedef struct cb_raw_parents {
 cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *layer, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+// A declined layer or option: status CB_STATUS_UNSUPPORTED, err->reason = r, and the message
+// ends "[unsupported: NAME]" (cb_reason_name). Returns r.
+cb_reason cb_decline(cb_error *err, cb_reason r, const char *source, const char *layer, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 // Resolve parent names, order the layers topologically (file order among ready layers), reject
 // cycles and unknown parents, then infer every shape. Takes ownership of layers and parents.
 cb_net *cb_net_build(char *name, const char *source, cb_layer *layers, cb_raw_parents *parents, int n, cb_error *err);

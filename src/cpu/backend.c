@@ -42,7 +42,8 @@ static double timer_stop(cb_exec *e) {
     return s->depth < 8 ? cb_now_ms() - s->t0[s->depth] : 0;
 }
 
-static bool supports(const cb_exec *e, int i, char *why, size_t n) { return true; }
+// every layer kind and activation, in fp32 NCHW (the options the registry checked)
+static cb_reason supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n) { return CB_REASON_NONE; }
 
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];

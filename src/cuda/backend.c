@@ -27,8 +27,7 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
         }
         if (!cb_cuda_conv_algo_allowed(a, e->opts.precision))
             return cb_fail(err, CB_STATUS_ARG, "--conv-algo", NULL, "%s computes in %s; --precision %s does not allow it", a->name,
-                           a->prec == CB_PREC_TF32 ? "tf32" : a->prec == CB_PREC_BF16 ? "bf16" : "fp32",
-                           e->opts.precision == CB_PREC_TF32 ? "tf32" : e->opts.precision == CB_PREC_BF16 ? "bf16" : "fp32");
+                           cb_precision_name(a->prec), cb_precision_name(e->opts.precision));
     }
     for (int j = 0; j < CB_CUDA_TIMER_DEPTH; j++) CB_CUDA_TRY(cudaEventCreate(&s->t0[j]));
     CB_CUDA_TRY(cudaEventCreate(&s->t1));
@@ -50,11 +49,9 @@ void cb_cuda_destroy_state(cb_exec *e) {
     e->state = NULL;
 }
 
-static cb_status init(cb_exec *e, cb_error *err) {
-    if (e->opts.layout != CB_LAYOUT_NCHW)
-        return cb_fail(err, CB_STATUS_UNSUPPORTED, "--layout", NULL, "backend cuda: NCHW only (its own kernels); --layout nhwc runs on the cudnn and auto backends");
-    return cb_cuda_init_state(e, err);
-}
+// every layer kind and activation with its own kernels, in fp32 NCHW storage (the registry
+// declines another --layout)
+static cb_reason supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n) { return CB_REASON_NONE; }
 
 void *cb_cuda_alloc(cb_exec *e, size_t bytes) {
     void *p = NULL;
@@ -412,9 +409,9 @@ void cb_cuda_xent_backward_(cb_exec *e, const float *prob, const int32_t *labels
 void cb_cuda_softmax_(cb_exec *e, const float *x, float *prob, int n, int k) { cb_cuda_softmax(n, k, x, prob); }
 
 const cb_backend cb_backend_cuda = {
-    .name = "cuda", .device = true, .init = init, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
+    .name = "cuda", .device = true, .init = cb_cuda_init_state, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
-    .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .supports = NULL, .plan = plan,
+    .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .supports = supports, .plan = plan,
     .forward = cb_cuda_forward, .backward_epilogue = cb_cuda_backward_epilogue, .backward_data = cb_cuda_backward_data,
     .backward_filter = cb_cuda_backward_filter, .add = cb_cuda_add_, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,
     .xent_forward = cb_cuda_xent_forward_, .xent_backward = cb_cuda_xent_backward_, .softmax = cb_cuda_softmax_};

@@ -79,10 +79,15 @@ static dnn_layer *lay(const cb_exec *e, int i) { return e->lb[i].priv; }
 static bool native(const cb_exec *e) { return dnn(e)->fmt == 0; } // fp32 NCHW: the code paths of before
 static bool is_bf16(const cb_exec *e) { return dnn(e)->fmt & CB_FMT_BF16; }
 static bool is_nhwc(const cb_exec *e) { return dnn(e)->fmt & CB_FMT_NHWC; }
-static const char *fmt_name(const cb_exec *e) {
-    static const char *names[] = {"fp32 NCHW", "fp32 NHWC", "bf16 NCHW", "bf16 NHWC"};
-    return names[dnn(e)->fmt & 3];
+// the storage options o give: 0 (fp32 NCHW) or CB_FMT_NHWC | CB_FMT_BF16
+static int fmt_of(const cb_exec_opts *o) {
+    return (o->layout == CB_LAYOUT_NHWC ? CB_FMT_NHWC : 0) | (o->precision == CB_PREC_BF16 ? CB_FMT_BF16 : 0);
 }
+static const char *fmt_label(int fmt) {
+    static const char *names[] = {"fp32 NCHW", "fp32 NHWC", "bf16 NCHW", "bf16 NHWC"};
+    return names[fmt & 3];
+}
+static const char *fmt_name(const cb_exec *e) { return fmt_label(dnn(e)->fmt); }
 
 #define DNN_TRY(call)                                                                                                  \
     do {                                                                                                               \
@@ -167,7 +172,7 @@ static cb_status init_common(cb_exec *e, cb_error *err, bool autotune) {
     dnn_state *d = cb_xcalloc(1, sizeof *d);
     ((cb_cuda_state *)e->state)->lib = d;
     d->autotune = autotune;
-    d->fmt = (e->opts.layout == CB_LAYOUT_NHWC ? CB_FMT_NHWC : 0) | (e->opts.precision == CB_PREC_BF16 ? CB_FMT_BF16 : 0);
+    d->fmt = fmt_of(&e->opts);
     d->tfmt = is_nhwc(e) ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     d->dtype = is_bf16(e) ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
     e->act_bytes = cb_fmt_bytes(d->fmt);
@@ -245,8 +250,9 @@ static cudnnStatus_t set4d(const cb_exec *e, cudnnTensorDescriptor_t *d, cb_shap
 // A layer the storage (other than fp32 NCHW) cannot run: declined, with the reason. Own kernels,
 // the fallback of fp32 NCHW, compute fp32 NCHW only.
 #define OWN_NCHW "; own kernels run fp32 NCHW only"
-static cb_status decline(const cb_exec *e, const cb_layer *L, cb_error *err, const char *why) {
-    return cb_fail(err, CB_STATUS_UNSUPPORTED, e->net->path, L->name, "backend %s, %s tensors: %s", e->be->name, fmt_name(e), why);
+static cb_status decline(const cb_exec *e, const cb_layer *L, cb_error *err, cb_reason r, const char *why) {
+    cb_decline(err, r, e->net->path, L->name, "backend %s, %s tensors: %s", e->be->name, fmt_name(e), why);
+    return CB_STATUS_UNSUPPORTED;
 }
 
 // The weights of conv or FC layer i as cuDNN / cuBLAS read them: b->w itself in fp32 NCHW, else
@@ -378,7 +384,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
     }
     if (oh != L->out.h || ow != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
-        if (!native(e)) return decline(e, L, err, "asymmetric padding, which cuDNN lacks" OWN_NCHW);
+        if (!native(e)) return decline(e, L, err, CB_REASON_ASYM_PADDING, "asymmetric padding, which cuDNN lacks" OWN_NCHW);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
             if (!needed) continue;
@@ -470,7 +476,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         size_t dnn_ws = b->ws[p];
         snprintf(dnn_name, sizeof dnn_name, "%s", b->algo[p]);
         if (dnn_ms[p] < 0 && !native(e)) {
-            return decline(e, L, err, p == 0 ? "no cuDNN forward algorithm runs it within the workspace limit" OWN_NCHW
+            return decline(e, L, err, CB_REASON_NO_ALGORITHM, p == 0 ? "no cuDNN forward algorithm runs it within the workspace limit" OWN_NCHW
                                       : p == 1 ? "no cuDNN backward-data algorithm runs it within the workspace limit" OWN_NCHW
                                                : "no cuDNN backward-filter algorithm runs it within the workspace limit" OWN_NCHW);
         } else if (dnn_ms[p] < 0) { // no cuDNN algorithm fits: an own kernel
@@ -634,19 +640,6 @@ static cb_status plan_fc(cb_exec *e, int i, cb_error *err) {
     return CB_OK;
 }
 
-// Under NHWC, what would read elements in NCHW order: a Reshape of a spatial tensor, a Softmax
-// over one (a spatial last layer is fine: the criterion converts to NCHW)
-static cb_status check_nhwc(cb_exec *e, int i, cb_error *err) {
-    const cb_layer *L = &e->net->layers[i];
-    cb_shape in = e->net->layers[L->parents[0]].out, out = L->out;
-    bool spatial_in = in.h * in.w > 1, spatial_out = out.h * out.w > 1;
-    if (L->op == CB_OP_RESHAPE && (spatial_in || spatial_out) && (in.c != out.c || in.h != out.h || in.w != out.w))
-        return decline(e, L, err, "a Reshape of a spatial tensor, whose elements NHWC orders differently");
-    if (L->op == CB_OP_SOFTMAX && spatial_in)
-        return decline(e, L, err, "a Softmax over a spatial input, whose classes NHWC orders differently");
-    return CB_OK;
-}
-
 // Under a storage other than fp32 NCHW, runs layer i's cuDNN calls once on its own buffers (their
 // contents do not matter) so that a combination cuDNN refuses (a layout or type one of its legacy
 // routines lacks) is declined here with its status, not ignored in forward()
@@ -698,7 +691,7 @@ static cb_status probe(cb_exec *e, int i, cb_error *err) {
     if (st != CUDNN_STATUS_SUCCESS) {
         char why[160];
         snprintf(why, sizeof why, "cuDNN's %s refuses them (%s)" OWN_NCHW, what, cudnnGetErrorString(st));
-        return decline(e, L, err, why);
+        return decline(e, L, err, CB_REASON_LIBRARY_REFUSES, why);
     }
     return CB_OK;
 }
@@ -779,16 +772,52 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
     return native(e) || l->own[0] ? CB_OK : probe(e, i, err);
 }
 
+// cuDNN pads a convolution symmetrically (the leading pads on both sides). Under NHWC plan_conv
+// runs it on a copy of the input with the missing trailing rows and columns added (TF SAME).
+static int64_t cudnn_out(int64_t in, int pad, int r, int stride) { return (in + 2 * pad - r) / stride + 1; }
+static bool conv_pads_fit(const cb_layer *L, bool nhwc) {
+    const cb_window *w = &L->p.conv.win;
+    int64_t h = L->in.h, wd = L->in.w;
+    if (nhwc) {
+        int64_t eh = (L->out.h - 1) * w->stride_h + w->r - 2 * w->pad_top - h, ew = (L->out.w - 1) * w->stride_w + w->s - 2 * w->pad_left - wd;
+        h += eh > 0 ? eh : 0, wd += ew > 0 ? ew : 0;
+    }
+    return cudnn_out(h, w->pad_top, w->r, w->stride_h) == L->out.h && cudnn_out(wd, w->pad_left, w->s, w->stride_w) == L->out.w;
+}
+
+// In fp32 NCHW own kernels run whatever cuDNN cannot; in another storage (own convolution, LRN and
+// batch-norm kernels compute fp32 NCHW only) these are declined. What only cuDNN can tell (a
+// refused descriptor, no algorithm within the workspace) plan declines after asking it.
+static cb_reason supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n) {
+    const cb_layer *L = &net->layers[i];
+    int fmt = fmt_of(o);
+    if (fmt == 0 || L->op == CB_OP_INPUT) return CB_REASON_NONE;
+    cb_reason r = CB_REASON_NONE;
+    const char *what = "";
+    cb_shape in = net->layers[L->parents[0]].out, out = L->out;
+    bool spatial_in = in.h * in.w > 1, spatial_out = out.h * out.w > 1;
+    float eps = L->op == CB_OP_BATCHNORM ? L->p.bn.eps : L->bn_eps;
+    if ((fmt & CB_FMT_NHWC) && L->op == CB_OP_RESHAPE && (spatial_in || spatial_out) && (in.c != out.c || in.h != out.h || in.w != out.w))
+        r = CB_REASON_NHWC_ORDER, what = "a Reshape of a spatial tensor, whose elements NHWC orders differently";
+    else if ((fmt & CB_FMT_NHWC) && L->op == CB_OP_SOFTMAX && spatial_in)
+        r = CB_REASON_NHWC_ORDER, what = "a Softmax over a spatial input, whose classes NHWC orders differently";
+    else if ((L->bn || L->op == CB_OP_BATCHNORM) && eps < CUDNN_BN_MIN_EPSILON)
+        r = CB_REASON_BN_EPSILON, what = "a batch-norm epsilon under CUDNN_BN_MIN_EPSILON" OWN_NCHW;
+    else if (L->op == CB_OP_LRN && (L->p.lrn.size < CUDNN_LRN_MIN_N || L->p.lrn.size > CUDNN_LRN_MAX_N || L->p.lrn.k < CUDNN_LRN_MIN_K ||
+                                    L->p.lrn.beta < CUDNN_LRN_MIN_BETA))
+        r = CB_REASON_LRN_RANGE, what = "an LRN size, k or beta outside cuDNN's range" OWN_NCHW;
+    else if (L->op == CB_OP_CONV && !conv_pads_fit(L, fmt & CB_FMT_NHWC))
+        r = CB_REASON_ASYM_PADDING, what = "asymmetric padding, which cuDNN lacks" OWN_NCHW;
+    if (r != CB_REASON_NONE) snprintf(why, n, "%s tensors: %s", fmt_label(fmt), what);
+    return r;
+}
+
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = cb_xcalloc(1, sizeof *l);
     b->priv = l;
     if (L->op == CB_OP_INPUT) return CB_OK;
-    if (is_nhwc(e)) {
-        cb_status st = check_nhwc(e, i, err);
-        if (st != CB_OK) return st;
-    }
     DNN_TRY(set4d(e, &l->yd, L->out));
     if (L->act == CB_ACT_RELU || L->op == CB_OP_RELU) {
         DNN_TRY(cudnnCreateActivationDescriptor(&l->act));
@@ -796,7 +825,7 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
     }
     float eps = L->op == CB_OP_BATCHNORM ? L->p.bn.eps : L->bn_eps;
     if (L->bn || L->op == CB_OP_BATCHNORM) {
-        if (eps < CUDNN_BN_MIN_EPSILON && !native(e)) return decline(e, L, err, "a batch-norm epsilon under CUDNN_BN_MIN_EPSILON" OWN_NCHW);
+        if (eps < CUDNN_BN_MIN_EPSILON && !native(e)) return decline(e, L, err, CB_REASON_BN_EPSILON, "a batch-norm epsilon under CUDNN_BN_MIN_EPSILON" OWN_NCHW);
         if (eps < CUDNN_BN_MIN_EPSILON) l->own[0] = l->own[1] = true;
         else {
             DNN_TRY(cudnnCreateTensorDescriptor(&l->bnd));
@@ -830,7 +859,7 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
     default:
         break;
     }
-    if (!native(e) && (l->own[0] || l->own[1])) return decline(e, L, err, "an LRN size, k or beta outside cuDNN's range" OWN_NCHW);
+    if (!native(e) && (l->own[0] || l->own[1])) return decline(e, L, err, CB_REASON_LRN_RANGE, "an LRN size, k or beta outside cuDNN's range" OWN_NCHW);
     return native(e) ? CB_OK : probe(e, i, err);
 }
 
@@ -1153,7 +1182,7 @@ static void crit_xent_backward(cb_exec *e, const float *prob, const int32_t *lab
 #define DNN_BACKEND(NAME, INIT)                                                                                        \
     {.name = NAME, .device = true, .init = INIT, .destroy = destroy, .alloc = cb_cuda_alloc, .release = cb_cuda_release, \
      .upload = cb_cuda_upload, .download = cb_cuda_download, .timer_start = cb_cuda_timer_start,                      \
-     .timer_stop = cb_cuda_timer_stop, .supports = NULL, .plan = plan, .forward = forward,                            \
+     .timer_stop = cb_cuda_timer_stop, .supports = supports, .plan = plan, .forward = forward,                            \
      .backward_epilogue = backward_epilogue, .backward_data = backward_data, .backward_filter = backward_filter,      \
      .add = act_add, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_, .xent_forward = crit_xent_forward,                  \
      .xent_backward = crit_xent_backward, .softmax = crit_softmax, .act_upload = act_upload,                           \

@@ -506,7 +506,7 @@ cb_status cb_gpu_calibrate(const cb_gpu_cal_opts *o, cb_gpu_cal *out, cb_error *
     memset(out, 0, sizeof *out);
     if (!cb_gpu_available())
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "%s: no CUDA device is visible", o->backend);
-    ctx c = {.o = o, .out = out, .err = err, .dnn_backend = strcmp(o->backend, "cuda") != 0};
+    ctx c = {.o = o, .out = out, .err = err, .dnn_backend = cb_backend_caps_of(o->backend)->conv_library};
     int dev = 0;
     struct cudaDeviceProp prop;
     cudaGetDevice(&dev);

@@ -49,6 +49,13 @@ static double parents_s(const cb_device *d, const cb_net *net, int i, cb_mop dir
     return s;
 }
 
+// what the calibrated backend declares (a calibration from elsewhere: nothing)
+static const cb_backend_caps *cal_caps(const cb_device *d) {
+    static const cb_backend_caps none = {0};
+    const cb_backend_caps *c = cb_backend_caps_of(d->cal.backend);
+    return c ? c : &none;
+}
+
 // the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM)
 static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p, cb_phase ph, cb_precision prec, bool fc,
                                     double ws_limit, double *best_s, cb_algo_cost *best_c) {
@@ -56,7 +63,8 @@ static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p,
     for (int j = 0; j < d->cal.nalgo; j++) {
         const cb_cal_algo *a = &d->cal.algo[j];
         if (a->phase != ph || a->prec != prec || a->fc != fc) continue;
-        if (fc && !strcmp(d->cal.backend, "cuda") && !strncmp(a->name, "cublas", 6)) continue; // its FC runs the own GEMM
+        if (fc && cal_caps(d)->own_conv_algos && !cal_caps(d)->fc_on_library && !strncmp(a->name, "cublas", 6))
+            continue; // its FC runs the own GEMM
         cb_algo_cost c;
         double s = cb_cal_algo_s(&d->cal, a, p, fc, &c);
         if (s < 0 || (ws_limit > 0 && c.workspace > ws_limit)) continue;
@@ -92,7 +100,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
                 out->memory_bound = a->bw > 0 && c.bytes / a->bw > (a->rate > 0 ? c.flops / a->rate : 0);
             }
         }
-        bool fused_relu = !strcmp(d->cal.backend, "cuda") && !fc; // the own kernels apply the ReLU in the forward
+        bool fused_relu = cal_caps(d)->conv_fuses_relu && !fc; // the forward kernels apply the ReLU
         if (ph == CB_PHASE_FORWARD) {
             if (bias) extra += mop_s(d, CB_MOP_BIAS_ADD, &y);
             if (L->bn) extra += mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y);
