@@ -238,7 +238,48 @@ cb_status cb_exec_set_lr(cb_exec *e, float lr);
 // Output probabilities (after softmax) or logits of the last layer, copied to host (n * classes)
 cb_status cb_exec_get_output(cb_exec *e, float *out, size_t count);
 int64_t cb_exec_output_classes(const cb_exec *e);
-const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph); // algorithm used, "" when none
+// What a backend chose for one layer and phase, as data: tests, tools and the model read the
+// fields; cb_choice_format prints it at the edge ("own igemm-tf32 0.051<0.352", "FWD_WINOGRAD
+// (C 3->8)", "in conv1"). Nothing decides on the printed text.
+typedef enum cb_impl {
+    CB_IMPL_NONE,                 // no choice made for this layer and phase
+    CB_IMPL_REF,                  // the plain reference loops (CPU)
+    CB_IMPL_CPU,                  // the fast CPU path: im2col + OpenBLAS
+    CB_IMPL_OWN,                  // convbench's own GPU kernels (algo: index into the own algorithm table, -1: not a convolution)
+    CB_IMPL_CUDNN,                // cuDNN (algo: its cudnnConvolution*Algo_t of the phase, -1: not a convolution)
+    CB_IMPL_CUBLAS,               // a cuBLAS GEMM (FC layers; 1x1 convolutions under NHWC)
+    CB_IMPL_COUNT
+} cb_impl;
+
+typedef enum cb_choice_flag {
+    CB_CHOICE_FALLBACK = 1 << 0,     // --conv-algo's algorithm does not run this; the generic one does
+    CB_CHOICE_RACED = 1 << 1,        // measured against the other implementation: ms won over rival_ms
+    CB_CHOICE_FORCED = 1 << 2,       // a test's override ($CONVBENCH_AUTO_POOL / _GEMM) chose it
+    CB_CHOICE_FUSED = 1 << 3,        // also computes layer fused_with (conv + ReLU + max pool)
+    CB_CHOICE_IN_FUSED = 1 << 4,     // computed by layer fused_with's fused kernel
+    CB_CHOICE_ASYM_PAD = 1 << 5,     // own kernels: the library lacks this padding
+    CB_CHOICE_NO_LIB_FIT = 1 << 6,   // own kernels: no library algorithm fits the workspace limit
+    CB_CHOICE_CHANNEL_PAD = 1 << 7,  // runs on a copy of the input with zero channels added (pad_from -> pad_to)
+    CB_CHOICE_SAME_COPY = 1 << 8,    // runs on a copy of the input with the trailing SAME rows and columns
+    CB_CHOICE_OWN_NCHW_ONLY = 1 << 9,// raced nothing: the own kernels compute fp32 NCHW only
+    CB_CHOICE_PAIRED = 1 << 10,      // timed forward and backward together (pooling: the backward needs the forward's argmax)
+} cb_choice_flag;
+
+typedef struct cb_choice {
+    cb_impl impl;
+    int algo;                     // id within impl (see cb_impl), -1 none
+    const char *name;             // the algorithm's name, static ("igemm-simt", "FWD_WINOGRAD", "cublasSgemm tf32"); never NULL
+    double ms, rival_ms;          // measured at plan time (-1: not measured): the choice's and, raced, the loser's
+    size_t workspace;             // bytes
+    unsigned flags;               // cb_choice_flag
+    int pad_from, pad_to;         // CB_CHOICE_CHANNEL_PAD: the input channels before and after
+    int fused_with;               // CB_CHOICE_FUSED / IN_FUSED: the other layer
+} cb_choice;
+
+// The one printer of a choice (net names the layer of fused_with).
+void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n);
+const cb_choice *cb_exec_choice(const cb_exec *e, int layer, cb_phase ph);
+const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph); // cb_choice_format of it, "" when none
 size_t cb_exec_workspace(const cb_exec *e, int layer, cb_phase ph);
 size_t cb_exec_peak_bytes(const cb_exec *e);
 const cb_net *cb_exec_net(const cb_exec *e);

@@ -253,6 +253,41 @@ static void test_declines_have_reasons(void) {
     for (int r = 0; r < CB_REASON_COUNT; r++) CHECK(strcmp(cb_reason_name((cb_reason)r), "?") != 0, "reason %d has a name", r);
 }
 
+// Choices are data: the CPU backends' choices by field, and the one printer on made-up choices.
+static void test_choices_are_data(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    if (!net) return;
+    cb_exec *e = make(net, "cpu", 0.01f), *r = make(net, "ref", 0.01f);
+    CHECK(e && r, "create");
+    for (int i = 0; e && r && i < net->nlayers; i++)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            const cb_choice *c = cb_exec_choice(e, i, (cb_phase)p), *cr = cb_exec_choice(r, i, (cb_phase)p);
+            bool gemm = net->layers[i].op == CB_OP_CONV || net->layers[i].op == CB_OP_FC;
+            CHECK(c->impl == (gemm ? CB_IMPL_CPU : CB_IMPL_NONE) && cr->impl == (gemm ? CB_IMPL_REF : CB_IMPL_NONE),
+                  "layer %d phase %d: impl %d / %d", i, p, c->impl, cr->impl);
+            CHECK(c->workspace == cb_exec_workspace(e, i, (cb_phase)p), "workspace of layer %d", i);
+            CHECK(!gemm || *cb_exec_algo(e, i, (cb_phase)p), "layer %d prints its choice", i);
+        }
+    cb_exec_destroy(e);
+    cb_exec_destroy(r);
+    char buf[96];
+    cb_choice c = {.impl = CB_IMPL_OWN, .algo = 3, .name = "igemm-tf32", .ms = 0.05, .rival_ms = 0.35, .flags = CB_CHOICE_RACED};
+    cb_choice_format(&c, net, buf, sizeof buf);
+    CHECK(!strcmp(buf, "own igemm-tf32 0.050<0.350"), "raced own: '%s'", buf);
+    c = (cb_choice){.impl = CB_IMPL_CUDNN, .algo = 6, .name = "FWD_WINOGRAD", .flags = CB_CHOICE_CHANNEL_PAD | CB_CHOICE_SAME_COPY,
+                    .pad_from = 3, .pad_to = 8};
+    cb_choice_format(&c, net, buf, sizeof buf);
+    CHECK(!strcmp(buf, "FWD_WINOGRAD (C 3->8, SAME)"), "padded: '%s'", buf);
+    c = (cb_choice){.impl = CB_IMPL_OWN, .algo = -1, .name = "", .flags = CB_CHOICE_IN_FUSED, .fused_with = 1};
+    cb_choice_format(&c, net, buf, sizeof buf);
+    CHECK(!strcmp(buf, "in c1"), "fused: '%s'", buf);
+    c = (cb_choice){.impl = CB_IMPL_OWN, .algo = 0, .name = "igemm-simt", .flags = CB_CHOICE_FALLBACK | CB_CHOICE_ASYM_PAD};
+    cb_choice_format(&c, net, buf, 12); // truncated, terminated
+    CHECK(strlen(buf) == 11, "truncated: '%s'", buf);
+    cb_net_free(net);
+}
+
 static void test_out_of_memory_is_clean(void) {
     cb_error err = {0};
     cb_net *net = cb_net_load("vgg16", &err);
@@ -274,6 +309,7 @@ int main(void) {
     RUN(test_learns_synthetic_task);
     RUN(test_unknown_backend);
     RUN(test_declines_have_reasons);
+    RUN(test_choices_are_data);
     RUN(test_out_of_memory_is_clean);
     return test_summary();
 }

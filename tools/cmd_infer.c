@@ -119,7 +119,7 @@ static int run(int argc, char **argv) {
         double total = cb_now_ms() - t0;
         for (int i = 0; i < nl; i++) {
             snprintf(algo[i], sizeof algo[i], "%s", cb_exec_algo(e, i, CB_PHASE_FORWARD));
-            if (net->layers[i].op == CB_OP_CONV && strstr(algo[i], "+pool")) pool_fused = true;
+            if (cb_exec_choice(e, i, CB_PHASE_FORWARD)->flags & CB_CHOICE_FUSED) pool_fused = true;
         }
         cb_exec_destroy(e);
         cli_progress(&o, "===========Batch Size: %ld============", bs[bi]);

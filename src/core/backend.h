@@ -18,7 +18,8 @@ typedef struct cb_lbuf {
     float *rmean, *rvar;          // running statistics (bn)
     int64_t nw, nb, nbn;          // element counts of w, b, gamma (= beta)
     size_t ws[CB_PHASE_COUNT];    // workspace bytes each phase needs
-    char algo[CB_PHASE_COUNT][48];
+    cb_choice choice[CB_PHASE_COUNT]; // what plan chose (its workspace is ws[]); impl CB_IMPL_NONE: nothing
+    char algo[CB_PHASE_COUNT][64];    // cb_choice_format of choice, set after plan (cb_exec_algo)
     void *priv;                   // backend's per-layer state
 } cb_lbuf;
 
@@ -82,6 +83,12 @@ struct cb_exec {
     size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)
     uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them
 };
+
+// A choice of implementation impl, algorithm id algo (-1: none) named name, nothing measured.
+static inline cb_choice cb_choice_of(cb_impl impl, int algo, const char *name) {
+    cb_choice c = {.impl = impl, .algo = algo, .name = name ? name : "", .ms = -1, .rival_ms = -1, .fused_with = -1};
+    return c;
+}
 
 // Gradient w.r.t. the op's own output (before batch norm and activation): dpre or dy.
 static inline float *cb_exec_op_grad(const cb_exec *e, int i) { return e->lb[i].dpre ? e->lb[i].dpre : e->lb[i].dy; }

@@ -209,6 +209,8 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     free(hs);
     free(hl);
     // algorithms and workspace
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) e->lb[i].choice[p] = cb_choice_of(CB_IMPL_NONE, -1, "");
     for (int i = 0; i < n; i++) {
         if (be->plan && be->plan(e, i, err) != CB_OK) {
             cb_exec_destroy(e);
@@ -217,6 +219,12 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         for (int p = 0; p < CB_PHASE_COUNT; p++)
             if (e->lb[i].ws[p] > e->ws_bytes) e->ws_bytes = e->lb[i].ws[p];
     }
+    for (int i = 0; i < n; i++) // (a fused layer's choice is set by its partner's plan: printed once all are planned)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            cb_lbuf *b = &e->lb[i];
+            b->choice[p].workspace = b->ws[p];
+            cb_choice_format(&b->choice[p], net, b->algo[p], sizeof b->algo[p]);
+        }
     ok = true;
     e->ws = take(e, e->ws_bytes, &ok);
     if (!ok) {
@@ -365,6 +373,7 @@ cb_status cb_exec_get_output(cb_exec *e, float *out, size_t count) {
 }
 
 const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph) { return e->lb[layer].algo[ph]; }
+const cb_choice *cb_exec_choice(const cb_exec *e, int layer, cb_phase ph) { return &e->lb[layer].choice[ph]; }
 size_t cb_exec_workspace(const cb_exec *e, int layer, cb_phase ph) { return e->lb[layer].ws[ph]; }
 size_t cb_exec_peak_bytes(const cb_exec *e) { return e->allocated; }
 const cb_net *cb_exec_net(const cb_exec *e) { return e->net; }

@@ -49,16 +49,16 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     if (L->op != CB_OP_CONV && L->op != CB_OP_FC) return CB_OK;
-    const char *alg = is_ref(e) ? "direct (reference)" : L->op == CB_OP_FC ? "GEMM" : "im2col+GEMM";
-    for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "%s", alg);
+    cb_choice c = is_ref(e) ? cb_choice_of(CB_IMPL_REF, 0, "direct (reference)")
+                  : L->op == CB_OP_FC ? cb_choice_of(CB_IMPL_CPU, 0, "GEMM") : cb_choice_of(CB_IMPL_CPU, 1, "im2col+GEMM");
     if (L->op == CB_OP_CONV && !is_ref(e)) {
         cb_conv_params cp;
         cb_conv_params_of(L, &cp);
         size_t ws = cb_cpu_conv_workspace(&cp);
         for (int p = 0; p < CB_PHASE_COUNT; p++) b->ws[p] = ws;
-        if (ws == 0)
-            for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "GEMM 1x1");
+        if (ws == 0) c = cb_choice_of(CB_IMPL_CPU, 0, "GEMM 1x1");
     }
+    for (int p = 0; p < CB_PHASE_COUNT; p++) b->choice[p] = c;
     return CB_OK;
 }
 

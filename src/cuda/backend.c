@@ -136,7 +136,9 @@ double cb_cuda_conv_choose(cb_exec *e, int i, cb_phase ph, bool measure) {
     }
     s->conv[i][ph] = best;
     b->ws[ph] = cb_cuda_conv_algo_workspace(best, &p, ph);
-    snprintf(b->algo[ph], sizeof b->algo[ph], "%s%s", best->name, named && best != named ? " (fallback)" : "");
+    b->choice[ph] = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(best), best->name);
+    b->choice[ph].ms = best_ms;
+    if (named && best != named) b->choice[ph].flags |= CB_CHOICE_FALLBACK;
     return best_ms;
 }
 
@@ -169,8 +171,12 @@ static void plan_pool_fusion(cb_exec *e, int i, bool measured) {
     s->conv[i][CB_PHASE_FORWARD] = a;
     s->fuse_pool[i] = j, s->fuse_pool[j] = i;
     e->lb[i].ws[CB_PHASE_FORWARD] = cb_cuda_conv_algo_workspace(a, &cp, CB_PHASE_FORWARD);
-    snprintf(e->lb[i].algo[CB_PHASE_FORWARD], sizeof e->lb[i].algo[CB_PHASE_FORWARD], "%s", a->name);
-    snprintf(e->lb[j].algo[CB_PHASE_FORWARD], sizeof e->lb[j].algo[CB_PHASE_FORWARD], "in %s", L->name);
+    cb_choice *c = &e->lb[i].choice[CB_PHASE_FORWARD];
+    *c = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(a), a->name);
+    c->flags |= CB_CHOICE_FUSED, c->fused_with = j;
+    cb_choice *cj = &e->lb[j].choice[CB_PHASE_FORWARD];
+    *cj = cb_choice_of(CB_IMPL_OWN, -1, "");
+    cj->flags |= CB_CHOICE_IN_FUSED, cj->fused_with = i;
 }
 
 // does conv layer i run the max pool after it (plan_pool_fusion)?

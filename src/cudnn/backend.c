@@ -390,9 +390,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
             if (!needed) continue;
             l->own[p] = true;
             cb_cuda_conv_choose(e, i, (cb_phase)p, d->autotune);
-            char nm[48];
-            snprintf(nm, sizeof nm, "%s", b->algo[p]);
-            snprintf(b->algo[p], sizeof b->algo[p], "own %.24s (asym. pad)", nm);
+            b->choice[p].flags |= CB_CHOICE_ASYM_PAD;
         }
         return CB_OK;
     }
@@ -433,7 +431,8 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
                 b->ws[0] = pf[j].memory;
                 dnn_ms[0] = pf[j].time;
                 cudnnSetConvolutionMathType(l->cd[0], pf[j].mathType);
-                snprintf(b->algo[0], sizeof b->algo[0], "%s", algo_name(fwd_name, 8, pf[j].algo));
+                b->choice[0] = cb_choice_of(CB_IMPL_CUDNN, pf[j].algo, algo_name(fwd_name, 8, pf[j].algo));
+                b->choice[0].ms = pf[j].time;
                 break;
             }
     }
@@ -448,7 +447,8 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
                 b->ws[1] = pf[j].memory;
                 dnn_ms[1] = pf[j].time;
                 cudnnSetConvolutionMathType(l->cd[1], pf[j].mathType);
-                snprintf(b->algo[1], sizeof b->algo[1], "%s", algo_name(bwd_data_name, 6, pf[j].algo));
+                b->choice[1] = cb_choice_of(CB_IMPL_CUDNN, pf[j].algo, algo_name(bwd_data_name, 6, pf[j].algo));
+                b->choice[1].ms = pf[j].time;
                 break;
             }
     }
@@ -463,7 +463,8 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
                 b->ws[2] = pf[j].memory;
                 dnn_ms[2] = pf[j].time;
                 cudnnSetConvolutionMathType(l->cd[2], pf[j].mathType);
-                snprintf(b->algo[2], sizeof b->algo[2], "%s", algo_name(bwd_filter_name, 7, pf[j].algo));
+                b->choice[2] = cb_choice_of(CB_IMPL_CUDNN, pf[j].algo, algo_name(bwd_filter_name, 7, pf[j].algo));
+                b->choice[2].ms = pf[j].time;
                 break;
             }
     }
@@ -472,9 +473,9 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         bool needed = p == 0 || (p == 1 && dx) || (p == 2 && b->dw);
         if (!needed) continue;
-        char dnn_name[48];
+        cb_choice dnn_c = b->choice[p]; // cuDNN's pick
         size_t dnn_ws = b->ws[p];
-        snprintf(dnn_name, sizeof dnn_name, "%s", b->algo[p]);
+        cb_choice *c = &b->choice[p];
         if (dnn_ms[p] < 0 && !native(e)) {
             return decline(e, L, err, CB_REASON_NO_ALGORITHM, p == 0 ? "no cuDNN forward algorithm runs it within the workspace limit" OWN_NCHW
                                       : p == 1 ? "no cuDNN backward-data algorithm runs it within the workspace limit" OWN_NCHW
@@ -482,39 +483,38 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         } else if (dnn_ms[p] < 0) { // no cuDNN algorithm fits: an own kernel
             l->own[p] = true;
             cb_cuda_conv_choose(e, i, (cb_phase)p, d->autotune);
-            snprintf(dnn_name, sizeof dnn_name, "%s", b->algo[p]);
-            snprintf(b->algo[p], sizeof b->algo[p], "own %.20s (no cuDNN fits)", dnn_name);
+            c->flags |= CB_CHOICE_NO_LIB_FIT;
         } else if (l->xpad && cg != L->p.conv.cin) {
-            snprintf(b->algo[p], sizeof b->algo[p], "%.26s (C %d->%d%s)", dnn_name, L->p.conv.cin, cg,
-                     xin.h != L->in.h || xin.w != L->in.w ? ", SAME" : "");
+            c->flags |= CB_CHOICE_CHANNEL_PAD | (xin.h != L->in.h || xin.w != L->in.w ? CB_CHOICE_SAME_COPY : 0);
+            c->pad_from = L->p.conv.cin, c->pad_to = cg;
         } else if (l->xpad) {
-            snprintf(b->algo[p], sizeof b->algo[p], "%.26s (SAME copy)", dnn_name);
+            c->flags |= CB_CHOICE_SAME_COPY;
         } else if (d->autotune && conv_is_gemm(e, L) && d->gemm1x1 != FORCE_NONE) { // a test's way to run either
             l->blas[p] = d->gemm1x1 == FORCE_OWN;
-            if (l->blas[p]) b->ws[p] = 0;
-            snprintf(b->algo[p], sizeof b->algo[p], "%.26s (forced)", l->blas[p] ? "cuBLAS 1x1 GEMM" : dnn_name);
+            if (l->blas[p]) b->ws[p] = 0, *c = cb_choice_of(CB_IMPL_CUBLAS, 0, "cuBLAS 1x1 GEMM");
+            c->flags |= CB_CHOICE_FORCED;
         } else if (d->autotune && conv_is_gemm(e, L)) {
             double blas = time_conv_gemm(e, i, p);
             if (blas >= 0 && blas < dnn_ms[p]) {
                 l->blas[p] = true;
                 b->ws[p] = 0;
-                snprintf(b->algo[p], sizeof b->algo[p], "cuBLAS 1x1 GEMM %.3f<%.3f", blas, dnn_ms[p]);
-            } else {
-                snprintf(b->algo[p], sizeof b->algo[p], "%.24s %.3f<%.3f", dnn_name, dnn_ms[p], blas);
-            }
+                *c = cb_choice_of(CB_IMPL_CUBLAS, 0, "cuBLAS 1x1 GEMM");
+                c->ms = blas, c->rival_ms = dnn_ms[p];
+            } else c->rival_ms = blas;
+            c->flags |= CB_CHOICE_RACED;
         } else if (d->autotune && !native(e)) { // own kernels cannot read this storage: cuDNN's choice stands
-            snprintf(b->algo[p], sizeof b->algo[p], "%.26s (own: fp32 NCHW)", dnn_name);
+            c->flags |= CB_CHOICE_OWN_NCHW_ONLY;
         } else if (d->autotune) {
             double own = cb_cuda_conv_choose(e, i, (cb_phase)p, true);
             if (own >= 0 && own < dnn_ms[p]) {
-                char nm[48];
                 l->own[p] = true;
-                snprintf(nm, sizeof nm, "%s", b->algo[p]);
-                snprintf(b->algo[p], sizeof b->algo[p], "own %.20s %.2f<%.2f", nm, own, dnn_ms[p]);
+                c->rival_ms = dnn_ms[p];
             } else {
                 b->ws[p] = dnn_ws;
-                snprintf(b->algo[p], sizeof b->algo[p], "%.24s %.2f<%.2f", dnn_name, dnn_ms[p], own);
+                *c = dnn_c;
+                c->rival_ms = own;
             }
+            c->flags |= CB_CHOICE_RACED;
         }
     }
     return CB_OK;
@@ -618,7 +618,9 @@ static cb_status plan_fc(cb_exec *e, int i, cb_error *err) {
     }
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
-        snprintf(b->algo[p], sizeof b->algo[p], "%s%s", blas, dnn(e)->autotune && !native(e) ? " (own: fp32 NCHW)" : "");
+        cb_choice *c = &b->choice[p];
+        *c = cb_choice_of(CB_IMPL_CUBLAS, 0, blas);
+        if (dnn(e)->autotune && !native(e)) c->flags |= CB_CHOICE_OWN_NCHW_ONLY;
         if (!needed || !dnn(e)->autotune || !native(e)) continue;
         double ms = 0;
         for (int r = 0; r < 4; r++) {
@@ -626,16 +628,18 @@ static cb_status plan_fc(cb_exec *e, int i, cb_error *err) {
             fc_blas(e, i, (cb_phase)p);
         }
         ms = cb_cuda_timer_stop(e) / 3;
+        cb_choice lib = *c;
+        lib.ms = ms;
         double own = cb_cuda_conv_choose(e, i, (cb_phase)p, true);
-        char nm[48];
-        snprintf(nm, sizeof nm, "%s", b->algo[p]);
         if (own >= 0 && own < ms) {
             l->own[p] = true;
-            snprintf(b->algo[p], sizeof b->algo[p], "own %.20s %.2f<%.2f", nm, own, ms);
+            c->rival_ms = ms;
         } else {
             b->ws[p] = 0;
-            snprintf(b->algo[p], sizeof b->algo[p], "%s %.2f<%.2f", blas, ms, own);
+            *c = lib;
+            c->rival_ms = own;
         }
+        c->flags |= CB_CHOICE_RACED;
     }
     return CB_OK;
 }
@@ -753,22 +757,25 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
                                         CUDNN_NOT_PROPAGATE_NAN, w->r, w->s, w->pad_top, w->pad_left, w->stride_h, w->stride_w));
     int n, c, h, ww;
     DNN_TRY(cudnnGetPooling2dForwardOutputDim(l->pd, l->xd, &n, &c, &h, &ww));
-    char name[48] = "";
+    cb_choice pc = cb_choice_of(CB_IMPL_CUDNN, -1, "");
     if (h != L->out.h || ww != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
         l->own[0] = l->own[1] = true;
-        snprintf(name, sizeof name, "own pool (asym. pad)");
+        pc = cb_choice_of(CB_IMPL_OWN, -1, "pool");
+        pc.flags |= CB_CHOICE_ASYM_PAD;
     } else if (d->autotune && d->pool != FORCE_NONE) {
         l->own[0] = l->own[1] = d->pool == FORCE_OWN;
-        snprintf(name, sizeof name, "%s pool (forced)", l->own[0] ? "own" : "cudnn");
+        pc = l->own[0] ? cb_choice_of(CB_IMPL_OWN, -1, "pool") : cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn pool");
+        pc.flags |= CB_CHOICE_FORCED;
     } else if (d->autotune) {
         double own_ms[2], dnn_ms[2];
         bool own_ok = time_pool(e, i, true, bwd, own_ms), dnn_ok = time_pool(e, i, false, bwd, dnn_ms);
         double own = own_ok ? own_ms[0] + (bwd ? own_ms[1] : 0) : -1, dnn = dnn_ok ? dnn_ms[0] + (bwd ? dnn_ms[1] : 0) : -1;
         l->own[0] = l->own[1] = own_ok && (!dnn_ok || own < dnn);
-        snprintf(name, sizeof name, "%s pool%s %.2f<%.2f", l->own[0] ? "own" : "cudnn", bwd ? " f+b" : "",
-                 l->own[0] ? own : dnn, l->own[0] ? dnn : own);
+        pc = l->own[0] ? cb_choice_of(CB_IMPL_OWN, -1, "pool") : cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn pool");
+        pc.flags |= CB_CHOICE_RACED | (bwd ? CB_CHOICE_PAIRED : 0);
+        pc.ms = l->own[0] ? own : dnn, pc.rival_ms = l->own[0] ? dnn : own;
     }
-    for (int p = 0; p < (bwd ? 2 : 1); p++) snprintf(b->algo[p], sizeof b->algo[p], "%s", name);
+    for (int p = 0; p < (bwd ? 2 : 1); p++) b->choice[p] = pc;
     return native(e) || l->own[0] ? CB_OK : probe(e, i, err);
 }
 

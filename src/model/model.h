@@ -32,9 +32,11 @@ typedef struct cb_algo_form {
     int max_padded;    // whole-image FFT: input edge + 2 * pad at most this (cuDNN: 256)
     bool cudnn;        // cuDNN's further rules: FFT filters larger than the padding
 } cb_algo_form;
-// The form of a named algorithm: cuDNN's ("FWD_FFT_TILING", "BWD_DATA_ALGO_1", ...) or an own
-// one, by the words in its name (wino, fft, im2col; else implicit GEMM). False for unknown cuDNN names.
+// The form of a named algorithm: cuDNN's ("FWD_FFT_TILING", "BWD_DATA_ALGO_1", ...), an own one
+// or a cuBLAS GEMM, by exact name from tables (an own name the table lacks: implicit GEMM).
+// False for unknown cuDNN names.
 bool cb_algo_form_of(const char *name, cb_algo_form *f);
+bool cb_algo_form_known(const char *name); // listed in the tables (not the implicit-GEMM default)
 
 // Memory-bound operations the GPU backends run around and between convolutions; bytes per call
 // from cb_mop_bytes, time = overhead + bytes / bw.
