@@ -33,7 +33,7 @@
 #ifdef CB_HAVE_CUDA
 #include "cpu/kernels.h"
 #include "cuda/conv_algo.h"
-#include "cudnn/format.h"
+#include "storage/format.h"
 #include "gpu/gpu.h"
 
 #include <cuda_runtime.h>
@@ -616,7 +616,7 @@ static void network_case_of(const char *backend, cb_precision prec, bool with_bn
 static void network_case(const char *backend, cb_precision prec) { network_case_of(backend, prec, true); }
 
 #ifdef CB_HAVE_CUDA
-// cb_fmt_pool_forward / _backward (src/cudnn/pool_fmt.cu) called directly in the four storages
+// cb_fmt_pool_forward / _backward (src/storage/pool_fmt.cu) called directly in the four storages
 // (fp32 NCHW is pool.cu) on inputs converted by cb_fmt_convert, against the reference loops on
 // the same values (rounded to bf16 for the bf16 storages, to nearest even as the conversion):
 // max outputs and the saved window offsets exactly, average outputs and input gradients within

@@ -18,7 +18,9 @@ typedef struct cb_cuda_state {
     const cb_cuda_conv_algo *(*conv)[CB_PHASE_COUNT]; // (nlayers) own algorithm per conv layer and phase
     bool *fused_relu;                                  // (nlayers) the forward kernel applied the ReLU
     int *fuse_pool; // (nlayers) inference: conv i also computes the max pool j after it: [i] = j, [j] = i; 0 none
-    void *lib;
+    struct cb_store *store;  // the library backends' activation storage (src/storage), NULL for cuda
+    struct cb_blas *blas;    // their cuBLAS GEMMs (src/blas)
+    void *lib;               // their cuDNN state (src/cudnn)
 } cb_cuda_state;
 
 cb_status cb_cuda_init_state(cb_exec *e, cb_error *err);

@@ -118,7 +118,7 @@ static int run_gemm(ctx *c, void *v) {
     int m, nn, kk, lda, ldb, ldc;
     const void *A, *B;
     void *C;
-    // column-major, as src/cudnn/backend.c calls cublasSgemm for an FC layer
+    // column-major, as src/blas/blas.c calls cublasSgemm for an FC layer
     if (g->ph == CB_PHASE_FORWARD) ta = CUBLAS_OP_T, tb = CUBLAS_OP_N, m = k, nn = n, kk = ci, A = c->w, lda = ci, B = c->x, ldb = ci, C = c->y, ldc = k;
     else if (g->ph == CB_PHASE_BWD_DATA) ta = CUBLAS_OP_N, tb = CUBLAS_OP_N, m = ci, nn = n, kk = k, A = c->w, lda = ci, B = c->dy, ldb = k, C = c->dx, ldc = ci;
     else ta = CUBLAS_OP_N, tb = CUBLAS_OP_T, m = ci, nn = k, kk = n, A = c->x, lda = ci, B = c->dy, ldb = k, C = c->dw, ldc = ci;

@@ -1,9 +1,9 @@
-// Kernels for the cudnn backend's other storages (src/cudnn/format.cu): activations in NHWC
+// Kernels for the cudnn backend's other storages (src/storage/format.cu): activations in NHWC
 // and/or bf16, filters in KRSC and/or bf16, next to fp32 NCHW master weights. A format is a set of
 // bits; 0 is fp32 NCHW (filters KCRS). Every kernel computes in fp32 and rounds to nearest even
 // when it stores bf16. Launches on the default stream; none allocates or synchronizes.
-#ifndef CB_CUDNN_FORMAT_H
-#define CB_CUDNN_FORMAT_H
+#ifndef CB_STORAGE_FORMAT_H
+#define CB_STORAGE_FORMAT_H
 
 #include "core/ops.h"
 

@@ -1,8 +1,8 @@
-// The cudnn backend's kernels for NHWC and bf16 storage (src/cudnn/format.h): conversions between
+// The cudnn backend's kernels for NHWC and bf16 storage (src/storage/format.h): conversions between
 // layouts and types, and the few layers it computes itself (bias, relu gradient, dropout, sum,
 // concatenation) on whatever storage it uses.
 #include "cuda/common.cuh"
-#include "cudnn/format.h"
+#include "storage/format.h"
 #include "cuda/fast_div.h"
 
 #include <cuda_bf16.h>
