@@ -111,7 +111,7 @@ static int save_entry(const char *save, const cb_device *d, const cb_cal_sample 
 
 // the report of a GPU calibration: the fitted algorithms, the passes, the GEMM ceilings
 static void gpu_report(cb_report *r, const cb_device *d) {
-    const char *prec[] = {"fp32", "tf32", "bf16"}, *phn[] = {"forward", "bwd_data", "bwd_filter"};
+    const char *phn[] = {"forward", "bwd_data", "bwd_filter"};
     cb_report_meta_num(r, "sms", d->cal.sms);
     cb_report_meta_num(r, "launch_us", d->cal.launch_s * 1e6);
     const char *gc[] = {"precision", "peak_tflops", "measured_tflops", "fraction_of_peak"};
@@ -119,7 +119,7 @@ static void gpu_report(cb_report *r, const cb_device *d) {
     for (int p = 0; p < CB_PREC_COUNT; p++) {
         if (!(d->meas_gemm[p] > 0)) continue;
         cb_table_row(g);
-        cb_table_str(g, prec[p]);
+        cb_table_str(g, cb_precision_name((cb_precision)p));
         cb_table_num(g, d->peak[p] / 1e12, 1);
         cb_table_num(g, d->meas_gemm[p] / 1e12, 1);
         cb_table_num(g, d->peak[p] > 0 ? d->meas_gemm[p] / d->peak[p] : 0, 3);
@@ -132,7 +132,7 @@ static void gpu_report(cb_report *r, const cb_device *d) {
         cb_table_row(t);
         cb_table_str(t, a->name);
         cb_table_str(t, phn[a->phase]);
-        cb_table_str(t, prec[a->prec]);
+        cb_table_str(t, cb_precision_name(a->prec));
         cb_table_str(t, a->fc ? "fc gemm" : cb_algo_name(a->form.family));
         cb_table_int(t, a->n);
         cb_table_num(t, a->eff, 3);

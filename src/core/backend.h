@@ -5,6 +5,7 @@
 #define CB_CORE_BACKEND_H
 
 #include "convbench.h"
+#include "core/rng.h"
 
 // Buffers of one layer. Shapes: y, dy (N, C, H, W) as layer.out; w (K, C/g, R, S) or (K, C).
 typedef struct cb_lbuf {
@@ -89,6 +90,9 @@ static inline cb_choice cb_choice_of(cb_impl impl, int algo, const char *name) {
     cb_choice c = {.impl = impl, .algo = algo, .name = name ? name : "", .ms = -1, .rival_ms = -1, .fused_with = -1};
     return c;
 }
+
+// the next seed of the run's sequence for a GPU kernel's own generator (dropout)
+static inline uint64_t cb_exec_next_seed(cb_exec *e) { return cb_rng_lcg(&e->rng); }
 
 // Gradient w.r.t. the op's own output (before batch norm and activation): dpre or dy.
 static inline float *cb_exec_op_grad(const cb_exec *e, int i) { return e->lb[i].dpre ? e->lb[i].dpre : e->lb[i].dy; }

@@ -2,7 +2,7 @@
 // update on a backend, timing each layer and phase. No allocation happens after cb_exec_create.
 #include "core/backend.h"
 #include "core/net.h"
-#include "bench/stats.h"
+#include "core/rng.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -21,17 +21,6 @@ void cb_exec_opts_default(cb_exec_opts *o) {
     o->seed = 42;
     o->workspace_limit = (size_t)4096 << 20;
 }
-
-static uint64_t rng_next(uint64_t *s) { // xorshift64*
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 2685821657736338717ULL;
-}
-
-static float rng_uniform(uint64_t *s) { return (float)((rng_next(s) >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
 
 static void *take(cb_exec *e, size_t bytes, bool *ok) {
     if (!*ok || bytes == 0) return NULL;
@@ -75,10 +64,10 @@ static void init_params(cb_exec *e, float *host_params, float *host_stats) {
             // bias alike U(-1/sqrt(fan_in), 1/sqrt(fan_in)): the peers start from the same scale
             float wb = (float)(1.0 / sqrt(fan_in)), bb = wb;
             float *w = host_params + (b->w - e->params);
-            for (int64_t j = 0; j < b->nw; j++) w[j] = wb * rng_uniform(&s);
+            for (int64_t j = 0; j < b->nw; j++) w[j] = wb * cb_rng_uniform(&s);
             if (b->nb) {
                 float *bias = host_params + (b->b - e->params);
-                for (int64_t j = 0; j < b->nb; j++) bias[j] = bb * rng_uniform(&s);
+                for (int64_t j = 0; j < b->nb; j++) bias[j] = bb * cb_rng_uniform(&s);
             }
         }
         if (b->nbn) {
@@ -192,7 +181,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     int32_t *hl = malloc((size_t)last->out.n * 4);
     if (!hp || !hs || !hl) abort();
     init_params(e, hp, hs);
-    for (int64_t j = 0; j < last->out.n; j++) hl[j] = (int32_t)(rng_next(&e->rng) % (uint64_t)classes);
+    for (int64_t j = 0; j < last->out.n; j++) hl[j] = (int32_t)(cb_rng_next(&e->rng) % (uint64_t)classes);
     if (np) be->upload(e, e->params, hp, (size_t)np * 4);
     if (ns) be->upload(e, e->stats, hs, (size_t)ns * 4);
     be->upload(e, e->labels, hl, (size_t)last->out.n * 4);
@@ -202,7 +191,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     int64_t nin = cb_shape_count(net->layers[0].out);
     float *hx = malloc((size_t)nin * 4);
     if (!hx) abort();
-    for (int64_t j = 0; j < nin; j++) hx[j] = rng_uniform(&e->rng);
+    for (int64_t j = 0; j < nin; j++) hx[j] = cb_rng_uniform(&e->rng);
     cb_exec_act_upload(e, 0, e->lb[0].y, hx);
     free(hx);
     free(hp);

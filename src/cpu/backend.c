@@ -2,7 +2,7 @@
 // loops, the oracle at network level). Buffers are host memory in NCHW.
 #include "core/backend.h"
 #include "cpu/kernels.h"
-#include "bench/stats.h"
+#include "core/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>

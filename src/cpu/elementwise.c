@@ -2,6 +2,7 @@
 #include <math.h>
 
 #include "cpu/kernels.h"
+#include "core/rng.h"
 
 void cb_cpu_relu_forward(size_t n, const float *x, float *y)
 {
@@ -22,14 +23,7 @@ void cb_cpu_dropout_forward(size_t n, float keep, uint64_t *rng_state, const flo
 {
     uint64_t s = *rng_state ? *rng_state : 0x9E3779B97F4A7C15ull; // xorshift is stuck at 0
     const float inv = 1.0f / keep;
-    for (size_t i = 0; i < n; i++) {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        const uint64_t r = s * 0x2545F4914F6CDD1Dull;
-        const float u = (float)(r >> 40) * (1.0f / 16777216.0f); // uniform in [0, 1), 24 bits
-        mask[i] = u < keep ? inv : 0.0f;
-    }
+    for (size_t i = 0; i < n; i++) mask[i] = cb_rng_unit(&s) < keep ? inv : 0.0f;
     *rng_state = s;
 #pragma omp parallel for simd schedule(static)
     for (size_t i = 0; i < n; i++) y[i] = x[i] * mask[i];

@@ -221,11 +221,6 @@ void cb_cuda_epilogue_forward(cb_exec *e, int i, bool train) {
         cb_cuda_relu_forward((size_t)cb_shape_count(L->out), b->y, b->y);
 }
 
-static uint64_t next_seed(cb_exec *e) {
-    e->rng = e->rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return e->rng;
-}
-
 void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -263,7 +258,7 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
         for (int j = 1; j < L->nparents; j++) cb_cuda_add(n, out, e->lb[L->parents[j]].y);
         break;
     case CB_OP_DROPOUT:
-        if (train) cb_cuda_dropout_forward(n, L->p.dropout.keep, next_seed(e), x, b->aux, out);
+        if (train) cb_cuda_dropout_forward(n, L->p.dropout.keep, cb_exec_next_seed(e), x, b->aux, out);
         else cudaMemcpyAsync(out, x, n * 4, cudaMemcpyDeviceToDevice, 0);
         break;
     case CB_OP_SOFTMAX:

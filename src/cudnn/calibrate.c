@@ -5,6 +5,7 @@
 #include "cudnn/calibrate.h"
 #include "bench/stats.h"
 #include "core/net.h"
+#include "core/rng.h"
 #include "cuda/conv_algo.h"
 #include "cuda/launch.h"
 #include "gpu/gpu.h"
@@ -27,7 +28,6 @@ _Static_assert(sizeof FWD_NAMES / sizeof FWD_NAMES[0] == CUDNN_CONVOLUTION_FWD_A
 _Static_assert(sizeof BWD_DATA_NAMES / sizeof BWD_DATA_NAMES[0] == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, "bwd data algorithms");
 _Static_assert(sizeof BWD_FILTER_NAMES / sizeof BWD_FILTER_NAMES[0] == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, "bwd filter algorithms");
 
-static const char *const PREC_NAMES[] = {"fp32", "tf32", "bf16"};
 
 typedef struct ctx {
     const cb_gpu_cal_opts *o;
@@ -150,13 +150,13 @@ static cb_status cal_gemm(ctx *c) {
     int nfc = cb_cal_fc_shapes(fc, CB_CAL_MAX_SHAPES);
     for (int pr = 0; pr < CB_PREC_COUNT; pr++) {
         cublasSetMathMode(c->blas, pr == CB_PREC_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH);
-        progress(c, "calibrate: GEMM %s%s", PREC_NAMES[pr], "");
+        progress(c, "calibrate: GEMM %s%s", cb_precision_name((cb_precision)pr), "");
         for (int i = 0; i < nfc; i++)
             for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
                 bool square = fc[i].n == fc[i].c && fc[i].c == fc[i].k;
                 if (square && ph != CB_PHASE_FORWARD) continue;
                 gemm_arg g = {(cb_phase)ph, (cb_precision)pr, fc[i].n, fc[i].c, fc[i].k};
-                progress(c, "  gemm %s %s", PREC_NAMES[pr], ph == 0 ? "forward" : ph == 1 ? "bwd_data" : "bwd_filter");
+                progress(c, "  gemm %s %s", cb_precision_name((cb_precision)pr), ph == 0 ? "forward" : ph == 1 ? "bwd_data" : "bwd_filter");
                 double ms = time_call(c, run_gemm, &g);
                 if (ms < -2) return fatal(c, "GEMM", gemm_name((cb_precision)pr));
                 add(c, CB_SAMPLE_FC, gemm_name((cb_precision)pr), (cb_phase)ph, (cb_precision)pr, &fc[i], ms, 0);
@@ -243,7 +243,7 @@ static cb_status cal_conv_dnn(ctx *c, const cb_conv_params *p, cb_precision prec
         for (int j = 0; j < na; j++) {
             a.ph = (cb_phase)ph;
             a.algo = j;
-            progress(c, "  %s %s", names[j], PREC_NAMES[prec]);
+            progress(c, "  %s %s", names[j], cb_precision_name(prec));
             size_t sz = 0;
             double ms;
             if (dnn_ws(c, &a, &sz) != CUDNN_STATUS_SUCCESS) ms = -1, sz = 0;
@@ -449,8 +449,7 @@ static cb_status setup(ctx *c) {
     if (!pat) abort();
     uint64_t s = 0x9E3779B97F4A7C15ULL;
     for (size_t i = 0; i < npat; i++) {
-        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-        pat[i] = (float)((s >> 40) & 0xFFFF) / 65536.0f - 0.5f;
+        pat[i] = (float)((cb_rng_lcg(&s) >> 40) & 0xFFFF) / 65536.0f - 0.5f;
     }
     cb_status rc = CB_OK;
     for (int i = 0; i < 6 && rc == CB_OK; i++)
@@ -537,7 +536,7 @@ cb_status cb_gpu_calibrate(const cb_gpu_cal_opts *o, cb_gpu_cal *out, cb_error *
     int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES);
     int lo = o->shape_lo > 0 ? o->shape_lo : 0, hi = o->shape_hi >= 0 && o->shape_hi < ns ? o->shape_hi : ns - 1;
     for (int k = 0; rc == CB_OK && (sec & CB_GPU_CAL_CONV) && k < o->nprec; k++) {
-        progress(&c, "calibrate: convolutions, %s, %s", o->backend, PREC_NAMES[o->precs[k]]);
+        progress(&c, "calibrate: convolutions, %s, %s", o->backend, cb_precision_name(o->precs[k]));
         for (int i = lo; rc == CB_OK && i <= hi; i++) {
             char what[96];
             snprintf(what, sizeof what, "%d (%dx%dx%dx%d, K %d, %dx%d / %d)", i, sh[i].n, sh[i].c, sh[i].h, sh[i].w, sh[i].k,

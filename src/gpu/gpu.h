@@ -4,14 +4,20 @@
 #define CB_GPU_GPU_H
 
 #include "convbench.h"
-#include "bench/report.h"
 
 #include <stdbool.h>
 
 // true when the CUDA runtime sees at least one device (never aborts)
 bool cb_gpu_available(void);
-// gpu name, driver, runtime, cuDNN and cuBLAS versions, SMs, memory as report metadata
-void cb_gpu_env(cb_report *r);
+// The device the run uses, for a report's environment (src/bench/env.c writes it): name, driver,
+// runtime, cuDNN and cuBLAS versions ("" when unknown), compute capability, SMs, memory.
+typedef struct cb_gpu_info {
+    bool present;                 // a device is visible (else only this is set)
+    char name[256], driver[16], runtime[16], cudnn[16], cublas[16], cc[8];
+    int sms;
+    double mem_gib;
+} cb_gpu_info;
+void cb_gpu_info_get(cb_gpu_info *g);
 // fills err with "what: CUDA error NAME (message)" and returns CB_STATUS_DEVICE; CB_OK when rc == 0
 cb_status cb_gpu_check(int rc, const char *what, const char *file, int line, cb_error *err);
 

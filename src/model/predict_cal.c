@@ -49,6 +49,15 @@ static double parents_s(const cb_device *d, const cb_net *net, int i, cb_mop dir
     return s;
 }
 
+// (here, not in predict.c: predict.c calls this file, never the reverse)
+bool cb_model_needs_data_grad(const cb_net *net, int i) {
+    const cb_layer *L = &net->layers[i];
+    if (L->op == CB_OP_INPUT) return false;
+    for (int p = 0; p < L->nparents; p++)
+        if (net->layers[L->parents[p]].op != CB_OP_INPUT) return true;
+    return false;
+}
+
 // what the calibrated backend declares (a calibration from elsewhere: nothing)
 static const cb_backend_caps *cal_caps(const cb_device *d) {
     static const cb_backend_caps none = {0};

@@ -118,11 +118,6 @@ void cb_store_bias_grad(cb_exec *e, int i, const void *dy, float *db) {
 }
 
 
-static uint64_t next_seed(cb_exec *e) { // the cuda backend's dropout seed sequence
-    e->rng = e->rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return e->rng;
-}
-
 // concat, sum, dropout, reshape of layer i on the storage (fmt != 0): the cuda backend's own ops,
 // with NHWC's channel blocks (rows of N*H*W pixels) and bf16 elements
 void cb_store_forward_op(cb_exec *e, int i, bool train) {
@@ -148,7 +143,7 @@ void cb_store_forward_op(cb_exec *e, int i, bool train) {
         for (int j = 1; j < L->nparents; j++) cb_fmt_add(n, out, e->lb[L->parents[j]].y, cb_store_bf16(e));
         break;
     case CB_OP_DROPOUT:
-        if (train) cb_fmt_dropout_forward(n, L->p.dropout.keep, next_seed(e), x, b->aux, out, cb_store_bf16(e));
+        if (train) cb_fmt_dropout_forward(n, L->p.dropout.keep, cb_exec_next_seed(e), x, b->aux, out, cb_store_bf16(e));
         else cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0);
         break;
     case CB_OP_RESHAPE:
