@@ -71,13 +71,19 @@ typedef enum cb_op {
     CB_OP_RESHAPE,
     CB_OP_LRN,
     CB_OP_BATCHNORM,
-    CB_OP_RELU,
+    CB_OP_ACT,       // an activation function as a layer: Activation ("fn"), ReLU
     CB_OP_COUNT
 } cb_op;
 
 const char *cb_op_name(cb_op op); // Paleo's type name ("Convolution", ...)
 
-typedef enum cb_act { CB_ACT_NONE, CB_ACT_RELU, CB_ACT_COUNT } cb_act;
+// Activation functions, fused after a Convolution, InnerProduct or Elementwise ("activation_fn")
+// or as an Activation layer ("fn"); names and formulas in src/core/act.h.
+typedef enum cb_act {
+    CB_ACT_NONE,
+    CB_ACT_RELU,
+    CB_ACT_COUNT
+} cb_act;
 
 // A tensor shape. rank 4 is (n, c, h, w); rank 2 is (n, c) with h = w = 1. Printed in Paleo's
 // NHWC order. Every element count fits in int64 (checked at load).
@@ -119,6 +125,7 @@ typedef struct cb_layer {
         struct { int classes; } softmax;
         struct { int size; float alpha, beta, k; } lrn;
         struct { float eps; } bn;
+        struct { cb_act fn; } act;            // the Activation layer's function
     } p;
     float bn_eps;                 // for the fused batch norm
 } cb_layer;

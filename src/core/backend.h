@@ -12,6 +12,7 @@ typedef struct cb_lbuf {
     float *y;                     // output, after the fused batch norm and activation
     float *dy;                    // gradient w.r.t. y (NULL when not training)
     float *pre, *dpre;            // op output before the fused batch norm, and its gradient (bn only)
+    float *act_in;                // the fused activation's input, when its gradient reads it (cb_act_needs_input)
     float *bn_mean, *bn_invstd;   // (C) batch statistics saved for backward
     void *aux;                    // max-pool argmax (int32), dropout mask, LRN scale: out-sized
     float *w, *b, *gamma, *beta;  // parameters (slices of the parameter arena)

@@ -3,6 +3,7 @@
 #include "core/backend.h"
 #include "core/net.h"
 #include "core/rng.h"
+#include "core/act.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -83,7 +84,7 @@ void cb_exec_destroy(cb_exec *e) {
     if (e->lb) {
         for (int i = 0; i < e->net->nlayers; i++) {
             cb_lbuf *b = &e->lb[i];
-            void *bufs[] = {b->y, b->dy, b->pre, b->dpre, b->bn_mean, b->bn_invstd, b->aux};
+            void *bufs[] = {b->y, b->dy, b->pre, b->dpre, b->act_in, b->bn_mean, b->bn_invstd, b->aux};
             for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
                 if (bufs[j]) e->be->release(e, bufs[j]);
         }
@@ -164,6 +165,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
             b->bn_mean = take(e, (size_t)L->out.c * 4, &ok);
             b->bn_invstd = take(e, (size_t)L->out.c * 4, &ok);
         }
+        if (train && cb_act_needs_input(L->act)) b->act_in = take(e, out, &ok);
         b->aux = take(e, aux_bytes(L, train), &ok);
     }
     if (train) e->scratch = take(e, (size_t)maxact * e->act_bytes, &ok);

@@ -13,7 +13,7 @@ static const char *STATUS_NAMES[] = {"ok", "io", "parse", "shape", "nomem", "uns
 _Static_assert(sizeof STATUS_NAMES / sizeof STATUS_NAMES[0] == CB_STATUS_COUNT, "a status lacks a name");
 
 static const char *OP_NAMES[] = {"Input",   "Convolution", "Pooling", "InnerProduct", "Concatenate", "Elementwise",
-                                 "Dropout", "Softmax",     "Reshape", "LRN",          "BatchNorm",   "ReLU"};
+                                 "Dropout", "Softmax",     "Reshape", "LRN",          "BatchNorm",   "Activation"};
 _Static_assert(sizeof OP_NAMES / sizeof OP_NAMES[0] == CB_OP_COUNT, "an op lacks a name");
 
 const char *cb_status_name(cb_status s) { return (unsigned)s < CB_STATUS_COUNT ? STATUS_NAMES[s] : "?"; }

@@ -73,7 +73,7 @@ static void epilogue_forward(cb_exec *e, int i, bool train) {
         if (train) cb_cpu_bn_forward_train(&bp, b->pre, b->gamma, b->beta, b->y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cpu_bn_forward_infer(&bp, b->pre, b->gamma, b->beta, b->y, b->rmean, b->rvar);
     }
-    if (L->act == CB_ACT_RELU) cb_cpu_relu_forward(n, b->y, b->y);
+    if (L->act != CB_ACT_NONE) cb_cpu_act_forward(n, L->act, b->y, b->act_in, b->y);
 }
 
 static void forward(cb_exec *e, int i, bool train) {
@@ -147,8 +147,8 @@ static void forward(cb_exec *e, int i, bool train) {
         else cb_cpu_bn_forward_infer(&p, x, b->gamma, b->beta, out, b->rmean, b->rvar);
         break;
     }
-    case CB_OP_RELU:
-        cb_cpu_relu_forward(n, x, out);
+    case CB_OP_ACT:
+        cb_cpu_act_forward(n, L->p.act.fn, x, NULL, out);
         break;
     case CB_OP_INPUT:
     case CB_OP_COUNT:
@@ -161,7 +161,7 @@ static void backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     size_t n = (size_t)cb_shape_count(L->out);
-    if (L->act == CB_ACT_RELU) cb_cpu_relu_backward(n, b->y, b->dy, b->dy);
+    if (L->act != CB_ACT_NONE) cb_cpu_act_backward(n, L->act, b->act_in, b->y, b->dy, b->dy);
     if (L->bn) {
         cb_bn_params bp;
         cb_bn_params_of(L, &bp);
@@ -218,8 +218,8 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         cb_cpu_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, dx, NULL, NULL);
         break;
     }
-    case CB_OP_RELU:
-        cb_cpu_relu_backward(nin, b->y, dy, dx);
+    case CB_OP_ACT:
+        cb_cpu_act_backward(nin, L->p.act.fn, x, b->y, dy, dx);
         break;
     case CB_OP_ADD:     // the sum passes its gradient to every input
     case CB_OP_SOFTMAX: // the criterion's gradient is already w.r.t. the logits

@@ -74,8 +74,10 @@ void cb_cpu_bn_backward(const cb_bn_params *p, const float *x, const float *gamm
                         const float *dy, float *dx, float *dgamma, float *dbeta);
 
 // ---- elementwise --------------------------------------------------------------------------
-void cb_cpu_relu_forward(size_t n, const float *x, float *y);            // y may equal x
-void cb_cpu_relu_backward(size_t n, const float *y, const float *dy, float *dx); // uses output y > 0; dx may equal dy
+// y = f(x) for activation a (src/core/act.h), y may equal x; xsave (or NULL) gets x
+void cb_cpu_act_forward(size_t n, cb_act a, const float *x, float *xsave, float *y);
+// dx = f'(x) dy from the input x (NULL where a's gradient reads y alone) and the output y; dx may equal dy
+void cb_cpu_act_backward(size_t n, cb_act a, const float *x, const float *y, const float *dy, float *dx);
 // mask (n) holds 0 or 1/keep; y = x * mask. rng_state advanced (xorshift64*).
 void cb_cpu_dropout_forward(size_t n, float keep, uint64_t *rng_state, const float *x, float *mask, float *y);
 void cb_cpu_dropout_backward(size_t n, const float *mask, const float *dy, float *dx);

@@ -217,8 +217,8 @@ void cb_cuda_epilogue_forward(cb_exec *e, int i, bool train) {
         if (train) cb_cuda_bn_forward_train(&bp, b->pre, b->gamma, b->beta, b->y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cuda_bn_forward_infer(&bp, b->pre, b->gamma, b->beta, b->y, b->rmean, b->rvar);
     }
-    if (L->act == CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_relu[i])
-        cb_cuda_relu_forward((size_t)cb_shape_count(L->out), b->y, b->y);
+    if (L->act != CB_ACT_NONE && !((cb_cuda_state *)e->state)->fused_relu[i])
+        cb_cuda_act_forward((size_t)cb_shape_count(L->out), L->act, b->y, b->act_in, b->y);
 }
 
 void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
@@ -280,8 +280,8 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
         else cb_cuda_bn_forward_infer(&p, x, b->gamma, b->beta, out, b->rmean, b->rvar);
         break;
     }
-    case CB_OP_RELU:
-        cb_cuda_relu_forward(n, x, out);
+    case CB_OP_ACT:
+        cb_cuda_act_forward(n, L->p.act.fn, x, NULL, out);
         break;
     case CB_OP_INPUT:
     case CB_OP_COUNT:
@@ -313,7 +313,7 @@ void cb_cuda_forward(cb_exec *e, int i, bool train) {
 void cb_cuda_backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
-    if (L->act == CB_ACT_RELU) cb_cuda_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy);
+    if (L->act != CB_ACT_NONE) cb_cuda_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy);
     if (L->bn) {
         cb_bn_params bp;
         cb_bn_params_of(L, &bp);
@@ -362,8 +362,8 @@ void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
         cb_cuda_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, dx, NULL, NULL);
         break;
     }
-    case CB_OP_RELU:
-        cb_cuda_relu_backward(nin, b->y, dy, dx);
+    case CB_OP_ACT:
+        cb_cuda_act_backward(nin, L->p.act.fn, x, b->y, dy, dx);
         break;
     case CB_OP_ADD:
     case CB_OP_SOFTMAX:

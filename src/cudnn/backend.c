@@ -439,7 +439,7 @@ cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err) {
     b->priv = l;
     if (L->op == CB_OP_INPUT) return CB_OK;
     DNN_TRY(set4d(e, &l->yd, L->out));
-    if (L->act == CB_ACT_RELU || L->op == CB_OP_RELU) {
+    if (L->act == CB_ACT_RELU || (L->op == CB_OP_ACT && L->p.act.fn == CB_ACT_RELU)) { // cuDNN's ReLU; the others: own kernels
         DNN_TRY(cudnnCreateActivationDescriptor(&l->act));
         DNN_TRY(cudnnSetActivationDescriptor(l->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     }
@@ -507,6 +507,8 @@ static void epilogue_forward(cb_exec *e, int i, bool train) {
     }
     if (L->act == CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_relu[i])
         cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y);
+    else if (L->act != CB_ACT_NONE && L->act != CB_ACT_RELU)
+        cb_fmt_act_forward((size_t)cb_shape_count(L->out), L->act, b->y, b->act_in, b->y, is_bf16(e));
 }
 
 void cb_dnn_forward(cb_exec *e, int i, bool train) {
@@ -554,8 +556,9 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
             cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, out, l->bnd,
                                                     b->gamma, b->beta, b->rmean, b->rvar, L->p.bn.eps);
         break;
-    case CB_OP_RELU:
-        cudnnActivationForward(d->h, l->act, &one, l->yd, x, &zero, l->yd, out);
+    case CB_OP_ACT:
+        if (l->act) cudnnActivationForward(d->h, l->act, &one, l->yd, x, &zero, l->yd, out);
+        else cb_fmt_act_forward((size_t)cb_shape_count(L->out), L->p.act.fn, x, NULL, out, is_bf16(e));
         break;
     case CB_OP_SOFTMAX:
         cudnnSoftmaxForward(d->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, l->xd, x, &zero, l->xd, out);
@@ -568,12 +571,12 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
     epilogue_forward(e, i, train);
 }
 
-// relu's gradient with the own kernel (it reads y > 0 as the CPU reference does)
+// the activation's gradient with the own kernels (a ReLU's reads y > 0 as the CPU reference does)
 void cb_dnn_backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
-    if (L->act == CB_ACT_RELU) cb_fmt_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy, is_bf16(e));
+    if (L->act != CB_ACT_NONE) cb_fmt_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy, is_bf16(e));
     if (L->bn) {
         if (l->own[1] || !l->bnd) {
             cb_bn_params bp;

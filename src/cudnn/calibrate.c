@@ -314,10 +314,10 @@ static int run_mop(ctx *c, void *v) {
         break;
     case CB_MOP_RELU_FWD:
         if (dnn) st = cudnnActivationForward(c->dnn, a->act, &one, a->td, c->y, &zero, a->td, c->y);
-        else cb_cuda_relu_forward(count, c->y, c->y);
+        else cb_cuda_act_forward(count, CB_ACT_RELU, c->y, NULL, c->y);
         break;
     case CB_MOP_RELU_BWD:
-        cb_cuda_relu_backward(count, c->y, c->dy, c->dy); // the own kernel in both backends
+        cb_cuda_act_backward(count, CB_ACT_RELU, NULL, c->y, c->dy, c->dy); // the own kernel in both backends
         break;
     case CB_MOP_BN_FWD:
         if (dnn)

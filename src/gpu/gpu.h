@@ -13,7 +13,7 @@ bool cb_gpu_available(void);
 // runtime, cuDNN and cuBLAS versions ("" when unknown), compute capability, SMs, memory.
 typedef struct cb_gpu_info {
     bool present;                 // a device is visible (else only this is set)
-    char name[256], driver[16], runtime[16], cudnn[16], cublas[16], cc[8];
+    char name[256], driver[24], runtime[24], cudnn[24], cublas[24], cc[24];
     int sms;
     double mem_gib;
 } cb_gpu_info;

@@ -87,7 +87,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
     out->algo = CB_ALGO_COUNT;
     const cb_layer *L = &net->layers[i];
     if (L->op == CB_OP_INPUT || L->op == CB_OP_RESHAPE) return;
-    bool dgrad = cb_model_needs_data_grad(net, i), relu = L->act == CB_ACT_RELU;
+    bool dgrad = cb_model_needs_data_grad(net, i), relu = L->act != CB_ACT_NONE; // any activation: a ReLU-like pass
     cb_conv_params y = tensor_of(L->out), x = tensor_of(L->in);
     double core = 0, extra = 0;
     if (L->op == CB_OP_CONV || L->op == CB_OP_FC) {
@@ -131,7 +131,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y);
             else if (ph == CB_PHASE_BWD_DATA) core = mop_s(d, CB_MOP_BN_BWD, &y) + (dgrad ? parents_s(d, net, i, CB_MOP_COUNT) : 0);
             break;
-        case CB_OP_RELU:
+        case CB_OP_ACT:
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_RELU_FWD, &y);
             else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &y) + parents_s(d, net, i, CB_MOP_COUNT);
             break;

@@ -35,7 +35,10 @@ void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs, const voi
 // elementwise on n elements of type bf16 (when `bf16`) or fp32; layout does not matter
 void cb_fmt_add(size_t n, void *dst, const void *src, int bf16);                   // dst += src
 void cb_fmt_fill(size_t n, void *dst, float v, int bf16);
-void cb_fmt_relu_backward(size_t n, const void *y, const void *dy, void *dx, int bf16); // dx = y > 0 ? dy : 0
+// activation a (src/core/act.h): y = f(x), xsave (or NULL) gets x; dx = f'(x) dy from the input x
+// (NULL where a's gradient reads y alone) and the output y. y may equal x, dx dy.
+void cb_fmt_act_forward(size_t n, cb_act a, const void *x, void *xsave, void *y, int bf16);
+void cb_fmt_act_backward(size_t n, cb_act a, const void *x, const void *y, const void *dy, void *dx, int bf16);
 // mask (n) fp32 = 0 or 1/keep from the same generator as cb_cuda_dropout_forward; y = x * mask
 void cb_fmt_dropout_forward(size_t n, float keep, uint64_t seed, const void *x, float *mask, void *y, int bf16);
 void cb_fmt_dropout_backward(size_t n, const float *mask, const void *dy, void *dx, int bf16);

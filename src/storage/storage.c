@@ -172,8 +172,8 @@ void cb_store_backward_data(cb_exec *e, int i, int slot, void *dx) {
     case CB_OP_DROPOUT:
         cb_fmt_dropout_backward(nin, b->aux, dy, dx, cb_store_bf16(e));
         break;
-    case CB_OP_RELU:
-        cb_fmt_relu_backward(nin, b->y, dy, dx, cb_store_bf16(e));
+    case CB_OP_ACT:
+        cb_fmt_act_backward(nin, L->p.act.fn, e->lb[L->parents[slot]].y, b->y, dy, dx, cb_store_bf16(e));
         break;
     case CB_OP_ADD:
     case CB_OP_SOFTMAX:
