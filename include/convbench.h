@@ -82,6 +82,12 @@ const char *cb_op_name(cb_op op); // Paleo's type name ("Convolution", ...)
 typedef enum cb_act {
     CB_ACT_NONE,
     CB_ACT_RELU,
+    CB_ACT_SIGMOID,
+    CB_ACT_SILU,        // x * sigmoid(x) (swish)
+    CB_ACT_HARDSWISH,   // x * relu6(x + 3) / 6
+    CB_ACT_HARDSIGMOID, // relu6(x + 3) / 6
+    CB_ACT_RELU6,
+    CB_ACT_GELU,        // x * Phi(x), the erf form
     CB_ACT_COUNT
 } cb_act;
 

@@ -95,9 +95,27 @@ out:
 }
 
 // whole-network gradient of the loss w.r.t. sampled parameters against central differences
-static void test_gradients_finite_differences(void) {
+// every activation function, fused (Convolution, InnerProduct, Elementwise, with and without a
+// batch norm before it) and as an Activation layer
+static const char *NET_ACTS =
+    "{\"name\": \"acts\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [3, 7, 6, 4]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 4, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"silu\"},"
+    "\"c2\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 4, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"gelu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"sum\": {\"parents\": [\"c1\", \"c2\"], \"type\": \"Elementwise\", \"activation_fn\": \"hardswish\"},"
+    "\"a1\": {\"parents\": [\"sum\"], \"type\": \"Activation\", \"fn\": \"sigmoid\"},"
+    "\"a3\": {\"parents\": [\"a1\"], \"type\": \"Activation\", \"fn\": \"gelu\"},"
+    "\"c3\": {\"parents\": [\"sum\"], \"type\": \"Convolution\", \"filter\": [1, 1, 6, 5], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu6\"},"
+    "\"a2\": {\"parents\": [\"c3\"], \"type\": \"Activation\", \"fn\": \"hardsigmoid\"},"
+    "\"cat\": {\"parents\": [\"a2\", \"a3\"], \"type\": \"Concatenate\", \"dim\": 3},"
+    "\"fc1\": {\"parents\": [\"cat\"], \"type\": \"InnerProduct\", \"num_outputs\": 9, \"activation_fn\": \"silu\"},"
+    "\"fc2\": {\"parents\": [\"fc1\"], \"type\": \"InnerProduct\", \"num_outputs\": 5, \"activation_fn\": null},"
+    "\"sm\": {\"parents\": [\"fc2\"], \"type\": \"Softmax\"}}}";
+
+// every parameter gradient of the cpu backend against finite differences of the loss
+static void gradients_fd(const char *json, const char *label) {
     cb_error err = {0};
-    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    cb_net *net = cb_net_load_string(json, label, &err);
     CHECK(net, "%s", err.msg);
     if (!net) return;
     cb_exec *e = make(net, "cpu", 0);
@@ -150,9 +168,14 @@ static void test_gradients_finite_differences(void) {
         }
     }
     CHECK(checked >= 30, "only %d gradients checked", checked);
-    printf("  %d gradients checked, worst normalised error %.3g\n", checked, worst);
+    printf("  %s: %d gradients checked, worst normalised error %.3g\n", label, checked, worst);
     cb_exec_destroy(e);
     cb_net_free(net);
+}
+
+static void test_gradients_finite_differences(void) {
+    gradients_fd(NET_ALL, "all.json");
+    gradients_fd(NET_ACTS, "acts.json");
 }
 
 // four classes told apart by which quadrant is bright: the loss must fall

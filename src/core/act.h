@@ -22,6 +22,12 @@ static inline const char *cb_act_name(cb_act a) {
     switch (a) {
     case CB_ACT_NONE: return "none";
     case CB_ACT_RELU: return "relu";
+    case CB_ACT_SIGMOID: return "sigmoid";
+    case CB_ACT_SILU: return "silu";
+    case CB_ACT_HARDSWISH: return "hardswish";
+    case CB_ACT_HARDSIGMOID: return "hardsigmoid";
+    case CB_ACT_RELU6: return "relu6";
+    case CB_ACT_GELU: return "gelu";
     case CB_ACT_COUNT: break;
     }
     return NULL;
@@ -37,8 +43,14 @@ static inline bool cb_act_parse(const char *s, cb_act *a) {
 // input of a fused activation (cb_lbuf.act_in).
 CB_ACT_HD bool cb_act_needs_input(cb_act a) {
     switch (a) {
+    case CB_ACT_SILU:
+    case CB_ACT_HARDSWISH:
+    case CB_ACT_GELU: return true;
     case CB_ACT_NONE:
     case CB_ACT_RELU:
+    case CB_ACT_SIGMOID:     // y (1 - y)
+    case CB_ACT_HARDSIGMOID: // 0 < y < 1
+    case CB_ACT_RELU6:       // 0 < y < 6
     case CB_ACT_COUNT: return false;
     }
     return false;
