@@ -222,6 +222,7 @@ typedef struct cb_backend_caps {
 // What backend `name` declares, whether or not this build has it; NULL: no such backend.
 const cb_backend_caps *cb_backend_caps_of(const char *name);
 bool cb_backend_built(const char *name);   // this build has it (CUDA ones need nvcc at build time)
+const char *cb_backend_name(int i);        // the i-th backend this build has (0, 1, ...), NULL past the last
 // Does backend o->backend run the options o (precision, layout, --conv-algo) and, when net is not
 // NULL, every layer of net? CB_REASON_NONE, or the first reason it declines with err's one line
 // (status CB_STATUS_UNSUPPORTED, or CB_STATUS_ARG for an unknown backend). Asks only what the

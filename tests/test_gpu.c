@@ -28,6 +28,7 @@
 // storages against the reference loops on the same bf16-rounded inputs: max and argmax exact.
 // Without a GPU (or without CUDA in the build) it prints a skip line and exits 0.
 // `test_gpu --backends cpu` runs the same harness on the CPU backend (a check of the harness).
+#include "core/act.h"
 #include "core/backend.h"
 #include "convbench.h"
 #ifdef CB_HAVE_CUDA
@@ -436,6 +437,18 @@ static void layer_cases_rest(const char *be, cb_precision prec) {
     layer_case(be, prec, "LRN size 3 alpha 0.5 C5", 1, 5, 5, 5, "\"type\": \"LRN\", \"size\": 3, \"alpha\": 0.5, \"beta\": 0.75, \"k\": 1.0");
     layer_case(be, prec, "BatchNorm C13", 4, 5, 6, 13, "\"type\": \"BatchNorm\", \"epsilon\": 0.001");
     layer_case(be, prec, "ReLU", 2, 5, 6, 13, "\"type\": \"ReLU\"");
+    // every activation function (src/core/act.h), as a layer and fused after a convolution
+    for (int ai = CB_ACT_RELU + 1; ai < CB_ACT_COUNT; ai++) {
+        const char *fn = cb_act_name((cb_act)ai);
+        char label[64], body[256];
+        snprintf(label, sizeof label, "Activation %s", fn);
+        snprintf(body, sizeof body, "\"type\": \"Activation\", \"fn\": \"%s\"", fn);
+        layer_case(be, prec, label, 2, 5, 6, 13, body);
+        snprintf(label, sizeof label, "conv 3x3 C5->7 %s", fn);
+        snprintf(body, sizeof body, "\"type\": \"Convolution\", \"filter\": [3, 3, 5, 7], \"padding\": \"SAME\", "
+                                    "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"%s\"", fn);
+        layer_case(be, prec, label, 2, 9, 8, 5, body);
+    }
     layer_case(be, prec, "Softmax 1000 b3", 3, 1, 1, 1000, "\"type\": \"Softmax\", \"num_classes\": 1000");
     layer_case(be, prec, "Dropout keep 0.5", 4, 16, 16, 13, "\"type\": \"Dropout\", \"dropout_keep_prob\": 0.5");
 }

@@ -78,6 +78,11 @@ const cb_backend_caps *cb_backend_caps_of(const char *name) {
     return i < 0 ? NULL : &BACKENDS[i].caps;
 }
 bool cb_backend_built(const char *name) { return cb_backend_find(name) != NULL; }
+const char *cb_backend_name(int i) {
+    for (int k = 0; k < NBACKENDS; k++)
+        if (BACKENDS[k].be && i-- == 0) return BACKENDS[k].name;
+    return NULL;
+}
 
 // What the engine itself cannot run, whatever the backend.
 static cb_reason engine_supports(const cb_net *net, int i, char *why, size_t n) {
