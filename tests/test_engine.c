@@ -3,6 +3,7 @@
 // a synthetic task, and the planned memory (no allocation after create).
 #include "check.h"
 #include "convbench.h"
+#include "core/plan.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -311,6 +312,45 @@ static void test_choices_are_data(void) {
     cb_net_free(net);
 }
 
+// The graph rewrite into plan nodes: conv + ReLU + pool groups in inference, nothing in training,
+// nor where the conv has a batch norm or another consumer; every layer in exactly one node.
+static void test_plan_nodes(void) {
+    const char *json =
+        "{\"name\": \"p\", \"layers\": {"
+        "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 12, 12, 3]},"
+        "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 3, 4], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1]},"
+        "\"p1\": {\"parents\": [\"c1\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"},"
+        "\"c2\": {\"parents\": [\"p1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4, 4], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"normalizer_fn\": \"batch_norm\"},"
+        "\"p2\": {\"parents\": [\"c2\"], \"type\": \"Pooling\", \"ksize\": [1, 1, 1, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\"},"
+        "\"c3\": {\"parents\": [\"p2\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4, 4], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1]},"
+        "\"p3\": {\"parents\": [\"c3\"], \"type\": \"Pooling\", \"ksize\": [1, 1, 1, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\"},"
+        "\"s\": {\"parents\": [\"p3\", \"c3\"], \"type\": \"Elementwise\"}}}";
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, "plan.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    for (int train = 0; train < 2; train++) {
+        cb_plan p;
+        cb_plan_build(net, train, &p);
+        int covered = 0, groups = 0;
+        for (int k = 0; k < p.nnodes; k++) {
+            covered += p.node[k].nlayers;
+            groups += p.node[k].fusion != CB_FUSION_NONE;
+            for (int m = 0; m < p.node[k].nlayers; m++) CHECK(p.node_of[p.node[k].layer[m]] == k, "node_of of layer %d", p.node[k].layer[m]);
+        }
+        CHECK(covered == net->nlayers, "train %d: %d of %d layers in nodes", train, covered, net->nlayers);
+        // c1 + p1 only (c2 has a batch norm, c3 a second consumer)
+        CHECK(groups == (train ? 0 : 1), "train %d: %d groups", train, groups);
+        if (!train) {
+            const cb_plan_node *g = &p.node[p.node_of[1]];
+            CHECK(g->fusion == CB_FUSION_CONV_RELU_MAXPOOL && g->nlayers == 2 && g->layer[0] == 1 && g->layer[1] == 2,
+                  "c1 + p1 grouped: %s", cb_fusion_name(g->fusion));
+        }
+        cb_plan_free(&p);
+    }
+    cb_net_free(net);
+}
+
 static void test_out_of_memory_is_clean(void) {
     cb_error err = {0};
     cb_net *net = cb_net_load("vgg16", &err);
@@ -333,6 +373,7 @@ int main(void) {
     RUN(test_unknown_backend);
     RUN(test_declines_have_reasons);
     RUN(test_choices_are_data);
+    RUN(test_plan_nodes);
     RUN(test_out_of_memory_is_clean);
     return test_summary();
 }

@@ -5,6 +5,7 @@
 #define CB_CORE_BACKEND_H
 
 #include "convbench.h"
+#include "core/plan.h"
 #include "core/rng.h"
 
 // Buffers of one layer. Shapes: y, dy (N, C, H, W) as layer.out; w (K, C/g, R, S) or (K, C).
@@ -69,6 +70,7 @@ struct cb_exec {
     cb_net *net;
     cb_exec_opts opts;
     const cb_backend *be;
+    cb_plan plan;                 // the layers as plan nodes (one layer or a fused group), built before be->plan
     void *state;                  // backend-wide state (handles, streams, events)
     cb_lbuf *lb;                  // per layer
     float *params, *grads, *moms; // flat arenas of every learnable parameter

@@ -93,6 +93,7 @@ void cb_exec_destroy(cb_exec *e) {
     for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
         if (bufs[j]) e->be->release(e, bufs[j]);
     if (e->be->destroy) e->be->destroy(e);
+    cb_plan_free(&e->plan);
     free(e->lb);
     free(e->grad_ready);
     free(e);
@@ -199,7 +200,8 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     free(hp);
     free(hs);
     free(hl);
-    // algorithms and workspace
+    // algorithms and workspace, node by node of the plan (a group's head plans it)
+    cb_plan_build(net, opts->train, &e->plan);
     for (int i = 0; i < n; i++)
         for (int p = 0; p < CB_PHASE_COUNT; p++) e->lb[i].choice[p] = cb_choice_of(CB_IMPL_NONE, -1, "");
     for (int i = 0; i < n; i++) {

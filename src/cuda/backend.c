@@ -142,8 +142,9 @@ double cb_cuda_conv_choose(cb_exec *e, int i, cb_phase ph, bool measure) {
     return best_ms;
 }
 
-// Inference only: conv layer i with its ReLU fused and no batch norm, whose one consumer is a
-// VALID max pool that the forward algorithm can compute in the same kernel, runs both at once:
+// A CB_FUSION_CONV_RELU_MAXPOOL plan node (core/plan.c: inference, conv layer i with its ReLU and
+// no batch norm, whose one consumer is a pool) whose pool the forward algorithm can compute in
+// the same kernel (a VALID max pool of window = stride) runs both at once:
 // the pool's forward becomes a no-op, the conv's time covers both, and its algorithm is the
 // "+pool" one. A measured choice moves to its algorithm's "+pool" twin (same forward kernel); a
 // named one is kept as named.
@@ -151,11 +152,9 @@ static void plan_pool_fusion(cb_exec *e, int i, bool measured) {
     cb_cuda_state *s = e->state;
     const cb_net *net = e->net;
     const cb_layer *L = &net->layers[i];
-    if (e->opts.train || L->act != CB_ACT_RELU || L->bn || L->nchildren != 1) return;
-    int j = i + 1;
-    for (; j < net->nlayers; j++)
-        if (net->layers[j].nparents == 1 && net->layers[j].parents[0] == i) break;
-    if (j == net->nlayers || net->layers[j].op != CB_OP_POOL) return;
+    const cb_plan_node *nd = &e->plan.node[e->plan.node_of[i]];
+    if (nd->fusion != CB_FUSION_CONV_RELU_MAXPOOL || nd->layer[0] != i) return; // the group is formed in core/plan.c
+    int j = nd->layer[1];
     cb_conv_params cp;
     cb_pool_params pp;
     cb_conv_params_of(L, &cp);
