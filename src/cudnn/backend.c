@@ -210,54 +210,34 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     cudnnStatus_t sts[NA];
     int algs[NA];
     size_t mems[NA];
-    {
-        cudnnConvolutionFwdAlgoPerf_t pf[NA];
-        cudnnStatus_t st = cudnnFindConvolutionForwardAlgorithmEx(d->h, l->xd, x, l->wd, wf, l->cd[0], l->yd, y, NA, &ret, pf, ws, wsz);
-        for (int j = 0; j < ret; j++) sts[j] = pf[j].status, algs[j] = pf[j].algo, mems[j] = pf[j].memory;
-        note_skips(e, L, "forward", ret, sts, algs, mems);
-        for (int j = 0; st == CUDNN_STATUS_SUCCESS && j < ret; j++)
-            if (pf[j].status == CUDNN_STATUS_SUCCESS && pf[j].memory <= e->opts.workspace_limit) {
-                l->fwd = pf[j].algo;
-                b->ws[0] = pf[j].memory;
-                dnn_ms[0] = pf[j].time;
-                cudnnSetConvolutionMathType(l->cd[0], pf[j].mathType);
-                b->choice[0] = cb_choice_of(CB_IMPL_CUDNN, pf[j].algo, algo_name(fwd_name, 8, pf[j].algo));
-                b->choice[0].ms = pf[j].time;
-                break;
-            }
-    }
-    if (dx) {
-        cudnnConvolutionBwdDataAlgoPerf_t pf[NA];
-        cudnnStatus_t st = cudnnFindConvolutionBackwardDataAlgorithmEx(d->h, l->wd, wf, l->yd, y, l->cd[1], l->xd, dx, NA, &ret, pf, ws, wsz);
-        for (int j = 0; j < ret; j++) sts[j] = pf[j].status, algs[j] = pf[j].algo, mems[j] = pf[j].memory;
-        note_skips(e, L, "backward-data", ret, sts, algs, mems);
-        for (int j = 0; st == CUDNN_STATUS_SUCCESS && j < ret; j++)
-            if (pf[j].status == CUDNN_STATUS_SUCCESS && pf[j].memory <= e->opts.workspace_limit) {
-                l->bwd_data = pf[j].algo;
-                b->ws[1] = pf[j].memory;
-                dnn_ms[1] = pf[j].time;
-                cudnnSetConvolutionMathType(l->cd[1], pf[j].mathType);
-                b->choice[1] = cb_choice_of(CB_IMPL_CUDNN, pf[j].algo, algo_name(bwd_data_name, 6, pf[j].algo));
-                b->choice[1].ms = pf[j].time;
-                break;
-            }
-    }
-    if (b->dw) {
-        cudnnConvolutionBwdFilterAlgoPerf_t pf[NA];
-        cudnnStatus_t st = cudnnFindConvolutionBackwardFilterAlgorithmEx(d->h, l->xd, x, l->yd, y, l->cd[2], l->wd, dwf, NA, &ret, pf, ws, wsz);
-        for (int j = 0; j < ret; j++) sts[j] = pf[j].status, algs[j] = pf[j].algo, mems[j] = pf[j].memory;
-        note_skips(e, L, "backward-filter", ret, sts, algs, mems);
-        for (int j = 0; st == CUDNN_STATUS_SUCCESS && j < ret; j++)
-            if (pf[j].status == CUDNN_STATUS_SUCCESS && pf[j].memory <= e->opts.workspace_limit) {
-                l->bwd_filter = pf[j].algo;
-                b->ws[2] = pf[j].memory;
-                dnn_ms[2] = pf[j].time;
-                cudnnSetConvolutionMathType(l->cd[2], pf[j].mathType);
-                b->choice[2] = cb_choice_of(CB_IMPL_CUDNN, pf[j].algo, algo_name(bwd_filter_name, 7, pf[j].algo));
-                b->choice[2].ms = pf[j].time;
-                break;
-            }
-    }
+    // each phase: the first of cudnnFind*AlgorithmEx's results (fastest first) that ran within the
+    // workspace limit becomes its algorithm, workspace, time and choice
+#define FIND_BEST(PERF_T, PH, PHASE_NAME, NAMES, NNAMES, ALGO_FIELD, FIND_CALL)                                      \
+    do {                                                                                                               \
+        PERF_T pf[NA];                                                                                                 \
+        cudnnStatus_t st = FIND_CALL;                                                                                  \
+        for (int j = 0; j < ret; j++) sts[j] = pf[j].status, algs[j] = pf[j].algo, mems[j] = pf[j].memory;             \
+        note_skips(e, L, PHASE_NAME, ret, sts, algs, mems);                                                            \
+        for (int j = 0; st == CUDNN_STATUS_SUCCESS && j < ret; j++)                                                    \
+            if (pf[j].status == CUDNN_STATUS_SUCCESS && pf[j].memory <= e->opts.workspace_limit) {                     \
+                l->ALGO_FIELD = pf[j].algo;                                                                            \
+                b->ws[PH] = pf[j].memory;                                                                              \
+                dnn_ms[PH] = pf[j].time;                                                                               \
+                cudnnSetConvolutionMathType(l->cd[PH], pf[j].mathType);                                                \
+                b->choice[PH] = cb_choice_of(CB_IMPL_CUDNN, pf[j].algo, algo_name(NAMES, NNAMES, pf[j].algo));         \
+                b->choice[PH].ms = pf[j].time;                                                                         \
+                break;                                                                                                 \
+            }                                                                                                          \
+    } while (0)
+    FIND_BEST(cudnnConvolutionFwdAlgoPerf_t, 0, "forward", fwd_name, 8, fwd,
+              cudnnFindConvolutionForwardAlgorithmEx(d->h, l->xd, x, l->wd, wf, l->cd[0], l->yd, y, NA, &ret, pf, ws, wsz));
+    if (dx)
+        FIND_BEST(cudnnConvolutionBwdDataAlgoPerf_t, 1, "backward-data", bwd_data_name, 6, bwd_data,
+                  cudnnFindConvolutionBackwardDataAlgorithmEx(d->h, l->wd, wf, l->yd, y, l->cd[1], l->xd, dx, NA, &ret, pf, ws, wsz));
+    if (b->dw)
+        FIND_BEST(cudnnConvolutionBwdFilterAlgoPerf_t, 2, "backward-filter", bwd_filter_name, 7, bwd_filter,
+                  cudnnFindConvolutionBackwardFilterAlgorithmEx(d->h, l->xd, x, l->yd, y, l->cd[2], l->wd, dwf, NA, &ret, pf, ws, wsz));
+#undef FIND_BEST
     cudaFree(ws);
     cudaGetLastError();
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
