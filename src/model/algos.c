@@ -202,8 +202,8 @@ static const struct { const char *name; cb_algo_form f; } OWN_FORMS[] = {
     {"direct-tf32+pool", {.family = CB_ALGO_IMPLICIT_GEMM}}, {"direct-bf16", {.family = CB_ALGO_IMPLICIT_GEMM}},
     {"direct-bf16+pool", {.family = CB_ALGO_IMPLICIT_GEMM}}, {"bwd-data-direct", {.family = CB_ALGO_IMPLICIT_GEMM}},
     {"fft-cufft", {.family = CB_ALGO_FFT}},                  {"winograd-f2x2", {.family = CB_ALGO_WINOGRAD, .max_filter = 3}},
-    {"cublas_fp32", {.family = CB_ALGO_GEMM}},               {"cublas_tf32", {.family = CB_ALGO_GEMM}},
-    {"cublas_bf16", {.family = CB_ALGO_GEMM}},
+    {"cublas_fp32", {.family = CB_ALGO_GEMM, .blas = true}}, {"cublas_tf32", {.family = CB_ALGO_GEMM, .blas = true}},
+    {"cublas_bf16", {.family = CB_ALGO_GEMM, .blas = true}},
 };
 
 bool cb_algo_form_known(const char *name) {

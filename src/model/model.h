@@ -31,6 +31,7 @@ typedef struct cb_algo_form {
     int max_filter;    // Winograd: square odd filters from 3 up to this edge (0: 3 only)
     int max_padded;    // whole-image FFT: input edge + 2 * pad at most this (cuDNN: 256)
     bool cudnn;        // cuDNN's further rules: FFT filters larger than the padding
+    bool blas;         // a cuBLAS GEMM (an FC layer's on the library backends)
 } cb_algo_form;
 // The form of a named algorithm: cuDNN's ("FWD_FFT_TILING", "BWD_DATA_ALGO_1", ...), an own one
 // or a cuBLAS GEMM, by exact name from tables (an own name the table lacks: implicit GEMM).

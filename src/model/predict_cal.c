@@ -72,8 +72,7 @@ static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p,
     for (int j = 0; j < d->cal.nalgo; j++) {
         const cb_cal_algo *a = &d->cal.algo[j];
         if (a->phase != ph || a->prec != prec || a->fc != fc) continue;
-        if (fc && cal_caps(d)->own_conv_algos && !cal_caps(d)->fc_on_library && !strncmp(a->name, "cublas", 6))
-            continue; // its FC runs the own GEMM
+        if (fc && cal_caps(d)->own_conv_algos && !cal_caps(d)->fc_on_library && a->form.blas) continue; // its FC runs the own GEMM
         cb_algo_cost c;
         double s = cb_cal_algo_s(&d->cal, a, p, fc, &c);
         if (s < 0 || (ws_limit > 0 && c.workspace > ws_limit)) continue;
