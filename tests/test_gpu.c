@@ -113,8 +113,10 @@ static double tol_for(const char *backend, cb_precision prec) {
 }
 
 static const char *prec_name(cb_precision p) {
-    if (test_layout == CB_LAYOUT_NHWC) return p == CB_PREC_TF32 ? "nhwc tf32" : p == CB_PREC_BF16 ? "nhwc bf16" : "nhwc fp32";
-    return p == CB_PREC_TF32 ? "tf32" : p == CB_PREC_BF16 ? "bf16" : "fp32";
+    static char buf[32];
+    snprintf(buf, sizeof buf, "%s%s%s", test_layout == CB_LAYOUT_NHWC ? cb_layout_name(test_layout) : "",
+             test_layout == CB_LAYOUT_NHWC ? " " : "", cb_precision_name(p));
+    return buf;
 }
 
 // the tolerance for one phase of the layer: cuDNN's FFT and non-fused Winograd algorithms round
