@@ -153,6 +153,8 @@ static void reference(const cb_layer *L, const double *x, const double *dy, doub
     free(pre), free(dpre);
 }
 
+static bool no_device; // the backend under test found no GPU: its remaining cases are skipped unrun
+
 // one case on one backend, precision and layout: pass, fail, or skip (declined)
 static void run_case(const op_case *k, const char *backend, cb_precision prec, cb_layout layout) {
     char json[1024], name[256];
@@ -170,11 +172,20 @@ static void run_case(const op_case *k, const char *backend, cb_precision prec, c
     cb_exec_opts o;
     cb_exec_opts_default(&o);
     o.backend = backend, o.precision = prec, o.layout = layout, o.seed = 11, o.momentum = 0;
-    cb_exec *e = cb_exec_create(net, &o, &err);
+    cb_exec *e = no_device ? NULL : cb_exec_create(net, &o, &err);
+    if (no_device) {
+        skipped++;
+        cb_net_free(net);
+        return;
+    }
     if (!e) {
         bool declined = err.status == CB_STATUS_UNSUPPORTED && err.reason != CB_REASON_NONE;
-        if (declined || err.status == CB_STATUS_DEVICE) {
-            printf("skip %s: %s\n", name, declined ? cb_reason_name(err.reason) : "no device");
+        if (err.status == CB_STATUS_DEVICE) {
+            printf("skip %s and every further case of %s: %s\n", name, backend, err.msg);
+            no_device = true;
+            skipped++;
+        } else if (declined) {
+            printf("skip %s: %s\n", name, cb_reason_name(err.reason));
             skipped++;
         } else {
             printf("FAIL %s: %s\n", name, err.msg);
@@ -236,6 +247,7 @@ static void run_case(const op_case *k, const char *backend, cb_precision prec, c
 
 static void run_backend(const char *backend) {
     const cb_backend_caps *caps = cb_backend_caps_of(backend);
+    no_device = false;
     for (int p = 0; p < CB_PREC_COUNT; p++)
         for (int l = 0; l < CB_LAYOUT_COUNT; l++) {
             if (!(caps->precisions & (1u << p)) || !(caps->layouts & (1u << l))) continue;

@@ -36,7 +36,7 @@ static const char *fmt_name(const cb_exec *e) { return cb_store_fmt_label(cb_sto
                            cudnnGetErrorString(st_));                                                                  \
     } while (0)
 
-// device memory of the backend's own (fmt != 0), counted with the engine's
+// the backend's state, with a scheduler's policy (auto) or none (cudnn)
 cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     const cb_layer *L = NULL;
     cb_status st = cb_cuda_init_state(e, err);
