@@ -351,6 +351,47 @@ static void test_plan_nodes(void) {
     cb_net_free(net);
 }
 
+// The cudnn backend's static declines (no GPU needed: supports() reads shapes and options), by code.
+static void test_cudnn_declines_by_code(void) {
+    if (!cb_backend_built("cudnn")) return; // a build without CUDA
+    static const struct {
+        const char *what, *layer;
+        cb_precision prec;
+        cb_layout layout;
+        cb_reason want;
+    } cases[] = {
+        {"asymmetric SAME conv, bf16 NCHW", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
+         CB_PREC_BF16, CB_LAYOUT_NCHW, CB_REASON_ASYM_PADDING},
+        {"asymmetric SAME conv, fp32 NHWC (a padded copy)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
+         CB_PREC_FP32, CB_LAYOUT_NHWC, CB_REASON_NONE},
+        {"asymmetric SAME conv, fp32 NCHW (own kernels)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
+         CB_PREC_FP32, CB_LAYOUT_NCHW, CB_REASON_NONE},
+        {"LRN size 17, bf16 NHWC", "\"type\": \"LRN\", \"size\": 17", CB_PREC_BF16, CB_LAYOUT_NHWC, CB_REASON_LRN_RANGE},
+        {"LRN size 17, fp32 NCHW", "\"type\": \"LRN\", \"size\": 17", CB_PREC_FP32, CB_LAYOUT_NCHW, CB_REASON_NONE},
+        {"spatial Reshape, NHWC", "\"type\": \"Reshape\", \"output_shape\": [2, 48]", CB_PREC_FP32, CB_LAYOUT_NHWC, CB_REASON_NHWC_ORDER},
+        {"silu, bf16 NHWC", "\"type\": \"Activation\", \"fn\": \"silu\"", CB_PREC_BF16, CB_LAYOUT_NHWC, CB_REASON_NONE},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char js[512];
+        snprintf(js, sizeof js,
+                 "{\"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 4, 4, 3]},"
+                 " \"L\": {\"parents\": [\"data\"], %s}}}", cases[k].layer);
+        cb_error err = {0};
+        cb_net *net = cb_net_load_string(js, "declines.json", &err);
+        CHECK(net, "%s: %s", cases[k].what, err.msg);
+        if (!net) continue;
+        for (int b = 0; b < 2; b++) {
+            cb_exec_opts o;
+            cb_exec_opts_default(&o);
+            o.backend = b ? "auto" : "cudnn", o.precision = cases[k].prec, o.layout = cases[k].layout;
+            cb_reason r = cb_backend_supports(net, &o, &err);
+            CHECK(r == cases[k].want && (r == CB_REASON_NONE || err.reason == r), "%s %s: %s, want %s (%s)", o.backend,
+                  cases[k].what, cb_reason_name(r), cb_reason_name(cases[k].want), err.msg);
+        }
+        cb_net_free(net);
+    }
+}
+
 static void test_out_of_memory_is_clean(void) {
     cb_error err = {0};
     cb_net *net = cb_net_load("vgg16", &err);
@@ -374,6 +415,7 @@ int main(void) {
     RUN(test_declines_have_reasons);
     RUN(test_choices_are_data);
     RUN(test_plan_nodes);
+    RUN(test_cudnn_declines_by_code);
     RUN(test_out_of_memory_is_clean);
     return test_summary();
 }
