@@ -47,8 +47,12 @@ def googlenet():  # GoogLeNet v1 without BN, no aux heads
                Inception(832,256,160,320,32,128,128), Inception(832,384,192,384,48,128,128), nn.AvgPool2d(7,1),
                nn.Flatten(), nn.Linear(1024,1000))
 
+def resnet50():  # torchvision's ResNet-50 v1.5 (stride on the 3x3 conv): convbench's nets/resnet50.json
+    import torchvision
+    return torchvision.models.resnet50(weights=None)
+
 NETS = {'alexnet': (alexnet, 128, 224), 'overfeat': (overfeat, 128, 231), 'vgg_a': (lambda: vgg(VGG_A), 64, 224),
-        'googlenet': (googlenet, 128, 224), 'vgg16': (lambda: vgg(VGG_16), 64, 224)}
+        'googlenet': (googlenet, 128, 224), 'vgg16': (lambda: vgg(VGG_16), 64, 224), 'resnet50': (resnet50, 64, 224)}
 
 def set_mode(mode):
     tf = mode == 'tf32'
@@ -57,15 +61,20 @@ def set_mode(mode):
 
 def ev(): return torch.cuda.Event(enable_timing=True)
 
-def time_net(name, mode, cl, iters=20, warm=5, update=False, batch=None):
+def time_net(name, mode, cl, iters=20, warm=5, update=False, batch=None, compiled=False):
+    # the model in training mode (batch norm on batch statistics); the input needs no gradient
+    # (PyTorch computes none for it: compare with convbench's --no-data-grad); compiled: the
+    # module through torch.compile's default mode, compile time spent in the warm-up
     set_mode(mode)
     ctor, b, hw = NETS[name]
     b = batch or b
-    m = ctor().to(dev)
+    m = ctor().to(dev).train()
     x = torch.randn(b, 3, hw, hw, device=dev)
     if cl: m = m.to(memory_format=torch.channels_last); x = x.contiguous(memory_format=torch.channels_last)
     x.requires_grad_(False)
-    opt = torch.optim.SGD(m.parameters(), lr=0.01) if update else None
+    opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4) if update else None
+    if compiled: m = torch.compile(m); warm = max(warm, 3)
+    torch.cuda.reset_peak_memory_stats()
     fw, bw, tot = [], [], []
     for i in range(warm + iters):
         a, bb, c = ev(), ev(), ev()
@@ -78,10 +87,12 @@ def time_net(name, mode, cl, iters=20, warm=5, update=False, batch=None):
         c.record(); torch.cuda.synchronize()
         if i >= warm:
             fw.append(a.elapsed_time(bb)); bw.append(bb.elapsed_time(c)); tot.append(a.elapsed_time(c))
-    del m, x
+    peak = torch.cuda.max_memory_allocated() / 2**20
+    del m, x, opt
     torch.cuda.empty_cache()
-    return dict(net=name, mode=mode, layout='NHWC' if cl else 'NCHW', batch=b, update=update,
-                fwd=st.median(fw), bwd=st.median(bw), total=st.median(tot))
+    if compiled: torch._dynamo.reset()
+    return dict(net=name, mode=mode, layout='NHWC' if cl else 'NCHW', batch=b, update=update, compiled=compiled,
+                fwd=st.median(fw), bwd=st.median(bw), total=st.median(tot), peak_mib=peak)
 
 LAYERS = {'L1': (128, 3, 128, 96, 11), 'L2': (128, 64, 64, 128, 9), 'L3': (128, 128, 32, 128, 9),
           'L4': (128, 128, 16, 128, 7), 'L5': (128, 384, 13, 384, 3)}
@@ -117,6 +128,7 @@ if __name__ == '__main__':
     ap.add_argument('--layers', default='L1,L2,L3,L4,L5')
     ap.add_argument('--modes', default='fp32,tf32,bf16')
     ap.add_argument('--layouts', default='nchw,nhwc')
+    ap.add_argument('--compile', action='store_true', help='each net eager and through torch.compile (default mode)')
     a = ap.parse_args()
     out = []
     print('torch', torch.__version__, 'cudnn', torch.backends.cudnn.version(), torch.cuda.get_device_name(), flush=True)
@@ -124,8 +136,15 @@ if __name__ == '__main__':
         for cl in [l == 'nhwc' for l in a.layouts.split(',')]:
             for L in filter(None, a.layers.split(',')):
                 r = time_layer(L, mode, cl); out.append(r); print(json.dumps(r), flush=True)
+            # a net: NAME, NAME:BATCH, NAME:BATCH:train (with the SGD update), or vgg16-train (b16 + update)
             for n in filter(None, a.nets.split(',')):
-                if n == 'vgg16-train': r = time_net('vgg16', mode, cl, update=True, batch=16)
-                else: r = time_net(n, mode, cl)
-                out.append(r); print(json.dumps(r), flush=True)
+                f = n.split(':')
+                name, batch, upd = f[0], int(f[1]) if len(f) > 1 else None, len(f) > 2 and f[2] == 'train'
+                if name == 'vgg16-train': name, batch, upd = 'vgg16', 16, True
+                for comp in ([False, True] if a.compile else [False]):
+                    try:
+                        r = time_net(name, mode, cl, update=upd, batch=batch, compiled=comp)
+                    except Exception as ex:  # a compile failure is a result too, not the end of the run
+                        r = dict(net=name, mode=mode, layout='NHWC' if cl else 'NCHW', batch=batch, compiled=comp, error=str(ex)[:300])
+                    out.append(r); print(json.dumps(r), flush=True)
     json.dump(out, open(a.out, 'w'), indent=1)

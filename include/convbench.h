@@ -237,7 +237,13 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err);
 void cb_exec_destroy(cb_exec *e);
 
 // Per-layer times in ms of the last call, indexed [layer][phase]; NULL-able.
-typedef struct cb_layer_times { double ms[CB_PHASE_COUNT]; } cb_layer_times;
+// Per-layer times of one pass: ms per phase; epilogue_ms: the parts of ms[CB_PHASE_FORWARD] and
+// ms[CB_PHASE_BWD_DATA] spent in the fused batch norm and activation, where the backend runs them
+// apart from the op (else 0: they are inside the op's time).
+typedef struct cb_layer_times {
+    double ms[CB_PHASE_COUNT];
+    double epilogue_ms[2];
+} cb_layer_times;
 
 // Copy a batch in (host, float32 NCHW, count of net input elements) and labels (int32, n).
 cb_status cb_exec_set_input(cb_exec *e, const float *x, const int32_t *labels);

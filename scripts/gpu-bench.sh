@@ -99,6 +99,36 @@ diag)
             || echo "peer_kernels $d failed"
         head -3 "$RES/diag_peer_$tag.md"
     done ;;
-*) echo "gpu-bench: unknown section '$sec' (nets, layers, profiles, peer, diag)"; exit 2 ;;
+suite)
+    # A named suite of whole-network training steps, each cell NET:BATCH:PREC:LAYOUT[:update], run
+    # on every backend of SUITE_BACKENDS and by the PyTorch peer, eager and torch.compile (default
+    # mode), in the same call. Fair mode: no input gradient on either side (PyTorch computes none:
+    # convbench runs --no-data-grad), no criterion (the peer's y.sum().backward() is convbench's
+    # --no-criterion), the SGD update (momentum 0.9, weight decay) where the cell says so.
+    # scripts/suite-summary.py prints the ratios and their geometric means.
+    peer_name() { case $1 in vgg-a) echo vgg_a ;; overfeat-fast) echo overfeat ;; *) echo $1 ;; esac; }
+    SUITE=${SUITE:-"alexnet:128:bf16:nhwc vgg-a:64:bf16:nhwc googlenet:128:bf16:nhwc resnet50:64:bf16:nhwc resnet50:256:bf16:nhwc:update"}
+    for cell in $SUITE; do
+        IFS=: read -r net batch prec lay upd <<<"$cell"
+        for be in ${SUITE_BACKENDS:-auto cudnn}; do
+            [ "$be" = cuda ] && [ "$lay" = nhwc ] && continue
+            late "suite $cell $be" && continue
+            stamp "suite fullpass $cell $be"
+            timeout ${SUITE_S:-240} $CB fullpass $net --batch $batch --backend $be --precision $prec --layout $lay --no-data-grad \
+                --no-criterion ${upd:+--update} --warmup 3 --iters $ITERS --format json --quiet \
+                --output "$RES/suite_${net}_${batch}_${prec}_${lay}${upd:+_update}_${be}.json" || echo "fullpass $cell $be failed"
+        done
+    done
+    # the peer: one process per precision:layout, every cell of it eager then compiled
+    for mode in $(for c in $SUITE; do IFS=: read -r n b p l u <<<"$c"; echo $p:$l; done | sort -u); do
+        nets=$(for c in $SUITE; do IFS=: read -r n b p l u <<<"$c"; [ "$p:$l" = "$mode" ] && echo -n "$(peer_name $n):$b${u:+:train},"; done)
+        late "suite peer $mode" && continue
+        stamp "suite peer $mode: ${nets%,}"
+        PYTHONUNBUFFERED=1 timeout ${PEER_S:-420} python3 bench/peer_pytorch.py "$RES/suitepeer_${mode/:/_}.json" --layers '' \
+            --nets "${nets%,}" --modes ${mode%%:*} --layouts ${mode##*:} ${SUITE_COMPILE---compile} 2>&1 \
+            | tee "$RES/suitepeer_${mode/:/_}.out" | grep -v '^{' | tail -3
+    done
+    python3 scripts/suite-summary.py "$RES" | tee "$RES/suite_summary.md" ;;
+*) echo "gpu-bench: unknown section '$sec' (nets, layers, profiles, peer, diag, suite)"; exit 2 ;;
 esac
 done

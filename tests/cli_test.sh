@@ -79,6 +79,14 @@ expect "fullpass lenet" 0 "grad-weight" -- "$cb" fullpass fashion-lenet --batch 
 expect "fullpass no criterion" 0 "net backward" -- "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 1 --no-criterion --no-data-grad --quiet
 "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 2 --format json --quiet > "$tmp/f.json" 2>/dev/null
 if python3 -c "import json; d=json.load(open('$tmp/f.json')); r={x['phase'].strip():x['median_ms'] for x in d['tables']['fullpass']}; assert r['total']>0 and d['threads']>=1; assert r['net backward'] >= 0.8*(r['grad-input']+r['grad-weight']) > 0" 2>/dev/null; then ok "fullpass json: backward covers its split"; else bad "fullpass json"; fi
+# the breakdown by layer kind: every layer kind of the net has a part, and parts plus gaps are the step
+"$cb" fullpass resnet50 --batch 1 --warmup 1 --iters 2 --update --format json --quiet > "$tmp/r.json" 2>/dev/null
+if python3 -c "
+import json; d=json.load(open('$tmp/r.json')); b={x['part']:x['total_ms'] for x in d['tables']['breakdown']}
+step=b.pop('step (measured)'); gaps=b.pop('gaps (launches, syncs; step - parts)')
+assert {'Convolution','batch norm (+act), fused','Elementwise','Pooling','InnerProduct','update'} <= set(b), b
+assert abs(sum(b.values()) + gaps - step) < 1e-6 * step and 0.8 < d['breakdown_coverage'] < 1.2, (sum(b.values()), step)
+" 2>"$tmp/err"; then ok "fullpass breakdown adds up to the step"; else bad "fullpass breakdown: $(tail -1 "$tmp/err")"; fi
 expect "fullpass progress" 0 "fullpass: iteration 2/2" -- "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 2
 expect "profile backward filter" 0 "Sum" -- "$cb" profile fashion-lenet --batch 4 --direction backward --wrt filter --iters 2 --quiet
 expect "profile two backends" 0 "ref_ms" -- "$cb" profile fashion-lenet --batch 2 --backend cpu,ref --iters 1 --warmup 0 --quiet --format csv

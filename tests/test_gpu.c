@@ -771,7 +771,102 @@ static void fmt_pool_cases(void) {
 }
 
 // "cudnn" and "auto" in the other storages: NHWC fp32, tf32, bf16 and bf16 NCHW; both small nets
+// Batch norm on auto's own storage kernels (src/storage/norm_fmt.cu) and on cuDNN, forced each way
+// and measured, in every storage: standalone layers (C odd: the scalar paths; C 64 and h*w 8x8:
+// the 16-byte paths), fused after a convolution with the ReLU (whose mask the own backward
+// applies), an epsilon under cuDNN's minimum (own kernels in every storage), and the running
+// statistics after one training forward pass against the reference's.
+static void bn_running_check(const char *backend, cb_precision prec, const char *label, int n, int h, int w, int c, const char *body) {
+    char json[1024], what[256];
+    snprintf(json, sizeof json,
+             "{\"name\": \"case\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [%d, %d, %d, %d]},"
+             " \"L\": {\"parents\": [\"data\"], %s}}}", n, h, w, c, body);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, label, &err);
+    cb_exec *g, *r;
+    snprintf(what, sizeof what, "%s %s %s running statistics", backend, prec_name(prec), label);
+    if (!net) {
+        printf("FAIL %s: %s\n", what, err.msg);
+        failed++;
+        return;
+    }
+    if (!exec_pair(net, backend, prec, what, &g, &r)) return;
+    int last = net->nlayers - 1;
+    size_t nin = (size_t)cb_shape_count(net->layers[0].out), k = (size_t)net->layers[last].out.c;
+    float *x = malloc(nin * 4);
+    for (size_t i = 0; i < nin; i++) x[i] = urand() * 2.f + 3.f; // a mean away from 0
+    cb_exec_set_input(g, x, NULL);
+    cb_exec_set_input(r, x, NULL);
+    cb_exec_forward(g, true, NULL);
+    cb_exec_forward(r, true, NULL);
+    float *mg = download(g, g->lb[last].rmean, k), *mr = download(r, r->lb[last].rmean, k);
+    float *vg = download(g, g->lb[last].rvar, k), *vr = download(r, r->lb[last].rvar, k);
+    double tol = tol_for(backend, prec) * 4;
+    snprintf(what, sizeof what, "%s %s %s running mean [%s]", backend, prec_name(prec), label, g->lb[last].algo[0]);
+    check(what, nerr(mg, mr, k), tol);
+    snprintf(what, sizeof what, "%s %s %s running variance [%s]", backend, prec_name(prec), label, g->lb[last].algo[0]);
+    check(what, nerr(vg, vr, k), tol);
+    free(x), free(mg), free(mr), free(vg), free(vr);
+    cb_exec_destroy(g);
+    cb_exec_destroy(r);
+    cb_net_free(net);
+}
+
+static void bn_cases(void) {
+    static const struct { const char *label; int n, h, w, c; const char *body; } cases[] = {
+        {"BatchNorm C13 b4 5x6", 4, 5, 6, 13, "\"type\": \"BatchNorm\", \"epsilon\": 0.001"},
+        {"BatchNorm C64 b3 8x8", 3, 8, 8, 64, "\"type\": \"BatchNorm\", \"epsilon\": 0.00001"},
+        {"BatchNorm C24 b1 7x7", 1, 7, 7, 24, "\"type\": \"BatchNorm\", \"epsilon\": 0.001"},
+        {"BatchNorm eps 1e-7 C5 (under cuDNN's minimum)", 2, 6, 5, 5, "\"type\": \"BatchNorm\", \"epsilon\": 0.0000001"},
+        {"conv 3x3 C16->24 + bn + relu b2 9x10", 2, 9, 10, 16,
+         "\"type\": \"Convolution\", \"filter\": [3, 3, 16, 24], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
+        {"conv 1x1 C32->64 s2 + bn b4 12x12", 4, 12, 12, 32,
+         "\"type\": \"Convolution\", \"filter\": [1, 1, 32, 64], \"padding\": \"VALID\", \"strides\": [1, 2, 2, 1], \"activation_fn\": null, \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
+        {"conv 3x3 C8->7 + bn + relu b3 6x5 (odd K)", 3, 6, 5, 8,
+         "\"type\": \"Convolution\", \"filter\": [3, 3, 8, 7], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
+    };
+    int ncases = (int)(sizeof cases / sizeof cases[0]);
+    const char *force[] = {"own", "cudnn", NULL};
+    cb_layout lays[] = {CB_LAYOUT_NCHW, CB_LAYOUT_NHWC};
+    cb_precision precs[] = {CB_PREC_FP32, CB_PREC_BF16};
+    for (int f = 0; f < 3; f++) {
+        if (force[f]) setenv("CONVBENCH_AUTO_BN", force[f], 1);
+        else unsetenv("CONVBENCH_AUTO_BN");
+        for (int l = 0; l < 2; l++)
+            for (int p = 0; p < 2; p++) {
+                test_layout = lays[l];
+                for (int j = 0; j < ncases; j++) {
+                    layer_case("auto", precs[p], cases[j].label, cases[j].n, cases[j].h, cases[j].w, cases[j].c, cases[j].body);
+                    if (j < 2) bn_running_check("auto", precs[p], cases[j].label, cases[j].n, cases[j].h, cases[j].w, cases[j].c, cases[j].body);
+                }
+                if (!small_only) network_case_of("auto", precs[p], true);
+            }
+    }
+    // the own kernels' choice is named in a standalone layer's algorithm
+    setenv("CONVBENCH_AUTO_BN", "own", 1);
+    test_layout = CB_LAYOUT_NHWC;
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string("{\"name\": \"n\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 4, 4, 8]},"
+                                     " \"L\": {\"parents\": [\"data\"], \"type\": \"BatchNorm\", \"epsilon\": 0.001}}}", "bn", &err);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "auto";
+    o.layout = CB_LAYOUT_NHWC;
+    cb_exec *g = net ? cb_exec_create(net, &o, &err) : NULL;
+    const cb_choice *bc = g ? cb_exec_choice(g, 1, CB_PHASE_FORWARD) : NULL;
+    check("auto CONVBENCH_AUTO_BN=own records its choice", bc && bc->impl == CB_IMPL_OWN && (bc->flags & CB_CHOICE_FORCED) ? 0 : 1, 0);
+    cb_exec_destroy(g);
+    setenv("CONVBENCH_AUTO_BN", "fastest", 1);
+    g = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("auto CONVBENCH_AUTO_BN=fastest is refused by name", !g && strstr(err.msg, "CONVBENCH_AUTO_BN") ? 0 : 1, 0);
+    cb_exec_destroy(g);
+    cb_net_free(net);
+    unsetenv("CONVBENCH_AUTO_BN");
+    test_layout = CB_LAYOUT_NCHW;
+}
+
 static void storage_cases(void) {
+    bn_cases();
     fmt_pool_cases();
     test_layout = CB_LAYOUT_NHWC;
     layer_cases("cudnn", CB_PREC_FP32);

@@ -13,16 +13,106 @@ static const char *PH_NAMES[] = {"net forward",  "criterion forward", "criterion
                                  "  grad-input", "  grad-weight",     "update",             "total"};
 _Static_assert(sizeof PH_NAMES / sizeof PH_NAMES[0] == PH_COUNT, "a phase lacks a name");
 
+// Where the step goes: the per-layer steps' times summed by layer kind (the op's Paleo type, and
+// the fused batch norm / activation apart where the backend runs them apart), the criterion and
+// the update; what the parts leave of the measured step is the time between kernels.
+enum { PART_EPI_BN = CB_OP_COUNT, PART_EPI_ACT, PART_CRITERION, PART_UPDATE, PART_COUNT };
+typedef struct breakdown {
+    double fwd[PART_COUNT], bwd[PART_COUNT];
+    cb_layer_times *layer; // (nlayers) summed over the steps, for --per-layer
+    int steps;
+} breakdown;
+
+static const char *part_name(int k) {
+    return k < CB_OP_COUNT ? cb_op_name((cb_op)k) : k == PART_EPI_BN ? "batch norm (+act), fused" : k == PART_EPI_ACT ? "activation, fused"
+                                               : k == PART_CRITERION ? "criterion" : "update";
+}
+
+static void breakdown_add(breakdown *b, const cb_net *net, const cb_layer_times *lt, const double *ph) {
+    for (int i = 1; i < net->nlayers; i++) {
+        const cb_layer *L = &net->layers[i];
+        int epi = L->bn ? PART_EPI_BN : PART_EPI_ACT;
+        b->fwd[L->op] += lt[i].ms[CB_PHASE_FORWARD] - lt[i].epilogue_ms[0];
+        b->fwd[epi] += lt[i].epilogue_ms[0];
+        b->bwd[L->op] += lt[i].ms[CB_PHASE_BWD_DATA] - lt[i].epilogue_ms[1] + lt[i].ms[CB_PHASE_BWD_FILTER];
+        b->bwd[epi] += lt[i].epilogue_ms[1];
+        for (int p = 0; p < CB_PHASE_COUNT; p++) b->layer[i].ms[p] += lt[i].ms[p];
+        for (int p = 0; p < 2; p++) b->layer[i].epilogue_ms[p] += lt[i].epilogue_ms[p];
+    }
+    b->fwd[PART_CRITERION] += ph[PH_CRIT_F];
+    b->bwd[PART_CRITERION] += ph[PH_CRIT_B];
+    b->bwd[PART_UPDATE] += ph[PH_UPDATE];
+    b->steps++;
+}
+
+// the breakdown table: parts by total time, then the gaps and the measured step (median of the
+// steps timed without per-layer synchronisation); returns the parts' share of the step
+static double breakdown_table(cb_report *r, const breakdown *b, double step) {
+    const char *cols[] = {"part", "forward_ms", "backward_ms", "total_ms", "share_pct"};
+    cb_table *t = cb_report_table(r, "breakdown", 5, cols);
+    int order[PART_COUNT], n = 0;
+    double sum = 0, k = b->steps ? 1.0 / b->steps : 0;
+    for (int p = 0; p < PART_COUNT; p++)
+        if (b->fwd[p] + b->bwd[p] > 0) order[n++] = p;
+    for (int a = 1; a < n; a++) // by total time, largest first
+        for (int j = a; j > 0 && b->fwd[order[j]] + b->bwd[order[j]] > b->fwd[order[j - 1]] + b->bwd[order[j - 1]]; j--) {
+            int tmp = order[j];
+            order[j] = order[j - 1], order[j - 1] = tmp;
+        }
+    for (int j = 0; j < n; j++) {
+        int p = order[j];
+        double f = b->fwd[p] * k, bw = b->bwd[p] * k;
+        sum += f + bw;
+        cb_table_row(t);
+        cb_table_str(t, part_name(p));
+        cb_table_num(t, f, 3);
+        cb_table_num(t, bw, 3);
+        cb_table_num(t, f + bw, 3);
+        cb_table_num(t, step > 0 ? 100 * (f + bw) / step : 0, 1);
+    }
+    const char *tail[] = {"gaps (launches, syncs; step - parts)", "step (measured)"};
+    double v[] = {step - sum, step};
+    for (int j = 0; j < 2; j++) {
+        cb_table_row(t);
+        cb_table_str(t, tail[j]);
+        cb_table_str(t, "");
+        cb_table_str(t, "");
+        cb_table_num(t, v[j], 3);
+        cb_table_num(t, step > 0 ? 100 * v[j] / step : 0, 1);
+    }
+    return step > 0 ? sum / step : 0;
+}
+
+// --per-layer: each layer's mean times per step and the algorithm of each phase
+static void layer_table(cb_report *r, const breakdown *b, const cb_exec *e) {
+    const char *cols[] = {"layer", "kind", "fwd_ms", "fwd_epilogue_ms", "bwd_data_ms", "bwd_epilogue_ms", "bwd_filter_ms",
+                          "algo_fwd", "algo_bwd_data", "algo_bwd_filter"};
+    cb_table *t = cb_report_table(r, "layers", 10, cols);
+    double k = b->steps ? 1.0 / b->steps : 0;
+    const cb_net *net = cb_exec_net(e);
+    for (int i = 1; i < net->nlayers; i++) {
+        const cb_layer_times *l = &b->layer[i];
+        cb_table_row(t);
+        cb_table_str(t, net->layers[i].name);
+        cb_table_str(t, cb_op_name(net->layers[i].op));
+        double v[] = {l->ms[CB_PHASE_FORWARD] - l->epilogue_ms[0], l->epilogue_ms[0], l->ms[CB_PHASE_BWD_DATA] - l->epilogue_ms[1],
+                      l->epilogue_ms[1], l->ms[CB_PHASE_BWD_FILTER]};
+        for (int j = 0; j < 5; j++) cb_table_num(t, v[j] * k, 3);
+        for (int p = 0; p < CB_PHASE_COUNT; p++) cb_table_str(t, cb_exec_algo(e, i, (cb_phase)p));
+    }
+}
+
 static int run(int argc, char **argv) {
     run_opts ro;
     run_opts_default(&ro);
     cli_out o = {0};
-    bool update = false, no_criterion = false;
+    bool update = false, no_criterion = false, per_layer = false;
     const cli_opt opts[] = {
         RUN_OPTS(ro),
         {"--update", CLI_FLAG, &update, NULL, "include the SGD update (momentum 0.9, weight decay 5e-4)"},
         {"--no-data-grad", CLI_FLAG, &ro.no_data_grad, NULL, "skip the gradient w.r.t. the input images"},
         {"--no-criterion", CLI_FLAG, &no_criterion, NULL, "skip softmax cross-entropy; backward starts from ones"},
+        {"--per-layer", CLI_FLAG, &per_layer, NULL, "add a table of every layer's times and algorithms"},
         {"--lr", CLI_FLOAT, &ro.lr, "LR", "learning rate for --update (default 0.01)"},
         CLI_OUT_OPTS(o),
         {0},
@@ -45,9 +135,10 @@ static int run(int argc, char **argv) {
         return cli_fail(&cmd_fullpass, &err);
     }
     int n = net->nlayers, iters = (int)ro.iters;
+    breakdown bd = {.layer = calloc((size_t)n, sizeof(cb_layer_times))};
     cb_layer_times *lt = calloc((size_t)n, sizeof *lt);
     double *ms = calloc((size_t)PH_COUNT * (size_t)iters, sizeof(double));
-    if (!lt || !ms) abort();
+    if (!lt || !ms || !bd.layer) abort();
     double loss = 0;
     // On a GPU, timing each layer adds a synchronisation per layer; the step's phases are timed
     // without them, and the backward pass's grad-input / grad-weight split comes from as many
@@ -63,7 +154,7 @@ static int run(int argc, char **argv) {
             t0 = cb_now_ms();
             cb_exec_timer_start(e); // the whole step
             cb_exec_timer_start(e);
-            cb_exec_forward(e, true, NULL);
+            cb_exec_forward(e, true, split ? lt : NULL);
             ph[PH_FWD] = cb_exec_timer_stop(e);
             if (!no_criterion) {
                 cb_exec_criterion_forward(e, &loss, &ph[PH_CRIT_F]);
@@ -80,6 +171,7 @@ static int run(int argc, char **argv) {
             double step = cb_exec_timer_stop(e);
             t1 = cb_now_ms();
             ph[PH_TOTAL] = device ? step : t1 - t0;
+            if (timed && split) breakdown_add(&bd, net, lt, ph);
             if (timed)
                 for (int p = 0; p < PH_COUNT; p++) {
                     bool mine = p == PH_BWD_DATA || p == PH_BWD_FILTER ? split : round == 0;
@@ -121,9 +213,16 @@ static int run(int argc, char **argv) {
     if (!no_criterion) cb_report_meta_num(r, "loss", loss);
     cb_report_note(r, "grad-input and grad-weight are sums of per-layer times within the backward pass%s",
                    device ? " (from separate steps timed per layer; the other phases are timed without per-layer syncs)" : "");
+    double cover = breakdown_table(r, &bd, total.median);
+    cb_report_meta_num(r, "breakdown_coverage", cover);
+    if (per_layer) layer_table(r, &bd, e);
+    cb_report_note(r, "breakdown: mean per step of %d steps timed layer by layer%s; a conv or FC layer's part includes its bias, "
+                      "padded input copy and weight cast (bf16 storage, after an update); the parts cover %.1f%% of the step",
+                   bd.steps, device ? " (separate from the steps of the phase table)" : "", 100 * cover);
     rc = cli_emit(&cmd_fullpass, r, &o, fmt);
     cb_report_free(r);
     free(lt);
+    free(bd.layer);
     free(ms);
     cb_exec_destroy(e);
     cb_net_free(net);

@@ -26,6 +26,9 @@ typedef struct cb_lbuf {
     void *priv;                   // backend's per-layer state
 } cb_lbuf;
 
+// the pieces of a layer's work that per-layer timing tells apart (cb_exec's span)
+enum { CB_SPAN_FWD_OP, CB_SPAN_FWD_EPI, CB_SPAN_BWD_EPI, CB_SPAN_BWD_FILTER, CB_SPAN_BWD_DATA, CB_SPAN_COUNT };
+
 typedef struct cb_backend {
     const char *name;
     bool device;                  // buffers live in GPU memory
@@ -37,6 +40,13 @@ typedef struct cb_backend {
     void (*download)(cb_exec *e, void *dst, const void *src, size_t bytes);
     void (*timer_start)(cb_exec *e);
     double (*timer_stop)(cb_exec *e);        // ms since timer_start, after the work completed
+    // Optional (device backends): per-layer times without a synchronisation per layer, so that
+    // the layers' times add up to the pass's. mark records a point in the device's work and
+    // returns its index (-1: none), counting from 0 after mark_reset; mark_ms is the time from
+    // mark a to mark b, once b completed.
+    void (*mark_reset)(cb_exec *e);
+    int (*mark)(cb_exec *e);
+    double (*mark_ms)(cb_exec *e, int a, int b);
     // Can it run layer `layer` of net with options o? CB_REASON_NONE, or the code with the detail
     // in why. Asked before init (cb_backend_supports), from the shapes and options alone; NULL:
     // every layer. What only the library can tell (a refused descriptor, no algorithm within the
@@ -45,6 +55,9 @@ typedef struct cb_backend {
     // choose algorithms and workspace for a layer; buffers exist already
     cb_status (*plan)(cb_exec *e, int layer, cb_error *err);
     void (*forward)(cb_exec *e, int layer, bool train);
+    // Optional: the fused batch norm and activation after forward (a layer with bn or act); where
+    // NULL, forward applies them itself. Kept apart so that a step's time splits by layer kind.
+    void (*forward_epilogue)(cb_exec *e, int layer, bool train);
     // undo the fused activation and batch norm: leaves the gradient w.r.t. the op's output in
     // cb_exec_op_grad(e, layer) and computes dgamma, dbeta
     void (*backward_epilogue)(cb_exec *e, int layer);
@@ -82,6 +95,7 @@ struct cb_exec {
     float *prob;                  // (N, K) criterion probabilities when the net has no Softmax layer
     int32_t *labels;              // (N)
     bool *grad_ready;             // per layer, during backward
+    int *span;                    // (nlayers, CB_SPAN_COUNT, 2) per-layer timing: first and last mark of each piece
     size_t allocated;             // bytes taken through be->alloc (and a backend's own copies)
     uint64_t rng;
     size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)

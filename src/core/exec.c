@@ -96,6 +96,7 @@ void cb_exec_destroy(cb_exec *e) {
     cb_plan_free(&e->plan);
     free(e->lb);
     free(e->grad_ready);
+    free(e->span);
     free(e);
 }
 
@@ -111,6 +112,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     e->lb = cb_xcalloc((size_t)n, sizeof(cb_lbuf));
     e->act_bytes = 4; // a backend storing bf16 activations sets 2 in init
     e->grad_ready = cb_xcalloc((size_t)n, sizeof(bool));
+    e->span = cb_xcalloc((size_t)n * CB_SPAN_COUNT * 2, sizeof(int));
     if (be->init && be->init(e, err) != CB_OK) {
         e->be = be;
         free(e->lb);
@@ -251,13 +253,66 @@ cb_status cb_exec_set_input(cb_exec *e, const float *x, const int32_t *labels) {
     return CB_OK;
 }
 
+// Per-layer timing of a pass. With the backend's marks, each piece of a layer's work (the op, its
+// epilogue, its gradients) runs between two marks and nothing waits between layers: the pieces add
+// up to the pass, launch gaps included in the piece they delay. Without marks (the CPU), each
+// piece is timed on its own. span keeps each piece's first and last mark, read after the pass.
+typedef struct pass_clock {
+    cb_exec *e;
+    bool on, marks;
+    int last; // the latest mark
+} pass_clock;
+
+static pass_clock clock_begin(cb_exec *e, cb_layer_times *t) {
+    pass_clock c = {e, t != NULL, t && e->be->mark, -1};
+    if (!c.on) return c;
+    for (int j = 0; j < e->net->nlayers * CB_SPAN_COUNT * 2; j++) e->span[j] = -1;
+    if (c.marks) {
+        e->be->mark_reset(e);
+        c.last = e->be->mark(e);
+    }
+    return c;
+}
+static void clock_start(pass_clock *c) {
+    if (c->on && !c->marks) c->e->be->timer_start(c->e);
+}
+// piece p of layer i ends: its time adds to *ms (timed alone) or its marks go to span
+static void clock_stop(pass_clock *c, int i, int p, double *ms) {
+    if (!c->on) return;
+    if (!c->marks) {
+        *ms += c->e->be->timer_stop(c->e);
+        return;
+    }
+    int *s = c->e->span + ((size_t)i * CB_SPAN_COUNT + p) * 2, m = c->e->be->mark(c->e);
+    if (s[0] < 0) s[0] = c->last;
+    s[1] = m;
+    c->last = m;
+}
+// with marks: the time of piece p of layer i (0 where it did not run)
+static double clock_span(const pass_clock *c, int i, int p) {
+    const int *s = c->e->span + ((size_t)i * CB_SPAN_COUNT + p) * 2;
+    return c->marks && s[0] >= 0 && s[1] >= 0 ? c->e->be->mark_ms(c->e, s[0], s[1]) : 0;
+}
+
 cb_status cb_exec_forward(cb_exec *e, bool train, cb_layer_times *t) {
     if (train && !e->opts.train) return CB_STATUS_ARG;
+    pass_clock c = clock_begin(e, t);
+    for (int i = 0; t && i < e->net->nlayers; i++) t[i].ms[CB_PHASE_FORWARD] = t[i].epilogue_ms[0] = 0;
     for (int i = 1; i < e->net->nlayers; i++) {
-        if (t) e->be->timer_start(e);
+        const cb_layer *L = &e->net->layers[i];
+        clock_start(&c);
         e->be->forward(e, i, train);
-        if (t) t[i].ms[CB_PHASE_FORWARD] = e->be->timer_stop(e);
+        clock_stop(&c, i, CB_SPAN_FWD_OP, t ? &t[i].ms[CB_PHASE_FORWARD] : NULL);
+        if (!e->be->forward_epilogue || (!L->bn && L->act == CB_ACT_NONE)) continue;
+        clock_start(&c);
+        e->be->forward_epilogue(e, i, train);
+        clock_stop(&c, i, CB_SPAN_FWD_EPI, t ? &t[i].epilogue_ms[0] : NULL);
     }
+    for (int i = 1; c.marks && i < e->net->nlayers; i++) {
+        t[i].epilogue_ms[0] = clock_span(&c, i, CB_SPAN_FWD_EPI);
+        t[i].ms[CB_PHASE_FORWARD] = clock_span(&c, i, CB_SPAN_FWD_OP);
+    }
+    for (int i = 1; t && i < e->net->nlayers; i++) t[i].ms[CB_PHASE_FORWARD] += t[i].epilogue_ms[0];
     return CB_OK;
 }
 
@@ -297,39 +352,43 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
     int n = e->net->nlayers;
     memset(e->grad_ready, 0, sizeof(bool) * (size_t)n);
     e->grad_ready[n - 1] = true;
+    pass_clock c = clock_begin(e, t);
+    for (int i = 0; t && i < n; i++) t[i].ms[CB_PHASE_BWD_DATA] = t[i].ms[CB_PHASE_BWD_FILTER] = t[i].epilogue_ms[1] = 0;
     for (int i = n - 1; i >= 1; i--) {
         const cb_layer *L = &e->net->layers[i];
         cb_lbuf *b = &e->lb[i];
-        double ms_data = 0, ms_filter = 0;
+        cb_layer_times *ti = t ? &t[i] : NULL;
+        clock_start(&c);
         if (!e->grad_ready[i]) { // nothing consumes this layer: its gradient is zero
             act_fill(e, b->dy, 0, (size_t)cb_shape_count(L->out));
             e->grad_ready[i] = true;
         }
-        if (L->act != CB_ACT_NONE || L->bn) {
-            if (t) e->be->timer_start(e);
-            e->be->backward_epilogue(e, i);
-            if (t) ms_data += e->be->timer_stop(e);
-        }
+        if (L->act != CB_ACT_NONE || L->bn) e->be->backward_epilogue(e, i);
+        clock_stop(&c, i, CB_SPAN_BWD_EPI, ti ? &ti->epilogue_ms[1] : NULL);
         if (b->nw || b->nbn) {
-            if (t) e->be->timer_start(e);
+            clock_start(&c);
             if (e->be->backward_filter) e->be->backward_filter(e, i);
-            if (t) ms_filter += e->be->timer_stop(e);
+            clock_stop(&c, i, CB_SPAN_BWD_FILTER, ti ? &ti->ms[CB_PHASE_BWD_FILTER] : NULL);
         }
         for (int j = 0; j < L->nparents; j++) {
             int p = L->parents[j];
             cb_lbuf *pb = &e->lb[p];
             if (!pb->dy) continue; // the input, with --no-data-grad
             bool direct = !e->grad_ready[p];
-            if (t) e->be->timer_start(e);
+            clock_start(&c);
             e->be->backward_data(e, i, j, direct ? pb->dy : e->scratch);
             if (!direct) e->be->add(e, pb->dy, e->scratch, (size_t)cb_shape_count(e->net->layers[p].out));
-            if (t) ms_data += e->be->timer_stop(e);
+            clock_stop(&c, i, CB_SPAN_BWD_DATA, ti ? &ti->ms[CB_PHASE_BWD_DATA] : NULL);
             e->grad_ready[p] = true;
         }
-        if (t) {
-            t[i].ms[CB_PHASE_BWD_DATA] = ms_data;
-            t[i].ms[CB_PHASE_BWD_FILTER] = ms_filter;
+    }
+    for (int i = 1; t && i < n; i++) {
+        if (c.marks) {
+            t[i].epilogue_ms[1] = clock_span(&c, i, CB_SPAN_BWD_EPI);
+            t[i].ms[CB_PHASE_BWD_FILTER] = clock_span(&c, i, CB_SPAN_BWD_FILTER);
+            t[i].ms[CB_PHASE_BWD_DATA] = clock_span(&c, i, CB_SPAN_BWD_DATA);
         }
+        t[i].ms[CB_PHASE_BWD_DATA] += t[i].epilogue_ms[1];
     }
     return CB_OK;
 }

@@ -154,7 +154,6 @@ static void forward(cb_exec *e, int i, bool train) {
     case CB_OP_COUNT:
         break;
     }
-    epilogue_forward(e, i, train);
 }
 
 static void backward_epilogue(cb_exec *e, int i) {
@@ -279,7 +278,8 @@ static void softmax(cb_exec *e, const float *x, float *prob, int n, int k) { cb_
 #define CPU_BACKEND(NAME, INIT)                                                                                        \
     {.name = NAME, .device = false, .init = INIT, .destroy = destroy, .alloc = alloc, .release = release,            \
      .upload = copy, .download = copy, .timer_start = timer_start, .timer_stop = timer_stop, .supports = supports,    \
-     .plan = plan, .forward = forward, .backward_epilogue = backward_epilogue, .backward_data = backward_data,       \
+     .plan = plan, .forward = forward, .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue,  \
+     .backward_data = backward_data,                                                                                  \
      .backward_filter = backward_filter, .add = add, .fill = fill, .sgd = sgd, .xent_forward = xent_forward,          \
      .xent_backward = xent_backward, .softmax = softmax}
 

@@ -41,6 +41,8 @@ void cb_cuda_destroy_state(cb_exec *e) {
     for (int j = 0; j < CB_CUDA_TIMER_DEPTH; j++)
         if (s->t0[j]) cudaEventDestroy(s->t0[j]);
     if (s->t1) cudaEventDestroy(s->t1);
+    for (int j = 0; j < s->cap_marks; j++) cudaEventDestroy(s->marks[j]);
+    free(s->marks);
     cudaFree(s->loss);
     free(s->conv);
     free(s->fused_relu);
@@ -80,6 +82,31 @@ double cb_cuda_timer_stop(cb_exec *e) {
     cudaEventRecord(s->t1, 0);
     cudaEventSynchronize(s->t1);
     cudaEventElapsedTime(&ms, s->t0[d], s->t1);
+    return ms;
+}
+
+// Marks: a pool of events that grows to the largest pass (the warm-up steps grow it, so timed
+// steps create none); recording one costs the host a few microseconds and the device nothing.
+void cb_cuda_mark_reset(cb_exec *e) { ((cb_cuda_state *)e->state)->nmarks = 0; }
+int cb_cuda_mark(cb_exec *e) {
+    cb_cuda_state *s = e->state;
+    if (s->nmarks == s->cap_marks) {
+        int cap = s->cap_marks ? 2 * s->cap_marks : 256;
+        cudaEvent_t *m = realloc(s->marks, (size_t)cap * sizeof *m);
+        if (!m) return -1;
+        s->marks = m;
+        for (; s->cap_marks < cap; s->cap_marks++)
+            if (cudaEventCreate(&s->marks[s->cap_marks]) != cudaSuccess) return -1;
+    }
+    cudaEventRecord(s->marks[s->nmarks], 0);
+    return s->nmarks++;
+}
+double cb_cuda_mark_ms(cb_exec *e, int a, int b) {
+    cb_cuda_state *s = e->state;
+    float ms = 0;
+    if (a < 0 || b < 0 || a >= s->nmarks || b >= s->nmarks) return 0;
+    cudaEventSynchronize(s->marks[b]);
+    cudaEventElapsedTime(&ms, s->marks[a], s->marks[b]);
     return ms;
 }
 
@@ -305,8 +332,7 @@ void cb_cuda_forward(cb_exec *e, int i, bool train) {
             return;
         }
     }
-    cb_cuda_forward_op(e, i, train);
-    cb_cuda_epilogue_forward(e, i, train);
+    cb_cuda_forward_op(e, i, train); // the engine calls cb_cuda_epilogue_forward (forward_epilogue)
 }
 
 void cb_cuda_backward_epilogue(cb_exec *e, int i) {
@@ -411,7 +437,9 @@ void cb_cuda_softmax_(cb_exec *e, const float *x, float *prob, int n, int k) { c
 const cb_backend cb_backend_cuda = {
     .name = "cuda", .device = true, .init = cb_cuda_init_state, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
-    .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .supports = supports, .plan = plan,
-    .forward = cb_cuda_forward, .backward_epilogue = cb_cuda_backward_epilogue, .backward_data = cb_cuda_backward_data,
+    .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,
+    .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = supports, .plan = plan,
+    .forward = cb_cuda_forward, .forward_epilogue = cb_cuda_epilogue_forward, .backward_epilogue = cb_cuda_backward_epilogue,
+    .backward_data = cb_cuda_backward_data,
     .backward_filter = cb_cuda_backward_filter, .add = cb_cuda_add_, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,
     .xent_forward = cb_cuda_xent_forward_, .xent_backward = cb_cuda_xent_backward_, .softmax = cb_cuda_softmax_};

@@ -14,6 +14,8 @@
 typedef struct cb_cuda_state {
     cudaEvent_t t0[CB_CUDA_TIMER_DEPTH], t1; // start events as a stack: timers nest (a step around its layers)
     int depth;
+    cudaEvent_t *marks; // (cap_marks) per-layer timing without synchronisation (cb_cuda_mark)
+    int nmarks, cap_marks;
     double *loss; // (1) device
     const cb_cuda_conv_algo *(*conv)[CB_PHASE_COUNT]; // (nlayers) own algorithm per conv layer and phase
     bool *fused_relu;                                  // (nlayers) the forward kernel applied the ReLU
@@ -31,6 +33,9 @@ void cb_cuda_upload(cb_exec *e, void *dst, const void *src, size_t bytes);
 void cb_cuda_download(cb_exec *e, void *dst, const void *src, size_t bytes);
 void cb_cuda_timer_start(cb_exec *e);
 double cb_cuda_timer_stop(cb_exec *e);
+void cb_cuda_mark_reset(cb_exec *e);
+int cb_cuda_mark(cb_exec *e);
+double cb_cuda_mark_ms(cb_exec *e, int a, int b);
 void cb_cuda_add_(cb_exec *e, float *dst, const float *src, size_t n);
 void cb_cuda_fill_(cb_exec *e, float *dst, float v, size_t n);
 void cb_cuda_sgd_(cb_exec *e, size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v);

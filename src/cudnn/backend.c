@@ -84,6 +84,7 @@ void cb_dnn_destroy(cb_exec *e) {
     dnn_state *d = s->lib;
     if (d) {
         if (d->h) cudnnDestroy(d->h);
+        cudaFree(d->bn_part);
         free(d);
         s->lib = NULL;
     }
@@ -371,6 +372,120 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
     return native(e) || l->own[0] ? CB_OK : probe(e, i, err);
 }
 
+// ---- batch norm: cuDNN's legacy routines or the own storage kernels (norm_fmt.cu) ----------------
+// A batch norm is fused into a conv / FC layer (L->bn: pre -> y, then the ReLU) or is a layer of
+// its own (x -> out). The own kernels take every storage and fuse the ReLU (forward) and its mask
+// (backward); cuDNN's run NHWC tensors several times slower than NCHW ones. "cudnn" keeps cuDNN's
+// where cuDNN takes the layer; "auto"'s policy times both (src/sched/auto.c).
+
+static bool bn_relu_fused(const cb_layer *L) { return L->bn && L->act == CB_ACT_RELU; }
+static bool bn_own_ok(const cb_layer *L) {
+    cb_bn_params bp;
+    cb_bn_params_of(L, &bp);
+    return cb_fmt_bn_supported(&bp);
+}
+
+// the batch norm's input and output: the op's output and y (fused), or the parent's y and out
+static const void *bn_x(const cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    return L->bn ? e->lb[i].pre : e->lb[L->parents[0]].y;
+}
+
+// forward of the batch norm of layer i into y (training: batch statistics, running ones updated
+// unless `keep_running`); returns whether the ReLU was applied
+static bool bn_forward(cb_exec *e, int i, bool train, bool keep_running, void *y) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    dnn_state *d = dnn(e);
+    const void *x = bn_x(e, i);
+    float *rm = keep_running ? NULL : b->rmean, *rv = keep_running ? NULL : b->rvar;
+    cb_bn_params bp;
+    cb_bn_params_of(L, &bp);
+    int fmt = cb_store_of(e)->fmt;
+    if (l->own_bn) {
+        bool relu = bn_relu_fused(L);
+        if (train) cb_fmt_bn_forward_train(&bp, fmt, x, b->gamma, b->beta, y, b->bn_mean, b->bn_invstd, rm, rv, 0.1f, relu, d->bn_part);
+        else cb_fmt_bn_forward_infer(&bp, fmt, x, b->gamma, b->beta, b->rmean, b->rvar, y, relu, d->bn_part);
+        return relu;
+    }
+    if (train)
+        cudnnBatchNormalizationForwardTraining(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, y, l->bnd, b->gamma,
+                                               b->beta, 0.1, rm, rv, bp.eps, b->bn_mean, b->bn_invstd);
+    else
+        cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, y, l->bnd, b->gamma,
+                                                b->beta, b->rmean, b->rvar, bp.eps);
+    return false;
+}
+
+// backward of the batch norm of layer i: dgamma, dbeta, and dx when not NULL (the own kernels need
+// no dx; cuDNN's get the scratch). dy: the gradient w.r.t. the batch norm's output, ReLU's mask
+// applied already unless the own kernels fused it (bn_relu_fused).
+static void bn_backward_of(cb_exec *e, int i, const void *dy, void *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    cb_bn_params bp;
+    cb_bn_params_of(L, &bp);
+    if (l->own_bn) {
+        cb_fmt_bn_backward(&bp, cb_store_of(e)->fmt, bn_x(e, i), bn_relu_fused(L) ? b->y : NULL, b->gamma, b->bn_mean, b->bn_invstd,
+                           dy, dx, b->dgamma, b->dbeta, dnn(e)->bn_part);
+        return;
+    }
+    cudnnBatchNormalizationBackward(dnn(e)->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, bn_x(e, i), l->yd, dy, l->yd,
+                                    dx ? dx : e->scratch, l->bnd, b->gamma, b->dgamma, b->dbeta, bp.eps, b->bn_mean, b->bn_invstd);
+}
+
+double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    l->own_bn = own;
+    void *dx = L->bn ? b->dpre : NULL; // a layer's dx goes to the scratch (cuDNN) or nowhere (own)
+    if (train && (!b->dy || (!own && !dx && !e->scratch))) return -1;
+    double t = 0;
+    for (int r = 0; r < 4; r++) {
+        if (r == 1) cb_cuda_timer_start(e);
+        bn_forward(e, i, true, true, b->y);
+        if (train) bn_backward_of(e, i, b->dy, dx);
+    }
+    t = cb_cuda_timer_stop(e) / 3;
+    return cudaGetLastError() == cudaSuccess ? t : -1;
+}
+
+static cb_status plan_bn(cb_exec *e, int i, cb_error *err) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_state *d = dnn(e);
+    dnn_layer *l = lay(e, i);
+    cb_bn_params bp;
+    cb_bn_params_of(L, &bp);
+    bool lib_ok = bp.eps >= CUDNN_BN_MIN_EPSILON, own_ok = cb_fmt_bn_supported(&bp);
+    if (!lib_ok && !own_ok && !native(e))
+        return decline(e, L, err, CB_REASON_BN_EPSILON, "a batch-norm epsilon under CUDNN_BN_MIN_EPSILON on a tensor over 2^31 elements");
+    if (lib_ok) {
+        DNN_TRY(cudnnCreateTensorDescriptor(&l->bnd));
+        DNN_TRY(cudnnDeriveBNTensorDescriptor(l->bnd, l->yd, CUDNN_BATCHNORM_SPATIAL));
+    }
+    if (!own_ok) return CB_OK; // cuDNN's, or (fp32 NCHW, eps under cuDNN's minimum) the cuda backend's own
+    size_t need = cb_fmt_bn_scratch(bp.c);
+    if (need > d->bn_part_floats) {
+        cudaFree(d->bn_part);
+        e->allocated -= d->bn_part_floats * 4;
+        d->bn_part_floats = 0;
+        if (!(d->bn_part = cb_store_alloc(e, need * 4))) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
+        d->bn_part_floats = need;
+    }
+    cb_choice c = cb_choice_of(CB_IMPL_NONE, -1, "");
+    if (!lib_ok) l->own_bn = true, c = cb_choice_of(CB_IMPL_OWN, -1, "own bn (eps)");
+    else if (!d->policy) l->own_bn = false;
+    else d->policy->bn(e, i, &c);
+    // a standalone batch norm shows its choice; a fused one leaves the op's choices alone
+    if (c.impl != CB_IMPL_NONE && L->op == CB_OP_BATCHNORM)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) b->choice[p] = c;
+    return CB_OK;
+}
+
 // cuDNN pads a convolution symmetrically (the leading pads on both sides). Under NHWC plan_conv
 // runs it on a copy of the input with the missing trailing rows and columns added (TF SAME).
 static int64_t cudnn_out(int64_t in, int pad, int r, int stride) { return (in + 2 * pad - r) / stride + 1; }
@@ -400,8 +515,8 @@ cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char 
         r = CB_REASON_NHWC_ORDER, what = "a Reshape of a spatial tensor, whose elements NHWC orders differently";
     else if ((fmt & CB_FMT_NHWC) && L->op == CB_OP_SOFTMAX && spatial_in)
         r = CB_REASON_NHWC_ORDER, what = "a Softmax over a spatial input, whose classes NHWC orders differently";
-    else if ((L->bn || L->op == CB_OP_BATCHNORM) && eps < CUDNN_BN_MIN_EPSILON)
-        r = CB_REASON_BN_EPSILON, what = "a batch-norm epsilon under CUDNN_BN_MIN_EPSILON" OWN_NCHW;
+    else if ((L->bn || L->op == CB_OP_BATCHNORM) && eps < CUDNN_BN_MIN_EPSILON && !bn_own_ok(L))
+        r = CB_REASON_BN_EPSILON, what = "a batch-norm epsilon under CUDNN_BN_MIN_EPSILON on a tensor over 2^31 elements";
     else if (L->op == CB_OP_LRN && (L->p.lrn.size < CUDNN_LRN_MIN_N || L->p.lrn.size > CUDNN_LRN_MAX_N || L->p.lrn.k < CUDNN_LRN_MIN_K ||
                                     L->p.lrn.beta < CUDNN_LRN_MIN_BETA))
         r = CB_REASON_LRN_RANGE, what = "an LRN size, k or beta outside cuDNN's range" OWN_NCHW;
@@ -423,14 +538,9 @@ cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnCreateActivationDescriptor(&l->act));
         DNN_TRY(cudnnSetActivationDescriptor(l->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
     }
-    float eps = L->op == CB_OP_BATCHNORM ? L->p.bn.eps : L->bn_eps;
     if (L->bn || L->op == CB_OP_BATCHNORM) {
-        if (eps < CUDNN_BN_MIN_EPSILON && !native(e)) return decline(e, L, err, CB_REASON_BN_EPSILON, "a batch-norm epsilon under CUDNN_BN_MIN_EPSILON" OWN_NCHW);
-        if (eps < CUDNN_BN_MIN_EPSILON) l->own[0] = l->own[1] = true;
-        else {
-            DNN_TRY(cudnnCreateTensorDescriptor(&l->bnd));
-            DNN_TRY(cudnnDeriveBNTensorDescriptor(l->bnd, l->yd, CUDNN_BATCHNORM_SPATIAL));
-        }
+        cb_status st = plan_bn(e, i, err);
+        if (st != CB_OK) return st;
     }
     switch (L->op) {
     case CB_OP_CONV: {
@@ -468,22 +578,17 @@ cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err) {
     return native(e) ? CB_OK : probe(e, i, err);
 }
 
-static void epilogue_forward(cb_exec *e, int i, bool train) {
+void cb_dnn_forward_epilogue(cb_exec *e, int i, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
     dnn_state *d = dnn(e);
     if (L->bn) {
-        if (l->own[0] || !l->bnd) {
+        if (!l->own_bn && !l->bnd) {
             cb_cuda_epilogue_forward(e, i, train);
             return;
         }
-        if (train)
-            cudnnBatchNormalizationForwardTraining(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, b->pre, l->yd, b->y, l->bnd,
-                                                   b->gamma, b->beta, 0.1, b->rmean, b->rvar, L->bn_eps, b->bn_mean, b->bn_invstd);
-        else
-            cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, b->pre, l->yd, b->y,
-                                                    l->bnd, b->gamma, b->beta, b->rmean, b->rvar, L->bn_eps);
+        if (bn_forward(e, i, train, false, b->y)) ((cb_cuda_state *)e->state)->fused_relu[i] = true;
     }
     if (L->act == CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_relu[i])
         cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y);
@@ -528,13 +633,8 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
         else cudnnLRNCrossChannelForward(d->h, l->lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, l->yd, x, &zero, l->yd, out);
         break;
     case CB_OP_BATCHNORM:
-        if (own || !l->bnd) cb_cuda_forward_op(e, i, train);
-        else if (train)
-            cudnnBatchNormalizationForwardTraining(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, out, l->bnd,
-                                                   b->gamma, b->beta, 0.1, b->rmean, b->rvar, L->p.bn.eps, b->bn_mean, b->bn_invstd);
-        else
-            cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, out, l->bnd,
-                                                    b->gamma, b->beta, b->rmean, b->rvar, L->p.bn.eps);
+        if (!l->own_bn && !l->bnd) cb_cuda_forward_op(e, i, train);
+        else bn_forward(e, i, train, false, out);
         break;
     case CB_OP_ACT:
         if (l->act) cudnnActivationForward(d->h, l->act, &one, l->yd, x, &zero, l->yd, out);
@@ -543,12 +643,11 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
     case CB_OP_SOFTMAX:
         cudnnSoftmaxForward(d->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, l->xd, x, &zero, l->xd, out);
         break;
-    default: // concat, add, dropout, reshape: the own kernels
-        if (native(e)) cb_cuda_forward_op(e, i, train);
+    default: // concat, add, dropout, reshape: the own kernels (the sum with its ReLU in one pass)
+        if (native(e) && L->op != CB_OP_ADD) cb_cuda_forward_op(e, i, train);
         else cb_store_forward_op(e, i, train);
         break;
     }
-    epilogue_forward(e, i, train);
 }
 
 // the activation's gradient with the own kernels (a ReLU's reads y > 0 as the CPU reference does)
@@ -556,27 +655,16 @@ void cb_dnn_backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
-    if (L->act != CB_ACT_NONE) cb_fmt_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy, is_bf16(e));
+    bool fused_mask = L->bn && l->own_bn && bn_relu_fused(L); // the own backward applies the ReLU's mask itself
+    if (L->act != CB_ACT_NONE && !fused_mask)
+        cb_fmt_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy, is_bf16(e));
     if (L->bn) {
-        if (l->own[1] || !l->bnd) {
+        if (!l->own_bn && !l->bnd) {
             cb_bn_params bp;
             cb_bn_params_of(L, &bp);
             cb_cuda_bn_backward(&bp, b->pre, b->gamma, b->bn_mean, b->bn_invstd, b->dy, b->dpre, b->dgamma, b->dbeta);
-        } else
-            cudnnBatchNormalizationBackward(dnn(e)->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, b->pre, l->yd,
-                                            b->dy, l->yd, b->dpre, l->bnd, b->gamma, b->dgamma, b->dbeta, L->bn_eps,
-                                            b->bn_mean, b->bn_invstd);
+        } else bn_backward_of(e, i, b->dy, b->dpre);
     }
-}
-
-// standalone batch norm on cuDNN (fmt != 0): dx, dgamma and dbeta in one call
-static void bn_backward(cb_exec *e, int i, void *dx) {
-    const cb_layer *L = &e->net->layers[i];
-    cb_lbuf *b = &e->lb[i];
-    dnn_layer *l = lay(e, i);
-    cudnnBatchNormalizationBackward(dnn(e)->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, e->lb[L->parents[0]].y,
-                                    l->yd, cb_exec_op_grad(e, i), l->yd, dx, l->bnd, b->gamma, b->dgamma, b->dbeta, L->p.bn.eps,
-                                    b->bn_mean, b->bn_invstd);
 }
 
 void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
@@ -611,8 +699,8 @@ void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
                                           l->yd, x, &zero, l->yd, dx);
         break;
     case CB_OP_BATCHNORM:
-        if (native(e)) cb_cuda_backward_data(e, i, slot, dx);
-        else bn_backward(e, i, dx);
+        if (native(e) && !l->own_bn) cb_cuda_backward_data(e, i, slot, dx);
+        else bn_backward_of(e, i, dy, dx);
         break;
     default: // relu, dropout, concat, add, softmax, reshape
         if (native(e)) cb_cuda_backward_data(e, i, slot, dx);
@@ -638,9 +726,9 @@ void cb_dnn_backward_filter(cb_exec *e, int i) {
         else if (b->db) cb_store_bias_grad(e, i, dy, b->db);
     } else if (L->op == CB_OP_FC && !l->own[2]) {
         cb_blas_fc(e, i, CB_PHASE_BWD_FILTER);
-    } else if (L->op == CB_OP_BATCHNORM && !native(e)) {
-        // backward_data computes dgamma and dbeta with dx; without an input gradient, here (dx to scratch)
-        if (!e->lb[L->parents[0]].dy) bn_backward(e, i, e->scratch);
+    } else if (L->op == CB_OP_BATCHNORM && (!native(e) || l->own_bn)) {
+        // backward_data computes dgamma and dbeta with dx; without an input gradient, here
+        if (!e->lb[L->parents[0]].dy) bn_backward_of(e, i, dy, NULL);
     } else cb_cuda_backward_filter(e, i);
 }
 

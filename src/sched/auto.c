@@ -7,8 +7,9 @@
 // max or average pool cuDNN against the own kernels (forward and backward as a pair: the own
 // backward reads the own forward's argmax). Own kernels read fp32 NCHW only: on another storage
 // only the pools and the 1x1 GEMMs race.
-// Two test overrides force a path whatever the timings say: $CONVBENCH_AUTO_POOL=own|cudnn and
-// $CONVBENCH_AUTO_GEMM=cublas|cudnn (CB_CHOICE_FORCED).
+// Each batch norm races cuDNN's against the own storage kernels the same way. Test overrides force
+// a path whatever the timings say: $CONVBENCH_AUTO_POOL=own|cudnn, $CONVBENCH_AUTO_GEMM=cublas|cudnn
+// and $CONVBENCH_AUTO_BN=own|cudnn (CB_CHOICE_FORCED).
 #include "cudnn/dnn.h"
 #include "blas/blas.h"
 #include "core/net.h"
@@ -21,6 +22,7 @@ typedef enum force_choice { FORCE_NONE, FORCE_OWN, FORCE_LIB } force_choice;
 typedef struct sched_state {
     force_choice pool;           // $CONVBENCH_AUTO_POOL=own|cudnn forces the pool layers' choice
     force_choice gemm1x1;        // $CONVBENCH_AUTO_GEMM=cublas|cudnn forces the 1x1 convolutions' (FORCE_OWN: cuBLAS)
+    force_choice bn;             // $CONVBENCH_AUTO_BN=own|cudnn forces the batch norms' choice
 } sched_state;
 
 static sched_state *sched(const cb_exec *e) { return cb_dnn_state(e)->policy_state; }
@@ -121,12 +123,33 @@ static void pool(cb_exec *e, int i, bool bwd, cb_choice *c) {
     c->ms = l->own[0] ? own : dnn, c->rival_ms = l->own[0] ? dnn : own;
 }
 
-static const dnn_policy POLICY = {.conv_phase = conv_phase, .fc_phase = fc_phase, .pool = pool};
+// a batch norm both cuDNN and the own storage kernels take: forward plus backward when the pass
+// trains, the faster kept
+static void bn(cb_exec *e, int i, cb_choice *c) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = cb_dnn_layer(e, i);
+    if (sched(e)->bn != FORCE_NONE) {
+        l->own_bn = sched(e)->bn == FORCE_OWN;
+        *c = l->own_bn ? cb_choice_of(CB_IMPL_OWN, -1, "bn") : cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn bn");
+        c->flags |= CB_CHOICE_FORCED;
+        return;
+    }
+    bool train = L->bn ? b->dpre != NULL : b->dgamma != NULL;
+    double own = cb_dnn_time_bn(e, i, true, train), lib = cb_dnn_time_bn(e, i, false, train);
+    l->own_bn = own >= 0 && (lib < 0 || own < lib);
+    *c = l->own_bn ? cb_choice_of(CB_IMPL_OWN, -1, "bn") : cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn bn");
+    c->flags |= CB_CHOICE_RACED | (train ? CB_CHOICE_PAIRED : 0);
+    c->ms = l->own_bn ? own : lib, c->rival_ms = l->own_bn ? lib : own;
+}
+
+static const dnn_policy POLICY = {.conv_phase = conv_phase, .fc_phase = fc_phase, .pool = pool, .bn = bn};
 
 static cb_status init(cb_exec *e, cb_error *err) {
-    sched_state f = {FORCE_NONE, FORCE_NONE};
+    sched_state f = {FORCE_NONE, FORCE_NONE, FORCE_NONE};
     cb_status st = env_force("CONVBENCH_AUTO_POOL", "own", &f.pool, err);
     if (st == CB_OK) st = env_force("CONVBENCH_AUTO_GEMM", "cublas", &f.gemm1x1, err);
+    if (st == CB_OK) st = env_force("CONVBENCH_AUTO_BN", "own", &f.bn, err);
     if (st == CB_OK) st = cb_dnn_init(e, err, &POLICY);
     if (st != CB_OK) return st;
     sched_state *s = cb_xcalloc(1, sizeof *s);

@@ -5,18 +5,7 @@
 #include "storage/format.h"
 #include "core/act.h"
 #include "cuda/fast_div.h"
-
-#include <cuda_bf16.h>
-
-typedef __nv_bfloat16 bf16;
-
-__device__ static inline float ld(const float *p, size_t i) { return p[i]; }
-__device__ static inline float ld(const bf16 *p, size_t i) { return __bfloat162float(p[i]); }
-__device__ static inline void st(float *p, size_t i, float v) { p[i] = v; }
-__device__ static inline void st(bf16 *p, size_t i, float v) { p[i] = __float2bfloat16_rn(v); }
-
-// V elements of T as one 16-byte (or smaller) load and store
-template <class T, int V> struct alignas(sizeof(T) * V) vec_t { T v[V]; };
+#include "storage/elem.cuh"
 
 // element i of dst (n, cd, s = y*w + x in dst's layout) from src (n, cs, s in src's layout): the
 // channels both have; a dst channel at or past cs is 0 (padding), a src channel past cd is dropped
@@ -142,7 +131,12 @@ extern "C" void cb_fmt_convert(int64_t n, int64_t c, int64_t h, int64_t w, const
     cb_fmt_convert_pad(n, c, c, h, w, src, src_fmt, dst, dst_fmt);
 }
 
-template <class T> __global__ void add_kernel(size_t n, T *dst, const T *src) { CB_FOR(i, n) st(dst, i, ld(dst, i) + ld(src, i)); }
+template <class T> __global__ void add_kernel(size_t n, T *dst, const T *a, const T *b, bool relu) {
+    CB_FOR(i, n) {
+        float f = ld(a, i) + ld(b, i);
+        st(dst, i, relu && f < 0.f ? 0.f : f);
+    }
+}
 template <class T> __global__ void fill_kernel(size_t n, T *dst, float v) { CB_FOR(i, n) st(dst, i, v); }
 template <class T> __global__ void relu_bwd_kernel(size_t n, const T *y, const T *dy, T *dx) {
     CB_FOR(i, n) st(dx, i, ld(y, i) > 0.f ? ld(dy, i) : 0.f);
@@ -271,30 +265,41 @@ template <class T> static void relu_bwd_t(size_t n, const T *y, const T *dy, T *
     relu_bwd_vec_kernel<T, VW><<<(nvec + 255) / 256, 256>>>(nvec, y, dy, dx);
 }
 
-// dst += src, V elements per thread (a gradient summed over a tensor's consumers)
-template <class T, int V> __global__ void __launch_bounds__(256) add_vec_kernel(uint32_t nvec, T *dst, const T *__restrict__ src) {
+// dst = act(a + b), V elements per thread; a may be dst (a gradient summed over a tensor's
+// consumers; a residual sum with its ReLU in one pass)
+template <class T, int V, bool RELU>
+__global__ void __launch_bounds__(256) add_vec_kernel(uint32_t nvec, T *dst, const T *a, const T *__restrict__ b) {
     uint32_t j = blockIdx.x * 256u + threadIdx.x;
     if (j >= nvec) return;
-    vec_t<T, V> a = reinterpret_cast<vec_t<T, V> *>(dst)[j], b = reinterpret_cast<const vec_t<T, V> *>(src)[j];
+    vec_t<T, V> x = reinterpret_cast<const vec_t<T, V> *>(a)[j], y = reinterpret_cast<const vec_t<T, V> *>(b)[j];
 #pragma unroll
-    for (int v = 0; v < V; v++) st(a.v, v, ld(a.v, v) + ld(b.v, v));
-    reinterpret_cast<vec_t<T, V> *>(dst)[j] = a;
+    for (int v = 0; v < V; v++) {
+        float f = ld(x.v, v) + ld(y.v, v);
+        st(x.v, v, RELU ? fmaxf(f, 0.f) : f);
+    }
+    reinterpret_cast<vec_t<T, V> *>(dst)[j] = x;
 }
 
-template <class T> static void add_t(size_t n, T *dst, const T *src) {
+template <class T> static void add_t(size_t n, T *dst, const T *a, const T *b, bool relu) {
     const int VW = (int)(16 / sizeof(T));
     if (!n) return;
-    if (vec_width<T>(n, dst, src) != VW || n / VW >= 0x7fffffffu) {
-        add_kernel<T><<<cb_blocks(n, 256), 256>>>(n, dst, src);
+    if (vec_width<T>(n, dst, a) != VW || vec_width<T>(n, b, b) != VW || n / VW >= 0x7fffffffu) {
+        add_kernel<T><<<cb_blocks(n, 256), 256>>>(n, dst, a, b, relu);
         return;
     }
     uint32_t nvec = (uint32_t)(n / VW);
-    add_vec_kernel<T, VW><<<(nvec + 255) / 256, 256>>>(nvec, dst, src);
+    if (relu) add_vec_kernel<T, VW, true><<<(nvec + 255) / 256, 256>>>(nvec, dst, a, b);
+    else add_vec_kernel<T, VW, false><<<(nvec + 255) / 256, 256>>>(nvec, dst, a, b);
 }
 
 extern "C" void cb_fmt_add(size_t n, void *dst, const void *src, int b) {
-    if (b) add_t(n, (bf16 *)dst, (const bf16 *)src);
-    else add_t(n, (float *)dst, (const float *)src);
+    if (b) add_t(n, (bf16 *)dst, (const bf16 *)dst, (const bf16 *)src, false);
+    else add_t(n, (float *)dst, (const float *)dst, (const float *)src, false);
+}
+
+extern "C" void cb_fmt_add_act(size_t n, void *dst, const void *a, const void *b, int relu, int bf) {
+    if (bf) add_t(n, (bf16 *)dst, (const bf16 *)a, (const bf16 *)b, relu);
+    else add_t(n, (float *)dst, (const float *)a, (const float *)b, relu);
 }
 
 // any activation function: src/core/act.h's one definition, computed in fp32 on the storage's type

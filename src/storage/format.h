@@ -34,6 +34,7 @@ void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs, const voi
 
 // elementwise on n elements of type bf16 (when `bf16`) or fp32; layout does not matter
 void cb_fmt_add(size_t n, void *dst, const void *src, int bf16);                   // dst += src
+void cb_fmt_add_act(size_t n, void *dst, const void *a, const void *b, int relu, int bf16); // dst = relu?(a + b)
 void cb_fmt_fill(size_t n, void *dst, float v, int bf16);
 // activation a (src/core/act.h): y = f(x), xsave (or NULL) gets x; dx = f'(x) dy from the input x
 // (NULL where a's gradient reads y alone) and the output y. y may equal x, dx dy.
@@ -68,6 +69,24 @@ void cb_fmt_pool_forward(const cb_pool_params *p, int fmt, const void *x, void *
 // dx (n, c, h, w) overwritten: one gather per input element over the windows that cover it (no
 // atomics, deterministic); max reads the forward's argmax, average ignores it
 void cb_fmt_pool_backward(const cb_pool_params *p, int fmt, const void *dy, const void *argmax, void *dx);
+
+// Batch normalisation on a storage (norm_fmt.cu), any fmt (0 too): x (n, c, h, w) -> y over the
+// n*h*w values of each channel, the semantics of cb_cuda_bn_* (src/cuda/norm.cu): biased variance
+// normalises, the running variance (updated with `momentum` when rmean and rvar are not NULL) is
+// unbiased; invstd = 1 / sqrt(var + eps). `relu` applies a ReLU to y. part: device scratch of
+// cb_fmt_bn_scratch(c) floats. Deterministic (fixed reduction order). cb_fmt_bn_supported: the
+// kernels' limits (fewer than 2^31 elements, 65535 channels).
+#define CB_FMT_BN_CHUNKS 1024
+size_t cb_fmt_bn_scratch(int64_t c);
+int cb_fmt_bn_supported(const cb_bn_params *p);
+void cb_fmt_bn_forward_train(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, void *y,
+                             float *mean, float *invstd, float *rmean, float *rvar, float momentum, int relu, float *part);
+void cb_fmt_bn_forward_infer(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta,
+                             const float *rmean, const float *rvar, void *y, int relu, float *part);
+// dgamma, dbeta (overwritten) and, when dx is not NULL, dx (may alias dy) from dy, the gradient
+// w.r.t. y. With y not NULL, y = relu(bn(x)) and dy is taken as 0 where y <= 0 (the ReLU's mask).
+void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x, const void *y, const float *gamma, const float *mean,
+                        const float *invstd, const void *dy, void *dx, float *dgamma, float *dbeta, float *part);
 
 #ifdef __cplusplus
 }

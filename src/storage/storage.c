@@ -138,10 +138,14 @@ void cb_store_forward_op(cb_exec *e, int i, bool train) {
         }
         break;
     }
-    case CB_OP_ADD:
-        cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0);
-        for (int j = 1; j < L->nparents; j++) cb_fmt_add(n, out, e->lb[L->parents[j]].y, cb_store_bf16(e));
+    case CB_OP_ADD: { // one pass for the usual two parents, the ReLU in the last one (the epilogue skips it)
+        bool relu = L->act == CB_ACT_RELU && !L->bn;
+        if (L->nparents == 1) cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0), relu = false;
+        for (int j = 1; j < L->nparents; j++)
+            cb_fmt_add_act(n, out, j == 1 ? x : out, e->lb[L->parents[j]].y, relu && j == L->nparents - 1, cb_store_bf16(e));
+        ((cb_cuda_state *)e->state)->fused_relu[i] = relu;
         break;
+    }
     case CB_OP_DROPOUT:
         if (train) cb_fmt_dropout_forward(n, L->p.dropout.keep, cb_exec_next_seed(e), x, b->aux, out, cb_store_bf16(e));
         else cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0);

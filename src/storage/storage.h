@@ -64,8 +64,8 @@ void cb_store_finish_wgrad(cb_exec *e, int i);
 void cb_store_bias_act(cb_exec *e, int i, const float *bias, void *y);
 void cb_store_bias_grad(cb_exec *e, int i, const void *dy, float *db);
 
-// concat, sum, dropout, reshape of layer i (fmt != 0), and the gradients of concat, sum, dropout,
-// relu, softmax (passed through) and reshape
+// concat, dropout, reshape of layer i (fmt != 0) and the sum (any fmt: with its ReLU in one pass),
+// and the gradients of concat, sum, dropout, activation, softmax (passed through) and reshape
 void cb_store_forward_op(cb_exec *e, int i, bool train);
 void cb_store_backward_data(cb_exec *e, int i, int slot, void *dx);
 

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""The suite's table (scripts/gpu-bench.sh suite): per cell, each convbench backend's step time
+against PyTorch eager and torch.compile measured in the same call, the ratios (convbench time /
+peer time: below 1 is faster), peak memory, and the geometric means of the ratios.
+Usage: scripts/suite-summary.py RES_DIR"""
+import glob, json, math, os, re, sys
+
+res = sys.argv[1]
+PEER = {'vgg-a': 'vgg_a', 'overfeat-fast': 'overfeat'}
+
+
+def gmean(xs):
+    xs = [x for x in xs if x and x > 0]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float('nan')
+
+
+def total_ms(d):
+    for r in d.get('tables', {}).get('fullpass', []):
+        if r.get('phase') == 'total':
+            return r.get('median_ms')
+    return None
+
+
+peer = []
+for f in sorted(glob.glob(os.path.join(res, 'suitepeer_*.out'))):  # the .out keeps the lines of a run cut short
+    for line in open(f):
+        if line.startswith('{'):
+            try: peer.append(json.loads(line))
+            except ValueError: pass
+
+cells = {}
+for f in sorted(glob.glob(os.path.join(res, 'suite_*.json'))):
+    m = re.match(r'suite_(.+)_(\d+)_(fp32|tf32|bf16)_(nchw|nhwc)(_update)?_(\w+)\.json$', os.path.basename(f))
+    if not m: continue
+    try: d = json.load(open(f))
+    except Exception: continue
+    key = m.group(1, 2, 3, 4, 5)
+    cells.setdefault(key, {})[m.group(6)] = (total_ms(d), d.get('memory_mb'), d.get('peak_device_mb'))
+
+backends = sorted({b for c in cells.values() for b in c})
+ratios = {(b, p): [] for b in backends for p in ('eager', 'compiled')}
+print('| cell | ' + ' | '.join(f'{b} ms' for b in backends) + ' | eager ms | compiled ms | ' +
+      ' | '.join(f'{b}/eager | {b}/compiled' for b in backends) + ' | peak MiB (convbench planned / PyTorch) |')
+print('|---' * (3 + 3 * len(backends) + 1) + '|')
+for (net, batch, prec, lay, upd), bes in sorted(cells.items()):
+    want = dict(net=PEER.get(net, net), batch=int(batch), mode=prec, layout=lay.upper(), update=bool(upd))
+    pr = {r.get('compiled', False): r for r in peer if all(r.get(k) == v for k, v in want.items())}
+    eager, comp = (pr.get(False) or {}).get('total'), (pr.get(True) or {}).get('total')
+    row = [f'{net} b{batch} {prec} {lay.upper()}{" +update" if upd else ""}']
+    row += [f'{bes[b][0]:.2f}' if b in bes and bes[b][0] else '-' for b in backends]
+    row += [f'{eager:.2f}' if eager else '-', f'{comp:.2f}' if comp else '-']
+    for b in backends:
+        t = bes.get(b, (None,))[0]
+        for p, ref in (('eager', eager), ('compiled', comp)):
+            if t and ref:
+                ratios[(b, p)].append(t / ref)
+                row.append(f'{t / ref:.2f}')
+            else:
+                row.append('-')
+    mem = [f'{bes[b][1]:.0f}' for b in backends if b in bes and bes[b][1]]
+    row.append(f'{"/".join(mem) or "-"} / {(pr.get(False) or {}).get("peak_mib", 0):.0f}')
+    print('| ' + ' | '.join(row) + ' |')
+print()
+for (b, p), xs in ratios.items():
+    if xs:
+        print(f'geometric mean {b}/{p}: {gmean(xs):.3f} over {len(xs)} cells (below 1: convbench faster)')
