@@ -39,6 +39,22 @@ LDLIBS   += -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -lcudnn -lcublas -lcufft -lc
 endif
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CUC_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.cu.o)
+
+# ONNX import (src/spec/onnx.c): protobuf-c code generated at build time from the onnx.proto
+# that Debian's libonnx-dev installs (proto2, which protoc-c reads as it is)
+ONNX_PROTO ?= $(shell dpkg -L libonnx-dev 2>/dev/null | grep '/onnx\.proto$$' | head -1)
+GEN      := $(BUILD)/gen
+LIB_OBJ  += $(GEN)/onnx.pb-c.o
+LDLIBS   += -lprotobuf-c
+$(GEN)/onnx.pb-c.c: $(ONNX_PROTO)
+	@test -n "$(ONNX_PROTO)" || { echo "convbench: no onnx.proto: install libonnx-dev (scripts/install-deps.sh)" >&2; exit 1; }
+	@mkdir -p $(@D)
+	protoc-c --proto_path=$(dir $(ONNX_PROTO)) --c_out=$(@D) $(ONNX_PROTO)
+$(GEN)/onnx.pb-c.h: $(GEN)/onnx.pb-c.c
+$(GEN)/onnx.pb-c.o: $(GEN)/onnx.pb-c.c
+	$(CC) $(filter-out -Wall -Wextra -MMD -MP,$(CFLAGS)) -I$(GEN) -c -o $@ $<
+$(BUILD)/src/spec/onnx.o $(BUILD)/src/spec/onnx_ops.o: $(GEN)/onnx.pb-c.h
+$(BUILD)/src/spec/onnx.o $(BUILD)/src/spec/onnx_ops.o: CFLAGS += -I$(GEN)
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 
 # objects rebuild when the flags change (CUDA appearing, sanitizers), and the file that

@@ -45,6 +45,7 @@ typedef enum cb_reason {
     CB_REASON_LIBRARY_REFUSES,  // the library returned an error for this layer's descriptors
     CB_REASON_NO_ALGORITHM,     // no algorithm runs it within the workspace limit
     CB_REASON_ACTIVATION,       // an activation function the backend lacks in this storage
+    CB_REASON_NO_GPU_KERNEL,    // a layer kind only the CPU backends run (cb_layer_cpu_only)
     CB_REASON_COUNT
 } cb_reason;
 
@@ -72,6 +73,9 @@ typedef enum cb_op {
     CB_OP_LRN,
     CB_OP_BATCHNORM,
     CB_OP_ACT,       // an activation function as a layer: Activation ("fn"), ReLU
+    CB_OP_MUL,       // Elementwise product of two inputs; one may be (N, C, 1, 1), broadcast over H, W (SE)
+    CB_OP_LAYERNORM, // over the channels of each pixel (ConvNeXt), with a weight and bias per channel
+    CB_OP_SCALE,     // y = x * weight[c] (ConvNeXt's layer scale)
     CB_OP_COUNT
 } cb_op;
 
@@ -123,8 +127,8 @@ typedef struct cb_layer {
     bool bn;                      // fused batch norm before the activation (normalizer_fn)
     int split, splits;            // ModelParallel: which copy of how many (0, 1 otherwise)
     union {
-        struct { cb_window win; int cin, k, groups; bool bias; } conv;
-        struct { cb_window win; bool avg; } pool;
+        struct { cb_window win; int cin, k, groups; bool bias; int dil_h, dil_w; } conv; // dilation 0 or 1: none
+        struct { cb_window win; bool avg, global; } pool; // global: the window is the input (set by shape inference)
         struct { int k; bool bias; } fc;
         struct { int dim; } concat;           // NHWC dimension as in the file (3 = channels)
         struct { float keep; } dropout;
@@ -132,6 +136,7 @@ typedef struct cb_layer {
         struct { int size; float alpha, beta, k; } lrn;
         struct { float eps; } bn;
         struct { cb_act fn; } act;            // the Activation layer's function
+        struct { float eps; } ln;             // LayerNorm over channels, per pixel
     } p;
     float bn_eps;                 // for the fused batch norm
 } cb_layer;
@@ -141,6 +146,7 @@ typedef struct cb_net {
     char *path;                   // the file it came from
     int nlayers;
     cb_layer *layers;             // topological order; layers[0] is the input
+    struct cb_net_weights *weights; // starting parameters read with the description (ONNX), or NULL
 } cb_net;
 
 // Load a Paleo-format description. `spec` is a path or the name of a built-in network
@@ -148,6 +154,10 @@ typedef struct cb_net {
 cb_net *cb_net_load(const char *spec, cb_error *err);
 cb_net *cb_net_load_string(const char *json, const char *source_name, cb_error *err);
 void cb_net_free(cb_net *net);
+// An ONNX model (.onnx) as a Paleo-format description (JSON text; free it). cb_net_load takes
+// .onnx files directly, with their initializers as the starting weights. batch > 0 replaces the
+// input's batch dimension; a symbolic batch is 1 otherwise.
+char *cb_onnx_import(const char *path, int64_t batch, cb_error *err);
 // Change the batch size and infer every shape again.
 cb_status cb_net_set_batch(cb_net *net, int64_t batch, cb_error *err);
 int64_t cb_net_batch(const cb_net *net);

@@ -128,5 +128,36 @@ printf '{"name": "x", "peak": {"fp32": 1e12}, "mem_bw": 1e11}' > "$tmp/nosamples
 expect "refit without samples" 2 "no GPU calibration samples" -- "$cb" calibrate --refit "$tmp/nosamples.json"
 expect "predict bad --kinds" 2 "--kinds" -- "$cb" predict alexnet --device h200 --kinds convs
 
+# ONNX: import to a file, a .onnx NET in every command (its initializers are its weights), bad files
+if /usr/bin/python3 - "$tmp/m.onnx" <<'PY'
+import sys, numpy as np, onnx
+from onnx import helper as h, numpy_helper as nh, TensorProto as T
+w = nh.from_array(np.ones((4, 1, 3, 3), np.float32), "w")
+f = nh.from_array(np.ones((10, 4 * 14 * 14), np.float32), "f")
+nodes = [h.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]), h.make_node("Relu", ["c"], ["r"]),
+         h.make_node("MaxPool", ["r"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+         h.make_node("Flatten", ["p"], ["fl"]), h.make_node("Gemm", ["fl", "f"], ["y"], name="fc", transB=1)]
+g = h.make_graph(nodes, "tiny", [h.make_tensor_value_info("x", T.FLOAT, ["N", 1, 28, 28])],
+                 [h.make_tensor_value_info("y", T.FLOAT, ["N", 10])], [w, f])
+onnx.save(h.make_model(g, opset_imports=[h.make_opsetid("", 13)]), sys.argv[1])
+PY
+then
+    expect "import stdout" 0 '"activation_fn":	"relu"' -- "$cb" import "$tmp/m.onnx"
+    expect "import -o" 0 "" -- "$cb" import "$tmp/m.onnx" -o "$tmp/m.json" --batch 3 --weights-out "$tmp/m.cbw"
+    expect "imported json loads" 0 "[3, 28, 28, 4]" -- "$cb" summary "$tmp/m.json"
+    expect "summary .onnx" 0 "Number of params: 7,876" -- "$cb" summary "$tmp/m.onnx" --batch 2
+    expect "fullpass .onnx" 0 "images_per_s" -- "$cb" fullpass "$tmp/m.onnx" --batch 2 --iters 1 --warmup 0 --quiet
+    expect "infer .onnx, own weights" 0 "test_accuracy" -- "$cb" infer "$tmp/m.onnx" --batch 1000 --quiet
+    expect "infer .json, imported weights" 0 "test_accuracy" -- "$cb" infer "$tmp/m.json" --weights "$tmp/m.cbw" --batch 1000 --quiet
+    head -c 200 "$tmp/m.onnx" > "$tmp/cut.onnx"
+    expect "import truncated" 2 "not a valid ONNX model" -- "$cb" import "$tmp/cut.onnx"
+    one_line "import truncated one line" "$cb" import "$tmp/cut.onnx"
+    expect "summary truncated .onnx" 2 "not a valid ONNX model" -- "$cb" summary "$tmp/cut.onnx"
+    expect "import missing file" 2 "cannot open" -- "$cb" import "$tmp/none.onnx"
+else
+    bad "onnx: /usr/bin/python3 with onnx and numpy (Debian's python3-onnx) could not build a model"
+fi
+expect "infer without weights" 2 "--weights FILE is required" -- "$cb" infer fashion-lenet --quiet
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

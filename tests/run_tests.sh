@@ -30,5 +30,6 @@ for t in "$build"/tests/test_*; do
     [ -x "$t" ] && run "$(basename "$t")" "$t"
 done
 run cli_test.sh "$here/cli_test.sh" "$build/convbench"
+run check_nets_torch.py /usr/bin/python3 "$here/../tools/check_nets_torch.py"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

@@ -29,6 +29,25 @@ static const char *NET_ALL =
     "\"fc2\": {\"parents\": [\"fc1\"], \"type\": \"InnerProduct\", \"num_outputs\": 7},"
     "\"sm\": {\"parents\": [\"fc2\"], \"type\": \"Softmax\"}}}";
 
+// the layer kinds of today's convnets: dilated and asymmetrically padded convolutions, global
+// average pooling, squeeze-excitation's broadcast product (either operand order), LayerNorm over
+// channels, a per-channel scale
+static const char *NET_MODERN =
+    "{\"name\": \"modern\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 9, 7, 4]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 4, 8], \"dilations\": [2, 2], \"padding\": [2, 2]},"
+    "\"dw\": {\"parents\": [\"c1\"], \"type\": \"Convolution\", \"filter\": [3, 3, 1, 8], \"groups\": 8, \"padding\": [0, 1, 1, 0], \"strides\": [2, 2], \"activation_fn\": null},"
+    "\"gap\": {\"parents\": [\"dw\"], \"type\": \"GlobalAvgPool\"},"
+    "\"se\": {\"parents\": [\"gap\"], \"type\": \"Convolution\", \"filter\": [1, 1, 8, 8], \"activation_fn\": null},"
+    "\"mul\": {\"parents\": [\"dw\", \"se\"], \"type\": \"Elementwise\", \"operation\": \"mul\"},"
+    "\"ln\": {\"parents\": [\"mul\"], \"type\": \"LayerNorm\", \"epsilon\": 1e-5},"
+    "\"sc\": {\"parents\": [\"ln\"], \"type\": \"Scale\"},"
+    "\"sum\": {\"parents\": [\"sc\", \"dw\"], \"type\": \"Elementwise\"},"
+    "\"mul2\": {\"parents\": [\"se\", \"sum\"], \"type\": \"Elementwise\", \"operation\": \"mul\"},"
+    "\"mul3\": {\"parents\": [\"mul2\", \"sum\"], \"type\": \"Elementwise\", \"operation\": \"mul\"},"
+    "\"gap2\": {\"parents\": [\"mul3\"], \"type\": \"GlobalAvgPool\"},"
+    "\"fc\": {\"parents\": [\"gap2\"], \"type\": \"InnerProduct\", \"num_outputs\": 5}}}";
+
 static cb_exec *make(cb_net *net, const char *backend, float lr) {
     cb_exec_opts o;
     cb_exec_opts_default(&o);
@@ -60,9 +79,9 @@ static double nrm_err(const float *a, const float *b, int64_t n) {
 }
 
 // cpu against ref: loss, output, and every parameter gradient
-static void test_cpu_matches_ref(void) {
+static void cpu_matches_ref(const char *json) {
     cb_error err = {0};
-    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    cb_net *net = cb_net_load_string(json, "all.json", &err);
     CHECK(net, "%s", err.msg);
     if (!net) return;
     cb_exec *a = make(net, "cpu", 0.01f), *b = make(net, "ref", 0.01f);
@@ -114,7 +133,7 @@ static const char *NET_ACTS =
     "\"sm\": {\"parents\": [\"fc2\"], \"type\": \"Softmax\"}}}";
 
 // every parameter gradient of the cpu backend against finite differences of the loss
-static void gradients_fd(const char *json, const char *label) {
+static void gradients_finite_differences(const char *json, const char *label) {
     cb_error err = {0};
     cb_net *net = cb_net_load_string(json, label, &err);
     CHECK(net, "%s", err.msg);
@@ -174,9 +193,46 @@ static void gradients_fd(const char *json, const char *label) {
     cb_net_free(net);
 }
 
+static void test_cpu_matches_ref(void) { cpu_matches_ref(NET_ALL); }
 static void test_gradients_finite_differences(void) {
-    gradients_fd(NET_ALL, "all.json");
-    gradients_fd(NET_ACTS, "acts.json");
+    gradients_finite_differences(NET_ALL, "all.json");
+    gradients_finite_differences(NET_ACTS, "acts.json");
+}
+static void test_modern_cpu_matches_ref(void) { cpu_matches_ref(NET_MODERN); }
+static void test_modern_gradients_finite_differences(void) { gradients_finite_differences(NET_MODERN, "modern.json"); }
+
+// the shapes of NET_MODERN's new kinds, and their parameters
+static void test_modern_shapes(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_MODERN, "modern.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    static const struct { const char *name; int64_t c, h, w; } want[] = {
+        {"c1", 8, 9, 7},  // (9 + 4 - 5) + 1, (7 + 4 - 5) + 1: the dilated 3x3 spans 5
+        {"dw", 8, 4, 3},  // (9 + 0 + 1 - 3) / 2 + 1, (7 + 1 + 0 - 3) / 2 + 1
+        {"gap", 8, 1, 1}, {"mul", 8, 4, 3}, {"ln", 8, 4, 3}, {"mul2", 8, 4, 3}, {"gap2", 8, 1, 1}};
+    for (size_t k = 0; k < sizeof want / sizeof want[0]; k++) {
+        int i = cb_net_find(net, want[k].name);
+        CHECK(i >= 0, "no layer %s", want[k].name);
+        if (i < 0) continue;
+        cb_shape s = net->layers[i].out;
+        CHECK(s.c == want[k].c && s.h == want[k].h && s.w == want[k].w, "%s: [%lld, %lld, %lld] (CHW), want [%lld, %lld, %lld]",
+              want[k].name, (long long)s.c, (long long)s.h, (long long)s.w, (long long)want[k].c, (long long)want[k].h,
+              (long long)want[k].w);
+    }
+    cb_cost c;
+    cb_layer_cost(net, cb_net_find(net, "ln"), &c);
+    CHECK(c.params == 16, "LayerNorm params %lld, want 16", (long long)c.params);
+    cb_layer_cost(net, cb_net_find(net, "sc"), &c);
+    CHECK(c.params == 8, "Scale params %lld, want 8", (long long)c.params);
+    CHECK(cb_net_set_batch(net, 5, &err) == CB_OK && net->layers[cb_net_find(net, "gap")].out.n == 5, "batch 5: %s", err.msg);
+    const char *bad = "{\"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [1, 4, 4, 2]},"
+                      "\"p\": {\"parents\": [\"data\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1]},"
+                      "\"m\": {\"parents\": [\"data\", \"p\"], \"type\": \"Elementwise\", \"operation\": \"mul\"}}}";
+    cb_net *b = cb_net_load_string(bad, "bad.json", &err);
+    CHECK(!b && strstr(err.msg, "neither match nor broadcast"), "a [1, 2, 2, 2] operand was taken: %s", err.msg);
+    cb_net_free(b);
+    cb_net_free(net);
 }
 
 // four classes told apart by which quadrant is bright: the loss must fall
@@ -360,8 +416,14 @@ static void test_cudnn_declines_by_code(void) {
         cb_layout layout;
         cb_reason want;
     } cases[] = {
-        {"asymmetric SAME conv, bf16 NCHW", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
+        {"asymmetric SAME conv, bf16 NCHW (a padded copy)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
+         CB_PREC_BF16, CB_LAYOUT_NCHW, CB_REASON_NONE},
+        {"leading pads over trailing, bf16 NCHW", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": [2, 2, 0, 0], \"strides\": [1, 1, 1, 1]",
          CB_PREC_BF16, CB_LAYOUT_NCHW, CB_REASON_ASYM_PADDING},
+        {"leading pads over trailing, fp32 NCHW (own kernels)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": [2, 2, 0, 0], \"strides\": [1, 1, 1, 1]",
+         CB_PREC_FP32, CB_LAYOUT_NCHW, CB_REASON_NONE},
+        {"dilated conv (no GPU kernel)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"dilations\": [2, 2]",
+         CB_PREC_FP32, CB_LAYOUT_NCHW, CB_REASON_NO_GPU_KERNEL},
         {"asymmetric SAME conv, fp32 NHWC (a padded copy)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
          CB_PREC_FP32, CB_LAYOUT_NHWC, CB_REASON_NONE},
         {"asymmetric SAME conv, fp32 NCHW (own kernels)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
@@ -410,6 +472,9 @@ static void test_out_of_memory_is_clean(void) {
 int main(void) {
     RUN(test_cpu_matches_ref);
     RUN(test_gradients_finite_differences);
+    RUN(test_modern_shapes);
+    RUN(test_modern_cpu_matches_ref);
+    RUN(test_modern_gradients_finite_differences);
     RUN(test_learns_synthetic_task);
     RUN(test_unknown_backend);
     RUN(test_declines_have_reasons);

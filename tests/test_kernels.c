@@ -146,26 +146,29 @@ typedef struct {
     int groups;
     int fd;           // also check the gradients by finite differences (small cases only)
     int skip_ref32;   // large cases: leave out the (slow) float reference
+    int dil;          // dilation (both axes); 0: none
 } conv_case;
 
 static cb_conv_params conv_make(const conv_case *cc)
 {
     cb_conv_params p = {.n = cc->n, .c = cc->c, .h = cc->h, .w = cc->w, .k = cc->k, .r = cc->r, .s = cc->s,
-                        .stride_h = cc->stride_h, .stride_w = cc->stride_w, .groups = cc->groups};
+                        .stride_h = cc->stride_h, .stride_w = cc->stride_w, .groups = cc->groups,
+                        .dil_h = cc->dil, .dil_w = cc->dil};
+    const int d = cc->dil > 1 ? cc->dil : 1, er = (p.r - 1) * d + 1, es = (p.s - 1) * d + 1; // the taps' span
     if (cc->pad_h < 0) {
         p.p = (p.h + p.stride_h - 1) / p.stride_h;
-        const int t = (p.p - 1) * p.stride_h + p.r - p.h;
+        const int t = (p.p - 1) * p.stride_h + er - p.h;
         p.pad_top = t > 0 ? t / 2 : 0;
     } else {
-        p.p = (p.h + 2 * cc->pad_h - p.r) / p.stride_h + 1;
+        p.p = (p.h + 2 * cc->pad_h - er) / p.stride_h + 1;
         p.pad_top = cc->pad_h;
     }
     if (cc->pad_w < 0) {
         p.q = (p.w + p.stride_w - 1) / p.stride_w;
-        const int t = (p.q - 1) * p.stride_w + p.s - p.w;
+        const int t = (p.q - 1) * p.stride_w + es - p.w;
         p.pad_left = t > 0 ? t / 2 : 0;
     } else {
-        p.q = (p.w + 2 * cc->pad_w - p.s) / p.stride_w + 1;
+        p.q = (p.w + 2 * cc->pad_w - es) / p.stride_w + 1;
         p.pad_left = cc->pad_w;
     }
     return p;
@@ -254,23 +257,27 @@ static void test_conv(const conv_case *cc)
 static void test_conv_cases(void)
 {
     static const conv_case cases[] = {
-        // name                 n   c   h   w    k   r   s  sh sw  ph  pw  g  fd skip
-        {"conv stride2 same 8x8", 2, 3, 8, 8, 5, 3, 3, 2, 2, -1, -1, 1, 1, 0},     // pads 0 / 1
-        {"conv 4x4 same 7x7", 2, 5, 7, 7, 4, 4, 4, 1, 1, -1, -1, 1, 1, 0},         // pads 1 / 2
-        {"conv 5x3 nonsquare", 2, 3, 11, 9, 6, 5, 3, 1, 1, -1, -1, 1, 1, 0},
-        {"conv 20x5 on 24x9", 2, 2, 24, 9, 3, 20, 5, 1, 1, 0, 0, 1, 1, 0},
-        {"conv stride 3x2 same", 2, 5, 10, 9, 7, 3, 4, 3, 2, -1, -1, 1, 1, 0},
-        {"conv 1x1 direct", 3, 13, 6, 5, 8, 1, 1, 1, 1, 0, 0, 1, 1, 0},
-        {"conv 1x1 stride2", 2, 5, 7, 6, 3, 1, 1, 2, 2, 0, 0, 1, 1, 0},
-        {"conv 1x1 direct groups2", 2, 6, 4, 5, 4, 1, 1, 1, 1, 0, 0, 2, 1, 0},
-        {"conv batch1 c13 pad1", 1, 13, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 0},
-        {"conv groups2", 2, 6, 7, 7, 4, 3, 3, 1, 1, 1, 1, 2, 1, 0},
-        {"conv groups2 stride2", 2, 10, 9, 7, 6, 3, 2, 2, 2, -1, -1, 2, 1, 0},
-        {"conv 11x11 stride4", 1, 3, 23, 23, 4, 11, 11, 4, 4, 2, 2, 1, 1, 0},
-        {"conv pad > filter/2", 1, 3, 5, 5, 2, 3, 3, 2, 2, 2, 2, 1, 1, 0},
-        {"conv alexnet2 groups2", 2, 48, 27, 27, 64, 5, 5, 1, 1, 2, 2, 2, 0, 0},
-        {"conv alexnet conv2 b2", 2, 64, 27, 27, 192, 5, 5, 1, 1, 2, 2, 1, 0, 1},
-        {"conv vgg 3x3 c13", 2, 13, 32, 32, 64, 3, 3, 1, 1, 1, 1, 1, 0, 0},
+        // name                 n   c   h   w    k   r   s  sh sw  ph  pw  g  fd skip dil
+        {"conv stride2 same 8x8", 2, 3, 8, 8, 5, 3, 3, 2, 2, -1, -1, 1, 1, 0, 0},     // pads 0 / 1
+        {"conv 4x4 same 7x7", 2, 5, 7, 7, 4, 4, 4, 1, 1, -1, -1, 1, 1, 0, 0},         // pads 1 / 2
+        {"conv 5x3 nonsquare", 2, 3, 11, 9, 6, 5, 3, 1, 1, -1, -1, 1, 1, 0, 0},
+        {"conv 20x5 on 24x9", 2, 2, 24, 9, 3, 20, 5, 1, 1, 0, 0, 1, 1, 0, 0},
+        {"conv stride 3x2 same", 2, 5, 10, 9, 7, 3, 4, 3, 2, -1, -1, 1, 1, 0, 0},
+        {"conv 1x1 direct", 3, 13, 6, 5, 8, 1, 1, 1, 1, 0, 0, 1, 1, 0, 0},
+        {"conv 1x1 stride2", 2, 5, 7, 6, 3, 1, 1, 2, 2, 0, 0, 1, 1, 0, 0},
+        {"conv 1x1 direct groups2", 2, 6, 4, 5, 4, 1, 1, 1, 1, 0, 0, 2, 1, 0, 0},
+        {"conv batch1 c13 pad1", 1, 13, 9, 9, 5, 3, 3, 1, 1, 1, 1, 1, 1, 0, 0},
+        {"conv groups2", 2, 6, 7, 7, 4, 3, 3, 1, 1, 1, 1, 2, 1, 0, 0},
+        {"conv groups2 stride2", 2, 10, 9, 7, 6, 3, 2, 2, 2, -1, -1, 2, 1, 0, 0},
+        {"conv 11x11 stride4", 1, 3, 23, 23, 4, 11, 11, 4, 4, 2, 2, 1, 1, 0, 0},
+        {"conv pad > filter/2", 1, 3, 5, 5, 2, 3, 3, 2, 2, 2, 2, 1, 1, 0, 0},
+        {"conv alexnet2 groups2", 2, 48, 27, 27, 64, 5, 5, 1, 1, 2, 2, 2, 0, 0, 0},
+        {"conv alexnet conv2 b2", 2, 64, 27, 27, 192, 5, 5, 1, 1, 2, 2, 1, 0, 1, 0},
+        {"conv vgg 3x3 c13", 2, 13, 32, 32, 64, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0},
+        {"conv dilated 2 pad 2", 2, 4, 9, 9, 5, 3, 3, 1, 1, 2, 2, 1, 1, 0, 2},
+        {"conv dilated 3 5x3 stride2 same", 2, 3, 13, 11, 4, 5, 3, 2, 2, -1, -1, 1, 1, 0, 3},
+        {"conv depthwise dilated 2", 2, 6, 8, 7, 6, 3, 3, 1, 1, 2, 1, 6, 1, 0, 2},
+        {"conv dilated 2 pad 0 groups 2", 1, 4, 10, 10, 6, 3, 3, 1, 1, 0, 0, 2, 1, 0, 2},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv(&cases[i]);
 }
@@ -585,6 +592,99 @@ static void test_bn(const char *name, int n, int c, int h, int w, double shift, 
     free(rm0), free(rv0), free(rmf0), free(rvf0);
 }
 
+// ---- per channel: SE product, layer scale, LayerNorm over channels ---------------------------
+
+typedef struct {
+    int n, c, hw, bhw;
+    double *a, *b, *w, *g, *beta, *dy, *y;
+} ch_ctx;
+
+static double mul_loss(void *v)
+{
+    ch_ctx *t = v;
+    cb_ref64_mul_forward(t->n, t->c, t->hw, t->bhw, t->a, t->b, t->y);
+    return dot64(t->y, t->dy, (size_t)t->n * t->c * t->hw);
+}
+
+static double scale_loss(void *v)
+{
+    ch_ctx *t = v;
+    cb_ref64_scale_forward(t->n, t->c, t->hw, t->a, t->w, t->y);
+    return dot64(t->y, t->dy, (size_t)t->n * t->c * t->hw);
+}
+
+static double ln_loss(void *v)
+{
+    ch_ctx *t = v;
+    cb_ref64_layernorm_forward(t->n, t->c, t->hw, 1e-5, t->a, t->g, t->beta, t->y);
+    return dot64(t->y, t->dy, (size_t)t->n * t->c * t->hw);
+}
+
+// the float kernels (which both CPU backends run) against the float64 ones, and those against
+// central differences of sum(y * dy); bhw 1 broadcasts the product's second operand
+static void test_channel(const char *name, int n, int c, int hw, int bhw, double shift)
+{
+    const size_t xs = (size_t)n * c * hw, bs = (size_t)n * c * bhw;
+    float *a = FALLOC(xs), *b = FALLOC(bs), *w = FALLOC(c), *g = FALLOC(c), *be = FALLOC(c), *dy = FALLOC(xs);
+    float *y = FALLOC(xs), *da = FALLOC(xs), *db = FALLOC(bs), *dw = FALLOC(c), *dg = FALLOC(c), *dbe = FALLOC(c);
+    double *a64 = DALLOC(xs), *b64 = DALLOC(bs), *w64 = DALLOC(c), *g64 = DALLOC(c), *be64 = DALLOC(c);
+    double *dy64 = DALLOC(xs), *y64 = DALLOC(xs), *da64 = DALLOC(xs), *db64 = DALLOC(bs), *dw64 = DALLOC(c);
+    double *dg64 = DALLOC(c), *dbe64 = DALLOC(c), *fd = DALLOC(xs > bs ? xs : bs);
+    fill_pair(xs, a, a64), fill_pair(bs, b, b64), fill_pair(c, w, w64), fill_pair(c, g, g64), fill_pair(c, be, be64);
+    fill_pair(xs, dy, dy64);
+    for (size_t i = 0; i < xs; i++) a[i] += (float)shift, a64[i] = a[i]; // LayerNorm: a mean far from 0
+    ch_ctx t = {n, c, hw, bhw, a64, b64, w64, g64, be64, dy64, y64};
+
+    // product: forward, d/da = dy * b (the forward kernel), d/db = dy * a or its pixel sums
+    cb_ref64_mul_forward(n, c, hw, bhw, a64, b64, y64);
+    poison(y, xs);
+    cb_ref_mul_forward(n, c, hw, bhw, a, b, y);
+    check(name, "mul forward", nerr(y, y64, xs), TOL_F32);
+    cb_ref64_mul_forward(n, c, hw, bhw, dy64, b64, da64);
+    cb_ref_mul_forward(n, c, hw, bhw, dy, b, da);
+    if (bhw == 1) cb_ref64_mul_backward_bcast(n, c, hw, dy64, a64, db64), cb_ref_mul_backward_bcast(n, c, hw, dy, a, db);
+    else cb_ref64_mul_forward(n, c, hw, hw, dy64, a64, db64), cb_ref_mul_forward(n, c, hw, hw, dy, a, db);
+    fd_grad(mul_loss, &t, a64, xs, fd);
+    check_grad(name, "mul da", fd, da64, da, NULL, xs);
+    fd_grad(mul_loss, &t, b64, bs, fd);
+    check_grad(name, "mul db", fd, db64, db, NULL, bs);
+
+    // layer scale
+    cb_ref64_scale_forward(n, c, hw, a64, w64, y64);
+    poison(y, xs);
+    cb_ref_scale_forward(n, c, hw, a, w, y);
+    check(name, "scale forward", nerr(y, y64, xs), TOL_F32);
+    cb_ref64_scale_forward(n, c, hw, dy64, w64, da64);
+    cb_ref_scale_forward(n, c, hw, dy, w, da);
+    cb_ref64_scale_backward_filter(n, c, hw, a64, dy64, dw64);
+    poison(dw, c);
+    cb_ref_scale_backward_filter(n, c, hw, a, dy, dw);
+    fd_grad(scale_loss, &t, a64, xs, fd);
+    check_grad(name, "scale dx", fd, da64, da, NULL, xs);
+    fd_grad(scale_loss, &t, w64, c, fd);
+    check_grad(name, "scale dw", fd, dw64, dw, NULL, c);
+
+    // LayerNorm over channels
+    cb_ref64_layernorm_forward(n, c, hw, 1e-5, a64, g64, be64, y64);
+    poison(y, xs);
+    cb_ref_layernorm_forward(n, c, hw, 1e-5, a, g, be, y);
+    check(name, "layernorm forward", nerr(y, y64, xs), TOL_F32);
+    cb_ref64_layernorm_backward(n, c, hw, 1e-5, a64, g64, dy64, da64, dg64, dbe64);
+    poison(da, xs), poison(dg, c), poison(dbe, c);
+    cb_ref_layernorm_backward(n, c, hw, 1e-5, a, g, dy, da, dg, dbe);
+    check(name, "layernorm backward dx", nerr(da, da64, xs), TOL_F32);
+    fd_grad(ln_loss, &t, a64, xs, fd);
+    check_grad(name, "layernorm dx", fd, da64, da, NULL, xs);
+    fd_grad(ln_loss, &t, g64, c, fd);
+    check_grad(name, "layernorm dgamma", fd, dg64, dg, NULL, c);
+    fd_grad(ln_loss, &t, be64, c, fd);
+    check_grad(name, "layernorm dbeta", fd, dbe64, dbe, NULL, c);
+
+    free(a), free(b), free(w), free(g), free(be), free(dy), free(y), free(da), free(db), free(dw), free(dg), free(dbe);
+    free(a64), free(b64), free(w64), free(g64), free(be64), free(dy64), free(y64), free(da64), free(db64), free(dw64);
+    free(dg64), free(dbe64), free(fd);
+}
+
 // ---- elementwise --------------------------------------------------------------------------
 
 typedef struct {
@@ -791,6 +891,9 @@ int main(void)
     test_bn("bn n1 c13 1x1 fc-like", 7, 13, 1, 1, 0.5, 1);
     test_bn("bn n8 c64 28x28", 8, 64, 28, 28, 1.0, 0);
 
+    test_channel("channel n2 c5 4x3 se", 2, 5, 12, 1, 0.0);
+    test_channel("channel n3 c8 3x3 same", 3, 8, 9, 9, 2.0);
+    test_channel("channel n1 c13 1x1", 1, 13, 1, 1, 0.5); // ConvNeXt's head LayerNorm on a pooled tensor
     test_activations();
     test_dropout();
     test_softmax_xent("softmax xent n4 k10", 4, 10, 1.0);

@@ -435,7 +435,7 @@ static int run(int argc, char **argv) {
     int ns = (int)(sizeof SHAPES / sizeof SHAPES[0]);
     for (int k = 0; k < ns; k++) {
         const shape *s = &SHAPES[k];
-        cb_conv_params p = {s->n, s->c, s->h, s->w, s->k, s->r, s->s, 0, 0, s->stride, s->stride, s->pad, s->pad, 1};
+        cb_conv_params p = {s->n, s->c, s->h, s->w, s->k, s->r, s->s, 0, 0, s->stride, s->stride, s->pad, s->pad, 1, 1, 1};
         p.p = (s->h + 2 * s->pad - s->r) / s->stride + 1;
         p.q = (s->w + 2 * s->pad - s->s) / s->stride + 1;
         double flops = 2.0 * s->n * s->k * p.p * p.q * s->c * s->r * s->s;

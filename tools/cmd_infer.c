@@ -41,7 +41,7 @@ static int run(int argc, char **argv) {
     data_opts d = {0};
     cli_out o = {0};
     const cli_opt opts[] = {
-        {"--weights", CLI_STR, &weights, "FILE", "trained weights (convbench train --weights-out)"},
+        {"--weights", CLI_STR, &weights, "FILE", "trained weights (convbench train --weights-out); an ONNX NET brings its own"},
         {"--batch", CLI_STR, &batches, "B,B,...", "batch sizes, comma-separated (default 100,1000,10000)"},
         {"--backend", CLI_STR, &backend, "B", "cpu (default), ref, cuda or cudnn"},
         {"--conv-algo", CLI_STR, &conv_algo, "A", "own GPU convolution algorithm (cuda backend): auto (default) or a name from `convbench algos`"},
@@ -55,7 +55,6 @@ static int run(int argc, char **argv) {
     if (rc >= 0) return rc;
     cb_format fmt;
     if ((rc = cli_out_check(&cmd_infer, &o, &fmt)) >= 0) return rc;
-    if (!weights) return cli_usage_error(&cmd_infer, "--weights FILE is required");
     long bs[MAX_BATCHES];
     int nb = parse_batches(batches, bs);
     if (nb < 1) return cli_usage_error(&cmd_infer, "--batch: '%s' is not a list of 1 to %d sizes in [1, 1000000]", batches, MAX_BATCHES);
@@ -68,6 +67,10 @@ static int run(int argc, char **argv) {
     if ((rc = backend_opts_check(&cmd_infer, &bo)) >= 0) return rc;
     cb_net *net = cli_load_net(&cmd_infer, pos[0], bs[0], &rc); // set again per batch size
     if (!net) return rc;
+    if (!weights && !net->weights) { // an ONNX model carries its own
+        cb_net_free(net);
+        return cli_usage_error(&cmd_infer, "--weights FILE is required (the network has no weights of its own)");
+    }
     cb_dataset te = {0};
     if ((rc = data_load(&cmd_infer, &d, net, "t10k", 0, &te)) >= 0) {
         cb_net_free(net);
@@ -78,7 +81,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_str(r, "network", net->name);
     cb_report_meta_str(r, "backend", backend);
     cb_report_meta_str(r, "precision", precision);
-    cb_report_meta_str(r, "weights", weights);
+    cb_report_meta_str(r, "weights", weights ? weights : "the model's own");
     cb_report_meta_str(r, "data", d.dir ? d.dir : CB_FASHION_DIR);
     cb_report_meta_num(r, "test_images", (double)te.n);
     cb_report_meta_num(r, "input_size", te.h);
@@ -104,7 +107,7 @@ static int run(int argc, char **argv) {
         double t0 = cb_now_ms();
         cb_exec *e = NULL;
         if (cb_net_set_batch(net, bs[bi], &err) != CB_OK || !(e = cb_exec_create(net, &eo, &err)) ||
-            cb_exec_load_weights(e, weights, &err) != CB_OK) {
+            (weights && cb_exec_load_weights(e, weights, &err) != CB_OK)) {
             cb_exec_destroy(e);
             rc = cli_fail(&cmd_infer, &err);
             goto done;

@@ -42,17 +42,20 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 # ----------------------------------------------------------------------------- layer makers
-def conv(parents, k, cin, cout, s=1, pad="VALID", relu=True, bn=False, bias=True, kw=None):
+def conv(parents, k, cin, cout, s=1, pad="VALID", relu=True, bn=False, bias=True, kw=None, groups=1, act=None):
+    """act names the activation ("relu6", "silu", ...) where relu=True/False is not enough."""
     d = OrderedDict()
     d["parents"] = list(parents)
     d["type"] = "Convolution"
-    d["filter"] = [k, kw if kw is not None else k, cin, cout]
+    d["filter"] = [k, kw if kw is not None else k, cin // groups, cout]
     d["padding"] = pad
     d["strides"] = [1, s, s, 1]
-    d["activation_fn"] = "relu" if relu else None
+    d["activation_fn"] = act if act else ("relu" if relu else None)
     d["normalizer_fn"] = "batch_norm" if bn else None
     if not bias:
         d["bias"] = False
+    if groups > 1:
+        d["groups"] = groups
     return d
 
 
@@ -91,6 +94,22 @@ def concat(parents):
 def eltwise(parents, relu):
     return OrderedDict([("parents", list(parents)), ("type", "Elementwise"),
                         ("activation_fn", "relu" if relu else None)])
+
+
+def gap(parents):
+    return OrderedDict([("parents", list(parents)), ("type", "GlobalAvgPool")])
+
+
+def mul(parents):  # the second operand may be [N, 1, 1, C], broadcast (squeeze-excitation)
+    return OrderedDict([("parents", list(parents)), ("type", "Elementwise"), ("operation", "mul")])
+
+
+def layernorm(parents, eps=1e-6):  # over the channels of each pixel
+    return OrderedDict([("parents", list(parents)), ("type", "LayerNorm"), ("epsilon", eps)])
+
+
+def scale(parents):  # a learned factor per channel (ConvNeXt's layer scale)
+    return OrderedDict([("parents", list(parents)), ("type", "Scale")])
 
 
 def block(parents, endpoint, layers):
@@ -277,6 +296,121 @@ def resnet50():
     return n
 
 
+def resnext50():
+    """torchvision resnext50_32x4d: ResNet-50 with a 32-group 3x3 of twice the width."""
+    n = Net("ResNeXt-50 32x4d (torchvision resnext50_32x4d)", 32, 224, 224, 3)
+    n.add("conv1", conv([n.last], 7, 3, 64, s=2, pad=[3, 3], bn=True, bias=False))
+    n.add("pool1", pool([n.last], 3, 2, pad=[1, 1]))
+    cin = 64
+    for li, (planes, nblocks, stride) in enumerate([(64, 3, 1), (128, 4, 2), (256, 6, 2), (512, 3, 2)], 1):
+        width = planes * 4 // 64 * 32
+        for bi in range(nblocks):
+            s = stride if bi == 0 else 1
+            bname = "layer%d_%d" % (li, bi)
+            L = OrderedDict()
+            L["conv1"] = conv([], 1, cin, width, bn=True, bias=False)
+            L["conv2"] = conv(["conv1"], 3, width, width, s=s, pad=[1, 1], bn=True, bias=False, groups=32)
+            L["conv3"] = conv(["conv2"], 1, width, 4 * planes, relu=False, bn=True, bias=False)
+            if bi == 0:
+                L["downsample"] = conv([], 1, cin, 4 * planes, s=s, relu=False, bn=True, bias=False)
+            prev = n.last
+            n.add(bname, block([prev], "conv3", L))
+            n.add(bname + "_add", eltwise([bname + "/conv3", bname + "/downsample" if bi == 0 else prev], True))
+            cin = 4 * planes
+    n.add("pool5", gap([n.last]))
+    n.add("fc", fc([n.last], 1000, False))
+    n.add("softmax", softmax([n.last], 1000))
+    return n
+
+
+def inverted_residuals(title, act, stages, se):
+    """MobileNetV2 and EfficientNet-B0 as torchvision builds them: a 3x3 stem of 32, stages of
+    (expansion t, kernel k, stride, channels c, repeats) blocks (1x1 expand unless t = 1,
+    depthwise kxk, squeeze-excitation to max(1, cin/4) when se, linear 1x1 projection, identity
+    shortcut when the shape stays), a 1x1 to 1280, global pooling, dropout 0.2, the classifier."""
+    n = Net(title, 64, 224, 224, 3)
+    n.add("conv1", conv([n.last], 3, 3, 32, s=2, pad=[1, 1], bn=True, bias=False, act=act))
+    cin = 32
+    i = 0
+    for t, k, stride, c, reps in stages:
+        for r in range(reps):
+            s = stride if r == 0 else 1
+            hid = cin * t
+            bname = "block%d" % i
+            L = OrderedDict()
+            first = []
+            if t != 1:
+                L["expand"] = conv([], 1, cin, hid, bn=True, bias=False, act=act)
+                first = ["expand"]
+            L["dw"] = conv(first, k, hid, hid, s=s, pad=[(k - 1) // 2] * 2, bn=True, bias=False, groups=hid, act=act)
+            last = "dw"
+            if se:
+                sq = max(1, cin // 4)
+                L["se_pool"] = gap(["dw"])
+                L["se_reduce"] = conv(["se_pool"], 1, hid, sq, act=act)
+                L["se_expand"] = conv(["se_reduce"], 1, sq, hid, act="sigmoid")
+                L["se_mul"] = mul(["dw", "se_expand"])
+                last = "se_mul"
+            L["project"] = conv([last], 1, hid, c, relu=False, bn=True, bias=False)
+            prev = n.last
+            n.add(bname, block([prev], "project", L))
+            if s == 1 and cin == c:
+                n.add(bname + "_add", eltwise([bname + "/project", prev], False))
+            cin = c
+            i += 1
+    n.add("conv_last", conv([n.last], 1, cin, 1280, bn=True, bias=False, act=act))
+    n.add("pool", gap([n.last]))
+    n.add("dropout", dropout([n.last], 0.8))
+    n.add("fc", fc([n.last], 1000, False))
+    n.add("softmax", softmax([n.last], 1000))
+    return n
+
+
+def mobilenet_v2():
+    """torchvision mobilenet_v2 (width 1.0): inverted residuals, ReLU6, linear bottlenecks."""
+    return inverted_residuals("MobileNetV2 (torchvision mobilenet_v2)", "relu6",
+                              [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 3, 2, 32, 3), (6, 3, 2, 64, 4),
+                               (6, 3, 1, 96, 3), (6, 3, 2, 160, 3), (6, 3, 1, 320, 1)], se=False)
+
+
+def efficientnet_b0():
+    """torchvision efficientnet_b0: MBConv with squeeze-excitation, SiLU; batch norm fused
+    (epsilon 1e-5, as torchvision's B0; its B5-B7 use 1e-3)."""
+    return inverted_residuals("EfficientNet-B0 (torchvision efficientnet_b0)", "silu",
+                              [(1, 3, 1, 16, 1), (6, 3, 2, 24, 2), (6, 5, 2, 40, 2), (6, 3, 2, 80, 3),
+                               (6, 5, 1, 112, 3), (6, 5, 2, 192, 4), (6, 3, 1, 320, 1)], se=True)
+
+
+def convnext_tiny():
+    """torchvision convnext_tiny: 7x7 depthwise, LayerNorm over channels, GELU MLP as 1x1
+    convolutions (the Linear layers of the NHWC block), layer scale; stochastic depth is the
+    identity at inference and not modelled."""
+    n = Net("ConvNeXt-Tiny (torchvision convnext_tiny)", 32, 224, 224, 3)
+    n.add("stem", conv([n.last], 4, 3, 96, s=4, relu=False))
+    n.add("stem_ln", layernorm([n.last]))
+    dims = [96, 192, 384, 768]
+    for si, (dim, depth) in enumerate(zip(dims, [3, 3, 9, 3])):
+        if si > 0:
+            n.add("down%d_ln" % si, layernorm([n.last]))
+            n.add("down%d" % si, conv([n.last], 2, dims[si - 1], dim, s=2, relu=False))
+        for bi in range(depth):
+            bname = "stage%d_%d" % (si, bi)
+            L = OrderedDict()
+            L["dw"] = conv([], 7, dim, dim, pad=[3, 3], relu=False, groups=dim)
+            L["ln"] = layernorm(["dw"])
+            L["pw1"] = conv(["ln"], 1, dim, 4 * dim, act="gelu")
+            L["pw2"] = conv(["pw1"], 1, 4 * dim, dim, relu=False)
+            L["scale"] = scale(["pw2"])
+            prev = n.last
+            n.add(bname, block([prev], "scale", L))
+            n.add(bname + "_add", eltwise([bname + "/scale", prev], False))
+    n.add("pool", gap([n.last]))
+    n.add("head_ln", layernorm([n.last]))
+    n.add("fc", fc([n.last], 1000, False))
+    n.add("softmax", softmax([n.last], 1000))
+    return n
+
+
 def fashion_lenet():
     n = Net("LeNet-5 style, Fashion-MNIST", 100, 28, 28, 1)
     n.add("conv1", conv([n.last], 5, 1, 6, pad="SAME"))
@@ -314,8 +448,18 @@ NETS = OrderedDict([
     ("fashion-ece408", fashion_ece408),
 ])
 
+# Today's convnets (issue 13): their own expectations file, tests/data/nets_expected_modern.json,
+# checked against torchvision by tools/check_nets_torch.py.
+MODERN = OrderedDict([
+    ("mobilenet-v2", mobilenet_v2),
+    ("efficientnet-b0", efficientnet_b0),
+    ("resnext50", resnext50),
+    ("convnext-tiny", convnext_tiny),
+])
+
 # Known-good totals; generation fails if the computed count differs.
-EXPECTED_PARAMS = {"alexnet": 61100840, "resnet50": 25557032}
+EXPECTED_PARAMS = {"alexnet": 61100840, "resnet50": 25557032, "mobilenet-v2": 3504872, "efficientnet-b0": 5288548,
+                   "resnext50": 25028904, "convnext-tiny": 28589128}
 
 
 # ----------------------------------------------------------------------------- shape inference
@@ -331,10 +475,11 @@ def infer(doc):
     """Returns (params, OrderedDict full_name -> output shape) following Paleo's rules."""
     shapes = OrderedDict()
     params = 0
+    endpoints = {}  # a block's name as a parent means its endpoint
 
     def one(name, L, parents):
         nonlocal params
-        ins = [shapes[p] for p in parents]
+        ins = [shapes[endpoints.get(p, p)] for p in parents]
         t = L["type"]
         if t == "Input":
             o = list(L["tensor"])
@@ -342,12 +487,20 @@ def infer(doc):
             N, h, w, c = ins[0]
             R, S, cin, cout = L["filter"]
             g = L.get("groups", 1)
-            assert cin == c, (name, cin, c)
+            assert cin * g == c, (name, cin, g, c)
             o = [N, _out(h, R, L["strides"][1], L["padding"], 0),
                  _out(w, S, L["strides"][2], L["padding"], 1), cout]
-            params += R * S * (cin // g) * cout
+            params += R * S * cin * cout
             params += cout if L.get("bias", True) else 0
             params += 2 * cout if L.get("normalizer_fn") == "batch_norm" else 0
+        elif t == "GlobalAvgPool":
+            o = [ins[0][0], 1, 1, ins[0][3]]
+        elif t == "LayerNorm":
+            o = list(ins[0])
+            params += 2 * o[-1]
+        elif t == "Scale":
+            o = list(ins[0])
+            params += o[-1]
         elif t in ("Pooling", "AvgPool"):
             N, h, w, c = ins[0]
             o = [N, _out(h, L["ksize"][1], L["strides"][1], L["padding"], 0),
@@ -363,6 +516,9 @@ def infer(doc):
             o[L["dim"]] = sum(x[L["dim"]] for x in ins)
             for x in ins:
                 assert all(x[d] == o[d] for d in range(4) if d != L["dim"]), name
+        elif t == "Elementwise" and L.get("operation") == "mul":  # the second may be [N, 1, 1, C]
+            assert len(ins) == 2 and (ins[1] == ins[0] or ins[1] == [ins[0][0], 1, 1, ins[0][3]]), (name, ins)
+            o = list(ins[0])
         elif t == "Elementwise":
             assert all(x == ins[0] for x in ins), (name, ins)
             o = list(ins[0])
@@ -381,6 +537,7 @@ def infer(doc):
                 parents = L["parents"] if not S["parents"] else \
                     ["%s/%s" % (name, p) for p in S["parents"]]
                 one("%s/%s" % (name, sub), S, parents)
+            endpoints[name] = "%s/%s" % (name, L["endpoint"])
         else:
             one(name, L, L["parents"])
     return params, shapes
@@ -408,10 +565,15 @@ def dumps(obj, indent=0):
 
 
 def main():
+    write(NETS, "nets_expected.json")
+    write(MODERN, "nets_expected_modern.json")
+
+
+def write(nets, expected_file):
     expected = OrderedDict()
     os.makedirs(os.path.join(ROOT, "nets"), exist_ok=True)
     os.makedirs(os.path.join(ROOT, "tests", "data"), exist_ok=True)
-    for key, ctor in NETS.items():
+    for key, ctor in nets.items():
         doc = ctor().doc()
         text = dumps(doc) + "\n"
         assert json.loads(text) == json.loads(json.dumps(doc))
@@ -434,7 +596,7 @@ def main():
         lines.append('    }')
         lines.append('  }' + ("," if i + 1 < len(expected) else ""))
     lines.append("}")
-    with open(os.path.join(ROOT, "tests", "data", "nets_expected.json"), "w") as f:
+    with open(os.path.join(ROOT, "tests", "data", expected_file), "w") as f:
         f.write("\n".join(lines) + "\n")
 
 

@@ -6,13 +6,13 @@
 #include <string.h>
 #include <unistd.h>
 
-static const cli_cmd *const COMMANDS[] = {&cmd_summary, &cmd_fullpass, &cmd_profile, &cmd_layers, &cmd_train, &cmd_infer, &cmd_predict, &cmd_simulate, &cmd_calibrate, &cmd_algos};
+static const cli_cmd *const COMMANDS[] = {&cmd_summary, &cmd_fullpass, &cmd_profile, &cmd_layers, &cmd_train, &cmd_infer, &cmd_predict, &cmd_simulate, &cmd_calibrate, &cmd_algos, &cmd_import};
 
 static void usage(FILE *f) {
     fprintf(f, "usage: convbench COMMAND [options]   (convbench COMMAND --help for each)\n\ncommands:\n");
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
         fprintf(f, "  %-10s %s\n", COMMANDS[i]->name, COMMANDS[i]->summary);
-    fprintf(f, "\nNET is a Paleo-format JSON file or a built-in name (nets/*.json: alexnet, vgg16, ...).\n");
+    fprintf(f, "\nNET is a Paleo-format JSON file, an ONNX model (.onnx) or a built-in name (nets/*.json: alexnet, vgg16, ...).\n");
 }
 
 int main(int argc, char **argv) {

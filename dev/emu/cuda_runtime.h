@@ -41,10 +41,33 @@ inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 inline std::barrier<> *emu_bar;
 static inline void __syncthreads() { emu_bar->arrive_and_wait(); }
 
+// warp shuffles: the 32 threads of a warp (32 consecutive thread indexes) meet on a barrier of
+// their own, so that a warp that has returned does not hold up the others
+inline std::vector<std::barrier<> *> emu_warp_bar;
+inline std::vector<double> emu_warp_slot;
+template <class T> static inline T __shfl_xor_sync(unsigned, T v, int o) {
+    unsigned t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z), w = t / 32;
+    emu_warp_slot[t] = (double)v;
+    emu_warp_bar[w]->arrive_and_wait();
+    T r = (T)emu_warp_slot[(t & ~31u) | ((t & 31u) ^ (unsigned)o)];
+    emu_warp_bar[w]->arrive_and_wait();
+    return r;
+}
+static inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
+
+// one device with a few multiprocessors (kernels that size their grids by it get small ones)
+enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount };
+static inline cudaError_t cudaGetDevice(int *d) { return *d = 0, cudaSuccess; }
+static inline cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr, int) { return *v = 4, cudaSuccess; }
+
 template <class F, class... A> void emu_launch(dim3 grid, dim3 block, F f, A... args) {
     unsigned nt = block.x * block.y * block.z;
     std::barrier<> bar((std::ptrdiff_t)nt);
     emu_bar = &bar;
+    std::vector<std::barrier<> *> warps;
+    for (unsigned w = 0; w < (nt + 31) / 32; w++) warps.push_back(new std::barrier<>((std::ptrdiff_t)std::min(32u, nt - 32 * w)));
+    emu_warp_bar = warps;
+    emu_warp_slot.assign(nt, 0.0);
     for (unsigned bz = 0; bz < grid.z; bz++)
         for (unsigned by = 0; by < grid.y; by++)
             for (unsigned bx = 0; bx < grid.x; bx++) {
@@ -57,5 +80,6 @@ template <class F, class... A> void emu_launch(dim3 grid, dim3 block, F f, A... 
                     });
                 for (auto &x : th) x.join();
             }
+    for (auto *w : warps) delete w;
 }
 #endif

@@ -322,6 +322,27 @@ static char *render_json(const cb_report *r) {
     return s;
 }
 
+cb_status cb_write_file(const char *path, const void *p, size_t n, cb_error *err) {
+    cb_status st = CB_OK;
+    if (!path || strcmp(path, "-") == 0) {
+        if (n && fwrite(p, 1, n, stdout) != n) st = cb_fail(err, CB_STATUS_IO, "stdout", NULL, "write failed");
+        fflush(stdout);
+        return st;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
+    bool bad = n && fwrite(p, 1, n, f) != n;
+    bad |= fflush(f) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
+        remove(tmp);
+    }
+    return st;
+}
+
 cb_status cb_report_write(const cb_report *r, cb_format fmt, const char *path, cb_error *err) {
     char *text;
     sbuf b = {0};
@@ -339,25 +360,7 @@ cb_status cb_report_write(const cb_report *r, cb_format fmt, const char *path, c
     } else {
         render_text(r, fmt, &b);
     }
-    cb_status st = CB_OK;
-    if (!path || strcmp(path, "-") == 0) {
-        if (b.n && fwrite(b.p, 1, b.n, stdout) != b.n) st = cb_fail(err, CB_STATUS_IO, "stdout", NULL, "write failed");
-        fflush(stdout);
-    } else {
-        char tmp[4200];
-        snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-        FILE *f = fopen(tmp, "wb");
-        if (!f) st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
-        else {
-            bool bad = b.n && fwrite(b.p, 1, b.n, f) != b.n;
-            bad |= fflush(f) != 0;
-            bad |= fclose(f) != 0;
-            if (bad || rename(tmp, path) != 0) {
-                st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
-                remove(tmp);
-            }
-        }
-    }
+    cb_status st = cb_write_file(path, b.p, b.n, err);
     free(b.p);
     return st;
 }

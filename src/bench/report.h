@@ -29,6 +29,8 @@ void cb_table_null(cb_table *t);              // an empty cell / JSON null
 void cb_fmt_int(int64_t v, char *buf, size_t n); // 1234567 -> "1,234,567"
 
 // Render to `path` (NULL or "-" for stdout). A file is written to PATH.tmp and renamed.
+// n bytes to `path` (NULL or "-": stdout), through PATH.tmp.PID renamed into place: whole or not at all.
+cb_status cb_write_file(const char *path, const void *p, size_t n, cb_error *err);
 cb_status cb_report_write(const cb_report *r, cb_format fmt, const char *path, cb_error *err);
 
 // environment: CPU model, threads, BLAS, cuDNN/CUDA versions, GPU, commit, date

@@ -123,6 +123,11 @@ void cb_exec_act_upload(cb_exec *e, int layer, void *dev, const float *host);
 
 // the backend of that name in this build, or NULL (src/core/registry.c)
 const cb_backend *cb_backend_find(const char *name);
+// The layer kinds only the CPU backends run yet (dilated convolution, Elementwise mul, LayerNorm,
+// Scale): what the layer is ("a dilated convolution"), or NULL when a GPU backend may run it.
+const char *cb_layer_cpu_only(const cb_layer *L);
+// What the GPU backends' supports() ask first: CB_REASON_NO_GPU_KERNEL, with the reason, for those.
+cb_reason cb_layer_gpu_supports(const cb_layer *L, char *why, size_t n);
 
 extern const cb_backend cb_backend_cpu, cb_backend_ref;
 #ifdef CB_HAVE_CUDA

@@ -10,6 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *cb_layer_cpu_only(const cb_layer *L) {
+    return L->op == CB_OP_MUL         ? "an Elementwise mul"
+           : L->op == CB_OP_LAYERNORM ? "LayerNorm"
+           : L->op == CB_OP_SCALE     ? "Scale"
+           : L->op == CB_OP_CONV && (L->p.conv.dil_h > 1 || L->p.conv.dil_w > 1) ? "a dilated convolution"
+                                                                                  : NULL;
+}
+
+cb_reason cb_layer_gpu_supports(const cb_layer *L, char *why, size_t n) {
+    const char *what = cb_layer_cpu_only(L);
+    if (!what) return CB_REASON_NONE;
+    snprintf(why, n, "%s has no GPU kernel yet (backends cpu and ref run it)", what);
+    return CB_REASON_NO_GPU_KERNEL;
+}
+
 void cb_exec_opts_default(cb_exec_opts *o) {
     memset(o, 0, sizeof *o);
     o->backend = "cpu";
@@ -50,6 +65,9 @@ static void param_counts(const cb_layer *L, int64_t *nw, int64_t *nb, int64_t *n
         *nb = L->p.fc.bias ? L->p.fc.k : 0;
     } else if (L->op == CB_OP_BATCHNORM) {
         *nbn = L->out.c;
+    } else if (L->op == CB_OP_LAYERNORM || L->op == CB_OP_SCALE) { // per-channel weight (and LayerNorm's bias)
+        *nw = L->out.c;
+        *nb = L->op == CB_OP_LAYERNORM ? L->out.c : 0;
     }
     if (L->bn) *nbn = L->out.c;
 }
@@ -60,7 +78,10 @@ static void init_params(cb_exec *e, float *host_params, float *host_stats) {
         const cb_layer *L = &e->net->layers[i];
         cb_lbuf *b = &e->lb[i];
         double fan_in = L->op == CB_OP_CONV ? (double)L->p.conv.cin * L->p.conv.win.r * L->p.conv.win.s : (double)L->in.c;
-        if (b->nw) {
+        if (b->nw && (L->op == CB_OP_LAYERNORM || L->op == CB_OP_SCALE)) { // PyTorch's: weight 1, bias 0
+            for (int64_t j = 0; j < b->nw; j++) host_params[(b->w - e->params) + j] = 1;
+            for (int64_t j = 0; j < b->nb; j++) host_params[(b->b - e->params) + j] = 0;
+        } else if (b->nw) {
             // PyTorch's default for Conv2d and Linear (kaiming_uniform with a = sqrt(5)), weights and
             // bias alike U(-1/sqrt(fan_in), 1/sqrt(fan_in)): the peers start from the same scale
             float wb = (float)(1.0 / sqrt(fan_in)), bb = wb;
@@ -202,6 +223,10 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     free(hp);
     free(hs);
     free(hl);
+    if (cb_net_weights_apply(e, err) != CB_OK) { // the description's own weights (ONNX)
+        cb_exec_destroy(e);
+        return NULL;
+    }
     // algorithms and workspace, node by node of the plan (a group's head plans it)
     cb_plan_build(net, opts->train, &e->plan);
     for (int i = 0; i < n; i++)

@@ -13,7 +13,8 @@ static const char *STATUS_NAMES[] = {"ok", "io", "parse", "shape", "nomem", "uns
 _Static_assert(sizeof STATUS_NAMES / sizeof STATUS_NAMES[0] == CB_STATUS_COUNT, "a status lacks a name");
 
 static const char *OP_NAMES[] = {"Input",   "Convolution", "Pooling", "InnerProduct", "Concatenate", "Elementwise",
-                                 "Dropout", "Softmax",     "Reshape", "LRN",          "BatchNorm",   "Activation"};
+                                 "Dropout", "Softmax",     "Reshape", "LRN",          "BatchNorm",   "Activation",
+                                 "Elementwise", "LayerNorm", "Scale"};
 _Static_assert(sizeof OP_NAMES / sizeof OP_NAMES[0] == CB_OP_COUNT, "an op lacks a name");
 
 const char *cb_status_name(cb_status s) { return (unsigned)s < CB_STATUS_COUNT ? STATUS_NAMES[s] : "?"; }
@@ -32,6 +33,8 @@ cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *l
         vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
         va_end(ap);
     }
+    for (char *c = err->msg; *c; c++) // one line, whatever names a damaged file holds
+        if ((unsigned char)*c < 32) *c = '?';
     return st;
 }
 
@@ -95,6 +98,7 @@ void cb_net_free(cb_net *net) {
         free(net->layers[i].parents);
     }
     free(net->layers);
+    cb_net_weights_free(net->weights);
     free(net->name);
     free(net->path);
     free(net);
@@ -244,13 +248,13 @@ static bool window_axis(const cb_net *net, const cb_layer *L, const char *axis, 
         if (total < 0) total = 0;
         *pad_lo = (int)(total / 2);
         *pad_hi = (int)(total - total / 2);
-    } else {
-        if (in + 2LL * *pad_lo < k) {
+    } else { // explicit: the trailing pad as given ([p, p] gives it equal to the leading one)
+        if (in + (int64_t)*pad_lo + *pad_hi < k) {
             cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "kernel %s %d is larger than the padded input's %lld", axis, k,
-                    (long long)(in + 2LL * *pad_lo));
+                    (long long)(in + (int64_t)*pad_lo + *pad_hi));
             return false;
         }
-        o = (in + 2LL * *pad_lo - k) / stride + 1;
+        o = (in + (int64_t)*pad_lo + *pad_hi - k) / stride + 1;
         *pad_hi = (int)((o - 1) * stride + k - in - *pad_lo); // what the last window actually covers
         if (*pad_hi < 0) *pad_hi = 0;
         if (*pad_lo >= k) {
@@ -262,13 +266,16 @@ static bool window_axis(const cb_net *net, const cb_layer *L, const char *axis, 
     return true;
 }
 
-static bool window_shape(const cb_net *net, const cb_layer *L, cb_window *w, cb_shape in, int64_t *p, int64_t *q, cb_error *err) {
+// dil_h, dil_w: the dilation of a convolution's taps (1 for pooling); the window spans (r-1)*dil+1
+static bool window_shape(const cb_net *net, const cb_layer *L, cb_window *w, int dil_h, int dil_w, cb_shape in, int64_t *p,
+                         int64_t *q, cb_error *err) {
     if (in.rank != 4) {
         cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "needs a 4-d input [N, H, W, C], got a 2-d one");
         return false;
     }
-    return window_axis(net, L, "height", w->mode, in.h, w->r, w->stride_h, &w->pad_top, &w->pad_bottom, p, err) &&
-           window_axis(net, L, "width", w->mode, in.w, w->s, w->stride_w, &w->pad_left, &w->pad_right, q, err);
+    int er = (w->r - 1) * (dil_h > 1 ? dil_h : 1) + 1, es = (w->s - 1) * (dil_w > 1 ? dil_w : 1) + 1;
+    return window_axis(net, L, "height", w->mode, in.h, er, w->stride_h, &w->pad_top, &w->pad_bottom, p, err) &&
+           window_axis(net, L, "width", w->mode, in.w, es, w->stride_w, &w->pad_left, &w->pad_right, q, err);
 }
 
 static cb_status infer_one(cb_net *net, int i, cb_error *err) {
@@ -288,12 +295,16 @@ static cb_status infer_one(cb_net *net, int i, cb_error *err) {
                            L->p.conv.cin * g, g > 1 ? " (over all groups)" : "", (long long)in.c);
         if (L->p.conv.k % g)
             return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "%d filters do not divide into %d groups", L->p.conv.k, g);
-        if (!window_shape(net, L, &L->p.conv.win, in, &p, &q, err)) return err->status;
+        if (!window_shape(net, L, &L->p.conv.win, L->p.conv.dil_h, L->p.conv.dil_w, in, &p, &q, err)) return err->status;
         out = (cb_shape){4, in.n, L->p.conv.k, p, q};
         break;
     }
     case CB_OP_POOL:
-        if (!window_shape(net, L, &L->p.pool.win, in, &p, &q, err)) return err->status;
+        if (L->p.pool.global && in.rank == 4) { // the whole input, again after a new batch or input size
+            cb_window *w = &L->p.pool.win;
+            *w = (cb_window){.r = (int)in.h, .s = (int)in.w, .stride_h = 1, .stride_w = 1, .mode = CB_PAD_VALID};
+        }
+        if (!window_shape(net, L, &L->p.pool.win, 1, 1, in, &p, &q, err)) return err->status;
         out = (cb_shape){4, in.n, in.c, p, q};
         break;
     case CB_OP_FC:
@@ -335,6 +346,22 @@ static cb_status infer_one(cb_net *net, int i, cb_error *err) {
                                (long long)s.w, (long long)s.c);
         }
         break;
+    case CB_OP_MUL: { // equal shapes, or one (N, C, 1, 1) broadcast over the other's H, W
+        cb_shape b = L->nparents == 2 ? net->layers[L->parents[1]].out : in;
+        bool bc = in.rank == 4 && b.rank == 4 && in.n == b.n && in.c == b.c &&
+                  ((b.h == 1 && b.w == 1) || (in.h == 1 && in.w == 1));
+        bool same = b.rank == in.rank && b.n == in.n && b.c == in.c && b.h == in.h && b.w == in.w;
+        if (L->nparents != 2)
+            return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "an Elementwise mul takes two inputs, not %d", L->nparents);
+        if (!same && !bc)
+            return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name,
+                           "Elementwise mul inputs [%lld, %lld, %lld, %lld] and [%lld, %lld, %lld, %lld] (NHWC) neither match "
+                           "nor broadcast one [N, 1, 1, C] over the other",
+                           (long long)in.n, (long long)in.h, (long long)in.w, (long long)in.c, (long long)b.n, (long long)b.h,
+                           (long long)b.w, (long long)b.c);
+        if (b.h * b.w > in.h * in.w) out = b;
+        break;
+    }
     case CB_OP_SOFTMAX: {
         int64_t k = in.c * in.h * in.w;
         if (L->p.softmax.classes && L->p.softmax.classes != k)
@@ -364,7 +391,7 @@ static cb_status infer_one(cb_net *net, int i, cb_error *err) {
     default:
         break;
     }
-    if (L->nparents > 1 && L->op != CB_OP_CONCAT && L->op != CB_OP_ADD)
+    if (L->nparents > 1 && L->op != CB_OP_CONCAT && L->op != CB_OP_ADD && L->op != CB_OP_MUL)
         return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "a %s layer takes one parent, not %d", cb_op_name(L->op),
                        L->nparents);
     if (!shape_ok(out) || !shape_ok(in))

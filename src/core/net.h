@@ -28,6 +28,28 @@ cb_net *cb_net_build(char *name, const char *source, cb_layer *layers, cb_raw_pa
 // Infer every shape from the layer parameters and the input's shape (layers[0].out).
 cb_status cb_net_infer(cb_net *net, cb_error *err);
 
+// Starting values of a network's parameters, read with its description (ONNX initializers):
+// tensors named by layer and cb_param "what", set by cb_exec_create after its own initialisation.
+typedef struct cb_init_tensor {
+    char *layer;
+    char what[16];
+    int64_t count;
+    float *data;
+} cb_init_tensor;
+struct cb_net_weights {
+    int n, cap;
+    cb_init_tensor *t;
+};
+typedef struct cb_net_weights cb_net_weights;
+void cb_net_weights_free(cb_net_weights *w);
+// Sets every tensor of net->weights in e (checking layer, kind and size first); CB_OK without any.
+cb_status cb_net_weights_apply(cb_exec *e, cb_error *err);
+
+// ONNX (src/spec/onnx.c): the description as Paleo JSON and the initializers as weights. batch > 0
+// replaces the input's batch dimension (a symbolic one is 1 otherwise).
+struct cJSON *cb_onnx_read(const char *path, int64_t batch, cb_net_weights **weights, cb_error *err);
+cb_net *cb_onnx_load(const char *path, cb_error *err);
+
 char *cb_strdup(const char *s);
 void *cb_xcalloc(size_t n, size_t size); // aborts on failure: small, bounded host structures only
 // The whole of a text file, NUL-terminated (free it); NULL with err set ("PATH: cannot open/read")

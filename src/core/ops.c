@@ -11,7 +11,8 @@ void cb_conv_params_of(const cb_layer *L, cb_conv_params *p) {
     *p = (cb_conv_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w,
                           .k = L->p.conv.k, .r = w->r, .s = w->s, .p = (int)L->out.h, .q = (int)L->out.w,
                           .stride_h = w->stride_h, .stride_w = w->stride_w, .pad_top = w->pad_top,
-                          .pad_left = w->pad_left, .groups = L->p.conv.groups};
+                          .pad_left = w->pad_left, .groups = L->p.conv.groups, .dil_h = L->p.conv.dil_h,
+                          .dil_w = L->p.conv.dil_w};
 }
 
 void cb_pool_params_of(const cb_layer *L, cb_pool_params *p) {

@@ -22,6 +22,7 @@ typedef struct cb_conv_params {
     int stride_h, stride_w;
     int pad_top, pad_left; // leading padding; trailing = (p-1)*stride_h + r - h - pad_top (may be < 0)
     int groups;            // 1 for dense; c and k are multiples of groups
+    int dil_h, dil_w;      // dilation (tap kh reads row oh*stride_h - pad_top + kh*dil_h); 0 or 1: none
 } cb_conv_params;
 
 typedef struct cb_pool_params {

@@ -10,7 +10,7 @@
 static const char *const REASON_NAMES[] = {"none",           "precision",          "layout",       "conv_algo",
                                            "concat_axis",    "softmax_position",   "asymmetric_padding",
                                            "lrn_range",      "bn_epsilon",         "nhwc_order",   "library_refuses",
-                                           "no_algorithm",   "activation"};
+                                           "no_algorithm",   "activation",         "no_gpu_kernel"};
 _Static_assert(sizeof REASON_NAMES / sizeof REASON_NAMES[0] == CB_REASON_COUNT, "a reason lacks a name");
 const char *cb_reason_name(cb_reason r) { return (unsigned)r < CB_REASON_COUNT ? REASON_NAMES[r] : "?"; }
 

@@ -283,3 +283,23 @@ done:
     free(data);
     return st;
 }
+
+cb_status cb_net_weights_apply(cb_exec *e, cb_error *err) {
+    const cb_net *net = cb_exec_net(e);
+    const cb_net_weights *w = net->weights;
+    for (int pass = 0; w && pass < 2; pass++) // check every tensor, then set them
+        for (int t = 0; t < w->n; t++) {
+            const cb_init_tensor *it = &w->t[t];
+            int i = cb_net_find(net, it->layer);
+            cb_param ps[WT_MAX_PARAMS];
+            int np = i < 0 ? 0 : cb_exec_params(e, i, ps, WT_MAX_PARAMS), j = 0;
+            while (j < np && strcmp(ps[j].what, it->what)) j++;
+            if (j == np)
+                return cb_fail(err, CB_STATUS_SHAPE, net->path, it->layer, "the file has a %s the layer does not have", it->what);
+            if (ps[j].count != it->count)
+                return cb_fail(err, CB_STATUS_SHAPE, net->path, it->layer, "%s has %lld values, the layer needs %lld", it->what,
+                               (long long)it->count, (long long)ps[j].count);
+            if (pass) cb_exec_param_set(e, &ps[j], it->data);
+        }
+    return CB_OK;
+}

@@ -150,6 +150,19 @@ static void forward(cb_exec *e, int i, bool train) {
     case CB_OP_ACT:
         cb_cpu_act_forward(n, L->p.act.fn, x, NULL, out);
         break;
+    case CB_OP_MUL: { // the full-size operand first; the other may be (N, C, 1, 1)
+        int big = L->in.h * L->in.w == L->out.h * L->out.w ? 0 : 1;
+        const cb_layer *S = &e->net->layers[L->parents[1 - big]];
+        cb_ref_mul_forward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), (int)(S->out.h * S->out.w),
+                           e->lb[L->parents[big]].y, e->lb[L->parents[1 - big]].y, out);
+        break;
+    }
+    case CB_OP_SCALE:
+        cb_ref_scale_forward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), x, b->w, out);
+        break;
+    case CB_OP_LAYERNORM:
+        cb_ref_layernorm_forward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), L->p.ln.eps, x, b->w, b->b, out);
+        break;
     case CB_OP_INPUT:
     case CB_OP_COUNT:
         break;
@@ -220,6 +233,21 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
     case CB_OP_ACT:
         cb_cpu_act_backward(nin, L->p.act.fn, x, b->y, dy, dx);
         break;
+    case CB_OP_MUL: { // d(slot) = dy * other, summed over the pixels when the slot was broadcast
+        const cb_layer *S = &e->net->layers[L->parents[slot]], *O = &e->net->layers[L->parents[1 - slot]];
+        const float *other = e->lb[L->parents[1 - slot]].y;
+        int n_ = (int)L->out.n, c = (int)L->out.c, hw = (int)(L->out.h * L->out.w);
+        if (S->out.h * S->out.w == hw) cb_ref_mul_forward(n_, c, hw, (int)(O->out.h * O->out.w), dy, other, dx);
+        else cb_ref_mul_backward_bcast(n_, c, hw, dy, other, dx);
+        break;
+    }
+    case CB_OP_SCALE:
+        cb_ref_scale_forward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), dy, b->w, dx);
+        break;
+    case CB_OP_LAYERNORM:
+        cb_ref_layernorm_backward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), L->p.ln.eps, x, b->w, dy, dx,
+                                  NULL, NULL);
+        break;
     case CB_OP_ADD:     // the sum passes its gradient to every input
     case CB_OP_SOFTMAX: // the criterion's gradient is already w.r.t. the logits
     case CB_OP_RESHAPE:
@@ -249,6 +277,11 @@ static void backward_filter(cb_exec *e, int i) {
         cb_bn_params p;
         cb_bn_params_of(L, &p);
         cb_cpu_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, NULL, b->dgamma, b->dbeta);
+    } else if (L->op == CB_OP_SCALE) {
+        cb_ref_scale_backward_filter((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), x, dy, b->dw);
+    } else if (L->op == CB_OP_LAYERNORM) {
+        cb_ref_layernorm_backward((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), L->p.ln.eps, x, b->w, dy, NULL,
+                                  b->dw, b->db);
     }
 }
 

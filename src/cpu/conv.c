@@ -30,7 +30,11 @@ size_t cb_cpu_conv_workspace(const cb_conv_params *p)
     return (size_t)p->c * p->r * p->s * p->p * p->q * sizeof(float);
 }
 
-// valid output columns [*lo, *hi) for filter column kw: those with 0 <= ow*sw - pl + kw < w
+static int dil_h(const cb_conv_params *p) { return p->dil_h > 1 ? p->dil_h : 1; }
+static int dil_w(const cb_conv_params *p) { return p->dil_w > 1 ? p->dil_w : 1; }
+
+// valid output columns [*lo, *hi) for input column offset kw (the tap times the dilation): those
+// with 0 <= ow*sw - pl + kw < w
 static void conv_valid_cols(const cb_conv_params *p, int kw, int *lo, int *hi)
 {
     const int sw = p->stride_w, off = p->pad_left - kw; // iw = ow*sw - off
@@ -48,7 +52,7 @@ static void im2col(const cb_conv_params *p, const float *restrict x, float *rest
     const int rs = p->r * p->s, rows = p->c * rs, q = p->q;
     const size_t pq = (size_t)p->p * q;
     for (int row = 0; row < rows; row++) {
-        const int c = row / rs, kh = row / p->s % p->r, kw = row % p->s;
+        const int c = row / rs, kh = row / p->s % p->r * dil_h(p), kw = row % p->s * dil_w(p);
         const float *xc = x + (size_t)c * p->h * p->w;
         float *dst = col + (size_t)row * pq;
         int lo, hi;
@@ -81,9 +85,10 @@ static void col2im(const cb_conv_params *p, const float *restrict col, float *re
     for (int c = 0; c < p->c; c++) {
         float *dxc = dx + (size_t)c * hw;
         memset(dxc, 0, hw * sizeof(float));
-        for (int kh = 0; kh < p->r; kh++)
-            for (int kw = 0; kw < p->s; kw++) {
-                const float *restrict src = col + ((size_t)c * rs + kh * p->s + kw) * pq;
+        for (int th = 0; th < p->r; th++)
+            for (int tw = 0; tw < p->s; tw++) {
+                const float *restrict src = col + ((size_t)c * rs + th * p->s + tw) * pq;
+                const int kh = th * dil_h(p), kw = tw * dil_w(p);
                 int lo, hi;
                 conv_valid_cols(p, kw, &lo, &hi);
                 const int off = kw - p->pad_left, sw = p->stride_w;

@@ -95,6 +95,26 @@ void cb_cpu_softmax_forward(int n, int k, const float *x, float *prob);
 // PyTorch's SGD: g' = g + wd*w; v = momentum*v + g'; w -= lr*v   (v may be NULL when momentum == 0)
 void cb_cpu_sgd_update(size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v);
 
+// ---- per channel (src/cpu/channel_impl.h; cb_ref64_* twins too): SE product, layer scale, LayerNorm
+// a (N,C,HW) * b (N,C,BHW) -> y (N,C,HW); BHW is HW or 1 (b broadcast over the pixels)
+void cb_ref_mul_forward(int n, int c, int hw, int bhw, const float *a, const float *b, float *y);
+// the gradient w.r.t. a broadcast b (N,C,1,1): db = sum over pixels of dy * a
+void cb_ref_mul_backward_bcast(int n, int c, int hw, const float *dy, const float *a, float *db);
+// y = x * w[c] (and dx = dy * w[c]); dw (C) = sum of dy * x
+void cb_ref_scale_forward(int n, int c, int hw, const float *x, const float *w, float *y);
+void cb_ref_scale_backward_filter(int n, int c, int hw, const float *x, const float *dy, float *dw);
+// LayerNorm over the C channels of each pixel; g, b (C). Backward: dx, dg, db each NULL-able, overwritten.
+void cb_ref_layernorm_forward(int n, int c, int hw, double eps, const float *x, const float *g, const float *b, float *y);
+void cb_ref_layernorm_backward(int n, int c, int hw, double eps, const float *x, const float *g, const float *dy, float *dx,
+                               float *dg, float *db);
+void cb_ref64_mul_forward(int n, int c, int hw, int bhw, const double *a, const double *b, double *y);
+void cb_ref64_mul_backward_bcast(int n, int c, int hw, const double *dy, const double *a, double *db);
+void cb_ref64_scale_forward(int n, int c, int hw, const double *x, const double *w, double *y);
+void cb_ref64_scale_backward_filter(int n, int c, int hw, const double *x, const double *dy, double *dw);
+void cb_ref64_layernorm_forward(int n, int c, int hw, double eps, const double *x, const double *g, const double *b, double *y);
+void cb_ref64_layernorm_backward(int n, int c, int hw, double eps, const double *x, const double *g, const double *dy,
+                                 double *dx, double *dg, double *db);
+
 // ---- float64 references for the tests (same semantics) ------------------------------------
 void cb_ref64_conv_forward(const cb_conv_params *p, const double *x, const double *w, const double *b, double *y);
 void cb_ref64_conv_backward_data(const cb_conv_params *p, const double *dy, const double *w, double *dx);

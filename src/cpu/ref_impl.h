@@ -14,6 +14,7 @@
 void CB_REF(conv_forward)(const cb_conv_params *p, const T *x, const T *w, const T *b, T *y)
 {
     const int cg = p->c / p->groups, kg = p->k / p->groups;
+    const int dlh = p->dil_h > 1 ? p->dil_h : 1, dlw = p->dil_w > 1 ? p->dil_w : 1;
     for (int n = 0; n < p->n; n++)
         for (int k = 0; k < p->k; k++) {
             const int g = k / kg;
@@ -23,10 +24,10 @@ void CB_REF(conv_forward)(const cb_conv_params *p, const T *x, const T *w, const
                     for (int ci = 0; ci < cg; ci++) {
                         const int c = g * cg + ci;
                         for (int kh = 0; kh < p->r; kh++) {
-                            const int ih = oh * p->stride_h - p->pad_top + kh;
+                            const int ih = oh * p->stride_h - p->pad_top + kh * dlh;
                             if (ih < 0 || ih >= p->h) continue;
                             for (int kw = 0; kw < p->s; kw++) {
-                                const int iw = ow * p->stride_w - p->pad_left + kw;
+                                const int iw = ow * p->stride_w - p->pad_left + kw * dlw;
                                 if (iw < 0 || iw >= p->w) continue;
                                 acc += (double)x[(((size_t)n * p->c + c) * p->h + ih) * p->w + iw] *
                                        (double)w[(((size_t)k * cg + ci) * p->r + kh) * p->s + kw];
@@ -43,6 +44,7 @@ void CB_REF(conv_forward)(const cb_conv_params *p, const T *x, const T *w, const
 void CB_REF(conv_backward_data)(const cb_conv_params *p, const T *dy, const T *w, T *dx)
 {
     const int cg = p->c / p->groups, kg = p->k / p->groups;
+    const int dlh = p->dil_h > 1 ? p->dil_h : 1, dlw = p->dil_w > 1 ? p->dil_w : 1;
     for (int n = 0; n < p->n; n++)
         for (int c = 0; c < p->c; c++) {
             const int g = c / cg, ci = c % cg;
@@ -50,12 +52,12 @@ void CB_REF(conv_backward_data)(const cb_conv_params *p, const T *dy, const T *w
                 for (int iw = 0; iw < p->w; iw++) {
                     double acc = 0.0;
                     for (int kh = 0; kh < p->r; kh++) {
-                        const int th = ih + p->pad_top - kh; // = oh * stride_h
+                        const int th = ih + p->pad_top - kh * dlh; // = oh * stride_h
                         if (th < 0 || th % p->stride_h) continue;
                         const int oh = th / p->stride_h;
                         if (oh >= p->p) continue;
                         for (int kw = 0; kw < p->s; kw++) {
-                            const int tw = iw + p->pad_left - kw;
+                            const int tw = iw + p->pad_left - kw * dlw;
                             if (tw < 0 || tw % p->stride_w) continue;
                             const int ow = tw / p->stride_w;
                             if (ow >= p->q) continue;
@@ -75,6 +77,7 @@ void CB_REF(conv_backward_data)(const cb_conv_params *p, const T *dy, const T *w
 void CB_REF(conv_backward_filter)(const cb_conv_params *p, const T *x, const T *dy, T *dw, T *db)
 {
     const int cg = p->c / p->groups, kg = p->k / p->groups;
+    const int dlh = p->dil_h > 1 ? p->dil_h : 1, dlw = p->dil_w > 1 ? p->dil_w : 1;
     for (int k = 0; k < p->k; k++) {
         const int g = k / kg;
         for (int ci = 0; ci < cg; ci++) {
@@ -84,10 +87,10 @@ void CB_REF(conv_backward_filter)(const cb_conv_params *p, const T *x, const T *
                     double acc = 0.0;
                     for (int n = 0; n < p->n; n++)
                         for (int oh = 0; oh < p->p; oh++) {
-                            const int ih = oh * p->stride_h - p->pad_top + kh;
+                            const int ih = oh * p->stride_h - p->pad_top + kh * dlh;
                             if (ih < 0 || ih >= p->h) continue;
                             for (int ow = 0; ow < p->q; ow++) {
-                                const int iw = ow * p->stride_w - p->pad_left + kw;
+                                const int iw = ow * p->stride_w - p->pad_left + kw * dlw;
                                 if (iw < 0 || iw >= p->w) continue;
                                 acc += (double)x[(((size_t)n * p->c + c) * p->h + ih) * p->w + iw] *
                                        (double)dy[(((size_t)n * p->k + k) * p->p + oh) * p->q + ow];

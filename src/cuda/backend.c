@@ -51,9 +51,11 @@ void cb_cuda_destroy_state(cb_exec *e) {
     e->state = NULL;
 }
 
-// every layer kind and activation with its own kernels, in fp32 NCHW storage (the registry
-// declines another --layout)
-static cb_reason supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n) { return CB_REASON_NONE; }
+// every layer kind but the CPU-only ones (cb_layer_cpu_only) and every activation, with its own
+// kernels, in fp32 NCHW storage (the registry declines another --layout)
+static cb_reason supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n) {
+    return cb_layer_gpu_supports(&net->layers[i], why, n);
+}
 
 void *cb_cuda_alloc(cb_exec *e, size_t bytes) {
     void *p = NULL;
@@ -309,6 +311,9 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
     case CB_OP_ACT:
         cb_cuda_act_forward(n, L->p.act.fn, x, NULL, out);
         break;
+    case CB_OP_MUL: // declined by supports (cb_layer_gpu_supports)
+    case CB_OP_LAYERNORM:
+    case CB_OP_SCALE:
     case CB_OP_INPUT:
     case CB_OP_COUNT:
         break;
@@ -395,6 +400,9 @@ void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
     case CB_OP_RESHAPE:
         cudaMemcpyAsync(dx, dy, nin * 4, cudaMemcpyDeviceToDevice, 0);
         break;
+    case CB_OP_MUL: // declined by supports (cb_layer_gpu_supports)
+    case CB_OP_LAYERNORM:
+    case CB_OP_SCALE:
     case CB_OP_INPUT:
     case CB_OP_COUNT:
         break;

@@ -164,9 +164,10 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnSetConvolutionMathType(l->cd[p], d->math));
     }
     DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
-    if ((oh != L->out.h || ow != L->out.w) && is_nhwc(e)) {
-        // trailing pads larger than the leading ones (TF SAME): under NHWC cuDNN runs on a copy of
-        // the input with the difference added as zero rows and columns at the end
+    if (oh != L->out.h || ow != L->out.w) {
+        // trailing pads larger than the leading ones (TF SAME): cuDNN runs on a copy of the input
+        // with the difference added as zero rows and columns at the end (in every storage; under
+        // auto, fp32 NCHW, the own kernels that take the padding as it is race it)
         int64_t eh = (L->out.h - 1) * w->stride_h + w->r - 2 * w->pad_top - L->in.h;
         int64_t ew = (L->out.w - 1) * w->stride_w + w->s - 2 * w->pad_left - L->in.w;
         if (eh > 0) xin.h += eh;
@@ -174,8 +175,8 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(set4d(e, &l->xd, xin));
         DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
     }
-    if (oh != L->out.h || ow != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
-        if (!native(e)) return decline(e, L, err, CB_REASON_ASYM_PADDING, "asymmetric padding, which cuDNN lacks" OWN_NCHW);
+    if (oh != L->out.h || ow != L->out.w) { // leading pads larger than trailing ones: no copy helps cuDNN
+        if (!native(e)) return decline(e, L, err, CB_REASON_ASYM_PADDING, "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
             if (!needed) continue;
@@ -197,7 +198,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         l->xpad = cb_store_alloc(e, bytes);
         l->dxpad = dx ? cb_store_alloc(e, bytes) : NULL;
         if (!l->xpad || (dx && !l->dxpad))
-            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its channel-padded input");
+            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its padded input copy");
         x = l->xpad;
         dx = l->dxpad;
     }
@@ -257,7 +258,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         } else if (l->xpad && cg != L->p.conv.cin) {
             c->flags |= CB_CHOICE_CHANNEL_PAD | (xin.h != L->in.h || xin.w != L->in.w ? CB_CHOICE_SAME_COPY : 0);
             c->pad_from = L->p.conv.cin, c->pad_to = cg;
-        } else if (l->xpad) {
+        } else if (l->xpad && !(d->policy && native(e))) { // (auto, fp32 NCHW: raced against the own kernels)
             c->flags |= CB_CHOICE_SAME_COPY;
         } else if (d->policy) {
             d->policy->conv_phase(e, i, (cb_phase)p, dnn_ms[p], dnn_ws);
@@ -486,16 +487,15 @@ static cb_status plan_bn(cb_exec *e, int i, cb_error *err) {
     return CB_OK;
 }
 
-// cuDNN pads a convolution symmetrically (the leading pads on both sides). Under NHWC plan_conv
-// runs it on a copy of the input with the missing trailing rows and columns added (TF SAME).
+// cuDNN pads a convolution symmetrically (the leading pads on both sides). plan_conv runs it on a
+// copy of the input with the missing trailing rows and columns added (TF SAME), in every storage;
+// leading pads larger than the trailing ones no copy helps.
 static int64_t cudnn_out(int64_t in, int pad, int r, int stride) { return (in + 2 * pad - r) / stride + 1; }
-static bool conv_pads_fit(const cb_layer *L, bool nhwc) {
+static bool conv_pads_fit(const cb_layer *L) {
     const cb_window *w = &L->p.conv.win;
     int64_t h = L->in.h, wd = L->in.w;
-    if (nhwc) {
-        int64_t eh = (L->out.h - 1) * w->stride_h + w->r - 2 * w->pad_top - h, ew = (L->out.w - 1) * w->stride_w + w->s - 2 * w->pad_left - wd;
-        h += eh > 0 ? eh : 0, wd += ew > 0 ? ew : 0;
-    }
+    int64_t eh = (L->out.h - 1) * w->stride_h + w->r - 2 * w->pad_top - h, ew = (L->out.w - 1) * w->stride_w + w->s - 2 * w->pad_left - wd;
+    h += eh > 0 ? eh : 0, wd += ew > 0 ? ew : 0;
     return cudnn_out(h, w->pad_top, w->r, w->stride_h) == L->out.h && cudnn_out(wd, w->pad_left, w->s, w->stride_w) == L->out.w;
 }
 
@@ -505,6 +505,8 @@ static bool conv_pads_fit(const cb_layer *L, bool nhwc) {
 cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n) {
     const cb_layer *L = &net->layers[i];
     int fmt = cb_store_fmt_of(o);
+    cb_reason gpu = cb_layer_gpu_supports(L, why, n);
+    if (gpu != CB_REASON_NONE) return gpu;
     if (fmt == 0 || L->op == CB_OP_INPUT) return CB_REASON_NONE;
     cb_reason r = CB_REASON_NONE;
     const char *what = "";
@@ -520,8 +522,8 @@ cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char 
     else if (L->op == CB_OP_LRN && (L->p.lrn.size < CUDNN_LRN_MIN_N || L->p.lrn.size > CUDNN_LRN_MAX_N || L->p.lrn.k < CUDNN_LRN_MIN_K ||
                                     L->p.lrn.beta < CUDNN_LRN_MIN_BETA))
         r = CB_REASON_LRN_RANGE, what = "an LRN size, k or beta outside cuDNN's range" OWN_NCHW;
-    else if (L->op == CB_OP_CONV && !conv_pads_fit(L, fmt & CB_FMT_NHWC))
-        r = CB_REASON_ASYM_PADDING, what = "asymmetric padding, which cuDNN lacks" OWN_NCHW;
+    else if (L->op == CB_OP_CONV && !conv_pads_fit(L))
+        r = CB_REASON_ASYM_PADDING, what = "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW;
     if (r != CB_REASON_NONE) snprintf(why, n, "%s tensors: %s", cb_store_fmt_label(fmt), what);
     return r;
 }
@@ -596,6 +598,15 @@ void cb_dnn_forward_epilogue(cb_exec *e, int i, bool train) {
         cb_fmt_act_forward((size_t)cb_shape_count(L->out), L->act, b->y, b->act_in, b->y, is_bf16(e));
 }
 
+// the zero-padded copy of conv layer i's input x (l->xpad, shape l->xs: channels and trailing
+// rows and columns added)
+static void pad_input(cb_exec *e, int i, const void *x) {
+    const cb_layer *L = &e->net->layers[i];
+    dnn_layer *l = lay(e, i);
+    if (is_nhwc(e)) cb_fmt_window_nhwc(L->in.n, L->in.h, L->in.w, L->in.c, x, l->xs.h, l->xs.w, l->xs.c, l->xpad, is_bf16(e));
+    else cb_fmt_window_nchw(L->in.n * L->in.c, L->in.h, L->in.w, x, l->xs.h, l->xs.w, l->xpad, is_bf16(e));
+}
+
 void cb_dnn_forward(cb_exec *e, int i, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -611,7 +622,7 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
         else {
             const void *xc = x;
             if (l->xpad) {
-                cb_fmt_window_nhwc(L->in.n, L->in.h, L->in.w, L->in.c, x, l->xs.h, l->xs.w, l->xs.c, l->xpad, is_bf16(e));
+                pad_input(e, i, x);
                 xc = l->xpad;
             }
             if (l->blas[0]) cb_blas_conv(e, i, CB_PHASE_FORWARD, NULL);
@@ -681,7 +692,8 @@ void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
         else if (l->dxpad) {
             cudnnConvolutionBackwardData(d->h, &one, l->wd, cb_store_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
                                          &zero, l->xd, l->dxpad);
-            cb_fmt_window_nhwc(L->in.n, l->xs.h, l->xs.w, l->xs.c, l->dxpad, L->in.h, L->in.w, L->in.c, dx, is_bf16(e));
+            if (is_nhwc(e)) cb_fmt_window_nhwc(L->in.n, l->xs.h, l->xs.w, l->xs.c, l->dxpad, L->in.h, L->in.w, L->in.c, dx, is_bf16(e));
+            else cb_fmt_window_nchw(L->in.n * L->in.c, l->xs.h, l->xs.w, l->dxpad, L->in.h, L->in.w, dx, is_bf16(e));
         } else cudnnConvolutionBackwardData(d->h, &one, l->wd, cb_store_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
                                             &zero, l->xd, dx);
         break;
@@ -717,7 +729,8 @@ void cb_dnn_backward_filter(cb_exec *e, int i) {
     const float *dy = cb_exec_op_grad(e, i);
     const float *x = e->lb[L->parents[0]].y;
     if (L->op == CB_OP_CONV && !l->own[2]) {
-        // a padded input was padded by the forward pass
+        // a padded input was padded by the forward pass, unless that ran an own kernel
+        if (l->xpad && l->own[0]) pad_input(e, i, x);
         if (l->blas[2]) cb_blas_conv(e, i, CB_PHASE_BWD_FILTER, NULL);
         else cudnnConvolutionBackwardFilter(d->h, &one, l->xd, l->xpad ? l->xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
                                        &zero, l->wd, cb_store_wgrad(e, i));

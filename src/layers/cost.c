@@ -69,6 +69,22 @@ void cb_layer_cost(const cb_net *net, int i, cb_cost *c) {
         c->fwd_flops = (double)out;
         c->bwd_data_flops = (double)out;
         break;
+    case CB_OP_MUL: // one product per output; backward: one per input element (and the pixel sums)
+        c->fwd_flops = (double)out;
+        c->bwd_data_flops = 2.0 * out;
+        break;
+    case CB_OP_SCALE:
+        c->params = L->out.c;
+        c->fwd_flops = (double)out;
+        c->bwd_data_flops = (double)out;
+        c->bwd_filter_flops = 2.0 * out;
+        break;
+    case CB_OP_LAYERNORM: // mean, variance, normalise, scale and shift per element
+        c->params = 2 * L->out.c;
+        c->fwd_flops = 8.0 * out;
+        c->bwd_data_flops = 10.0 * out;
+        c->bwd_filter_flops = 4.0 * out;
+        break;
     case CB_OP_CONCAT:
     case CB_OP_RESHAPE:
     case CB_OP_COUNT:

@@ -178,7 +178,7 @@ cb_status cb_cal_samples_from_json(const cJSON *arr, cb_cal_sample **out, int *n
         int v[14], j = 0;
         const cJSON *y;
         cJSON_ArrayForEach(y, sh) v[j++] = cJSON_IsNumber(y) ? y->valueint : 0;
-        q->p = (cb_conv_params){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13]};
+        q->p = (cb_conv_params){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], 1, 1};
         q->ms = num(x, "ms", -1);
         q->workspace = num(x, "ws", 0);
         i++;

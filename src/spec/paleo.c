@@ -1,6 +1,7 @@
 // Reader for Paleo's JSON network descriptions (github.com/TalwalkarLab/paleo, nets/*.json),
-// with convbench's extensions: LRN, BatchNorm, ReLU, Reshape layers; "bias", "groups" on
-// Convolution; "activation_fn" on InnerProduct and Elementwise.
+// with convbench's extensions: LRN, BatchNorm, ReLU, Reshape, GlobalAvgPool, LayerNorm, Scale
+// layers; "bias", "groups", "dilations" on Convolution; "activation_fn" on InnerProduct and
+// Elementwise; Elementwise "operation": "mul"; padding [top, left, bottom, right].
 //
 // Blocks and ModelParallel are expanded as Paleo does: a sub-layer is named "block/sub", a
 // ModelParallel copy "block/sub@i"; a block name used as a parent means its endpoint; "x@self"
@@ -40,9 +41,10 @@ typedef struct type_info {
 
 static const type_info TYPES[] = {
     {"Input", CB_OP_INPUT, {"tensor"}},
-    {"Convolution", CB_OP_CONV, {"filter", "padding", "strides", "activation_fn", "normalizer_fn", "bias", "groups", "splits"}},
+    {"Convolution", CB_OP_CONV, {"filter", "padding", "strides", "activation_fn", "normalizer_fn", "bias", "groups", "splits", "dilations"}},
     {"Pooling", CB_OP_POOL, {"ksize", "strides", "padding"}},
     {"AvgPool", CB_OP_POOL, {"ksize", "strides", "padding"}},
+    {"GlobalAvgPool", CB_OP_POOL, {0}},
     {"InnerProduct", CB_OP_FC, {"num_outputs", "activation_fn", "bias"}},
     {"Concatenate", CB_OP_CONCAT, {"dim"}},
     {"Elementwise", CB_OP_ADD, {"operation", "activation_fn"}},
@@ -53,6 +55,8 @@ static const type_info TYPES[] = {
     {"BatchNorm", CB_OP_BATCHNORM, {"epsilon"}},
     {"ReLU", CB_OP_ACT, {0}},
     {"Activation", CB_OP_ACT, {"fn"}},
+    {"LayerNorm", CB_OP_LAYERNORM, {"epsilon"}},
+    {"Scale", CB_OP_SCALE, {0}},
 };
 
 static const type_info *find_type(const char *t) {
@@ -151,23 +155,26 @@ static bool get_padding(reader *r, const char *layer, const cJSON *obj, cb_windo
         }
         return true;
     }
-    if (cJSON_IsArray(v) && cJSON_GetArraySize(v) == 2) {
-        int p[2];
-        for (int i = 0; i < 2; i++) {
+    int np = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+    if (np == 2 || np == 4) { // [pad_h, pad_w] or [top, left, bottom, right]
+        int p[4];
+        for (int i = 0; i < np; i++) {
             const cJSON *e = cJSON_GetArrayItem(v, i);
             if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < 0 ||
                 e->valuedouble > (1 << 20)) {
-                cb_fail(r->err, CB_STATUS_PARSE, r->src, layer, "padding must be SAME, VALID or [pad_h, pad_w] >= 0");
+                cb_fail(r->err, CB_STATUS_PARSE, r->src, layer, "padding must be SAME, VALID, [pad_h, pad_w] or [top, left, bottom, right] >= 0");
                 return false;
             }
             p[i] = (int)e->valuedouble;
         }
         w->mode = CB_PAD_EXPLICIT;
-        w->pad_top = w->pad_bottom = p[0];
-        w->pad_left = w->pad_right = p[1];
+        w->pad_top = p[0];
+        w->pad_left = p[1];
+        w->pad_bottom = np == 4 ? p[2] : p[0];
+        w->pad_right = np == 4 ? p[3] : p[1];
         return true;
     }
-    cb_fail(r->err, CB_STATUS_PARSE, r->src, layer, "padding must be SAME, VALID or [pad_h, pad_w]");
+    cb_fail(r->err, CB_STATUS_PARSE, r->src, layer, "padding must be SAME, VALID, [pad_h, pad_w] or [top, left, bottom, right]");
     return false;
 }
 
@@ -263,6 +270,7 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
             L->p.conv.k /= splits; // Paleo's split_model
         }
         if (!get_pair(r, nm, obj, "strides", &L->p.conv.win.stride_h, &L->p.conv.win.stride_w, false, 1)) return false;
+        if (!get_pair(r, nm, obj, "dilations", &L->p.conv.dil_h, &L->p.conv.dil_w, false, 1)) return false;
         if (!get_padding(r, nm, obj, &L->p.conv.win)) return false;
         if (!get_act(r, nm, obj, "activation_fn", CB_ACT_RELU, &L->act)) return false; // Paleo's default is relu
         // Paleo's overfeat.json writes "bias": [Cout], which Paleo ignores: a list means "has a bias"
@@ -283,7 +291,8 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
         return true;
     }
     case CB_OP_POOL:
-        L->p.pool.avg = strcmp(ti->type, "AvgPool") == 0;
+        L->p.pool.avg = strcmp(ti->type, "Pooling") != 0;
+        if ((L->p.pool.global = strcmp(ti->type, "GlobalAvgPool") == 0)) return true; // the window: cb_net_infer
         if (!get_pair(r, nm, obj, "ksize", &L->p.pool.win.r, &L->p.pool.win.s, true, 1)) return false;
         if (!get_pair(r, nm, obj, "strides", &L->p.pool.win.stride_h, &L->p.pool.win.stride_w, false, 1)) return false;
         return get_padding(r, nm, obj, &L->p.pool.win);
@@ -298,10 +307,13 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
         return true;
     case CB_OP_ADD: {
         const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, "operation");
-        if (o && !(cJSON_IsString(o) && (strcmp(o->valuestring, "sum") == 0 || strcmp(o->valuestring, "add") == 0)))
-            return cb_fail(r->err, CB_STATUS_UNSUPPORTED, r->src, nm, "Elementwise operation must be \"sum\""), false;
+        if (cJSON_IsString(o) && (strcmp(o->valuestring, "mul") == 0 || strcmp(o->valuestring, "prod") == 0)) L->op = CB_OP_MUL;
+        else if (o && !(cJSON_IsString(o) && (strcmp(o->valuestring, "sum") == 0 || strcmp(o->valuestring, "add") == 0)))
+            return cb_fail(r->err, CB_STATUS_UNSUPPORTED, r->src, nm, "Elementwise operation must be \"sum\" or \"mul\""), false;
         return get_act(r, nm, obj, "activation_fn", CB_ACT_NONE, &L->act);
     }
+    case CB_OP_LAYERNORM:
+        return get_float(r, nm, obj, "epsilon", 1e-12, 1.0, 1e-5, &L->p.ln.eps);
     case CB_OP_DROPOUT:
         return get_float(r, nm, obj, "dropout_keep_prob", 1e-6, 1.0, 0.5, &L->p.dropout.keep);
     case CB_OP_SOFTMAX:
@@ -345,6 +357,9 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
             return cb_fail(r->err, CB_STATUS_PARSE, r->src, nm, "an Activation layer needs \"fn\""), false;
         if (!get_act(r, nm, obj, "fn", CB_ACT_NONE, &L->p.act.fn)) return false;
         if (L->p.act.fn == CB_ACT_NONE) return cb_fail(r->err, CB_STATUS_PARSE, r->src, nm, "\"fn\" names no function"), false;
+        return true;
+    case CB_OP_SCALE:
+    case CB_OP_MUL: // from an Elementwise entry
         return true;
     case CB_OP_COUNT: break;
     }
@@ -661,6 +676,8 @@ cb_net *cb_net_load(const char *spec, cb_error *err) {
             snprintf(path, sizeof path, "%s", spec);
         }
     }
+    size_t plen = strlen(path);
+    if (plen > 5 && strcmp(path + plen - 5, ".onnx") == 0) return cb_onnx_load(path, err);
     FILE *f = fopen(path, "rb");
     if (!f) {
         cb_fail(err, CB_STATUS_IO, spec, NULL, "cannot open: %s (not a file, nor a built-in network in %s)", strerror(errno),

@@ -70,6 +70,30 @@ __global__ void __launch_bounds__(256) window_nhwc_kernel(uint32_t rows, cb_fast
     for (int c = 0; c < cd; c++) st(b, c, in && c < cs ? ld(a, c) : 0.f);
 }
 
+// dst (planes, hd, wd) <- src (planes, hs, ws), NCHW planes of one type: one thread per dst
+// element, zeros where src has no such pixel (rows and columns added at the end)
+template <class T>
+__global__ void __launch_bounds__(256) window_nchw_kernel(uint32_t total, cb_fast_div by_wd, cb_fast_div by_hd, uint32_t hs, uint32_t ws,
+                                                          const T *__restrict__ src, T *__restrict__ dst) {
+    uint32_t i = blockIdx.x * 256u + threadIdx.x;
+    if (i >= total) return;
+    uint32_t t = cb_fast_div_q(by_wd, i), x = i - t * by_wd.d, p = cb_fast_div_q(by_hd, t), y = t - p * by_hd.d;
+    st(dst, i, y < hs && x < ws ? ld(src, ((size_t)p * hs + y) * ws + x) : 0.f);
+}
+
+extern "C" void cb_fmt_window_nchw(int64_t planes, int64_t hs, int64_t ws, const void *src, int64_t hd, int64_t wd, void *dst, int bf) {
+    int64_t per = hd * wd, chunk = 0x7fffffff / (per ? per : 1); // planes per launch: 32-bit indexes
+    for (int64_t p0 = 0; p0 < planes && per; p0 += chunk) {
+        int64_t np = planes - p0 < chunk ? planes - p0 : chunk;
+        uint32_t total = (uint32_t)(np * per);
+        cb_fast_div a = cb_fast_div_make((uint32_t)wd), b = cb_fast_div_make((uint32_t)hd);
+        unsigned grid = (total + 255) / 256;
+        size_t es = bf ? 2 : 4, so = (size_t)(p0 * hs * ws) * es, d0 = (size_t)(p0 * per) * es;
+        if (bf) window_nchw_kernel<<<grid, 256>>>(total, a, b, (uint32_t)hs, (uint32_t)ws, (const bf16 *)((const char *)src + so), (bf16 *)((char *)dst + d0));
+        else window_nchw_kernel<<<grid, 256>>>(total, a, b, (uint32_t)hs, (uint32_t)ws, (const float *)((const char *)src + so), (float *)((char *)dst + d0));
+    }
+}
+
 extern "C" void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs, const void *src, int64_t hd, int64_t wd, int64_t cd,
                                    void *dst, int bf) {
     int64_t rows = n * hd * wd;

@@ -31,6 +31,8 @@ void cb_fmt_convert_pad(int64_t n, int64_t c_src, int64_t c_dst, int64_t h, int6
 // at the end), one that dst lacks is dropped (its gradient cut back)
 void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs, const void *src, int64_t hd, int64_t wd, int64_t cd,
                         void *dst, int bf16);
+// the same for NCHW: dst (planes, hd, wd) <- src (planes, hs, ws), planes = n * c
+void cb_fmt_window_nchw(int64_t planes, int64_t hs, int64_t ws, const void *src, int64_t hd, int64_t wd, void *dst, int bf16);
 
 // elementwise on n elements of type bf16 (when `bf16`) or fp32; layout does not matter
 void cb_fmt_add(size_t n, void *dst, const void *src, int bf16);                   // dst += src

@@ -109,8 +109,8 @@ __global__ void __launch_bounds__(BN_THREADS) bn_reduce_nchw(int c, cb_fast_div 
 
 // one warp per channel: the lanes add the chunks' partials in double (lane l: chunks l, l + 32,
 // ...), a fixed shuffle tree adds the lanes, lane 0 writes the coefficients
-// coef (c, 4): statistics -> (scale, shift) with y = x * scale + shift; gradient -> (a, b, k, mean)
-// with dx = a (dy' - b - (x - mean) k)
+// coef (4, c), four planes: statistics -> (scale, shift) with y = x * scale + shift; gradient ->
+// (a, b, k, mean) with dx = a (dy' - b - (x - mean) k)
 template <class T, int MODE>
 __global__ void bn_finish(int c, int chunks, double m, bool nhwc, int64_t hw, const T *__restrict__ x, const float *__restrict__ part,
                           const float *__restrict__ gamma, const float *__restrict__ beta, float eps, float momentum, float *mean,
@@ -121,7 +121,7 @@ __global__ void bn_finish(int c, int chunks, double m, bool nhwc, int64_t hw, co
     for (int g = lane; g < chunks; g += 32) s1 += part[((size_t)g * c + ch) * 2], s2 += part[((size_t)g * c + ch) * 2 + 1];
     for (int o = 16; o > 0; o >>= 1) s1 += __shfl_xor_sync(0xffffffffu, s1, o), s2 += __shfl_xor_sync(0xffffffffu, s2, o);
     if (lane) return;
-    float *k = coef + (size_t)ch * 4;
+    float *k0 = coef + ch, *k1 = k0 + c, *k2 = k1 + c, *k3 = k2 + c;
     if (MODE == BN_STATS) {
         double s = ld(x, nhwc ? (size_t)ch : (size_t)ch * hw), d = s1 / m, var = s2 / m - d * d;
         if (var < 0) var = 0;
@@ -134,12 +134,12 @@ __global__ void bn_finish(int c, int chunks, double m, bool nhwc, int64_t hw, co
             rvar[ch] = (float)((1.0 - momentum) * rvar[ch] + momentum * unb);
         }
         double sc = gamma[ch] * is;
-        k[0] = (float)sc, k[1] = (float)(beta[ch] - mu * sc);
+        *k0 = (float)sc, *k1 = (float)(beta[ch] - mu * sc);
     } else {
         double is = invstd[ch];
         if (dbeta) dbeta[ch] = (float)s1;
         if (dgamma) dgamma[ch] = (float)(s2 * is);
-        k[0] = (float)(gamma[ch] * is), k[1] = (float)(s1 / m), k[2] = (float)(is * is * s2 / m), k[3] = mean[ch];
+        *k0 = (float)(gamma[ch] * is), *k1 = (float)(s1 / m), *k2 = (float)(is * is * s2 / m), *k3 = mean[ch];
     }
 }
 
@@ -148,40 +148,67 @@ __global__ void bn_finish_infer(int c, const float *gamma, const float *beta, co
     int ch = blockIdx.x * blockDim.x + threadIdx.x;
     if (ch >= c) return;
     float sc = gamma[ch] * rsqrtf(rvar[ch] + eps);
-    coef[(size_t)ch * 4] = sc, coef[(size_t)ch * 4 + 1] = beta[ch] - rmean[ch] * sc;
+    coef[ch] = sc, coef[c + ch] = beta[ch] - rmean[ch] * sc;
 }
 
-// the elementwise pass over nvec vectors of V: forward y = x scale + shift (ReLU), backward
-// dx = a (dy' - b - (x - mean) k). CH_LAST: a vector is V channels, channel0 = (j mod c/V) V;
-// else V pixels of channel (j / (hw/V)) mod c.
-template <class T, int V, bool CH_LAST, int MODE, bool RELU>
-__global__ void __launch_bounds__(BN_THREADS) bn_apply(uint32_t nvec, cb_fast_div by_a, cb_fast_div by_c, const float *__restrict__ coef,
-                                                       const T *__restrict__ x, const T *__restrict__ y, const T *dy, T *out) {
-    uint32_t j = blockIdx.x * BN_THREADS + threadIdx.x;
-    if (j >= nvec) return;
-    uint32_t c0;
-    if (CH_LAST) c0 = (j - cb_fast_div_q(by_a, j) * by_a.d) * V;
-    else {
-        uint32_t t = cb_fast_div_q(by_a, j);
-        c0 = t - cb_fast_div_q(by_c, t) * by_c.d;
+// the elementwise pass, tiled as the reductions so that a thread keeps its channels'
+// coefficients in registers: forward y = x scale + shift (ReLU), backward dx = a (dy' - b - (x -
+// mean) k). One output element of V from the loaded vectors:
+template <int MODE, bool RELU>
+__device__ static __forceinline__ float bn_out(float x, float y, float dy, float k0, float k1, float k2, float k3) {
+    if (MODE == BN_STATS) {
+        float f = x * k0 + k1;
+        return RELU ? fmaxf(f, 0.f) : f;
     }
-    vec_t<T, V> xv = reinterpret_cast<const vec_t<T, V> *>(x)[j], gv, yv, o;
-    if (MODE != BN_STATS) gv = reinterpret_cast<const vec_t<T, V> *>(dy)[j];
-    if (MODE == BN_GRAD_RELU) yv = reinterpret_cast<const vec_t<T, V> *>(y)[j];
+    float g = MODE == BN_GRAD_RELU && !(y > 0.f) ? 0.f : dy;
+    return k0 * (g - k1 - (x - k3) * k2);
+}
+
+// CH_LAST: the V elements are V channels (coefficients k[v]), else V pixels of one channel (k[0])
+template <class T, int V, bool CH_LAST, int MODE, bool RELU>
+__device__ static __forceinline__ void bn_out_vec(size_t o, const float *k0, const float *k1, const float *k2, const float *k3,
+                                                  const T *__restrict__ x, const T *__restrict__ y, const T *dy, T *out) {
+    vec_t<T, V> xv = *reinterpret_cast<const vec_t<T, V> *>(x + o), gv, yv, r;
+    if (MODE != BN_STATS) gv = *reinterpret_cast<const vec_t<T, V> *>(dy + o);
+    if (MODE == BN_GRAD_RELU) yv = *reinterpret_cast<const vec_t<T, V> *>(y + o);
+#pragma unroll
+    for (int v = 0; v < V; v++)
+        st(r.v, v, bn_out<MODE, RELU>(ld(xv.v, v), MODE == BN_GRAD_RELU ? ld(yv.v, v) : 0.f, MODE != BN_STATS ? ld(gv.v, v) : 0.f,
+                                      k0[CH_LAST ? v : 0], k1[CH_LAST ? v : 0], k2[CH_LAST ? v : 0], k3[CH_LAST ? v : 0]));
+    *reinterpret_cast<vec_t<T, V> *>(out + o) = r;
+}
+
+// NHWC: as bn_reduce_nhwc, each thread one channel vector over its rows
+template <class T, int V, int MODE, bool RELU>
+__global__ void __launch_bounds__(BN_THREADS) bn_apply_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const float *__restrict__ coef,
+                                                            const T *__restrict__ x, const T *__restrict__ y, const T *dy, T *out) {
+    int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
+    int c0 = (blockIdx.y * tx + cv) * V;
+    if (ry >= ty || c0 >= c) return;
+    float k0[V], k1[V], k2[V], k3[V];
 #pragma unroll
     for (int v = 0; v < V; v++) {
-        const float4 k = reinterpret_cast<const float4 *>(coef)[CH_LAST ? c0 + v : c0];
-        float f;
-        if (MODE == BN_STATS) {
-            f = ld(xv.v, v) * k.x + k.y;
-            if (RELU) f = fmaxf(f, 0.f);
-        } else {
-            float g = MODE == BN_GRAD_RELU && !(ld(yv.v, v) > 0.f) ? 0.f : ld(gv.v, v);
-            f = k.x * (g - k.y - (ld(xv.v, v) - k.w) * k.z);
-        }
-        st(o.v, v, f);
+        k0[v] = coef[c0 + v], k1[v] = coef[c + c0 + v];
+        k2[v] = MODE != BN_STATS ? coef[2 * c + c0 + v] : 0.f, k3[v] = MODE != BN_STATS ? coef[3 * c + c0 + v] : 0.f;
     }
-    reinterpret_cast<vec_t<T, V> *>(out)[j] = o;
+    int64_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
+#pragma unroll 4
+    for (int64_t r = r0 + ry; r < r1; r += ty) bn_out_vec<T, V, true, MODE, RELU>((size_t)r * c + c0, k0, k1, k2, k3, x, y, dy, out);
+}
+
+// NCHW: as bn_reduce_nchw, a block one channel (blockIdx.y) over a chunk of its vectors
+template <class T, int V, int MODE, bool RELU>
+__global__ void __launch_bounds__(BN_THREADS) bn_apply_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const float *__restrict__ coef,
+                                                            const T *__restrict__ x, const T *__restrict__ y, const T *dy, T *out) {
+    int ch = blockIdx.y;
+    uint32_t hwv = by_hwv.d;
+    float k0 = coef[ch], k1 = coef[c + ch], k2 = MODE != BN_STATS ? coef[2 * c + ch] : 0.f, k3 = MODE != BN_STATS ? coef[3 * c + ch] : 0.f;
+    uint32_t j0 = blockIdx.x * vec_per_chunk, j1 = min(nvec, j0 + vec_per_chunk);
+#pragma unroll 4
+    for (uint32_t j = j0 + threadIdx.x; j < j1; j += BN_THREADS) {
+        uint32_t n = cb_fast_div_q(by_hwv, j), sv = j - n * hwv;
+        bn_out_vec<T, V, false, MODE, RELU>((((size_t)n * c + ch) * hwv + sv) * V, &k0, &k1, &k2, &k3, x, y, dy, out);
+    }
 }
 
 // the whole of one direction for element type T and vector width V
@@ -204,11 +231,16 @@ template <class T, int V> struct bn_run {
         }
     }
     template <int MODE, bool RELU> void apply(const float *coef, const T *x, const T *y, const T *dy, T *out) {
-        uint32_t nvec = (uint32_t)((size_t)p->n * p->c * hw / V);
-        cb_fast_div a = cb_fast_div_make((uint32_t)(nhwc ? p->c / V : hw / V)), cd = cb_fast_div_make((uint32_t)p->c);
-        unsigned grid = (nvec + BN_THREADS - 1) / BN_THREADS;
-        if (nhwc) bn_apply<T, V, true, MODE, RELU><<<grid, BN_THREADS>>>(nvec, a, cd, coef, x, y, dy, out);
-        else bn_apply<T, V, false, MODE, RELU><<<grid, BN_THREADS>>>(nvec, a, cd, coef, x, y, dy, out);
+        if (nhwc) {
+            int cv = p->c / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
+            int64_t per = (rows + chunks - 1) / chunks;
+            dim3 grid((unsigned)chunks, (unsigned)((cv + tx - 1) / tx));
+            bn_apply_nhwc<T, V, MODE, RELU><<<grid, BN_THREADS>>>(rows, p->c, tx, per, coef, x, y, dy, out);
+        } else {
+            uint32_t hwv = (uint32_t)(hw / V), nvec = (uint32_t)p->n * hwv, per = (nvec + chunks - 1) / chunks;
+            dim3 grid((unsigned)chunks, (unsigned)p->c);
+            bn_apply_nchw<T, V, MODE, RELU><<<grid, BN_THREADS>>>(p->c, cb_fast_div_make(hwv), nvec, per, coef, x, y, dy, out);
+        }
     }
 };
 
@@ -235,7 +267,9 @@ static int bn_width(const cb_bn_params *p, bool nhwc, size_t es, const void *a, 
     return aligned && along % v == 0 ? v : 1;
 }
 
-// the coefficients (c, 4) after the partial sums, 16-byte aligned (float4 reads)
+// the coefficients (4, c) after the partial sums, 16-byte aligned
+static unsigned warps_grid(int c) { return (unsigned)(c + 7) / 8; } // bn_finish: a warp per channel, 8 a block
+
 #define BN_COEF(part, chunks, c) ((part) + ((size_t)(chunks) * (c) * 2 + 3) / 4 * 4)
 
 template <class T, int V>
@@ -243,20 +277,20 @@ static void bn_train_tv(const cb_bn_params *p, bool nhwc, const T *x, const floa
                         float *rmean, float *rvar, float momentum, bool relu, float *part) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
     float *coef = BN_COEF(part, r.chunks, p->c);
-    r.template reduce<BN_STATS>(x, NULL, NULL, NULL, part);
-    bn_finish<T, BN_STATS><<<(p->c + 7) / 8, 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, beta, p->eps, momentum, mean,
-                                                        invstd, rmean, rvar, NULL, NULL, coef);
-    if (relu) r.template apply<BN_STATS, true>(coef, x, NULL, NULL, y);
-    else r.template apply<BN_STATS, false>(coef, x, NULL, NULL, y);
+    r.template reduce<BN_STATS>(x, nullptr, nullptr, nullptr, part);
+    bn_finish<T, BN_STATS><<<warps_grid(p[0].c), 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, beta, p->eps, momentum, mean,
+                                                        invstd, rmean, rvar, nullptr, nullptr, coef);
+    if (relu) r.template apply<BN_STATS, true>(coef, x, nullptr, nullptr, y);
+    else r.template apply<BN_STATS, false>(coef, x, nullptr, nullptr, y);
 }
 
 template <class T, int V>
 static void bn_infer_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, const float *rmean,
                         const float *rvar, T *y, bool relu, float *part) {
-    bn_run<T, V> r = {p, nhwc, 1, (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
-    bn_finish_infer<<<(p->c + 127) / 128, 128>>>(p->c, gamma, beta, rmean, rvar, p->eps, part);
-    if (relu) r.template apply<BN_STATS, true>(part, x, NULL, NULL, y);
-    else r.template apply<BN_STATS, false>(part, x, NULL, NULL, y);
+    bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
+    bn_finish_infer<<<warps_grid(p[0].c), 256>>>(p->c, gamma, beta, rmean, rvar, p->eps, part);
+    if (relu) r.template apply<BN_STATS, true>(part, x, nullptr, nullptr, y);
+    else r.template apply<BN_STATS, false>(part, x, nullptr, nullptr, y);
 }
 
 template <class T, int V>
@@ -265,12 +299,12 @@ static void bn_backward_tv(const cb_bn_params *p, bool nhwc, const T *x, const T
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
     float *coef = BN_COEF(part, r.chunks, p->c);
     if (y) r.template reduce<BN_GRAD_RELU>(x, y, dy, mean, part);
-    else r.template reduce<BN_GRAD>(x, NULL, dy, mean, part);
-    bn_finish<T, BN_GRAD><<<(p->c + 7) / 8, 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, NULL, p->eps, 0.f,
-                                                       (float *)mean, (float *)invstd, NULL, NULL, dgamma, dbeta, coef);
+    else r.template reduce<BN_GRAD>(x, nullptr, dy, mean, part);
+    bn_finish<T, BN_GRAD><<<warps_grid(p[0].c), 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, nullptr, p->eps, 0.f,
+                                                       (float *)mean, (float *)invstd, nullptr, nullptr, dgamma, dbeta, coef);
     if (!dx) return;
     if (y) r.template apply<BN_GRAD_RELU, false>(coef, x, y, dy, dx);
-    else r.template apply<BN_GRAD, false>(coef, x, NULL, dy, dx);
+    else r.template apply<BN_GRAD, false>(coef, x, nullptr, dy, dx);
 }
 
 extern "C" size_t cb_fmt_bn_scratch(int64_t c) { return (size_t)(CB_FMT_BN_CHUNKS * 2 + 4) * (size_t)c + 4; }

@@ -1,0 +1,164 @@
+// Runs src/cudnn/norm_fmt.cu's batch-norm kernels on the CPU through dev/emu/cuda_runtime.h and
+// cuda_bf16.h, in the four storages (fp32 NCHW, fp32 NHWC, bf16 NCHW, bf16 NHWC), against a
+// float64 reference on the same values (bf16-rounded for the bf16 storages): training forward
+// with and without the ReLU (output, batch mean, inverse deviation, running statistics),
+// inference forward, backward with and without the ReLU's mask (input gradient, dgamma, dbeta)
+// and without the input gradient. Shapes take every path: NHWC with 16-byte channel vectors and
+// without, more than 256 channel vectors (two tiles), several row chunks; NCHW with pixel vectors
+// and without (7x7), several chunks per channel. Inputs have a mean of 3 (the shifted sums must
+// not lose the variance). Outputs start as NaN so an element left unwritten fails. Built and run
+// by dev/norm_fmt_emu.sh; exits 1 when a check fails.
+extern "C" {
+#include "cpu/kernels.h"
+}
+#include NORM_FMT_SRC
+#include "emu_check.h"
+
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <vector>
+
+static int failed, passed;
+
+struct buffer { // 16-byte aligned, exactly `bytes` long (AddressSanitizer sees overruns), 0xff (NaN) filled
+    void *p;
+    explicit buffer(size_t bytes) : p(operator new(bytes ? bytes : 1, std::align_val_t(16))) { memset(p, 0xff, bytes); }
+    ~buffer() { operator delete(p, std::align_val_t(16)); }
+};
+
+static size_t at(int fmt, const cb_bn_params &d, int n, int c, int i) { // i = y*w + x
+    size_t hw = (size_t)d.h * d.w;
+    return fmt & CB_FMT_NHWC ? ((size_t)n * hw + i) * d.c + c : ((size_t)n * d.c + c) * hw + i;
+}
+static float rnd(int fmt, float v) { return fmt & CB_FMT_BF16 ? __bfloat162float(__float2bfloat16_rn(v)) : v; }
+static void put(int fmt, void *dst, size_t j, float v) {
+    if (fmt & CB_FMT_BF16) ((__nv_bfloat16 *)dst)[j] = __float2bfloat16_rn(v);
+    else ((float *)dst)[j] = v;
+}
+static float get(int fmt, const void *src, size_t j) {
+    return fmt & CB_FMT_BF16 ? __bfloat162float(((const __nv_bfloat16 *)src)[j]) : ((const float *)src)[j];
+}
+
+static void check(const char *what, double err, double tol) {
+    if (err <= tol) passed++;
+    else failed++, printf("FAIL %s: err %.3g tol %.3g\n", what, err, tol);
+}
+
+static void run_case(int fmt, cb_bn_params d, bool relu) {
+    static const char *fmts[] = {"fp32 NCHW", "fp32 NHWC", "bf16 NCHW", "bf16 NHWC"};
+    char name[160];
+    snprintf(name, sizeof name, "%s n%d c%d %dx%d%s", fmts[fmt], d.n, d.c, d.h, d.w, relu ? " relu" : "");
+    size_t hw = (size_t)d.h * d.w, m = (size_t)d.n * hw, t = m * d.c, es = fmt & CB_FMT_BF16 ? 2 : 4;
+    // x and dy in the storage's flat order, as the storage holds them (rounded)
+    std::vector<float> x(t), dy(t), gamma(d.c), beta(d.c);
+    for (auto &v : x) v = rnd(fmt, 3.f + urand());
+    for (auto &v : dy) v = rnd(fmt, urand());
+    for (int c = 0; c < d.c; c++) gamma[c] = 1.f + 0.5f * urand(), beta[c] = urand();
+    buffer bx(t * es), by(t * es), bdy(t * es), bdx(t * es), part(cb_fmt_bn_scratch(d.c) * 4);
+    std::vector<float> mean(d.c, NAN), invstd(d.c, NAN), rmean(d.c, 0.f), rvar(d.c, 1.f), dgamma(d.c, NAN), dbeta(d.c, NAN);
+    for (size_t j = 0; j < t; j++) put(fmt, bx.p, j, x[j]), put(fmt, bdy.p, j, dy[j]);
+    cb_fmt_bn_forward_train(&d, fmt, bx.p, gamma.data(), beta.data(), by.p, mean.data(), invstd.data(), rmean.data(), rvar.data(), 0.1f,
+                            relu, (float *)part.p);
+    // the float64 reference
+    std::vector<double> mu(d.c, 0), var(d.c, 0);
+    for (int n = 0; n < d.n; n++)
+        for (int c = 0; c < d.c; c++)
+            for (size_t i = 0; i < hw; i++) mu[c] += x[at(fmt, d, n, c, (int)i)];
+    for (int c = 0; c < d.c; c++) mu[c] /= (double)m;
+    for (int n = 0; n < d.n; n++)
+        for (int c = 0; c < d.c; c++)
+            for (size_t i = 0; i < hw; i++) {
+                double e = x[at(fmt, d, n, c, (int)i)] - mu[c];
+                var[c] += e * e;
+            }
+    std::vector<float> ref_y(t), got_y(t), ref_s(d.c), got_s(d.c);
+    for (int c = 0; c < d.c; c++) var[c] /= (double)m;
+    for (int n = 0; n < d.n; n++)
+        for (int c = 0; c < d.c; c++)
+            for (size_t i = 0; i < hw; i++) {
+                size_t j = at(fmt, d, n, c, (int)i);
+                double v = (x[j] - mu[c]) / std::sqrt(var[c] + d.eps) * gamma[c] + beta[c];
+                ref_y[j] = (float)(relu && v < 0 ? 0 : v);
+                got_y[j] = get(fmt, by.p, j);
+            }
+    double tol = fmt & CB_FMT_BF16 ? 4e-3 : 2e-6, stol = 2e-6;
+    char what[256];
+    snprintf(what, sizeof what, "%s forward", name);
+    check(what, nerr(got_y, ref_y), tol);
+    for (int c = 0; c < d.c; c++) ref_s[c] = (float)mu[c], got_s[c] = mean[c];
+    snprintf(what, sizeof what, "%s batch mean", name);
+    check(what, nerr(got_s, ref_s), stol);
+    for (int c = 0; c < d.c; c++) ref_s[c] = (float)(1 / std::sqrt(var[c] + d.eps)), got_s[c] = invstd[c];
+    snprintf(what, sizeof what, "%s inverse deviation", name);
+    check(what, nerr(got_s, ref_s), 1e-5);
+    for (int c = 0; c < d.c; c++) ref_s[c] = (float)(0.1 * mu[c]), got_s[c] = rmean[c];
+    snprintf(what, sizeof what, "%s running mean", name);
+    check(what, nerr(got_s, ref_s), stol);
+    for (int c = 0; c < d.c; c++) ref_s[c] = (float)(0.9 + 0.1 * var[c] * m / (m - 1)), got_s[c] = rvar[c];
+    snprintf(what, sizeof what, "%s running variance", name);
+    check(what, nerr(got_s, ref_s), 1e-5);
+
+    // backward from the stored y (its ReLU mask) with the kernel's mean and invstd
+    std::vector<double> s1(d.c, 0), s2(d.c, 0);
+    auto g_of = [&](size_t j) { return relu && !(got_y[j] > 0.f) ? 0.0 : (double)dy[j]; };
+    for (int n = 0; n < d.n; n++)
+        for (int c = 0; c < d.c; c++)
+            for (size_t i = 0; i < hw; i++) {
+                size_t j = at(fmt, d, n, c, (int)i);
+                s1[c] += g_of(j), s2[c] += g_of(j) * (x[j] - mean[c]) * invstd[c];
+            }
+    std::vector<float> ref_dx(t), got_dx(t), ref_dg(d.c), ref_db(d.c);
+    for (int n = 0; n < d.n; n++)
+        for (int c = 0; c < d.c; c++)
+            for (size_t i = 0; i < hw; i++) {
+                size_t j = at(fmt, d, n, c, (int)i);
+                double xh = (x[j] - mean[c]) * invstd[c];
+                ref_dx[j] = (float)(gamma[c] * invstd[c] * (g_of(j) - s1[c] / m - xh * s2[c] / m));
+            }
+    for (int c = 0; c < d.c; c++) ref_dg[c] = (float)s2[c], ref_db[c] = (float)s1[c];
+    for (int with_dx = 1; with_dx >= 0; with_dx--) {
+        std::fill(dgamma.begin(), dgamma.end(), NAN), std::fill(dbeta.begin(), dbeta.end(), NAN);
+        memset(bdx.p, 0xff, t * es);
+        cb_fmt_bn_backward(&d, fmt, bx.p, relu ? by.p : nullptr, gamma.data(), mean.data(), invstd.data(), bdy.p, with_dx ? bdx.p : nullptr,
+                           dgamma.data(), dbeta.data(), (float *)part.p);
+        if (with_dx) {
+            for (size_t j = 0; j < t; j++) got_dx[j] = get(fmt, bdx.p, j);
+            snprintf(what, sizeof what, "%s backward dx", name);
+            check(what, nerr(got_dx, ref_dx), fmt & CB_FMT_BF16 ? 1e-2 : 1e-5);
+        }
+        snprintf(what, sizeof what, "%s backward dgamma%s", name, with_dx ? "" : " (no dx)");
+        check(what, nerr(dgamma, ref_dg), 1e-5);
+        snprintf(what, sizeof what, "%s backward dbeta%s", name, with_dx ? "" : " (no dx)");
+        check(what, nerr(dbeta, ref_db), 1e-5);
+    }
+
+    // inference with the running statistics
+    memset(by.p, 0xff, t * es);
+    cb_fmt_bn_forward_infer(&d, fmt, bx.p, gamma.data(), beta.data(), rmean.data(), rvar.data(), by.p, relu, (float *)part.p);
+    for (int n = 0; n < d.n; n++)
+        for (int c = 0; c < d.c; c++)
+            for (size_t i = 0; i < hw; i++) {
+                size_t j = at(fmt, d, n, c, (int)i);
+                double v = (x[j] - rmean[c]) / std::sqrt((double)rvar[c] + d.eps) * gamma[c] + beta[c];
+                ref_y[j] = (float)(relu && v < 0 ? 0 : v);
+                got_y[j] = get(fmt, by.p, j);
+            }
+    snprintf(what, sizeof what, "%s inference", name);
+    check(what, nerr(got_y, ref_y), tol);
+}
+
+int main() {
+    const cb_bn_params shapes[] = {
+        {2, 13, 5, 6, 1e-3f},  // C odd: scalar NHWC, NCHW h*w 30
+        {4, 24, 8, 8, 1e-5f},  // bf16 NHWC vectors of 8, fp32 of 4; NCHW vectors; several NHWC chunks
+        {1, 300, 3, 5, 1e-5f}, // fp32 NHWC 75 vectors of 4; bf16 300 scalars (two tiles of 256)
+        {2, 3, 32, 32, 1e-5f}, // NCHW: two chunks per channel
+        {3, 16, 7, 7, 1e-7f},  // NCHW 7x7: scalar; eps under cuDNN's minimum
+    };
+    for (int fmt = 0; fmt < 4; fmt++)
+        for (const auto &d : shapes)
+            for (int relu = 0; relu < 2; relu++) run_case(fmt, d, relu);
+    printf("%d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
