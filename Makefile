@@ -4,7 +4,7 @@
 
 .DEFAULT_GOAL := all
 SAN      ?=
-BUILD    ?= build$(if $(SAN),-san,)
+BUILD    ?= build$(if $(SAN),-san,)$(if $(FUZZ),-fuzz,)
 CC       ?= gcc
 NVCC     ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(realpath $(NVCC))),)
@@ -15,9 +15,19 @@ CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unused-paramet
             -Iinclude -Isrc
 LDLIBS   += -lcjson -lopenblas -lz -lm -fopenmp
 
+# gcc's "undefined" leaves out float-cast-overflow (a double too large for its integer type)
 ifeq ($(SAN),1)
-CFLAGS   += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
-LDFLAGS  += -fsanitize=address,undefined
+CFLAGS   += -fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS  += -fsanitize=address,undefined,float-cast-overflow
+NVCC     :=
+endif
+
+# FUZZ=1: the libFuzzer build (clang; ASan, UBSan with float-cast-overflow), see `make fuzz`
+ifeq ($(FUZZ),1)
+CC       := clang
+CFLAGS   += -fsanitize=fuzzer-no-link,address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer \
+            -Wno-pass-failed
+LDFLAGS  += -fsanitize=fuzzer,address,undefined,float-cast-overflow
 NVCC     :=
 endif
 
@@ -66,13 +76,15 @@ $(FLAGS_STAMP):
 	@mkdir -p $(@D) && rm -f $(BUILD)/.flags-* && touch $@
 $(COMMIT_STAMP):
 	@mkdir -p $(@D) && rm -f $(BUILD)/.commit-* && touch $@
-$(LIB_OBJ) $(TOOL_OBJ) $(TEST_SRC:%.c=$(BUILD)/%.o): $(FLAGS_STAMP)
+FUZZ_SRC := $(wildcard fuzz/*.c)
+FUZZERS  := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
+$(LIB_OBJ) $(TOOL_OBJ) $(TEST_SRC:%.c=$(BUILD)/%.o) $(FUZZ_SRC:%.c=$(BUILD)/%.o): $(FLAGS_STAMP)
 $(BUILD)/src/bench/env.o: $(COMMIT_STAMP)
 $(BUILD)/src/bench/env.o: CFLAGS += -DCB_COMMIT=\"$(COMMIT)\"
 
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-plain test-san run deps clean
+.PHONY: all test test-plain test-san run deps clean fuzz fuzz-build fuzz-smoke
 all: $(BUILD)/convbench $(TESTS)
 
 $(BUILD)/libconvbench.a: $(LIB_OBJ)
@@ -107,11 +119,30 @@ test-san:
 deps:
 	@scripts/install-deps.sh
 
+# libFuzzer harnesses, one per reader (fuzz/fuzz_*.c), in build-fuzz/fuzz/. `make fuzz` installs
+# clang first (scripts/install-deps.sh fuzz: fails loudly where it cannot); `make fuzz-smoke`
+# runs each harness FUZZ_SECONDS (30) from its seed corpus, fuzz/corpus/NAME, and fails on any
+# crash, hang, leak or sanitizer report (scripts/fuzz-run.sh).
+FUZZ_SECONDS ?= 30
+fuzz:
+	@scripts/install-deps.sh fuzz
+	@$(MAKE) --no-print-directory FUZZ=1 fuzz-build
+
+fuzz-build: $(FUZZERS:%=$(BUILD)/fuzz/%)
+
+fuzz-smoke: fuzz
+	@scripts/fuzz-run.sh $(FUZZ_SECONDS) build-fuzz $(FUZZERS)
+
+# a harness: its object, the shared helpers, the library (the CLI harness also the commands)
+$(BUILD)/fuzz/fuzz_cli: $(filter-out $(BUILD)/tools/main.o,$(TOOL_OBJ))
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/common.o $(BUILD)/libconvbench.a
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libconvbench.a $(LDLIBS)
+
 run: deps
 	@$(MAKE) --no-print-directory all
 	$(BUILD)/convbench fullpass nets/alexnet.json --backend cpu --batch 16 --warmup 1 --iters 5
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

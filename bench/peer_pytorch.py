@@ -47,12 +47,16 @@ def googlenet():  # GoogLeNet v1 without BN, no aux heads
                Inception(832,256,160,320,32,128,128), Inception(832,384,192,384,48,128,128), nn.AvgPool2d(7,1),
                nn.Flatten(), nn.Linear(1024,1000))
 
-def resnet50():  # torchvision's ResNet-50 v1.5 (stride on the 3x3 conv): convbench's nets/resnet50.json
-    import torchvision
-    return torchvision.models.resnet50(weights=None)
+def tv(name):  # a torchvision model, untrained: convbench's nets/ of the same name are checked against these
+    def make():
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None)
+    return make
 
 NETS = {'alexnet': (alexnet, 128, 224), 'overfeat': (overfeat, 128, 231), 'vgg_a': (lambda: vgg(VGG_A), 64, 224),
-        'googlenet': (googlenet, 128, 224), 'vgg16': (lambda: vgg(VGG_16), 64, 224), 'resnet50': (resnet50, 64, 224)}
+        'googlenet': (googlenet, 128, 224), 'vgg16': (lambda: vgg(VGG_16), 64, 224), 'resnet50': (tv('resnet50'), 64, 224),
+        'resnext50': (tv('resnext50_32x4d'), 64, 224), 'mobilenet-v2': (tv('mobilenet_v2'), 128, 224),
+        'efficientnet-b0': (tv('efficientnet_b0'), 128, 224), 'convnext-tiny': (tv('convnext_tiny'), 64, 224)}
 
 def set_mode(mode):
     tf = mode == 'tf32'

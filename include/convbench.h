@@ -121,6 +121,7 @@ typedef struct cb_layer {
     int nparents;
     int *parents;                 // indices into cb_net.layers, all smaller than this layer's
     int nchildren;                // layers that consume this one's output
+    int last_child;               // the last layer (index) that consumes this one's output; -1 when none
     cb_shape in;                  // shape of the first parent's output (flattened for FC)
     cb_shape out;
     cb_act act;                   // fused activation after the op (Convolution, InnerProduct, Elementwise)
@@ -293,6 +294,7 @@ typedef enum cb_choice_flag {
     CB_CHOICE_SAME_COPY = 1 << 8,    // runs on a copy of the input with the trailing SAME rows and columns
     CB_CHOICE_OWN_NCHW_ONLY = 1 << 9,// raced nothing: the own kernels compute fp32 NCHW only
     CB_CHOICE_PAIRED = 1 << 10,      // timed forward and backward together (pooling: the backward needs the forward's argmax)
+    CB_CHOICE_DILATED = 1 << 11,     // raced nothing: the own kernels take no dilation
 } cb_choice_flag;
 
 typedef struct cb_choice {
@@ -333,7 +335,7 @@ cb_status cb_exec_param_get(cb_exec *e, const cb_param *p, float *host);
 cb_status cb_exec_param_set(cb_exec *e, const cb_param *p, const float *host);
 
 // Weights files (docs/weights-format.md): every tensor of cb_exec_params, layer by layer, with a
-// CRC32. Save writes PATH.tmp and renames it: whole or not at all. Load checks magic, version,
+// CRC32. Save writes PATH.tmp.PID and renames it (cb_write_whole): whole or not at all. Load checks magic, version,
 // length, checksum, then every layer name, kind and size against the network before setting any.
 cb_status cb_exec_save_weights(cb_exec *e, const char *path, cb_error *err);
 cb_status cb_exec_load_weights(cb_exec *e, const char *path, cb_error *err);

@@ -6,34 +6,42 @@
 #   model_<net>_{fwd,bwd_data,bwd_filter}.json (profiles), calparts/ (each calibration part)
 # Then scripts/model-check.sh RES compares the model with the profiles (no GPU needed).
 #   scripts/model-device.sh CONVBENCH RES [DEADLINE_S] [BACKEND]   # SKIP_PROFILES=1: calibration only
+# TAG names the entry (default h200: RES/TAG-calibrated[-BACKEND].json); CAL_SECTIONS the parts
+# measured (default "mops gemm conv"); PART_S each part's time limit (default 100 s); CAL_PRECISION
+# the convolution precisions (default fp32; fp32,tf32 takes about twice as long); CAL_GROUPS the
+# groups of six shapes, by first index, in the order measured (default "0 6 12 18 24 30").
 # The calibration runs in parts (passes, GEMMs, groups of six convolution shapes), each its own
 # process, merged with calibrate --refit: a part that fails is retried shape by shape and the
 # rest still counts. Steps that would start after DEADLINE_S (default 170) are skipped.
 set -u
-CB=$1 RES=$2 DEADLINE=${3:-170} BE=${4:-cudnn}
+CB=$1 RES=$2 DEADLINE=${3:-170} BE=${4:-cudnn} TAG=${TAG:-h200} SECTIONS=${CAL_SECTIONS:-mops gemm conv}
 P=$RES/calparts
 mkdir -p "$RES" "$P"
 start=$SECONDS
 late() { [ $((SECONDS - start)) -ge "$DEADLINE" ] && { echo "model-device: skipping $1 (past ${DEADLINE}s)"; return 0; }; return 1; }
 cal() { # TAG ARGS...: one part; on failure its last progress lines
     local tag=$1; shift
-    timeout 100 "$CB" calibrate --backend "$BE" --save "$P/${BE}_$tag.json" --format json --output /dev/null --verbose "$@" \
+    timeout "${PART_S:-100}" "$CB" calibrate --backend "$BE" --save "$P/${BE}_$tag.json" --format json --output /dev/null --verbose "$@" \
         2>"$P/${BE}_$tag.log"
     local rc=$?
     [ $rc -eq 0 ] || { echo "model-device: calibrate $BE $tag failed ($rc), last lines:"; tail -3 "$P/${BE}_$tag.log"; }
     return $rc
 }
 t0=$SECONDS
-cal mops --sections mops
-cal gemm --sections gemm
-for lo in 0 6 12 18 24 30; do
+case " $SECTIONS " in *" mops "*) cal mops --sections mops ;; esac
+case " $SECTIONS " in *" gemm "*) cal gemm --sections gemm ;; esac
+case " $SECTIONS " in *" conv "*) ;; *) false ;; esac &&
+for lo in ${CAL_GROUPS:-0 6 12 18 24 30}; do
     late "calibration shapes $lo+" && break
-    cal conv$lo --sections conv --shapes $lo-$((lo + 5)) && continue
-    for i in $(seq $lo $((lo + 5))); do cal conv${lo}_$i --sections conv --shapes $i; done
+    cal conv$lo --sections conv --shapes $lo-$((lo + 5)) --precision "${CAL_PRECISION:-fp32}" && continue
+    for i in $(seq $lo $((lo + 5))); do
+        late "calibration shape $i" && break
+        cal conv${lo}_$i --sections conv --shapes $i --precision "${CAL_PRECISION:-fp32}"
+    done
 done
 parts=$(ls "$P"/${BE}_*.json 2>/dev/null | paste -sd, -)
 if [ -n "$parts" ]; then
-    "$CB" calibrate --refit "$parts" --save "$RES/h200-calibrated$([ "$BE" = cudnn ] || echo "-$BE").json" --format json \
+    "$CB" calibrate --refit "$parts" --save "$RES/$TAG-calibrated$([ "$BE" = cudnn ] || echo "-$BE").json" --format json \
         --output "$RES/calibrate_$BE.json" --quiet || echo "model-device: refit failed"
 fi
 echo "model-device: calibrate $BE $((SECONDS - t0)) s ($(ls "$P"/${BE}_*.json 2>/dev/null | wc -l) parts)"

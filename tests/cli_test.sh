@@ -159,5 +159,138 @@ else
 fi
 expect "infer without weights" 2 "--weights FILE is required" -- "$cb" infer fashion-lenet --quiet
 
+# predict --measure: profiles of this network, batch and precision only; repeated or comma-separated
+"$cb" profile fashion-lenet --batch 4 --backend cpu --iters 1 --warmup 0 --quiet --format json --output "$tmp/pf.json"
+"$cb" profile fashion-lenet --batch 4 --backend cpu --direction backward --wrt filter --iters 1 --warmup 0 --quiet --format json --output "$tmp/pbf.json"
+"$cb" profile fashion-lenet --batch 4 --backend cpu --direction all --iters 1 --warmup 0 --quiet --format json --output "$tmp/pall.json"
+"$cb" profile alexnet --batch 1 --backend cpu --iters 1 --warmup 0 --quiet --format json --output "$tmp/palex.json"
+expect "predict --measure repeated: the last" 0 "conv1,bwd_filter," -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/pbf.json" --format csv
+expect "predict --measure repeated: the first kept" 0 "conv1,fwd," -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/pbf.json" --format csv
+expect "predict --measure list and repeat" 0 "all,"  -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json,$tmp/pbf.json" --measure "$tmp/pall.json" --format csv
+expect "predict --measure direction all" 0 "bwd_data" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pall.json" --format csv
+expect "predict --measure other batch" 2 "$tmp/pf.json' was measured at batch 4" -- "$cb" predict fashion-lenet --batch 8 --device h200 --measure "$tmp/pf.json"
+one_line "predict --measure other batch: one line" "$cb" predict fashion-lenet --batch 8 --device h200 --measure "$tmp/pf.json"
+expect "predict --measure other network" 2 "$tmp/palex.json' is of network" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/palex.json"
+expect "predict --measure other precision" 2 "measured in fp32" -- "$cb" predict fashion-lenet --batch 4 --device h200 --precision tf32 --measure "$tmp/pf.json"
+expect "predict --measure not a profile" 2 "is not the JSON of convbench profile" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/cal.json"
+expect "predict --measure missing file" 2 "cannot read the profile '$tmp/none.json'" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/none.json"
+
+# random networks (tools/gen_random_net.py): same seed, same file; every one loads; the suite
+# covers 1x1 to 7x7 filters, stride 2 with TF SAME padding, odd channel counts, grouped convolutions
+gen=$(dirname "$0")/../tools/gen_random_net.py
+python3 "$gen" --suite "$tmp/gen" --seeds 1-2 >/dev/null && python3 "$gen" --kind mobile --seed 2 --output "$tmp/again.json"
+if cmp -s "$tmp/gen/gen-mobile-s2.json" "$tmp/again.json"; then ok "gen_random_net: deterministic"; else bad "gen_random_net: seed 2 gave two files"; fi
+for f in "$tmp"/gen/gen-*.json; do expect "gen_random_net: $(basename "$f") loads" 0 "Number of params" -- "$cb" summary "$f"; done
+if python3 - "$tmp"/gen/gen-*.json <<'PY'; then ok "gen_random_net: coverage"; else bad "gen_random_net: coverage"; fi
+import json, sys
+k, s2, odd, grp = set(), 0, 0, 0
+def walk(L):
+    global s2, odd, grp
+    for l in L.values():
+        if l["type"] == "Block": walk(l["layers"]); continue
+        if l["type"] != "Convolution": continue
+        k.add(l["filter"][0]); odd += l["filter"][3] % 2; grp += l.get("groups", 1) > 1
+        s2 += l["strides"][1] == 2 and l["padding"] == "SAME"
+for f in sys.argv[1:]: walk(json.load(open(f))["layers"])
+sys.exit(not (k >= {1, 3, 5, 7} and s2 and odd and grp))
+PY
+
+# model-eval: leave one network out over profiles (CPU profiles here: the plumbing, not the figures)
+python3 "$gen" --kind resnet --seed 1 --batch 2 --max-gflop 0.3 --output "$tmp/g1.json"
+"$cb" profile "$tmp/g1.json" --backend cpu --direction all --iters 1 --warmup 0 --quiet --format json --output "$tmp/g1p.json"
+expect "model-eval" 0 "heldout_median_pct" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/g1.json" "$tmp/g1p.json" "$tmp/pf.json" "$tmp/pbf.json" --kinds all
+expect "model-eval names both networks" 0 "gen resnet seed 1" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/g1.json" "$tmp/g1p.json" "$tmp/pf.json" --kinds all --format csv
+expect "model-eval --rows" 0 "conv1,fwd," -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" --rows --format csv
+expect "model-eval unknown network" 2 "no built-in network or --nets file is named 'gen resnet seed 1" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/g1p.json"
+expect "model-eval bad --nets" 2 "--nets: '$tmp/pf.json' is not a network" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/pf.json" "$tmp/pf.json"
+expect "model-eval uncalibrated device" 2 "holds no GPU calibration" -- "$cb" model-eval --device h200 "$tmp/pf.json"
+
+"$cb" fullpass fashion-lenet --batch 4 --backend cpu --update --no-data-grad --iters 1 --warmup 0 --quiet --format json --output "$tmp/fp.json"
+expect "model-eval whole steps" 0 "step_model_ms" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" "$tmp/fp.json"
+expect "model-eval steps alone" 0 "whole steps (1)" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/fp.json"
+
+# model-eval on the recorded H200 data: the default form reproduces the published 9.4% (conv,
+# docs/results/2026-11-21-model-h200.md); --default-form makes held-out and default agree
+rec=$(dirname "$0")/../docs/results/2026-11-21-model-h200
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --format csv 2>&1 | grep '^all,')
+if printf '%s' "$line" | awk -F, '$2 == 380 && sprintf("%.1f", $5) == "9.4" && $3 <= $5 + 1 { ok = 1 } END { exit !ok }'; then ok "model-eval: recorded H200 data"; else bad "model-eval: recorded H200 data: '$line'"; fi
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --default-form --format csv 2>&1 | grep '^all,')
+if printf '%s' "$line" | awk -F, '$3 == $5 && $4 == $6 { ok = 1 } END { exit !ok }'; then ok "model-eval --default-form"; else bad "model-eval --default-form: '$line'"; fi
+
+# --plot: an SVG of predicted against measured, written whole
+expect "predict --plot" 0 "conv1" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --plot "$tmp/p.svg"
+if head -c 4 "$tmp/p.svg" 2>/dev/null | grep -q '<svg' && grep -q '</svg>' "$tmp/p.svg" && [ "$(grep -c '<circle' "$tmp/p.svg")" -ge 8 ]; then ok "predict --plot: an SVG with the points"; else bad "predict --plot: no SVG"; fi
+expect "predict --plot without --measure" 2 "--plot needs --measure" -- "$cb" predict fashion-lenet --device h200 --plot "$tmp/q.svg"
+expect "predict --plot unwritable" 2 "--plot: cannot write" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --plot "$tmp/no/dir/p.svg"
+expect "model-eval --plot" 0 "heldout" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" --plot "$tmp/e.svg"
+if grep -q '</svg>' "$tmp/e.svg" 2>/dev/null; then ok "model-eval --plot: an SVG"; else bad "model-eval --plot: no SVG"; fi
+
+# untrusted input (issue 17): every reproducer in tests/data/bad gets one line naming the file,
+# layer or flag, and exit 2; nothing hangs (each runs under a 20 s timeout)
+bad_dir=$(cd "$(dirname "$0")" && pwd)/data/bad
+# bad_input NAME NEEDLE -- command...: exit 2, the needle, one line on stderr
+bad_input() {
+    local name=$1 needle=$2; shift 3
+    expect "$name" 2 "$needle" -- timeout 20 "$@"
+    one_line "$name: one line" timeout 20 "$@"
+}
+b=$bad_dir
+bad_input "labels out of range (train)" "idx-label200/train-labels-idx1-ubyte: label 0 is 200" -- "$cb" train fashion-lenet --data "$b/idx-label200" --epochs 1 --quiet
+bad_input "labels out of range (infer)" "idx-label200/t10k-labels-idx1-ubyte: label 0 is 200" -- "$cb" infer fashion-lenet --data "$b/idx-label200" --weights "$tmp/none.cbw" --quiet
+bad_input "ModelParallel expansion" "layer 'mp': 4096 splits of 25 layers expand to 102400 layers" -- "$cb" summary "$b/modelparallel-4096.json"
+bad_input "too many layers" "more than 131072 layers" -- "$cb" summary "$b/too-many-layers.json"
+bad_input "too many parent references" "more than 2097152 parent references" -- "$cb" summary "$b/modelparallel-all-refs.json"
+bad_input "FC parameters overflow" "fc-params-overflow.json: layer 'fc': its parameters" -- "$cb" summary "$b/fc-params-overflow.json"
+bad_input "FC input wider than 2^31 - 1" "fc-wide-input.json: layer 'fc': 4398046511104 input values per example" -- "$cb" summary "$b/fc-wide-input.json"
+bad_input "conv parameters overflow" "conv-params-overflow.json: layer 'c': its parameters" -- "$cb" summary "$b/conv-params-overflow.json"
+bad_input "train bytes overflow at --batch" "layer 'drop'" -- "$cb" summary "$b/fc-large-batch.json" --batch 1073741824
+bad_input "predict --batch overflow" "at batch 1073741824, overflow 64 bits" -- "$cb" predict "$b/fc-large-batch.json" --batch 1073741824 --device h200
+expect "fc-large-batch fits at batch 1" 0 "Number of params: 72,057,594,306,363,392" -- "$cb" summary "$b/fc-large-batch.json"
+bad_input "Reshape overflow" "layer 'r': output_shape's sizes overflow 64 bits" -- "$cb" summary "$b/reshape-overflow.json"
+bad_input "filter 1e30" "layer 'c': 'filter' dimension 0 is 1e+30" -- "$cb" summary "$b/filter-1e30.json"
+bad_input "device cores 1e300" "'cores' is 1e+300" -- "$cb" predict alexnet --device "$b/device-cores-1e300.json"
+bad_input "device sms 1e300" "'calibration.sms' is 1e+300" -- "$cb" predict alexnet --device "$b/device-sms-1e300.json"
+bad_input "device sms zero" "'calibration.sms' is 0" -- "$cb" predict alexnet --device "$b/device-sms-zero.json"
+bad_input "device negative peak" "'peak.bf16' is -5" -- "$cb" predict alexnet --device "$b/device-negative-peak.json"
+bad_input "device zero copy bandwidth" "'measured.copy_bw' is 0" -- "$cb" predict alexnet --device "$b/device-zero-copy-bw.json"
+bad_input "device bandwidth 1e999" "'mem_bw' is inf" -- "$cb" predict alexnet --device "$b/device-bw-1e999.json"
+bad_input "device duplicate key" "duplicate key 'mem_bw'" -- "$cb" predict alexnet --device "$b/device-duplicate-key.json"
+bad_input "interconnect bandwidth 1e999" "devdb-link-1e999.json: interconnect 0" -- "$cb" simulate alexnet --devices "$b/devdb-link-1e999.json" --device v100 --network fast
+for n in 5 7; do
+    bad_input "weights file of $n bytes" "weights-$n-bytes.cbw: truncated: $n bytes" -- "$cb" infer fashion-lenet --weights "$b/weights-$n-bytes.cbw" --batch 100 --quiet
+done
+bad_input "weights from an endless file" "/dev/zero: more than" -- "$cb" infer fashion-lenet --weights /dev/zero --batch 100 --quiet
+bad_input "IDX claims 6.5 GB in 17 bytes" "truncated: 1 bytes of data, 1677721600000000 needed" -- "$cb" train fashion-lenet --data "$b/idx-huge" --epochs 1 --quiet
+bad_input "IDX truncated gzip" "truncated gzip stream" -- "$cb" train fashion-lenet --data "$b/idx-gzip-truncated" --epochs 1 --quiet
+out=$("$cb" train fashion-lenet --data "$b/idx-gzip-crc" --epochs 1 --quiet 2>&1)
+if [ "$(printf '%s' "$out" | grep -o 'idx-gzip-crc/train-images' | wc -l)" -eq 1 ] && printf '%s' "$out" | grep -q "incorrect data check"; then ok "gzip CRC error names the file once"; else bad "gzip CRC error: $out"; fi
+bad_input "--batch -1" "--batch: -1 must be in" -- "$cb" summary alexnet --batch -1
+bad_input "--batch -1 (predict)" "--batch: -1 must be in" -- "$cb" predict alexnet --device h200 --batch -1
+bad_input "integer out of range" "--batch: 999999999999999999999 is out of range" -- "$cb" summary alexnet --batch 999999999999999999999
+bad_input "number out of range" "--lr: 1e999 is out of range" -- "$cb" fullpass fashion-lenet --lr 1e999
+bad_input "duplicate JSON key" "duplicate key 'type' in layers > r" -- "$cb" summary "$b/duplicate-key.json"
+bad_input "JSON nesting limit" "JSON nested deeper than 1000" -- "$cb" summary "$b/json-nesting.json"
+bad_input "a newline quoted back stays one line" "unknown layer type 'Pool?ing'" -- "$cb" summary "$b/newline-in-type.json"
+bad_input "a newline in a flag's value" "--batch: '1?2' is not an integer" -- "$cb" summary alexnet --batch "$(printf '1\n2')"
+bad_input "Elementwise with one parent" "layer 'a': an Elementwise layer needs two or more parents" -- "$cb" summary "$b/elementwise-one-parent.json"
+expect "out of memory gives the plan's size" 3 "the buffers at batch 1000000 need" -- "$cb" fullpass vgg16 --batch 1000000 --quiet
+expect "not-found message lists the search path once" 2 "built-in network in nets)" -- "$cb" summary nonet
+expect "device database: the reason" 2 "cannot open: No such file or directory (the device database" -- "$cb" predict alexnet --devices "$tmp/nodb.json" --device h200
+# --device FILE needs no database: from a directory without data/devices.json
+"$cb" calibrate --refit tests/data/h200-cal-subset.json --save "$tmp/dev.json" --quiet >/dev/null 2>&1
+root=$(cd "$(dirname "$0")/.." && pwd) cb_abs=$(cd "$(dirname "$cb")" && pwd)/$(basename "$cb")
+out=$(cd "$tmp" && CONVBENCH_DEVICES= "$cb_abs" predict "$root/nets/alexnet.json" --device "$tmp/dev.json" 2>&1 >/dev/null); rc=$?
+if [ "$rc" -eq 0 ] && [ -z "$out" ]; then ok "--device FILE without a database"; else bad "--device FILE without a database: exit $rc: $out"; fi
+# --output through a symbolic link: the target replaced whole, the link kept; special files refused
+echo old > "$tmp/target.txt"; ln -s target.txt "$tmp/link.txt"
+"$cb" summary fashion-lenet --output "$tmp/link.txt" >/dev/null 2>&1
+if [ -L "$tmp/link.txt" ] && grep -q "LeNet" "$tmp/target.txt"; then ok "--output writes through a symbolic link"; else bad "--output through a symbolic link"; fi
+ln -s /dev/null "$tmp/null-link"; mkfifo "$tmp/fifo"; ln -s nowhere "$tmp/dangling"
+bad_input "--output to a device through a link" "not a regular file (a device)" -- "$cb" summary fashion-lenet --output "$tmp/null-link"
+bad_input "--output to a pipe" "not a regular file (a pipe or socket)" -- "$cb" summary fashion-lenet --output "$tmp/fifo"
+bad_input "--output to a dangling link" "a symbolic link that does not resolve" -- "$cb" summary fashion-lenet --output "$tmp/dangling"
+if [ -L "$tmp/null-link" ] && [ -p "$tmp/fifo" ] && [ -c /dev/null ]; then ok "special files left alone"; else bad "a special file was replaced"; fi
+if ls "$tmp" | grep -q '\.tmp\.'; then bad "temporary file left behind"; else ok "no temporary left after refusals"; fi
+
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

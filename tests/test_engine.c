@@ -422,8 +422,8 @@ static void test_cudnn_declines_by_code(void) {
          CB_PREC_BF16, CB_LAYOUT_NCHW, CB_REASON_ASYM_PADDING},
         {"leading pads over trailing, fp32 NCHW (own kernels)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": [2, 2, 0, 0], \"strides\": [1, 1, 1, 1]",
          CB_PREC_FP32, CB_LAYOUT_NCHW, CB_REASON_NONE},
-        {"dilated conv (no GPU kernel)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"dilations\": [2, 2]",
-         CB_PREC_FP32, CB_LAYOUT_NCHW, CB_REASON_NO_GPU_KERNEL},
+        {"dilated conv (cuDNN alone)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"dilations\": [2, 2]",
+         CB_PREC_FP32, CB_LAYOUT_NCHW, CB_REASON_NONE},
         {"asymmetric SAME conv, fp32 NHWC (a padded copy)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
          CB_PREC_FP32, CB_LAYOUT_NHWC, CB_REASON_NONE},
         {"asymmetric SAME conv, fp32 NCHW (own kernels)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
@@ -449,6 +449,13 @@ static void test_cudnn_declines_by_code(void) {
             cb_reason r = cb_backend_supports(net, &o, &err);
             CHECK(r == cases[k].want && (r == CB_REASON_NONE || err.reason == r), "%s %s: %s, want %s (%s)", o.backend,
                   cases[k].what, cb_reason_name(r), cb_reason_name(cases[k].want), err.msg);
+        }
+        if (net->layers[1].op == CB_OP_CONV && net->layers[1].p.conv.dil_h > 1) { // the cuda backend's own kernels lack dilation
+            cb_exec_opts o;
+            cb_exec_opts_default(&o);
+            o.backend = "cuda";
+            cb_reason r = cb_backend_supports(net, &o, &err);
+            CHECK(r == CB_REASON_NO_GPU_KERNEL, "cuda, dilated conv: %s (%s)", cb_reason_name(r), err.msg);
         }
         cb_net_free(net);
     }

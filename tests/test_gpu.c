@@ -865,7 +865,90 @@ static void bn_cases(void) {
     test_layout = CB_LAYOUT_NCHW;
 }
 
+// Today's layer kinds on cudnn and auto in every storage (src/cudnn/chan_fmt.cu and cuDNN's
+// dilation): layer scale, LayerNorm over channels (ConvNeXt), a dilated convolution, and a small
+// net with a squeeze-excitation product (an (N, C, 1, 1) branch broadcast over the pixels), the
+// global average pool and a residual sum, its loss and parameter gradients against the reference.
+static const char *se_net =
+    "{\"name\": \"se\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [3, 9, 11, 8]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 8, 24], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"gp\": {\"parents\": [\"c1\"], \"type\": \"GlobalAvgPool\"},"
+    "\"se\": {\"parents\": [\"gp\"], \"type\": \"Convolution\", \"filter\": [1, 1, 24, 24], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"mul\": {\"parents\": [\"c1\", \"se\"], \"type\": \"Elementwise\", \"operation\": \"mul\"},"
+    "\"d2\": {\"parents\": [\"mul\"], \"type\": \"Convolution\", \"filter\": [3, 3, 24, 24], \"padding\": [2, 2], \"dilations\": [2, 2], \"strides\": [1, 1, 1, 1], \"activation_fn\": null},"
+    "\"ln\": {\"parents\": [\"d2\"], \"type\": \"LayerNorm\", \"epsilon\": 1e-06},"
+    "\"sc\": {\"parents\": [\"ln\"], \"type\": \"Scale\"},"
+    "\"sum\": {\"parents\": [\"sc\", \"mul\"], \"type\": \"Elementwise\", \"operation\": \"sum\", \"activation_fn\": null},"
+    "\"p\": {\"parents\": [\"sum\"], \"type\": \"GlobalAvgPool\"},"
+    "\"fc\": {\"parents\": [\"p\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": null},"
+    "\"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 10}}}";
+
+static void se_net_case(const char *backend, cb_precision prec) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(se_net, "se", &err);
+    char what[256];
+    snprintf(what, sizeof what, "se net %s %s", backend, prec_name(prec));
+    if (!net) {
+        printf("FAIL %s: %s\n", what, err.msg);
+        failed++;
+        return;
+    }
+    cb_exec *g, *r;
+    if (!exec_pair(net, backend, prec, what, &g, &r)) return;
+    cb_exec *ex[2] = {g, r};
+    double loss[2];
+    for (int k = 0; k < 2; k++) {
+        cb_exec_forward(ex[k], true, NULL);
+        cb_exec_criterion_forward(ex[k], &loss[k], NULL);
+        cb_exec_criterion_backward(ex[k], NULL);
+        cb_exec_backward(ex[k], NULL);
+    }
+    double tol = prec == CB_PREC_BF16 ? 0.25 : tol_for(backend, prec) * 10;
+    snprintf(what, sizeof what, "se net %s %s loss %.6f vs %.6f", backend, prec_name(prec), loss[0], loss[1]);
+    check(what, fabs(loss[0] - loss[1]) / fabs(loss[1]), tol);
+    const char *names[] = {"c1", "se", "d2", "ln", "sc", "fc"};
+    for (int j = 0; j < 6; j++) {
+        int li = cb_net_find(net, names[j]);
+        cb_param pg[6], pr[6];
+        int np = cb_exec_params(g, li, pg, 6);
+        cb_exec_params(r, li, pr, 6);
+        for (int q = 0; q < np; q++) {
+            if (!pg[q].grad || (net->layers[li].bn && !strcmp(pg[q].what, "bias"))) continue;
+            float *a = download(g, pg[q].grad, (size_t)pg[q].count), *b = download(r, pr[q].grad, (size_t)pr[q].count);
+            snprintf(what, sizeof what, "se net %s %s d%s/%s", backend, prec_name(prec), names[j], pg[q].what);
+            check(what, nerr(a, b, (size_t)pg[q].count), tol);
+            free(a), free(b);
+        }
+    }
+    cb_exec_destroy(g);
+    cb_exec_destroy(r);
+    cb_net_free(net);
+}
+
+static void modern_cases(void) {
+    cb_layout lays[] = {CB_LAYOUT_NCHW, CB_LAYOUT_NHWC};
+    cb_precision precs[] = {CB_PREC_FP32, CB_PREC_BF16};
+    const char *bes[] = {"cudnn", "auto"};
+    for (int l = 0; l < 2; l++)
+        for (int p = 0; p < 2; p++)
+            for (int k = 0; k < 2; k++) {
+                test_layout = lays[l];
+                layer_case(bes[k], precs[p], "Scale C13", 2, 5, 6, 13, "\"type\": \"Scale\"");
+                layer_case(bes[k], precs[p], "LayerNorm C24 b3 7x5", 3, 7, 5, 24, "\"type\": \"LayerNorm\", \"epsilon\": 1e-06");
+                layer_case(bes[k], precs[p], "LayerNorm C5 b1 4x4", 1, 4, 4, 5, "\"type\": \"LayerNorm\", \"epsilon\": 1e-05");
+                layer_case(bes[k], precs[p], "conv 3x3 dilation 2 C8->16 b2 13x11", 2, 13, 11, 8,
+                           "\"type\": \"Convolution\", \"filter\": [3, 3, 8, 16], \"padding\": [2, 2], \"dilations\": [2, 2], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+                layer_case(bes[k], precs[p], "conv 3x3 dilation (2,3) s2 SAME C8->8 b1 15x16", 1, 15, 16, 8,
+                           "\"type\": \"Convolution\", \"filter\": [3, 3, 8, 8], \"padding\": \"SAME\", \"dilations\": [2, 3], \"strides\": [1, 2, 2, 1], \"activation_fn\": null");
+                layer_case(bes[k], precs[p], "GlobalAvgPool C16 b2 7x7", 2, 7, 7, 16, "\"type\": \"GlobalAvgPool\"");
+                se_net_case(bes[k], precs[p]);
+            }
+    test_layout = CB_LAYOUT_NCHW;
+}
+
 static void storage_cases(void) {
+    modern_cases();
     bn_cases();
     fmt_pool_cases();
     test_layout = CB_LAYOUT_NHWC;

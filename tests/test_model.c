@@ -341,17 +341,27 @@ static void named_forms(void) {
     CHECK(!c.applicable, "cuDNN's whole-image FFT stops at 256");
 }
 
-// wave quantisation: 64 x 64 output tiles over the SMs
+// wave quantisation: 64 x 64 output tiles over the SMs (the default form), and the other forms
 static void wave_util(void) {
     cb_algo_form f = {.family = CB_ALGO_IMPLICIT_GEMM};
+    cb_calibration cal = {.sms = 132};
     cb_conv_params p = {.n = 1, .c = 64, .h = 64, .w = 64, .k = 64, .r = 1, .s = 1, .p = 64, .q = 64, .stride_h = 1, .stride_w = 1, .groups = 1};
     // M = 4096, N = 64: 64 tiles on 132 SMs
-    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, 132), 64.0 / 132, 1e-12), "one partial wave");
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal), 64.0 / 132, 1e-12), "one partial wave");
     p.n = 3; // 192 tiles: two waves, the second 60 of 132
-    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, 132), 192.0 / 264, 1e-12), "two waves");
-    CHECK(cb_conv_util(&p, CB_PHASE_BWD_FILTER, &f, 132) == 1, "no wave term for the filter gradient");
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal), 192.0 / 264, 1e-12), "two waves");
+    CHECK(cb_conv_util(&p, CB_PHASE_BWD_FILTER, &f, &cal) == 1, "no wave term for the filter gradient");
+    cal.wave_tile = 128; // M = 12288, N = 64: 96 x 1 tiles
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal), 96.0 / 132, 1e-12), "128 x 128 tiles");
+    cal.wave_wgrad = 1; // K = 64, C*R*S = 64: one tile
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_BWD_FILTER, &f, &cal), 1.0 / 132, 1e-12), "the filter gradient's tiles");
+    cal.wave_wgrad = 2; // the reduction N*P*Q = 3 * 4096 allows 3 splits of the one tile
+    CHECK(close_rel(cb_conv_util(&p, CB_PHASE_BWD_FILTER, &f, &cal), 3.0 / 132, 1e-12), "split-K");
+    cal.wave_tile = -1;
+    CHECK(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal) == 1, "no wave term at all");
+    cal.wave_tile = 0;
     f.family = CB_ALGO_FFT;
-    CHECK(cb_conv_util(&p, CB_PHASE_FORWARD, &f, 132) == 1, "none for FFT");
+    CHECK(cb_conv_util(&p, CB_PHASE_FORWARD, &f, &cal) == 1, "none for FFT");
 }
 
 // the fit recovers coefficients that generated the data, with and without its second term
@@ -485,6 +495,47 @@ static void calibrated_prediction(void) {
     cb_net_free(net);
 }
 
+// TF SAME padding that cuDNN cannot express: the cudnn backend's own fallback is what is predicted
+static void cudnn_fallback(void) {
+    cb_net *same = conv_net(8, 28, 64, 96, 3, 2, "\"SAME\""), *sym = conv_net(8, 28, 64, 96, 3, 2, "[1, 1]");
+    cb_device d = gpu_device();
+    cb_cal_algo *a = d.cal.algo;
+    a[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6};
+    a[1] = (cb_cal_algo){.name = "igemm-simt", .phase = CB_PHASE_FORWARD, .rate = 20e12, .overhead_s = 5e-6};
+    a[2] = (cb_cal_algo){.name = "wino-simt", .phase = CB_PHASE_FORWARD, .rate = 90e12, .overhead_s = 1e-6};
+    for (int k = 0; k < 3; k++) cb_algo_form_of(a[k].name, &a[k].form);
+    d.cal.nalgo = 3;
+    cb_model_opts mo = {CB_PREC_FP32, 0, true};
+    cb_pred p;
+    if (same && sym) {
+        cb_predict_layer(&d, same, 1, CB_PHASE_FORWARD, &mo, &p);
+        CHECK(!strcmp(p.name, "igemm-simt"), "SAME, stride 2, even plane: %s", p.name);
+        cb_predict_layer(&d, sym, 1, CB_PHASE_FORWARD, &mo, &p);
+        CHECK(!strcmp(p.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "symmetric: cuDNN's, never an own one (%s)", p.name);
+        d.cal.nalgo = 1; // no own calibration: cuDNN's algorithms as before
+        cb_predict_layer(&d, same, 1, CB_PHASE_FORWARD, &mo, &p);
+        CHECK(!strcmp(p.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "no fallback calibrated: %s", p.name);
+    } else CHECK(0, "load");
+    cb_net_free(same);
+    cb_net_free(sym);
+}
+
+// a calibration carried onto another GPU: rates with the peak, bandwidths with the memory's
+static void calibration_transfer(void) {
+    cb_device c = gpu_device(), d = gpu_device(), same = gpu_device();
+    c.cal.algo[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .prec = CB_PREC_FP32, .rate = 30e12, .bw = 2e12, .overhead_s = 1e-5};
+    c.cal.nalgo = 1;
+    c.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 4e12, .overhead_s = 5e-6, .plane_s = 1e-12, .n = 3};
+    d.peak[CB_PREC_FP32] = 33.5e12, d.mem_bw = 2.4e12, d.cores = 114;
+    cb_device_transfer_calibration(&d, &c, "c.json");
+    CHECK(close_rel(d.cal.algo[0].rate, 15e12, 1e-12) && close_rel(d.cal.algo[0].bw, 1e12, 1e-12), "algorithm scaled");
+    CHECK(d.cal.algo[0].overhead_s == 1e-5 && d.cal.mop[CB_MOP_COPY].overhead_s == 5e-6, "fixed costs carried as they are");
+    CHECK(close_rel(d.cal.mop[CB_MOP_COPY].bw, 2e12, 1e-12) && close_rel(d.cal.mop[CB_MOP_COPY].plane_s, 2e-12, 1e-12), "passes scaled");
+    CHECK(d.cal.sms == 114, "the target's SMs: %d", d.cal.sms);
+    cb_device_transfer_calibration(&same, &c, "c.json");
+    CHECK(same.cal.algo[0].rate == 30e12 && same.cal.mop[CB_MOP_COPY].bw == 4e12 && same.cal.sms == 132, "same GPU: unchanged");
+}
+
 // the calibration grid holds none of the evaluation networks' convolutions (batch aside)
 static void calibration_not_circular(void) {
     cb_conv_params sh[CB_CAL_MAX_SHAPES];
@@ -527,6 +578,8 @@ int main(void) {
     RUN(nnls_recovers);
     RUN(calibration_fit);
     RUN(calibrated_prediction);
+    RUN(cudnn_fallback);
+    RUN(calibration_transfer);
     RUN(calibration_not_circular);
     return test_summary();
 }

@@ -7,8 +7,10 @@
 #include "convbench.h"
 
 #include <cjson/cJSON.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifndef CB_SOURCE_DIR
 #define CB_SOURCE_DIR "."
@@ -238,6 +240,15 @@ static void test_bad_descriptions(void) {
         {"bad activation", NET(", \"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3,3,3,4], \"activation_fn\": \"tanh\"}"), "unknown activation_fn tanh", CB_STATUS_PARSE},
         {"unknown @all", NET(", \"c\": {\"parents\": [\"data@all\"], \"type\": \"ReLU\"}"), "not a ModelParallel layer", CB_STATUS_PARSE},
         {"bad endpoint", NET(", \"b\": {\"type\": \"Block\", \"parents\": [\"data\"], \"endpoint\": \"zz\", \"layers\": {\"r\": {\"parents\": [], \"type\": \"ReLU\"}}}"), "endpoint 'zz'", CB_STATUS_PARSE},
+        {"elementwise one parent", NET(", \"s\": {\"parents\": [\"data\"], \"type\": \"Elementwise\"}"), "layer 's': an Elementwise layer needs two", CB_STATUS_SHAPE},
+        {"duplicate key", NET(", \"s\": {\"parents\": [\"data\"], \"type\": \"ReLU\", \"parents\": []}"), "duplicate key 'parents' in layers > s", CB_STATUS_PARSE},
+        {"duplicate layer", NET(", \"s\": {\"parents\": [\"data\"], \"type\": \"ReLU\"}, \"s\": {\"parents\": [\"data\"], \"type\": \"ReLU\"}"), "duplicate key 's' in layers", CB_STATUS_PARSE},
+        {"filter 1e30", NET(", \"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1e30,1,1,1]}"), "'filter' dimension 0 is 1e+30", CB_STATUS_SHAPE},
+        {"reshape overflow", NET(", \"r\": {\"parents\": [\"data\"], \"type\": \"Reshape\", \"output_shape\": [1, 2147483647, 2147483647, 2147483647]}"), "layer 'r': output_shape's sizes overflow", CB_STATUS_SHAPE},
+        {"dimension over 2^31", "{\"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [1, 65536, 65536, 1]}, \"s\": {\"parents\": [\"data\"], \"type\": \"Softmax\"}}}", "layer 's': output [1, 1, 1, 4294967296] (NHWC) has a dimension over", CB_STATUS_SHAPE},
+        {"fc input too wide", "{\"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [1, 65536, 65536, 1024]}, \"f\": {\"parents\": [\"data\"], \"type\": \"InnerProduct\", \"num_outputs\": 268435456}}}", "layer 'f': 4398046511104 input values per example", CB_STATUS_SHAPE},
+        {"fc params overflow", "{\"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [1, 2147483647]}, \"f\": {\"parents\": [\"data\"], \"type\": \"InnerProduct\", \"num_outputs\": 268435456}}}", "layer 'f': its parameters", CB_STATUS_SHAPE},
+        {"modelparallel expansion", NET(", \"m\": {\"type\": \"ModelParallel\", \"parents\": [\"data\"], \"splits\": 4096, \"layers\": {\"a\": {\"parents\": [], \"type\": \"ReLU\"}, \"b\": {\"parents\": [\"a\"], \"type\": \"ReLU\"}, \"c\": {\"parents\": [\"b\"], \"type\": \"ReLU\"}, \"d\": {\"parents\": [\"c\"], \"type\": \"ReLU\"}, \"e\": {\"parents\": [\"d\"], \"type\": \"ReLU\"}, \"f\": {\"parents\": [\"e\"], \"type\": \"ReLU\"}, \"g\": {\"parents\": [\"f\"], \"type\": \"ReLU\"}, \"h\": {\"parents\": [\"g\"], \"type\": \"ReLU\"}, \"i\": {\"parents\": [\"h\"], \"type\": \"ReLU\"}, \"j\": {\"parents\": [\"i\"], \"type\": \"ReLU\"}, \"k\": {\"parents\": [\"j\"], \"type\": \"ReLU\"}, \"l\": {\"parents\": [\"k\"], \"type\": \"ReLU\"}, \"m\": {\"parents\": [\"l\"], \"type\": \"ReLU\"}, \"n\": {\"parents\": [\"m\"], \"type\": \"ReLU\"}, \"o\": {\"parents\": [\"n\"], \"type\": \"ReLU\"}, \"p\": {\"parents\": [\"o\"], \"type\": \"ReLU\"}, \"q\": {\"parents\": [\"p\"], \"type\": \"ReLU\"}}}"), "layer 'm': 4096 splits of 17 layers", CB_STATUS_PARSE},
         {"softmax classes", NET(", \"s\": {\"parents\": [\"data\"], \"type\": \"Softmax\", \"num_classes\": 10}"), "num_classes 10", CB_STATUS_SHAPE},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -264,6 +275,51 @@ static void test_missing_file(void) {
     CHECK(!net && err.status == CB_STATUS_IO && strstr(err.msg, "no-such-builtin"), "%s", err.msg);
 }
 
+// Loading is O(n log n): 100,000 layers (a chain, written in reverse file order so that the
+// topological sort has work to do, plus a skip connection every 1,000 layers) load in under a
+// second (10 s under the sanitizers), in the right order, with the right last consumers.
+static void test_many_layers(void) {
+    enum { N = 100000 };
+    size_t cap = (size_t)N * 96 + 256, n = 0;
+    char *j = malloc(cap);
+    if (!j) return;
+    n += (size_t)snprintf(j + n, cap - n, "{\"name\": \"big\", \"layers\": {");
+    for (int i = N - 1; i >= 0; i--) {
+        if (i % 1000 == 999)
+            n += (size_t)snprintf(j + n, cap - n, "\"r%d\": {\"type\": \"Elementwise\", \"parents\": [\"r%d\", \"r%d\"]}, ", i, i - 1,
+                                  i - 999);
+        else if (i) n += (size_t)snprintf(j + n, cap - n, "\"r%d\": {\"type\": \"ReLU\", \"parents\": [\"r%d\"]}, ", i, i - 1);
+    }
+    snprintf(j + n, cap - n, "\"r0\": {\"type\": \"Input\", \"parents\": [], \"tensor\": [1, 2, 2, 1]}}}");
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0); // CPU time: the machine may be shared
+    cb_error err = {0};
+    cb_net *net = load(j, &err);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
+    free(j);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+#if defined(__SANITIZE_ADDRESS__)
+    double limit = 10;
+#else
+    double limit = 1;
+#endif
+    CHECK(net != NULL, "%s", err.msg);
+    if (!net) return;
+    CHECK(s < limit, "100,000 layers took %.2f s to load (limit %.0f s)", s, limit);
+    printf("  100,000 layers loaded in %.3f s of CPU time\n", s);
+    CHECK(net->nlayers == N, "%d layers", net->nlayers);
+    bool ordered = true;
+    for (int i = 0; i < net->nlayers; i++) {
+        char want[16];
+        snprintf(want, sizeof want, "r%d", i);
+        if (strcmp(net->layers[i].name, want) != 0) ordered = false;
+    }
+    CHECK(ordered, "layers in topological order");
+    CHECK(net->layers[1000].last_child == 1999, "r1000's last consumer is r1999 (the skip), not %d", net->layers[1000].last_child);
+    CHECK(net->layers[N - 1].last_child == -1, "the last layer has no consumer");
+    cb_net_free(net);
+}
+
 int main(void) {
     RUN(test_builtin_nets);
     RUN(test_builtin_modern_nets);
@@ -272,5 +328,6 @@ int main(void) {
     RUN(test_model_parallel);
     RUN(test_bad_descriptions);
     RUN(test_missing_file);
+    RUN(test_many_layers);
     return test_summary();
 }

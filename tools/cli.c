@@ -1,6 +1,9 @@
 #include "cli.h"
+#include "core/limits.h"
+#include "core/net.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +21,13 @@ static void print_help(const cli_cmd *cmd, const cli_opt *opts) {
 }
 
 int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) {
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "convbench %s: ", cmd->name);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, " (see convbench %s --help)\n", cmd->name);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    cb_msg_clean(msg); // an argument quoted back may hold a newline
+    fprintf(stderr, "convbench %s: %s (see convbench %s --help)\n", cmd->name, msg, cmd->name);
     return 2;
 }
 
@@ -61,14 +65,22 @@ int cli_parse(const cli_cmd *cmd, const cli_opt *opts, int argc, char **argv, co
             break;
         case CLI_INT: {
             long x = strtol(v, &end, 10);
-            if (!*v || *end || errno) return cli_usage_error(cmd, "%s: '%s' is not an integer", o->name, v);
+            if (!*v || *end) return cli_usage_error(cmd, "%s: '%s' is not an integer", o->name, v);
+            if (errno == ERANGE || x == CLI_UNSET) return cli_usage_error(cmd, "%s: %s is out of range", o->name, v);
             *(long *)o->target = x;
             break;
         }
         case CLI_FLOAT: {
             double x = strtod(v, &end);
-            if (!*v || *end || errno) return cli_usage_error(cmd, "%s: '%s' is not a number", o->name, v);
+            if (!*v || *end) return cli_usage_error(cmd, "%s: '%s' is not a number", o->name, v);
+            if (errno == ERANGE || !isfinite(x)) return cli_usage_error(cmd, "%s: %s is out of range", o->name, v);
             *(double *)o->target = x;
+            break;
+        }
+        case CLI_LIST: {
+            cli_list *l = o->target;
+            if (l->n == CLI_LIST_MAX) return cli_usage_error(cmd, "%s: at most %d times", o->name, CLI_LIST_MAX);
+            l->v[l->n++] = v;
             break;
         }
         default:
@@ -82,7 +94,10 @@ int cli_parse(const cli_cmd *cmd, const cli_opt *opts, int argc, char **argv, co
 int cli_status_exit(cb_status st) { return st == CB_STATUS_NOMEM || st == CB_STATUS_DEVICE ? 3 : st == CB_OK ? 0 : 2; }
 
 int cli_fail(const cli_cmd *cmd, const cb_error *err) {
-    fprintf(stderr, "convbench %s: %s\n", cmd->name, err->msg);
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%s", err->msg);
+    cb_msg_clean(msg);
+    fprintf(stderr, "convbench %s: %s\n", cmd->name, msg);
     return cli_status_exit(err->status);
 }
 
@@ -108,9 +123,9 @@ cb_net *cli_load_net(const cli_cmd *cmd, const char *spec, long batch, int *exit
         *exit_status = cli_fail(cmd, &err);
         return NULL;
     }
-    if (batch != -1) { // -1: the network's own
-        if (batch < 1 || batch > 1 << 30) {
-            *exit_status = cli_usage_error(cmd, "--batch: %ld must be in [1, %d]", batch, 1 << 30);
+    if (batch != CLI_UNSET) {
+        if (batch < 1 || batch > CB_MAX_BATCH) {
+            *exit_status = cli_usage_error(cmd, "--batch: %ld must be in [1, %d]", batch, CB_MAX_BATCH);
             cb_net_free(net);
             return NULL;
         }

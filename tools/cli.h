@@ -5,12 +5,23 @@
 #include "convbench.h"
 #include "bench/report.h"
 
-typedef enum cli_kind { CLI_FLAG, CLI_STR, CLI_INT, CLI_FLOAT, CLI_KIND_COUNT } cli_kind;
+#include <limits.h>
+
+// CLI_LIST: each occurrence of the flag appends its value to a cli_list (repeatable flags)
+typedef enum cli_kind { CLI_FLAG, CLI_STR, CLI_INT, CLI_FLOAT, CLI_LIST, CLI_KIND_COUNT } cli_kind;
+// A CLI_INT option's value when it is not given (no integer on a command line reads as this).
+#define CLI_UNSET LONG_MIN
+
+#define CLI_LIST_MAX 32
+typedef struct cli_list {
+    const char *v[CLI_LIST_MAX];
+    int n;
+} cli_list;
 
 typedef struct cli_opt {
     const char *name;             // "--iters"
     cli_kind kind;
-    void *target;                 // bool*, const char**, long*, double*
+    void *target;                 // bool*, const char**, long*, double*, cli_list*
     const char *metavar;          // "K"
     const char *help;
 } cli_opt;
@@ -44,6 +55,7 @@ typedef struct cli_out {
 int cli_out_check(const cli_cmd *cmd, const cli_out *o, cb_format *fmt);
 int cli_emit(const cli_cmd *cmd, cb_report *r, const cli_out *o, cb_format fmt);
 
+// batch: CLI_UNSET keeps the network's own; else it must be in [1, CB_MAX_BATCH]
 cb_net *cli_load_net(const cli_cmd *cmd, const char *spec, long batch, int *exit_status);
 void cli_progress(const cli_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -51,7 +63,7 @@ void cli_shape_str(cb_shape s, char *buf, size_t n); // Paleo's NHWC "[64, 224, 
 
 extern const cli_cmd cmd_summary, cmd_fullpass, cmd_profile;
 extern const cli_cmd cmd_train, cmd_infer;
-extern const cli_cmd cmd_predict, cmd_simulate, cmd_calibrate, cmd_algos, cmd_layers;
+extern const cli_cmd cmd_predict, cmd_simulate, cmd_calibrate, cmd_algos, cmd_layers, cmd_model_eval;
 extern const cli_cmd cmd_import;
 
 #endif

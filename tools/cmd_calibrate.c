@@ -7,6 +7,7 @@
 //     the calibration grid; each algorithm's time is fitted (src/model/fit.c) and the entry keeps
 //     the samples, so --refit FILE redoes the fit without a GPU.
 #include "model_cli.h"
+#include "core/json.h"
 #include "core/net.h"
 #include "bench/stats.h"
 #include "cpu/kernels.h"
@@ -96,17 +97,15 @@ static int save_entry(const char *save, const cb_device *d, const cb_cal_sample 
     if (!text) abort();
     *text_out = text;
     if (!save) return 0;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", save);
-    FILE *f = fopen(tmp, "w");
-    bool ok = f && fputs(text, f) >= 0 && fputc('\n', f) != EOF;
-    if (f && fclose(f) != 0) ok = false;
-    if (!ok || rename(tmp, save) != 0) {
-        remove(tmp);
-        fprintf(stderr, "convbench calibrate: cannot write '%s'\n", save);
-        return 2;
-    }
-    return 0;
+    size_t n = strlen(text);
+    char *line = malloc(n + 2);
+    if (!line) abort();
+    memcpy(line, text, n);
+    line[n] = '\n';
+    cb_error err = {0};
+    cb_status st = cb_write_whole(save, line, n + 1, &err);
+    free(line);
+    return st == CB_OK ? 0 : cli_fail(&cmd_calibrate, &err);
 }
 
 // the report of a GPU calibration: the fitted algorithms, the passes, the GEMM ceilings
@@ -190,14 +189,6 @@ static int finish_gpu(const char *save, cb_device *d, const cb_cal_sample *s, in
     return rc;
 }
 
-static cJSON *load_json(const char *path) {
-    cb_error err = {0};
-    char *text = cb_read_text(path, &err);
-    cJSON *root = text ? cJSON_Parse(text) : NULL;
-    free(text);
-    return root;
-}
-
 // --refit F1,F2,...: the fit again on the samples saved GPU calibrations hold, together (the
 // first file gives the device; sections or shape ranges measured apart are merged). No GPU needed.
 static int run_refit(const char *paths, const char *save, cli_out *o, cb_format fmt) {
@@ -209,9 +200,9 @@ static int run_refit(const char *paths, const char *save, cli_out *o, cb_format 
     int nall = 0, nfiles = 0, rc = -1;
     double launch = 0;
     for (char *save_ptr = NULL, *path = strtok_r(list, ",", &save_ptr); path && rc < 0; path = strtok_r(NULL, ",", &save_ptr)) {
-        cJSON *root = load_json(path);
+        cJSON *root = cb_json_read(path, &err);
         if (!root) {
-            rc = cli_usage_error(&cmd_calibrate, "--refit: cannot read '%s' as JSON", path);
+            rc = cli_fail(&cmd_calibrate, &err);
             break;
         }
         cb_device di;
@@ -415,7 +406,7 @@ static int run(int argc, char **argv) {
     if (!base) base = "xeon-2c";
     cb_devdb db;
     cb_device dev;
-    if ((rc = model_cli_device(&cmd_calibrate, db_path, base, NULL, &db, &dev)) >= 0) return rc;
+    if ((rc = model_cli_device(&cmd_calibrate, db_path, base, NULL, false, &db, &dev)) >= 0) return rc;
     cb_devdb_free(&db);
     double peak = dev.peak[CB_PREC_FP32];
 

@@ -2,80 +2,18 @@
 // backward-filter with the algorithm assumed and the bound, totals for a training step; or,
 // with --paleo, Paleo's uncalibrated method; with --measure, predicted vs measured.
 #include "model_cli.h"
+#include "model_plot.h"
+#include "core/json.h"
 #include "core/net.h"
 
-#include <cjson/cJSON.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define MAX_MEASURE 12 // directions compared in all
+
 static const char *const PHASE_COL[CB_PHASE_COUNT] = {"fwd", "bwd_data", "bwd_filter"};
-
-typedef struct measured {
-    cb_phase phase;
-    double *ms;                         // per layer index, NAN where absent
-    char (*alg)[48];                    // the algorithm the backend picked ("" where absent)
-} measured;
-
-// layer kinds --kinds selects: conv, fc, pool, other
-static const char *kind_of(cb_op op) { return op == CB_OP_CONV ? "conv" : op == CB_OP_FC ? "fc" : op == CB_OP_POOL ? "pool" : "other"; }
-
-static bool kind_selected(const char *kinds, cb_op op) {
-    if (!kinds || !strcmp(kinds, "all")) return true;
-    char list[256];
-    snprintf(list, sizeof list, "%s", kinds);
-    for (char *save = NULL, *tok = strtok_r(list, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-        if (!strcmp(tok, kind_of(op))) return true;
-    return false;
-}
-
-
-// One `convbench profile --format json` document: its direction and each layer's <backend>_ms.
-static int load_measure(const char *path, const cb_net *net, measured *m) {
-    cb_error err = {0};
-    char *text = cb_read_text(path, &err);
-    if (!text) return cli_usage_error(&cmd_predict, "--measure: cannot read '%s'", path);
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    int rc = -1;
-    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(root, "direction");
-    const cJSON *wrt = cJSON_GetObjectItemCaseSensitive(root, "wrt");
-    const cJSON *tables = cJSON_GetObjectItemCaseSensitive(root, "tables");
-    const cJSON *rows = cJSON_GetObjectItemCaseSensitive(tables, "layers");
-    if (!root || !cJSON_IsString(dir) || !cJSON_IsArray(rows)) {
-        rc = cli_usage_error(&cmd_predict, "--measure: '%s' is not the JSON of convbench profile", path);
-        goto out;
-    }
-    if (!strcmp(dir->valuestring, "forward")) m->phase = CB_PHASE_FORWARD;
-    else if (cJSON_IsString(wrt) && !strcmp(wrt->valuestring, "filter")) m->phase = CB_PHASE_BWD_FILTER;
-    else m->phase = CB_PHASE_BWD_DATA;
-    m->ms = malloc(sizeof(double) * (size_t)net->nlayers);
-    m->alg = calloc((size_t)net->nlayers, sizeof *m->alg);
-    if (!m->ms || !m->alg) abort();
-    for (int i = 0; i < net->nlayers; i++) m->ms[i] = NAN;
-    const cJSON *row;
-    cJSON_ArrayForEach(row, rows) {
-        const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "layer");
-        if (!cJSON_IsString(name)) continue;
-        int i = cb_net_find(net, name->valuestring);
-        if (i < 0) continue;
-        const cJSON *c;
-        cJSON_ArrayForEach(c, row) { // the first backend's "<backend>_ms" column, and its "<backend>_alg"
-            size_t n = strlen(c->string);
-            if (n > 3 && !strcmp(c->string + n - 3, "_ms") && cJSON_IsNumber(c)) {
-                m->ms[i] = c->valuedouble;
-                const cJSON *a = c->next;
-                if (a && cJSON_IsString(a) && strlen(a->string) > 4 && !strcmp(a->string + strlen(a->string) - 4, "_alg"))
-                    snprintf(m->alg[i], sizeof m->alg[i], "%s", a->valuestring);
-                break;
-            }
-        }
-    }
-out:
-    cJSON_Delete(root);
-    return rc;
-}
 
 static void cell_ms(cb_table *t, double ms) {
     if (ms > 0) cb_table_num(t, ms, 4);
@@ -83,18 +21,21 @@ static void cell_ms(cb_table *t, double ms) {
 }
 
 static int run(int argc, char **argv) {
-    long batch = -1, ws_mb = 4096;
-    const char *device = NULL, *precision = "fp32", *calibration = NULL, *measure = NULL, *db_path = NULL, *kinds = "all";
+    long batch = CLI_UNSET, ws_mb = 4096;
+    const char *device = NULL, *precision = "fp32", *calibration = NULL, *db_path = NULL, *kinds = "all", *plot = NULL;
     bool paleo = false;
+    cli_list measure = {0};
     cli_out o = {0};
+    bool plot_failed = false;
     const cli_opt opts[] = {
         {"--device", CLI_STR, &device, "NAME", "device from the database (h200, a100, titanx-maxwell, xeon-2c, ...)"},
         {"--batch", CLI_INT, &batch, "N", "batch size (default: the network's)"},
         {"--precision", CLI_STR, &precision, "P", "fp32 (default), tf32 or bf16"},
         {"--calibration", CLI_STR, &calibration, "FILE", "device entry written by convbench calibrate --save"},
         {"--paleo", CLI_FLAG, &paleo, NULL, "Paleo's uncalibrated method: GEMM FLOPs over peak, platform percent 1.0"},
-        {"--measure", CLI_STR, &measure, "F1,F2", "convbench profile --format json outputs (one per direction) to compare"},
+        {"--measure", CLI_LIST, &measure, "F1,F2", "convbench profile --format json outputs of this network, batch and precision to compare (repeatable)"},
         {"--kinds", CLI_STR, &kinds, "K1,K2", "with --measure: layer kinds compared, conv, fc, pool, other or all (default)"},
+        {"--plot", CLI_STR, &plot, "FILE.svg", "with --measure: predicted against measured per layer-direction, as SVG"},
         {"--workspace-mb", CLI_INT, &ws_mb, "MB", "calibrated GPU: algorithms may use this much workspace, as profile's (default 4096)"},
         {"--devices", CLI_STR, &db_path, "FILE", "device database (default $CONVBENCH_DEVICES or data/devices.json)"},
         CLI_OUT_OPTS(o),
@@ -108,35 +49,27 @@ static int run(int argc, char **argv) {
     cb_model_opts mo = {CB_PREC_FP32, 0, false};
     if (ws_mb < 0) return cli_usage_error(&cmd_predict, "--workspace-mb: %ld must not be negative", ws_mb);
     mo.workspace_limit = (double)ws_mb * (1 << 20);
-    for (const char *k = kinds; *k;) { // every item a known kind
-        size_t n = strcspn(k, ",");
-        bool known = false;
-        const char *names[] = {"conv", "fc", "pool", "other", "all"};
-        for (int j = 0; j < 5; j++) known |= strlen(names[j]) == n && !strncmp(k, names[j], n);
-        if (!known) return cli_usage_error(&cmd_predict, "--kinds: '%.*s' is not conv, fc, pool, other or all", (int)n, k);
-        k += n + (k[n] == ',');
-    }
+    if ((rc = model_cli_kinds_check(&cmd_predict, kinds)) >= 0) return rc;
+    if (plot && !measure.n) return cli_usage_error(&cmd_predict, "--plot needs --measure");
     if (!cb_precision_parse(precision, &mo.precision))
         return cli_usage_error(&cmd_predict, "--precision: '%s' is not fp32, tf32 or bf16", precision);
     cb_devdb db;
     cb_device dev;
-    if ((rc = model_cli_device(&cmd_predict, db_path, device, calibration, &db, &dev)) >= 0) return rc;
+    if ((rc = model_cli_device(&cmd_predict, db_path, device, calibration, false, &db, &dev)) >= 0) return rc;
     cb_devdb_free(&db);
     cb_net *net = cli_load_net(&cmd_predict, pos[0], batch, &rc);
     if (!net) return rc;
     int n = net->nlayers;
-    measured meas[8];
+    model_measure meas[MAX_MEASURE];
     int nmeas = 0;
-    if (measure) {
-        char list[2048];
-        snprintf(list, sizeof list, "%s", measure);
-        for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
-            if (nmeas == 8) {
-                rc = cli_usage_error(&cmd_predict, "--measure: at most 8 files");
-                goto out;
-            }
-            if ((rc = load_measure(tok, net, &meas[nmeas])) >= 0) goto out;
-            nmeas++;
+    for (int j = 0; j < measure.n; j++) { // each --measure, each a comma-separated list
+        for (const char *f = measure.v[j]; *f;) {
+            size_t len = strcspn(f, ",");
+            char path[4096];
+            snprintf(path, sizeof path, "%.*s", (int)len, f);
+            f += len + (f[len] == ',');
+            if (!len) continue;
+            if ((rc = model_cli_load_measure(&cmd_predict, path, net, mo.precision, dev.cal.backend[0] ? dev.cal.backend : NULL, meas, &nmeas, MAX_MEASURE)) >= 0) goto out;
         }
     }
 
@@ -209,48 +142,46 @@ static int run(int argc, char **argv) {
                            cb_model_bw(&dev) / 1e9, dev.calibrated ? " (calibrated)" : "");
     } else {
         // predicted vs measured, ours and Paleo's, per layer and direction
-        mo.inference = true; // profile times the forward as inference, the backward after a training forward
         const char *cols[] = {"layer", "direction", "measured_ms", "measured_alg", "model_ms", "model_alg", "model_err_pct", "paleo_ms", "paleo_err_pct"};
         cb_table *t = cb_report_table(r, "compare", 9, cols);
-        int skipped = 0;
-        int cap = n * nmeas;
+        int skipped = 0, nrow = 0;
+        model_row *rows = model_cli_compare(&dev, net, meas, nmeas, kinds, mo, &nrow, &skipped);
         int ne[CB_PHASE_COUNT + 1] = {0};
         double *bym[CB_PHASE_COUNT + 1], *byp[CB_PHASE_COUNT + 1];
         for (int k = 0; k <= CB_PHASE_COUNT; k++) {
-            bym[k] = malloc(sizeof(double) * (size_t)cap);
-            byp[k] = malloc(sizeof(double) * (size_t)cap);
+            bym[k] = malloc(sizeof(double) * (size_t)(nrow + 1));
+            byp[k] = malloc(sizeof(double) * (size_t)(nrow + 1));
+            if (!bym[k] || !byp[k]) abort();
         }
-        for (int k = 0; k < nmeas; k++) {
-            cb_phase ph = meas[k].phase;
-            for (int i = 1; i < n; i++) {
-                double mv = meas[k].ms[i];
-                if (!(mv > 0) || !kind_selected(kinds, net->layers[i].op)) continue;
-                if (ph == CB_PHASE_BWD_DATA && !cb_model_needs_data_grad(net, i)) { // only its activation's gradient
-                    skipped++;
-                    continue;
-                }
-                cb_pred p;
-                cb_predict_layer(&dev, net, i, ph, &mo, &p);
-                double pp = cb_paleo_layer_ms(&dev, net, i, ph);
-                double e1 = 100 * fabs(p.ms - mv) / mv, e2 = 100 * fabs(pp - mv) / mv;
-                cb_table_row(t);
-                cb_table_str(t, net->layers[i].name);
-                cb_table_str(t, PHASE_COL[ph]);
-                cb_table_num(t, mv, 4);
-                if (meas[k].alg[i][0]) cb_table_str(t, meas[k].alg[i]);
-                else cb_table_null(t);
-                cb_table_num(t, p.ms, 4);
-                if (p.algo < CB_ALGO_COUNT) cb_table_str(t, p.name[0] ? p.name : cb_algo_name(p.algo));
-                else cb_table_null(t);
-                cb_table_num(t, e1, 1);
-                cb_table_num(t, pp, 4);
-                cb_table_num(t, e2, 1);
-                bym[ph][ne[ph]] = e1;
-                byp[ph][ne[ph]++] = e2;
-                bym[CB_PHASE_COUNT][ne[CB_PHASE_COUNT]] = e1;
-                byp[CB_PHASE_COUNT][ne[CB_PHASE_COUNT]++] = e2;
+        for (int j = 0; j < nrow; j++) {
+            const model_row *w = &rows[j];
+            cb_table_row(t);
+            cb_table_str(t, net->layers[w->layer].name);
+            cb_table_str(t, PHASE_COL[w->phase]);
+            cb_table_num(t, w->measured_ms, 4);
+            if (w->measured_alg[0]) cb_table_str(t, w->measured_alg);
+            else cb_table_null(t);
+            cb_table_num(t, w->pred.ms, 4);
+            if (w->pred.algo < CB_ALGO_COUNT) cb_table_str(t, w->pred.name[0] ? w->pred.name : cb_algo_name(w->pred.algo));
+            else cb_table_null(t);
+            cb_table_num(t, w->err_pct, 1);
+            cb_table_num(t, w->paleo_ms, 4);
+            cb_table_num(t, w->paleo_err_pct, 1);
+            for (int k = w->phase; k <= CB_PHASE_COUNT; k += CB_PHASE_COUNT - w->phase) {
+                bym[k][ne[k]] = w->err_pct;
+                byp[k][ne[k]++] = w->paleo_err_pct;
             }
         }
+        if (plot) {
+            model_point *pts = malloc(sizeof *pts * (size_t)(nrow + 1));
+            if (!pts) abort();
+            for (int j = 0; j < nrow; j++) pts[j] = (model_point){rows[j].measured_ms, rows[j].pred.ms, rows[j].phase};
+            char title[256];
+            snprintf(title, sizeof title, "%.60s, batch %lld, %s", net->name, (long long)cb_net_batch(net), dev.name);
+            plot_failed = model_plot_svg(plot, title, pts, nrow) != 0;
+            free(pts);
+        }
+        free(rows);
         const char *sc[] = {"direction", "layers", "model_median_pct", "model_p90_pct", "paleo_median_pct", "paleo_p90_pct"};
         cb_table *s = cb_report_table(r, "error", 6, sc);
         for (int k = 0; k <= CB_PHASE_COUNT; k++) {
@@ -274,13 +205,13 @@ static int run(int argc, char **argv) {
         if (strcmp(kinds, "all")) cb_report_note(r, "layer kinds compared: %s", kinds);
         for (int k = 0; k <= CB_PHASE_COUNT; k++) free(bym[k]), free(byp[k]);
     }
-    rc = cli_emit(&cmd_predict, r, &o, fmt);
+    rc = plot_failed ? cli_usage_error(&cmd_predict, "--plot: cannot write '%s'", plot) : cli_emit(&cmd_predict, r, &o, fmt);
     cb_report_free(r);
 out:
-    for (int k = 0; k < nmeas; k++) free(meas[k].ms), free(meas[k].alg);
+    for (int k = 0; k < nmeas; k++) model_cli_measure_free(&meas[k]);
     cb_net_free(net);
     return rc;
 }
 
 const cli_cmd cmd_predict = {"predict", "predicted per-layer times (roofline over algorithms, or Paleo's method) and a training step",
-                             "NET --device NAME|FILE [--batch N] [--precision P] [--calibration FILE] [--paleo] [--measure F1,F2 [--kinds K]]", run};
+                             "NET --device NAME|FILE [--batch N] [--precision P] [--calibration FILE] [--paleo] [--measure F1,F2 ... [--kinds K] [--plot FILE.svg]]", run};

@@ -9,7 +9,7 @@
 #define MAX_WORKERS 64
 
 static int run(int argc, char **argv) {
-    long batch = -1;
+    long batch = CLI_UNSET;
     const char *device = NULL, *calibration = NULL, *network = NULL, *db_path = NULL, *precision = "fp32";
     const char *workers = "1,2,4,8,16,32,64,128", *scaling = "weak", *parallel = "data", *allreduce = "ring";
     bool overlap = false, paleo = false;
@@ -66,7 +66,7 @@ static int run(int argc, char **argv) {
     if (!network) return cli_usage_error(&cmd_simulate, "--network NAME is required");
     cb_devdb db;
     cb_device dev;
-    if ((rc = model_cli_device(&cmd_simulate, db_path, device, calibration, &db, &dev)) >= 0) {
+    if ((rc = model_cli_device(&cmd_simulate, db_path, device, calibration, true, &db, &dev)) >= 0) {
         cb_devdb_free(&db);
         return rc;
     }

@@ -13,7 +13,7 @@ static void pad_str(const cb_window *w, char *buf, size_t n) {
 }
 
 static int run(int argc, char **argv) {
-    long batch = -1;
+    long batch = CLI_UNSET;
     cli_out o = {0};
     const cli_opt opts[] = {
         {"--batch", CLI_INT, &batch, "N", "override the batch size"},

@@ -31,7 +31,7 @@ Format (Paleo = github.com/TalwalkarLab/paleo nets/*.json; EXT = convbench exten
 Shape rules used (as Paleo): VALID out = ceil((h-k+1)/s); SAME out = ceil(h/s);
   [p,p] out = (h+2p-k)//s+1.  InnerProduct/Softmax outputs are 2-D [N,K].
 Parameter rule (convbench; unlike Paleo, BN gamma/beta are counted):
-  conv = R*S*(Cin/groups)*Cout + (Cout if bias) + (2*Cout if batch_norm); fc = K*out + out.
+  conv = R*S*Cin*Cout (Cin: per group) + (Cout if bias) + (2*Cout if batch_norm); fc = K*out + out.
 """
 import json
 import math
@@ -487,7 +487,7 @@ def infer(doc):
             N, h, w, c = ins[0]
             R, S, cin, cout = L["filter"]
             g = L.get("groups", 1)
-            assert cin * g == c, (name, cin, g, c)
+            assert cin * g == c, (name, cin, g, c)  # the filter's Cin is per group, as convbench reads it
             o = [N, _out(h, R, L["strides"][1], L["padding"], 0),
                  _out(w, S, L["strides"][2], L["padding"], 1), cout]
             params += R * S * cin * cout

@@ -6,7 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const cli_cmd *const COMMANDS[] = {&cmd_summary, &cmd_fullpass, &cmd_profile, &cmd_layers, &cmd_train, &cmd_infer, &cmd_predict, &cmd_simulate, &cmd_calibrate, &cmd_algos, &cmd_import};
+static const cli_cmd *const COMMANDS[] = {&cmd_summary, &cmd_fullpass, &cmd_profile, &cmd_layers, &cmd_train, &cmd_infer,
+                                          &cmd_predict, &cmd_model_eval, &cmd_simulate, &cmd_calibrate, &cmd_algos, &cmd_import};
 
 static void usage(FILE *f) {
     fprintf(f, "usage: convbench COMMAND [options]   (convbench COMMAND --help for each)\n\ncommands:\n");

@@ -1,5 +1,10 @@
 #include "model_cli.h"
+#include "core/json.h"
 
+#include "core/net.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,25 +26,18 @@ static int resolve(const cli_cmd *cmd, const char *name, const char *calibration
         cb_device c;
         if (cb_device_load_file(calibration, &c, &err) != CB_OK) return cli_fail(cmd, &err);
         if (!name) *dev = c;
-        else { // the calibration's measurements on the named device's datasheet figures
-            memcpy(dev->meas_gemm, c.meas_gemm, sizeof c.meas_gemm);
-            if (c.meas_copy_bw > 0) dev->meas_copy_bw = c.meas_copy_bw;
-            memcpy(dev->algo_eff, c.algo_eff, sizeof c.algo_eff);
-            dev->calibrated = c.calibrated;
-            dev->cal = c.cal;
-            if (c.launch_s > 0) dev->launch_s = c.launch_s;
-            snprintf(dev->meas_source, sizeof dev->meas_source, "%s", calibration);
-        }
+        else cb_device_transfer_calibration(dev, &c, calibration); // on the named device's datasheet figures
     }
     return -1;
 }
 
-int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, cb_devdb *db,
-                     cb_device *dev) {
+int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, bool links,
+                     cb_devdb *db, cb_device *dev) {
     cb_error err = {0};
     if (name && !calibration && (strchr(name, '/') || strstr(name, ".json"))) // --device FILE: a saved entry
         calibration = name, name = NULL;
-    if (cb_devdb_load(db_path, db, &err) != CB_OK) return cli_fail(cmd, &err);
+    memset(db, 0, sizeof *db);
+    if ((name || links || db_path) && cb_devdb_load(db_path, db, &err) != CB_OK) return cli_fail(cmd, &err);
     int rc = resolve(cmd, name, calibration, db, dev);
     if (rc >= 0) cb_devdb_free(db);
     return rc;
@@ -62,4 +60,163 @@ void model_cli_percentiles(double *v, int n, double *median, double *p90) {
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     *median = pct(v, n, 0.5);
     *p90 = pct(v, n, 0.9);
+}
+
+// the parsed profile and its header fields; NULL after a one-line message (*rc its status)
+static cJSON *profile_open(const cli_cmd *cmd, const char *path, const char **network, long *batch, cb_precision *prec, int *rc) {
+    cb_error err = {0};
+    cJSON *root = cb_json_read(path, &err); // strict JSON, as every reader's
+    if (!root && err.status == CB_STATUS_IO) return *rc = cli_usage_error(cmd, "cannot read the profile '%s'", path), NULL;
+    const cJSON *net = cJSON_GetObjectItemCaseSensitive(root, "network"), *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "precision"), *cmdname = cJSON_GetObjectItemCaseSensitive(root, "command");
+    if (!root || !cJSON_IsString(net) || !cJSON_IsNumber(b) || !cJSON_IsString(pr) || !cJSON_IsString(cmdname) ||
+        strcmp(cmdname->valuestring, "profile") || !cb_precision_parse(pr->valuestring, prec)) {
+        cJSON_Delete(root);
+        return *rc = cli_usage_error(cmd, "'%s' is not the JSON of convbench profile", path), NULL;
+    }
+    *network = net->valuestring;
+    *batch = (long)b->valuedouble;
+    return root;
+}
+
+int model_cli_profile_header(const cli_cmd *cmd, const char *path, char *network, size_t cap, long *batch, cb_precision *prec) {
+    int rc = -1;
+    const char *name;
+    cJSON *root = profile_open(cmd, path, &name, batch, prec, &rc);
+    if (!root) return rc;
+    snprintf(network, cap, "%s", name);
+    cJSON_Delete(root);
+    return -1;
+}
+
+// one table's rows: each layer's "<backend>_ms" column (the first "_ms" column where the profile
+// has no such backend) and the "<backend>_alg" after it
+static void read_rows(const cJSON *rows, const cb_net *net, const char *backend, model_measure *m) {
+    m->ms = malloc(sizeof(double) * (size_t)net->nlayers);
+    m->alg = calloc((size_t)net->nlayers, sizeof *m->alg);
+    if (!m->ms || !m->alg) abort();
+    for (int i = 0; i < net->nlayers; i++) m->ms[i] = NAN;
+    char want[64];
+    snprintf(want, sizeof want, "%s_ms", backend ? backend : "");
+    const cJSON *row = rows ? rows->child : NULL;
+    bool has = backend && row && cJSON_GetObjectItemCaseSensitive(row, want);
+    cJSON_ArrayForEach(row, rows) {
+        const cJSON *name = cJSON_GetObjectItemCaseSensitive(row, "layer");
+        int i = cJSON_IsString(name) ? cb_net_find(net, name->valuestring) : -1;
+        if (i < 0) continue;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, row) {
+            size_t n = strlen(c->string);
+            if (n > 3 && !strcmp(c->string + n - 3, "_ms") && cJSON_IsNumber(c) && (!has || !strcmp(c->string, want))) {
+                m->ms[i] = c->valuedouble;
+                snprintf(m->backend, sizeof m->backend, "%.*s", (int)(n - 3), c->string);
+                const cJSON *a = c->next;
+                if (a && cJSON_IsString(a) && strlen(a->string) > 4 && !strcmp(a->string + strlen(a->string) - 4, "_alg"))
+                    snprintf(m->alg[i], sizeof m->alg[i], "%s", a->valuestring);
+                break;
+            }
+        }
+    }
+}
+
+int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *net, cb_precision prec, const char *backend,
+                           model_measure *m, int *n, int cap) {
+    int rc = -1;
+    const char *name;
+    long batch;
+    cb_precision p;
+    cJSON *root = profile_open(cmd, path, &name, &batch, &p, &rc);
+    if (!root) return rc;
+    const cJSON *dir = cJSON_GetObjectItemCaseSensitive(root, "direction"), *wrt = cJSON_GetObjectItemCaseSensitive(root, "wrt");
+    const cJSON *tables = cJSON_GetObjectItemCaseSensitive(root, "tables");
+    if (strcmp(name, net->name)) rc = cli_usage_error(cmd, "profile '%s' is of network '%s', not '%s'", path, name, net->name);
+    else if (batch != (long)cb_net_batch(net))
+        rc = cli_usage_error(cmd, "profile '%s' was measured at batch %ld, the prediction is for batch %lld", path, batch,
+                             (long long)cb_net_batch(net));
+    else if (p != prec)
+        rc = cli_usage_error(cmd, "profile '%s' was measured in %s, the prediction is for %s", path, cb_precision_name(p),
+                             cb_precision_name(prec));
+    else if (!cJSON_IsString(dir)) rc = cli_usage_error(cmd, "'%s' is not the JSON of convbench profile", path);
+    if (rc >= 0) goto out;
+    static const char *const ALL[CB_PHASE_COUNT] = {"forward", "bwd_data", "bwd_filter"};
+    bool all = !strcmp(dir->valuestring, "all");
+    for (int q = 0; q < CB_PHASE_COUNT; q++) {
+        cb_phase ph = !strcmp(dir->valuestring, "forward")                        ? CB_PHASE_FORWARD
+                      : cJSON_IsString(wrt) && !strcmp(wrt->valuestring, "filter") ? CB_PHASE_BWD_FILTER
+                                                                                   : CB_PHASE_BWD_DATA;
+        const cJSON *rows = cJSON_GetObjectItemCaseSensitive(tables, all ? ALL[q] : "layers");
+        if (all) ph = (cb_phase)q;
+        else if (q) break;
+        if (!cJSON_IsArray(rows)) {
+            rc = cli_usage_error(cmd, "profile '%s' has no table '%s'", path, all ? ALL[q] : "layers");
+            goto out;
+        }
+        if (*n == cap) {
+            rc = cli_usage_error(cmd, "more than %d profiled directions in all", cap);
+            goto out;
+        }
+        model_measure *d = &m[(*n)++];
+        d->phase = ph;
+        d->train_fwd = all;
+        read_rows(rows, net, backend, d);
+    }
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+void model_cli_measure_free(model_measure *m) {
+    free(m->ms);
+    free(m->alg);
+    m->ms = NULL, m->alg = NULL;
+}
+
+static const char *kind_of(cb_op op) { return op == CB_OP_CONV ? "conv" : op == CB_OP_FC ? "fc" : op == CB_OP_POOL ? "pool" : "other"; }
+
+bool model_cli_kind_selected(const char *kinds, cb_op op) {
+    if (!kinds || !strcmp(kinds, "all")) return true;
+    for (const char *k = kinds; *k;) {
+        size_t n = strcspn(k, ",");
+        if (strlen(kind_of(op)) == n && !strncmp(k, kind_of(op), n)) return true;
+        k += n + (k[n] == ',');
+    }
+    return false;
+}
+
+int model_cli_kinds_check(const cli_cmd *cmd, const char *kinds) {
+    static const char *const NAMES[] = {"conv", "fc", "pool", "other", "all"};
+    for (const char *k = kinds; *k;) {
+        size_t n = strcspn(k, ",");
+        bool known = false;
+        for (int j = 0; j < 5; j++) known |= strlen(NAMES[j]) == n && !strncmp(k, NAMES[j], n);
+        if (!known) return cli_usage_error(cmd, "--kinds: '%.*s' is not conv, fc, pool, other or all", (int)n, k);
+        k += n + (k[n] == ',');
+    }
+    return -1;
+}
+
+model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_measure *m, int nm, const char *kinds,
+                             cb_model_opts mo, int *n, int *skipped) {
+    model_row *rows = malloc(sizeof *rows * (size_t)(net->nlayers * nm + 1));
+    if (!rows) abort();
+    *n = 0, *skipped = 0;
+    for (int k = 0; k < nm; k++) {
+        cb_phase ph = m[k].phase;
+        mo.inference = !m[k].train_fwd;
+        for (int i = 1; i < net->nlayers; i++) {
+            double mv = m[k].ms[i];
+            if (!(mv > 0) || !model_cli_kind_selected(kinds, net->layers[i].op)) continue;
+            if (ph == CB_PHASE_BWD_DATA && !cb_model_needs_data_grad(net, i)) {
+                ++*skipped;
+                continue;
+            }
+            model_row *r = &rows[(*n)++];
+            r->layer = i, r->phase = ph, r->measured_ms = mv, r->measured_alg = m[k].alg[i];
+            cb_predict_layer(d, net, i, ph, &mo, &r->pred);
+            r->paleo_ms = cb_paleo_layer_ms(d, net, i, ph);
+            r->err_pct = 100 * fabs(r->pred.ms - mv) / mv;
+            r->paleo_err_pct = 100 * fabs(r->paleo_ms - mv) / mv;
+        }
+    }
+    return rows;
 }

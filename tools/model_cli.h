@@ -9,9 +9,44 @@
 // Loads the database (db_path NULL: the default) and resolves --device / --calibration into
 // *dev. With only a calibration file, that file is the device; so is a --device that names a
 // file (a path with '/' or a name ending in .json). Returns -1 to go on or an exit
-// status after a one-line message. *db stays loaded for interconnect look-ups (free it).
-int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, cb_devdb *db,
-                     cb_device *dev);
+// status after a one-line message. *db stays loaded for interconnect look-ups (free it); it is
+// read only when needed: a device name, links (interconnects wanted) or an explicit db_path.
+int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, const char *calibration, bool links,
+                     cb_devdb *db, cb_device *dev);
+// One direction of a `convbench profile --format json` result, matched to a network's layers.
+typedef struct model_measure {
+    cb_phase phase;
+    bool train_fwd;                     // forward timed as a training forward (profile --direction all)
+    double *ms;                         // per layer index, NAN where absent
+    char (*alg)[48];                    // the algorithm the backend ran ("" where absent)
+    char backend[16];                   // the profile's backend these times are of
+} model_measure;
+// A profile's header: network name, batch and precision. Returns -1 or an exit status after one line.
+int model_cli_profile_header(const cli_cmd *cmd, const char *path, char *network, size_t cap, long *batch, cb_precision *prec);
+// Reads the directions of one profile (1, or 3 from --direction all) into m[*n..], up to cap in
+// all, the times of `backend` where the profile has several (else its first); refuses (one line naming the file, exit 2) a profile of another network, batch or
+// precision than net and prec. Returns -1 or an exit status. Free each m with model_cli_measure_free.
+int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *net, cb_precision prec, const char *backend,
+                           model_measure *m, int *n, int cap);
+void model_cli_measure_free(model_measure *m);
+// One layer and direction with a measured time, and what the model and Paleo's method predict.
+typedef struct model_row {
+    int layer;
+    cb_phase phase;
+    double measured_ms, paleo_ms, err_pct, paleo_err_pct;
+    const char *measured_alg;           // into the measure ("" where the profile names none)
+    cb_pred pred;
+} model_row;
+// Whether --kinds K1,K2 (conv, fc, pool, other, all; NULL = all) selects layers of op.
+bool model_cli_kind_selected(const char *kinds, cb_op op);
+// "'X' is not a kind" check of a --kinds list: -1 or an exit status after one line.
+int model_cli_kinds_check(const cli_cmd *cmd, const char *kinds);
+// Every layer and direction of m[0..nm) with a measured time whose kind `kinds` selects, in
+// malloc'd rows (*n of them); backward-data rows of layers fed only by the input (their time is
+// the activation's gradient alone) are left out and counted in *skipped. A forward timed alone
+// is predicted as inference, one from profile --direction all as a training forward.
+model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_measure *m, int nm, const char *kinds,
+                             cb_model_opts mo, int *n, int *skipped);
 // median and 90th percentile (linear interpolation) of v[0..n); v is sorted in place
 void model_cli_percentiles(double *v, int n, double *median, double *p90);
 

@@ -8,7 +8,7 @@
 void run_opts_default(run_opts *r) {
     memset(r, 0, sizeof *r);
     r->backend = "cpu";
-    r->batch = -1;
+    r->batch = CLI_UNSET;
     r->warmup = 2;
     r->iters = 10;
     r->seed = 42;

@@ -323,23 +323,10 @@ static char *render_json(const cb_report *r) {
 }
 
 cb_status cb_write_file(const char *path, const void *p, size_t n, cb_error *err) {
+    if (path && strcmp(path, "-") != 0) return cb_write_whole(path, p ? p : "", n, err);
     cb_status st = CB_OK;
-    if (!path || strcmp(path, "-") == 0) {
-        if (n && fwrite(p, 1, n, stdout) != n) st = cb_fail(err, CB_STATUS_IO, "stdout", NULL, "write failed");
-        fflush(stdout);
-        return st;
-    }
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
-    bool bad = n && fwrite(p, 1, n, f) != n;
-    bad |= fflush(f) != 0;
-    bad |= fclose(f) != 0;
-    if (bad || rename(tmp, path) != 0) {
-        st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot write: %s", strerror(errno));
-        remove(tmp);
-    }
+    if (n && fwrite(p, 1, n, stdout) != n) st = cb_fail(err, CB_STATUS_IO, "stdout", NULL, "write failed");
+    fflush(stdout);
     return st;
 }
 

@@ -28,8 +28,9 @@ void cb_table_int(cb_table *t, int64_t v);    // printed with thousands separato
 void cb_table_null(cb_table *t);              // an empty cell / JSON null
 void cb_fmt_int(int64_t v, char *buf, size_t n); // 1234567 -> "1,234,567"
 
-// Render to `path` (NULL or "-" for stdout). A file is written to PATH.tmp and renamed.
-// n bytes to `path` (NULL or "-": stdout), through PATH.tmp.PID renamed into place: whole or not at all.
+// Render to `path` (NULL or "-" for stdout). A file is written whole (cb_write_file).
+// n bytes to `path` (NULL or "-": stdout); a file through cb_write_whole: whole or not at all,
+// through a symbolic link to its target, a device, pipe or directory refused.
 cb_status cb_write_file(const char *path, const void *p, size_t n, cb_error *err);
 cb_status cb_report_write(const cb_report *r, cb_format fmt, const char *path, cb_error *err);
 

@@ -97,6 +97,7 @@ struct cb_exec {
     bool *grad_ready;             // per layer, during backward
     int *span;                    // (nlayers, CB_SPAN_COUNT, 2) per-layer timing: first and last mark of each piece
     size_t allocated;             // bytes taken through be->alloc (and a backend's own copies)
+    double planned;               // bytes the plan asked for, allocated or not (for the out-of-memory message)
     uint64_t rng;
     size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)
     uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them

@@ -27,5 +27,6 @@ void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n
     else if (c->flags & CB_CHOICE_SAME_COPY) PUT(" (SAME copy)");
     if (c->flags & CB_CHOICE_FORCED) PUT(" (forced)");
     if (c->flags & CB_CHOICE_OWN_NCHW_ONLY) PUT(" (own: fp32 NCHW)");
+    if (c->flags & CB_CHOICE_DILATED) PUT(" (dilated)");
 #undef PUT
 }

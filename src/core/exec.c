@@ -39,6 +39,7 @@ void cb_exec_opts_default(cb_exec_opts *o) {
 }
 
 static void *take(cb_exec *e, size_t bytes, bool *ok) {
+    e->planned += (double)bytes; // counted on after a failure: the message gives the whole plan
     if (!*ok || bytes == 0) return NULL;
     void *p = e->be->alloc(e, bytes);
     if (!p) *ok = false;
@@ -52,6 +53,7 @@ static size_t aux_bytes(const cb_layer *L, bool train) {
     if (L->op == CB_OP_POOL && !L->p.pool.avg) return out; // argmax, int32
     if (L->op == CB_OP_LRN) return out;                    // scale
     if (L->op == CB_OP_DROPOUT && train) return out;       // mask
+    if (L->op == CB_OP_LAYERNORM && train) return (size_t)(L->out.n * L->out.h * L->out.w) * 8; // per-pixel mean, 1/std (GPU backends)
     return 0;
 }
 
@@ -197,8 +199,10 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     e->labels = take(e, (size_t)last->out.n * 4, &ok);
     if (last->op != CB_OP_SOFTMAX) e->prob = take(e, (size_t)last->out.n * (size_t)classes * 4, &ok);
     if (!ok) {
-        cb_fail(err, CB_STATUS_NOMEM, net->path, NULL, "out of %s memory planning %.1f MiB of buffers at batch %lld",
-                be->device ? "device" : "host", (double)e->allocated / (1 << 20), (long long)cb_net_batch(net));
+        cb_fail(err, CB_STATUS_NOMEM, net->path, NULL,
+                "out of %s memory: the buffers at batch %lld need %.1f MiB (an allocation failed after %.1f MiB)",
+                be->device ? "device" : "host", (long long)cb_net_batch(net), e->planned / (1 << 20),
+                (double)e->allocated / (1 << 20));
         cb_exec_destroy(e);
         return NULL;
     }

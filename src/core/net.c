@@ -1,6 +1,9 @@
 // The network graph: parents resolved to indices, topological order, shape inference.
 #include "core/net.h"
+#include "core/limits.h"
+#include "core/strmap.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +36,7 @@ cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *l
         vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
         va_end(ap);
     }
-    for (char *c = err->msg; *c; c++) // one line, whatever names a damaged file holds
-        if ((unsigned char)*c < 32) *c = '?';
+    cb_msg_clean(err->msg);
     return st;
 }
 
@@ -50,23 +52,54 @@ cb_reason cb_decline(cb_error *err, cb_reason r, const char *source, const char 
     return r;
 }
 
+void cb_msg_clean(char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
+}
+
 char *cb_read_text(const char *path, cb_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        cb_fail(err, CB_STATUS_IO, path, NULL, "cannot open");
+        cb_fail(err, CB_STATUS_IO, path, NULL, "cannot open: %s", strerror(errno));
         return NULL;
     }
     char *buf = NULL;
-    long n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
-    if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) buf = malloc((size_t)n + 1);
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    size_t n = 0, cap = 0;
+    bool big = false;
+    bool full = false;
+    for (;;) { // read to the end (no ftell: a pipe or a directory has no length)
+        if (n + 1 == cap || !buf) {
+            if (cap > CB_MAX_FILE_BYTES) {
+                big = true;
+                break;
+            }
+            size_t c = cap ? 2 * cap : 1 << 12;
+            char *nb = realloc(buf, c);
+            if (!nb) {
+                full = true;
+                break;
+            }
+            buf = nb, cap = c;
+        }
+        size_t want = cap - 1 - n, got = fread(buf + n, 1, want, f);
+        n += got;
+        if (got < want) break;
+    }
+    int e = ferror(f) ? errno : 0;
+    fclose(f);
+    if (big || e || full) {
         free(buf);
-        fclose(f);
-        cb_fail(err, CB_STATUS_IO, path, NULL, "cannot read");
+        if (big) cb_fail(err, CB_STATUS_PARSE, path, NULL, "larger than %u MiB", CB_MAX_FILE_BYTES >> 20);
+        else if (e) cb_fail(err, CB_STATUS_IO, path, NULL, "cannot read: %s", strerror(e));
+        else cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory reading the file");
         return NULL;
     }
     buf[n] = 0;
-    fclose(f);
+    if (strlen(buf) != n) {
+        free(buf);
+        cb_fail(err, CB_STATUS_PARSE, path, NULL, "the file holds a NUL byte: not a text file");
+        return NULL;
+    }
     return buf;
 }
 
@@ -88,7 +121,8 @@ char *cb_strdup(const char *s) {
 
 const char *cb_nets_path(void) {
     const char *e = getenv("CONVBENCH_NETS");
-    return e && *e ? e : "nets:" CB_NETS_DIR;
+    if (e && *e) return e;
+    return strcmp(CB_NETS_DIR, "nets") ? "nets:" CB_NETS_DIR : "nets";
 }
 
 void cb_net_free(cb_net *net) {
@@ -123,10 +157,37 @@ static void free_raw(cb_layer *layers, cb_raw_parents *parents, int n) {
     free(parents);
 }
 
+// a binary min-heap of layer indices
+static void heap_push(int *h, int *n, int v) {
+    int i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > v) h[i] = h[(i - 1) / 2], i = (i - 1) / 2;
+    h[i] = v;
+}
+
+static int heap_pop(int *h, int *n) {
+    int top = h[0], v = h[--*n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (h[c] >= v) break;
+        h[i] = h[c], i = c;
+    }
+    if (*n) h[i] = v;
+    return top;
+}
+
 cb_net *cb_net_build(char *name, const char *source, cb_layer *layers, cb_raw_parents *parents, int n, cb_error *err) {
     cb_net *net = NULL;
     int *order = NULL, *pos = NULL, *indeg = NULL;
     int ninputs = 0;
+    int64_t refs = 0;
+    for (int i = 0; i < n; i++) refs += parents[i].n;
+    if (n > CB_MAX_LAYERS || refs > CB_MAX_PARENT_REFS) {
+        cb_fail(err, CB_STATUS_PARSE, source, NULL, "%d layers and %lld parent references: the limits are %d and %d", n,
+                (long long)refs, CB_MAX_LAYERS, CB_MAX_PARENT_REFS);
+        goto fail;
+    }
     for (int i = 0; i < n; i++) {
         if (layers[i].op == CB_OP_INPUT) {
             ninputs++;
@@ -143,51 +204,64 @@ cb_net *cb_net_build(char *name, const char *source, cb_layer *layers, cb_raw_pa
         cb_fail(err, CB_STATUS_PARSE, source, NULL, "%s Input layer (exactly one is needed)", ninputs ? "more than one" : "no");
         goto fail;
     }
-    // resolve names to file indices
+    // resolve names to file indices through a hash of the names (a network may have many layers)
+    cb_strmap names = {0};
+    for (int i = 0; i < n; i++) cb_strmap_put(&names, layers[i].name, i);
+    int64_t nedges = 0;
     for (int i = 0; i < n; i++) {
         layers[i].parents = cb_xcalloc((size_t)parents[i].n, sizeof(int));
         layers[i].nparents = parents[i].n;
+        nedges += parents[i].n;
         for (int j = 0; j < parents[i].n; j++) {
-            int k = -1;
-            for (int m = 0; m < n; m++)
-                if (strcmp(layers[m].name, parents[i].names[j]) == 0) k = m;
+            int k = cb_strmap_get(&names, parents[i].names[j]);
             if (k < 0) {
                 cb_fail(err, CB_STATUS_PARSE, source, layers[i].name, "unknown parent '%s'", parents[i].names[j]);
+                cb_strmap_free(&names);
                 goto fail;
             }
             if (k == i) {
                 cb_fail(err, CB_STATUS_PARSE, source, layers[i].name, "a layer cannot be its own parent (cycle)");
+                cb_strmap_free(&names);
                 goto fail;
             }
             layers[i].parents[j] = k;
         }
     }
-    // Kahn's algorithm, taking the earliest ready layer in file order each step
+    cb_strmap_free(&names);
+    // Kahn's algorithm, taking the earliest ready layer in file order each step (a min-heap of
+    // ready file indices); children as compressed rows: child[cstart[p] .. cstart[p + 1])
     order = cb_xcalloc((size_t)n, sizeof(int));
     pos = cb_xcalloc((size_t)n, sizeof(int));
     indeg = cb_xcalloc((size_t)n, sizeof(int));
-    for (int i = 0; i < n; i++) indeg[i] = layers[i].nparents;
-    bool *done = cb_xcalloc((size_t)n, sizeof(bool));
-    for (int step = 0; step < n; step++) {
-        int pick = -1;
-        for (int i = 0; i < n && pick < 0; i++)
-            if (!done[i] && indeg[i] == 0) pick = i;
-        if (pick < 0) {
-            int any = 0;
-            for (int i = 0; i < n; i++)
-                if (!done[i]) { any = i; break; }
-            cb_fail(err, CB_STATUS_PARSE, source, layers[any].name, "cyclic parents: the layers cannot be ordered");
-            free(done);
-            goto fail;
-        }
-        done[pick] = true;
-        pos[pick] = step;
-        order[step] = pick;
-        for (int i = 0; i < n; i++)
-            for (int j = 0; j < layers[i].nparents; j++)
-                if (layers[i].parents[j] == pick) indeg[i]--;
+    int *cstart = cb_xcalloc((size_t)n + 1, sizeof(int)), *child = cb_xcalloc((size_t)nedges, sizeof(int));
+    int *fill = cb_xcalloc((size_t)n, sizeof(int)), *heap = cb_xcalloc((size_t)n, sizeof(int)), nheap = 0, done = 0;
+    for (int i = 0; i < n; i++) {
+        indeg[i] = layers[i].nparents;
+        for (int j = 0; j < layers[i].nparents; j++) cstart[layers[i].parents[j] + 1]++;
     }
-    free(done);
+    for (int i = 0; i < n; i++) cstart[i + 1] += cstart[i];
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < layers[i].nparents; j++) child[cstart[layers[i].parents[j]] + fill[layers[i].parents[j]]++] = i;
+    for (int i = 0; i < n; i++)
+        if (indeg[i] == 0) heap_push(heap, &nheap, i);
+    while (nheap) {
+        int pick = heap_pop(heap, &nheap);
+        pos[pick] = done;
+        order[done++] = pick;
+        for (int c = cstart[pick]; c < cstart[pick + 1]; c++)
+            if (--indeg[child[c]] == 0) heap_push(heap, &nheap, child[c]);
+    }
+    free(cstart);
+    free(child);
+    free(fill);
+    free(heap);
+    if (done < n) {
+        int any = 0;
+        for (int i = 0; i < n; i++)
+            if (indeg[i] > 0) { any = i; break; }
+        cb_fail(err, CB_STATUS_PARSE, source, layers[any].name, "cyclic parents: the layers cannot be ordered");
+        goto fail;
+    }
     net = cb_xcalloc(1, sizeof *net);
     net->name = name;
     name = NULL;
@@ -200,8 +274,13 @@ cb_net *cb_net_build(char *name, const char *source, cb_layer *layers, cb_raw_pa
         for (int j = 0; j < parents[order[s]].n; j++) free(parents[order[s]].names[j]);
         free(parents[order[s]].names);
     }
+    for (int s = 0; s < n; s++) net->layers[s].last_child = -1;
     for (int s = 0; s < n; s++)
-        for (int j = 0; j < net->layers[s].nparents; j++) net->layers[net->layers[s].parents[j]].nchildren++;
+        for (int j = 0; j < net->layers[s].nparents; j++) {
+            cb_layer *P = &net->layers[net->layers[s].parents[j]];
+            P->nchildren++;
+            P->last_child = s;
+        }
     free(layers);
     free(parents);
     free(order);
@@ -225,9 +304,19 @@ fail:
 
 static bool mul_ok(int64_t a, int64_t b, int64_t *out) { return !__builtin_mul_overflow(a, b, out); }
 
+// every dimension in [1, CB_MAX_DIM], the element count times 4 (fp32 bytes) in int64
 static bool shape_ok(cb_shape s) {
     int64_t t;
-    return mul_ok(s.n, s.c, &t) && mul_ok(t, s.h, &t) && mul_ok(t, s.w, &t) && mul_ok(t, 4, &t);
+    return s.n >= 1 && s.c >= 1 && s.h >= 1 && s.w >= 1 && s.n <= CB_MAX_DIM && s.c <= CB_MAX_DIM && s.h <= CB_MAX_DIM &&
+           s.w <= CB_MAX_DIM && mul_ok(s.n, s.c, &t) && mul_ok(t, s.h, &t) && mul_ok(t, s.w, &t) && mul_ok(t, 4, &t);
+}
+
+static cb_status shape_fail(const cb_net *net, const cb_layer *L, cb_shape s, cb_error *err) {
+    if (s.n > CB_MAX_DIM || s.c > CB_MAX_DIM || s.h > CB_MAX_DIM || s.w > CB_MAX_DIM)
+        return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "output [%lld, %lld, %lld, %lld] (NHWC) has a dimension over %d",
+                       (long long)s.n, (long long)s.h, (long long)s.w, (long long)s.c, CB_MAX_DIM);
+    return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "output [%lld, %lld, %lld, %lld] (NHWC): sizes overflow 64 bits",
+                   (long long)s.n, (long long)s.h, (long long)s.w, (long long)s.c);
 }
 
 // Output extent and pads along one axis, TensorFlow's rules (Paleo's for explicit pads).
@@ -289,7 +378,12 @@ static cb_status infer_one(cb_net *net, int i, cb_error *err) {
     case CB_OP_CONV: {
         int g = L->p.conv.groups;
         if (in.rank != 4) return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "needs a 4-d input [N, H, W, C], got a 2-d one");
-        if (L->p.conv.cin == -1 || (i > 0 && L->p.conv.cin <= 0)) L->p.conv.cin = (int)(in.c / g);
+        if (L->p.conv.cin == -1 || (i > 0 && L->p.conv.cin <= 0)) {
+            if (in.c / g > CB_MAX_CHANNELS)
+                return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "%lld input channels per group, more than %d",
+                               (long long)(in.c / g), CB_MAX_CHANNELS);
+            L->p.conv.cin = (int)(in.c / g);
+        }
         if ((int64_t)L->p.conv.cin * g != in.c)
             return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "filter expects %d input channels%s but the input has %lld",
                            L->p.conv.cin * g, g > 1 ? " (over all groups)" : "", (long long)in.c);
@@ -307,7 +401,10 @@ static cb_status infer_one(cb_net *net, int i, cb_error *err) {
         if (!window_shape(net, L, &L->p.pool.win, 1, 1, in, &p, &q, err)) return err->status;
         out = (cb_shape){4, in.n, in.c, p, q};
         break;
-    case CB_OP_FC:
+    case CB_OP_FC: // (in's count fits int64: shape_ok held for the parent)
+        if (in.c * in.h * in.w > CB_MAX_DIM) // the flattened input is a dimension too (the model's GEMM shapes are int)
+            return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "%lld input values per example, more than %d",
+                           (long long)(in.c * in.h * in.w), CB_MAX_DIM);
         L->in = (cb_shape){2, in.n, in.c * in.h * in.w, 1, 1};
         out = (cb_shape){2, in.n, L->p.fc.k, 1, 1};
         break;
@@ -325,7 +422,8 @@ static cb_status infer_one(cb_net *net, int i, cb_error *err) {
             cb_shape a = s, b = in;
             int64_t *fa = rank == 4 ? (int64_t *[]){&a.n, &a.h, &a.w, &a.c}[d] : (int64_t *[]){&a.n, &a.c}[d];
             int64_t *fb = rank == 4 ? (int64_t *[]){&b.n, &b.h, &b.w, &b.c}[d] : (int64_t *[]){&b.n, &b.c}[d];
-            *fo += *fa;
+            if (__builtin_add_overflow(*fo, *fa, fo))
+                return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "sizes overflow 64 bits");
             *fa = *fb = 0;
             if (s.rank != rank || a.n != b.n || a.c != b.c || a.h != b.h || a.w != b.w)
                 return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name,
@@ -336,6 +434,9 @@ static cb_status infer_one(cb_net *net, int i, cb_error *err) {
         break;
     }
     case CB_OP_ADD:
+        if (L->nparents < 2)
+            return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "an Elementwise layer needs two or more parents, not %d",
+                           L->nparents);
         for (int j = 1; j < L->nparents; j++) {
             cb_shape s = net->layers[L->parents[j]].out;
             if (s.rank != in.rank || s.n != in.n || s.c != in.c || s.h != in.h || s.w != in.w)
@@ -377,7 +478,8 @@ static cb_status infer_one(cb_net *net, int i, cb_error *err) {
         int64_t *f[3] = {&want.c, &want.h, &want.w};
         for (int j = 0; j < 3; j++) {
             if (*f[j] == -1) rest++;
-            else known *= *f[j];
+            else if (!mul_ok(known, *f[j], &known))
+                return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "output_shape's sizes overflow 64 bits");
         }
         int64_t per = in.c * in.h * in.w;
         if (rest > 1 || (rest == 0 && known != per) || (rest == 1 && per % known))
@@ -394,24 +496,28 @@ static cb_status infer_one(cb_net *net, int i, cb_error *err) {
     if (L->nparents > 1 && L->op != CB_OP_CONCAT && L->op != CB_OP_ADD && L->op != CB_OP_MUL)
         return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "a %s layer takes one parent, not %d", cb_op_name(L->op),
                        L->nparents);
-    if (!shape_ok(out) || !shape_ok(in))
-        return cb_fail(err, CB_STATUS_SHAPE, net->path, L->name, "sizes overflow 64 bits");
+    if (!shape_ok(out)) return shape_fail(net, L, out, err);
     L->out = out;
     return CB_OK;
 }
 
 cb_status cb_net_infer(cb_net *net, cb_error *err) {
-    if (!shape_ok(net->layers[0].out))
-        return cb_fail(err, CB_STATUS_SHAPE, net->path, net->layers[0].name, "sizes overflow 64 bits");
+    if (!shape_ok(net->layers[0].out)) return shape_fail(net, &net->layers[0], net->layers[0].out, err);
     for (int i = 1; i < net->nlayers; i++) {
         cb_status st = infer_one(net, i, err);
         if (st != CB_OK) return st;
     }
+    int over = cb_net_cost_overflow(net);
+    if (over >= 0)
+        return cb_fail(err, CB_STATUS_SHAPE, net->path, net->layers[over].name,
+                       "its parameters, or the network's activation or training-memory totals up to it at batch %lld, "
+                       "overflow 64 bits", (long long)cb_net_batch(net));
     return CB_OK;
 }
 
 cb_status cb_net_set_batch(cb_net *net, int64_t batch, cb_error *err) {
-    if (batch < 1 || batch > INT32_MAX) return cb_fail(err, CB_STATUS_ARG, net->path, NULL, "batch %lld must be in [1, %d]", (long long)batch, INT32_MAX);
+    if (batch < 1 || batch > CB_MAX_BATCH)
+        return cb_fail(err, CB_STATUS_ARG, net->path, NULL, "batch %lld must be in [1, %d]", (long long)batch, CB_MAX_BATCH);
     net->layers[0].out.n = batch;
     return cb_net_infer(net, err);
 }

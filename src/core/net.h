@@ -21,6 +21,9 @@ cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *l
 cb_reason cb_decline(cb_error *err, cb_reason r, const char *source, const char *layer, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+// Messages stay one line: control characters (a newline in a quoted layer name) become '?'.
+void cb_msg_clean(char *s);
+
 // Resolve parent names, order the layers topologically (file order among ready layers), reject
 // cycles and unknown parents, then infer every shape. Takes ownership of layers and parents.
 cb_net *cb_net_build(char *name, const char *source, cb_layer *layers, cb_raw_parents *parents, int n, cb_error *err);
@@ -50,8 +53,16 @@ cb_status cb_net_weights_apply(cb_exec *e, cb_error *err);
 struct cJSON *cb_onnx_read(const char *path, int64_t batch, cb_net_weights **weights, cb_error *err);
 cb_net *cb_onnx_load(const char *path, cb_error *err);
 
+// The first layer whose costs or share of the network's totals (cb_net_cost_total,
+// src/layers/cost.c) overflow int64; -1 when all fit.
+int cb_net_cost_overflow(const cb_net *net);
+
 char *cb_strdup(const char *s);
 void *cb_xcalloc(size_t n, size_t size); // aborts on failure: small, bounded host structures only
+// Write a result file whole or not at all: PATH.tmp.PID beside the destination, synced, renamed
+// over it. A symbolic link PATH is written through: its target is replaced, the link stays. A
+// PATH (or link target) that is a device, pipe, socket or directory is refused (CB_STATUS_IO).
+cb_status cb_write_whole(const char *path, const void *data, size_t n, cb_error *err);
 // The whole of a text file, NUL-terminated (free it); NULL with err set ("PATH: cannot open/read")
 char *cb_read_text(const char *path, cb_error *err);
 

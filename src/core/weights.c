@@ -56,7 +56,7 @@ static void put_f32s(wbuf *b, const float *v, int64_t n) {
 typedef struct rbuf { const unsigned char *p; size_t n, at; bool overrun; } rbuf;
 
 static bool take(rbuf *r, size_t n, const unsigned char **out) {
-    if (r->overrun || n > r->n - r->at) return r->overrun = true, false;
+    if (r->overrun || r->at > r->n || n > r->n - r->at) return r->overrun = true, false;
     *out = r->p + r->at;
     r->at += n;
     return true;
@@ -129,40 +129,25 @@ cb_status cb_exec_save_weights(cb_exec *e, const char *path, cb_error *err) {
         free(b.p);
         return cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory building the weights file");
     }
-    // whole or not at all: PATH.tmp, flushed to disk, then renamed over PATH
-    size_t tl = strlen(path) + 5;
-    char *tmp = malloc(tl);
-    if (!tmp) abort();
-    snprintf(tmp, tl, "%s.tmp", path);
-    FILE *f = fopen(tmp, "wb");
-    cb_status st = CB_OK;
-    if (!f) {
-        st = cb_fail(err, CB_STATUS_IO, tmp, NULL, "cannot create: %s", strerror(errno));
-    } else {
-        bool ok = fwrite(b.p, 1, b.n, f) == b.n && fflush(f) == 0 && fsync(fileno(f)) == 0;
-        int e1 = errno;
-        if (fclose(f) != 0 && ok) ok = false, e1 = errno;
-        if (!ok) {
-            st = cb_fail(err, CB_STATUS_IO, tmp, NULL, "write failed: %s", strerror(e1));
-            remove(tmp);
-        } else if (rename(tmp, path) != 0) {
-            st = cb_fail(err, CB_STATUS_IO, path, NULL, "cannot rename %s into place: %s", tmp, strerror(errno));
-            remove(tmp);
-        }
-    }
-    free(tmp);
+    cb_status st = cb_write_whole(path, b.p, b.n, err);
     free(b.p);
     return st;
 }
 
-static cb_status read_all(const char *path, unsigned char **out, size_t *n, cb_error *err) {
+// The whole file, at most max bytes (a larger one, or an endless /dev/zero, is not this network's).
+static cb_status read_all(const char *path, size_t max, unsigned char **out, size_t *n, cb_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) return cb_fail(err, CB_STATUS_IO, path, NULL, "cannot open: %s", strerror(errno));
-    size_t cap = 1 << 16, len = 0;
+    size_t cap = 1 << 12, len = 0;
     unsigned char *p = malloc(cap);
+    bool big = false;
     while (p) {
         len += fread(p + len, 1, cap - len, f);
         if (len < cap) break;
+        if (len > max) {
+            big = true;
+            break;
+        }
         unsigned char *q = realloc(p, cap * 2);
         if (!q) {
             free(p);
@@ -175,20 +160,35 @@ static cb_status read_all(const char *path, unsigned char **out, size_t *n, cb_e
     bool bad = p && ferror(f);
     fclose(f);
     if (!p) return cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory reading the file");
-    if (bad) {
+    if (bad || big || len > max) {
         free(p);
-        return cb_fail(err, CB_STATUS_IO, path, NULL, "read error");
+        if (bad) return cb_fail(err, CB_STATUS_IO, path, NULL, "read error");
+        return cb_fail(err, CB_STATUS_PARSE, path, NULL, "more than %zu bytes: larger than any weights file of this network", max);
     }
     *out = p;
     *n = len;
     return CB_OK;
 }
 
+// The largest weights file of this network: its records exactly, the header with a network name
+// of up to 64 KiB (the file's name may differ from this network's).
+static size_t max_file_bytes(cb_exec *e) {
+    const cb_net *net = cb_exec_net(e);
+    size_t n = 4 + 4 + 4 + 65536 + 4 + 4; // magic, version, name length and name, count, CRC
+    for (int i = 0; i < net->nlayers; i++) {
+        cb_param ps[WT_MAX_PARAMS];
+        int np = cb_exec_params(e, i, ps, WT_MAX_PARAMS);
+        for (int j = 0; j < np && j < WT_MAX_PARAMS; j++)
+            n += 4 + strlen(net->layers[i].name) + 4 + strlen(ps[j].what) + 8 + 4 * (size_t)ps[j].count;
+    }
+    return n;
+}
+
 cb_status cb_exec_load_weights(cb_exec *e, const char *path, cb_error *err) {
     const cb_net *net = cb_exec_net(e);
     unsigned char *data = NULL;
     size_t n = 0;
-    cb_status st = read_all(path, &data, &n, err);
+    cb_status st = read_all(path, max_file_bytes(e), &data, &n, err);
     if (st != CB_OK) return st;
     float *host = NULL;
     st = CB_STATUS_PARSE;
@@ -196,7 +196,12 @@ cb_status cb_exec_load_weights(cb_exec *e, const char *path, cb_error *err) {
         st = cb_fail(err, st, path, NULL, "not a convbench weights file (magic is not \"CBWT\")");
         goto done;
     }
-    rbuf r = {data, n >= 4 ? n - 4 : 0, 4, false}; // the last 4 bytes are the CRC
+    // the body lies between the magic and the 4-byte CRC: magic, version, name, count and CRC are 20 bytes at least
+    if (n < 20) {
+        st = cb_fail(err, st, path, NULL, "truncated: %zu bytes, a weights file has 20 at least", n);
+        goto done;
+    }
+    rbuf r = {data, n - 4, 4, false};
     uint32_t version = get_u32(&r);
     if (!r.overrun && version != WT_VERSION) {
         st = cb_fail(err, st, path, NULL, "version %u, this build reads version %u", version, WT_VERSION);
@@ -212,10 +217,10 @@ cb_status cb_exec_load_weights(cb_exec *e, const char *path, cb_error *err) {
         get_str(&r, what, sizeof what);
         uint64_t cnt = get_u64(&r);
         const unsigned char *d;
-        if (cnt > (uint64_t)(r.n - (r.at < r.n ? r.at : r.n)) / 4) r.overrun = true;
+        if (r.at > r.n || cnt > (uint64_t)(r.n - r.at) / 4) r.overrun = true;
         else take(&r, (size_t)cnt * 4, &d);
     }
-    if (r.overrun || n < 4) {
+    if (r.overrun) {
         st = cb_fail(err, st, path, NULL, "truncated: %zu bytes, the header's %u tensors need more", n, nt);
         goto done;
     }

@@ -158,7 +158,8 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     if (L->p.conv.bias) DNN_TRY(set4d(e, &l->bd, (cb_shape){4, 1, L->p.conv.k, 1, 1}));
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         DNN_TRY(cudnnCreateConvolutionDescriptor(&l->cd[p]));
-        DNN_TRY(cudnnSetConvolution2dDescriptor(l->cd[p], w->pad_top, w->pad_left, w->stride_h, w->stride_w, 1, 1,
+        DNN_TRY(cudnnSetConvolution2dDescriptor(l->cd[p], w->pad_top, w->pad_left, w->stride_h, w->stride_w, cb_dnn_dil(L->p.conv.dil_h),
+                                                cb_dnn_dil(L->p.conv.dil_w),
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
         DNN_TRY(cudnnSetConvolutionGroupCount(l->cd[p], L->p.conv.groups));
         DNN_TRY(cudnnSetConvolutionMathType(l->cd[p], d->math));
@@ -168,15 +169,16 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         // trailing pads larger than the leading ones (TF SAME): cuDNN runs on a copy of the input
         // with the difference added as zero rows and columns at the end (in every storage; under
         // auto, fp32 NCHW, the own kernels that take the padding as it is race it)
-        int64_t eh = (L->out.h - 1) * w->stride_h + w->r - 2 * w->pad_top - L->in.h;
-        int64_t ew = (L->out.w - 1) * w->stride_w + w->s - 2 * w->pad_left - L->in.w;
+        int64_t eh = (L->out.h - 1) * w->stride_h + (w->r - 1) * cb_dnn_dil(L->p.conv.dil_h) + 1 - 2 * w->pad_top - L->in.h;
+        int64_t ew = (L->out.w - 1) * w->stride_w + (w->s - 1) * cb_dnn_dil(L->p.conv.dil_w) + 1 - 2 * w->pad_left - L->in.w;
         if (eh > 0) xin.h += eh;
         if (ew > 0) xin.w += ew;
         DNN_TRY(set4d(e, &l->xd, xin));
         DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
     }
     if (oh != L->out.h || ow != L->out.w) { // leading pads larger than trailing ones: no copy helps cuDNN
-        if (!native(e)) return decline(e, L, err, CB_REASON_ASYM_PADDING, "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW);
+        if (!native(e) || !cb_dnn_conv_own_ok(L))
+            return decline(e, L, err, CB_REASON_ASYM_PADDING, "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
             if (!needed) continue;
@@ -247,7 +249,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         if (!needed) continue;
         size_t dnn_ws = b->ws[p];
         cb_choice *c = &b->choice[p];
-        if (dnn_ms[p] < 0 && !native(e)) {
+        if (dnn_ms[p] < 0 && (!native(e) || !cb_dnn_conv_own_ok(L))) {
             return decline(e, L, err, CB_REASON_NO_ALGORITHM, p == 0 ? "no cuDNN forward algorithm runs it within the workspace limit" OWN_NCHW
                                       : p == 1 ? "no cuDNN backward-data algorithm runs it within the workspace limit" OWN_NCHW
                                                : "no cuDNN backward-filter algorithm runs it within the workspace limit" OWN_NCHW);
@@ -379,6 +381,19 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
 // (backward); cuDNN's run NHWC tensors several times slower than NCHW ones. "cudnn" keeps cuDNN's
 // where cuDNN takes the layer; "auto"'s policy times both (src/sched/auto.c).
 
+// the per-channel kernels' partial sums (batch norm, layer scale, LayerNorm): one scratch, grown
+// at plan time to the largest need
+static bool part_reserve(cb_exec *e, size_t floats) {
+    dnn_state *d = dnn(e);
+    if (floats <= d->bn_part_floats) return true;
+    cudaFree(d->bn_part);
+    e->allocated -= d->bn_part_floats * 4;
+    d->bn_part_floats = 0;
+    if (!(d->bn_part = cb_store_alloc(e, floats * 4))) return false;
+    d->bn_part_floats = floats;
+    return true;
+}
+
 static bool bn_relu_fused(const cb_layer *L) { return L->bn && L->act == CB_ACT_RELU; }
 static bool bn_own_ok(const cb_layer *L) {
     cb_bn_params bp;
@@ -469,14 +484,7 @@ static cb_status plan_bn(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnDeriveBNTensorDescriptor(l->bnd, l->yd, CUDNN_BATCHNORM_SPATIAL));
     }
     if (!own_ok) return CB_OK; // cuDNN's, or (fp32 NCHW, eps under cuDNN's minimum) the cuda backend's own
-    size_t need = cb_fmt_bn_scratch(bp.c);
-    if (need > d->bn_part_floats) {
-        cudaFree(d->bn_part);
-        e->allocated -= d->bn_part_floats * 4;
-        d->bn_part_floats = 0;
-        if (!(d->bn_part = cb_store_alloc(e, need * 4))) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
-        d->bn_part_floats = need;
-    }
+    if (!part_reserve(e, cb_fmt_bn_scratch(bp.c))) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
     cb_choice c = cb_choice_of(CB_IMPL_NONE, -1, "");
     if (!lib_ok) l->own_bn = true, c = cb_choice_of(CB_IMPL_OWN, -1, "own bn (eps)");
     else if (!d->policy) l->own_bn = false;
@@ -494,9 +502,10 @@ static int64_t cudnn_out(int64_t in, int pad, int r, int stride) { return (in + 
 static bool conv_pads_fit(const cb_layer *L) {
     const cb_window *w = &L->p.conv.win;
     int64_t h = L->in.h, wd = L->in.w;
-    int64_t eh = (L->out.h - 1) * w->stride_h + w->r - 2 * w->pad_top - h, ew = (L->out.w - 1) * w->stride_w + w->s - 2 * w->pad_left - wd;
+    int rh = (w->r - 1) * cb_dnn_dil(L->p.conv.dil_h) + 1, rw = (w->s - 1) * cb_dnn_dil(L->p.conv.dil_w) + 1; // the dilated extent
+    int64_t eh = (L->out.h - 1) * w->stride_h + rh - 2 * w->pad_top - h, ew = (L->out.w - 1) * w->stride_w + rw - 2 * w->pad_left - wd;
     h += eh > 0 ? eh : 0, wd += ew > 0 ? ew : 0;
-    return cudnn_out(h, w->pad_top, w->r, w->stride_h) == L->out.h && cudnn_out(wd, w->pad_left, w->s, w->stride_w) == L->out.w;
+    return cudnn_out(h, w->pad_top, rh, w->stride_h) == L->out.h && cudnn_out(wd, w->pad_left, rw, w->stride_w) == L->out.w;
 }
 
 // In fp32 NCHW own kernels run whatever cuDNN cannot; in another storage (own convolution, LRN and
@@ -505,8 +514,6 @@ static bool conv_pads_fit(const cb_layer *L) {
 cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n) {
     const cb_layer *L = &net->layers[i];
     int fmt = cb_store_fmt_of(o);
-    cb_reason gpu = cb_layer_gpu_supports(L, why, n);
-    if (gpu != CB_REASON_NONE) return gpu;
     if (fmt == 0 || L->op == CB_OP_INPUT) return CB_REASON_NONE;
     cb_reason r = CB_REASON_NONE;
     const char *what = "";
@@ -573,6 +580,11 @@ cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err) {
     case CB_OP_SOFTMAX:
         DNN_TRY(set4d(e, &l->xd, (cb_shape){4, L->out.n, L->out.c * L->out.h * L->out.w, 1, 1}));
         break;
+    case CB_OP_SCALE:
+    case CB_OP_LAYERNORM:
+        if (!part_reserve(e, cb_fmt_layernorm_scratch(L->out.c)))
+            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
+        break;
     default:
         break;
     }
@@ -596,6 +608,12 @@ void cb_dnn_forward_epilogue(cb_exec *e, int i, bool train) {
         cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y);
     else if (L->act != CB_ACT_NONE && L->act != CB_ACT_RELU)
         cb_fmt_act_forward((size_t)cb_shape_count(L->out), L->act, b->y, b->act_in, b->y, is_bf16(e));
+}
+
+// an Elementwise mul's parent in slot j is full-size (else (N, C, 1, 1), broadcast)
+static bool mul_full(const cb_exec *e, int i, int j) {
+    const cb_layer *L = &e->net->layers[i], *P = &e->net->layers[L->parents[j]];
+    return P->out.h * P->out.w == L->out.h * L->out.w;
 }
 
 // the zero-padded copy of conv layer i's input x (l->xpad, shape l->xs: channels and trailing
@@ -653,6 +671,19 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
         break;
     case CB_OP_SOFTMAX:
         cudnnSoftmaxForward(d->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, l->xd, x, &zero, l->xd, out);
+        break;
+    case CB_OP_MUL: { // the full-size operand first; the other may be (N, C, 1, 1)
+        int big = mul_full(e, i, 0) ? 0 : 1;
+        cb_fmt_mul_forward(cb_store_of(e)->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, !mul_full(e, i, 1 - big), e->lb[L->parents[big]].y,
+                           e->lb[L->parents[1 - big]].y, out);
+        break;
+    }
+    case CB_OP_SCALE:
+        cb_fmt_scale_forward(cb_store_of(e)->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, x, b->w, out);
+        break;
+    case CB_OP_LAYERNORM:
+        cb_fmt_layernorm_forward(cb_store_of(e)->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, L->p.ln.eps, x, b->w, b->b, out,
+                                 train ? b->aux : NULL);
         break;
     default: // concat, add, dropout, reshape: the own kernels (the sum with its ReLU in one pass)
         if (native(e) && L->op != CB_OP_ADD) cb_cuda_forward_op(e, i, train);
@@ -714,6 +745,20 @@ void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
         if (native(e) && !l->own_bn) cb_cuda_backward_data(e, i, slot, dx);
         else bn_backward_of(e, i, dy, dx);
         break;
+    case CB_OP_MUL: { // d(slot) = dy * other, summed over the pixels where the slot was broadcast
+        int n = (int)L->out.n, c = (int)L->out.c;
+        const void *other = e->lb[L->parents[1 - slot]].y;
+        if (mul_full(e, i, slot)) cb_fmt_mul_forward(cb_store_of(e)->fmt, n, c, L->out.h * L->out.w, !mul_full(e, i, 1 - slot), dy, other, dx);
+        else cb_fmt_mul_backward_bcast(cb_store_of(e)->fmt, n, c, L->out.h * L->out.w, dy, other, dx);
+        break;
+    }
+    case CB_OP_SCALE:
+        cb_fmt_scale_forward(cb_store_of(e)->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, dy, b->w, dx);
+        break;
+    case CB_OP_LAYERNORM:
+        cb_fmt_layernorm_backward(cb_store_of(e)->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, x, b->w, dy, b->aux, dx, NULL, NULL,
+                                  d->bn_part);
+        break;
     default: // relu, dropout, concat, add, softmax, reshape
         if (native(e)) cb_cuda_backward_data(e, i, slot, dx);
         else cb_store_backward_data(e, i, slot, dx);
@@ -739,6 +784,11 @@ void cb_dnn_backward_filter(cb_exec *e, int i) {
         else if (b->db) cb_store_bias_grad(e, i, dy, b->db);
     } else if (L->op == CB_OP_FC && !l->own[2]) {
         cb_blas_fc(e, i, CB_PHASE_BWD_FILTER);
+    } else if (L->op == CB_OP_SCALE) {
+        cb_fmt_scale_backward_filter(cb_store_of(e)->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, x, dy, b->dw, d->bn_part);
+    } else if (L->op == CB_OP_LAYERNORM) {
+        cb_fmt_layernorm_backward(cb_store_of(e)->fmt, (int)L->out.n, (int)L->out.c, L->out.h * L->out.w, x, b->w, dy, b->aux, NULL, b->dw,
+                                  b->db, d->bn_part);
     } else if (L->op == CB_OP_BATCHNORM && (!native(e) || l->own_bn)) {
         // backward_data computes dgamma and dbeta with dx; without an input gradient, here
         if (!e->lb[L->parents[0]].dy) bn_backward_of(e, i, dy, NULL);

@@ -52,6 +52,11 @@ typedef struct dnn_layer {
     void *xpad, *dxpad;          // (xs) NHWC: the padded copy of a conv's input and its gradient (NULL: none)
 } dnn_layer;
 
+// a dilation of 0 or 1: none; the own convolution kernels take no dilation (a dilated convolution
+// runs on cuDNN alone)
+static inline int cb_dnn_dil(int d) { return d > 1 ? d : 1; }
+static inline bool cb_dnn_conv_own_ok(const cb_layer *L) { return cb_dnn_dil(L->p.conv.dil_h) == 1 && cb_dnn_dil(L->p.conv.dil_w) == 1; }
+
 static inline dnn_state *cb_dnn_state(const cb_exec *e) { return ((cb_cuda_state *)e->state)->lib; }
 static inline dnn_layer *cb_dnn_layer(const cb_exec *e, int i) { return e->lb[i].priv; }
 

@@ -122,11 +122,18 @@ void cb_conv_cost(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, i
     }
 }
 
-double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, int sms) {
-    if (sms <= 0 || (f->family != CB_ALGO_IMPLICIT_GEMM && f->family != CB_ALGO_GEMM) || ph == CB_PHASE_BWD_FILTER) return 1;
-    double m = ph == CB_PHASE_FORWARD ? (double)p->n * p->p * p->q : (double)p->n * p->h * p->w;
-    double n = ph == CB_PHASE_FORWARD ? p->k : p->c;
-    double tiles = ceil(m / 64) * ceil(n / 64), waves = ceil(tiles / sms);
+double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, const cb_calibration *cal) {
+    int sms = cal->sms, t = cal->wave_tile ? cal->wave_tile : 64;
+    if (sms <= 0 || t < 0 || (f->family != CB_ALGO_IMPLICIT_GEMM && f->family != CB_ALGO_GEMM)) return 1;
+    if (ph == CB_PHASE_BWD_FILTER && !cal->wave_wgrad) return 1;
+    double m = ph == CB_PHASE_FORWARD ? (double)p->n * p->p * p->q : ph == CB_PHASE_BWD_DATA ? (double)p->n * p->h * p->w : p->k;
+    double n = ph == CB_PHASE_FORWARD ? p->k : ph == CB_PHASE_BWD_DATA ? p->c : (double)p->c * p->r * p->s;
+    double tiles = ceil(m / t) * ceil(n / t);
+    if (ph == CB_PHASE_BWD_FILTER && cal->wave_wgrad == 2) {
+        double red = (double)p->n * p->p * p->q, split = fmax(1, fmin(floor(sms / tiles), ceil(red / 4096)));
+        tiles *= split;
+    }
+    double waves = ceil(tiles / sms);
     return tiles / (waves * sms);
 }
 

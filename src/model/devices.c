@@ -1,9 +1,12 @@
 // The device database: data/devices.json read with cJSON, and the device objects that
 // calibrate writes. Figures are kept in SI units (FLOP/s, bytes/s, seconds).
 #include "model/model.h"
+#include "core/json.h"
+#include "core/limits.h"
 #include "core/net.h"
 
 #include <cjson/cJSON.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +43,34 @@ const char *cb_devdb_path(void) {
 }
 
 
-static double num(const cJSON *o, const char *k, double dflt) {
+// Numbers of a device entry, checked as read: finite and in range (CB_DEV_* in core/limits.h),
+// so that nothing infinite, negative or too large for an int reaches the model. The first bad
+// one is reported: "SRC: device 'NAME': 'peak.fp32' is 0; must be in (0, 1e+21]".
+typedef struct chk {
+    const char *src, *dev, *sect; // file, device name, "peak." etc. for messages
+    cb_error *err;
+    bool ok;
+} chk;
+typedef enum num_kind { NUM_NONNEG, NUM_POS, NUM_COUNT, NUM_POSCOUNT } num_kind;
+
+static double num(chk *c, const cJSON *o, const char *k, double dflt, num_kind kind) {
     const cJSON *x = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsNumber(x) ? x->valuedouble : dflt;
+    if (!x) return dflt;
+    double v = cJSON_IsNumber(x) ? x->valuedouble : NAN;
+    bool count = kind == NUM_COUNT || kind == NUM_POSCOUNT, pos = kind == NUM_POS || kind == NUM_POSCOUNT;
+    double hi = count ? CB_DEV_MAX_COUNT : CB_DEV_MAX_RATE;
+    bool good = isfinite(v) && (pos ? v > 0 : v >= 0) && v <= hi && (!count || v == floor(v));
+    if (!good && c->ok) {
+        c->ok = false;
+        c->err->status = CB_STATUS_PARSE;
+        char shown[32];
+        if (cJSON_IsNumber(x)) snprintf(shown, sizeof shown, "%g", v);
+        else snprintf(shown, sizeof shown, "not a number");
+        snprintf(c->err->msg, sizeof c->err->msg, "%s: device '%s': '%s%s' is %s; must be %s in %s0, %g]", c->src, c->dev,
+                 c->sect ? c->sect : "", k, shown, count ? "an integer" : "a number", pos ? "(" : "[", hi);
+        cb_msg_clean(c->err->msg);
+    }
+    return good ? v : dflt;
 }
 
 static void str(const cJSON *o, const char *k, char *dst, size_t n) {
@@ -64,12 +92,15 @@ static cb_status bad_entry(cb_error *err, const char *src, const char *what, int
 }
 
 // "calibration": {"backend", "sms", "launch_s", "algos": [...], "ops": {"copy": {...}, ...}}
-static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, const char *src, cb_error *err) {
+static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, const char *src, cb_error *err) {
     memset(cal, 0, sizeof *cal);
     if (!cJSON_IsObject(c)) return CB_OK;
+    k->sect = "calibration.";
     str(c, "backend", cal->backend, sizeof cal->backend);
-    cal->sms = (int)num(c, "sms", 0);
-    cal->launch_s = num(c, "launch_s", 0);
+    cal->sms = (int)num(k, c, "sms", 0, NUM_POSCOUNT);
+    cal->launch_s = num(k, c, "launch_s", 0, NUM_NONNEG);
+    cal->wave_tile = (int)num(k, c, "wave_tile", 0, NUM_COUNT);
+    cal->wave_wgrad = (int)num(k, c, "wave_wgrad", 0, NUM_COUNT);
     const cJSON *x;
     int i = 0;
     cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "algos")) {
@@ -87,27 +118,30 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, const char *
         a->prec = (cb_precision)pr;
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(x, "kind");
         a->fc = cJSON_IsString(kind) && !strcmp(kind->valuestring, "fc");
-        a->rate = num(x, "rate", 0);
-        a->bw = num(x, "bw", 0);
-        a->overhead_s = num(x, "overhead_s", 0);
-        a->eff = num(x, "eff", 0);
-        a->n = (int)num(x, "n", 0);
-        a->excluded = (int)num(x, "excluded", 0);
-        a->err_median_pct = num(x, "err_median_pct", 0);
-        a->err_p90_pct = num(x, "err_p90_pct", 0);
+        k->sect = "calibration.algos[].";
+        a->rate = num(k, x, "rate", 0, NUM_NONNEG);
+        a->bw = num(k, x, "bw", 0, NUM_NONNEG);
+        a->overhead_s = num(k, x, "overhead_s", 0, NUM_NONNEG);
+        a->eff = num(k, x, "eff", 0, NUM_NONNEG);
+        a->n = (int)num(k, x, "n", 0, NUM_COUNT);
+        a->excluded = (int)num(k, x, "excluded", 0, NUM_COUNT);
+        a->err_median_pct = num(k, x, "err_median_pct", 0, NUM_NONNEG);
+        a->err_p90_pct = num(k, x, "err_p90_pct", 0, NUM_NONNEG);
         cal->nalgo++, i++;
     }
+    k->sect = "calibration.ops.";
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(c, "ops");
     for (int m = 0; m < CB_MOP_COUNT; m++) {
         const cJSON *y = cJSON_GetObjectItemCaseSensitive(ops, cb_mop_name((cb_mop)m));
         if (!y) continue;
-        cal->mop[m].bw = num(y, "bw", 0);
-        cal->mop[m].overhead_s = num(y, "overhead_s", 0);
-        cal->mop[m].plane_s = num(y, "plane_s", 0);
-        cal->mop[m].n = (int)num(y, "n", 0);
-        cal->mop[m].err_median_pct = num(y, "err_median_pct", 0);
+        cal->mop[m].bw = num(k, y, "bw", 0, NUM_NONNEG);
+        cal->mop[m].overhead_s = num(k, y, "overhead_s", 0, NUM_NONNEG);
+        cal->mop[m].plane_s = num(k, y, "plane_s", 0, NUM_NONNEG);
+        cal->mop[m].n = (int)num(k, y, "n", 0, NUM_COUNT);
+        cal->mop[m].err_median_pct = num(k, y, "err_median_pct", 0, NUM_NONNEG);
     }
-    return CB_OK;
+    k->sect = NULL;
+    return k->ok ? CB_OK : err->status;
 }
 
 static cJSON *cal_to_json(const cb_calibration *cal) {
@@ -115,6 +149,8 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     cJSON_AddStringToObject(c, "backend", cal->backend);
     cJSON_AddNumberToObject(c, "sms", cal->sms);
     cJSON_AddNumberToObject(c, "launch_s", cal->launch_s);
+    if (cal->wave_tile) cJSON_AddNumberToObject(c, "wave_tile", cal->wave_tile);
+    if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);
     cJSON *arr = cJSON_AddArrayToObject(c, "algos");
     for (int i = 0; i < cal->nalgo; i++) {
         const cb_cal_algo *a = &cal->algo[i];
@@ -175,12 +211,28 @@ cb_status cb_cal_samples_from_json(const cJSON *arr, cb_cal_sample **out, int *n
         q->kind = (cb_sample_kind)k;
         q->phase = (cb_phase)ph;
         q->prec = (cb_precision)pr;
+        // entries that must be >= 1: conv n c h w k r s p q sh sw g; fc n c k; op n c h w
+        static const unsigned POSITIVE[CB_SAMPLE_KIND_COUNT] = {0x27ff, 0x13, 0xf};
         int v[14], j = 0;
         const cJSON *y;
-        cJSON_ArrayForEach(y, sh) v[j++] = cJSON_IsNumber(y) ? y->valueint : 0;
+        cJSON_ArrayForEach(y, sh) {
+            double d = cJSON_IsNumber(y) ? y->valuedouble : -1;
+            if (!(d >= ((POSITIVE[k] >> j) & 1) && d <= CB_MAX_DIM && d == floor(d))) {
+                free(s);
+                return cb_fail(err, CB_STATUS_PARSE, src, NULL, "calibration sample %d: shape entry %d must be an integer in [%u, %d]",
+                               i, j, (POSITIVE[k] >> j) & 1, CB_MAX_DIM);
+            }
+            v[j++] = (int)d;
+        }
         q->p = (cb_conv_params){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9], v[10], v[11], v[12], v[13], 1, 1};
-        q->ms = num(x, "ms", -1);
-        q->workspace = num(x, "ws", 0);
+        const cJSON *ms = cJSON_GetObjectItemCaseSensitive(x, "ms"), *ws = cJSON_GetObjectItemCaseSensitive(x, "ws");
+        q->ms = cJSON_IsNumber(ms) ? ms->valuedouble : -1;
+        q->workspace = cJSON_IsNumber(ws) ? ws->valuedouble : 0;
+        if (!(q->ms >= -2 && q->ms <= 1e9 && q->workspace >= 0 && q->workspace <= CB_DEV_MAX_RATE)) {
+            free(s);
+            return cb_fail(err, CB_STATUS_PARSE, src, NULL, "calibration sample %d: ms must be in [-2, 1e9] and ws in [0, %g]", i,
+                           CB_DEV_MAX_RATE);
+        }
         i++;
     }
     *out = s, *nout = i;
@@ -218,31 +270,38 @@ cb_status cb_device_from_json(const cJSON *o, cb_device *d, const char *src, cb_
     str(o, "kind", d->kind, sizeof d->kind);
     str(o, "model", d->model, sizeof d->model);
     str(o, "source", d->source, sizeof d->source);
-    d->clock_mhz = num(o, "clock_mhz", 1000);
-    d->mem_bytes = num(o, "mem_bytes", 0);
-    d->mem_bw = num(o, "mem_bw", 0);
-    d->launch_s = num(o, "launch_s", 0);
-    d->cores = (int)num(o, "cores", 0);
+    chk k = {src, d->name, NULL, err, true};
+    d->clock_mhz = num(&k, o, "clock_mhz", 1000, NUM_POS);
+    d->mem_bytes = num(&k, o, "mem_bytes", 0, NUM_NONNEG);
+    d->mem_bw = num(&k, o, "mem_bw", 0, NUM_POS);
+    d->launch_s = num(&k, o, "launch_s", 0, NUM_NONNEG);
+    d->cores = (int)num(&k, o, "cores", 0, NUM_POSCOUNT);
     const cJSON *pk = cJSON_GetObjectItemCaseSensitive(o, "peak");
-    for (int p = 0; p <= CB_PREC_COUNT; p++) d->peak[p] = num(pk, PREC_KEYS[p], 0);
+    k.sect = "peak.";
+    for (int p = 0; p <= CB_PREC_COUNT; p++) d->peak[p] = num(&k, pk, PREC_KEYS[p], 0, p == CB_PREC_FP32 ? NUM_POS : NUM_NONNEG);
+    if (!k.ok) return err->status;
     if (d->peak[CB_PREC_FP32] <= 0 || d->mem_bw <= 0) {
         err->status = CB_STATUS_PARSE;
         snprintf(err->msg, sizeof err->msg, "%s: device '%s': needs peak.fp32 and mem_bw > 0", src, d->name);
+        cb_msg_clean(err->msg);
         return err->status;
     }
     const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "measured");
-    for (int p = 0; p <= CB_PREC_COUNT; p++) d->meas_gemm[p] = num(m, PREC_KEYS[p], 0);
-    d->meas_copy_bw = num(m, "copy_bw", 0);
+    k.sect = "measured.";
+    for (int p = 0; p <= CB_PREC_COUNT; p++) d->meas_gemm[p] = num(&k, m, PREC_KEYS[p], 0, NUM_POS);
+    d->meas_copy_bw = num(&k, m, "copy_bw", 0, NUM_POS);
     str(m, "source", d->meas_source, sizeof d->meas_source);
     const cJSON *ae = cJSON_GetObjectItemCaseSensitive(o, "algo_eff");
     for (int a = 0; a < CB_ALGO_COUNT; a++) {
         const cJSON *x = cJSON_GetObjectItemCaseSensitive(ae, ALGO_NAMES[a]);
+        k.sect = "algo_eff.*.";
         for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
-            d->algo_eff[a][ph] = num(x, PHASE_KEYS[ph], 0);
+            d->algo_eff[a][ph] = num(&k, x, PHASE_KEYS[ph], 0, NUM_NONNEG);
             if (d->algo_eff[a][ph] > 0) d->calibrated = true;
         }
     }
-    return cal_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &d->cal, src, err);
+    if (!k.ok) return err->status;
+    return cal_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &d->cal, &k, src, err);
 }
 
 cJSON *cb_device_to_json(const cb_device *d) {
@@ -276,16 +335,37 @@ cJSON *cb_device_to_json(const cb_device *d) {
 }
 
 cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err) {
-    char *text = cb_read_text(path, err);
-    if (!text) return err->status;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
-    if (!root) {
-        err->status = CB_STATUS_PARSE;
-        snprintf(err->msg, sizeof err->msg, "%s: not valid JSON", path);
-        return err->status;
-    }
+    cJSON *root = cb_json_read(path, err);
+    if (!root) return err->status;
     cb_status st = cb_device_from_json(root, d, path, err);
+    cJSON_Delete(root);
+    return st;
+}
+
+void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char *source) {
+    double bw = c->mem_bw > 0 ? d->mem_bw / c->mem_bw : 1, pk[CB_PREC_COUNT + 1];
+    for (int p = 0; p <= CB_PREC_COUNT; p++) pk[p] = c->peak[p] > 0 && d->peak[p] > 0 ? d->peak[p] / c->peak[p] : 1;
+    for (int p = 0; p <= CB_PREC_COUNT; p++) d->meas_gemm[p] = c->meas_gemm[p] * pk[p];
+    if (c->meas_copy_bw > 0) d->meas_copy_bw = c->meas_copy_bw * bw;
+    memcpy(d->algo_eff, c->algo_eff, sizeof c->algo_eff);
+    d->calibrated = c->calibrated;
+    d->cal = c->cal;
+    for (int i = 0; i < d->cal.nalgo; i++) {
+        cb_cal_algo *a = &d->cal.algo[i];
+        a->rate *= pk[a->prec];
+        a->bw *= bw;
+    }
+    for (int m = 0; m < CB_MOP_COUNT; m++) d->cal.mop[m].bw *= bw, d->cal.mop[m].plane_s /= bw;
+    if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;
+    if (c->launch_s > 0) d->launch_s = c->launch_s;
+    snprintf(d->meas_source, sizeof d->meas_source, "%s", source);
+}
+
+cb_status cb_cal_samples_load_file(const char *path, cb_cal_sample **s, int *n, cb_error *err) {
+    *s = NULL, *n = 0;
+    cJSON *root = cb_json_read(path, err);
+    if (!root) return err->status;
+    cb_status st = cb_cal_samples_from_json(cJSON_GetObjectItemCaseSensitive(root, "samples"), s, n, path, err);
     cJSON_Delete(root);
     return st;
 }
@@ -299,10 +379,14 @@ void cb_devdb_free(cb_devdb *db) {
 cb_status cb_devdb_load(const char *path, cb_devdb *db, cb_error *err) {
     memset(db, 0, sizeof *db);
     if (!path) path = cb_devdb_path();
-    char *text = cb_read_text(path, err);
-    if (!text) return err->status;
-    cJSON *root = cJSON_Parse(text);
-    free(text);
+    cJSON *root = cb_json_read(path, err);
+    if (!root) {
+        if (err->status == CB_STATUS_IO) { // say which file this is and how to name another
+            size_t n = strlen(err->msg);
+            snprintf(err->msg + n, sizeof err->msg - n, " (the device database; --devices FILE or CONVBENCH_DEVICES names another)");
+        }
+        return err->status;
+    }
     cb_status st = CB_OK;
     const cJSON *devs = cJSON_GetObjectItemCaseSensitive(root, "devices");
     const cJSON *links = cJSON_GetObjectItemCaseSensitive(root, "interconnects");
@@ -327,8 +411,15 @@ cb_status cb_devdb_load(const char *path, cb_devdb *db, cb_error *err) {
         cb_link *l = &db->link[db->nlink];
         str(x, "name", l->name, sizeof l->name);
         str(x, "source", l->source, sizeof l->source);
-        l->bw = num(x, "bw", 0);
-        l->latency_s = num(x, "latency_s", 0);
+        chk k = {path, l->name, NULL, err, true};
+        l->bw = num(&k, x, "bw", 0, NUM_POS);
+        l->latency_s = num(&k, x, "latency_s", 0, NUM_NONNEG);
+        if (!k.ok) {
+            st = err->status;
+            snprintf(err->msg, sizeof err->msg, "%s: interconnect %d needs a name, bw in (0, %g] and latency_s in [0, %g]", path,
+                     db->nlink, CB_DEV_MAX_RATE, CB_DEV_MAX_RATE);
+            goto done;
+        }
         if (!l->name[0] || l->bw <= 0) {
             err->status = st = CB_STATUS_PARSE;
             snprintf(err->msg, sizeof err->msg, "%s: interconnect %d needs a name and bw > 0", path, db->nlink);

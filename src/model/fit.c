@@ -137,7 +137,7 @@ double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_c
     else {
         cb_conv_cost(p, a->phase, &a->form, elem_bytes(a->prec), 0, c);
         if (!c->applicable) return -1;
-        util = cb_conv_util(p, a->phase, &a->form, cal->sms);
+        util = cb_conv_util(p, a->phase, &a->form, cal);
     }
     return a->overhead_s + (a->rate > 0 ? c->flops / (a->rate * util) : 0) + (a->bw > 0 ? c->bytes / a->bw : 0);
 }
@@ -177,7 +177,7 @@ static void fit_algo(const cb_cal_sample *s, const int *idx, int n, const cb_dev
         if (fc) fc_cost(&q->p, elem_bytes(a->prec), &c);
         else {
             cb_conv_cost(&q->p, a->phase, &a->form, elem_bytes(a->prec), 0, &c);
-            util = cb_conv_util(&q->p, a->phase, &a->form, cal->sms);
+            util = cb_conv_util(&q->p, a->phase, &a->form, cal);
         }
         if (!c.applicable) continue;
         t[m] = q->ms / 1e3;

@@ -86,6 +86,10 @@ typedef struct cb_cal_mop {
 typedef struct cb_calibration {
     char backend[16];                   // "cudnn", "cuda"; "" = not calibrated this way
     int sms;                            // streaming multiprocessors (wave quantisation)
+    // the model's form (a choice made on data, so model-eval can select it leave-one-out):
+    int wave_tile;                      // output tile edge of the wave term; 0 = 64, -1 = no wave term
+    int wave_wgrad;                     // backward filter: 0 no wave term; 1 tiles over K x C*R*S; 2 the same, split
+                                        // over the reduction (N*P*Q) until the tiles fill the SMs (split-K)
     double launch_s;                    // an empty launch timed with events, as profile times a layer
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
@@ -138,6 +142,13 @@ const cb_device *cb_devdb_device(const cb_devdb *db, const char *name); // case-
 const cb_link *cb_devdb_link(const cb_devdb *db, const char *name);
 // A device entry from a calibration file (one device object, as calibrate writes it).
 cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err);
+// Puts the measurements of calibration entry c (taken on c's GPU, whose datasheet figures c
+// carries) onto device d, another GPU known only from its datasheet: what transfers is each
+// algorithm's efficiency (its fitted rate scales with d's peak over c's, per precision), its
+// bandwidth term and the memory-bound passes (scaled with d's memory bandwidth over c's), and
+// the fixed costs per call (launch, overheads: unchanged). The wave term counts d's SMs
+// (d->cores) when the database gives them. On the same kind of GPU every ratio is 1.
+void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char *source);
 // Parse/emit one device object (cJSON*), used by load and calibrate.
 struct cJSON;
 cb_status cb_device_from_json(const struct cJSON *o, cb_device *d, const char *src, cb_error *err);
@@ -145,6 +156,8 @@ struct cJSON *cb_device_to_json(const cb_device *d);
 // the "samples" array of a saved GPU calibration (malloc'd; *n = 0 and NULL when absent)
 cb_status cb_cal_samples_from_json(const struct cJSON *arr, cb_cal_sample **s, int *n, const char *src, cb_error *err);
 struct cJSON *cb_cal_samples_to_json(const cb_cal_sample *s, int n);
+// the samples of a saved calibration file (*n = 0 and NULL when it holds none)
+cb_status cb_cal_samples_load_file(const char *path, cb_cal_sample **s, int *n, cb_error *err);
 
 // ---- per-algorithm costs --------------------------------------------------------------------
 typedef struct cb_algo_cost {
@@ -161,12 +174,14 @@ void cb_algo_cost_of(const cb_net *net, int i, cb_phase ph, cb_algo a, int elem_
 void cb_conv_cost(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, int elem_bytes, double epi, cb_algo_cost *c);
 // Fraction of the SMs the last wave of output tiles keeps busy, for the GEMM-like families in the
 // forward (M = N*P*Q, N = K) and backward-data (M = N*H*W, N = C) directions:
-// tiles = ceil(M / 64) * ceil(N / 64), util = tiles / (ceil(tiles / sms) * sms). 1 for the other
-// families and for backward filter (split over the reduction), and for sms <= 0. The 64 x 64 tile
-// is a form choice: of 32, 64, 128 and 256 it fits the calibration shapes best (median of the
-// per-algorithm fits 14.5% against 15.5% without the term); a wave term for backward filter,
-// with or without split-K, fitted them worse and is left out.
-double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, int sms);
+// tiles = ceil(M / t) * ceil(N / t), util = tiles / (ceil(tiles / sms) * sms), t = cal->wave_tile
+// (0: 64). 1 for the other families, for backward filter (split over the reduction) unless
+// cal->wave_wgrad (then M = K, N = C*R*S, and with split-K (2) the tiles are multiplied by
+// s = max(1, floor(sms / tiles)), at most one split per 4096 of the reduction N*P*Q), and for sms <= 0 or wave_tile < 0. The default 64 x 64
+// tile is a form choice: of 32, 64, 128 and 256 it fits the calibration shapes best (median of the
+// per-algorithm fits 14.5% against 15.5% without the term); convbench model-eval re-makes the
+// choice leave-one-network-out.
+double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, const cb_calibration *cal);
 
 // ---- calibration shapes (src/model/calshapes.c): fill out[0..cap), return the count -------------
 #define CB_CAL_MAX_SHAPES 64
@@ -218,6 +233,14 @@ void cb_predict_layer(const cb_device *d, const cb_net *net, int i, cb_phase ph,
 void cb_predict_update(const cb_device *d, const cb_net *net, const cb_model_opts *o, cb_pred *out);
 // whether layer i computes a gradient w.r.t. its input (not when every parent is the net input)
 bool cb_model_needs_data_grad(const cb_net *net, int i);
+
+// A training step as `convbench fullpass --update --no-data-grad` times it: every layer's training
+// forward, backward data and backward filter (each as profile times a layer), softmax
+// cross-entropy forward and backward on the last layer's output, and the SGD update, one pass
+// over the parameter arena (read w, g, v; write v, w). The gaps between kernels are counted
+// only as each call's fixed cost. ms. src/model/predict_cal.c.
+typedef struct cb_step_pred { double fwd_ms, bwd_data_ms, bwd_filter_ms, criterion_ms, update_ms, total_ms; } cb_step_pred;
+void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts *o, cb_step_pred *out);
 
 // Paleo's FlopsProfiler with cuDNN heuristics off: GEMM FLOPs over the fp32 peak plus each
 // tensor's bytes over the memory bandwidth (GiB as Paleo), platform percent 1.0. ms.

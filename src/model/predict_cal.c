@@ -1,7 +1,8 @@
 // Prediction on a GPU calibrated with convbench calibrate --backend cuda|cudnn: what the cudnn
 // backend runs for one layer and phase, as convbench profile times it (events around the layer):
 //   convolution  the fastest calibrated algorithm the shape allows (cudnnFind picks the measured
-//                fastest, so the model picks the predicted fastest), each priced by its fit
+//                fastest, so the model picks the predicted fastest), each priced by its fit; a
+//                padding cuDNN cannot express: the own fallback kernel the backend runs
 //                (src/model/fit.c), plus the passes the backend runs beside it: bias add, batch
 //                norm and ReLU forward; ReLU and batch-norm backward (timed with the data
 //                gradient, even for a layer fed by the input); bias gradient with the filter
@@ -19,21 +20,21 @@ static cb_conv_params tensor_of(cb_shape s) {
     return (cb_conv_params){.n = (int)s.n, .c = (int)s.c, .h = (int)s.h, .w = (int)s.w, .p = (int)s.h, .q = (int)s.w};
 }
 
+// the copy bandwidth: calibrated, else measured, else 80% of the datasheet's
+static double mop_bw(const cb_device *d) {
+    if (d->cal.mop[CB_MOP_COPY].n > 0 && d->cal.mop[CB_MOP_COPY].bw > 0) return d->cal.mop[CB_MOP_COPY].bw;
+    return d->meas_copy_bw > 0 ? d->meas_copy_bw : 0.8 * d->mem_bw;
+}
+
 // seconds of one memory-bound pass; the roofline on the copy bandwidth when nothing is calibrated
 static double mop_s(const cb_device *d, cb_mop m, const cb_conv_params *t) {
     double s = cb_cal_mop_s(&d->cal, m, t);
     if (s >= 0) return s;
-    double bw = d->meas_copy_bw > 0 ? d->meas_copy_bw : 0.8 * d->mem_bw;
-    return d->launch_s + cb_mop_bytes(m, t) / bw;
+    return d->launch_s + cb_mop_bytes(m, t) / mop_bw(d);
 }
 
 // does a layer after i (backward runs before i) also consume parent p? then i's gradient adds
-static bool accumulates(const cb_net *net, int i, int p) {
-    for (int j = i + 1; j < net->nlayers; j++)
-        for (int k = 0; k < net->layers[j].nparents; k++)
-            if (net->layers[j].parents[k] == p) return true;
-    return false;
-}
+static bool accumulates(const cb_net *net, int i, int p) { return net->layers[p].last_child > i; }
 
 // data gradients into the parents: the op's own time is `core`; adds where gradients accumulate
 static double parents_s(const cb_device *d, const cb_net *net, int i, cb_mop direct) {
@@ -65,14 +66,29 @@ static const cb_backend_caps *cal_caps(const cb_device *d) {
     return c ? c : &none;
 }
 
-// the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM)
+// an own algorithm of convbench's (not cuDNN's, not cuBLAS's)
+static bool is_own(const char *name) { return strncmp(name, "FWD_", 4) && strncmp(name, "BWD_", 4) && strncmp(name, "cublas", 6); }
+
+// The cudnn backend runs a convolution whose trailing padding differs from its leading padding
+// (cuDNN's output size with symmetric padding differs) on its fallback, the first own algorithm
+// (src/cudnn/backend.c, cb_cuda_conv_choose): predicted from that algorithm's calibration when
+// the entry holds one (calibrate --refit of a cudnn and a cuda calibration together).
+#define CUDNN_FALLBACK "igemm-simt"
+static bool cudnn_asymmetric(const cb_conv_params *p) {
+    return (p->h + 2 * p->pad_top - p->r) / p->stride_h + 1 != p->p || (p->w + 2 * p->pad_left - p->s) / p->stride_w + 1 != p->q;
+}
+
+// the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM);
+// only: the one name allowed (NULL: any the backend runs)
 static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p, cb_phase ph, cb_precision prec, bool fc,
-                                    double ws_limit, double *best_s, cb_algo_cost *best_c) {
+                                    double ws_limit, const char *only, double *best_s, cb_algo_cost *best_c) {
     const cb_cal_algo *best = NULL;
+    bool cuda = cal_caps(d)->own_conv_algos && !cal_caps(d)->conv_library; // the own kernels' backend
     for (int j = 0; j < d->cal.nalgo; j++) {
         const cb_cal_algo *a = &d->cal.algo[j];
         if (a->phase != ph || a->prec != prec || a->fc != fc) continue;
-        if (fc && cal_caps(d)->own_conv_algos && !cal_caps(d)->fc_on_library && a->form.blas) continue; // its FC runs the own GEMM
+        if (only ? strcmp(a->name, only) : !fc && !cuda && is_own(a->name)) continue; // cudnn runs own kernels only as fallback
+        if (fc && cuda && a->form.blas) continue; // its FC runs the own GEMM
         cb_algo_cost c;
         double s = cb_cal_algo_s(&d->cal, a, p, fc, &c);
         if (s < 0 || (ws_limit > 0 && c.workspace > ws_limit)) continue;
@@ -95,9 +111,14 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             cb_conv_params p;
             cb_conv_params_of(L, &p);
             double s = 0;
-            cb_algo_cost c;
-            const cb_cal_algo *a = best_algo(d, &p, ph, o->precision, fc, o->workspace_limit, &s, &c);
-            if (!a && o->precision != CB_PREC_FP32) a = best_algo(d, &p, ph, CB_PREC_FP32, fc, o->workspace_limit, &s, &c);
+            cb_algo_cost c = {0};
+            const char *only = !fc && cal_caps(d)->conv_library && cudnn_asymmetric(&p) ? CUDNN_FALLBACK : NULL;
+            const cb_cal_algo *a = NULL;
+            for (int k = 0; k < 4 && !a; k++) { // the precision's entries, else fp32's; the fallback's, else cuDNN's
+                cb_precision pr = k % 2 ? CB_PREC_FP32 : o->precision;
+                if (k % 2 && pr == o->precision) continue;
+                a = best_algo(d, &p, ph, pr, fc, o->workspace_limit, k < 2 ? only : NULL, &s, &c);
+            }
             if (a) {
                 core = s;
                 out->algo = a->form.family;
@@ -159,4 +180,33 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
     }
     out->extra_ms = extra * 1e3;
     out->ms = (core + extra) * 1e3;
+}
+
+void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts *o, cb_step_pred *out) {
+    memset(out, 0, sizeof *out);
+    cb_model_opts t = *o;
+    t.inference = false;
+    double *ph[CB_PHASE_COUNT] = {&out->fwd_ms, &out->bwd_data_ms, &out->bwd_filter_ms};
+    for (int i = 1; i < net->nlayers; i++)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            cb_pred r;
+            cb_predict_layer(d, net, i, (cb_phase)p, &t, &r);
+            *ph[p] += r.ms;
+        }
+    cb_shape last = net->layers[net->nlayers - 1].out;
+    cb_conv_params logits = {.n = (int)last.n, .c = (int)(cb_shape_count(last) / last.n), .h = 1, .w = 1, .p = 1, .q = 1};
+    cb_net_cost c;
+    cb_net_cost_total(net, &c);
+    double P = (double)c.total.params;
+    if (d->cal.nalgo > 0) { // forward: probabilities and loss; backward: the gradient; the update: 5 P floats
+        out->criterion_ms = 1e3 * (mop_s(d, CB_MOP_COPY, &logits) + mop_s(d, CB_MOP_COPY, &logits));
+        cb_conv_params arena = {.n = 1, .c = 1, .h = 1, .w = (int)fmin(P, 2e9), .p = 1, .q = 1};
+        out->update_ms = 1e3 * (mop_s(d, CB_MOP_COPY, &arena) + 1.5 * cb_mop_bytes(CB_MOP_COPY, &arena) / mop_bw(d));
+    } else {
+        cb_pred u;
+        cb_predict_update(d, net, o, &u);
+        out->update_ms = u.ms;
+        out->criterion_ms = 1e3 * 2 * (d->launch_s + 3.0 * 4 * logits.n * logits.c / cb_model_bw(d));
+    }
+    out->total_ms = out->fwd_ms + out->bwd_data_ms + out->bwd_filter_ms + out->criterion_ms + out->update_ms;
 }

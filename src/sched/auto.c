@@ -59,6 +59,8 @@ static void conv_phase(cb_exec *e, int i, cb_phase p, double dnn_ms, size_t dnn_
         c->flags |= CB_CHOICE_RACED;
     } else if (!cb_store_native(e)) { // own kernels cannot read this storage: cuDNN's choice stands
         c->flags |= CB_CHOICE_OWN_NCHW_ONLY;
+    } else if (!cb_dnn_conv_own_ok(L)) { // nor a dilation
+        c->flags |= CB_CHOICE_DILATED;
     } else {
         double own = cb_cuda_conv_choose(e, i, p, true);
         if (own >= 0 && own < dnn_ms) {

@@ -8,16 +8,16 @@
 // is the same split of x, "x@all" every split of x.
 #include "core/net.h"
 #include "core/act.h"
+#include "core/json.h"
+#include "core/limits.h"
+#include "core/strmap.h"
 
-#include <cjson/cJSON.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define MAX_FILE_BYTES (64u << 20)
 
 typedef struct reader {
     const char *src;              // file name for messages
@@ -31,6 +31,9 @@ typedef struct reader {
     char **split_name;
     int *split_count;
     int nsplit;
+    // hashes of the names above: layer name -> index, block -> index in ep_*, name -> index in split_*
+    cb_strmap names, eps, splitmap;
+    int64_t refs;                 // parent references so far (CB_MAX_PARENT_REFS)
 } reader;
 
 typedef struct type_info {
@@ -123,9 +126,9 @@ static bool get_pair(reader *r, const char *layer, const cJSON *obj, const char 
             cb_fail(r->err, CB_STATUS_PARSE, r->src, layer, "'%s' must be an array of integers", key);
             return false;
         }
-        if (e->valuedouble < 1 || e->valuedouble > (1 << 20)) {
+        if (e->valuedouble < 1 || e->valuedouble > CB_MAX_WINDOW) {
             cb_fail(r->err, CB_STATUS_SHAPE, r->src, layer, "'%s' has %g; sizes must be in [1, %d]", key, e->valuedouble,
-                    1 << 20);
+                    CB_MAX_WINDOW);
             return false;
         }
         vals[i] = (int)e->valuedouble;
@@ -161,8 +164,9 @@ static bool get_padding(reader *r, const char *layer, const cJSON *obj, cb_windo
         for (int i = 0; i < np; i++) {
             const cJSON *e = cJSON_GetArrayItem(v, i);
             if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < 0 ||
-                e->valuedouble > (1 << 20)) {
-                cb_fail(r->err, CB_STATUS_PARSE, r->src, layer, "padding must be SAME, VALID, [pad_h, pad_w] or [top, left, bottom, right] >= 0");
+                e->valuedouble > CB_MAX_WINDOW) {
+                cb_fail(r->err, CB_STATUS_PARSE, r->src, layer,
+                        "padding must be SAME, VALID, [pad_h, pad_w] or [top, left, bottom, right] in [0, %d]", CB_MAX_WINDOW);
                 return false;
             }
             p[i] = (int)e->valuedouble;
@@ -236,9 +240,9 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
             const cJSON *e = cJSON_GetArrayItem(t, i);
             if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble))
                 return cb_fail(r->err, CB_STATUS_PARSE, r->src, nm, "'tensor' must hold integers"), false;
-            if (e->valuedouble < 1 || e->valuedouble > (double)INT32_MAX)
+            if (e->valuedouble < 1 || e->valuedouble > (double)CB_MAX_DIM)
                 return cb_fail(r->err, CB_STATUS_SHAPE, r->src, nm, "'tensor' dimension %d is %g; must be in [1, %d]", i,
-                               e->valuedouble, INT32_MAX), false;
+                               e->valuedouble, CB_MAX_DIM), false;
             d[i] = (int64_t)e->valuedouble;
         }
         if (n == 4) L->out = (cb_shape){4, d[0], d[3], d[1], d[2]};
@@ -254,11 +258,11 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
             const cJSON *e = cJSON_GetArrayItem(f, i);
             if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble))
                 return cb_fail(r->err, CB_STATUS_PARSE, r->src, nm, "'filter' must hold integers"), false;
-            d[i] = (int64_t)e->valuedouble;
-            bool ok = (d[i] >= 1 && d[i] <= (1 << 24)) || (i == 2 && d[i] == -1);
-            if (!ok)
-                return cb_fail(r->err, CB_STATUS_SHAPE, r->src, nm, "'filter' dimension %d is %g; must be in [1, %d]%s", i,
-                               e->valuedouble, 1 << 24, i == 2 ? " or -1" : ""), false;
+            double x = e->valuedouble, hi = i < 2 ? CB_MAX_WINDOW : CB_MAX_CHANNELS;
+            if (!((x >= 1 && x <= hi) || (i == 2 && x == -1))) // checked as a double: no cast of 1e30
+                return cb_fail(r->err, CB_STATUS_SHAPE, r->src, nm, "'filter' dimension %d is %g; must be in [1, %.0f]%s", i,
+                               x, hi, i == 2 ? " or -1" : ""), false;
+            d[i] = (int64_t)x;
         }
         L->p.conv.win.r = (int)d[0];
         L->p.conv.win.s = (int)d[1];
@@ -278,7 +282,7 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
         else if (!get_bool(r, nm, obj, "bias", true, &L->p.conv.bias)) return false;
         L->p.conv.groups = 1;
         if (cJSON_GetObjectItemCaseSensitive(obj, "groups")) {
-            if (!get_int(r, nm, obj, "groups", 1, 1 << 20, &v)) return false;
+            if (!get_int(r, nm, obj, "groups", 1, CB_MAX_GROUPS, &v)) return false;
             L->p.conv.groups = (int)v;
         }
         const cJSON *nf = cJSON_GetObjectItemCaseSensitive(obj, "normalizer_fn");
@@ -297,7 +301,7 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
         if (!get_pair(r, nm, obj, "strides", &L->p.pool.win.stride_h, &L->p.pool.win.stride_w, false, 1)) return false;
         return get_padding(r, nm, obj, &L->p.pool.win);
     case CB_OP_FC:
-        if (!get_int(r, nm, obj, "num_outputs", 1, 1 << 28, &v)) return false;
+        if (!get_int(r, nm, obj, "num_outputs", 1, CB_MAX_FC_OUTPUTS, &v)) return false;
         L->p.fc.k = (int)v;
         if (!get_bool(r, nm, obj, "bias", true, &L->p.fc.bias)) return false;
         return get_act(r, nm, obj, "activation_fn", CB_ACT_NONE, &L->act);
@@ -319,7 +323,7 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
     case CB_OP_SOFTMAX:
         L->p.softmax.classes = 0;
         if (cJSON_GetObjectItemCaseSensitive(obj, "num_classes")) {
-            if (!get_int(r, nm, obj, "num_classes", 1, INT32_MAX, &v)) return false;
+            if (!get_int(r, nm, obj, "num_classes", 1, CB_MAX_DIM, &v)) return false;
             L->p.softmax.classes = (int)v;
         }
         return true;
@@ -331,8 +335,9 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
         for (int i = 0; i < n; i++) {
             const cJSON *e = cJSON_GetArrayItem(s, i);
             if (!cJSON_IsNumber(e) || e->valuedouble != floor(e->valuedouble) || e->valuedouble < -1 || e->valuedouble == 0 ||
-                e->valuedouble > (double)INT32_MAX)
-                return cb_fail(r->err, CB_STATUS_SHAPE, r->src, nm, "'output_shape' entries must be positive integers or -1"), false;
+                e->valuedouble > (double)CB_MAX_DIM)
+                return cb_fail(r->err, CB_STATUS_SHAPE, r->src, nm, "'output_shape' entries must be -1 or integers in [1, %d]",
+                               CB_MAX_DIM), false;
             d[i] = (int64_t)e->valuedouble;
         }
         // stored in out, resolved against the input by cb_net_infer; -1 means "the rest"
@@ -369,15 +374,13 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
 // ---- expansion of blocks ----------------------------------------------------------------------
 
 static const char *endpoint_of(reader *r, const char *name) {
-    for (int i = 0; i < r->nep; i++)
-        if (strcmp(r->ep_block[i], name) == 0) return r->ep_target[i];
-    return name;
+    int i = cb_strmap_get(&r->eps, name);
+    return i < 0 ? name : r->ep_target[i];
 }
 
 static int splits_of(reader *r, const char *name) {
-    for (int i = 0; i < r->nsplit; i++)
-        if (strcmp(r->split_name[i], name) == 0) return r->split_count[i];
-    return 0;
+    int i = cb_strmap_get(&r->splitmap, name);
+    return i < 0 ? 0 : r->split_count[i];
 }
 
 static char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
@@ -399,6 +402,15 @@ static void push_parent(cb_raw_parents *p, char *name) {
     p->names[p->n++] = name;
 }
 
+// a layer's parents grow by k references: within CB_MAX_PARENT_REFS for the whole network?
+static bool refs_ok(reader *r, const char *layer, int64_t k) {
+    r->refs += k;
+    if (r->refs <= CB_MAX_PARENT_REFS) return true;
+    cb_fail(r->err, CB_STATUS_PARSE, r->src, layer, "more than %d parent references in the network (after \"@all\" expansion)",
+            CB_MAX_PARENT_REFS);
+    return false;
+}
+
 // Paleo's _parents(): block names become endpoints, @all and @self expand to splits.
 static bool add_parent(reader *r, const char *layer, cb_raw_parents *out, const char *pname, int split) {
     size_t len = strlen(pname);
@@ -410,9 +422,10 @@ static bool add_parent(reader *r, const char *layer, cb_raw_parents *out, const 
             free(base);
             return false;
         }
-        for (int i = 0; i < s; i++) push_parent(out, fmt("%s@%d", endpoint_of(r, base), i));
+        bool ok = refs_ok(r, layer, s);
+        for (int i = 0; ok && i < s; i++) push_parent(out, fmt("%s@%d", endpoint_of(r, base), i));
         free(base);
-        return true;
+        return ok;
     }
     if (len > 5 && strcmp(pname + len - 5, "@self") == 0) {
         char *base = fmt("%.*s", (int)(len - 5), pname);
@@ -421,10 +434,12 @@ static bool add_parent(reader *r, const char *layer, cb_raw_parents *out, const 
             free(base);
             return false;
         }
-        push_parent(out, fmt("%s@%d", endpoint_of(r, base), split));
+        bool ok = refs_ok(r, layer, 1);
+        if (ok) push_parent(out, fmt("%s@%d", endpoint_of(r, base), split));
         free(base);
-        return true;
+        return ok;
     }
+    if (!refs_ok(r, layer, 1)) return false;
     push_parent(out, cb_strdup(endpoint_of(r, pname)));
     return true;
 }
@@ -437,6 +452,7 @@ static bool read_parents(reader *r, const char *layer, const cJSON *obj, const c
         return false;
     }
     if (cJSON_GetArraySize(p) == 0 && block) {
+        if (!refs_ok(r, layer, block->n)) return false;
         for (int i = 0; i < block->n; i++) push_parent(out, cb_strdup(block->names[i]));
         return true;
     }
@@ -472,12 +488,17 @@ static bool add_layer(reader *r, char *name, const cJSON *obj, const char *prefi
         free(name);
         return false;
     }
-    for (int i = 0; i < r->n; i++)
-        if (strcmp(r->layers[i].name, name) == 0) {
-            cb_fail(r->err, CB_STATUS_PARSE, r->src, name, "duplicate layer name");
-            free(name);
-            return false;
-        }
+    if (cb_strmap_get(&r->names, name) >= 0) {
+        cb_fail(r->err, CB_STATUS_PARSE, r->src, name, "duplicate layer name");
+        free(name);
+        return false;
+    }
+    if (r->n == CB_MAX_LAYERS) {
+        cb_fail(r->err, CB_STATUS_PARSE, r->src, name, "more than %d layers (after Block and ModelParallel expansion)",
+                CB_MAX_LAYERS);
+        free(name);
+        return false;
+    }
     if (r->n == r->cap) {
         r->cap = r->cap ? 2 * r->cap : 64;
         r->layers = realloc(r->layers, sizeof(cb_layer) * (size_t)r->cap);
@@ -489,6 +510,7 @@ static bool add_layer(reader *r, char *name, const cJSON *obj, const char *prefi
     memset(L, 0, sizeof *L);
     memset(P, 0, sizeof *P);
     L->name = name;
+    cb_strmap_put(&r->names, name, r->n);
     L->split = split < 0 ? 0 : split;
     L->splits = 1;
     r->n++;
@@ -512,8 +534,13 @@ static bool add_block(reader *r, const char *bname, const cJSON *obj, bool model
         return cb_fail(r->err, CB_STATUS_PARSE, r->src, bname, "a block needs a non-empty 'layers' object"), false;
     int64_t splits = 1;
     if (model_parallel && cJSON_GetObjectItemCaseSensitive(obj, "splits") &&
-        !get_int(r, bname, obj, "splits", 1, 4096, &splits))
+        !get_int(r, bname, obj, "splits", 1, CB_MAX_SPLITS, &splits))
         return false;
+    int64_t nsub = 0;
+    for (const cJSON *sub = subs->child; sub; sub = sub->next) nsub++;
+    if (splits * nsub > CB_MAX_MP_LAYERS)
+        return cb_fail(r->err, CB_STATUS_PARSE, r->src, bname, "%lld splits of %lld layers expand to %lld layers, more than %d",
+                       (long long)splits, (long long)nsub, (long long)(splits * nsub), CB_MAX_MP_LAYERS), false;
     cb_raw_parents bp = {0};
     bool good = read_parents(r, bname, obj, NULL, NULL, -1, &bp);
     for (int s = 0; good && s < splits; s++)
@@ -552,25 +579,31 @@ static bool scan_blocks(reader *r, const cJSON *layers) {
             r->ep_target = realloc(r->ep_target, sizeof(char *) * (size_t)(r->nep + 1));
             if (!r->ep_block || !r->ep_target) abort();
             r->ep_block[r->nep] = cb_strdup(l->string);
-            r->ep_target[r->nep++] = fmt("%s/%s", l->string, ep->valuestring);
+            r->ep_target[r->nep] = fmt("%s/%s", l->string, ep->valuestring);
+            cb_strmap_put(&r->eps, r->ep_block[r->nep], r->nep);
+            r->nep++;
         }
         if (mp) {
             const cJSON *sp = cJSON_GetObjectItemCaseSensitive(l, "splits");
-            int s = cJSON_IsNumber(sp) && sp->valuedouble >= 1 && sp->valuedouble <= 4096 ? (int)sp->valuedouble : 1;
+            int s = cJSON_IsNumber(sp) && sp->valuedouble >= 1 && sp->valuedouble <= CB_MAX_SPLITS ? (int)sp->valuedouble : 1;
             const cJSON *subs = cJSON_GetObjectItemCaseSensitive(l, "layers");
             for (const cJSON *sub = cJSON_IsObject(subs) ? subs->child : NULL; sub; sub = sub->next) {
                 r->split_name = realloc(r->split_name, sizeof(char *) * (size_t)(r->nsplit + 1));
                 r->split_count = realloc(r->split_count, sizeof(int) * (size_t)(r->nsplit + 1));
                 if (!r->split_name || !r->split_count) abort();
                 r->split_name[r->nsplit] = fmt("%s/%s", l->string, sub->string);
-                r->split_count[r->nsplit++] = s;
+                r->split_count[r->nsplit] = s;
+                cb_strmap_put(&r->splitmap, r->split_name[r->nsplit], r->nsplit);
+                r->nsplit++;
             }
             if (ep) { // the block's own name also splits, through its endpoint
                 r->split_name = realloc(r->split_name, sizeof(char *) * (size_t)(r->nsplit + 1));
                 r->split_count = realloc(r->split_count, sizeof(int) * (size_t)(r->nsplit + 1));
                 if (!r->split_name || !r->split_count) abort();
                 r->split_name[r->nsplit] = cb_strdup(l->string);
-                r->split_count[r->nsplit++] = s;
+                r->split_count[r->nsplit] = s;
+                cb_strmap_put(&r->splitmap, r->split_name[r->nsplit], r->nsplit);
+                r->nsplit++;
             }
         }
     }
@@ -578,6 +611,9 @@ static bool scan_blocks(reader *r, const cJSON *layers) {
 }
 
 static void reader_free(reader *r, bool keep_layers) {
+    cb_strmap_free(&r->names);
+    cb_strmap_free(&r->eps);
+    cb_strmap_free(&r->splitmap);
     for (int i = 0; i < r->nep; i++) free(r->ep_block[i]), free(r->ep_target[i]);
     for (int i = 0; i < r->nsplit; i++) free(r->split_name[i]);
     free(r->ep_block);
@@ -595,25 +631,9 @@ static void reader_free(reader *r, bool keep_layers) {
     }
 }
 
-static void line_col(const char *text, const char *at, int *line, int *col) {
-    *line = 1;
-    *col = 1;
-    for (const char *p = text; p < at && *p; p++) {
-        if (*p == '\n') (*line)++, *col = 1;
-        else (*col)++;
-    }
-}
-
 cb_net *cb_net_load_string(const char *json, const char *source, cb_error *err) {
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithOpts(json, &end, 1);
-    if (!root) {
-        int line, col;
-        const char *at = cJSON_GetErrorPtr();
-        line_col(json, at ? at : json + strlen(json), &line, &col);
-        cb_fail(err, CB_STATUS_PARSE, source, NULL, "JSON syntax error at line %d, column %d", line, col);
-        return NULL;
-    }
+    cJSON *root = cb_json_parse(json, source, err);
+    if (!root) return NULL;
     reader r = {.src = source, .err = err};
     cb_net *net = NULL;
     if (!cJSON_IsObject(root)) {
@@ -676,51 +696,15 @@ cb_net *cb_net_load(const char *spec, cb_error *err) {
             snprintf(path, sizeof path, "%s", spec);
         }
     }
-    size_t plen = strlen(path);
-    if (plen > 5 && strcmp(path + plen - 5, ".onnx") == 0) return cb_onnx_load(path, err);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    if (!is_file(path)) {
         cb_fail(err, CB_STATUS_IO, spec, NULL, "cannot open: %s (not a file, nor a built-in network in %s)", strerror(errno),
                 cb_nets_path());
         return NULL;
     }
-    char *buf = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            cap = cap ? 2 * cap : 1 << 17;
-            if (cap > MAX_FILE_BYTES + 65536 + 1) {
-                fclose(f);
-                free(buf);
-                cb_fail(err, CB_STATUS_PARSE, path, NULL, "file larger than %u MiB", MAX_FILE_BYTES >> 20);
-                return NULL;
-            }
-            char *nb = realloc(buf, cap);
-            if (!nb) {
-                fclose(f);
-                free(buf);
-                cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory reading the file");
-                return NULL;
-            }
-            buf = nb;
-        }
-        size_t got = fread(buf + n, 1, 65536, f);
-        n += got;
-        if (got < 65536) break;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        cb_fail(err, CB_STATUS_IO, path, NULL, "read error");
-        return NULL;
-    }
-    buf[n] = 0;
-    if (strlen(buf) != n) {
-        free(buf);
-        cb_fail(err, CB_STATUS_PARSE, path, NULL, "the file holds a NUL byte: not a JSON text");
-        return NULL;
-    }
+    size_t plen = strlen(path);
+    if (plen > 5 && strcmp(path + plen - 5, ".onnx") == 0) return cb_onnx_load(path, err);
+    char *buf = cb_read_text(path, err);
+    if (!buf) return NULL;
     cb_net *net = cb_net_load_string(buf, path, err);
     free(buf);
     return net;

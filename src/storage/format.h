@@ -90,6 +90,25 @@ void cb_fmt_bn_forward_infer(const cb_bn_params *p, int fmt, const void *x, cons
 void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x, const void *y, const float *gamma, const float *mean,
                         const float *invstd, const void *dy, void *dx, float *dgamma, float *dbeta, float *part);
 
+// Per-channel layers of today's convnets (chan_fmt.cu), any fmt, tensors (n, c, hw) in the
+// storage; the semantics of the reference loops (src/cpu/channel_impl.h). The SE product y = a * b
+// with b of a's shape or (n, c, 1, 1) when bcast (then also a's gradient: a = dy); the gradient
+// w.r.t. a broadcast b: db (n, c) = sum over pixels of dy * a.
+void cb_fmt_mul_forward(int fmt, int n, int c, int64_t hw, int bcast, const void *a, const void *b, void *y);
+void cb_fmt_mul_backward_bcast(int fmt, int n, int c, int64_t hw, const void *dy, const void *a, void *db);
+// layer scale: y = x * w[c] (also dx = dy * w[c]); dw (c) = sum of dy * x. part: device scratch of
+// cb_fmt_layernorm_scratch(c) floats.
+void cb_fmt_scale_forward(int fmt, int n, int c, int64_t hw, const void *x, const float *w, void *y);
+void cb_fmt_scale_backward_filter(int fmt, int n, int c, int64_t hw, const void *x, const void *dy, float *dw, float *part);
+// LayerNorm over the c channels of each of the n * hw pixels, weight g and bias b (c): stats (n *
+// hw, 2) keeps each pixel's mean and 1 / sqrt(var + eps) for the backward (may be NULL when none
+// follows). Backward: dx (NULL: skipped), dg, db (NULL: skipped, overwritten).
+void cb_fmt_layernorm_forward(int fmt, int n, int c, int64_t hw, float eps, const void *x, const float *g, const float *b, void *y,
+                              float *stats);
+void cb_fmt_layernorm_backward(int fmt, int n, int c, int64_t hw, const void *x, const float *g, const void *dy, const float *stats,
+                               void *dx, float *dg, float *db, float *part);
+size_t cb_fmt_layernorm_scratch(int64_t c);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,1 @@
+build-fuzz2/src/gpu/gpu.o: src/gpu/gpu.c

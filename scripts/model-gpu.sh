@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# On a GPU machine, in one call of about 6 minutes: everything the model's held-out evaluation
+# needs (issue 14), for this GPU (tagged h200 or h100 by its name):
+#   1. build convbench (carry .devpack: scripts/device-env.sh)
+#   2. calibrate cudnn (passes, GEMMs, every cuDNN algorithm on the calibration grid) and the own
+#      kernels' convolutions (the cudnn backend's fallback for padding cuDNN lacks), merged into
+#      TAG-cal.json (scripts/model-device.sh does the parts)
+#   3. random networks (tools/gen_random_net.py, seeds 1-3, four kinds) and the built-ins AlexNet
+#      b128, VGG-16 b64, GoogLeNet b128, ResNet-50 b64: per-layer cuDNN profiles, every direction
+#      (profile --direction all), and a whole training step (fullpass --update) of each
+#   4. convbench model-eval on them, leave one network out (conv layers; all layers)
+# PRECS="fp32 tf32" also calibrates and profiles TF32 (about 3 minutes more; default fp32).
+# Steps that would start after DEADLINE_S (default 400, counted from the start) are skipped. Results in $OUT (4 files):
+# model-TAG.tgz (every JSON: calibration, profiles, fullpass, the networks), eval-TAG.txt,
+# TAG-cal.json, log.txt.
+#   OUT=/some/dir scripts/model-gpu.sh
+# For a dry run without a GPU: CAL=FILE (skip the calibration, use FILE), PROFILE_BACKEND=cpu,
+# MAX_GFLOP=0.5 (small random networks), BUILTINS="" (none), DEADLINE_S, GPU_TAG=h200 (the name).
+set -u
+OUT=${OUT:-model-out}
+mkdir -p "$OUT"
+exec > >(tee -a "$OUT/log.txt") 2>&1
+DEADLINE=${DEADLINE_S:-400}
+gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)
+case "$gpu" in *H100*) TAG=h100 ;; *H200*) TAG=h200 ;; *) TAG=gpu ;; esac
+TAG=${GPU_TAG:-$TAG}
+RES=/tmp/cb-model-$TAG
+rm -rf "$RES"
+mkdir -p "$RES/nets" "$RES/profiles" "$RES/fullpass"
+B=${B:-build-gpu}
+CB=$B/convbench
+t0=$SECONDS
+stamp() { echo "== $(date -u +%T) (+$((SECONDS - t0)) s) $*"; }
+late() { [ $((SECONDS - t0)) -ge "$DEADLINE" ] && { echo "model-gpu: skipping $1 (past ${DEADLINE} s)"; return 0; }; return 1; }
+echo "== model-gpu $TAG ($gpu) commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader
+
+stamp "build"
+. scripts/device-env.sh
+make -j16 BUILD=$B "$CB" >"$RES/build.log" 2>&1 || { echo "build failed:"; tail -30 "$RES/build.log"; exit 1; }
+
+if [ -n "${CAL:-}" ]; then
+    cp "$CAL" "$RES/$TAG-cal.json"
+else
+    stamp "calibrate cudnn"
+    TAG=$TAG SKIP_PROFILES=1 CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) bash scripts/model-device.sh "$CB" "$RES" 80 cudnn
+    stamp "calibrate cuda (own convolutions: the fallback)"
+    # the strided and large-filter shapes first: the fallback runs TF SAME's strided layers
+    TAG=$TAG CAL_SECTIONS=conv CAL_GROUPS="30 24 0 12" PART_S=40 bash scripts/model-device.sh "$CB" "$RES" 35 cuda
+    parts=$(ls "$RES"/calparts/cudnn_*.json "$RES"/calparts/cuda_*.json 2>/dev/null | paste -sd, -)
+    "$CB" calibrate --refit "$parts" --save "$RES/$TAG-cal.json" --format json --output "$RES/calibrate_merged.json" --quiet ||
+        echo "model-gpu: merged refit failed"
+fi
+cp "$RES/$TAG-cal.json" "$OUT/" 2>/dev/null
+BE=${PROFILE_BACKEND:-cudnn}
+
+stamp "networks"
+python3 tools/gen_random_net.py --suite "$RES/nets" --seeds 1-3 --max-gflop "${MAX_GFLOP:-400}" >/dev/null || echo "model-gpu: gen_random_net failed"
+# seed 1, the built-ins, then seeds 2 and 3: what comes first survives the deadline
+list=$(ls "$RES"/nets/gen-*-s1.json)
+list="$list ${BUILTINS-alexnet:128 vgg16:64 googlenet:128 resnet50:64} $(ls "$RES"/nets/gen-*-s[23].json)"
+for item in $list; do
+    late "profile $item" && continue
+    case $item in
+    *.json) net=$item batch="" tag=$(basename "$item" .json) ;;
+    *) net=${item%:*} batch="--batch ${item#*:}" tag=${item%:*} ;;
+    esac
+    s=$SECONDS
+    for prec in ${PRECS:-fp32}; do
+        o=$tag-$prec
+        timeout 45 "$CB" profile "$net" $batch --backend "$BE" --precision $prec --direction all --warmup 2 --iters 5 \
+            --format json --quiet --output "$RES/profiles/$o.json" 2>"$RES/profiles/$o.log" ||
+            echo "model-gpu: profile $o failed: $(tail -1 "$RES/profiles/$o.log")"
+        timeout 30 "$CB" fullpass "$net" $batch --backend "$BE" --precision $prec --update --no-data-grad --warmup 2 --iters 5 \
+            --format json --quiet --output "$RES/fullpass/$o.json" 2>"$RES/fullpass/$o.log" ||
+            echo "model-gpu: fullpass $o failed: $(tail -1 "$RES/fullpass/$o.log")"
+    done
+    echo "model-gpu: $tag $((SECONDS - s)) s"
+done
+
+stamp "model-eval"
+nets=$(ls "$RES"/nets/*.json | paste -sd, -)
+for prec in ${PRECS:-fp32}; do
+    for k in conv all; do
+        echo "### model-eval --precision $prec --kinds $k ($TAG calibration, $TAG profiles)"
+        "$CB" model-eval --device "$RES/$TAG-cal.json" --nets "$nets" --precision $prec --kinds $k \
+            "$RES"/profiles/*.json "$RES"/fullpass/*.json
+        "$CB" model-eval --device "$RES/$TAG-cal.json" --nets "$nets" --precision $prec --kinds $k --rows --format json --quiet \
+            --output "$RES/eval_${prec}_$k.json" --plot "$RES/eval_${prec}_$k.svg" "$RES"/profiles/*.json "$RES"/fullpass/*.json
+    done
+done >"$OUT/eval-$TAG.txt" 2>&1
+tail -25 "$OUT/eval-$TAG.txt"
+tar -czf "$OUT/model-$TAG.tgz" -C "$(dirname "$RES")" "$(basename "$RES")"
+stamp "done"

@@ -1,0 +1,258 @@
+// Per-channel layers of today's convnets on the cudnn backend's storages (format.h), every fmt (0,
+// fp32 NCHW, too): the squeeze-excitation product (an (N, C, 1, 1) operand broadcast over the
+// pixels), ConvNeXt's layer scale, and its LayerNorm over the channels of each pixel. The
+// semantics are the reference loops' (src/cpu/channel_impl.h). Elements are fp32 or bf16, math in
+// fp32, sums over more than one pixel added in double at the end (fixed order: deterministic).
+//
+// Index maps of an (n, c, hw) tensor, flat index i: NHWC row r = i / c (r = image * hw + pixel),
+// channel i % c; NCHW channel (i / hw) % c, image i / (c * hw), pixel i % hw.
+#include "cuda/common.cuh"
+#include "storage/elem.cuh"
+#include "storage/format.h"
+
+#include <stdint.h>
+
+#define CH_THREADS 256
+
+struct chan_ix {
+    bool nhwc;
+    int c;
+    size_t hw;
+    __device__ int channel(size_t i) const { return nhwc ? (int)(i % c) : (int)(i / hw % c); }
+    __device__ size_t image(size_t i) const { return nhwc ? i / c / hw : i / hw / c; }
+    __device__ size_t row(size_t i) const { return nhwc ? i / c : i / hw / c * hw + i % hw; } // image * hw + pixel
+};
+
+// y = a * b, b of a's shape or (n, c, 1, 1) (bcast); also the gradient w.r.t. the full-size operand
+template <class T> __global__ void mul_kernel(size_t t, chan_ix ix, bool bcast, const T *a, const T *b, T *y) {
+    CB_FOR(i, t) st(y, i, ld(a, i) * ld(b, bcast ? ix.image(i) * ix.c + ix.channel(i) : i));
+}
+
+// db (n, c) = sum over the pixels of dy * a. NHWC: a thread per (image, channel), reading along
+// channels; NCHW: a block per plane, reading along pixels.
+template <class T> __global__ void mul_bcast_grad_nhwc(int n, int c, size_t hw, const T *dy, const T *a, T *db) {
+    size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (j >= (size_t)n * c) return;
+    size_t img = j / c, ch = j % c;
+    double s = 0;
+    for (size_t p = 0; p < hw; p++) {
+        size_t o = (img * hw + p) * c + ch;
+        s += (double)ld(dy, o) * ld(a, o);
+    }
+    st(db, j, (float)s);
+}
+template <class T> __global__ void mul_bcast_grad_nchw(size_t hw, const T *dy, const T *a, T *db) {
+    size_t plane = blockIdx.x;
+    double s = 0;
+    for (size_t p = threadIdx.x; p < hw; p += blockDim.x) s += (double)ld(dy, plane * hw + p) * ld(a, plane * hw + p);
+    s = cb_block_sum(s);
+    if (threadIdx.x == 0) st(db, plane, (float)s);
+}
+
+// y = x * w[channel] (layer scale; also its input gradient)
+template <class T> __global__ void scale_kernel(size_t t, chan_ix ix, const T *x, const float *w, T *y) {
+    CB_FOR(i, t) st(y, i, ld(x, i) * w[ix.channel(i)]);
+}
+
+// ---- LayerNorm over the channels of each row (pixel) ----------------------------------------
+// stats (rows, 2): mean and 1 / sqrt(var + eps), biased variance. NHWC: a warp per row, lanes
+// along the channels; NCHW: a thread per row, its channels hw apart (neighbouring threads read
+// neighbouring pixels).
+template <class T> __device__ static void ln_row_stats(const T *x, size_t base, size_t step, int c, int lane, int lanes, float eps, float &mu, float &is) {
+    float s = 0;
+    for (int k = lane; k < c; k += lanes) s += ld(x, base + k * step);
+    if (lanes == 32)
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    mu = s / c;
+    float v = 0;
+    for (int k = lane; k < c; k += lanes) {
+        float d = ld(x, base + k * step) - mu;
+        v += d * d;
+    }
+    if (lanes == 32)
+        for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    is = rsqrtf(v / c + eps);
+}
+
+// the row's base offset and channel step, and which lane of how many this thread is
+struct ln_row {
+    size_t base, step;
+    int lane, lanes;
+    bool live;
+};
+__device__ static ln_row ln_row_of(bool nhwc, size_t rows, int c, size_t hw) {
+    ln_row q;
+    size_t r;
+    if (nhwc) {
+        r = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+        q.lane = threadIdx.x % 32, q.lanes = 32, q.base = r * c, q.step = 1;
+    } else {
+        r = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+        q.lane = 0, q.lanes = 1, q.base = (r / hw * c) * hw + r % hw, q.step = hw;
+    }
+    q.live = r < rows;
+    if (!q.live) q.base = 0;
+    return q;
+}
+
+template <class T>
+__global__ void ln_forward_kernel(bool nhwc, size_t rows, int c, size_t hw, float eps, const T *x, const float *g, const float *b, T *y,
+                                  float *stats) {
+    ln_row q = ln_row_of(nhwc, rows, c, hw);
+    if (!q.live) return; // whole warps: rows * 32 threads exactly cover NHWC's warps
+    float mu, is;
+    ln_row_stats(x, q.base, q.step, c, q.lane, q.lanes, eps, mu, is);
+    size_t r = nhwc ? q.base / c : (blockIdx.x * (size_t)blockDim.x + threadIdx.x);
+    if (stats && q.lane == 0) stats[2 * r] = mu, stats[2 * r + 1] = is;
+    for (int k = q.lane; k < c; k += q.lanes) {
+        size_t o = q.base + k * q.step;
+        st(y, o, (ld(x, o) - mu) * is * g[k] + b[k]);
+    }
+}
+
+// dx = is (e - mean_c(e) - xhat mean_c(e xhat)), e = dy g, from the forward's stats
+template <class T>
+__global__ void ln_backward_kernel(bool nhwc, size_t rows, int c, size_t hw, const T *x, const float *g, const T *dy, const float *stats, T *dx) {
+    ln_row q = ln_row_of(nhwc, rows, c, hw);
+    if (!q.live) return;
+    size_t r = nhwc ? q.base / c : (blockIdx.x * (size_t)blockDim.x + threadIdx.x);
+    float mu = stats[2 * r], is = stats[2 * r + 1], se = 0, sex = 0;
+    for (int k = q.lane; k < c; k += q.lanes) {
+        size_t o = q.base + k * q.step;
+        float e = ld(dy, o) * g[k];
+        se += e, sex += e * (ld(x, o) - mu) * is;
+    }
+    if (q.lanes == 32)
+        for (int o = 16; o > 0; o >>= 1) se += __shfl_xor_sync(0xffffffffu, se, o), sex += __shfl_xor_sync(0xffffffffu, sex, o);
+    se /= c, sex /= c;
+    for (int k = q.lane; k < c; k += q.lanes) {
+        size_t o = q.base + k * q.step;
+        float xh = (ld(x, o) - mu) * is;
+        st(dx, o, is * (ld(dy, o) * g[k] - se - xh * sex));
+    }
+}
+
+// dg (c) = sum over rows of dy xhat, db (c) = sum of dy (LN; else xhat is x: layer scale's dw):
+// partial sums per (chunk, channel) into part (chunks, c, 2), then a warp per channel adds a
+// channel's chunks in double. NHWC: a thread per channel over the chunk's rows; NCHW: a block per
+// (chunk, channel) over its pixels.
+__device__ static __forceinline__ float xhat_of(bool ln, float x, const float *stats, size_t r) {
+    return ln ? (x - stats[2 * r]) * stats[2 * r + 1] : x;
+}
+template <class T, bool LN>
+__global__ void ln_param_part_nhwc(size_t rows, int c, size_t rows_per_chunk, const T *x, const T *dy, const float *stats, float *part) {
+    int ch = blockIdx.y * blockDim.x + threadIdx.x;
+    if (ch >= c) return;
+    size_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
+    float s1 = 0, s2 = 0;
+    for (size_t r = r0; r < r1; r++) {
+        size_t o = r * c + ch;
+        float g = ld(dy, o);
+        s1 += g, s2 += g * xhat_of(LN, ld(x, o), stats, r);
+    }
+    part[((size_t)blockIdx.x * c + ch) * 2] = s1, part[((size_t)blockIdx.x * c + ch) * 2 + 1] = s2;
+}
+template <class T, bool LN>
+__global__ void ln_param_part_nchw(size_t rows, int c, size_t hw, size_t rows_per_chunk, const T *x, const T *dy, const float *stats, float *part) {
+    int ch = blockIdx.y;
+    size_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
+    float s1 = 0, s2 = 0;
+    for (size_t r = r0 + threadIdx.x; r < r1; r += blockDim.x) {
+        size_t o = (r / hw * c + ch) * hw + r % hw;
+        float g = ld(dy, o);
+        s1 += g, s2 += g * xhat_of(LN, ld(x, o), stats, r);
+    }
+    s1 = cb_block_sum(s1);
+    s2 = cb_block_sum(s2);
+    if (threadIdx.x == 0) part[((size_t)blockIdx.x * c + ch) * 2] = s1, part[((size_t)blockIdx.x * c + ch) * 2 + 1] = s2;
+}
+__global__ void ln_param_finish(int c, int chunks, const float *part, float *db, float *dg) {
+    int ch = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (ch >= c) return;
+    double s1 = 0, s2 = 0;
+    for (int k = lane; k < chunks; k += 32) s1 += part[((size_t)k * c + ch) * 2], s2 += part[((size_t)k * c + ch) * 2 + 1];
+    for (int o = 16; o > 0; o >>= 1) s1 += __shfl_xor_sync(0xffffffffu, s1, o), s2 += __shfl_xor_sync(0xffffffffu, s2, o);
+    if (lane) return;
+    if (db) db[ch] = (float)s1;
+    if (dg) dg[ch] = (float)s2;
+}
+
+// ---- entry points --------------------------------------------------------------------------
+static chan_ix ix_of(int fmt, int c, int64_t hw) { return chan_ix{(fmt & CB_FMT_NHWC) != 0, c, (size_t)hw}; }
+static unsigned grid_of(size_t t) { return cb_blocks(t, CH_THREADS); }
+
+extern "C" void cb_fmt_mul_forward(int fmt, int n, int c, int64_t hw, int bcast, const void *a, const void *b, void *y) {
+    size_t t = (size_t)n * c * hw;
+    if (fmt & CB_FMT_BF16) mul_kernel<bf16><<<grid_of(t), CH_THREADS>>>(t, ix_of(fmt, c, hw), bcast != 0, (const bf16 *)a, (const bf16 *)b, (bf16 *)y);
+    else mul_kernel<float><<<grid_of(t), CH_THREADS>>>(t, ix_of(fmt, c, hw), bcast != 0, (const float *)a, (const float *)b, (float *)y);
+}
+
+extern "C" void cb_fmt_mul_backward_bcast(int fmt, int n, int c, int64_t hw, const void *dy, const void *a, void *db) {
+    bool bf = fmt & CB_FMT_BF16;
+    if (fmt & CB_FMT_NHWC) {
+        unsigned g = (unsigned)(((size_t)n * c + CH_THREADS - 1) / CH_THREADS);
+        if (bf) mul_bcast_grad_nhwc<bf16><<<g, CH_THREADS>>>(n, c, (size_t)hw, (const bf16 *)dy, (const bf16 *)a, (bf16 *)db);
+        else mul_bcast_grad_nhwc<float><<<g, CH_THREADS>>>(n, c, (size_t)hw, (const float *)dy, (const float *)a, (float *)db);
+    } else {
+        unsigned g = (unsigned)n * (unsigned)c;
+        if (bf) mul_bcast_grad_nchw<bf16><<<g, CH_THREADS>>>((size_t)hw, (const bf16 *)dy, (const bf16 *)a, (bf16 *)db);
+        else mul_bcast_grad_nchw<float><<<g, CH_THREADS>>>((size_t)hw, (const float *)dy, (const float *)a, (float *)db);
+    }
+}
+
+extern "C" void cb_fmt_scale_forward(int fmt, int n, int c, int64_t hw, const void *x, const float *w, void *y) {
+    size_t t = (size_t)n * c * hw;
+    if (fmt & CB_FMT_BF16) scale_kernel<bf16><<<grid_of(t), CH_THREADS>>>(t, ix_of(fmt, c, hw), (const bf16 *)x, w, (bf16 *)y);
+    else scale_kernel<float><<<grid_of(t), CH_THREADS>>>(t, ix_of(fmt, c, hw), (const float *)x, w, (float *)y);
+}
+
+// one row per warp (NHWC) or per thread (NCHW)
+static unsigned ln_grid(int fmt, size_t rows) {
+    size_t threads = fmt & CB_FMT_NHWC ? rows * 32 : rows;
+    return (unsigned)((threads + CH_THREADS - 1) / CH_THREADS);
+}
+
+extern "C" void cb_fmt_layernorm_forward(int fmt, int n, int c, int64_t hw, float eps, const void *x, const float *g, const float *b, void *y,
+                                         float *stats) {
+    size_t rows = (size_t)n * hw;
+    bool nhwc = fmt & CB_FMT_NHWC;
+    if (fmt & CB_FMT_BF16) ln_forward_kernel<bf16><<<ln_grid(fmt, rows), CH_THREADS>>>(nhwc, rows, c, (size_t)hw, eps, (const bf16 *)x, g, b, (bf16 *)y, stats);
+    else ln_forward_kernel<float><<<ln_grid(fmt, rows), CH_THREADS>>>(nhwc, rows, c, (size_t)hw, eps, (const float *)x, g, b, (float *)y, stats);
+}
+
+// per channel: s2 = sum of dy xhat (LN) or dy x, s1 = sum of dy, into dg and db (either NULL)
+template <bool LN>
+static void param_sums(int fmt, int n, int c, int64_t hw, const void *x, const void *dy, const float *stats, float *dg, float *db, float *part) {
+    size_t rows = (size_t)n * hw;
+    bool bf = fmt & CB_FMT_BF16;
+    size_t chunks = rows / 256 ? rows / 256 : 1;
+    if (chunks > CB_FMT_BN_CHUNKS) chunks = CB_FMT_BN_CHUNKS;
+    size_t per = (rows + chunks - 1) / chunks;
+    if (fmt & CB_FMT_NHWC) {
+        dim3 grid((unsigned)chunks, (unsigned)((c + CH_THREADS - 1) / CH_THREADS));
+        if (bf) ln_param_part_nhwc<bf16, LN><<<grid, CH_THREADS>>>(rows, c, per, (const bf16 *)x, (const bf16 *)dy, stats, part);
+        else ln_param_part_nhwc<float, LN><<<grid, CH_THREADS>>>(rows, c, per, (const float *)x, (const float *)dy, stats, part);
+    } else {
+        dim3 grid((unsigned)chunks, (unsigned)c);
+        if (bf) ln_param_part_nchw<bf16, LN><<<grid, CH_THREADS>>>(rows, c, (size_t)hw, per, (const bf16 *)x, (const bf16 *)dy, stats, part);
+        else ln_param_part_nchw<float, LN><<<grid, CH_THREADS>>>(rows, c, (size_t)hw, per, (const float *)x, (const float *)dy, stats, part);
+    }
+    ln_param_finish<<<(unsigned)(c + 7) / 8, 256>>>(c, (int)chunks, part, db, dg);
+}
+
+extern "C" size_t cb_fmt_layernorm_scratch(int64_t c) { return (size_t)CB_FMT_BN_CHUNKS * 2 * (size_t)c; }
+
+extern "C" void cb_fmt_layernorm_backward(int fmt, int n, int c, int64_t hw, const void *x, const float *g, const void *dy, const float *stats,
+                                          void *dx, float *dg, float *db, float *part) {
+    size_t rows = (size_t)n * hw;
+    bool nhwc = fmt & CB_FMT_NHWC, bf = fmt & CB_FMT_BF16;
+    if (dx) {
+        if (bf) ln_backward_kernel<bf16><<<ln_grid(fmt, rows), CH_THREADS>>>(nhwc, rows, c, (size_t)hw, (const bf16 *)x, g, (const bf16 *)dy, stats, (bf16 *)dx);
+        else ln_backward_kernel<float><<<ln_grid(fmt, rows), CH_THREADS>>>(nhwc, rows, c, (size_t)hw, (const float *)x, g, (const float *)dy, stats, (float *)dx);
+    }
+    if (dg || db) param_sums<true>(fmt, n, c, hw, x, dy, stats, dg, db, part);
+}
+
+extern "C" void cb_fmt_scale_backward_filter(int fmt, int n, int c, int64_t hw, const void *x, const void *dy, float *dw, float *part) {
+    param_sums<false>(fmt, n, c, hw, x, dy, nullptr, dw, nullptr, part);
+}

@@ -1,0 +1,568 @@
+// convbench model-eval --device CAL.json PROFILE.json...: the calibrated model's held-out error,
+// leave one network out.
+//
+// Every parameter of the model is fitted on the calibration shapes alone (the samples the device
+// entry holds), never on a profiled network. What is left to choose is the model's form (the
+// wave term's tile, and whether it covers backward filter: cb_calibration's wave_tile and
+// wave_wgrad). For each network held out, the form is chosen on the other networks (lowest
+// pooled median error over their layer-directions), the calibration is fitted again in that form,
+// and the held-out network's layers are predicted: nothing about that network reaches its
+// prediction. The report gives the held-out median and p90 per network and pooled (per
+// direction), next to the default form (no selection) and Paleo's method.
+//
+// Whole steps: `convbench fullpass --update --no-data-grad --format json` outputs among the files
+// are compared with cb_predict_step in the form held out for their network.
+//
+// Profiles are `convbench profile --format json` outputs (one direction each, or --direction
+// all); each names its network, batch and precision. The network is found by its name among the
+// built-ins (nets/) and the files --nets names (generated ones: tools/gen_random_net.py).
+#include "model_cli.h"
+#include "model_plot.h"
+#include "core/net.h"
+
+#include <cjson/cJSON.h>
+#include <dirent.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PROFILES 512
+#define MAX_CASES 128
+#define MAX_SPECS 256
+
+static const char *const PHASE_COL[CB_PHASE_COUNT] = {"fwd", "bwd_data", "bwd_filter"};
+
+// one network at one batch and precision, with its measured directions
+typedef struct ecase {
+    char name[160];
+    long batch;
+    cb_precision prec;
+    cb_net *net;
+    model_measure m[12];
+    int nm;
+    int unit;                           // the network (by name) it belongs to: the unit held out
+} ecase;
+
+// the forms tried: the default first (ties keep it)
+typedef struct form { int wave_tile, wave_wgrad; } form;
+static const form FORMS[] = {{0, 0}, {-1, 0}, {32, 0}, {128, 0}, {256, 0}, {0, 1}, {32, 1},
+                             {128, 1}, {256, 1}, {0, 2}, {32, 2}, {128, 2}, {256, 2}};
+#define NFORMS ((int)(sizeof FORMS / sizeof FORMS[0]))
+
+// the device in form f: the calibration refitted in that form (when it has samples), carried
+// onto the target GPU when transfer
+static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_device *src, bool transfer, const form *f,
+                                const cb_cal_sample *smp, int nsmp, const char *cal_path, cb_error *err) {
+    cb_device *s = malloc(sizeof *s);
+    if (!s) abort();
+    *s = *src;
+    s->cal.wave_tile = f->wave_tile, s->cal.wave_wgrad = f->wave_wgrad;
+    cb_status st = nsmp ? cb_cal_fit(smp, nsmp, s, err) : CB_OK;
+    if (transfer) {
+        *out = *dev;
+        cb_device_transfer_calibration(out, s, cal_path);
+    } else *out = *s;
+    free(s);
+    return st;
+}
+
+static void form_name(const form *f, char *buf, size_t n) {
+    if (f->wave_tile < 0) snprintf(buf, n, "no wave term");
+    else snprintf(buf, n, "wave %d%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad == 2 ? " + wgrad split-K" : f->wave_wgrad ? " + wgrad" : "");
+}
+
+// a row's network unit, direction and whether a fallback ran it (own kernel under cudnn)
+typedef struct rowinfo { int unit, ecase, layer; cb_phase phase; bool fallback; const char *alg; double measured; } rowinfo;
+
+typedef struct specs { int n; char *spec[MAX_SPECS]; char *name[MAX_SPECS]; } specs;
+
+static void add_spec(specs *s, const char *spec) {
+    if (s->n == MAX_SPECS) return;
+    cb_error err = {0};
+    cb_net *net = cb_net_load(spec, &err);
+    if (!net) return; // a file that is not a network is no candidate
+    s->spec[s->n] = cb_strdup(spec);
+    s->name[s->n++] = cb_strdup(net->name);
+    cb_net_free(net);
+}
+
+// the built-ins: every *.json of the directories cb_nets_path names
+static void add_builtins(specs *s) {
+    char dirs[1024];
+    snprintf(dirs, sizeof dirs, "%s", cb_nets_path());
+    for (char *save = NULL, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        DIR *dir = opendir(d);
+        if (!dir) continue;
+        for (struct dirent *e; (e = readdir(dir));) {
+            size_t n = strlen(e->d_name);
+            if (n < 6 || strcmp(e->d_name + n - 5, ".json")) continue;
+            char path[2048];
+            snprintf(path, sizeof path, "%s/%s", d, e->d_name);
+            add_spec(s, path);
+        }
+        closedir(dir);
+    }
+}
+
+// a measured training step: `convbench fullpass --update --no-data-grad --format json`
+typedef struct step {
+    char name[160];
+    long batch;
+    cb_precision prec;
+    bool update, data_grad;
+    double fwd, crit, bwd, upd, total; // ms (median)
+    const char *path;
+} step;
+
+static cJSON *read_json(const char *path) {
+    cb_error err = {0};
+    char *text = cb_read_text(path, &err);
+    cJSON *root = text ? cJSON_Parse(text) : NULL;
+    free(text);
+    return root;
+}
+
+// whether path holds a fullpass result; if so, *st filled (-1 returned) or an exit status
+static int load_step(const char *path, bool *is, step *st) {
+    cJSON *root = read_json(path);
+    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(root, "command");
+    *is = cJSON_IsString(cmd) && !strcmp(cmd->valuestring, "fullpass");
+    int rc = -1;
+    if (*is) {
+        const cJSON *net = cJSON_GetObjectItemCaseSensitive(root, "network"), *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
+        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "precision"), *up = cJSON_GetObjectItemCaseSensitive(root, "update");
+        const cJSON *dg = cJSON_GetObjectItemCaseSensitive(root, "data_grad");
+        const cJSON *rows = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "tables"), "fullpass");
+        memset(st, 0, sizeof *st);
+        st->path = path;
+        if (!cJSON_IsString(net) || !cJSON_IsNumber(b) || !cJSON_IsString(pr) || !cb_precision_parse(pr->valuestring, &st->prec) ||
+            !cJSON_IsArray(rows))
+            rc = cli_usage_error(&cmd_model_eval, "'%s' is not the JSON of convbench fullpass", path);
+        else {
+            snprintf(st->name, sizeof st->name, "%s", net->valuestring);
+            st->batch = (long)b->valuedouble;
+            st->update = cJSON_IsString(up) && !strcmp(up->valuestring, "yes");
+            st->data_grad = cJSON_IsString(dg) && !strcmp(dg->valuestring, "yes");
+            const cJSON *r;
+            cJSON_ArrayForEach(r, rows) {
+                const cJSON *ph = cJSON_GetObjectItemCaseSensitive(r, "phase"), *ms = cJSON_GetObjectItemCaseSensitive(r, "median_ms");
+                if (!cJSON_IsString(ph) || !cJSON_IsNumber(ms)) continue;
+                const char *n = ph->valuestring + strspn(ph->valuestring, " ");
+                double v = ms->valuedouble;
+                if (!strcmp(n, "net forward")) st->fwd = v;
+                else if (!strcmp(n, "net backward")) st->bwd = v;
+                else if (!strncmp(n, "criterion", 9)) st->crit += v;
+                else if (!strcmp(n, "update")) st->upd = v;
+                else if (!strcmp(n, "total")) st->total = v;
+            }
+            if (!(st->total > 0)) rc = cli_usage_error(&cmd_model_eval, "'%s': fullpass without a total", path);
+        }
+    }
+    cJSON_Delete(root);
+    return rc;
+}
+
+// n numbers with one decimal, in the row's next cells
+static void cells_1(cb_table *t, const double *v, int n) {
+    for (int k = 0; k < n; k++) cb_table_num(t, v[k], 1);
+}
+
+static double median_of(double *v, int n, double *p90) {
+    double m = 0, p = 0;
+    if (n) model_cli_percentiles(v, n, &m, &p);
+    if (p90) *p90 = p;
+    return m;
+}
+
+// median and p90 of err[rows where keep(row)]
+static void stats(const double *err, const rowinfo *ri, int nrow, int unit, int phase, bool no_fallback, double *scratch, int *cnt,
+                  double *med, double *p90) {
+    int k = 0;
+    for (int j = 0; j < nrow; j++) {
+        if (unit >= 0 && ri[j].unit != unit) continue;
+        if (phase >= 0 && (int)ri[j].phase != phase) continue;
+        if (no_fallback && ri[j].fallback) continue;
+        scratch[k++] = err[j];
+    }
+    *cnt = k;
+    *med = median_of(scratch, k, p90);
+}
+
+static int run(int argc, char **argv) {
+    const char *device = NULL, *calibration = NULL, *db_path = NULL, *kinds = "conv", *precision = NULL, *plot = NULL;
+    long ws_mb = 4096;
+    bool rows_out = false, default_only = false;
+    cli_list nets = {0};
+    cli_out o = {0};
+    const cli_opt opts[] = {
+        {"--device", CLI_STR, &device, "FILE|NAME", "the calibrated entry (calibrate --save) whose samples are refitted; or a database GPU"},
+        {"--calibration", CLI_STR, &calibration, "FILE", "with --device NAME: a calibration taken on another GPU, carried onto NAME's datasheet"},
+        {"--nets", CLI_LIST, &nets, "F1,F2", "network files besides the built-ins, matched to the profiles by name (repeatable)"},
+        {"--kinds", CLI_STR, &kinds, "K1,K2", "layer kinds evaluated: conv (default), fc, pool, other or all"},
+        {"--precision", CLI_STR, &precision, "P", "only the profiles and steps measured in P (fp32, tf32, bf16; default: all)"},
+        {"--default-form", CLI_FLAG, &default_only, NULL, "no form selection: the default form for every network"},
+        {"--plot", CLI_STR, &plot, "FILE.svg", "held-out predicted against measured per layer-direction, as SVG"},
+        {"--rows", CLI_FLAG, &rows_out, NULL, "also every layer-direction's held-out prediction"},
+        {"--workspace-mb", CLI_INT, &ws_mb, "MB", "algorithms may use this much workspace, as profile's (default 4096)"},
+        {"--devices", CLI_STR, &db_path, "FILE", "device database (default $CONVBENCH_DEVICES or data/devices.json)"},
+        CLI_OUT_OPTS(o),
+        {0},
+    };
+    const char *pos[MAX_PROFILES] = {0};
+    int rc = cli_parse(&cmd_model_eval, opts, argc, argv, pos, 1, MAX_PROFILES);
+    if (rc >= 0) return rc;
+    int npos = 0;
+    while (npos < MAX_PROFILES && pos[npos]) npos++;
+    cb_format fmt;
+    if ((rc = cli_out_check(&cmd_model_eval, &o, &fmt)) >= 0) return rc;
+    if ((rc = model_cli_kinds_check(&cmd_model_eval, kinds)) >= 0) return rc;
+    if (ws_mb < 0) return cli_usage_error(&cmd_model_eval, "--workspace-mb: %ld must not be negative", ws_mb);
+    cb_precision only_prec = CB_PREC_FP32;
+    if (precision && !cb_precision_parse(precision, &only_prec))
+        return cli_usage_error(&cmd_model_eval, "--precision: '%s' is not fp32, tf32 or bf16", precision);
+    cb_devdb db;
+    cb_device *dev = malloc(sizeof *dev), *fd = malloc(sizeof *fd), *src = malloc(sizeof *src);
+    if (!dev || !fd || !src) abort();
+    if ((rc = model_cli_device(&cmd_model_eval, db_path, device, calibration, false, &db, dev)) >= 0) {
+        free(dev), free(fd), free(src);
+        return rc;
+    }
+    cb_devdb_free(&db);
+    // the calibration's own GPU (src), and whether it is carried onto another one (--device NAME --calibration FILE)
+    const char *cal_path = calibration ? calibration : device;
+    bool transfer = calibration && device;
+    cb_error err = {0};
+    if (!dev->cal.nalgo || cb_device_load_file(cal_path, src, &err) != CB_OK) {
+        free(dev), free(fd), free(src);
+        return cli_usage_error(&cmd_model_eval, "'%s' holds no GPU calibration (calibrate --backend cudnn --save)", cal_path);
+    }
+    cb_cal_sample *smp = NULL;
+    int nsmp = 0;
+    cb_cal_samples_load_file(cal_path, &smp, &nsmp, &err);
+    int nforms = nsmp && !default_only ? NFORMS : 1;
+
+    specs sp = {0};
+    for (int j = 0; j < nets.n; j++)
+        for (const char *f = nets.v[j]; *f;) {
+            size_t len = strcspn(f, ",");
+            char path[2048];
+            snprintf(path, sizeof path, "%.*s", (int)len, f);
+            f += len + (f[len] == ',');
+            if (!len) continue;
+            int before = sp.n;
+            add_spec(&sp, path);
+            if (sp.n == before) {
+                rc = cli_usage_error(&cmd_model_eval, "--nets: '%s' is not a network description convbench can load", path);
+                goto out;
+            }
+        }
+    add_builtins(&sp);
+
+    ecase *cs = calloc(MAX_CASES, sizeof *cs);
+    char (*units)[160] = calloc(MAX_CASES, sizeof *units);
+    int ncase = 0, nunit = 0;
+    if (!cs || !units) abort();
+    step *steps = calloc((size_t)npos, sizeof *steps);
+    int nstep = 0, nprof = 0;
+    if (!steps) abort();
+    for (int p = 0; p < npos; p++) {
+        char name[160];
+        long batch;
+        cb_precision prec;
+        bool is_step;
+        if ((rc = load_step(pos[p], &is_step, &steps[nstep])) >= 0) goto out_cases;
+        if (is_step) {
+            if (!precision || steps[nstep].prec == only_prec) nstep++;
+            continue;
+        }
+        if ((rc = model_cli_profile_header(&cmd_model_eval, pos[p], name, sizeof name, &batch, &prec)) >= 0) goto out_cases;
+        if (precision && prec != only_prec) continue;
+        nprof++;
+        int c = 0;
+        while (c < ncase && !(cs[c].batch == batch && cs[c].prec == prec && !strcmp(cs[c].name, name))) c++;
+        if (c == ncase) {
+            int k = 0;
+            while (k < sp.n && strcmp(sp.name[k], name)) k++;
+            if (k == sp.n) {
+                rc = cli_usage_error(&cmd_model_eval, "'%s': no built-in network or --nets file is named '%s'", pos[p], name);
+                goto out_cases;
+            }
+            if (ncase == MAX_CASES) {
+                rc = cli_usage_error(&cmd_model_eval, "more than %d networks and batches", MAX_CASES);
+                goto out_cases;
+            }
+            ecase *e = &cs[ncase++];
+            snprintf(e->name, sizeof e->name, "%s", name);
+            e->batch = batch, e->prec = prec;
+            if (!(e->net = cli_load_net(&cmd_model_eval, sp.spec[k], batch, &rc))) goto out_cases;
+            e->unit = 0;
+            while (e->unit < nunit && strcmp(units[e->unit], name)) e->unit++;
+            if (e->unit == nunit) snprintf(units[nunit++], sizeof units[0], "%s", name);
+        }
+        if ((rc = model_cli_load_measure(&cmd_model_eval, pos[p], cs[c].net, cs[c].prec, dev->cal.backend, cs[c].m, &cs[c].nm, 12)) >= 0) goto out_cases;
+    }
+
+    // err[f][row]: every form's prediction of every row; the rows are the same in every form
+    int nrow = 0, cap = 0, skipped = 0;
+    rowinfo *ri = NULL;
+    double *err_f[NFORMS] = {0}, *paleo = NULL;
+    model_row *best = NULL;             // the held-out prediction of each row, for --rows
+    for (int f = 0; f < nforms; f++) {
+        if (device_in_form(fd, dev, src, transfer, &FORMS[f], smp, nsmp, cal_path, &err) != CB_OK) {
+            rc = cli_fail(&cmd_model_eval, &err);
+            goto out_rows;
+        }
+        int r = 0;
+        for (int c = 0; c < ncase; c++) {
+            cb_model_opts mo = {cs[c].prec, (double)ws_mb * (1 << 20), false};
+            int n = 0, sk = 0;
+            model_row *rows = model_cli_compare(fd, cs[c].net, cs[c].m, cs[c].nm, kinds, mo, &n, &sk);
+            if (!f) {
+                skipped += sk;
+                if (nrow + n > cap) {
+                    cap = 2 * (nrow + n);
+                    ri = realloc(ri, sizeof *ri * (size_t)cap);
+                    paleo = realloc(paleo, sizeof *paleo * (size_t)cap);
+                    best = realloc(best, sizeof *best * (size_t)cap);
+                    for (int g = 0; g < NFORMS; g++) err_f[g] = realloc(err_f[g], sizeof(double) * (size_t)cap);
+                    if (!ri || !paleo || !best) abort();
+                }
+                for (int j = 0; j < n; j++) {
+                    rowinfo *w = &ri[nrow + j];
+                    *w = (rowinfo){cs[c].unit, c, rows[j].layer, rows[j].phase, !strncmp(rows[j].measured_alg, "own", 3),
+                                   rows[j].measured_alg, rows[j].measured_ms};
+                    paleo[nrow + j] = rows[j].paleo_err_pct;
+                }
+                nrow += n;
+            }
+            for (int j = 0; j < n; j++) err_f[f][r + j] = rows[j].err_pct;
+            if (!f)
+                for (int j = 0; j < n; j++) best[r + j] = rows[j];
+            r += n;
+            free(rows);
+        }
+    }
+    if (!nrow && !nstep) {
+        rc = cli_usage_error(&cmd_model_eval, "no layer of kind '%s' has a measured time in the profiles", kinds);
+        goto out_rows;
+    }
+
+    // leave one network out: the form with the lowest pooled median on the others
+    double *scratch = malloc(sizeof(double) * (size_t)(nrow + nstep + 1)), *held = malloc(sizeof(double) * (size_t)(nrow + 1));
+    int *chosen = calloc((size_t)nunit + 1, sizeof(int));
+    if (!scratch || !held || !chosen) abort();
+    for (int u = 0; u < nunit; u++) {
+        double bestm = INFINITY;
+        for (int f = 0; f < nforms; f++) {
+            int k = 0;
+            for (int j = 0; j < nrow; j++)
+                if (ri[j].unit != u) scratch[k++] = err_f[f][j];
+            double m = k ? median_of(scratch, k, NULL) : 0;
+            if (m < bestm - 1e-9) bestm = m, chosen[u] = f;
+        }
+        for (int j = 0; j < nrow; j++)
+            if (ri[j].unit == u) held[j] = err_f[chosen[u]][j];
+    }
+    int all_best = 0; // the form for a network that has no profile: chosen on every profiled one
+    {
+        double bestm = INFINITY;
+        for (int f = 0; f < nforms && nrow; f++) {
+            memcpy(scratch, err_f[f], sizeof(double) * (size_t)nrow);
+            double m = median_of(scratch, nrow, NULL);
+            if (m < bestm - 1e-9) bestm = m, all_best = f;
+        }
+    }
+    // the held-out rows' predictions under their chosen form, for --rows
+    if (rows_out || plot)
+        for (int u = 0; u < nunit; u++) {
+            if (!chosen[u]) continue;
+            device_in_form(fd, dev, src, transfer, &FORMS[chosen[u]], smp, nsmp, cal_path, &err);
+            for (int j = 0; j < nrow; j++)
+                if (ri[j].unit == u) {
+                    cb_model_opts mo = {cs[ri[j].ecase].prec, (double)ws_mb * (1 << 20), false};
+                    const model_measure *m = cs[ri[j].ecase].m;
+                    int k = 0;
+                    while (k + 1 < cs[ri[j].ecase].nm && (m[k].phase != ri[j].phase || !(m[k].ms[ri[j].layer] > 0))) k++;
+                    mo.inference = !m[k].train_fwd;
+                    cb_predict_layer(fd, cs[ri[j].ecase].net, ri[j].layer, ri[j].phase, &mo, &best[j].pred);
+                }
+        }
+
+    if (plot) {
+        model_point *pts = malloc(sizeof *pts * (size_t)(nrow + 1));
+        if (!pts) abort();
+        for (int j = 0; j < nrow; j++) pts[j] = (model_point){ri[j].measured, best[j].pred.ms, ri[j].phase};
+        char title[160];
+        snprintf(title, sizeof title, "%d networks, leave one out: %s on %s", nunit, kinds, dev->name);
+        int bad = model_plot_svg(plot, title, pts, nrow);
+        free(pts);
+        if (bad) {
+            rc = cli_usage_error(&cmd_model_eval, "--plot: cannot write '%s'", plot);
+            goto out_eval;
+        }
+    }
+    cb_report *r = cb_report_new("model-eval");
+    cb_report_meta_str(r, "device", dev->name);
+    cb_report_meta_str(r, "calibration", cal_path);
+    if (transfer) cb_report_meta_str(r, "transfer", "the calibration's efficiencies and passes carried onto the device's datasheet figures");
+    cb_report_meta_num(r, "calibration_samples", nsmp);
+    cb_report_meta_str(r, "kinds", kinds);
+    cb_report_meta_num(r, "networks", nunit);
+    cb_report_meta_num(r, "profiles", nprof);
+    if (nstep) cb_report_meta_num(r, "steps", nstep);
+    const char *nc[] = {"network", "batch", "precision", "rows", "fallback_rows", "form_chosen", "heldout_median_pct",
+                        "heldout_p90_pct", "default_median_pct", "default_p90_pct", "paleo_median_pct"};
+    cb_table *t = cb_report_table(r, "networks", 11, nc);
+    for (int u = 0; u < nunit; u++) {
+        int n = 0, fb = 0;
+        double hm, hp, dm, dp, pm;
+        for (int j = 0; j < nrow; j++) fb += ri[j].unit == u && ri[j].fallback;
+        stats(held, ri, nrow, u, -1, false, scratch, &n, &hm, &hp);
+        stats(err_f[0], ri, nrow, u, -1, false, scratch, &n, &dm, &dp);
+        stats(paleo, ri, nrow, u, -1, false, scratch, &n, &pm, NULL);
+        char batches[64] = "", fname[48];
+        for (int c = 0; c < ncase; c++)
+            if (cs[c].unit == u)
+                snprintf(batches + strlen(batches), sizeof batches - strlen(batches), "%s%ld", batches[0] ? "," : "", cs[c].batch);
+        form_name(&FORMS[chosen[u]], fname, sizeof fname);
+        int c0 = 0;
+        while (cs[c0].unit != u) c0++;
+        cb_table_row(t);
+        cb_table_str(t, units[u]);
+        cb_table_str(t, batches);
+        cb_table_str(t, cb_precision_name(cs[c0].prec));
+        cb_table_int(t, n);
+        cb_table_int(t, fb);
+        cb_table_str(t, fname);
+        cells_1(t, (double[]){hm, hp, dm, dp, pm}, 5);
+    }
+    const char *pc[] = {"direction", "rows", "heldout_median_pct", "heldout_p90_pct", "default_median_pct", "default_p90_pct",
+                        "paleo_median_pct", "paleo_p90_pct"};
+    t = cb_report_table(r, "pooled", 8, pc);
+    for (int k = 0; k <= CB_PHASE_COUNT + 1; k++) {
+        bool nofb = k == CB_PHASE_COUNT + 1;
+        int ph = k < CB_PHASE_COUNT ? k : -1, n;
+        double hm, hp, dm, dp, pm, pp;
+        stats(held, ri, nrow, -1, ph, nofb, scratch, &n, &hm, &hp);
+        if (!n) continue;
+        stats(err_f[0], ri, nrow, -1, ph, nofb, scratch, &n, &dm, &dp);
+        stats(paleo, ri, nrow, -1, ph, nofb, scratch, &n, &pm, &pp);
+        cb_table_row(t);
+        cb_table_str(t, ph >= 0 ? PHASE_COL[ph] : nofb ? "all, no fallback rows" : "all");
+        cb_table_int(t, n);
+        cells_1(t, (double[]){hm, hp, dm, dp, pm, pp}, 6);
+    }
+    if (nforms > 1) {
+        const char *fc[] = {"form", "chosen_for", "all_networks_median_pct", "all_networks_p90_pct"};
+        t = cb_report_table(r, "forms", 4, fc);
+        for (int f = 0; f < nforms; f++) {
+            int n, times = 0;
+            double m, p;
+            for (int u = 0; u < nunit; u++) times += chosen[u] == f;
+            stats(err_f[f], ri, nrow, -1, -1, false, scratch, &n, &m, &p);
+            char fname[48];
+            form_name(&FORMS[f], fname, sizeof fname);
+            cb_table_row(t);
+            cb_table_str(t, fname);
+            cb_table_int(t, times);
+            cb_table_num(t, m, 1);
+            cb_table_num(t, p, 1);
+        }
+    }
+    if (rows_out) {
+        const char *rc_[] = {"network", "batch", "layer", "direction", "measured_ms", "measured_alg", "model_ms", "model_alg", "heldout_err_pct"};
+        t = cb_report_table(r, "rows", 9, rc_);
+        for (int j = 0; j < nrow; j++) {
+            const ecase *e = &cs[ri[j].ecase];
+            cb_table_row(t);
+            cb_table_str(t, e->name);
+            cb_table_int(t, e->batch);
+            cb_table_str(t, e->net->layers[ri[j].layer].name);
+            cb_table_str(t, PHASE_COL[ri[j].phase]);
+            cb_table_num(t, ri[j].measured, 4);
+            cb_table_str(t, ri[j].alg);
+            cb_table_num(t, best[j].pred.ms, 4);
+            cb_table_str(t, best[j].pred.name[0] ? best[j].pred.name : best[j].pred.algo < CB_ALGO_COUNT ? cb_algo_name(best[j].pred.algo) : "");
+            cb_table_num(t, held[j], 1);
+        }
+    }
+    if (nstep) {
+        const char *sc[] = {"network", "batch", "forward_ms", "forward_model_ms", "backward_ms", "backward_model_ms", "update_ms",
+                            "update_model_ms", "step_ms", "step_model_ms", "step_err_pct"};
+        t = cb_report_table(r, "steps", 11, sc);
+        int ne = 0;
+        for (int k = 0; k < nstep; k++) {
+            const step *st = &steps[k];
+            int sp_i = 0;
+            while (sp_i < sp.n && strcmp(sp.name[sp_i], st->name)) sp_i++;
+            if (sp_i == sp.n) {
+                rc = cli_usage_error(&cmd_model_eval, "'%s': no built-in network or --nets file is named '%s'", st->path, st->name);
+                break;
+            }
+            cb_net *net = cli_load_net(&cmd_model_eval, sp.spec[sp_i], st->batch, &rc);
+            if (!net) break;
+            int u = 0, f = all_best;
+            while (u < nunit && strcmp(units[u], st->name)) u++;
+            if (u < nunit) f = chosen[u];
+            device_in_form(fd, dev, src, transfer, &FORMS[f], smp, nsmp, cal_path, &err);
+            cb_model_opts mo = {st->prec, (double)ws_mb * (1 << 20), false};
+            cb_step_pred sp_;
+            cb_predict_step(fd, net, &mo, &sp_);
+            cb_net_free(net);
+            double pred_total = sp_.fwd_ms + sp_.criterion_ms + sp_.bwd_data_ms + sp_.bwd_filter_ms + (st->update ? sp_.update_ms : 0);
+            double e = 100 * fabs(pred_total - st->total) / st->total;
+            scratch[ne++] = e;
+            cb_table_row(t);
+            cb_table_str(t, st->name);
+            cb_table_int(t, st->batch);
+            cb_table_num(t, st->fwd, 3);
+            cb_table_num(t, sp_.fwd_ms, 3);
+            cb_table_num(t, st->bwd, 3);
+            cb_table_num(t, sp_.bwd_data_ms + sp_.bwd_filter_ms, 3);
+            cb_table_num(t, st->upd, 3);
+            if (st->update) cb_table_num(t, sp_.update_ms, 3);
+            else cb_table_null(t);
+            cb_table_num(t, st->total, 3);
+            cb_table_num(t, pred_total, 3);
+            cb_table_num(t, e, 1);
+            if (st->data_grad) cb_report_note(r, "%s: measured with the input's gradient, which the model leaves out", st->path);
+        }
+        if (rc >= 0) {
+            cb_report_free(r);
+            goto out_eval;
+        }
+        double m, p90;
+        m = median_of(scratch, ne, &p90);
+        cb_report_note(r, "whole steps (%d): median error %.1f%%, p90 %.1f%%; predicted = the per-layer predictions (training forward) "
+                          "+ criterion + update; the gaps between kernels are not modelled beyond each call's fixed cost", ne, m, p90);
+    }
+    cb_report_note(r, "held out: each network's form (wave term) chosen on the other networks' rows, every coefficient fitted on the "
+                      "calibration shapes alone; default: the default form for all; error |predicted - measured| / measured");
+    if (nforms == 1) cb_report_note(r, "one form only (%s): held-out and default agree", nsmp ? "--default-form" : "the entry has no samples to refit");
+    for (int c = 0; c < ncase; c++)
+        if (cs[c].nm && strcmp(cs[c].m[0].backend, dev->cal.backend))
+            cb_report_note(r, "%s: measured on backend '%s', the calibration is of '%s'", cs[c].name, cs[c].m[0].backend, dev->cal.backend);
+    if (skipped) cb_report_note(r, "%d backward-data rows left out: layers fed by the input compute no data gradient", skipped);
+    cb_report_note(r, "fallback rows: the backend ran its own kernel (measured algorithm 'own ...'), e.g. for asymmetric padding");
+    rc = cli_emit(&cmd_model_eval, r, &o, fmt);
+    cb_report_free(r);
+out_eval:
+    free(scratch), free(held), free(chosen);
+out_rows:
+    for (int f = 0; f < NFORMS; f++) free(err_f[f]);
+    free(ri), free(paleo), free(best);
+out_cases:
+    for (int c = 0; c < ncase; c++) {
+        for (int k = 0; k < cs[c].nm; k++) model_cli_measure_free(&cs[c].m[k]);
+        cb_net_free(cs[c].net);
+    }
+    free(cs), free(units), free(steps);
+out:
+    for (int k = 0; k < sp.n; k++) free(sp.spec[k]), free(sp.name[k]);
+    free(smp), free(dev), free(fd), free(src);
+    return rc;
+}
+
+const cli_cmd cmd_model_eval = {"model-eval", "the calibrated model's held-out per-layer error, leave one network out, from GPU profiles",
+                                "--device CAL.json [--nets F1,F2] [--kinds K] PROFILE.json... [FULLPASS.json...]", run};
