@@ -1,8 +1,17 @@
 # convbench build. `make` builds the library, the CLI and the tests; `make test` runs them
 # (plain build, then again under ASan+UBSan); `make run` installs what is missing and runs the
-# main job. CUDA sources are compiled when nvcc is present; nothing in the tests needs a GPU.
+# main job; `make install PREFIX=DIR` installs. CUDA sources are compiled when nvcc is present;
+# nothing in the tests needs a GPU.
 
 .DEFAULT_GOAL := all
+# every core by default (nvcc's .cu files take minutes one after another); -jN overrides
+ifeq ($(filter -j%,$(MAKEFLAGS)),)
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+endif
+VERSION  := 0.1.0
+SOVER    := 0
+PREFIX   ?= /usr/local
+DATADIR  := $(PREFIX)/share/convbench
 SAN      ?=
 BUILD    ?= build$(if $(SAN),-san,)$(if $(FUZZ),-fuzz,)
 CC       ?= gcc
@@ -10,10 +19,12 @@ NVCC     ?= $(shell command -v nvcc 2>/dev/null)
 CUDA_HOME ?= $(if $(NVCC),$(patsubst %/bin/nvcc,%,$(realpath $(NVCC))),)
 
 COMMIT   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+# 1 when tracked files differ from that commit (results then say convbench_dirty: true)
+DIRTY    := $(shell test -n "$$(git status --porcelain --untracked-files=no 2>/dev/null)" && echo 1 || echo 0)
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unused-parameter -fopenmp -MMD -MP \
+CFLAGS   += -std=c11 -D_POSIX_C_SOURCE=200809L -Wall -Wextra -Wno-unused-parameter -fopenmp -fPIC -MMD -MP \
             -Iinclude -Isrc
-LDLIBS   += -lcjson -lopenblas -lz -lm -fopenmp
+LDLIBS   += -lcjson -lopenblas -lsqlite3 -lz -lm -fopenmp
 
 # gcc's "undefined" leaves out float-cast-overflow (a double too large for its integer type)
 ifeq ($(SAN),1)
@@ -71,7 +82,7 @@ TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/%.o)
 # reports the commit rebuilds when it changes
 FLAGS_ID := $(shell echo '$(CC) $(CFLAGS) $(NVFLAGS)' | md5sum | cut -c1-12)
 FLAGS_STAMP := $(BUILD)/.flags-$(FLAGS_ID)
-COMMIT_STAMP := $(BUILD)/.commit-$(COMMIT)
+COMMIT_STAMP := $(BUILD)/.commit-$(COMMIT)-$(DIRTY)
 $(FLAGS_STAMP):
 	@mkdir -p $(@D) && rm -f $(BUILD)/.flags-* && touch $@
 $(COMMIT_STAMP):
@@ -80,17 +91,33 @@ FUZZ_SRC := $(wildcard fuzz/*.c)
 FUZZERS  := $(patsubst fuzz/%.c,%,$(wildcard fuzz/fuzz_*.c))
 $(LIB_OBJ) $(TOOL_OBJ) $(TEST_SRC:%.c=$(BUILD)/%.o) $(FUZZ_SRC:%.c=$(BUILD)/%.o): $(FLAGS_STAMP)
 $(BUILD)/src/bench/env.o: $(COMMIT_STAMP)
-$(BUILD)/src/bench/env.o: CFLAGS += -DCB_COMMIT=\"$(COMMIT)\"
+$(BUILD)/src/bench/env.o: CFLAGS += -DCB_COMMIT=\"$(COMMIT)\" -DCB_DIRTY=$(DIRTY)
+# where the data is looked for: the installed PREFIX, then $$CONVBENCH_DATA, then this tree
+PREFIX_STAMP := $(BUILD)/.prefix-$(shell echo '$(DATADIR)' | md5sum | cut -c1-12)
+$(PREFIX_STAMP):
+	@mkdir -p $(@D) && rm -f $(BUILD)/.prefix-* && touch $@
+$(BUILD)/src/core/setup.o $(BUILD)/src/core/setup.so.o: $(PREFIX_STAMP)
+$(BUILD)/src/core/setup.o $(BUILD)/src/core/setup.so.o: CFLAGS += -DCB_DATADIR=\"$(DATADIR)\" -DCB_SRCDIR=\"$(CURDIR)\"
+# the shared library's copy restarts only an executable that names it as a dependency
+$(BUILD)/src/core/setup.so.o: src/core/setup.c $(FLAGS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -DCB_SHARED -c -o $@ $<
+SO_OBJ   := $(filter-out $(BUILD)/src/core/setup.o,$(LIB_OBJ)) $(BUILD)/src/core/setup.so.o
 
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
-.PHONY: all test test-plain test-san run deps clean fuzz fuzz-build fuzz-smoke
-all: $(BUILD)/convbench $(TESTS)
+.PHONY: all test test-plain test-san run deps clean install fuzz fuzz-build fuzz-smoke
+all: $(BUILD)/convbench $(if $(SAN),,$(BUILD)/libconvbench.so) $(TESTS)
 
 $(BUILD)/libconvbench.a: $(LIB_OBJ)
 	@mkdir -p $(@D)
 	@rm -f $@ # ar adds to an archive: a deleted source's object would stay in it
 	ar rcs $@ $^
+
+$(BUILD)/libconvbench.so.$(VERSION): $(SO_OBJ)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libconvbench.so.$(SOVER) -o $@ $^ $(LDLIBS)
+$(BUILD)/libconvbench.so: $(BUILD)/libconvbench.so.$(VERSION)
+	ln -sf libconvbench.so.$(VERSION) $(BUILD)/libconvbench.so.$(SOVER) && ln -sf libconvbench.so.$(SOVER) $@
 
 $(BUILD)/convbench: $(TOOL_OBJ) $(BUILD)/libconvbench.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -138,9 +165,28 @@ $(BUILD)/fuzz/fuzz_cli: $(filter-out $(BUILD)/tools/main.o,$(TOOL_OBJ))
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzz/fuzz_%.o $(BUILD)/fuzz/common.o $(BUILD)/libconvbench.a
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(BUILD)/libconvbench.a $(LDLIBS)
 
+# on a GPU: AlexNet bf16 NHWC, auto against cudnn; else AlexNet on the CPU (scripts/run.sh)
 run: deps
 	@$(MAKE) --no-print-directory all
-	$(BUILD)/convbench fullpass nets/alexnet.json --backend cpu --batch 16 --warmup 1 --iters 5
+	@scripts/run.sh $(BUILD)/convbench
+
+# PREFIX/bin/convbench, PREFIX/lib/libconvbench.{so,a}, PREFIX/include/convbench.h,
+# PREFIX/lib/pkgconfig/convbench.pc, PREFIX/share/convbench/{nets,data}; DESTDIR stages it
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include \
+	    $(DESTDIR)$(DATADIR)/nets $(DESTDIR)$(DATADIR)/data
+	install -m 755 $(BUILD)/convbench $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(BUILD)/libconvbench.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(BUILD)/libconvbench.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libconvbench.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libconvbench.so.$(SOVER)
+	ln -sf libconvbench.so.$(SOVER) $(DESTDIR)$(PREFIX)/lib/libconvbench.so
+	install -m 644 include/convbench.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 nets/*.json $(DESTDIR)$(DATADIR)/nets/
+	install -m 644 data/devices.json $(DESTDIR)$(DATADIR)/data/
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' '' \
+	    'Name: convbench' 'Description: read, run, measure and predict convolutional networks' \
+	    'Version: $(VERSION)' 'Libs: -L$${libdir} -lconvbench' 'Libs.private: $(strip $(LDLIBS))' \
+	    'Cflags: -I$${includedir}' > $(DESTDIR)$(PREFIX)/lib/pkgconfig/convbench.pc
 
 clean:
 	rm -rf build build-san build-fuzz

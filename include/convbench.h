@@ -14,6 +14,23 @@
 extern "C" {
 #endif
 
+// ---- version and data -----------------------------------------------------------------------
+#define CONVBENCH_VERSION_MAJOR 0
+#define CONVBENCH_VERSION_MINOR 1
+#define CONVBENCH_VERSION_PATCH 0
+#define CONVBENCH_VERSION "0.1.0"
+// MAJOR * 10000 + MINOR * 100 + PATCH, for #if
+#define CONVBENCH_VERSION_NUMBER (CONVBENCH_VERSION_MAJOR * 10000 + CONVBENCH_VERSION_MINOR * 100 + CONVBENCH_VERSION_PATCH)
+
+const char *cb_version(void); // the library's CONVBENCH_VERSION (the header's may differ)
+// Where data (nets/, devices.json) is looked for, ':'-separated, in order: the installed
+// PREFIX/share/convbench, $CONVBENCH_DATA, the source tree the library was built in.
+const char *cb_data_dirs(void);
+// Threads for the CPU backends (OpenMP loops and OpenBLAS); n < 1 leaves them as they are.
+void cb_set_threads(int n);
+// The first DIR/rel of cb_data_dirs() that exists, in out; false (and the source tree's path) if none.
+bool cb_data_file(const char *rel, char *out, size_t n);
+
 // ---- status ---------------------------------------------------------------------------------
 typedef enum cb_status {
     CB_OK = 0,

@@ -79,6 +79,33 @@ expect "fullpass lenet" 0 "grad-weight" -- "$cb" fullpass fashion-lenet --batch 
 expect "fullpass no criterion" 0 "net backward" -- "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 1 --no-criterion --no-data-grad --quiet
 "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 2 --format json --quiet > "$tmp/f.json" 2>/dev/null
 if python3 -c "import json; d=json.load(open('$tmp/f.json')); r={x['phase'].strip():x['median_ms'] for x in d['tables']['fullpass']}; assert r['total']>0 and d['threads']>=1; assert r['net backward'] >= 0.8*(r['grad-input']+r['grad-weight']) > 0" 2>/dev/null; then ok "fullpass json: backward covers its split"; else bad "fullpass json"; fi
+# the JSON schema: version, booleans, the full command line, commit and dirty flag, raw samples
+if python3 -c "
+import json; d=json.load(open('$tmp/f.json'))
+assert d['schema_version'] == 2 and d['verb'] == 'fullpass'
+assert d['argv'] == ['convbench', 'fullpass', 'fashion-lenet', '--batch', '4', '--warmup', '0', '--iters', '2', '--format', 'json', '--quiet']
+assert d['command'] == 'convbench fullpass fashion-lenet --batch 4 --warmup 0 --iters 2 --format json --quiet'
+assert d['update'] is False and d['data_grad'] is True and isinstance(d['convbench_dirty'], bool) and d['convbench_commit']
+assert d['host_max_rss_mb'] > 0 and d['memory_mb'] > 0
+s = [x for x in d['tables']['samples'] if x['phase'] == 'total']
+assert [x['iteration'] for x in s] == [0, 1] and all(x['ms'] > 0 for x in s)
+r = {x['phase'].strip(): x for x in d['tables']['fullpass']}['total']
+assert r['min_ms'] <= r['median_ms'] <= r['max_ms'] and r['stddev_ms'] >= 0 and r['iqr_pct'] is None  # 2 steps: no spread
+" 2>"$tmp/py.err"; then ok "json schema: version, booleans, command line, samples"; else bad "json schema: $(tail -2 "$tmp/py.err")"; fi
+# CSV: one long table with a table column and the header fields on every row
+"$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 3 --format csv --quiet > "$tmp/f.csv" 2>/dev/null
+if python3 -c "
+import csv; rows = list(csv.DictReader(open('$tmp/f.csv')))
+assert {r['table'] for r in rows} == {'fullpass', 'samples', 'breakdown'}
+assert all(r['batch'] == '4' and r['backend'] == 'cpu' and r['update'] == 'false' and r['convbench_commit'] for r in rows)
+assert len([r for r in rows if r['table'] == 'samples' and r['phase'] == 'total']) == 3
+assert rows[0]['command'].startswith('convbench fullpass fashion-lenet')
+" 2>"$tmp/py.err"; then ok "csv: long format, header fields included"; else bad "csv: $(tail -2 "$tmp/py.err")"; fi
+expect "fullpass --min-time" 0 "until they add up to --min-time" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 2 --min-time 0.05 --quiet
+"$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --threads 1 --format json --quiet > "$tmp/t.json" 2>/dev/null
+if python3 -c "import json; assert json.load(open('$tmp/t.json'))['threads'] == 1" 2>/dev/null; then ok "fullpass --threads 1"; else bad "--threads 1"; fi
+expect "bad --threads" 2 "--threads" -- "$cb" fullpass fashion-lenet --threads -1
+expect "progress has elapsed time and ETA" 0 "s] fullpass: iteration 1/3" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 3
 # the breakdown by layer kind: every layer kind of the net has a part, and parts plus gaps are the step
 "$cb" fullpass resnet50 --batch 1 --warmup 1 --iters 2 --update --format json --quiet > "$tmp/r.json" 2>/dev/null
 if python3 -c "
@@ -102,6 +129,32 @@ expect "train wrong size" 2 "pass --resize 86" -- "$cb" train fashion-ece408 --e
 expect "infer missing weights" 2 "$tmp/none.cbw" -- "$cb" infer fashion-lenet --weights "$tmp/none.cbw" --quiet
 expect "predict unknown device" 2 "nodev" -- "$cb" predict alexnet --device nodev
 expect "predict paleo" 0 "conv1" -- "$cb" predict alexnet --device titanx-maxwell --paleo
+expect "layers --help states its batch" 0 "default 128" -- "$cb" layers --help
+expect "simulate defaults a device and interconnect" 0 "default --network" -- "$cb" simulate alexnet --workers 1,2
+expect "calibrate cpu detects the CPU" 0 "cpu_isa:" -- "$cb" calibrate --backend cpu --size 128 --reps 1 --quiet
+# the results database: append, list, compare
+"$cb" fullpass fashion-lenet --batch 4 --warmup 1 --iters 5 --db "$tmp/r.db" --quiet >/dev/null 2>&1
+"$cb" fullpass fashion-lenet --batch 4 --warmup 1 --iters 5 --db "$tmp/r.db" --quiet >/dev/null 2>&1
+"$cb" summary alexnet --db "$tmp/r.db" --quiet >/dev/null 2>&1
+expect "history lists the runs" 0 "3 runs" -- "$cb" history --db "$tmp/r.db"
+expect "history --verb" 0 "2 runs" -- "$cb" history --db "$tmp/r.db" --verb fullpass
+expect "compare two runs" 0 "ratio2" -- "$cb" compare --db "$tmp/r.db" 1 2
+expect "compare the newest two" 0 "change2" -- "$cb" compare --db "$tmp/r.db" -3 -2
+expect "compare a missing run" 2 "no run 9" -- "$cb" compare --db "$tmp/r.db" 1 9
+expect "history of no database" 2 "cannot open" -- "$cb" history --db "$tmp/none.db"
+if [ "$(sqlite3 "$tmp/r.db" "select count(*) from cells where run = 1 and tbl = 'fullpass' and col = 'median_ms'" 2>/dev/null)" = 7 ]; then
+    ok "database cells"; else command -v sqlite3 >/dev/null && bad "database cells" || ok "database cells (no sqlite3 client: skipped)"; fi
+"$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 4 --format json --output "$tmp/a.json" --quiet 2>/dev/null
+cp "$tmp/a.json" "$tmp/b.json"
+expect "compare files: the same run is within its noise" 0 "0 changes beyond the noise" -- "$cb" compare "$tmp/a.json" "$tmp/b.json"
+# the HTML report: one page, inline SVG, no script
+R=docs/results/2026-11-21-h200-final
+"$cb" simulate alexnet --workers 1,2,4 --format json --output "$tmp/sim.json" 2>/dev/null
+if "$cb" report "$R/profile_alexnet_bf16.json" "$R/fullpass_alexnet_auto_fp32.json" "$R/infer_ece408_cudnn-fp32.json" "$R/layers_bf16.json" \
+        "$tmp/sim.json" --peer "$R/peer.out" --output "$tmp/r.html" --quiet 2>"$tmp/rep.err" &&
+   [ "$(grep -c '<svg' "$tmp/r.html")" -ge 8 ] && ! grep -q '<script\|http://[^w]\|https://' "$tmp/r.html"; then
+    ok "report: self-contained page with every chart kind given"; else bad "report: $(cat "$tmp/rep.err")"; fi
+expect "report of a non-result" 2 "not a convbench JSON result" -- "$cb" report data/devices.json
 expect "simulate bad workers" 2 "--workers" -- "$cb" simulate alexnet --device h200 --workers 0
 expect "calibrate bad backend" 2 "--backend" -- "$cb" calibrate --backend tpu
 # GPU calibration: without a GPU one line and status 3; the fit again from saved H200 samples; the entry as --device
@@ -200,7 +253,7 @@ python3 "$gen" --kind resnet --seed 1 --batch 2 --max-gflop 0.3 --output "$tmp/g
 "$cb" profile "$tmp/g1.json" --backend cpu --direction all --iters 1 --warmup 0 --quiet --format json --output "$tmp/g1p.json"
 expect "model-eval" 0 "heldout_median_pct" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/g1.json" "$tmp/g1p.json" "$tmp/pf.json" "$tmp/pbf.json" --kinds all
 expect "model-eval names both networks" 0 "gen resnet seed 1" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/g1.json" "$tmp/g1p.json" "$tmp/pf.json" --kinds all --format csv
-expect "model-eval --rows" 0 "conv1,fwd," -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" --rows --format csv
+expect "model-eval --rows" 0 "conv1" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" --rows --format table
 expect "model-eval unknown network" 2 "no built-in network or --nets file is named 'gen resnet seed 1" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/g1p.json"
 expect "model-eval bad --nets" 2 "--nets: '$tmp/pf.json' is not a network" -- "$cb" model-eval --device "$tmp/cal.json" --nets "$tmp/pf.json" "$tmp/pf.json"
 expect "model-eval uncalibrated device" 2 "holds no GPU calibration" -- "$cb" model-eval --device h200 "$tmp/pf.json"
@@ -212,10 +265,12 @@ expect "model-eval steps alone" 0 "whole steps (1)" -- "$cb" model-eval --device
 # model-eval on the recorded H200 data: the default form reproduces the published 9.4% (conv,
 # docs/results/2026-11-21-model-h200.md); --default-form makes held-out and default agree
 rec=$(dirname "$0")/../docs/results/2026-11-21-model-h200
-line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --format csv 2>&1 | grep '^all,')
-if printf '%s' "$line" | awk -F, '$2 == 380 && sprintf("%.1f", $5) == "9.4" && $3 <= $5 + 1 { ok = 1 } END { exit !ok }'; then ok "model-eval: recorded H200 data"; else bad "model-eval: recorded H200 data: '$line'"; fi
-line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --default-form --format csv 2>&1 | grep '^all,')
-if printf '%s' "$line" | awk -F, '$3 == $5 && $4 == $6 { ok = 1 } END { exit !ok }'; then ok "model-eval --default-form"; else bad "model-eval --default-form: '$line'"; fi
+# the pooled row of every direction ("all"), from the JSON result
+pooled_all() { python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['tables']['pooled'] if x['direction']=='all'][0]; print(r['rows'], r['heldout_median_pct'], r['heldout_p90_pct'], r['default_median_pct'], r['default_p90_pct'])"; }
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --format json 2>/dev/null | pooled_all)
+if printf '%s' "$line" | awk '$1 == 380 && sprintf("%.1f", $4) == "9.4" && $2 <= $4 + 1 { ok = 1 } END { exit !ok }'; then ok "model-eval: recorded H200 data"; else bad "model-eval: recorded H200 data: '$line'"; fi
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --default-form --format json 2>/dev/null | pooled_all)
+if printf '%s' "$line" | awk '$2 == $4 && $3 == $5 { ok = 1 } END { exit !ok }'; then ok "model-eval --default-form"; else bad "model-eval --default-form: '$line'"; fi
 
 # --plot: an SVG of predicted against measured, written whole
 expect "predict --plot" 0 "conv1" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --plot "$tmp/p.svg"
@@ -274,7 +329,9 @@ bad_input "a newline quoted back stays one line" "unknown layer type 'Pool?ing'"
 bad_input "a newline in a flag's value" "--batch: '1?2' is not an integer" -- "$cb" summary alexnet --batch "$(printf '1\n2')"
 bad_input "Elementwise with one parent" "layer 'a': an Elementwise layer needs two or more parents" -- "$cb" summary "$b/elementwise-one-parent.json"
 expect "out of memory gives the plan's size" 3 "the buffers at batch 1000000 need" -- "$cb" fullpass vgg16 --batch 1000000 --quiet
-expect "not-found message lists the search path once" 2 "built-in network in nets)" -- "$cb" summary nonet
+out=$("$cb" summary nonet 2>&1); rc=$?
+if [ "$rc" -eq 2 ] && [ "$(printf '%s' "$out" | grep -o 'built-in network in ' | wc -l)" -eq 1 ] && printf '%s' "$out" | grep -q '/nets)$'; then
+    ok "not-found message lists the search path once"; else bad "not-found message lists the search path once: exit $rc: $out"; fi
 expect "device database: the reason" 2 "cannot open: No such file or directory (the device database" -- "$cb" predict alexnet --devices "$tmp/nodb.json" --device h200
 # --device FILE needs no database: from a directory without data/devices.json
 "$cb" calibrate --refit tests/data/h200-cal-subset.json --save "$tmp/dev.json" --quiet >/dev/null 2>&1

@@ -31,5 +31,9 @@ for t in "$build"/tests/test_*; do
 done
 run cli_test.sh "$here/cli_test.sh" "$build/convbench"
 run check_nets_torch.py /usr/bin/python3 "$here/../tools/check_nets_torch.py"
+# make install into a temporary PREFIX and use it from /: once, with the plain build
+[ "$build" = build ] && run install_test.sh "$here/install_test.sh"
+# convbench report's page in headless Chromium (skips without chromium)
+[ "$build" = build ] && run report_browser.sh "$here/report_browser.sh" "$build/convbench"
 echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" -eq 0 ]

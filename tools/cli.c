@@ -1,6 +1,8 @@
 #include "cli.h"
 #include "core/limits.h"
 #include "core/net.h"
+#include "bench/db.h"
+#include "bench/stats.h"
 
 #include <errno.h>
 #include <math.h>
@@ -9,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+static double g_start_ms = -1; // the first cli_parse
 
 static void print_help(const cli_cmd *cmd, const cli_opt *opts) {
     printf("usage: convbench %s %s\n\n%s\n\noptions:\n", cmd->name, cmd->usage, cmd->summary);
@@ -33,13 +37,14 @@ int cli_usage_error(const cli_cmd *cmd, const char *fmt, ...) {
 
 int cli_parse(const cli_cmd *cmd, const cli_opt *opts, int argc, char **argv, const char **pos, int minpos, int maxpos) {
     int npos = 0;
+    if (g_start_ms < 0) g_start_ms = cb_now_ms();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
             print_help(cmd, opts);
             return 0;
         }
-        if (a[0] != '-' || a[1] == 0) {
+        if (a[0] != '-' || a[1] == 0 || (a[1] >= '0' && a[1] <= '9')) { // "-1": a negative number
             if (npos >= maxpos) return cli_usage_error(cmd, "unexpected argument '%s'", a);
             pos[npos++] = a;
             continue;
@@ -110,9 +115,17 @@ int cli_out_check(const cli_cmd *cmd, const cli_out *o, cb_format *fmt) {
 
 int cli_emit(const cli_cmd *cmd, cb_report *r, const cli_out *o, cb_format fmt) {
     cb_error err = {0};
-    if (fmt == CB_FORMAT_JSON) cb_env_add(r); // the environment travels with every JSON result
+    if (fmt == CB_FORMAT_JSON || fmt == CB_FORMAT_CSV || o->db) cb_env_add(r); // the environment travels with every result file
     cb_status st = cb_report_write(r, fmt, o->output, &err);
     if (st != CB_OK) return cli_fail(cmd, &err);
+    if (o->db) {
+        char *json = cb_report_json(r);
+        int64_t id = 0;
+        st = cb_db_append(o->db, json, &id, &err);
+        free(json);
+        if (st != CB_OK) return cli_fail(cmd, &err);
+        cli_progress(o, "%s: run %lld appended to %s", cmd->name, (long long)id, o->db);
+    }
     return 0;
 }
 
@@ -138,13 +151,36 @@ cb_net *cli_load_net(const cli_cmd *cmd, const char *spec, long batch, int *exit
     return net;
 }
 
-void cli_progress(const cli_out *o, const char *fmt, ...) {
+static void progress_line(const cli_out *o, const char *tail, const char *fmt, va_list ap) {
     if (o->quiet) return;
+    fprintf(stderr, "[%7.1f s] ", (cb_now_ms() - g_start_ms) / 1e3);
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "%s\n", tail);
+}
+
+void cli_progress(const cli_out *o, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    progress_line(o, "", fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+}
+
+void cli_progress_eta(const cli_out *o, double since_ms, double done, double total, const char *fmt, ...) {
+    static double last_ms = -1e9; // a line a second at most, and the first and last ones
+    double now = cb_now_ms();
+    if (now - last_ms < 1e3 && done > 1 && done < total) return;
+    last_ms = now;
+    char tail[64] = "";
+    double spent = (now - since_ms) / 1e3;
+    if (done > 0 && total > done) {
+        double eta = spent / done * (total - done);
+        if (eta < 120) snprintf(tail, sizeof tail, ", ETA %.0f s", eta);
+        else snprintf(tail, sizeof tail, ", ETA %.0f min %02.0f s", floor(eta / 60), fmod(eta, 60));
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    progress_line(o, tail, fmt, ap);
+    va_end(ap);
 }
 
 

@@ -47,8 +47,12 @@ typedef struct cli_out {
     const char *format;           // table|csv|json|md
     const char *output;           // file or "-"
     bool quiet;                   // no progress on stderr
+    const char *db;               // SQLite results database to append the run to
 } cli_out;
 #define CLI_OUT_OPTS(o)                                                                                                \
+    CLI_OUT_FORMAT_OPTS(o), {"--db", CLI_STR, &(o).db, "FILE", "append the run (environment, options, tables) to this SQLite database"}
+// the same for the commands that read a database (history, compare): --db is theirs to define
+#define CLI_OUT_FORMAT_OPTS(o)                                                                                         \
     {"--format", CLI_STR, &(o).format, "F", "table, csv, json or md (default table)"},                                 \
         {"--output", CLI_STR, &(o).output, "FILE", "write the report to FILE (whole or not at all; default stdout)"},  \
         {"--quiet", CLI_FLAG, &(o).quiet, NULL, "no progress on stderr"}
@@ -57,13 +61,19 @@ int cli_emit(const cli_cmd *cmd, cb_report *r, const cli_out *o, cb_format fmt);
 
 // batch: CLI_UNSET keeps the network's own; else it must be in [1, CB_MAX_BATCH]
 cb_net *cli_load_net(const cli_cmd *cmd, const char *spec, long batch, int *exit_status);
+// A line on stderr (unless --quiet), after the time since the command started: "[  12.3 s] ...".
 void cli_progress(const cli_out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// The same with ", ETA X" appended: `done` of `total` steps finished since since_ms (cb_now_ms's
+// clock); at most a line a second, besides the first and the last step's.
+void cli_progress_eta(const cli_out *o, double since_ms, double done, double total, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 void cli_shape_str(cb_shape s, char *buf, size_t n); // Paleo's NHWC "[64, 224, 224, 3]"
 
 extern const cli_cmd cmd_summary, cmd_fullpass, cmd_profile;
 extern const cli_cmd cmd_train, cmd_infer;
 extern const cli_cmd cmd_predict, cmd_simulate, cmd_calibrate, cmd_algos, cmd_layers, cmd_model_eval;
+extern const cli_cmd cmd_history, cmd_compare, cmd_report;
 extern const cli_cmd cmd_import;
 
 #endif

@@ -373,7 +373,7 @@ static int run(int argc, char **argv) {
     cli_out o = {0};
     const cli_opt opts[] = {
         {"--backend", CLI_STR, &backend, "B", "cpu (default), cudnn or cuda (on the GPU: cuBLAS, passes, every convolution algorithm)"},
-        {"--device", CLI_STR, &base, "NAME", "database entry whose datasheet peaks the fractions refer to (default xeon-2c; GPU: by its name)"},
+        {"--device", CLI_STR, &base, "NAME", "database entry whose datasheet peaks the fractions refer to (CPU default: this CPU, detected; GPU: by its name)"},
         {"--save", CLI_STR, &save, "FILE", "write the device entry (JSON) to FILE, whole or not at all"},
         {"--precision", CLI_STR, &precs, "P1,P2", "GPU: convolution precisions to calibrate, fp32 (default), tf32"},
         {"--size", CLI_INT, &size, "N", "CPU: GEMM size N x N x N (default 2048)"},
@@ -403,11 +403,15 @@ static int run(int argc, char **argv) {
         return run_gpu(&ga, &o, fmt);
     }
     if (size < 64 || size > 16384) return cli_usage_error(&cmd_calibrate, "--size: %ld must be in [64, 16384]", size);
-    if (!base) base = "xeon-2c";
-    cb_devdb db;
     cb_device dev;
-    if ((rc = model_cli_device(&cmd_calibrate, db_path, base, NULL, false, &db, &dev)) >= 0) return rc;
-    cb_devdb_free(&db);
+    cb_cpu_info cpu;
+    cli_progress(&o, "calibrate: detecting the CPU");
+    cb_cpu_detect(&cpu);
+    if (base) {
+        cb_devdb db;
+        if ((rc = model_cli_device(&cmd_calibrate, db_path, base, NULL, false, &db, &dev)) >= 0) return rc;
+        cb_devdb_free(&db);
+    } else cb_cpu_device(&cpu, &dev);
     double peak = dev.peak[CB_PREC_FP32];
 
     cli_progress(&o, "calibrate: sgemm %ld^3", size);
@@ -415,9 +419,20 @@ static int run(int argc, char **argv) {
     cli_progress(&o, "calibrate: memcpy 256 MiB");
     double bw = copy_bw((size_t)256 << 20, (int)reps);
 
+    if (!base) dev.mem_bw = bw; // no datasheet: the measured copy is the device's bandwidth
     cb_report *r = cb_report_new("calibrate");
+    char isa[96];
+    cb_cpu_isa(&cpu, isa, sizeof isa);
     cb_report_meta_str(r, "backend", backend);
-    cb_report_meta_str(r, "base_device", dev.name);
+    cb_report_meta_str(r, "cpu_vendor", cpu.vendor);
+    cb_report_meta_str(r, "cpu_model", cpu.model);
+    cb_report_meta_str(r, "cpu_isa", isa);
+    cb_report_meta_num(r, "cpu_cores", cpu.cores);
+    cb_report_meta_num(r, "clock_mhz", cpu.clock_mhz);
+    cb_report_meta_str(r, "clock_source", cpu.clock_source);
+    cb_report_meta_num(r, "clock_measured_mhz", cpu.clock_measured_mhz);
+    cb_report_meta_num(r, "fp32_flops_per_cycle_per_core", cpu.flops_per_cycle);
+    cb_report_meta_str(r, "base_device", base ? dev.name : "this CPU (detected)");
     cb_report_meta_num(r, "peak_fp32_gflops", peak / 1e9);
     const char *cc[] = {"layer", "direction", "ms", "gflops", "fraction_of_peak"};
     cb_table *ct = cb_report_table(r, "conv", 5, cc);
@@ -445,6 +460,7 @@ static int run(int argc, char **argv) {
     // the device entry: datasheet figures of the base device, measured ceilings, fractions
     cb_device out = dev;
     snprintf(out.name, sizeof out.name, "%.48s-calibrated", dev.name);
+    if (!base) snprintf(out.source, sizeof out.source, "%s", dev.source);
     memset(out.meas_gemm, 0, sizeof out.meas_gemm);
     memset(out.algo_eff, 0, sizeof out.algo_eff);
     out.meas_gemm[CB_PREC_FP32] = gemm;
@@ -472,9 +488,11 @@ static int run(int argc, char **argv) {
         cb_table_str(st, rows[i].q);
         cb_table_num(st, rows[i].v, 2);
         cb_table_str(st, rows[i].u);
-        cb_table_num(st, rows[i].f, 3);
+        if (i == 1 && !base) cb_table_null(st); // the measured copy is the bandwidth itself
+        else cb_table_num(st, rows[i].f, 3);
     }
-    cb_report_note(r, "peak %.1f GFLOP/s is the datasheet-style figure of '%s' (%s)", peak / 1e9, dev.name, dev.source);
+    if (base) cb_report_note(r, "peak %.1f GFLOP/s is the datasheet-style figure of '%s' (%s)", peak / 1e9, dev.name, dev.source);
+    else cb_report_note(r, "peak %.1f GFLOP/s: %s", peak / 1e9, dev.source);
     cb_report_note(r, "only im2col + GEMM exists in the CPU backend: Winograd, FFT and implicit GEMM get no fraction and are not predicted for this device");
 
     char *text = NULL;

@@ -1,8 +1,12 @@
 // convbench fullpass NET: a whole training step timed by phase, as convnet-benchmarks does:
 // net forward, criterion forward and backward, net backward split into grad-input and
-// grad-weight, update, total; median with min, max and spread over K iterations.
+// grad-weight, update, total; median, mean, standard deviation, IQR, min and max over K
+// iterations (or as many as --min-time needs), with every sample in JSON and CSV.
 #include "run_common.h"
 #include "bench/stats.h"
+#ifdef CB_HAVE_CUDA
+#include "gpu/gpu.h"
+#endif
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +16,29 @@ enum { PH_FWD, PH_CRIT_F, PH_CRIT_B, PH_BWD, PH_BWD_DATA, PH_BWD_FILTER, PH_UPDA
 static const char *PH_NAMES[] = {"net forward",  "criterion forward", "criterion backward", "net backward",
                                  "  grad-input", "  grad-weight",     "update",             "total"};
 _Static_assert(sizeof PH_NAMES / sizeof PH_NAMES[0] == PH_COUNT, "a phase lacks a name");
+
+static size_t gpu_mem_used(void) {
+#ifdef CB_HAVE_CUDA
+    return cb_gpu_mem_used();
+#else
+    return 0;
+#endif
+}
+
+// samples of every phase, PH_COUNT rows of cap each
+typedef struct samples { double *ms; int n, cap; } samples;
+
+static void samples_grow(samples *s, int need) {
+    if (need <= s->cap) return;
+    int cap = s->cap ? s->cap : 16;
+    while (cap < need) cap *= 2;
+    double *ms = calloc((size_t)PH_COUNT * (size_t)cap, sizeof(double));
+    if (!ms) abort();
+    for (int p = 0; p < PH_COUNT && s->ms; p++) memcpy(ms + (size_t)p * cap, s->ms + (size_t)p * s->cap, sizeof(double) * (size_t)s->n);
+    free(s->ms);
+    s->ms = ms;
+    s->cap = cap;
+}
 
 // Where the step goes: the per-layer steps' times summed by layer kind (the op's Paleo type, and
 // the fused batch norm / activation apart where the backend runs them apart), the criterion and
@@ -107,8 +134,10 @@ static int run(int argc, char **argv) {
     run_opts_default(&ro);
     cli_out o = {0};
     bool update = false, no_criterion = false, per_layer = false;
+    double min_time = 0;
     const cli_opt opts[] = {
         RUN_OPTS(ro),
+        {"--min-time", CLI_FLOAT, &min_time, "S", "time more steps than --iters until the timed steps add up to S seconds"},
         {"--update", CLI_FLAG, &update, NULL, "include the SGD update (momentum 0.9, weight decay 5e-4)"},
         {"--no-data-grad", CLI_FLAG, &ro.no_data_grad, NULL, "skip the gradient w.r.t. the input images"},
         {"--no-criterion", CLI_FLAG, &no_criterion, NULL, "skip softmax cross-entropy; backward starts from ones"},
@@ -124,30 +153,36 @@ static int run(int argc, char **argv) {
     cb_exec_opts eo;
     if ((rc = cli_out_check(&cmd_fullpass, &o, &fmt)) >= 0) return rc;
     if ((rc = run_opts_check(&cmd_fullpass, &ro, &eo)) >= 0) return rc;
+    if (!(min_time >= 0 && min_time <= 86400)) return cli_usage_error(&cmd_fullpass, "--min-time: must be in [0, 86400] seconds");
     cb_net *net = cli_load_net(&cmd_fullpass, pos[0], ro.batch, &rc);
     if (!net) return rc;
     cli_progress(&o, "fullpass: %s, batch %lld, backend %s: planning buffers", net->name, (long long)cb_net_batch(net),
                  ro.backend);
     cb_error err = {0};
+    bool on_gpu = strcmp(ro.backend, "cpu") && strcmp(ro.backend, "ref");
+    size_t dev_base = on_gpu ? gpu_mem_used() : 0, dev_peak = dev_base;
     cb_exec *e = cb_exec_create(net, &eo, &err);
     if (!e) {
         cb_net_free(net);
         return cli_fail(&cmd_fullpass, &err);
     }
-    int n = net->nlayers, iters = (int)ro.iters;
+    int n = net->nlayers;
     breakdown bd = {.layer = calloc((size_t)n, sizeof(cb_layer_times))};
     cb_layer_times *lt = calloc((size_t)n, sizeof *lt);
-    double *ms = calloc((size_t)PH_COUNT * (size_t)iters, sizeof(double));
-    if (!lt || !ms || !bd.layer) abort();
+    if (!lt || !bd.layer) abort();
+    samples sm = {0};
     double loss = 0;
     // On a GPU, timing each layer adds a synchronisation per layer; the step's phases are timed
     // without them, and the backward pass's grad-input / grad-weight split comes from as many
     // further steps timed per layer. On the CPU one set of steps gives both.
     bool device = cb_exec_on_device(e);
     int rounds = device ? 2 : 1;
+    double t_start = cb_now_ms(), timed_ms = 0;
+    int iters = (int)ro.iters; // grows under --min-time in the first round
     for (int round = 0; round < rounds; round++) {
         bool split = round == rounds - 1;
-        for (int it = 0; it < ro.warmup + iters; it++) {
+        for (int it = 0; it < ro.warmup + iters || (round == 0 && timed_ms < 1e3 * min_time && iters < 100000); it++) {
+            if (it >= ro.warmup + iters) iters++; // --min-time: one more
             bool timed = it >= ro.warmup;
             double ph[PH_COUNT] = {0}, t0, t1;
             if (no_criterion) cb_exec_set_output_grad(e, 1.0f); // untimed
@@ -172,14 +207,28 @@ static int run(int argc, char **argv) {
             t1 = cb_now_ms();
             ph[PH_TOTAL] = device ? step : t1 - t0;
             if (timed && split) breakdown_add(&bd, net, lt, ph);
-            if (timed)
+            if (on_gpu) {
+                size_t used = gpu_mem_used();
+                if (used > dev_peak) dev_peak = used;
+            }
+            if (timed) {
+                int k = it - (int)ro.warmup;
+                samples_grow(&sm, k + 1);
+                if (k + 1 > sm.n) sm.n = k + 1;
                 for (int p = 0; p < PH_COUNT; p++) {
                     bool mine = p == PH_BWD_DATA || p == PH_BWD_FILTER ? split : round == 0;
-                    if (mine) ms[p * iters + (it - ro.warmup)] = ph[p];
+                    if (mine) sm.ms[(size_t)p * sm.cap + k] = ph[p];
                 }
-            cli_progress(&o, "fullpass: %s%s %d/%ld: total %.2f ms", device && split ? "per-layer " : "",
-                         timed ? "iteration" : "warm-up", timed ? it - (int)ro.warmup + 1 : it + 1,
-                         timed ? ro.iters : ro.warmup, ph[PH_TOTAL]);
+                if (round == 0) timed_ms += ph[PH_TOTAL];
+            }
+            double per_round = (double)(ro.warmup + iters);
+            if (round == 0 && min_time > 0 && timed && timed_ms > 0) { // steps --min-time will need
+                double need = ro.warmup + 1e3 * min_time / (timed_ms / (it - (int)ro.warmup + 1));
+                if (need > per_round) per_round = need < 100000 ? need : 100000;
+            }
+            cli_progress_eta(&o, t_start, round * per_round + it + 1, rounds * per_round, "fullpass: %s%s %d/%d: total %.2f ms", device && split ? "per-layer " : "",
+                             timed ? "iteration" : "warm-up", timed ? it - (int)ro.warmup + 1 : it + 1,
+                             timed ? iters : (int)ro.warmup, ph[PH_TOTAL]);
         }
     }
     cb_report *r = cb_report_new("fullpass");
@@ -189,28 +238,52 @@ static int run(int argc, char **argv) {
     cb_report_meta_str(r, "precision", cb_precision_name(eo.precision));
     cb_report_meta_str(r, "layout", cb_layout_name(eo.layout));
     cb_report_meta_num(r, "warmup", (double)ro.warmup);
-    cb_report_meta_num(r, "iterations", (double)ro.iters);
-    cb_report_meta_str(r, "update", update ? "yes" : "no");
-    cb_report_meta_str(r, "criterion", no_criterion ? "no" : "softmax cross-entropy");
-    cb_report_meta_str(r, "data_grad", ro.no_data_grad ? "no" : "yes");
+    cb_report_meta_num(r, "iterations", (double)iters);
+    if (min_time > 0) cb_report_meta_num(r, "min_time_s", min_time);
+    cb_report_meta_bool(r, "update", update);
+    cb_report_meta_str(r, "criterion", no_criterion ? "none" : "softmax cross-entropy");
+    cb_report_meta_bool(r, "data_grad", !ro.no_data_grad);
     cb_report_meta_num(r, "memory_mb", (double)cb_exec_peak_bytes(e) / (1 << 20));
-    const char *cols[] = {"phase", "median_ms", "min_ms", "max_ms", "spread_pct"};
-    cb_table *t = cb_report_table(r, "fullpass", 5, cols);
+    cb_report_meta_num(r, "host_max_rss_mb", cb_env_max_rss_mb());
+    if (on_gpu && dev_peak > dev_base) cb_report_meta_num(r, "device_peak_mb", (double)(dev_peak - dev_base) / (1 << 20));
+    const char *cols[] = {"phase", "median_ms", "mean_ms", "stddev_ms", "iqr_ms", "min_ms", "max_ms", "iqr_pct"};
+    cb_table *t = cb_report_table(r, "fullpass", 8, cols);
     cb_stats total = {0};
+    bool skip[PH_COUNT] = {0};
     for (int p = 0; p < PH_COUNT; p++) {
-        if ((p == PH_CRIT_F || p == PH_CRIT_B) && no_criterion) continue;
-        if (p == PH_UPDATE && !update) continue;
-        cb_stats s = cb_stats_of(ms + p * iters, iters);
+        skip[p] = ((p == PH_CRIT_F || p == PH_CRIT_B) && no_criterion) || (p == PH_UPDATE && !update);
+        if (skip[p]) continue;
+        cb_stats s = cb_stats_of(sm.ms + (size_t)p * sm.cap, iters);
         if (p == PH_TOTAL) total = s;
         cb_table_row(t);
         cb_table_str(t, PH_NAMES[p]);
         cb_table_num(t, s.median, 3);
+        cb_table_num(t, s.mean, 3);
+        cb_table_num(t, s.stddev, 3);
+        cb_table_num(t, cb_stats_iqr(&s), 3);
         cb_table_num(t, s.min, 3);
         cb_table_num(t, s.max, 3);
-        cb_table_num(t, 100 * s.spread, 1);
+        double rel = cb_stats_rel_iqr(&s);
+        if (rel >= 0) cb_table_num(t, 100 * rel, 1);
+        else cb_table_null(t);
+    }
+    if (fmt == CB_FORMAT_JSON || fmt == CB_FORMAT_CSV) { // every timed step, for your own statistics
+        const char *scols[] = {"phase", "iteration", "ms"};
+        cb_table *st = cb_report_table(r, "samples", 3, scols);
+        for (int p = 0; p < PH_COUNT; p++)
+            for (int k = 0; k < iters && !skip[p]; k++) {
+                cb_table_row(st);
+                cb_table_str(st, PH_NAMES[p] + strspn(PH_NAMES[p], " "));
+                cb_table_int(st, k);
+                cb_table_num(st, sm.ms[(size_t)p * sm.cap + k], 6);
+            }
     }
     cb_report_meta_num(r, "images_per_s", total.median > 0 ? 1e3 * (double)cb_net_batch(net) / total.median : 0);
     if (!no_criterion) cb_report_meta_num(r, "loss", loss);
+    cb_report_note(r, "%ld untimed warm-up step%s, then %d timed%s; iqr: the interquartile range (q3 - q1); iqr_pct: "
+                      "iqr / median, shown for 4 or more steps and phases of %.2f ms or more",
+                   ro.warmup, ro.warmup == 1 ? "" : "s", iters,
+                   min_time > 0 ? " (at least --iters, until they add up to --min-time)" : "", CB_STATS_MIN_MS);
     cb_report_note(r, "grad-input and grad-weight are sums of per-layer times within the backward pass%s",
                    device ? " (from separate steps timed per layer; the other phases are timed without per-layer syncs)" : "");
     double cover = breakdown_table(r, &bd, total.median);
@@ -219,17 +292,20 @@ static int run(int argc, char **argv) {
     cb_report_note(r, "breakdown: mean per step of %d steps timed layer by layer%s; a conv or FC layer's part includes its bias, "
                       "padded input copy and weight cast (bf16 storage, after an update); the parts cover %.1f%% of the step",
                    bd.steps, device ? " (separate from the steps of the phase table)" : "", 100 * cover);
+    cb_report_note(r, "memory_mb: the planned buffers; host_max_rss_mb: the process's measured peak resident memory%s",
+                   on_gpu ? "; device_peak_mb: the measured high-water mark of device memory in use (cudaMemGetInfo "
+                            "after start-up and after each step) above what was in use before" : "");
     rc = cli_emit(&cmd_fullpass, r, &o, fmt);
     cb_report_free(r);
     free(lt);
     free(bd.layer);
-    free(ms);
+    free(sm.ms);
     cb_exec_destroy(e);
     cb_net_free(net);
     return rc;
 }
 
 const cli_cmd cmd_fullpass = {"fullpass", "time a training step by phase (forward, criterion, backward split, update)",
-                              "NET [--backend B] [--batch N] [--warmup W] [--iters K] [--update] [--no-data-grad] "
-                              "[--no-criterion]",
+                              "NET [--backend B] [--batch N] [--warmup W] [--iters K] [--min-time S] [--update] "
+                              "[--no-data-grad] [--no-criterion] [--per-layer]",
                               run};

@@ -67,7 +67,7 @@ static int run(int argc, char **argv) {
     cli_out o = {0};
     const char *only = NULL;
     const cli_opt opts[] = {
-        RUN_OPTS(ro),
+        RUN_OPTS_BATCH(ro, "batch size (default 128, as convnet-benchmarks)"),
         {"--layers", CLI_STR, &only, "L1,L3", "run these layers only (default all five)"},
         CLI_OUT_OPTS(o),
         {0},

@@ -17,6 +17,7 @@
 // all); each names its network, batch and precision. The network is found by its name among the
 // built-ins (nets/) and the files --nets names (generated ones: tools/gen_random_net.py).
 #include "model_cli.h"
+#include "runs_common.h"
 #include "model_plot.h"
 #include "core/net.h"
 
@@ -126,8 +127,7 @@ static cJSON *read_json(const char *path) {
 // whether path holds a fullpass result; if so, *st filled (-1 returned) or an exit status
 static int load_step(const char *path, bool *is, step *st) {
     cJSON *root = read_json(path);
-    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(root, "command");
-    *is = cJSON_IsString(cmd) && !strcmp(cmd->valuestring, "fullpass");
+    *is = root && !strcmp(runs_verb(root), "fullpass");
     int rc = -1;
     if (*is) {
         const cJSON *net = cJSON_GetObjectItemCaseSensitive(root, "network"), *b = cJSON_GetObjectItemCaseSensitive(root, "batch");

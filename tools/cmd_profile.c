@@ -47,6 +47,7 @@ static int run(int argc, char **argv) {
     }
     if (!nb) return cli_usage_error(&cmd_profile, "--backend: empty list");
     cb_exec_opts eo;
+    double t_start = cb_now_ms();
     for (int b = 0; b < nb; b++) {
         ro.backend = names[b];
         if ((rc = run_opts_check(&cmd_profile, &ro, &eo)) >= 0) return rc;
@@ -87,8 +88,9 @@ static int run(int argc, char **argv) {
                 for (int q = ph0; q < ph1; q++)
                     for (int i = 0; i < n; i++)
                         samples[((size_t)q * n + i) * iters + it - ro.warmup] = q == CB_PHASE_FORWARD ? lf[i].ms[q] : lt[i].ms[q];
-            cli_progress(&o, "profile: %s %s %d/%ld", names[b], it < ro.warmup ? "warm-up" : "iteration",
-                         it < ro.warmup ? it + 1 : it - (int)ro.warmup + 1, it < ro.warmup ? ro.warmup : ro.iters);
+            cli_progress_eta(&o, t_start, (double)b * (ro.warmup + iters) + it + 1, (double)nb * (ro.warmup + iters),
+                             "profile: %s %s %d/%ld", names[b], it < ro.warmup ? "warm-up" : "iteration",
+                             it < ro.warmup ? it + 1 : it - (int)ro.warmup + 1, it < ro.warmup ? ro.warmup : ro.iters);
         }
         for (int q = ph0; q < ph1; q++)
             for (int i = 0; i < n; i++) {

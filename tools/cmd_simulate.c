@@ -15,8 +15,9 @@ static int run(int argc, char **argv) {
     bool overlap = false, paleo = false;
     cli_out o = {0};
     const cli_opt opts[] = {
-        {"--device", CLI_STR, &device, "NAME", "device from the database"},
-        {"--network", CLI_STR, &network, "NAME", "interconnect: pcie3|4|5, nvlink3|4, ethernet10|25|100, ib-edr|hdr|ndr"},
+        {"--device", CLI_STR, &device, "NAME", "device from the database (default: this machine's GPU, else the database's first)"},
+        {"--network", CLI_STR, &network, "NAME", "interconnect: pcie3|4|5, nvlink3|4, ethernet10|25|100, ib-edr|hdr|ndr "
+                                                 "(default: the device's usual one: nvlink4 for h100/h200, nvlink3 for a100, else pcie3)"},
         {"--workers", CLI_STR, &workers, "LIST", "worker counts, comma-separated (default 1,2,4,...,128)"},
         {"--scaling", CLI_STR, &scaling, "S", "weak (batch per worker, default) or strong (batch split)"},
         {"--parallel", CLI_STR, &parallel, "P", "data (default), model or hybrid"},
@@ -63,12 +64,31 @@ static int run(int argc, char **argv) {
         w[nw++] = (int)v;
     }
     if (!nw) return cli_usage_error(&cmd_simulate, "--workers: empty list");
-    if (!network) return cli_usage_error(&cmd_simulate, "--network NAME is required");
     cb_devdb db;
     cb_device dev;
+    char why_dev[384] = "", why_link[192] = "";
+    if (!device && !calibration) { // the defaults, said in the report
+        cb_error err = {0};
+        if (cb_devdb_load(db_path, &db, &err) != CB_OK) return cli_fail(&cmd_simulate, &err);
+        static char name[64];
+        const char *d = model_cli_default_device(&db, why_dev, sizeof why_dev);
+        if (d) snprintf(name, sizeof name, "%s", d), device = name;
+        cb_devdb_free(&db);
+    }
     if ((rc = model_cli_device(&cmd_simulate, db_path, device, calibration, true, &db, &dev)) >= 0) {
         cb_devdb_free(&db);
         return rc;
+    }
+    if (!network) {
+        static char lname[64];
+        const char *l = model_cli_default_link(&db, dev.name);
+        if (!l) {
+            cb_devdb_free(&db);
+            return cli_usage_error(&cmd_simulate, "--network: the device database has no interconnect");
+        }
+        snprintf(lname, sizeof lname, "%s", l);
+        network = lname;
+        snprintf(why_link, sizeof why_link, "--network %s: the usual interconnect of %s", network, dev.name);
     }
     const cb_link *lp = cb_devdb_link(&db, network);
     if (!lp) {
@@ -96,7 +116,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_str(r, "scaling", scaling);
     cb_report_meta_str(r, "parallel", parallel);
     cb_report_meta_str(r, "allreduce", allreduce);
-    cb_report_meta_str(r, "overlap", overlap ? "yes" : "no");
+    cb_report_meta_bool(r, "overlap", overlap);
     cb_report_meta_str(r, "method", paleo ? "paleo" : "roofline");
     const char *cols[] = {"workers", "batch_per_worker", "effective_batch", "fwd_ms", "bwd_ms", "update_ms",
                           "compute_ms", "comm_ms", "total_ms", "speedup", "efficiency"};
@@ -116,6 +136,8 @@ static int run(int argc, char **argv) {
         cb_table_num(t, s->speedup, 2);
         cb_table_num(t, s->efficiency, 3);
     }
+    if (why_dev[0]) cb_report_note(r, "default %s", why_dev);
+    if (why_link[0]) cb_report_note(r, "default %s", why_link);
     cb_report_note(r, "interconnect %s: %.3g GB/s per direction, %.3g us latency (%s)", link.name, link.bw / 1e9,
                    link.latency_s * 1e6, link.source);
     rc = cli_emit(&cmd_simulate, r, &o, fmt);
@@ -125,5 +147,5 @@ static int run(int argc, char **argv) {
 }
 
 const cli_cmd cmd_simulate = {"simulate", "Paleo's distributed training simulation: compute, all-reduce, speed-up per worker count",
-                              "NET --device NAME --network NAME [--workers 1,2,4] [--scaling weak|strong] [--parallel data|model|hybrid]",
+                              "NET [--device NAME] [--network NAME] [--workers 1,2,4] [--scaling weak|strong] [--parallel data|model|hybrid]",
                               run};

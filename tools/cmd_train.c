@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct progress_ctx { const cli_out *o; int epochs; } progress_ctx;
+typedef struct progress_ctx { const cli_out *o; int epochs; double t0; } progress_ctx;
 
 static void on_epoch(void *ctx, const cb_epoch_stats *s) {
     const progress_ctx *p = ctx;
-    cli_progress(p->o, "train: epoch %d/%d: lr %.4g, loss %.4f, train acc %.4f, test acc %.4f, %.0f images/s, %.1f s",
+    cli_progress_eta(p->o, p->t0, s->epoch, p->epochs, "train: epoch %d/%d: lr %.4g, loss %.4f, train acc %.4f, test acc %.4f, %.0f images/s, %.1f s",
                  s->epoch, p->epochs, s->lr, s->loss, s->train_acc, s->test_acc, s->images_per_s, s->seconds);
 }
 
@@ -83,7 +83,7 @@ static int run(int argc, char **argv) {
     }
     cli_progress(&o, "train: %s on %s, %lld training and %lld test images of %dx%d, batch %ld, %ld epochs", net->name,
                  cb_exec_backend_name(e), (long long)tr.n, (long long)te.n, tr.h, tr.w, batch, epochs);
-    progress_ctx pc = {&o, (int)epochs};
+    progress_ctx pc = {&o, (int)epochs, cb_now_ms()};
     cb_train_opts to = {.epochs = (int)epochs, .lr = (float)lr, .schedule = sched, .seed = (uint64_t)seed * 2 + 1,
                         .on_epoch = on_epoch, .ctx = &pc};
     double t0 = cb_now_ms();
@@ -103,7 +103,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_num(r, "train_images", (double)tr.n);
     cb_report_meta_num(r, "test_images", (double)te.n);
     cb_report_meta_num(r, "input_size", tr.h);
-    cb_report_meta_str(r, "normalise", d.no_normalise ? "no" : "(x - 0.2860) / 0.3530");
+    cb_report_meta_str(r, "normalise", d.no_normalise ? "none" : "(x - 0.2860) / 0.3530");
     cb_report_meta_num(r, "batch", (double)batch);
     cb_report_meta_num(r, "epochs", (double)epochs);
     cb_report_meta_num(r, "lr", lr);

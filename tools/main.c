@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 static const cli_cmd *const COMMANDS[] = {&cmd_summary, &cmd_fullpass, &cmd_profile, &cmd_layers, &cmd_train, &cmd_infer,
-                                          &cmd_predict, &cmd_model_eval, &cmd_simulate, &cmd_calibrate, &cmd_algos, &cmd_import};
+                                          &cmd_predict, &cmd_model_eval, &cmd_simulate, &cmd_calibrate, &cmd_algos, &cmd_import,
+                                          &cmd_history, &cmd_compare, &cmd_report};
 
 static void usage(FILE *f) {
     fprintf(f, "usage: convbench COMMAND [options]   (convbench COMMAND --help for each)\n\ncommands:\n");
@@ -17,19 +17,13 @@ static void usage(FILE *f) {
 }
 
 int main(int argc, char **argv) {
-    // OpenBLAS's threads and OpenMP's spinning team fight over the cores between layers; a
-    // passive OpenMP wait roughly doubles a CPU training step here. libgomp reads the variable
-    // when it loads, so set it and start again once.
-    if (!getenv("OMP_WAIT_POLICY")) {
-        setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
-        execv("/proc/self/exe", argv);
-    }
+    cb_report_set_argv(argc, argv);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
     if (strcmp(argv[1], "--version") == 0) {
-        printf("convbench %s\n", cb_env_commit());
+        printf("convbench %s (commit %s)\n", cb_version(), cb_env_commit());
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)

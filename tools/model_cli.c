@@ -1,5 +1,9 @@
 #include "model_cli.h"
 #include "core/json.h"
+#include "runs_common.h"
+#ifdef CB_HAVE_CUDA
+#include "gpu/gpu.h"
+#endif
 
 #include "core/net.h"
 
@@ -8,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static int resolve(const cli_cmd *cmd, const char *name, const char *calibration, cb_devdb *db, cb_device *dev) {
     cb_error err = {0};
@@ -43,6 +48,45 @@ int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, 
     return rc;
 }
 
+static bool contains_nocase(const char *hay, const char *needle) {
+    for (size_t n = strlen(needle); *hay; hay++)
+        if (strncasecmp(hay, needle, n) == 0) return true;
+    return false;
+}
+
+const cb_device *model_cli_gpu_entry(const cb_devdb *db, const char *gpu) {
+    for (int i = 0; gpu && *gpu && i < db->ndev; i++)
+        if (!strcmp(db->dev[i].kind, "gpu") && contains_nocase(gpu, db->dev[i].name)) return &db->dev[i];
+    return NULL;
+}
+
+const char *model_cli_default_device(const cb_devdb *db, char *why, size_t n) {
+    char gpu[256] = "";
+#ifdef CB_HAVE_CUDA
+    const cb_device *d = cb_gpu_name(gpu, sizeof gpu) ? model_cli_gpu_entry(db, gpu) : NULL;
+    if (d) {
+        snprintf(why, n, "--device %s: this machine's GPU (%s)", d->name, gpu);
+        return d->name;
+    }
+#endif
+    for (int i = 0; i < db->ndev; i++)
+        if (!strcmp(db->dev[i].kind, "gpu")) {
+            snprintf(why, n, "--device %s: the database's first GPU (%s%s%s)", db->dev[i].name,
+                     gpu[0] ? "this machine's " : "no GPU here", gpu, gpu[0] ? " is not in it" : "");
+            return db->dev[i].name;
+        }
+    snprintf(why, n, "no GPU in the device database");
+    return NULL;
+}
+
+const char *model_cli_default_link(const cb_devdb *db, const char *device) {
+    const char *want = "pcie3";
+    if (device && (!strcasecmp(device, "h100") || !strcasecmp(device, "h200"))) want = "nvlink4";
+    else if (device && !strcasecmp(device, "a100")) want = "nvlink3";
+    if (cb_devdb_link(db, want)) return want;
+    return db->nlink ? db->link[0].name : NULL;
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -68,9 +112,9 @@ static cJSON *profile_open(const cli_cmd *cmd, const char *path, const char **ne
     cJSON *root = cb_json_read(path, &err); // strict JSON, as every reader's
     if (!root && err.status == CB_STATUS_IO) return *rc = cli_usage_error(cmd, "cannot read the profile '%s'", path), NULL;
     const cJSON *net = cJSON_GetObjectItemCaseSensitive(root, "network"), *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
-    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "precision"), *cmdname = cJSON_GetObjectItemCaseSensitive(root, "command");
-    if (!root || !cJSON_IsString(net) || !cJSON_IsNumber(b) || !cJSON_IsString(pr) || !cJSON_IsString(cmdname) ||
-        strcmp(cmdname->valuestring, "profile") || !cb_precision_parse(pr->valuestring, prec)) {
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "precision");
+    if (!root || !cJSON_IsString(net) || !cJSON_IsNumber(b) || !cJSON_IsString(pr) || strcmp(runs_verb(root), "profile") ||
+        !cb_precision_parse(pr->valuestring, prec)) {
         cJSON_Delete(root);
         return *rc = cli_usage_error(cmd, "'%s' is not the JSON of convbench profile", path), NULL;
     }

@@ -47,6 +47,13 @@ int model_cli_kinds_check(const cli_cmd *cmd, const char *kinds);
 // is predicted as inference, one from profile --direction all as a training forward.
 model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_measure *m, int nm, const char *kinds,
                              cb_model_opts mo, int *n, int *skipped);
+// simulate's defaults: the database entry of this machine's GPU (its name in the GPU's, "h200"
+// in "NVIDIA H200"), else the database's first GPU; and that GPU's usual interconnect (NVLink 4
+// for H100/H200, NVLink 3 for A100, else PCIe 3). why: a line saying what was chosen and why.
+// the database entry of a GPU by its name ("NVIDIA H200" -> h200); NULL when none
+const cb_device *model_cli_gpu_entry(const cb_devdb *db, const char *gpu);
+const char *model_cli_default_device(const cb_devdb *db, char *why, size_t n);
+const char *model_cli_default_link(const cb_devdb *db, const char *device);
 // median and 90th percentile (linear interpolation) of v[0..n); v is sorted in place
 void model_cli_percentiles(double *v, int n, double *median, double *p90);
 

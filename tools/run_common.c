@@ -46,6 +46,8 @@ int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
     if (r->layout && !cb_layout_parse(r->layout, &eo->layout))
         return cli_usage_error(cmd, "--layout: '%s' is not one of nchw, nhwc", r->layout);
     if (r->warmup < 0 || r->warmup > 100000) return cli_usage_error(cmd, "--warmup: %ld must be in [0, 100000]", r->warmup);
+    if (r->threads < 0 || r->threads > 4096) return cli_usage_error(cmd, "--threads: %ld must be in [1, 4096]", r->threads);
+    cb_set_threads((int)r->threads); // 0: as they are
     if (r->iters < 1 || r->iters > 100000) return cli_usage_error(cmd, "--iters: %ld must be in [1, 100000]", r->iters);
     if (r->workspace_mb < 0 || r->workspace_mb > (1L << 24))
         return cli_usage_error(cmd, "--workspace-mb: %ld must be in [0, %ld]", r->workspace_mb, 1L << 24);

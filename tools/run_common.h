@@ -7,21 +7,24 @@
 typedef struct run_opts {
     const char *backend;
     const char *precision, *layout, *conv_algo;
-    long batch, warmup, iters, seed, workspace_mb;
+    long batch, warmup, iters, seed, workspace_mb, threads;
     double lr, momentum, weight_decay;
     bool no_data_grad;
 } run_opts;
 
-#define RUN_OPTS(r)                                                                                                    \
+#define RUN_OPTS(r) RUN_OPTS_BATCH(r, "batch size (default: the network's)")
+// the same with the --batch help of a command whose default batch is its own
+#define RUN_OPTS_BATCH(r, batch_help)                                                                                  \
     {"--backend", CLI_STR, &(r).backend, "B", "cpu (default), ref, cuda, cudnn or auto"},                             \
-        {"--batch", CLI_INT, &(r).batch, "N", "batch size (default: the network's)"},                                  \
+        {"--batch", CLI_INT, &(r).batch, "N", batch_help},                                                             \
         {"--warmup", CLI_INT, &(r).warmup, "W", "untimed iterations first (default 2)"},                               \
         {"--iters", CLI_INT, &(r).iters, "K", "timed iterations (default 10)"},                                        \
         {"--precision", CLI_STR, &(r).precision, "P", "fp32 (default), tf32 or bf16 (GPU backends)"},                 \
         {"--layout", CLI_STR, &(r).layout, "L", "nchw (default) or nhwc (GPU backends)"},                             \
         {"--conv-algo", CLI_STR, &(r).conv_algo, "A", "own GPU convolution algorithm (cuda, auto backends): auto (default: the fastest) or a name from `convbench algos`"}, \
         {"--workspace-mb", CLI_INT, &(r).workspace_mb, "MB", "workspace limit for algorithm choice (default 4096)"},  \
-        {"--seed", CLI_INT, &(r).seed, "S", "seed for weights and inputs (default 42)"}
+        {"--seed", CLI_INT, &(r).seed, "S", "seed for weights and inputs (default 42)"},                               \
+        {"--threads", CLI_INT, &(r).threads, "N", "CPU threads (OpenMP and OpenBLAS; default: every core)"}
 
 void run_opts_default(run_opts *r);
 // --conv-algo NAME for a backend: -1 when fine, else the usage error's exit status

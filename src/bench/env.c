@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,9 @@
 
 #ifndef CB_COMMIT
 #define CB_COMMIT "unknown"
+#endif
+#ifndef CB_DIRTY
+#define CB_DIRTY 0
 #endif
 
 extern char *openblas_get_config(void);
@@ -46,8 +50,14 @@ const char *cb_env_cpu_model(void) {
 }
 
 const char *cb_env_commit(void) { return CB_COMMIT; }
+bool cb_env_dirty(void) { return CB_DIRTY; }
 
 int cb_env_threads(void) { return omp_get_max_threads(); }
+
+double cb_env_max_rss_mb(void) {
+    struct rusage u;
+    return getrusage(RUSAGE_SELF, &u) == 0 ? (double)u.ru_maxrss / 1024 : 0; // ru_maxrss: KiB on Linux
+}
 
 void cb_env_add(cb_report *r) {
     char buf[512];
@@ -63,7 +73,9 @@ void cb_env_add(cb_report *r) {
     cb_report_meta_str(r, "blas", openblas_get_config());
     snprintf(buf, sizeof buf, "zlib %s, cJSON %s", zlibVersion(), cJSON_Version());
     cb_report_meta_str(r, "libraries", buf);
+    cb_report_meta_str(r, "convbench_version", cb_version());
     cb_report_meta_str(r, "convbench_commit", CB_COMMIT);
+    cb_report_meta_bool(r, "convbench_dirty", CB_DIRTY);
 #ifdef CB_HAVE_CUDA
     cb_gpu_info g;
     cb_gpu_info_get(&g);

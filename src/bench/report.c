@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-typedef enum { CELL_NULL, CELL_STR, CELL_NUM, CELL_INT } cell_kind;
+typedef enum { CELL_NULL, CELL_STR, CELL_NUM, CELL_INT, CELL_BOOL } cell_kind;
 
 typedef struct cell {
     cell_kind kind;
@@ -49,6 +49,31 @@ bool cb_format_parse(const char *s, cb_format *out) {
             return true;
         }
     return false;
+}
+
+static char *g_command_line;  // shell-quoted, for reading
+static cJSON *g_argv;          // array of strings
+
+void cb_report_set_argv(int argc, char **argv) {
+    free(g_command_line);
+    cJSON_Delete(g_argv);
+    g_argv = cJSON_CreateArray();
+    size_t cap = 1;
+    for (int i = 0; i < argc; i++) cap += 3 + 4 * strlen(argv[i]);
+    g_command_line = cb_xcalloc(cap, 1);
+    char *o = g_command_line;
+    for (int i = 0; i < argc; i++) {
+        const char *a = i == 0 ? "convbench" : argv[i];
+        cJSON_AddItemToArray(g_argv, cJSON_CreateString(a));
+        if (i) *o++ = ' ';
+        bool plain = *a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=,:+@%") == strlen(a);
+        if (plain) o += sprintf(o, "%s", a);
+        else {
+            *o++ = '\'';
+            for (const char *p = a; *p; p++) o += *p == '\'' ? sprintf(o, "'\\''") : sprintf(o, "%c", *p);
+            *o++ = '\'';
+        }
+    }
 }
 
 cb_report *cb_report_new(const char *command) {
@@ -110,6 +135,12 @@ void cb_report_meta_num(cb_report *r, const char *key, double val) {
     cJSON_DeleteItemFromObjectCaseSensitive(r->meta, key);
     cJSON_AddNumberToObject(r->meta, key, val);
     meta_text(r, key, buf);
+}
+
+void cb_report_meta_bool(cb_report *r, const char *key, bool val) {
+    cJSON_DeleteItemFromObjectCaseSensitive(r->meta, key);
+    cJSON_AddBoolToObject(r->meta, key, val);
+    meta_text(r, key, val ? "yes" : "no");
 }
 
 void cb_report_note(cb_report *r, const char *fmt, ...) {
@@ -190,6 +221,13 @@ void cb_table_int(cb_table *t, int64_t v) {
     c->text = cb_strdup(buf);
 }
 
+void cb_table_bool(cb_table *t, bool v) {
+    cell *c = next_cell(t);
+    c->kind = CELL_BOOL;
+    c->num = v;
+    c->text = cb_strdup(v ? "yes" : "-");
+}
+
 void cb_table_null(cb_table *t) {
     cell *c = next_cell(t);
     c->kind = CELL_NULL;
@@ -198,13 +236,7 @@ void cb_table_null(cb_table *t) {
 
 // ---- rendering ----------------------------------------------------------------------------------
 
-typedef struct sbuf {
-    char *p;
-    size_t n, cap;
-} sbuf;
-
-static void sb_add(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void sb_add(sbuf *b, const char *fmt, ...) {
+void cb_sbuf_add(cb_sbuf *b, const char *fmt, ...) {
     va_list ap;
     va_start(ap, fmt);
     int need = vsnprintf(NULL, 0, fmt, ap);
@@ -220,43 +252,22 @@ static void sb_add(sbuf *b, const char *fmt, ...) {
     b->n += (size_t)need;
 }
 
-static void csv_field(sbuf *b, const char *s) {
+static void csv_field(cb_sbuf *b, const char *s) {
     if (strpbrk(s, ",\"\n")) {
-        sb_add(b, "\"");
-        for (const char *p = s; *p; p++) sb_add(b, *p == '"' ? "\"\"" : "%c", *p);
-        sb_add(b, "\"");
-    } else sb_add(b, "%s", s);
+        cb_sbuf_add(b, "\"");
+        for (const char *p = s; *p; p++) cb_sbuf_add(b, *p == '"' ? "\"\"" : "%c", *p);
+        cb_sbuf_add(b, "\"");
+    } else cb_sbuf_add(b, "%s", s);
 }
 
 static const cell *at(const cb_table *t, int r, int c) { return &t->cells[(size_t)r * (size_t)t->ncols + (size_t)c]; }
 
-static void render_text(const cb_report *r, cb_format fmt, sbuf *b) {
-    if (fmt != CB_FORMAT_CSV) {
-        for (int i = 0; i < r->nmeta; i++)
-            sb_add(b, fmt == CB_FORMAT_MD ? "- **%s**: %s\n" : "%s: %s\n", r->meta_keys[i], r->meta_text[i]);
-        if (r->nmeta) sb_add(b, "\n");
-    }
+static void render_text(const cb_report *r, cb_format fmt, cb_sbuf *b) {
+    for (int i = 0; i < r->nmeta; i++)
+        cb_sbuf_add(b, fmt == CB_FORMAT_MD ? "- **%s**: %s\n" : "%s: %s\n", r->meta_keys[i], r->meta_text[i]);
+    if (r->nmeta) cb_sbuf_add(b, "\n");
     for (int ti = 0; ti < r->ntables; ti++) {
         const cb_table *t = r->tables[ti];
-        if (fmt == CB_FORMAT_CSV) {
-            if (r->ntables > 1) sb_add(b, "%s# %s\n", ti ? "\n" : "", t->name);
-            for (int c = 0; c < t->ncols; c++) {
-                if (c) sb_add(b, ",");
-                csv_field(b, t->cols[c]);
-            }
-            sb_add(b, "\n");
-            for (int row = 0; row < t->nrows; row++) {
-                for (int c = 0; c < t->ncols; c++) {
-                    if (c) sb_add(b, ",");
-                    const cell *x = at(t, row, c);
-                    if (x->kind == CELL_INT) sb_add(b, "%lld", (long long)x->num);
-                    else if (x->kind == CELL_NUM) sb_add(b, "%.9g", x->num);
-                    else csv_field(b, x->text ? x->text : "");
-                }
-                sb_add(b, "\n");
-            }
-            continue;
-        }
         int w[64] = {0};
         int nc = t->ncols < 64 ? t->ncols : 64;
         for (int c = 0; c < nc; c++) {
@@ -267,37 +278,127 @@ static void render_text(const cb_report *r, cb_format fmt, sbuf *b) {
             }
         }
         if (fmt == CB_FORMAT_MD) {
-            sb_add(b, "### %s\n\n|", t->name);
-            for (int c = 0; c < nc; c++) sb_add(b, " %s |", t->cols[c]);
-            sb_add(b, "\n|");
-            for (int c = 0; c < nc; c++) sb_add(b, c ? "---:|" : "---|");
-            sb_add(b, "\n");
+            cb_sbuf_add(b, "### %s\n\n|", t->name);
+            for (int c = 0; c < nc; c++) cb_sbuf_add(b, " %s |", t->cols[c]);
+            cb_sbuf_add(b, "\n|");
+            for (int c = 0; c < nc; c++) cb_sbuf_add(b, c ? "---:|" : "---|");
+            cb_sbuf_add(b, "\n");
             for (int row = 0; row < t->nrows; row++) {
-                sb_add(b, "|");
-                for (int c = 0; c < nc; c++) sb_add(b, " %s |", at(t, row, c)->text ? at(t, row, c)->text : "");
-                sb_add(b, "\n");
+                cb_sbuf_add(b, "|");
+                for (int c = 0; c < nc; c++) cb_sbuf_add(b, " %s |", at(t, row, c)->text ? at(t, row, c)->text : "");
+                cb_sbuf_add(b, "\n");
             }
         } else {
-            if (r->ntables > 1 || t->name[0]) sb_add(b, "%s\n", t->name);
-            for (int c = 0; c < nc; c++) sb_add(b, c ? "  %*s" : "%-*s", w[c], t->cols[c]);
-            sb_add(b, "\n");
+            // numbers right-aligned; text columns (the first non-empty cell is text) left-aligned
+            bool left[64];
+            for (int c = 0; c < nc; c++) {
+                left[c] = c == 0;
+                for (int row = 0; row < t->nrows && c; row++)
+                    if (at(t, row, c)->kind != CELL_NULL && (at(t, row, c)->text[0] || row == t->nrows - 1)) {
+                        left[c] = at(t, row, c)->kind == CELL_STR || at(t, row, c)->kind == CELL_BOOL;
+                        break;
+                    }
+            }
+            if (r->ntables > 1 || t->name[0]) cb_sbuf_add(b, "%s\n", t->name);
+            for (int c = 0; c < nc; c++) cb_sbuf_add(b, left[c] ? "%s%-*s" : "%s%*s", c ? "  " : "", c == nc - 1 && left[c] ? 0 : w[c], t->cols[c]);
+            cb_sbuf_add(b, "\n");
             for (int row = 0; row < t->nrows; row++) {
                 for (int c = 0; c < nc; c++) {
                     const cell *x = at(t, row, c);
-                    sb_add(b, c ? "  %*s" : "%-*s", w[c], x->text ? x->text : "");
+                    cb_sbuf_add(b, left[c] ? "%s%-*s" : "%s%*s", c ? "  " : "", c == nc - 1 && left[c] ? 0 : w[c], x->text ? x->text : "");
                 }
-                sb_add(b, "\n");
+                cb_sbuf_add(b, "\n");
             }
         }
-        sb_add(b, "\n");
+        cb_sbuf_add(b, "\n");
     }
-    if (fmt != CB_FORMAT_CSV)
-        for (int i = 0; i < r->nnotes; i++) sb_add(b, fmt == CB_FORMAT_MD ? "- note: %s\n" : "note: %s\n", r->notes[i]);
+    for (int i = 0; i < r->nnotes; i++) {
+        if (fmt == CB_FORMAT_MD) {
+            cb_sbuf_add(b, "- note: %s\n", r->notes[i]);
+            continue;
+        }
+        // wrapped at 100 columns, continuation lines indented under the text
+        const char *p = r->notes[i];
+        for (bool first = true; *p; first = false) {
+            int len = (int)strlen(p);
+            if (len > 94) {
+                len = 94;
+                while (len > 0 && p[len] != ' ') len--;
+                if (len == 0) len = 94;
+            }
+            cb_sbuf_add(b, "%s%.*s\n", first ? "note: " : "      ", len, p);
+            p += len;
+            while (*p == ' ') p++;
+        }
+    }
 }
 
-static char *render_json(const cb_report *r) {
-    cJSON *root = cJSON_Duplicate(r->meta, 1);
-    cJSON_AddStringToObject(root, "command", r->command);
+static void csv_cell(cb_sbuf *b, const cell *x) {
+    if (x->kind == CELL_INT) cb_sbuf_add(b, "%lld", (long long)x->num);
+    else if (x->kind == CELL_NUM) cb_sbuf_add(b, "%.9g", x->num);
+    else if (x->kind == CELL_BOOL) cb_sbuf_add(b, "%s", x->num ? "true" : "false");
+    else csv_field(b, x->text ? x->text : "");
+}
+
+static bool has_col(const cb_report *r, const char *name) {
+    for (int ti = 0; ti < r->ntables; ti++)
+        for (int c = 0; c < r->tables[ti]->ncols; c++)
+            if (strcmp(r->tables[ti]->cols[c], name) == 0) return true;
+    return false;
+}
+
+// long CSV: table, the header fields, the union of the tables' columns (see report.h)
+static void render_csv(const cb_report *r, cb_sbuf *b) {
+    char **cols = NULL; // the union, in first-seen order
+    int ncols = 0;
+    for (int ti = 0; ti < r->ntables; ti++)
+        for (int c = 0; c < r->tables[ti]->ncols; c++) {
+            int k = 0;
+            while (k < ncols && strcmp(cols[k], r->tables[ti]->cols[c])) k++;
+            if (k == ncols) push_str(&cols, ncols++, r->tables[ti]->cols[c]);
+        }
+    cb_sbuf_add(b, "table,command");
+    for (const cJSON *m = r->meta->child; m; m = m->next) {
+        char name[256];
+        snprintf(name, sizeof name, "%s%s", has_col(r, m->string) || !strcmp(m->string, "table") || !strcmp(m->string, "command") ? "run_" : "", m->string);
+        cb_sbuf_add(b, ",");
+        csv_field(b, name);
+    }
+    for (int k = 0; k < ncols; k++) cb_sbuf_add(b, ","), csv_field(b, cols[k]);
+    cb_sbuf_add(b, "\n");
+    cb_sbuf meta = {0}; // the header fields' values, the same on every row
+    for (const cJSON *m = r->meta->child; m; m = m->next) {
+        cb_sbuf_add(&meta, ",");
+        if (cJSON_IsNumber(m)) cb_sbuf_add(&meta, "%.9g", m->valuedouble);
+        else if (cJSON_IsBool(m)) cb_sbuf_add(&meta, "%s", cJSON_IsTrue(m) ? "true" : "false");
+        else if (cJSON_IsString(m)) csv_field(&meta, m->valuestring);
+    }
+    for (int ti = 0; ti < r->ntables; ti++) {
+        const cb_table *t = r->tables[ti];
+        for (int row = 0; row < t->nrows; row++) {
+            csv_field(b, t->name);
+            cb_sbuf_add(b, ",");
+            csv_field(b, g_command_line ? g_command_line : r->command);
+            cb_sbuf_add(b, "%s", meta.p ? meta.p : "");
+            for (int k = 0; k < ncols; k++) {
+                cb_sbuf_add(b, ",");
+                for (int c = 0; c < t->ncols; c++)
+                    if (strcmp(t->cols[c], cols[k]) == 0) csv_cell(b, at(t, row, c));
+            }
+            cb_sbuf_add(b, "\n");
+        }
+    }
+    free(meta.p);
+    free(cols);
+}
+
+char *cb_report_json(const cb_report *r) {
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddNumberToObject(root, "schema_version", CB_REPORT_SCHEMA_VERSION);
+    cJSON_AddStringToObject(root, "verb", r->command);
+    cJSON_AddStringToObject(root, "command", g_command_line ? g_command_line : r->command);
+    cJSON_AddItemToObject(root, "argv", g_argv ? cJSON_Duplicate(g_argv, 1) : cJSON_CreateArray());
+    for (const cJSON *m = r->meta->child; m; m = m->next) cJSON_AddItemToObject(root, m->string, cJSON_Duplicate(m, 1));
     cJSON *tables = cJSON_AddObjectToObject(root, "tables");
     for (int ti = 0; ti < r->ntables; ti++) {
         const cb_table *t = r->tables[ti];
@@ -306,7 +407,8 @@ static char *render_json(const cb_report *r) {
             cJSON *o = cJSON_CreateObject();
             for (int c = 0; c < t->ncols; c++) {
                 const cell *x = at(t, row, c);
-                if (x->kind == CELL_NUM || x->kind == CELL_INT) {
+                if (x->kind == CELL_BOOL) cJSON_AddBoolToObject(o, t->cols[c], x->num != 0);
+                else if (x->kind == CELL_NUM || x->kind == CELL_INT) {
                     if (isfinite(x->num)) cJSON_AddNumberToObject(o, t->cols[c], x->num);
                     else cJSON_AddNullToObject(o, t->cols[c]);
                 } else if (x->kind == CELL_STR) cJSON_AddStringToObject(o, t->cols[c], x->text);
@@ -332,9 +434,9 @@ cb_status cb_write_file(const char *path, const void *p, size_t n, cb_error *err
 
 cb_status cb_report_write(const cb_report *r, cb_format fmt, const char *path, cb_error *err) {
     char *text;
-    sbuf b = {0};
+    cb_sbuf b = {0};
     if (fmt == CB_FORMAT_JSON) {
-        text = render_json(r);
+        text = cb_report_json(r);
         if (!text) return cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory rendering JSON");
         size_t n = strlen(text);
         b.p = malloc(n + 2);
@@ -344,6 +446,8 @@ cb_status cb_report_write(const cb_report *r, cb_format fmt, const char *path, c
         b.p[n + 1] = 0;
         b.n = n + 1;
         cJSON_free(text);
+    } else if (fmt == CB_FORMAT_CSV) {
+        render_csv(r, &b);
     } else {
         render_text(r, fmt, &b);
     }

@@ -8,10 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef CB_NETS_DIR
-#define CB_NETS_DIR "nets"
-#endif
-
 static const char *STATUS_NAMES[] = {"ok", "io", "parse", "shape", "nomem", "unsupported", "arg", "device"};
 _Static_assert(sizeof STATUS_NAMES / sizeof STATUS_NAMES[0] == CB_STATUS_COUNT, "a status lacks a name");
 
@@ -122,7 +118,16 @@ char *cb_strdup(const char *s) {
 const char *cb_nets_path(void) {
     const char *e = getenv("CONVBENCH_NETS");
     if (e && *e) return e;
-    return strcmp(CB_NETS_DIR, "nets") ? "nets:" CB_NETS_DIR : "nets";
+    static char path[8192]; // every data directory's nets/
+    const char *d = cb_data_dirs();
+    path[0] = 0;
+    for (const char *c; *d; d = c + 1) {
+        c = strchr(d, ':');
+        int len = c ? (int)(c - d) : (int)strlen(d);
+        if (len) snprintf(path + strlen(path), sizeof path - strlen(path), "%s%.*s/nets", path[0] ? ":" : "", len, d);
+        if (!c) break;
+    }
+    return path;
 }
 
 void cb_net_free(cb_net *net) {

@@ -18,6 +18,26 @@ bool cb_gpu_available(void) {
     return n > 0;
 }
 
+bool cb_gpu_name(char *buf, size_t n) {
+    int dev = 0;
+    struct cudaDeviceProp p;
+    if (!cb_gpu_available() || cudaGetDevice(&dev) != cudaSuccess || cudaGetDeviceProperties(&p, dev) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    snprintf(buf, n, "%s", p.name);
+    return true;
+}
+
+size_t cb_gpu_mem_used(void) {
+    size_t free_b = 0, total = 0;
+    if (cudaMemGetInfo(&free_b, &total) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return total - free_b;
+}
+
 cb_status cb_gpu_check(int rc, const char *what, const char *file, int line, cb_error *err) {
     if (rc == 0) return CB_OK;
     cudaError_t e = (cudaError_t)rc;

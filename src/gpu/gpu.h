@@ -18,6 +18,10 @@ typedef struct cb_gpu_info {
     double mem_gib;
 } cb_gpu_info;
 void cb_gpu_info_get(cb_gpu_info *g);
+// the current device's name ("NVIDIA H200"); false when there is no GPU
+bool cb_gpu_name(char *buf, size_t n);
+// bytes of device memory in use now (total - free, every process's), 0 when it cannot tell
+size_t cb_gpu_mem_used(void);
 // fills err with "what: CUDA error NAME (message)" and returns CB_STATUS_DEVICE; CB_OK when rc == 0
 cb_status cb_gpu_check(int rc, const char *what, const char *file, int line, cb_error *err);
 

@@ -12,10 +12,6 @@
 #include <string.h>
 #include <strings.h>
 
-#ifndef CB_DATA_DIR
-#define CB_DATA_DIR "data"
-#endif
-
 static const char *const ALGO_NAMES[] = {"gemm", "implicit_gemm", "winograd", "fft", "direct", "fft_tiling"};
 _Static_assert(sizeof ALGO_NAMES / sizeof ALGO_NAMES[0] == CB_ALGO_COUNT, "algorithm names");
 static const char *const PREC_KEYS[] = {"fp32", "tf32", "bf16", "fp16"};
@@ -34,12 +30,9 @@ bool cb_algo_parse(const char *s, cb_algo *a) {
 const char *cb_devdb_path(void) {
     const char *e = getenv("CONVBENCH_DEVICES");
     if (e && *e) return e;
-    FILE *f = fopen("data/devices.json", "r");
-    if (f) {
-        fclose(f);
-        return "data/devices.json";
-    }
-    return CB_DATA_DIR "/devices.json";
+    static char path[4096];
+    cb_data_file("data/devices.json", path, sizeof path);
+    return path;
 }
 
 

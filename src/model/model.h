@@ -134,7 +134,25 @@ typedef struct cb_devdb {
     cb_link *link;
 } cb_devdb;
 
-// Path of the database: $CONVBENCH_DEVICES, else data/devices.json, else CB_DATA_DIR/devices.json.
+// ---- this CPU (src/model/cpudetect.c) ----------------------------------------------------------
+typedef struct cb_cpu_info {
+    char vendor[16];              // "GenuineIntel", "AuthenticAMD"
+    char model[64];               // the brand string
+    int family;                   // cpuid family (with the extended family)
+    bool fma, avx2, avx512, avx512_bf16, amx; // usable: the CPU has them and the OS saves their state
+    int cores;                    // online logical CPUs
+    double clock_mhz;             // cpufreq's maximum, else clock_measured_mhz
+    double clock_measured_mhz;    // a dependent-add chain timed now
+    char clock_source[32];
+    int flops_per_cycle;          // FP32 per core
+    double peak_fp32, peak_bf16;  // FLOP/s, whole CPU
+} cb_cpu_info;
+void cb_cpu_detect(cb_cpu_info *c);
+void cb_cpu_isa(const cb_cpu_info *c, char *out, size_t n); // "AVX-512 + FMA + AVX512_BF16"
+// A device entry for it ("this-cpu"): peaks from the detection; mem_bw left 0 (measure it)
+void cb_cpu_device(const cb_cpu_info *c, cb_device *d);
+
+// Path of the database: $CONVBENCH_DEVICES, else data/devices.json in the first of cb_data_dirs() that has it.
 const char *cb_devdb_path(void);
 cb_status cb_devdb_load(const char *path, cb_devdb *db, cb_error *err); // path NULL: cb_devdb_path()
 void cb_devdb_free(cb_devdb *db);
