@@ -3,7 +3,7 @@
 # them: deps.tar.xz (a .deps/{include,lib} tree) and fashion-mnist/*.gz. Make it here with
 #   mkdir -p .devpack/fashion-mnist && cp /usr/share/datasets/fashion-mnist/*.gz .devpack/fashion-mnist/
 #   tar -cJf .devpack/deps.tar.xz .deps      # .deps: headers and libraries copied from Debian
-#                                            # (cJSON, OpenBLAS, zlib, protobuf-c)
+#                                            # (cJSON, OpenBLAS, zlib, protobuf-c, SQLite)
 #   mkdir -p .devpack/gen && cp build/gen/onnx.pb-c.[ch] .devpack/gen/
 # and name .devpack in the device call's carry.
 if [ ! -d .deps ] && [ -f .devpack/deps.tar.xz ]; then tar -xJf .devpack/deps.tar.xz; fi

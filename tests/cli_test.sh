@@ -294,7 +294,7 @@ bad_input "labels out of range (train)" "idx-label200/train-labels-idx1-ubyte: l
 bad_input "labels out of range (infer)" "idx-label200/t10k-labels-idx1-ubyte: label 0 is 200" -- "$cb" infer fashion-lenet --data "$b/idx-label200" --weights "$tmp/none.cbw" --quiet
 bad_input "ModelParallel expansion" "layer 'mp': 4096 splits of 25 layers expand to 102400 layers" -- "$cb" summary "$b/modelparallel-4096.json"
 bad_input "too many layers" "more than 131072 layers" -- "$cb" summary "$b/too-many-layers.json"
-bad_input "too many parent references" "more than 2097152 parent references" -- "$cb" summary "$b/modelparallel-all-refs.json"
+bad_input "too many parent references" "layer 'mp2': more than 2097152 parent references" -- "$cb" summary "$b/modelparallel-all-refs.json"
 bad_input "FC parameters overflow" "fc-params-overflow.json: layer 'fc': its parameters" -- "$cb" summary "$b/fc-params-overflow.json"
 bad_input "FC input wider than 2^31 - 1" "fc-wide-input.json: layer 'fc': 4398046511104 input values per example" -- "$cb" summary "$b/fc-wide-input.json"
 bad_input "conv parameters overflow" "conv-params-overflow.json: layer 'c': its parameters" -- "$cb" summary "$b/conv-params-overflow.json"

@@ -543,6 +543,18 @@ static bool add_block(reader *r, const char *bname, const cJSON *obj, bool model
                        (long long)splits, (long long)nsub, (long long)(splits * nsub), CB_MAX_MP_LAYERS), false;
     cb_raw_parents bp = {0};
     bool good = read_parents(r, bname, obj, NULL, NULL, -1, &bp);
+    // sub-layers with "parents": [] take the block's parents, in every split: refused before
+    // the copies are made when that alone passes CB_MAX_PARENT_REFS
+    int64_t inherit = 0;
+    for (const cJSON *sub = subs->child; sub; sub = sub->next) {
+        const cJSON *sp = cJSON_GetObjectItemCaseSensitive(sub, "parents");
+        if (cJSON_IsArray(sp) && !sp->child) inherit += (int64_t)bp.n * splits;
+    }
+    if (good && r->refs + inherit > CB_MAX_PARENT_REFS) {
+        cb_fail(r->err, CB_STATUS_PARSE, r->src, bname, "more than %d parent references in the network (after \"@all\" expansion)",
+                CB_MAX_PARENT_REFS);
+        good = false;
+    }
     for (int s = 0; good && s < splits; s++)
         for (const cJSON *sub = subs->child; good && sub; sub = sub->next) {
             char *nm = model_parallel ? fmt("%s/%s@%d", bname, sub->string, s) : fmt("%s/%s", bname, sub->string);
