@@ -56,10 +56,10 @@ TOOL_SRC := $(wildcard tools/*.c)
 TEST_SRC := $(wildcard tests/test_*.c)
 
 ifneq ($(NVCC),)
-CU_SRC   := $(wildcard src/cuda/*.cu src/cudnn/*.cu)
+CU_SRC   := $(wildcard src/cuda/*.cu src/cudnn/*.cu src/storage/*.cu)
 endif
 ifneq ($(CU_SRC),)
-CUC_SRC  := $(wildcard src/cudnn/*.c src/cuda/*.c)
+CUC_SRC  := $(wildcard src/cudnn/*.c src/cuda/*.c src/storage/*.c src/blas/*.c src/sched/*.c)
 CFLAGS   += -DCB_HAVE_CUDA -I$(CUDA_HOME)/include
 NVFLAGS  ?= -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=sm_90 \
             -Xcompiler -fPIC -Iinclude -Isrc -lineinfo

@@ -46,9 +46,33 @@ typedef enum cb_status {
 
 const char *cb_status_name(cb_status s);
 
-// Errors carry a one-line message: "FILE: layer 'NAME': problem".
+// Why a backend declines a layer or an option (as NNPACK's nnp_status_unsupported_*): a test
+// asserts the code, a user reads the message made from it, which ends "[unsupported: NAME]".
+typedef enum cb_reason {
+    CB_REASON_NONE,             // supported
+    CB_REASON_PRECISION,        // the backend does not compute in this --precision
+    CB_REASON_LAYOUT,           // the backend does not store this --layout
+    CB_REASON_CONV_ALGO,        // --conv-algo on a backend without convbench's own GPU algorithms
+    CB_REASON_CONCAT_AXIS,      // a concatenation along another axis than the channels
+    CB_REASON_SOFTMAX_POSITION, // a Softmax layer that is not the last
+    CB_REASON_ASYM_PADDING,     // trailing pads differ from leading ones, and nothing here pads so
+    CB_REASON_LRN_RANGE,        // an LRN size, k or beta outside the library's range
+    CB_REASON_BN_EPSILON,       // a batch-norm epsilon under the library's minimum
+    CB_REASON_NHWC_ORDER,       // a Reshape or Softmax of a spatial tensor, whose elements NHWC orders differently
+    CB_REASON_LIBRARY_REFUSES,  // the library returned an error for this layer's descriptors
+    CB_REASON_NO_ALGORITHM,     // no algorithm runs it within the workspace limit
+    CB_REASON_ACTIVATION,       // an activation function the backend lacks in this storage
+    CB_REASON_NO_GPU_KERNEL,    // a layer kind only the CPU backends run (cb_layer_cpu_only)
+    CB_REASON_COUNT
+} cb_reason;
+
+const char *cb_reason_name(cb_reason r); // "asymmetric_padding", ...
+
+// Errors carry a one-line message: "FILE: layer 'NAME': problem". reason: set with
+// CB_STATUS_UNSUPPORTED when a backend declined (CB_REASON_NONE otherwise).
 typedef struct cb_error {
     cb_status status;
+    cb_reason reason;
     char msg[512];
 } cb_error;
 
@@ -65,7 +89,7 @@ typedef enum cb_op {
     CB_OP_RESHAPE,
     CB_OP_LRN,
     CB_OP_BATCHNORM,
-    CB_OP_RELU,
+    CB_OP_ACT,       // an activation function as a layer: Activation ("fn"), ReLU
     CB_OP_MUL,       // Elementwise product of two inputs; one may be (N, C, 1, 1), broadcast over H, W (SE)
     CB_OP_LAYERNORM, // over the channels of each pixel (ConvNeXt), with a weight and bias per channel
     CB_OP_SCALE,     // y = x * weight[c] (ConvNeXt's layer scale)
@@ -74,7 +98,19 @@ typedef enum cb_op {
 
 const char *cb_op_name(cb_op op); // Paleo's type name ("Convolution", ...)
 
-typedef enum cb_act { CB_ACT_NONE, CB_ACT_RELU, CB_ACT_COUNT } cb_act;
+// Activation functions, fused after a Convolution, InnerProduct or Elementwise ("activation_fn")
+// or as an Activation layer ("fn"); names and formulas in src/core/act.h.
+typedef enum cb_act {
+    CB_ACT_NONE,
+    CB_ACT_RELU,
+    CB_ACT_SIGMOID,
+    CB_ACT_SILU,        // x * sigmoid(x) (swish)
+    CB_ACT_HARDSWISH,   // x * relu6(x + 3) / 6
+    CB_ACT_HARDSIGMOID, // relu6(x + 3) / 6
+    CB_ACT_RELU6,
+    CB_ACT_GELU,        // x * Phi(x), the erf form
+    CB_ACT_COUNT
+} cb_act;
 
 // A tensor shape. rank 4 is (n, c, h, w); rank 2 is (n, c) with h = w = 1. Printed in Paleo's
 // NHWC order. Every element count fits in int64 (checked at load).
@@ -117,6 +153,7 @@ typedef struct cb_layer {
         struct { int classes; } softmax;
         struct { int size; float alpha, beta, k; } lrn;
         struct { float eps; } bn;
+        struct { cb_act fn; } act;            // the Activation layer's function
         struct { float eps; } ln;             // LayerNorm over channels, per pixel
     } p;
     float bn_eps;                 // for the fused batch norm
@@ -171,6 +208,11 @@ void cb_net_cost_total(const cb_net *net, cb_net_cost *c);
 // ---- execution ------------------------------------------------------------------------------
 typedef enum cb_precision { CB_PREC_FP32, CB_PREC_TF32, CB_PREC_BF16, CB_PREC_COUNT } cb_precision;
 typedef enum cb_layout { CB_LAYOUT_NCHW, CB_LAYOUT_NHWC, CB_LAYOUT_COUNT } cb_layout;
+// The names the flags take and the results print: "fp32", "tf32", "bf16"; "nchw", "nhwc".
+const char *cb_precision_name(cb_precision p);
+bool cb_precision_parse(const char *s, cb_precision *p);
+const char *cb_layout_name(cb_layout l);
+bool cb_layout_parse(const char *s, cb_layout *l);
 typedef enum cb_phase {
     CB_PHASE_FORWARD,
     CB_PHASE_BWD_DATA,
@@ -192,6 +234,28 @@ typedef struct cb_exec_opts {
 } cb_exec_opts;
 
 void cb_exec_opts_default(cb_exec_opts *o);
+
+// ---- backends: what each declares it can do --------------------------------------------------
+typedef struct cb_backend_caps {
+    unsigned precisions;          // bit (1u << p) for each cb_precision it computes in
+    unsigned layouts;             // bit (1u << l) for each cb_layout it stores activations in
+    bool device;                  // buffers live in GPU memory
+    bool own_conv_algos;          // runs convbench's own GPU convolution algorithms (--conv-algo)
+    bool conv_library;            // its convolutions run on a vendor library (cuDNN): calibrate measures those
+    bool calibrates;              // `convbench calibrate --backend` measures it
+    bool conv_fuses_relu;         // its convolution kernels apply the ReLU that follows (no separate pass)
+    bool fc_on_library;           // its fully connected layers run on a vendor GEMM (cuBLAS)
+} cb_backend_caps;
+
+// What backend `name` declares, whether or not this build has it; NULL: no such backend.
+const cb_backend_caps *cb_backend_caps_of(const char *name);
+bool cb_backend_built(const char *name);   // this build has it (CUDA ones need nvcc at build time)
+const char *cb_backend_name(int i);        // the i-th backend this build has (0, 1, ...), NULL past the last
+// Does backend o->backend run the options o (precision, layout, --conv-algo) and, when net is not
+// NULL, every layer of net? CB_REASON_NONE, or the first reason it declines with err's one line
+// (status CB_STATUS_UNSUPPORTED, or CB_STATUS_ARG for an unknown backend). Asks only what the
+// options and shapes tell; cb_exec_create may still decline a layer its library refuses.
+cb_reason cb_backend_supports(const cb_net *net, const cb_exec_opts *o, cb_error *err);
 
 typedef struct cb_exec cb_exec;
 
@@ -222,7 +286,49 @@ cb_status cb_exec_set_lr(cb_exec *e, float lr);
 // Output probabilities (after softmax) or logits of the last layer, copied to host (n * classes)
 cb_status cb_exec_get_output(cb_exec *e, float *out, size_t count);
 int64_t cb_exec_output_classes(const cb_exec *e);
-const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph); // algorithm used, "" when none
+// What a backend chose for one layer and phase, as data: tests, tools and the model read the
+// fields; cb_choice_format prints it at the edge ("own igemm-tf32 0.051<0.352", "FWD_WINOGRAD
+// (C 3->8)", "in conv1"). Nothing decides on the printed text.
+typedef enum cb_impl {
+    CB_IMPL_NONE,                 // no choice made for this layer and phase
+    CB_IMPL_REF,                  // the plain reference loops (CPU)
+    CB_IMPL_CPU,                  // the fast CPU path: im2col + OpenBLAS
+    CB_IMPL_OWN,                  // convbench's own GPU kernels (algo: index into the own algorithm table, -1: not a convolution)
+    CB_IMPL_CUDNN,                // cuDNN (algo: its cudnnConvolution*Algo_t of the phase, -1: not a convolution)
+    CB_IMPL_CUBLAS,               // a cuBLAS GEMM (FC layers; 1x1 convolutions under NHWC)
+    CB_IMPL_COUNT
+} cb_impl;
+
+typedef enum cb_choice_flag {
+    CB_CHOICE_FALLBACK = 1 << 0,     // --conv-algo's algorithm does not run this; the generic one does
+    CB_CHOICE_RACED = 1 << 1,        // measured against the other implementation: ms won over rival_ms
+    CB_CHOICE_FORCED = 1 << 2,       // a test's override ($CONVBENCH_AUTO_POOL / _GEMM) chose it
+    CB_CHOICE_FUSED = 1 << 3,        // also computes layer fused_with (conv + ReLU + max pool)
+    CB_CHOICE_IN_FUSED = 1 << 4,     // computed by layer fused_with's fused kernel
+    CB_CHOICE_ASYM_PAD = 1 << 5,     // own kernels: the library lacks this padding
+    CB_CHOICE_NO_LIB_FIT = 1 << 6,   // own kernels: no library algorithm fits the workspace limit
+    CB_CHOICE_CHANNEL_PAD = 1 << 7,  // runs on a copy of the input with zero channels added (pad_from -> pad_to)
+    CB_CHOICE_SAME_COPY = 1 << 8,    // runs on a copy of the input with the trailing SAME rows and columns
+    CB_CHOICE_OWN_NCHW_ONLY = 1 << 9,// raced nothing: the own kernels compute fp32 NCHW only
+    CB_CHOICE_PAIRED = 1 << 10,      // timed forward and backward together (pooling: the backward needs the forward's argmax)
+    CB_CHOICE_DILATED = 1 << 11,     // raced nothing: the own kernels take no dilation
+} cb_choice_flag;
+
+typedef struct cb_choice {
+    cb_impl impl;
+    int algo;                     // id within impl (see cb_impl), -1 none
+    const char *name;             // the algorithm's name, static ("igemm-simt", "FWD_WINOGRAD", "cublasSgemm tf32"); never NULL
+    double ms, rival_ms;          // measured at plan time (-1: not measured): the choice's and, raced, the loser's
+    size_t workspace;             // bytes
+    unsigned flags;               // cb_choice_flag
+    int pad_from, pad_to;         // CB_CHOICE_CHANNEL_PAD: the input channels before and after
+    int fused_with;               // CB_CHOICE_FUSED / IN_FUSED: the other layer
+} cb_choice;
+
+// The one printer of a choice (net names the layer of fused_with).
+void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n);
+const cb_choice *cb_exec_choice(const cb_exec *e, int layer, cb_phase ph);
+const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph); // cb_choice_format of it, "" when none
 size_t cb_exec_workspace(const cb_exec *e, int layer, cb_phase ph);
 size_t cb_exec_peak_bytes(const cb_exec *e);
 const cb_net *cb_exec_net(const cb_exec *e);

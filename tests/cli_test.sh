@@ -119,7 +119,7 @@ expect "profile backward filter" 0 "Sum" -- "$cb" profile fashion-lenet --batch 
 expect "profile two backends" 0 "ref_ms" -- "$cb" profile fashion-lenet --batch 2 --backend cpu,ref --iters 1 --warmup 0 --quiet --format csv
 expect "bad backend" 2 "unknown backend 'tpu'" -- "$cb" fullpass fashion-lenet --backend tpu --quiet
 expect "bad direction" 2 "--direction: 'sideways'" -- "$cb" profile fashion-lenet --direction sideways
-expect "bad precision on cpu" 2 "the CPU backends run fp32 NCHW only" -- "$cb" fullpass fashion-lenet --precision bf16
+expect "bad precision on cpu" 2 "backend cpu does not compute in bf16 [unsupported: precision]" -- "$cb" fullpass fashion-lenet --precision bf16
 expect "bad iters" 2 "--iters: 0 must be in" -- "$cb" fullpass fashion-lenet --iters 0
 expect "out of memory" 3 "out of host memory" -- "$cb" fullpass vgg16 --batch 1000000 --quiet
 
@@ -170,7 +170,7 @@ if "$cb" algos 2>/dev/null | grep -q igemm-simt; then # a CUDA build
         one_line "cudnn nhwc bf16 without a GPU: one line" "$cb" fullpass alexnet --backend cudnn --layout nhwc --precision bf16 --quiet
         expect "auto nhwc without a GPU" 3 "no CUDA device" -- "$cb" fullpass alexnet --backend auto --layout nhwc
     fi
-    expect "cuda nhwc refused" 2 "NCHW only" -- "$cb" fullpass alexnet --backend cuda --layout nhwc
+    expect "cuda nhwc refused" 2 "backend cuda stores nchw only" -- "$cb" fullpass alexnet --backend cuda --layout nhwc
 else
     expect "cudnn nhwc bf16 without CUDA" 2 "no CUDA" -- "$cb" fullpass alexnet --backend cudnn --layout nhwc --precision bf16
 fi

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "convbench.h"
 #include "core/backend.h"
+#include "core/plan.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -116,9 +117,27 @@ out:
 }
 
 // whole-network gradient of the loss w.r.t. sampled parameters against central differences
-static void gradients_finite_differences(const char *json) {
+// every activation function, fused (Convolution, InnerProduct, Elementwise, with and without a
+// batch norm before it) and as an Activation layer
+static const char *NET_ACTS =
+    "{\"name\": \"acts\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [3, 7, 6, 4]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 4, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"silu\"},"
+    "\"c2\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 4, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"gelu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"sum\": {\"parents\": [\"c1\", \"c2\"], \"type\": \"Elementwise\", \"activation_fn\": \"hardswish\"},"
+    "\"a1\": {\"parents\": [\"sum\"], \"type\": \"Activation\", \"fn\": \"sigmoid\"},"
+    "\"a3\": {\"parents\": [\"a1\"], \"type\": \"Activation\", \"fn\": \"gelu\"},"
+    "\"c3\": {\"parents\": [\"sum\"], \"type\": \"Convolution\", \"filter\": [1, 1, 6, 5], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu6\"},"
+    "\"a2\": {\"parents\": [\"c3\"], \"type\": \"Activation\", \"fn\": \"hardsigmoid\"},"
+    "\"cat\": {\"parents\": [\"a2\", \"a3\"], \"type\": \"Concatenate\", \"dim\": 3},"
+    "\"fc1\": {\"parents\": [\"cat\"], \"type\": \"InnerProduct\", \"num_outputs\": 9, \"activation_fn\": \"silu\"},"
+    "\"fc2\": {\"parents\": [\"fc1\"], \"type\": \"InnerProduct\", \"num_outputs\": 5, \"activation_fn\": null},"
+    "\"sm\": {\"parents\": [\"fc2\"], \"type\": \"Softmax\"}}}";
+
+// every parameter gradient of the cpu backend against finite differences of the loss
+static void gradients_finite_differences(const char *json, const char *label) {
     cb_error err = {0};
-    cb_net *net = cb_net_load_string(json, "all.json", &err);
+    cb_net *net = cb_net_load_string(json, label, &err);
     CHECK(net, "%s", err.msg);
     if (!net) return;
     cb_exec *e = make(net, "cpu", 0);
@@ -171,15 +190,18 @@ static void gradients_finite_differences(const char *json) {
         }
     }
     CHECK(checked >= 30, "only %d gradients checked", checked);
-    printf("  %d gradients checked, worst normalised error %.3g\n", checked, worst);
+    printf("  %s: %d gradients checked, worst normalised error %.3g\n", label, checked, worst);
     cb_exec_destroy(e);
     cb_net_free(net);
 }
 
 static void test_cpu_matches_ref(void) { backend_matches_ref("cpu", NET_ALL); }
-static void test_gradients_finite_differences(void) { gradients_finite_differences(NET_ALL); }
+static void test_gradients_finite_differences(void) {
+    gradients_finite_differences(NET_ALL, "all.json");
+    gradients_finite_differences(NET_ACTS, "acts.json");
+}
 static void test_modern_cpu_matches_ref(void) { backend_matches_ref("cpu", NET_MODERN); }
-static void test_modern_gradients_finite_differences(void) { gradients_finite_differences(NET_MODERN); }
+static void test_modern_gradients_finite_differences(void) { gradients_finite_differences(NET_MODERN, "modern.json"); }
 
 // the shapes of NET_MODERN's new kinds, and their parameters
 static void test_modern_shapes(void) {
@@ -274,6 +296,173 @@ static void test_unknown_backend(void) {
     cb_net_free(net);
 }
 
+// Declines carry a reason code; the tests assert the code, the message names it.
+static void test_declines_have_reasons(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    if (!net) return;
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    CHECK(cb_backend_supports(net, &o, &err) == CB_REASON_NONE, "cpu declines all.json: %s", err.msg);
+    o.precision = CB_PREC_BF16;
+    CHECK(cb_backend_supports(net, &o, &err) == CB_REASON_PRECISION && err.reason == CB_REASON_PRECISION &&
+              err.status == CB_STATUS_UNSUPPORTED, "cpu bf16: %s", err.msg);
+    CHECK(!cb_exec_create(net, &o, &err) && err.reason == CB_REASON_PRECISION, "cpu bf16 created: %s", err.msg);
+    o.precision = CB_PREC_FP32;
+    o.layout = CB_LAYOUT_NHWC;
+    CHECK(cb_backend_supports(net, &o, &err) == CB_REASON_LAYOUT, "ref nhwc: %s", err.msg);
+    o.layout = CB_LAYOUT_NCHW;
+    o.conv_algo = "igemm-simt";
+    CHECK(cb_backend_supports(net, &o, &err) == CB_REASON_CONV_ALGO, "cpu --conv-algo: %s", err.msg);
+    o.conv_algo = NULL;
+    cb_net_free(net);
+    // the engine's own limits, on every backend
+    const char *mid_softmax = "{\"name\": \"s\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 1, 1, 4]},"
+                              " \"sm\": {\"parents\": [\"data\"], \"type\": \"Softmax\", \"num_classes\": 4},"
+                              " \"fc\": {\"parents\": [\"sm\"], \"type\": \"InnerProduct\", \"num_outputs\": 3}}}";
+    net = cb_net_load_string(mid_softmax, "mid_softmax.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    CHECK(!cb_exec_create(net, &o, &err) && err.reason == CB_REASON_SOFTMAX_POSITION && strstr(err.msg, "[unsupported: softmax_position]"),
+          "softmax in the middle: %s", err.msg);
+    cb_net_free(net);
+    // what each backend declares, asked by name (built or not)
+    const cb_backend_caps *cpu = cb_backend_caps_of("cpu"), *cuda = cb_backend_caps_of("cuda"), *dnn = cb_backend_caps_of("cudnn");
+    CHECK(cpu && cuda && dnn && !cb_backend_caps_of("tpu"), "caps of cpu, cuda, cudnn");
+    CHECK(cpu && !cpu->device && !cpu->own_conv_algos && cpu->precisions == 1u << CB_PREC_FP32, "cpu caps");
+    CHECK(cuda && cuda->device && cuda->own_conv_algos && !(cuda->layouts & (1u << CB_LAYOUT_NHWC)), "cuda caps");
+    CHECK(dnn && dnn->conv_library && (dnn->layouts & (1u << CB_LAYOUT_NHWC)), "cudnn caps");
+    for (int r = 0; r < CB_REASON_COUNT; r++) CHECK(strcmp(cb_reason_name((cb_reason)r), "?") != 0, "reason %d has a name", r);
+}
+
+// Choices are data: the CPU backends' choices by field, and the one printer on made-up choices.
+static void test_choices_are_data(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    if (!net) return;
+    cb_exec *e = make(net, "cpu", 0.01f), *r = make(net, "ref", 0.01f);
+    CHECK(e && r, "create");
+    for (int i = 0; e && r && i < net->nlayers; i++)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            const cb_choice *c = cb_exec_choice(e, i, (cb_phase)p), *cr = cb_exec_choice(r, i, (cb_phase)p);
+            bool gemm = net->layers[i].op == CB_OP_CONV || net->layers[i].op == CB_OP_FC;
+            CHECK(c->impl == (gemm ? CB_IMPL_CPU : CB_IMPL_NONE) && cr->impl == (gemm ? CB_IMPL_REF : CB_IMPL_NONE),
+                  "layer %d phase %d: impl %d / %d", i, p, c->impl, cr->impl);
+            CHECK(c->workspace == cb_exec_workspace(e, i, (cb_phase)p), "workspace of layer %d", i);
+            CHECK(!gemm || *cb_exec_algo(e, i, (cb_phase)p), "layer %d prints its choice", i);
+        }
+    cb_exec_destroy(e);
+    cb_exec_destroy(r);
+    char buf[96];
+    cb_choice c = {.impl = CB_IMPL_OWN, .algo = 3, .name = "igemm-tf32", .ms = 0.05, .rival_ms = 0.35, .flags = CB_CHOICE_RACED};
+    cb_choice_format(&c, net, buf, sizeof buf);
+    CHECK(!strcmp(buf, "own igemm-tf32 0.050<0.350"), "raced own: '%s'", buf);
+    c = (cb_choice){.impl = CB_IMPL_CUDNN, .algo = 6, .name = "FWD_WINOGRAD", .flags = CB_CHOICE_CHANNEL_PAD | CB_CHOICE_SAME_COPY,
+                    .pad_from = 3, .pad_to = 8};
+    cb_choice_format(&c, net, buf, sizeof buf);
+    CHECK(!strcmp(buf, "FWD_WINOGRAD (C 3->8, SAME)"), "padded: '%s'", buf);
+    c = (cb_choice){.impl = CB_IMPL_OWN, .algo = -1, .name = "", .flags = CB_CHOICE_IN_FUSED, .fused_with = 1};
+    cb_choice_format(&c, net, buf, sizeof buf);
+    CHECK(!strcmp(buf, "in c1"), "fused: '%s'", buf);
+    c = (cb_choice){.impl = CB_IMPL_OWN, .algo = 0, .name = "igemm-simt", .flags = CB_CHOICE_FALLBACK | CB_CHOICE_ASYM_PAD};
+    cb_choice_format(&c, net, buf, 12); // truncated, terminated
+    CHECK(strlen(buf) == 11, "truncated: '%s'", buf);
+    cb_net_free(net);
+}
+
+// The graph rewrite into plan nodes: conv + ReLU + pool groups in inference, nothing in training,
+// nor where the conv has a batch norm or another consumer; every layer in exactly one node.
+static void test_plan_nodes(void) {
+    const char *json =
+        "{\"name\": \"p\", \"layers\": {"
+        "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 12, 12, 3]},"
+        "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 3, 4], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1]},"
+        "\"p1\": {\"parents\": [\"c1\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"},"
+        "\"c2\": {\"parents\": [\"p1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4, 4], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"normalizer_fn\": \"batch_norm\"},"
+        "\"p2\": {\"parents\": [\"c2\"], \"type\": \"Pooling\", \"ksize\": [1, 1, 1, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\"},"
+        "\"c3\": {\"parents\": [\"p2\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4, 4], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1]},"
+        "\"p3\": {\"parents\": [\"c3\"], \"type\": \"Pooling\", \"ksize\": [1, 1, 1, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\"},"
+        "\"s\": {\"parents\": [\"p3\", \"c3\"], \"type\": \"Elementwise\"}}}";
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, "plan.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    for (int train = 0; train < 2; train++) {
+        cb_plan p;
+        cb_plan_build(net, train, &p);
+        int covered = 0, groups = 0;
+        for (int k = 0; k < p.nnodes; k++) {
+            covered += p.node[k].nlayers;
+            groups += p.node[k].fusion != CB_FUSION_NONE;
+            for (int m = 0; m < p.node[k].nlayers; m++) CHECK(p.node_of[p.node[k].layer[m]] == k, "node_of of layer %d", p.node[k].layer[m]);
+        }
+        CHECK(covered == net->nlayers, "train %d: %d of %d layers in nodes", train, covered, net->nlayers);
+        // c1 + p1 only (c2 has a batch norm, c3 a second consumer)
+        CHECK(groups == (train ? 0 : 1), "train %d: %d groups", train, groups);
+        if (!train) {
+            const cb_plan_node *g = &p.node[p.node_of[1]];
+            CHECK(g->fusion == CB_FUSION_CONV_RELU_MAXPOOL && g->nlayers == 2 && g->layer[0] == 1 && g->layer[1] == 2,
+                  "c1 + p1 grouped: %s", cb_fusion_name(g->fusion));
+        }
+        cb_plan_free(&p);
+    }
+    cb_net_free(net);
+}
+
+// The cudnn backend's static declines (no GPU needed: supports() reads shapes and options), by code.
+static void test_cudnn_declines_by_code(void) {
+    if (!cb_backend_built("cudnn")) return; // a build without CUDA
+    static const struct {
+        const char *what, *layer;
+        cb_precision prec;
+        cb_layout layout;
+        cb_reason want;
+    } cases[] = {
+        {"asymmetric SAME conv, bf16 NCHW (a padded copy)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
+         CB_PREC_BF16, CB_LAYOUT_NCHW, CB_REASON_NONE},
+        {"leading pads over trailing, bf16 NCHW", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": [2, 2, 0, 0], \"strides\": [1, 1, 1, 1]",
+         CB_PREC_BF16, CB_LAYOUT_NCHW, CB_REASON_ASYM_PADDING},
+        {"leading pads over trailing, fp32 NCHW (own kernels)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": [2, 2, 0, 0], \"strides\": [1, 1, 1, 1]",
+         CB_PREC_FP32, CB_LAYOUT_NCHW, CB_REASON_NONE},
+        {"dilated conv (cuDNN alone)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"dilations\": [2, 2]",
+         CB_PREC_FP32, CB_LAYOUT_NCHW, CB_REASON_NONE},
+        {"asymmetric SAME conv, fp32 NHWC (a padded copy)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
+         CB_PREC_FP32, CB_LAYOUT_NHWC, CB_REASON_NONE},
+        {"asymmetric SAME conv, fp32 NCHW (own kernels)", "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]",
+         CB_PREC_FP32, CB_LAYOUT_NCHW, CB_REASON_NONE},
+        {"LRN size 17, bf16 NHWC", "\"type\": \"LRN\", \"size\": 17", CB_PREC_BF16, CB_LAYOUT_NHWC, CB_REASON_LRN_RANGE},
+        {"LRN size 17, fp32 NCHW", "\"type\": \"LRN\", \"size\": 17", CB_PREC_FP32, CB_LAYOUT_NCHW, CB_REASON_NONE},
+        {"spatial Reshape, NHWC", "\"type\": \"Reshape\", \"output_shape\": [2, 48]", CB_PREC_FP32, CB_LAYOUT_NHWC, CB_REASON_NHWC_ORDER},
+        {"silu, bf16 NHWC", "\"type\": \"Activation\", \"fn\": \"silu\"", CB_PREC_BF16, CB_LAYOUT_NHWC, CB_REASON_NONE},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char js[512];
+        snprintf(js, sizeof js,
+                 "{\"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 4, 4, 3]},"
+                 " \"L\": {\"parents\": [\"data\"], %s}}}", cases[k].layer);
+        cb_error err = {0};
+        cb_net *net = cb_net_load_string(js, "declines.json", &err);
+        CHECK(net, "%s: %s", cases[k].what, err.msg);
+        if (!net) continue;
+        for (int b = 0; b < 2; b++) {
+            cb_exec_opts o;
+            cb_exec_opts_default(&o);
+            o.backend = b ? "auto" : "cudnn", o.precision = cases[k].prec, o.layout = cases[k].layout;
+            cb_reason r = cb_backend_supports(net, &o, &err);
+            CHECK(r == cases[k].want && (r == CB_REASON_NONE || err.reason == r), "%s %s: %s, want %s (%s)", o.backend,
+                  cases[k].what, cb_reason_name(r), cb_reason_name(cases[k].want), err.msg);
+        }
+        if (net->layers[1].op == CB_OP_CONV && net->layers[1].p.conv.dil_h > 1) { // the cuda backend's own kernels lack dilation
+            cb_exec_opts o;
+            cb_exec_opts_default(&o);
+            o.backend = "cuda";
+            cb_reason r = cb_backend_supports(net, &o, &err);
+            CHECK(r == CB_REASON_NO_GPU_KERNEL, "cuda, dilated conv: %s (%s)", cb_reason_name(r), err.msg);
+        }
+        cb_net_free(net);
+    }
+}
+
 static void test_out_of_memory_is_clean(void) {
     cb_error err = {0};
     cb_net *net = cb_net_load("vgg16", &err);
@@ -332,6 +521,10 @@ int main(void) {
     RUN(test_modern_gradients_finite_differences);
     RUN(test_learns_synthetic_task);
     RUN(test_unknown_backend);
+    RUN(test_declines_have_reasons);
+    RUN(test_choices_are_data);
+    RUN(test_plan_nodes);
+    RUN(test_cudnn_declines_by_code);
     RUN(test_out_of_memory_is_clean);
     return test_summary();
 }

@@ -29,15 +29,17 @@
 // Without a GPU (or without CUDA in the build) it prints a skip line and exits 0.
 // `test_gpu --backends cpu` runs the same harness on the CPU backend (a check of the harness), and
 // `test_gpu --backends onednn` on the oneDNN backend (fp32 at 1e-4, as cuDNN), where the build has it.
+#include "core/act.h"
 #include "core/backend.h"
 #include "convbench.h"
 #ifdef CB_HAVE_CUDA
 #include "cpu/kernels.h"
 #include "cuda/conv_algo.h"
-#include "cudnn/format.h"
+#include "storage/format.h"
 #include "gpu/gpu.h"
 
 #include <cuda_runtime.h>
+#include <cudnn.h>
 #endif
 
 #include <math.h>
@@ -53,6 +55,7 @@ static cb_layout test_layout = CB_LAYOUT_NCHW; // layout of the "cudnn" / "auto"
 static bool may_decline; // the case may be declined (UNSUPPORTED, a known reason): a skip, not a failure
 static bool tie_inputs; // inputs of five values, -1 to 1 by 0.5
 static const char *force_pool; // $CONVBENCH_AUTO_POOL as set for "auto": "own", "cudnn" or NULL
+static bool expect_blas; // the case must run every phase on cuBLAS (auto's 1x1 GEMM forced)
 static bool no_data_grad; // the execs skip the input's gradient (a channel-padded first conv then pads no gradient)
 static uint64_t rng_state;
 
@@ -111,15 +114,32 @@ static double tol_for(const char *backend, cb_precision prec) {
 }
 
 static const char *prec_name(cb_precision p) {
-    if (test_layout == CB_LAYOUT_NHWC) return p == CB_PREC_TF32 ? "nhwc tf32" : p == CB_PREC_BF16 ? "nhwc bf16" : "nhwc fp32";
-    return p == CB_PREC_TF32 ? "tf32" : p == CB_PREC_BF16 ? "bf16" : "fp32";
+    static char buf[32];
+    snprintf(buf, sizeof buf, "%s%s%s", test_layout == CB_LAYOUT_NHWC ? cb_layout_name(test_layout) : "",
+             test_layout == CB_LAYOUT_NHWC ? " " : "", cb_precision_name(p));
+    return buf;
 }
 
-// the tolerance for one phase of the layer: cuDNN's FFT algorithms round more in fp32
+// the tolerance for one phase of the layer: cuDNN's FFT and non-fused Winograd algorithms round
+// more in fp32 (the choice's algorithm id is cuDNN's enum value of the phase)
+static bool cudnn_transform_algo(const cb_choice *c, cb_phase ph) {
+#ifdef CB_HAVE_CUDA
+    if (c->impl != CB_IMPL_CUDNN) return false;
+    if (ph == CB_PHASE_FORWARD)
+        return c->algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT || c->algo == CUDNN_CONVOLUTION_FWD_ALGO_FFT_TILING ||
+               c->algo == CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD_NONFUSED;
+    if (ph == CB_PHASE_BWD_DATA)
+        return c->algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT || c->algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_FFT_TILING ||
+               c->algo == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
+    return c->algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT || c->algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_FFT_TILING ||
+           c->algo == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_WINOGRAD_NONFUSED;
+#else
+    return false;
+#endif
+}
 static double tol_phase(const cb_exec *g, int layer, cb_phase ph, const char *backend, cb_precision prec) {
     double t = tol_for(backend, prec);
-    const char *alg = g->lb[layer].algo[ph];
-    if (prec == CB_PREC_FP32 && (strstr(alg, "FFT") || strstr(alg, "WINOGRAD_NONF"))) t = 3e-3;
+    if (prec == CB_PREC_FP32 && cudnn_transform_algo(cb_exec_choice(g, layer, ph), ph)) t = 3e-3;
     return t;
 }
 
@@ -143,7 +163,7 @@ static bool exec_pair(cb_net *net, const char *backend, cb_precision prec, const
     *r = *g ? cb_exec_create(net, &o, &err) : NULL;
     if (*g && *r) return true;
     if (!*g && may_decline && err.status == CB_STATUS_UNSUPPORTED &&
-        (strstr(err.msg, "leading padding larger") || strstr(err.msg, "refuses them") || strstr(err.msg, "batch-norm epsilon"))) {
+        (err.reason == CB_REASON_ASYM_PADDING || err.reason == CB_REASON_LIBRARY_REFUSES || err.reason == CB_REASON_BN_EPSILON)) {
         printf("skip %s: declined: %s\n", name, err.msg);
         skipped++;
     } else {
@@ -162,12 +182,13 @@ static void check_auto_pool(const cb_exec *g, int i, const char *name) {
     const cb_window *w = &L->p.pool.win;
     bool asym = (L->in.h + 2 * w->pad_top - w->r) / w->stride_h + 1 != L->out.h ||
                 (L->in.w + 2 * w->pad_left - w->s) / w->stride_w + 1 != L->out.w;
-    const char *want = asym ? "own pool (asym. pad)" : !force_pool ? NULL
-                       : !strcmp(force_pool, "own") ? "own pool (forced)" : "cudnn pool (forced)";
     bool ok = true;
     for (int p = 0; p < 2; p++) {
-        const char *a = g->lb[i].algo[p];
-        ok = ok && (want ? !strcmp(a, want) : !strncmp(a, "own pool f+b ", 13) || !strncmp(a, "cudnn pool f+b ", 15));
+        const cb_choice *c = cb_exec_choice(g, i, (cb_phase)p);
+        if (asym) ok = ok && c->impl == CB_IMPL_OWN && (c->flags & CB_CHOICE_ASYM_PAD);
+        else if (force_pool)
+            ok = ok && c->impl == (!strcmp(force_pool, "own") ? CB_IMPL_OWN : CB_IMPL_CUDNN) && (c->flags & CB_CHOICE_FORCED);
+        else ok = ok && (c->impl == CB_IMPL_OWN || c->impl == CB_IMPL_CUDNN) && (c->flags & CB_CHOICE_RACED) && (c->flags & CB_CHOICE_PAIRED);
     }
     char what[320];
     snprintf(what, sizeof what, "%.150s algorithm [%.47s | %.47s]", name, g->lb[i].algo[0], g->lb[i].algo[1]);
@@ -194,7 +215,7 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
     // another storage than fp32 NCHW (cudnn, auto) may decline what needs own kernels, except a
     // pool: those have own kernels in every storage
     may_decline = strcmp(backend, "cuda") && strcmp(backend, "cpu") && (test_layout != CB_LAYOUT_NCHW || prec == CB_PREC_BF16) &&
-                  !strstr(body, "Pool");
+                  net->layers[net->nlayers - 1].op != CB_OP_POOL;
     bool ok = exec_pair(net, backend, prec, name, &g, &r);
     may_decline = false;
     if (!ok) return;
@@ -206,15 +227,20 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
     if (L->op == CB_OP_CONV && test_layout == CB_LAYOUT_NHWC && strcmp(backend, "cuda") && L->p.conv.groups == 1 &&
         L->p.conv.cin % (prec == CB_PREC_BF16 ? 8 : 4) != 0) {
         snprintf(what, sizeof what, "%s channels padded [%s]", name, g->lb[last].algo[0]);
-        check(what, strstr(g->lb[last].algo[0], "(C ") ? 0 : 1, 0);
+        check(what, cb_exec_choice(g, last, CB_PHASE_FORWARD)->flags & CB_CHOICE_CHANNEL_PAD ? 0 : 1, 0);
     }
-    if (strstr(label, "as GEMM")) {
+    bool all_blas = true, all_fallback = true;
+    for (int p = 0; p < CB_PHASE_COUNT; p++) {
+        const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
+        all_blas = all_blas && c->impl == CB_IMPL_CUBLAS;
+        all_fallback = all_fallback && (c->flags & CB_CHOICE_FALLBACK);
+    }
+    if (expect_blas) {
         snprintf(what, sizeof what, "%.100s runs on cuBLAS [%.40s]", name, g->lb[last].algo[0]);
-        check(what, strstr(g->lb[last].algo[0], "cuBLAS") && strstr(g->lb[last].algo[1], "cuBLAS") && strstr(g->lb[last].algo[2], "cuBLAS") ? 0 : 1, 0);
+        check(what, all_blas ? 0 : 1, 0);
     }
     // the algorithm runs none of this shape's phases (one that runs some is checked on those)
-    if (conv_algo && strstr(g->lb[last].algo[0], "(fallback)") && strstr(g->lb[last].algo[1], "(fallback)") &&
-        strstr(g->lb[last].algo[2], "(fallback)")) {
+    if (conv_algo && all_fallback) {
         printf("skip %s: %s does not run it\n", name, conv_algo);
         skipped++;
         cb_exec_destroy(g);
@@ -348,21 +374,21 @@ static void conv_cases(const char *be, cb_precision prec) {
 // the max pools again on inputs with ties where the own kernels run (cuDNN may route a tie's
 // gradient to another of the equal inputs).
 static void pool_cases(const char *be, cb_precision prec) {
-    static const struct { const char *label; int n, h, w, c; const char *body; } cases[] = {
-        {"maxpool 3x3 s2 VALID", 2, 13, 15, 5, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\""},
-        {"maxpool 3x3 s2 SAME (asymmetric)", 2, 12, 12, 3, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\""},
-        {"maxpool 3x3 s1 SAME", 1, 7, 9, 13, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\""},
-        {"maxpool 3x3 s1 pad 1 b1 11x13 C7", 1, 11, 13, 7, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": [1, 1]"},
-        {"maxpool 3x3 s2 pad 1 14x14 b2 C4", 2, 14, 14, 4, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": [1, 1]"},
-        {"maxpool 2x2 s2 VALID 9x11 b3 C6", 3, 9, 11, 6, "\"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\""},
-        {"maxpool 2x2 s2 SAME 7x9 b1 (asymmetric)", 1, 7, 9, 5, "\"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\""},
-        {"maxpool 5x3 s(2,1) SAME 11x10 C3", 2, 11, 10, 3, "\"type\": \"Pooling\", \"ksize\": [1, 5, 3, 1], \"strides\": [1, 2, 1, 1], \"padding\": \"SAME\""},
-        {"maxpool 3x3 s2 SAME b4 C64 56x56 (GoogLeNet pool2)", 4, 56, 56, 64, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\""},
-        {"maxpool 3x3 s1 SAME b4 C48 28x28 (inception)", 4, 28, 28, 48, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\""},
-        {"avgpool 3x3 s1 SAME (exclude pad)", 2, 8, 7, 5, "\"type\": \"AvgPool\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\""},
-        {"avgpool 2x2 s2 SAME odd", 2, 9, 9, 3, "\"type\": \"AvgPool\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\""},
-        {"avgpool 3x3 s2 VALID b1 15x13", 1, 15, 13, 6, "\"type\": \"AvgPool\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\""},
-        {"avgpool 7x7 s1 VALID b3 C32 (global)", 3, 7, 7, 32, "\"type\": \"AvgPool\", \"ksize\": [1, 7, 7, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\""},
+    static const struct { const char *label; int n, h, w, c; const char *body; bool max; } cases[] = {
+        {"maxpool 3x3 s2 VALID", 2, 13, 15, 5, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"", true},
+        {"maxpool 3x3 s2 SAME (asymmetric)", 2, 12, 12, 3, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"", true},
+        {"maxpool 3x3 s1 SAME", 1, 7, 9, 13, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"", true},
+        {"maxpool 3x3 s1 pad 1 b1 11x13 C7", 1, 11, 13, 7, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": [1, 1]", true},
+        {"maxpool 3x3 s2 pad 1 14x14 b2 C4", 2, 14, 14, 4, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": [1, 1]", true},
+        {"maxpool 2x2 s2 VALID 9x11 b3 C6", 3, 9, 11, 6, "\"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"", true},
+        {"maxpool 2x2 s2 SAME 7x9 b1 (asymmetric)", 1, 7, 9, 5, "\"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"", true},
+        {"maxpool 5x3 s(2,1) SAME 11x10 C3", 2, 11, 10, 3, "\"type\": \"Pooling\", \"ksize\": [1, 5, 3, 1], \"strides\": [1, 2, 1, 1], \"padding\": \"SAME\"", true},
+        {"maxpool 3x3 s2 SAME b4 C64 56x56 (GoogLeNet pool2)", 4, 56, 56, 64, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"", true},
+        {"maxpool 3x3 s1 SAME b4 C48 28x28 (inception)", 4, 28, 28, 48, "\"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"", true},
+        {"avgpool 3x3 s1 SAME (exclude pad)", 2, 8, 7, 5, "\"type\": \"AvgPool\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"", false},
+        {"avgpool 2x2 s2 SAME odd", 2, 9, 9, 3, "\"type\": \"AvgPool\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"", false},
+        {"avgpool 3x3 s2 VALID b1 15x13", 1, 15, 13, 6, "\"type\": \"AvgPool\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"", false},
+        {"avgpool 7x7 s1 VALID b3 C32 (global)", 3, 7, 7, 32, "\"type\": \"AvgPool\", \"ksize\": [1, 7, 7, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\"", false},
     };
     int ncases = (int)(sizeof cases / sizeof cases[0]);
     for (int j = 0; j < ncases; j++)
@@ -371,7 +397,7 @@ static void pool_cases(const char *be, cb_precision prec) {
     bool own = !strcmp(be, "cuda") || !strcmp(be, "cpu") || (!strcmp(be, "auto") && force_pool && !strcmp(force_pool, "own"));
     tie_inputs = true;
     for (int j = 0; own && j < ncases; j++)
-        if (strstr(cases[j].label, "maxpool") && (!small_only || cases[j].n * cases[j].h * cases[j].w * cases[j].c < 100000))
+        if (cases[j].max && (!small_only || cases[j].n * cases[j].h * cases[j].w * cases[j].c < 100000))
             layer_case(be, prec, cases[j].label, cases[j].n, cases[j].h, cases[j].w, cases[j].c, cases[j].body);
     tie_inputs = false;
 }
@@ -414,6 +440,18 @@ static void layer_cases_rest(const char *be, cb_precision prec) {
     layer_case(be, prec, "LRN size 3 alpha 0.5 C5", 1, 5, 5, 5, "\"type\": \"LRN\", \"size\": 3, \"alpha\": 0.5, \"beta\": 0.75, \"k\": 1.0");
     layer_case(be, prec, "BatchNorm C13", 4, 5, 6, 13, "\"type\": \"BatchNorm\", \"epsilon\": 0.001");
     layer_case(be, prec, "ReLU", 2, 5, 6, 13, "\"type\": \"ReLU\"");
+    // every activation function (src/core/act.h), as a layer and fused after a convolution
+    for (int ai = CB_ACT_RELU + 1; ai < CB_ACT_COUNT; ai++) {
+        const char *fn = cb_act_name((cb_act)ai);
+        char label[64], body[256];
+        snprintf(label, sizeof label, "Activation %s", fn);
+        snprintf(body, sizeof body, "\"type\": \"Activation\", \"fn\": \"%s\"", fn);
+        layer_case(be, prec, label, 2, 5, 6, 13, body);
+        snprintf(label, sizeof label, "conv 3x3 C5->7 %s", fn);
+        snprintf(body, sizeof body, "\"type\": \"Convolution\", \"filter\": [3, 3, 5, 7], \"padding\": \"SAME\", "
+                                    "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"%s\"", fn);
+        layer_case(be, prec, label, 2, 9, 8, 5, body);
+    }
     layer_case(be, prec, "Softmax 1000 b3", 3, 1, 1, 1000, "\"type\": \"Softmax\", \"num_classes\": 1000");
     layer_case(be, prec, "Dropout keep 0.5", 4, 16, 16, 13, "\"type\": \"Dropout\", \"dropout_keep_prob\": 0.5");
 }
@@ -482,7 +520,7 @@ static void pool_fusion_case(const cb_cuda_conv_algo *a, const char *label, int 
         cb_exec_forward(g, false, NULL);
         cb_exec_forward(r, false, NULL);
         float *yg = download(g, g->lb[2].y, nout), *yr = download(r, r->lb[2].y, nout);
-        bool fused = strncmp(g->lb[2].algo[0], "in ", 3) == 0;
+        bool fused = (cb_exec_choice(g, 2, CB_PHASE_FORWARD)->flags & CB_CHOICE_IN_FUSED) != 0;
         snprintf(what, sizeof what, "%s conv+relu+maxpool %d [%s]%s", name, pool, g->lb[1].algo[0], fused ? "" : " NOT FUSED");
         check(what, fused ? nerr(yg, yr, nout) : INFINITY, tol_for("cuda", a->prec));
         free(x), free(yg), free(yr);
@@ -594,7 +632,7 @@ static void network_case_of(const char *backend, cb_precision prec, bool with_bn
 static void network_case(const char *backend, cb_precision prec) { network_case_of(backend, prec, true); }
 
 #ifdef CB_HAVE_CUDA
-// cb_fmt_pool_forward / _backward (src/cudnn/pool_fmt.cu) called directly in the four storages
+// cb_fmt_pool_forward / _backward (src/storage/pool_fmt.cu) called directly in the four storages
 // (fp32 NCHW is pool.cu) on inputs converted by cb_fmt_convert, against the reference loops on
 // the same values (rounded to bf16 for the bf16 storages, to nearest even as the conversion):
 // max outputs and the saved window offsets exactly, average outputs and input gradients within
@@ -734,7 +772,7 @@ static void fmt_pool_cases(void) {
 }
 
 // "cudnn" and "auto" in the other storages: NHWC fp32, tf32, bf16 and bf16 NCHW; both small nets
-// Batch norm on auto's own storage kernels (src/cudnn/norm_fmt.cu) and on cuDNN, forced each way
+// Batch norm on auto's own storage kernels (src/storage/norm_fmt.cu) and on cuDNN, forced each way
 // and measured, in every storage: standalone layers (C odd: the scalar paths; C 64 and h*w 8x8:
 // the 16-byte paths), fused after a convolution with the ReLU (whose mask the own backward
 // applies), an epsilon under cuDNN's minimum (own kernels in every storage), and the running
@@ -816,7 +854,8 @@ static void bn_cases(void) {
     o.backend = "auto";
     o.layout = CB_LAYOUT_NHWC;
     cb_exec *g = net ? cb_exec_create(net, &o, &err) : NULL;
-    check("auto CONVBENCH_AUTO_BN=own names its choice", g && !strcmp(g->lb[1].algo[0], "own bn (forced)") ? 0 : 1, 0);
+    const cb_choice *bc = g ? cb_exec_choice(g, 1, CB_PHASE_FORWARD) : NULL;
+    check("auto CONVBENCH_AUTO_BN=own records its choice", bc && bc->impl == CB_IMPL_OWN && (bc->flags & CB_CHOICE_FORCED) ? 0 : 1, 0);
     cb_exec_destroy(g);
     setenv("CONVBENCH_AUTO_BN", "fastest", 1);
     g = net ? cb_exec_create(net, &o, &err) : NULL;
@@ -938,6 +977,7 @@ static void storage_cases(void) {
     unsetenv("CONVBENCH_AUTO_POOL");
     // a 1x1 convolution under NHWC: auto's cuBLAS GEMM forced, in fp32, tf32 and bf16
     setenv("CONVBENCH_AUTO_GEMM", "cublas", 1);
+    expect_blas = true;
     cb_precision precs[] = {CB_PREC_FP32, CB_PREC_TF32, CB_PREC_BF16};
     for (int p = 0; p < 3; p++) {
         layer_case("auto", precs[p], "conv 1x1 C64->96 as GEMM", 4, 14, 14, 64,
@@ -946,6 +986,7 @@ static void storage_cases(void) {
                    "\"type\": \"Convolution\", \"filter\": [1, 1, 16, 24], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
     }
     unsetenv("CONVBENCH_AUTO_GEMM");
+    expect_blas = false;
     // the first conv (C = 3) runs channel-padded in NHWC: here without the input's gradient too
     no_data_grad = true;
     network_case_of("auto", CB_PREC_BF16, false);

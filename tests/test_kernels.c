@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cpu/kernels.h"
+#include "core/act.h"
 #include "cuda/fast_div.h" // plain C: the GPU pooling kernels' index math, checked here
 
 #define TOL_F32 1e-5
@@ -692,11 +693,12 @@ typedef struct {
     const float *mask; // dropout only
 } ew_ctx;
 
-static double relu_loss(void *v)
+static cb_act loss_act; // the activation act_loss differentiates
+static double act_loss(void *v)
 {
     ew_ctx *c = v;
     double s = 0.0;
-    for (size_t i = 0; i < c->n; i++) s += (c->x[i] > 0.0 ? c->x[i] : 0.0) * c->g[i];
+    for (size_t i = 0; i < c->n; i++) s += cb_act_fwd_f64(loss_act, c->x[i]) * c->g[i];
     return s;
 }
 
@@ -708,33 +710,52 @@ static double dropout_loss(void *v)
     return s;
 }
 
-static void test_relu(void)
+// Every activation function (src/core/act.h): the CPU kernels against the float64 reference,
+// and the reference's gradient against finite differences of its forward. Inputs in [-4, 4], off
+// the kinks (0, +-3, 6) by more than the difference step, so every piece of every function is met.
+#define TOL_ACT 2e-6 // fp32 evaluation of exp / erf against float64
+static void test_activations(void)
 {
-    const char *name = "relu";
     const size_t n = 1000;
-    float *x = FALLOC(n), *dy = FALLOC(n), *y = FALLOC(n), *dx = FALLOC(n), *buf = FALLOC(n);
+    float *x = FALLOC(n), *dy = FALLOC(n), *y = FALLOC(n), *dx = FALLOC(n), *buf = FALLOC(n), *xs = FALLOC(n);
     double *x64 = DALLOC(n), *dy64 = DALLOC(n), *y64 = DALLOC(n), *dx64 = DALLOC(n), *fd = DALLOC(n);
     fill_pair(n, x, x64), fill_pair(n, dy, dy64);
     for (size_t i = 0; i < n; i++) {
-        y64[i] = x64[i] > 0 ? x64[i] : 0;
-        dx64[i] = x64[i] > 0 ? dy64[i] : 0;
+        x[i] *= 4.0f;
+        static const float kinks[] = {-3.0f, 0.0f, 3.0f, 6.0f};
+        for (int k = 0; k < 4; k++)
+            if (fabsf(x[i] - kinks[k]) < 1e-3f) x[i] += 0.01f;
+        x64[i] = x[i];
     }
-    poison(y, n);
-    cb_cpu_relu_forward(n, x, y);
-    check(name, "forward cpu", nerr(y, y64, n), 0.0);
-    memcpy(buf, x, n * sizeof(float));
-    cb_cpu_relu_forward(n, buf, buf);
-    check(name, "forward cpu in place", nerr(buf, y64, n), 0.0);
-    poison(dx, n);
-    cb_cpu_relu_backward(n, y, dy, dx);
-    check(name, "backward cpu", nerr(dx, dx64, n), 0.0);
-    memcpy(buf, dy, n * sizeof(float));
-    cb_cpu_relu_backward(n, y, buf, buf);
-    check(name, "backward cpu in place", nerr(buf, dx64, n), 0.0);
-    ew_ctx ctx = {n, x64, dy64, NULL};
-    fd_grad(relu_loss, &ctx, x64, n, fd);
-    check(name, "dx fd cpu", nerr(dx, fd, n), TOL_GRAD);
-    free(x), free(dy), free(y), free(dx), free(buf), free(x64), free(dy64), free(y64), free(dx64), free(fd);
+    for (int ai = CB_ACT_NONE + 1; ai < CB_ACT_COUNT; ai++) {
+        cb_act a = (cb_act)ai;
+        char name[32];
+        snprintf(name, sizeof name, "act %s", cb_act_name(a));
+        for (size_t i = 0; i < n; i++) {
+            y64[i] = cb_act_fwd_f64(a, x64[i]);
+            dx64[i] = cb_act_bwd_f64(a, x64[i], y64[i], dy64[i]);
+        }
+        poison(y, n), poison(xs, n);
+        cb_cpu_act_forward(n, a, x, xs, y);
+        check(name, "forward cpu", nerr(y, y64, n), TOL_ACT);
+        check(name, "input saved", memcmp(xs, x, n * sizeof(float)) ? 1.0 : 0.0, 0.0);
+        memcpy(buf, x, n * sizeof(float));
+        cb_cpu_act_forward(n, a, buf, NULL, buf);
+        check(name, "forward cpu in place", nerr(buf, y64, n), TOL_ACT);
+        const float *xin = cb_act_needs_input(a) ? x : NULL; // what the engine keeps
+        poison(dx, n);
+        cb_cpu_act_backward(n, a, xin, y, dy, dx);
+        check(name, "backward cpu", nerr(dx, dx64, n), TOL_ACT);
+        memcpy(buf, dy, n * sizeof(float));
+        cb_cpu_act_backward(n, a, xin, y, buf, buf);
+        check(name, "backward cpu in place", nerr(buf, dx64, n), TOL_ACT);
+        ew_ctx ctx = {n, x64, dy64, NULL};
+        loss_act = a;
+        fd_grad(act_loss, &ctx, x64, n, fd);
+        check(name, "dx fd float64 reference", nerr64(dx64, fd, n), TOL_GRAD64);
+        check(name, "dx fd cpu", nerr(dx, fd, n), TOL_GRAD);
+    }
+    free(x), free(dy), free(y), free(dx), free(buf), free(xs), free(x64), free(dy64), free(y64), free(dx64), free(fd);
 }
 
 static void test_dropout(void)
@@ -873,7 +894,7 @@ int main(void)
     test_channel("channel n2 c5 4x3 se", 2, 5, 12, 1, 0.0);
     test_channel("channel n3 c8 3x3 same", 3, 8, 9, 9, 2.0);
     test_channel("channel n1 c13 1x1", 1, 13, 1, 1, 0.5); // ConvNeXt's head LayerNorm on a pooled tensor
-    test_relu();
+    test_activations();
     test_dropout();
     test_softmax_xent("softmax xent n4 k10", 4, 10, 1.0);
     test_softmax_xent("softmax xent n3 k1000 big", 3, 1000, 30.0);

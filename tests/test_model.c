@@ -3,6 +3,9 @@
 // the device database, and simulation invariants.
 #include "check.h"
 #include "model/model.h"
+#ifdef CB_HAVE_CUDA
+#include "cuda/conv_algo.h"
+#endif
 
 #include <cjson/cJSON.h>
 
@@ -316,6 +319,12 @@ static void named_forms(void) {
     CHECK(!cb_algo_form_of("FWD_NO_SUCH", &f), "unknown cuDNN name");
     CHECK(cb_algo_form_of("igemm-simt", &f) && f.family == CB_ALGO_IMPLICIT_GEMM, "own igemm");
     CHECK(cb_algo_form_of("cublas_fp32", &f) && f.family == CB_ALGO_GEMM, "cublas");
+    CHECK(cb_algo_form_of("winograd-f2x2", &f) && f.family == CB_ALGO_WINOGRAD && f.max_filter == 3, "own winograd");
+    CHECK(cb_algo_form_of("fft-cufft", &f) && f.family == CB_ALGO_FFT, "own fft");
+#ifdef CB_HAVE_CUDA
+    for (int j = 0; cb_cuda_conv_algos[j]; j++)
+        CHECK(cb_algo_form_known(cb_cuda_conv_algos[j]->name), "own algorithm %s lacks a form in model/algos.c", cb_cuda_conv_algos[j]->name);
+#endif
     cb_conv_params p = {.n = 2, .c = 8, .h = 16, .w = 16, .k = 4, .r = 5, .s = 5, .p = 16, .q = 16, .stride_h = 1, .stride_w = 1,
                         .pad_top = 2, .pad_left = 2, .groups = 1};
     cb_algo_cost c;

@@ -3,6 +3,7 @@
 // ModelParallel, Concatenate, Elementwise, padding rules), and every bad-input case with its
 // status and message.
 #include "check.h"
+#include "core/act.h"
 #include "convbench.h"
 
 #include <cjson/cJSON.h>
@@ -123,6 +124,41 @@ static void test_same_padding_asymmetric(void) {
     CHECK(d->p.conv.win.pad_left == 0 && d->p.conv.win.pad_right == 1, "2-wide SAME: %d+%d", d->p.conv.win.pad_left,
           d->p.conv.win.pad_right);
     CHECK(d->act == CB_ACT_NONE && c->act == CB_ACT_RELU, "activation default relu, null none");
+    // every activation by its lower-case name, fused and as an Activation layer (the names an
+    // ONNX importer emits), and the errors
+    for (int ai = CB_ACT_NONE + 1; ai < CB_ACT_COUNT; ai++) {
+        cb_act want = (cb_act)ai;
+        const char *fn = cb_act_name(want);
+        char js[1024];
+        snprintf(js, sizeof js,
+                 "{\"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 4, 4, 3]},"
+                 " \"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 3, 4], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"%s\"},"
+                 " \"a\": {\"parents\": [\"c\"], \"type\": \"Activation\", \"fn\": \"%s\"},"
+                 " \"s\": {\"parents\": [\"a\", \"c\"], \"type\": \"Elementwise\", \"activation_fn\": \"%s\"},"
+                 " \"f\": {\"parents\": [\"s\"], \"type\": \"InnerProduct\", \"num_outputs\": 3, \"activation_fn\": \"%s\"}}}",
+                 fn, fn, fn, fn);
+        cb_net *an = cb_net_load_string(js, "acts.json", &err);
+        CHECK(an && an->layers[1].act == want && an->layers[2].op == CB_OP_ACT && an->layers[2].p.act.fn == want &&
+                  an->layers[2].act == CB_ACT_NONE && an->layers[3].act == want && an->layers[4].act == want,
+              "activation %s: %s", fn, an ? "wrong fields" : err.msg);
+        cb_net_free(an);
+    }
+    static const struct { const char *body, *needle; } bad_acts[] = {
+        {"\"type\": \"Activation\", \"fn\": \"swishy\"", "unknown fn swishy"},
+        {"\"type\": \"Activation\"", "needs \"fn\""},
+        {"\"type\": \"Activation\", \"fn\": null", "names no function"},
+        {"\"type\": \"InnerProduct\", \"num_outputs\": 3, \"activation_fn\": \"SiLU\"", "unknown activation_fn SiLU"},
+    };
+    for (size_t k = 0; k < sizeof bad_acts / sizeof bad_acts[0]; k++) {
+        char js[512];
+        snprintf(js, sizeof js,
+                 "{\"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 4, 4, 3]},"
+                 " \"a\": {\"parents\": [\"data\"], %s}}}", bad_acts[k].body);
+        cb_net *an = cb_net_load_string(js, "bad.json", &err);
+        CHECK(!an && err.status == CB_STATUS_PARSE && strstr(err.msg, "layer 'a'") && strstr(err.msg, bad_acts[k].needle),
+              "bad activation %zu: %s", k, an ? "accepted" : err.msg);
+        cb_net_free(an);
+    }
     CHECK(cb_net_set_batch(net, 7, &err) == CB_OK && net->layers[2].out.n == 7, "set_batch");
     cb_net_free(net);
 }

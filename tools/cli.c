@@ -183,23 +183,6 @@ void cli_progress_eta(const cli_out *o, double since_ms, double done, double tot
     va_end(ap);
 }
 
-static const char *PREC[] = {"fp32", "tf32", "bf16"};
-_Static_assert(sizeof PREC / sizeof PREC[0] == CB_PREC_COUNT, "a precision lacks a name");
-static const char *LAYOUT[] = {"nchw", "nhwc"};
-_Static_assert(sizeof LAYOUT / sizeof LAYOUT[0] == CB_LAYOUT_COUNT, "a layout lacks a name");
-
-bool cli_parse_precision(const char *s, cb_precision *p) {
-    for (int i = 0; i < CB_PREC_COUNT; i++)
-        if (strcmp(s, PREC[i]) == 0) return *p = (cb_precision)i, true;
-    return false;
-}
-bool cli_parse_layout(const char *s, cb_layout *l) {
-    for (int i = 0; i < CB_LAYOUT_COUNT; i++)
-        if (strcmp(s, LAYOUT[i]) == 0) return *l = (cb_layout)i, true;
-    return false;
-}
-const char *cli_precision_name(cb_precision p) { return PREC[p]; }
-const char *cli_layout_name(cb_layout l) { return LAYOUT[l]; }
 
 void cli_shape_str(cb_shape s, char *buf, size_t n) {
     if (s.rank == 4) snprintf(buf, n, "[%lld, %lld, %lld, %lld]", (long long)s.n, (long long)s.h, (long long)s.w, (long long)s.c);

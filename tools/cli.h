@@ -68,10 +68,6 @@ void cli_progress(const cli_out *o, const char *fmt, ...) __attribute__((format(
 void cli_progress_eta(const cli_out *o, double since_ms, double done, double total, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-bool cli_parse_precision(const char *s, cb_precision *p);
-bool cli_parse_layout(const char *s, cb_layout *l);
-const char *cli_precision_name(cb_precision p);
-const char *cli_layout_name(cb_layout l);
 void cli_shape_str(cb_shape s, char *buf, size_t n); // Paleo's NHWC "[64, 224, 224, 3]"
 
 extern const cli_cmd cmd_summary, cmd_fullpass, cmd_profile;

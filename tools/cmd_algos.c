@@ -28,7 +28,7 @@ static void compact_rows(cb_table *t, const cb_cuda_conv_algo *a) {
         snprintf(line, sizeof line, "%.*s", len, p);
         cb_table_row(t);
         cb_table_str(t, first ? a->name : "");
-        cb_table_str(t, first ? cli_precision_name(a->prec) : "");
+        cb_table_str(t, first ? cb_precision_name(a->prec) : "");
         cb_table_str(t, first ? ph : "");
         cb_table_str(t, line);
         p += len;
@@ -59,7 +59,7 @@ static int run(int argc, char **argv) {
         }
         cb_table_row(t);
         cb_table_str(t, a->name);
-        cb_table_str(t, cli_precision_name(a->prec));
+        cb_table_str(t, cb_precision_name(a->prec));
         cb_table_bool(t, a->forward);
         cb_table_bool(t, a->backward_data);
         cb_table_bool(t, a->backward_filter);

@@ -110,7 +110,7 @@ static int save_entry(const char *save, const cb_device *d, const cb_cal_sample 
 
 // the report of a GPU calibration: the fitted algorithms, the passes, the GEMM ceilings
 static void gpu_report(cb_report *r, const cb_device *d) {
-    const char *prec[] = {"fp32", "tf32", "bf16"}, *phn[] = {"forward", "bwd_data", "bwd_filter"};
+    const char *phn[] = {"forward", "bwd_data", "bwd_filter"};
     cb_report_meta_num(r, "sms", d->cal.sms);
     cb_report_meta_num(r, "launch_us", d->cal.launch_s * 1e6);
     const char *gc[] = {"precision", "peak_tflops", "measured_tflops", "fraction_of_peak"};
@@ -118,7 +118,7 @@ static void gpu_report(cb_report *r, const cb_device *d) {
     for (int p = 0; p < CB_PREC_COUNT; p++) {
         if (!(d->meas_gemm[p] > 0)) continue;
         cb_table_row(g);
-        cb_table_str(g, prec[p]);
+        cb_table_str(g, cb_precision_name((cb_precision)p));
         cb_table_num(g, d->peak[p] / 1e12, 1);
         cb_table_num(g, d->meas_gemm[p] / 1e12, 1);
         cb_table_num(g, d->peak[p] > 0 ? d->meas_gemm[p] / d->peak[p] : 0, 3);
@@ -131,7 +131,7 @@ static void gpu_report(cb_report *r, const cb_device *d) {
         cb_table_row(t);
         cb_table_str(t, a->name);
         cb_table_str(t, phn[a->phase]);
-        cb_table_str(t, prec[a->prec]);
+        cb_table_str(t, cb_precision_name(a->prec));
         cb_table_str(t, a->fc ? "fc gemm" : cb_algo_name(a->form.family));
         cb_table_int(t, a->n);
         cb_table_num(t, a->eff, 3);
@@ -313,9 +313,9 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     snprintf(list, sizeof list, "%s", precs);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         cb_precision p;
-        if (!cli_parse_precision(tok, &p)) return cli_usage_error(&cmd_calibrate, "--precision: '%s' is not fp32, tf32 or bf16", tok);
-        if (p == CB_PREC_BF16 && strcmp(backend, "cuda"))
-            return cli_usage_error(&cmd_calibrate, "--precision bf16: the cudnn backend runs fp32 and tf32 convolutions (bf16 GEMMs are always measured)");
+        if (!cb_precision_parse(tok, &p)) return cli_usage_error(&cmd_calibrate, "--precision: '%s' is not fp32, tf32 or bf16", tok);
+        if (p == CB_PREC_BF16 && cb_backend_caps_of(backend)->conv_library)
+            return cli_usage_error(&cmd_calibrate, "--precision bf16: backend %s calibrates cuDNN's fp32 and tf32 convolutions (bf16 GEMMs are always measured)", backend);
         if (go.nprec < CB_PREC_COUNT) go.precs[go.nprec++] = p;
     }
     if (!go.nprec) return cli_usage_error(&cmd_calibrate, "--precision: empty list");
@@ -394,13 +394,14 @@ static int run(int argc, char **argv) {
     if (reps < 1 || reps > 16) return cli_usage_error(&cmd_calibrate, "--reps: %ld must be in [1, 16]", reps);
     if (ws_mb < 0 || ws_mb > (1L << 24)) return cli_usage_error(&cmd_calibrate, "--workspace-mb: %ld must be in [0, %ld]", ws_mb, 1L << 24);
     if (refit) return run_refit(refit, save, &o, fmt);
-    if (!strcmp(backend, "cuda") || !strcmp(backend, "cudnn")) {
+    const cb_backend_caps *caps = cb_backend_caps_of(backend);
+    if (!caps || !caps->calibrates) return cli_usage_error(&cmd_calibrate, "--backend: '%s' is not cpu, cuda or cudnn", backend);
+    if (caps->device) {
         gpu_args ga = {.backend = backend, .base = base, .db_path = db_path, .precs = precs, .save = save, .reps = reps,
                        .ws_mb = ws_mb, .verbose = verbose};
         if ((rc = parse_gpu_args(sections, shapes, &ga)) >= 0) return rc;
         return run_gpu(&ga, &o, fmt);
     }
-    if (strcmp(backend, "cpu")) return cli_usage_error(&cmd_calibrate, "--backend: '%s' is not cpu, cuda or cudnn", backend);
     if (size < 64 || size > 16384) return cli_usage_error(&cmd_calibrate, "--size: %ld must be in [64, 16384]", size);
     cb_device dev;
     cb_cpu_info cpu;

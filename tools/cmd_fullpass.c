@@ -235,8 +235,8 @@ static int run(int argc, char **argv) {
     cb_report_meta_str(r, "network", net->name);
     cb_report_meta_str(r, "backend", ro.backend);
     cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
-    cb_report_meta_str(r, "precision", cli_precision_name(eo.precision));
-    cb_report_meta_str(r, "layout", cli_layout_name(eo.layout));
+    cb_report_meta_str(r, "precision", cb_precision_name(eo.precision));
+    cb_report_meta_str(r, "layout", cb_layout_name(eo.layout));
     cb_report_meta_num(r, "warmup", (double)ro.warmup);
     cb_report_meta_num(r, "iterations", (double)iters);
     if (min_time > 0) cb_report_meta_num(r, "min_time_s", min_time);

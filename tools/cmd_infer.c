@@ -59,10 +59,12 @@ static int run(int argc, char **argv) {
     int nb = parse_batches(batches, bs);
     if (nb < 1) return cli_usage_error(&cmd_infer, "--batch: '%s' is not a list of 1 to %d sizes in [1, 1000000]", batches, MAX_BATCHES);
     cb_precision prec;
-    if (!cli_parse_precision(precision, &prec))
+    if (!cb_precision_parse(precision, &prec))
         return cli_usage_error(&cmd_infer, "--precision: '%s' is not one of fp32, tf32, bf16", precision);
-    if (prec != CB_PREC_FP32 && (strcmp(backend, "cpu") == 0 || strcmp(backend, "ref") == 0 || strcmp(backend, "onednn") == 0))
-        return cli_usage_error(&cmd_infer, "--precision %s: the CPU backends run fp32 only", precision);
+    cb_exec_opts bo;
+    cb_exec_opts_default(&bo);
+    bo.backend = backend, bo.precision = prec;
+    if ((rc = backend_opts_check(&cmd_infer, &bo)) >= 0) return rc;
     cb_net *net = cli_load_net(&cmd_infer, pos[0], bs[0], &rc); // set again per batch size
     if (!net) return rc;
     if (!weights && !net->weights) { // an ONNX model carries its own
@@ -120,7 +122,7 @@ static int run(int argc, char **argv) {
         double total = cb_now_ms() - t0;
         for (int i = 0; i < nl; i++) {
             snprintf(algo[i], sizeof algo[i], "%s", cb_exec_algo(e, i, CB_PHASE_FORWARD));
-            if (net->layers[i].op == CB_OP_CONV && strstr(algo[i], "+pool")) pool_fused = true;
+            if (cb_exec_choice(e, i, CB_PHASE_FORWARD)->flags & CB_CHOICE_FUSED) pool_fused = true;
         }
         cb_exec_destroy(e);
         cli_progress(&o, "===========Batch Size: %ld============", bs[bi]);

@@ -128,7 +128,7 @@ static int run(int argc, char **argv) {
     }
     cb_report *r = cb_report_new("layers");
     cb_report_meta_num(r, "batch", (double)ro.batch);
-    cb_report_meta_str(r, "precision", cli_precision_name(eo.precision));
+    cb_report_meta_str(r, "precision", cb_precision_name(eo.precision));
     cb_report_meta_num(r, "iterations", (double)ro.iters);
     const char *cols[] = {"layer", "backend", "fwd_ms", "bwd_data_ms", "bwd_filter_ms", "total_ms", "fwd_tflops",
                           "fwd_alg", "bwd_data_alg", "bwd_filter_alg"};

@@ -136,7 +136,7 @@ static int load_step(const char *path, bool *is, step *st) {
         const cJSON *rows = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "tables"), "fullpass");
         memset(st, 0, sizeof *st);
         st->path = path;
-        if (!cJSON_IsString(net) || !cJSON_IsNumber(b) || !cJSON_IsString(pr) || !cli_parse_precision(pr->valuestring, &st->prec) ||
+        if (!cJSON_IsString(net) || !cJSON_IsNumber(b) || !cJSON_IsString(pr) || !cb_precision_parse(pr->valuestring, &st->prec) ||
             !cJSON_IsArray(rows))
             rc = cli_usage_error(&cmd_model_eval, "'%s' is not the JSON of convbench fullpass", path);
         else {
@@ -219,7 +219,7 @@ static int run(int argc, char **argv) {
     if ((rc = model_cli_kinds_check(&cmd_model_eval, kinds)) >= 0) return rc;
     if (ws_mb < 0) return cli_usage_error(&cmd_model_eval, "--workspace-mb: %ld must not be negative", ws_mb);
     cb_precision only_prec = CB_PREC_FP32;
-    if (precision && !cli_parse_precision(precision, &only_prec))
+    if (precision && !cb_precision_parse(precision, &only_prec))
         return cli_usage_error(&cmd_model_eval, "--precision: '%s' is not fp32, tf32 or bf16", precision);
     cb_devdb db;
     cb_device *dev = malloc(sizeof *dev), *fd = malloc(sizeof *fd), *src = malloc(sizeof *src);
@@ -431,7 +431,7 @@ static int run(int argc, char **argv) {
         cb_table_row(t);
         cb_table_str(t, units[u]);
         cb_table_str(t, batches);
-        cb_table_str(t, cli_precision_name(cs[c0].prec));
+        cb_table_str(t, cb_precision_name(cs[c0].prec));
         cb_table_int(t, n);
         cb_table_int(t, fb);
         cb_table_str(t, fname);

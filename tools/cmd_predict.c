@@ -51,7 +51,7 @@ static int run(int argc, char **argv) {
     mo.workspace_limit = (double)ws_mb * (1 << 20);
     if ((rc = model_cli_kinds_check(&cmd_predict, kinds)) >= 0) return rc;
     if (plot && !measure.n) return cli_usage_error(&cmd_predict, "--plot needs --measure");
-    if (!cli_parse_precision(precision, &mo.precision))
+    if (!cb_precision_parse(precision, &mo.precision))
         return cli_usage_error(&cmd_predict, "--precision: '%s' is not fp32, tf32 or bf16", precision);
     cb_devdb db;
     cb_device dev;
@@ -77,7 +77,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_str(r, "network", net->name);
     cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
     cb_report_meta_str(r, "device", dev.name);
-    cb_report_meta_str(r, "precision", cli_precision_name(mo.precision));
+    cb_report_meta_str(r, "precision", cb_precision_name(mo.precision));
     cb_report_meta_str(r, "method", paleo ? "paleo" : dev.cal.nalgo ? "calibrated GPU (per-algorithm fit)" : dev.calibrated ? "roofline, calibrated" : "roofline");
     if (calibration) cb_report_meta_str(r, "calibration", calibration);
     double tot[CB_PHASE_COUNT] = {0};

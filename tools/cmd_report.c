@@ -183,7 +183,7 @@ static int roofline(cb_sbuf *b, doc *d, int nd, const char *device) {
             continue;
         }
         cb_precision prec = CB_PREC_FP32;
-        cli_parse_precision(runs_str(j, "precision"), &prec);
+        cb_precision_parse(runs_str(j, "precision"), &prec);
         char cols[MAX_SER][32], names[MAX_SER][48];
         int ns = backend_cols(rows, cols, names, MAX_SER - 2);
         static double xs[MAX_SER][MAX_ROWS], ys[MAX_SER][MAX_ROWS];

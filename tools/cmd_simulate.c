@@ -39,7 +39,7 @@ static int run(int argc, char **argv) {
     cb_sim_opts so = {0};
     so.paleo = paleo;
     so.overlap = overlap;
-    if (!cli_parse_precision(precision, &so.model.precision))
+    if (!cb_precision_parse(precision, &so.model.precision))
         return cli_usage_error(&cmd_simulate, "--precision: '%s' is not fp32, tf32 or bf16", precision);
     if (!strcmp(scaling, "weak")) so.strong = false;
     else if (!strcmp(scaling, "strong")) so.strong = true;

@@ -90,25 +90,25 @@ static int run(int argc, char **argv) {
 
     const char *mcols[] = {"quantity", "value", "bytes"};
     cb_table *m = cb_report_table(r, "totals", 3, mcols);
-    struct { const char *what; double v; int64_t bytes; } rows[] = {
-        {"parameters", (double)tot.total.params, tot.total.weight_bytes},
-        {"  of which batch-norm scale and shift", (double)tot.total.bn_params, 4 * tot.total.bn_params},
-        {"activations", (double)(tot.activation_bytes / 4), tot.activation_bytes},
-        {"forward GFLOP", tot.total.fwd_flops / 1e9, -1},
-        {"backward-data GFLOP", tot.total.bwd_data_flops / 1e9, -1},
-        {"backward-filter GFLOP", tot.total.bwd_filter_flops / 1e9, -1},
-        {"training step GFLOP", (tot.total.fwd_flops + tot.total.bwd_data_flops + tot.total.bwd_filter_flops) / 1e9, -1},
-        {"train memory: weights", (double)tot.total.params, tot.total.weight_bytes},
-        {"train memory: gradients", (double)tot.total.params, tot.total.weight_bytes},
-        {"train memory: momentum", (double)tot.total.params, tot.total.weight_bytes},
-        {"train memory: activations, their gradients, saved state", -1, tot.train_bytes - 3 * tot.total.weight_bytes},
-        {"train memory: total", -1, tot.train_bytes},
+    struct { const char *what; double v; int64_t bytes; bool gflop; } rows[] = {
+        {"parameters", (double)tot.total.params, tot.total.weight_bytes, false},
+        {"  of which batch-norm scale and shift", (double)tot.total.bn_params, 4 * tot.total.bn_params, false},
+        {"activations", (double)(tot.activation_bytes / 4), tot.activation_bytes, false},
+        {"forward GFLOP", tot.total.fwd_flops / 1e9, -1, true},
+        {"backward-data GFLOP", tot.total.bwd_data_flops / 1e9, -1, true},
+        {"backward-filter GFLOP", tot.total.bwd_filter_flops / 1e9, -1, true},
+        {"training step GFLOP", (tot.total.fwd_flops + tot.total.bwd_data_flops + tot.total.bwd_filter_flops) / 1e9, -1, true},
+        {"train memory: weights", (double)tot.total.params, tot.total.weight_bytes, false},
+        {"train memory: gradients", (double)tot.total.params, tot.total.weight_bytes, false},
+        {"train memory: momentum", (double)tot.total.params, tot.total.weight_bytes, false},
+        {"train memory: activations, their gradients, saved state", -1, tot.train_bytes - 3 * tot.total.weight_bytes, false},
+        {"train memory: total", -1, tot.train_bytes, false},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         cb_table_row(m);
         cb_table_str(m, rows[i].what);
         if (rows[i].v < 0) cb_table_null(m);
-        else if (strstr(rows[i].what, "GFLOP")) cb_table_num(m, rows[i].v, 3);
+        else if (rows[i].gflop) cb_table_num(m, rows[i].v, 3);
         else cb_table_int(m, (int64_t)rows[i].v);
         if (rows[i].bytes < 0) cb_table_null(m);
         else cb_table_int(m, rows[i].bytes);

@@ -114,7 +114,7 @@ static cJSON *profile_open(const cli_cmd *cmd, const char *path, const char **ne
     const cJSON *net = cJSON_GetObjectItemCaseSensitive(root, "network"), *b = cJSON_GetObjectItemCaseSensitive(root, "batch");
     const cJSON *pr = cJSON_GetObjectItemCaseSensitive(root, "precision");
     if (!root || !cJSON_IsString(net) || !cJSON_IsNumber(b) || !cJSON_IsString(pr) || strcmp(runs_verb(root), "profile") ||
-        !cli_parse_precision(pr->valuestring, prec)) {
+        !cb_precision_parse(pr->valuestring, prec)) {
         cJSON_Delete(root);
         return *rc = cli_usage_error(cmd, "'%s' is not the JSON of convbench profile", path), NULL;
     }
@@ -178,8 +178,8 @@ int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *n
         rc = cli_usage_error(cmd, "profile '%s' was measured at batch %ld, the prediction is for batch %lld", path, batch,
                              (long long)cb_net_batch(net));
     else if (p != prec)
-        rc = cli_usage_error(cmd, "profile '%s' was measured in %s, the prediction is for %s", path, cli_precision_name(p),
-                             cli_precision_name(prec));
+        rc = cli_usage_error(cmd, "profile '%s' was measured in %s, the prediction is for %s", path, cb_precision_name(p),
+                             cb_precision_name(prec));
     else if (!cJSON_IsString(dir)) rc = cli_usage_error(cmd, "'%s' is not the JSON of convbench profile", path);
     if (rc >= 0) goto out;
     static const char *const ALL[CB_PHASE_COUNT] = {"forward", "bwd_data", "bwd_filter"};

@@ -19,8 +19,8 @@ void run_opts_default(run_opts *r) {
 }
 
 int conv_algo_check(const cli_cmd *cmd, const char *backend, const char *algo) {
-    if (strcmp(backend, "cuda") && strcmp(backend, "cudnn") && strcmp(backend, "auto"))
-        return cli_usage_error(cmd, "--conv-algo: backend %s has no own GPU algorithms (cuda, cudnn, auto)", backend);
+    const cb_backend_caps *caps = cb_backend_caps_of(backend);
+    if (caps && !caps->own_conv_algos) return cli_usage_error(cmd, "--conv-algo: backend %s has no own GPU algorithms", backend);
 #ifdef CB_HAVE_CUDA
     if (strcmp(algo, "auto") && !cb_cuda_conv_algo_find(algo))
         return cli_usage_error(cmd, "--conv-algo: '%s' is not auto or a name `convbench algos` lists", algo);
@@ -30,13 +30,20 @@ int conv_algo_check(const cli_cmd *cmd, const char *backend, const char *algo) {
 #endif
 }
 
+int backend_opts_check(const cli_cmd *cmd, const cb_exec_opts *eo) {
+    cb_error err = {0};
+    cb_reason why = cb_backend_supports(NULL, eo, &err);
+    if (why == CB_REASON_PRECISION || why == CB_REASON_LAYOUT) return cli_usage_error(cmd, "%s", err.msg);
+    return -1; // an unknown backend or a layer declined: cb_exec_create says so
+}
+
 int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
     int rc;
     cb_exec_opts_default(eo);
     eo->backend = r->backend;
-    if (r->precision && !cli_parse_precision(r->precision, &eo->precision))
+    if (r->precision && !cb_precision_parse(r->precision, &eo->precision))
         return cli_usage_error(cmd, "--precision: '%s' is not one of fp32, tf32, bf16", r->precision);
-    if (r->layout && !cli_parse_layout(r->layout, &eo->layout))
+    if (r->layout && !cb_layout_parse(r->layout, &eo->layout))
         return cli_usage_error(cmd, "--layout: '%s' is not one of nchw, nhwc", r->layout);
     if (r->warmup < 0 || r->warmup > 100000) return cli_usage_error(cmd, "--warmup: %ld must be in [0, 100000]", r->warmup);
     if (r->threads < 0 || r->threads > 4096) return cli_usage_error(cmd, "--threads: %ld must be in [1, 4096]", r->threads);
@@ -47,10 +54,7 @@ int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
     if (!(r->lr >= 0 && r->lr < 1e6)) return cli_usage_error(cmd, "--lr must be a non-negative number");
     if (!(r->momentum >= 0 && r->momentum < 1)) return cli_usage_error(cmd, "--momentum must be in [0, 1)");
     if (!(r->weight_decay >= 0 && r->weight_decay < 1)) return cli_usage_error(cmd, "--weight-decay must be in [0, 1)");
-    if ((eo->precision != CB_PREC_FP32 || eo->layout != CB_LAYOUT_NCHW) &&
-        (!strcmp(r->backend, "cpu") || !strcmp(r->backend, "ref") || !strcmp(r->backend, "onednn")))
-        return cli_usage_error(cmd, "--precision %s --layout %s: the CPU backends run fp32 NCHW only",
-                               cli_precision_name(eo->precision), cli_layout_name(eo->layout));
+    if ((rc = backend_opts_check(cmd, eo)) >= 0) return rc;
     eo->seed = (uint64_t)r->seed;
     eo->workspace_limit = (size_t)r->workspace_mb << 20;
     eo->lr = (float)r->lr;

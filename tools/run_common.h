@@ -29,6 +29,9 @@ typedef struct run_opts {
 void run_opts_default(run_opts *r);
 // --conv-algo NAME for a backend: -1 when fine, else the usage error's exit status
 int conv_algo_check(const cli_cmd *cmd, const char *backend, const char *algo);
+// Does the backend compute in this precision and store this layout (its declared capabilities)?
+// -1 when it does (or the name is not one backend: cb_exec_create says so), else the usage error's exit status
+int backend_opts_check(const cli_cmd *cmd, const cb_exec_opts *eo);
 // Validates the options and fills exec options. Returns -1 to go on or an exit status.
 int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo);
 

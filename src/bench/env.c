@@ -77,7 +77,18 @@ void cb_env_add(cb_report *r) {
     cb_report_meta_str(r, "convbench_commit", CB_COMMIT);
     cb_report_meta_bool(r, "convbench_dirty", CB_DIRTY);
 #ifdef CB_HAVE_CUDA
-    cb_gpu_env(r);
+    cb_gpu_info g;
+    cb_gpu_info_get(&g);
+    cb_report_meta_str(r, "gpu", g.present ? g.name : "none");
+    if (g.present) {
+        cb_report_meta_str(r, "cuda_driver", g.driver);
+        cb_report_meta_str(r, "cuda_runtime", g.runtime);
+        cb_report_meta_str(r, "cudnn", g.cudnn);
+        if (g.cublas[0]) cb_report_meta_str(r, "cublas", g.cublas);
+        cb_report_meta_str(r, "gpu_cc", g.cc);
+        cb_report_meta_num(r, "gpu_sms", g.sms);
+        cb_report_meta_num(r, "gpu_mem_gib", g.mem_gib);
+    }
 #endif
     time_t t = time(NULL);
     struct tm tm;

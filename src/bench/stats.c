@@ -47,8 +47,3 @@ cb_stats cb_stats_of(const double *v, int n) {
     return s;
 }
 
-double cb_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
-}

@@ -2,6 +2,8 @@
 #ifndef CB_BENCH_STATS_H
 #define CB_BENCH_STATS_H
 
+#include "core/clock.h" // cb_now_ms
+
 typedef struct cb_stats {
     double median, min, max, mean;
     double stddev;                // sample standard deviation (n - 1); 0 for n < 2
@@ -18,6 +20,5 @@ double cb_stats_rel_iqr(const cb_stats *s);
 
 // sorts a copy; n may be 0 (all zero)
 cb_stats cb_stats_of(const double *v, int n);
-double cb_now_ms(void); // monotonic host clock
 
 #endif

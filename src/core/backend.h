@@ -5,12 +5,15 @@
 #define CB_CORE_BACKEND_H
 
 #include "convbench.h"
+#include "core/plan.h"
+#include "core/rng.h"
 
 // Buffers of one layer. Shapes: y, dy (N, C, H, W) as layer.out; w (K, C/g, R, S) or (K, C).
 typedef struct cb_lbuf {
     float *y;                     // output, after the fused batch norm and activation
     float *dy;                    // gradient w.r.t. y (NULL when not training)
     float *pre, *dpre;            // op output before the fused batch norm, and its gradient (bn only)
+    float *act_in;                // the fused activation's input, when its gradient reads it (cb_act_needs_input)
     float *bn_mean, *bn_invstd;   // (C) batch statistics saved for backward
     void *aux;                    // max-pool argmax (int32), dropout mask, LRN scale: out-sized
     float *w, *b, *gamma, *beta;  // parameters (slices of the parameter arena)
@@ -18,7 +21,8 @@ typedef struct cb_lbuf {
     float *rmean, *rvar;          // running statistics (bn)
     int64_t nw, nb, nbn;          // element counts of w, b, gamma (= beta)
     size_t ws[CB_PHASE_COUNT];    // workspace bytes each phase needs
-    char algo[CB_PHASE_COUNT][48];
+    cb_choice choice[CB_PHASE_COUNT]; // what plan chose (its workspace is ws[]); impl CB_IMPL_NONE: nothing
+    char algo[CB_PHASE_COUNT][64];    // cb_choice_format of choice, set after plan (cb_exec_algo)
     void *priv;                   // backend's per-layer state
 } cb_lbuf;
 
@@ -43,8 +47,11 @@ typedef struct cb_backend {
     void (*mark_reset)(cb_exec *e);
     int (*mark)(cb_exec *e);
     double (*mark_ms)(cb_exec *e, int a, int b);
-    // NULL or true when the layer can run; otherwise a reason in why
-    bool (*supports)(const cb_exec *e, int layer, char *why, size_t n);
+    // Can it run layer `layer` of net with options o? CB_REASON_NONE, or the code with the detail
+    // in why. Asked before init (cb_backend_supports), from the shapes and options alone; NULL:
+    // every layer. What only the library can tell (a refused descriptor, no algorithm within the
+    // workspace) plan declines with cb_decline.
+    cb_reason (*supports)(const cb_net *net, int layer, const cb_exec_opts *o, char *why, size_t n);
     // choose algorithms and workspace for a layer; buffers exist already
     cb_status (*plan)(cb_exec *e, int layer, cb_error *err);
     void (*forward)(cb_exec *e, int layer, bool train);
@@ -76,6 +83,7 @@ struct cb_exec {
     cb_net *net;
     cb_exec_opts opts;
     const cb_backend *be;
+    cb_plan plan;                 // the layers as plan nodes (one layer or a fused group), built before be->plan
     void *state;                  // backend-wide state (handles, streams, events)
     cb_lbuf *lb;                  // per layer
     float *params, *grads, *moms; // flat arenas of every learnable parameter
@@ -95,6 +103,15 @@ struct cb_exec {
     uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them
 };
 
+// A choice of implementation impl, algorithm id algo (-1: none) named name, nothing measured.
+static inline cb_choice cb_choice_of(cb_impl impl, int algo, const char *name) {
+    cb_choice c = {.impl = impl, .algo = algo, .name = name ? name : "", .ms = -1, .rival_ms = -1, .fused_with = -1};
+    return c;
+}
+
+// the next seed of the run's sequence for a GPU kernel's own generator (dropout)
+static inline uint64_t cb_exec_next_seed(cb_exec *e) { return cb_rng_lcg(&e->rng); }
+
 // Gradient w.r.t. the op's own output (before batch norm and activation): dpre or dy.
 static inline float *cb_exec_op_grad(const cb_exec *e, int i) { return e->lb[i].dpre ? e->lb[i].dpre : e->lb[i].dy; }
 // The op's own output: pre when a batch norm follows, else y.
@@ -105,12 +122,13 @@ static inline float *cb_exec_op_out(const cb_exec *e, int i) { return e->lb[i].p
 void cb_exec_act_download(cb_exec *e, int layer, float *host, const void *dev);
 void cb_exec_act_upload(cb_exec *e, int layer, void *dev, const float *host);
 
+// the backend of that name in this build, or NULL (src/core/registry.c)
 const cb_backend *cb_backend_find(const char *name);
 // The layer kinds only the CPU backends run yet (dilated convolution, Elementwise mul, LayerNorm,
 // Scale): what the layer is ("a dilated convolution"), or NULL when a GPU backend may run it.
 const char *cb_layer_cpu_only(const cb_layer *L);
-// The supports() of the GPU backends: false, with the reason, for those.
-bool cb_backend_supports_gpu(const cb_exec *e, int layer, char *why, size_t n);
+// What the GPU backends' supports() ask first: CB_REASON_NO_GPU_KERNEL, with the reason, for those.
+cb_reason cb_layer_gpu_supports(const cb_layer *L, char *why, size_t n);
 
 extern const cb_backend cb_backend_cpu, cb_backend_ref;
 #ifdef CB_HAVE_ONEDNN

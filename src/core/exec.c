@@ -2,26 +2,13 @@
 // update on a backend, timing each layer and phase. No allocation happens after cb_exec_create.
 #include "core/backend.h"
 #include "core/net.h"
-#include "bench/stats.h"
+#include "core/rng.h"
+#include "core/act.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-const cb_backend *cb_backend_find(const char *name) {
-    static const cb_backend *all[] = {&cb_backend_cpu, &cb_backend_ref,
-#ifdef CB_HAVE_ONEDNN
-                                      &cb_backend_onednn,
-#endif
-#ifdef CB_HAVE_CUDA
-                                      &cb_backend_cuda, &cb_backend_cudnn, &cb_backend_auto,
-#endif
-    };
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        if (strcmp(all[i]->name, name) == 0) return all[i];
-    return NULL;
-}
 
 const char *cb_layer_cpu_only(const cb_layer *L) {
     return L->op == CB_OP_MUL         ? "an Elementwise mul"
@@ -31,11 +18,11 @@ const char *cb_layer_cpu_only(const cb_layer *L) {
                                                                                   : NULL;
 }
 
-bool cb_backend_supports_gpu(const cb_exec *e, int i, char *why, size_t n) {
-    const char *what = cb_layer_cpu_only(&e->net->layers[i]);
-    if (!what) return true;
+cb_reason cb_layer_gpu_supports(const cb_layer *L, char *why, size_t n) {
+    const char *what = cb_layer_cpu_only(L);
+    if (!what) return CB_REASON_NONE;
     snprintf(why, n, "%s has no GPU kernel yet (backends cpu and ref run it)", what);
-    return false;
+    return CB_REASON_NO_GPU_KERNEL;
 }
 
 void cb_exec_opts_default(cb_exec_opts *o) {
@@ -50,17 +37,6 @@ void cb_exec_opts_default(cb_exec_opts *o) {
     o->seed = 42;
     o->workspace_limit = (size_t)4096 << 20;
 }
-
-static uint64_t rng_next(uint64_t *s) { // xorshift64*
-    uint64_t x = *s;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    *s = x;
-    return x * 2685821657736338717ULL;
-}
-
-static float rng_uniform(uint64_t *s) { return (float)((rng_next(s) >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f; }
 
 static void *take(cb_exec *e, size_t bytes, bool *ok) {
     e->planned += (double)bytes; // counted on after a failure: the message gives the whole plan
@@ -112,10 +88,10 @@ static void init_params(cb_exec *e, float *host_params, float *host_stats) {
             // bias alike U(-1/sqrt(fan_in), 1/sqrt(fan_in)): the peers start from the same scale
             float wb = (float)(1.0 / sqrt(fan_in)), bb = wb;
             float *w = host_params + (b->w - e->params);
-            for (int64_t j = 0; j < b->nw; j++) w[j] = wb * rng_uniform(&s);
+            for (int64_t j = 0; j < b->nw; j++) w[j] = wb * cb_rng_uniform(&s);
             if (b->nb) {
                 float *bias = host_params + (b->b - e->params);
-                for (int64_t j = 0; j < b->nb; j++) bias[j] = bb * rng_uniform(&s);
+                for (int64_t j = 0; j < b->nb; j++) bias[j] = bb * cb_rng_uniform(&s);
             }
         }
         if (b->nbn) {
@@ -131,7 +107,7 @@ void cb_exec_destroy(cb_exec *e) {
     if (e->lb) {
         for (int i = 0; i < e->net->nlayers; i++) {
             cb_lbuf *b = &e->lb[i];
-            void *bufs[] = {b->y, b->dy, b->pre, b->dpre, b->bn_mean, b->bn_invstd, b->aux};
+            void *bufs[] = {b->y, b->dy, b->pre, b->dpre, b->act_in, b->bn_mean, b->bn_invstd, b->aux};
             for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
                 if (bufs[j]) e->be->release(e, bufs[j]);
         }
@@ -140,6 +116,7 @@ void cb_exec_destroy(cb_exec *e) {
     for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
         if (bufs[j]) e->be->release(e, bufs[j]);
     if (e->be->destroy) e->be->destroy(e);
+    cb_plan_free(&e->plan);
     free(e->lb);
     free(e->grad_ready);
     free(e->span);
@@ -147,22 +124,8 @@ void cb_exec_destroy(cb_exec *e) {
 }
 
 cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
+    if (cb_backend_supports(net, opts, err) != CB_REASON_NONE) return NULL;
     const cb_backend *be = cb_backend_find(opts->backend);
-    if (!be) {
-        cb_fail(err, CB_STATUS_ARG, "--backend", NULL, "unknown backend '%s' (cpu, ref%s%s)", opts->backend,
-#ifdef CB_HAVE_ONEDNN
-                ", onednn",
-#else
-                "",
-#endif
-#ifdef CB_HAVE_CUDA
-                ", cuda, cudnn, auto"
-#else
-                "; this build has no CUDA"
-#endif
-        );
-        return NULL;
-    }
     cb_exec *e = cb_xcalloc(1, sizeof *e);
     e->net = net;
     e->opts = *opts;
@@ -181,28 +144,6 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         return NULL;
     }
     const cb_layer *last = &net->layers[n - 1];
-    for (int i = 0; i < n; i++) {
-        char why[256] = "";
-        const cb_layer *L = &net->layers[i];
-        if (L->op == CB_OP_CONCAT) {
-            int d = L->p.concat.dim < 0 ? L->p.concat.dim + L->out.rank : L->p.concat.dim;
-            if (d != L->out.rank - 1 && !(L->out.rank == 4 && L->out.h == 1 && L->out.w == 1)) {
-                cb_fail(err, CB_STATUS_UNSUPPORTED, net->path, L->name, "the engine concatenates along channels only");
-                cb_exec_destroy(e);
-                return NULL;
-            }
-        }
-        if (L->op == CB_OP_SOFTMAX && i != n - 1) {
-            cb_fail(err, CB_STATUS_UNSUPPORTED, net->path, L->name, "Softmax is supported as the last layer only");
-            cb_exec_destroy(e);
-            return NULL;
-        }
-        if (be->supports && !be->supports(e, i, why, sizeof why)) {
-            cb_fail(err, CB_STATUS_UNSUPPORTED, net->path, L->name, "backend %s: %s", be->name, why);
-            cb_exec_destroy(e);
-            return NULL;
-        }
-    }
     // parameters: one arena each for values, gradients, momentum
     int64_t np = 0, ns = 0;
     for (int i = 0; i < n; i++) {
@@ -250,6 +191,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
             b->bn_mean = take(e, (size_t)L->out.c * 4, &ok);
             b->bn_invstd = take(e, (size_t)L->out.c * 4, &ok);
         }
+        if (train && cb_act_needs_input(L->act)) b->act_in = take(e, out, &ok);
         b->aux = take(e, aux_bytes(L, train), &ok);
     }
     if (train) e->scratch = take(e, (size_t)maxact * e->act_bytes, &ok);
@@ -269,7 +211,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     int32_t *hl = malloc((size_t)last->out.n * 4);
     if (!hp || !hs || !hl) abort();
     init_params(e, hp, hs);
-    for (int64_t j = 0; j < last->out.n; j++) hl[j] = (int32_t)(rng_next(&e->rng) % (uint64_t)classes);
+    for (int64_t j = 0; j < last->out.n; j++) hl[j] = (int32_t)(cb_rng_next(&e->rng) % (uint64_t)classes);
     if (np) be->upload(e, e->params, hp, (size_t)np * 4);
     if (ns) be->upload(e, e->stats, hs, (size_t)ns * 4);
     be->upload(e, e->labels, hl, (size_t)last->out.n * 4);
@@ -279,7 +221,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     int64_t nin = cb_shape_count(net->layers[0].out);
     float *hx = malloc((size_t)nin * 4);
     if (!hx) abort();
-    for (int64_t j = 0; j < nin; j++) hx[j] = rng_uniform(&e->rng);
+    for (int64_t j = 0; j < nin; j++) hx[j] = cb_rng_uniform(&e->rng);
     cb_exec_act_upload(e, 0, e->lb[0].y, hx);
     free(hx);
     free(hp);
@@ -289,7 +231,10 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         cb_exec_destroy(e);
         return NULL;
     }
-    // algorithms and workspace
+    // algorithms and workspace, node by node of the plan (a group's head plans it)
+    cb_plan_build(net, opts->train, &e->plan);
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) e->lb[i].choice[p] = cb_choice_of(CB_IMPL_NONE, -1, "");
     for (int i = 0; i < n; i++) {
         if (be->plan && be->plan(e, i, err) != CB_OK) {
             cb_exec_destroy(e);
@@ -298,6 +243,12 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         for (int p = 0; p < CB_PHASE_COUNT; p++)
             if (e->lb[i].ws[p] > e->ws_bytes) e->ws_bytes = e->lb[i].ws[p];
     }
+    for (int i = 0; i < n; i++) // (a fused layer's choice is set by its partner's plan: printed once all are planned)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            cb_lbuf *b = &e->lb[i];
+            b->choice[p].workspace = b->ws[p];
+            cb_choice_format(&b->choice[p], net, b->algo[p], sizeof b->algo[p]);
+        }
     ok = true;
     e->ws = take(e, e->ws_bytes, &ok);
     if (!ok) {
@@ -503,6 +454,7 @@ cb_status cb_exec_get_output(cb_exec *e, float *out, size_t count) {
 }
 
 const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph) { return e->lb[layer].algo[ph]; }
+const cb_choice *cb_exec_choice(const cb_exec *e, int layer, cb_phase ph) { return &e->lb[layer].choice[ph]; }
 size_t cb_exec_workspace(const cb_exec *e, int layer, cb_phase ph) { return e->lb[layer].ws[ph]; }
 size_t cb_exec_peak_bytes(const cb_exec *e) { return e->allocated; }
 const cb_net *cb_exec_net(const cb_exec *e) { return e->net; }

@@ -12,7 +12,7 @@ static const char *STATUS_NAMES[] = {"ok", "io", "parse", "shape", "nomem", "uns
 _Static_assert(sizeof STATUS_NAMES / sizeof STATUS_NAMES[0] == CB_STATUS_COUNT, "a status lacks a name");
 
 static const char *OP_NAMES[] = {"Input",   "Convolution", "Pooling", "InnerProduct", "Concatenate", "Elementwise",
-                                 "Dropout", "Softmax",     "Reshape", "LRN",          "BatchNorm",   "ReLU",
+                                 "Dropout", "Softmax",     "Reshape", "LRN",          "BatchNorm",   "Activation",
                                  "Elementwise", "LayerNorm", "Scale"};
 _Static_assert(sizeof OP_NAMES / sizeof OP_NAMES[0] == CB_OP_COUNT, "an op lacks a name");
 
@@ -22,6 +22,7 @@ const char *cb_op_name(cb_op op) { return (unsigned)op < CB_OP_COUNT ? OP_NAMES[
 cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *layer, const char *fmt, ...) {
     if (!err) return st;
     err->status = st;
+    err->reason = CB_REASON_NONE;
     int n = 0;
     if (source) n = snprintf(err->msg, sizeof err->msg, "%s: ", source);
     if (layer && n >= 0 && (size_t)n < sizeof err->msg) n += snprintf(err->msg + n, sizeof err->msg - (size_t)n, "layer '%s': ", layer);
@@ -33,6 +34,18 @@ cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *l
     }
     cb_msg_clean(err->msg);
     return st;
+}
+
+cb_reason cb_decline(cb_error *err, cb_reason r, const char *source, const char *layer, const char *fmt, ...) {
+    if (!err) return r;
+    char what[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    cb_fail(err, CB_STATUS_UNSUPPORTED, source, layer, "%s [unsupported: %s]", what, cb_reason_name(r));
+    err->reason = r;
+    return r;
 }
 
 void cb_msg_clean(char *s) {

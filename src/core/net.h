@@ -16,6 +16,11 @@ typedef struct cb_raw_parents {
 cb_status cb_fail(cb_error *err, cb_status st, const char *source, const char *layer, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
+// A declined layer or option: status CB_STATUS_UNSUPPORTED, err->reason = r, and the message
+// ends "[unsupported: NAME]" (cb_reason_name). Returns r.
+cb_reason cb_decline(cb_error *err, cb_reason r, const char *source, const char *layer, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 // Messages stay one line: control characters (a newline in a quoted layer name) become '?'.
 void cb_msg_clean(char *s);
 

@@ -2,7 +2,7 @@
 // loops, the oracle at network level). Buffers are host memory in NCHW.
 #include "core/backend.h"
 #include "cpu/kernels.h"
-#include "bench/stats.h"
+#include "core/clock.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,40 +42,23 @@ static double timer_stop(cb_exec *e) {
     return s->depth < 8 ? cb_now_ms() - s->t0[s->depth] : 0;
 }
 
-void cb_conv_params_of(const cb_layer *L, cb_conv_params *p);
-void cb_conv_params_of(const cb_layer *L, cb_conv_params *p) {
-    const cb_window *w = &L->p.conv.win;
-    *p = (cb_conv_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w,
-                          .k = L->p.conv.k, .r = w->r, .s = w->s, .p = (int)L->out.h, .q = (int)L->out.w,
-                          .stride_h = w->stride_h, .stride_w = w->stride_w, .pad_top = w->pad_top,
-                          .pad_left = w->pad_left, .groups = L->p.conv.groups, .dil_h = L->p.conv.dil_h,
-                          .dil_w = L->p.conv.dil_w};
-}
-
-static void pool_params(const cb_layer *L, cb_pool_params *p) {
-    const cb_window *w = &L->p.pool.win;
-    *p = (cb_pool_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w, .r = w->r,
-                          .s = w->s, .p = (int)L->out.h, .q = (int)L->out.w, .stride_h = w->stride_h,
-                          .stride_w = w->stride_w, .pad_top = w->pad_top, .pad_left = w->pad_left,
-                          .is_avg = L->p.pool.avg};
-}
-
-static bool supports(const cb_exec *e, int i, char *why, size_t n) { return true; }
+// every layer kind and activation, in fp32 NCHW (the options the registry checked)
+static cb_reason supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n) { return CB_REASON_NONE; }
 
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     if (L->op != CB_OP_CONV && L->op != CB_OP_FC) return CB_OK;
-    const char *alg = is_ref(e) ? "direct (reference)" : L->op == CB_OP_FC ? "GEMM" : "im2col+GEMM";
-    for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "%s", alg);
+    cb_choice c = is_ref(e) ? cb_choice_of(CB_IMPL_REF, 0, "direct (reference)")
+                  : L->op == CB_OP_FC ? cb_choice_of(CB_IMPL_CPU, 0, "GEMM") : cb_choice_of(CB_IMPL_CPU, 1, "im2col+GEMM");
     if (L->op == CB_OP_CONV && !is_ref(e)) {
         cb_conv_params cp;
         cb_conv_params_of(L, &cp);
         size_t ws = cb_cpu_conv_workspace(&cp);
         for (int p = 0; p < CB_PHASE_COUNT; p++) b->ws[p] = ws;
-        if (ws == 0)
-            for (int p = 0; p < CB_PHASE_COUNT; p++) snprintf(b->algo[p], sizeof b->algo[p], "GEMM 1x1");
+        if (ws == 0) c = cb_choice_of(CB_IMPL_CPU, 0, "GEMM 1x1");
     }
+    for (int p = 0; p < CB_PHASE_COUNT; p++) b->choice[p] = c;
     return CB_OK;
 }
 
@@ -85,11 +68,12 @@ static void epilogue_forward(cb_exec *e, int i, bool train) {
     cb_lbuf *b = &e->lb[i];
     size_t n = (size_t)cb_shape_count(L->out);
     if (L->bn) {
-        cb_bn_params bp = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->bn_eps};
+        cb_bn_params bp;
+        cb_bn_params_of(L, &bp);
         if (train) cb_cpu_bn_forward_train(&bp, b->pre, b->gamma, b->beta, b->y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cpu_bn_forward_infer(&bp, b->pre, b->gamma, b->beta, b->y, b->rmean, b->rvar);
     }
-    if (L->act == CB_ACT_RELU) cb_cpu_relu_forward(n, b->y, b->y);
+    if (L->act != CB_ACT_NONE) cb_cpu_act_forward(n, L->act, b->y, b->act_in, b->y);
 }
 
 static void forward(cb_exec *e, int i, bool train) {
@@ -113,7 +97,7 @@ static void forward(cb_exec *e, int i, bool train) {
         break;
     case CB_OP_POOL: {
         cb_pool_params p;
-        pool_params(L, &p);
+        cb_pool_params_of(L, &p);
         if (ref) cb_ref_pool_forward(&p, x, out, b->aux);
         else cb_cpu_pool_forward(&p, x, out, b->aux);
         break;
@@ -150,20 +134,21 @@ static void forward(cb_exec *e, int i, bool train) {
         memcpy(out, x, n * 4);
         break;
     case CB_OP_LRN: {
-        cb_lrn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.lrn.size, L->p.lrn.alpha,
-                           L->p.lrn.beta, L->p.lrn.k};
+        cb_lrn_params p;
+        cb_lrn_params_of(L, &p);
         if (ref) cb_ref_lrn_forward(&p, x, out, b->aux);
         else cb_cpu_lrn_forward(&p, x, out, b->aux);
         break;
     }
     case CB_OP_BATCHNORM: {
-        cb_bn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.bn.eps};
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         if (train) cb_cpu_bn_forward_train(&p, x, b->gamma, b->beta, out, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cpu_bn_forward_infer(&p, x, b->gamma, b->beta, out, b->rmean, b->rvar);
         break;
     }
-    case CB_OP_RELU:
-        cb_cpu_relu_forward(n, x, out);
+    case CB_OP_ACT:
+        cb_cpu_act_forward(n, L->p.act.fn, x, NULL, out);
         break;
     case CB_OP_MUL: { // the full-size operand first; the other may be (N, C, 1, 1)
         int big = L->in.h * L->in.w == L->out.h * L->out.w ? 0 : 1;
@@ -188,9 +173,10 @@ static void backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     size_t n = (size_t)cb_shape_count(L->out);
-    if (L->act == CB_ACT_RELU) cb_cpu_relu_backward(n, b->y, b->dy, b->dy);
+    if (L->act != CB_ACT_NONE) cb_cpu_act_backward(n, L->act, b->act_in, b->y, b->dy, b->dy);
     if (L->bn) {
-        cb_bn_params bp = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->bn_eps};
+        cb_bn_params bp;
+        cb_bn_params_of(L, &bp);
         cb_cpu_bn_backward(&bp, b->pre, b->gamma, b->bn_mean, b->bn_invstd, b->dy, b->dpre, b->dgamma, b->dbeta);
     }
 }
@@ -216,7 +202,7 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         break;
     case CB_OP_POOL: {
         cb_pool_params p;
-        pool_params(L, &p);
+        cb_pool_params_of(L, &p);
         if (ref) cb_ref_pool_backward(&p, x, dy, b->aux, dx);
         else cb_cpu_pool_backward(&p, x, dy, b->aux, dx);
         break;
@@ -232,19 +218,20 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         cb_cpu_dropout_backward(nin, b->aux, dy, dx);
         break;
     case CB_OP_LRN: {
-        cb_lrn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.lrn.size, L->p.lrn.alpha,
-                           L->p.lrn.beta, L->p.lrn.k};
+        cb_lrn_params p;
+        cb_lrn_params_of(L, &p);
         if (ref) cb_ref_lrn_backward(&p, x, b->y, b->aux, dy, dx);
         else cb_cpu_lrn_backward(&p, x, b->y, b->aux, dy, dx);
         break;
     }
     case CB_OP_BATCHNORM: {
-        cb_bn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.bn.eps};
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         cb_cpu_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, dx, NULL, NULL);
         break;
     }
-    case CB_OP_RELU:
-        cb_cpu_relu_backward(nin, b->y, dy, dx);
+    case CB_OP_ACT:
+        cb_cpu_act_backward(nin, L->p.act.fn, x, b->y, dy, dx);
         break;
     case CB_OP_MUL: { // d(slot) = dy * other, summed over the pixels when the slot was broadcast
         const cb_layer *S = &e->net->layers[L->parents[slot]], *O = &e->net->layers[L->parents[1 - slot]];
@@ -287,7 +274,8 @@ static void backward_filter(cb_exec *e, int i) {
         if (ref) cb_ref_fc_backward_filter((int)L->in.n, (int)L->in.c, L->p.fc.k, x, dy, b->dw, b->db);
         else cb_cpu_fc_backward_filter((int)L->in.n, (int)L->in.c, L->p.fc.k, x, dy, b->dw, b->db);
     } else if (L->op == CB_OP_BATCHNORM) {
-        cb_bn_params p = {(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.bn.eps};
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         cb_cpu_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, NULL, b->dgamma, b->dbeta);
     } else if (L->op == CB_OP_SCALE) {
         cb_ref_scale_backward_filter((int)L->out.n, (int)L->out.c, (int)(L->out.h * L->out.w), x, dy, b->dw);

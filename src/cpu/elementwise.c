@@ -1,19 +1,35 @@
-// Fast CPU elementwise kernels: ReLU, dropout, softmax, the SGD update.
+// Fast CPU elementwise kernels: activations (src/core/act.h), dropout, softmax, the SGD update.
 #include <math.h>
 
 #include "cpu/kernels.h"
+#include "core/rng.h"
+#include "core/act.h"
 
-void cb_cpu_relu_forward(size_t n, const float *x, float *y)
+void cb_cpu_act_forward(size_t n, cb_act a, const float *x, float *xsave, float *y)
 {
+    if (a == CB_ACT_RELU && !xsave) { // the common case, kept a plain loop the compiler vectorises
 #pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        for (size_t i = 0; i < n; i++) y[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) {
+        float v = x[i];
+        if (xsave) xsave[i] = v;
+        y[i] = cb_act_fwd_f32(a, v);
+    }
 }
 
-// gated on the output y > 0 (so the input need not be kept); dx may equal dy
-void cb_cpu_relu_backward(size_t n, const float *y, const float *dy, float *dx)
+// a ReLU's is gated on the output y > 0 (so the input need not be kept); dx may equal dy
+void cb_cpu_act_backward(size_t n, cb_act a, const float *x, const float *y, const float *dy, float *dx)
 {
+    if (a == CB_ACT_RELU) {
 #pragma omp parallel for simd schedule(static)
-    for (size_t i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+        for (size_t i = 0; i < n; i++) dx[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++) dx[i] = cb_act_bwd_f32(a, x ? x[i] : 0.0f, y[i], dy[i]);
 }
 
 // mask (n): 0 or 1/keep, drawn sequentially from xorshift64* so a given seed gives one mask
@@ -22,14 +38,7 @@ void cb_cpu_dropout_forward(size_t n, float keep, uint64_t *rng_state, const flo
 {
     uint64_t s = *rng_state ? *rng_state : 0x9E3779B97F4A7C15ull; // xorshift is stuck at 0
     const float inv = 1.0f / keep;
-    for (size_t i = 0; i < n; i++) {
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        const uint64_t r = s * 0x2545F4914F6CDD1Dull;
-        const float u = (float)(r >> 40) * (1.0f / 16777216.0f); // uniform in [0, 1), 24 bits
-        mask[i] = u < keep ? inv : 0.0f;
-    }
+    for (size_t i = 0; i < n; i++) mask[i] = cb_rng_unit(&s) < keep ? inv : 0.0f;
     *rng_state = s;
 #pragma omp parallel for simd schedule(static)
     for (size_t i = 0; i < n; i++) y[i] = x[i] * mask[i];

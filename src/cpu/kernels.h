@@ -6,44 +6,16 @@
 // A float64 twin of every reference (cb_ref64_*) exists for the tests (src/cpu/ref_impl.h is
 // compiled twice, once per element type).
 //
-// Shapes are given by the params structs; buffer shapes are in the comments next to them.
-// Padding is TensorFlow's: pad_top/pad_left are the leading pads, the trailing pads are implied
-// by the output size (p, q), so asymmetric SAME padding needs no extra fields.
+// Shapes are given by the params structs of src/core/ops.h; buffer shapes are in the comments
+// next to them.
 #ifndef CB_CPU_KERNELS_H
 #define CB_CPU_KERNELS_H
+
+#include "core/ops.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct cb_conv_params {
-    int n, c, h, w;        // input (N, C, H, W)
-    int k, r, s;           // K filters of R x S over C/groups channels
-    int p, q;              // output height, width
-    int stride_h, stride_w;
-    int pad_top, pad_left; // leading padding; trailing = (p-1)*stride_h + r - h - pad_top (may be < 0)
-    int groups;            // 1 for dense; c and k are multiples of groups
-    int dil_h, dil_w;      // dilation (tap kh reads row oh*stride_h - pad_top + kh*dil_h); 0 or 1: none
-} cb_conv_params;
-
-typedef struct cb_pool_params {
-    int n, c, h, w;        // input (N, C, H, W)
-    int r, s;              // window
-    int p, q;              // output
-    int stride_h, stride_w;
-    int pad_top, pad_left;
-    int is_avg;            // 0 max, 1 average (padding excluded from the count, as TensorFlow)
-} cb_pool_params;
-
-typedef struct cb_lrn_params {
-    int n, c, h, w;
-    int size;              // window across channels (odd)
-    float alpha, beta, k;  // y = x / (k + alpha/size * sum_{window} x^2)^beta  (Caffe/PyTorch convention)
-} cb_lrn_params;
-
-typedef struct cb_bn_params {
-    int n, c, h, w;
-    float eps;
-} cb_bn_params;
 
 // workspace in bytes the fast conv needs (im2col buffer etc.); reference needs 0
 size_t cb_cpu_conv_workspace(const cb_conv_params *p);
@@ -102,8 +74,10 @@ void cb_cpu_bn_backward(const cb_bn_params *p, const float *x, const float *gamm
                         const float *dy, float *dx, float *dgamma, float *dbeta);
 
 // ---- elementwise --------------------------------------------------------------------------
-void cb_cpu_relu_forward(size_t n, const float *x, float *y);            // y may equal x
-void cb_cpu_relu_backward(size_t n, const float *y, const float *dy, float *dx); // uses output y > 0; dx may equal dy
+// y = f(x) for activation a (src/core/act.h), y may equal x; xsave (or NULL) gets x
+void cb_cpu_act_forward(size_t n, cb_act a, const float *x, float *xsave, float *y);
+// dx = f'(x) dy from the input x (NULL where a's gradient reads y alone) and the output y; dx may equal dy
+void cb_cpu_act_backward(size_t n, cb_act a, const float *x, const float *y, const float *dy, float *dx);
 // mask (n) holds 0 or 1/keep; y = x * mask. rng_state advanced (xorshift64*).
 void cb_cpu_dropout_forward(size_t n, float keep, uint64_t *rng_state, const float *x, float *mask, float *y);
 void cb_cpu_dropout_backward(size_t n, const float *mask, const float *dy, float *dx);

@@ -9,15 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-// A fully connected layer is a 1x1 convolution of an (N, C, 1, 1) input with (K, C, 1, 1)
-// weights: the same memory layouts, so every own convolution algorithm runs it.
-static void conv_like_params(const cb_layer *L, cb_conv_params *p) {
-    if (L->op == CB_OP_FC)
-        *p = (cb_conv_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = 1, .w = 1, .k = L->p.fc.k, .r = 1, .s = 1, .p = 1,
-                              .q = 1, .stride_h = 1, .stride_w = 1, .pad_top = 0, .pad_left = 0, .groups = 1};
-    else cb_conv_params_of(L, p);
-}
-
 cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     if (!cb_gpu_available())
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "backend %s: no CUDA device is visible", e->be->name);
@@ -36,8 +27,7 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
         }
         if (!cb_cuda_conv_algo_allowed(a, e->opts.precision))
             return cb_fail(err, CB_STATUS_ARG, "--conv-algo", NULL, "%s computes in %s; --precision %s does not allow it", a->name,
-                           a->prec == CB_PREC_TF32 ? "tf32" : a->prec == CB_PREC_BF16 ? "bf16" : "fp32",
-                           e->opts.precision == CB_PREC_TF32 ? "tf32" : e->opts.precision == CB_PREC_BF16 ? "bf16" : "fp32");
+                           cb_precision_name(a->prec), cb_precision_name(e->opts.precision));
     }
     for (int j = 0; j < CB_CUDA_TIMER_DEPTH; j++) CB_CUDA_TRY(cudaEventCreate(&s->t0[j]));
     CB_CUDA_TRY(cudaEventCreate(&s->t1));
@@ -61,10 +51,10 @@ void cb_cuda_destroy_state(cb_exec *e) {
     e->state = NULL;
 }
 
-static cb_status init(cb_exec *e, cb_error *err) {
-    if (e->opts.layout != CB_LAYOUT_NCHW)
-        return cb_fail(err, CB_STATUS_UNSUPPORTED, "--layout", NULL, "backend cuda: NCHW only (its own kernels); --layout nhwc runs on the cudnn and auto backends");
-    return cb_cuda_init_state(e, err);
+// every layer kind but the CPU-only ones (cb_layer_cpu_only) and every activation, with its own
+// kernels, in fp32 NCHW storage (the registry declines another --layout)
+static cb_reason supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n) {
+    return cb_layer_gpu_supports(&net->layers[i], why, n);
 }
 
 void *cb_cuda_alloc(cb_exec *e, size_t bytes) {
@@ -122,28 +112,12 @@ double cb_cuda_mark_ms(cb_exec *e, int a, int b) {
     return ms;
 }
 
-void cb_cuda_pool_params_of(const cb_layer *L, cb_pool_params *p) {
-    const cb_window *w = &L->p.pool.win;
-    *p = (cb_pool_params){.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w, .r = w->r,
-                          .s = w->s, .p = (int)L->out.h, .q = (int)L->out.w, .stride_h = w->stride_h,
-                          .stride_w = w->stride_w, .pad_top = w->pad_top, .pad_left = w->pad_left,
-                          .is_avg = L->p.pool.avg};
-}
-
-static cb_lrn_params lrn_params(const cb_layer *L) {
-    return (cb_lrn_params){(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, L->p.lrn.size, L->p.lrn.alpha,
-                           L->p.lrn.beta, L->p.lrn.k};
-}
-static cb_bn_params bn_params(const cb_layer *L, float eps) {
-    return (cb_bn_params){(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w, eps};
-}
-
 // time one phase of conv layer i with algorithm a: a warm-up, then the mean of 3 runs (ms)
 static double time_conv(cb_exec *e, int i, cb_phase ph, const cb_cuda_conv_algo *a, void *ws) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     cb_conv_params p;
-    conv_like_params(L, &p);
+    cb_conv_params_of(L, &p);
     const float *x = e->lb[L->parents[0]].y;
     float *y = cb_exec_op_out(e, i), *dx = e->lb[L->parents[0]].dy;
     // the layer's own gradient buffer may not hold a gradient yet: time on y (same shape)
@@ -164,7 +138,7 @@ double cb_cuda_conv_choose(cb_exec *e, int i, cb_phase ph, bool measure) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     cb_conv_params p;
-    conv_like_params(L, &p);
+    cb_conv_params_of(L, &p);
     const cb_cuda_conv_algo *named = cb_cuda_conv_algo_find(e->opts.conv_algo), *best = cb_cuda_conv_algos[0];
     double best_ms = -1;
     if (named) {
@@ -191,12 +165,15 @@ double cb_cuda_conv_choose(cb_exec *e, int i, cb_phase ph, bool measure) {
     }
     s->conv[i][ph] = best;
     b->ws[ph] = cb_cuda_conv_algo_workspace(best, &p, ph);
-    snprintf(b->algo[ph], sizeof b->algo[ph], "%s%s", best->name, named && best != named ? " (fallback)" : "");
+    b->choice[ph] = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(best), best->name);
+    b->choice[ph].ms = best_ms;
+    if (named && best != named) b->choice[ph].flags |= CB_CHOICE_FALLBACK;
     return best_ms;
 }
 
-// Inference only: conv layer i with its ReLU fused and no batch norm, whose one consumer is a
-// VALID max pool that the forward algorithm can compute in the same kernel, runs both at once:
+// A CB_FUSION_CONV_RELU_MAXPOOL plan node (core/plan.c: inference, conv layer i with its ReLU and
+// no batch norm, whose one consumer is a pool) whose pool the forward algorithm can compute in
+// the same kernel (a VALID max pool of window = stride) runs both at once:
 // the pool's forward becomes a no-op, the conv's time covers both, and its algorithm is the
 // "+pool" one. A measured choice moves to its algorithm's "+pool" twin (same forward kernel); a
 // named one is kept as named.
@@ -204,15 +181,13 @@ static void plan_pool_fusion(cb_exec *e, int i, bool measured) {
     cb_cuda_state *s = e->state;
     const cb_net *net = e->net;
     const cb_layer *L = &net->layers[i];
-    if (e->opts.train || L->act != CB_ACT_RELU || L->bn || L->nchildren != 1) return;
-    int j = i + 1;
-    for (; j < net->nlayers; j++)
-        if (net->layers[j].nparents == 1 && net->layers[j].parents[0] == i) break;
-    if (j == net->nlayers || net->layers[j].op != CB_OP_POOL) return;
+    const cb_plan_node *nd = &e->plan.node[e->plan.node_of[i]];
+    if (nd->fusion != CB_FUSION_CONV_RELU_MAXPOOL || nd->layer[0] != i) return; // the group is formed in core/plan.c
+    int j = nd->layer[1];
     cb_conv_params cp;
     cb_pool_params pp;
     cb_conv_params_of(L, &cp);
-    cb_cuda_pool_params_of(&net->layers[j], &pp);
+    cb_pool_params_of(&net->layers[j], &pp);
     const cb_cuda_conv_algo *a = s->conv[i][CB_PHASE_FORWARD];
     if (!a->forward_relu_maxpool && measured) {
         char twin[64];
@@ -224,8 +199,12 @@ static void plan_pool_fusion(cb_exec *e, int i, bool measured) {
     s->conv[i][CB_PHASE_FORWARD] = a;
     s->fuse_pool[i] = j, s->fuse_pool[j] = i;
     e->lb[i].ws[CB_PHASE_FORWARD] = cb_cuda_conv_algo_workspace(a, &cp, CB_PHASE_FORWARD);
-    snprintf(e->lb[i].algo[CB_PHASE_FORWARD], sizeof e->lb[i].algo[CB_PHASE_FORWARD], "%s", a->name);
-    snprintf(e->lb[j].algo[CB_PHASE_FORWARD], sizeof e->lb[j].algo[CB_PHASE_FORWARD], "in %s", L->name);
+    cb_choice *c = &e->lb[i].choice[CB_PHASE_FORWARD];
+    *c = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(a), a->name);
+    c->flags |= CB_CHOICE_FUSED, c->fused_with = j;
+    cb_choice *cj = &e->lb[j].choice[CB_PHASE_FORWARD];
+    *cj = cb_choice_of(CB_IMPL_OWN, -1, "");
+    cj->flags |= CB_CHOICE_IN_FUSED, cj->fused_with = i;
 }
 
 // does conv layer i run the max pool after it (plan_pool_fusion)?
@@ -261,17 +240,13 @@ void cb_cuda_epilogue_forward(cb_exec *e, int i, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     if (L->bn) {
-        cb_bn_params bp = bn_params(L, L->bn_eps);
+        cb_bn_params bp;
+        cb_bn_params_of(L, &bp);
         if (train) cb_cuda_bn_forward_train(&bp, b->pre, b->gamma, b->beta, b->y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cuda_bn_forward_infer(&bp, b->pre, b->gamma, b->beta, b->y, b->rmean, b->rvar);
     }
-    if (L->act == CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_relu[i])
-        cb_cuda_relu_forward((size_t)cb_shape_count(L->out), b->y, b->y);
-}
-
-static uint64_t next_seed(cb_exec *e) {
-    e->rng = e->rng * 6364136223846793005ULL + 1442695040888963407ULL;
-    return e->rng;
+    if (L->act != CB_ACT_NONE && !((cb_cuda_state *)e->state)->fused_relu[i])
+        cb_cuda_act_forward((size_t)cb_shape_count(L->out), L->act, b->y, b->act_in, b->y);
 }
 
 void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
@@ -286,14 +261,14 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
     case CB_OP_CONV:
     case CB_OP_FC: {
         cb_conv_params p;
-        conv_like_params(L, &p);
+        cb_conv_params_of(L, &p);
         s->fused_relu[i] = L->act == CB_ACT_RELU && !L->bn;
         conv_algo_of(e, i, CB_PHASE_FORWARD)->forward(&p, x, b->w, b->b, out, s->fused_relu[i], e->ws);
         break;
     }
     case CB_OP_POOL: {
         cb_pool_params p;
-        cb_cuda_pool_params_of(L, &p);
+        cb_pool_params_of(L, &p);
         cb_cuda_pool_forward(&p, x, out, b->aux);
         break;
     }
@@ -311,7 +286,7 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
         for (int j = 1; j < L->nparents; j++) cb_cuda_add(n, out, e->lb[L->parents[j]].y);
         break;
     case CB_OP_DROPOUT:
-        if (train) cb_cuda_dropout_forward(n, L->p.dropout.keep, next_seed(e), x, b->aux, out);
+        if (train) cb_cuda_dropout_forward(n, L->p.dropout.keep, cb_exec_next_seed(e), x, b->aux, out);
         else cudaMemcpyAsync(out, x, n * 4, cudaMemcpyDeviceToDevice, 0);
         break;
     case CB_OP_SOFTMAX:
@@ -321,20 +296,22 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
         cudaMemcpyAsync(out, x, n * 4, cudaMemcpyDeviceToDevice, 0);
         break;
     case CB_OP_LRN: {
-        cb_lrn_params p = lrn_params(L);
+        cb_lrn_params p;
+        cb_lrn_params_of(L, &p);
         cb_cuda_lrn_forward(&p, x, out, b->aux);
         break;
     }
     case CB_OP_BATCHNORM: {
-        cb_bn_params p = bn_params(L, L->p.bn.eps);
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         if (train) cb_cuda_bn_forward_train(&p, x, b->gamma, b->beta, out, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cuda_bn_forward_infer(&p, x, b->gamma, b->beta, out, b->rmean, b->rvar);
         break;
     }
-    case CB_OP_RELU:
-        cb_cuda_relu_forward(n, x, out);
+    case CB_OP_ACT:
+        cb_cuda_act_forward(n, L->p.act.fn, x, NULL, out);
         break;
-    case CB_OP_MUL: // declined by cb_backend_supports_gpu
+    case CB_OP_MUL: // declined by supports (cb_layer_gpu_supports)
     case CB_OP_LAYERNORM:
     case CB_OP_SCALE:
     case CB_OP_INPUT:
@@ -353,7 +330,7 @@ void cb_cuda_forward(cb_exec *e, int i, bool train) {
             cb_conv_params p;
             cb_pool_params pp;
             cb_conv_params_of(L, &p);
-            cb_cuda_pool_params_of(&e->net->layers[j], &pp);
+            cb_pool_params_of(&e->net->layers[j], &pp);
             s->fused_relu[i] = true;
             s->conv[i][CB_PHASE_FORWARD]->forward_relu_maxpool(&p, e->lb[L->parents[0]].y, e->lb[i].w, e->lb[i].b, &pp,
                                                                 e->lb[j].y, e->ws);
@@ -366,9 +343,10 @@ void cb_cuda_forward(cb_exec *e, int i, bool train) {
 void cb_cuda_backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
-    if (L->act == CB_ACT_RELU) cb_cuda_relu_backward((size_t)cb_shape_count(L->out), b->y, b->dy, b->dy);
+    if (L->act != CB_ACT_NONE) cb_cuda_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy);
     if (L->bn) {
-        cb_bn_params bp = bn_params(L, L->bn_eps);
+        cb_bn_params bp;
+        cb_bn_params_of(L, &bp);
         cb_cuda_bn_backward(&bp, b->pre, b->gamma, b->bn_mean, b->bn_invstd, b->dy, b->dpre, b->dgamma, b->dbeta);
     }
 }
@@ -383,13 +361,13 @@ void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
     case CB_OP_CONV:
     case CB_OP_FC: {
         cb_conv_params p;
-        conv_like_params(L, &p);
+        cb_conv_params_of(L, &p);
         conv_algo_of(e, i, CB_PHASE_BWD_DATA)->backward_data(&p, dy, b->w, dx, e->ws);
         break;
     }
     case CB_OP_POOL: {
         cb_pool_params p;
-        cb_cuda_pool_params_of(L, &p);
+        cb_pool_params_of(L, &p);
         cb_cuda_pool_backward(&p, dy, b->aux, dx);
         break;
     }
@@ -403,24 +381,26 @@ void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
         cb_cuda_dropout_backward(nin, b->aux, dy, dx);
         break;
     case CB_OP_LRN: {
-        cb_lrn_params p = lrn_params(L);
+        cb_lrn_params p;
+        cb_lrn_params_of(L, &p);
         cb_cuda_lrn_backward(&p, x, b->y, b->aux, dy, dx);
         break;
     }
     case CB_OP_BATCHNORM: {
-        cb_bn_params p = bn_params(L, L->p.bn.eps);
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         cb_cuda_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, dx, NULL, NULL);
         break;
     }
-    case CB_OP_RELU:
-        cb_cuda_relu_backward(nin, b->y, dy, dx);
+    case CB_OP_ACT:
+        cb_cuda_act_backward(nin, L->p.act.fn, x, b->y, dy, dx);
         break;
     case CB_OP_ADD:
     case CB_OP_SOFTMAX:
     case CB_OP_RESHAPE:
         cudaMemcpyAsync(dx, dy, nin * 4, cudaMemcpyDeviceToDevice, 0);
         break;
-    case CB_OP_MUL: // declined by cb_backend_supports_gpu
+    case CB_OP_MUL: // declined by supports (cb_layer_gpu_supports)
     case CB_OP_LAYERNORM:
     case CB_OP_SCALE:
     case CB_OP_INPUT:
@@ -436,10 +416,11 @@ void cb_cuda_backward_filter(cb_exec *e, int i) {
     const float *x = e->lb[L->parents[0]].y;
     if (L->op == CB_OP_CONV || L->op == CB_OP_FC) {
         cb_conv_params p;
-        conv_like_params(L, &p);
+        cb_conv_params_of(L, &p);
         conv_algo_of(e, i, CB_PHASE_BWD_FILTER)->backward_filter(&p, x, dy, b->dw, b->db, e->ws);
     } else if (L->op == CB_OP_BATCHNORM) {
-        cb_bn_params p = bn_params(L, L->p.bn.eps);
+        cb_bn_params p;
+        cb_bn_params_of(L, &p);
         cb_cuda_bn_backward(&p, x, b->gamma, b->bn_mean, b->bn_invstd, dy, NULL, b->dgamma, b->dbeta);
     }
 }
@@ -462,10 +443,10 @@ void cb_cuda_xent_backward_(cb_exec *e, const float *prob, const int32_t *labels
 void cb_cuda_softmax_(cb_exec *e, const float *x, float *prob, int n, int k) { cb_cuda_softmax(n, k, x, prob); }
 
 const cb_backend cb_backend_cuda = {
-    .name = "cuda", .device = true, .init = init, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
+    .name = "cuda", .device = true, .init = cb_cuda_init_state, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
     .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,
-    .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = cb_backend_supports_gpu, .plan = plan,
+    .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = supports, .plan = plan,
     .forward = cb_cuda_forward, .forward_epilogue = cb_cuda_epilogue_forward, .backward_epilogue = cb_cuda_backward_epilogue,
     .backward_data = cb_cuda_backward_data,
     .backward_filter = cb_cuda_backward_filter, .add = cb_cuda_add_, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,

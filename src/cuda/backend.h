@@ -4,7 +4,7 @@
 #define CB_CUDA_BACKEND_H
 
 #include "core/backend.h"
-#include "cpu/kernels.h"
+#include "core/ops.h"
 #include "cuda/conv_algo.h"
 
 #include <cuda_runtime.h>
@@ -20,7 +20,9 @@ typedef struct cb_cuda_state {
     const cb_cuda_conv_algo *(*conv)[CB_PHASE_COUNT]; // (nlayers) own algorithm per conv layer and phase
     bool *fused_relu;                                  // (nlayers) the forward kernel applied the ReLU
     int *fuse_pool; // (nlayers) inference: conv i also computes the max pool j after it: [i] = j, [j] = i; 0 none
-    void *lib;
+    struct cb_store *store;  // the library backends' activation storage (src/storage), NULL for cuda
+    struct cb_blas *blas;    // their cuBLAS GEMMs (src/blas)
+    void *lib;               // their cuDNN state (src/cudnn)
 } cb_cuda_state;
 
 cb_status cb_cuda_init_state(cb_exec *e, cb_error *err);
@@ -55,8 +57,5 @@ void cb_cuda_backward_filter(cb_exec *e, int i);
 // temporary workspace). Returns its time in ms (measured, else -1) and sets the layer's algo
 // name and workspace.
 double cb_cuda_conv_choose(cb_exec *e, int i, cb_phase ph, bool measure);
-
-void cb_conv_params_of(const cb_layer *L, cb_conv_params *p); // src/cpu/backend.c
-void cb_cuda_pool_params_of(const cb_layer *L, cb_pool_params *p);
 
 #endif

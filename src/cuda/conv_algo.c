@@ -24,6 +24,12 @@ const cb_cuda_conv_algo *const cb_cuda_conv_algos[] = {
     NULL,
 };
 
+int cb_cuda_conv_algo_index(const cb_cuda_conv_algo *a) {
+    for (int i = 0; cb_cuda_conv_algos[i]; i++)
+        if (cb_cuda_conv_algos[i] == a) return i;
+    return -1;
+}
+
 const cb_cuda_conv_algo *cb_cuda_conv_algo_find(const char *name) {
     for (int i = 0; name && cb_cuda_conv_algos[i]; i++)
         if (strcmp(cb_cuda_conv_algos[i]->name, name) == 0) return cb_cuda_conv_algos[i];

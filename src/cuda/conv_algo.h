@@ -8,7 +8,7 @@
 #define CB_CUDA_CONV_ALGO_H
 
 #include "convbench.h"
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,6 +44,7 @@ typedef struct cb_cuda_conv_algo {
 extern const cb_cuda_conv_algo *const cb_cuda_conv_algos[];
 
 const cb_cuda_conv_algo *cb_cuda_conv_algo_find(const char *name);
+int cb_cuda_conv_algo_index(const cb_cuda_conv_algo *a); // its place in cb_cuda_conv_algos (a choice's algo id)
 // does --precision prec allow this algorithm's arithmetic? fp32 allows FP32 only; tf32 allows
 // FP32 and TF32; bf16 allows all three
 bool cb_cuda_conv_algo_allowed(const cb_cuda_conv_algo *a, cb_precision prec);

@@ -9,7 +9,7 @@
 #ifndef CB_CUDA_CONV_BWD_DIRECT_CUH
 #define CB_CUDA_CONV_BWD_DIRECT_CUH
 
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 #include <cuda_runtime.h>
 

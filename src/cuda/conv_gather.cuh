@@ -21,7 +21,7 @@
 #ifndef CB_CUDA_CONV_GATHER_CUH
 #define CB_CUDA_CONV_GATHER_CUH
 
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 #include <cuda_runtime.h>
 

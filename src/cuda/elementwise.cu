@@ -1,15 +1,32 @@
 // Elementwise kernels, softmax, the cross-entropy criterion and SGD.
 #include "cuda/common.cuh"
 #include "cuda/launch.h"
+#include "core/act.h"
 
 __global__ void relu_fwd_kernel(size_t n, const float *x, float *y) { CB_FOR(i, n) y[i] = fmaxf(x[i], 0.f); }
 __global__ void relu_bwd_kernel(size_t n, const float *y, const float *dy, float *dx) {
     CB_FOR(i, n) dx[i] = y[i] > 0.f ? dy[i] : 0.f;
 }
 
-extern "C" void cb_cuda_relu_forward(size_t n, const float *x, float *y) { relu_fwd_kernel<<<cb_blocks(n, 256), 256>>>(n, x, y); }
-extern "C" void cb_cuda_relu_backward(size_t n, const float *y, const float *dy, float *dx) {
-    relu_bwd_kernel<<<cb_blocks(n, 256), 256>>>(n, y, dy, dx);
+// any activation function: src/core/act.h's one definition, on the device
+__global__ void act_fwd_kernel(size_t n, cb_act a, const float *x, float *xsave, float *y) {
+    CB_FOR(i, n) {
+        float v = x[i];
+        if (xsave) xsave[i] = v;
+        y[i] = cb_act_fwd_f32(a, v);
+    }
+}
+__global__ void act_bwd_kernel(size_t n, cb_act a, const float *x, const float *y, const float *dy, float *dx) {
+    CB_FOR(i, n) dx[i] = cb_act_bwd_f32(a, x ? x[i] : 0.f, y[i], dy[i]);
+}
+
+extern "C" void cb_cuda_act_forward(size_t n, cb_act a, const float *x, float *xsave, float *y) {
+    if (a == CB_ACT_RELU && !xsave) relu_fwd_kernel<<<cb_blocks(n, 256), 256>>>(n, x, y);
+    else act_fwd_kernel<<<cb_blocks(n, 256), 256>>>(n, a, x, xsave, y);
+}
+extern "C" void cb_cuda_act_backward(size_t n, cb_act a, const float *x, const float *y, const float *dy, float *dx) {
+    if (a == CB_ACT_RELU) relu_bwd_kernel<<<cb_blocks(n, 256), 256>>>(n, y, dy, dx);
+    else act_bwd_kernel<<<cb_blocks(n, 256), 256>>>(n, a, x, y, dy, dx);
 }
 
 __global__ void dropout_fwd_kernel(size_t n, float keep, uint64_t seed, const float *x, float *mask, float *y) {

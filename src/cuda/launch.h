@@ -4,7 +4,7 @@
 #ifndef CB_CUDA_LAUNCH_H
 #define CB_CUDA_LAUNCH_H
 
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -39,8 +39,10 @@ void cb_cuda_bn_backward(const cb_bn_params *p, const float *x, const float *gam
                          const float *invstd, const float *dy, float *dx, float *dgamma, float *dbeta);
 
 // ---- elementwise, softmax, criterion, update (elementwise.cu) ---------------------------------
-void cb_cuda_relu_forward(size_t n, const float *x, float *y);
-void cb_cuda_relu_backward(size_t n, const float *y, const float *dy, float *dx);
+// y = f(x) for activation a (src/core/act.h), y may equal x; xsave (or NULL) gets x
+void cb_cuda_act_forward(size_t n, cb_act a, const float *x, float *xsave, float *y);
+// dx = f'(x) dy from the input x (NULL where a's gradient reads y alone) and the output y; dx may equal dy
+void cb_cuda_act_backward(size_t n, cb_act a, const float *x, const float *y, const float *dy, float *dx);
 // counter-based hash of (seed, index): mask = 0 or 1/keep
 void cb_cuda_dropout_forward(size_t n, float keep, uint64_t seed, const float *x, float *mask, float *y);
 void cb_cuda_dropout_backward(size_t n, const float *mask, const float *dy, float *dx);

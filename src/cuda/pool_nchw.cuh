@@ -1,12 +1,12 @@
 // The NCHW pooling kernels, on fp32 (src/cuda/pool.cu, the own backends' tensors) or bf16
-// elements (src/cudnn/pool_fmt.cu, the cudnn backend's bf16 NCHW storage); what they compute is
+// elements (src/storage/pool_fmt.cu, the cudnn backend's bf16 NCHW storage); what they compute is
 // described in pool.cu. Elements are read into fp32 and rounded to nearest even when stored as
 // bf16, so a max compares exact values. Launches stay in the .cu files (dev/emu rewrites them there).
 #ifndef CB_CUDA_POOL_NCHW_CUH
 #define CB_CUDA_POOL_NCHW_CUH
 
 #include "cuda/fast_div.h"
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 #include <cuda_bf16.h>
 #include <stdint.h>

@@ -5,6 +5,7 @@
 #include "cudnn/calibrate.h"
 #include "bench/stats.h"
 #include "core/net.h"
+#include "core/rng.h"
 #include "cuda/conv_algo.h"
 #include "cuda/launch.h"
 #include "gpu/gpu.h"
@@ -27,7 +28,6 @@ _Static_assert(sizeof FWD_NAMES / sizeof FWD_NAMES[0] == CUDNN_CONVOLUTION_FWD_A
 _Static_assert(sizeof BWD_DATA_NAMES / sizeof BWD_DATA_NAMES[0] == CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, "bwd data algorithms");
 _Static_assert(sizeof BWD_FILTER_NAMES / sizeof BWD_FILTER_NAMES[0] == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, "bwd filter algorithms");
 
-static const char *const PREC_NAMES[] = {"fp32", "tf32", "bf16"};
 
 typedef struct ctx {
     const cb_gpu_cal_opts *o;
@@ -118,7 +118,7 @@ static int run_gemm(ctx *c, void *v) {
     int m, nn, kk, lda, ldb, ldc;
     const void *A, *B;
     void *C;
-    // column-major, as src/cudnn/backend.c calls cublasSgemm for an FC layer
+    // column-major, as src/blas/blas.c calls cublasSgemm for an FC layer
     if (g->ph == CB_PHASE_FORWARD) ta = CUBLAS_OP_T, tb = CUBLAS_OP_N, m = k, nn = n, kk = ci, A = c->w, lda = ci, B = c->x, ldb = ci, C = c->y, ldc = k;
     else if (g->ph == CB_PHASE_BWD_DATA) ta = CUBLAS_OP_N, tb = CUBLAS_OP_N, m = ci, nn = n, kk = k, A = c->w, lda = ci, B = c->dy, ldb = k, C = c->dx, ldc = ci;
     else ta = CUBLAS_OP_N, tb = CUBLAS_OP_T, m = ci, nn = k, kk = n, A = c->x, lda = ci, B = c->dy, ldb = k, C = c->dw, ldc = ci;
@@ -150,13 +150,13 @@ static cb_status cal_gemm(ctx *c) {
     int nfc = cb_cal_fc_shapes(fc, CB_CAL_MAX_SHAPES);
     for (int pr = 0; pr < CB_PREC_COUNT; pr++) {
         cublasSetMathMode(c->blas, pr == CB_PREC_TF32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH);
-        progress(c, "calibrate: GEMM %s%s", PREC_NAMES[pr], "");
+        progress(c, "calibrate: GEMM %s%s", cb_precision_name((cb_precision)pr), "");
         for (int i = 0; i < nfc; i++)
             for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
                 bool square = fc[i].n == fc[i].c && fc[i].c == fc[i].k;
                 if (square && ph != CB_PHASE_FORWARD) continue;
                 gemm_arg g = {(cb_phase)ph, (cb_precision)pr, fc[i].n, fc[i].c, fc[i].k};
-                progress(c, "  gemm %s %s", PREC_NAMES[pr], ph == 0 ? "forward" : ph == 1 ? "bwd_data" : "bwd_filter");
+                progress(c, "  gemm %s %s", cb_precision_name((cb_precision)pr), ph == 0 ? "forward" : ph == 1 ? "bwd_data" : "bwd_filter");
                 double ms = time_call(c, run_gemm, &g);
                 if (ms < -2) return fatal(c, "GEMM", gemm_name((cb_precision)pr));
                 add(c, CB_SAMPLE_FC, gemm_name((cb_precision)pr), (cb_phase)ph, (cb_precision)pr, &fc[i], ms, 0);
@@ -243,7 +243,7 @@ static cb_status cal_conv_dnn(ctx *c, const cb_conv_params *p, cb_precision prec
         for (int j = 0; j < na; j++) {
             a.ph = (cb_phase)ph;
             a.algo = j;
-            progress(c, "  %s %s", names[j], PREC_NAMES[prec]);
+            progress(c, "  %s %s", names[j], cb_precision_name(prec));
             size_t sz = 0;
             double ms;
             if (dnn_ws(c, &a, &sz) != CUDNN_STATUS_SUCCESS) ms = -1, sz = 0;
@@ -314,10 +314,10 @@ static int run_mop(ctx *c, void *v) {
         break;
     case CB_MOP_RELU_FWD:
         if (dnn) st = cudnnActivationForward(c->dnn, a->act, &one, a->td, c->y, &zero, a->td, c->y);
-        else cb_cuda_relu_forward(count, c->y, c->y);
+        else cb_cuda_act_forward(count, CB_ACT_RELU, c->y, NULL, c->y);
         break;
     case CB_MOP_RELU_BWD:
-        cb_cuda_relu_backward(count, c->y, c->dy, c->dy); // the own kernel in both backends
+        cb_cuda_act_backward(count, CB_ACT_RELU, NULL, c->y, c->dy, c->dy); // the own kernel in both backends
         break;
     case CB_MOP_BN_FWD:
         if (dnn)
@@ -449,8 +449,7 @@ static cb_status setup(ctx *c) {
     if (!pat) abort();
     uint64_t s = 0x9E3779B97F4A7C15ULL;
     for (size_t i = 0; i < npat; i++) {
-        s = s * 6364136223846793005ULL + 1442695040888963407ULL;
-        pat[i] = (float)((s >> 40) & 0xFFFF) / 65536.0f - 0.5f;
+        pat[i] = (float)((cb_rng_lcg(&s) >> 40) & 0xFFFF) / 65536.0f - 0.5f;
     }
     cb_status rc = CB_OK;
     for (int i = 0; i < 6 && rc == CB_OK; i++)
@@ -506,7 +505,7 @@ cb_status cb_gpu_calibrate(const cb_gpu_cal_opts *o, cb_gpu_cal *out, cb_error *
     memset(out, 0, sizeof *out);
     if (!cb_gpu_available())
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "%s: no CUDA device is visible", o->backend);
-    ctx c = {.o = o, .out = out, .err = err, .dnn_backend = strcmp(o->backend, "cuda") != 0};
+    ctx c = {.o = o, .out = out, .err = err, .dnn_backend = cb_backend_caps_of(o->backend)->conv_library};
     int dev = 0;
     struct cudaDeviceProp prop;
     cudaGetDevice(&dev);
@@ -537,7 +536,7 @@ cb_status cb_gpu_calibrate(const cb_gpu_cal_opts *o, cb_gpu_cal *out, cb_error *
     int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES);
     int lo = o->shape_lo > 0 ? o->shape_lo : 0, hi = o->shape_hi >= 0 && o->shape_hi < ns ? o->shape_hi : ns - 1;
     for (int k = 0; rc == CB_OK && (sec & CB_GPU_CAL_CONV) && k < o->nprec; k++) {
-        progress(&c, "calibrate: convolutions, %s, %s", o->backend, PREC_NAMES[o->precs[k]]);
+        progress(&c, "calibrate: convolutions, %s, %s", o->backend, cb_precision_name(o->precs[k]));
         for (int i = lo; rc == CB_OK && i <= hi; i++) {
             char what[96];
             snprintf(what, sizeof what, "%d (%dx%dx%dx%d, K %d, %dx%d / %d)", i, sh[i].n, sh[i].c, sh[i].h, sh[i].w, sh[i].k,

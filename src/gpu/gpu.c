@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 #include <stdio.h>
+#include <string.h>
 
 bool cb_gpu_available(void) {
     int n = 0;
@@ -44,38 +45,33 @@ cb_status cb_gpu_check(int rc, const char *what, const char *file, int line, cb_
                    cudaGetErrorString(e));
 }
 
-void cb_gpu_env(cb_report *r) {
+void cb_gpu_info_get(cb_gpu_info *g) {
     int n = 0, dev = 0, drv = 0, rt = 0;
+    memset(g, 0, sizeof *g);
     if (cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
         cudaGetLastError();
-        cb_report_meta_str(r, "gpu", "none");
         return;
     }
     cudaGetDevice(&dev);
     struct cudaDeviceProp p;
     if (cudaGetDeviceProperties(&p, dev) != cudaSuccess) return;
+    g->present = true;
     cudaDriverGetVersion(&drv);
     cudaRuntimeGetVersion(&rt);
-    char buf[64];
-    cb_report_meta_str(r, "gpu", p.name);
-    snprintf(buf, sizeof buf, "%d.%d", drv / 1000, (drv % 1000) / 10);
-    cb_report_meta_str(r, "cuda_driver", buf);
-    snprintf(buf, sizeof buf, "%d.%d", rt / 1000, (rt % 1000) / 10);
-    cb_report_meta_str(r, "cuda_runtime", buf);
+    snprintf(g->name, sizeof g->name, "%s", p.name);
+    snprintf(g->driver, sizeof g->driver, "%d.%d", drv / 1000, (drv % 1000) / 10);
+    snprintf(g->runtime, sizeof g->runtime, "%d.%d", rt / 1000, (rt % 1000) / 10);
     size_t v = cudnnGetVersion();
-    snprintf(buf, sizeof buf, "%zu.%zu.%zu", v / 10000, (v % 10000) / 100, v % 100);
-    cb_report_meta_str(r, "cudnn", buf);
+    snprintf(g->cudnn, sizeof g->cudnn, "%zu.%zu.%zu", v / 10000, (v % 10000) / 100, v % 100);
     cublasHandle_t h;
     int cv = 0;
     if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {
         cublasGetVersion(h, &cv);
         cublasDestroy(h);
-        snprintf(buf, sizeof buf, "%d.%d.%d", cv / 10000, (cv % 10000) / 100, cv % 100);
-        cb_report_meta_str(r, "cublas", buf);
+        snprintf(g->cublas, sizeof g->cublas, "%d.%d.%d", cv / 10000, (cv % 10000) / 100, cv % 100);
     }
-    snprintf(buf, sizeof buf, "%d.%d", p.major, p.minor);
-    cb_report_meta_str(r, "gpu_cc", buf);
-    cb_report_meta_num(r, "gpu_sms", p.multiProcessorCount);
-    cb_report_meta_num(r, "gpu_mem_gib", (double)p.totalGlobalMem / (1 << 30));
+    snprintf(g->cc, sizeof g->cc, "%d.%d", p.major, p.minor);
+    g->sms = p.multiProcessorCount;
+    g->mem_gib = (double)p.totalGlobalMem / (1 << 30);
 }
 #endif

@@ -4,14 +4,20 @@
 #define CB_GPU_GPU_H
 
 #include "convbench.h"
-#include "bench/report.h"
 
 #include <stdbool.h>
 
 // true when the CUDA runtime sees at least one device (never aborts)
 bool cb_gpu_available(void);
-// gpu name, driver, runtime, cuDNN and cuBLAS versions, SMs, memory as report metadata
-void cb_gpu_env(cb_report *r);
+// The device the run uses, for a report's environment (src/bench/env.c writes it): name, driver,
+// runtime, cuDNN and cuBLAS versions ("" when unknown), compute capability, SMs, memory.
+typedef struct cb_gpu_info {
+    bool present;                 // a device is visible (else only this is set)
+    char name[256], driver[24], runtime[24], cudnn[24], cublas[24], cc[24];
+    int sms;
+    double mem_gib;
+} cb_gpu_info;
+void cb_gpu_info_get(cb_gpu_info *g);
 // the current device's name ("NVIDIA H200"); false when there is no GPU
 bool cb_gpu_name(char *buf, size_t n);
 // bytes of device memory in use now (total - free, every process's), 0 when it cannot tell

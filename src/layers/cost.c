@@ -82,7 +82,7 @@ static bool layer_cost(const cb_net *net, int i, cb_cost *c) {
         c->bwd_data_flops = 8.0 * out;
         c->bwd_filter_flops = 4.0 * out;
         break;
-    case CB_OP_RELU:
+    case CB_OP_ACT: // one operation per element, as Paleo counts a ReLU, whatever the function
     case CB_OP_DROPOUT:
         c->fwd_flops = (double)out;
         c->bwd_data_flops = (double)out;
@@ -115,7 +115,7 @@ static bool layer_cost(const cb_net *net, int i, cb_cost *c) {
         c->bwd_data_flops += 8.0 * out;
         c->bwd_filter_flops += 4.0 * out;
     }
-    if (L->act == CB_ACT_RELU) {
+    if (L->act != CB_ACT_NONE) {
         epi += 1;
         c->bwd_data_flops += (double)out;
     }

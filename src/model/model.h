@@ -5,7 +5,7 @@
 #define CB_MODEL_H
 
 #include "convbench.h"
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 // ---- devices and interconnects (data/devices.json) ------------------------------------------
 typedef enum cb_algo {
@@ -31,10 +31,13 @@ typedef struct cb_algo_form {
     int max_filter;    // Winograd: square odd filters from 3 up to this edge (0: 3 only)
     int max_padded;    // whole-image FFT: input edge + 2 * pad at most this (cuDNN: 256)
     bool cudnn;        // cuDNN's further rules: FFT filters larger than the padding
+    bool blas;         // a cuBLAS GEMM (an FC layer's on the library backends)
 } cb_algo_form;
-// The form of a named algorithm: cuDNN's ("FWD_FFT_TILING", "BWD_DATA_ALGO_1", ...) or an own
-// one, by the words in its name (wino, fft, im2col; else implicit GEMM). False for unknown cuDNN names.
+// The form of a named algorithm: cuDNN's ("FWD_FFT_TILING", "BWD_DATA_ALGO_1", ...), an own one
+// or a cuBLAS GEMM, by exact name from tables (an own name the table lacks: implicit GEMM).
+// False for unknown cuDNN names.
 bool cb_algo_form_of(const char *name, cb_algo_form *f);
+bool cb_algo_form_known(const char *name); // listed in the tables (not the implicit-GEMM default)
 
 // Memory-bound operations the GPU backends run around and between convolutions; bytes per call
 // from cb_mop_bytes, time = overhead + bytes / bw.
@@ -183,7 +186,6 @@ typedef struct cb_algo_cost {
     double workspace;                   // bytes of scratch
 } cb_algo_cost;
 
-void cb_conv_params_of(const cb_layer *L, cb_conv_params *p); // src/cpu/backend.c
 // elem_bytes: 4 for fp32/tf32, 2 for bf16.
 void cb_algo_cost_of(const cb_net *net, int i, cb_phase ph, cb_algo a, int elem_bytes, cb_algo_cost *c);
 // One convolution shape in a given form (its limits applied); epi: epilogue FLOPs folded in.

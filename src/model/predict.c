@@ -43,14 +43,6 @@ double cb_roofline_s(double flops, double rate, double bytes, double bw, double 
     return fmax(tc, tm) + launch_s;
 }
 
-bool cb_model_needs_data_grad(const cb_net *net, int i) {
-    const cb_layer *L = &net->layers[i];
-    if (L->op == CB_OP_INPUT) return false;
-    for (int p = 0; p < L->nparents; p++)
-        if (net->layers[L->parents[p]].op != CB_OP_INPUT) return true;
-    return false;
-}
-
 static int elem_bytes(cb_precision p) { return p == CB_PREC_BF16 ? 2 : 4; }
 
 void cb_predict_layer(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *o, cb_pred *out) {

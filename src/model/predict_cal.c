@@ -50,6 +50,22 @@ static double parents_s(const cb_device *d, const cb_net *net, int i, cb_mop dir
     return s;
 }
 
+// (here, not in predict.c: predict.c calls this file, never the reverse)
+bool cb_model_needs_data_grad(const cb_net *net, int i) {
+    const cb_layer *L = &net->layers[i];
+    if (L->op == CB_OP_INPUT) return false;
+    for (int p = 0; p < L->nparents; p++)
+        if (net->layers[L->parents[p]].op != CB_OP_INPUT) return true;
+    return false;
+}
+
+// what the calibrated backend declares (a calibration from elsewhere: nothing)
+static const cb_backend_caps *cal_caps(const cb_device *d) {
+    static const cb_backend_caps none = {0};
+    const cb_backend_caps *c = cb_backend_caps_of(d->cal.backend);
+    return c ? c : &none;
+}
+
 // an own algorithm of convbench's (not cuDNN's, not cuBLAS's)
 static bool is_own(const char *name) { return strncmp(name, "FWD_", 4) && strncmp(name, "BWD_", 4) && strncmp(name, "cublas", 6); }
 
@@ -67,12 +83,12 @@ static bool cudnn_asymmetric(const cb_conv_params *p) {
 static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p, cb_phase ph, cb_precision prec, bool fc,
                                     double ws_limit, const char *only, double *best_s, cb_algo_cost *best_c) {
     const cb_cal_algo *best = NULL;
-    bool cuda = !strcmp(d->cal.backend, "cuda");
+    bool cuda = cal_caps(d)->own_conv_algos && !cal_caps(d)->conv_library; // the own kernels' backend
     for (int j = 0; j < d->cal.nalgo; j++) {
         const cb_cal_algo *a = &d->cal.algo[j];
         if (a->phase != ph || a->prec != prec || a->fc != fc) continue;
         if (only ? strcmp(a->name, only) : !fc && !cuda && is_own(a->name)) continue; // cudnn runs own kernels only as fallback
-        if (fc && cuda && !strncmp(a->name, "cublas", 6)) continue; // its FC runs the own GEMM
+        if (fc && cuda && a->form.blas) continue; // its FC runs the own GEMM
         cb_algo_cost c;
         double s = cb_cal_algo_s(&d->cal, a, p, fc, &c);
         if (s < 0 || (ws_limit > 0 && c.workspace > ws_limit)) continue;
@@ -86,18 +102,17 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
     out->algo = CB_ALGO_COUNT;
     const cb_layer *L = &net->layers[i];
     if (L->op == CB_OP_INPUT || L->op == CB_OP_RESHAPE) return;
-    bool dgrad = cb_model_needs_data_grad(net, i), relu = L->act == CB_ACT_RELU;
+    bool dgrad = cb_model_needs_data_grad(net, i), relu = L->act != CB_ACT_NONE; // any activation: a ReLU-like pass
     cb_conv_params y = tensor_of(L->out), x = tensor_of(L->in);
     double core = 0, extra = 0;
     if (L->op == CB_OP_CONV || L->op == CB_OP_FC) {
         bool fc = L->op == CB_OP_FC, bias = fc ? L->p.fc.bias : L->p.conv.bias;
         if (ph != CB_PHASE_BWD_DATA || dgrad) {
             cb_conv_params p;
-            if (fc) p = (cb_conv_params){.n = (int)L->in.n, .c = (int)L->in.c, .k = L->p.fc.k};
-            else cb_conv_params_of(L, &p);
+            cb_conv_params_of(L, &p);
             double s = 0;
             cb_algo_cost c = {0};
-            const char *only = !fc && strcmp(d->cal.backend, "cuda") && cudnn_asymmetric(&p) ? CUDNN_FALLBACK : NULL;
+            const char *only = !fc && cal_caps(d)->conv_library && cudnn_asymmetric(&p) ? CUDNN_FALLBACK : NULL;
             const cb_cal_algo *a = NULL;
             for (int k = 0; k < 4 && !a; k++) { // the precision's entries, else fp32's; the fallback's, else cuDNN's
                 cb_precision pr = k % 2 ? CB_PREC_FP32 : o->precision;
@@ -114,7 +129,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
                 out->memory_bound = a->bw > 0 && c.bytes / a->bw > (a->rate > 0 ? c.flops / a->rate : 0);
             }
         }
-        bool fused_relu = !strcmp(d->cal.backend, "cuda") && !fc; // the own kernels apply the ReLU in the forward
+        bool fused_relu = cal_caps(d)->conv_fuses_relu && !fc; // the forward kernels apply the ReLU
         if (ph == CB_PHASE_FORWARD) {
             if (bias) extra += mop_s(d, CB_MOP_BIAS_ADD, &y);
             if (L->bn) extra += mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y);
@@ -136,7 +151,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y);
             else if (ph == CB_PHASE_BWD_DATA) core = mop_s(d, CB_MOP_BN_BWD, &y) + (dgrad ? parents_s(d, net, i, CB_MOP_COUNT) : 0);
             break;
-        case CB_OP_RELU:
+        case CB_OP_ACT:
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_RELU_FWD, &y);
             else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &y) + parents_s(d, net, i, CB_MOP_COUNT);
             break;

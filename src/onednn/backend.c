@@ -12,6 +12,7 @@
 // the reason (CB_STATUS_UNSUPPORTED, naming the layer).
 #include "core/backend.h"
 #include "core/net.h"
+#include "cpu/kernels.h"
 
 #include <math.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -404,10 +405,13 @@ static bool plan_relu(cb_exec *e, cb_shape s, dn_layer *l, char *why, size_t n) 
     return ok;
 }
 
+// a ReLU layer (an Activation layer of fn relu): oneDNN's eltwise; other functions run as cpu's
+static bool relu_layer(const cb_layer *L) { return L->op == CB_OP_ACT && L->p.act.fn == CB_ACT_RELU; }
+
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
-    bool op = L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_POOL || L->op == CB_OP_LRN || L->op == CB_OP_BATCHNORM || L->op == CB_OP_RELU;
+    bool op = L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_POOL || L->op == CB_OP_LRN || L->op == CB_OP_BATCHNORM || relu_layer(L);
     if (!op && !L->bn && L->act != CB_ACT_RELU) {
         cb_status rc;
         ON_CPU(e, rc = cb_backend_cpu.plan(e, i, err));
@@ -427,17 +431,17 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
         ok = plan_bn(e, L->out, L->p.bn.eps, l, &l->fwd, &l->fwd_infer, &l->bwd_data, why, sizeof why);
         if (ok && e->opts.train && !(l->dx = malloc((size_t)cb_shape_count(L->out) * 4 + 4))) ok = false, snprintf(why, sizeof why, "out of memory");
         break;
-    case CB_OP_RELU: ok = plan_relu(e, L->out, l, why, sizeof why); break;
+    case CB_OP_ACT: ok = plan_relu(e, L->out, l, why, sizeof why); break; // relu_layer: the others are cpu's
     default: break;
     }
     if (ok && L->bn) ok = plan_bn(e, L->out, L->bn_eps, l, &l->bn_fwd, &l->bn_infer, &l->bn_bwd, why, sizeof why);
-    if (ok && L->op != CB_OP_RELU && L->act == CB_ACT_RELU) ok = plan_relu(e, L->out, l, why, sizeof why);
+    if (ok && !relu_layer(L) && L->act == CB_ACT_RELU) ok = plan_relu(e, L->out, l, why, sizeof why);
     if (!ok) {
         return cb_fail(err, CB_STATUS_UNSUPPORTED, e->net->path, L->name, "backend onednn: %s", why);
     }
     const dn_prim *ph[CB_PHASE_COUNT] = {[CB_PHASE_FORWARD] = &l->fwd, [CB_PHASE_BWD_DATA] = &l->bwd_data, [CB_PHASE_BWD_FILTER] = &l->bwd_filter};
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
-        const dn_prim *P = ph[p] && ph[p]->p ? ph[p] : L->op == CB_OP_RELU ? (p == CB_PHASE_FORWARD ? &l->relu_fwd : &l->relu_bwd) : NULL;
+        const dn_prim *P = ph[p] && ph[p]->p ? ph[p] : relu_layer(L) ? (p == CB_PHASE_FORWARD ? &l->relu_fwd : &l->relu_bwd) : NULL;
         if (P && P->p) snprintf(b->algo[p], sizeof b->algo[p], "%s", P->impl);
     }
     return CB_OK;
@@ -476,6 +480,7 @@ static void epilogue_forward(cb_exec *e, int i, bool train) {
     dn_layer *l = b->priv;
     if (L->bn) bn_forward(e, b, l, &l->bn_fwd, &l->bn_infer, L->out, L->bn_eps, b->pre, b->y, train);
     if (L->act == CB_ACT_RELU) prim_run(e, &l->relu_fwd, (void *[]){b->y, b->y});
+    else if (L->act != CB_ACT_NONE) cb_cpu_act_forward((size_t)cb_shape_count(L->out), L->act, b->y, b->act_in, b->y);
 }
 
 static void backward_epilogue(cb_exec *e, int i) {
@@ -483,6 +488,7 @@ static void backward_epilogue(cb_exec *e, int i) {
     cb_lbuf *b = &e->lb[i];
     dn_layer *l = b->priv;
     if (L->act == CB_ACT_RELU) prim_run(e, &l->relu_bwd, (void *[]){b->y, b->dy, b->dy});
+    else if (L->act != CB_ACT_NONE) cb_cpu_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy);
     if (L->bn) bn_backward(e, b, l, &l->bn_bwd, L->out.c, b->pre, b->dy, b->dpre, b->dgamma, b->dbeta);
 }
 
@@ -498,7 +504,13 @@ static void forward(cb_exec *e, int i, bool train) {
     case CB_OP_POOL:
     case CB_OP_LRN: prim_run(e, &l->fwd, (void *[]){x, out, NULL}); break;
     case CB_OP_BATCHNORM: bn_forward(e, b, l, &l->fwd, &l->fwd_infer, L->out, L->p.bn.eps, x, out, train); break;
-    case CB_OP_RELU: prim_run(e, &l->relu_fwd, (void *[]){x, out}); break;
+    case CB_OP_ACT:
+        if (relu_layer(L)) {
+            prim_run(e, &l->relu_fwd, (void *[]){x, out});
+            break;
+        }
+        ON_CPU(e, cb_backend_cpu.forward(e, i, train));
+        break;
     default: ON_CPU(e, cb_backend_cpu.forward(e, i, train)); break;
     }
 }
@@ -514,7 +526,13 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
     case CB_OP_POOL: prim_run(e, &l->bwd_data, (void *[]){dy, dx, NULL}); break;
     case CB_OP_LRN: prim_run(e, &l->bwd_data, (void *[]){x, dy, dx, NULL}); break;
     case CB_OP_BATCHNORM: memcpy(dx, l->dx, (size_t)cb_shape_count(L->out) * 4); break; // computed in backward_filter
-    case CB_OP_RELU: prim_run(e, &l->relu_bwd, (void *[]){b->y, dy, dx}); break;
+    case CB_OP_ACT:
+        if (relu_layer(L)) {
+            prim_run(e, &l->relu_bwd, (void *[]){b->y, dy, dx});
+            break;
+        }
+        ON_CPU(e, cb_backend_cpu.backward_data(e, i, slot, dx));
+        break;
     default: ON_CPU(e, cb_backend_cpu.backward_data(e, i, slot, dx)); break;
     }
 }

@@ -7,6 +7,7 @@
 // ModelParallel copy "block/sub@i"; a block name used as a parent means its endpoint; "x@self"
 // is the same split of x, "x@all" every split of x.
 #include "core/net.h"
+#include "core/act.h"
 #include "core/json.h"
 #include "core/limits.h"
 #include "core/strmap.h"
@@ -55,7 +56,8 @@ static const type_info TYPES[] = {
     {"Reshape", CB_OP_RESHAPE, {"output_shape"}},
     {"LRN", CB_OP_LRN, {"size", "alpha", "beta", "k"}},
     {"BatchNorm", CB_OP_BATCHNORM, {"epsilon"}},
-    {"ReLU", CB_OP_RELU, {0}},
+    {"ReLU", CB_OP_ACT, {0}},
+    {"Activation", CB_OP_ACT, {"fn"}},
     {"LayerNorm", CB_OP_LAYERNORM, {"epsilon"}},
     {"Scale", CB_OP_SCALE, {0}},
 };
@@ -180,20 +182,19 @@ static bool get_padding(reader *r, const char *layer, const cJSON *obj, cb_windo
     return false;
 }
 
-static bool get_act(reader *r, const char *layer, const cJSON *obj, cb_act def, cb_act *out) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, "activation_fn");
+// an activation function named by key ("activation_fn", or an Activation layer's "fn")
+static bool get_act(reader *r, const char *layer, const cJSON *obj, const char *key, cb_act def, cb_act *out) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
     if (!v) { *out = def; return true; }
     if (cJSON_IsNull(v)) { *out = CB_ACT_NONE; return true; }
-    if (cJSON_IsString(v) && (strcmp(v->valuestring, "relu") == 0 || strcmp(v->valuestring, "ReLU") == 0)) {
-        *out = CB_ACT_RELU;
-        return true;
-    }
-    if (cJSON_IsString(v) && (strcmp(v->valuestring, "none") == 0 || strcmp(v->valuestring, "linear") == 0)) {
-        *out = CB_ACT_NONE;
-        return true;
-    }
-    cb_fail(r->err, CB_STATUS_PARSE, r->src, layer, "unknown activation_fn %s (relu or null)",
-            cJSON_IsString(v) ? v->valuestring : "(not a string)");
+    if (cJSON_IsString(v) && strcmp(v->valuestring, "ReLU") == 0) return *out = CB_ACT_RELU, true; // Paleo's spelling
+    if (cJSON_IsString(v) && strcmp(v->valuestring, "linear") == 0) return *out = CB_ACT_NONE, true;
+    if (cJSON_IsString(v) && cb_act_parse(v->valuestring, out)) return true;
+    char names[256] = "";
+    for (int i = 1; i < CB_ACT_COUNT; i++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s, ", cb_act_name((cb_act)i));
+    cb_fail(r->err, CB_STATUS_PARSE, r->src, layer, "unknown %s %s (%snone or null)", key,
+            cJSON_IsString(v) ? v->valuestring : "(not a string)", names);
     return false;
 }
 
@@ -275,7 +276,7 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
         if (!get_pair(r, nm, obj, "strides", &L->p.conv.win.stride_h, &L->p.conv.win.stride_w, false, 1)) return false;
         if (!get_pair(r, nm, obj, "dilations", &L->p.conv.dil_h, &L->p.conv.dil_w, false, 1)) return false;
         if (!get_padding(r, nm, obj, &L->p.conv.win)) return false;
-        if (!get_act(r, nm, obj, CB_ACT_RELU, &L->act)) return false; // Paleo's default is relu
+        if (!get_act(r, nm, obj, "activation_fn", CB_ACT_RELU, &L->act)) return false; // Paleo's default is relu
         // Paleo's overfeat.json writes "bias": [Cout], which Paleo ignores: a list means "has a bias"
         if (cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(obj, "bias"))) L->p.conv.bias = true;
         else if (!get_bool(r, nm, obj, "bias", true, &L->p.conv.bias)) return false;
@@ -303,7 +304,7 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
         if (!get_int(r, nm, obj, "num_outputs", 1, CB_MAX_FC_OUTPUTS, &v)) return false;
         L->p.fc.k = (int)v;
         if (!get_bool(r, nm, obj, "bias", true, &L->p.fc.bias)) return false;
-        return get_act(r, nm, obj, CB_ACT_NONE, &L->act);
+        return get_act(r, nm, obj, "activation_fn", CB_ACT_NONE, &L->act);
     case CB_OP_CONCAT:
         if (!get_int(r, nm, obj, "dim", -4, 3, &v)) return false;
         L->p.concat.dim = (int)v;
@@ -313,7 +314,7 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
         if (cJSON_IsString(o) && (strcmp(o->valuestring, "mul") == 0 || strcmp(o->valuestring, "prod") == 0)) L->op = CB_OP_MUL;
         else if (o && !(cJSON_IsString(o) && (strcmp(o->valuestring, "sum") == 0 || strcmp(o->valuestring, "add") == 0)))
             return cb_fail(r->err, CB_STATUS_UNSUPPORTED, r->src, nm, "Elementwise operation must be \"sum\" or \"mul\""), false;
-        return get_act(r, nm, obj, CB_ACT_NONE, &L->act);
+        return get_act(r, nm, obj, "activation_fn", CB_ACT_NONE, &L->act);
     }
     case CB_OP_LAYERNORM:
         return get_float(r, nm, obj, "epsilon", 1e-12, 1.0, 1e-5, &L->p.ln.eps);
@@ -355,7 +356,13 @@ static bool parse_params(reader *r, cb_layer *L, const cJSON *obj, const type_in
                get_float(r, nm, obj, "k", 1e-9, 1e6, 2.0, &L->p.lrn.k);
     case CB_OP_BATCHNORM:
         return get_float(r, nm, obj, "epsilon", 1e-12, 1.0, 1e-5, &L->p.bn.eps);
-    case CB_OP_RELU:
+    case CB_OP_ACT: // ReLU, or Activation with its "fn" (required)
+        if (strcmp(ti->type, "ReLU") == 0) return L->p.act.fn = CB_ACT_RELU, true;
+        if (!cJSON_GetObjectItemCaseSensitive(obj, "fn"))
+            return cb_fail(r->err, CB_STATUS_PARSE, r->src, nm, "an Activation layer needs \"fn\""), false;
+        if (!get_act(r, nm, obj, "fn", CB_ACT_NONE, &L->p.act.fn)) return false;
+        if (L->p.act.fn == CB_ACT_NONE) return cb_fail(r->err, CB_STATUS_PARSE, r->src, nm, "\"fn\" names no function"), false;
+        return true;
     case CB_OP_SCALE:
     case CB_OP_MUL: // from an Elementwise entry
         return true;

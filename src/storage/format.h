@@ -1,11 +1,11 @@
-// Kernels for the cudnn backend's other storages (src/cudnn/format.cu): activations in NHWC
+// Kernels for the cudnn backend's other storages (src/storage/format.cu): activations in NHWC
 // and/or bf16, filters in KRSC and/or bf16, next to fp32 NCHW master weights. A format is a set of
 // bits; 0 is fp32 NCHW (filters KCRS). Every kernel computes in fp32 and rounds to nearest even
 // when it stores bf16. Launches on the default stream; none allocates or synchronizes.
-#ifndef CB_CUDNN_FORMAT_H
-#define CB_CUDNN_FORMAT_H
+#ifndef CB_STORAGE_FORMAT_H
+#define CB_STORAGE_FORMAT_H
 
-#include "cpu/kernels.h"
+#include "core/ops.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -38,7 +38,10 @@ void cb_fmt_window_nchw(int64_t planes, int64_t hs, int64_t ws, const void *src,
 void cb_fmt_add(size_t n, void *dst, const void *src, int bf16);                   // dst += src
 void cb_fmt_add_act(size_t n, void *dst, const void *a, const void *b, int relu, int bf16); // dst = relu?(a + b)
 void cb_fmt_fill(size_t n, void *dst, float v, int bf16);
-void cb_fmt_relu_backward(size_t n, const void *y, const void *dy, void *dx, int bf16); // dx = y > 0 ? dy : 0
+// activation a (src/core/act.h): y = f(x), xsave (or NULL) gets x; dx = f'(x) dy from the input x
+// (NULL where a's gradient reads y alone) and the output y. y may equal x, dx dy.
+void cb_fmt_act_forward(size_t n, cb_act a, const void *x, void *xsave, void *y, int bf16);
+void cb_fmt_act_backward(size_t n, cb_act a, const void *x, const void *y, const void *dy, void *dx, int bf16);
 // mask (n) fp32 = 0 or 1/keep from the same generator as cb_cuda_dropout_forward; y = x * mask
 void cb_fmt_dropout_forward(size_t n, float keep, uint64_t seed, const void *x, float *mask, void *y, int bf16);
 void cb_fmt_dropout_backward(size_t n, const float *mask, const void *dy, void *dx, int bf16);

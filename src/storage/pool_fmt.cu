@@ -18,7 +18,7 @@
 #include "cuda/fast_div.h"
 #include "cuda/launch.h"
 #include "cuda/pool_nchw.cuh"
-#include "cudnn/format.h"
+#include "storage/format.h"
 
 #include <cuda_bf16.h>
 #include <stdint.h>

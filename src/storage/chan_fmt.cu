@@ -7,8 +7,8 @@
 // Index maps of an (n, c, hw) tensor, flat index i: NHWC row r = i / c (r = image * hw + pixel),
 // channel i % c; NCHW channel (i / hw) % c, image i / (c * hw), pixel i % hw.
 #include "cuda/common.cuh"
-#include "cudnn/elem.cuh"
-#include "cudnn/format.h"
+#include "storage/elem.cuh"
+#include "storage/format.h"
 
 #include <stdint.h>
 

@@ -1,7 +1,7 @@
 // Element access shared by the storage kernels (format.cu, norm_fmt.cu): fp32 or bf16 elements
 // read as fp32, stored with round-to-nearest-even, and V of them moved as one 16-byte access.
-#ifndef CB_CUDNN_ELEM_CUH
-#define CB_CUDNN_ELEM_CUH
+#ifndef CB_STORAGE_ELEM_CUH
+#define CB_STORAGE_ELEM_CUH
 
 #include <cuda_bf16.h>
 #include <stddef.h>

@@ -16,8 +16,8 @@
 // (V = 16 bytes of pixels when h*w allows).
 #include "cuda/common.cuh"
 #include "cuda/fast_div.h"
-#include "cudnn/elem.cuh"
-#include "cudnn/format.h"
+#include "storage/elem.cuh"
+#include "storage/format.h"
 
 #include <stdint.h>
 

@@ -1,10 +1,11 @@
-// The cudnn backend's kernels for NHWC and bf16 storage (src/cudnn/format.h): conversions between
+// The cudnn backend's kernels for NHWC and bf16 storage (src/storage/format.h): conversions between
 // layouts and types, and the few layers it computes itself (bias, relu gradient, dropout, sum,
 // concatenation) on whatever storage it uses.
 #include "cuda/common.cuh"
-#include "cudnn/format.h"
+#include "storage/format.h"
+#include "core/act.h"
 #include "cuda/fast_div.h"
-#include "cudnn/elem.cuh"
+#include "storage/elem.cuh"
 
 // element i of dst (n, cd, s = y*w + x in dst's layout) from src (n, cs, s in src's layout): the
 // channels both have; a dst channel at or past cs is 0 (padding), a src channel past cd is dropped
@@ -325,9 +326,29 @@ extern "C" void cb_fmt_add_act(size_t n, void *dst, const void *a, const void *b
     else add_t(n, (float *)dst, (const float *)a, (const float *)b, relu);
 }
 
-extern "C" void cb_fmt_relu_backward(size_t n, const void *y, const void *dy, void *dx, int b) {
-    if (b) relu_bwd_t(n, (const bf16 *)y, (const bf16 *)dy, (bf16 *)dx);
-    else relu_bwd_t(n, (const float *)y, (const float *)dy, (float *)dx);
+// any activation function: src/core/act.h's one definition, computed in fp32 on the storage's type
+template <class T> __global__ void act_fwd_kernel(size_t n, cb_act a, const T *x, T *xsave, T *y) {
+    CB_FOR(i, n) {
+        float v = ld(x, i);
+        if (xsave) st(xsave, i, v);
+        st(y, i, cb_act_fwd_f32(a, v));
+    }
+}
+template <class T> __global__ void act_bwd_kernel(size_t n, cb_act a, const T *x, const T *y, const T *dy, T *dx) {
+    CB_FOR(i, n) st(dx, i, cb_act_bwd_f32(a, x ? ld(x, i) : 0.f, ld(y, i), ld(dy, i)));
+}
+
+extern "C" void cb_fmt_act_forward(size_t n, cb_act a, const void *x, void *xsave, void *y, int b) {
+    if (!n) return;
+    if (b) act_fwd_kernel<bf16><<<cb_blocks(n, 256), 256>>>(n, a, (const bf16 *)x, (bf16 *)xsave, (bf16 *)y);
+    else act_fwd_kernel<float><<<cb_blocks(n, 256), 256>>>(n, a, (const float *)x, (float *)xsave, (float *)y);
+}
+extern "C" void cb_fmt_act_backward(size_t n, cb_act a, const void *x, const void *y, const void *dy, void *dx, int b) {
+    if (a == CB_ACT_RELU && b) relu_bwd_t(n, (const bf16 *)y, (const bf16 *)dy, (bf16 *)dx); // dx = y > 0 ? dy : 0
+    else if (a == CB_ACT_RELU) relu_bwd_t(n, (const float *)y, (const float *)dy, (float *)dx);
+    else if (!n) return;
+    else if (b) act_bwd_kernel<bf16><<<cb_blocks(n, 256), 256>>>(n, a, (const bf16 *)x, (const bf16 *)y, (const bf16 *)dy, (bf16 *)dx);
+    else act_bwd_kernel<float><<<cb_blocks(n, 256), 256>>>(n, a, (const float *)x, (const float *)y, (const float *)dy, (float *)dx);
 }
 
 // inner > 1 (NCHW): one block per channel, contiguous runs of `inner`; sums in double

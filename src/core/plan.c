@@ -1,0 +1,50 @@
+// The graph rewrite into plan nodes (src/core/plan.h): the one place where layers are grouped.
+#include "core/plan.h"
+#include "core/net.h"
+
+#include <stdlib.h>
+
+static const char *const FUSION_NAMES[] = {"none", "conv+relu+maxpool"};
+_Static_assert(sizeof FUSION_NAMES / sizeof FUSION_NAMES[0] == CB_FUSION_COUNT, "a fusion lacks a name");
+const char *cb_fusion_name(cb_fusion f) { return (unsigned)f < CB_FUSION_COUNT ? FUSION_NAMES[f] : "?"; }
+
+// the one consumer of layer i (its index), or -1
+static int only_child(const cb_net *net, int i) {
+    if (net->layers[i].nchildren != 1) return -1;
+    for (int j = i + 1; j < net->nlayers; j++)
+        for (int k = 0; k < net->layers[j].nparents; k++)
+            if (net->layers[j].parents[k] == i) return j;
+    return -1;
+}
+
+// Inference only: the conv's output is not kept, so nothing may read it but the pool.
+static bool conv_relu_pool(const cb_net *net, int i, bool train, int *j) {
+    const cb_layer *L = &net->layers[i];
+    if (train || L->op != CB_OP_CONV || L->act != CB_ACT_RELU || L->bn) return false;
+    *j = only_child(net, i);
+    return *j > i && net->layers[*j].nparents == 1 && net->layers[*j].op == CB_OP_POOL;
+}
+
+void cb_plan_build(const cb_net *net, bool train, cb_plan *p) {
+    int n = net->nlayers;
+    p->node = cb_xcalloc((size_t)n, sizeof *p->node);
+    p->node_of = cb_xcalloc((size_t)n, sizeof *p->node_of);
+    for (int i = 0; i < n; i++) p->node_of[i] = -1;
+    p->nnodes = 0;
+    for (int i = 0; i < n; i++) {
+        if (p->node_of[i] >= 0) continue; // already in a group
+        cb_plan_node *nd = &p->node[p->nnodes];
+        int j;
+        if (conv_relu_pool(net, i, train, &j) && p->node_of[j] < 0) {
+            *nd = (cb_plan_node){CB_FUSION_CONV_RELU_MAXPOOL, 2, {i, j}};
+            p->node_of[j] = p->nnodes;
+        } else *nd = (cb_plan_node){CB_FUSION_NONE, 1, {i}};
+        p->node_of[i] = p->nnodes++;
+    }
+}
+
+void cb_plan_free(cb_plan *p) {
+    free(p->node);
+    free(p->node_of);
+    p->node = NULL, p->node_of = NULL, p->nnodes = 0;
+}

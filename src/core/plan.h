@@ -1,0 +1,35 @@
+// The execution plan: nodes that each cover one layer or a fused group of layers a backend may
+// compute together (conv + bias + activation + residual add + pool, ...). The graph rewrite that
+// forms groups lives in cb_plan_build alone; a backend looks a layer's node up (node_of) and
+// either runs the group as one or, where it cannot, runs its layers one by one as before.
+#ifndef CB_CORE_PLAN_H
+#define CB_CORE_PLAN_H
+
+#include "convbench.h"
+
+typedef enum cb_fusion {
+    CB_FUSION_NONE,             // one layer
+    CB_FUSION_CONV_RELU_MAXPOOL, // inference: a convolution with its ReLU (no batch norm), whose one consumer is a pool
+    CB_FUSION_COUNT
+} cb_fusion;
+
+#define CB_PLAN_MAX_LAYERS 4
+typedef struct cb_plan_node {
+    cb_fusion fusion;
+    int nlayers;
+    int layer[CB_PLAN_MAX_LAYERS]; // in execution order; layer[0] is the head, whose inputs the group reads
+} cb_plan_node;
+
+typedef struct cb_plan {
+    int nnodes;
+    cb_plan_node *node;           // (nnodes) in execution order
+    int *node_of;                 // (nlayers) the node covering each layer
+} cb_plan;
+
+// The rewrite: the net's layers into nodes, fusing where a rule matches (train: a training pass,
+// which fuses nothing that would drop a tensor the backward pass reads).
+void cb_plan_build(const cb_net *net, bool train, cb_plan *p);
+void cb_plan_free(cb_plan *p);
+const char *cb_fusion_name(cb_fusion f);
+
+#endif

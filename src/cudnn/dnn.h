@@ -1,0 +1,94 @@
+// The cudnn backend's state and table entries, for the scheduler above it (src/sched/auto.c).
+// Private to src/cudnn and src/sched.
+#ifndef CB_CUDNN_DNN_H
+#define CB_CUDNN_DNN_H
+
+#include "storage/storage.h"
+
+#include <cudnn.h>
+
+// What a scheduler decides inside the cudnn backend's plan, where there is a choice to make;
+// NULL for the plain "cudnn" backend (cuDNN's pick, own kernels only where cuDNN cannot run).
+typedef struct dnn_policy {
+    // phase p of conv layer i (fp32 NCHW or any storage, channels not padded) after cuDNN's pick:
+    // b->choice[p] with dnn_ms, workspace dnn_ws; may take an own kernel (own[p]) or a cuBLAS 1x1
+    // GEMM (blas[p]) and set the choice
+    void (*conv_phase)(cb_exec *e, int i, cb_phase p, double dnn_ms, size_t dnn_ws);
+    // phase p of FC layer i on fp32 NCHW after cuBLAS's choice: may take an own kernel
+    void (*fc_phase)(cb_exec *e, int i, cb_phase p);
+    // pool layer i that cuDNN can express: own (own[0] = own[1]) or cuDNN, and the choice of both
+    // phases in *c (bwd: the pass trains)
+    void (*pool)(cb_exec *e, int i, bool bwd, cb_choice *c);
+    // the batch norm of layer i (fused or a layer) that both cuDNN and the own storage kernels take:
+    // own_bn, and in *c the choice a standalone BatchNorm layer shows
+    void (*bn)(cb_exec *e, int i, cb_choice *c);
+} dnn_policy;
+
+typedef struct dnn_state {
+    cudnnHandle_t h;
+    const dnn_policy *policy;    // NULL: the plain cudnn backend
+    void *policy_state;          // the scheduler's own
+    float *bn_part;              // (bn_part_floats) the own batch-norm kernels' partial sums (norm_fmt.cu)
+    size_t bn_part_floats;
+    cudnnMathType_t math;
+    cudnnTensorFormat_t tfmt;    // CUDNN_TENSOR_NCHW or _NHWC (filters KCRS or KRSC)
+    cudnnDataType_t dtype;       // CUDNN_DATA_FLOAT or _BFLOAT16
+} dnn_state;
+
+typedef struct dnn_layer {
+    bool own[CB_PHASE_COUNT];    // this phase runs convbench's own kernel
+    bool blas[CB_PHASE_COUNT];   // this phase of a 1x1 convolution runs as a cuBLAS GEMM (cb_blas_conv_is_gemm)
+    bool own_bn;                 // the batch norm (fused or a layer) runs on the own storage kernels (norm_fmt.cu)
+    cudnnTensorDescriptor_t xd, yd, bd, bnd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd[CB_PHASE_COUNT];
+    cudnnConvolutionFwdAlgo_t fwd;
+    cudnnConvolutionBwdDataAlgo_t bwd_data;
+    cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+    cudnnPoolingDescriptor_t pd;
+    cudnnLRNDescriptor_t lrn;
+    cudnnActivationDescriptor_t act;
+    cb_shape xs;                 // a conv's input as cuDNN sees it: L->in, or its padded copy's shape
+    void *xpad, *dxpad;          // (xs) NHWC: the padded copy of a conv's input and its gradient (NULL: none)
+} dnn_layer;
+
+// a dilation of 0 or 1: none; the own convolution kernels take no dilation (a dilated convolution
+// runs on cuDNN alone)
+static inline int cb_dnn_dil(int d) { return d > 1 ? d : 1; }
+static inline bool cb_dnn_conv_own_ok(const cb_layer *L) { return cb_dnn_dil(L->p.conv.dil_h) == 1 && cb_dnn_dil(L->p.conv.dil_w) == 1; }
+
+static inline dnn_state *cb_dnn_state(const cb_exec *e) { return ((cb_cuda_state *)e->state)->lib; }
+static inline dnn_layer *cb_dnn_layer(const cb_exec *e, int i) { return e->lb[i].priv; }
+
+// the backend with a policy (NULL: plain cudnn); the table entries both share
+cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy);
+void cb_dnn_destroy(cb_exec *e);
+cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n);
+cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err);
+void cb_dnn_forward(cb_exec *e, int i, bool train);
+void cb_dnn_forward_epilogue(cb_exec *e, int i, bool train);
+void cb_dnn_backward_epilogue(cb_exec *e, int i);
+void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx);
+void cb_dnn_backward_filter(cb_exec *e, int i);
+
+// One run of pool layer i's forward (ph 0) or backward (ph 1), on cuDNN or the own kernels; the
+// layer's output gradient may not be allocated yet (plan): then y stands in. dx: where the input
+// gradient goes (NULL: the input's own gradient buffer).
+cudnnStatus_t cb_dnn_run_pool(cb_exec *e, int i, bool own, int ph, float *dx);
+// ms of the batch norm of layer i, forward (training) plus backward when train, 3 runs after one,
+// on the own kernels or cuDNN's, on the layer's own buffers; running statistics untouched; -1: failed
+double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train);
+
+#define DNN_BACKEND(NAME, INIT, DESTROY, SUPPORTS)                                                                              \
+    {.name = NAME, .device = true, .init = INIT, .destroy = DESTROY, .alloc = cb_cuda_alloc,                  \
+     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,                             \
+     .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,          \
+     .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = SUPPORTS, .plan = cb_dnn_plan,                     \
+     .forward = cb_dnn_forward, .forward_epilogue = cb_dnn_forward_epilogue, .backward_epilogue = cb_dnn_backward_epilogue, \
+     .backward_data = cb_dnn_backward_data,                                                                           \
+     .backward_filter = cb_dnn_backward_filter, .add = cb_store_act_add, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,  \
+     .xent_forward = cb_store_crit_xent_forward, .xent_backward = cb_store_crit_xent_backward,                        \
+     .softmax = cb_store_crit_softmax, .act_upload = cb_store_act_upload, .act_download = cb_store_act_download,      \
+     .act_fill = cb_store_act_fill}
+
+#endif

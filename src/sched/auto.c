@@ -1,0 +1,168 @@
+// The "auto" backend: a scheduler above the implementations. For each layer and phase where more
+// than one can run it (cuDNN's pick, convbench's own kernels, a cuBLAS GEMM), it times the
+// candidates on the layer's own buffers at plan time and keeps the fastest, recording the race in
+// the layer's choice (CB_CHOICE_RACED: ms won over rival_ms). It runs as the cudnn backend with
+// this policy (src/cudnn/dnn.h): each convolution phase against the fastest own algorithm (or, a
+// 1x1 convolution under NHWC, against cuBLAS), each FC phase cuBLAS against the own GEMM, and each
+// max or average pool cuDNN against the own kernels (forward and backward as a pair: the own
+// backward reads the own forward's argmax). Own kernels read fp32 NCHW only: on another storage
+// only the pools and the 1x1 GEMMs race.
+// Each batch norm races cuDNN's against the own storage kernels the same way. Test overrides force
+// a path whatever the timings say: $CONVBENCH_AUTO_POOL=own|cudnn, $CONVBENCH_AUTO_GEMM=cublas|cudnn
+// and $CONVBENCH_AUTO_BN=own|cudnn (CB_CHOICE_FORCED).
+#include "cudnn/dnn.h"
+#include "blas/blas.h"
+#include "core/net.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// what "auto" does where a test forces a path: measure, or take the own / the library's path
+typedef enum force_choice { FORCE_NONE, FORCE_OWN, FORCE_LIB } force_choice;
+typedef struct sched_state {
+    force_choice pool;           // $CONVBENCH_AUTO_POOL=own|cudnn forces the pool layers' choice
+    force_choice gemm1x1;        // $CONVBENCH_AUTO_GEMM=cublas|cudnn forces the 1x1 convolutions' (FORCE_OWN: cuBLAS)
+    force_choice bn;             // $CONVBENCH_AUTO_BN=own|cudnn forces the batch norms' choice
+} sched_state;
+
+static sched_state *sched(const cb_exec *e) { return cb_dnn_state(e)->policy_state; }
+
+// $var (a test's way to run both of auto's paths whatever the timings say): unset or empty
+// FORCE_NONE, own_name FORCE_OWN, "cudnn" FORCE_LIB, anything else refused by name
+static cb_status env_force(const char *var, const char *own_name, force_choice *out, cb_error *err) {
+    const char *v = getenv(var);
+    *out = FORCE_NONE;
+    if (!v || !*v) return CB_OK;
+    if (strcmp(v, own_name) == 0) *out = FORCE_OWN;
+    else if (strcmp(v, "cudnn") == 0) *out = FORCE_LIB;
+    else return cb_fail(err, CB_STATUS_ARG, var, NULL, "'%s' is not %s or cudnn", v, own_name);
+    return CB_OK;
+}
+
+static void conv_phase(cb_exec *e, int i, cb_phase p, double dnn_ms, size_t dnn_ws) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = cb_dnn_layer(e, i);
+    cb_choice *c = &b->choice[p], dnn_c = *c; // cuDNN's pick
+    if (cb_blas_conv_is_gemm(e, L) && sched(e)->gemm1x1 != FORCE_NONE) { // a test's way to run either
+        l->blas[p] = sched(e)->gemm1x1 == FORCE_OWN;
+        if (l->blas[p]) b->ws[p] = 0, *c = cb_choice_of(CB_IMPL_CUBLAS, 0, "cuBLAS 1x1 GEMM");
+        c->flags |= CB_CHOICE_FORCED;
+    } else if (cb_blas_conv_is_gemm(e, L)) {
+        double blas = cb_blas_time_conv(e, i, p);
+        if (blas >= 0 && blas < dnn_ms) {
+            l->blas[p] = true;
+            b->ws[p] = 0;
+            *c = cb_choice_of(CB_IMPL_CUBLAS, 0, "cuBLAS 1x1 GEMM");
+            c->ms = blas, c->rival_ms = dnn_ms;
+        } else c->rival_ms = blas;
+        c->flags |= CB_CHOICE_RACED;
+    } else if (!cb_store_native(e)) { // own kernels cannot read this storage: cuDNN's choice stands
+        c->flags |= CB_CHOICE_OWN_NCHW_ONLY;
+    } else if (!cb_dnn_conv_own_ok(L)) { // nor a dilation
+        c->flags |= CB_CHOICE_DILATED;
+    } else {
+        double own = cb_cuda_conv_choose(e, i, p, true);
+        if (own >= 0 && own < dnn_ms) {
+            l->own[p] = true;
+            c->rival_ms = dnn_ms;
+        } else {
+            b->ws[p] = dnn_ws;
+            *c = dnn_c;
+            c->rival_ms = own;
+        }
+        c->flags |= CB_CHOICE_RACED;
+    }
+}
+
+static void fc_phase(cb_exec *e, int i, cb_phase p) {
+    cb_lbuf *b = &e->lb[i];
+    cb_choice *c = &b->choice[p], lib = *c;
+    lib.ms = cb_blas_time_fc(e, i, p);
+    double own = cb_cuda_conv_choose(e, i, p, true);
+    if (own >= 0 && (lib.ms < 0 || own < lib.ms)) {
+        cb_dnn_layer(e, i)->own[p] = true;
+        c->rival_ms = lib.ms;
+    } else {
+        b->ws[p] = 0;
+        *c = lib;
+        c->rival_ms = own;
+    }
+    c->flags |= CB_CHOICE_RACED;
+}
+
+// Mean ms of 3 runs after a warm-up of pool layer i's forward, then of its backward when bwd
+// (the own backward reads the argmax that the own forward has just written): ms[0] forward,
+// ms[1] backward; false when a call failed.
+static bool time_pool(cb_exec *e, int i, bool own, bool bwd, double ms[2]) {
+    ms[0] = ms[1] = -1;
+    for (int ph = 0; ph < (bwd ? 2 : 1); ph++) {
+        cudnnStatus_t st = cb_dnn_run_pool(e, i, own, ph, NULL);
+        cb_cuda_timer_start(e);
+        for (int r = 0; r < 3; r++)
+            if (st == CUDNN_STATUS_SUCCESS) st = cb_dnn_run_pool(e, i, own, ph, NULL);
+        double t = cb_cuda_timer_stop(e) / 3;
+        if (st != CUDNN_STATUS_SUCCESS || cudaGetLastError() != cudaSuccess) return false;
+        ms[ph] = t;
+    }
+    return true;
+}
+
+static void pool(cb_exec *e, int i, bool bwd, cb_choice *c) {
+    dnn_layer *l = cb_dnn_layer(e, i);
+    if (sched(e)->pool != FORCE_NONE) {
+        l->own[0] = l->own[1] = sched(e)->pool == FORCE_OWN;
+        *c = l->own[0] ? cb_choice_of(CB_IMPL_OWN, -1, "pool") : cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn pool");
+        c->flags |= CB_CHOICE_FORCED;
+        return;
+    }
+    double own_ms[2], dnn_ms[2];
+    bool own_ok = time_pool(e, i, true, bwd, own_ms), dnn_ok = time_pool(e, i, false, bwd, dnn_ms);
+    double own = own_ok ? own_ms[0] + (bwd ? own_ms[1] : 0) : -1, dnn = dnn_ok ? dnn_ms[0] + (bwd ? dnn_ms[1] : 0) : -1;
+    l->own[0] = l->own[1] = own_ok && (!dnn_ok || own < dnn);
+    *c = l->own[0] ? cb_choice_of(CB_IMPL_OWN, -1, "pool") : cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn pool");
+    c->flags |= CB_CHOICE_RACED | (bwd ? CB_CHOICE_PAIRED : 0);
+    c->ms = l->own[0] ? own : dnn, c->rival_ms = l->own[0] ? dnn : own;
+}
+
+// a batch norm both cuDNN and the own storage kernels take: forward plus backward when the pass
+// trains, the faster kept
+static void bn(cb_exec *e, int i, cb_choice *c) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = cb_dnn_layer(e, i);
+    if (sched(e)->bn != FORCE_NONE) {
+        l->own_bn = sched(e)->bn == FORCE_OWN;
+        *c = l->own_bn ? cb_choice_of(CB_IMPL_OWN, -1, "bn") : cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn bn");
+        c->flags |= CB_CHOICE_FORCED;
+        return;
+    }
+    bool train = L->bn ? b->dpre != NULL : b->dgamma != NULL;
+    double own = cb_dnn_time_bn(e, i, true, train), lib = cb_dnn_time_bn(e, i, false, train);
+    l->own_bn = own >= 0 && (lib < 0 || own < lib);
+    *c = l->own_bn ? cb_choice_of(CB_IMPL_OWN, -1, "bn") : cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn bn");
+    c->flags |= CB_CHOICE_RACED | (train ? CB_CHOICE_PAIRED : 0);
+    c->ms = l->own_bn ? own : lib, c->rival_ms = l->own_bn ? lib : own;
+}
+
+static const dnn_policy POLICY = {.conv_phase = conv_phase, .fc_phase = fc_phase, .pool = pool, .bn = bn};
+
+static cb_status init(cb_exec *e, cb_error *err) {
+    sched_state f = {FORCE_NONE, FORCE_NONE, FORCE_NONE};
+    cb_status st = env_force("CONVBENCH_AUTO_POOL", "own", &f.pool, err);
+    if (st == CB_OK) st = env_force("CONVBENCH_AUTO_GEMM", "cublas", &f.gemm1x1, err);
+    if (st == CB_OK) st = env_force("CONVBENCH_AUTO_BN", "own", &f.bn, err);
+    if (st == CB_OK) st = cb_dnn_init(e, err, &POLICY);
+    if (st != CB_OK) return st;
+    sched_state *s = cb_xcalloc(1, sizeof *s);
+    *s = f;
+    cb_dnn_state(e)->policy_state = s;
+    return CB_OK;
+}
+
+static void destroy(cb_exec *e) {
+    if (e->state && cb_dnn_state(e)) free(cb_dnn_state(e)->policy_state);
+    cb_dnn_destroy(e);
+}
+
+const cb_backend cb_backend_auto = DNN_BACKEND("auto", init, destroy, cb_dnn_supports);

@@ -1,0 +1,292 @@
+// Activation storage other than fp32 NCHW (src/storage/storage.h): state, weight copies, the
+// layers computed on the storage, and the host / criterion boundary.
+#include "storage/storage.h"
+#include "core/net.h"
+#include "cuda/launch.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int cb_store_fmt_of(const cb_exec_opts *o) {
+    return (o->layout == CB_LAYOUT_NHWC ? CB_FMT_NHWC : 0) | (o->precision == CB_PREC_BF16 ? CB_FMT_BF16 : 0);
+}
+const char *cb_store_fmt_label(int fmt) {
+    static const char *names[] = {"fp32 NCHW", "fp32 NHWC", "bf16 NCHW", "bf16 NHWC"};
+    return names[fmt & 3];
+}
+
+// Under NHWC, a convolution whose input channels are not a multiple of 16 bytes' worth (the C = 3
+// of a first layer) runs on a copy of its input with zero channels added: cuDNN's tensor-core
+// kernels want aligned channels (VGG-A b64 bf16 NHWC conv1 took 1.95 ms forward and 2.74 ms
+// backward-filter on C = 3). Its filters get the same zero channels. Grouped ones stay as they are.
+int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L) {
+    int64_t c = L->p.conv.cin, a = cb_store_bf16(e) ? 8 : 4;
+    if (!cb_store_nhwc(e) || L->p.conv.groups != 1 || c % a == 0) return c;
+    return (c + a - 1) / a * a;
+}
+
+void *cb_store_alloc(cb_exec *e, size_t bytes) {
+    void *p = NULL;
+    if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) {
+        cudaGetLastError();
+        return NULL;
+    }
+    e->allocated += bytes;
+    return p;
+}
+
+
+// the buffers of a storage other than fp32 NCHW, sized from the network's shapes
+static cb_status alloc_buffers(cb_exec *e, cb_error *err) {
+    cb_store *d = cb_store_of(e);
+    const cb_net *net = e->net;
+    const cb_layer *last = &net->layers[net->nlayers - 1];
+    int64_t stage = cb_shape_count(net->layers[0].out), maxw = 1, maxk = 1;
+    if (cb_shape_count(last->out) > stage) stage = cb_shape_count(last->out);
+    for (int i = 0; i < net->nlayers; i++) {
+        const cb_layer *L = &net->layers[i];
+        int64_t per = L->out.c * L->out.h * L->out.w, nw = 0, k = 0;
+        if (per > stage) stage = per;
+        if (L->op == CB_OP_CONV) nw = (int64_t)L->p.conv.k * cb_store_conv_cpad(e, L) * L->p.conv.win.r * L->p.conv.win.s, k = L->p.conv.k;
+        if (L->op == CB_OP_FC) k = L->p.fc.k; // (its weight gradient goes straight to the fp32 masters: fc_blas)
+        if (nw > maxw) maxw = nw;
+        if (k > maxk) maxk = k;
+    }
+    d->stage_elems = stage;
+    d->stage = cb_store_alloc(e, (size_t)stage * 4);
+    d->part = cb_store_alloc(e, (size_t)CB_FMT_BIAS_PARTS * (size_t)maxk * 4);
+    d->wgrad = e->opts.train ? cb_store_alloc(e, (size_t)maxw * cb_fmt_bytes(d->fmt)) : NULL;
+    d->crit = cb_store_alloc(e, (size_t)cb_shape_count(last->out) * 4);
+    if (!d->stage || !d->part || (e->opts.train && !d->wgrad) || !d->crit)
+        return cb_fail(err, CB_STATUS_NOMEM, net->path, NULL, "backend %s: out of device memory for the %s buffers",
+                       e->be->name, cb_store_fmt_label(cb_store_of(e)->fmt));
+    return CB_OK;
+}
+
+
+// The weights of conv or FC layer i as cuDNN / cuBLAS read them: b->w itself in fp32 NCHW, else
+// the layer's copy in storage format, converted again when the parameters changed
+const void *cb_store_weights(cb_exec *e, int i) {
+    cb_lbuf *b = &e->lb[i];
+    cb_store_layer *l = cb_store_layer_of(e, i);
+    if (cb_store_native(e) || !l->w) return b->w; // (an FC layer on fp32 storage reads the masters: fc_input)
+    if (l->wver != e->param_version) {
+        cb_fmt_convert_pad(l->wk, l->wc, l->wcp, l->wr, l->ws, b->w, 0, l->w, cb_store_of(e)->fmt);
+        l->wver = e->param_version;
+    }
+    return l->w;
+}
+// where the weight gradient is computed, and its conversion to the fp32 KCRS master gradient
+void *cb_store_wgrad(cb_exec *e, int i) { return cb_store_native(e) ? (void *)e->lb[i].dw : cb_store_of(e)->wgrad; }
+void cb_store_finish_wgrad(cb_exec *e, int i) {
+    cb_store_layer *l = cb_store_layer_of(e, i);
+    if (!cb_store_native(e)) cb_fmt_convert_pad(l->wk, l->wcp, l->wc, l->wr, l->ws, cb_store_of(e)->wgrad, cb_store_of(e)->fmt, e->lb[i].dw, 0);
+}
+
+// conv / FC layer i (fmt != 0): its storage-format weight copy and the dims it converts with
+cb_status cb_store_plan_weights(cb_exec *e, int i, cb_error *err) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_store_layer *l = cb_store_layer_of(e, i);
+    if (L->op == CB_OP_CONV) {
+        l->wk = L->p.conv.k, l->wc = L->p.conv.cin, l->wr = L->p.conv.win.r, l->ws = L->p.conv.win.s;
+        l->wcp = cb_store_conv_cpad(e, L);
+    } else { // FC: the masters' (K, C*H*W) as they are (fc_input turns the input to match); fp32 storage reads them
+        l->wk = L->p.fc.k, l->wc = l->wcp = L->in.c, l->wr = l->ws = 1;
+        if (!cb_store_bf16(e)) return CB_OK;
+    }
+    l->w = cb_store_alloc(e, (size_t)(l->wk * l->wcp * l->wr * l->ws) * cb_fmt_bytes(cb_store_of(e)->fmt));
+    if (!l->w) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its %s weights", cb_store_fmt_label(cb_store_of(e)->fmt));
+    cb_store_weights(e, i);
+    return CB_OK;
+}
+
+// y (N, K, H, W) of conv / FC layer i in the storage += b (K), and the layer's ReLU in the same
+// pass when one follows directly (no batch norm between): then epilogue_forward skips it
+void cb_store_bias_act(cb_exec *e, int i, const float *bias, void *y) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_shape s = L->out;
+    bool relu = L->act == CB_ACT_RELU && !L->bn;
+    if (cb_store_nhwc(e)) cb_fmt_bias_act(s.n * s.h * s.w, (int)s.c, 1, bias, y, relu, cb_store_bf16(e));
+    else cb_fmt_bias_act(s.n, (int)s.c, s.h * s.w, bias, y, relu, cb_store_bf16(e));
+    ((cb_cuda_state *)e->state)->fused_relu[i] = relu;
+}
+// db = sum of dy over all but the channels
+void cb_store_bias_grad(cb_exec *e, int i, const void *dy, float *db) {
+    cb_shape s = e->net->layers[i].out;
+    if (cb_store_nhwc(e)) cb_fmt_bias_grad(s.n * s.h * s.w, (int)s.c, 1, dy, cb_store_bf16(e), db, cb_store_of(e)->part);
+    else cb_fmt_bias_grad(s.n, (int)s.c, s.h * s.w, dy, cb_store_bf16(e), db, cb_store_of(e)->part);
+}
+
+
+// concat, sum, dropout, reshape of layer i on the storage (fmt != 0): the cuda backend's own ops,
+// with NHWC's channel blocks (rows of N*H*W pixels) and bf16 elements
+void cb_store_forward_op(cb_exec *e, int i, bool train) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const void *x = e->lb[L->parents[0]].y;
+    void *out = cb_exec_op_out(e, i);
+    size_t n = (size_t)cb_shape_count(L->out), es = e->act_bytes;
+    int64_t hw = L->out.h * L->out.w;
+    switch (L->op) {
+    case CB_OP_CONCAT: {
+        int64_t off = 0;
+        for (int j = 0; j < L->nparents; j++) {
+            const cb_layer *P = &e->net->layers[L->parents[j]];
+            if (cb_store_nhwc(e)) cb_fmt_concat_copy(L->out.n * hw, L->out.c, P->out.c, off, 1, es, out, e->lb[L->parents[j]].y, 0);
+            else cb_fmt_concat_copy(L->out.n, L->out.c, P->out.c, off, hw, es, out, e->lb[L->parents[j]].y, 0);
+            off += P->out.c;
+        }
+        break;
+    }
+    case CB_OP_ADD: { // one pass for the usual two parents, the ReLU in the last one (the epilogue skips it)
+        bool relu = L->act == CB_ACT_RELU && !L->bn;
+        if (L->nparents == 1) cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0), relu = false;
+        for (int j = 1; j < L->nparents; j++)
+            cb_fmt_add_act(n, out, j == 1 ? x : out, e->lb[L->parents[j]].y, relu && j == L->nparents - 1, cb_store_bf16(e));
+        ((cb_cuda_state *)e->state)->fused_relu[i] = relu;
+        break;
+    }
+    case CB_OP_DROPOUT:
+        if (train) cb_fmt_dropout_forward(n, L->p.dropout.keep, cb_exec_next_seed(e), x, b->aux, out, cb_store_bf16(e));
+        else cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0);
+        break;
+    case CB_OP_RESHAPE:
+        cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0);
+        break;
+    default:
+        break;
+    }
+}
+
+
+// the gradients of concat, sum, dropout, relu, softmax (passed through) and reshape on the storage
+void cb_store_backward_data(cb_exec *e, int i, int slot, void *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const void *dy = cb_exec_op_grad(e, i);
+    size_t nin = (size_t)cb_shape_count(e->net->layers[L->parents[slot]].out), es = e->act_bytes;
+    switch (L->op) {
+    case CB_OP_CONCAT: {
+        int64_t hw = L->out.h * L->out.w, off = 0, c = e->net->layers[L->parents[slot]].out.c;
+        for (int j = 0; j < slot; j++) off += e->net->layers[L->parents[j]].out.c;
+        if (cb_store_nhwc(e)) cb_fmt_concat_copy(L->out.n * hw, L->out.c, c, off, 1, es, dx, dy, 1);
+        else cb_fmt_concat_copy(L->out.n, L->out.c, c, off, hw, es, dx, dy, 1);
+        break;
+    }
+    case CB_OP_DROPOUT:
+        cb_fmt_dropout_backward(nin, b->aux, dy, dx, cb_store_bf16(e));
+        break;
+    case CB_OP_ACT:
+        cb_fmt_act_backward(nin, L->p.act.fn, e->lb[L->parents[slot]].y, b->y, dy, dx, cb_store_bf16(e));
+        break;
+    case CB_OP_ADD:
+    case CB_OP_SOFTMAX:
+    case CB_OP_RESHAPE:
+        cudaMemcpyAsync(dx, dy, nin * es, cudaMemcpyDeviceToDevice, 0);
+        break;
+    default:
+        break;
+    }
+}
+
+
+// ---- the boundary: host fp32 NCHW and the criterion's fp32 (N, K) against the storage ----------
+// Per-example blocks are contiguous in both layouts, so a tensor moves through the fp32 stage in
+// chunks of whole examples.
+void cb_store_act_upload(cb_exec *e, int layer, void *dst, const float *host) {
+    cb_shape s = e->net->layers[layer].out;
+    cb_store *d = cb_store_of(e);
+    if (cb_store_native(e)) {
+        cb_cuda_upload(e, dst, host, (size_t)cb_shape_count(s) * 4);
+        return;
+    }
+    int64_t per = s.c * s.h * s.w, chunk = d->stage_elems / per;
+    for (int64_t n0 = 0; n0 < s.n; n0 += chunk) {
+        int64_t m = s.n - n0 < chunk ? s.n - n0 : chunk;
+        cudaMemcpy(d->stage, host + n0 * per, (size_t)(m * per) * 4, cudaMemcpyHostToDevice);
+        cb_fmt_convert(m, s.c, s.h, s.w, d->stage, 0, (char *)dst + (size_t)(n0 * per) * e->act_bytes, d->fmt);
+    }
+}
+void cb_store_act_download(cb_exec *e, int layer, float *host, const void *src) {
+    cb_shape s = e->net->layers[layer].out;
+    cb_store *d = cb_store_of(e);
+    if (cb_store_native(e)) {
+        cb_cuda_download(e, host, src, (size_t)cb_shape_count(s) * 4);
+        return;
+    }
+    int64_t per = s.c * s.h * s.w, chunk = d->stage_elems / per;
+    for (int64_t n0 = 0; n0 < s.n; n0 += chunk) {
+        int64_t m = s.n - n0 < chunk ? s.n - n0 : chunk;
+        cb_fmt_convert(m, s.c, s.h, s.w, (const char *)src + (size_t)(n0 * per) * e->act_bytes, d->fmt, d->stage, 0);
+        cudaMemcpy(host + n0 * per, d->stage, (size_t)(m * per) * 4, cudaMemcpyDeviceToHost);
+    }
+}
+void cb_store_act_fill(cb_exec *e, void *dst, float v, size_t n) {
+    if (cb_store_native(e)) cb_cuda_fill_(e, dst, v, n);
+    else cb_fmt_fill(n, dst, v, cb_store_bf16(e));
+}
+void cb_store_act_add(cb_exec *e, float *dst, const float *src, size_t n) {
+    if (cb_store_native(e)) cb_cuda_add_(e, dst, src, n);
+    else cb_fmt_add(n, dst, src, cb_store_bf16(e));
+}
+
+// The criterion computes in fp32 on (N, K) logits or probabilities, K in NCHW order (c, h, w) as
+// the reference's; the engine's prob buffer is fp32 NCHW. Under another storage the last layer's
+// output converts (with its shape: a spatial last layer under NHWC reorders) on the way in and the
+// gradient on the way out. x is the last layer's y; prob is e->prob or, after a Softmax layer,
+// that layer's y.
+void cb_store_crit_softmax(cb_exec *e, const float *x, float *prob, int n, int k) {
+    if (!cb_store_native(e)) {
+        cb_shape s = e->net->layers[e->net->nlayers - 1].out;
+        cb_fmt_convert(s.n, s.c, s.h, s.w, x, cb_store_of(e)->fmt, prob, 0);
+        cb_cuda_softmax(n, k, prob, prob); // in place: each element is read before the same thread writes it
+    } else cb_cuda_softmax(n, k, x, prob);
+}
+static const float *crit_prob(cb_exec *e, const float *prob, int n, int k) {
+    if (cb_store_native(e) || prob == e->prob) return prob;
+    cb_shape s = e->net->layers[e->net->nlayers - 1].out;
+    cb_fmt_convert(s.n, s.c, s.h, s.w, prob, cb_store_of(e)->fmt, cb_store_of(e)->crit, 0);
+    return cb_store_of(e)->crit;
+}
+double cb_store_crit_xent_forward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k) {
+    return cb_cuda_xent_forward_(e, crit_prob(e, prob, n, k), labels, n, k);
+}
+void cb_store_crit_xent_backward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits) {
+    if (cb_store_native(e)) {
+        cb_cuda_xent_backward(n, k, prob, labels, dlogits);
+        return;
+    }
+    // fp32 NCHW gradient in crit (in place when prob was converted there: elementwise), then to the storage
+    cb_shape s = e->net->layers[e->net->nlayers - 1].out;
+    cb_cuda_xent_backward(n, k, crit_prob(e, prob, n, k), labels, cb_store_of(e)->crit);
+    cb_fmt_convert(s.n, s.c, s.h, s.w, cb_store_of(e)->crit, 0, dlogits, cb_store_of(e)->fmt);
+}
+
+
+cb_status cb_store_init(cb_exec *e, cb_error *err) {
+    cb_cuda_state *s = e->state;
+    cb_store *d = cb_xcalloc(1, sizeof *d);
+    s->store = d;
+    d->fmt = cb_store_fmt_of(&e->opts);
+    d->layer = cb_xcalloc((size_t)e->net->nlayers, sizeof *d->layer);
+    e->act_bytes = cb_fmt_bytes(d->fmt);
+    return d->fmt == 0 ? CB_OK : alloc_buffers(e, err);
+}
+
+void cb_store_destroy(cb_exec *e) {
+    cb_cuda_state *s = e->state;
+    cb_store *d = s ? s->store : NULL;
+    if (!d) return;
+    for (int i = 0; i < e->net->nlayers; i++) {
+        cudaFree(d->layer[i].w);
+        cudaFree(d->layer[i].xperm);
+        cudaFree(d->layer[i].dxperm);
+    }
+    cudaFree(d->stage);
+    cudaFree(d->crit);
+    cudaFree(d->wgrad);
+    cudaFree(d->part);
+    free(d->layer);
+    free(d);
+    s->store = NULL;
+}

@@ -1,0 +1,81 @@
+// Activation storage other than fp32 NCHW for the library backends (cudnn, auto): NHWC and/or
+// bf16 tensors (--layout nhwc, --precision bf16), their weight copies, conversions at the host and
+// criterion boundary, and the few layers computed on them directly (bias with the ReLU, concat,
+// sum, dropout, relu gradient). Private to the GPU backends; kernels in src/storage/format.h.
+//
+// Weights stay fp32 KCRS masters for SGD, as PyTorch's autocast: each conv and FC layer keeps a
+// copy in the storage format (KRSC filters under NHWC; an FC layer after a spatial input gets its
+// columns in (h, w, c) order) refreshed when e->param_version changes, and its weight gradient
+// comes back to fp32 KCRS. The input and the criterion convert at the boundary.
+#ifndef CB_STORAGE_STORAGE_H
+#define CB_STORAGE_STORAGE_H
+
+#include "cuda/backend.h"
+#include "storage/format.h"
+
+typedef struct cb_store_layer {
+    void *w;                     // (nw) conv / FC weights in storage format (fmt != 0), from b->w
+    uint64_t wver;               // the e->param_version that w was converted at
+    int64_t wk, wc, wr, ws;      // the weights' (K, C, R, S) dims: conv filter, or FC (K, C, H, W) of its input
+    int64_t wcp;                 // C of the storage copy: wc, or a conv's channels padded (cb_store_conv_cpad)
+    void *xperm, *dxperm;        // (N, C, H, W) in the storage's type: an FC layer's spatial NHWC input and its gradient
+} cb_store_layer;
+
+typedef struct cb_store {
+    int fmt;                     // 0 (fp32 NCHW) or CB_FMT_NHWC | CB_FMT_BF16
+    // only with fmt != 0:
+    float *stage;                // (stage_elems) fp32 NCHW, host transfers of act_upload and act_download
+    int64_t stage_elems;         // >= the input's count, the last layer's, and any layer's per example
+    float *crit;                 // (N, K) fp32 NCHW: the criterion's probabilities and gradient
+    void *wgrad;                 // (largest nw) a weight gradient in storage format, before fp32 KCRS
+    float *part;                 // (CB_FMT_BIAS_PARTS, largest K) bias-gradient partial sums
+    cb_store_layer *layer;       // (nlayers)
+} cb_store;
+
+static inline cb_store *cb_store_of(const cb_exec *e) { return ((cb_cuda_state *)e->state)->store; }
+static inline cb_store_layer *cb_store_layer_of(const cb_exec *e, int i) { return &cb_store_of(e)->layer[i]; }
+static inline bool cb_store_native(const cb_exec *e) { return cb_store_of(e)->fmt == 0; } // fp32 NCHW
+static inline bool cb_store_bf16(const cb_exec *e) { return cb_store_of(e)->fmt & CB_FMT_BF16; }
+static inline bool cb_store_nhwc(const cb_exec *e) { return cb_store_of(e)->fmt & CB_FMT_NHWC; }
+
+int cb_store_fmt_of(const cb_exec_opts *o);   // the storage options o give
+const char *cb_store_fmt_label(int fmt);      // "bf16 NHWC", ...
+// device memory of the storage's own, counted with the engine's; NULL when out of memory (or 0 bytes)
+void *cb_store_alloc(cb_exec *e, size_t bytes);
+
+// The state (and, fmt != 0, the buffers sized from the network's shapes) / its release.
+cb_status cb_store_init(cb_exec *e, cb_error *err);
+void cb_store_destroy(cb_exec *e);
+
+// Under NHWC, a convolution whose input channels are not a multiple of 16 bytes' worth runs on a
+// copy of its input with zero channels added: the padded channel count (else L->p.conv.cin).
+int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L);
+
+// conv / FC layer i (fmt != 0): its storage-format weight copy
+cb_status cb_store_plan_weights(cb_exec *e, int i, cb_error *err);
+// the weights of conv or FC layer i as the libraries read them (b->w itself in fp32 NCHW)
+const void *cb_store_weights(cb_exec *e, int i);
+// where the weight gradient is computed, and its conversion to the fp32 KCRS master gradient
+void *cb_store_wgrad(cb_exec *e, int i);
+void cb_store_finish_wgrad(cb_exec *e, int i);
+
+// y of conv / FC layer i += b (K), with the layer's ReLU when one follows directly (then marked
+// fused_relu); db = sum of dy over all but the channels
+void cb_store_bias_act(cb_exec *e, int i, const float *bias, void *y);
+void cb_store_bias_grad(cb_exec *e, int i, const void *dy, float *db);
+
+// concat, dropout, reshape of layer i (fmt != 0) and the sum (any fmt: with its ReLU in one pass),
+// and the gradients of concat, sum, dropout, activation, softmax (passed through) and reshape
+void cb_store_forward_op(cb_exec *e, int i, bool train);
+void cb_store_backward_data(cb_exec *e, int i, int slot, void *dx);
+
+// the backend table's boundary entries: host fp32 NCHW and the criterion's fp32 (N, K)
+void cb_store_act_upload(cb_exec *e, int layer, void *dst, const float *host);
+void cb_store_act_download(cb_exec *e, int layer, float *host, const void *src);
+void cb_store_act_fill(cb_exec *e, void *dst, float v, size_t n);
+void cb_store_act_add(cb_exec *e, float *dst, const float *src, size_t n);
+void cb_store_crit_softmax(cb_exec *e, const float *x, float *prob, int n, int k);
+double cb_store_crit_xent_forward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k);
+void cb_store_crit_xent_backward(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits);
+
+#endif
