@@ -46,7 +46,7 @@ LIB_SRC  := $(wildcard src/spec/*.c src/core/*.c src/layers/*.c src/cpu/*.c src/
                        src/bench/*.c src/data/*.c src/gpu/*.c)
 # the "onednn" backend (src/onednn) where oneDNN's headers are found (Debian's libdnnl-dev,
 # which scripts/install-deps.sh installs); ONEDNN=0 leaves it out
-ONEDNN   ?= $(shell echo '\#include <oneapi/dnnl/dnnl.h>' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+ONEDNN   ?= $(shell $(CC) -E -include oneapi/dnnl/dnnl.h -x c /dev/null >/dev/null 2>&1 && echo 1)
 ifeq ($(ONEDNN),1)
 LIB_SRC  += $(wildcard src/onednn/*.c)
 CFLAGS   += -DCB_HAVE_ONEDNN
