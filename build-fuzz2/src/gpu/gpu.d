@@ -1,1 +1,0 @@
-build-fuzz2/src/gpu/gpu.o: src/gpu/gpu.c

@@ -1,3 +1,0 @@
-build-fuzz2/src/layers/cost.o: src/layers/cost.c include/convbench.h
-
-include/convbench.h:
