@@ -1,4 +1,4 @@
-// Runs src/cudnn/chan_fmt.cu's kernels (SE product, layer scale, LayerNorm over channels) on the
+// Runs src/storage/chan_fmt.cu's kernels (SE product, layer scale, LayerNorm over channels) on the
 // CPU through dev/emu/cuda_runtime.h and cuda_bf16.h, in the four storages, against the reference
 // loops (src/cpu/ref.c) on the same values (bf16-rounded for the bf16 storages). Outputs start as
 // NaN so an element left unwritten fails. Built and run by dev/chan_fmt_emu.sh; exits 1 when a

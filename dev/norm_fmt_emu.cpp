@@ -1,4 +1,4 @@
-// Runs src/cudnn/norm_fmt.cu's batch-norm kernels on the CPU through dev/emu/cuda_runtime.h and
+// Runs src/storage/norm_fmt.cu's batch-norm kernels on the CPU through dev/emu/cuda_runtime.h and
 // cuda_bf16.h, in the four storages (fp32 NCHW, fp32 NHWC, bf16 NCHW, bf16 NHWC), against a
 // float64 reference on the same values (bf16-rounded for the bf16 storages): training forward
 // with and without the ReLU (output, batch mean, inverse deviation, running statistics),

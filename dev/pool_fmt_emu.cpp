@@ -1,4 +1,4 @@
-// Runs src/cudnn/pool_fmt.cu's kernels (and pool.cu's, which serve fmt 0) on the CPU through
+// Runs src/storage/pool_fmt.cu's kernels (and pool.cu's, which serve fmt 0) on the CPU through
 // dev/emu/cuda_runtime.h and cuda_bf16.h, in the four storages (fp32 NCHW, fp32 NHWC, bf16 NCHW,
 // bf16 NHWC), against the reference loops (src/cpu/ref.c) run on the same inputs: random NCHW
 // values (bf16-rounded for the bf16 storages) are converted into the storage, pooled there, and
