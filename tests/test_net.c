@@ -32,28 +32,8 @@ static char *slurp(const char *path) {
     return b;
 }
 
-// A built-in network whose activations the engine does not read yet (relu6, silu, sigmoid, gelu:
-// another branch adds them) loads with them read as relu, which changes no shape or count; said
-// on stdout, never silently.
-static cb_net *load_builtin(const char *name, cb_error *err) {
-    cb_net *net = cb_net_load(name, err);
-    if (net || !strstr(err->msg, "unknown activation_fn")) return net;
-    char path[256];
-    snprintf(path, sizeof path, "nets/%s.json", name);
-    char *text = slurp(path);
-    if (!text) return NULL;
-    static const char *const acts[] = {"\"relu6\"", "\"silu\"", "\"sigmoid\"", "\"gelu\""};
-    for (size_t a = 0; a < sizeof acts / sizeof acts[0]; a++)
-        for (char *p = strstr(text, acts[a]); p; p = strstr(p, acts[a])) { // "relu" then spaces, same length
-            size_t n = strlen(acts[a]);
-            memcpy(p, "\"relu\"", 6);
-            memset(p + 6, ' ', n - 6);
-        }
-    printf("  %s: activations read as relu (the engine lacks the others yet)\n", name);
-    net = cb_net_load_string(text, path, err);
-    free(text);
-    return net;
-}
+// A built-in network by name (every activation the modern ones use is the engine's own now)
+static cb_net *load_builtin(const char *name, cb_error *err) { return cb_net_load(name, err); }
 
 static void check_expected(const char *file, int min_nets) {
     char *text = slurp(file);
