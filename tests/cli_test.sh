@@ -342,11 +342,12 @@ if [ "$rc" -eq 0 ] && [ -z "$out" ]; then ok "--device FILE without a database";
 echo old > "$tmp/target.txt"; ln -s target.txt "$tmp/link.txt"
 "$cb" summary fashion-lenet --output "$tmp/link.txt" >/dev/null 2>&1
 if [ -L "$tmp/link.txt" ] && grep -q "LeNet" "$tmp/target.txt"; then ok "--output writes through a symbolic link"; else bad "--output through a symbolic link"; fi
-ln -s /dev/null "$tmp/null-link"; mkfifo "$tmp/fifo"; ln -s nowhere "$tmp/dangling"
-bad_input "--output to a device through a link" "not a regular file (a device)" -- "$cb" summary fashion-lenet --output "$tmp/null-link"
+ln -s /dev/zero "$tmp/zero-link"; mkfifo "$tmp/fifo"; ln -s nowhere "$tmp/dangling"
+bad_input "--output to a device through a link" "not a regular file (a device)" -- "$cb" summary fashion-lenet --output "$tmp/zero-link"
+if "$cb" summary fashion-lenet --output /dev/null >/dev/null 2>&1 && [ -c /dev/null ]; then ok "--output /dev/null discards"; else bad "--output /dev/null"; fi
 bad_input "--output to a pipe" "not a regular file (a pipe or socket)" -- "$cb" summary fashion-lenet --output "$tmp/fifo"
 bad_input "--output to a dangling link" "a symbolic link that does not resolve" -- "$cb" summary fashion-lenet --output "$tmp/dangling"
-if [ -L "$tmp/null-link" ] && [ -p "$tmp/fifo" ] && [ -c /dev/null ]; then ok "special files left alone"; else bad "a special file was replaced"; fi
+if [ -L "$tmp/zero-link" ] && [ -p "$tmp/fifo" ] && [ -c /dev/null ]; then ok "special files left alone"; else bad "a special file was replaced"; fi
 if ls "$tmp" | grep -q '\.tmp\.'; then bad "temporary file left behind"; else ok "no temporary left after refusals"; fi
 
 echo "$pass passed, $fail failed"
