@@ -47,7 +47,9 @@ else
     stamp "calibrate cuda (own convolutions: the fallback)"
     # the strided and large-filter shapes first: the fallback runs TF SAME's strided layers
     TAG=$TAG CAL_SECTIONS=conv CAL_GROUPS="30 24 0 12" PART_S=40 bash scripts/model-device.sh "$CB" "$RES" 35 cuda
-    parts=$(ls "$RES"/calparts/cudnn_*.json "$RES"/calparts/cuda_*.json 2>/dev/null | paste -sd, -)
+    # cudnn's parts first: the first file names the calibration's device and backend (a single ls
+    # would sort cuda_ before cudnn_ and make it a calibration of the own kernels)
+    parts=$({ ls "$RES"/calparts/cudnn_*.json; ls "$RES"/calparts/cuda_*.json; } 2>/dev/null | paste -sd, -)
     "$CB" calibrate --refit "$parts" --save "$RES/$TAG-cal.json" --format json --output "$RES/calibrate_merged.json" --quiet ||
         echo "model-gpu: merged refit failed"
 fi
