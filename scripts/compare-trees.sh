@@ -9,14 +9,14 @@
 # NETS, MODES and BACKEND as in scripts/gpu-bench.sh (default auto); ITERS per run (default 10).
 set -u
 OUT=${OUT:-cmp-out} OLD=${OLD:-.v2old}
-mkdir -p "$OUT"
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 [ -d "$OLD/src" ] || { echo "compare-trees: $OLD holds no source tree (see the header)"; exit 2; }
 here=$PWD
 B=build-gpu . scripts/device-env.sh
 mkdir -p "$OLD/build-gpu/gen" && cp -r .deps "$OLD/" 2>/dev/null; cp .devpack/gen/onnx.pb-c.* "$OLD/build-gpu/gen/" 2>/dev/null
 t0=$SECONDS
 make -j8 BUILD=build-gpu build-gpu/convbench >"$OUT/build-new.log" 2>&1 &
-(cd "$OLD" && make -j8 BUILD=build-gpu build-gpu/convbench >"$here/$OUT/build-old.log" 2>&1) &
+(cd "$OLD" && make -j8 BUILD=build-gpu build-gpu/convbench >"$OUT/build-old.log" 2>&1) &
 wait
 for side in new old; do
     cb=build-gpu/convbench; [ $side = old ] && cb=$OLD/build-gpu/convbench
