@@ -22,9 +22,16 @@
 #include <stdint.h>
 
 #define BN_THREADS 256
+#define BN_MIN_BLOCKS 3 // resident blocks an SM must fit (registers): 768 threads, each with its loads in flight
 #define BN_CHUNKS_MAX CB_FMT_BN_CHUNKS // row chunks per channel: the partial sums' first dimension
 
 enum { BN_STATS, BN_GRAD, BN_GRAD_RELU }; // what a reduction sums
+
+// rows (NHWC) or vectors (NCHW) a thread loads before it uses any: the passes are memory-bound,
+// and a pass with one input stream (the statistics, the forward output) needs several loads in
+// flight per thread to reach the memory's bandwidth; the gradient passes load two or three streams
+// (one row each is enough, and more would spill their registers)
+template <int MODE> struct bn_depth { static constexpr int U = MODE == BN_STATS ? 4 : 1; };
 
 // the two sums of one element: statistics (x - s, (x - s)^2), or the gradient's (dy', dy' (x - mean))
 template <int MODE> __device__ static __forceinline__ void bn_acc(float x, float y, float dy, float s, float &a1, float &a2) {
@@ -42,7 +49,7 @@ template <int MODE> __device__ static __forceinline__ void bn_acc(float x, float
 // NHWC: gridDim.y tiles of tx channel vectors, gridDim.x chunks of rows. s: the channel's shift
 // (statistics: x's first row; gradient: the mean). part (chunks, c, 2).
 template <class T, int V, int MODE>
-__global__ void __launch_bounds__(BN_THREADS) bn_reduce_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const T *__restrict__ x,
+__global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const T *__restrict__ x,
                                                              const T *__restrict__ y, const T *__restrict__ dy, const float *__restrict__ mean,
                                                              float *__restrict__ part) {
     __shared__ float sh[2][BN_THREADS * V];
@@ -56,16 +63,27 @@ __global__ void __launch_bounds__(BN_THREADS) bn_reduce_nhwc(int64_t rows, int c
         s[v] = live ? (MODE == BN_STATS ? ld(x, c0 + v) : mean[c0 + v]) : 0.f;
     }
     int64_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
+    constexpr int U = bn_depth<MODE>::U;
     if (live)
-#pragma unroll 4
-        for (int64_t r = r0 + ry; r < r1; r += ty) {
-            size_t o = (size_t)r * c + c0;
-            vec_t<T, V> xv = *reinterpret_cast<const vec_t<T, V> *>(x + o), yv, gv;
-            if (MODE != BN_STATS) gv = *reinterpret_cast<const vec_t<T, V> *>(dy + o);
-            if (MODE == BN_GRAD_RELU) yv = *reinterpret_cast<const vec_t<T, V> *>(y + o);
+        for (int64_t rb = r0 + ry; rb < r1; rb += (int64_t)U * ty) {
+            vec_t<T, V> xv[U], yv[U], gv[U];
 #pragma unroll
-            for (int v = 0; v < V; v++)
-                bn_acc<MODE>(ld(xv.v, v), MODE == BN_GRAD_RELU ? ld(yv.v, v) : 0.f, MODE != BN_STATS ? ld(gv.v, v) : 0.f, s[v], a1[v], a2[v]);
+            for (int u = 0; u < U; u++) { // every load first, then the sums
+                int64_t r = rb + (int64_t)u * ty;
+                if (r >= r1) break;
+                size_t o = (size_t)r * c + c0;
+                xv[u] = *reinterpret_cast<const vec_t<T, V> *>(x + o);
+                if (MODE != BN_STATS) gv[u] = *reinterpret_cast<const vec_t<T, V> *>(dy + o);
+                if (MODE == BN_GRAD_RELU) yv[u] = *reinterpret_cast<const vec_t<T, V> *>(y + o);
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                if (rb + (int64_t)u * ty >= r1) break;
+#pragma unroll
+                for (int v = 0; v < V; v++)
+                    bn_acc<MODE>(ld(xv[u].v, v), MODE == BN_GRAD_RELU ? ld(yv[u].v, v) : 0.f, MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s[v],
+                                 a1[v], a2[v]);
+            }
         }
 #pragma unroll
     for (int v = 0; v < V; v++) sh[0][t * V + v] = a1[v], sh[1][t * V + v] = a2[v];
@@ -81,23 +99,33 @@ __global__ void __launch_bounds__(BN_THREADS) bn_reduce_nhwc(int64_t rows, int c
 
 // NCHW: blockIdx.y is the channel, gridDim.x chunks of its n*hw elements (in vectors of V pixels)
 template <class T, int V, int MODE>
-__global__ void __launch_bounds__(BN_THREADS) bn_reduce_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const T *__restrict__ x,
+__global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const T *__restrict__ x,
                                                              const T *__restrict__ y, const T *__restrict__ dy, const float *__restrict__ mean,
                                                              float *__restrict__ part) {
     int ch = blockIdx.y;
     uint32_t hwv = by_hwv.d;
     float s = MODE == BN_STATS ? ld(x, (size_t)ch * hwv * V) : mean[ch], a1 = 0.f, a2 = 0.f;
     uint32_t j0 = blockIdx.x * vec_per_chunk, j1 = min(nvec, j0 + vec_per_chunk);
-#pragma unroll 4
-    for (uint32_t j = j0 + threadIdx.x; j < j1; j += BN_THREADS) {
-        uint32_t n = cb_fast_div_q(by_hwv, j), sv = j - n * hwv;
-        size_t o = (((size_t)n * c + ch) * hwv + sv) * V;
-        vec_t<T, V> xv = *reinterpret_cast<const vec_t<T, V> *>(x + o), yv, gv;
-        if (MODE != BN_STATS) gv = *reinterpret_cast<const vec_t<T, V> *>(dy + o);
-        if (MODE == BN_GRAD_RELU) yv = *reinterpret_cast<const vec_t<T, V> *>(y + o);
+    constexpr int U = bn_depth<MODE>::U;
+    for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
+        vec_t<T, V> xv[U], yv[U], gv[U];
 #pragma unroll
-        for (int v = 0; v < V; v++)
-            bn_acc<MODE>(ld(xv.v, v), MODE == BN_GRAD_RELU ? ld(yv.v, v) : 0.f, MODE != BN_STATS ? ld(gv.v, v) : 0.f, s, a1, a2);
+        for (int u = 0; u < U; u++) { // every load first, then the sums
+            uint32_t j = jb + u * BN_THREADS;
+            if (j >= j1) break;
+            uint32_t n = cb_fast_div_q(by_hwv, j), sv = j - n * hwv;
+            size_t o = (((size_t)n * c + ch) * hwv + sv) * V;
+            xv[u] = *reinterpret_cast<const vec_t<T, V> *>(x + o);
+            if (MODE != BN_STATS) gv[u] = *reinterpret_cast<const vec_t<T, V> *>(dy + o);
+            if (MODE == BN_GRAD_RELU) yv[u] = *reinterpret_cast<const vec_t<T, V> *>(y + o);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (jb + u * BN_THREADS >= j1) break;
+#pragma unroll
+            for (int v = 0; v < V; v++)
+                bn_acc<MODE>(ld(xv[u].v, v), MODE == BN_GRAD_RELU ? ld(yv[u].v, v) : 0.f, MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s, a1, a2);
+        }
     }
     a1 = cb_block_sum(a1);
     a2 = cb_block_sum(a2);
@@ -164,23 +192,31 @@ __device__ static __forceinline__ float bn_out(float x, float y, float dy, float
     return k0 * (g - k1 - (x - k3) * k2);
 }
 
+// the loaded vectors of one output vector
+template <class T, int V, int MODE> struct bn_in {
+    vec_t<T, V> x, y, dy;
+    __device__ __forceinline__ void load(size_t o, const T *__restrict__ xp, const T *__restrict__ yp, const T *dyp) {
+        x = *reinterpret_cast<const vec_t<T, V> *>(xp + o);
+        if (MODE != BN_STATS) dy = *reinterpret_cast<const vec_t<T, V> *>(dyp + o);
+        if (MODE == BN_GRAD_RELU) y = *reinterpret_cast<const vec_t<T, V> *>(yp + o);
+    }
+};
+
 // CH_LAST: the V elements are V channels (coefficients k[v]), else V pixels of one channel (k[0])
 template <class T, int V, bool CH_LAST, int MODE, bool RELU>
 __device__ static __forceinline__ void bn_out_vec(size_t o, const float *k0, const float *k1, const float *k2, const float *k3,
-                                                  const T *__restrict__ x, const T *__restrict__ y, const T *dy, T *out) {
-    vec_t<T, V> xv = *reinterpret_cast<const vec_t<T, V> *>(x + o), gv, yv, r;
-    if (MODE != BN_STATS) gv = *reinterpret_cast<const vec_t<T, V> *>(dy + o);
-    if (MODE == BN_GRAD_RELU) yv = *reinterpret_cast<const vec_t<T, V> *>(y + o);
+                                                  const bn_in<T, V, MODE> &in, T *out) {
+    vec_t<T, V> r;
 #pragma unroll
     for (int v = 0; v < V; v++)
-        st(r.v, v, bn_out<MODE, RELU>(ld(xv.v, v), MODE == BN_GRAD_RELU ? ld(yv.v, v) : 0.f, MODE != BN_STATS ? ld(gv.v, v) : 0.f,
+        st(r.v, v, bn_out<MODE, RELU>(ld(in.x.v, v), MODE == BN_GRAD_RELU ? ld(in.y.v, v) : 0.f, MODE != BN_STATS ? ld(in.dy.v, v) : 0.f,
                                       k0[CH_LAST ? v : 0], k1[CH_LAST ? v : 0], k2[CH_LAST ? v : 0], k3[CH_LAST ? v : 0]));
     *reinterpret_cast<vec_t<T, V> *>(out + o) = r;
 }
 
 // NHWC: as bn_reduce_nhwc, each thread one channel vector over its rows
 template <class T, int V, int MODE, bool RELU>
-__global__ void __launch_bounds__(BN_THREADS) bn_apply_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const float *__restrict__ coef,
+__global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const float *__restrict__ coef,
                                                             const T *__restrict__ x, const T *__restrict__ y, const T *dy, T *out) {
     int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
     int c0 = (blockIdx.y * tx + cv) * V;
@@ -192,22 +228,47 @@ __global__ void __launch_bounds__(BN_THREADS) bn_apply_nhwc(int64_t rows, int c,
         k2[v] = MODE != BN_STATS ? coef[2 * c + c0 + v] : 0.f, k3[v] = MODE != BN_STATS ? coef[3 * c + c0 + v] : 0.f;
     }
     int64_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
-#pragma unroll 4
-    for (int64_t r = r0 + ry; r < r1; r += ty) bn_out_vec<T, V, true, MODE, RELU>((size_t)r * c + c0, k0, k1, k2, k3, x, y, dy, out);
+    constexpr int U = bn_depth<MODE>::U;
+    for (int64_t rb = r0 + ry; rb < r1; rb += (int64_t)U * ty) {
+        bn_in<T, V, MODE> in[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) { // every load first, then the outputs
+            if (rb + (int64_t)u * ty >= r1) break;
+            in[u].load((size_t)(rb + (int64_t)u * ty) * c + c0, x, y, dy);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (rb + (int64_t)u * ty >= r1) break;
+            bn_out_vec<T, V, true, MODE, RELU>((size_t)(rb + (int64_t)u * ty) * c + c0, k0, k1, k2, k3, in[u], out);
+        }
+    }
 }
 
 // NCHW: as bn_reduce_nchw, a block one channel (blockIdx.y) over a chunk of its vectors
 template <class T, int V, int MODE, bool RELU>
-__global__ void __launch_bounds__(BN_THREADS) bn_apply_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const float *__restrict__ coef,
+__global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const float *__restrict__ coef,
                                                             const T *__restrict__ x, const T *__restrict__ y, const T *dy, T *out) {
     int ch = blockIdx.y;
     uint32_t hwv = by_hwv.d;
     float k0 = coef[ch], k1 = coef[c + ch], k2 = MODE != BN_STATS ? coef[2 * c + ch] : 0.f, k3 = MODE != BN_STATS ? coef[3 * c + ch] : 0.f;
     uint32_t j0 = blockIdx.x * vec_per_chunk, j1 = min(nvec, j0 + vec_per_chunk);
-#pragma unroll 4
-    for (uint32_t j = j0 + threadIdx.x; j < j1; j += BN_THREADS) {
-        uint32_t n = cb_fast_div_q(by_hwv, j), sv = j - n * hwv;
-        bn_out_vec<T, V, false, MODE, RELU>((((size_t)n * c + ch) * hwv + sv) * V, &k0, &k1, &k2, &k3, x, y, dy, out);
+    constexpr int U = bn_depth<MODE>::U;
+    for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
+        bn_in<T, V, MODE> in[U];
+        size_t o[U];
+#pragma unroll
+        for (int u = 0; u < U; u++) { // every load first, then the outputs
+            uint32_t j = jb + u * BN_THREADS;
+            if (j >= j1) break;
+            uint32_t n = cb_fast_div_q(by_hwv, j), sv = j - n * hwv;
+            o[u] = (((size_t)n * c + ch) * hwv + sv) * V;
+            in[u].load(o[u], x, y, dy);
+        }
+#pragma unroll
+        for (int u = 0; u < U; u++) {
+            if (jb + u * BN_THREADS >= j1) break;
+            bn_out_vec<T, V, false, MODE, RELU>(o[u], &k0, &k1, &k2, &k3, in[u], out);
+        }
     }
 }
 
