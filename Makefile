@@ -43,7 +43,7 @@ NVCC     :=
 endif
 
 LIB_SRC  := $(wildcard src/spec/*.c src/core/*.c src/layers/*.c src/cpu/*.c src/model/*.c \
-                       src/bench/*.c src/data/*.c src/gpu/*.c)
+                       src/bench/*.c src/data/*.c src/gpu/*.c) src/dist/bucket.c
 # the "onednn" backend (src/onednn) where oneDNN's headers are found (Debian's libdnnl-dev,
 # which scripts/install-deps.sh installs); ONEDNN=0 leaves it out
 ONEDNN   ?= $(shell $(CC) -E -include oneapi/dnnl/dnnl.h -x c /dev/null >/dev/null 2>&1 && echo 1)
@@ -65,6 +65,13 @@ NVFLAGS  ?= -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=c
             -Xcompiler -fPIC -Iinclude -Isrc -lineinfo
 LDLIBS   += -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -lcudnn -lcublas -lcufft -lcudart -lstdc++ \
             -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib
+# multi-GPU training and all-reduce (src/dist/nccl.c) where the toolkit has NCCL; NCCL=0 leaves it out
+NCCL     ?= $(shell test -f $(CUDA_HOME)/include/nccl.h && echo 1)
+ifeq ($(NCCL),1)
+CUC_SRC  += src/dist/nccl.c
+CFLAGS   += -DCB_HAVE_NCCL
+LDLIBS   += -lnccl
+endif
 endif
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(CUC_SRC:%.c=$(BUILD)/%.o) $(CU_SRC:%.cu=$(BUILD)/%.cu.o)

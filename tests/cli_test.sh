@@ -292,6 +292,12 @@ bad_input() {
 b=$bad_dir
 bad_input "labels out of range (train)" "idx-label200/train-labels-idx1-ubyte: label 0 is 200" -- "$cb" train fashion-lenet --data "$b/idx-label200" --epochs 1 --quiet
 bad_input "labels out of range (infer)" "idx-label200/t10k-labels-idx1-ubyte: label 0 is 200" -- "$cb" infer fashion-lenet --data "$b/idx-label200" --weights "$tmp/none.cbw" --quiet
+# multi-GPU: without NCCL or without the GPUs asked for, one line naming the flag (no GPU here in CI)
+if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -lt 2 ]; then
+    bad_input "allreduce --gpus 2 without two GPUs" "--gpus" -- "$cb" allreduce --gpus 2
+    bad_input "fullpass --gpus 2 without two GPUs" "--gpus" -- "$cb" fullpass fashion-lenet --backend cudnn --gpus 2
+fi
+bad_input "allreduce --dtype" "--dtype: 'fp8' is not fp32 or bf16" -- "$cb" allreduce --dtype fp8
 bad_input "ModelParallel expansion" "layer 'mp': 4096 splits of 25 layers expand to 102400 layers" -- "$cb" summary "$b/modelparallel-4096.json"
 bad_input "too many layers" "more than 131072 layers" -- "$cb" summary "$b/too-many-layers.json"
 bad_input "too many parent references" "layer 'mp2': more than 2097152 parent references" -- "$cb" summary "$b/modelparallel-all-refs.json"

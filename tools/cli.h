@@ -73,6 +73,7 @@ void cli_shape_str(cb_shape s, char *buf, size_t n); // Paleo's NHWC "[64, 224, 
 extern const cli_cmd cmd_summary, cmd_fullpass, cmd_profile;
 extern const cli_cmd cmd_train, cmd_infer;
 extern const cli_cmd cmd_predict, cmd_simulate, cmd_calibrate, cmd_algos, cmd_layers, cmd_model_eval;
+extern const cli_cmd cmd_allreduce;
 extern const cli_cmd cmd_history, cmd_compare, cmd_report;
 extern const cli_cmd cmd_import;
 

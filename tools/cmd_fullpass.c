@@ -3,6 +3,7 @@
 // grad-weight, update, total; median, mean, standard deviation, IQR, min and max over K
 // iterations (or as many as --min-time needs), with every sample in JSON and CSV.
 #include "run_common.h"
+#include "dist_common.h"
 #include "bench/stats.h"
 #ifdef CB_HAVE_CUDA
 #include "gpu/gpu.h"
@@ -133,7 +134,10 @@ static int run(int argc, char **argv) {
     run_opts ro;
     run_opts_default(&ro);
     cli_out o = {0};
-    bool update = false, no_criterion = false, per_layer = false;
+    bool update = false, no_criterion = false, per_layer = false, no_overlap = false;
+    long gpus = CLI_UNSET;
+    const char *devices = NULL, *scaling = "weak";
+    double bucket_mb = 25;
     double min_time = 0;
     const cli_opt opts[] = {
         RUN_OPTS(ro),
@@ -143,6 +147,11 @@ static int run(int argc, char **argv) {
         {"--no-criterion", CLI_FLAG, &no_criterion, NULL, "skip softmax cross-entropy; backward starts from ones"},
         {"--per-layer", CLI_FLAG, &per_layer, NULL, "add a table of every layer's times and algorithms"},
         {"--lr", CLI_FLOAT, &ro.lr, "LR", "learning rate for --update (default 0.01)"},
+        {"--gpus", CLI_INT, &gpus, "N", "data-parallel on GPUs 0..N-1 with NCCL, against 1 GPU in the same call"},
+        {"--devices", CLI_STR, &devices, "LIST", "data-parallel on these GPUs, e.g. 0,1"},
+        {"--scaling", CLI_STR, &scaling, "S", "with --gpus: weak (default: --batch per GPU) or strong (--batch split)"},
+        {"--bucket-mb", CLI_FLOAT, &bucket_mb, "MB", "with --gpus: gradient all-reduce bucket size (default 25)"},
+        {"--no-overlap", CLI_FLAG, &no_overlap, NULL, "with --gpus: all-reduce after the backward pass, not during it"},
         CLI_OUT_OPTS(o),
         {0},
     };
@@ -154,6 +163,12 @@ static int run(int argc, char **argv) {
     if ((rc = cli_out_check(&cmd_fullpass, &o, &fmt)) >= 0) return rc;
     if ((rc = run_opts_check(&cmd_fullpass, &ro, &eo)) >= 0) return rc;
     if (!(min_time >= 0 && min_time <= 86400)) return cli_usage_error(&cmd_fullpass, "--min-time: must be in [0, 86400] seconds");
+    if (gpus != CLI_UNSET || devices) {
+        if (per_layer || min_time > 0) return cli_usage_error(&cmd_fullpass, "--gpus: --per-layer and --min-time are for one GPU");
+        int n, dev[CB_DIST_MAX_GPUS];
+        if ((rc = dist_devices(&cmd_fullpass, gpus, devices, &n, dev)) >= 0) return rc;
+        return fullpass_dist(pos[0], &ro, &eo, &o, fmt, n, dev, scaling, bucket_mb, !no_overlap, update, !no_criterion);
+    }
     cb_net *net = cli_load_net(&cmd_fullpass, pos[0], ro.batch, &rc);
     if (!net) return rc;
     cli_progress(&o, "fullpass: %s, batch %lld, backend %s: planning buffers", net->name, (long long)cb_net_batch(net),
@@ -307,5 +322,5 @@ static int run(int argc, char **argv) {
 
 const cli_cmd cmd_fullpass = {"fullpass", "time a training step by phase (forward, criterion, backward split, update)",
                               "NET [--backend B] [--batch N] [--warmup W] [--iters K] [--min-time S] [--update] "
-                              "[--no-data-grad] [--no-criterion] [--per-layer]",
+                              "[--no-data-grad] [--no-criterion] [--per-layer] [--gpus N [--scaling weak|strong]]",
                               run};

@@ -6,7 +6,7 @@
 #include <string.h>
 
 static const cli_cmd *const COMMANDS[] = {&cmd_summary, &cmd_fullpass, &cmd_profile, &cmd_layers, &cmd_train, &cmd_infer,
-                                          &cmd_predict, &cmd_model_eval, &cmd_simulate, &cmd_calibrate, &cmd_algos, &cmd_import,
+                                          &cmd_predict, &cmd_model_eval, &cmd_simulate, &cmd_allreduce, &cmd_calibrate, &cmd_algos, &cmd_import,
                                           &cmd_history, &cmd_compare, &cmd_report};
 
 static void usage(FILE *f) {

@@ -101,6 +101,10 @@ struct cb_exec {
     uint64_t rng;
     size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)
     uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them
+    // Optional: called by cb_exec_backward once layer `layer`'s parameter gradients are complete
+    // in the device's work queue (data-parallel training starts their all-reduce there)
+    void (*grad_hook)(cb_exec *e, int layer, void *ctx);
+    void *grad_hook_ctx;
 };
 
 // A choice of implementation impl, algorithm id algo (-1: none) named name, nothing measured.

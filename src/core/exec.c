@@ -398,6 +398,7 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
             clock_start(&c);
             if (e->be->backward_filter) e->be->backward_filter(e, i);
             clock_stop(&c, i, CB_SPAN_BWD_FILTER, ti ? &ti->ms[CB_PHASE_BWD_FILTER] : NULL);
+            if (e->grad_hook) e->grad_hook(e, i, e->grad_hook_ctx);
         }
         for (int j = 0; j < L->nparents; j++) {
             int p = L->parents[j];

@@ -93,6 +93,7 @@ static const char *cufft_error(cufftResult r) {
 
 typedef struct fft_plan {
     bool used;
+    int dev;                    // the CUDA device the plan was made on (a plan is per device)
     int inverse, hf, wf, batch; // inverse: C2R, else R2C
     size_t fp;
     cufftHandle h;
@@ -123,10 +124,12 @@ static void fft_complain(const char *what, cufftResult r) {
 // the plan, made on first use; NULL when cuFFT cannot make it
 static const fft_plan *plan_get(int inverse, int hf, int wf, size_t fp, size_t batch) {
     std::lock_guard<std::mutex> lock(plan_mutex);
+    int dev = 0;
+    cudaGetDevice(&dev);
     fft_plan *slot = &plans[0];
     for (int i = 0; i < FFT_PLANS; i++) {
         fft_plan *e = &plans[i];
-        if (e->used && e->inverse == inverse && e->hf == hf && e->wf == wf && e->fp == fp && e->batch == (int)batch) {
+        if (e->used && e->dev == dev && e->inverse == inverse && e->hf == hf && e->wf == wf && e->fp == fp && e->batch == (int)batch) {
             e->stamp = ++plan_clock;
             return e;
         }
@@ -155,7 +158,7 @@ static const fft_plan *plan_get(int inverse, int hf, int wf, size_t fp, size_t b
         cufftDestroy(h);
         return NULL;
     }
-    *slot = fft_plan{true, inverse, hf, wf, (int)batch, fp, h, work, ++plan_clock};
+    *slot = fft_plan{true, dev, inverse, hf, wf, (int)batch, fp, h, work, ++plan_clock};
     return slot;
 }
 

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Multi-GPU checks and timings (issue 15) on a machine with 2+ GPUs, in one device call of about
+# 5 minutes (carry .devpack):   OUT=dir scripts/gpu-multi.sh
+# Builds, runs tests/test_dist (replicas against one GPU on the whole batch), `allreduce` (fp32
+# and bf16, 8 B to 256 MiB), `fullpass --gpus N` weak and strong scaling (ResNet-50 bf16 NHWC on
+# auto, VGG-16 fp32 on cudnn), and `simulate` for the same runs from the H200 calibration
+# recorded in docs/results; a table of measured against simulated step times last.
+# With one GPU it runs the 1-GPU parts and says what it skipped. NVLink multicast stays off.
+set -u
+OUT=${OUT:-multi-out}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+B=${B:-build-gpu}
+CB=$B/convbench
+t0=$SECONDS
+stamp() { echo "== $(date -u +%T) (+$((SECONDS - t0)) s) $*"; }
+. scripts/device-env.sh
+nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpus.txt"
+nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
+N=$(nvidia-smi -L | wc -l)
+stamp "build"
+make -j32 BUILD=$B ${COMMIT:+COMMIT=$COMMIT} "$CB" $B/tests/test_dist >"$OUT/build.log" 2>&1 || { echo "build failed:"; tail -30 "$OUT/build.log"; exit 1; }
+grep -q CB_HAVE_NCCL "$OUT/build.log" && echo "built with NCCL" || echo "built WITHOUT NCCL"
+stamp "test_dist"
+timeout 120 $B/tests/test_dist 2>&1 | tee "$OUT/test_dist.log" | tail -8
+stamp "allreduce"
+for dt in fp32 bf16; do
+    timeout 120 $CB allreduce --gpus "$N" --dtype $dt --format json --quiet --output "$OUT/allreduce_${N}gpu_$dt.json" &&
+        timeout 60 $CB allreduce --gpus "$N" --dtype $dt --min-mb 1 --iters 5 --quiet | tail -12
+done
+CAL=docs/results/2026-11-23-model-data/h200-cal.json
+run() { # NAME NET BATCH BACKEND PREC LAYOUT SCALING
+    local name=$1 net=$2 batch=$3 be=$4 prec=$5 lay=$6 sc=$7
+    stamp "fullpass $name"
+    timeout 150 $CB fullpass "$net" --batch "$batch" --backend "$be" --precision "$prec" --layout "$lay" --gpus "$N" --scaling "$sc" \
+        --update --no-data-grad --warmup 3 --iters 10 --format json --quiet --output "$OUT/fullpass_$name.json" 2>"$OUT/fullpass_$name.err" ||
+        echo "fullpass $name failed: $(tail -2 "$OUT/fullpass_$name.err")"
+    local gb=$batch
+    [ "$sc" = weak ] && gb=$batch
+    timeout 60 $CB simulate "$net" --batch "$batch" --precision "$prec" --device h200 --calibration "$CAL" --workers 1,$N --scaling "$sc" \
+        --overlap --format json --quiet --output "$OUT/simulate_$name.json" 2>"$OUT/simulate_$name.err" || echo "simulate $name failed: $(tail -1 "$OUT/simulate_$name.err")"
+}
+run resnet50_b64_bf16_weak resnet50 64 auto bf16 nhwc weak
+run resnet50_b128_bf16_weak resnet50 128 auto bf16 nhwc weak
+run resnet50_b256_bf16_strong resnet50 256 auto bf16 nhwc strong
+run vgg16_b32_fp32_weak vgg16 32 cudnn fp32 nchw weak
+run vgg16_b32_bf16_weak vgg16 32 cudnn bf16 nhwc weak
+stamp "tables"
+python3 - "$OUT" <<'PY' | tee "$OUT/summary.md"
+import glob, json, os, sys
+out = sys.argv[1]
+print("| all-reduce | GPUs | dtype | busbw at largest (GB/s) | avg busbw |")
+print("|---|---|---|---|---|")
+for f in sorted(glob.glob(f"{out}/allreduce_*.json")):
+    d = json.load(open(f))
+    print(f"| {os.path.basename(f)} | {d.get('gpus')} | {d.get('dtype')} | {d.get('busbw_largest_gbs', 0):.1f} | {d.get('avg_busbw_gbs', 0):.1f} |")
+print()
+print("| run | GPUs | batch/GPU | step ms | compute ms | comm ms | exposed ms | img/s | eff % | simulated comm ms | predicted step ms | error % |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+# simulate's prediction with the measured 1-GPU step as its compute: step_N = step_1 * (N if weak else 1) / speedup_N
+for f in sorted(glob.glob(f"{out}/fullpass_*.json")):
+    name = os.path.basename(f)[9:-5]
+    d = json.load(open(f))
+    sim = {}
+    try:
+        for r in json.load(open(f"{out}/simulate_{name}.json"))["tables"]["scaling"]:
+            sim[int(r["workers"])] = (float(r["speedup"]), float(r["comm_ms"]))
+    except Exception:
+        pass
+    rows = d["tables"]["scaling"]
+    weak = d.get("scaling") == "weak"
+    for r in rows:
+        g = int(r["gpus"]); s1 = rows[0]["step_ms"]
+        p = s1 * (g if weak else 1) / sim[g][0] if g in sim and sim[g][0] > 0 else None
+        err = f"{100 * (p - r['step_ms']) / r['step_ms']:+.1f}" if p else "-"
+        sc = f"{sim[g][1]:.2f}" if g in sim else "-"
+        print(f"| {name} | {g} | {r['batch_per_gpu']} | {r['step_ms']:.2f} | {r['compute_ms']:.2f} | {r['comm_ms']:.2f} | "
+              f"{r['exposed_comm_ms']:.2f} | {r['images_per_s']:.0f} | {r['scaling_eff_pct']:.1f} | {sc} | {'-' if p is None else f'{p:.2f}'} | {err} |")
+PY
+stamp "done"

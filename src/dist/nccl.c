@@ -1,0 +1,384 @@
+// Data-parallel training and all-reduce bandwidth with NCCL (src/dist/dist.h): one host thread,
+// one cb_exec and one NCCL rank per GPU.
+//
+// The engine works on each device's legacy default stream. A replica's all-reduces run on a
+// stream of their own created non-blocking (so it does not synchronise with the default stream):
+// once the backward pass has completed a bucket's gradients, an event on the default stream
+// gates that bucket's all-reduce on the communication stream, while the backward pass goes on;
+// the update waits for the last all-reduce. Gradients are averaged (ncclAvg), as the mean loss
+// over the whole batch on one GPU would give them.
+#include "dist/dist.h"
+#include "core/backend.h"
+#include "core/net.h"
+#include "core/rng.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <nccl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BUCKETS 512
+
+typedef struct shared shared;
+
+typedef struct replica {
+    int rank, dev;
+    shared *sh;
+    cb_exec *e;
+    ncclComm_t comm;
+    cudaStream_t cs;
+    cudaEvent_t ready[MAX_BUCKETS], start[MAX_BUCKETS], end[MAX_BUCKETS], done;
+    int nevents; // buckets whose events exist
+    cb_bucket b[MAX_BUCKETS];
+    int nb, next;
+    float *params_host;
+    double *step_ms, *comm_ms, *compute_ms;
+    double loss;
+    cb_status st;
+    cb_error err;
+} replica;
+
+struct shared {
+    pthread_barrier_t bar;
+    pthread_mutex_t mu;
+    const cb_dist_opts *o;
+    const cb_exec_opts *eo;
+    cb_net *const *nets;
+    ncclUniqueId id;
+    int failed;
+};
+
+bool cb_dist_have_nccl(void) { return true; }
+
+int cb_dist_device_count(void) {
+    int n = 0;
+    return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
+}
+
+static cb_status cuda_fail(cb_error *err, const char *what, cudaError_t c) {
+    return cb_fail(err, c == cudaErrorMemoryAllocation ? CB_STATUS_NOMEM : CB_STATUS_DEVICE, NULL, NULL, "%s: CUDA %s", what, cudaGetErrorString(c));
+}
+static cb_status nccl_fail(cb_error *err, const char *what, ncclResult_t r) {
+    return cb_fail(err, CB_STATUS_DEVICE, NULL, NULL, "%s: NCCL %s", what, ncclGetErrorString(r));
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+static double median(double *v, int n) {
+    if (n <= 0) return 0;
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// bucket k's all-reduce: after the default stream's work so far, on the communication stream
+static void post(replica *r, int k) {
+    const cb_bucket *b = &r->b[k];
+    cudaEventRecord(r->ready[k], 0);
+    cudaStreamWaitEvent(r->cs, r->ready[k], 0);
+    cudaEventRecord(r->start[k], r->cs);
+    ncclAllReduce(r->e->grads + b->lo, r->e->grads + b->lo, (size_t)(b->hi - b->lo), ncclFloat, ncclAvg, r->comm, r->cs);
+    cudaEventRecord(r->end[k], r->cs);
+}
+
+// the engine's grad_hook: every bucket the backward pass has now completed
+static void grad_hook(cb_exec *e, int layer, void *ctx) {
+    replica *r = ctx;
+    while (r->next < r->nb && layer <= r->b[r->next].ready_after) post(r, r->next++);
+}
+
+// layer i's slice of the gradient arena: its first gradient and the count of w, b, gamma, beta
+static void slice_of(const cb_exec *e, int i, int64_t *off, int64_t *count) {
+    const cb_lbuf *b = &e->lb[i];
+    *count = b->nw + b->nb + 2 * b->nbn;
+    const float *first = b->dw ? b->dw : b->db ? b->db : b->dgamma;
+    *off = *count && first ? first - e->grads : 0;
+}
+
+// one training step; comm: all-reduce the gradients (overlapped with backward under o->overlap)
+static void step(replica *r, bool comm, double *ms, double *cms) {
+    const cb_dist_opts *o = r->sh->o;
+    cb_exec *e = r->e;
+    r->next = 0;
+    e->grad_hook = comm && o->overlap ? grad_hook : NULL;
+    e->grad_hook_ctx = r;
+    if (!o->criterion) cb_exec_set_output_grad(e, 1.0f);
+    cb_exec_timer_start(e);
+    cb_exec_forward(e, true, NULL);
+    if (o->criterion) {
+        cb_exec_criterion_forward(e, &r->loss, NULL);
+        cb_exec_criterion_backward(e, NULL);
+    }
+    cb_exec_backward(e, NULL);
+    if (comm) {
+        while (r->next < r->nb) post(r, r->next++); // what the hook left, or all of it without overlap
+        cudaEventRecord(r->done, r->cs);
+        cudaStreamWaitEvent(0, r->done, 0);
+    }
+    if (o->update) cb_exec_update(e, NULL);
+    *ms = cb_exec_timer_stop(e);
+    e->grad_hook = NULL;
+    double c = 0;
+    for (int k = 0; comm && k < r->nb; k++) {
+        float t = 0;
+        cudaEventElapsedTime(&t, r->start[k], r->end[k]);
+        c += t;
+    }
+    *cms = c;
+}
+
+// all replicas agree that none failed (after each one's setup)
+static bool all_ok(replica *r) {
+    shared *sh = r->sh;
+    if (r->st != CB_OK) {
+        pthread_mutex_lock(&sh->mu);
+        sh->failed = 1;
+        pthread_mutex_unlock(&sh->mu);
+    }
+    pthread_barrier_wait(&sh->bar);
+    pthread_mutex_lock(&sh->mu);
+    bool ok = !sh->failed;
+    pthread_mutex_unlock(&sh->mu);
+    pthread_barrier_wait(&sh->bar);
+    return ok;
+}
+
+static cb_status setup(replica *r) {
+    shared *sh = r->sh;
+    const cb_dist_opts *o = sh->o;
+    cudaError_t c = cudaSetDevice(r->dev);
+    if (c != cudaSuccess) return cuda_fail(&r->err, "cudaSetDevice", c);
+    r->e = cb_exec_create(sh->nets[r->rank], sh->eo, &r->err);
+    if (!r->e) return r->err.status;
+    cb_exec *e = r->e;
+    int n = e->net->nlayers;
+    int64_t *off = calloc((size_t)n, sizeof *off), *cnt = calloc((size_t)n, sizeof *cnt);
+    if (!off || !cnt) abort();
+    for (int i = 0; i < n; i++) slice_of(e, i, &off[i], &cnt[i]);
+    r->nb = cb_bucket_plan(off, cnt, n, o->bucket_bytes, 4, r->b, MAX_BUCKETS);
+    free(off);
+    free(cnt);
+    if (r->nb < 0) return cb_fail(&r->err, CB_STATUS_ARG, NULL, NULL, "gradient buckets: more than %d, or the arena is not contiguous (--bucket-mb larger)", MAX_BUCKETS);
+    if ((c = cudaStreamCreateWithFlags(&r->cs, cudaStreamNonBlocking)) != cudaSuccess) return cuda_fail(&r->err, "cudaStreamCreate", c);
+    if ((c = cudaEventCreateWithFlags(&r->done, cudaEventDisableTiming)) != cudaSuccess) return cuda_fail(&r->err, "cudaEventCreate", c);
+    for (; r->nevents < r->nb; r->nevents++) {
+        int k = r->nevents;
+        if ((c = cudaEventCreateWithFlags(&r->ready[k], cudaEventDisableTiming)) != cudaSuccess ||
+            (c = cudaEventCreate(&r->start[k])) != cudaSuccess || (c = cudaEventCreate(&r->end[k])) != cudaSuccess)
+            return cuda_fail(&r->err, "cudaEventCreate", c);
+    }
+    // the input: the caller's batch for this replica, or seeded random images and labels of its own
+    const cb_layer *in = &e->net->layers[0], *last = &e->net->layers[n - 1];
+    int64_t per = cb_shape_count(in->out), batch = in->out.n, classes = last->out.c * last->out.h * last->out.w;
+    float *x = malloc((size_t)per * sizeof *x);
+    int32_t *lab = malloc((size_t)batch * sizeof *lab);
+    if (!x || !lab) abort();
+    if (o->x) {
+        memcpy(x, o->x + (size_t)r->rank * (size_t)per, (size_t)per * sizeof *x);
+        memcpy(lab, o->labels + (size_t)r->rank * (size_t)batch, (size_t)batch * sizeof *lab);
+    } else {
+        uint64_t s = 0x5EEDull + 7919ull * (uint64_t)r->rank;
+        for (int64_t j = 0; j < per; j++) x[j] = cb_rng_uniform(&s);
+        for (int64_t j = 0; j < batch; j++) lab[j] = (int32_t)(cb_rng_lcg(&s) % (uint64_t)(classes > 0 ? classes : 1));
+    }
+    cb_status st = cb_exec_set_input(e, x, lab);
+    free(x);
+    free(lab);
+    if (st != CB_OK) return cb_fail(&r->err, st, NULL, NULL, "replica %d: cannot set its input", r->rank);
+    return CB_OK;
+}
+
+static void *replica_main(void *arg) {
+    replica *r = arg;
+    shared *sh = r->sh;
+    const cb_dist_opts *o = sh->o;
+    r->st = setup(r);
+    if (!all_ok(r)) return NULL;
+    ncclResult_t nr = ncclCommInitRank(&r->comm, o->ngpus, sh->id, r->rank);
+    if (nr != ncclSuccess) r->st = nccl_fail(&r->err, "ncclCommInitRank", nr);
+    if (!all_ok(r)) return NULL;
+    cb_exec *e = r->e;
+    // replica 0's parameters and running statistics everywhere
+    if ((nr = ncclGroupStart()) == ncclSuccess) {
+        ncclBroadcast(e->params, e->params, (size_t)e->nparams, ncclFloat, 0, r->comm, r->cs);
+        if (e->nstats) ncclBroadcast(e->stats, e->stats, (size_t)e->nstats, ncclFloat, 0, r->comm, r->cs);
+        nr = ncclGroupEnd();
+    }
+    cudaError_t c = cudaStreamSynchronize(r->cs);
+    if (nr != ncclSuccess) r->st = nccl_fail(&r->err, "ncclBroadcast", nr);
+    else if (c != cudaSuccess) r->st = cuda_fail(&r->err, "broadcast", c);
+    e->param_version++;
+    if (!all_ok(r)) return NULL;
+    // with the all-reduce: warm-up, then the timed steps
+    for (int it = 0; it < o->warmup + o->iters; it++) {
+        pthread_barrier_wait(&sh->bar);
+        double ms, cms;
+        step(r, o->comm, &ms, &cms);
+        if (it >= o->warmup) r->step_ms[it - o->warmup] = ms, r->comm_ms[it - o->warmup] = cms;
+    }
+    c = cudaDeviceSynchronize();
+    if (c != cudaSuccess) r->st = cuda_fail(&r->err, "training steps", c);
+    r->params_host = malloc((size_t)e->nparams * sizeof(float) + 1);
+    if (!r->params_host) abort();
+    cudaMemcpy(r->params_host, e->params, (size_t)e->nparams * sizeof(float), cudaMemcpyDeviceToHost);
+    // the replicas' compute alone (no all-reduce): as many steps again
+    for (int it = 0; o->comm && it < o->warmup + o->iters && r->st == CB_OK; it++) {
+        pthread_barrier_wait(&sh->bar);
+        double ms, cms;
+        step(r, false, &ms, &cms);
+        if (it >= o->warmup) r->compute_ms[it - o->warmup] = ms;
+    }
+    return NULL;
+}
+
+cb_status cb_dist_fullpass(cb_net *const *nets, const cb_exec_opts *eo, const cb_dist_opts *o, cb_dist_result *res, float *params_out,
+                           int64_t nparams_out, cb_error *err) {
+    int n = o->ngpus;
+    if (n < 1 || n > CB_DIST_MAX_GPUS) return cb_fail(err, CB_STATUS_ARG, NULL, NULL, "--gpus: %d is not in [1, %d]", n, CB_DIST_MAX_GPUS);
+    if (o->iters < 1 || o->warmup < 0) return cb_fail(err, CB_STATUS_ARG, NULL, NULL, "--iters must be at least 1");
+    int have = cb_dist_device_count();
+    for (int r = 0; r < n; r++)
+        if (o->devices[r] < 0 || o->devices[r] >= have)
+            return cb_fail(err, CB_STATUS_ARG, NULL, NULL, "GPU %d does not exist: this machine has %d", o->devices[r], have);
+    shared sh = {.o = o, .eo = eo, .nets = nets};
+    ncclResult_t nr = ncclGetUniqueId(&sh.id);
+    if (nr != ncclSuccess) return nccl_fail(err, "ncclGetUniqueId", nr);
+    pthread_barrier_init(&sh.bar, NULL, (unsigned)n);
+    pthread_mutex_init(&sh.mu, NULL);
+    replica *rs = calloc((size_t)n, sizeof *rs);
+    double *buf = calloc((size_t)n * 3 * (size_t)o->iters, sizeof *buf);
+    if (!rs || !buf) abort();
+    pthread_t th[CB_DIST_MAX_GPUS];
+    for (int r = 0; r < n; r++) {
+        rs[r] = (replica){.rank = r, .dev = o->devices[r], .sh = &sh};
+        rs[r].step_ms = buf + (size_t)(3 * r) * (size_t)o->iters;
+        rs[r].comm_ms = rs[r].step_ms + o->iters;
+        rs[r].compute_ms = rs[r].comm_ms + o->iters;
+    }
+    int64_t np = 0;
+    cb_status st = CB_OK;
+    for (int r = 0; r < n; r++) {
+        if (pthread_create(&th[r], NULL, replica_main, &rs[r]) != 0) {
+            fprintf(stderr, "convbench: cannot start a thread for GPU %d\n", o->devices[r]);
+            abort(); // the others wait at a barrier for it
+        }
+    }
+    for (int r = 0; r < n; r++) pthread_join(th[r], NULL);
+    for (int r = 0; r < n && st == CB_OK; r++)
+        if (rs[r].st != CB_OK) *err = rs[r].err, st = rs[r].st;
+    if (st == CB_OK) {
+        np = rs[0].e->nparams;
+        double *step = malloc(sizeof(double) * (size_t)o->iters), *comp = malloc(sizeof(double) * (size_t)o->iters);
+        if (!step || !comp) abort();
+        for (int it = 0; it < o->iters; it++) {
+            step[it] = comp[it] = 0;
+            for (int r = 0; r < n; r++) {
+                if (rs[r].step_ms[it] > step[it]) step[it] = rs[r].step_ms[it];
+                if (rs[r].compute_ms[it] > comp[it]) comp[it] = rs[r].compute_ms[it];
+            }
+        }
+        res->step_ms = median(step, o->iters);
+        res->compute_ms = o->comm ? median(comp, o->iters) : res->step_ms;
+        res->comm_ms = median(rs[0].comm_ms, o->iters);
+        res->loss = rs[0].loss;
+        res->buckets = rs[0].nb;
+        res->params = np;
+        // every replica's parameters after the steps with the all-reduce: they must be equal
+        res->max_param_diff = 0;
+        for (int r = 1; r < n; r++)
+            for (int64_t j = 0; j < np; j++) {
+                double d = fabs((double)rs[r].params_host[j] - rs[0].params_host[j]);
+                if (!(d <= res->max_param_diff)) res->max_param_diff = d; // NaN counts as the largest
+            }
+        if (params_out) {
+            if (nparams_out != np) st = cb_fail(err, CB_STATUS_ARG, NULL, NULL, "parameters: %lld asked for, the network has %lld", (long long)nparams_out, (long long)np);
+            else memcpy(params_out, rs[0].params_host, (size_t)np * sizeof(float));
+        }
+        free(step);
+        free(comp);
+    }
+    for (int r = 0; r < n; r++) {
+        if (rs[r].e) {
+            cudaSetDevice(rs[r].dev);
+            for (int k = 0; k < rs[r].nevents; k++) cudaEventDestroy(rs[r].ready[k]), cudaEventDestroy(rs[r].start[k]), cudaEventDestroy(rs[r].end[k]);
+            if (rs[r].done) cudaEventDestroy(rs[r].done);
+            if (rs[r].cs) cudaStreamDestroy(rs[r].cs);
+            if (rs[r].comm) ncclCommDestroy(rs[r].comm);
+            cb_exec_destroy(rs[r].e);
+        }
+        free(rs[r].params_host);
+    }
+    pthread_barrier_destroy(&sh.bar);
+    pthread_mutex_destroy(&sh.mu);
+    free(rs);
+    free(buf);
+    return st;
+}
+
+cb_status cb_dist_allreduce_bench(int n, const int *devices, const size_t *bytes, int nsizes, bool bf16, int warmup, int iters, double *sec,
+                                  cb_error *err) {
+    if (n < 1 || n > CB_DIST_MAX_GPUS) return cb_fail(err, CB_STATUS_ARG, NULL, NULL, "--gpus: %d is not in [1, %d]", n, CB_DIST_MAX_GPUS);
+    int have = cb_dist_device_count();
+    for (int r = 0; r < n; r++)
+        if (devices[r] < 0 || devices[r] >= have)
+            return cb_fail(err, CB_STATUS_ARG, NULL, NULL, "GPU %d does not exist: this machine has %d", devices[r], have);
+    size_t most = 0, es = bf16 ? 2 : 4;
+    for (int k = 0; k < nsizes; k++) most = bytes[k] > most ? bytes[k] : most;
+    ncclComm_t comm[CB_DIST_MAX_GPUS] = {0};
+    cudaStream_t s[CB_DIST_MAX_GPUS] = {0};
+    cudaEvent_t t0[CB_DIST_MAX_GPUS] = {0}, t1[CB_DIST_MAX_GPUS] = {0};
+    void *buf[CB_DIST_MAX_GPUS] = {0};
+    cb_status st = CB_OK;
+    ncclResult_t nr = ncclCommInitAll(comm, n, devices);
+    if (nr != ncclSuccess) return nccl_fail(err, "ncclCommInitAll", nr);
+    for (int r = 0; r < n && st == CB_OK; r++) {
+        cudaError_t c = cudaSetDevice(devices[r]);
+        if (c == cudaSuccess) c = cudaMalloc(&buf[r], most ? most : es);
+        if (c == cudaSuccess) c = cudaMemset(buf[r], 0, most ? most : es); // sums of zeros: no overflow at any size
+        if (c == cudaSuccess) c = cudaStreamCreateWithFlags(&s[r], cudaStreamNonBlocking);
+        if (c == cudaSuccess) c = cudaEventCreate(&t0[r]);
+        if (c == cudaSuccess) c = cudaEventCreate(&t1[r]);
+        if (c != cudaSuccess) st = cuda_fail(err, "all-reduce buffers", c);
+    }
+    double *v = malloc(sizeof(double) * (size_t)(iters > 0 ? iters : 1));
+    if (!v) abort();
+    for (int k = 0; k < nsizes && st == CB_OK; k++) {
+        size_t count = bytes[k] / es;
+        for (int it = 0; it < warmup + iters && st == CB_OK; it++) {
+            for (int r = 0; r < n; r++) cudaSetDevice(devices[r]), cudaEventRecord(t0[r], s[r]);
+            ncclGroupStart();
+            for (int r = 0; r < n; r++) ncclAllReduce(buf[r], buf[r], count, bf16 ? ncclBfloat16 : ncclFloat, ncclSum, comm[r], s[r]);
+            nr = ncclGroupEnd();
+            if (nr != ncclSuccess) {
+                st = nccl_fail(err, "ncclAllReduce", nr);
+                break;
+            }
+            double worst = 0;
+            for (int r = 0; r < n; r++) {
+                float ms = 0;
+                cudaSetDevice(devices[r]);
+                cudaEventRecord(t1[r], s[r]);
+                cudaError_t c = cudaEventSynchronize(t1[r]);
+                if (c != cudaSuccess) st = cuda_fail(err, "all-reduce", c);
+                cudaEventElapsedTime(&ms, t0[r], t1[r]);
+                if (ms > worst) worst = ms;
+            }
+            if (it >= warmup) v[it - warmup] = worst * 1e-3;
+        }
+        if (st == CB_OK) sec[k] = median(v, iters);
+    }
+    free(v);
+    for (int r = 0; r < n; r++) {
+        cudaSetDevice(devices[r]);
+        if (t0[r]) cudaEventDestroy(t0[r]);
+        if (t1[r]) cudaEventDestroy(t1[r]);
+        if (s[r]) cudaStreamDestroy(s[r]);
+        cudaFree(buf[r]);
+        if (comm[r]) ncclCommDestroy(comm[r]);
+    }
+    return st;
+}

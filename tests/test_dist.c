@@ -1,0 +1,203 @@
+// Data-parallel training (src/dist): gradient buckets, all-reduce bandwidth figures and the
+// launcher's environment on the CPU; with NCCL and 2+ GPUs, N replicas each on its own part of a
+// batch against 1 GPU on the whole batch (the same weights after SGD steps), else skipped.
+#include "check.h"
+#include "dist/dist.h"
+#include "core/net.h"
+#include "core/rng.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int skipped;
+
+static void test_buckets(void) {
+    // layers 0 (input), 1 (100 params), 2 (none), 3 (50), 4 (300), 5 (10)
+    int64_t off[] = {0, 0, 100, 100, 150, 450}, cnt[] = {0, 100, 0, 50, 300, 10};
+    cb_bucket b[8];
+    int n = cb_bucket_plan(off, cnt, 6, 0, 4, b, 8); // one per layer with parameters, backward order
+    CHECK(n == 4, "%d buckets", n);
+    if (n == 4) {
+        CHECK(b[0].lo == 450 && b[0].hi == 460 && b[0].ready_after == 5, "first [%lld, %lld) after %d", (long long)b[0].lo, (long long)b[0].hi, b[0].ready_after);
+        CHECK(b[3].lo == 0 && b[3].hi == 100 && b[3].ready_after == 1, "last");
+    }
+    n = cb_bucket_plan(off, cnt, 6, 1200, 4, b, 8); // 300 floats: 5+4 close one bucket, then 3+1
+    CHECK(n == 2, "%d buckets", n);
+    if (n == 2) {
+        CHECK(b[0].lo == 150 && b[0].hi == 460 && b[0].ready_after == 4, "bucket 0 [%lld, %lld) after %d", (long long)b[0].lo, (long long)b[0].hi, b[0].ready_after);
+        CHECK(b[1].lo == 0 && b[1].hi == 150 && b[1].ready_after == 1, "bucket 1 [%lld, %lld) after %d", (long long)b[1].lo, (long long)b[1].hi, b[1].ready_after);
+    }
+    n = cb_bucket_plan(off, cnt, 6, (size_t)1 << 40, 4, b, 8); // everything in one
+    CHECK(n == 1 && b[0].lo == 0 && b[0].hi == 460 && b[0].ready_after == 1, "one bucket: %d", n);
+    // the buckets tile the arena exactly, whatever the size
+    for (size_t bytes = 4; bytes < 4000; bytes = bytes * 3 + 1) {
+        n = cb_bucket_plan(off, cnt, 6, bytes, 4, b, 8);
+        int64_t hi = 460;
+        for (int k = 0; k < n; k++) {
+            CHECK(b[k].hi == hi && b[k].lo < b[k].hi, "bucket %d of size %zu", k, bytes);
+            hi = b[k].lo;
+        }
+        CHECK(n > 0 && hi == 0, "size %zu: the buckets stop at %lld", bytes, (long long)hi);
+    }
+    int64_t gap_off[] = {0, 0, 120}, gap_cnt[] = {0, 100, 10}; // not contiguous
+    CHECK(cb_bucket_plan(gap_off, gap_cnt, 3, 0, 4, b, 8) == -1, "a gap is refused");
+    CHECK(cb_bucket_plan(off, cnt, 6, 0, 4, b, 2) == -1, "too many buckets for max is refused");
+}
+
+static void test_busbw(void) {
+    // nccl-tests: 256 MiB in 1 ms over 8 ranks: algbw 268.4 GB/s, busbw 2 * 7/8 of it
+    double bytes = 268435456.0;
+    CHECK(fabs(cb_allreduce_algbw(bytes, 1e-3) - 268.435456) < 1e-9, "algbw %g", cb_allreduce_algbw(bytes, 1e-3));
+    CHECK(fabs(cb_allreduce_busbw(bytes, 1e-3, 8) - 268.435456 * 1.75) < 1e-9, "busbw %g", cb_allreduce_busbw(bytes, 1e-3, 8));
+    CHECK(cb_allreduce_busbw(bytes, 1e-3, 1) == 0, "one rank moves nothing");
+    CHECK(fabs(cb_allreduce_busbw(bytes, 1e-3, 2) - 268.435456) < 1e-9, "two ranks: busbw = algbw");
+}
+
+static const char *fake_env[16][2];
+static const char *fake_get(const char *name) {
+    for (int i = 0; i < 16 && fake_env[i][0]; i++)
+        if (!strcmp(fake_env[i][0], name)) return fake_env[i][1];
+    return NULL;
+}
+static void set_env(const char *const *kv) {
+    memset(fake_env, 0, sizeof fake_env);
+    for (int i = 0; kv[2 * i]; i++) fake_env[i][0] = kv[2 * i], fake_env[i][1] = kv[2 * i + 1];
+}
+
+static void test_env(void) {
+    cb_dist_env d;
+    cb_error err = {0};
+    set_env((const char *[]){NULL});
+    CHECK(cb_dist_env_parse(fake_get, &d, &err) == CB_OK && d.rank == 0 && d.world == 1, "nothing set: one process");
+    set_env((const char *[]){"RANK", "3", "WORLD_SIZE", "8", "LOCAL_RANK", "1", NULL});
+    CHECK(cb_dist_env_parse(fake_get, &d, &err) == CB_OK && d.rank == 3 && d.world == 8 && d.local_rank == 1, "torchrun's");
+    set_env((const char *[]){"OMPI_COMM_WORLD_RANK", "2", "OMPI_COMM_WORLD_SIZE", "4", "OMPI_COMM_WORLD_LOCAL_RANK", "2", NULL});
+    CHECK(cb_dist_env_parse(fake_get, &d, &err) == CB_OK && d.rank == 2 && d.world == 4 && d.local_rank == 2, "Open MPI's");
+    set_env((const char *[]){"SLURM_PROCID", "5", "SLURM_NTASKS", "6", NULL});
+    CHECK(cb_dist_env_parse(fake_get, &d, &err) == CB_OK && d.rank == 5 && d.world == 6 && d.local_rank == 5, "Slurm's (no local id: the rank)");
+    set_env((const char *[]){"RANK", "8", "WORLD_SIZE", "8", NULL});
+    CHECK(cb_dist_env_parse(fake_get, &d, &err) == CB_STATUS_ARG && strstr(err.msg, "RANK=8"), "rank out of range: %s", err.msg);
+    set_env((const char *[]){"RANK", "x1", "WORLD_SIZE", "2", NULL});
+    CHECK(cb_dist_env_parse(fake_get, &d, &err) == CB_STATUS_ARG && strstr(err.msg, "RANK='x1'"), "malformed: %s", err.msg);
+    set_env((const char *[]){"RANK", "1", NULL});
+    CHECK(cb_dist_env_parse(fake_get, &d, &err) == CB_STATUS_ARG && strstr(err.msg, "WORLD_SIZE"), "half set: %s", err.msg);
+    set_env((const char *[]){"WORLD_SIZE", "0", "RANK", "0", NULL});
+    CHECK(cb_dist_env_parse(fake_get, &d, &err) == CB_STATUS_ARG, "world 0: %s", err.msg);
+}
+
+// one SGD step loop on one GPU over the whole batch: the reference for the replicas
+static float *single(const char *spec, int64_t batch, const cb_exec_opts *eo, const float *x, const int32_t *lab, int steps, int64_t *np) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load(spec, &err);
+    if (!net || cb_net_set_batch(net, batch, &err) != CB_OK) return NULL;
+    cb_exec *e = cb_exec_create(net, eo, &err);
+    float *p = NULL;
+    if (e && cb_exec_set_input(e, x, lab) == CB_OK) {
+        double loss;
+        for (int s = 0; s < steps; s++) {
+            cb_exec_forward(e, true, NULL);
+            cb_exec_criterion_forward(e, &loss, NULL);
+            cb_exec_criterion_backward(e, NULL);
+            cb_exec_backward(e, NULL);
+            cb_exec_update(e, NULL);
+        }
+        *np = 0; // the learnable tensors (those with a gradient), in the arena's order
+        int64_t total = 0;
+        for (int i = 0; i < net->nlayers; i++) {
+            cb_param ps[6];
+            int k = cb_exec_params(e, i, ps, 6);
+            for (int j = 0; j < k; j++) total += ps[j].grad ? ps[j].count : 0;
+        }
+        p = malloc((size_t)total * sizeof *p + 1);
+        int64_t at = 0;
+        for (int i = 0; p && i < net->nlayers; i++) {
+            cb_param ps[6];
+            int k = cb_exec_params(e, i, ps, 6);
+            for (int j = 0; j < k; j++)
+                if (ps[j].grad) cb_exec_param_get(e, &ps[j], p + at), at += ps[j].count;
+        }
+        *np = total;
+    } else {
+        printf("  single: %s\n", err.msg);
+    }
+    cb_exec_destroy(e);
+    cb_net_free(net);
+    return p;
+}
+
+// N replicas, each on its own quarter of the data, against one GPU on all of it: after three SGD
+// steps the weights agree to fp32 rounding (the mean over the batch = the mean of the replicas'
+// means). A network without batch norm, whose statistics would differ per replica.
+static void test_replicas(void) {
+    int gpus = cb_dist_device_count();
+    if (!cb_dist_have_nccl() || gpus < 2) {
+        printf("skip test_replicas: %s\n", !cb_dist_have_nccl() ? "this build has no NCCL" : "fewer than 2 GPUs");
+        skipped++;
+        return;
+    }
+    int n = gpus < 4 ? gpus : 4;
+    const char *spec = "fashion-lenet";
+    const int64_t per = 16, steps = 3;
+    cb_error err = {0};
+    cb_net *probe = cb_net_load(spec, &err);
+    CHECK(probe != NULL, "%s", err.msg);
+    if (!probe) return;
+    int64_t img = cb_shape_count(probe->layers[0].out) / probe->layers[0].out.n;
+    int64_t classes = probe->layers[probe->nlayers - 1].out.c;
+    cb_net_free(probe);
+    float *x = malloc(sizeof(float) * (size_t)(img * per * n));
+    int32_t *lab = malloc(sizeof(int32_t) * (size_t)(per * n));
+    uint64_t s = 1234567;
+    for (int64_t j = 0; j < img * per * n; j++) x[j] = cb_rng_uniform(&s);
+    for (int64_t j = 0; j < per * n; j++) lab[j] = (int32_t)(cb_rng_lcg(&s) % (uint64_t)classes);
+    cb_exec_opts eo;
+    cb_exec_opts_default(&eo);
+    eo.backend = "cudnn";
+    eo.train = true;
+    eo.momentum = 0.9f;
+    eo.lr = 0.05f;
+    int64_t np = 0;
+    float *ref = single(spec, per * n, &eo, x, lab, (int)steps, &np);
+    CHECK(ref != NULL, "the 1-GPU reference failed");
+    cb_net *nets[CB_DIST_MAX_GPUS];
+    for (int r = 0; r < n; r++) {
+        nets[r] = cb_net_load(spec, &err);
+        if (nets[r]) cb_net_set_batch(nets[r], per, &err);
+    }
+    cb_dist_opts d = {.ngpus = n, .bucket_bytes = 4096, .overlap = true, .comm = true, .criterion = true, .update = true, .warmup = 0,
+                      .iters = (int)steps, .x = x, .labels = lab};
+    for (int r = 0; r < n; r++) d.devices[r] = r;
+    cb_dist_result res = {0};
+    float *got = malloc(sizeof(float) * (size_t)(np + 1));
+    cb_status st = cb_dist_fullpass(nets, &eo, &d, &res, got, np, &err);
+    CHECK(st == CB_OK, "%s", err.msg);
+    if (st == CB_OK && ref) {
+        double worst = 0, scale = 0;
+        for (int64_t j = 0; j < np; j++) {
+            double dd = fabs((double)got[j] - ref[j]);
+            if (!(dd <= worst)) worst = dd;
+            if (fabs(ref[j]) > scale) scale = fabs(ref[j]);
+        }
+        printf("  %d GPUs x batch %lld vs 1 GPU x %lld: %lld parameters, %d buckets, largest difference %.3g (largest weight %.3g), "
+               "between GPUs %.3g\n",
+               n, (long long)per, (long long)(per * n), (long long)np, res.buckets, worst, scale, res.max_param_diff);
+        CHECK(worst <= 1e-4 * (scale > 1 ? scale : 1), "weights differ by %g", worst);
+        CHECK(res.max_param_diff == 0, "the replicas' weights differ by %g", res.max_param_diff);
+        CHECK(res.buckets > 1, "several buckets were planned (%d)", res.buckets);
+    }
+    for (int r = 0; r < n; r++) cb_net_free(nets[r]);
+    free(got);
+    free(ref);
+    free(x);
+    free(lab);
+}
+
+int main(void) {
+    RUN(test_buckets);
+    RUN(test_busbw);
+    RUN(test_env);
+    RUN(test_replicas);
+    printf("%d passed, %d failed, %d skipped\n", tests_passed, tests_failed, skipped);
+    return tests_failed ? 1 : 0;
+}

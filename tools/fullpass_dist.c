@@ -1,0 +1,119 @@
+// convbench fullpass NET --gpus N: data-parallel training steps on N GPUs of this machine with
+// NCCL (src/dist/nccl.c), against 1 GPU measured in the same call. Weak scaling keeps --batch per
+// GPU; strong scaling splits it over the GPUs. Per step: the slowest GPU's time with the
+// all-reduces, the same steps without them (compute), the all-reduces' own time, the part of
+// them the backward pass did not hide (exposed), images/s and the scaling efficiency.
+#include "dist_common.h"
+#include "run_common.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int one(const char *spec, long batch, const cb_exec_opts *eo, cb_dist_opts *d, cb_dist_result *res, int *rc) {
+    cb_net *nets[CB_DIST_MAX_GPUS] = {0};
+    for (int r = 0; r < d->ngpus; r++)
+        if (!(nets[r] = cli_load_net(&cmd_fullpass, spec, batch, rc))) {
+            for (int k = 0; k < r; k++) cb_net_free(nets[k]);
+            return 0;
+        }
+    cb_error err = {0};
+    cb_status st = cb_dist_fullpass(nets, eo, d, res, NULL, 0, &err);
+    for (int r = 0; r < d->ngpus; r++) cb_net_free(nets[r]);
+    if (st != CB_OK) {
+        *rc = cli_fail(&cmd_fullpass, &err);
+        return 0;
+    }
+    return 1;
+}
+
+int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo_in, const cli_out *o, cb_format fmt, int n, const int *dev,
+                  const char *scaling, double bucket_mb, bool overlap, bool update, bool criterion) {
+    bool strong = !strcmp(scaling, "strong");
+    if (!strong && strcmp(scaling, "weak")) return cli_usage_error(&cmd_fullpass, "--scaling: '%s' is not weak or strong", scaling);
+    if (!(bucket_mb >= 0 && bucket_mb <= 4096)) return cli_usage_error(&cmd_fullpass, "--bucket-mb: must be in [0, 4096]");
+    cb_exec_opts eo = *eo_in;
+    if (!cb_backend_caps_of(eo.backend) || !cb_backend_caps_of(eo.backend)->device)
+        return cli_usage_error(&cmd_fullpass, "--gpus: backend '%s' does not run on a GPU (cuda, cudnn or auto)", eo.backend);
+    eo.train = true;
+    int rc = 0;
+    cb_net *probe = cli_load_net(&cmd_fullpass, spec, ro->batch, &rc);
+    if (!probe) return rc;
+    long batch = (long)cb_net_batch(probe); // per GPU (weak) or in all (strong)
+    char name[160];
+    snprintf(name, sizeof name, "%s", probe->name);
+    cb_net_free(probe);
+    if (strong && batch % n) return cli_usage_error(&cmd_fullpass, "--scaling strong: batch %ld does not split over %d GPUs", batch, n);
+    long per = strong ? batch / n : batch;
+    cb_dist_opts d = {.bucket_bytes = (size_t)(bucket_mb * 1048576.0), .overlap = overlap, .comm = true, .criterion = criterion,
+                      .update = update, .warmup = (int)ro->warmup, .iters = (int)ro->iters};
+    // 1 GPU first (the whole batch under strong scaling), then N, in the same call
+    cb_dist_result res[2] = {{0}};
+    int gpus[2] = {1, n};
+    long batches[2] = {strong ? batch : per, per};
+    for (int k = 0; k < 2; k++) {
+        if (k == 1 && n == 1) {
+            res[1] = res[0];
+            break;
+        }
+        d.ngpus = gpus[k];
+        memcpy(d.devices, dev, sizeof(int) * (size_t)gpus[k]);
+        d.comm = true;
+        cli_progress(o, "fullpass: %s on %d GPU%s, batch %ld per GPU", name, gpus[k], gpus[k] == 1 ? "" : "s", batches[k]);
+        if (!one(spec, batches[k], &eo, &d, &res[k], &rc)) return rc;
+    }
+    cb_report *r = cb_report_new("fullpass");
+    cb_report_meta_str(r, "network", name);
+    cb_report_meta_str(r, "backend", eo.backend);
+    cb_report_meta_str(r, "precision", cb_precision_name(eo.precision));
+    cb_report_meta_str(r, "layout", eo.layout == CB_LAYOUT_NHWC ? "nhwc" : "nchw");
+    cb_report_meta_num(r, "gpus", n);
+    char list[128] = "";
+    for (int k = 0; k < n; k++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", k ? "," : "", dev[k]);
+    cb_report_meta_str(r, "devices", list);
+    cb_report_meta_str(r, "scaling", strong ? "strong" : "weak");
+    cb_report_meta_num(r, "batch_per_gpu", (double)per);
+    cb_report_meta_num(r, "global_batch", (double)per * n);
+    cb_report_meta_num(r, "bucket_mb", bucket_mb);
+    cb_report_meta_num(r, "buckets", res[1].buckets);
+    cb_report_meta_str(r, "overlap", overlap ? "yes" : "no");
+    cb_report_meta_str(r, "update", update ? "yes" : "no");
+    cb_report_meta_str(r, "criterion", criterion ? "softmax cross-entropy" : "no");
+    cb_report_meta_str(r, "data_grad", eo.no_data_grad ? "no" : "yes");
+    cb_report_meta_num(r, "params", (double)res[1].params);
+    cb_report_meta_num(r, "warmup", (double)ro->warmup);
+    cb_report_meta_num(r, "iterations", (double)ro->iters);
+    cb_report_meta_num(r, "max_param_diff", res[1].max_param_diff);
+    const char *cols[] = {"gpus", "batch_per_gpu", "step_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "images_per_s", "scaling_eff_pct"};
+    cb_table *t = cb_report_table(r, "scaling", 8, cols);
+    double ips1 = res[0].step_ms > 0 ? 1e3 * (double)batches[0] / res[0].step_ms : 0;
+    for (int k = 0; k < (n == 1 ? 1 : 2); k++) {
+        double ips = res[k].step_ms > 0 ? 1e3 * (double)batches[k] * gpus[k] / res[k].step_ms : 0;
+        double exposed = res[k].step_ms - res[k].compute_ms;
+        cb_table_row(t);
+        cb_table_int(t, gpus[k]);
+        cb_table_int(t, batches[k]);
+        cb_table_num(t, res[k].step_ms, 3);
+        cb_table_num(t, res[k].compute_ms, 3);
+        cb_table_num(t, res[k].comm_ms, 3);
+        cb_table_num(t, exposed > 0 ? exposed : 0, 3);
+        cb_table_num(t, ips, 1);
+        cb_table_num(t, ips1 > 0 ? 100 * ips / (ips1 * (strong ? 1 : gpus[k])) : 0, 1);
+    }
+    cb_report_meta_num(r, "images_per_s", n == 1 || res[1].step_ms <= 0 ? ips1 : 1e3 * (double)per * n / res[1].step_ms);
+    cb_report_note(r, "%s scaling: step = the slowest GPU's (median of %ld steps after %ld untimed); compute = the same steps without the "
+                      "all-reduce; comm = the all-reduces' device time (GPU 0); exposed = step - compute; efficiency against the 1-GPU row "
+                      "(same call)%s",
+                   strong ? "strong" : "weak", ro->iters, ro->warmup, strong ? ", which runs the whole batch" : "");
+    cb_report_note(r, "gradients averaged with NCCL (ncclAvg, fp32) in %d bucket%s of about %.0f MiB%s; parameters broadcast from GPU 0 first; "
+                      "largest parameter difference between GPUs after the steps: %g",
+                   res[1].buckets, res[1].buckets == 1 ? "" : "s", bucket_mb,
+                   overlap ? ", each started as soon as the backward pass completes it" : ", after the backward pass", res[1].max_param_diff);
+    rc = cli_emit(&cmd_fullpass, r, o, fmt);
+    cb_report_free(r);
+    if (rc == 0 && res[1].max_param_diff != 0) {
+        fprintf(stderr, "convbench fullpass: the GPUs' parameters differ after the steps (%g): the all-reduce is wrong\n", res[1].max_param_diff);
+        return 1;
+    }
+    return rc;
+}
