@@ -65,8 +65,8 @@ NVFLAGS  ?= -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=c
             -Xcompiler -fPIC -Iinclude -Isrc -lineinfo
 LDLIBS   += -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -lcudnn -lcublas -lcufft -lcudart -lstdc++ \
             -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib
-# multi-GPU training and all-reduce (src/dist/nccl.c) where the toolkit has NCCL; NCCL=0 leaves it out
-NCCL     ?= $(shell test -f $(CUDA_HOME)/include/nccl.h && echo 1)
+# multi-GPU training and all-reduce (src/dist/nccl.c) where nccl.h is found (the toolkit or the system); NCCL=0 leaves it out
+NCCL     ?= $(shell $(CC) -E -I$(CUDA_HOME)/include -include nccl.h -x c /dev/null >/dev/null 2>&1 && echo 1)
 ifeq ($(NCCL),1)
 CUC_SRC  += src/dist/nccl.c
 CFLAGS   += -DCB_HAVE_NCCL
