@@ -98,7 +98,7 @@ int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo_i
         cb_table_num(t, res[k].comm_ms, 3);
         cb_table_num(t, exposed > 0 ? exposed : 0, 3);
         cb_table_num(t, ips, 1);
-        cb_table_num(t, ips1 > 0 ? 100 * ips / (ips1 * (strong ? 1 : gpus[k])) : 0, 1);
+        cb_table_num(t, ips1 > 0 ? 100 * ips / (ips1 * gpus[k]) : 0, 1); // throughput against N times one GPU's
     }
     cb_report_meta_num(r, "images_per_s", n == 1 || res[1].step_ms <= 0 ? ips1 : 1e3 * (double)per * n / res[1].step_ms);
     cb_report_note(r, "%s scaling: step = the slowest GPU's (median of %ld steps after %ld untimed); compute = the same steps without the "
