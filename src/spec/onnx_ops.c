@@ -333,10 +333,10 @@ static bool op_binary(imp *m, const node_t *nd, int index, bool mul) {
     int nontrivial = 0;
     for (int64_t i = 0; i < nd_; i++)
         if (c->t->dims[i] != 1) nontrivial++, per = c->t->dims[i];
-    bool chan_ok = nontrivial <= 1 && (nontrivial == 0 || x->nhwc || x->rank == 2
-                                       ? c->t->dims[nd_ - 1] == per
-                                       : nd_ >= 3 && c->t->dims[nd_ - 3] == per);
-    if (!chan_ok || nontrivial == 0)
+    // (a scalar or all-ones constant has no channel dimension to read: nontrivial == 0 fails first;
+    // fuzz_onnx found the read of dims[-1] of a scalar)
+    bool chan_ok = nontrivial == 1 && (x->nhwc || x->rank == 2 ? c->t->dims[nd_ - 1] == per : nd_ >= 3 && c->t->dims[nd_ - 3] == per);
+    if (!chan_ok)
         return ox_node_fail(m, nd, CB_STATUS_UNSUPPORTED, "a constant operand must hold one value per channel (SE scales, layer scale, bias)");
     int64_t n;
     float *d = ox_const_floats(m, nd, c->t, &n);
