@@ -298,6 +298,20 @@ if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -lt 2 ]; then
     bad_input "fullpass --gpus 2 without two GPUs" "--gpus" -- "$cb" fullpass fashion-lenet --backend cudnn --gpus 2
 fi
 bad_input "allreduce --dtype" "--dtype: 'fp8' is not fp32 or bf16" -- "$cb" allreduce --dtype fp8
+# simulate against measurements: the link fitted to an all-reduce run, fullpass --gpus beside it
+out=$("$cb" simulate resnet50 --batch 128 --precision bf16 --device h200 --workers 1,2 --overlap --format json \
+    --interconnect tests/data/allreduce-2gpu.json --measure tests/data/fullpass-gpus2-resnet50.json 2>&1)
+if printf '%s' "$out" | /usr/bin/python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+rows = d["tables"]["scaling"]
+assert d["interconnect"] == "measured" and "253 GB/s" in " ".join(d["notes"]), d["notes"]
+assert rows[1]["measured_ms"] > 0 and abs(rows[1]["error_pct"]) < 10, rows[1]
+'; then ok "simulate --interconnect --measure"; else bad "simulate --interconnect --measure: $out"; fi
+bad_input "simulate --measure of another network" "is not the simulated" -- "$cb" simulate vgg16 --workers 1,2 --measure tests/data/fullpass-gpus2-resnet50.json
+bad_input "simulate --measure of another batch" "measured batch 128 per GPU, simulated 64" -- "$cb" simulate resnet50 --batch 64 --workers 1,2 --measure tests/data/fullpass-gpus2-resnet50.json
+bad_input "simulate --interconnect of a fullpass result" "not a result of convbench allreduce" -- "$cb" simulate resnet50 --interconnect tests/data/fullpass-gpus2-resnet50.json
+bad_input "simulate --interconnect and --network" "--interconnect and --network" -- "$cb" simulate resnet50 --interconnect tests/data/allreduce-2gpu.json --network pcie4
 bad_input "ModelParallel expansion" "layer 'mp': 4096 splits of 25 layers expand to 102400 layers" -- "$cb" summary "$b/modelparallel-4096.json"
 bad_input "too many layers" "more than 131072 layers" -- "$cb" summary "$b/too-many-layers.json"
 bad_input "too many parent references" "layer 'mp2': more than 2097152 parent references" -- "$cb" summary "$b/modelparallel-all-refs.json"

@@ -1,7 +1,10 @@
 // convbench simulate NET --workers 1,2,4 --network NAME --device NAME: Paleo's distributed
 // training simulation: per worker count, compute, communication, step time, speed-up, efficiency.
+// --interconnect FILE: the link fitted to `convbench allreduce` on this machine; --measure FILE:
+// `fullpass --gpus` results printed beside the simulation, with the error per worker count.
 #include "model_cli.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +16,8 @@ static int run(int argc, char **argv) {
     const char *device = NULL, *calibration = NULL, *network = NULL, *db_path = NULL, *precision = "fp32";
     const char *workers = "1,2,4,8,16,32,64,128", *scaling = "weak", *parallel = "data", *allreduce = "ring";
     bool overlap = false, paleo = false;
+    const char *interconnect = NULL;
+    cli_list measure = {0};
     cli_out o = {0};
     const cli_opt opts[] = {
         {"--device", CLI_STR, &device, "NAME", "device from the database (default: this machine's GPU, else the database's first)"},
@@ -28,6 +33,8 @@ static int run(int argc, char **argv) {
         {"--calibration", CLI_STR, &calibration, "FILE", "device entry written by convbench calibrate --save"},
         {"--paleo", CLI_FLAG, &paleo, NULL, "per-layer times by Paleo's uncalibrated method"},
         {"--devices", CLI_STR, &db_path, "FILE", "device database (default data/devices.json)"},
+        {"--interconnect", CLI_STR, &interconnect, "FILE", "the link fitted to `convbench allreduce --format json` (instead of --network)"},
+        {"--measure", CLI_LIST, &measure, "F1,F2", "`fullpass --gpus --format json` results to print beside the simulation (repeatable)"},
         CLI_OUT_OPTS(o),
         {0},
     };
@@ -79,6 +86,20 @@ static int run(int argc, char **argv) {
         cb_devdb_free(&db);
         return rc;
     }
+    if (interconnect && network) {
+        cb_devdb_free(&db);
+        return cli_usage_error(&cmd_simulate, "--interconnect and --network: name one");
+    }
+    cb_link measured_link;
+    if (interconnect) {
+        cb_error err = {0};
+        cb_devdb_free(&db);
+        if (cb_link_from_allreduce(interconnect, &measured_link, &err) != CB_OK) return cli_fail(&cmd_simulate, &err);
+        memset(&db, 0, sizeof db);
+        db.nlink = 1;
+        db.link = &measured_link;
+        network = measured_link.name;
+    }
     if (!network) {
         static char lname[64];
         const char *l = model_cli_default_link(&db, dev.name);
@@ -98,7 +119,7 @@ static int run(int argc, char **argv) {
         return cli_usage_error(&cmd_simulate, "--network: unknown interconnect '%s' (known: %s)", network, names);
     }
     cb_link link = *lp;
-    cb_devdb_free(&db);
+    if (!interconnect) cb_devdb_free(&db);
     cb_net *net = cli_load_net(&cmd_simulate, pos[0], batch, &rc);
     if (!net) return rc;
     cb_sim_step steps[MAX_WORKERS];
@@ -108,6 +129,26 @@ static int run(int argc, char **argv) {
         cb_net_free(net);
         return rc;
     }
+    // --measure: the measured step per worker count; the simulation's prediction of it takes the
+    // measured 1-GPU step as its compute (step_N = step_1 * (N if weak else 1) / speedup_N)
+    cb_measured_step meas[MAX_WORKERS];
+    int nmeas = 0;
+    for (int f = 0; f < measure.n; f++) {
+        char files[1024];
+        snprintf(files, sizeof files, "%s", measure.v[f]);
+        for (char *save = NULL, *p = strtok_r(files, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
+            int got = 0;
+            if (cb_measured_steps(p, net->name, cb_net_batch(net), so.strong, meas + nmeas, MAX_WORKERS - nmeas, &got, &err) != CB_OK) {
+                rc = cli_fail(&cmd_simulate, &err);
+                cb_net_free(net);
+                return rc;
+            }
+            nmeas += got;
+        }
+    }
+    double meas1 = 0;
+    for (int j = 0; j < nmeas; j++)
+        if (meas[j].gpus == 1) meas1 = meas[j].step_ms;
     cb_report *r = cb_report_new("simulate");
     cb_report_meta_str(r, "network", net->name);
     cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
@@ -120,7 +161,10 @@ static int run(int argc, char **argv) {
     cb_report_meta_str(r, "method", paleo ? "paleo" : "roofline");
     const char *cols[] = {"workers", "batch_per_worker", "effective_batch", "fwd_ms", "bwd_ms", "update_ms",
                           "compute_ms", "comm_ms", "total_ms", "speedup", "efficiency"};
-    cb_table *t = cb_report_table(r, "scaling", 11, cols);
+    const char *mcols[] = {"workers", "batch_per_worker", "effective_batch", "fwd_ms", "bwd_ms", "update_ms", "compute_ms", "comm_ms",
+                           "total_ms", "speedup", "efficiency", "measured_ms", "predicted_ms", "error_pct"};
+    cb_table *t = nmeas ? cb_report_table(r, "scaling", 14, mcols) : cb_report_table(r, "scaling", 11, cols);
+    double worst = 0;
     for (int k = 0; k < nw; k++) {
         const cb_sim_step *s = &steps[k];
         cb_table_row(t);
@@ -135,6 +179,27 @@ static int run(int argc, char **argv) {
         cb_table_num(t, s->total_ms, 3);
         cb_table_num(t, s->speedup, 2);
         cb_table_num(t, s->efficiency, 3);
+        if (!nmeas) continue;
+        double m = 0;
+        for (int j = 0; j < nmeas; j++)
+            if (meas[j].gpus == s->workers) m = meas[j].step_ms;
+        double p = meas1 > 0 && s->speedup > 0 ? meas1 * (so.strong ? 1 : s->workers) / s->speedup : 0;
+        if (m > 0) cb_table_num(t, m, 3);
+        else cb_table_str(t, "");
+        if (p > 0) cb_table_num(t, p, 3);
+        else cb_table_str(t, "");
+        if (m > 0 && p > 0) {
+            cb_table_num(t, 100 * (p - m) / m, 1);
+            if (fabs(p - m) / m > worst) worst = fabs(p - m) / m;
+        } else {
+            cb_table_str(t, "");
+        }
+    }
+    if (nmeas) {
+        cb_report_meta_num(r, "measured_worst_error_pct", 100 * worst);
+        cb_report_note(r, "measured_ms: fullpass --gpus (%d rows); predicted_ms: the measured 1-GPU step scaled by this simulation's "
+                          "speed-up, so the error is the communication model's%s",
+                       nmeas, meas1 > 0 ? "" : " (no 1-GPU row measured: no prediction)");
     }
     if (why_dev[0]) cb_report_note(r, "default %s", why_dev);
     if (why_link[0]) cb_report_note(r, "default %s", why_link);
@@ -147,5 +212,5 @@ static int run(int argc, char **argv) {
 }
 
 const cli_cmd cmd_simulate = {"simulate", "Paleo's distributed training simulation: compute, all-reduce, speed-up per worker count",
-                              "NET [--device NAME] [--network NAME] [--workers 1,2,4] [--scaling weak|strong] [--parallel data|model|hybrid]",
+                              "NET [--device NAME] [--network NAME | --interconnect FILE] [--workers 1,2,4] [--measure FILE] [--scaling weak|strong] [--parallel data|model|hybrid]",
                               run};

@@ -1,0 +1,101 @@
+// What `simulate` takes from measurements (issue 15): an interconnect fitted to `convbench
+// allreduce`'s results, and the measured steps of `fullpass --gpus` to print beside its own.
+#include "model/model.h"
+#include "core/json.h"
+#include "core/net.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const cJSON *rows_of(const cJSON *root, const char *table) {
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "tables"), table);
+    return cJSON_IsArray(t) ? t : NULL;
+}
+static double num(const cJSON *o, const char *k) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+static const char *str(const cJSON *o, const char *k) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+// The ring all-reduce model of simulate (time = 2(n-1)/n m/B + 2(n-1) a) fitted to the measured
+// times by least squares on relative error: time = c0 + c1 m, B = 2(n-1) / (n c1), a = c0 / 2(n-1).
+cb_status cb_link_from_allreduce(const char *path, cb_link *out, cb_error *err) {
+    cJSON *root = cb_json_read(path, err);
+    if (!root) return err->status;
+    cb_status st = CB_OK;
+    const char *verb = str(root, "verb");
+    const cJSON *rows = rows_of(root, "allreduce");
+    double n = num(root, "gpus");
+    if (!verb || strcmp(verb, "allreduce") || !rows) {
+        st = cb_fail(err, CB_STATUS_PARSE, path, NULL, "not a result of convbench allreduce --format json");
+    } else if (!(n >= 2 && n <= 1 << 20)) {
+        st = cb_fail(err, CB_STATUS_PARSE, path, NULL, "measured on %g GPU(s): an interconnect needs at least 2", n);
+    } else {
+        // weighted least squares, weight 1/t^2 (each size counts by its relative error)
+        double s = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
+        int k = 0;
+        const cJSON *r;
+        cJSON_ArrayForEach(r, rows) {
+            double m = num(r, "bytes"), t = num(r, "time_us") * 1e-6;
+            if (!(m > 0 && t > 0 && isfinite(m) && isfinite(t))) {
+                st = cb_fail(err, CB_STATUS_PARSE, path, NULL, "row %d: 'bytes' and 'time_us' must be positive numbers", k + 1);
+                break;
+            }
+            double w = 1 / (t * t);
+            s += w, sx += w * m, sy += w * t, sxx += w * m * m, sxy += w * m * t;
+            k++;
+        }
+        double det = s * sxx - sx * sx;
+        if (st == CB_OK && (k < 2 || !(det > 0)))
+            st = cb_fail(err, CB_STATUS_PARSE, path, NULL, "needs at least two message sizes to fit bandwidth and latency");
+        if (st == CB_OK) {
+            double c1 = (s * sxy - sx * sy) / det, c0 = (sy - c1 * sx) / s;
+            if (!(c1 > 0)) {
+                st = cb_fail(err, CB_STATUS_PARSE, path, NULL, "the times do not grow with the message size: no bandwidth to fit");
+            } else {
+                memset(out, 0, sizeof *out);
+                snprintf(out->name, sizeof out->name, "measured");
+                out->bw = 2 * (n - 1) / (n * c1);
+                out->latency_s = c0 > 0 ? c0 / (2 * (n - 1)) : 0;
+                snprintf(out->source, sizeof out->source, "fitted to %d all-reduce sizes on %g GPUs in %.150s", k, n, path);
+            }
+        }
+    }
+    cJSON_Delete(root);
+    return st;
+}
+
+cb_status cb_measured_steps(const char *path, const char *network, int64_t batch, bool strong, cb_measured_step *out, int max, int *n,
+                            cb_error *err) {
+    cJSON *root = cb_json_read(path, err);
+    if (!root) return err->status;
+    cb_status st = CB_OK;
+    const char *verb = str(root, "verb"), *net = str(root, "network"), *sc = str(root, "scaling");
+    const cJSON *rows = rows_of(root, "scaling");
+    double per = num(root, "batch_per_gpu"), global = num(root, "global_batch");
+    *n = 0;
+    if (!verb || strcmp(verb, "fullpass") || !rows || !sc)
+        st = cb_fail(err, CB_STATUS_PARSE, path, NULL, "not a result of convbench fullpass --gpus --format json");
+    else if (!net || strcmp(net, network))
+        st = cb_fail(err, CB_STATUS_ARG, path, NULL, "measured network '%s' is not the simulated '%s'", net ? net : "?", network);
+    else if (strcmp(sc, strong ? "strong" : "weak"))
+        st = cb_fail(err, CB_STATUS_ARG, path, NULL, "measured with --scaling %s, simulated with %s", sc, strong ? "strong" : "weak");
+    else if ((strong ? global : per) != (double)batch)
+        st = cb_fail(err, CB_STATUS_ARG, path, NULL, "measured batch %g %s, simulated %lld", strong ? global : per, strong ? "in all" : "per GPU",
+                     (long long)batch);
+    const cJSON *r;
+    if (st == CB_OK) cJSON_ArrayForEach(r, rows) {
+            double g = num(r, "gpus"), ms = num(r, "step_ms");
+            if (!(g >= 1 && g <= 1 << 20 && ms > 0 && isfinite(ms))) {
+                st = cb_fail(err, CB_STATUS_PARSE, path, NULL, "a row without positive 'gpus' and 'step_ms'");
+                break;
+            }
+            if (*n < max) out[(*n)++] = (cb_measured_step){(int)g, ms};
+        }
+    cJSON_Delete(root);
+    return st;
+}
