@@ -43,7 +43,7 @@ NVCC     :=
 endif
 
 LIB_SRC  := $(wildcard src/spec/*.c src/core/*.c src/layers/*.c src/cpu/*.c src/model/*.c \
-                       src/bench/*.c src/data/*.c src/gpu/*.c) src/dist/bucket.c
+                       src/bench/*.c src/data/*.c src/gpu/*.c) src/dist/bucket.c src/dist/rendezvous.c
 # the "onednn" backend (src/onednn) where oneDNN's headers are found (Debian's libdnnl-dev,
 # which scripts/install-deps.sh installs); ONEDNN=0 leaves it out
 ONEDNN   ?= $(shell $(CC) -E -include oneapi/dnnl/dnnl.h -x c /dev/null >/dev/null 2>&1 && echo 1)

@@ -312,6 +312,9 @@ bad_input "simulate --measure of another network" "is not the simulated" -- "$cb
 bad_input "simulate --measure of another batch" "measured batch 128 per GPU, simulated 64" -- "$cb" simulate resnet50 --batch 64 --workers 1,2 --measure tests/data/fullpass-gpus2-resnet50.json
 bad_input "simulate --interconnect of a fullpass result" "not a result of convbench allreduce" -- "$cb" simulate resnet50 --interconnect tests/data/fullpass-gpus2-resnet50.json
 bad_input "simulate --interconnect and --network" "--interconnect and --network" -- "$cb" simulate resnet50 --interconnect tests/data/allreduce-2gpu.json --network pcie4
+bad_input "fullpass: a malformed launcher rank" "RANK=3 is not below WORLD_SIZE=2" -- env RANK=3 WORLD_SIZE=2 "$cb" fullpass fashion-lenet
+bad_input "fullpass --rendezvous without a launcher" "--rendezvous: no launcher's RANK and WORLD_SIZE" -- "$cb" fullpass fashion-lenet --rendezvous file:/tmp/none
+bad_input "fullpass: a launcher's ranks and --gpus" "one GPU per process" -- env RANK=0 WORLD_SIZE=2 "$cb" fullpass fashion-lenet --backend cudnn --gpus 2 --rendezvous file:/tmp/none
 bad_input "ModelParallel expansion" "layer 'mp': 4096 splits of 25 layers expand to 102400 layers" -- "$cb" summary "$b/modelparallel-4096.json"
 bad_input "too many layers" "more than 131072 layers" -- "$cb" summary "$b/too-many-layers.json"
 bad_input "too many parent references" "layer 'mp2': more than 2097152 parent references" -- "$cb" summary "$b/modelparallel-all-refs.json"

@@ -9,6 +9,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 static int skipped;
 
@@ -84,6 +86,56 @@ static void test_env(void) {
     CHECK(cb_dist_env_parse(fake_get, &d, &err) == CB_STATUS_ARG && strstr(err.msg, "WORLD_SIZE"), "half set: %s", err.msg);
     set_env((const char *[]){"WORLD_SIZE", "0", "RANK", "0", NULL});
     CHECK(cb_dist_env_parse(fake_get, &d, &err) == CB_STATUS_ARG, "world 0: %s", err.msg);
+}
+
+// world processes exchange a 128-byte id through spec; true when every rank got rank 0's
+static bool exchange(const char *spec, int world) {
+    pid_t pid[8];
+    for (int r = 0; r < world; r++) {
+        if ((pid[r] = fork()) == 0) {
+            unsigned char id[128], want[128];
+            for (int j = 0; j < 128; j++) want[j] = (unsigned char)(j * 7 + 3);
+            if (r == 0) memcpy(id, want, sizeof id);
+            else memset(id, 0, sizeof id);
+            cb_error err = {0};
+            cb_status st = cb_rendezvous(spec, r, world, id, sizeof id, 10, &err);
+            if (st != CB_OK) printf("  rank %d: %s\n", r, err.msg);
+            fflush(stdout);
+            _exit(st == CB_OK && !memcmp(id, want, sizeof id) ? 0 : 1);
+        }
+    }
+    bool ok = true;
+    for (int r = 0; r < world; r++) {
+        int status = 0;
+        waitpid(pid[r], &status, 0);
+        ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    }
+    return ok;
+}
+
+static void test_rendezvous(void) {
+    char path[128], spec[160];
+    snprintf(path, sizeof path, "/tmp/cb-rdv-%ld", (long)getpid());
+    snprintf(spec, sizeof spec, "file:%s", path);
+    CHECK(exchange(spec, 3), "three processes through %s", spec);
+    remove(path);
+    bool tcp = false;
+    for (int k = 0; k < 5 && !tcp; k++) { // a port another program holds: the next
+        snprintf(spec, sizeof spec, "tcp://127.0.0.1:%d", 20000 + (int)((getpid() * 7 + k * 977) % 20000));
+        tcp = exchange(spec, 4);
+    }
+    CHECK(tcp, "four processes through TCP");
+    cb_error err = {0};
+    unsigned char id[16] = {0};
+    snprintf(spec, sizeof spec, "file:%s.never", path);
+    CHECK(cb_rendezvous(spec, 1, 2, id, sizeof id, 0.2, &err) == CB_STATUS_IO && strstr(err.msg, "did not write the file within"),
+          "a file that never comes times out: %s", err.msg);
+    CHECK(cb_rendezvous("tcp://127.0.0.1:1", 1, 2, id, sizeof id, 0.2, &err) == CB_STATUS_IO && strstr(err.msg, "did not answer"),
+          "a rank 0 that never listens times out: %s", err.msg);
+    CHECK(cb_rendezvous("udp://x", 0, 2, id, sizeof id, 1, &err) == CB_STATUS_ARG && strstr(err.msg, "expected file:PATH"), "bad spec: %s", err.msg);
+    CHECK(cb_rendezvous("tcp://nohost", 0, 2, id, sizeof id, 1, &err) == CB_STATUS_ARG, "no port: %s", err.msg);
+    CHECK(cb_rendezvous(NULL, 0, 2, id, sizeof id, 1, &err) == CB_STATUS_ARG && strstr(err.msg, "--rendezvous"), "none: %s", err.msg);
+    CHECK(cb_rendezvous(NULL, 0, 1, id, sizeof id, 1, &err) == CB_OK, "one process needs none");
 }
 
 // one SGD step loop on one GPU over the whole batch: the reference for the replicas
@@ -197,6 +249,7 @@ int main(void) {
     RUN(test_buckets);
     RUN(test_busbw);
     RUN(test_env);
+    RUN(test_rendezvous);
     RUN(test_replicas);
     printf("%d passed, %d failed, %d skipped\n", tests_passed, tests_failed, skipped);
     return tests_failed ? 1 : 0;

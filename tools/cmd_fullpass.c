@@ -18,6 +18,8 @@ static const char *PH_NAMES[] = {"net forward",  "criterion forward", "criterion
                                  "  grad-input", "  grad-weight",     "update",             "total"};
 _Static_assert(sizeof PH_NAMES / sizeof PH_NAMES[0] == PH_COUNT, "a phase lacks a name");
 
+static const char *getenv_str(const char *name) { return getenv(name); }
+
 static size_t gpu_mem_used(void) {
 #ifdef CB_HAVE_CUDA
     return cb_gpu_mem_used();
@@ -136,7 +138,7 @@ static int run(int argc, char **argv) {
     cli_out o = {0};
     bool update = false, no_criterion = false, per_layer = false, no_overlap = false;
     long gpus = CLI_UNSET;
-    const char *devices = NULL, *scaling = "weak";
+    const char *devices = NULL, *scaling = "weak", *rendezvous = NULL;
     double bucket_mb = 25;
     double min_time = 0;
     const cli_opt opts[] = {
@@ -152,6 +154,7 @@ static int run(int argc, char **argv) {
         {"--scaling", CLI_STR, &scaling, "S", "with --gpus: weak (default: --batch per GPU) or strong (--batch split)"},
         {"--bucket-mb", CLI_FLOAT, &bucket_mb, "MB", "with --gpus: gradient all-reduce bucket size (default 25)"},
         {"--no-overlap", CLI_FLAG, &no_overlap, NULL, "with --gpus: all-reduce after the backward pass, not during it"},
+        {"--rendezvous", CLI_STR, &rendezvous, "SPEC", "one process per GPU (RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, SLURM_* set): file:PATH or tcp://HOST:PORT"},
         CLI_OUT_OPTS(o),
         {0},
     };
@@ -163,6 +166,15 @@ static int run(int argc, char **argv) {
     if ((rc = cli_out_check(&cmd_fullpass, &o, &fmt)) >= 0) return rc;
     if ((rc = run_opts_check(&cmd_fullpass, &ro, &eo)) >= 0) return rc;
     if (!(min_time >= 0 && min_time <= 86400)) return cli_usage_error(&cmd_fullpass, "--min-time: must be in [0, 86400] seconds");
+    cb_dist_env denv;
+    cb_error env_err = {0};
+    if (cb_dist_env_parse(getenv_str, &denv, &env_err) != CB_OK) return cli_usage_error(&cmd_fullpass, "%s", env_err.msg);
+    if (denv.world > 1 || rendezvous) {
+        if (denv.world == 1) return cli_usage_error(&cmd_fullpass, "--rendezvous: no launcher's RANK and WORLD_SIZE (or OMPI_COMM_WORLD_*, SLURM_*) set");
+        if (gpus != CLI_UNSET || devices) return cli_usage_error(&cmd_fullpass, "%s set: one GPU per process (LOCAL_RANK), not --gpus/--devices", denv.source);
+        if (per_layer || min_time > 0) return cli_usage_error(&cmd_fullpass, "a multi-process run: --per-layer and --min-time are for one GPU");
+        return fullpass_dist_procs(pos[0], &ro, &eo, &o, fmt, &denv, rendezvous, bucket_mb, !no_overlap, update, !no_criterion);
+    }
     if (gpus != CLI_UNSET || devices) {
         if (per_layer || min_time > 0) return cli_usage_error(&cmd_fullpass, "--gpus: --per-layer and --min-time are for one GPU");
         int n, dev[CB_DIST_MAX_GPUS];

@@ -117,3 +117,71 @@ int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo_i
     }
     return rc;
 }
+
+// One process of a multi-process run (RANK / WORLD_SIZE and the like set by the launcher): this
+// process trains on GPU LOCAL_RANK as rank RANK; rank 0 passes NCCL's id through --rendezvous and
+// prints the report (weak scaling: --batch per process; no 1-GPU row, which needs one process alone).
+int fullpass_dist_procs(const char *spec, const run_opts *ro, const cb_exec_opts *eo_in, const cli_out *o, cb_format fmt, const cb_dist_env *env,
+                        const char *rendezvous, double bucket_mb, bool overlap, bool update, bool criterion) {
+    if (!cb_dist_have_nccl()) return cli_usage_error(&cmd_fullpass, "%s: a multi-process run needs NCCL, which this build lacks", env->source);
+    if (!(bucket_mb >= 0 && bucket_mb <= 4096)) return cli_usage_error(&cmd_fullpass, "--bucket-mb: must be in [0, 4096]");
+    cb_exec_opts eo = *eo_in;
+    if (!cb_backend_caps_of(eo.backend) || !cb_backend_caps_of(eo.backend)->device)
+        return cli_usage_error(&cmd_fullpass, "%s: backend '%s' does not run on a GPU (cuda, cudnn or auto)", env->source, eo.backend);
+    int have = cb_dist_device_count();
+    if (have < 1) return cli_usage_error(&cmd_fullpass, "%s: rank %d finds no GPU", env->source, env->rank);
+    eo.train = true;
+    unsigned char id[CB_DIST_ID_BYTES] = {0};
+    cb_error err = {0};
+    if (env->rank == 0 && cb_dist_unique_id(id, &err) != CB_OK) return cli_fail(&cmd_fullpass, &err);
+    cli_progress(o, "fullpass: rank %d of %d (%s), GPU %d: rendezvous %s", env->rank, env->world, env->source, env->local_rank % have,
+                 rendezvous ? rendezvous : "(none)");
+    if (cb_rendezvous(rendezvous, env->rank, env->world, id, sizeof id, 300, &err) != CB_OK) return cli_fail(&cmd_fullpass, &err);
+    int rc = 0;
+    cb_net *net = cli_load_net(&cmd_fullpass, spec, ro->batch, &rc);
+    if (!net) return rc;
+    long per = (long)cb_net_batch(net);
+    char name[160];
+    snprintf(name, sizeof name, "%s", net->name);
+    cb_dist_opts d = {.ngpus = 1, .devices = {env->local_rank % have}, .bucket_bytes = (size_t)(bucket_mb * 1048576.0), .overlap = overlap,
+                      .comm = true, .criterion = criterion, .update = update, .warmup = (int)ro->warmup, .iters = (int)ro->iters,
+                      .nccl_id = id, .world = env->world, .rank_base = env->rank};
+    cb_dist_result res = {0};
+    cb_status st = cb_dist_fullpass(&net, &eo, &d, &res, NULL, 0, &err);
+    cb_net_free(net);
+    if (st != CB_OK) return cli_fail(&cmd_fullpass, &err);
+    if (env->rank != 0) return 0;
+    cb_report *r = cb_report_new("fullpass");
+    cb_report_meta_str(r, "network", name);
+    cb_report_meta_str(r, "backend", eo.backend);
+    cb_report_meta_str(r, "precision", cb_precision_name(eo.precision));
+    cb_report_meta_str(r, "layout", eo.layout == CB_LAYOUT_NHWC ? "nhwc" : "nchw");
+    cb_report_meta_num(r, "gpus", env->world);
+    cb_report_meta_str(r, "launcher", env->source);
+    cb_report_meta_str(r, "rendezvous", rendezvous);
+    cb_report_meta_str(r, "scaling", "weak");
+    cb_report_meta_num(r, "batch_per_gpu", (double)per);
+    cb_report_meta_num(r, "global_batch", (double)per * env->world);
+    cb_report_meta_num(r, "bucket_mb", bucket_mb);
+    cb_report_meta_num(r, "buckets", res.buckets);
+    cb_report_meta_str(r, "overlap", overlap ? "yes" : "no");
+    cb_report_meta_num(r, "params", (double)res.params);
+    const char *cols[] = {"gpus", "batch_per_gpu", "step_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "images_per_s"};
+    cb_table *t = cb_report_table(r, "scaling", 7, cols);
+    double exposed = res.step_ms - res.compute_ms;
+    cb_table_row(t);
+    cb_table_int(t, env->world);
+    cb_table_int(t, per);
+    cb_table_num(t, res.step_ms, 3);
+    cb_table_num(t, res.compute_ms, 3);
+    cb_table_num(t, res.comm_ms, 3);
+    cb_table_num(t, exposed > 0 ? exposed : 0, 3);
+    cb_table_num(t, res.step_ms > 0 ? 1e3 * (double)per * env->world / res.step_ms : 0, 1);
+    cb_report_meta_num(r, "images_per_s", res.step_ms > 0 ? 1e3 * (double)per * env->world / res.step_ms : 0);
+    cb_report_note(r, "one process per GPU (%s); rank 0's view: its step (median of %ld), its compute alone, its all-reduces; "
+                      "efficiency needs the 1-GPU step: run fullpass --gpus 1 apart",
+                   env->source, ro->iters);
+    rc = cli_emit(&cmd_fullpass, r, o, fmt);
+    cb_report_free(r);
+    return rc;
+}

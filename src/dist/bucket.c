@@ -91,6 +91,9 @@ cb_status cb_dist_allreduce_bench(int ngpus, const int *devices, const size_t *b
     return cb_fail(err, CB_STATUS_UNSUPPORTED, NULL, NULL, "this build has no NCCL (it needs CUDA with nccl.h; see README, Multi-GPU)");
 }
 bool cb_dist_have_nccl(void) { return false; }
+cb_status cb_dist_unique_id(void *id, cb_error *err) {
+    return cb_fail(err, CB_STATUS_UNSUPPORTED, NULL, NULL, "this build has no NCCL (it needs CUDA with nccl.h; see README, Multi-GPU)");
+}
 #ifdef CB_HAVE_CUDA
 #include <cuda_runtime_api.h>
 int cb_dist_device_count(void) {

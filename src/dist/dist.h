@@ -42,6 +42,12 @@ typedef struct cb_dist_env {
 // world 1, rank 0 when none is set.
 cb_status cb_dist_env_parse(const char *(*get)(const char *name), cb_dist_env *out, cb_error *err);
 
+// Rank 0's n bytes of blob (NCCL's unique id) to every rank: spec "file:PATH" (rank 0 writes the
+// file whole; the others wait for it) or "tcp://HOST:PORT" (rank 0 listens on PORT and sends it to
+// each of the world - 1 others, who connect to HOST). Waits at most timeout_s: then one line,
+// CB_STATUS_IO. World 1: nothing to do.
+cb_status cb_rendezvous(const char *spec, int rank, int world, void *blob, size_t n, double timeout_s, cb_error *err);
+
 // ---- replicas (NCCL) ---------------------------------------------------------------------------
 #define CB_DIST_MAX_GPUS 16
 
@@ -57,7 +63,16 @@ typedef struct cb_dist_opts {
     // random images per replica (each its own)
     const float *x;
     const int32_t *labels;
+    // Multi-process (one process per GPU or group of GPUs, across machines): world ranks in all,
+    // this process's replicas are ranks rank_base.. rank_base + ngpus - 1, and nccl_id (NCCL's
+    // unique id, CB_DIST_ID_BYTES, from rank 0 through cb_rendezvous). NULL: one process, world = ngpus.
+    const void *nccl_id;
+    int world, rank_base;
 } cb_dist_opts;
+
+#define CB_DIST_ID_BYTES 128 // NCCL_UNIQUE_ID_BYTES
+// NCCL's unique id for a new communicator (rank 0 makes it and passes it on)
+cb_status cb_dist_unique_id(void *id, cb_error *err);
 
 typedef struct cb_dist_result {
     double step_ms;                 // median over the timed steps of the slowest replica's step

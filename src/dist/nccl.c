@@ -53,6 +53,7 @@ struct shared {
 
 bool cb_dist_have_nccl(void) { return true; }
 
+
 int cb_dist_device_count(void) {
     int n = 0;
     return cudaGetDeviceCount(&n) == cudaSuccess ? n : 0;
@@ -63,6 +64,12 @@ static cb_status cuda_fail(cb_error *err, const char *what, cudaError_t c) {
 }
 static cb_status nccl_fail(cb_error *err, const char *what, ncclResult_t r) {
     return cb_fail(err, CB_STATUS_DEVICE, NULL, NULL, "%s: NCCL %s", what, ncclGetErrorString(r));
+}
+
+_Static_assert(sizeof(ncclUniqueId) == CB_DIST_ID_BYTES, "NCCL's unique id is not CB_DIST_ID_BYTES");
+cb_status cb_dist_unique_id(void *id, cb_error *err) {
+    ncclResult_t nr = ncclGetUniqueId((ncclUniqueId *)id);
+    return nr == ncclSuccess ? CB_OK : nccl_fail(err, "ncclGetUniqueId", nr);
 }
 
 static int cmp_double(const void *a, const void *b) {
@@ -198,7 +205,8 @@ static void *replica_main(void *arg) {
     const cb_dist_opts *o = sh->o;
     r->st = setup(r);
     if (!all_ok(r)) return NULL;
-    ncclResult_t nr = ncclCommInitRank(&r->comm, o->ngpus, sh->id, r->rank);
+    ncclResult_t nr = o->nccl_id ? ncclCommInitRank(&r->comm, o->world, sh->id, o->rank_base + r->rank)
+                                 : ncclCommInitRank(&r->comm, o->ngpus, sh->id, r->rank);
     if (nr != ncclSuccess) r->st = nccl_fail(&r->err, "ncclCommInitRank", nr);
     if (!all_ok(r)) return NULL;
     cb_exec *e = r->e;
@@ -245,8 +253,14 @@ cb_status cb_dist_fullpass(cb_net *const *nets, const cb_exec_opts *eo, const cb
         if (o->devices[r] < 0 || o->devices[r] >= have)
             return cb_fail(err, CB_STATUS_ARG, NULL, NULL, "GPU %d does not exist: this machine has %d", o->devices[r], have);
     shared sh = {.o = o, .eo = eo, .nets = nets};
-    ncclResult_t nr = ncclGetUniqueId(&sh.id);
-    if (nr != ncclSuccess) return nccl_fail(err, "ncclGetUniqueId", nr);
+    if (o->nccl_id) {
+        if (o->world < n || o->rank_base < 0 || o->rank_base + n > o->world)
+            return cb_fail(err, CB_STATUS_ARG, NULL, NULL, "ranks %d..%d are not within a world of %d", o->rank_base, o->rank_base + n - 1, o->world);
+        memcpy(&sh.id, o->nccl_id, sizeof sh.id);
+    } else {
+        ncclResult_t nr = ncclGetUniqueId(&sh.id);
+        if (nr != ncclSuccess) return nccl_fail(err, "ncclGetUniqueId", nr);
+    }
     pthread_barrier_init(&sh.bar, NULL, (unsigned)n);
     pthread_mutex_init(&sh.mu, NULL);
     replica *rs = calloc((size_t)n, sizeof *rs);
