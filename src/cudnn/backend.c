@@ -10,7 +10,7 @@
 // storage (src/storage/pool_fmt.cu); under NHWC a convolution's unaligned input channels are
 // zero-padded (cb_store_conv_cpad). "auto" (src/sched/auto.c) is this backend with a policy that
 // races the alternatives where plan asks it (dnn_policy, src/cudnn/dnn.h).
-#include "cudnn/dnn.h"
+#include "cudnn/backend_impl.h"
 #include "blas/blas.h"
 #include "cuda/launch.h"
 #include "core/net.h"
@@ -19,22 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const float one = 1.f, zero = 0.f;
-static dnn_state *dnn(const cb_exec *e) { return ((cb_cuda_state *)e->state)->lib; }
-static dnn_layer *lay(const cb_exec *e, int i) { return e->lb[i].priv; }
-static bool native(const cb_exec *e) { return cb_store_native(e); } // fp32 NCHW: the code paths of before
-static bool is_bf16(const cb_exec *e) { return cb_store_bf16(e); }
-static bool is_nhwc(const cb_exec *e) { return cb_store_nhwc(e); }
-static const char *fmt_name(const cb_exec *e) { return cb_store_fmt_label(cb_store_of(e)->fmt); }
-
-#define DNN_TRY(call)                                                                                                  \
-    do {                                                                                                               \
-        cudnnStatus_t st_ = (call);                                                                                    \
-        if (st_ != CUDNN_STATUS_SUCCESS)                                                                               \
-            return cb_fail(err, CB_STATUS_DEVICE, e->net->path, L ? L->name : NULL, "%s: %s", #call,                  \
-                           cudnnGetErrorString(st_));                                                                  \
-    } while (0)
 
 // the backend's state, with a scheduler's policy (auto) or none (cudnn)
 cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
@@ -93,288 +77,6 @@ void cb_dnn_destroy(cb_exec *e) {
     cb_cuda_destroy_state(e);
 }
 
-static const char *fwd_name[] = {"FWD_IMPLICIT_GEMM", "FWD_IMPLICIT_PRECOMP_GEMM", "FWD_GEMM", "FWD_DIRECT",
-                                 "FWD_FFT", "FWD_FFT_TILING", "FWD_WINOGRAD", "FWD_WINOGRAD_NONFUSED"};
-static const char *bwd_data_name[] = {"BWD_DATA_ALGO_0", "BWD_DATA_ALGO_1", "BWD_DATA_FFT", "BWD_DATA_FFT_TILING",
-                                      "BWD_DATA_WINOGRAD", "BWD_DATA_WINOGRAD_NONFUSED"};
-static const char *bwd_filter_name[] = {"BWD_FILTER_ALGO_0", "BWD_FILTER_ALGO_1", "BWD_FILTER_FFT",
-                                        "BWD_FILTER_ALGO_3", "BWD_FILTER_WINOGRAD", "BWD_FILTER_WINOGRAD_NONFUSED",
-                                        "BWD_FILTER_FFT_TILING"};
-static const char *algo_name(const char *const *names, int n, int a) { return a >= 0 && a < n ? names[a] : "?"; }
-
-// a tensor of shape s in the backend's storage (dims are given as n, c, h, w in either layout)
-static cudnnStatus_t set4d(const cb_exec *e, cudnnTensorDescriptor_t *d, cb_shape s) {
-    cudnnStatus_t st = *d ? CUDNN_STATUS_SUCCESS : cudnnCreateTensorDescriptor(d);
-    if (st != CUDNN_STATUS_SUCCESS) return st;
-    return cudnnSetTensor4dDescriptor(*d, dnn(e)->tfmt, dnn(e)->dtype, (int)s.n, (int)s.c, (int)s.h, (int)s.w);
-}
-
-// A layer the storage (other than fp32 NCHW) cannot run: declined, with the reason. Own kernels,
-// the fallback of fp32 NCHW, compute fp32 NCHW only.
-#define OWN_NCHW "; own kernels run fp32 NCHW only"
-static cb_status decline(const cb_exec *e, const cb_layer *L, cb_error *err, cb_reason r, const char *why) {
-    cb_decline(err, r, e->net->path, L->name, "backend %s, %s tensors: %s", e->be->name, fmt_name(e), why);
-    return CB_STATUS_UNSUPPORTED;
-}
-
-// a temporary workspace for cudnnFind*Ex, as large as the limit and free memory allow
-static void *find_ws(cb_exec *e, size_t *bytes) {
-    size_t fr = 0, tot = 0;
-    cudaMemGetInfo(&fr, &tot);
-    size_t want = e->opts.workspace_limit < fr / 2 ? e->opts.workspace_limit : fr / 2;
-    void *p = NULL;
-    while (want >= (1 << 20) && cudaMalloc(&p, want) != cudaSuccess) {
-        cudaGetLastError();
-        want /= 2;
-    }
-    *bytes = p ? want : 0;
-    return p;
-}
-
-static void note_skips(cb_exec *e, const cb_layer *L, const char *phase, int n, const cudnnStatus_t *st, const int *alg,
-                       const size_t *mem) {
-    if (e->opts.verbose <= 0) return;
-    for (int j = 0; j < n; j++)
-        if (st[j] != CUDNN_STATUS_SUCCESS)
-            fprintf(stderr, "note: layer '%s' %s algorithm %d skipped: %s (workspace %zu bytes)\n", L->name, phase, alg[j],
-                    cudnnGetErrorString(st[j]), mem[j]);
-}
-
-static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
-    const cb_layer *L = &e->net->layers[i];
-    cb_lbuf *b = &e->lb[i];
-    dnn_state *d = dnn(e);
-    dnn_layer *l = lay(e, i);
-    const cb_window *w = &L->p.conv.win;
-    int on, oc, oh, ow;
-    int cg = (int)cb_store_conv_cpad(e, L); // the input channels (of a group), padded under NHWC where needed
-    cb_shape xin = L->in;          // as cuDNN sees it
-    if (cg != L->p.conv.cin) xin.c = cg; // (groups 1 here)
-    DNN_TRY(set4d(e, &l->xd, xin));
-    DNN_TRY(set4d(e, &l->yd, L->out));
-    DNN_TRY(cudnnCreateFilterDescriptor(&l->wd));
-    // under NHWC the filter format CUDNN_TENSOR_NHWC means KRSC (dims still given as K, C, R, S)
-    DNN_TRY(cudnnSetFilter4dDescriptor(l->wd, d->dtype, d->tfmt, L->p.conv.k, cg, w->r, w->s));
-    if (L->p.conv.bias) DNN_TRY(set4d(e, &l->bd, (cb_shape){4, 1, L->p.conv.k, 1, 1}));
-    for (int p = 0; p < CB_PHASE_COUNT; p++) {
-        DNN_TRY(cudnnCreateConvolutionDescriptor(&l->cd[p]));
-        DNN_TRY(cudnnSetConvolution2dDescriptor(l->cd[p], w->pad_top, w->pad_left, w->stride_h, w->stride_w, cb_dnn_dil(L->p.conv.dil_h),
-                                                cb_dnn_dil(L->p.conv.dil_w),
-                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-        DNN_TRY(cudnnSetConvolutionGroupCount(l->cd[p], L->p.conv.groups));
-        DNN_TRY(cudnnSetConvolutionMathType(l->cd[p], d->math));
-    }
-    DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
-    if (oh != L->out.h || ow != L->out.w) {
-        // trailing pads larger than the leading ones (TF SAME): cuDNN runs on a copy of the input
-        // with the difference added as zero rows and columns at the end (in every storage; under
-        // auto, fp32 NCHW, the own kernels that take the padding as it is race it)
-        int64_t eh = (L->out.h - 1) * w->stride_h + (w->r - 1) * cb_dnn_dil(L->p.conv.dil_h) + 1 - 2 * w->pad_top - L->in.h;
-        int64_t ew = (L->out.w - 1) * w->stride_w + (w->s - 1) * cb_dnn_dil(L->p.conv.dil_w) + 1 - 2 * w->pad_left - L->in.w;
-        if (eh > 0) xin.h += eh;
-        if (ew > 0) xin.w += ew;
-        DNN_TRY(set4d(e, &l->xd, xin));
-        DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
-    }
-    if (oh != L->out.h || ow != L->out.w) { // leading pads larger than trailing ones: no copy helps cuDNN
-        if (!native(e) || !cb_dnn_conv_own_ok(L))
-            return decline(e, L, err, CB_REASON_ASYM_PADDING, "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW);
-        for (int p = 0; p < CB_PHASE_COUNT; p++) {
-            bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
-            if (!needed) continue;
-            l->own[p] = true;
-            cb_cuda_conv_choose(e, i, (cb_phase)p, d->policy != NULL);
-            b->choice[p].flags |= CB_CHOICE_ASYM_PAD;
-        }
-        return CB_OK;
-    }
-    if (!native(e)) {
-        cb_status st = cb_store_plan_weights(e, i, err);
-        if (st != CB_OK) return st;
-    }
-    const void *x = e->lb[L->parents[0]].y;
-    void *y = cb_exec_op_out(e, i), *dx = e->lb[L->parents[0]].dy;
-    l->xs = xin;
-    if (xin.c != L->in.c || xin.h != L->in.h || xin.w != L->in.w) {
-        size_t bytes = (size_t)cb_shape_count(xin) * e->act_bytes;
-        l->xpad = cb_store_alloc(e, bytes);
-        l->dxpad = dx ? cb_store_alloc(e, bytes) : NULL;
-        if (!l->xpad || (dx && !l->dxpad))
-            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its padded input copy");
-        x = l->xpad;
-        dx = l->dxpad;
-    }
-    size_t wsz = 0;
-    void *ws = find_ws(e, &wsz);
-    const void *wf = cb_store_weights(e, i);
-    void *dwf = b->dw ? cb_store_wgrad(e, i) : NULL;
-    double dnn_ms[CB_PHASE_COUNT] = {-1, -1, -1};
-    enum { NA = 8 };
-    int ret = 0;
-    cudnnStatus_t sts[NA];
-    int algs[NA];
-    size_t mems[NA];
-    // each phase: the first of cudnnFind*AlgorithmEx's results (fastest first) that ran within the
-    // workspace limit becomes its algorithm, workspace, time and choice
-#define FIND_BEST(PERF_T, PH, PHASE_NAME, NAMES, NNAMES, ALGO_FIELD, FIND_CALL)                                      \
-    do {                                                                                                               \
-        PERF_T pf[NA];                                                                                                 \
-        cudnnStatus_t st = FIND_CALL;                                                                                  \
-        for (int j = 0; j < ret; j++) sts[j] = pf[j].status, algs[j] = pf[j].algo, mems[j] = pf[j].memory;             \
-        note_skips(e, L, PHASE_NAME, ret, sts, algs, mems);                                                            \
-        for (int j = 0; st == CUDNN_STATUS_SUCCESS && j < ret; j++)                                                    \
-            if (pf[j].status == CUDNN_STATUS_SUCCESS && pf[j].memory <= e->opts.workspace_limit) {                     \
-                l->ALGO_FIELD = pf[j].algo;                                                                            \
-                b->ws[PH] = pf[j].memory;                                                                              \
-                dnn_ms[PH] = pf[j].time;                                                                               \
-                cudnnSetConvolutionMathType(l->cd[PH], pf[j].mathType);                                                \
-                b->choice[PH] = cb_choice_of(CB_IMPL_CUDNN, pf[j].algo, algo_name(NAMES, NNAMES, pf[j].algo));         \
-                b->choice[PH].ms = pf[j].time;                                                                         \
-                break;                                                                                                 \
-            }                                                                                                          \
-    } while (0)
-    FIND_BEST(cudnnConvolutionFwdAlgoPerf_t, 0, "forward", fwd_name, 8, fwd,
-              cudnnFindConvolutionForwardAlgorithmEx(d->h, l->xd, x, l->wd, wf, l->cd[0], l->yd, y, NA, &ret, pf, ws, wsz));
-    if (dx)
-        FIND_BEST(cudnnConvolutionBwdDataAlgoPerf_t, 1, "backward-data", bwd_data_name, 6, bwd_data,
-                  cudnnFindConvolutionBackwardDataAlgorithmEx(d->h, l->wd, wf, l->yd, y, l->cd[1], l->xd, dx, NA, &ret, pf, ws, wsz));
-    if (b->dw)
-        FIND_BEST(cudnnConvolutionBwdFilterAlgoPerf_t, 2, "backward-filter", bwd_filter_name, 7, bwd_filter,
-                  cudnnFindConvolutionBackwardFilterAlgorithmEx(d->h, l->xd, x, l->yd, y, l->cd[2], l->wd, dwf, NA, &ret, pf, ws, wsz));
-#undef FIND_BEST
-    cudaFree(ws);
-    cudaGetLastError();
-    for (int p = 0; p < CB_PHASE_COUNT; p++) {
-        bool needed = p == 0 || (p == 1 && dx) || (p == 2 && b->dw);
-        if (!needed) continue;
-        size_t dnn_ws = b->ws[p];
-        cb_choice *c = &b->choice[p];
-        if (dnn_ms[p] < 0 && (!native(e) || !cb_dnn_conv_own_ok(L))) {
-            return decline(e, L, err, CB_REASON_NO_ALGORITHM, p == 0 ? "no cuDNN forward algorithm runs it within the workspace limit" OWN_NCHW
-                                      : p == 1 ? "no cuDNN backward-data algorithm runs it within the workspace limit" OWN_NCHW
-                                               : "no cuDNN backward-filter algorithm runs it within the workspace limit" OWN_NCHW);
-        } else if (dnn_ms[p] < 0) { // no cuDNN algorithm fits: an own kernel
-            l->own[p] = true;
-            cb_cuda_conv_choose(e, i, (cb_phase)p, d->policy != NULL);
-            c->flags |= CB_CHOICE_NO_LIB_FIT;
-        } else if (l->xpad && cg != L->p.conv.cin) {
-            c->flags |= CB_CHOICE_CHANNEL_PAD | (xin.h != L->in.h || xin.w != L->in.w ? CB_CHOICE_SAME_COPY : 0);
-            c->pad_from = L->p.conv.cin, c->pad_to = cg;
-        } else if (l->xpad && !(d->policy && native(e))) { // (auto, fp32 NCHW: raced against the own kernels)
-            c->flags |= CB_CHOICE_SAME_COPY;
-        } else if (d->policy) {
-            d->policy->conv_phase(e, i, (cb_phase)p, dnn_ms[p], dnn_ws);
-        }
-    }
-    return CB_OK;
-}
-
-// Under a storage other than fp32 NCHW, runs layer i's cuDNN calls once on its own buffers (their
-// contents do not matter) so that a combination cuDNN refuses (a layout or type one of its legacy
-// routines lacks) is declined here with its status, not ignored in forward()
-static cb_status probe(cb_exec *e, int i, cb_error *err) {
-    const cb_layer *L = &e->net->layers[i];
-    cb_lbuf *b = &e->lb[i];
-    dnn_layer *l = lay(e, i);
-    dnn_state *d = dnn(e);
-    const void *x = e->lb[L->parents[0]].y;
-    void *out = cb_exec_op_out(e, i), *dx = e->lb[L->parents[0]].dy ? (void *)e->lb[L->parents[0]].dy : (void *)e->scratch;
-    const void *dy = cb_exec_op_grad(e, i);
-    bool train = e->opts.train && dy && dx;
-    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
-    const char *what = "";
-#define PROBE(name, call)                                                                                              \
-    if (st == CUDNN_STATUS_SUCCESS) st = (call), what = name
-    if (L->op == CB_OP_POOL && !l->own[0]) {
-        PROBE("pooling forward", cudnnPoolingForward(d->h, l->pd, &one, l->xd, x, &zero, l->yd, out));
-        if (train) PROBE("pooling backward", cudnnPoolingBackward(d->h, l->pd, &one, l->yd, out, l->yd, dy, l->xd, x, &zero, l->xd, dx));
-    }
-    if (L->op == CB_OP_LRN && !l->own[0]) {
-        PROBE("LRN forward", cudnnLRNCrossChannelForward(d->h, l->lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, l->yd, x, &zero, l->yd, out));
-        if (train)
-            PROBE("LRN backward", cudnnLRNCrossChannelBackward(d->h, l->lrn, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, l->yd, out, l->yd, dy,
-                                                               l->yd, x, &zero, l->yd, dx));
-    }
-    if (L->op == CB_OP_SOFTMAX)
-        PROBE("softmax", cudnnSoftmaxForward(d->h, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, l->xd, x, &zero, l->xd, out));
-    if (l->act) PROBE("activation", cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y));
-    // batch norm: inference (training would move the running statistics) and backward
-    if (L->op == CB_OP_BATCHNORM && l->bnd) {
-        PROBE("batch norm", cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, out,
-                                                                    l->bnd, b->gamma, b->beta, b->rmean, b->rvar, L->p.bn.eps));
-        if (train && b->dgamma)
-            PROBE("batch norm backward", cudnnBatchNormalizationBackward(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, x,
-                                                                         l->yd, dy, l->yd, dx, l->bnd, b->gamma, b->dgamma,
-                                                                         b->dbeta, L->p.bn.eps, b->bn_mean, b->bn_invstd));
-    }
-    if (L->bn && l->bnd) {
-        PROBE("batch norm", cudnnBatchNormalizationForwardInference(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, b->pre, l->yd,
-                                                                    b->y, l->bnd, b->gamma, b->beta, b->rmean, b->rvar, L->bn_eps));
-        if (e->opts.train && b->dpre && b->dgamma)
-            PROBE("batch norm backward", cudnnBatchNormalizationBackward(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd,
-                                                                         b->pre, l->yd, b->dy, l->yd, b->dpre, l->bnd, b->gamma,
-                                                                         b->dgamma, b->dbeta, L->bn_eps, b->bn_mean, b->bn_invstd));
-    }
-#undef PROBE
-    cudaGetLastError();
-    if (st != CUDNN_STATUS_SUCCESS) {
-        char why[160];
-        snprintf(why, sizeof why, "cuDNN's %s refuses them (%s)" OWN_NCHW, what, cudnnGetErrorString(st));
-        return decline(e, L, err, CB_REASON_LIBRARY_REFUSES, why);
-    }
-    return CB_OK;
-}
-
-// One run of pool layer i's forward (ph 0) or backward (ph 1), on cuDNN or the own kernels. The
-// layer's output gradient may not be allocated yet: then y (the same shape) stands in for it, as
-// in time_conv.
-// The own kernels: src/cuda/pool.cu on fp32 NCHW, src/storage/pool_fmt.cu on the other storages.
-// dx: where the input gradient goes (NULL: the input's own gradient buffer).
-cudnnStatus_t cb_dnn_run_pool(cb_exec *e, int i, bool own, int ph, float *dx) {
-    const cb_layer *L = &e->net->layers[i];
-    dnn_layer *l = lay(e, i);
-    cb_pool_params pp;
-    cb_pool_params_of(L, &pp);
-    const float *x = e->lb[L->parents[0]].y;           // (N, C, H, W)
-    float *y = cb_exec_op_out(e, i);                     // (N, C, P, Q)
-    if (!dx) dx = e->lb[L->parents[0]].dy;               // (N, C, H, W)
-    const float *dy = cb_exec_op_grad(e, i) ? cb_exec_op_grad(e, i) : y;
-    if (own && !native(e) && ph == 0) cb_fmt_pool_forward(&pp, cb_store_of(e)->fmt, x, y, e->lb[i].aux);
-    else if (own && !native(e)) cb_fmt_pool_backward(&pp, cb_store_of(e)->fmt, dy, e->lb[i].aux, dx);
-    else if (own && ph == 0) cb_cuda_pool_forward(&pp, x, y, e->lb[i].aux);
-    else if (own) cb_cuda_pool_backward(&pp, dy, e->lb[i].aux, dx);
-    else if (ph == 0) return cudnnPoolingForward(dnn(e)->h, l->pd, &one, l->xd, x, &zero, l->yd, y);
-    else return cudnnPoolingBackward(dnn(e)->h, l->pd, &one, l->yd, y, l->yd, dy, l->xd, x, &zero, l->xd, dx);
-    return CUDNN_STATUS_SUCCESS;
-}
-
-// A pool layer runs on cuDNN, or on the own kernels where cuDNN cannot express its padding (in
-// every storage: GoogLeNet's SAME pools); "auto"'s policy chooses between them elsewhere.
-static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
-    const cb_layer *L = &e->net->layers[i];
-    cb_lbuf *b = &e->lb[i];
-    dnn_state *d = dnn(e);
-    dnn_layer *l = lay(e, i);
-    const cb_window *w = &L->p.pool.win;
-    bool bwd = e->lb[L->parents[0]].dy != NULL;
-    DNN_TRY(set4d(e, &l->xd, L->in));
-    DNN_TRY(cudnnCreatePoolingDescriptor(&l->pd));
-    DNN_TRY(cudnnSetPooling2dDescriptor(l->pd, L->p.pool.avg ? CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING : CUDNN_POOLING_MAX_DETERMINISTIC,
-                                        CUDNN_NOT_PROPAGATE_NAN, w->r, w->s, w->pad_top, w->pad_left, w->stride_h, w->stride_w));
-    int n, c, h, ww;
-    DNN_TRY(cudnnGetPooling2dForwardOutputDim(l->pd, l->xd, &n, &c, &h, &ww));
-    cb_choice pc = cb_choice_of(CB_IMPL_CUDNN, -1, "");
-    if (h != L->out.h || ww != L->out.w) { // trailing pads differ from leading ones: cuDNN has no such padding
-        l->own[0] = l->own[1] = true;
-        pc = cb_choice_of(CB_IMPL_OWN, -1, "pool");
-        pc.flags |= CB_CHOICE_ASYM_PAD;
-    } else if (d->policy) {
-        d->policy->pool(e, i, bwd, &pc);
-    }
-    for (int p = 0; p < (bwd ? 2 : 1); p++) b->choice[p] = pc;
-    return native(e) || l->own[0] ? CB_OK : probe(e, i, err);
-}
-
 // ---- batch norm: cuDNN's legacy routines or the own storage kernels (norm_fmt.cu) ----------------
 // A batch norm is fused into a conv / FC layer (L->bn: pre -> y, then the ReLU) or is a layer of
 // its own (x -> out). The own kernels take every storage and fuse the ReLU (forward) and its mask
@@ -383,7 +85,7 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
 
 // the per-channel kernels' partial sums (batch norm, layer scale, LayerNorm): one scratch, grown
 // at plan time to the largest need
-static bool part_reserve(cb_exec *e, size_t floats) {
+bool cb_dnn_part_reserve(cb_exec *e, size_t floats) {
     dnn_state *d = dnn(e);
     if (floats <= d->bn_part_floats) return true;
     cudaFree(d->bn_part);
@@ -395,7 +97,7 @@ static bool part_reserve(cb_exec *e, size_t floats) {
 }
 
 static bool bn_relu_fused(const cb_layer *L) { return L->bn && L->act == CB_ACT_RELU; }
-static bool bn_own_ok(const cb_layer *L) {
+bool cb_dnn_bn_own_ok(const cb_layer *L) {
     cb_bn_params bp;
     cb_bn_params_of(L, &bp);
     return cb_fmt_bn_supported(&bp);
@@ -469,7 +171,7 @@ double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train) {
     return cudaGetLastError() == cudaSuccess ? t : -1;
 }
 
-static cb_status plan_bn(cb_exec *e, int i, cb_error *err) {
+cb_status cb_dnn_plan_bn(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_state *d = dnn(e);
@@ -484,7 +186,7 @@ static cb_status plan_bn(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnDeriveBNTensorDescriptor(l->bnd, l->yd, CUDNN_BATCHNORM_SPATIAL));
     }
     if (!own_ok) return CB_OK; // cuDNN's, or (fp32 NCHW, eps under cuDNN's minimum) the cuda backend's own
-    if (!part_reserve(e, cb_fmt_bn_scratch(bp.c))) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
+    if (!cb_dnn_part_reserve(e, cb_fmt_bn_scratch(bp.c))) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
     cb_choice c = cb_choice_of(CB_IMPL_NONE, -1, "");
     if (!lib_ok) l->own_bn = true, c = cb_choice_of(CB_IMPL_OWN, -1, "own bn (eps)");
     else if (!d->policy) l->own_bn = false;
@@ -493,103 +195,6 @@ static cb_status plan_bn(cb_exec *e, int i, cb_error *err) {
     if (c.impl != CB_IMPL_NONE && L->op == CB_OP_BATCHNORM)
         for (int p = 0; p < CB_PHASE_COUNT; p++) b->choice[p] = c;
     return CB_OK;
-}
-
-// cuDNN pads a convolution symmetrically (the leading pads on both sides). plan_conv runs it on a
-// copy of the input with the missing trailing rows and columns added (TF SAME), in every storage;
-// leading pads larger than the trailing ones no copy helps.
-static int64_t cudnn_out(int64_t in, int pad, int r, int stride) { return (in + 2 * pad - r) / stride + 1; }
-static bool conv_pads_fit(const cb_layer *L) {
-    const cb_window *w = &L->p.conv.win;
-    int64_t h = L->in.h, wd = L->in.w;
-    int rh = (w->r - 1) * cb_dnn_dil(L->p.conv.dil_h) + 1, rw = (w->s - 1) * cb_dnn_dil(L->p.conv.dil_w) + 1; // the dilated extent
-    int64_t eh = (L->out.h - 1) * w->stride_h + rh - 2 * w->pad_top - h, ew = (L->out.w - 1) * w->stride_w + rw - 2 * w->pad_left - wd;
-    h += eh > 0 ? eh : 0, wd += ew > 0 ? ew : 0;
-    return cudnn_out(h, w->pad_top, rh, w->stride_h) == L->out.h && cudnn_out(wd, w->pad_left, rw, w->stride_w) == L->out.w;
-}
-
-// In fp32 NCHW own kernels run whatever cuDNN cannot; in another storage (own convolution, LRN and
-// batch-norm kernels compute fp32 NCHW only) these are declined. What only cuDNN can tell (a
-// refused descriptor, no algorithm within the workspace) plan declines after asking it.
-cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n) {
-    const cb_layer *L = &net->layers[i];
-    int fmt = cb_store_fmt_of(o);
-    if (fmt == 0 || L->op == CB_OP_INPUT) return CB_REASON_NONE;
-    cb_reason r = CB_REASON_NONE;
-    const char *what = "";
-    cb_shape in = net->layers[L->parents[0]].out, out = L->out;
-    bool spatial_in = in.h * in.w > 1, spatial_out = out.h * out.w > 1;
-    float eps = L->op == CB_OP_BATCHNORM ? L->p.bn.eps : L->bn_eps;
-    if ((fmt & CB_FMT_NHWC) && L->op == CB_OP_RESHAPE && (spatial_in || spatial_out) && (in.c != out.c || in.h != out.h || in.w != out.w))
-        r = CB_REASON_NHWC_ORDER, what = "a Reshape of a spatial tensor, whose elements NHWC orders differently";
-    else if ((fmt & CB_FMT_NHWC) && L->op == CB_OP_SOFTMAX && spatial_in)
-        r = CB_REASON_NHWC_ORDER, what = "a Softmax over a spatial input, whose classes NHWC orders differently";
-    else if ((L->bn || L->op == CB_OP_BATCHNORM) && eps < CUDNN_BN_MIN_EPSILON && !bn_own_ok(L))
-        r = CB_REASON_BN_EPSILON, what = "a batch-norm epsilon under CUDNN_BN_MIN_EPSILON on a tensor over 2^31 elements";
-    else if (L->op == CB_OP_LRN && (L->p.lrn.size < CUDNN_LRN_MIN_N || L->p.lrn.size > CUDNN_LRN_MAX_N || L->p.lrn.k < CUDNN_LRN_MIN_K ||
-                                    L->p.lrn.beta < CUDNN_LRN_MIN_BETA))
-        r = CB_REASON_LRN_RANGE, what = "an LRN size, k or beta outside cuDNN's range" OWN_NCHW;
-    else if (L->op == CB_OP_CONV && !conv_pads_fit(L))
-        r = CB_REASON_ASYM_PADDING, what = "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW;
-    if (r != CB_REASON_NONE) snprintf(why, n, "%s tensors: %s", cb_store_fmt_label(fmt), what);
-    return r;
-}
-
-cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err) {
-    const cb_layer *L = &e->net->layers[i];
-    cb_lbuf *b = &e->lb[i];
-    dnn_state *d = dnn(e);
-    dnn_layer *l = cb_xcalloc(1, sizeof *l);
-    b->priv = l;
-    if (L->op == CB_OP_INPUT) return CB_OK;
-    DNN_TRY(set4d(e, &l->yd, L->out));
-    if (L->act == CB_ACT_RELU || (L->op == CB_OP_ACT && L->p.act.fn == CB_ACT_RELU)) { // cuDNN's ReLU; the others: own kernels
-        DNN_TRY(cudnnCreateActivationDescriptor(&l->act));
-        DNN_TRY(cudnnSetActivationDescriptor(l->act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0));
-    }
-    if (L->bn || L->op == CB_OP_BATCHNORM) {
-        cb_status st = plan_bn(e, i, err);
-        if (st != CB_OK) return st;
-    }
-    switch (L->op) {
-    case CB_OP_CONV: {
-        cb_status st = plan_conv(e, i, err);
-        return st == CB_OK && !native(e) ? probe(e, i, err) : st;
-    }
-    case CB_OP_FC: {
-        cb_status st = cb_blas_plan_fc(e, i, err);
-        if (st != CB_OK) return st;
-        for (int p = 0; p < CB_PHASE_COUNT; p++) {
-            bool needed = p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw);
-            if (d->policy && !native(e)) b->choice[p].flags |= CB_CHOICE_OWN_NCHW_ONLY; // own kernels cannot read this storage
-            else if (d->policy && needed) d->policy->fc_phase(e, i, (cb_phase)p);
-        }
-        break;
-    }
-    case CB_OP_POOL:
-        return plan_pool(e, i, err);
-    case CB_OP_LRN:
-        if (L->p.lrn.size < CUDNN_LRN_MIN_N || L->p.lrn.size > CUDNN_LRN_MAX_N || L->p.lrn.k < CUDNN_LRN_MIN_K ||
-            L->p.lrn.beta < CUDNN_LRN_MIN_BETA) {
-            l->own[0] = l->own[1] = true;
-            break;
-        }
-        DNN_TRY(cudnnCreateLRNDescriptor(&l->lrn));
-        DNN_TRY(cudnnSetLRNDescriptor(l->lrn, (unsigned)L->p.lrn.size, L->p.lrn.alpha, L->p.lrn.beta, L->p.lrn.k));
-        break;
-    case CB_OP_SOFTMAX:
-        DNN_TRY(set4d(e, &l->xd, (cb_shape){4, L->out.n, L->out.c * L->out.h * L->out.w, 1, 1}));
-        break;
-    case CB_OP_SCALE:
-    case CB_OP_LAYERNORM:
-        if (!part_reserve(e, cb_fmt_layernorm_scratch(L->out.c)))
-            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
-        break;
-    default:
-        break;
-    }
-    if (!native(e) && (l->own[0] || l->own[1])) return decline(e, L, err, CB_REASON_LRN_RANGE, "an LRN size, k or beta outside cuDNN's range" OWN_NCHW);
-    return native(e) ? CB_OK : probe(e, i, err);
 }
 
 void cb_dnn_forward_epilogue(cb_exec *e, int i, bool train) {

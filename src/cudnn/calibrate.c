@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-// as src/cudnn/backend.c names them (the profile's algorithm column)
+// as src/cudnn/plan.c names them (the profile's algorithm column)
 static const char *const FWD_NAMES[] = {"FWD_IMPLICIT_GEMM", "FWD_IMPLICIT_PRECOMP_GEMM", "FWD_GEMM", "FWD_DIRECT",
                                         "FWD_FFT", "FWD_FFT_TILING", "FWD_WINOGRAD", "FWD_WINOGRAD_NONFUSED"};
 static const char *const BWD_DATA_NAMES[] = {"BWD_DATA_ALGO_0", "BWD_DATA_ALGO_1", "BWD_DATA_FFT", "BWD_DATA_FFT_TILING",

@@ -71,7 +71,7 @@ static bool is_own(const char *name) { return strncmp(name, "FWD_", 4) && strncm
 
 // The cudnn backend runs a convolution whose trailing padding differs from its leading padding
 // (cuDNN's output size with symmetric padding differs) on its fallback, the first own algorithm
-// (src/cudnn/backend.c, cb_cuda_conv_choose): predicted from that algorithm's calibration when
+// (src/cudnn/plan.c, cb_cuda_conv_choose): predicted from that algorithm's calibration when
 // the entry holds one (calibrate --refit of a cudnn and a cuda calibration together).
 #define CUDNN_FALLBACK "igemm-simt"
 static bool cudnn_asymmetric(const cb_conv_params *p) {
