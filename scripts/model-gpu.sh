@@ -46,7 +46,7 @@ else
     TAG=$TAG SKIP_PROFILES=1 CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) bash scripts/model-device.sh "$CB" "$RES" 80 cudnn
     stamp "calibrate cuda (own convolutions: the fallback)"
     # the strided and large-filter shapes first: the fallback runs TF SAME's strided layers
-    TAG=$TAG CAL_SECTIONS=conv CAL_GROUPS="30 24 0 12" PART_S=40 bash scripts/model-device.sh "$CB" "$RES" 35 cuda
+    TAG=$TAG CAL_SECTIONS=conv CAL_GROUPS="36 30 24 0 12" PART_S=40 bash scripts/model-device.sh "$CB" "$RES" 35 cuda
     # cudnn's parts first: the first file names the calibration's device and backend (a single ls
     # would sort cuda_ before cudnn_ and make it a calibration of the own kernels)
     parts=$({ ls "$RES"/calparts/cudnn_*.json; ls "$RES"/calparts/cuda_*.json; } 2>/dev/null | paste -sd, -)
