@@ -315,6 +315,15 @@ bad_input "simulate --interconnect and --network" "--interconnect and --network"
 bad_input "fullpass: a malformed launcher rank" "RANK=3 is not below WORLD_SIZE=2" -- env RANK=3 WORLD_SIZE=2 "$cb" fullpass fashion-lenet
 bad_input "fullpass --rendezvous without a launcher" "--rendezvous: no launcher's RANK and WORLD_SIZE" -- "$cb" fullpass fashion-lenet --rendezvous file:/tmp/none
 bad_input "fullpass: a launcher's ranks and --gpus" "one GPU per process" -- env RANK=0 WORLD_SIZE=2 "$cb" fullpass fashion-lenet --backend cudnn --gpus 2 --rendezvous file:/tmp/none
+# the own direct CPU convolution in a whole network: the same loss as im2col + OpenBLAS
+a=$(CONVBENCH_CPU_CONV=gemm "$cb" fullpass fashion-ece408 --batch 8 --iters 1 --warmup 0 --format json --quiet 2>&1)
+o=$(CONVBENCH_CPU_CONV=own "$cb" fullpass fashion-ece408 --batch 8 --iters 1 --warmup 0 --per-layer --format json --quiet 2>&1)
+if /usr/bin/python3 -c '
+import json, sys
+a, o = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert abs(a["loss"] - o["loss"]) <= 1e-5 * abs(a["loss"]), (a["loss"], o["loss"])
+assert any(r["algo_fwd"].startswith("own direct") for r in o["tables"]["layers"]), "own direct not used"
+' "$a" "$o"; then ok "own direct CPU convolution: same loss"; else bad "own direct CPU convolution: $a | $o"; fi
 bad_input "ModelParallel expansion" "layer 'mp': 4096 splits of 25 layers expand to 102400 layers" -- "$cb" summary "$b/modelparallel-4096.json"
 bad_input "too many layers" "more than 131072 layers" -- "$cb" summary "$b/too-many-layers.json"
 bad_input "too many parent references" "layer 'mp2': more than 2097152 parent references" -- "$cb" summary "$b/modelparallel-all-refs.json"

@@ -222,6 +222,22 @@ static void test_conv(const conv_case *cc)
     poison(y, ys);
     cb_cpu_conv_forward(&p, x, w, b, y, ws);
     check(cc->name, "forward cpu", nerr(y, y64, ys), TOL_F32);
+    // the own direct forward, on every ISA path this CPU has (K < 8 and groups it leaves to GEMM)
+    if (cb_cpu_direct_supports(&p)) {
+        const size_t dws = cb_cpu_direct_workspace(&p);
+        void *dwsp = malloc(dws);
+        const char *isas[] = {"scalar", "avx2", "avx512"};
+        for (int k = 0; k < 3; k++) {
+            const char *got = cb_cpu_direct_set_isa(isas[k]);
+            char what[64];
+            snprintf(what, sizeof what, "forward direct %s", got);
+            poison(y, ys);
+            cb_cpu_direct_forward(&p, x, w, b, y, dwsp);
+            check(cc->name, what, nerr(y, y64, ys), TOL_F32);
+        }
+        cb_cpu_direct_set_isa(getenv("CONVBENCH_CPU_ISA"));
+        free(dwsp);
+    }
     poison(y, ys);
     cb_cpu_conv_forward(&p, x, w, NULL, y, ws); // no bias: compare with y64 - b
     for (size_t i = 0; i < ys; i++) y64[i] -= b64[i / (p.p * p.q) % p.k];
@@ -278,6 +294,11 @@ static void test_conv_cases(void)
         {"conv dilated 3 5x3 stride2 same", 2, 3, 13, 11, 4, 5, 3, 2, 2, -1, -1, 1, 1, 0, 3},
         {"conv depthwise dilated 2", 2, 6, 8, 7, 6, 3, 3, 1, 1, 2, 1, 6, 1, 0, 2},
         {"conv dilated 2 pad 0 groups 2", 1, 4, 10, 10, 6, 3, 3, 1, 1, 0, 0, 2, 1, 0, 2},
+        // K >= 8 (the own direct path too): K not a multiple of 8 or 16, rows longer than a tile
+        {"conv k13 5x3 stride 2x1 same", 2, 3, 17, 29, 13, 5, 3, 2, 1, -1, -1, 1, 0, 0, 0},
+        {"conv k24 batch1 3x3 pad1 q31", 1, 7, 6, 31, 24, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0},
+        {"conv k17 dilated 2 stride 2", 2, 5, 15, 14, 17, 3, 3, 2, 2, 2, 2, 1, 0, 0, 2},
+        {"conv k8 1x7 asym same", 1, 9, 5, 26, 8, 1, 7, 1, 1, -1, -1, 1, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv(&cases[i]);
 }

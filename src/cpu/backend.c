@@ -45,6 +45,53 @@ static double timer_stop(cb_exec *e) {
 // every layer kind and activation, in fp32 NCHW (the options the registry checked)
 static cb_reason supports(const cb_net *net, int i, const cb_exec_opts *o, char *why, size_t n) { return CB_REASON_NONE; }
 
+// The forward of a convolution on the CPU: im2col + OpenBLAS, or the own direct kernels
+// (src/cpu/direct.c). CONVBENCH_CPU_CONV=race times both on one image of the layer's shape (random
+// inputs; the best of three after one untimed) and keeps the faster; =own forces the own kernels.
+// Not raced by default: on the 2-core Zen 4 of 2026-11-23 the own kernels ran AlexNet's layers at
+// 45-71 GFLOP/s against OpenBLAS's 89-160, so the race would only add planning time.
+static double time_conv(const cb_conv_params *p1, bool direct, const float *x, const float *w, float *y, void *ws) {
+    double best = 1e30;
+    for (int r = 0; r < 4; r++) {
+        double t0 = cb_now_ms();
+        if (direct) cb_cpu_direct_forward(p1, x, w, NULL, y, ws);
+        else cb_cpu_conv_forward(p1, x, w, NULL, y, ws);
+        double t = cb_now_ms() - t0;
+        if (r > 0 && t < best) best = t;
+    }
+    return best;
+}
+
+static cb_choice race_conv_forward(const cb_conv_params *p, cb_choice gemm, size_t *ws) {
+    static const char *names[] = {"own direct (scalar)", "own direct (AVX2)", "own direct (AVX-512)"};
+    if (!cb_cpu_direct_supports(p)) return gemm;
+    cb_choice own = cb_choice_of(CB_IMPL_CPU, 2, names[cb_cpu_direct_isa()]);
+    const char *force = getenv("CONVBENCH_CPU_CONV");
+    size_t dws = cb_cpu_direct_workspace(p);
+    if (!force || strcmp(force, "race")) {
+        if (!force || strcmp(force, "own")) return gemm;
+        *ws = dws;
+        return own;
+    }
+    cb_conv_params p1 = *p;
+    p1.n = 1;
+    size_t xs = (size_t)p->c * p->h * p->w, wsz = (size_t)p->k * p->c * p->r * p->s, ys = (size_t)p->k * p->p * p->q;
+    size_t scratch = dws > *ws ? dws : *ws;
+    float *x = malloc(sizeof(float) * (xs + wsz + ys) + scratch + 64);
+    if (!x) return gemm;
+    float *w = x + xs, *y = w + wsz;
+    uint64_t s = 0x1234567ull;
+    for (size_t j = 0; j < xs + wsz; j++) x[j] = 0.01f * cb_rng_uniform(&s); // small values: no denormals, no overflow
+    void *wsp = y + ys;
+    double tg = time_conv(&p1, false, x, w, y, wsp), to = time_conv(&p1, true, x, w, y, wsp);
+    free(x);
+    cb_choice *win = to < tg ? &own : &gemm;
+    win->ms = to < tg ? to : tg;
+    win->rival_ms = to < tg ? tg : to;
+    if (to < tg) *ws = dws;
+    return *win;
+}
+
 static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -57,6 +104,11 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
         size_t ws = cb_cpu_conv_workspace(&cp);
         for (int p = 0; p < CB_PHASE_COUNT; p++) b->ws[p] = ws;
         if (ws == 0) c = cb_choice_of(CB_IMPL_CPU, 0, "GEMM 1x1");
+        for (int p = 0; p < CB_PHASE_COUNT; p++) b->choice[p] = c;
+        size_t fws = ws;
+        b->choice[CB_PHASE_FORWARD] = race_conv_forward(&cp, c, &fws);
+        b->ws[CB_PHASE_FORWARD] = fws;
+        return CB_OK;
     }
     for (int p = 0; p < CB_PHASE_COUNT; p++) b->choice[p] = c;
     return CB_OK;
@@ -88,6 +140,7 @@ static void forward(cb_exec *e, int i, bool train) {
         cb_conv_params p;
         cb_conv_params_of(L, &p);
         if (ref) cb_ref_conv_forward(&p, x, b->w, b->b, out);
+        else if (b->choice[CB_PHASE_FORWARD].algo == 2) cb_cpu_direct_forward(&p, x, b->w, b->b, out, e->ws);
         else cb_cpu_conv_forward(&p, x, b->w, b->b, out, e->ws);
         break;
     }

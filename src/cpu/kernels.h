@@ -22,6 +22,15 @@ size_t cb_cpu_conv_workspace(const cb_conv_params *p);
 
 // ---- convolution --------------------------------------------------------------------------
 // x (N,C,H,W)  w (K,C/g,R,S)  b (K) or NULL  y (N,K,P,Q)
+// Own direct convolution, forward (src/cpu/direct.c): AVX-512 / AVX2+FMA / scalar by what the
+// CPU has (CONVBENCH_CPU_ISA forces one it has); dense convolutions (groups 1, K >= 8) only.
+bool cb_cpu_direct_supports(const cb_conv_params *p);
+size_t cb_cpu_direct_workspace(const cb_conv_params *p);
+void cb_cpu_direct_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws);
+int cb_cpu_direct_isa(void);
+const char *cb_cpu_direct_isa_name(void);
+// tests: run the path named from now on (capped at what the CPU has); returns its name
+const char *cb_cpu_direct_set_isa(const char *name);
 void cb_ref_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y);
 // dy (N,K,P,Q)  w (K,C/g,R,S)  -> dx (N,C,H,W), overwritten
 void cb_ref_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx);
