@@ -17,6 +17,15 @@ static void pool_window(const cb_pool_params *p, int oh, int ow, int *h0, int *h
 }
 
 // x (N,C,H,W) -> y (N,C,P,Q); argmax (N,C,P,Q) index into the H*W plane, max only, may be NULL
+// the index in a (., w) plane of the first largest value of window [h0, h1) x [w0, w1)
+static int window_argmax(const float *xp, int w, int h0, int h1, int w0, int w1) {
+    int bi = h0 * w + w0;
+    for (int ih = h0; ih < h1; ih++)
+        for (int iw = w0; iw < w1; iw++)
+            if (xp[ih * w + iw] > xp[bi]) bi = ih * w + iw;
+    return bi;
+}
+
 void cb_cpu_pool_forward(const cb_pool_params *p, const float *x, float *y, int32_t *argmax)
 {
     const int planes = p->n * p->c;
@@ -42,12 +51,8 @@ void cb_cpu_pool_forward(const cb_pool_params *p, const float *x, float *y, int3
                         for (int iw = w0; iw < w1; iw++) sum += xp[ih * p->w + iw];
                     yp[o] = sum / (float)((h1 - h0) * (w1 - w0));
                 } else {
-                    int bi = h0 * p->w + w0;
-                    float best = xp[bi];
-                    for (int ih = h0; ih < h1; ih++)
-                        for (int iw = w0; iw < w1; iw++)
-                            if (xp[ih * p->w + iw] > best) { best = xp[ih * p->w + iw]; bi = ih * p->w + iw; }
-                    yp[o] = best;
+                    int bi = window_argmax(xp, p->w, h0, h1, w0, w1);
+                    yp[o] = xp[bi];
                     if (ap) ap[o] = bi;
                 }
             }
@@ -78,12 +83,7 @@ void cb_cpu_pool_backward(const cb_pool_params *p, const float *x, const float *
                 } else if (ap) {
                     if (ap[o] >= 0) dxp[ap[o]] += dyp[o];
                 } else {
-                    int bi = h0 * p->w + w0;
-                    float best = xp[bi];
-                    for (int ih = h0; ih < h1; ih++)
-                        for (int iw = w0; iw < w1; iw++)
-                            if (xp[ih * p->w + iw] > best) { best = xp[ih * p->w + iw]; bi = ih * p->w + iw; }
-                    dxp[bi] += dyp[o];
+                    dxp[window_argmax(xp, p->w, h0, h1, w0, w1)] += dyp[o];
                 }
             }
     }
