@@ -47,12 +47,14 @@ static cb_reason supports(const cb_net *net, int i, const cb_exec_opts *o, char 
 
 // The forward of a convolution on the CPU: im2col + OpenBLAS, or the own direct kernels
 // (src/cpu/direct.c). CONVBENCH_CPU_CONV=race times both on one image of the layer's shape (random
-// inputs; the best of three after one untimed) and keeps the faster; =own forces the own kernels.
-// Not raced by default: on the 2-core Zen 4 of 2026-11-23 the own kernels ran AlexNet's layers at
-// 45-71 GFLOP/s against OpenBLAS's 89-160, so the race would only add planning time.
+// inputs; the better of two after one untimed) and keeps the faster; =own forces the own kernels.
+// Not raced by default: alone the own kernels beat OpenBLAS on some layers (AlexNet conv1 130
+// against 95 GFLOP/s), but between OpenBLAS layers their OpenMP team and OpenBLAS's spinning
+// threads contend for the two cores, and the raced AlexNet b16 forward took 312 ms against 228
+// (docs/results/2026-11-23-cpu-direct.md).
 static double time_conv(const cb_conv_params *p1, bool direct, const float *x, const float *w, float *y, void *ws) {
     double best = 1e30;
-    for (int r = 0; r < 4; r++) {
+    for (int r = 0; r < 3; r++) {
         double t0 = cb_now_ms();
         if (direct) cb_cpu_direct_forward(p1, x, w, NULL, y, ws);
         else cb_cpu_conv_forward(p1, x, w, NULL, y, ws);

@@ -53,7 +53,10 @@ static int vec_width(void) { return cb_cpu_direct_isa() == ISA_AVX512 ? 16 : cb_
 static int dh_of(const cb_conv_params *p) { return p->dil_h > 1 ? p->dil_h : 1; }
 static int dw_of(const cb_conv_params *p) { return p->dil_w > 1 ? p->dil_w : 1; }
 static int hp_of(const cb_conv_params *p) { return (p->p - 1) * p->stride_h + (p->r - 1) * dh_of(p) + 1; }
-static int wp_of(const cb_conv_params *p) { return (p->q - 1) * p->stride_w + (p->s - 1) * dw_of(p) + 1; }
+#define TMAX 12
+// the padded row's width: what the last output column reads, plus room for a whole last tile of
+// TMAX pixels, so that every tile runs the unrolled microkernel (the extra pixels are not stored)
+static int wp_of(const cb_conv_params *p) { return (p->q - 1 + TMAX - 1) * p->stride_w + (p->s - 1) * dw_of(p) + 1; }
 
 bool cb_cpu_direct_supports(const cb_conv_params *p) { return p->groups == 1 && p->k >= 8; }
 
@@ -97,51 +100,53 @@ static void pack_weights(const cb_conv_params *p, const float *w, int v, float *
 // the microkernels: out[t][0..V) = sum over (c, r, s) of x(row, col0 + t) * w, T pixels
 #define DIRECT_ARGS                                                                                                    \
     const cb_conv_params *p, const float *xp, int hp, int wp, const float *wb, int oh, int ow0, int t_n, float *out
-#define TMAX 12
 
-__attribute__((target("avx512f"))) static void micro_avx512(DIRECT_ARGS) {
-    __m512 acc[TMAX];
-    for (int t = 0; t < TMAX; t++) acc[t] = _mm512_setzero_ps();
-    const int sh = p->stride_h, sw = p->stride_w, dh = dh_of(p), dw = dw_of(p);
-    for (int c = 0; c < p->c; c++)
-        for (int r = 0; r < p->r; r++) {
-            const float *row = xp + ((size_t)c * hp + (size_t)oh * sh + (size_t)r * dh) * wp + (size_t)ow0 * sw;
-            const float *wr = wb + (((size_t)c * p->r + r) * p->s) * 16;
-            for (int s = 0; s < p->s; s++) {
-                __m512 wv = _mm512_loadu_ps(wr + (size_t)s * 16);
-                const float *xs = row + (size_t)s * dw;
-                if (t_n == TMAX) {
-#pragma GCC unroll 12
-                    for (int t = 0; t < TMAX; t++) acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[(size_t)t * sw]), wv, acc[t]);
-                } else {
-                    for (int t = 0; t < t_n; t++) acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[(size_t)t * sw]), wv, acc[t]);
-                }
-            }
-        }
-    for (int t = 0; t < t_n; t++) _mm512_storeu_ps(out + (size_t)t * 16, acc[t]);
-}
-
-__attribute__((target("avx2,fma"))) static void micro_avx2(DIRECT_ARGS) {
-    __m256 acc[TMAX];
-    for (int t = 0; t < TMAX; t++) acc[t] = _mm256_setzero_ps();
-    const int sh = p->stride_h, sw = p->stride_w, dh = dh_of(p), dw = dw_of(p);
-    for (int c = 0; c < p->c; c++)
-        for (int r = 0; r < p->r; r++) {
-            const float *row = xp + ((size_t)c * hp + (size_t)oh * sh + (size_t)r * dh) * wp + (size_t)ow0 * sw;
-            const float *wr = wb + (((size_t)c * p->r + r) * p->s) * 8;
-            for (int s = 0; s < p->s; s++) {
-                __m256 wv = _mm256_loadu_ps(wr + (size_t)s * 8);
-                const float *xs = row + (size_t)s * dw;
-                if (t_n == TMAX) {
-#pragma GCC unroll 12
-                    for (int t = 0; t < TMAX; t++) acc[t] = _mm256_fmadd_ps(_mm256_broadcast_ss(xs + (size_t)t * sw), wv, acc[t]);
-                } else {
-                    for (int t = 0; t < t_n; t++) acc[t] = _mm256_fmadd_ps(_mm256_broadcast_ss(xs + (size_t)t * sw), wv, acc[t]);
-                }
-            }
-        }
-    for (int t = 0; t < t_n; t++) _mm256_storeu_ps(out + (size_t)t * 8, acc[t]);
-}
+// one microkernel per tile width T (1..TMAX), so that every one keeps its T accumulators in
+// registers with the loop unrolled; a row of Q pixels runs ceil(Q / TMAX) tiles of equal width
+#define MICRO_AVX512(T)                                                                                                \
+    __attribute__((target("avx512f"))) static void micro_avx512_##T(DIRECT_ARGS) {                                    \
+        __m512 acc[T];                                                                                                 \
+        for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();                                                      \
+        const int sh = p->stride_h, sw = p->stride_w, dh = dh_of(p), dw = dw_of(p);                                     \
+        for (int c = 0; c < p->c; c++)                                                                                 \
+            for (int r = 0; r < p->r; r++) {                                                                           \
+                const float *row = xp + ((size_t)c * hp + (size_t)oh * sh + (size_t)r * dh) * wp + (size_t)ow0 * sw;   \
+                const float *wr = wb + (((size_t)c * p->r + r) * p->s) * 16;                                           \
+                for (int s = 0; s < p->s; s++) {                                                                       \
+                    __m512 wv = _mm512_loadu_ps(wr + (size_t)s * 16);                                                  \
+                    const float *xs = row + (size_t)s * dw;                                                            \
+                    _Pragma("GCC unroll 12") for (int t = 0; t < T; t++)                                               \
+                        acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[(size_t)t * sw]), wv, acc[t]);                      \
+                }                                                                                                      \
+            }                                                                                                          \
+        for (int t = 0; t < T; t++) _mm512_storeu_ps(out + (size_t)t * 16, acc[t]);                                    \
+    }
+#define MICRO_AVX2(T)                                                                                                  \
+    __attribute__((target("avx2,fma"))) static void micro_avx2_##T(DIRECT_ARGS) {                                     \
+        __m256 acc[T];                                                                                                 \
+        for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();                                                      \
+        const int sh = p->stride_h, sw = p->stride_w, dh = dh_of(p), dw = dw_of(p);                                     \
+        for (int c = 0; c < p->c; c++)                                                                                 \
+            for (int r = 0; r < p->r; r++) {                                                                           \
+                const float *row = xp + ((size_t)c * hp + (size_t)oh * sh + (size_t)r * dh) * wp + (size_t)ow0 * sw;   \
+                const float *wr = wb + (((size_t)c * p->r + r) * p->s) * 8;                                            \
+                for (int s = 0; s < p->s; s++) {                                                                       \
+                    __m256 wv = _mm256_loadu_ps(wr + (size_t)s * 8);                                                   \
+                    const float *xs = row + (size_t)s * dw;                                                            \
+                    _Pragma("GCC unroll 12") for (int t = 0; t < T; t++)                                               \
+                        acc[t] = _mm256_fmadd_ps(_mm256_broadcast_ss(xs + (size_t)t * sw), wv, acc[t]);                \
+                }                                                                                                      \
+            }                                                                                                          \
+        for (int t = 0; t < T; t++) _mm256_storeu_ps(out + (size_t)t * 8, acc[t]);                                     \
+    }
+#define MICROS(M) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12)
+MICROS(MICRO_AVX512)
+MICROS(MICRO_AVX2)
+typedef void (*micro_fn)(DIRECT_ARGS);
+#define LIST512(T) micro_avx512_##T,
+#define LIST2(T) micro_avx2_##T,
+static const micro_fn MICRO512[TMAX] = {MICROS(LIST512)};
+static const micro_fn MICRO2[TMAX] = {MICROS(LIST2)};
 
 static void micro_scalar(DIRECT_ARGS) {
     const int sh = p->stride_h, sw = p->stride_w, dh = dh_of(p), dw = dw_of(p);
@@ -161,7 +166,8 @@ void cb_cpu_direct_forward(const cb_conv_params *p, const float *x, const float 
     const int kb = (p->k + v - 1) / v;
     const size_t crs = (size_t)p->c * p->r * p->s, pq = (size_t)p->p * p->q;
     float *xp = ws, *wpk = xp + (size_t)p->c * hp * wp;
-    void (*micro)(DIRECT_ARGS) = isa == ISA_AVX512 ? micro_avx512 : isa == ISA_AVX2 ? micro_avx2 : micro_scalar;
+    const int tiles = (p->q + TMAX - 1) / TMAX, tw = (p->q + tiles - 1) / tiles; // equal tiles of at most TMAX
+    micro_fn micro = isa == ISA_AVX512 ? MICRO512[tw - 1] : isa == ISA_AVX2 ? MICRO2[tw - 1] : micro_scalar;
     pack_weights(p, w, v, wpk);
     for (int n = 0; n < p->n; n++) {
         pad_image(p, x + (size_t)n * p->c * p->h * p->w, xp);
@@ -172,9 +178,9 @@ void cb_cpu_direct_forward(const cb_conv_params *p, const float *x, const float 
             const int blk = it / p->p, oh = it % p->p;
             const float *wb = wpk + (size_t)blk * crs * v;
             float tile[TMAX * 16];
-            for (int ow0 = 0; ow0 < p->q; ow0 += TMAX) {
-                const int tn = p->q - ow0 < TMAX ? p->q - ow0 : TMAX;
-                micro(p, xp, hp, wp, wb, oh, ow0, tn, tile);
+            for (int ow0 = 0; ow0 < p->q; ow0 += tw) {
+                const int tn = p->q - ow0 < tw ? p->q - ow0 : tw; // the pixels to store (the kernel computes tw)
+                micro(p, xp, hp, wp, wb, oh, ow0, tw, tile);
                 for (int j = 0; j < v; j++) { // (T, V) -> the V output planes' row
                     const int k = blk * v + j;
                     if (k >= p->k) break;
