@@ -27,6 +27,24 @@ static int one(const char *spec, long batch, const cb_exec_opts *eo, cb_dist_opt
     return 1;
 }
 
+// what both reports (one process, several) say of the run
+static cb_report *dist_report(const char *name, const cb_exec_opts *eo, int gpus, long per, double bucket_mb, int buckets, bool overlap,
+                              int64_t params) {
+    cb_report *r = cb_report_new("fullpass");
+    cb_report_meta_str(r, "network", name);
+    cb_report_meta_str(r, "backend", eo->backend);
+    cb_report_meta_str(r, "precision", cb_precision_name(eo->precision));
+    cb_report_meta_str(r, "layout", eo->layout == CB_LAYOUT_NHWC ? "nhwc" : "nchw");
+    cb_report_meta_num(r, "gpus", gpus);
+    cb_report_meta_num(r, "batch_per_gpu", (double)per);
+    cb_report_meta_num(r, "global_batch", (double)per * gpus);
+    cb_report_meta_num(r, "bucket_mb", bucket_mb);
+    cb_report_meta_num(r, "buckets", buckets);
+    cb_report_meta_str(r, "overlap", overlap ? "yes" : "no");
+    cb_report_meta_num(r, "params", (double)params);
+    return r;
+}
+
 int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo_in, const cli_out *o, cb_format fmt, int n, const int *dev,
                   const char *scaling, double bucket_mb, bool overlap, bool update, bool criterion) {
     bool strong = !strcmp(scaling, "strong");
@@ -62,25 +80,14 @@ int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo_i
         cli_progress(o, "fullpass: %s on %d GPU%s, batch %ld per GPU", name, gpus[k], gpus[k] == 1 ? "" : "s", batches[k]);
         if (!one(spec, batches[k], &eo, &d, &res[k], &rc)) return rc;
     }
-    cb_report *r = cb_report_new("fullpass");
-    cb_report_meta_str(r, "network", name);
-    cb_report_meta_str(r, "backend", eo.backend);
-    cb_report_meta_str(r, "precision", cb_precision_name(eo.precision));
-    cb_report_meta_str(r, "layout", eo.layout == CB_LAYOUT_NHWC ? "nhwc" : "nchw");
-    cb_report_meta_num(r, "gpus", n);
+    cb_report *r = dist_report(name, &eo, n, per, bucket_mb, res[1].buckets, overlap, res[1].params);
     char list[128] = "";
     for (int k = 0; k < n; k++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", k ? "," : "", dev[k]);
     cb_report_meta_str(r, "devices", list);
     cb_report_meta_str(r, "scaling", strong ? "strong" : "weak");
-    cb_report_meta_num(r, "batch_per_gpu", (double)per);
-    cb_report_meta_num(r, "global_batch", (double)per * n);
-    cb_report_meta_num(r, "bucket_mb", bucket_mb);
-    cb_report_meta_num(r, "buckets", res[1].buckets);
-    cb_report_meta_str(r, "overlap", overlap ? "yes" : "no");
     cb_report_meta_str(r, "update", update ? "yes" : "no");
     cb_report_meta_str(r, "criterion", criterion ? "softmax cross-entropy" : "no");
     cb_report_meta_str(r, "data_grad", eo.no_data_grad ? "no" : "yes");
-    cb_report_meta_num(r, "params", (double)res[1].params);
     cb_report_meta_num(r, "warmup", (double)ro->warmup);
     cb_report_meta_num(r, "iterations", (double)ro->iters);
     cb_report_meta_num(r, "max_param_diff", res[1].max_param_diff);
@@ -151,21 +158,10 @@ int fullpass_dist_procs(const char *spec, const run_opts *ro, const cb_exec_opts
     cb_net_free(net);
     if (st != CB_OK) return cli_fail(&cmd_fullpass, &err);
     if (env->rank != 0) return 0;
-    cb_report *r = cb_report_new("fullpass");
-    cb_report_meta_str(r, "network", name);
-    cb_report_meta_str(r, "backend", eo.backend);
-    cb_report_meta_str(r, "precision", cb_precision_name(eo.precision));
-    cb_report_meta_str(r, "layout", eo.layout == CB_LAYOUT_NHWC ? "nhwc" : "nchw");
-    cb_report_meta_num(r, "gpus", env->world);
+    cb_report *r = dist_report(name, &eo, env->world, per, bucket_mb, res.buckets, overlap, res.params);
     cb_report_meta_str(r, "launcher", env->source);
     cb_report_meta_str(r, "rendezvous", rendezvous);
     cb_report_meta_str(r, "scaling", "weak");
-    cb_report_meta_num(r, "batch_per_gpu", (double)per);
-    cb_report_meta_num(r, "global_batch", (double)per * env->world);
-    cb_report_meta_num(r, "bucket_mb", bucket_mb);
-    cb_report_meta_num(r, "buckets", res.buckets);
-    cb_report_meta_str(r, "overlap", overlap ? "yes" : "no");
-    cb_report_meta_num(r, "params", (double)res.params);
     const char *cols[] = {"gpus", "batch_per_gpu", "step_ms", "compute_ms", "comm_ms", "exposed_comm_ms", "images_per_s"};
     cb_table *t = cb_report_table(r, "scaling", 7, cols);
     double exposed = res.step_ms - res.compute_ms;

@@ -103,42 +103,27 @@ static void pack_weights(const cb_conv_params *p, const float *w, int v, float *
 
 // one microkernel per tile width T (1..TMAX), so that every one keeps its T accumulators in
 // registers with the loop unrolled; a row of Q pixels runs ceil(Q / TMAX) tiles of equal width
-#define MICRO_AVX512(T)                                                                                                \
-    __attribute__((target("avx512f"))) static void micro_avx512_##T(DIRECT_ARGS) {                                    \
-        __m512 acc[T];                                                                                                 \
-        for (int t = 0; t < T; t++) acc[t] = _mm512_setzero_ps();                                                      \
+// ISA: avx512 or avx2; VEC its vector type, V its width, then its intrinsics
+#define MICRO_ISA(ISA, TARGET, VEC, V, ZERO, LOAD, BCAST, FMA, STORE, T)                                               \
+    __attribute__((target(TARGET))) static void micro_##ISA##_##T(DIRECT_ARGS) {                                      \
+        VEC acc[T];                                                                                                    \
+        for (int t = 0; t < T; t++) acc[t] = ZERO();                                                                   \
         const int sh = p->stride_h, sw = p->stride_w, dh = dh_of(p), dw = dw_of(p);                                     \
         for (int c = 0; c < p->c; c++)                                                                                 \
             for (int r = 0; r < p->r; r++) {                                                                           \
                 const float *row = xp + ((size_t)c * hp + (size_t)oh * sh + (size_t)r * dh) * wp + (size_t)ow0 * sw;   \
-                const float *wr = wb + (((size_t)c * p->r + r) * p->s) * 16;                                           \
+                const float *wr = wb + (((size_t)c * p->r + r) * p->s) * V;                                            \
                 for (int s = 0; s < p->s; s++) {                                                                       \
-                    __m512 wv = _mm512_loadu_ps(wr + (size_t)s * 16);                                                  \
+                    VEC wv = LOAD(wr + (size_t)s * V);                                                                 \
                     const float *xs = row + (size_t)s * dw;                                                            \
-                    _Pragma("GCC unroll 12") for (int t = 0; t < T; t++)                                               \
-                        acc[t] = _mm512_fmadd_ps(_mm512_set1_ps(xs[(size_t)t * sw]), wv, acc[t]);                      \
+                    _Pragma("GCC unroll 12") for (int t = 0; t < T; t++) acc[t] = FMA(BCAST(xs + (size_t)t * sw), wv, acc[t]); \
                 }                                                                                                      \
             }                                                                                                          \
-        for (int t = 0; t < T; t++) _mm512_storeu_ps(out + (size_t)t * 16, acc[t]);                                    \
+        for (int t = 0; t < T; t++) STORE(out + (size_t)t * V, acc[t]);                                                \
     }
-#define MICRO_AVX2(T)                                                                                                  \
-    __attribute__((target("avx2,fma"))) static void micro_avx2_##T(DIRECT_ARGS) {                                     \
-        __m256 acc[T];                                                                                                 \
-        for (int t = 0; t < T; t++) acc[t] = _mm256_setzero_ps();                                                      \
-        const int sh = p->stride_h, sw = p->stride_w, dh = dh_of(p), dw = dw_of(p);                                     \
-        for (int c = 0; c < p->c; c++)                                                                                 \
-            for (int r = 0; r < p->r; r++) {                                                                           \
-                const float *row = xp + ((size_t)c * hp + (size_t)oh * sh + (size_t)r * dh) * wp + (size_t)ow0 * sw;   \
-                const float *wr = wb + (((size_t)c * p->r + r) * p->s) * 8;                                            \
-                for (int s = 0; s < p->s; s++) {                                                                       \
-                    __m256 wv = _mm256_loadu_ps(wr + (size_t)s * 8);                                                   \
-                    const float *xs = row + (size_t)s * dw;                                                            \
-                    _Pragma("GCC unroll 12") for (int t = 0; t < T; t++)                                               \
-                        acc[t] = _mm256_fmadd_ps(_mm256_broadcast_ss(xs + (size_t)t * sw), wv, acc[t]);                \
-                }                                                                                                      \
-            }                                                                                                          \
-        for (int t = 0; t < T; t++) _mm256_storeu_ps(out + (size_t)t * 8, acc[t]);                                     \
-    }
+#define BCAST512(p) _mm512_set1_ps(*(p))
+#define MICRO_AVX512(T) MICRO_ISA(avx512, "avx512f", __m512, 16, _mm512_setzero_ps, _mm512_loadu_ps, BCAST512, _mm512_fmadd_ps, _mm512_storeu_ps, T)
+#define MICRO_AVX2(T) MICRO_ISA(avx2, "avx2,fma", __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_broadcast_ss, _mm256_fmadd_ps, _mm256_storeu_ps, T)
 #define MICROS(M) M(1) M(2) M(3) M(4) M(5) M(6) M(7) M(8) M(9) M(10) M(11) M(12)
 MICROS(MICRO_AVX512)
 MICROS(MICRO_AVX2)
