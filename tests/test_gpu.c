@@ -56,6 +56,7 @@ static bool may_decline; // the case may be declined (UNSUPPORTED, a known reaso
 static bool tie_inputs; // inputs of five values, -1 to 1 by 0.5
 static const char *force_pool; // $CONVBENCH_AUTO_POOL as set for "auto": "own", "cudnn" or NULL
 static bool expect_blas; // the case must run every phase on cuBLAS (auto's 1x1 GEMM forced)
+static bool expect_dw;   // the case must run every phase on the own depthwise kernels (auto's forced)
 static bool no_data_grad; // the execs skip the input's gradient (a channel-padded first conv then pads no gradient)
 static uint64_t rng_state;
 
@@ -229,15 +230,24 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         snprintf(what, sizeof what, "%s channels padded [%s]", name, g->lb[last].algo[0]);
         check(what, cb_exec_choice(g, last, CB_PHASE_FORWARD)->flags & CB_CHOICE_CHANNEL_PAD ? 0 : 1, 0);
     }
-    bool all_blas = true, all_fallback = true;
+    bool all_blas = true, all_fallback = true, all_dw = true;
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
         all_blas = all_blas && c->impl == CB_IMPL_CUBLAS;
+#ifdef CB_HAVE_CUDA
+        all_dw = all_dw && c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(cb_cuda_conv_algo_find("depthwise"));
+#else
+        all_dw = false;
+#endif
         all_fallback = all_fallback && (c->flags & CB_CHOICE_FALLBACK);
     }
     if (expect_blas) {
         snprintf(what, sizeof what, "%.100s runs on cuBLAS [%.40s]", name, g->lb[last].algo[0]);
         check(what, all_blas ? 0 : 1, 0);
+    }
+    if (expect_dw) {
+        snprintf(what, sizeof what, "%.100s runs the own depthwise kernels [%.40s]", name, g->lb[last].algo[0]);
+        check(what, all_dw ? 0 : 1, 0);
     }
     // the algorithm runs none of this shape's phases (one that runs some is checked on those)
     if (conv_algo && all_fallback) {
@@ -328,6 +338,18 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
     cb_net_free(net);
 }
 
+// depthwise (groups = C = K): the own "depthwise" algorithm, and the own storage kernels under auto
+static void conv_dw_cases(const char *be, cb_precision prec) {
+    layer_case(be, prec, "conv dw 3x3 s1 pad 1 C12 b2", 2, 9, 8, 12,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 1, 12], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"groups\": 12, \"activation_fn\": \"relu\"");
+    layer_case(be, prec, "conv dw 5x5 s2 SAME (asymmetric) C6 b1", 1, 12, 11, 6,
+               "\"type\": \"Convolution\", \"filter\": [5, 5, 1, 6], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"groups\": 6, \"activation_fn\": null");
+    layer_case(be, prec, "conv dw 7x7 pad 3 C40 b2 (ConvNeXt)", 2, 10, 9, 40,
+               "\"type\": \"Convolution\", \"filter\": [7, 7, 1, 40], \"padding\": [3, 3], \"strides\": [1, 1, 1, 1], \"groups\": 40, \"activation_fn\": null");
+    layer_case(be, prec, "conv dw 3x5 s(2,1) C3 b3", 3, 9, 10, 3,
+               "\"type\": \"Convolution\", \"filter\": [3, 5, 1, 3], \"padding\": [1, 2], \"strides\": [1, 2, 1, 1], \"groups\": 3, \"activation_fn\": null");
+}
+
 // convolutions of every odd kind, then (without small_only) large layers of real networks
 static void conv_cases(const char *be, cb_precision prec) {
     layer_case(be, prec, "conv 3x3 s1 SAME C3->5 b2", 2, 13, 11, 3,
@@ -340,6 +362,7 @@ static void conv_cases(const char *be, cb_precision prec) {
                "\"type\": \"Convolution\", \"filter\": [5, 5, 5, 13], \"padding\": \"VALID\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"");
     layer_case(be, prec, "conv 3x3 groups 2 C6->10 pad 1", 2, 9, 9, 6,
                "\"type\": \"Convolution\", \"filter\": [3, 3, 3, 10], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"groups\": 2, \"activation_fn\": null");
+    conv_dw_cases(be, prec);
     layer_case(be, prec, "conv 1x1 C64->96", 4, 14, 14, 64,
                "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 96], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
     layer_case(be, prec, "conv 3x3 + batch_norm + relu C5->13", 3, 10, 10, 5,
@@ -952,7 +975,30 @@ static void modern_cases(void) {
     test_layout = CB_LAYOUT_NCHW;
 }
 
+// depthwise convolutions on the own storage kernels (auto, $CONVBENCH_AUTO_DW=own) in the four
+// storages, each phase's choice checked to be "depthwise"; a dilated one too (cuDNN's otherwise)
+static void dw_cases(void) {
+    cb_layout lays[] = {CB_LAYOUT_NCHW, CB_LAYOUT_NHWC};
+    cb_precision precs[] = {CB_PREC_FP32, CB_PREC_BF16};
+    setenv("CONVBENCH_AUTO_DW", "own", 1);
+    expect_dw = true;
+    for (int l = 0; l < 2; l++)
+        for (int p = 0; p < 2; p++) {
+            if (lays[l] == CB_LAYOUT_NCHW && precs[p] == CB_PREC_FP32) continue; // the own-algorithm table's (own_algo_cases)
+            test_layout = lays[l];
+            conv_dw_cases("auto", precs[p]);
+            layer_case("auto", precs[p], "conv dw 3x3 dilation 2 C16 b2", 2, 11, 9, 16,
+                       "\"type\": \"Convolution\", \"filter\": [3, 3, 1, 16], \"padding\": [2, 2], \"dilations\": [2, 2], \"strides\": [1, 1, 1, 1], \"groups\": 16, \"activation_fn\": \"relu\"");
+            layer_case("auto", precs[p], "conv dw 3x3 s2 C600 b1 (channel slices)", 1, 7, 6, 600,
+                       "\"type\": \"Convolution\", \"filter\": [3, 3, 1, 600], \"padding\": [1, 1], \"strides\": [1, 2, 2, 1], \"groups\": 600, \"activation_fn\": null");
+        }
+    expect_dw = false;
+    unsetenv("CONVBENCH_AUTO_DW");
+    test_layout = CB_LAYOUT_NCHW;
+}
+
 static void storage_cases(void) {
+    dw_cases();
     modern_cases();
     bn_cases();
     fmt_pool_cases();

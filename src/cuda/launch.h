@@ -19,6 +19,19 @@ void cb_cuda_bias_grad(int n, int k, int inner, const float *dy, float *db);
 // y (N, K, inner) += b (K)
 void cb_cuda_bias_add(int n, int k, int inner, const float *b, float *y);
 
+// ---- depthwise convolution (conv_depthwise.cu) ------------------------------------------------
+// groups == C == K: one (R, S) filter per channel. Elements fp32, or bf16 when `bf16`; tensors
+// NCHW, or NHWC when `nhwc`: x (N, C, H, W), y (N, C, P, Q) in that layout, filters w and dw
+// (C, R, S) in the elements' type, bias b fp32 (C) or NULL; any stride, padding, dilation. Every
+// output is overwritten. ws: cb_cuda_dw_workspace bytes for the filter gradient. The own-algorithm
+// table's "depthwise" entry runs these on fp32 NCHW.
+bool cb_cuda_dw_supports(const cb_conv_params *p);
+size_t cb_cuda_dw_workspace(const cb_conv_params *p, int nhwc);
+void cb_cuda_dw_forward(const cb_conv_params *p, int nhwc, int bf16, const void *x, const void *w, const float *b, void *y,
+                        int relu);
+void cb_cuda_dw_backward_data(const cb_conv_params *p, int nhwc, int bf16, const void *dy, const void *w, void *dx);
+void cb_cuda_dw_backward_filter(const cb_conv_params *p, int nhwc, int bf16, const void *x, const void *dy, void *dw, float *ws);
+
 // ---- pooling (pool.cu) -----------------------------------------------------------------------
 // argmax: 4 bytes per output (N, C, P, Q), written by the max forward (NULL there: not saved) for
 // the backward of the same parameters to read; its contents are the kernels' own (window offsets)

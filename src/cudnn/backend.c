@@ -230,6 +230,54 @@ static void pad_input(cb_exec *e, int i, const void *x) {
     else cb_fmt_window_nchw(L->in.n * L->in.c, L->in.h, L->in.w, x, l->xs.h, l->xs.w, l->xpad, is_bf16(e));
 }
 
+bool cb_dnn_dw_ok(const cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    if (L->op != CB_OP_CONV || native(e)) return false;
+    cb_conv_params p;
+    cb_conv_params_of(L, &p);
+    return cb_cuda_dw_supports(&p);
+}
+
+void cb_dnn_run_dw(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    cb_conv_params p;
+    cb_conv_params_of(L, &p);
+    const void *x = e->lb[L->parents[0]].y;
+    void *y = cb_exec_op_out(e, i);
+    const void *dy = cb_exec_op_grad(e, i) ? (const void *)cb_exec_op_grad(e, i) : y; // (plan: no gradient yet)
+    if (ph == CB_PHASE_FORWARD) {
+        bool relu = L->act == CB_ACT_RELU && !L->bn;
+        cb_cuda_dw_forward(&p, is_nhwc(e), is_bf16(e), x, cb_store_weights(e, i), b->b, y, relu);
+        ((cb_cuda_state *)e->state)->fused_relu[i] = relu;
+    } else if (ph == CB_PHASE_BWD_DATA) {
+        cb_cuda_dw_backward_data(&p, is_nhwc(e), is_bf16(e), dy, cb_store_weights(e, i), dx);
+    } else {
+        cb_cuda_dw_backward_filter(&p, is_nhwc(e), is_bf16(e), x, dy, cb_store_wgrad(e, i), ws);
+        cb_store_finish_wgrad(e, i);
+        if (b->db) cb_store_bias_grad(e, i, dy, b->db);
+    }
+}
+
+double cb_dnn_time_dw(cb_exec *e, int i, cb_phase ph) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_conv_params p;
+    cb_conv_params_of(L, &p);
+    size_t wsz = ph == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(&p, is_nhwc(e)) : 0;
+    void *ws = NULL, *dx = e->lb[L->parents[0]].dy;
+    if ((wsz && cudaMalloc(&ws, wsz) != cudaSuccess) || (ph == CB_PHASE_BWD_DATA && !dx)) {
+        cudaGetLastError();
+        return -1;
+    }
+    for (int r = 0; r < 4; r++) {
+        if (r == 1) cb_cuda_timer_start(e);
+        cb_dnn_run_dw(e, i, ph, ws, dx);
+    }
+    double t = cb_cuda_timer_stop(e) / 3;
+    cudaFree(ws);
+    return cudaGetLastError() == cudaSuccess ? t : -1;
+}
+
 void cb_dnn_forward(cb_exec *e, int i, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -242,6 +290,7 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
     switch (L->op) {
     case CB_OP_CONV:
         if (own) cb_cuda_forward_op(e, i, train);
+        else if (l->dw[0]) cb_dnn_run_dw(e, i, CB_PHASE_FORWARD, NULL, NULL);
         else {
             const void *xc = x;
             if (l->xpad) {
@@ -324,6 +373,7 @@ void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
     switch (L->op) {
     case CB_OP_CONV:
         if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
+        else if (l->dw[1]) cb_dnn_run_dw(e, i, CB_PHASE_BWD_DATA, NULL, dx);
         else if (l->blas[1]) cb_blas_conv(e, i, CB_PHASE_BWD_DATA, dx);
         else if (l->dxpad) {
             cudnnConvolutionBackwardData(d->h, &one, l->wd, cb_store_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
@@ -378,9 +428,11 @@ void cb_dnn_backward_filter(cb_exec *e, int i) {
     dnn_state *d = dnn(e);
     const float *dy = cb_exec_op_grad(e, i);
     const float *x = e->lb[L->parents[0]].y;
-    if (L->op == CB_OP_CONV && !l->own[2]) {
+    if (L->op == CB_OP_CONV && l->dw[2]) {
+        cb_dnn_run_dw(e, i, CB_PHASE_BWD_FILTER, e->ws, NULL);
+    } else if (L->op == CB_OP_CONV && !l->own[2]) {
         // a padded input was padded by the forward pass, unless that ran an own kernel
-        if (l->xpad && l->own[0]) pad_input(e, i, x);
+        if (l->xpad && (l->own[0] || l->dw[0])) pad_input(e, i, x);
         if (l->blas[2]) cb_blas_conv(e, i, CB_PHASE_BWD_FILTER, NULL);
         else cudnnConvolutionBackwardFilter(d->h, &one, l->xd, l->xpad ? l->xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
                                        &zero, l->wd, cb_store_wgrad(e, i));

@@ -39,6 +39,8 @@ typedef struct dnn_layer {
     bool own[CB_PHASE_COUNT];    // this phase runs convbench's own kernel
     bool blas[CB_PHASE_COUNT];   // this phase of a 1x1 convolution runs as a cuBLAS GEMM (cb_blas_conv_is_gemm)
     bool own_bn;                 // the batch norm (fused or a layer) runs on the own storage kernels (norm_fmt.cu)
+    bool dw[CB_PHASE_COUNT];     // this phase of a depthwise convolution runs the own depthwise kernel on the storage
+                                 // (src/cuda/conv_depthwise.cu; fp32 NCHW reaches it through own[] instead)
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd[CB_PHASE_COUNT];
@@ -75,6 +77,12 @@ void cb_dnn_backward_filter(cb_exec *e, int i);
 // layer's output gradient may not be allocated yet (plan): then y stands in. dx: where the input
 // gradient goes (NULL: the input's own gradient buffer).
 cudnnStatus_t cb_dnn_run_pool(cb_exec *e, int i, bool own, int ph, float *dx);
+// Depthwise convolutions on the storages (any but fp32 NCHW, where the own-algorithm table has
+// them): can the own kernel run conv layer i, one run of its phase ph (ws: its workspace,
+// cb_cuda_dw_workspace; dx: the input gradient), and its ms over 3 runs after one (-1: failed).
+bool cb_dnn_dw_ok(const cb_exec *e, int i);
+void cb_dnn_run_dw(cb_exec *e, int i, cb_phase ph, void *ws, void *dx);
+double cb_dnn_time_dw(cb_exec *e, int i, cb_phase ph);
 // ms of the batch norm of layer i, forward (training) plus backward when train, 3 runs after one,
 // on the own kernels or cuDNN's, on the layer's own buffers; running statistics untouched; -1: failed
 double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train);

@@ -3,6 +3,7 @@
 // batch norm's choice, and what the backend supports before any of it (reason codes).
 #include "cudnn/backend_impl.h"
 #include "blas/blas.h"
+#include "cuda/conv_algo.h"
 #include "cuda/launch.h"
 #include "gpu/gpu.h"
 
@@ -49,6 +50,19 @@ static void note_skips(cb_exec *e, const cb_layer *L, const char *phase, int n, 
                     cudnnGetErrorString(st[j]), mem[j]);
 }
 
+// phase p of depthwise conv layer i on the own depthwise kernel (storage other than fp32 NCHW),
+// with why (a CB_CHOICE_ flag: what cuDNN lacks)
+static void take_dw(cb_exec *e, int i, int p, unsigned why) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    cb_conv_params cp;
+    cb_conv_params_of(L, &cp);
+    lay(e, i)->dw[p] = true;
+    b->ws[p] = p == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(&cp, is_nhwc(e)) : 0;
+    b->choice[p] = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(cb_cuda_conv_algo_find("depthwise")), "depthwise");
+    b->choice[p].flags |= why;
+}
+
 static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -86,6 +100,12 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnGetConvolution2dForwardOutputDim(l->cd[0], l->xd, l->wd, &on, &oc, &oh, &ow));
     }
     if (oh != L->out.h || ow != L->out.w) { // leading pads larger than trailing ones: no copy helps cuDNN
+        if (cb_dnn_dw_ok(e, i)) { // a depthwise convolution: the own kernel takes any padding
+            cb_status st = cb_store_plan_weights(e, i, err);
+            for (int p = 0; st == CB_OK && p < CB_PHASE_COUNT; p++)
+                if (p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw)) take_dw(e, i, p, CB_CHOICE_ASYM_PAD);
+            return st;
+        }
         if (!native(e) || !cb_dnn_conv_own_ok(L))
             return decline(e, L, err, CB_REASON_ASYM_PADDING, "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
@@ -158,7 +178,9 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         if (!needed) continue;
         size_t dnn_ws = b->ws[p];
         cb_choice *c = &b->choice[p];
-        if (dnn_ms[p] < 0 && (!native(e) || !cb_dnn_conv_own_ok(L))) {
+        if (dnn_ms[p] < 0 && cb_dnn_dw_ok(e, i)) { // no cuDNN algorithm fits: the own depthwise kernel
+            take_dw(e, i, p, CB_CHOICE_NO_LIB_FIT);
+        } else if (dnn_ms[p] < 0 && (!native(e) || !cb_dnn_conv_own_ok(L))) {
             return decline(e, L, err, CB_REASON_NO_ALGORITHM, p == 0 ? "no cuDNN forward algorithm runs it within the workspace limit" OWN_NCHW
                                       : p == 1 ? "no cuDNN backward-data algorithm runs it within the workspace limit" OWN_NCHW
                                                : "no cuDNN backward-filter algorithm runs it within the workspace limit" OWN_NCHW);
@@ -169,10 +191,11 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         } else if (l->xpad && cg != L->p.conv.cin) {
             c->flags |= CB_CHOICE_CHANNEL_PAD | (xin.h != L->in.h || xin.w != L->in.w ? CB_CHOICE_SAME_COPY : 0);
             c->pad_from = L->p.conv.cin, c->pad_to = cg;
-        } else if (l->xpad && !(d->policy && native(e))) { // (auto, fp32 NCHW: raced against the own kernels)
+        } else if (l->xpad && !(d->policy && (native(e) || cb_dnn_dw_ok(e, i)))) { // (auto: raced against own kernels)
             c->flags |= CB_CHOICE_SAME_COPY;
         } else if (d->policy) {
             d->policy->conv_phase(e, i, (cb_phase)p, dnn_ms[p], dnn_ws);
+            if (l->xpad && c->impl == CB_IMPL_CUDNN) c->flags |= CB_CHOICE_SAME_COPY;
         }
     }
     return CB_OK;
@@ -297,6 +320,13 @@ static bool conv_pads_fit(const cb_layer *L) {
     return cudnn_out(h, w->pad_top, rh, w->stride_h) == L->out.h && cudnn_out(wd, w->pad_left, rw, w->stride_w) == L->out.w;
 }
 
+// a depthwise convolution the own storage kernel runs (src/cuda/conv_depthwise.cu)
+static bool dw_layer(const cb_layer *L) {
+    cb_conv_params p;
+    cb_conv_params_of(L, &p);
+    return cb_cuda_dw_supports(&p);
+}
+
 // In fp32 NCHW own kernels run whatever cuDNN cannot; in another storage (own convolution, LRN and
 // batch-norm kernels compute fp32 NCHW only) these are declined. What only cuDNN can tell (a
 // refused descriptor, no algorithm within the workspace) plan declines after asking it.
@@ -318,7 +348,7 @@ cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char 
     else if (L->op == CB_OP_LRN && (L->p.lrn.size < CUDNN_LRN_MIN_N || L->p.lrn.size > CUDNN_LRN_MAX_N || L->p.lrn.k < CUDNN_LRN_MIN_K ||
                                     L->p.lrn.beta < CUDNN_LRN_MIN_BETA))
         r = CB_REASON_LRN_RANGE, what = "an LRN size, k or beta outside cuDNN's range" OWN_NCHW;
-    else if (L->op == CB_OP_CONV && !conv_pads_fit(L))
+    else if (L->op == CB_OP_CONV && !conv_pads_fit(L) && !dw_layer(L))
         r = CB_REASON_ASYM_PADDING, what = "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW;
     if (r != CB_REASON_NONE) snprintf(why, n, "%s tensors: %s", cb_store_fmt_label(fmt), what);
     return r;

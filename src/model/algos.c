@@ -209,6 +209,7 @@ static const struct { const char *name; cb_algo_form f; } OWN_FORMS[] = {
     {"direct-tf32+pool", {.family = CB_ALGO_IMPLICIT_GEMM}}, {"direct-bf16", {.family = CB_ALGO_IMPLICIT_GEMM}},
     {"direct-bf16+pool", {.family = CB_ALGO_IMPLICIT_GEMM}}, {"bwd-data-direct", {.family = CB_ALGO_IMPLICIT_GEMM}},
     {"fft-cufft", {.family = CB_ALGO_FFT}},                  {"winograd-f2x2", {.family = CB_ALGO_WINOGRAD, .max_filter = 3}},
+    {"depthwise", {.family = CB_ALGO_DIRECT}}, // memory-bound: bytes in and out
     {"cublas_fp32", {.family = CB_ALGO_GEMM, .blas = true}}, {"cublas_tf32", {.family = CB_ALGO_GEMM, .blas = true}},
     {"cublas_bf16", {.family = CB_ALGO_GEMM, .blas = true}},
 };

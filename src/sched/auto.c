@@ -6,13 +6,16 @@
 // 1x1 convolution under NHWC, against cuBLAS), each FC phase cuBLAS against the own GEMM, and each
 // max or average pool cuDNN against the own kernels (forward and backward as a pair: the own
 // backward reads the own forward's argmax). Own kernels read fp32 NCHW only: on another storage
-// only the pools and the 1x1 GEMMs race.
+// only the pools, the 1x1 GEMMs and the depthwise convolutions (src/cuda/conv_depthwise.cu, which
+// reads every storage) race.
 // Each batch norm races cuDNN's against the own storage kernels the same way. Test overrides force
 // a path whatever the timings say: $CONVBENCH_AUTO_POOL=own|cudnn, $CONVBENCH_AUTO_GEMM=cublas|cudnn
-// and $CONVBENCH_AUTO_BN=own|cudnn (CB_CHOICE_FORCED).
+// $CONVBENCH_AUTO_BN=own|cudnn and $CONVBENCH_AUTO_DW=own|cudnn (CB_CHOICE_FORCED).
 #include "cudnn/dnn.h"
 #include "blas/blas.h"
 #include "core/net.h"
+#include "cuda/conv_algo.h"
+#include "cuda/launch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +26,7 @@ typedef struct sched_state {
     force_choice pool;           // $CONVBENCH_AUTO_POOL=own|cudnn forces the pool layers' choice
     force_choice gemm1x1;        // $CONVBENCH_AUTO_GEMM=cublas|cudnn forces the 1x1 convolutions' (FORCE_OWN: cuBLAS)
     force_choice bn;             // $CONVBENCH_AUTO_BN=own|cudnn forces the batch norms' choice
+    force_choice dw;             // $CONVBENCH_AUTO_DW=own|cudnn forces the depthwise convolutions' (other storages)
 } sched_state;
 
 static sched_state *sched(const cb_exec *e) { return cb_dnn_state(e)->policy_state; }
@@ -57,6 +61,17 @@ static void conv_phase(cb_exec *e, int i, cb_phase p, double dnn_ms, size_t dnn_
             c->ms = blas, c->rival_ms = dnn_ms;
         } else c->rival_ms = blas;
         c->flags |= CB_CHOICE_RACED;
+    } else if (cb_dnn_dw_ok(e, i)) { // a depthwise convolution on a storage: the own depthwise kernel races
+        double own = sched(e)->dw == FORCE_LIB ? -1 : cb_dnn_time_dw(e, i, p);
+        if (own >= 0 && (sched(e)->dw == FORCE_OWN || (sched(e)->dw == FORCE_NONE && own < dnn_ms))) {
+            l->dw[p] = true;
+            cb_conv_params cp;
+            cb_conv_params_of(L, &cp);
+            b->ws[p] = p == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(&cp, cb_store_nhwc(e)) : 0;
+            *c = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(cb_cuda_conv_algo_find("depthwise")), "depthwise");
+            c->ms = own, c->rival_ms = dnn_ms;
+        } else c->rival_ms = own;
+        c->flags |= sched(e)->dw != FORCE_NONE ? CB_CHOICE_FORCED : CB_CHOICE_RACED;
     } else if (!cb_store_native(e)) { // own kernels cannot read this storage: cuDNN's choice stands
         c->flags |= CB_CHOICE_OWN_NCHW_ONLY;
     } else if (!cb_dnn_conv_own_ok(L)) { // nor a dilation
@@ -148,10 +163,11 @@ static void bn(cb_exec *e, int i, cb_choice *c) {
 static const dnn_policy POLICY = {.conv_phase = conv_phase, .fc_phase = fc_phase, .pool = pool, .bn = bn};
 
 static cb_status init(cb_exec *e, cb_error *err) {
-    sched_state f = {FORCE_NONE, FORCE_NONE, FORCE_NONE};
+    sched_state f = {FORCE_NONE, FORCE_NONE, FORCE_NONE, FORCE_NONE};
     cb_status st = env_force("CONVBENCH_AUTO_POOL", "own", &f.pool, err);
     if (st == CB_OK) st = env_force("CONVBENCH_AUTO_GEMM", "cublas", &f.gemm1x1, err);
     if (st == CB_OK) st = env_force("CONVBENCH_AUTO_BN", "own", &f.bn, err);
+    if (st == CB_OK) st = env_force("CONVBENCH_AUTO_DW", "own", &f.dw, err);
     if (st == CB_OK) st = cb_dnn_init(e, err, &POLICY);
     if (st != CB_OK) return st;
     sched_state *s = cb_xcalloc(1, sizeof *s);

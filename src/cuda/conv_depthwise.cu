@@ -1,0 +1,486 @@
+// Depthwise convolution (one R x S filter per channel: groups == C == K), the layer MobileNet,
+// EfficientNet and ConvNeXt are built on. It does a few multiply-adds per byte moved, so it is
+// memory-bound, and a GEMM formulation (one 1 x RS by RS x NPQ product per channel) wastes the
+// tensor cores; these kernels read each input once from DRAM and reuse it from L1 across the taps.
+//
+// Every phase, fp32 or bf16 elements, NCHW or NHWC, any stride, padding (leading pads given, the
+// trailing ones implied by P and Q, so asymmetric SAME padding too) and dilation. Filters are
+// (C, R, S) in the elements' type (KCRS and KRSC agree when C per group is 1). Arithmetic is fp32
+// FMA; bf16 results are rounded to nearest even once, at the store.
+//
+// NHWC: a block is TX channel groups of V channels (V = 8 bf16 or 4 fp32, 16-byte accesses, when
+// C and the pointers allow; else 2 or 1) by TY pixels, the slice's filters in shared memory in
+// (tap, channel) order so a thread reads its V weights of a tap as one access; consecutive threads
+// take consecutive channel groups of one pixel, so each warp access is one contiguous run.
+// NCHW: one thread per output (input, for the data gradient) element, consecutive threads along a
+// row; the filter taps come through L1 (a warp shares one channel's filter).
+// The filter gradient sums over N*P*Q pixels: blocks over chunks of pixels write per-chunk partial
+// sums (workspace: cb_cuda_dw_workspace), added in chunk order by a second kernel, so the result
+// is deterministic.
+#include "cuda/common.cuh"
+#include "cuda/conv_algo.h"
+#include "cuda/launch.h"
+
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+typedef __nv_bfloat16 bf16;
+
+enum { DW_THREADS = 256, DW_SMEM = 24576, DW_MT = 8, DW_BLOCKS = 2048, DW_MAX_PART = 8 << 20 };
+
+__device__ static __forceinline__ float dw_ld(const float *p) { return *p; }
+__device__ static __forceinline__ float dw_ld(const bf16 *p) { return __bfloat162float(*p); }
+__device__ static __forceinline__ void dw_st(float *p, float v) { *p = v; }
+__device__ static __forceinline__ void dw_st(bf16 *p, float v) { *p = __float2bfloat16_rn(v); }
+
+// V elements of T as one access of V * sizeof(T) bytes (the caller has checked the alignment)
+template <class T, int V> struct alignas(sizeof(T) * V) dw_vec { T v[V]; };
+template <class T, int V> __device__ static __forceinline__ void dw_load(const T *src, float *f) {
+    dw_vec<T, V> e = *reinterpret_cast<const dw_vec<T, V> *>(src);
+#pragma unroll
+    for (int j = 0; j < V; j++) f[j] = dw_ld(&e.v[j]);
+}
+template <class T, int V> __device__ static __forceinline__ void dw_store(T *dst, const float *f) {
+    dw_vec<T, V> e;
+#pragma unroll
+    for (int j = 0; j < V; j++) dw_st(&e.v[j], f[j]);
+    *reinterpret_cast<dw_vec<T, V> *>(dst) = e;
+}
+
+typedef struct dw_geom {
+    int n, c, h, w, p, q, r, s, sh, sw, pt, pl, dh, dw, rs;
+} dw_geom;
+
+static dw_geom geom_of(const cb_conv_params *p) {
+    dw_geom g = {p->n, p->c, p->h, p->w, p->p, p->q, p->r, p->s, p->stride_h, p->stride_w, p->pad_top, p->pad_left,
+                 p->dil_h > 1 ? p->dil_h : 1, p->dil_w > 1 ? p->dil_w : 1, p->r * p->s};
+    return g;
+}
+
+// ---- NHWC ---------------------------------------------------------------------------------------
+
+// The slice's filters to shared memory, (tap, channel) order: wsh[t * CS + cl] = w[(c0 + cl) * rs + t],
+// 0 past C. Every thread of the block takes part.
+template <class T>
+__device__ static void dw_stage_filters(const dw_geom &g, const T *__restrict__ w, int c0, int cs, T *wsh) {
+    int tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+    for (int i = tid; i < g.rs * cs; i += nt) {
+        int t = i / cs, cl = i - t * cs, c = c0 + cl;
+        if (c < g.c) wsh[i] = w[(size_t)c * g.rs + t];
+        else dw_st(&wsh[i], 0.f);
+    }
+    __syncthreads();
+}
+
+// y (N, P, Q, C) = x (N, H, W, C) * w (+ b, then ReLU when relu). Block (TX, TY): TX channel
+// groups of slice blockIdx.y, TY pixels per round, `rounds` rounds of consecutive pixels.
+template <class T, int V>
+__global__ void __launch_bounds__(DW_THREADS)
+dw_nhwc_fwd_kernel(dw_geom g, int rounds, const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ b,
+                   T *__restrict__ y, int relu) {
+    __shared__ __align__(16) unsigned char smem[DW_SMEM];
+    T *wsh = reinterpret_cast<T *>(smem);
+    const int cs = blockDim.x * V, c = blockIdx.y * cs + threadIdx.x * V;
+    dw_stage_filters(g, w, blockIdx.y * cs, cs, wsh);
+    if (c >= g.c) return;
+    float bias[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) bias[j] = b ? b[c + j] : 0.f;
+    const int64_t npq = (int64_t)g.n * g.p * g.q;
+    for (int rd = 0; rd < rounds; rd++) {
+        int64_t pix = ((int64_t)blockIdx.x * rounds + rd) * blockDim.y + threadIdx.y;
+        if (pix >= npq) break;
+        int ow = (int)(pix % g.q), oh = (int)(pix / g.q % g.p), n = (int)(pix / ((int64_t)g.q * g.p));
+        int ih0 = oh * g.sh - g.pt, iw0 = ow * g.sw - g.pl;
+        float acc[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) acc[j] = bias[j];
+        for (int kh = 0; kh < g.r; kh++) {
+            int ih = ih0 + kh * g.dh;
+            if ((unsigned)ih >= (unsigned)g.h) continue;
+            const T *xrow = x + ((int64_t)n * g.h + ih) * g.w * g.c + c;
+            const T *wrow = wsh + kh * g.s * cs + threadIdx.x * V;
+            for (int kw = 0; kw < g.s; kw++) {
+                int iw = iw0 + kw * g.dw;
+                if ((unsigned)iw >= (unsigned)g.w) continue;
+                float xv[V], wv[V];
+                dw_load<T, V>(xrow + (int64_t)iw * g.c, xv);
+                dw_load<T, V>(wrow + kw * cs, wv);
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[j] = fmaf(xv[j], wv[j], acc[j]);
+            }
+        }
+        if (relu)
+#pragma unroll
+            for (int j = 0; j < V; j++) acc[j] = fmaxf(acc[j], 0.f);
+        dw_store<T, V>(y + pix * g.c + c, acc);
+    }
+}
+
+// dx (N, H, W, C) = the gradient of the forward w.r.t. x, from dy (N, P, Q, C): a gather per input
+// pixel over the outputs whose windows cover it (no atomics, dx written once)
+template <class T, int V>
+__global__ void __launch_bounds__(DW_THREADS)
+dw_nhwc_bwd_data_kernel(dw_geom g, int rounds, const T *__restrict__ dy, const T *__restrict__ w, T *__restrict__ dx) {
+    __shared__ __align__(16) unsigned char smem[DW_SMEM];
+    T *wsh = reinterpret_cast<T *>(smem);
+    const int cs = blockDim.x * V, c = blockIdx.y * cs + threadIdx.x * V;
+    dw_stage_filters(g, w, blockIdx.y * cs, cs, wsh);
+    if (c >= g.c) return;
+    const int64_t nhw = (int64_t)g.n * g.h * g.w;
+    for (int rd = 0; rd < rounds; rd++) {
+        int64_t pix = ((int64_t)blockIdx.x * rounds + rd) * blockDim.y + threadIdx.y;
+        if (pix >= nhw) break;
+        int iw = (int)(pix % g.w), ih = (int)(pix / g.w % g.h), n = (int)(pix / ((int64_t)g.w * g.h));
+        float acc[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) acc[j] = 0.f;
+        for (int kh = 0; kh < g.r; kh++) {
+            int th = ih + g.pt - kh * g.dh; // = oh * sh
+            if (th < 0) break;              // (th falls as kh grows)
+            int oh = th / g.sh;
+            if (oh * g.sh != th || oh >= g.p) continue;
+            const T *dyrow = dy + ((int64_t)n * g.p + oh) * g.q * g.c + c;
+            const T *wrow = wsh + kh * g.s * cs + threadIdx.x * V;
+            for (int kw = 0; kw < g.s; kw++) {
+                int tw = iw + g.pl - kw * g.dw;
+                if (tw < 0) break;
+                int ow = tw / g.sw;
+                if (ow * g.sw != tw || ow >= g.q) continue;
+                float dv[V], wv[V];
+                dw_load<T, V>(dyrow + (int64_t)ow * g.c, dv);
+                dw_load<T, V>(wrow + kw * cs, wv);
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[j] = fmaf(dv[j], wv[j], acc[j]);
+            }
+        }
+        dw_store<T, V>(dx + pix * g.c + c, acc);
+    }
+}
+
+// part (chunks, rs, C): chunk blockIdx.x's sum over its pixels [pix0, pix0 + chunk) of
+// dy (N, P, Q, C) * x at each tap. Block (TX, TT): thread (tx, ty) takes the channel group tx of
+// slice blockIdx.y and the taps ty, ty + TT, ... (at most DW_MT of them).
+template <class T, int V>
+__global__ void __launch_bounds__(DW_THREADS)
+dw_nhwc_bwd_filter_kernel(dw_geom g, int chunk, const T *__restrict__ x, const T *__restrict__ dy, float *__restrict__ part) {
+    const int cs = blockDim.x * V, c = blockIdx.y * cs + threadIdx.x * V, tt = blockDim.y;
+    if (c >= g.c) return;
+    int kh[DW_MT], kw[DW_MT], taps = 0;
+#pragma unroll
+    for (int j = 0; j < DW_MT; j++) {
+        int t = threadIdx.y + j * tt;
+        if (t < g.rs) taps = j + 1;
+        kh[j] = t / g.s, kw[j] = t - kh[j] * g.s;
+    }
+    float acc[DW_MT][V];
+#pragma unroll
+    for (int j = 0; j < DW_MT; j++)
+#pragma unroll
+        for (int v = 0; v < V; v++) acc[j][v] = 0.f;
+    const int64_t npq = (int64_t)g.n * g.p * g.q, pix0 = (int64_t)blockIdx.x * chunk;
+    const int64_t pix1 = pix0 + chunk < npq ? pix0 + chunk : npq;
+    int ow = (int)(pix0 % g.q), oh = (int)(pix0 / g.q % g.p), n = (int)(pix0 / ((int64_t)g.q * g.p));
+    for (int64_t pix = pix0; pix < pix1; pix++) {
+        float dv[V];
+        dw_load<T, V>(dy + pix * g.c + c, dv);
+        const int ih0 = oh * g.sh - g.pt, iw0 = ow * g.sw - g.pl;
+        const T *ximg = x + (int64_t)n * g.h * g.w * g.c + c;
+#pragma unroll
+        for (int j = 0; j < DW_MT; j++) {
+            if (j >= taps) break;
+            int ih = ih0 + kh[j] * g.dh, iw = iw0 + kw[j] * g.dw;
+            if ((unsigned)ih >= (unsigned)g.h || (unsigned)iw >= (unsigned)g.w) continue;
+            float xv[V];
+            dw_load<T, V>(ximg + ((int64_t)ih * g.w + iw) * g.c, xv);
+#pragma unroll
+            for (int v = 0; v < V; v++) acc[j][v] = fmaf(dv[v], xv[v], acc[j][v]);
+        }
+        if (++ow == g.q) {
+            ow = 0;
+            if (++oh == g.p) oh = 0, n++;
+        }
+    }
+#pragma unroll
+    for (int j = 0; j < DW_MT; j++) {
+        if (j >= taps) break;
+        float *dst = part + ((int64_t)blockIdx.x * g.rs + threadIdx.y + j * tt) * g.c + c;
+#pragma unroll
+        for (int v = 0; v < V; v++) dst[v] = acc[j][v];
+    }
+}
+
+// ---- NCHW ---------------------------------------------------------------------------------------
+
+// y (N, C, P, Q) = x (N, C, H, W) * w (+ b, ReLU): one thread per output element
+template <class T>
+__global__ void __launch_bounds__(DW_THREADS)
+dw_nchw_fwd_kernel(dw_geom g, int64_t total, const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ b,
+                   T *__restrict__ y, int relu) {
+    CB_FOR(o, (size_t)total) {
+        int ow = (int)(o % g.q), oh = (int)(o / g.q % g.p);
+        int64_t plane = (int64_t)(o / ((size_t)g.q * g.p));
+        int c = (int)(plane % g.c);
+        const T *xp = x + plane * g.h * g.w, *wc = w + (int64_t)c * g.rs;
+        float acc = b ? b[c] : 0.f;
+        const int ih0 = oh * g.sh - g.pt, iw0 = ow * g.sw - g.pl;
+        for (int kh = 0; kh < g.r; kh++) {
+            int ih = ih0 + kh * g.dh;
+            if ((unsigned)ih >= (unsigned)g.h) continue;
+            for (int kw = 0; kw < g.s; kw++) {
+                int iw = iw0 + kw * g.dw;
+                if ((unsigned)iw >= (unsigned)g.w) continue;
+                acc = fmaf(dw_ld(&xp[(int64_t)ih * g.w + iw]), dw_ld(&wc[kh * g.s + kw]), acc);
+            }
+        }
+        dw_st(&y[o], relu ? fmaxf(acc, 0.f) : acc);
+    }
+}
+
+// dx (N, C, H, W) from dy (N, C, P, Q): one thread per input element, a gather
+template <class T>
+__global__ void __launch_bounds__(DW_THREADS)
+dw_nchw_bwd_data_kernel(dw_geom g, int64_t total, const T *__restrict__ dy, const T *__restrict__ w, T *__restrict__ dx) {
+    CB_FOR(o, (size_t)total) {
+        int iw = (int)(o % g.w), ih = (int)(o / g.w % g.h);
+        int64_t plane = (int64_t)(o / ((size_t)g.w * g.h));
+        int c = (int)(plane % g.c);
+        const T *dyp = dy + plane * g.p * g.q, *wc = w + (int64_t)c * g.rs;
+        float acc = 0.f;
+        for (int kh = 0; kh < g.r; kh++) {
+            int th = ih + g.pt - kh * g.dh;
+            if (th < 0) break;
+            int oh = th / g.sh;
+            if (oh * g.sh != th || oh >= g.p) continue;
+            for (int kw = 0; kw < g.s; kw++) {
+                int tw = iw + g.pl - kw * g.dw;
+                if (tw < 0) break;
+                int ow = tw / g.sw;
+                if (ow * g.sw != tw || ow >= g.q) continue;
+                acc = fmaf(dw_ld(&dyp[(int64_t)oh * g.q + ow]), dw_ld(&wc[kh * g.s + kw]), acc);
+            }
+        }
+        dw_st(&dx[o], acc);
+    }
+}
+
+// part (chunks, rs, C): block (channel blockIdx.y, chunk blockIdx.x of `imgs` images) sums
+// dy * x at each tap over its images' planes, one block reduction per tap
+template <class T>
+__global__ void __launch_bounds__(DW_THREADS)
+dw_nchw_bwd_filter_kernel(dw_geom g, int imgs, const T *__restrict__ x, const T *__restrict__ dy, float *__restrict__ part) {
+    const int c = blockIdx.y, n0 = blockIdx.x * imgs, n1 = n0 + imgs < g.n ? n0 + imgs : g.n;
+    const int pq = g.p * g.q;
+    const int64_t count = (int64_t)(n1 - n0) * pq;
+    for (int t = 0; t < g.rs; t++) {
+        const int kh = t / g.s, kw = t - kh * g.s;
+        float s = 0.f;
+        for (int64_t i = threadIdx.x; i < count; i += blockDim.x) {
+            int n = n0 + (int)(i / pq), o = (int)(i % pq), oh = o / g.q, ow = o - oh * g.q;
+            int ih = oh * g.sh - g.pt + kh * g.dh, iw = ow * g.sw - g.pl + kw * g.dw;
+            if ((unsigned)ih >= (unsigned)g.h || (unsigned)iw >= (unsigned)g.w) continue;
+            int64_t plane = (int64_t)n * g.c + c;
+            s = fmaf(dw_ld(&dy[plane * pq + o]), dw_ld(&x[(plane * g.h + ih) * g.w + iw]), s);
+        }
+        s = cb_block_sum(s);
+        if (threadIdx.x == 0) part[((int64_t)blockIdx.x * g.rs + t) * g.c + c] = s;
+    }
+}
+
+// dw (C, rs) = the sum over chunks of part (chunks, rs, C), in chunk order
+template <class T>
+__global__ void __launch_bounds__(DW_THREADS) dw_reduce_kernel(dw_geom g, int chunks, const float *__restrict__ part, T *__restrict__ dw) {
+    CB_FOR(i, (size_t)g.rs * g.c) {
+        int t = (int)(i / g.c), c = (int)(i % g.c);
+        float s = 0.f;
+        for (int k = 0; k < chunks; k++) s += part[((int64_t)k * g.rs + t) * g.c + c];
+        dw_st(&dw[(int64_t)c * g.rs + t], s);
+    }
+}
+
+// ---- launch geometry ----------------------------------------------------------------------------
+
+// the widest V (16 bytes down to one element) that divides C and keeps the pointers aligned
+static int vec_of(const cb_conv_params *p, int bf16, const void *a, const void *b) {
+    int v = bf16 ? 8 : 4;
+    size_t es = bf16 ? 2 : 4;
+    while (v > 1 && (p->c % v || (uintptr_t)a % (v * es) || (uintptr_t)b % (v * es))) v /= 2;
+    return v;
+}
+
+// NHWC blocks: tx channel groups (balanced over the slices, the slice's filters within DW_SMEM)
+typedef struct nhwc_grid {
+    int tx, ty, slices;
+} nhwc_grid;
+static nhwc_grid nhwc_grid_of(const cb_conv_params *p, int v, size_t es) {
+    int groups = p->c / v, cap = (int)(DW_SMEM / ((size_t)p->r * p->s * v * es));
+    if (cap > 32) cap = 32;
+    if (cap < 1) cap = 1;
+    nhwc_grid g;
+    g.slices = (groups + cap - 1) / cap;
+    g.tx = (groups + g.slices - 1) / g.slices;
+    g.ty = DW_THREADS / g.tx;
+    return g;
+}
+
+// rounds of ty pixels per block: enough blocks to fill the GPU, fewer filter loads per pixel
+static int rounds_of(int64_t pixels, int ty, int slices) {
+    int64_t blocks = (pixels + ty - 1) / ty * slices, r = blocks / DW_BLOCKS;
+    return (int)(r < 1 ? 1 : r > 16 ? 16 : r);
+}
+
+// the filter gradient's chunks, from p alone (the workspace is sized before the pointers are
+// known): about DW_BLOCKS blocks with the widest vectors (NHWC: 256 channels a slice; NCHW: one
+// channel a block), the partial sums within DW_MAX_PART floats. Pixels (NHWC) or images (NCHW)
+// per chunk; *chunks their count.
+static int64_t chunk_of(const cb_conv_params *p, int nhwc, int64_t *chunks) {
+    int64_t npq = (int64_t)p->n * p->p * p->q, per = (int64_t)p->r * p->s * p->c, items = nhwc ? npq : p->n;
+    int64_t k = nhwc ? DW_BLOCKS / ((p->c + 255) / 256) : DW_BLOCKS / p->c;
+    if (nhwc && k > (npq + 15) / 16) k = (npq + 15) / 16; // 16 pixels a chunk at least
+    if (k > items) k = items;
+    if (k > DW_MAX_PART / per) k = DW_MAX_PART / per;
+    if (k < 1) k = 1;
+    int64_t chunk = (items + k - 1) / k;
+    *chunks = (items + chunk - 1) / chunk;
+    return chunk;
+}
+// the NHWC filter-gradient block: taps over ty, at most DW_MT per thread
+static bool wgrad_block(const cb_conv_params *p, int v, int *tx, int *tt, int *slices) {
+    int groups = p->c / v, rs = p->r * p->s;
+    for (int cap = 32; cap >= 1; cap /= 2) {
+        int sl = (groups + cap - 1) / cap, x = (groups + sl - 1) / sl, t = DW_THREADS / x;
+        if (t > rs) t = rs;
+        if ((rs + t - 1) / t <= DW_MT) {
+            *tx = x, *tt = t, *slices = sl;
+            return true;
+        }
+    }
+    return false;
+}
+
+// ---- entry points -------------------------------------------------------------------------------
+
+extern "C" bool cb_cuda_dw_supports(const cb_conv_params *p) {
+    if (p->groups != p->c || p->k != p->c || p->c < 1 || p->n < 1 || p->p < 1 || p->q < 1) return false;
+    if (p->stride_h < 1 || p->stride_w < 1 || p->r < 1 || p->s < 1) return false;
+    int64_t rs = (int64_t)p->r * p->s;
+    if (rs * 16 > DW_SMEM || p->c > 65535) return false; // the filter slice in shared memory; grid.y
+    int64_t in = (int64_t)p->n * p->c * p->h * p->w, out = (int64_t)p->n * p->c * p->p * p->q;
+    return in < ((int64_t)1 << 31) && out < ((int64_t)1 << 31);
+}
+
+extern "C" size_t cb_cuda_dw_workspace(const cb_conv_params *p, int nhwc) {
+    int64_t chunks;
+    chunk_of(p, nhwc, &chunks);
+    return (size_t)chunks * p->r * p->s * p->c * sizeof(float);
+}
+
+// a vector width of at most 16 bytes (the fp32 instances of the bf16 widths)
+static constexpr int vcap(size_t es, int v) { return v * es <= 16 ? v : (int)(16 / es); }
+
+#define DW_VEC_CASES(V_, CALL)                                                                                         \
+    switch (V_) {                                                                                                      \
+    case 8: CALL(8); break;                                                                                            \
+    case 4: CALL(4); break;                                                                                            \
+    case 2: CALL(2); break;                                                                                            \
+    default: CALL(1); break;                                                                                           \
+    }
+
+template <class T>
+static void forward_t(const cb_conv_params *p, int nhwc, const T *x, const T *w, const float *b, T *y, int relu) {
+    dw_geom g = geom_of(p);
+    if (!nhwc) {
+        int64_t total = (int64_t)p->n * p->c * p->p * p->q;
+        dw_nchw_fwd_kernel<T><<<cb_blocks((size_t)total, DW_THREADS), DW_THREADS>>>(g, total, x, w, b, y, relu);
+        return;
+    }
+    int v = vec_of(p, sizeof(T) == 2, x, y);
+    if (sizeof(T) == 4 && v > 4) v = 4;
+    nhwc_grid ng = nhwc_grid_of(p, v, sizeof(T));
+    int64_t pixels = (int64_t)p->n * p->p * p->q;
+    int rounds = rounds_of(pixels, ng.ty, ng.slices);
+    dim3 grid((unsigned)((pixels + (int64_t)ng.ty * rounds - 1) / ((int64_t)ng.ty * rounds)), (unsigned)ng.slices);
+#define FWD(V) dw_nhwc_fwd_kernel<T, vcap(sizeof(T), V)><<<grid, dim3(ng.tx, ng.ty)>>>(g, rounds, x, w, b, y, relu)
+    DW_VEC_CASES(v, FWD)
+#undef FWD
+}
+
+template <class T> static void backward_data_t(const cb_conv_params *p, int nhwc, const T *dy, const T *w, T *dx) {
+    dw_geom g = geom_of(p);
+    if (!nhwc) {
+        int64_t total = (int64_t)p->n * p->c * p->h * p->w;
+        dw_nchw_bwd_data_kernel<T><<<cb_blocks((size_t)total, DW_THREADS), DW_THREADS>>>(g, total, dy, w, dx);
+        return;
+    }
+    int v = vec_of(p, sizeof(T) == 2, dy, dx);
+    nhwc_grid ng = nhwc_grid_of(p, v, sizeof(T));
+    int64_t pixels = (int64_t)p->n * p->h * p->w;
+    int rounds = rounds_of(pixels, ng.ty, ng.slices);
+    dim3 grid((unsigned)((pixels + (int64_t)ng.ty * rounds - 1) / ((int64_t)ng.ty * rounds)), (unsigned)ng.slices);
+#define BWD(V) dw_nhwc_bwd_data_kernel<T, vcap(sizeof(T), V)><<<grid, dim3(ng.tx, ng.ty)>>>(g, rounds, dy, w, dx)
+    DW_VEC_CASES(v, BWD)
+#undef BWD
+}
+
+template <class T> static void backward_filter_t(const cb_conv_params *p, int nhwc, const T *x, const T *dy, T *dw, float *ws) {
+    dw_geom g = geom_of(p);
+    int64_t chunks;
+    if (!nhwc) {
+        int64_t imgs = chunk_of(p, 0, &chunks);
+        dim3 grid((unsigned)chunks, (unsigned)g.c);
+        dw_nchw_bwd_filter_kernel<T><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
+    } else {
+        int v = vec_of(p, sizeof(T) == 2, x, dy), tx = 1, tt = 1, slices = 1;
+        if (sizeof(T) == 4 && v > 4) v = 4;
+        while (v > 1 && !wgrad_block(p, v, &tx, &tt, &slices)) v /= 2;
+        wgrad_block(p, v, &tx, &tt, &slices);
+        int64_t chunk = chunk_of(p, 1, &chunks);
+        dim3 grid((unsigned)chunks, (unsigned)slices);
+#define WG(V) dw_nhwc_bwd_filter_kernel<T, vcap(sizeof(T), V)><<<grid, dim3(tx, tt)>>>(g, (int)chunk, x, dy, ws)
+        DW_VEC_CASES(v, WG)
+#undef WG
+    }
+    dw_reduce_kernel<T><<<cb_blocks((size_t)g.rs * g.c, DW_THREADS), DW_THREADS>>>(g, (int)chunks, ws, dw);
+}
+
+extern "C" void cb_cuda_dw_forward(const cb_conv_params *p, int nhwc, int bf16_, const void *x, const void *w, const float *b,
+                                   void *y, int relu) {
+    if (bf16_) forward_t(p, nhwc, (const bf16 *)x, (const bf16 *)w, b, (bf16 *)y, relu);
+    else forward_t(p, nhwc, (const float *)x, (const float *)w, b, (float *)y, relu);
+}
+
+extern "C" void cb_cuda_dw_backward_data(const cb_conv_params *p, int nhwc, int bf16_, const void *dy, const void *w, void *dx) {
+    if (bf16_) backward_data_t(p, nhwc, (const bf16 *)dy, (const bf16 *)w, (bf16 *)dx);
+    else backward_data_t(p, nhwc, (const float *)dy, (const float *)w, (float *)dx);
+}
+
+extern "C" void cb_cuda_dw_backward_filter(const cb_conv_params *p, int nhwc, int bf16_, const void *x, const void *dy, void *dw,
+                                           float *ws) {
+    if (bf16_) backward_filter_t(p, nhwc, (const bf16 *)x, (const bf16 *)dy, (bf16 *)dw, ws);
+    else backward_filter_t(p, nhwc, (const float *)x, (const float *)dy, (float *)dw, ws);
+}
+
+// ---- the own-algorithm table's entry (fp32 NCHW) ------------------------------------------------
+
+static bool supports(const cb_conv_params *p, cb_phase ph) {
+    (void)ph;
+    return cb_cuda_dw_supports(p);
+}
+static size_t workspace(const cb_conv_params *p, cb_phase ph) { return ph == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(p, 0) : 0; }
+static void forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
+    (void)ws;
+    cb_cuda_dw_forward(p, 0, 0, x, w, b, y, relu);
+}
+static void backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws) {
+    (void)ws;
+    cb_cuda_dw_backward_data(p, 0, 0, dy, w, dx);
+}
+static void backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws) {
+    cb_cuda_dw_backward_filter(p, 0, 0, x, dy, dw, (float *)ws);
+    if (db) cb_cuda_bias_grad(p->n, p->k, p->p * p->q, dy, db);
+}
+
+extern "C" const cb_cuda_conv_algo cb_conv_algo_depthwise = {
+    "depthwise", CB_PREC_FP32, "depthwise (groups = C = K), direct, fp32 FMA, every phase, any stride, padding and dilation",
+    supports, workspace, forward, backward_data, backward_filter,
+};
