@@ -28,18 +28,26 @@ template <class T> __global__ void mul_kernel(size_t t, chan_ix ix, bool bcast, 
     CB_FOR(i, t) st(y, i, ld(a, i) * ld(b, bcast ? ix.image(i) * ix.c + ix.channel(i) : i));
 }
 
-// db (n, c) = sum over the pixels of dy * a. NHWC: a thread per (image, channel), reading along
-// channels; NCHW: a block per plane, reading along pixels.
+// db (n, c) = sum over the pixels of dy * a. NHWC: a block per (image, slice of 32 channels), 32
+// channel lanes by 32 pixel lanes (each warp reads along the channels of one pixel), the lanes'
+// sums added in a fixed order; NCHW: a block per plane, reading along pixels.
 template <class T> __global__ void mul_bcast_grad_nhwc(int n, int c, size_t hw, const T *dy, const T *a, T *db) {
-    size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (j >= (size_t)n * c) return;
-    size_t img = j / c, ch = j % c;
+    __shared__ double part[32][33];
+    int ch = blockIdx.y * 32 + threadIdx.x;
+    size_t img = blockIdx.x;
     double s = 0;
-    for (size_t p = 0; p < hw; p++) {
-        size_t o = (img * hw + p) * c + ch;
-        s += (double)ld(dy, o) * ld(a, o);
+    if (ch < c)
+        for (size_t p = threadIdx.y; p < hw; p += blockDim.y) {
+            size_t o = (img * hw + p) * c + ch;
+            s += (double)ld(dy, o) * ld(a, o);
+        }
+    part[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && ch < c) {
+        double t = 0;
+        for (unsigned k = 0; k < blockDim.y; k++) t += part[k][threadIdx.x];
+        st(db, img * c + ch, (float)t);
     }
-    st(db, j, (float)s);
 }
 template <class T> __global__ void mul_bcast_grad_nchw(size_t hw, const T *dy, const T *a, T *db) {
     size_t plane = blockIdx.x;
@@ -190,9 +198,9 @@ extern "C" void cb_fmt_mul_forward(int fmt, int n, int c, int64_t hw, int bcast,
 extern "C" void cb_fmt_mul_backward_bcast(int fmt, int n, int c, int64_t hw, const void *dy, const void *a, void *db) {
     bool bf = fmt & CB_FMT_BF16;
     if (fmt & CB_FMT_NHWC) {
-        unsigned g = (unsigned)(((size_t)n * c + CH_THREADS - 1) / CH_THREADS);
-        if (bf) mul_bcast_grad_nhwc<bf16><<<g, CH_THREADS>>>(n, c, (size_t)hw, (const bf16 *)dy, (const bf16 *)a, (bf16 *)db);
-        else mul_bcast_grad_nhwc<float><<<g, CH_THREADS>>>(n, c, (size_t)hw, (const float *)dy, (const float *)a, (float *)db);
+        dim3 g((unsigned)n, (unsigned)((c + 31) / 32)), blk(32, 32);
+        if (bf) mul_bcast_grad_nhwc<bf16><<<g, blk>>>(n, c, (size_t)hw, (const bf16 *)dy, (const bf16 *)a, (bf16 *)db);
+        else mul_bcast_grad_nhwc<float><<<g, blk>>>(n, c, (size_t)hw, (const float *)dy, (const float *)a, (float *)db);
     } else {
         unsigned g = (unsigned)n * (unsigned)c;
         if (bf) mul_bcast_grad_nchw<bf16><<<g, CH_THREADS>>>((size_t)hw, (const bf16 *)dy, (const bf16 *)a, (bf16 *)db);
