@@ -119,6 +119,9 @@ int main() {
         {2, 24, 14, 14, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1},  // ConvNeXt's 7x7
         {1, 600, 5, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   // several channel slices
         {1, 8, 5, 5, 5, 5, 2, 2, 1, 2, 1, 2, 1, 1},     // EfficientNet's 5x5 stride 2
+        {2, 32, 9, 13, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},   // 5x5 stride 1 (the fast kernel), rows not a multiple of its strip
+        {1, 20, 6, 9, 3, 3, 1, 1, 0, 2, 2, 0, 1, 1},    // stride 1, lopsided pads both ways
+        {1, 256, 7, 7, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1},   // 7x7, the fast kernel's channel slices
     };
     for (int fmt = 0; fmt < 4; fmt++)
         for (const auto &z : shapes) run(fmt, z);

@@ -82,6 +82,7 @@ int main() {
     run_case("avg 2x2 s2 9x9 (trailing pad 1)", 2, 3, 9, 9, 2, 2, 2, 2, 0, 1, 0, 1, 1);
     run_case("avg 3x3 s2 pads 0/1 8x8", 2, 5, 8, 8, 3, 3, 2, 2, 0, 1, 0, 1, 1);
     run_case("avg 5x5 s1 VALID 5x5 (global)", 3, 4, 5, 5, 5, 5, 1, 1, 0, 0, 0, 0, 1);
+    run_case("avg 6x9 global b2 c40 (channel slices)", 2, 40, 6, 9, 6, 9, 1, 1, 0, 0, 0, 0, 1);
     run_case("avg 2x2 s2 pad top 2 (window all pad)", 1, 2, 5, 6, 2, 2, 2, 2, 2, 0, 0, 0, 1);
     printf("%d failed\n", failed);
     return failed ? 1 : 0;

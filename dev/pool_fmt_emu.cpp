@@ -194,6 +194,7 @@ int main() {
     run_case("avg 3x3 s1 pad 1 6x5 c16", 2, 16, 6, 5, 3, 3, 1, 1, 1, 1, 1, 1, 1);
     run_case("avg 3x3 s2 pads 0/1 8x8 c8", 2, 8, 8, 8, 3, 3, 2, 2, 0, 1, 0, 1, 1);
     run_case("avg 5x5 s1 VALID 5x5 (global) c8", 3, 8, 5, 5, 5, 5, 1, 1, 0, 0, 0, 0, 1);
+    run_case("avg 6x9 global b2 c40 (channel slices)", 2, 40, 6, 9, 6, 9, 1, 1, 0, 0, 0, 0, 1);
     run_case("avg 2x2 s2 pad top 2 c16 (window all pad)", 1, 16, 5, 6, 2, 2, 2, 2, 2, 0, 0, 0, 1);
     run_case("avg 3x3 s2 pads 1/1 7x7 c8 (misaligned)", 2, 8, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, true);
     printf("%d failed\n", failed);

@@ -474,6 +474,11 @@ static void layer_cases_rest(const char *be, cb_precision prec) {
         snprintf(body, sizeof body, "\"type\": \"Convolution\", \"filter\": [3, 3, 5, 7], \"padding\": \"SAME\", "
                                     "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"%s\"", fn);
         layer_case(be, prec, label, 2, 9, 8, 5, body);
+        // 16 output channels: the bias and activation pass on 16-byte vectors
+        snprintf(label, sizeof label, "conv 3x3 C8->16 %s (vectors)", fn);
+        snprintf(body, sizeof body, "\"type\": \"Convolution\", \"filter\": [3, 3, 8, 16], \"padding\": \"SAME\", "
+                                    "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"%s\"", fn);
+        layer_case(be, prec, label, 2, 6, 5, 8, body);
     }
     layer_case(be, prec, "Softmax 1000 b3", 3, 1, 1, 1000, "\"type\": \"Softmax\", \"num_classes\": 1000");
     layer_case(be, prec, "Dropout keep 0.5", 4, 16, 16, 13, "\"type\": \"Dropout\", \"dropout_keep_prob\": 0.5");

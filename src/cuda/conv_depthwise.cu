@@ -117,6 +117,81 @@ dw_nhwc_fwd_kernel(dw_geom g, int rounds, const T *__restrict__ x, const T *__re
     }
 }
 
+// The common case at speed: stride 1, no dilation, a filter SK columns wide (3, 5, 7). A thread
+// computes QT consecutive outputs of a row for its V channels: per filter row it loads the row's
+// SK weight vectors (fp32, staged once per block) into registers and slides over the QT + SK - 1
+// input columns, each loaded and converted once for up to SK taps. The data gradient at stride 1 is
+// this correlation of dy with the filter rotated by 180 degrees (flip) and the pads mirrored
+// (dw_fast_geom), so it runs the same kernel. Block (TX, TY): TX channel groups, TY strips.
+enum { DW_QT = 4, DW_FAST_SMEM = 49152 };
+template <class T, int V, int SK>
+__global__ void __launch_bounds__(DW_THREADS)
+dw_nhwc_fast_kernel(dw_geom g, int rounds, int flip, const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ b,
+                    T *__restrict__ y, int relu) {
+    __shared__ __align__(16) float wsh[DW_FAST_SMEM / 4];
+    const int cs = blockDim.x * V, c0 = blockIdx.y * cs, c = c0 + threadIdx.x * V;
+    {
+        int tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+        for (int i = tid; i < g.rs * cs; i += nt) {
+            int t = i / cs, cc = c0 + (i - t * cs);
+            wsh[i] = cc < g.c ? dw_ld(&w[(size_t)cc * g.rs + (flip ? g.rs - 1 - t : t)]) : 0.f;
+        }
+        __syncthreads();
+    }
+    if (c >= g.c) return;
+    float bias[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) bias[j] = b ? b[c + j] : 0.f;
+    const int strips = (g.q + DW_QT - 1) / DW_QT;
+    const int64_t total = (int64_t)g.n * g.p * strips;
+    for (int rd = 0; rd < rounds; rd++) {
+        int64_t sidx = ((int64_t)blockIdx.x * rounds + rd) * blockDim.y + threadIdx.y;
+        if (sidx >= total) break;
+        int sx = (int)(sidx % strips), oh = (int)(sidx / strips % g.p), n = (int)(sidx / ((int64_t)strips * g.p));
+        int ow0 = sx * DW_QT, iw0 = ow0 - g.pl;
+        float acc[DW_QT][V];
+#pragma unroll
+        for (int q = 0; q < DW_QT; q++)
+#pragma unroll
+            for (int j = 0; j < V; j++) acc[q][j] = bias[j];
+        for (int kh = 0; kh < g.r; kh++) {
+            int ih = oh - g.pt + kh;
+            if ((unsigned)ih >= (unsigned)g.h) continue;
+            float wr[SK][V];
+#pragma unroll
+            for (int kw = 0; kw < SK; kw++) {
+                const float *ws = wsh + (kh * SK + kw) * cs + threadIdx.x * V;
+#pragma unroll
+                for (int j = 0; j < V; j++) wr[kw][j] = ws[j];
+            }
+            const T *xrow = x + ((int64_t)n * g.h + ih) * g.w * g.c + c;
+#pragma unroll
+            for (int col = 0; col < DW_QT + SK - 1; col++) {
+                int iw = iw0 + col;
+                if ((unsigned)iw >= (unsigned)g.w) continue;
+                float xv[V];
+                dw_load<T, V>(xrow + (int64_t)iw * g.c, xv);
+#pragma unroll
+                for (int q = 0; q < DW_QT; q++) {
+                    const int kw = col - q;
+                    if (kw < 0 || kw >= SK) continue;
+#pragma unroll
+                    for (int j = 0; j < V; j++) acc[q][j] = fmaf(xv[j], wr[kw][j], acc[q][j]);
+                }
+            }
+        }
+        T *yrow = y + (((int64_t)n * g.p + oh) * g.q + ow0) * g.c + c;
+#pragma unroll
+        for (int q = 0; q < DW_QT; q++) {
+            if (ow0 + q >= g.q) break;
+            if (relu)
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[q][j] = fmaxf(acc[q][j], 0.f);
+            dw_store<T, V>(yrow + (int64_t)q * g.c, acc[q]);
+        }
+    }
+}
+
 // dx (N, H, W, C) = the gradient of the forward w.r.t. x, from dy (N, P, Q, C): a gather per input
 // pixel over the outputs whose windows cover it (no atomics, dx written once)
 template <class T, int V>
@@ -210,6 +285,68 @@ dw_nhwc_bwd_filter_kernel(dw_geom g, int chunk, const T *__restrict__ x, const T
     }
 }
 
+// The filter gradient's common case at speed: stride 1, no dilation, SK columns (3, 5, 7). Thread
+// (tx, ty) takes channel group tx, filter row kh = ty % R and lane ty / R; each (block, lane) is one
+// partial-sum slot of part (slots, rs, C) over a contiguous range of strips (QT outputs of a row).
+// Per strip it loads the QT output gradients once and slides over the QT + SK - 1 input columns of
+// row oh + kh - pt, each loaded once for up to SK taps: SK accumulators of V channels.
+template <class T, int V, int SK>
+__global__ void __launch_bounds__(DW_THREADS)
+dw_nhwc_fast_wgrad_kernel(dw_geom g, int64_t per, const T *__restrict__ x, const T *__restrict__ dy, float *__restrict__ part) {
+    const int cs = blockDim.x * V, c = blockIdx.y * cs + threadIdx.x * V;
+    const int kh = threadIdx.y % g.r, lane = threadIdx.y / g.r, lanes = blockDim.y / g.r;
+    if (c >= g.c || lane >= lanes) return;
+    const int64_t slot = (int64_t)blockIdx.x * lanes + lane;
+    const int strips = (g.q + DW_QT - 1) / DW_QT;
+    const int64_t total = (int64_t)g.n * g.p * strips, s0 = slot * per, s1 = s0 + per < total ? s0 + per : total;
+    float acc[SK][V];
+#pragma unroll
+    for (int k = 0; k < SK; k++)
+#pragma unroll
+        for (int j = 0; j < V; j++) acc[k][j] = 0.f;
+    int sx = (int)(s0 % strips), oh = (int)(s0 / strips % g.p), n = (int)(s0 / ((int64_t)strips * g.p));
+    for (int64_t sidx = s0; sidx < s1; sidx++) {
+        const int ih = oh - g.pt + kh, ow0 = sx * DW_QT;
+        if ((unsigned)ih < (unsigned)g.h) {
+            float dv[DW_QT][V];
+            const T *dyrow = dy + (((int64_t)n * g.p + oh) * g.q + ow0) * g.c + c;
+#pragma unroll
+            for (int q = 0; q < DW_QT; q++) {
+                if (ow0 + q < g.q) dw_load<T, V>(dyrow + (int64_t)q * g.c, dv[q]);
+                else
+#pragma unroll
+                    for (int j = 0; j < V; j++) dv[q][j] = 0.f;
+            }
+            const T *xrow = x + ((int64_t)n * g.h + ih) * g.w * g.c + c;
+            const int iw0 = ow0 - g.pl;
+#pragma unroll
+            for (int col = 0; col < DW_QT + SK - 1; col++) {
+                int iw = iw0 + col;
+                if ((unsigned)iw >= (unsigned)g.w) continue;
+                float xv[V];
+                dw_load<T, V>(xrow + (int64_t)iw * g.c, xv);
+#pragma unroll
+                for (int q = 0; q < DW_QT; q++) {
+                    const int kw = col - q;
+                    if (kw < 0 || kw >= SK) continue;
+#pragma unroll
+                    for (int j = 0; j < V; j++) acc[kw][j] = fmaf(dv[q][j], xv[j], acc[kw][j]);
+                }
+            }
+        }
+        if (++sx == strips) {
+            sx = 0;
+            if (++oh == g.p) oh = 0, n++;
+        }
+    }
+#pragma unroll
+    for (int kw = 0; kw < SK; kw++) {
+        float *dst = part + (slot * g.rs + kh * SK + kw) * g.c + c;
+#pragma unroll
+        for (int j = 0; j < V; j++) dst[j] = acc[kw][j];
+    }
+}
+
 // ---- NCHW ---------------------------------------------------------------------------------------
 
 // y (N, C, P, Q) = x (N, C, H, W) * w (+ b, ReLU): one thread per output element
@@ -261,6 +398,98 @@ dw_nchw_bwd_data_kernel(dw_geom g, int64_t total, const T *__restrict__ dy, cons
             }
         }
         dw_st(&dx[o], acc);
+    }
+}
+
+// NCHW at stride 1, no dilation, SK columns (3, 5, 7): a thread per strip of QT outputs of a row,
+// the row's SK taps in registers (one channel per warp, mostly: broadcast loads) and QT + SK - 1
+// input loads per filter row. flip: the data gradient (dw_fast_geom's mirrored geometry).
+template <class T, int SK>
+__global__ void __launch_bounds__(DW_THREADS)
+dw_nchw_fast_kernel(dw_geom g, int64_t total, int flip, const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ b,
+                    T *__restrict__ y, int relu) {
+    const int strips = (g.q + DW_QT - 1) / DW_QT;
+    CB_FOR(o, (size_t)total) {
+        int sx = (int)(o % strips), oh = (int)(o / strips % g.p);
+        int64_t plane = (int64_t)(o / ((size_t)strips * g.p));
+        int c = (int)(plane % g.c), ow0 = sx * DW_QT, iw0 = ow0 - g.pl;
+        const T *xp = x + plane * g.h * g.w, *wc = w + (int64_t)c * g.rs;
+        float acc[DW_QT];
+#pragma unroll
+        for (int q = 0; q < DW_QT; q++) acc[q] = b ? b[c] : 0.f;
+        for (int kh = 0; kh < g.r; kh++) {
+            int ih = oh - g.pt + kh;
+            if ((unsigned)ih >= (unsigned)g.h) continue;
+            float wr[SK];
+#pragma unroll
+            for (int kw = 0; kw < SK; kw++) {
+                int t = kh * SK + kw;
+                wr[kw] = dw_ld(&wc[flip ? g.rs - 1 - t : t]);
+            }
+            const T *xrow = xp + (int64_t)ih * g.w;
+#pragma unroll
+            for (int col = 0; col < DW_QT + SK - 1; col++) {
+                int iw = iw0 + col;
+                if ((unsigned)iw >= (unsigned)g.w) continue;
+                float xv = dw_ld(&xrow[iw]);
+#pragma unroll
+                for (int q = 0; q < DW_QT; q++) {
+                    const int kw = col - q;
+                    if (kw >= 0 && kw < SK) acc[q] = fmaf(xv, wr[kw], acc[q]);
+                }
+            }
+        }
+        T *yrow = y + (plane * g.p + oh) * g.q + ow0;
+#pragma unroll
+        for (int q = 0; q < DW_QT; q++)
+            if (ow0 + q < g.q) dw_st(&yrow[q], relu ? fmaxf(acc[q], 0.f) : acc[q]);
+    }
+}
+
+// NCHW filter gradient at stride 1, no dilation, SK columns: block (channel blockIdx.y, chunk
+// blockIdx.x of `imgs` images), thread (kh = tid % R, lane = tid / R) over strips of its images,
+// SK sums in registers, then the lanes added in a fixed order through shared memory
+template <class T, int SK>
+__global__ void __launch_bounds__(DW_THREADS)
+dw_nchw_fast_wgrad_kernel(dw_geom g, int imgs, const T *__restrict__ x, const T *__restrict__ dy, float *__restrict__ part) {
+    __shared__ float red[DW_THREADS][SK];
+    const int c = blockIdx.y, n0 = blockIdx.x * imgs, n1 = n0 + imgs < g.n ? n0 + imgs : g.n;
+    const int kh = threadIdx.x % g.r, lane = threadIdx.x / g.r, lanes = blockDim.x / g.r;
+    const int strips = (g.q + DW_QT - 1) / DW_QT;
+    const int64_t count = (int64_t)(n1 - n0) * g.p * strips;
+    float acc[SK];
+#pragma unroll
+    for (int k = 0; k < SK; k++) acc[k] = 0.f;
+    if (lane < lanes)
+        for (int64_t i = lane; i < count; i += lanes) {
+            int sx = (int)(i % strips), oh = (int)(i / strips % g.p), n = n0 + (int)(i / ((int64_t)strips * g.p));
+            int ih = oh - g.pt + kh, ow0 = sx * DW_QT, iw0 = ow0 - g.pl;
+            if ((unsigned)ih >= (unsigned)g.h) continue;
+            int64_t plane = (int64_t)n * g.c + c;
+            const T *dyrow = dy + (plane * g.p + oh) * g.q + ow0, *xrow = x + (plane * g.h + ih) * g.w;
+            float dv[DW_QT];
+#pragma unroll
+            for (int q = 0; q < DW_QT; q++) dv[q] = ow0 + q < g.q ? dw_ld(&dyrow[q]) : 0.f;
+#pragma unroll
+            for (int col = 0; col < DW_QT + SK - 1; col++) {
+                int iw = iw0 + col;
+                if ((unsigned)iw >= (unsigned)g.w) continue;
+                float xv = dw_ld(&xrow[iw]);
+#pragma unroll
+                for (int q = 0; q < DW_QT; q++) {
+                    const int kw = col - q;
+                    if (kw >= 0 && kw < SK) acc[kw] = fmaf(dv[q], xv, acc[kw]);
+                }
+            }
+        }
+#pragma unroll
+    for (int k = 0; k < SK; k++) red[threadIdx.x][k] = acc[k];
+    __syncthreads();
+    if ((int)threadIdx.x < g.rs) { // thread t: tap (t / SK, t % SK), the lanes of row t / SK in order
+        int r = threadIdx.x / SK, k = threadIdx.x % SK;
+        float s = 0.f;
+        for (int l = 0; l < lanes; l++) s += red[l * g.r + r][k];
+        part[((int64_t)blockIdx.x * g.rs + threadIdx.x) * g.c + c] = s;
     }
 }
 
@@ -386,9 +615,65 @@ static constexpr int vcap(size_t es, int v) { return v * es <= 16 ? v : (int)(16
     default: CALL(1); break;                                                                                           \
     }
 
+// the fast kernel's geometry and block for p (forward) or its data gradient (bwd: the correlation
+// of dy with the rotated filter, dy's pads mirrored); false where it does not apply
+static bool dw_fast_geom(const cb_conv_params *p, bool bwd, int v, dw_geom *g, nhwc_grid *ng) {
+    if (p->stride_h != 1 || p->stride_w != 1 || (p->dil_h > 1) || (p->dil_w > 1) || !(p->s == 3 || p->s == 5 || p->s == 7)) return false;
+    *g = geom_of(p);
+    if (bwd) { // dx (H, W) from dy (P, Q): leading pads r - 1 - pt, s - 1 - pl
+        g->h = p->p, g->w = p->q, g->p = p->h, g->q = p->w;
+        g->pt = p->r - 1 - p->pad_top, g->pl = p->s - 1 - p->pad_left;
+    }
+    int groups = p->c / v, cap = (int)(DW_FAST_SMEM / ((size_t)p->r * p->s * v * 4));
+    if (cap > 32) cap = 32;
+    if (cap < 1) return false;
+    ng->slices = (groups + cap - 1) / cap;
+    ng->tx = (groups + ng->slices - 1) / ng->slices;
+    ng->ty = DW_THREADS / ng->tx;
+    return true;
+}
+
+template <class T>
+static void launch_fast(const cb_conv_params *p, bool bwd, int v, const T *x, const T *w, const float *b, T *y, int relu, bool *done) {
+    dw_geom g;
+    nhwc_grid ng;
+    *done = dw_fast_geom(p, bwd, v, &g, &ng);
+    if (!*done) return;
+    int64_t strips = (int64_t)g.n * g.p * ((g.q + DW_QT - 1) / DW_QT);
+    int rounds = rounds_of(strips, ng.ty, ng.slices);
+    dim3 grid((unsigned)((strips + (int64_t)ng.ty * rounds - 1) / ((int64_t)ng.ty * rounds)), (unsigned)ng.slices), blk(ng.tx, ng.ty);
+    int flip = bwd;
+#define FAST(V, S) dw_nhwc_fast_kernel<T, vcap(sizeof(T), V), S><<<grid, blk>>>(g, rounds, flip, x, w, b, y, relu)
+#define FAST_S(V)                                                                                                      \
+    do {                                                                                                               \
+        if (p->s == 3) FAST(V, 3);                                                                                     \
+        else if (p->s == 5) FAST(V, 5);                                                                                \
+        else FAST(V, 7);                                                                                               \
+    } while (0)
+    DW_VEC_CASES(v, FAST_S)
+#undef FAST_S
+#undef FAST
+}
+
+// the NCHW fast kernel where it applies (forward, or the data gradient when bwd); false: not taken
+template <class T>
+static bool nchw_fast(const cb_conv_params *p, bool bwd, const T *x, const T *w, const float *b, T *y, int relu) {
+    dw_geom g;
+    nhwc_grid ng;
+    if (!dw_fast_geom(p, bwd, 1, &g, &ng)) return false;
+    int64_t total = (int64_t)g.n * g.c * g.p * ((g.q + DW_QT - 1) / DW_QT);
+    int flip = bwd;
+    unsigned blocks = cb_blocks((size_t)total, DW_THREADS);
+    if (p->s == 3) dw_nchw_fast_kernel<T, 3><<<blocks, DW_THREADS>>>(g, total, flip, x, w, b, y, relu);
+    else if (p->s == 5) dw_nchw_fast_kernel<T, 5><<<blocks, DW_THREADS>>>(g, total, flip, x, w, b, y, relu);
+    else dw_nchw_fast_kernel<T, 7><<<blocks, DW_THREADS>>>(g, total, flip, x, w, b, y, relu);
+    return true;
+}
+
 template <class T>
 static void forward_t(const cb_conv_params *p, int nhwc, const T *x, const T *w, const float *b, T *y, int relu) {
     dw_geom g = geom_of(p);
+    if (!nhwc && nchw_fast(p, false, x, w, b, y, relu)) return;
     if (!nhwc) {
         int64_t total = (int64_t)p->n * p->c * p->p * p->q;
         dw_nchw_fwd_kernel<T><<<cb_blocks((size_t)total, DW_THREADS), DW_THREADS>>>(g, total, x, w, b, y, relu);
@@ -396,6 +681,9 @@ static void forward_t(const cb_conv_params *p, int nhwc, const T *x, const T *w,
     }
     int v = vec_of(p, sizeof(T) == 2, x, y);
     if (sizeof(T) == 4 && v > 4) v = 4;
+    bool done;
+    launch_fast(p, false, v, x, w, b, y, relu, &done);
+    if (done) return;
     nhwc_grid ng = nhwc_grid_of(p, v, sizeof(T));
     int64_t pixels = (int64_t)p->n * p->p * p->q;
     int rounds = rounds_of(pixels, ng.ty, ng.slices);
@@ -407,12 +695,17 @@ static void forward_t(const cb_conv_params *p, int nhwc, const T *x, const T *w,
 
 template <class T> static void backward_data_t(const cb_conv_params *p, int nhwc, const T *dy, const T *w, T *dx) {
     dw_geom g = geom_of(p);
+    if (!nhwc && nchw_fast(p, true, dy, w, (const float *)NULL, dx, 0)) return;
     if (!nhwc) {
         int64_t total = (int64_t)p->n * p->c * p->h * p->w;
         dw_nchw_bwd_data_kernel<T><<<cb_blocks((size_t)total, DW_THREADS), DW_THREADS>>>(g, total, dy, w, dx);
         return;
     }
     int v = vec_of(p, sizeof(T) == 2, dy, dx);
+    if (sizeof(T) == 4 && v > 4) v = 4;
+    bool done;
+    launch_fast(p, true, v, dy, w, (const float *)NULL, dx, 0, &done);
+    if (done) return;
     nhwc_grid ng = nhwc_grid_of(p, v, sizeof(T));
     int64_t pixels = (int64_t)p->n * p->h * p->w;
     int rounds = rounds_of(pixels, ng.ty, ng.slices);
@@ -422,16 +715,58 @@ template <class T> static void backward_data_t(const cb_conv_params *p, int nhwc
 #undef BWD
 }
 
+// the fast filter-gradient kernel where it applies (stride 1, no dilation, 3, 5 or 7 columns):
+// its slots (at most chunk_of's count, which sized the workspace) in *slots; false: not taken
+template <class T> static bool fast_wgrad(const cb_conv_params *p, int v, const T *x, const T *dy, float *ws, int64_t *slots) {
+    if (p->stride_h != 1 || p->stride_w != 1 || p->dil_h > 1 || p->dil_w > 1 || !(p->s == 3 || p->s == 5 || p->s == 7)) return false;
+    int groups = p->c / v, cap = DW_THREADS / p->r;
+    if (cap > 32) cap = 32;
+    if (cap < 1) return false;
+    int slices = (groups + cap - 1) / cap, tx = (groups + slices - 1) / slices, lanes = DW_THREADS / (tx * p->r);
+    int64_t chunks, strips = (int64_t)p->n * p->p * ((p->q + DW_QT - 1) / DW_QT);
+    chunk_of(p, 1, &chunks);
+    int64_t blocks = chunks / lanes;
+    if (blocks < 1) blocks = 1, lanes = (int)chunks; // (chunks < lanes: fewer lanes, one block)
+    int64_t nslots = blocks * lanes, per = (strips + nslots - 1) / nslots;
+    dim3 grid((unsigned)blocks, (unsigned)slices), blk(tx, p->r * lanes);
+    dw_geom g = geom_of(p);
+#define FW(V, S) dw_nhwc_fast_wgrad_kernel<T, vcap(sizeof(T), V), S><<<grid, blk>>>(g, per, x, dy, ws)
+#define FW_S(V)                                                                                                        \
+    do {                                                                                                               \
+        if (p->s == 3) FW(V, 3);                                                                                       \
+        else if (p->s == 5) FW(V, 5);                                                                                  \
+        else FW(V, 7);                                                                                                 \
+    } while (0)
+    DW_VEC_CASES(v, FW_S)
+#undef FW_S
+#undef FW
+    *slots = nslots;
+    return true;
+}
+
 template <class T> static void backward_filter_t(const cb_conv_params *p, int nhwc, const T *x, const T *dy, T *dw, float *ws) {
     dw_geom g = geom_of(p);
     int64_t chunks;
     if (!nhwc) {
         int64_t imgs = chunk_of(p, 0, &chunks);
+        if (p->stride_h == 1 && p->stride_w == 1 && p->dil_h <= 1 && p->dil_w <= 1 && (p->s == 3 || p->s == 5 || p->s == 7) &&
+            p->r <= DW_THREADS) {
+            dim3 grid((unsigned)chunks, (unsigned)g.c);
+            if (p->s == 3) dw_nchw_fast_wgrad_kernel<T, 3><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
+            else if (p->s == 5) dw_nchw_fast_wgrad_kernel<T, 5><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
+            else dw_nchw_fast_wgrad_kernel<T, 7><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
+            dw_reduce_kernel<T><<<cb_blocks((size_t)g.rs * g.c, DW_THREADS), DW_THREADS>>>(g, (int)chunks, ws, dw);
+            return;
+        }
         dim3 grid((unsigned)chunks, (unsigned)g.c);
         dw_nchw_bwd_filter_kernel<T><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
     } else {
         int v = vec_of(p, sizeof(T) == 2, x, dy), tx = 1, tt = 1, slices = 1;
         if (sizeof(T) == 4 && v > 4) v = 4;
+        if (fast_wgrad(p, v, x, dy, ws, &chunks)) {
+            dw_reduce_kernel<T><<<cb_blocks((size_t)g.rs * g.c, DW_THREADS), DW_THREADS>>>(g, (int)chunks, ws, dw);
+            return;
+        }
         while (v > 1 && !wgrad_block(p, v, &tx, &tt, &slices)) v /= 2;
         wgrad_block(p, v, &tx, &tt, &slices);
         int64_t chunk = chunk_of(p, 1, &chunks);

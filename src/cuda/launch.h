@@ -38,6 +38,10 @@ void cb_cuda_dw_backward_filter(const cb_conv_params *p, int nhwc, int bf16, con
 void cb_cuda_pool_forward(const cb_pool_params *p, const float *x, float *y, void *argmax);
 // gathers per input pixel: deterministic, dx overwritten; max needs argmax, avg ignores it
 void cb_cuda_pool_backward(const cb_pool_params *p, const float *dy, const void *argmax, float *dx);
+// a global average pool (p = q = 1, the window the whole unpadded input), which the forward above
+// and the storages' (format.h) run as one reduction per plane: fp32 or bf16, NCHW or NHWC
+bool cb_cuda_pool_is_global_avg(const cb_pool_params *p);
+void cb_cuda_global_avg_forward(const cb_pool_params *p, int nhwc, int bf16, const void *x, void *y);
 
 // ---- normalisation (norm.cu) -----------------------------------------------------------------
 void cb_cuda_lrn_forward(const cb_lrn_params *p, const float *x, float *y, float *scale);

@@ -51,11 +51,57 @@ template <class A, bool AVG> static void pool_backward_t(const cb_pool_params *p
     }
 }
 
+// ---- global average pooling (one output pixel whose window is the whole, unpadded input) -------
+// The general kernels give each output one thread, which would sum a whole plane serially; here a
+// block per (image, 32 channels) under NHWC (32 channel lanes by 32 pixel lanes) or per plane under
+// NCHW sums in fp32 per lane, the lanes added in a fixed order.
+bool cb_cuda_pool_is_global_avg(const cb_pool_params *p) {
+    return p->is_avg && p->p == 1 && p->q == 1 && p->r == p->h && p->s == p->w && p->pad_top == 0 && p->pad_left == 0;
+}
+
+template <class T> __global__ void gap_nhwc_kernel(int c, int64_t hw, const T *__restrict__ x, T *__restrict__ y) {
+    __shared__ float part[32][33];
+    int ch = blockIdx.y * 32 + threadIdx.x;
+    int64_t img = blockIdx.x;
+    float s = 0.f;
+    if (ch < c)
+        for (int64_t i = threadIdx.y; i < hw; i += blockDim.y) s += pool_ld(x[(img * hw + i) * c + ch]);
+    part[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && ch < c) {
+        float t = 0.f;
+        for (unsigned k = 0; k < blockDim.y; k++) t += part[k][threadIdx.x];
+        pool_st(&y[img * c + ch], t / (float)hw);
+    }
+}
+
+template <class T> __global__ void gap_nchw_kernel(int64_t hw, const T *__restrict__ x, T *__restrict__ y) {
+    int64_t plane = blockIdx.x;
+    float s = 0.f;
+    for (int64_t i = threadIdx.x; i < hw; i += blockDim.x) s += pool_ld(x[plane * hw + i]);
+    s = cb_block_sum(s);
+    if (threadIdx.x == 0) pool_st(&y[plane], s / (float)hw);
+}
+
+extern "C" void cb_cuda_global_avg_forward(const cb_pool_params *p, int nhwc, int bf16, const void *x, void *y) {
+    int64_t hw = (int64_t)p->h * p->w;
+    if (nhwc) {
+        dim3 grid((unsigned)p->n, (unsigned)((p->c + 31) / 32)), blk(32, 32);
+        if (bf16) gap_nhwc_kernel<__nv_bfloat16><<<grid, blk>>>(p->c, hw, (const __nv_bfloat16 *)x, (__nv_bfloat16 *)y);
+        else gap_nhwc_kernel<float><<<grid, blk>>>(p->c, hw, (const float *)x, (float *)y);
+    } else {
+        unsigned planes = (unsigned)((int64_t)p->n * p->c);
+        if (bf16) gap_nchw_kernel<__nv_bfloat16><<<planes, POOL_THREADS>>>(hw, (const __nv_bfloat16 *)x, (__nv_bfloat16 *)y);
+        else gap_nchw_kernel<float><<<planes, POOL_THREADS>>>(hw, (const float *)x, (float *)y);
+    }
+}
+
 // one byte per window offset when 255 (the "none" mark) is not an offset
 static bool argmax_is_byte(const cb_pool_params *p) { return (int64_t)p->r * p->s <= 255; }
 
 extern "C" void cb_cuda_pool_forward(const cb_pool_params *p, const float *x, float *y, void *argmax) {
-    if (p->is_avg) pool_forward_t<uint8_t, true>(p, x, y, (uint8_t *)NULL);
+    if (cb_cuda_pool_is_global_avg(p) && (int64_t)p->n * p->c > 0) cb_cuda_global_avg_forward(p, 0, 0, x, y);
+    else if (p->is_avg) pool_forward_t<uint8_t, true>(p, x, y, (uint8_t *)NULL);
     else if (argmax_is_byte(p)) pool_forward_t<uint8_t, false>(p, x, y, (uint8_t *)argmax);
     else pool_forward_t<int32_t, false>(p, x, y, (int32_t *)argmax);
 }

@@ -211,7 +211,7 @@ void cb_dnn_forward_epilogue(cb_exec *e, int i, bool train) {
     }
     if (L->act == CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_relu[i])
         cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y);
-    else if (L->act != CB_ACT_NONE && L->act != CB_ACT_RELU)
+    else if (L->act != CB_ACT_NONE && L->act != CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_relu[i]) // (the bias pass's)
         cb_fmt_act_forward((size_t)cb_shape_count(L->out), L->act, b->y, b->act_in, b->y, is_bf16(e));
 }
 

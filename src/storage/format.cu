@@ -205,15 +205,17 @@ template <class T> static int vec_width(size_t n, const void *a, const void *b) 
     return aligned && n % (size_t)v == 0 ? v : 1;
 }
 
-// y = act(y + b[channel]) (b may be NULL: the activation alone), over nvec vectors of V elements.
+// y = act(y + b[channel]) (b may be NULL: the activation alone), over nvec vectors of V elements;
+// xsave (or NULL) gets y + b, the activation's input (its gradient reads it). RELU: act is ReLU
+// (the common case compiled apart), else the activation a.
 // CH_LAST (NHWC, FC: inner 1): a vector is V consecutive channels, channel0 = (j mod k/V) * V.
 // Else (NCHW): a vector is V consecutive pixels of one channel, channel = (j / (inner/V)) mod k.
 template <class T, int V, bool CH_LAST, bool RELU>
 __global__ void __launch_bounds__(256) bias_act_kernel(uint32_t nvec, cb_fast_div by_a, cb_fast_div by_k, const float *__restrict__ b,
-                                                       T *__restrict__ y) {
+                                                       T *__restrict__ y, cb_act act, T *__restrict__ xsave) {
     uint32_t j = blockIdx.x * 256u + threadIdx.x;
     if (j >= nvec) return;
-    vec_t<T, V> a = reinterpret_cast<vec_t<T, V> *>(y)[j];
+    vec_t<T, V> a = reinterpret_cast<vec_t<T, V> *>(y)[j], sv;
     uint32_t c0;
     if (CH_LAST) c0 = (j - cb_fast_div_q(by_a, j) * by_a.d) * V;
     else {
@@ -223,47 +225,55 @@ __global__ void __launch_bounds__(256) bias_act_kernel(uint32_t nvec, cb_fast_di
 #pragma unroll
     for (int v = 0; v < V; v++) {
         float f = ld(a.v, v) + (b ? b[CH_LAST ? c0 + v : c0] : 0.f);
-        st(a.v, v, RELU ? fmaxf(f, 0.f) : f);
+        if (!RELU) st(sv.v, v, f);
+        st(a.v, v, RELU ? fmaxf(f, 0.f) : cb_act_fwd_f32(act, f));
     }
+    if (!RELU && xsave) reinterpret_cast<vec_t<T, V> *>(xsave)[j] = sv;
     reinterpret_cast<vec_t<T, V> *>(y)[j] = a;
 }
 
-template <class T> __global__ void bias_act_wide_kernel(size_t total, int k, int64_t inner, const float *b, T *y, bool relu) {
+template <class T>
+__global__ void bias_act_wide_kernel(size_t total, int k, int64_t inner, const float *b, T *y, cb_act act, T *xsave) {
     CB_FOR(i, total) {
         float f = ld(y, i) + (b ? b[(i / inner) % k] : 0.f);
-        st(y, i, relu && f < 0.f ? 0.f : f);
+        if (xsave) st(xsave, i, f);
+        st(y, i, cb_act_fwd_f32(act, f));
     }
 }
 
 template <class T, int V, bool CH_LAST>
-static void bias_act_v(uint32_t nvec, cb_fast_div a, cb_fast_div kd, const float *b, T *y, bool relu) {
+static void bias_act_v(uint32_t nvec, cb_fast_div a, cb_fast_div kd, const float *b, T *y, cb_act act, T *xsave) {
     unsigned grid = (nvec + 255) / 256;
-    if (relu) bias_act_kernel<T, V, CH_LAST, true><<<grid, 256>>>(nvec, a, kd, b, y);
-    else bias_act_kernel<T, V, CH_LAST, false><<<grid, 256>>>(nvec, a, kd, b, y);
+    if (act == CB_ACT_RELU) bias_act_kernel<T, V, CH_LAST, true><<<grid, 256>>>(nvec, a, kd, b, y, act, xsave);
+    else bias_act_kernel<T, V, CH_LAST, false><<<grid, 256>>>(nvec, a, kd, b, y, act, xsave);
 }
 
-template <class T> static void bias_act_t(int64_t rows, int k, int64_t inner, const float *b, T *y, bool relu) {
+template <class T> static void bias_act_t(int64_t rows, int k, int64_t inner, const float *b, T *y, cb_act act, T *xsave) {
     size_t t = (size_t)(rows * k * inner);
     if (!t) return;
     const int VW = (int)(16 / sizeof(T));
     bool ch_last = inner == 1;
-    int v = vec_width<T>(ch_last ? (size_t)k : (size_t)inner, y, y);
+    int v = vec_width<T>(ch_last ? (size_t)k : (size_t)inner, y, xsave ? (const void *)xsave : (const void *)y);
     if (t / (size_t)v >= 0x7fffffffu) { // beyond 32-bit indexes: the plain grid-stride loop
-        bias_act_wide_kernel<T><<<cb_blocks(t, 256), 256>>>(t, k, inner, b, y, relu);
+        bias_act_wide_kernel<T><<<cb_blocks(t, 256), 256>>>(t, k, inner, b, y, act, xsave);
         return;
     }
     uint32_t nvec = (uint32_t)(t / (size_t)v);
     cb_fast_div kd = cb_fast_div_make((uint32_t)k);
     cb_fast_div a = cb_fast_div_make((uint32_t)(ch_last ? k / v : inner / v));
-    if (v == VW && ch_last) bias_act_v<T, VW, true>(nvec, a, kd, b, y, relu);
-    else if (v == VW) bias_act_v<T, VW, false>(nvec, a, kd, b, y, relu);
-    else if (ch_last) bias_act_v<T, 1, true>(nvec, a, kd, b, y, relu);
-    else bias_act_v<T, 1, false>(nvec, a, kd, b, y, relu);
+    if (v == VW && ch_last) bias_act_v<T, VW, true>(nvec, a, kd, b, y, act, xsave);
+    else if (v == VW) bias_act_v<T, VW, false>(nvec, a, kd, b, y, act, xsave);
+    else if (ch_last) bias_act_v<T, 1, true>(nvec, a, kd, b, y, act, xsave);
+    else bias_act_v<T, 1, false>(nvec, a, kd, b, y, act, xsave);
+}
+
+extern "C" void cb_fmt_bias_act_fn(int64_t rows, int k, int64_t inner, const float *b, void *y, cb_act act, void *xsave, int bf) {
+    if (bf) bias_act_t(rows, k, inner, b, (bf16 *)y, act, (bf16 *)xsave);
+    else bias_act_t(rows, k, inner, b, (float *)y, act, (float *)xsave);
 }
 
 extern "C" void cb_fmt_bias_act(int64_t rows, int k, int64_t inner, const float *b, void *y, int relu, int bf) {
-    if (bf) bias_act_t(rows, k, inner, b, (bf16 *)y, relu);
-    else bias_act_t(rows, k, inner, b, (float *)y, relu);
+    cb_fmt_bias_act_fn(rows, k, inner, b, y, relu ? CB_ACT_RELU : CB_ACT_NONE, NULL, bf);
 }
 
 // dx = y > 0 ? dy : 0, V elements per thread
@@ -337,18 +347,59 @@ template <class T> __global__ void act_fwd_kernel(size_t n, cb_act a, const T *x
 template <class T> __global__ void act_bwd_kernel(size_t n, cb_act a, const T *x, const T *y, const T *dy, T *dx) {
     CB_FOR(i, n) st(dx, i, cb_act_bwd_f32(a, x ? ld(x, i) : 0.f, ld(y, i), ld(dy, i)));
 }
+// the same, V elements (16 bytes) per thread; pointers 16-byte aligned (x and xsave may be NULL)
+template <class T, int V> __global__ void __launch_bounds__(256) act_fwd_vec_kernel(uint32_t nvec, cb_act a, const T *x, T *xsave, T *y) {
+    uint32_t j = blockIdx.x * 256u + threadIdx.x;
+    if (j >= nvec) return;
+    vec_t<T, V> u = reinterpret_cast<const vec_t<T, V> *>(x)[j];
+    if (xsave) reinterpret_cast<vec_t<T, V> *>(xsave)[j] = u;
+#pragma unroll
+    for (int v = 0; v < V; v++) st(u.v, v, cb_act_fwd_f32(a, ld(u.v, v)));
+    reinterpret_cast<vec_t<T, V> *>(y)[j] = u;
+}
+template <class T, int V>
+__global__ void __launch_bounds__(256) act_bwd_vec_kernel(uint32_t nvec, cb_act a, const T *x, const T *y, const T *dy, T *dx) {
+    uint32_t j = blockIdx.x * 256u + threadIdx.x;
+    if (j >= nvec) return;
+    vec_t<T, V> g = reinterpret_cast<const vec_t<T, V> *>(dy)[j], u = reinterpret_cast<const vec_t<T, V> *>(y)[j], w;
+    if (x) w = reinterpret_cast<const vec_t<T, V> *>(x)[j];
+#pragma unroll
+    for (int v = 0; v < V; v++) st(g.v, v, cb_act_bwd_f32(a, x ? ld(w.v, v) : 0.f, ld(u.v, v), ld(g.v, v)));
+    reinterpret_cast<vec_t<T, V> *>(dx)[j] = g;
+}
+// 16-byte vectors where n and every pointer allow it
+template <class T> static bool act_vec_ok(size_t n, const void *a, const void *b, const void *c, const void *d) {
+    const size_t VW = 16 / sizeof(T);
+    uintptr_t m = (uintptr_t)a | (uintptr_t)b | (uintptr_t)c | (uintptr_t)d; // (NULL adds nothing)
+    return n % VW == 0 && m % 16 == 0 && n / VW < 0x7fffffffu;
+}
+
+template <class T> static void act_forward_t(size_t n, cb_act a, const T *x, T *xsave, T *y) {
+    const int VW = (int)(16 / sizeof(T));
+    if (act_vec_ok<T>(n, x, xsave, y, NULL)) {
+        uint32_t nvec = (uint32_t)(n / VW);
+        act_fwd_vec_kernel<T, VW><<<(nvec + 255) / 256, 256>>>(nvec, a, x, xsave, y);
+    } else act_fwd_kernel<T><<<cb_blocks(n, 256), 256>>>(n, a, x, xsave, y);
+}
+template <class T> static void act_backward_t(size_t n, cb_act a, const T *x, const T *y, const T *dy, T *dx) {
+    const int VW = (int)(16 / sizeof(T));
+    if (act_vec_ok<T>(n, x, y, dy, dx)) {
+        uint32_t nvec = (uint32_t)(n / VW);
+        act_bwd_vec_kernel<T, VW><<<(nvec + 255) / 256, 256>>>(nvec, a, x, y, dy, dx);
+    } else act_bwd_kernel<T><<<cb_blocks(n, 256), 256>>>(n, a, x, y, dy, dx);
+}
 
 extern "C" void cb_fmt_act_forward(size_t n, cb_act a, const void *x, void *xsave, void *y, int b) {
     if (!n) return;
-    if (b) act_fwd_kernel<bf16><<<cb_blocks(n, 256), 256>>>(n, a, (const bf16 *)x, (bf16 *)xsave, (bf16 *)y);
-    else act_fwd_kernel<float><<<cb_blocks(n, 256), 256>>>(n, a, (const float *)x, (float *)xsave, (float *)y);
+    if (b) act_forward_t<bf16>(n, a, (const bf16 *)x, (bf16 *)xsave, (bf16 *)y);
+    else act_forward_t<float>(n, a, (const float *)x, (float *)xsave, (float *)y);
 }
 extern "C" void cb_fmt_act_backward(size_t n, cb_act a, const void *x, const void *y, const void *dy, void *dx, int b) {
     if (a == CB_ACT_RELU && b) relu_bwd_t(n, (const bf16 *)y, (const bf16 *)dy, (bf16 *)dx); // dx = y > 0 ? dy : 0
     else if (a == CB_ACT_RELU) relu_bwd_t(n, (const float *)y, (const float *)dy, (float *)dx);
     else if (!n) return;
-    else if (b) act_bwd_kernel<bf16><<<cb_blocks(n, 256), 256>>>(n, a, (const bf16 *)x, (const bf16 *)y, (const bf16 *)dy, (bf16 *)dx);
-    else act_bwd_kernel<float><<<cb_blocks(n, 256), 256>>>(n, a, (const float *)x, (const float *)y, (const float *)dy, (float *)dx);
+    else if (b) act_backward_t<bf16>(n, a, (const bf16 *)x, (const bf16 *)y, (const bf16 *)dy, (bf16 *)dx);
+    else act_backward_t<float>(n, a, (const float *)x, (const float *)y, (const float *)dy, (float *)dx);
 }
 
 // inner > 1 (NCHW): one block per channel, contiguous runs of `inner`; sums in double

@@ -49,6 +49,8 @@ void cb_fmt_dropout_backward(size_t n, const float *mask, const void *dy, void *
 // y (rows, k, inner) += b (k), b fp32, then ReLU when `relu`, in one pass (b may be NULL: the ReLU
 // alone). NCHW: rows = N, inner = H*W; NHWC: rows = N*H*W, inner = 1.
 void cb_fmt_bias_act(int64_t rows, int k, int64_t inner, const float *b, void *y, int relu, int bf16);
+// the same with any activation act (src/core/act.h); xsave (or NULL) gets y + b, its input
+void cb_fmt_bias_act_fn(int64_t rows, int k, int64_t inner, const float *b, void *y, cb_act act, void *xsave, int bf16);
 // db (k) fp32 = sum over rows and inner of dy (rows, k, inner). With inner == 1, part is a device
 // scratch of at least CB_FMT_BIAS_PARTS * k floats (per-chunk partial sums, added in a fixed order).
 #define CB_FMT_BIAS_PARTS 1024

@@ -331,7 +331,8 @@ static bool pf_empty(const cb_pool_params *p) { return p->n <= 0 || p->c <= 0 ||
 extern "C" void cb_fmt_pool_forward(const cb_pool_params *p, int fmt, const void *x, void *y, void *argmax) {
     if (pf_empty(p)) return;
     bool nhwc = fmt & CB_FMT_NHWC;
-    if (fmt & CB_FMT_BF16) pf_forward_of<bf16>(p, nhwc, x, y, argmax);
+    if (cb_cuda_pool_is_global_avg(p)) cb_cuda_global_avg_forward(p, nhwc, (fmt & CB_FMT_BF16) != 0, x, y);
+    else if (fmt & CB_FMT_BF16) pf_forward_of<bf16>(p, nhwc, x, y, argmax);
     else if (nhwc) pf_forward_of<float>(p, true, x, y, argmax);
     else cb_cuda_pool_forward(p, (const float *)x, (float *)y, argmax);
 }

@@ -105,10 +105,13 @@ cb_status cb_store_plan_weights(cb_exec *e, int i, cb_error *err) {
 void cb_store_bias_act(cb_exec *e, int i, const float *bias, void *y) {
     const cb_layer *L = &e->net->layers[i];
     cb_shape s = L->out;
-    bool relu = L->act == CB_ACT_RELU && !L->bn;
-    if (cb_store_nhwc(e)) cb_fmt_bias_act(s.n * s.h * s.w, (int)s.c, 1, bias, y, relu, cb_store_bf16(e));
-    else cb_fmt_bias_act(s.n, (int)s.c, s.h * s.w, bias, y, relu, cb_store_bf16(e));
-    ((cb_cuda_state *)e->state)->fused_relu[i] = relu;
+    // the layer's activation in the same pass unless a batch norm comes between; an activation
+    // whose gradient reads its input saves it (b->act_in, training) as the epilogue would
+    cb_act act = L->bn ? CB_ACT_NONE : L->act;
+    void *xsave = act != CB_ACT_NONE && act != CB_ACT_RELU ? e->lb[i].act_in : NULL;
+    if (cb_store_nhwc(e)) cb_fmt_bias_act_fn(s.n * s.h * s.w, (int)s.c, 1, bias, y, act, xsave, cb_store_bf16(e));
+    else cb_fmt_bias_act_fn(s.n, (int)s.c, s.h * s.w, bias, y, act, xsave, cb_store_bf16(e));
+    ((cb_cuda_state *)e->state)->fused_relu[i] = act != CB_ACT_NONE;
 }
 // db = sum of dy over all but the channels
 void cb_store_bias_grad(cb_exec *e, int i, const void *dy, float *db) {
