@@ -1040,6 +1040,15 @@ static void storage_cases(void) {
         layer_case("auto", precs[p], "conv 1x1 C16->24 b1 as GEMM", 1, 5, 7, 16,
                    "\"type\": \"Convolution\", \"filter\": [1, 1, 16, 24], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
     }
+    // and under fp32 NCHW (one GEMM per image; tf32 by the handle's math mode)
+    test_layout = CB_LAYOUT_NCHW;
+    for (int p = 0; p < 2; p++) {
+        layer_case("auto", precs[p], "conv 1x1 C64->96 b3 as batched GEMM", 3, 14, 13, 64,
+                   "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 96], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+        layer_case("auto", precs[p], "conv 1x1 C5->7 b1 as batched GEMM", 1, 5, 3, 5,
+                   "\"type\": \"Convolution\", \"filter\": [1, 1, 5, 7], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
+    }
+    test_layout = CB_LAYOUT_NHWC;
     unsetenv("CONVBENCH_AUTO_GEMM");
     expect_blas = false;
     // the first conv (C = 3) runs channel-padded in NHWC: here without the input's gradient too

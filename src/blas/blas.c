@@ -1,5 +1,5 @@
 // cuBLAS GEMMs of the library backends (src/blas/blas.h): fully connected layers, and 1x1
-// convolutions under NHWC, on the storage's element type.
+// convolutions under NHWC and fp32 NCHW, on the storage's element type.
 #include "blas/blas.h"
 #include "core/net.h"
 #include "cuda/launch.h"
@@ -12,10 +12,13 @@ static cublasHandle_t blas_of(const cb_exec *e) { return ((cb_cuda_state *)e->st
 // Under NHWC a 1x1 convolution of stride 1 without padding is a GEMM over the N*H*W pixel rows,
 // as an FC layer's: "auto" races cuBLAS against cuDNN on it (GoogLeNet's 1x1 layers: cuDNN's
 // legacy algorithms ran them at 9 TFLOP/s in bf16).
+// Under fp32 NCHW it is one GEMM per image (y_n (K, HW) = w (K, C) x_n (C, HW)), run batched.
 bool cb_blas_conv_is_gemm(const cb_exec *e, const cb_layer *L) {
     const cb_window *w = &L->p.conv.win;
-    return cb_store_nhwc(e) && w->r == 1 && w->s == 1 && w->stride_h == 1 && w->stride_w == 1 && w->pad_top == 0 && w->pad_left == 0 &&
-           L->p.conv.groups == 1 && L->out.h == L->in.h && L->out.w == L->in.w && cb_store_conv_cpad(e, L) == L->p.conv.cin;
+    bool geom = w->r == 1 && w->s == 1 && w->stride_h == 1 && w->stride_w == 1 && w->pad_top == 0 && w->pad_left == 0 &&
+                L->p.conv.groups == 1 && L->out.h == L->in.h && L->out.w == L->in.w;
+    if (!geom) return false;
+    return cb_store_nhwc(e) ? cb_store_conv_cpad(e, L) == L->p.conv.cin : !cb_store_bf16(e);
 }
 double cb_blas_time_conv(cb_exec *e, int i, int ph) {
     void *dx = e->lb[e->net->layers[i].parents[0]].dy;
@@ -39,7 +42,35 @@ static void gemm(cb_exec *e, cublasOperation_t ta, cublasOperation_t tb, int m, 
 
 // one phase of a 1x1 convolution (cb_blas_conv_is_gemm) on cuBLAS, as cb_blas_fc with N*H*W rows: x (M, C),
 // w (K, C), y (M, K) row-major; dx: where the input gradient goes
+// the same under fp32 NCHW: per image n, column-major, y_n^T (HW, K) = x_n^T (HW, C) w^T (C, K),
+// dx_n^T = dy_n^T w, and dw^T (C, K) = the sum over images of x_n dy_n^T (one GEMM per image,
+// accumulating: the images' pixels are not contiguous per channel)
+static void conv_nchw(cb_exec *e, int i, int ph, void *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    cublasHandle_t h = blas_of(e);
+    int n = (int)L->in.n, hw = (int)(L->in.h * L->in.w), c = L->p.conv.cin, k = L->p.conv.k;
+    const float *x = e->lb[L->parents[0]].y, *w = cb_store_weights(e, i);
+    float *y = cb_exec_op_out(e, i);
+    const float *dy = cb_exec_op_grad(e, i) ? cb_exec_op_grad(e, i) : y; // (plan: y stands in)
+    if (ph == CB_PHASE_FORWARD)
+        cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, hw, k, c, &one, x, hw, (long long)c * hw, w, c, 0, &zero, y, hw,
+                                  (long long)k * hw, n);
+    else if (ph == CB_PHASE_BWD_DATA)
+        cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, hw, c, k, &one, dy, hw, (long long)k * hw, w, c, 0, &zero, (float *)dx,
+                                  hw, (long long)c * hw, n);
+    else {
+        float *dw = cb_store_wgrad(e, i);
+        for (int j = 0; j < n; j++)
+            cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, c, k, hw, &one, x + (size_t)j * c * hw, hw, dy + (size_t)j * k * hw, hw,
+                        j ? &one : &zero, dw, c);
+    }
+}
+
 void cb_blas_conv(cb_exec *e, int i, int ph, void *dx) {
+    if (!cb_store_nhwc(e)) {
+        conv_nchw(e, i, ph, dx);
+        return;
+    }
     const cb_layer *L = &e->net->layers[i];
     int m = (int)(L->in.n * L->in.h * L->in.w), c = L->p.conv.cin, k = L->p.conv.k;
     const void *x = e->lb[L->parents[0]].y;

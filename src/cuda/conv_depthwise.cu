@@ -529,6 +529,12 @@ __global__ void __launch_bounds__(DW_THREADS) dw_reduce_kernel(dw_geom g, int ch
 
 // ---- launch geometry ----------------------------------------------------------------------------
 
+// the stride-1 fast kernels take 3, 5 or 7 columns without dilation
+static bool fast_shape(const cb_conv_params *p) {
+    return p->stride_h == 1 && p->stride_w == 1 && p->dil_h <= 1 && p->dil_w <= 1 && (p->s == 3 || p->s == 5 || p->s == 7);
+}
+
+
 // the widest V (16 bytes down to one element) that divides C and keeps the pointers aligned
 static int vec_of(const cb_conv_params *p, int bf16, const void *a, const void *b) {
     int v = bf16 ? 8 : 4;
@@ -618,7 +624,7 @@ static constexpr int vcap(size_t es, int v) { return v * es <= 16 ? v : (int)(16
 // the fast kernel's geometry and block for p (forward) or its data gradient (bwd: the correlation
 // of dy with the rotated filter, dy's pads mirrored); false where it does not apply
 static bool dw_fast_geom(const cb_conv_params *p, bool bwd, int v, dw_geom *g, nhwc_grid *ng) {
-    if (p->stride_h != 1 || p->stride_w != 1 || (p->dil_h > 1) || (p->dil_w > 1) || !(p->s == 3 || p->s == 5 || p->s == 7)) return false;
+    if (!fast_shape(p)) return false;
     *g = geom_of(p);
     if (bwd) { // dx (H, W) from dy (P, Q): leading pads r - 1 - pt, s - 1 - pl
         g->h = p->p, g->w = p->q, g->p = p->h, g->q = p->w;
@@ -718,7 +724,7 @@ template <class T> static void backward_data_t(const cb_conv_params *p, int nhwc
 // the fast filter-gradient kernel where it applies (stride 1, no dilation, 3, 5 or 7 columns):
 // its slots (at most chunk_of's count, which sized the workspace) in *slots; false: not taken
 template <class T> static bool fast_wgrad(const cb_conv_params *p, int v, const T *x, const T *dy, float *ws, int64_t *slots) {
-    if (p->stride_h != 1 || p->stride_w != 1 || p->dil_h > 1 || p->dil_w > 1 || !(p->s == 3 || p->s == 5 || p->s == 7)) return false;
+    if (!fast_shape(p)) return false;
     int groups = p->c / v, cap = DW_THREADS / p->r;
     if (cap > 32) cap = 32;
     if (cap < 1) return false;
@@ -744,36 +750,29 @@ template <class T> static bool fast_wgrad(const cb_conv_params *p, int v, const 
     return true;
 }
 
+// the per-chunk partial sums into ws (their count in *chunks), then dw, their sum in chunk order
 template <class T> static void backward_filter_t(const cb_conv_params *p, int nhwc, const T *x, const T *dy, T *dw, float *ws) {
     dw_geom g = geom_of(p);
     int64_t chunks;
     if (!nhwc) {
         int64_t imgs = chunk_of(p, 0, &chunks);
-        if (p->stride_h == 1 && p->stride_w == 1 && p->dil_h <= 1 && p->dil_w <= 1 && (p->s == 3 || p->s == 5 || p->s == 7) &&
-            p->r <= DW_THREADS) {
-            dim3 grid((unsigned)chunks, (unsigned)g.c);
+        dim3 grid((unsigned)chunks, (unsigned)g.c);
+        if (fast_shape(p) && p->r <= DW_THREADS) {
             if (p->s == 3) dw_nchw_fast_wgrad_kernel<T, 3><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
             else if (p->s == 5) dw_nchw_fast_wgrad_kernel<T, 5><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
             else dw_nchw_fast_wgrad_kernel<T, 7><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
-            dw_reduce_kernel<T><<<cb_blocks((size_t)g.rs * g.c, DW_THREADS), DW_THREADS>>>(g, (int)chunks, ws, dw);
-            return;
-        }
-        dim3 grid((unsigned)chunks, (unsigned)g.c);
-        dw_nchw_bwd_filter_kernel<T><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
+        } else dw_nchw_bwd_filter_kernel<T><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
     } else {
         int v = vec_of(p, sizeof(T) == 2, x, dy), tx = 1, tt = 1, slices = 1;
-        if (sizeof(T) == 4 && v > 4) v = 4;
-        if (fast_wgrad(p, v, x, dy, ws, &chunks)) {
-            dw_reduce_kernel<T><<<cb_blocks((size_t)g.rs * g.c, DW_THREADS), DW_THREADS>>>(g, (int)chunks, ws, dw);
-            return;
-        }
-        while (v > 1 && !wgrad_block(p, v, &tx, &tt, &slices)) v /= 2;
-        wgrad_block(p, v, &tx, &tt, &slices);
-        int64_t chunk = chunk_of(p, 1, &chunks);
-        dim3 grid((unsigned)chunks, (unsigned)slices);
+        if (!fast_wgrad(p, v, x, dy, ws, &chunks)) {
+            while (v > 1 && !wgrad_block(p, v, &tx, &tt, &slices)) v /= 2;
+            wgrad_block(p, v, &tx, &tt, &slices);
+            int64_t chunk = chunk_of(p, 1, &chunks);
+            dim3 grid((unsigned)chunks, (unsigned)slices);
 #define WG(V) dw_nhwc_bwd_filter_kernel<T, vcap(sizeof(T), V)><<<grid, dim3(tx, tt)>>>(g, (int)chunk, x, dy, ws)
-        DW_VEC_CASES(v, WG)
+            DW_VEC_CASES(v, WG)
 #undef WG
+        }
     }
     dw_reduce_kernel<T><<<cb_blocks((size_t)g.rs * g.c, DW_THREADS), DW_THREADS>>>(g, (int)chunks, ws, dw);
 }

@@ -42,6 +42,7 @@ void cb_cuda_pool_backward(const cb_pool_params *p, const float *dy, const void 
 // and the storages' (format.h) run as one reduction per plane: fp32 or bf16, NCHW or NHWC
 bool cb_cuda_pool_is_global_avg(const cb_pool_params *p);
 void cb_cuda_global_avg_forward(const cb_pool_params *p, int nhwc, int bf16, const void *x, void *y);
+void cb_cuda_global_avg_backward(const cb_pool_params *p, int nhwc, int bf16, const void *dy, void *dx);
 
 // ---- normalisation (norm.cu) -----------------------------------------------------------------
 void cb_cuda_lrn_forward(const cb_lrn_params *p, const float *x, float *y, float *scale);

@@ -96,6 +96,48 @@ extern "C" void cb_cuda_global_avg_forward(const cb_pool_params *p, int nhwc, in
     }
 }
 
+// its backward: dx = dy / (H*W) spread over the plane, V elements of a pixel's channels (NHWC) or
+// of a plane's pixels (NCHW) per thread
+template <class T, int V, bool NHWC>
+__global__ void __launch_bounds__(POOL_THREADS) gap_bwd_kernel(int64_t nvec, int c, int64_t hw, const T *__restrict__ dy, T *__restrict__ dx) {
+    int64_t j = blockIdx.x * (int64_t)POOL_THREADS + threadIdx.x;
+    if (j >= nvec) return;
+    int64_t e = j * V; // first element
+    const float inv = 1.f / (float)hw;
+    __align__(16) T out[V];
+    if (NHWC) {
+        int64_t img = e / (hw * c);
+        int ch = (int)(e % c);
+#pragma unroll
+        for (int v = 0; v < V; v++) pool_st(&out[v], pool_ld(dy[img * c + ch + v]) * inv);
+    } else {
+        float g = pool_ld(dy[e / hw]) * inv;
+#pragma unroll
+        for (int v = 0; v < V; v++) pool_st(&out[v], g);
+    }
+    struct alignas(sizeof(T) * V) w_t { T v[V]; };
+    *reinterpret_cast<w_t *>(dx + e) = *reinterpret_cast<const w_t *>(out);
+}
+
+template <class T> static void gap_bwd_t(const cb_pool_params *p, int nhwc, const T *dy, T *dx) {
+    const int VW = (int)(16 / sizeof(T));
+    int64_t hw = (int64_t)p->h * p->w, total = (int64_t)p->n * p->c * hw;
+    bool vec = (nhwc ? p->c % VW == 0 : hw % VW == 0) && (uintptr_t)dx % 16 == 0;
+    int v = vec ? VW : 1;
+    int64_t nvec = total / v;
+    unsigned blocks = (unsigned)((nvec + POOL_THREADS - 1) / POOL_THREADS);
+    if (nhwc && vec) gap_bwd_kernel<T, 16 / sizeof(T), true><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
+    else if (nhwc) gap_bwd_kernel<T, 1, true><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
+    else if (vec) gap_bwd_kernel<T, 16 / sizeof(T), false><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
+    else gap_bwd_kernel<T, 1, false><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
+}
+
+extern "C" void cb_cuda_global_avg_backward(const cb_pool_params *p, int nhwc, int bf16, const void *dy, void *dx) {
+    if ((int64_t)p->n * p->c * p->h * p->w == 0) return;
+    if (bf16) gap_bwd_t<__nv_bfloat16>(p, nhwc, (const __nv_bfloat16 *)dy, (__nv_bfloat16 *)dx);
+    else gap_bwd_t<float>(p, nhwc, (const float *)dy, (float *)dx);
+}
+
 // one byte per window offset when 255 (the "none" mark) is not an offset
 static bool argmax_is_byte(const cb_pool_params *p) { return (int64_t)p->r * p->s <= 255; }
 
@@ -107,7 +149,8 @@ extern "C" void cb_cuda_pool_forward(const cb_pool_params *p, const float *x, fl
 }
 
 extern "C" void cb_cuda_pool_backward(const cb_pool_params *p, const float *dy, const void *argmax, float *dx) {
-    if (p->is_avg) pool_backward_t<uint8_t, true>(p, dy, (const uint8_t *)NULL, dx);
+    if (cb_cuda_pool_is_global_avg(p)) cb_cuda_global_avg_backward(p, 0, 0, dy, dx);
+    else if (p->is_avg) pool_backward_t<uint8_t, true>(p, dy, (const uint8_t *)NULL, dx);
     else if (argmax_is_byte(p)) pool_backward_t<uint8_t, false>(p, dy, (const uint8_t *)argmax, dx);
     else pool_backward_t<int32_t, false>(p, dy, (const int32_t *)argmax, dx);
 }

@@ -2,8 +2,8 @@
 // than one can run it (cuDNN's pick, convbench's own kernels, a cuBLAS GEMM), it times the
 // candidates on the layer's own buffers at plan time and keeps the fastest, recording the race in
 // the layer's choice (CB_CHOICE_RACED: ms won over rival_ms). It runs as the cudnn backend with
-// this policy (src/cudnn/dnn.h): each convolution phase against the fastest own algorithm (or, a
-// 1x1 convolution under NHWC, against cuBLAS), each FC phase cuBLAS against the own GEMM, and each
+// this policy (src/cudnn/dnn.h): each convolution phase against the fastest own algorithm and, a
+// 1x1 convolution of stride 1 (NHWC, or fp32 NCHW as one GEMM per image), against cuBLAS, each FC phase cuBLAS against the own GEMM, and each
 // max or average pool cuDNN against the own kernels (forward and backward as a pair: the own
 // backward reads the own forward's argmax). Own kernels read fp32 NCHW only: on another storage
 // only the pools, the 1x1 GEMMs and the depthwise convolutions (src/cuda/conv_depthwise.cu, which
@@ -53,13 +53,28 @@ static void conv_phase(cb_exec *e, int i, cb_phase p, double dnn_ms, size_t dnn_
         if (l->blas[p]) b->ws[p] = 0, *c = cb_choice_of(CB_IMPL_CUBLAS, 0, "cuBLAS 1x1 GEMM");
         c->flags |= CB_CHOICE_FORCED;
     } else if (cb_blas_conv_is_gemm(e, L)) {
+        // fp32 NCHW: the own kernels against cuDNN first, then cuBLAS against the faster
+        double best = dnn_ms;
+        if (cb_store_native(e) && cb_dnn_conv_own_ok(L)) {
+            double own = cb_cuda_conv_choose(e, i, p, true);
+            if (own >= 0 && own < dnn_ms) {
+                l->own[p] = true;
+                c->rival_ms = dnn_ms;
+                best = own;
+            } else {
+                b->ws[p] = dnn_ws;
+                *c = dnn_c;
+                c->rival_ms = own;
+            }
+        }
         double blas = cb_blas_time_conv(e, i, p);
-        if (blas >= 0 && blas < dnn_ms) {
+        if (blas >= 0 && blas < best) {
+            l->own[p] = false;
             l->blas[p] = true;
             b->ws[p] = 0;
             *c = cb_choice_of(CB_IMPL_CUBLAS, 0, "cuBLAS 1x1 GEMM");
-            c->ms = blas, c->rival_ms = dnn_ms;
-        } else c->rival_ms = blas;
+            c->ms = blas, c->rival_ms = best;
+        } else if (blas >= 0 && (c->rival_ms < 0 || blas < c->rival_ms)) c->rival_ms = blas; // the fastest that lost
         c->flags |= CB_CHOICE_RACED;
     } else if (cb_dnn_dw_ok(e, i)) { // a depthwise convolution on a storage: the own depthwise kernel races
         double own = sched(e)->dw == FORCE_LIB ? -1 : cb_dnn_time_dw(e, i, p);

@@ -340,7 +340,8 @@ extern "C" void cb_fmt_pool_forward(const cb_pool_params *p, int fmt, const void
 extern "C" void cb_fmt_pool_backward(const cb_pool_params *p, int fmt, const void *dy, const void *argmax, void *dx) {
     if (pf_empty(p)) return;
     bool nhwc = fmt & CB_FMT_NHWC;
-    if (fmt & CB_FMT_BF16) pf_backward_of<bf16>(p, nhwc, dy, argmax, dx);
+    if (cb_cuda_pool_is_global_avg(p)) cb_cuda_global_avg_backward(p, nhwc, (fmt & CB_FMT_BF16) != 0, dy, dx);
+    else if (fmt & CB_FMT_BF16) pf_backward_of<bf16>(p, nhwc, dy, argmax, dx);
     else if (nhwc) pf_backward_of<float>(p, true, dy, argmax, dx);
     else cb_cuda_pool_backward(p, (const float *)dy, argmax, (float *)dx);
 }
