@@ -210,14 +210,18 @@ dw_nhwc_bwd_data_kernel(dw_geom g, int rounds, const T *__restrict__ dy, const T
         float acc[V];
 #pragma unroll
         for (int j = 0; j < V; j++) acc[j] = 0.f;
-        for (int kh = 0; kh < g.r; kh++) {
+        // without dilation only every sh-th tap can land on an output row (and sw-th column): start
+        // at the first one of the right phase and step by the stride
+        const int kh0 = g.dh == 1 ? ((ih + g.pt) % g.sh + g.sh) % g.sh : 0, khs = g.dh == 1 ? g.sh : 1;
+        const int kw0 = g.dw == 1 ? ((iw + g.pl) % g.sw + g.sw) % g.sw : 0, kws = g.dw == 1 ? g.sw : 1;
+        for (int kh = kh0; kh < g.r; kh += khs) {
             int th = ih + g.pt - kh * g.dh; // = oh * sh
             if (th < 0) break;              // (th falls as kh grows)
             int oh = th / g.sh;
             if (oh * g.sh != th || oh >= g.p) continue;
             const T *dyrow = dy + ((int64_t)n * g.p + oh) * g.q * g.c + c;
             const T *wrow = wsh + kh * g.s * cs + threadIdx.x * V;
-            for (int kw = 0; kw < g.s; kw++) {
+            for (int kw = kw0; kw < g.s; kw += kws) {
                 int tw = iw + g.pl - kw * g.dw;
                 if (tw < 0) break;
                 int ow = tw / g.sw;
@@ -384,12 +388,14 @@ dw_nchw_bwd_data_kernel(dw_geom g, int64_t total, const T *__restrict__ dy, cons
         int c = (int)(plane % g.c);
         const T *dyp = dy + plane * g.p * g.q, *wc = w + (int64_t)c * g.rs;
         float acc = 0.f;
-        for (int kh = 0; kh < g.r; kh++) {
+        const int kh0 = g.dh == 1 ? ((ih + g.pt) % g.sh + g.sh) % g.sh : 0, khs = g.dh == 1 ? g.sh : 1; // (as the NHWC kernel)
+        const int kw0 = g.dw == 1 ? ((iw + g.pl) % g.sw + g.sw) % g.sw : 0, kws = g.dw == 1 ? g.sw : 1;
+        for (int kh = kh0; kh < g.r; kh += khs) {
             int th = ih + g.pt - kh * g.dh;
             if (th < 0) break;
             int oh = th / g.sh;
             if (oh * g.sh != th || oh >= g.p) continue;
-            for (int kw = 0; kw < g.s; kw++) {
+            for (int kw = kw0; kw < g.s; kw += kws) {
                 int tw = iw + g.pl - kw * g.dw;
                 if (tw < 0) break;
                 int ow = tw / g.sw;
