@@ -9,49 +9,20 @@ extern "C" {
 }
 #include DW_SRC
 #include "emu_check.h"
+#include "emu_storage.h"
 
 #include <cstdio>
 #include <cstring>
 #include <new>
 #include <vector>
 
-enum { NHWC = 1, BF16 = 2 };
+enum { NHWC = CB_FMT_NHWC, BF16 = CB_FMT_BF16 };
 static int failed, passed;
 static void check(const char *what, double err, double tol) {
     if (err <= tol) passed++;
     else failed++, printf("FAIL %s: err %.3g tol %.3g\n", what, err, tol);
 }
 
-struct buffer {
-    void *p;
-    explicit buffer(size_t bytes) : p(operator new(bytes ? bytes : 1, std::align_val_t(16))) { memset(p, 0xff, bytes); }
-    ~buffer() { operator delete(p, std::align_val_t(16)); }
-};
-
-struct dims {
-    int n, c, h, w;
-    size_t count() const { return (size_t)n * c * h * w; }
-    size_t at(int fmt, size_t i) const { // storage index of NCHW flat index i
-        size_t hw = (size_t)h * w, p = i % hw, ch = i / hw % c, img = i / hw / c;
-        return fmt & NHWC ? (img * hw + p) * c + ch : i;
-    }
-};
-static float rnd(int fmt, float v) { return fmt & BF16 ? __bfloat162float(__float2bfloat16_rn(v)) : v; }
-static void to_storage(int fmt, dims d, const std::vector<float> &a, void *dst) {
-    for (size_t i = 0; i < a.size(); i++) {
-        size_t j = d.at(fmt, i);
-        if (fmt & BF16) ((__nv_bfloat16 *)dst)[j] = __float2bfloat16_rn(a[i]);
-        else ((float *)dst)[j] = a[i];
-    }
-}
-static std::vector<float> from_storage(int fmt, dims d, const void *src) {
-    std::vector<float> a(d.count());
-    for (size_t i = 0; i < a.size(); i++) {
-        size_t j = d.at(fmt, i);
-        a[i] = fmt & BF16 ? __bfloat162float(((const __nv_bfloat16 *)src)[j]) : ((const float *)src)[j];
-    }
-    return a;
-}
 static std::vector<float> rand_vec(int fmt, size_t n) {
     std::vector<float> v(n);
     for (auto &x : v) x = rnd(fmt, urand());

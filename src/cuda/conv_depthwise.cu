@@ -124,6 +124,26 @@ dw_nhwc_fwd_kernel(dw_geom g, int rounds, const T *__restrict__ x, const T *__re
 // this correlation of dy with the filter rotated by 180 degrees (flip) and the pads mirrored
 // (dw_fast_geom), so it runs the same kernel. Block (TX, TY): TX channel groups, TY strips.
 enum { DW_QT = 4, DW_FAST_SMEM = 49152 };
+// The sliding window of the stride-1 fast kernels: each of the QT + SK - 1 input columns of a row
+// that lie inside the image (from column iw0; `step` elements apart: C under NHWC, 1 under NCHW)
+// is loaded once as V floats, then f(q, kw, xv) runs for every output q of the strip whose tap kw
+// reads it. Unrolled whole, so q and kw are constants in f.
+template <class T, int V, int SK, class F>
+__device__ static __forceinline__ void dw_slide(const T *row, int iw0, int w, int64_t step, F f) {
+#pragma unroll
+    for (int col = 0; col < DW_QT + SK - 1; col++) {
+        int iw = iw0 + col;
+        if ((unsigned)iw >= (unsigned)w) continue;
+        float xv[V];
+        dw_load<T, V>(row + (int64_t)iw * step, xv);
+#pragma unroll
+        for (int q = 0; q < DW_QT; q++) {
+            const int kw = col - q;
+            if (kw >= 0 && kw < SK) f(q, kw, xv);
+        }
+    }
+}
+
 template <class T, int V, int SK>
 __global__ void __launch_bounds__(DW_THREADS)
 dw_nhwc_fast_kernel(dw_geom g, int rounds, int flip, const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ b,
@@ -165,20 +185,10 @@ dw_nhwc_fast_kernel(dw_geom g, int rounds, int flip, const T *__restrict__ x, co
                 for (int j = 0; j < V; j++) wr[kw][j] = ws[j];
             }
             const T *xrow = x + ((int64_t)n * g.h + ih) * g.w * g.c + c;
+            dw_slide<T, V, SK>(xrow, iw0, g.w, g.c, [&](int q, int kw, const float *xv) {
 #pragma unroll
-            for (int col = 0; col < DW_QT + SK - 1; col++) {
-                int iw = iw0 + col;
-                if ((unsigned)iw >= (unsigned)g.w) continue;
-                float xv[V];
-                dw_load<T, V>(xrow + (int64_t)iw * g.c, xv);
-#pragma unroll
-                for (int q = 0; q < DW_QT; q++) {
-                    const int kw = col - q;
-                    if (kw < 0 || kw >= SK) continue;
-#pragma unroll
-                    for (int j = 0; j < V; j++) acc[q][j] = fmaf(xv[j], wr[kw][j], acc[q][j]);
-                }
-            }
+                for (int j = 0; j < V; j++) acc[q][j] = fmaf(xv[j], wr[kw][j], acc[q][j]);
+            });
         }
         T *yrow = y + (((int64_t)n * g.p + oh) * g.q + ow0) * g.c + c;
 #pragma unroll
@@ -322,21 +332,10 @@ dw_nhwc_fast_wgrad_kernel(dw_geom g, int64_t per, const T *__restrict__ x, const
                     for (int j = 0; j < V; j++) dv[q][j] = 0.f;
             }
             const T *xrow = x + ((int64_t)n * g.h + ih) * g.w * g.c + c;
-            const int iw0 = ow0 - g.pl;
+            dw_slide<T, V, SK>(xrow, ow0 - g.pl, g.w, g.c, [&](int q, int kw, const float *xv) {
 #pragma unroll
-            for (int col = 0; col < DW_QT + SK - 1; col++) {
-                int iw = iw0 + col;
-                if ((unsigned)iw >= (unsigned)g.w) continue;
-                float xv[V];
-                dw_load<T, V>(xrow + (int64_t)iw * g.c, xv);
-#pragma unroll
-                for (int q = 0; q < DW_QT; q++) {
-                    const int kw = col - q;
-                    if (kw < 0 || kw >= SK) continue;
-#pragma unroll
-                    for (int j = 0; j < V; j++) acc[kw][j] = fmaf(dv[q][j], xv[j], acc[kw][j]);
-                }
-            }
+                for (int j = 0; j < V; j++) acc[kw][j] = fmaf(dv[q][j], xv[j], acc[kw][j]);
+            });
         }
         if (++sx == strips) {
             sx = 0;
@@ -432,18 +431,8 @@ dw_nchw_fast_kernel(dw_geom g, int64_t total, int flip, const T *__restrict__ x,
                 int t = kh * SK + kw;
                 wr[kw] = dw_ld(&wc[flip ? g.rs - 1 - t : t]);
             }
-            const T *xrow = xp + (int64_t)ih * g.w;
-#pragma unroll
-            for (int col = 0; col < DW_QT + SK - 1; col++) {
-                int iw = iw0 + col;
-                if ((unsigned)iw >= (unsigned)g.w) continue;
-                float xv = dw_ld(&xrow[iw]);
-#pragma unroll
-                for (int q = 0; q < DW_QT; q++) {
-                    const int kw = col - q;
-                    if (kw >= 0 && kw < SK) acc[q] = fmaf(xv, wr[kw], acc[q]);
-                }
-            }
+            dw_slide<T, 1, SK>(xp + (int64_t)ih * g.w, iw0, g.w, 1,
+                               [&](int q, int kw, const float *xv) { acc[q] = fmaf(xv[0], wr[kw], acc[q]); });
         }
         T *yrow = y + (plane * g.p + oh) * g.q + ow0;
 #pragma unroll
@@ -476,17 +465,7 @@ dw_nchw_fast_wgrad_kernel(dw_geom g, int imgs, const T *__restrict__ x, const T 
             float dv[DW_QT];
 #pragma unroll
             for (int q = 0; q < DW_QT; q++) dv[q] = ow0 + q < g.q ? dw_ld(&dyrow[q]) : 0.f;
-#pragma unroll
-            for (int col = 0; col < DW_QT + SK - 1; col++) {
-                int iw = iw0 + col;
-                if ((unsigned)iw >= (unsigned)g.w) continue;
-                float xv = dw_ld(&xrow[iw]);
-#pragma unroll
-                for (int q = 0; q < DW_QT; q++) {
-                    const int kw = col - q;
-                    if (kw >= 0 && kw < SK) acc[kw] = fmaf(dv[q], xv, acc[kw]);
-                }
-            }
+            dw_slide<T, 1, SK>(xrow, iw0, g.w, 1, [&](int q, int kw, const float *xv) { acc[kw] = fmaf(dv[q], xv[0], acc[kw]); });
         }
 #pragma unroll
     for (int k = 0; k < SK; k++) red[threadIdx.x][k] = acc[k];
