@@ -293,6 +293,11 @@ static void test_conv_cases(void)
         {"conv dilated 2 pad 2", 2, 4, 9, 9, 5, 3, 3, 1, 1, 2, 2, 1, 1, 0, 2},
         {"conv dilated 3 5x3 stride2 same", 2, 3, 13, 11, 4, 5, 3, 2, 2, -1, -1, 1, 1, 0, 3},
         {"conv depthwise dilated 2", 2, 6, 8, 7, 6, 3, 3, 1, 1, 2, 1, 6, 1, 0, 2},
+        // depthwise (the direct loops of src/cpu/depthwise.c): SAME, stride 2 asymmetric, 7x7, non-square strides
+        {"conv depthwise 3x3 same c12", 2, 12, 9, 8, 12, 3, 3, 1, 1, -1, -1, 12, 1, 0, 0},
+        {"conv depthwise 5x5 stride2 same", 1, 7, 12, 11, 7, 5, 5, 2, 2, -1, -1, 7, 1, 0, 0},
+        {"conv depthwise 7x7 pad3 c40", 2, 40, 10, 9, 40, 7, 7, 1, 1, 3, 3, 40, 0, 0, 0},
+        {"conv depthwise 3x5 stride 2x1 pad 1,2", 3, 3, 9, 10, 3, 3, 5, 2, 1, 1, 2, 3, 1, 0, 0},
         {"conv dilated 2 pad 0 groups 2", 1, 4, 10, 10, 6, 3, 3, 1, 1, 0, 0, 2, 1, 0, 2},
         // K >= 8 (the own direct path too): K not a multiple of 8 or 16, rows longer than a tile
         {"conv k13 5x3 stride 2x1 same", 2, 3, 17, 29, 13, 5, 3, 2, 1, -1, -1, 1, 0, 0, 0},

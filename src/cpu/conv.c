@@ -6,7 +6,8 @@
 //   backward_data    col_g (CRS, PQ) = w_g^T * dy_g, then col2im accumulates col into dx
 //   backward_filter  dw_g (Kg, CRS) += dy_g (Kg, PQ) * col_g^T
 // Group g's rows of col are the contiguous slab [g*CRS, (g+1)*CRS), so one im2col serves all groups.
-// A 1x1, stride 1, unpadded convolution needs no im2col: the image itself is col.
+// A 1x1, stride 1, unpadded convolution needs no im2col: the image itself is col. A depthwise
+// convolution runs direct loops instead (src/cpu/depthwise.c).
 //
 // No OpenMP in this file, on purpose. OpenBLAS (pthread build) threads each sgemm itself, and
 // alternating its threads with an OpenMP team on the same cores makes the two spin against each
@@ -26,7 +27,7 @@ static int conv_is_direct(const cb_conv_params *p)
 
 size_t cb_cpu_conv_workspace(const cb_conv_params *p)
 {
-    if (conv_is_direct(p)) return 0;
+    if (conv_is_direct(p) || cb_cpu_dw_applies(p)) return 0;
     return (size_t)p->c * p->r * p->s * p->p * p->q * sizeof(float);
 }
 
@@ -35,7 +36,7 @@ static int dil_w(const cb_conv_params *p) { return p->dil_w > 1 ? p->dil_w : 1; 
 
 // valid output columns [*lo, *hi) for input column offset kw (the tap times the dilation): those
 // with 0 <= ow*sw - pl + kw < w
-static void conv_valid_cols(const cb_conv_params *p, int kw, int *lo, int *hi)
+void cb_cpu_conv_valid_cols(const cb_conv_params *p, int kw, int *lo, int *hi)
 {
     const int sw = p->stride_w, off = p->pad_left - kw; // iw = ow*sw - off
     int a = off > 0 ? (off + sw - 1) / sw : 0;
@@ -56,7 +57,7 @@ static void im2col(const cb_conv_params *p, const float *restrict x, float *rest
         const float *xc = x + (size_t)c * p->h * p->w;
         float *dst = col + (size_t)row * pq;
         int lo, hi;
-        conv_valid_cols(p, kw, &lo, &hi);
+        cb_cpu_conv_valid_cols(p, kw, &lo, &hi);
         const int off = kw - p->pad_left; // iw = ow*sw + off
         for (int oh = 0; oh < p->p; oh++, dst += q) {
             const int ih = oh * p->stride_h - p->pad_top + kh;
@@ -90,7 +91,7 @@ static void col2im(const cb_conv_params *p, const float *restrict col, float *re
                 const float *restrict src = col + ((size_t)c * rs + th * p->s + tw) * pq;
                 const int kh = th * dil_h(p), kw = tw * dil_w(p);
                 int lo, hi;
-                conv_valid_cols(p, kw, &lo, &hi);
+                cb_cpu_conv_valid_cols(p, kw, &lo, &hi);
                 const int off = kw - p->pad_left, sw = p->stride_w;
                 for (int oh = 0; oh < p->p; oh++, src += q) {
                     const int ih = oh * p->stride_h - p->pad_top + kh;
@@ -108,6 +109,10 @@ static void col2im(const cb_conv_params *p, const float *restrict col, float *re
 
 void cb_cpu_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws)
 {
+    if (cb_cpu_dw_applies(p)) {
+        cb_cpu_dw_forward(p, x, w, b, y);
+        return;
+    }
     const int g = p->groups, cg = p->c / g, kg = p->k / g;
     const int crs = cg * p->r * p->s, pq = p->p * p->q;
     const size_t xsz = (size_t)p->c * p->h * p->w, ysz = (size_t)p->k * pq;
@@ -135,6 +140,10 @@ void cb_cpu_conv_forward(const cb_conv_params *p, const float *x, const float *w
 
 void cb_cpu_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws)
 {
+    if (cb_cpu_dw_applies(p)) {
+        cb_cpu_dw_backward_data(p, dy, w, dx);
+        return;
+    }
     const int g = p->groups, cg = p->c / g, kg = p->k / g;
     const int crs = cg * p->r * p->s, pq = p->p * p->q;
     const size_t xsz = (size_t)p->c * p->h * p->w, ysz = (size_t)p->k * pq;
@@ -152,6 +161,10 @@ void cb_cpu_conv_backward_data(const cb_conv_params *p, const float *dy, const f
 
 void cb_cpu_conv_backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws)
 {
+    if (cb_cpu_dw_applies(p)) {
+        cb_cpu_dw_backward_filter(p, x, dy, dw, db);
+        return;
+    }
     const int g = p->groups, cg = p->c / g, kg = p->k / g;
     const int crs = cg * p->r * p->s, pq = p->p * p->q;
     const size_t xsz = (size_t)p->c * p->h * p->w, ysz = (size_t)p->k * pq;

@@ -37,9 +37,19 @@ void cb_ref_conv_backward_data(const cb_conv_params *p, const float *dy, const f
 // x (N,C,H,W)  dy (N,K,P,Q) -> dw (K,C/g,R,S) and db (K) or NULL, overwritten
 void cb_ref_conv_backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db);
 
+// the fast path (src/cpu/conv.c): im2col + OpenBLAS, or the direct depthwise loops below where
+// cb_cpu_dw_applies (those need no workspace)
 void cb_cpu_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws);
 void cb_cpu_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws);
 void cb_cpu_conv_backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws);
+// the output columns [*lo, *hi) whose input column ow * stride_w - pad_left + kw lies in the image
+// (kw: the tap's column offset, dilation included)
+void cb_cpu_conv_valid_cols(const cb_conv_params *p, int kw, int *lo, int *hi);
+// depthwise convolution (groups == C == K > 1; src/cpu/depthwise.c), OpenMP over planes
+bool cb_cpu_dw_applies(const cb_conv_params *p);
+void cb_cpu_dw_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y);
+void cb_cpu_dw_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx);
+void cb_cpu_dw_backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db);
 
 // ---- fully connected ----------------------------------------------------------------------
 // x (N, C)  w (K, C)  b (K) or NULL  y (N, K)
