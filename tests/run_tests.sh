@@ -35,6 +35,8 @@ case "$build" in *-san) onednn=onednn-small ;; *) onednn=onednn ;; esac
 run "test_gpu --backends $onednn" "$build/tests/test_gpu" --backends "$onednn"
 run cli_test.sh "$here/cli_test.sh" "$build/convbench"
 run check_nets_torch.py /usr/bin/python3 "$here/../tools/check_nets_torch.py"
+# the four modern built-ins exported from torchvision to ONNX and imported: once, with the plain build
+[ "$build" = build ] && run check_onnx_builtins.py /usr/bin/python3 "$here/../tools/check_onnx_builtins.py" "$build/convbench"
 # make install into a temporary PREFIX and use it from /: once, with the plain build
 [ "$build" = build ] && run install_test.sh "$here/install_test.sh"
 # convbench report's page in headless Chromium (skips without chromium)

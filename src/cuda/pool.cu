@@ -53,8 +53,8 @@ template <class A, bool AVG> static void pool_backward_t(const cb_pool_params *p
 
 // ---- global average pooling (one output pixel whose window is the whole, unpadded input) -------
 // The general kernels give each output one thread, which would sum a whole plane serially; here a
-// block per (image, 32 channels) under NHWC (32 channel lanes by 32 pixel lanes) or per plane under
-// NCHW sums in fp32 per lane, the lanes added in a fixed order.
+// block per (image, 32 channels) under NHWC (32 channel lanes by 32 pixel lanes) or a warp per
+// plane under NCHW sums in fp32 per lane, the lanes added in a fixed order.
 bool cb_cuda_pool_is_global_avg(const cb_pool_params *p) {
     return p->is_avg && p->p == 1 && p->q == 1 && p->r == p->h && p->s == p->w && p->pad_top == 0 && p->pad_left == 0;
 }
@@ -75,12 +75,16 @@ template <class T> __global__ void gap_nhwc_kernel(int c, int64_t hw, const T *_
     }
 }
 
-template <class T> __global__ void gap_nchw_kernel(int64_t hw, const T *__restrict__ x, T *__restrict__ y) {
-    int64_t plane = blockIdx.x;
+// NCHW: a warp per plane (8 planes a block), lanes along the plane, the lanes' sums added by
+// shuffles in a fixed order (late planes of 7x7 are 49 elements: a block each would idle)
+template <class T> __global__ void gap_nchw_kernel(int64_t planes, int64_t hw, const T *__restrict__ x, T *__restrict__ y) {
+    int64_t plane = blockIdx.x * (int64_t)(POOL_THREADS / 32) + threadIdx.x / 32;
+    if (plane >= planes) return; // (a whole warp: the shuffles below see all 32 lanes)
+    int lane = threadIdx.x & 31;
     float s = 0.f;
-    for (int64_t i = threadIdx.x; i < hw; i += blockDim.x) s += pool_ld(x[plane * hw + i]);
-    s = cb_block_sum(s);
-    if (threadIdx.x == 0) pool_st(&y[plane], s / (float)hw);
+    for (int64_t i = lane; i < hw; i += 32) s += pool_ld(x[plane * hw + i]);
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if (lane == 0) pool_st(&y[plane], s / (float)hw);
 }
 
 extern "C" void cb_cuda_global_avg_forward(const cb_pool_params *p, int nhwc, int bf16, const void *x, void *y) {
@@ -90,9 +94,10 @@ extern "C" void cb_cuda_global_avg_forward(const cb_pool_params *p, int nhwc, in
         if (bf16) gap_nhwc_kernel<__nv_bfloat16><<<grid, blk>>>(p->c, hw, (const __nv_bfloat16 *)x, (__nv_bfloat16 *)y);
         else gap_nhwc_kernel<float><<<grid, blk>>>(p->c, hw, (const float *)x, (float *)y);
     } else {
-        unsigned planes = (unsigned)((int64_t)p->n * p->c);
-        if (bf16) gap_nchw_kernel<__nv_bfloat16><<<planes, POOL_THREADS>>>(hw, (const __nv_bfloat16 *)x, (__nv_bfloat16 *)y);
-        else gap_nchw_kernel<float><<<planes, POOL_THREADS>>>(hw, (const float *)x, (float *)y);
+        int64_t planes = (int64_t)p->n * p->c;
+        unsigned blocks = (unsigned)((planes + POOL_THREADS / 32 - 1) / (POOL_THREADS / 32));
+        if (bf16) gap_nchw_kernel<__nv_bfloat16><<<blocks, POOL_THREADS>>>(planes, hw, (const __nv_bfloat16 *)x, (__nv_bfloat16 *)y);
+        else gap_nchw_kernel<float><<<blocks, POOL_THREADS>>>(planes, hw, (const float *)x, (float *)y);
     }
 }
 
