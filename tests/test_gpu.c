@@ -889,8 +889,13 @@ static void bn_cases(void) {
     g = net ? cb_exec_create(net, &o, &err) : NULL;
     check("auto CONVBENCH_AUTO_BN=fastest is refused by name", !g && strstr(err.msg, "CONVBENCH_AUTO_BN") ? 0 : 1, 0);
     cb_exec_destroy(g);
-    cb_net_free(net);
     unsetenv("CONVBENCH_AUTO_BN");
+    setenv("CONVBENCH_AUTO_DW", "fastest", 1); // the depthwise override refuses a bad value the same way
+    g = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("auto CONVBENCH_AUTO_DW=fastest is refused by name", !g && strstr(err.msg, "CONVBENCH_AUTO_DW") ? 0 : 1, 0);
+    cb_exec_destroy(g);
+    unsetenv("CONVBENCH_AUTO_DW");
+    cb_net_free(net);
     test_layout = CB_LAYOUT_NCHW;
 }
 
