@@ -235,7 +235,7 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
         all_blas = all_blas && c->impl == CB_IMPL_CUBLAS;
 #ifdef CB_HAVE_CUDA
-        all_dw = all_dw && c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(cb_cuda_conv_algo_find("depthwise"));
+        all_dw = all_dw && c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(&cb_conv_algo_depthwise);
 #else
         all_dw = false;
 #endif

@@ -26,6 +26,12 @@ static tap tap_of(const cb_conv_params *p, int kw) {
     return t;
 }
 
+// the input row that filter row kh reads for output row oh, or -1 outside the image
+static int in_row(const cb_conv_params *p, int oh, int kh) {
+    const int ih = oh * p->stride_h - p->pad_top + kh * dil(p->dil_h);
+    return ih >= 0 && ih < p->h ? ih : -1;
+}
+
 void cb_cpu_dw_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y) {
     const size_t hw = (size_t)p->h * p->w, pq = (size_t)p->p * p->q;
     const long planes = (long)p->n * p->c;
@@ -41,8 +47,8 @@ void cb_cpu_dw_forward(const cb_conv_params *p, const float *x, const float *w, 
                 const float wv = wc[kh * p->s + kw];
                 const tap t = tap_of(p, kw);
                 for (int oh = 0; oh < p->p; oh++) {
-                    const int ih = oh * p->stride_h - p->pad_top + kh * dil(p->dil_h);
-                    if (ih < 0 || ih >= p->h) continue;
+                    const int ih = in_row(p, oh, kh);
+                    if (ih < 0) continue;
                     const float *xr = xp + (size_t)ih * p->w + t.off;
                     float *yr = yp + (size_t)oh * p->q;
                     if (p->stride_w == 1) {
@@ -72,8 +78,8 @@ void cb_cpu_dw_backward_data(const cb_conv_params *p, const float *dy, const flo
                 const float wv = wc[kh * p->s + kw];
                 const tap t = tap_of(p, kw);
                 for (int oh = 0; oh < p->p; oh++) {
-                    const int ih = oh * p->stride_h - p->pad_top + kh * dil(p->dil_h);
-                    if (ih < 0 || ih >= p->h) continue;
+                    const int ih = in_row(p, oh, kh);
+                    if (ih < 0) continue;
                     float *dxr = dxp + (size_t)ih * p->w + t.off;
                     const float *dyr = dyp + (size_t)oh * p->q;
                     const int sw = p->stride_w;
@@ -97,8 +103,8 @@ void cb_cpu_dw_backward_filter(const cb_conv_params *p, const float *x, const fl
                 for (int n = 0; n < p->n; n++) {
                     const size_t plane = (size_t)n * p->c + c;
                     for (int oh = 0; oh < p->p; oh++) {
-                        const int ih = oh * p->stride_h - p->pad_top + kh * dil(p->dil_h);
-                        if (ih < 0 || ih >= p->h) continue;
+                        const int ih = in_row(p, oh, kh);
+                        if (ih < 0) continue;
                         const float *xr = x + plane * hw + (size_t)ih * p->w + t.off, *dyr = dy + plane * pq + (size_t)oh * p->q;
                         float s = 0.f;
                         const int sw = p->stride_w;

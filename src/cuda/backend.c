@@ -15,7 +15,7 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     cb_cuda_state *s = cb_xcalloc(1, sizeof *s);
     e->state = s;
     s->conv = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->conv);
-    s->fused_relu = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fused_relu);
+    s->fused_act = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fused_act);
     s->fuse_pool = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fuse_pool);
     if (e->opts.conv_algo && strcmp(e->opts.conv_algo, "auto") != 0) {
         const cb_cuda_conv_algo *a = cb_cuda_conv_algo_find(e->opts.conv_algo);
@@ -45,7 +45,7 @@ void cb_cuda_destroy_state(cb_exec *e) {
     free(s->marks);
     cudaFree(s->loss);
     free(s->conv);
-    free(s->fused_relu);
+    free(s->fused_act);
     free(s->fuse_pool);
     free(s);
     e->state = NULL;
@@ -245,7 +245,7 @@ void cb_cuda_epilogue_forward(cb_exec *e, int i, bool train) {
         if (train) cb_cuda_bn_forward_train(&bp, b->pre, b->gamma, b->beta, b->y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, 0.1f);
         else cb_cuda_bn_forward_infer(&bp, b->pre, b->gamma, b->beta, b->y, b->rmean, b->rvar);
     }
-    if (L->act != CB_ACT_NONE && !((cb_cuda_state *)e->state)->fused_relu[i])
+    if (L->act != CB_ACT_NONE && !((cb_cuda_state *)e->state)->fused_act[i])
         cb_cuda_act_forward((size_t)cb_shape_count(L->out), L->act, b->y, b->act_in, b->y);
 }
 
@@ -256,14 +256,14 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
     float *out = cb_exec_op_out(e, i);
     size_t n = (size_t)cb_shape_count(L->out);
     cb_cuda_state *s = e->state;
-    s->fused_relu[i] = false;
+    s->fused_act[i] = false;
     switch (L->op) {
     case CB_OP_CONV:
     case CB_OP_FC: {
         cb_conv_params p;
         cb_conv_params_of(L, &p);
-        s->fused_relu[i] = L->act == CB_ACT_RELU && !L->bn;
-        conv_algo_of(e, i, CB_PHASE_FORWARD)->forward(&p, x, b->w, b->b, out, s->fused_relu[i], e->ws);
+        s->fused_act[i] = L->act == CB_ACT_RELU && !L->bn;
+        conv_algo_of(e, i, CB_PHASE_FORWARD)->forward(&p, x, b->w, b->b, out, s->fused_act[i], e->ws);
         break;
     }
     case CB_OP_POOL: {
@@ -331,7 +331,7 @@ void cb_cuda_forward(cb_exec *e, int i, bool train) {
             cb_pool_params pp;
             cb_conv_params_of(L, &p);
             cb_pool_params_of(&e->net->layers[j], &pp);
-            s->fused_relu[i] = true;
+            s->fused_act[i] = true;
             s->conv[i][CB_PHASE_FORWARD]->forward_relu_maxpool(&p, e->lb[L->parents[0]].y, e->lb[i].w, e->lb[i].b, &pp,
                                                                 e->lb[j].y, e->ws);
             return;

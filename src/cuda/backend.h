@@ -18,7 +18,7 @@ typedef struct cb_cuda_state {
     int nmarks, cap_marks;
     double *loss; // (1) device
     const cb_cuda_conv_algo *(*conv)[CB_PHASE_COUNT]; // (nlayers) own algorithm per conv layer and phase
-    bool *fused_relu;                                  // (nlayers) the forward kernel applied the activation (ReLU, or any with the bias)
+    bool *fused_act;                                   // (nlayers) the forward kernel applied the activation (ReLU, or any with the bias)
     int *fuse_pool; // (nlayers) inference: conv i also computes the max pool j after it: [i] = j, [j] = i; 0 none
     struct cb_store *store;  // the library backends' activation storage (src/storage), NULL for cuda
     struct cb_blas *blas;    // their cuBLAS GEMMs (src/blas)

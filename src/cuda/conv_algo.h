@@ -42,6 +42,8 @@ typedef struct cb_cuda_conv_algo {
 
 // every algorithm, NULL-terminated; the first is the generic fallback that runs every shape
 extern const cb_cuda_conv_algo *const cb_cuda_conv_algos[];
+// the depthwise entry (conv_depthwise.cu), whose id the other storages' depthwise choice records
+extern const cb_cuda_conv_algo cb_conv_algo_depthwise;
 
 const cb_cuda_conv_algo *cb_cuda_conv_algo_find(const char *name);
 int cb_cuda_conv_algo_index(const cb_cuda_conv_algo *a); // its place in cb_cuda_conv_algos (a choice's algo id)

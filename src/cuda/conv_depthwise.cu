@@ -598,6 +598,14 @@ extern "C" size_t cb_cuda_dw_workspace(const cb_conv_params *p, int nhwc) {
 // a vector width of at most 16 bytes (the fp32 instances of the bf16 widths)
 static constexpr int vcap(size_t es, int v) { return v * es <= 16 ? v : (int)(16 / es); }
 
+// the fast kernels' filter widths: CALL(A, 3), CALL(A, 5) or CALL(A, 7) by S_ (A: passed through)
+#define DW_SK_CASES(S_, CALL, A)                                                                                       \
+    do {                                                                                                               \
+        if ((S_) == 3) CALL(A, 3);                                                                                     \
+        else if ((S_) == 5) CALL(A, 5);                                                                                \
+        else CALL(A, 7);                                                                                               \
+    } while (0)
+
 #define DW_VEC_CASES(V_, CALL)                                                                                         \
     switch (V_) {                                                                                                      \
     case 8: CALL(8); break;                                                                                            \
@@ -635,12 +643,7 @@ static void launch_fast(const cb_conv_params *p, bool bwd, int v, const T *x, co
     dim3 grid((unsigned)((strips + (int64_t)ng.ty * rounds - 1) / ((int64_t)ng.ty * rounds)), (unsigned)ng.slices), blk(ng.tx, ng.ty);
     int flip = bwd;
 #define FAST(V, S) dw_nhwc_fast_kernel<T, vcap(sizeof(T), V), S><<<grid, blk>>>(g, rounds, flip, x, w, b, y, relu)
-#define FAST_S(V)                                                                                                      \
-    do {                                                                                                               \
-        if (p->s == 3) FAST(V, 3);                                                                                     \
-        else if (p->s == 5) FAST(V, 5);                                                                                \
-        else FAST(V, 7);                                                                                               \
-    } while (0)
+#define FAST_S(V) DW_SK_CASES(p->s, FAST, V)
     DW_VEC_CASES(v, FAST_S)
 #undef FAST_S
 #undef FAST
@@ -655,9 +658,9 @@ static bool nchw_fast(const cb_conv_params *p, bool bwd, const T *x, const T *w,
     int64_t total = (int64_t)g.n * g.c * g.p * ((g.q + DW_QT - 1) / DW_QT);
     int flip = bwd;
     unsigned blocks = cb_blocks((size_t)total, DW_THREADS);
-    if (p->s == 3) dw_nchw_fast_kernel<T, 3><<<blocks, DW_THREADS>>>(g, total, flip, x, w, b, y, relu);
-    else if (p->s == 5) dw_nchw_fast_kernel<T, 5><<<blocks, DW_THREADS>>>(g, total, flip, x, w, b, y, relu);
-    else dw_nchw_fast_kernel<T, 7><<<blocks, DW_THREADS>>>(g, total, flip, x, w, b, y, relu);
+#define NF(T_, S) dw_nchw_fast_kernel<T_, S><<<blocks, DW_THREADS>>>(g, total, flip, x, w, b, y, relu)
+    DW_SK_CASES(p->s, NF, T);
+#undef NF
     return true;
 }
 
@@ -722,12 +725,7 @@ template <class T> static bool fast_wgrad(const cb_conv_params *p, int v, const 
     dim3 grid((unsigned)blocks, (unsigned)slices), blk(tx, p->r * lanes);
     dw_geom g = geom_of(p);
 #define FW(V, S) dw_nhwc_fast_wgrad_kernel<T, vcap(sizeof(T), V), S><<<grid, blk>>>(g, per, x, dy, ws)
-#define FW_S(V)                                                                                                        \
-    do {                                                                                                               \
-        if (p->s == 3) FW(V, 3);                                                                                       \
-        else if (p->s == 5) FW(V, 5);                                                                                  \
-        else FW(V, 7);                                                                                                 \
-    } while (0)
+#define FW_S(V) DW_SK_CASES(p->s, FW, V)
     DW_VEC_CASES(v, FW_S)
 #undef FW_S
 #undef FW
@@ -743,9 +741,9 @@ template <class T> static void backward_filter_t(const cb_conv_params *p, int nh
         int64_t imgs = chunk_of(p, 0, &chunks);
         dim3 grid((unsigned)chunks, (unsigned)g.c);
         if (fast_shape(p) && p->r <= DW_THREADS) {
-            if (p->s == 3) dw_nchw_fast_wgrad_kernel<T, 3><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
-            else if (p->s == 5) dw_nchw_fast_wgrad_kernel<T, 5><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
-            else dw_nchw_fast_wgrad_kernel<T, 7><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
+#define NW(T_, S) dw_nchw_fast_wgrad_kernel<T_, S><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws)
+            DW_SK_CASES(p->s, NW, T);
+#undef NW
         } else dw_nchw_bwd_filter_kernel<T><<<grid, DW_THREADS>>>(g, (int)imgs, x, dy, ws);
     } else {
         int v = vec_of(p, sizeof(T) == 2, x, dy), tx = 1, tt = 1, slices = 1;

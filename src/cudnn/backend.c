@@ -207,11 +207,11 @@ void cb_dnn_forward_epilogue(cb_exec *e, int i, bool train) {
             cb_cuda_epilogue_forward(e, i, train);
             return;
         }
-        if (bn_forward(e, i, train, false, b->y)) ((cb_cuda_state *)e->state)->fused_relu[i] = true;
+        if (bn_forward(e, i, train, false, b->y)) ((cb_cuda_state *)e->state)->fused_act[i] = true;
     }
-    if (L->act == CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_relu[i])
+    if (L->act == CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_act[i])
         cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y);
-    else if (L->act != CB_ACT_NONE && L->act != CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_relu[i]) // (the bias pass's)
+    else if (L->act != CB_ACT_NONE && L->act != CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_act[i]) // (the bias pass's)
         cb_fmt_act_forward((size_t)cb_shape_count(L->out), L->act, b->y, b->act_in, b->y, is_bf16(e));
 }
 
@@ -249,7 +249,7 @@ void cb_dnn_run_dw(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
     if (ph == CB_PHASE_FORWARD) {
         bool relu = L->act == CB_ACT_RELU && !L->bn;
         cb_cuda_dw_forward(&p, is_nhwc(e), is_bf16(e), x, cb_store_weights(e, i), b->b, y, relu);
-        ((cb_cuda_state *)e->state)->fused_relu[i] = relu;
+        ((cb_cuda_state *)e->state)->fused_act[i] = relu;
     } else if (ph == CB_PHASE_BWD_DATA) {
         cb_cuda_dw_backward_data(&p, is_nhwc(e), is_bf16(e), dy, cb_store_weights(e, i), dx);
     } else {
@@ -286,7 +286,7 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
     const float *x = e->lb[L->parents[0]].y;
     float *out = cb_exec_op_out(e, i);
     bool own = l->own[0];
-    ((cb_cuda_state *)e->state)->fused_relu[i] = false;
+    ((cb_cuda_state *)e->state)->fused_act[i] = false;
     switch (L->op) {
     case CB_OP_CONV:
         if (own) cb_cuda_forward_op(e, i, train);

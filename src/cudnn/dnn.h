@@ -81,6 +81,8 @@ cudnnStatus_t cb_dnn_run_pool(cb_exec *e, int i, bool own, int ph, float *dx);
 // them): can the own kernel run conv layer i, one run of its phase ph (ws: its workspace,
 // cb_cuda_dw_workspace; dx: the input gradient), and its ms over 3 runs after one (-1: failed).
 bool cb_dnn_dw_ok(const cb_exec *e, int i);
+// phase p of such a layer on the own depthwise kernel: its workspace and its choice, flags `why`
+void cb_dnn_take_dw(cb_exec *e, int i, int p, unsigned why);
 void cb_dnn_run_dw(cb_exec *e, int i, cb_phase ph, void *ws, void *dx);
 double cb_dnn_time_dw(cb_exec *e, int i, cb_phase ph);
 // ms of the batch norm of layer i, forward (training) plus backward when train, 3 runs after one,

@@ -50,16 +50,16 @@ static void note_skips(cb_exec *e, const cb_layer *L, const char *phase, int n, 
                     cudnnGetErrorString(st[j]), mem[j]);
 }
 
-// phase p of depthwise conv layer i on the own depthwise kernel (storage other than fp32 NCHW),
-// with why (a CB_CHOICE_ flag: what cuDNN lacks)
-static void take_dw(cb_exec *e, int i, int p, unsigned why) {
+// (dnn.h) the own depthwise kernel for phase p of conv layer i: its workspace and choice, why: what
+// cuDNN lacks (a CB_CHOICE_ flag; 0 where auto raced it)
+void cb_dnn_take_dw(cb_exec *e, int i, int p, unsigned why) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     cb_conv_params cp;
     cb_conv_params_of(L, &cp);
     lay(e, i)->dw[p] = true;
     b->ws[p] = p == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(&cp, is_nhwc(e)) : 0;
-    b->choice[p] = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(cb_cuda_conv_algo_find("depthwise")), "depthwise");
+    b->choice[p] = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(&cb_conv_algo_depthwise), "depthwise");
     b->choice[p].flags |= why;
 }
 
@@ -103,7 +103,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         if (cb_dnn_dw_ok(e, i)) { // a depthwise convolution: the own kernel takes any padding
             cb_status st = cb_store_plan_weights(e, i, err);
             for (int p = 0; st == CB_OK && p < CB_PHASE_COUNT; p++)
-                if (p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw)) take_dw(e, i, p, CB_CHOICE_ASYM_PAD);
+                if (p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw)) cb_dnn_take_dw(e, i, p, CB_CHOICE_ASYM_PAD);
             return st;
         }
         if (!native(e) || !cb_dnn_conv_own_ok(L))
@@ -179,7 +179,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         size_t dnn_ws = b->ws[p];
         cb_choice *c = &b->choice[p];
         if (dnn_ms[p] < 0 && cb_dnn_dw_ok(e, i)) { // no cuDNN algorithm fits: the own depthwise kernel
-            take_dw(e, i, p, CB_CHOICE_NO_LIB_FIT);
+            cb_dnn_take_dw(e, i, p, CB_CHOICE_NO_LIB_FIT);
         } else if (dnn_ms[p] < 0 && (!native(e) || !cb_dnn_conv_own_ok(L))) {
             return decline(e, L, err, CB_REASON_NO_ALGORITHM, p == 0 ? "no cuDNN forward algorithm runs it within the workspace limit" OWN_NCHW
                                       : p == 1 ? "no cuDNN backward-data algorithm runs it within the workspace limit" OWN_NCHW

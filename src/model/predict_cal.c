@@ -129,11 +129,11 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
                 out->memory_bound = a->bw > 0 && c.bytes / a->bw > (a->rate > 0 ? c.flops / a->rate : 0);
             }
         }
-        bool fused_relu = cal_caps(d)->conv_fuses_relu && !fc; // the forward kernels apply the ReLU
+        bool fused_act = cal_caps(d)->conv_fuses_relu && !fc; // the forward kernels apply the ReLU
         if (ph == CB_PHASE_FORWARD) {
             if (bias) extra += mop_s(d, CB_MOP_BIAS_ADD, &y);
             if (L->bn) extra += mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y);
-            if (relu && !fused_relu) extra += mop_s(d, CB_MOP_RELU_FWD, &y);
+            if (relu && !fused_act) extra += mop_s(d, CB_MOP_RELU_FWD, &y);
         } else if (ph == CB_PHASE_BWD_DATA) {
             if (relu) extra += mop_s(d, CB_MOP_RELU_BWD, &y);
             if (L->bn) extra += mop_s(d, CB_MOP_BN_BWD, &y);

@@ -14,8 +14,6 @@
 #include "cudnn/dnn.h"
 #include "blas/blas.h"
 #include "core/net.h"
-#include "cuda/conv_algo.h"
-#include "cuda/launch.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -79,11 +77,7 @@ static void conv_phase(cb_exec *e, int i, cb_phase p, double dnn_ms, size_t dnn_
     } else if (cb_dnn_dw_ok(e, i)) { // a depthwise convolution on a storage: the own depthwise kernel races
         double own = sched(e)->dw == FORCE_LIB ? -1 : cb_dnn_time_dw(e, i, p);
         if (own >= 0 && (sched(e)->dw == FORCE_OWN || (sched(e)->dw == FORCE_NONE && own < dnn_ms))) {
-            l->dw[p] = true;
-            cb_conv_params cp;
-            cb_conv_params_of(L, &cp);
-            b->ws[p] = p == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(&cp, cb_store_nhwc(e)) : 0;
-            *c = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(cb_cuda_conv_algo_find("depthwise")), "depthwise");
+            cb_dnn_take_dw(e, i, p, 0);
             c->ms = own, c->rival_ms = dnn_ms;
         } else c->rival_ms = own;
         c->flags |= sched(e)->dw != FORCE_NONE ? CB_CHOICE_FORCED : CB_CHOICE_RACED;

@@ -111,7 +111,7 @@ void cb_store_bias_act(cb_exec *e, int i, const float *bias, void *y) {
     void *xsave = act != CB_ACT_NONE && act != CB_ACT_RELU ? e->lb[i].act_in : NULL;
     if (cb_store_nhwc(e)) cb_fmt_bias_act_fn(s.n * s.h * s.w, (int)s.c, 1, bias, y, act, xsave, cb_store_bf16(e));
     else cb_fmt_bias_act_fn(s.n, (int)s.c, s.h * s.w, bias, y, act, xsave, cb_store_bf16(e));
-    ((cb_cuda_state *)e->state)->fused_relu[i] = act != CB_ACT_NONE;
+    ((cb_cuda_state *)e->state)->fused_act[i] = act != CB_ACT_NONE;
 }
 // db = sum of dy over all but the channels
 void cb_store_bias_grad(cb_exec *e, int i, const void *dy, float *db) {
@@ -146,7 +146,7 @@ void cb_store_forward_op(cb_exec *e, int i, bool train) {
         if (L->nparents == 1) cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0), relu = false;
         for (int j = 1; j < L->nparents; j++)
             cb_fmt_add_act(n, out, j == 1 ? x : out, e->lb[L->parents[j]].y, relu && j == L->nparents - 1, cb_store_bf16(e));
-        ((cb_cuda_state *)e->state)->fused_relu[i] = relu;
+        ((cb_cuda_state *)e->state)->fused_act[i] = relu;
         break;
     }
     case CB_OP_DROPOUT:

@@ -60,7 +60,7 @@ void *cb_store_wgrad(cb_exec *e, int i);
 void cb_store_finish_wgrad(cb_exec *e, int i);
 
 // y of conv / FC layer i += b (K), with the layer's activation when no batch norm comes between
-// (then marked fused_relu; one whose gradient reads its input saves it in act_in); db = sum of dy
+// (then marked fused_act; one whose gradient reads its input saves it in act_in); db = sum of dy
 // over all but the channels
 void cb_store_bias_act(cb_exec *e, int i, const float *bias, void *y);
 void cb_store_bias_grad(cb_exec *e, int i, const void *dy, float *db);
