@@ -1,9 +1,9 @@
 // Runs src/storage/norm_fmt.cu's batch-norm kernels on the CPU through dev/emu/cuda_runtime.h and
 // cuda_bf16.h, in the four storages (fp32 NCHW, fp32 NHWC, bf16 NCHW, bf16 NHWC), against a
 // float64 reference on the same values (bf16-rounded for the bf16 storages): training forward
-// with and without the ReLU (output, batch mean, inverse deviation, running statistics),
-// inference forward, backward with and without the ReLU's mask (input gradient, dgamma, dbeta)
-// and without the input gradient. Shapes take every path: NHWC with 16-byte channel vectors and
+// with every activation fused (none, ReLU and the others: output, batch mean, inverse deviation,
+// running statistics), inference forward, backward with the activation's gradient fused (input
+// gradient, dgamma, dbeta) and without the input gradient. Shapes take every path: NHWC with 16-byte channel vectors and
 // without, more than 256 channel vectors (two tiles), several row chunks; NCHW with pixel vectors
 // and without (7x7), several chunks per channel. Inputs have a mean of 3 (the shifted sums must
 // not lose the variance). Outputs start as NaN so an element left unwritten fails. Built and run
@@ -15,6 +15,7 @@ extern "C" {
 #include "emu_check.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -45,10 +46,10 @@ static void check(const char *what, double err, double tol) {
     else failed++, printf("FAIL %s: err %.3g tol %.3g\n", what, err, tol);
 }
 
-static void run_case(int fmt, cb_bn_params d, bool relu) {
+static void run_case(int fmt, cb_bn_params d, cb_act act) {
     static const char *fmts[] = {"fp32 NCHW", "fp32 NHWC", "bf16 NCHW", "bf16 NHWC"};
     char name[160];
-    snprintf(name, sizeof name, "%s n%d c%d %dx%d%s", fmts[fmt], d.n, d.c, d.h, d.w, relu ? " relu" : "");
+    snprintf(name, sizeof name, "%s n%d c%d %dx%d %s", fmts[fmt], d.n, d.c, d.h, d.w, cb_act_name(act));
     size_t hw = (size_t)d.h * d.w, m = (size_t)d.n * hw, t = m * d.c, es = fmt & CB_FMT_BF16 ? 2 : 4;
     // x and dy in the storage's flat order, as the storage holds them (rounded)
     std::vector<float> x(t), dy(t), gamma(d.c), beta(d.c);
@@ -59,7 +60,7 @@ static void run_case(int fmt, cb_bn_params d, bool relu) {
     std::vector<float> mean(d.c, NAN), invstd(d.c, NAN), rmean(d.c, 0.f), rvar(d.c, 1.f), dgamma(d.c, NAN), dbeta(d.c, NAN);
     for (size_t j = 0; j < t; j++) put(fmt, bx.p, j, x[j]), put(fmt, bdy.p, j, dy[j]);
     cb_fmt_bn_forward_train(&d, fmt, bx.p, gamma.data(), beta.data(), by.p, mean.data(), invstd.data(), rmean.data(), rvar.data(), 0.1f,
-                            relu, (float *)part.p);
+                            act, (float *)part.p);
     // the float64 reference
     std::vector<double> mu(d.c, 0), var(d.c, 0);
     for (int n = 0; n < d.n; n++)
@@ -79,7 +80,7 @@ static void run_case(int fmt, cb_bn_params d, bool relu) {
             for (size_t i = 0; i < hw; i++) {
                 size_t j = at(fmt, d, n, c, (int)i);
                 double v = (x[j] - mu[c]) / std::sqrt(var[c] + d.eps) * gamma[c] + beta[c];
-                ref_y[j] = (float)(relu && v < 0 ? 0 : v);
+                ref_y[j] = (float)cb_act_fwd_f64(act, v);
                 got_y[j] = get(fmt, by.p, j);
             }
     double tol = fmt & CB_FMT_BF16 ? 4e-3 : 2e-6, stol = 2e-6;
@@ -99,9 +100,13 @@ static void run_case(int fmt, cb_bn_params d, bool relu) {
     snprintf(what, sizeof what, "%s running variance", name);
     check(what, nerr(got_s, ref_s), 1e-5);
 
-    // backward from the stored y (its ReLU mask) with the kernel's mean and invstd
+    // backward with the kernel's mean and invstd: the activation's gradient at its input z
     std::vector<double> s1(d.c, 0), s2(d.c, 0);
-    auto g_of = [&](size_t j) { return relu && !(got_y[j] > 0.f) ? 0.0 : (double)dy[j]; };
+    auto g_of = [&](size_t j) {
+        int c = (int)(fmt & CB_FMT_NHWC ? j % d.c : j / hw % d.c);
+        double z = (x[j] - mean[c]) * invstd[c] * gamma[c] + beta[c];
+        return cb_act_bwd_f64(act, z, cb_act_fwd_f64(act, z), (double)dy[j]);
+    };
     for (int n = 0; n < d.n; n++)
         for (int c = 0; c < d.c; c++)
             for (size_t i = 0; i < hw; i++) {
@@ -120,7 +125,7 @@ static void run_case(int fmt, cb_bn_params d, bool relu) {
     for (int with_dx = 1; with_dx >= 0; with_dx--) {
         std::fill(dgamma.begin(), dgamma.end(), NAN), std::fill(dbeta.begin(), dbeta.end(), NAN);
         memset(bdx.p, 0xff, t * es);
-        cb_fmt_bn_backward(&d, fmt, bx.p, relu ? by.p : nullptr, gamma.data(), mean.data(), invstd.data(), bdy.p, with_dx ? bdx.p : nullptr,
+        cb_fmt_bn_backward(&d, fmt, bx.p, gamma.data(), beta.data(), mean.data(), invstd.data(), act, bdy.p, with_dx ? bdx.p : nullptr,
                            dgamma.data(), dbeta.data(), (float *)part.p);
         if (with_dx) {
             for (size_t j = 0; j < t; j++) got_dx[j] = get(fmt, bdx.p, j);
@@ -135,13 +140,13 @@ static void run_case(int fmt, cb_bn_params d, bool relu) {
 
     // inference with the running statistics
     memset(by.p, 0xff, t * es);
-    cb_fmt_bn_forward_infer(&d, fmt, bx.p, gamma.data(), beta.data(), rmean.data(), rvar.data(), by.p, relu, (float *)part.p);
+    cb_fmt_bn_forward_infer(&d, fmt, bx.p, gamma.data(), beta.data(), rmean.data(), rvar.data(), by.p, act, (float *)part.p);
     for (int n = 0; n < d.n; n++)
         for (int c = 0; c < d.c; c++)
             for (size_t i = 0; i < hw; i++) {
                 size_t j = at(fmt, d, n, c, (int)i);
                 double v = (x[j] - rmean[c]) / std::sqrt((double)rvar[c] + d.eps) * gamma[c] + beta[c];
-                ref_y[j] = (float)(relu && v < 0 ? 0 : v);
+                ref_y[j] = (float)cb_act_fwd_f64(act, v);
                 got_y[j] = get(fmt, by.p, j);
             }
     snprintf(what, sizeof what, "%s inference", name);
@@ -156,9 +161,16 @@ int main() {
         {2, 3, 32, 32, 1e-5f}, // NCHW: two chunks per channel
         {3, 16, 7, 7, 1e-7f},  // NCHW 7x7: scalar; eps under cuDNN's minimum
     };
+    // every activation on the first shape; on the others none, ReLU (its own kernel path) and one
+    // of the rest (the runtime switch), in turn: the emulator takes about a minute a case.
+    // CB_EMU_ALL_ACTS=1: every activation on every shape.
+    bool all = getenv("CB_EMU_ALL_ACTS") && !strcmp(getenv("CB_EMU_ALL_ACTS"), "1");
     for (int fmt = 0; fmt < 4; fmt++)
-        for (const auto &d : shapes)
-            for (int relu = 0; relu < 2; relu++) run_case(fmt, d, relu);
+        for (int k = 0; k < (int)(sizeof shapes / sizeof shapes[0]); k++)
+            for (int a = 0; a < CB_ACT_COUNT; a++) {
+                int other = CB_ACT_RELU + 1 + (fmt * 5 + k) % (CB_ACT_COUNT - 2);
+                if (all || k == 0 || a == CB_ACT_NONE || a == CB_ACT_RELU || a == other) run_case(fmt, shapes[k], (cb_act)a);
+            }
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

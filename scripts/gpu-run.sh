@@ -58,6 +58,10 @@ check)
     done
     timeout ${TEST_S:-300} $B/tests/test_gpu --part rest >"$RES/test_gpu_rest.log" 2>&1 & pids+=($!)
     timeout ${TEST_S:-300} $B/tests/test_gpu --part storage >"$RES/test_gpu_storage.log" 2>&1 & pids+=($!)
+    # the cross-backend op driver on the GPU backends, and the multi-GPU tests (those needing 2+
+    # GPUs skip on one)
+    timeout ${TEST_S:-300} $B/tests/test_ops cuda cudnn auto >"$RES/test_ops.log" 2>&1 & pids+=($!)
+    timeout ${TEST_S:-300} $B/tests/test_dist >"$RES/test_dist.log" 2>&1 & pids+=($!)
     if [ -z "${SKIP_SANITIZERS:-}" ]; then
         for be in cuda-small cudnn-small; do
             timeout ${SAN_S:-300} compute-sanitizer --tool memcheck --print-limit 20 $B/tests/test_gpu --backends $be \
@@ -69,13 +73,13 @@ check)
     fi
     for p in "${pids[@]}"; do wait $p; done
     P=0 F=0 S=0
-    for f in "$RES"/test_gpu_*.log; do
+    for f in "$RES"/test_gpu_*.log "$RES"/test_ops.log "$RES"/test_dist.log; do
         line=$(grep -E '^[0-9]+ passed' "$f" | tail -1)
         [ -n "$line" ] || { echo "$(basename $f): no result line (timed out or crashed): $(tail -2 $f | tr '\n' ' ')"; F=$((F + 1)); continue; }
         set -- $line; P=$((P + $1)) F=$((F + $3)) S=$((S + $5))
         grep -E '^FAIL' "$f" | head -10
     done
-    echo "test_gpu: $P passed, $F failed, $S skipped (own algorithms: $(echo $ALGOS | tr ' ' ','))" | tee "$RES/test_line.txt"
+    echo "test_gpu, test_ops, test_dist: $P passed, $F failed, $S skipped (own algorithms: $(echo $ALGOS | tr ' ' ','))" | tee "$RES/test_line.txt"
     for f in "$RES"/memcheck_*.log; do
         [ -f "$f" ] || continue
         echo "$(basename $f): $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|passed' "$f" | tr '\n' ' ')" | tee -a "$RES/test_line.txt"

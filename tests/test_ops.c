@@ -59,11 +59,19 @@ static const op_case CASES[] = {
 };
 #define NCASES (int)(sizeof CASES / sizeof CASES[0])
 
-// every activation function, as a layer and fused after a convolution: generated cases
-#define NACT_CASES (2 * (CB_ACT_COUNT - 1))
+// every activation function, as a layer, fused after a convolution, and after a convolution's
+// batch norm (the GPU's own batch-norm kernels apply it in their passes): generated cases
+#define NACT_CASES (3 * (CB_ACT_COUNT - 1))
 static op_case act_case(int j, char *label, char *body, size_t n) {
-    cb_act a = (cb_act)(1 + j / 2);
-    if (j % 2 == 0) {
+    cb_act a = (cb_act)(1 + j / 3);
+    if (j % 3 == 2) {
+        snprintf(label, n, "conv 3x3 s2 C4->6 BN %s", cb_act_name(a));
+        snprintf(body, 256, "\"type\": \"Convolution\", \"filter\": [3, 3, 4, 6], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], "
+                            "\"bias\": false, \"normalizer_fn\": \"batch_norm\", \"activation_fn\": \"%s\"", cb_act_name(a));
+        // the batch norm divides by the batch's spread and its gradient subtracts means: a looser bound
+        return (op_case){label, 3, 9, 7, 4, body, {1e-4, 1e-2, 4e-2}, 3e-3};
+    }
+    if (j % 3 == 0) {
         snprintf(label, n, "Activation %s", cb_act_name(a));
         snprintf(body, 256, "\"type\": \"Activation\", \"fn\": \"%s\"", cb_act_name(a));
         return (op_case){label, 2, 5, 6, 7, body, {1e-5, 1e-5, 1.5e-2}, 1e-4};
@@ -103,9 +111,23 @@ static void reference(const cb_layer *L, const double *x, const double *dy, doub
         double *db = b ? g[1] : NULL;
         if (L->op == CB_OP_CONV) cb_ref64_conv_forward(&p, x, w, b, pre);
         else cb_ref64_fc_forward(p.n, p.c, p.k, x, w, b, pre);
+        // a convolution's batch norm (training: the batch's statistics) between it and the activation
+        double *z = pre, *dz = dpre, *mean = NULL, *invstd = NULL;
+        cb_bn_params bp;
+        int ig = b ? 2 : 1; // bn_scale, bn_shift follow weight (and bias)
+        if (L->bn) {
+            cb_bn_params_of(L, &bp);
+            z = calloc(nout + 1, sizeof *z), dz = calloc(nout + 1, sizeof *dz);
+            mean = calloc((size_t)bp.c, sizeof *mean), invstd = calloc((size_t)bp.c, sizeof *invstd);
+            cb_ref64_bn_forward_train(&bp, pre, param[ig], param[ig + 1], z, mean, invstd, NULL, NULL, 0.1);
+        }
         for (size_t i = 0; i < nout; i++) {
-            y[i] = cb_act_fwd_f64(L->act, pre[i]);
-            dpre[i] = cb_act_bwd_f64(L->act, pre[i], y[i], dy[i]);
+            y[i] = cb_act_fwd_f64(L->act, z[i]);
+            dz[i] = cb_act_bwd_f64(L->act, z[i], y[i], dy[i]);
+        }
+        if (L->bn) {
+            cb_ref64_bn_backward(&bp, pre, param[ig], mean, invstd, dz, dpre, g[ig], g[ig + 1]);
+            free(z), free(dz), free(mean), free(invstd);
         }
         if (L->op == CB_OP_CONV) {
             cb_ref64_conv_backward_data(&p, dpre, w, dx);
@@ -200,14 +222,23 @@ static void run_case(const op_case *k, const char *backend, cb_precision prec, c
     double *x64 = malloc(nin * 8), *dy64 = malloc(nout * 8), *y64 = calloc(nout, 8), *dx64 = calloc(nin, 8);
     for (size_t i = 0; i < nin; i++) x64[i] = value(i, 97, 251), x[i] = (float)x64[i];
     for (size_t i = 0; i < nout; i++) dy64[i] = value(i, 89, 241), dy[i] = (float)dy64[i];
+    cb_param pr[6];
+    int np = cb_exec_params(e, 1, pr, 6);
+    // a batch norm's scale and shift away from their initial 1 and 0, so that both reach the check
+    for (int j = 0; j < np; j++)
+        if (!strcmp(pr[j].what, "bn_scale") || !strcmp(pr[j].what, "bn_shift")) {
+            double base = strcmp(pr[j].what, "bn_scale") ? 0.0 : 1.0;
+            float *v = malloc((size_t)pr[j].count * 4);
+            for (int64_t i = 0; i < pr[j].count; i++) v[i] = (float)(base + value((size_t)i, 37, 61));
+            cb_exec_param_set(e, &pr[j], v);
+            free(v);
+        }
     cb_exec_set_input(e, x, NULL);
     cb_exec_forward(e, true, NULL);
     cb_exec_act_upload(e, 1, e->lb[1].dy, dy);
     cb_exec_backward(e, NULL);
     cb_exec_act_download(e, 1, y, e->lb[1].y);
     cb_exec_act_download(e, 0, dx, e->lb[0].dy);
-    cb_param pr[6];
-    int np = cb_exec_params(e, 1, pr, 6);
     double *param[6] = {0}, *g64[6] = {0};
     float *g[6] = {0};
     for (int j = 0; j < np; j++) {

@@ -96,7 +96,8 @@ bool cb_dnn_part_reserve(cb_exec *e, size_t floats) {
     return true;
 }
 
-static bool bn_relu_fused(const cb_layer *L) { return L->bn && L->act == CB_ACT_RELU; }
+// the own batch-norm kernels apply a layer's activation (any) in their passes, forward and backward
+static bool bn_act_fused(const cb_layer *L) { return L->bn && L->act != CB_ACT_NONE; }
 bool cb_dnn_bn_own_ok(const cb_layer *L) {
     cb_bn_params bp;
     cb_bn_params_of(L, &bp);
@@ -110,7 +111,7 @@ static const void *bn_x(const cb_exec *e, int i) {
 }
 
 // forward of the batch norm of layer i into y (training: batch statistics, running ones updated
-// unless `keep_running`); returns whether the ReLU was applied
+// unless `keep_running`); returns whether the layer's activation was applied
 static bool bn_forward(cb_exec *e, int i, bool train, bool keep_running, void *y) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -122,10 +123,10 @@ static bool bn_forward(cb_exec *e, int i, bool train, bool keep_running, void *y
     cb_bn_params_of(L, &bp);
     int fmt = cb_store_of(e)->fmt;
     if (l->own_bn) {
-        bool relu = bn_relu_fused(L);
-        if (train) cb_fmt_bn_forward_train(&bp, fmt, x, b->gamma, b->beta, y, b->bn_mean, b->bn_invstd, rm, rv, 0.1f, relu, d->bn_part);
-        else cb_fmt_bn_forward_infer(&bp, fmt, x, b->gamma, b->beta, b->rmean, b->rvar, y, relu, d->bn_part);
-        return relu;
+        cb_act act = bn_act_fused(L) ? L->act : CB_ACT_NONE;
+        if (train) cb_fmt_bn_forward_train(&bp, fmt, x, b->gamma, b->beta, y, b->bn_mean, b->bn_invstd, rm, rv, 0.1f, act, d->bn_part);
+        else cb_fmt_bn_forward_infer(&bp, fmt, x, b->gamma, b->beta, b->rmean, b->rvar, y, act, d->bn_part);
+        return act != CB_ACT_NONE;
     }
     if (train)
         cudnnBatchNormalizationForwardTraining(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, y, l->bnd, b->gamma,
@@ -137,8 +138,8 @@ static bool bn_forward(cb_exec *e, int i, bool train, bool keep_running, void *y
 }
 
 // backward of the batch norm of layer i: dgamma, dbeta, and dx when not NULL (the own kernels need
-// no dx; cuDNN's get the scratch). dy: the gradient w.r.t. the batch norm's output, ReLU's mask
-// applied already unless the own kernels fused it (bn_relu_fused).
+// no dx; cuDNN's get the scratch). dy: the gradient w.r.t. the batch norm's output, the
+// activation's gradient applied already unless the own kernels fused it (bn_act_fused).
 static void bn_backward_of(cb_exec *e, int i, const void *dy, void *dx) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -146,14 +147,32 @@ static void bn_backward_of(cb_exec *e, int i, const void *dy, void *dx) {
     cb_bn_params bp;
     cb_bn_params_of(L, &bp);
     if (l->own_bn) {
-        cb_fmt_bn_backward(&bp, cb_store_of(e)->fmt, bn_x(e, i), bn_relu_fused(L) ? b->y : NULL, b->gamma, b->bn_mean, b->bn_invstd,
-                           dy, dx, b->dgamma, b->dbeta, dnn(e)->bn_part);
+        cb_fmt_bn_backward(&bp, cb_store_of(e)->fmt, bn_x(e, i), b->gamma, b->beta, b->bn_mean, b->bn_invstd,
+                           bn_act_fused(L) ? L->act : CB_ACT_NONE, dy, dx, b->dgamma, b->dbeta, dnn(e)->bn_part);
         return;
     }
     cudnnBatchNormalizationBackward(dnn(e)->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, bn_x(e, i), l->yd, dy, l->yd,
                                     dx ? dx : e->scratch, l->bnd, b->gamma, b->dgamma, b->dbeta, bp.eps, b->bn_mean, b->bn_invstd);
 }
 
+// layer i's activation as a pass of its own on y, forward (saving its input where the gradient
+// reads it) and backward (dy in place)
+static void act_forward(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    if (L->act == CB_ACT_RELU) cudnnActivationForward(dnn(e)->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y);
+    else cb_fmt_act_forward((size_t)cb_shape_count(L->out), L->act, b->y, b->act_in, b->y, is_bf16(e));
+}
+
+static void act_backward(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    cb_fmt_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy, is_bf16(e));
+}
+
+// one training step's batch norm of layer i (own kernels or cuDNN's), ms; cuDNN's pays for the
+// activation passes that the own kernels fuse, so that the race compares the same work
 double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -164,7 +183,10 @@ double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train) {
     double t = 0;
     for (int r = 0; r < 4; r++) {
         if (r == 1) cb_cuda_timer_start(e);
+        bool unfused = !own && bn_act_fused(L);
         bn_forward(e, i, true, true, b->y);
+        if (unfused) act_forward(e, i);
+        if (train && unfused) act_backward(e, i);
         if (train) bn_backward_of(e, i, b->dy, dx);
     }
     t = cb_cuda_timer_stop(e) / 3;
@@ -201,7 +223,6 @@ void cb_dnn_forward_epilogue(cb_exec *e, int i, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
-    dnn_state *d = dnn(e);
     if (L->bn) {
         if (!l->own_bn && !l->bnd) {
             cb_cuda_epilogue_forward(e, i, train);
@@ -209,10 +230,7 @@ void cb_dnn_forward_epilogue(cb_exec *e, int i, bool train) {
         }
         if (bn_forward(e, i, train, false, b->y)) ((cb_cuda_state *)e->state)->fused_act[i] = true;
     }
-    if (L->act == CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_act[i])
-        cudnnActivationForward(d->h, l->act, &one, l->yd, b->y, &zero, l->yd, b->y);
-    else if (L->act != CB_ACT_NONE && L->act != CB_ACT_RELU && !((cb_cuda_state *)e->state)->fused_act[i]) // (the bias pass's)
-        cb_fmt_act_forward((size_t)cb_shape_count(L->out), L->act, b->y, b->act_in, b->y, is_bf16(e));
+    if (L->act != CB_ACT_NONE && !((cb_cuda_state *)e->state)->fused_act[i]) act_forward(e, i); // (else the bias pass's)
 }
 
 // an Elementwise mul's parent in slot j is full-size (else (N, C, 1, 1), broadcast)
@@ -351,9 +369,8 @@ void cb_dnn_backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
-    bool fused_mask = L->bn && l->own_bn && bn_relu_fused(L); // the own backward applies the ReLU's mask itself
-    if (L->act != CB_ACT_NONE && !fused_mask)
-        cb_fmt_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy, is_bf16(e));
+    bool fused = L->bn && l->own_bn && bn_act_fused(L); // the own backward applies the activation's gradient itself
+    if (L->act != CB_ACT_NONE && !fused) act_backward(e, i);
     if (L->bn) {
         if (!l->own_bn && !l->bnd) {
             cb_bn_params bp;

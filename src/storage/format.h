@@ -77,20 +77,23 @@ void cb_fmt_pool_backward(const cb_pool_params *p, int fmt, const void *dy, cons
 // Batch normalisation on a storage (norm_fmt.cu), any fmt (0 too): x (n, c, h, w) -> y over the
 // n*h*w values of each channel, the semantics of cb_cuda_bn_* (src/cuda/norm.cu): biased variance
 // normalises, the running variance (updated with `momentum` when rmean and rvar are not NULL) is
-// unbiased; invstd = 1 / sqrt(var + eps). `relu` applies a ReLU to y. part: device scratch of
+// unbiased; invstd = 1 / sqrt(var + eps). `act` (src/core/act.h; CB_ACT_NONE: none) is applied
+// to y in the same pass. part: device scratch of
 // cb_fmt_bn_scratch(c) floats. Deterministic (fixed reduction order). cb_fmt_bn_supported: the
 // kernels' limits (fewer than 2^31 elements, 65535 channels).
 #define CB_FMT_BN_CHUNKS 1024
 size_t cb_fmt_bn_scratch(int64_t c);
 int cb_fmt_bn_supported(const cb_bn_params *p);
 void cb_fmt_bn_forward_train(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, void *y,
-                             float *mean, float *invstd, float *rmean, float *rvar, float momentum, int relu, float *part);
+                             float *mean, float *invstd, float *rmean, float *rvar, float momentum, cb_act act, float *part);
 void cb_fmt_bn_forward_infer(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta,
-                             const float *rmean, const float *rvar, void *y, int relu, float *part);
+                             const float *rmean, const float *rvar, void *y, cb_act act, float *part);
 // dgamma, dbeta (overwritten) and, when dx is not NULL, dx (may alias dy) from dy, the gradient
-// w.r.t. y. With y not NULL, y = relu(bn(x)) and dy is taken as 0 where y <= 0 (the ReLU's mask).
-void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x, const void *y, const float *gamma, const float *mean,
-                        const float *invstd, const void *dy, void *dx, float *dgamma, float *dbeta, float *part);
+// w.r.t. y = act(bn(x)): the activation's gradient is taken at its input, recomputed from x and
+// the statistics of the forward pass (gamma, beta, mean, invstd), so neither y nor the
+// activation's input is read.
+void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, const float *mean,
+                        const float *invstd, cb_act act, const void *dy, void *dx, float *dgamma, float *dbeta, float *part);
 
 // Per-channel layers of today's convnets (chan_fmt.cu), any fmt, tensors (n, c, hw) in the
 // storage; the semantics of the reference loops (src/cpu/channel_impl.h). The SE product y = a * b

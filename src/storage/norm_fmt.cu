@@ -1,8 +1,11 @@
 // Training-mode batch normalisation on every storage (format.h): fp32 or bf16 elements, NCHW or
 // NHWC. cuDNN's legacy batch-norm routines run NHWC tensors at a fraction of memory speed
 // (ResNet-50 b64 bf16 NHWC: 75 ms of forward pass where the layers' own work is 8 ms), so the
-// storages run these: two memory passes forward (statistics, then normalise with the ReLU fused)
-// and two backward (the two channel sums, then the input gradient, with the ReLU's mask fused).
+// storages run these: two memory passes forward (statistics, then normalise with the layer's
+// activation fused) and two backward (the two channel sums, then the input gradient, with the
+// activation's gradient fused). The backward passes read x and dy alone: the activation's input
+// z = x scale + shift is recomputed from the forward's per-channel coefficients, so no copy of z
+// (or of y) is kept or read.
 //
 // A pass that reduces writes fp32 partial sums per (row chunk, channel) into `part`; one thread
 // per channel adds a channel's partials in double, in a fixed order (deterministic), and turns
@@ -14,6 +17,7 @@
 // block covers a tile of channel vectors (V = 16 bytes of channels when c allows) and a chunk of
 // rows. NCHW is (n, c, h*w): a block covers one channel and a chunk of its n*h*w elements
 // (V = 16 bytes of pixels when h*w allows).
+#include "core/act.h"
 #include "cuda/common.cuh"
 #include "cuda/fast_div.h"
 #include "storage/elem.cuh"
@@ -25,7 +29,20 @@
 #define BN_MIN_BLOCKS 3 // resident blocks an SM must fit (registers): 768 threads, each with its loads in flight
 #define BN_CHUNKS_MAX CB_FMT_BN_CHUNKS // row chunks per channel: the partial sums' first dimension
 
-enum { BN_STATS, BN_GRAD, BN_GRAD_RELU }; // what a reduction sums
+enum { BN_STATS, BN_GRAD }; // what a reduction sums
+// the fused activation, as a template argument: none, ReLU (the common case, inlined), or any
+// other (cb_act at run time: one uniform branch per element in a memory-bound pass)
+enum { BN_ACT_NONE, BN_ACT_RELU, BN_ACT_ANY };
+
+template <int A> __device__ static __forceinline__ float bn_act_fwd(cb_act act, float z) {
+    return A == BN_ACT_NONE ? z : A == BN_ACT_RELU ? fmaxf(z, 0.f) : cb_act_fwd_f32(act, z);
+}
+// dL/dz from dL/dy at the activation's input z (the gradients that read y get y = f(z))
+template <int A> __device__ static __forceinline__ float bn_act_grad(cb_act act, float z, float dy) {
+    if (A == BN_ACT_NONE) return dy;
+    if (A == BN_ACT_RELU) return z > 0.f ? dy : 0.f;
+    return cb_act_bwd_f32(act, z, cb_act_needs_input(act) ? z : cb_act_fwd_f32(act, z), dy);
+}
 
 // rows (NHWC) or vectors (NCHW) a thread loads before it uses any: the passes are memory-bound,
 // and a pass with one input stream (the statistics, the forward output) needs several loads in
@@ -33,14 +50,16 @@ enum { BN_STATS, BN_GRAD, BN_GRAD_RELU }; // what a reduction sums
 // (one row each is enough, and more would spill their registers)
 template <int MODE> struct bn_depth { static constexpr int U = MODE == BN_STATS ? 4 : 1; };
 
-// the two sums of one element: statistics (x - s, (x - s)^2), or the gradient's (dy', dy' (x - mean))
-template <int MODE> __device__ static __forceinline__ void bn_acc(float x, float y, float dy, float s, float &a1, float &a2) {
+// the two sums of one element: statistics (x - s, (x - s)^2), or the gradient's (dz, dz (x - mean))
+// with dz the activation's gradient at z = x f0 + f1 (the forward's scale and shift)
+template <int MODE, int A>
+__device__ static __forceinline__ void bn_acc(float x, float dy, float s, float f0, float f1, cb_act act, float &a1, float &a2) {
     if (MODE == BN_STATS) {
         float d = x - s;
         a1 += d;
         a2 += d * d;
     } else {
-        float g = MODE == BN_GRAD_RELU && !(y > 0.f) ? 0.f : dy;
+        float g = bn_act_grad<A>(act, x * f0 + f1, dy);
         a1 += g;
         a2 += g * (x - s);
     }
@@ -48,25 +67,26 @@ template <int MODE> __device__ static __forceinline__ void bn_acc(float x, float
 
 // NHWC: gridDim.y tiles of tx channel vectors, gridDim.x chunks of rows. s: the channel's shift
 // (statistics: x's first row; gradient: the mean). part (chunks, c, 2).
-template <class T, int V, int MODE>
+template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const T *__restrict__ x,
-                                                             const T *__restrict__ y, const T *__restrict__ dy, const float *__restrict__ mean,
-                                                             float *__restrict__ part) {
+                                                             const T *__restrict__ dy, const float *__restrict__ mean,
+                                                             const float *__restrict__ fcoef, cb_act act, float *__restrict__ part) {
     __shared__ float sh[2][BN_THREADS * V];
     int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
     int c0 = (blockIdx.y * tx + cv) * V;
     bool live = ry < ty && c0 < c;
-    float a1[V], a2[V], s[V];
+    float a1[V], a2[V], s[V], f0[V], f1[V];
 #pragma unroll
     for (int v = 0; v < V; v++) {
         a1[v] = a2[v] = 0.f;
         s[v] = live ? (MODE == BN_STATS ? ld(x, c0 + v) : mean[c0 + v]) : 0.f;
+        f0[v] = live && A != BN_ACT_NONE ? fcoef[c0 + v] : 0.f, f1[v] = live && A != BN_ACT_NONE ? fcoef[c + c0 + v] : 0.f;
     }
     int64_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
     constexpr int U = bn_depth<MODE>::U;
     if (live)
         for (int64_t rb = r0 + ry; rb < r1; rb += (int64_t)U * ty) {
-            vec_t<T, V> xv[U], yv[U], gv[U];
+            vec_t<T, V> xv[U], gv[U];
 #pragma unroll
             for (int u = 0; u < U; u++) { // every load first, then the sums
                 int64_t r = rb + (int64_t)u * ty;
@@ -74,15 +94,13 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
                 size_t o = (size_t)r * c + c0;
                 xv[u] = *reinterpret_cast<const vec_t<T, V> *>(x + o);
                 if (MODE != BN_STATS) gv[u] = *reinterpret_cast<const vec_t<T, V> *>(dy + o);
-                if (MODE == BN_GRAD_RELU) yv[u] = *reinterpret_cast<const vec_t<T, V> *>(y + o);
             }
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 if (rb + (int64_t)u * ty >= r1) break;
 #pragma unroll
                 for (int v = 0; v < V; v++)
-                    bn_acc<MODE>(ld(xv[u].v, v), MODE == BN_GRAD_RELU ? ld(yv[u].v, v) : 0.f, MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s[v],
-                                 a1[v], a2[v]);
+                    bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s[v], f0[v], f1[v], act, a1[v], a2[v]);
             }
         }
 #pragma unroll
@@ -98,17 +116,18 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
 }
 
 // NCHW: blockIdx.y is the channel, gridDim.x chunks of its n*hw elements (in vectors of V pixels)
-template <class T, int V, int MODE>
+template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const T *__restrict__ x,
-                                                             const T *__restrict__ y, const T *__restrict__ dy, const float *__restrict__ mean,
-                                                             float *__restrict__ part) {
+                                                             const T *__restrict__ dy, const float *__restrict__ mean,
+                                                             const float *__restrict__ fcoef, cb_act act, float *__restrict__ part) {
     int ch = blockIdx.y;
     uint32_t hwv = by_hwv.d;
     float s = MODE == BN_STATS ? ld(x, (size_t)ch * hwv * V) : mean[ch], a1 = 0.f, a2 = 0.f;
+    float f0 = A != BN_ACT_NONE ? fcoef[ch] : 0.f, f1 = A != BN_ACT_NONE ? fcoef[c + ch] : 0.f;
     uint32_t j0 = blockIdx.x * vec_per_chunk, j1 = min(nvec, j0 + vec_per_chunk);
     constexpr int U = bn_depth<MODE>::U;
     for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
-        vec_t<T, V> xv[U], yv[U], gv[U];
+        vec_t<T, V> xv[U], gv[U];
 #pragma unroll
         for (int u = 0; u < U; u++) { // every load first, then the sums
             uint32_t j = jb + u * BN_THREADS;
@@ -117,14 +136,13 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int 
             size_t o = (((size_t)n * c + ch) * hwv + sv) * V;
             xv[u] = *reinterpret_cast<const vec_t<T, V> *>(x + o);
             if (MODE != BN_STATS) gv[u] = *reinterpret_cast<const vec_t<T, V> *>(dy + o);
-            if (MODE == BN_GRAD_RELU) yv[u] = *reinterpret_cast<const vec_t<T, V> *>(y + o);
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (jb + u * BN_THREADS >= j1) break;
 #pragma unroll
             for (int v = 0; v < V; v++)
-                bn_acc<MODE>(ld(xv[u].v, v), MODE == BN_GRAD_RELU ? ld(yv[u].v, v) : 0.f, MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s, a1, a2);
+                bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s, f0, f1, act, a1, a2);
         }
     }
     a1 = cb_block_sum(a1);
@@ -180,53 +198,52 @@ __global__ void bn_finish_infer(int c, const float *gamma, const float *beta, co
 }
 
 // the elementwise pass, tiled as the reductions so that a thread keeps its channels'
-// coefficients in registers: forward y = x scale + shift (ReLU), backward dx = a (dy' - b - (x -
-// mean) k). One output element of V from the loaded vectors:
-template <int MODE, bool RELU>
-__device__ static __forceinline__ float bn_out(float x, float y, float dy, float k0, float k1, float k2, float k3) {
-    if (MODE == BN_STATS) {
-        float f = x * k0 + k1;
-        return RELU ? fmaxf(f, 0.f) : f;
-    }
-    float g = MODE == BN_GRAD_RELU && !(y > 0.f) ? 0.f : dy;
-    return k0 * (g - k1 - (x - k3) * k2);
+// coefficients in registers: forward y = f(x scale + shift), backward dx = a (dz - b - (x - mean) k)
+// with dz = f'(z) dy at z = x f0 + f1. k: (k0, k1, k2, k3, f0, f1), the coefficient planes of one
+// channel. One output element of V from the loaded vectors:
+enum { BN_K = 6 };
+template <int MODE, int A> __device__ static __forceinline__ float bn_out(float x, float dy, const float *k, cb_act act) {
+    if (MODE == BN_STATS) return bn_act_fwd<A>(act, x * k[0] + k[1]);
+    float g = bn_act_grad<A>(act, x * k[4] + k[5], dy);
+    return k[0] * (g - k[1] - (x - k[3]) * k[2]);
+}
+
+// the coefficient planes a pass reads (forward: scale, shift; backward: all six, the forward's
+// two only with an activation)
+template <int MODE, int A> __device__ static __forceinline__ bool bn_plane(int j) {
+    return MODE == BN_STATS ? j < 2 : j < 4 || A != BN_ACT_NONE;
 }
 
 // the loaded vectors of one output vector
 template <class T, int V, int MODE> struct bn_in {
-    vec_t<T, V> x, y, dy;
-    __device__ __forceinline__ void load(size_t o, const T *__restrict__ xp, const T *__restrict__ yp, const T *dyp) {
+    vec_t<T, V> x, dy;
+    __device__ __forceinline__ void load(size_t o, const T *__restrict__ xp, const T *dyp) {
         x = *reinterpret_cast<const vec_t<T, V> *>(xp + o);
         if (MODE != BN_STATS) dy = *reinterpret_cast<const vec_t<T, V> *>(dyp + o);
-        if (MODE == BN_GRAD_RELU) y = *reinterpret_cast<const vec_t<T, V> *>(yp + o);
     }
 };
 
 // CH_LAST: the V elements are V channels (coefficients k[v]), else V pixels of one channel (k[0])
-template <class T, int V, bool CH_LAST, int MODE, bool RELU>
-__device__ static __forceinline__ void bn_out_vec(size_t o, const float *k0, const float *k1, const float *k2, const float *k3,
-                                                  const bn_in<T, V, MODE> &in, T *out) {
+template <class T, int V, bool CH_LAST, int MODE, int A>
+__device__ static __forceinline__ void bn_out_vec(size_t o, const float (*k)[BN_K], cb_act act, const bn_in<T, V, MODE> &in, T *out) {
     vec_t<T, V> r;
 #pragma unroll
-    for (int v = 0; v < V; v++)
-        st(r.v, v, bn_out<MODE, RELU>(ld(in.x.v, v), MODE == BN_GRAD_RELU ? ld(in.y.v, v) : 0.f, MODE != BN_STATS ? ld(in.dy.v, v) : 0.f,
-                                      k0[CH_LAST ? v : 0], k1[CH_LAST ? v : 0], k2[CH_LAST ? v : 0], k3[CH_LAST ? v : 0]));
+    for (int v = 0; v < V; v++) st(r.v, v, bn_out<MODE, A>(ld(in.x.v, v), MODE != BN_STATS ? ld(in.dy.v, v) : 0.f, k[CH_LAST ? v : 0], act));
     *reinterpret_cast<vec_t<T, V> *>(out + o) = r;
 }
 
 // NHWC: as bn_reduce_nhwc, each thread one channel vector over its rows
-template <class T, int V, int MODE, bool RELU>
+template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const float *__restrict__ coef,
-                                                            const T *__restrict__ x, const T *__restrict__ y, const T *dy, T *out) {
+                                                            cb_act act, const T *__restrict__ x, const T *dy, T *out) {
     int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
     int c0 = (blockIdx.y * tx + cv) * V;
     if (ry >= ty || c0 >= c) return;
-    float k0[V], k1[V], k2[V], k3[V];
+    float k[V][BN_K];
 #pragma unroll
-    for (int v = 0; v < V; v++) {
-        k0[v] = coef[c0 + v], k1[v] = coef[c + c0 + v];
-        k2[v] = MODE != BN_STATS ? coef[2 * c + c0 + v] : 0.f, k3[v] = MODE != BN_STATS ? coef[3 * c + c0 + v] : 0.f;
-    }
+    for (int v = 0; v < V; v++)
+#pragma unroll
+        for (int j = 0; j < BN_K; j++) k[v][j] = bn_plane<MODE, A>(j) ? coef[(size_t)j * c + c0 + v] : 0.f;
     int64_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
     constexpr int U = bn_depth<MODE>::U;
     for (int64_t rb = r0 + ry; rb < r1; rb += (int64_t)U * ty) {
@@ -234,23 +251,25 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64
 #pragma unroll
         for (int u = 0; u < U; u++) { // every load first, then the outputs
             if (rb + (int64_t)u * ty >= r1) break;
-            in[u].load((size_t)(rb + (int64_t)u * ty) * c + c0, x, y, dy);
+            in[u].load((size_t)(rb + (int64_t)u * ty) * c + c0, x, dy);
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (rb + (int64_t)u * ty >= r1) break;
-            bn_out_vec<T, V, true, MODE, RELU>((size_t)(rb + (int64_t)u * ty) * c + c0, k0, k1, k2, k3, in[u], out);
+            bn_out_vec<T, V, true, MODE, A>((size_t)(rb + (int64_t)u * ty) * c + c0, k, act, in[u], out);
         }
     }
 }
 
 // NCHW: as bn_reduce_nchw, a block one channel (blockIdx.y) over a chunk of its vectors
-template <class T, int V, int MODE, bool RELU>
+template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const float *__restrict__ coef,
-                                                            const T *__restrict__ x, const T *__restrict__ y, const T *dy, T *out) {
+                                                            cb_act act, const T *__restrict__ x, const T *dy, T *out) {
     int ch = blockIdx.y;
     uint32_t hwv = by_hwv.d;
-    float k0 = coef[ch], k1 = coef[c + ch], k2 = MODE != BN_STATS ? coef[2 * c + ch] : 0.f, k3 = MODE != BN_STATS ? coef[3 * c + ch] : 0.f;
+    float k[1][BN_K];
+#pragma unroll
+    for (int j = 0; j < BN_K; j++) k[0][j] = bn_plane<MODE, A>(j) ? coef[(size_t)j * c + ch] : 0.f;
     uint32_t j0 = blockIdx.x * vec_per_chunk, j1 = min(nvec, j0 + vec_per_chunk);
     constexpr int U = bn_depth<MODE>::U;
     for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
@@ -262,12 +281,12 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nchw(int c
             if (j >= j1) break;
             uint32_t n = cb_fast_div_q(by_hwv, j), sv = j - n * hwv;
             o[u] = (((size_t)n * c + ch) * hwv + sv) * V;
-            in[u].load(o[u], x, y, dy);
+            in[u].load(o[u], x, dy);
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (jb + u * BN_THREADS >= j1) break;
-            bn_out_vec<T, V, false, MODE, RELU>(o[u], &k0, &k1, &k2, &k3, in[u], out);
+            bn_out_vec<T, V, false, MODE, A>(o[u], k, act, in[u], out);
         }
     }
 }
@@ -279,29 +298,40 @@ template <class T, int V> struct bn_run {
     int chunks;
     int64_t hw, rows; // rows: NHWC n*h*w
 
-    template <int MODE> void reduce(const T *x, const T *y, const T *dy, const float *mean, float *part) {
+    template <int MODE, int A> void reduce(const T *x, const T *dy, const float *mean, const float *fcoef, cb_act act, float *part) {
         if (nhwc) {
             int cv = p->c / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
             int64_t per = (rows + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)((cv + tx - 1) / tx));
-            bn_reduce_nhwc<T, V, MODE><<<grid, BN_THREADS>>>(rows, p->c, tx, per, x, y, dy, mean, part);
+            bn_reduce_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(rows, p->c, tx, per, x, dy, mean, fcoef, act, part);
         } else {
             uint32_t hwv = (uint32_t)(hw / V), nvec = (uint32_t)p->n * hwv, per = (nvec + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)p->c);
-            bn_reduce_nchw<T, V, MODE><<<grid, BN_THREADS>>>(p->c, cb_fast_div_make(hwv), nvec, per, x, y, dy, mean, part);
+            bn_reduce_nchw<T, V, MODE, A><<<grid, BN_THREADS>>>(p->c, cb_fast_div_make(hwv), nvec, per, x, dy, mean, fcoef, act, part);
         }
     }
-    template <int MODE, bool RELU> void apply(const float *coef, const T *x, const T *y, const T *dy, T *out) {
+    template <int MODE, int A> void apply(const float *coef, cb_act act, const T *x, const T *dy, T *out) {
         if (nhwc) {
             int cv = p->c / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
             int64_t per = (rows + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)((cv + tx - 1) / tx));
-            bn_apply_nhwc<T, V, MODE, RELU><<<grid, BN_THREADS>>>(rows, p->c, tx, per, coef, x, y, dy, out);
+            bn_apply_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(rows, p->c, tx, per, coef, act, x, dy, out);
         } else {
             uint32_t hwv = (uint32_t)(hw / V), nvec = (uint32_t)p->n * hwv, per = (nvec + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)p->c);
-            bn_apply_nchw<T, V, MODE, RELU><<<grid, BN_THREADS>>>(p->c, cb_fast_div_make(hwv), nvec, per, coef, x, y, dy, out);
+            bn_apply_nchw<T, V, MODE, A><<<grid, BN_THREADS>>>(p->c, cb_fast_div_make(hwv), nvec, per, coef, act, x, dy, out);
         }
+    }
+    // the same with the activation's kind from its value
+    template <int MODE> void apply_act(const float *coef, cb_act act, const T *x, const T *dy, T *out) {
+        if (act == CB_ACT_NONE) apply<MODE, BN_ACT_NONE>(coef, act, x, dy, out);
+        else if (act == CB_ACT_RELU) apply<MODE, BN_ACT_RELU>(coef, act, x, dy, out);
+        else apply<MODE, BN_ACT_ANY>(coef, act, x, dy, out);
+    }
+    void reduce_grad(const T *x, const T *dy, const float *mean, const float *fcoef, cb_act act, float *part) {
+        if (act == CB_ACT_NONE) reduce<BN_GRAD, BN_ACT_NONE>(x, dy, mean, fcoef, act, part);
+        else if (act == CB_ACT_RELU) reduce<BN_GRAD, BN_ACT_RELU>(x, dy, mean, fcoef, act, part);
+        else reduce<BN_GRAD, BN_ACT_ANY>(x, dy, mean, fcoef, act, part);
     }
 };
 
@@ -328,47 +358,52 @@ static int bn_width(const cb_bn_params *p, bool nhwc, size_t es, const void *a, 
     return aligned && along % v == 0 ? v : 1;
 }
 
-// the coefficients (4, c) after the partial sums, 16-byte aligned
+// the coefficient planes (BN_K, c) after the partial sums, 16-byte aligned
 static unsigned warps_grid(int c) { return (unsigned)(c + 7) / 8; } // bn_finish: a warp per channel, 8 a block
 
 #define BN_COEF(part, chunks, c) ((part) + ((size_t)(chunks) * (c) * 2 + 3) / 4 * 4)
 
+// the forward's scale and shift (the activation's input z = x f0 + f1), as bn_finish made them,
+// from the saved statistics: planes 4 and 5 of coef
+__global__ void bn_fwd_coef(int c, const float *gamma, const float *beta, const float *mean, const float *invstd, float *coef) {
+    int ch = blockIdx.x * blockDim.x + threadIdx.x;
+    if (ch >= c) return;
+    double sc = (double)gamma[ch] * invstd[ch];
+    coef[4 * (size_t)c + ch] = (float)sc, coef[5 * (size_t)c + ch] = (float)(beta[ch] - (double)mean[ch] * sc);
+}
+
 template <class T, int V>
 static void bn_train_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, T *y, float *mean, float *invstd,
-                        float *rmean, float *rvar, float momentum, bool relu, float *part) {
+                        float *rmean, float *rvar, float momentum, cb_act act, float *part) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
     float *coef = BN_COEF(part, r.chunks, p->c);
-    r.template reduce<BN_STATS>(x, nullptr, nullptr, nullptr, part);
+    r.template reduce<BN_STATS, BN_ACT_NONE>(x, nullptr, nullptr, nullptr, act, part);
     bn_finish<T, BN_STATS><<<warps_grid(p[0].c), 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, beta, p->eps, momentum, mean,
                                                         invstd, rmean, rvar, nullptr, nullptr, coef);
-    if (relu) r.template apply<BN_STATS, true>(coef, x, nullptr, nullptr, y);
-    else r.template apply<BN_STATS, false>(coef, x, nullptr, nullptr, y);
+    r.template apply_act<BN_STATS>(coef, act, x, nullptr, y);
 }
 
 template <class T, int V>
 static void bn_infer_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, const float *rmean,
-                        const float *rvar, T *y, bool relu, float *part) {
+                        const float *rvar, T *y, cb_act act, float *part) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
     bn_finish_infer<<<warps_grid(p[0].c), 256>>>(p->c, gamma, beta, rmean, rvar, p->eps, part);
-    if (relu) r.template apply<BN_STATS, true>(part, x, nullptr, nullptr, y);
-    else r.template apply<BN_STATS, false>(part, x, nullptr, nullptr, y);
+    r.template apply_act<BN_STATS>(part, act, x, nullptr, y);
 }
 
 template <class T, int V>
-static void bn_backward_tv(const cb_bn_params *p, bool nhwc, const T *x, const T *y, const float *gamma, const float *mean, const float *invstd,
-                           const T *dy, T *dx, float *dgamma, float *dbeta, float *part) {
+static void bn_backward_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, const float *mean,
+                           const float *invstd, cb_act act, const T *dy, T *dx, float *dgamma, float *dbeta, float *part) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
     float *coef = BN_COEF(part, r.chunks, p->c);
-    if (y) r.template reduce<BN_GRAD_RELU>(x, y, dy, mean, part);
-    else r.template reduce<BN_GRAD>(x, nullptr, dy, mean, part);
+    if (act != CB_ACT_NONE) bn_fwd_coef<<<(unsigned)(p[0].c + 255) / 256, 256>>>(p->c, gamma, beta, mean, invstd, coef);
+    r.reduce_grad(x, dy, mean, coef + 4 * (size_t)p->c, act, part);
     bn_finish<T, BN_GRAD><<<warps_grid(p[0].c), 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, nullptr, p->eps, 0.f,
                                                        (float *)mean, (float *)invstd, nullptr, nullptr, dgamma, dbeta, coef);
-    if (!dx) return;
-    if (y) r.template apply<BN_GRAD_RELU, false>(coef, x, y, dy, dx);
-    else r.template apply<BN_GRAD, false>(coef, x, nullptr, dy, dx);
+    if (dx) r.template apply_act<BN_GRAD>(coef, act, x, dy, dx);
 }
 
-extern "C" size_t cb_fmt_bn_scratch(int64_t c) { return (size_t)(CB_FMT_BN_CHUNKS * 2 + 4) * (size_t)c + 4; }
+extern "C" size_t cb_fmt_bn_scratch(int64_t c) { return (size_t)(CB_FMT_BN_CHUNKS * 2 + BN_K) * (size_t)c + 4; }
 
 extern "C" int cb_fmt_bn_supported(const cb_bn_params *p) {
     size_t t = (size_t)p->n * p->c * p->h * p->w;
@@ -390,22 +425,22 @@ extern "C" int cb_fmt_bn_supported(const cb_bn_params *p) {
     } while (0)
 
 extern "C" void cb_fmt_bn_forward_train(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, void *y,
-                                        float *mean, float *invstd, float *rmean, float *rvar, float momentum, int relu, float *part) {
-#define CALL(T, V) bn_train_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, (T *)y, mean, invstd, rmean, rvar, momentum, relu, part)
+                                        float *mean, float *invstd, float *rmean, float *rvar, float momentum, cb_act act, float *part) {
+#define CALL(T, V) bn_train_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, (T *)y, mean, invstd, rmean, rvar, momentum, act, part)
     BN_DISPATCH(fmt, x, y, y, CALL);
 #undef CALL
 }
 
 extern "C" void cb_fmt_bn_forward_infer(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta,
-                                        const float *rmean, const float *rvar, void *y, int relu, float *part) {
-#define CALL(T, V) bn_infer_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, rmean, rvar, (T *)y, relu, part)
+                                        const float *rmean, const float *rvar, void *y, cb_act act, float *part) {
+#define CALL(T, V) bn_infer_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, rmean, rvar, (T *)y, act, part)
     BN_DISPATCH(fmt, x, y, y, CALL);
 #undef CALL
 }
 
-extern "C" void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x, const void *y, const float *gamma, const float *mean,
-                                   const float *invstd, const void *dy, void *dx, float *dgamma, float *dbeta, float *part) {
-#define CALL(T, V) bn_backward_tv<T, V>(p, nhwc_, (const T *)x, (const T *)y, gamma, mean, invstd, (const T *)dy, (T *)dx, dgamma, dbeta, part)
-    BN_DISPATCH(fmt, x, y ? y : x, dx ? dx : dy, CALL);
+extern "C" void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, const float *mean,
+                                   const float *invstd, cb_act act, const void *dy, void *dx, float *dgamma, float *dbeta, float *part) {
+#define CALL(T, V) bn_backward_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, mean, invstd, act, (const T *)dy, (T *)dx, dgamma, dbeta, part)
+    BN_DISPATCH(fmt, x, dy, dx ? dx : dy, CALL);
 #undef CALL
 }
