@@ -154,6 +154,7 @@ static void run_case(int fmt, cb_bn_params d, cb_act act) {
 }
 
 int main() {
+    setvbuf(stdout, nullptr, _IOLBF, 0); // a line a case as it ends (the run takes many minutes)
     const cb_bn_params shapes[] = {
         {2, 13, 5, 6, 1e-3f},  // C odd: scalar NHWC, NCHW h*w 30
         {4, 24, 8, 8, 1e-5f},  // bf16 NHWC vectors of 8, fp32 of 4; NCHW vectors; several NHWC chunks

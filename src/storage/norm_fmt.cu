@@ -24,24 +24,38 @@
 #include "storage/format.h"
 
 #include <stdint.h>
+#include <type_traits>
 
 #define BN_THREADS 256
 #define BN_MIN_BLOCKS 3 // resident blocks an SM must fit (registers): 768 threads, each with its loads in flight
 #define BN_CHUNKS_MAX CB_FMT_BN_CHUNKS // row chunks per channel: the partial sums' first dimension
 
 enum { BN_STATS, BN_GRAD }; // what a reduction sums
-// the fused activation, as a template argument: none, ReLU (the common case, inlined), or any
-// other (cb_act at run time: one uniform branch per element in a memory-bound pass)
-enum { BN_ACT_NONE, BN_ACT_RELU, BN_ACT_ANY };
-
-template <int A> __device__ static __forceinline__ float bn_act_fwd(cb_act act, float z) {
-    return A == BN_ACT_NONE ? z : A == BN_ACT_RELU ? fmaxf(z, 0.f) : cb_act_fwd_f32(act, z);
-}
+// the fused activation A (a cb_act) is a template argument: each kernel is compiled for each
+// activation, so the switch of cb_act_*_f32 folds away and an element costs only its own
+// arithmetic (a run-time switch per element, tried first, made EfficientNet-B0's batch norms
+// 30% slower than a separate activation pass)
+template <int A> __device__ static __forceinline__ float bn_act_fwd(float z) { return A == CB_ACT_NONE ? z : cb_act_fwd_f32((cb_act)A, z); }
 // dL/dz from dL/dy at the activation's input z (the gradients that read y get y = f(z))
-template <int A> __device__ static __forceinline__ float bn_act_grad(cb_act act, float z, float dy) {
-    if (A == BN_ACT_NONE) return dy;
-    if (A == BN_ACT_RELU) return z > 0.f ? dy : 0.f;
-    return cb_act_bwd_f32(act, z, cb_act_needs_input(act) ? z : cb_act_fwd_f32(act, z), dy);
+template <int A> __device__ static __forceinline__ float bn_act_grad(float z, float dy) {
+    if (A == CB_ACT_NONE) return dy;
+    constexpr cb_act a = (cb_act)A;
+    return cb_act_bwd_f32(a, z, cb_act_needs_input(a) ? z : cb_act_fwd_f32(a, z), dy);
+}
+
+// calls f(std::integral_constant<int, act>) : a kernel template instantiated per activation
+template <class F> static void bn_with_act(cb_act act, F f) {
+    switch (act) {
+    case CB_ACT_RELU: f(std::integral_constant<int, CB_ACT_RELU>()); break;
+    case CB_ACT_SIGMOID: f(std::integral_constant<int, CB_ACT_SIGMOID>()); break;
+    case CB_ACT_SILU: f(std::integral_constant<int, CB_ACT_SILU>()); break;
+    case CB_ACT_HARDSWISH: f(std::integral_constant<int, CB_ACT_HARDSWISH>()); break;
+    case CB_ACT_HARDSIGMOID: f(std::integral_constant<int, CB_ACT_HARDSIGMOID>()); break;
+    case CB_ACT_RELU6: f(std::integral_constant<int, CB_ACT_RELU6>()); break;
+    case CB_ACT_GELU: f(std::integral_constant<int, CB_ACT_GELU>()); break;
+    case CB_ACT_NONE:
+    case CB_ACT_COUNT: f(std::integral_constant<int, CB_ACT_NONE>()); break;
+    }
 }
 
 // rows (NHWC) or vectors (NCHW) a thread loads before it uses any: the passes are memory-bound,
@@ -53,13 +67,13 @@ template <int MODE> struct bn_depth { static constexpr int U = MODE == BN_STATS 
 // the two sums of one element: statistics (x - s, (x - s)^2), or the gradient's (dz, dz (x - mean))
 // with dz the activation's gradient at z = x f0 + f1 (the forward's scale and shift)
 template <int MODE, int A>
-__device__ static __forceinline__ void bn_acc(float x, float dy, float s, float f0, float f1, cb_act act, float &a1, float &a2) {
+__device__ static __forceinline__ void bn_acc(float x, float dy, float s, float f0, float f1, float &a1, float &a2) {
     if (MODE == BN_STATS) {
         float d = x - s;
         a1 += d;
         a2 += d * d;
     } else {
-        float g = bn_act_grad<A>(act, x * f0 + f1, dy);
+        float g = bn_act_grad<A>(x * f0 + f1, dy);
         a1 += g;
         a2 += g * (x - s);
     }
@@ -70,7 +84,7 @@ __device__ static __forceinline__ void bn_acc(float x, float dy, float s, float 
 template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const T *__restrict__ x,
                                                              const T *__restrict__ dy, const float *__restrict__ mean,
-                                                             const float *__restrict__ fcoef, cb_act act, float *__restrict__ part) {
+                                                             const float *__restrict__ fcoef, float *__restrict__ part) {
     __shared__ float sh[2][BN_THREADS * V];
     int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
     int c0 = (blockIdx.y * tx + cv) * V;
@@ -80,7 +94,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
     for (int v = 0; v < V; v++) {
         a1[v] = a2[v] = 0.f;
         s[v] = live ? (MODE == BN_STATS ? ld(x, c0 + v) : mean[c0 + v]) : 0.f;
-        f0[v] = live && A != BN_ACT_NONE ? fcoef[c0 + v] : 0.f, f1[v] = live && A != BN_ACT_NONE ? fcoef[c + c0 + v] : 0.f;
+        f0[v] = live && A != CB_ACT_NONE ? fcoef[c0 + v] : 0.f, f1[v] = live && A != CB_ACT_NONE ? fcoef[c + c0 + v] : 0.f;
     }
     int64_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
     constexpr int U = bn_depth<MODE>::U;
@@ -100,7 +114,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
                 if (rb + (int64_t)u * ty >= r1) break;
 #pragma unroll
                 for (int v = 0; v < V; v++)
-                    bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s[v], f0[v], f1[v], act, a1[v], a2[v]);
+                    bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s[v], f0[v], f1[v], a1[v], a2[v]);
             }
         }
 #pragma unroll
@@ -119,11 +133,11 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
 template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const T *__restrict__ x,
                                                              const T *__restrict__ dy, const float *__restrict__ mean,
-                                                             const float *__restrict__ fcoef, cb_act act, float *__restrict__ part) {
+                                                             const float *__restrict__ fcoef, float *__restrict__ part) {
     int ch = blockIdx.y;
     uint32_t hwv = by_hwv.d;
     float s = MODE == BN_STATS ? ld(x, (size_t)ch * hwv * V) : mean[ch], a1 = 0.f, a2 = 0.f;
-    float f0 = A != BN_ACT_NONE ? fcoef[ch] : 0.f, f1 = A != BN_ACT_NONE ? fcoef[c + ch] : 0.f;
+    float f0 = A != CB_ACT_NONE ? fcoef[ch] : 0.f, f1 = A != CB_ACT_NONE ? fcoef[c + ch] : 0.f;
     uint32_t j0 = blockIdx.x * vec_per_chunk, j1 = min(nvec, j0 + vec_per_chunk);
     constexpr int U = bn_depth<MODE>::U;
     for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
@@ -142,7 +156,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int 
             if (jb + u * BN_THREADS >= j1) break;
 #pragma unroll
             for (int v = 0; v < V; v++)
-                bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s, f0, f1, act, a1, a2);
+                bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s, f0, f1, a1, a2);
         }
     }
     a1 = cb_block_sum(a1);
@@ -202,16 +216,16 @@ __global__ void bn_finish_infer(int c, const float *gamma, const float *beta, co
 // with dz = f'(z) dy at z = x f0 + f1. k: (k0, k1, k2, k3, f0, f1), the coefficient planes of one
 // channel. One output element of V from the loaded vectors:
 enum { BN_K = 6 };
-template <int MODE, int A> __device__ static __forceinline__ float bn_out(float x, float dy, const float *k, cb_act act) {
-    if (MODE == BN_STATS) return bn_act_fwd<A>(act, x * k[0] + k[1]);
-    float g = bn_act_grad<A>(act, x * k[4] + k[5], dy);
+template <int MODE, int A> __device__ static __forceinline__ float bn_out(float x, float dy, const float *k) {
+    if (MODE == BN_STATS) return bn_act_fwd<A>(x * k[0] + k[1]);
+    float g = bn_act_grad<A>(x * k[4] + k[5], dy);
     return k[0] * (g - k[1] - (x - k[3]) * k[2]);
 }
 
 // the coefficient planes a pass reads (forward: scale, shift; backward: all six, the forward's
 // two only with an activation)
 template <int MODE, int A> __device__ static __forceinline__ bool bn_plane(int j) {
-    return MODE == BN_STATS ? j < 2 : j < 4 || A != BN_ACT_NONE;
+    return MODE == BN_STATS ? j < 2 : j < 4 || A != CB_ACT_NONE;
 }
 
 // the loaded vectors of one output vector
@@ -225,17 +239,17 @@ template <class T, int V, int MODE> struct bn_in {
 
 // CH_LAST: the V elements are V channels (coefficients k[v]), else V pixels of one channel (k[0])
 template <class T, int V, bool CH_LAST, int MODE, int A>
-__device__ static __forceinline__ void bn_out_vec(size_t o, const float (*k)[BN_K], cb_act act, const bn_in<T, V, MODE> &in, T *out) {
+__device__ static __forceinline__ void bn_out_vec(size_t o, const float (*k)[BN_K], const bn_in<T, V, MODE> &in, T *out) {
     vec_t<T, V> r;
 #pragma unroll
-    for (int v = 0; v < V; v++) st(r.v, v, bn_out<MODE, A>(ld(in.x.v, v), MODE != BN_STATS ? ld(in.dy.v, v) : 0.f, k[CH_LAST ? v : 0], act));
+    for (int v = 0; v < V; v++) st(r.v, v, bn_out<MODE, A>(ld(in.x.v, v), MODE != BN_STATS ? ld(in.dy.v, v) : 0.f, k[CH_LAST ? v : 0]));
     *reinterpret_cast<vec_t<T, V> *>(out + o) = r;
 }
 
 // NHWC: as bn_reduce_nhwc, each thread one channel vector over its rows
 template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const float *__restrict__ coef,
-                                                            cb_act act, const T *__restrict__ x, const T *dy, T *out) {
+                                                            const T *__restrict__ x, const T *dy, T *out) {
     int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
     int c0 = (blockIdx.y * tx + cv) * V;
     if (ry >= ty || c0 >= c) return;
@@ -256,7 +270,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (rb + (int64_t)u * ty >= r1) break;
-            bn_out_vec<T, V, true, MODE, A>((size_t)(rb + (int64_t)u * ty) * c + c0, k, act, in[u], out);
+            bn_out_vec<T, V, true, MODE, A>((size_t)(rb + (int64_t)u * ty) * c + c0, k, in[u], out);
         }
     }
 }
@@ -264,7 +278,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64
 // NCHW: as bn_reduce_nchw, a block one channel (blockIdx.y) over a chunk of its vectors
 template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const float *__restrict__ coef,
-                                                            cb_act act, const T *__restrict__ x, const T *dy, T *out) {
+                                                            const T *__restrict__ x, const T *dy, T *out) {
     int ch = blockIdx.y;
     uint32_t hwv = by_hwv.d;
     float k[1][BN_K];
@@ -286,7 +300,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nchw(int c
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (jb + u * BN_THREADS >= j1) break;
-            bn_out_vec<T, V, false, MODE, A>(o[u], k, act, in[u], out);
+            bn_out_vec<T, V, false, MODE, A>(o[u], k, in[u], out);
         }
     }
 }
@@ -298,40 +312,36 @@ template <class T, int V> struct bn_run {
     int chunks;
     int64_t hw, rows; // rows: NHWC n*h*w
 
-    template <int MODE, int A> void reduce(const T *x, const T *dy, const float *mean, const float *fcoef, cb_act act, float *part) {
+    template <int MODE, int A> void reduce(const T *x, const T *dy, const float *mean, const float *fcoef, float *part) {
         if (nhwc) {
             int cv = p->c / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
             int64_t per = (rows + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)((cv + tx - 1) / tx));
-            bn_reduce_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(rows, p->c, tx, per, x, dy, mean, fcoef, act, part);
+            bn_reduce_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(rows, p->c, tx, per, x, dy, mean, fcoef, part);
         } else {
             uint32_t hwv = (uint32_t)(hw / V), nvec = (uint32_t)p->n * hwv, per = (nvec + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)p->c);
-            bn_reduce_nchw<T, V, MODE, A><<<grid, BN_THREADS>>>(p->c, cb_fast_div_make(hwv), nvec, per, x, dy, mean, fcoef, act, part);
+            bn_reduce_nchw<T, V, MODE, A><<<grid, BN_THREADS>>>(p->c, cb_fast_div_make(hwv), nvec, per, x, dy, mean, fcoef, part);
         }
     }
-    template <int MODE, int A> void apply(const float *coef, cb_act act, const T *x, const T *dy, T *out) {
+    template <int MODE, int A> void apply(const float *coef, const T *x, const T *dy, T *out) {
         if (nhwc) {
             int cv = p->c / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
             int64_t per = (rows + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)((cv + tx - 1) / tx));
-            bn_apply_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(rows, p->c, tx, per, coef, act, x, dy, out);
+            bn_apply_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(rows, p->c, tx, per, coef, x, dy, out);
         } else {
             uint32_t hwv = (uint32_t)(hw / V), nvec = (uint32_t)p->n * hwv, per = (nvec + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)p->c);
-            bn_apply_nchw<T, V, MODE, A><<<grid, BN_THREADS>>>(p->c, cb_fast_div_make(hwv), nvec, per, coef, act, x, dy, out);
+            bn_apply_nchw<T, V, MODE, A><<<grid, BN_THREADS>>>(p->c, cb_fast_div_make(hwv), nvec, per, coef, x, dy, out);
         }
     }
-    // the same with the activation's kind from its value
+    // the same with the activation from its value
     template <int MODE> void apply_act(const float *coef, cb_act act, const T *x, const T *dy, T *out) {
-        if (act == CB_ACT_NONE) apply<MODE, BN_ACT_NONE>(coef, act, x, dy, out);
-        else if (act == CB_ACT_RELU) apply<MODE, BN_ACT_RELU>(coef, act, x, dy, out);
-        else apply<MODE, BN_ACT_ANY>(coef, act, x, dy, out);
+        bn_with_act(act, [&](auto a) { this->template apply<MODE, decltype(a)::value>(coef, x, dy, out); });
     }
     void reduce_grad(const T *x, const T *dy, const float *mean, const float *fcoef, cb_act act, float *part) {
-        if (act == CB_ACT_NONE) reduce<BN_GRAD, BN_ACT_NONE>(x, dy, mean, fcoef, act, part);
-        else if (act == CB_ACT_RELU) reduce<BN_GRAD, BN_ACT_RELU>(x, dy, mean, fcoef, act, part);
-        else reduce<BN_GRAD, BN_ACT_ANY>(x, dy, mean, fcoef, act, part);
+        bn_with_act(act, [&](auto a) { this->template reduce<BN_GRAD, decltype(a)::value>(x, dy, mean, fcoef, part); });
     }
 };
 
@@ -377,7 +387,7 @@ static void bn_train_tv(const cb_bn_params *p, bool nhwc, const T *x, const floa
                         float *rmean, float *rvar, float momentum, cb_act act, float *part) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
     float *coef = BN_COEF(part, r.chunks, p->c);
-    r.template reduce<BN_STATS, BN_ACT_NONE>(x, nullptr, nullptr, nullptr, act, part);
+    r.template reduce<BN_STATS, CB_ACT_NONE>(x, nullptr, nullptr, nullptr, part);
     bn_finish<T, BN_STATS><<<warps_grid(p[0].c), 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, beta, p->eps, momentum, mean,
                                                         invstd, rmean, rvar, nullptr, nullptr, coef);
     r.template apply_act<BN_STATS>(coef, act, x, nullptr, y);
