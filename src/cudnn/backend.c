@@ -39,6 +39,10 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     // cuDNN's legacy convolutions take tensor cores on bf16 data only under CUDNN_TENSOR_OP_MATH (its
     // default math allows TF32 on fp32 data, not them: bf16 NHWC ran BWD_DATA_ALGO_0 at 0.5 TFLOP/s)
     d->math = !tensor_ops ? CUDNN_FMA_MATH : e->opts.precision == CB_PREC_BF16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
+    const char *ba = getenv("CONVBENCH_BN_ACT");
+    if (ba && *ba && strcmp(ba, "fused") && strcmp(ba, "separate"))
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_BN_ACT", NULL, "'%s' is not fused or separate", ba);
+    d->bn_act_separate = ba && !strcmp(ba, "separate");
     DNN_TRY(cudnnCreate(&d->h));
     return CB_OK;
 }
@@ -97,7 +101,7 @@ bool cb_dnn_part_reserve(cb_exec *e, size_t floats) {
 }
 
 // the own batch-norm kernels apply a layer's activation (any) in their passes, forward and backward
-static bool bn_act_fused(const cb_layer *L) { return L->bn && L->act != CB_ACT_NONE; }
+static bool bn_act_fused(const cb_exec *e, const cb_layer *L) { return L->bn && L->act != CB_ACT_NONE && !dnn(e)->bn_act_separate; }
 bool cb_dnn_bn_own_ok(const cb_layer *L) {
     cb_bn_params bp;
     cb_bn_params_of(L, &bp);
@@ -123,7 +127,7 @@ static bool bn_forward(cb_exec *e, int i, bool train, bool keep_running, void *y
     cb_bn_params_of(L, &bp);
     int fmt = cb_store_of(e)->fmt;
     if (l->own_bn) {
-        cb_act act = bn_act_fused(L) ? L->act : CB_ACT_NONE;
+        cb_act act = bn_act_fused(e, L) ? L->act : CB_ACT_NONE;
         if (train) cb_fmt_bn_forward_train(&bp, fmt, x, b->gamma, b->beta, y, b->bn_mean, b->bn_invstd, rm, rv, 0.1f, act, d->bn_part);
         else cb_fmt_bn_forward_infer(&bp, fmt, x, b->gamma, b->beta, b->rmean, b->rvar, y, act, d->bn_part);
         return act != CB_ACT_NONE;
@@ -139,8 +143,9 @@ static bool bn_forward(cb_exec *e, int i, bool train, bool keep_running, void *y
 
 // backward of the batch norm of layer i: dgamma, dbeta, and dx when not NULL (the own kernels need
 // no dx; cuDNN's get the scratch). dy: the gradient w.r.t. the batch norm's output, the
-// activation's gradient applied already unless the own kernels fused it (bn_act_fused).
-static void bn_backward_of(cb_exec *e, int i, const void *dy, void *dx) {
+// activation's gradient applied already unless the own kernels fused it (bn_act_fused; they may
+// then leave the activation's input gradient in dy, as the separate pass does).
+static void bn_backward_of(cb_exec *e, int i, void *dy, void *dx) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
@@ -148,7 +153,7 @@ static void bn_backward_of(cb_exec *e, int i, const void *dy, void *dx) {
     cb_bn_params_of(L, &bp);
     if (l->own_bn) {
         cb_fmt_bn_backward(&bp, cb_store_of(e)->fmt, bn_x(e, i), b->gamma, b->beta, b->bn_mean, b->bn_invstd,
-                           bn_act_fused(L) ? L->act : CB_ACT_NONE, dy, dx, b->dgamma, b->dbeta, dnn(e)->bn_part);
+                           bn_act_fused(e, L) ? L->act : CB_ACT_NONE, dy, dx, b->dgamma, b->dbeta, dnn(e)->bn_part);
         return;
     }
     cudnnBatchNormalizationBackward(dnn(e)->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, bn_x(e, i), l->yd, dy, l->yd,
@@ -171,8 +176,8 @@ static void act_backward(cb_exec *e, int i) {
     cb_fmt_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy, is_bf16(e));
 }
 
-// one training step's batch norm of layer i (own kernels or cuDNN's), ms; cuDNN's pays for the
-// activation passes that the own kernels fuse, so that the race compares the same work
+// one training step's batch norm of layer i (own kernels or cuDNN's) with its activation, ms: a
+// path that does not fuse the activation pays for its passes, so that the race compares the same work
 double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -183,8 +188,7 @@ double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train) {
     double t = 0;
     for (int r = 0; r < 4; r++) {
         if (r == 1) cb_cuda_timer_start(e);
-        bool unfused = !own && bn_act_fused(L);
-        bn_forward(e, i, true, true, b->y);
+        bool unfused = !bn_forward(e, i, true, true, b->y) && L->act != CB_ACT_NONE;
         if (unfused) act_forward(e, i);
         if (train && unfused) act_backward(e, i);
         if (train) bn_backward_of(e, i, b->dy, dx);
@@ -369,7 +373,7 @@ void cb_dnn_backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
-    bool fused = L->bn && l->own_bn && bn_act_fused(L); // the own backward applies the activation's gradient itself
+    bool fused = L->bn && l->own_bn && bn_act_fused(e, L); // the own backward applies the activation's gradient itself
     if (L->act != CB_ACT_NONE && !fused) act_backward(e, i);
     if (L->bn) {
         if (!l->own_bn && !l->bnd) {
@@ -415,7 +419,7 @@ void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
         break;
     case CB_OP_BATCHNORM:
         if (native(e) && !l->own_bn) cb_cuda_backward_data(e, i, slot, dx);
-        else bn_backward_of(e, i, dy, dx);
+        else bn_backward_of(e, i, cb_exec_op_grad(e, i), dx);
         break;
     case CB_OP_MUL: { // d(slot) = dy * other, summed over the pixels where the slot was broadcast
         int n = (int)L->out.n, c = (int)L->out.c;
@@ -465,7 +469,7 @@ void cb_dnn_backward_filter(cb_exec *e, int i) {
                                   b->db, d->bn_part);
     } else if (L->op == CB_OP_BATCHNORM && (!native(e) || l->own_bn)) {
         // backward_data computes dgamma and dbeta with dx; without an input gradient, here
-        if (!e->lb[L->parents[0]].dy) bn_backward_of(e, i, dy, NULL);
+        if (!e->lb[L->parents[0]].dy) bn_backward_of(e, i, cb_exec_op_grad(e, i), NULL);
     } else cb_cuda_backward_filter(e, i);
 }
 

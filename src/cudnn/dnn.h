@@ -33,6 +33,8 @@ typedef struct dnn_state {
     cudnnMathType_t math;
     cudnnTensorFormat_t tfmt;    // CUDNN_TENSOR_NCHW or _NHWC (filters KCRS or KRSC)
     cudnnDataType_t dtype;       // CUDNN_DATA_FLOAT or _BFLOAT16
+    bool bn_act_separate;        // $CONVBENCH_BN_ACT=separate: the own batch-norm kernels leave the activation
+                                 // to a pass of its own (the fused passes' A/B; default fused)
 } dnn_state;
 
 typedef struct dnn_layer {

@@ -91,9 +91,10 @@ void cb_fmt_bn_forward_infer(const cb_bn_params *p, int fmt, const void *x, cons
 // dgamma, dbeta (overwritten) and, when dx is not NULL, dx (may alias dy) from dy, the gradient
 // w.r.t. y = act(bn(x)): the activation's gradient is taken at its input, recomputed from x and
 // the statistics of the forward pass (gamma, beta, mean, invstd), so neither y nor the
-// activation's input is read.
+// activation's input is read. With dx, a sigmoid's, SiLU's or GELU's gradient overwrites dy
+// (computed once, in the first pass).
 void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, const float *mean,
-                        const float *invstd, cb_act act, const void *dy, void *dx, float *dgamma, float *dbeta, float *part);
+                        const float *invstd, cb_act act, void *dy, void *dx, float *dgamma, float *dbeta, float *part);
 
 // Per-channel layers of today's convnets (chan_fmt.cu), any fmt, tensors (n, c, hw) in the
 // storage; the semantics of the reference loops (src/cpu/channel_impl.h). The SE product y = a * b

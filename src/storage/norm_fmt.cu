@@ -30,7 +30,9 @@
 #define BN_MIN_BLOCKS 3 // resident blocks an SM must fit (registers): 768 threads, each with its loads in flight
 #define BN_CHUNKS_MAX CB_FMT_BN_CHUNKS // row chunks per channel: the partial sums' first dimension
 
-enum { BN_STATS, BN_GRAD }; // what a reduction sums
+// what a reduction sums: the statistics, or the gradient's two sums (BN_GRAD_STORE: also writing
+// the activation's gradient dz over dy, so that the input gradient's pass need not compute it again)
+enum { BN_STATS, BN_GRAD, BN_GRAD_STORE };
 // the fused activation A (a cb_act) is a template argument: each kernel is compiled for each
 // activation, so the switch of cb_act_*_f32 folds away and an element costs only its own
 // arithmetic (a run-time switch per element, tried first, made EfficientNet-B0's batch norms
@@ -65,25 +67,26 @@ template <class F> static void bn_with_act(cb_act act, F f) {
 template <int MODE> struct bn_depth { static constexpr int U = MODE == BN_STATS ? 4 : 1; };
 
 // the two sums of one element: statistics (x - s, (x - s)^2), or the gradient's (dz, dz (x - mean))
-// with dz the activation's gradient at z = x f0 + f1 (the forward's scale and shift)
+// with dz the activation's gradient at z = x f0 + f1 (the forward's scale and shift); returns dz
 template <int MODE, int A>
-__device__ static __forceinline__ void bn_acc(float x, float dy, float s, float f0, float f1, float &a1, float &a2) {
+__device__ static __forceinline__ float bn_acc(float x, float dy, float s, float f0, float f1, float &a1, float &a2) {
     if (MODE == BN_STATS) {
         float d = x - s;
         a1 += d;
         a2 += d * d;
-    } else {
-        float g = bn_act_grad<A>(x * f0 + f1, dy);
-        a1 += g;
-        a2 += g * (x - s);
+        return 0.f;
     }
+    float g = bn_act_grad<A>(x * f0 + f1, dy);
+    a1 += g;
+    a2 += g * (x - s);
+    return g;
 }
 
 // NHWC: gridDim.y tiles of tx channel vectors, gridDim.x chunks of rows. s: the channel's shift
 // (statistics: x's first row; gradient: the mean). part (chunks, c, 2).
 template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const T *__restrict__ x,
-                                                             const T *__restrict__ dy, const float *__restrict__ mean,
+                                                             T *__restrict__ dy, const float *__restrict__ mean,
                                                              const float *__restrict__ fcoef, float *__restrict__ part) {
     __shared__ float sh[2][BN_THREADS * V];
     int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
@@ -112,9 +115,13 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
 #pragma unroll
             for (int u = 0; u < U; u++) {
                 if (rb + (int64_t)u * ty >= r1) break;
+                vec_t<T, V> dz;
 #pragma unroll
-                for (int v = 0; v < V; v++)
-                    bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s[v], f0[v], f1[v], a1[v], a2[v]);
+                for (int v = 0; v < V; v++) {
+                    float g = bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s[v], f0[v], f1[v], a1[v], a2[v]);
+                    if (MODE == BN_GRAD_STORE) st(dz.v, v, g);
+                }
+                if (MODE == BN_GRAD_STORE) *reinterpret_cast<vec_t<T, V> *>(dy + (size_t)(rb + (int64_t)u * ty) * c + c0) = dz;
             }
         }
 #pragma unroll
@@ -132,7 +139,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
 // NCHW: blockIdx.y is the channel, gridDim.x chunks of its n*hw elements (in vectors of V pixels)
 template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const T *__restrict__ x,
-                                                             const T *__restrict__ dy, const float *__restrict__ mean,
+                                                             T *__restrict__ dy, const float *__restrict__ mean,
                                                              const float *__restrict__ fcoef, float *__restrict__ part) {
     int ch = blockIdx.y;
     uint32_t hwv = by_hwv.d;
@@ -142,21 +149,26 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int 
     constexpr int U = bn_depth<MODE>::U;
     for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
         vec_t<T, V> xv[U], gv[U];
+        size_t o[U];
 #pragma unroll
         for (int u = 0; u < U; u++) { // every load first, then the sums
             uint32_t j = jb + u * BN_THREADS;
             if (j >= j1) break;
             uint32_t n = cb_fast_div_q(by_hwv, j), sv = j - n * hwv;
-            size_t o = (((size_t)n * c + ch) * hwv + sv) * V;
-            xv[u] = *reinterpret_cast<const vec_t<T, V> *>(x + o);
-            if (MODE != BN_STATS) gv[u] = *reinterpret_cast<const vec_t<T, V> *>(dy + o);
+            o[u] = (((size_t)n * c + ch) * hwv + sv) * V;
+            xv[u] = *reinterpret_cast<const vec_t<T, V> *>(x + o[u]);
+            if (MODE != BN_STATS) gv[u] = *reinterpret_cast<const vec_t<T, V> *>(dy + o[u]);
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (jb + u * BN_THREADS >= j1) break;
+            vec_t<T, V> dz;
 #pragma unroll
-            for (int v = 0; v < V; v++)
-                bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s, f0, f1, a1, a2);
+            for (int v = 0; v < V; v++) {
+                float g = bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s, f0, f1, a1, a2);
+                if (MODE == BN_GRAD_STORE) st(dz.v, v, g);
+            }
+            if (MODE == BN_GRAD_STORE) *reinterpret_cast<vec_t<T, V> *>(dy + o[u]) = dz;
         }
     }
     a1 = cb_block_sum(a1);
@@ -312,7 +324,7 @@ template <class T, int V> struct bn_run {
     int chunks;
     int64_t hw, rows; // rows: NHWC n*h*w
 
-    template <int MODE, int A> void reduce(const T *x, const T *dy, const float *mean, const float *fcoef, float *part) {
+    template <int MODE, int A> void reduce(const T *x, T *dy, const float *mean, const float *fcoef, float *part) {
         if (nhwc) {
             int cv = p->c / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
             int64_t per = (rows + chunks - 1) / chunks;
@@ -340,8 +352,8 @@ template <class T, int V> struct bn_run {
     template <int MODE> void apply_act(const float *coef, cb_act act, const T *x, const T *dy, T *out) {
         bn_with_act(act, [&](auto a) { this->template apply<MODE, decltype(a)::value>(coef, x, dy, out); });
     }
-    void reduce_grad(const T *x, const T *dy, const float *mean, const float *fcoef, cb_act act, float *part) {
-        bn_with_act(act, [&](auto a) { this->template reduce<BN_GRAD, decltype(a)::value>(x, dy, mean, fcoef, part); });
+    template <int MODE> void reduce_grad(const T *x, T *dy, const float *mean, const float *fcoef, cb_act act, float *part) {
+        bn_with_act(act, [&](auto a) { this->template reduce<MODE, decltype(a)::value>(x, dy, mean, fcoef, part); });
     }
 };
 
@@ -403,14 +415,18 @@ static void bn_infer_tv(const cb_bn_params *p, bool nhwc, const T *x, const floa
 
 template <class T, int V>
 static void bn_backward_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, const float *mean,
-                           const float *invstd, cb_act act, const T *dy, T *dx, float *dgamma, float *dbeta, float *part) {
+                           const float *invstd, cb_act act, T *dy, T *dx, float *dgamma, float *dbeta, float *part) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
     float *coef = BN_COEF(part, r.chunks, p->c);
+    // an activation whose gradient costs an exp or an erf is taken once: the sums' pass writes dz
+    // over dy, and the input gradient's pass reads it (one more write, no second evaluation)
+    bool store = dx && (act == CB_ACT_SIGMOID || act == CB_ACT_SILU || act == CB_ACT_GELU);
     if (act != CB_ACT_NONE) bn_fwd_coef<<<(unsigned)(p[0].c + 255) / 256, 256>>>(p->c, gamma, beta, mean, invstd, coef);
-    r.reduce_grad(x, dy, mean, coef + 4 * (size_t)p->c, act, part);
+    if (store) r.template reduce_grad<BN_GRAD_STORE>(x, dy, mean, coef + 4 * (size_t)p->c, act, part);
+    else r.template reduce_grad<BN_GRAD>(x, dy, mean, coef + 4 * (size_t)p->c, act, part);
     bn_finish<T, BN_GRAD><<<warps_grid(p[0].c), 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, nullptr, p->eps, 0.f,
                                                        (float *)mean, (float *)invstd, nullptr, nullptr, dgamma, dbeta, coef);
-    if (dx) r.template apply_act<BN_GRAD>(coef, act, x, dy, dx);
+    if (dx) r.template apply_act<BN_GRAD>(coef, store ? CB_ACT_NONE : act, x, dy, dx);
 }
 
 extern "C" size_t cb_fmt_bn_scratch(int64_t c) { return (size_t)(CB_FMT_BN_CHUNKS * 2 + BN_K) * (size_t)c + 4; }
@@ -449,8 +465,8 @@ extern "C" void cb_fmt_bn_forward_infer(const cb_bn_params *p, int fmt, const vo
 }
 
 extern "C" void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, const float *mean,
-                                   const float *invstd, cb_act act, const void *dy, void *dx, float *dgamma, float *dbeta, float *part) {
-#define CALL(T, V) bn_backward_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, mean, invstd, act, (const T *)dy, (T *)dx, dgamma, dbeta, part)
+                                   const float *invstd, cb_act act, void *dy, void *dx, float *dgamma, float *dbeta, float *part) {
+#define CALL(T, V) bn_backward_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, mean, invstd, act, (T *)dy, (T *)dx, dgamma, dbeta, part)
     BN_DISPATCH(fmt, x, dy, dx ? dx : dy, CALL);
 #undef CALL
 }
