@@ -1,8 +1,10 @@
 // convbench simulate NET --workers 1,2,4 --network NAME --device NAME: Paleo's distributed
 // training simulation: per worker count, compute, communication, step time, speed-up, efficiency.
 // --interconnect FILE: the link fitted to `convbench allreduce` on this machine; --measure FILE:
-// `fullpass --gpus` results printed beside the simulation, with the error per worker count.
+// `fullpass --gpus` results printed beside the simulation, with the error per worker count;
+// --grad-precision as fullpass's.
 #include "model_cli.h"
+#include "dist/dist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +16,7 @@
 static int run(int argc, char **argv) {
     long batch = CLI_UNSET;
     const char *device = NULL, *calibration = NULL, *network = NULL, *db_path = NULL, *precision = "fp32";
-    const char *workers = "1,2,4,8,16,32,64,128", *scaling = "weak", *parallel = "data", *allreduce = "ring";
+    const char *workers = "1,2,4,8,16,32,64,128", *scaling = "weak", *parallel = "data", *allreduce = "ring", *grad_precision = "fp32";
     bool overlap = false, paleo = false;
     const char *interconnect = NULL;
     cli_list measure = {0};
@@ -28,6 +30,7 @@ static int run(int argc, char **argv) {
         {"--parallel", CLI_STR, &parallel, "P", "data (default), model or hybrid"},
         {"--allreduce", CLI_STR, &allreduce, "A", "ring (default), tree or butterfly"},
         {"--overlap", CLI_FLAG, &overlap, NULL, "overlap the gradient all-reduce with the backward pass"},
+        {"--grad-precision", CLI_STR, &grad_precision, "P", "gradients all-reduced in fp32 (default) or bf16 (half the bytes, plus the casts), as fullpass --gpus"},
         {"--batch", CLI_INT, &batch, "N", "batch size (default: the network's)"},
         {"--precision", CLI_STR, &precision, "P", "fp32 (default), tf32 or bf16"},
         {"--calibration", CLI_STR, &calibration, "FILE", "device entry written by convbench calibrate --save"},
@@ -48,6 +51,8 @@ static int run(int argc, char **argv) {
     so.overlap = overlap;
     if (!cb_precision_parse(precision, &so.model.precision))
         return cli_usage_error(&cmd_simulate, "--precision: '%s' is not fp32, tf32 or bf16", precision);
+    if (!cb_grad_precision_parse(grad_precision, &so.grad_precision))
+        return cli_usage_error(&cmd_simulate, "--grad-precision: '%s' is not fp32 or bf16", grad_precision);
     if (!strcmp(scaling, "weak")) so.strong = false;
     else if (!strcmp(scaling, "strong")) so.strong = true;
     else return cli_usage_error(&cmd_simulate, "--scaling: '%s' is not weak or strong", scaling);
@@ -138,7 +143,8 @@ static int run(int argc, char **argv) {
         snprintf(files, sizeof files, "%s", measure.v[f]);
         for (char *save = NULL, *p = strtok_r(files, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
             int got = 0;
-            if (cb_measured_steps(p, net->name, cb_net_batch(net), so.strong, meas + nmeas, MAX_WORKERS - nmeas, &got, &err) != CB_OK) {
+            if (cb_measured_steps(p, net->name, cb_net_batch(net), so.strong, so.grad_precision, meas + nmeas, MAX_WORKERS - nmeas, &got,
+                                  &err) != CB_OK) {
                 rc = cli_fail(&cmd_simulate, &err);
                 cb_net_free(net);
                 return rc;
@@ -158,6 +164,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_str(r, "parallel", parallel);
     cb_report_meta_str(r, "allreduce", allreduce);
     cb_report_meta_bool(r, "overlap", overlap);
+    cb_report_meta_str(r, "grad_precision", cb_precision_name(so.grad_precision));
     cb_report_meta_str(r, "method", paleo ? "paleo" : "roofline");
     const char *cols[] = {"workers", "batch_per_worker", "effective_batch", "fwd_ms", "bwd_ms", "update_ms",
                           "compute_ms", "comm_ms", "total_ms", "speedup", "efficiency"};
@@ -212,5 +219,6 @@ static int run(int argc, char **argv) {
 }
 
 const cli_cmd cmd_simulate = {"simulate", "Paleo's distributed training simulation: compute, all-reduce, speed-up per worker count",
-                              "NET [--device NAME] [--network NAME | --interconnect FILE] [--workers 1,2,4] [--measure FILE] [--scaling weak|strong] [--parallel data|model|hybrid]",
+                              "NET [--device NAME] [--network NAME | --interconnect FILE] [--workers 1,2,4] [--measure FILE] [--scaling weak|strong] "
+                              "[--parallel data|model|hybrid] [--grad-precision fp32|bf16]",
                               run};

@@ -69,12 +69,13 @@ cb_status cb_link_from_allreduce(const char *path, cb_link *out, cb_error *err) 
     return st;
 }
 
-cb_status cb_measured_steps(const char *path, const char *network, int64_t batch, bool strong, cb_measured_step *out, int max, int *n,
-                            cb_error *err) {
+cb_status cb_measured_steps(const char *path, const char *network, int64_t batch, bool strong, cb_precision grad, cb_measured_step *out,
+                            int max, int *n, cb_error *err) {
     cJSON *root = cb_json_read(path, err);
     if (!root) return err->status;
     cb_status st = CB_OK;
-    const char *verb = str(root, "verb"), *net = str(root, "network"), *sc = str(root, "scaling");
+    const char *verb = str(root, "verb"), *net = str(root, "network"), *sc = str(root, "scaling"), *gp = str(root, "grad_precision");
+    cb_precision mg = CB_PREC_FP32; // before --grad-precision, fullpass all-reduced fp32
     const cJSON *rows = rows_of(root, "scaling");
     double per = num(root, "batch_per_gpu"), global = num(root, "global_batch");
     *n = 0;
@@ -84,6 +85,11 @@ cb_status cb_measured_steps(const char *path, const char *network, int64_t batch
         st = cb_fail(err, CB_STATUS_ARG, path, NULL, "measured network '%s' is not the simulated '%s'", net ? net : "?", network);
     else if (strcmp(sc, strong ? "strong" : "weak"))
         st = cb_fail(err, CB_STATUS_ARG, path, NULL, "measured with --scaling %s, simulated with %s", sc, strong ? "strong" : "weak");
+    else if (gp && (!cb_precision_parse(gp, &mg) || (mg != CB_PREC_FP32 && mg != CB_PREC_BF16)))
+        st = cb_fail(err, CB_STATUS_PARSE, path, NULL, "'grad_precision' is '%.20s', not fp32 or bf16", gp);
+    else if (mg != grad)
+        st = cb_fail(err, CB_STATUS_ARG, path, NULL, "measured with --grad-precision %s, simulated with %s", cb_precision_name(mg),
+                     cb_precision_name(grad));
     else if ((strong ? global : per) != (double)batch)
         st = cb_fail(err, CB_STATUS_ARG, path, NULL, "measured batch %g %s, simulated %lld", strong ? global : per, strong ? "in all" : "per GPU",
                      (long long)batch);

@@ -286,6 +286,9 @@ typedef struct cb_sim_opts {
     bool overlap;                       // gradient all-reduce overlaps the backward pass
     bool paleo;                         // per-layer times by Paleo's method
     cb_model_opts model;
+    // the all-reduced gradients' element type, as fullpass --grad-precision: CB_PREC_FP32 (4 bytes)
+    // or CB_PREC_BF16 (2 bytes, plus the casts there and back on each worker)
+    cb_precision grad_precision;
 } cb_sim_opts;
 
 // ---- measured inputs (src/model/measured.c) ---------------------------------------------------
@@ -293,14 +296,14 @@ typedef struct cb_sim_opts {
 // of simulate's ring model. CB_STATUS_PARSE (one line naming the file) when it is not such a result.
 cb_status cb_link_from_allreduce(const char *path, cb_link *out, cb_error *err);
 // The steps of `fullpass --gpus --format json`: (gpus, step ms) rows; CB_STATUS_ARG when its
-// network, scaling or batch differ from the simulation's (batch per GPU under weak scaling, in
-// all under strong).
+// network, scaling, batch or gradient precision differ from the simulation's (batch per GPU under
+// weak scaling, in all under strong; a file without "grad_precision" was fp32).
 typedef struct cb_measured_step {
     int gpus;
     double step_ms;
 } cb_measured_step;
-cb_status cb_measured_steps(const char *path, const char *network, int64_t batch, bool strong, cb_measured_step *out, int max, int *n,
-                            cb_error *err);
+cb_status cb_measured_steps(const char *path, const char *network, int64_t batch, bool strong, cb_precision grad, cb_measured_step *out,
+                            int max, int *n, cb_error *err);
 
 // net is re-batched as needed (left at its original batch on return).
 cb_status cb_simulate(cb_net *net, const cb_device *d, const cb_link *l, const cb_sim_opts *o, const int *workers, int n,
