@@ -4,8 +4,9 @@
 # Builds, runs tests/test_dist (replicas against one GPU on the whole batch, fp32 and bf16
 # gradients), `allreduce` (fp32 and bf16, 8 B to 256 MiB), `fullpass --gpus N` weak and strong
 # scaling (ResNet-50 bf16 NHWC on auto, VGG-16 fp32 on cudnn, VGG-16 with --grad-precision bf16),
-# and `simulate` for the same runs from the H200 calibration recorded in docs/results; a table of
-# measured against simulated step times last.
+# `calibrate --refit --allreduce-gpus N` (the H200 calibration recorded in docs/results with this
+# machine's all-reduce link stored) and `simulate` for the same runs from it; a table of measured
+# against simulated step times last.
 # With one GPU it runs the 1-GPU parts and says what it skipped. NVLink multicast stays off.
 set -u
 OUT=${OUT:-multi-out}
@@ -30,6 +31,12 @@ for dt in fp32 bf16; do
         timeout 60 $CB allreduce --gpus "$N" --dtype $dt --min-mb 1 --iters 5 --quiet | tail -12
 done
 CAL=docs/results/2026-11-23-model-data/h200-cal.json
+if [ "$N" -ge 2 ]; then # the recorded calibration with this machine's all-reduce stored: simulate's link
+    stamp "calibrate --allreduce-gpus $N"
+    timeout 120 $CB calibrate --refit "$CAL" --allreduce-gpus "$N" --save "$OUT/cal-link.json" --quiet --format json \
+        --output "$OUT/calibrate_link.json" 2>"$OUT/calibrate_link.err" && CAL=$OUT/cal-link.json ||
+        echo "calibrate --allreduce-gpus failed: $(tail -2 "$OUT/calibrate_link.err")"
+fi
 run() { # NAME NET BATCH BACKEND PREC LAYOUT SCALING [GRAD]
     local name=$1 net=$2 batch=$3 be=$4 prec=$5 lay=$6 sc=$7 grad=${8:-fp32}
     stamp "fullpass $name"

@@ -348,6 +348,67 @@ static bool write_tmp(char *path, size_t n, const char *tag, const char *text) {
     return fclose(f) == 0;
 }
 
+// the interconnect calibrate stores: fitted as simulate --interconnect fits it, written into the
+// device entry and read back exactly, malformed ones refused naming the file, carried by transfer
+static void stored_interconnect(void) {
+    // a fake `allreduce --format json` on 4 GPUs over 100 GB/s and 3 us: t = 2(n-1)/n m/B + 2(n-1) a
+    const double bw = 100e9, lat = 3e-6;
+    const int n = 4;
+    double m[6], t[6];
+    char text[2048], path[128];
+    int len = snprintf(text, sizeof text, "{\"verb\": \"allreduce\", \"gpus\": %d, \"tables\": {\"allreduce\": [", n);
+    for (int k = 0; k < 6; k++) {
+        m[k] = 1024.0 * (1 << (3 * k));
+        t[k] = 2.0 * (n - 1) / n * m[k] / bw + 2.0 * (n - 1) * lat;
+        len += snprintf(text + len, sizeof text - (size_t)len, "%s{\"bytes\": %.17g, \"time_us\": %.17g}", k ? ", " : "", m[k], t[k] * 1e6);
+    }
+    snprintf(text + len, sizeof text - (size_t)len, "]}}");
+    CHECK(write_tmp(path, sizeof path, "ar", text), "cannot write %s", path);
+    cb_link l, fit;
+    cb_error err = {0};
+    CHECK(cb_link_from_allreduce(path, &l, &err) == CB_OK, "%s", err.msg);
+    CHECK(close_rel(l.bw, bw, 1e-9) && close_rel(l.latency_s, lat, 1e-6), "fitted %g B/s, %g s", l.bw, l.latency_s);
+    CHECK(strstr(l.source, path) != NULL, "the source names the file: %s", l.source);
+    CHECK(cb_link_fit(m, t, 6, n, NULL, "sweep", &fit, &err) == CB_OK && close_rel(fit.bw, l.bw, 1e-9) && close_rel(fit.latency_s, l.latency_s, 1e-6) &&
+              !strcmp(fit.source, "sweep"),
+          "the same fit (the file's times went through microseconds)");
+    CHECK(cb_link_fit(m, t, 1, n, "src", "x", &fit, &err) == CB_STATUS_PARSE && strstr(err.msg, "src: needs at least two"), "%s", err.msg);
+    CHECK(cb_link_fit(m, t, 6, 1, "src", "x", &fit, &err) == CB_STATUS_PARSE && strstr(err.msg, "at least 2"), "%s", err.msg);
+    remove(path);
+    // into a device entry, through its text, and back
+    cb_device dv = h200_like(), back;
+    cJSON *j = cb_device_to_json(&dv);
+    CHECK(!cJSON_GetObjectItemCaseSensitive(j, "interconnect"), "none stored without one");
+    cJSON_Delete(j);
+    dv.interconnect = l;
+    j = cb_device_to_json(&dv);
+    char *printed = cJSON_Print(j);
+    cJSON_Delete(j);
+    j = printed ? cJSON_Parse(printed) : NULL;
+    free(printed);
+    CHECK(j && cb_device_from_json(j, &back, "cal.json", &err) == CB_OK, "%s", err.msg);
+    cJSON_Delete(j);
+    CHECK(back.interconnect.bw == l.bw && back.interconnect.latency_s == l.latency_s && !strcmp(back.interconnect.name, "measured") &&
+              !strcmp(back.interconnect.source, l.source),
+          "read back: %.17g B/s, %.17g s, '%s'", back.interconnect.bw, back.interconnect.latency_s, back.interconnect.name);
+    const char *bad[] = {"\"interconnect\": {\"bw\": 0, \"latency_s\": 1e-6}", "\"interconnect\": \"nvlink4\"",
+                         "\"interconnect\": {\"latency_s\": 1e-6}", "\"interconnect\": {\"bw\": 1e9, \"latency_s\": -1}",
+                         "\"interconnect\": {\"bw\": \"fast\"}"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        snprintf(text, sizeof text, "{\"name\": \"x\", \"peak\": {\"fp32\": 1e12}, \"mem_bw\": 1e11, %s}", bad[k]);
+        j = cJSON_Parse(text);
+        err = (cb_error){0};
+        CHECK(j && cb_device_from_json(j, &back, "cal.json", &err) == CB_STATUS_PARSE && strstr(err.msg, "cal.json: ") &&
+                  strstr(err.msg, "interconnect") && !strchr(err.msg, '\n'),
+              "%s: %s", bad[k], err.msg);
+        cJSON_Delete(j);
+    }
+    // a named device with the calibration carried onto it keeps the machine's link
+    cb_device named = h200_like();
+    cb_device_transfer_calibration(&named, &dv, "c.json");
+    CHECK(named.interconnect.bw == l.bw && named.interconnect.latency_s == l.latency_s, "transferred");
+}
+
 // simulate --measure refuses a fullpass result of the other gradient precision
 static void measured_grad_precision(void) {
     const char *head = "{\"verb\": \"fullpass\", \"network\": \"resnet50\", \"scaling\": \"weak\", \"batch_per_gpu\": 64, "
@@ -639,6 +700,7 @@ int main(void) {
     RUN(allreduce_schemes);
     RUN(simulation_invariants);
     RUN(simulation_grad_precision);
+    RUN(stored_interconnect);
     RUN(measured_grad_precision);
     RUN(named_forms);
     RUN(wave_util);

@@ -1,8 +1,8 @@
 // convbench simulate NET --workers 1,2,4 --network NAME --device NAME: Paleo's distributed
 // training simulation: per worker count, compute, communication, step time, speed-up, efficiency.
-// --interconnect FILE: the link fitted to `convbench allreduce` on this machine; --measure FILE:
-// `fullpass --gpus` results printed beside the simulation, with the error per worker count;
-// --grad-precision as fullpass's.
+// --interconnect FILE: the link fitted to `convbench allreduce` on this machine (or the one a
+// calibration stores: calibrate --allreduce); --measure FILE: `fullpass --gpus` results printed
+// beside the simulation, with the error per worker count; --grad-precision as fullpass's.
 #include "model_cli.h"
 #include "dist/dist.h"
 
@@ -33,10 +33,10 @@ static int run(int argc, char **argv) {
         {"--grad-precision", CLI_STR, &grad_precision, "P", "gradients all-reduced in fp32 (default) or bf16 (half the bytes, plus the casts), as fullpass --gpus"},
         {"--batch", CLI_INT, &batch, "N", "batch size (default: the network's)"},
         {"--precision", CLI_STR, &precision, "P", "fp32 (default), tf32 or bf16"},
-        {"--calibration", CLI_STR, &calibration, "FILE", "device entry written by convbench calibrate --save"},
+        {"--calibration", CLI_STR, &calibration, "FILE", "device entry written by convbench calibrate --save (its measured interconnect too, when it stores one)"},
         {"--paleo", CLI_FLAG, &paleo, NULL, "per-layer times by Paleo's uncalibrated method"},
         {"--devices", CLI_STR, &db_path, "FILE", "device database (default data/devices.json)"},
-        {"--interconnect", CLI_STR, &interconnect, "FILE", "the link fitted to `convbench allreduce --format json` (instead of --network)"},
+        {"--interconnect", CLI_STR, &interconnect, "FILE", "the link fitted to `convbench allreduce --format json` (instead of --network or a calibration's)"},
         {"--measure", CLI_LIST, &measure, "F1,F2", "`fullpass --gpus --format json` results to print beside the simulation (repeatable)"},
         CLI_OUT_OPTS(o),
         {0},
@@ -78,7 +78,8 @@ static int run(int argc, char **argv) {
     if (!nw) return cli_usage_error(&cmd_simulate, "--workers: empty list");
     cb_devdb db;
     cb_device dev;
-    char why_dev[384] = "", why_link[192] = "";
+    char why_dev[384] = "", why_link[512] = "";
+    const char *link_from = "default";
     if (!device && !calibration) { // the defaults, said in the report
         cb_error err = {0};
         if (cb_devdb_load(db_path, &db, &err) != CB_OK) return cli_fail(&cmd_simulate, &err);
@@ -95,12 +96,25 @@ static int run(int argc, char **argv) {
         cb_devdb_free(&db);
         return cli_usage_error(&cmd_simulate, "--interconnect and --network: name one");
     }
+    // the link: --network's, the one fitted to --interconnect's all-reduces, the one the
+    // calibration stores (calibrate --allreduce), else the device's usual one
     cb_link measured_link;
+    bool measured = false;
+    if (network) link_from = "--network";
     if (interconnect) {
         cb_error err = {0};
+        if (cb_link_from_allreduce(interconnect, &measured_link, &err) != CB_OK) {
+            cb_devdb_free(&db);
+            return cli_fail(&cmd_simulate, &err);
+        }
+        measured = true, link_from = "--interconnect";
+    } else if (!network && dev.interconnect.bw > 0) {
+        measured_link = dev.interconnect;
+        measured = true, link_from = "calibration";
+        snprintf(why_link, sizeof why_link, "interconnect: the one stored in the calibration %s", calibration ? calibration : device);
+    }
+    if (measured) {
         cb_devdb_free(&db);
-        if (cb_link_from_allreduce(interconnect, &measured_link, &err) != CB_OK) return cli_fail(&cmd_simulate, &err);
-        memset(&db, 0, sizeof db);
         db.nlink = 1;
         db.link = &measured_link;
         network = measured_link.name;
@@ -114,7 +128,7 @@ static int run(int argc, char **argv) {
         }
         snprintf(lname, sizeof lname, "%s", l);
         network = lname;
-        snprintf(why_link, sizeof why_link, "--network %s: the usual interconnect of %s", network, dev.name);
+        snprintf(why_link, sizeof why_link, "default --network %s: the usual interconnect of %s", network, dev.name);
     }
     const cb_link *lp = cb_devdb_link(&db, network);
     if (!lp) {
@@ -124,7 +138,7 @@ static int run(int argc, char **argv) {
         return cli_usage_error(&cmd_simulate, "--network: unknown interconnect '%s' (known: %s)", network, names);
     }
     cb_link link = *lp;
-    if (!interconnect) cb_devdb_free(&db);
+    if (!measured) cb_devdb_free(&db);
     cb_net *net = cli_load_net(&cmd_simulate, pos[0], batch, &rc);
     if (!net) return rc;
     cb_sim_step steps[MAX_WORKERS];
@@ -160,6 +174,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
     cb_report_meta_str(r, "device", dev.name);
     cb_report_meta_str(r, "interconnect", link.name);
+    cb_report_meta_str(r, "interconnect_from", link_from);
     cb_report_meta_str(r, "scaling", scaling);
     cb_report_meta_str(r, "parallel", parallel);
     cb_report_meta_str(r, "allreduce", allreduce);
@@ -209,7 +224,7 @@ static int run(int argc, char **argv) {
                        nmeas, meas1 > 0 ? "" : " (no 1-GPU row measured: no prediction)");
     }
     if (why_dev[0]) cb_report_note(r, "default %s", why_dev);
-    if (why_link[0]) cb_report_note(r, "default %s", why_link);
+    if (why_link[0]) cb_report_note(r, "%s", why_link);
     cb_report_note(r, "interconnect %s: %.3g GB/s per direction, %.3g us latency (%s)", link.name, link.bw / 1e9,
                    link.latency_s * 1e6, link.source);
     rc = cli_emit(&cmd_simulate, r, &o, fmt);
@@ -219,6 +234,6 @@ static int run(int argc, char **argv) {
 }
 
 const cli_cmd cmd_simulate = {"simulate", "Paleo's distributed training simulation: compute, all-reduce, speed-up per worker count",
-                              "NET [--device NAME] [--network NAME | --interconnect FILE] [--workers 1,2,4] [--measure FILE] [--scaling weak|strong] "
+                              "NET [--device NAME | --calibration FILE] [--network NAME | --interconnect FILE] [--workers 1,2,4] [--measure FILE] [--scaling weak|strong] "
                               "[--parallel data|model|hybrid] [--grad-precision fp32|bf16]",
                               run};
