@@ -1,7 +1,8 @@
 // libFuzzer: device descriptions. The input is read as a device database (cb_devdb_load), as one
-// device entry with calibration samples (cb_device_load_file, cb_cal_samples_from_json), and
-// every device that loads predicts a small network: a device that passes the reader must give
-// the model numbers, never NaN, a negative time or an overflowing conversion.
+// device entry with calibration samples and a stored interconnect (cb_device_load_file,
+// cb_cal_samples_from_json), and every device that loads predicts a small network: a device that
+// passes the reader must give the model numbers, never NaN, a negative time or an overflowing
+// conversion.
 #include "common.h"
 #include "core/json.h"
 
@@ -31,6 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cb_device d;
     if (cb_device_load_file(path, &d, &err) == CB_OK) {
         fuzz_predict(&d, net);
+        if (d.interconnect.bw > 0) FUZZ_ASSERT(cb_allreduce_s(CB_AR_RING, 8, 1e8, &d.interconnect) >= 0); // a stored link
         cJSON *root = cb_json_read(path, &err);
         FUZZ_ASSERT(root);
         cb_cal_sample *s = NULL;

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Multi-GPU checks and timings (issue 15) on a machine with 2+ GPUs, in one device call of about
 # 5 minutes (carry .devpack):   OUT=dir scripts/gpu-multi.sh
-# Builds, runs tests/test_dist (replicas against one GPU on the whole batch), `allreduce` (fp32
-# and bf16, 8 B to 256 MiB), `fullpass --gpus N` weak and strong scaling (ResNet-50 bf16 NHWC on
-# auto, VGG-16 fp32 on cudnn), and `simulate` for the same runs from the H200 calibration
-# recorded in docs/results; a table of measured against simulated step times last.
+# Builds, runs tests/test_dist (replicas against one GPU on the whole batch, fp32 and bf16
+# gradients), `allreduce` (fp32 and bf16, 8 B to 256 MiB), `fullpass --gpus N` weak and strong
+# scaling (ResNet-50 bf16 NHWC on auto, VGG-16 fp32 on cudnn, VGG-16 with --grad-precision bf16),
+# `calibrate --refit --allreduce-gpus N` (the H200 calibration recorded in docs/results with this
+# machine's all-reduce link stored) and `simulate` for the same runs from it; a table of measured
+# against simulated step times last.
 # With one GPU it runs the 1-GPU parts and says what it skipped. NVLink multicast stays off.
 set -u
 OUT=${OUT:-multi-out}
@@ -29,22 +31,28 @@ for dt in fp32 bf16; do
         timeout 60 $CB allreduce --gpus "$N" --dtype $dt --min-mb 1 --iters 5 --quiet | tail -12
 done
 CAL=docs/results/2026-11-23-model-data/h200-cal.json
-run() { # NAME NET BATCH BACKEND PREC LAYOUT SCALING
-    local name=$1 net=$2 batch=$3 be=$4 prec=$5 lay=$6 sc=$7
+if [ "$N" -ge 2 ]; then # the recorded calibration with this machine's all-reduce stored: simulate's link
+    stamp "calibrate --allreduce-gpus $N"
+    timeout 120 $CB calibrate --refit "$CAL" --allreduce-gpus "$N" --save "$OUT/cal-link.json" --quiet --format json \
+        --output "$OUT/calibrate_link.json" 2>"$OUT/calibrate_link.err" && CAL=$OUT/cal-link.json ||
+        echo "calibrate --allreduce-gpus failed: $(tail -2 "$OUT/calibrate_link.err")"
+fi
+run() { # NAME NET BATCH BACKEND PREC LAYOUT SCALING [GRAD]
+    local name=$1 net=$2 batch=$3 be=$4 prec=$5 lay=$6 sc=$7 grad=${8:-fp32}
     stamp "fullpass $name"
     timeout 150 $CB fullpass "$net" --batch "$batch" --backend "$be" --precision "$prec" --layout "$lay" --gpus "$N" --scaling "$sc" \
-        --update --no-data-grad --warmup 3 --iters 10 --format json --quiet --output "$OUT/fullpass_$name.json" 2>"$OUT/fullpass_$name.err" ||
-        echo "fullpass $name failed: $(tail -2 "$OUT/fullpass_$name.err")"
-    local gb=$batch
-    [ "$sc" = weak ] && gb=$batch
+        --grad-precision "$grad" --update --no-data-grad --warmup 3 --iters 10 --format json --quiet --output "$OUT/fullpass_$name.json" \
+        2>"$OUT/fullpass_$name.err" || echo "fullpass $name failed: $(tail -2 "$OUT/fullpass_$name.err")"
     timeout 60 $CB simulate "$net" --batch "$batch" --precision "$prec" --device h200 --calibration "$CAL" --workers 1,$N --scaling "$sc" \
-        --overlap --format json --quiet --output "$OUT/simulate_$name.json" 2>"$OUT/simulate_$name.err" || echo "simulate $name failed: $(tail -1 "$OUT/simulate_$name.err")"
+        --grad-precision "$grad" --overlap --format json --quiet --output "$OUT/simulate_$name.json" 2>"$OUT/simulate_$name.err" ||
+        echo "simulate $name failed: $(tail -1 "$OUT/simulate_$name.err")"
 }
 run resnet50_b64_bf16_weak resnet50 64 auto bf16 nhwc weak
 run resnet50_b128_bf16_weak resnet50 128 auto bf16 nhwc weak
 run resnet50_b256_bf16_strong resnet50 256 auto bf16 nhwc strong
 run vgg16_b32_fp32_weak vgg16 32 cudnn fp32 nchw weak
 run vgg16_b32_bf16_weak vgg16 32 cudnn bf16 nhwc weak
+run vgg16_b32_fp32_weak_gradbf16 vgg16 32 cudnn fp32 nchw weak bf16
 stamp "tables"
 python3 - "$OUT" <<'PY' | tee "$OUT/summary.md"
 import glob, json, os, sys

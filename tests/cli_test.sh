@@ -312,6 +312,46 @@ bad_input "simulate --measure of another network" "is not the simulated" -- "$cb
 bad_input "simulate --measure of another batch" "measured batch 128 per GPU, simulated 64" -- "$cb" simulate resnet50 --batch 64 --workers 1,2 --measure tests/data/fullpass-gpus2-resnet50.json
 bad_input "simulate --interconnect of a fullpass result" "not a result of convbench allreduce" -- "$cb" simulate resnet50 --interconnect tests/data/fullpass-gpus2-resnet50.json
 bad_input "simulate --interconnect and --network" "--interconnect and --network" -- "$cb" simulate resnet50 --interconnect tests/data/allreduce-2gpu.json --network pcie4
+# --grad-precision: the all-reduce's type, for data-parallel runs only; simulate's the same
+bad_input "fullpass --grad-precision fp16" "--grad-precision: 'fp16' is not fp32 or bf16" -- "$cb" fullpass fashion-lenet --backend cudnn --gpus 2 --grad-precision fp16
+bad_input "fullpass --grad-precision without --gpus" "--grad-precision: only with --gpus" -- "$cb" fullpass fashion-lenet --grad-precision bf16
+bad_input "fullpass --grad-precision bad, one process of a launcher's" "--grad-precision: 'tf32'" -- env RANK=0 WORLD_SIZE=2 "$cb" fullpass fashion-lenet --backend cudnn --rendezvous file:/tmp/none --grad-precision tf32
+bad_input "simulate --grad-precision" "--grad-precision: 'int8' is not fp32 or bf16" -- "$cb" simulate resnet50 --grad-precision int8
+bad_input "simulate --measure of the other grad precision" "measured with --grad-precision fp32, simulated with bf16" -- "$cb" simulate resnet50 --batch 128 --workers 1,2 --grad-precision bf16 --measure tests/data/fullpass-gpus2-resnet50.json
+out=$("$cb" simulate resnet50 --device h200 --network nvlink4 --workers 2 --grad-precision bf16 --format json 2>&1)
+out32=$("$cb" simulate resnet50 --device h200 --network nvlink4 --workers 2 --format json 2>&1)
+if /usr/bin/python3 -c '
+import json, sys
+b, f = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert b["grad_precision"] == "bf16" and f["grad_precision"] == "fp32"
+rb, rf = b["tables"]["scaling"][0], f["tables"]["scaling"][0]
+assert rb["comm_ms"] < rf["comm_ms"] and rb["compute_ms"] == rf["compute_ms"], (rb, rf)
+' "$out" "$out32"; then ok "simulate --grad-precision bf16: less communication"; else bad "simulate --grad-precision bf16: $out"; fi
+# calibrate stores the interconnect fitted to an all-reduce result; simulate --calibration takes it
+expect "calibrate --allreduce" 0 "interconnect measured stored" -- "$cb" calibrate --refit tests/data/h200-cal-subset.json --allreduce tests/data/allreduce-2gpu.json --save "$tmp/cal-ar.json" --quiet
+"$cb" calibrate --refit tests/data/h200-cal-subset.json --save "$tmp/cal-plain.json" --quiet >/dev/null 2>&1
+a=$("$cb" simulate resnet50 --calibration "$tmp/cal-ar.json" --workers 1,2,8 --format json 2>&1)
+i=$("$cb" simulate resnet50 --calibration "$tmp/cal-plain.json" --interconnect tests/data/allreduce-2gpu.json --workers 1,2,8 --format json 2>&1)
+if /usr/bin/python3 -c '
+import json, sys
+a, i = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert a["tables"] == i["tables"], (a["tables"], i["tables"])
+assert a["interconnect"] == "measured" and a["interconnect_from"] == "calibration" and i["interconnect_from"] == "--interconnect"
+assert any("stored in the calibration" in n and "cal-ar.json" in n for n in a["notes"]), a["notes"]
+assert any("allreduce-2gpu.json" in n for n in a["notes"]), a["notes"]
+' "$a" "$i"; then ok "simulate --calibration: the stored link, as --interconnect"; else bad "simulate --calibration stored link: $a | $i"; fi
+expect "simulate --calibration --network: the named link wins" 0 '"interconnect_from":	"--network"' -- "$cb" simulate resnet50 --calibration "$tmp/cal-ar.json" --network pcie4 --workers 2 --format json
+bad_input "calibrate --allreduce of a fullpass result" "not a result of convbench allreduce" -- "$cb" calibrate --refit tests/data/h200-cal-subset.json --allreduce tests/data/fullpass-gpus2-resnet50.json
+bad_input "calibrate --allreduce and --allreduce-gpus" "--allreduce and --allreduce-gpus: name one" -- "$cb" calibrate --refit tests/data/h200-cal-subset.json --allreduce tests/data/allreduce-2gpu.json --allreduce-gpus 2
+bad_input "calibrate --allreduce-gpus 1" "--allreduce-gpus" -- "$cb" calibrate --refit tests/data/h200-cal-subset.json --allreduce-gpus 1
+if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -lt 2 ]; then
+    bad_input "calibrate --allreduce-gpus 2 without two GPUs" "--allreduce-gpus" -- "$cb" calibrate --refit tests/data/h200-cal-subset.json --allreduce-gpus 2
+fi
+/usr/bin/python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1])); d["interconnect"]["bw"] = -5
+json.dump(d, open(sys.argv[2], "w"))' "$tmp/cal-ar.json" "$tmp/cal-badlink.json"
+bad_input "simulate --calibration with a malformed link" "cal-badlink.json: device" -- "$cb" simulate resnet50 --calibration "$tmp/cal-badlink.json" --workers 2
 bad_input "fullpass: a malformed launcher rank" "RANK=3 is not below WORLD_SIZE=2" -- env RANK=3 WORLD_SIZE=2 "$cb" fullpass fashion-lenet
 bad_input "fullpass --rendezvous without a launcher" "--rendezvous: no launcher's RANK and WORLD_SIZE" -- "$cb" fullpass fashion-lenet --rendezvous file:/tmp/none
 bad_input "fullpass: a launcher's ranks and --gpus" "one GPU per process" -- env RANK=0 WORLD_SIZE=2 "$cb" fullpass fashion-lenet --backend cudnn --gpus 2 --rendezvous file:/tmp/none

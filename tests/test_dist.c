@@ -1,6 +1,7 @@
 // Data-parallel training (src/dist): gradient buckets, all-reduce bandwidth figures and the
-// launcher's environment on the CPU; with NCCL and 2+ GPUs, N replicas each on its own part of a
-// batch against 1 GPU on the whole batch (the same weights after SGD steps), else skipped.
+// launcher's environment and --grad-precision on the CPU; with NCCL and 2+ GPUs, N replicas each on
+// its own part of a batch against 1 GPU on the whole batch (the same weights after SGD steps; bf16
+// gradients within their tolerance), with 1 GPU one rank's bf16 step, else skipped.
 #include "check.h"
 #include "dist/dist.h"
 #include "core/net.h"
@@ -178,17 +179,16 @@ static float *single(const char *spec, int64_t batch, const cb_exec_opts *eo, co
     return p;
 }
 
-// N replicas, each on its own quarter of the data, against one GPU on all of it: after three SGD
-// steps the weights agree to fp32 rounding (the mean over the batch = the mean of the replicas'
-// means). A network without batch norm, whose statistics would differ per replica.
-static void test_replicas(void) {
-    int gpus = cb_dist_device_count();
-    if (!cb_dist_have_nccl() || gpus < 2) {
-        printf("skip test_replicas: %s\n", !cb_dist_have_nccl() ? "this build has no NCCL" : "fewer than 2 GPUs");
-        skipped++;
-        return;
-    }
-    int n = gpus < 4 ? gpus : 4;
+// N replicas (n 1: one rank of its own), each on its own part of the data, against one GPU on
+// all of it, with the gradients all-reduced in grad's type. After three SGD steps the weights
+// agree to fp32 rounding (the mean over the batch = the mean of the replicas' means) in fp32.
+// In bf16 every gradient is rounded to 8 significant bits (relative 2^-9) before the average, in
+// NCCL's partial sums (n - 1 of them) and after: with n <= 4 at most 5 roundings, about 1% of a
+// gradient, which three steps with momentum carry into the updates in the same proportion. The
+// test allows 1/32 (3%) of the largest weight change over the steps, the room left for the
+// trajectories drifting apart, and asks the weights to differ from fp32's at all (the casts ran).
+// A network without batch norm, whose statistics would differ per replica.
+static void replicas(int n, cb_precision grad) {
     const char *spec = "fashion-lenet";
     const int64_t per = 16, steps = 3;
     cb_error err = {0};
@@ -209,40 +209,93 @@ static void test_replicas(void) {
     eo.train = true;
     eo.momentum = 0.9f;
     eo.lr = 0.05f;
-    int64_t np = 0;
+    int64_t np = 0, np0 = 0;
     float *ref = single(spec, per * n, &eo, x, lab, (int)steps, &np);
+    float *init = grad == CB_PREC_BF16 ? single(spec, per * n, &eo, x, lab, 0, &np0) : NULL; // the weights before the steps
     CHECK(ref != NULL, "the 1-GPU reference failed");
     cb_net *nets[CB_DIST_MAX_GPUS];
     for (int r = 0; r < n; r++) {
         nets[r] = cb_net_load(spec, &err);
         if (nets[r]) cb_net_set_batch(nets[r], per, &err);
     }
-    cb_dist_opts d = {.ngpus = n, .bucket_bytes = 4096, .overlap = true, .comm = true, .criterion = true, .update = true, .warmup = 0,
-                      .iters = (int)steps, .x = x, .labels = lab};
+    cb_dist_opts d = {.ngpus = n, .bucket_bytes = 4096, .overlap = true, .comm = true, .criterion = true, .update = true,
+                      .grad_precision = grad, .warmup = 0, .iters = (int)steps, .x = x, .labels = lab};
     for (int r = 0; r < n; r++) d.devices[r] = r;
     cb_dist_result res = {0};
     float *got = malloc(sizeof(float) * (size_t)(np + 1));
     cb_status st = cb_dist_fullpass(nets, &eo, &d, &res, got, np, &err);
     CHECK(st == CB_OK, "%s", err.msg);
-    if (st == CB_OK && ref) {
-        double worst = 0, scale = 0;
+    if (st == CB_OK && ref && (grad != CB_PREC_BF16 || (init && np0 == np))) {
+        double worst = 0, scale = 0, moved = 0;
         for (int64_t j = 0; j < np; j++) {
             double dd = fabs((double)got[j] - ref[j]);
             if (!(dd <= worst)) worst = dd;
             if (fabs(ref[j]) > scale) scale = fabs(ref[j]);
+            if (init && fabs((double)ref[j] - init[j]) > moved) moved = fabs((double)ref[j] - init[j]);
         }
-        printf("  %d GPUs x batch %lld vs 1 GPU x %lld: %lld parameters, %d buckets, largest difference %.3g (largest weight %.3g), "
-               "between GPUs %.3g\n",
-               n, (long long)per, (long long)(per * n), (long long)np, res.buckets, worst, scale, res.max_param_diff);
-        CHECK(worst <= 1e-4 * (scale > 1 ? scale : 1), "weights differ by %g", worst);
+        printf("  %d GPU%s x batch %lld vs 1 GPU x %lld, %s gradients: %lld parameters, %d buckets, largest difference %.3g "
+               "(largest weight %.3g, largest change %.3g), between GPUs %.3g\n",
+               n, n == 1 ? "" : "s", (long long)per, (long long)(per * n), cb_precision_name(grad), (long long)np, res.buckets, worst, scale,
+               moved, res.max_param_diff);
+        if (grad == CB_PREC_BF16) {
+            CHECK(moved > 0 && worst <= moved / 32, "weights differ by %g, more than 1/32 of the largest change %g", worst, moved);
+            CHECK(worst > 0, "the weights equal fp32's exactly: were the gradients cast to bf16?");
+        } else {
+            CHECK(worst <= 1e-4 * (scale > 1 ? scale : 1), "weights differ by %g", worst);
+        }
         CHECK(res.max_param_diff == 0, "the replicas' weights differ by %g", res.max_param_diff);
         CHECK(res.buckets > 1, "several buckets were planned (%d)", res.buckets);
     }
     for (int r = 0; r < n; r++) cb_net_free(nets[r]);
     free(got);
     free(ref);
+    free(init);
     free(x);
     free(lab);
+}
+
+// whether this machine can run n replicas; else counts the case as skipped
+static bool have_gpus(const char *name, int n) {
+    if (cb_dist_have_nccl() && cb_dist_device_count() >= n) return true;
+    printf("skip %s: %s\n", name, !cb_dist_have_nccl() ? "this build has no NCCL" : n == 1 ? "no GPU" : "fewer than 2 GPUs");
+    skipped++;
+    return false;
+}
+
+static void test_replicas(void) {
+    if (!have_gpus("test_replicas", 2)) return;
+    int gpus = cb_dist_device_count();
+    replicas(gpus < 4 ? gpus : 4, CB_PREC_FP32);
+}
+
+// --grad-precision bf16: N replicas against 1 GPU with N times the batch
+static void test_replicas_bf16(void) {
+    if (!have_gpus("test_replicas_bf16", 2)) return;
+    int gpus = cb_dist_device_count();
+    replicas(gpus < 4 ? gpus : 4, CB_PREC_BF16);
+}
+
+// --grad-precision bf16 on one rank (fullpass --gpus 1, or one process of a launcher's): the
+// casts and a one-rank all-reduce against the plain fp32 step
+static void test_one_rank_bf16(void) {
+    if (!have_gpus("test_one_rank_bf16", 1)) return;
+    replicas(1, CB_PREC_BF16);
+}
+
+static void test_grad_precision(void) {
+    cb_precision p = CB_PREC_TF32;
+    CHECK(cb_grad_precision_parse("fp32", &p) && p == CB_PREC_FP32, "fp32");
+    CHECK(cb_grad_precision_parse("bf16", &p) && p == CB_PREC_BF16, "bf16");
+    const char *bad[] = {"tf32", "fp16", "BF16", "", "bf16 ", NULL};
+    for (int k = 0; bad[k]; k++) CHECK(!cb_grad_precision_parse(bad[k], &p) && p == CB_PREC_BF16, "'%s' is refused, p untouched", bad[k]);
+    CHECK(!cb_grad_precision_parse(NULL, &p), "NULL is refused");
+    // a library caller's out-of-range type is refused before any GPU is touched
+    cb_dist_opts d = {.ngpus = 1, .grad_precision = CB_PREC_TF32, .iters = 1};
+    cb_dist_result res = {0};
+    cb_error err = {0};
+    cb_status st = cb_dist_fullpass(NULL, NULL, &d, &res, NULL, 0, &err);
+    CHECK(st == (cb_dist_have_nccl() ? CB_STATUS_ARG : CB_STATUS_UNSUPPORTED), "tf32 gradients: %s", err.msg);
+    if (cb_dist_have_nccl()) CHECK(strstr(err.msg, "--grad-precision") != NULL, "names the flag: %s", err.msg);
 }
 
 int main(void) {
@@ -250,7 +303,10 @@ int main(void) {
     RUN(test_busbw);
     RUN(test_env);
     RUN(test_rendezvous);
+    RUN(test_grad_precision);
     RUN(test_replicas);
+    RUN(test_replicas_bf16);
+    RUN(test_one_rank_bf16);
     printf("%d passed, %d failed, %d skipped\n", tests_passed, tests_failed, skipped);
     return tests_failed ? 1 : 0;
 }

@@ -1,6 +1,6 @@
 // The analytical model: FLOP and byte counts per algorithm against hand counts, roofline
 // arithmetic, Paleo's uncalibrated VGG-16 predictions (seed 002, "Heuristic disabled" tables),
-// the device database, and simulation invariants.
+// the device database, simulation invariants, and what simulate takes from measurements.
 #include "check.h"
 #include "model/model.h"
 #ifdef CB_HAVE_CUDA
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static bool close_rel(double a, double b, double tol) { return fabs(a - b) <= tol * fabs(b); }
 
@@ -277,7 +278,7 @@ static void simulation_invariants(void) {
     for (int par = 0; par < CB_PAR_COUNT; par++)
         for (int ar = 0; ar < CB_AR_COUNT; ar++)
             for (int strong = 0; strong < 2; strong++) {
-                cb_sim_opts o = {(cb_parallel)par, (cb_allreduce)ar, strong, false, false, {CB_PREC_FP32}};
+                cb_sim_opts o = {(cb_parallel)par, (cb_allreduce)ar, strong, false, false, {CB_PREC_FP32}, CB_PREC_FP32};
                 CHECK(cb_simulate(net, &d, &slow, &o, w, 6, a, &err) == CB_OK, "%s", err.msg);
                 CHECK(cb_simulate(net, &d, &fast, &o, w, 6, b, &err) == CB_OK, "%s", err.msg);
                 for (int k = 0; k < 6; k++)
@@ -285,7 +286,7 @@ static void simulation_invariants(void) {
                           ar, w[k], b[k].total_ms, a[k].total_ms);
             }
     // one worker equals the single-device training step
-    cb_sim_opts o = {CB_PAR_DATA, CB_AR_RING, false, false, false, {CB_PREC_FP32}};
+    cb_sim_opts o = {CB_PAR_DATA, CB_AR_RING, false, false, false, {CB_PREC_FP32}, CB_PREC_FP32};
     cb_simulate(net, &d, &slow, &o, w, 1, a, &err);
     double step = 0;
     for (int i = 1; i < net->nlayers; i++)
@@ -306,6 +307,131 @@ static void simulation_invariants(void) {
     cb_simulate(net, &d, &slow, &o, w, 6, a, &err);
     for (int k = 0; k < 6; k++) CHECK(b[k].total_ms <= a[k].total_ms, "overlap workers %d", w[k]);
     cb_net_free(net);
+}
+
+// --grad-precision bf16: half the bytes all-reduced, plus each worker's casts there and back
+static void simulation_grad_precision(void) {
+    cb_net *net = vgg16_paleo();
+    if (!net) {
+        CHECK(0, "load");
+        return;
+    }
+    cb_device d = h200_like();
+    cb_link l = {"l", "", 50e9, 1e-6};
+    int w[] = {1, 4};
+    cb_sim_step a[2], b[2];
+    cb_error err = {0};
+    cb_sim_opts o = {CB_PAR_DATA, CB_AR_RING, false, false, false, {CB_PREC_FP32}, CB_PREC_FP32};
+    CHECK(cb_simulate(net, &d, &l, &o, w, 2, a, &err) == CB_OK, "%s", err.msg);
+    o.grad_precision = CB_PREC_BF16;
+    CHECK(cb_simulate(net, &d, &l, &o, w, 2, b, &err) == CB_OK, "%s", err.msg);
+    double g = 0; // gradients all-reduced
+    for (int i = 1; i < net->nlayers; i++) {
+        cb_cost c;
+        cb_layer_cost(net, i, &c);
+        g += (double)(c.params - c.bn_params);
+    }
+    CHECK(close_rel(a[1].comm_ms, cb_allreduce_s(CB_AR_RING, 4, 4 * g, &l) * 1e3, 1e-12), "fp32: 4 bytes a gradient, %g ms", a[1].comm_ms);
+    double want = cb_allreduce_s(CB_AR_RING, 4, 2 * g, &l) * 1e3 + 12 * g / cb_model_bw(&d) * 1e3;
+    CHECK(close_rel(b[1].comm_ms, want, 1e-12), "bf16: 2 bytes a gradient and the casts, %g ms vs %g", b[1].comm_ms, want);
+    CHECK(b[1].comm_ms < a[1].comm_ms && b[1].compute_ms == a[1].compute_ms, "bf16 all-reduces faster, computes the same");
+    CHECK(a[0].comm_ms == 0 && b[0].comm_ms == 0 && a[0].total_ms == b[0].total_ms, "one worker: no all-reduce, no casts");
+    cb_net_free(net);
+}
+
+// a small JSON file in /tmp for the readers below; false when it cannot be written
+static bool write_tmp(char *path, size_t n, const char *tag, const char *text) {
+    snprintf(path, n, "/tmp/cb-test-model-%s-%ld.json", tag, (long)getpid());
+    FILE *f = fopen(path, "w");
+    if (!f) return false;
+    fputs(text, f);
+    return fclose(f) == 0;
+}
+
+// the interconnect calibrate stores: fitted as simulate --interconnect fits it, written into the
+// device entry and read back exactly, malformed ones refused naming the file, carried by transfer
+static void stored_interconnect(void) {
+    // a fake `allreduce --format json` on 4 GPUs over 100 GB/s and 3 us: t = 2(n-1)/n m/B + 2(n-1) a
+    const double bw = 100e9, lat = 3e-6;
+    const int n = 4;
+    double m[6], t[6];
+    char text[2048], path[128];
+    int len = snprintf(text, sizeof text, "{\"verb\": \"allreduce\", \"gpus\": %d, \"tables\": {\"allreduce\": [", n);
+    for (int k = 0; k < 6; k++) {
+        m[k] = 1024.0 * (1 << (3 * k));
+        t[k] = 2.0 * (n - 1) / n * m[k] / bw + 2.0 * (n - 1) * lat;
+        len += snprintf(text + len, sizeof text - (size_t)len, "%s{\"bytes\": %.17g, \"time_us\": %.17g}", k ? ", " : "", m[k], t[k] * 1e6);
+    }
+    snprintf(text + len, sizeof text - (size_t)len, "]}}");
+    CHECK(write_tmp(path, sizeof path, "ar", text), "cannot write %s", path);
+    cb_link l, fit;
+    cb_error err = {0};
+    CHECK(cb_link_from_allreduce(path, &l, &err) == CB_OK, "%s", err.msg);
+    CHECK(close_rel(l.bw, bw, 1e-9) && close_rel(l.latency_s, lat, 1e-6), "fitted %g B/s, %g s", l.bw, l.latency_s);
+    CHECK(strstr(l.source, path) != NULL, "the source names the file: %s", l.source);
+    CHECK(cb_link_fit(m, t, 6, n, NULL, "sweep", &fit, &err) == CB_OK && close_rel(fit.bw, l.bw, 1e-9) && close_rel(fit.latency_s, l.latency_s, 1e-6) &&
+              !strcmp(fit.source, "sweep"),
+          "the same fit (the file's times went through microseconds)");
+    CHECK(cb_link_fit(m, t, 1, n, "src", "x", &fit, &err) == CB_STATUS_PARSE && strstr(err.msg, "src: needs at least two"), "%s", err.msg);
+    CHECK(cb_link_fit(m, t, 6, 1, "src", "x", &fit, &err) == CB_STATUS_PARSE && strstr(err.msg, "at least 2"), "%s", err.msg);
+    remove(path);
+    // into a device entry, through its text, and back
+    cb_device dv = h200_like(), back;
+    cJSON *j = cb_device_to_json(&dv);
+    CHECK(!cJSON_GetObjectItemCaseSensitive(j, "interconnect"), "none stored without one");
+    cJSON_Delete(j);
+    dv.interconnect = l;
+    j = cb_device_to_json(&dv);
+    char *printed = cJSON_Print(j);
+    cJSON_Delete(j);
+    j = printed ? cJSON_Parse(printed) : NULL;
+    free(printed);
+    CHECK(j && cb_device_from_json(j, &back, "cal.json", &err) == CB_OK, "%s", err.msg);
+    cJSON_Delete(j);
+    CHECK(back.interconnect.bw == l.bw && back.interconnect.latency_s == l.latency_s && !strcmp(back.interconnect.name, "measured") &&
+              !strcmp(back.interconnect.source, l.source),
+          "read back: %.17g B/s, %.17g s, '%s'", back.interconnect.bw, back.interconnect.latency_s, back.interconnect.name);
+    const char *bad[] = {"\"interconnect\": {\"bw\": 0, \"latency_s\": 1e-6}", "\"interconnect\": \"nvlink4\"",
+                         "\"interconnect\": {\"latency_s\": 1e-6}", "\"interconnect\": {\"bw\": 1e9, \"latency_s\": -1}",
+                         "\"interconnect\": {\"bw\": \"fast\"}"};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        snprintf(text, sizeof text, "{\"name\": \"x\", \"peak\": {\"fp32\": 1e12}, \"mem_bw\": 1e11, %s}", bad[k]);
+        j = cJSON_Parse(text);
+        err = (cb_error){0};
+        CHECK(j && cb_device_from_json(j, &back, "cal.json", &err) == CB_STATUS_PARSE && strstr(err.msg, "cal.json: ") &&
+                  strstr(err.msg, "interconnect") && !strchr(err.msg, '\n'),
+              "%s: %s", bad[k], err.msg);
+        cJSON_Delete(j);
+    }
+    // a named device with the calibration carried onto it keeps the machine's link
+    cb_device named = h200_like();
+    cb_device_transfer_calibration(&named, &dv, "c.json");
+    CHECK(named.interconnect.bw == l.bw && named.interconnect.latency_s == l.latency_s, "transferred");
+}
+
+// simulate --measure refuses a fullpass result of the other gradient precision
+static void measured_grad_precision(void) {
+    const char *head = "{\"verb\": \"fullpass\", \"network\": \"resnet50\", \"scaling\": \"weak\", \"batch_per_gpu\": 64, "
+                       "\"global_batch\": 128, %s\"tables\": {\"scaling\": [{\"gpus\": 1, \"step_ms\": 10}, {\"gpus\": 2, \"step_ms\": 11}]}}";
+    char text[512], path[128];
+    cb_measured_step st[4];
+    int n = 0;
+    cb_error err = {0};
+    snprintf(text, sizeof text, head, "\"grad_precision\": \"bf16\", ");
+    CHECK(write_tmp(path, sizeof path, "fp", text), "cannot write %s", path);
+    CHECK(cb_measured_steps(path, "resnet50", 64, false, CB_PREC_BF16, st, 4, &n, &err) == CB_OK && n == 2, "%s", err.msg);
+    CHECK(cb_measured_steps(path, "resnet50", 64, false, CB_PREC_FP32, st, 4, &n, &err) == CB_STATUS_ARG &&
+              strstr(err.msg, "measured with --grad-precision bf16, simulated with fp32"),
+          "%s", err.msg);
+    snprintf(text, sizeof text, head, ""); // written before --grad-precision: fp32
+    CHECK(write_tmp(path, sizeof path, "fp", text), "cannot write %s", path);
+    CHECK(cb_measured_steps(path, "resnet50", 64, false, CB_PREC_FP32, st, 4, &n, &err) == CB_OK && n == 2, "%s", err.msg);
+    CHECK(cb_measured_steps(path, "resnet50", 64, false, CB_PREC_BF16, st, 4, &n, &err) == CB_STATUS_ARG, "%s", err.msg);
+    snprintf(text, sizeof text, head, "\"grad_precision\": \"tf32\", ");
+    CHECK(write_tmp(path, sizeof path, "fp", text), "cannot write %s", path);
+    CHECK(cb_measured_steps(path, "resnet50", 64, false, CB_PREC_FP32, st, 4, &n, &err) == CB_STATUS_PARSE && strstr(err.msg, path),
+          "%s", err.msg);
+    remove(path);
 }
 
 // ---- GPU calibration: forms, fit, prediction ---------------------------------------------------
@@ -573,6 +699,9 @@ int main(void) {
     RUN(algorithm_choice);
     RUN(allreduce_schemes);
     RUN(simulation_invariants);
+    RUN(simulation_grad_precision);
+    RUN(stored_interconnect);
+    RUN(measured_grad_precision);
     RUN(named_forms);
     RUN(wave_util);
     RUN(nnls_recovers);

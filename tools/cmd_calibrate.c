@@ -6,8 +6,12 @@
 //     memory-bound passes, the launch latency, and every convolution algorithm of the backend on
 //     the calibration grid; each algorithm's time is fitted (src/model/fit.c) and the entry keeps
 //     the samples, so --refit FILE redoes the fit without a GPU.
+//   --allreduce FILE (a result of `convbench allreduce --format json`) or --allreduce-gpus N (that
+//     sweep run here): the interconnect fitted to it is stored in the entry, the link `simulate
+//     --calibration` takes when it names none.
 #include "model_cli.h"
 #include "core/json.h"
+#include "dist/dist.h"
 #include "core/net.h"
 #include "bench/stats.h"
 #include "cpu/kernels.h"
@@ -86,6 +90,42 @@ static double conv_ms(const cb_conv_params *p, cb_phase ph, int reps) {
     }
     free(x), free(w), free(y), free(b), free(ws);
     return cb_stats_of(t, reps).median;
+}
+
+// --allreduce FILE or --allreduce-gpus N: the interconnect to store, fitted as simulate
+// --interconnect fits it. Returns -1 (link->bw 0 when neither is named) or an exit status.
+static int measure_link(const char *file, long gpus, const cli_out *o, cb_link *link) {
+    memset(link, 0, sizeof *link);
+    cb_error err = {0};
+    if (file && gpus != CLI_UNSET) return cli_usage_error(&cmd_calibrate, "--allreduce and --allreduce-gpus: name one");
+    if (file) return cb_link_from_allreduce(file, link, &err) == CB_OK ? -1 : cli_fail(&cmd_calibrate, &err);
+    if (gpus == CLI_UNSET) return -1;
+    int have = cb_dist_device_count();
+    if (!cb_dist_have_nccl()) return cli_usage_error(&cmd_calibrate, "--allreduce-gpus: this build has no NCCL (CUDA with nccl.h is needed)");
+    if (gpus < 2 || gpus > CB_DIST_MAX_GPUS) return cli_usage_error(&cmd_calibrate, "--allreduce-gpus: %ld is not in [2, %d]", gpus, CB_DIST_MAX_GPUS);
+    if (gpus > have) return cli_usage_error(&cmd_calibrate, "--allreduce-gpus %ld: this machine has %d GPU%s", gpus, have, have == 1 ? "" : "s");
+    // allreduce's default sweep: fp32, 8 B to 256 MiB, doubling
+    int n = (int)gpus, dev[CB_DIST_MAX_GPUS], ns = 0;
+    size_t sizes[32];
+    double bytes[32], sec[32];
+    for (int k = 0; k < n; k++) dev[k] = k;
+    for (size_t b = 8; b <= (size_t)256 << 20; b *= 2) bytes[ns] = (double)b, sizes[ns++] = b;
+    cli_progress(o, "calibrate: all-reduce on %d GPUs, %d sizes from 8 B to 256 MiB", n, ns);
+    if (cb_dist_allreduce_bench(n, dev, sizes, ns, false, 5, 20, sec, &err) != CB_OK) return cli_fail(&cmd_calibrate, &err);
+    char source[256];
+    snprintf(source, sizeof source, "fitted to %d all-reduce sizes on %d GPUs, calibrate --allreduce-gpus %d (commit %s)", ns, n, n,
+             cb_env_commit());
+    return cb_link_fit(bytes, sec, ns, n, "--allreduce-gpus", source, link, &err) == CB_OK ? -1 : cli_fail(&cmd_calibrate, &err);
+}
+
+// the interconnect the entry stores, in the report
+static void link_report(cb_report *r, const cb_device *d) {
+    const cb_link *l = &d->interconnect;
+    if (!(l->bw > 0)) return;
+    cb_report_meta_num(r, "interconnect_gbs", l->bw / 1e9);
+    cb_report_meta_num(r, "interconnect_latency_us", l->latency_s * 1e6);
+    cb_report_note(r, "interconnect %s stored: %.3g GB/s per direction, %.3g us latency (%s); simulate --calibration takes it", l->name,
+                   l->bw / 1e9, l->latency_s * 1e6, l->source);
 }
 
 // writes the entry (plus the samples of a GPU calibration) whole or not at all
@@ -180,6 +220,7 @@ static int finish_gpu(const char *save, cb_device *d, const cb_cal_sample *s, in
     if (d->cal.mop[CB_MOP_COPY].bw > 0) d->meas_copy_bw = d->cal.mop[CB_MOP_COPY].bw;
     if (d->cal.launch_s > 0) d->launch_s = d->cal.launch_s;
     gpu_report(r, d);
+    link_report(r, d);
     char *text = NULL;
     int rc = save_entry(save, d, s, ns, &text);
     if (rc == 0 && save) cb_report_note(r, "device entry saved to %s (predict --calibration %s)", save, save);
@@ -191,7 +232,7 @@ static int finish_gpu(const char *save, cb_device *d, const cb_cal_sample *s, in
 
 // --refit F1,F2,...: the fit again on the samples saved GPU calibrations hold, together (the
 // first file gives the device; sections or shape ranges measured apart are merged). No GPU needed.
-static int run_refit(const char *paths, const char *save, cli_out *o, cb_format fmt) {
+static int run_refit(const char *paths, const char *save, const cb_link *link, cli_out *o, cb_format fmt) {
     cb_error err = {0};
     char list[4096];
     snprintf(list, sizeof list, "%s", paths);
@@ -234,6 +275,7 @@ static int run_refit(const char *paths, const char *save, cli_out *o, cb_format 
     }
     if (!nfiles) return cli_usage_error(&cmd_calibrate, "--refit: no file named");
     d.cal.launch_s = launch;
+    if (link->bw > 0) d.interconnect = *link; // else the first file's, if it stores one
     cb_report *r = cb_report_new("calibrate");
     cb_report_meta_str(r, "backend", d.cal.backend);
     cb_report_meta_str(r, "refit", paths);
@@ -266,6 +308,7 @@ static void gpu_progress(void *ctx, const char *msg) { cli_progress(ctx, "%s", m
 typedef struct gpu_args {
     const char *backend, *base, *db_path, *precs, *save;
     long reps, ws_mb;
+    cb_link link;                       // the interconnect to store (bw 0: none)
     unsigned sections;                  // CB_GPU_CAL_* bits (0 = all)
     int shape_lo, shape_hi;
     bool verbose;
@@ -349,6 +392,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     memset(d.algo_eff, 0, sizeof d.algo_eff);
     d.calibrated = false;
     memset(&d.cal, 0, sizeof d.cal);
+    d.interconnect = ga->link;
     snprintf(d.cal.backend, sizeof d.cal.backend, "%s", backend);
     d.cal.sms = gc.sms;
     d.cal.launch_s = gc.launch_s;
@@ -367,8 +411,8 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
 
 static int run(int argc, char **argv) {
     const char *backend = "cpu", *save = NULL, *base = NULL, *db_path = NULL, *precs = "fp32", *refit = NULL;
-    const char *sections = NULL, *shapes = NULL;
-    long size = 2048, reps = 5, ws_mb = 4096;
+    const char *sections = NULL, *shapes = NULL, *allreduce = NULL;
+    long size = 2048, reps = 5, ws_mb = 4096, allreduce_gpus = CLI_UNSET;
     bool verbose = false;
     cli_out o = {0};
     const cli_opt opts[] = {
@@ -383,6 +427,8 @@ static int run(int argc, char **argv) {
         {"--shapes", CLI_STR, &shapes, "A-B", "GPU: only the convolution shapes A to B of the grid (0-based)"},
         {"--verbose", CLI_FLAG, &verbose, NULL, "GPU: progress for every measurement"},
         {"--refit", CLI_STR, &refit, "F1,F2", "fit again the samples of saved GPU calibrations, merged (no GPU needed)"},
+        {"--allreduce", CLI_STR, &allreduce, "FILE", "store the interconnect fitted to `convbench allreduce --format json` (simulate's link)"},
+        {"--allreduce-gpus", CLI_INT, &allreduce_gpus, "N", "measure that all-reduce sweep on GPUs 0..N-1 (NCCL) and store its interconnect"},
         {"--devices", CLI_STR, &db_path, "FILE", "device database (default data/devices.json)"},
         CLI_OUT_OPTS(o),
         {0},
@@ -393,16 +439,22 @@ static int run(int argc, char **argv) {
     if ((rc = cli_out_check(&cmd_calibrate, &o, &fmt)) >= 0) return rc;
     if (reps < 1 || reps > 16) return cli_usage_error(&cmd_calibrate, "--reps: %ld must be in [1, 16]", reps);
     if (ws_mb < 0 || ws_mb > (1L << 24)) return cli_usage_error(&cmd_calibrate, "--workspace-mb: %ld must be in [0, %ld]", ws_mb, 1L << 24);
-    if (refit) return run_refit(refit, save, &o, fmt);
+    cb_link link;
+    if (refit) {
+        if ((rc = measure_link(allreduce, allreduce_gpus, &o, &link)) >= 0) return rc;
+        return run_refit(refit, save, &link, &o, fmt);
+    }
     const cb_backend_caps *caps = cb_backend_caps_of(backend);
     if (!caps || !caps->calibrates) return cli_usage_error(&cmd_calibrate, "--backend: '%s' is not cpu, cuda or cudnn", backend);
     if (caps->device) {
         gpu_args ga = {.backend = backend, .base = base, .db_path = db_path, .precs = precs, .save = save, .reps = reps,
                        .ws_mb = ws_mb, .verbose = verbose};
         if ((rc = parse_gpu_args(sections, shapes, &ga)) >= 0) return rc;
+        if ((rc = measure_link(allreduce, allreduce_gpus, &o, &ga.link)) >= 0) return rc;
         return run_gpu(&ga, &o, fmt);
     }
     if (size < 64 || size > 16384) return cli_usage_error(&cmd_calibrate, "--size: %ld must be in [64, 16384]", size);
+    if ((rc = measure_link(allreduce, allreduce_gpus, &o, &link)) >= 0) return rc;
     cb_device dev;
     cb_cpu_info cpu;
     cli_progress(&o, "calibrate: detecting the CPU");
@@ -473,6 +525,7 @@ static int run(int argc, char **argv) {
         out.algo_eff[CB_ALGO_GEMM][ph] = m; // median over the shapes
     }
     out.calibrated = true;
+    if (link.bw > 0) out.interconnect = link;
 
     const char *sc[] = {"quantity", "value", "unit", "fraction_of_peak"};
     cb_table *st = cb_report_table(r, "calibration", 4, sc);
@@ -491,6 +544,7 @@ static int run(int argc, char **argv) {
         if (i == 1 && !base) cb_table_null(st); // the measured copy is the bandwidth itself
         else cb_table_num(st, rows[i].f, 3);
     }
+    link_report(r, &out);
     if (base) cb_report_note(r, "peak %.1f GFLOP/s is the datasheet-style figure of '%s' (%s)", peak / 1e9, dev.name, dev.source);
     else cb_report_note(r, "peak %.1f GFLOP/s: %s", peak / 1e9, dev.source);
     cb_report_note(r, "only im2col + GEMM exists in the CPU backend: Winograd, FFT and implicit GEMM get no fraction and are not predicted for this device");
@@ -510,4 +564,4 @@ static int run(int argc, char **argv) {
 }
 
 const cli_cmd cmd_calibrate = {"calibrate", "measure this machine's GEMM rate, copy bandwidth and per-algorithm fraction of peak",
-                               "[--backend cpu|cudnn|cuda] [--precision fp32,tf32] [--save FILE] [--refit FILE]", run};
+                               "[--backend cpu|cudnn|cuda] [--precision fp32,tf32] [--save FILE] [--refit FILE] [--allreduce FILE | --allreduce-gpus N]", run};

@@ -138,7 +138,7 @@ static int run(int argc, char **argv) {
     cli_out o = {0};
     bool update = false, no_criterion = false, per_layer = false, no_overlap = false;
     long gpus = CLI_UNSET;
-    const char *devices = NULL, *scaling = "weak", *rendezvous = NULL;
+    const char *devices = NULL, *scaling = "weak", *rendezvous = NULL, *grad_precision = NULL;
     double bucket_mb = 25;
     double min_time = 0;
     const cli_opt opts[] = {
@@ -154,6 +154,7 @@ static int run(int argc, char **argv) {
         {"--scaling", CLI_STR, &scaling, "S", "with --gpus: weak (default: --batch per GPU) or strong (--batch split)"},
         {"--bucket-mb", CLI_FLOAT, &bucket_mb, "MB", "with --gpus: gradient all-reduce bucket size (default 25)"},
         {"--no-overlap", CLI_FLAG, &no_overlap, NULL, "with --gpus: all-reduce after the backward pass, not during it"},
+        {"--grad-precision", CLI_STR, &grad_precision, "P", "with --gpus: gradients all-reduced in fp32 (default) or bf16 (cast and back; the update stays fp32)"},
         {"--rendezvous", CLI_STR, &rendezvous, "SPEC", "one process per GPU (RANK/WORLD_SIZE, OMPI_COMM_WORLD_*, SLURM_* set): file:PATH or tcp://HOST:PORT"},
         CLI_OUT_OPTS(o),
         {0},
@@ -169,17 +170,22 @@ static int run(int argc, char **argv) {
     cb_dist_env denv;
     cb_error env_err = {0};
     if (cb_dist_env_parse(getenv_str, &denv, &env_err) != CB_OK) return cli_usage_error(&cmd_fullpass, "%s", env_err.msg);
+    cb_precision grad = CB_PREC_FP32;
+    if (grad_precision && !cb_grad_precision_parse(grad_precision, &grad))
+        return cli_usage_error(&cmd_fullpass, "--grad-precision: '%s' is not fp32 or bf16", grad_precision);
+    if (grad_precision && denv.world == 1 && !rendezvous && gpus == CLI_UNSET && !devices)
+        return cli_usage_error(&cmd_fullpass, "--grad-precision: only with --gpus, --devices or a multi-process run (gradients are all-reduced there)");
     if (denv.world > 1 || rendezvous) {
         if (denv.world == 1) return cli_usage_error(&cmd_fullpass, "--rendezvous: no launcher's RANK and WORLD_SIZE (or OMPI_COMM_WORLD_*, SLURM_*) set");
         if (gpus != CLI_UNSET || devices) return cli_usage_error(&cmd_fullpass, "%s set: one GPU per process (LOCAL_RANK), not --gpus/--devices", denv.source);
         if (per_layer || min_time > 0) return cli_usage_error(&cmd_fullpass, "a multi-process run: --per-layer and --min-time are for one GPU");
-        return fullpass_dist_procs(pos[0], &ro, &eo, &o, fmt, &denv, rendezvous, bucket_mb, !no_overlap, update, !no_criterion);
+        return fullpass_dist_procs(pos[0], &ro, &eo, &o, fmt, &denv, rendezvous, bucket_mb, !no_overlap, update, !no_criterion, grad);
     }
     if (gpus != CLI_UNSET || devices) {
         if (per_layer || min_time > 0) return cli_usage_error(&cmd_fullpass, "--gpus: --per-layer and --min-time are for one GPU");
         int n, dev[CB_DIST_MAX_GPUS];
         if ((rc = dist_devices(&cmd_fullpass, gpus, devices, &n, dev)) >= 0) return rc;
-        return fullpass_dist(pos[0], &ro, &eo, &o, fmt, n, dev, scaling, bucket_mb, !no_overlap, update, !no_criterion);
+        return fullpass_dist(pos[0], &ro, &eo, &o, fmt, n, dev, scaling, bucket_mb, !no_overlap, update, !no_criterion, grad);
     }
     cb_net *net = cli_load_net(&cmd_fullpass, pos[0], ro.batch, &rc);
     if (!net) return rc;
@@ -334,5 +340,5 @@ static int run(int argc, char **argv) {
 
 const cli_cmd cmd_fullpass = {"fullpass", "time a training step by phase (forward, criterion, backward split, update)",
                               "NET [--backend B] [--batch N] [--warmup W] [--iters K] [--min-time S] [--update] "
-                              "[--no-data-grad] [--no-criterion] [--per-layer] [--gpus N [--scaling weak|strong]]",
+                              "[--no-data-grad] [--no-criterion] [--per-layer] [--gpus N [--scaling weak|strong] [--grad-precision fp32|bf16]]",
                               run};

@@ -1,8 +1,10 @@
 // convbench simulate NET --workers 1,2,4 --network NAME --device NAME: Paleo's distributed
 // training simulation: per worker count, compute, communication, step time, speed-up, efficiency.
-// --interconnect FILE: the link fitted to `convbench allreduce` on this machine; --measure FILE:
-// `fullpass --gpus` results printed beside the simulation, with the error per worker count.
+// --interconnect FILE: the link fitted to `convbench allreduce` on this machine (or the one a
+// calibration stores: calibrate --allreduce); --measure FILE: `fullpass --gpus` results printed
+// beside the simulation, with the error per worker count; --grad-precision as fullpass's.
 #include "model_cli.h"
+#include "dist/dist.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -14,7 +16,7 @@
 static int run(int argc, char **argv) {
     long batch = CLI_UNSET;
     const char *device = NULL, *calibration = NULL, *network = NULL, *db_path = NULL, *precision = "fp32";
-    const char *workers = "1,2,4,8,16,32,64,128", *scaling = "weak", *parallel = "data", *allreduce = "ring";
+    const char *workers = "1,2,4,8,16,32,64,128", *scaling = "weak", *parallel = "data", *allreduce = "ring", *grad_precision = "fp32";
     bool overlap = false, paleo = false;
     const char *interconnect = NULL;
     cli_list measure = {0};
@@ -28,12 +30,13 @@ static int run(int argc, char **argv) {
         {"--parallel", CLI_STR, &parallel, "P", "data (default), model or hybrid"},
         {"--allreduce", CLI_STR, &allreduce, "A", "ring (default), tree or butterfly"},
         {"--overlap", CLI_FLAG, &overlap, NULL, "overlap the gradient all-reduce with the backward pass"},
+        {"--grad-precision", CLI_STR, &grad_precision, "P", "gradients all-reduced in fp32 (default) or bf16 (half the bytes, plus the casts), as fullpass --gpus"},
         {"--batch", CLI_INT, &batch, "N", "batch size (default: the network's)"},
         {"--precision", CLI_STR, &precision, "P", "fp32 (default), tf32 or bf16"},
-        {"--calibration", CLI_STR, &calibration, "FILE", "device entry written by convbench calibrate --save"},
+        {"--calibration", CLI_STR, &calibration, "FILE", "device entry written by convbench calibrate --save (its measured interconnect too, when it stores one)"},
         {"--paleo", CLI_FLAG, &paleo, NULL, "per-layer times by Paleo's uncalibrated method"},
         {"--devices", CLI_STR, &db_path, "FILE", "device database (default data/devices.json)"},
-        {"--interconnect", CLI_STR, &interconnect, "FILE", "the link fitted to `convbench allreduce --format json` (instead of --network)"},
+        {"--interconnect", CLI_STR, &interconnect, "FILE", "the link fitted to `convbench allreduce --format json` (instead of --network or a calibration's)"},
         {"--measure", CLI_LIST, &measure, "F1,F2", "`fullpass --gpus --format json` results to print beside the simulation (repeatable)"},
         CLI_OUT_OPTS(o),
         {0},
@@ -48,6 +51,8 @@ static int run(int argc, char **argv) {
     so.overlap = overlap;
     if (!cb_precision_parse(precision, &so.model.precision))
         return cli_usage_error(&cmd_simulate, "--precision: '%s' is not fp32, tf32 or bf16", precision);
+    if (!cb_grad_precision_parse(grad_precision, &so.grad_precision))
+        return cli_usage_error(&cmd_simulate, "--grad-precision: '%s' is not fp32 or bf16", grad_precision);
     if (!strcmp(scaling, "weak")) so.strong = false;
     else if (!strcmp(scaling, "strong")) so.strong = true;
     else return cli_usage_error(&cmd_simulate, "--scaling: '%s' is not weak or strong", scaling);
@@ -73,7 +78,8 @@ static int run(int argc, char **argv) {
     if (!nw) return cli_usage_error(&cmd_simulate, "--workers: empty list");
     cb_devdb db;
     cb_device dev;
-    char why_dev[384] = "", why_link[192] = "";
+    char why_dev[384] = "", why_link[512] = "";
+    const char *link_from = "default";
     if (!device && !calibration) { // the defaults, said in the report
         cb_error err = {0};
         if (cb_devdb_load(db_path, &db, &err) != CB_OK) return cli_fail(&cmd_simulate, &err);
@@ -90,12 +96,25 @@ static int run(int argc, char **argv) {
         cb_devdb_free(&db);
         return cli_usage_error(&cmd_simulate, "--interconnect and --network: name one");
     }
+    // the link: --network's, the one fitted to --interconnect's all-reduces, the one the
+    // calibration stores (calibrate --allreduce), else the device's usual one
     cb_link measured_link;
+    bool measured = false;
+    if (network) link_from = "--network";
     if (interconnect) {
         cb_error err = {0};
+        if (cb_link_from_allreduce(interconnect, &measured_link, &err) != CB_OK) {
+            cb_devdb_free(&db);
+            return cli_fail(&cmd_simulate, &err);
+        }
+        measured = true, link_from = "--interconnect";
+    } else if (!network && dev.interconnect.bw > 0) {
+        measured_link = dev.interconnect;
+        measured = true, link_from = "calibration";
+        snprintf(why_link, sizeof why_link, "interconnect: the one stored in the calibration %s", calibration ? calibration : device);
+    }
+    if (measured) {
         cb_devdb_free(&db);
-        if (cb_link_from_allreduce(interconnect, &measured_link, &err) != CB_OK) return cli_fail(&cmd_simulate, &err);
-        memset(&db, 0, sizeof db);
         db.nlink = 1;
         db.link = &measured_link;
         network = measured_link.name;
@@ -109,7 +128,7 @@ static int run(int argc, char **argv) {
         }
         snprintf(lname, sizeof lname, "%s", l);
         network = lname;
-        snprintf(why_link, sizeof why_link, "--network %s: the usual interconnect of %s", network, dev.name);
+        snprintf(why_link, sizeof why_link, "default --network %s: the usual interconnect of %s", network, dev.name);
     }
     const cb_link *lp = cb_devdb_link(&db, network);
     if (!lp) {
@@ -119,7 +138,7 @@ static int run(int argc, char **argv) {
         return cli_usage_error(&cmd_simulate, "--network: unknown interconnect '%s' (known: %s)", network, names);
     }
     cb_link link = *lp;
-    if (!interconnect) cb_devdb_free(&db);
+    if (!measured) cb_devdb_free(&db);
     cb_net *net = cli_load_net(&cmd_simulate, pos[0], batch, &rc);
     if (!net) return rc;
     cb_sim_step steps[MAX_WORKERS];
@@ -138,7 +157,8 @@ static int run(int argc, char **argv) {
         snprintf(files, sizeof files, "%s", measure.v[f]);
         for (char *save = NULL, *p = strtok_r(files, ",", &save); p; p = strtok_r(NULL, ",", &save)) {
             int got = 0;
-            if (cb_measured_steps(p, net->name, cb_net_batch(net), so.strong, meas + nmeas, MAX_WORKERS - nmeas, &got, &err) != CB_OK) {
+            if (cb_measured_steps(p, net->name, cb_net_batch(net), so.strong, so.grad_precision, meas + nmeas, MAX_WORKERS - nmeas, &got,
+                                  &err) != CB_OK) {
                 rc = cli_fail(&cmd_simulate, &err);
                 cb_net_free(net);
                 return rc;
@@ -154,10 +174,12 @@ static int run(int argc, char **argv) {
     cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
     cb_report_meta_str(r, "device", dev.name);
     cb_report_meta_str(r, "interconnect", link.name);
+    cb_report_meta_str(r, "interconnect_from", link_from);
     cb_report_meta_str(r, "scaling", scaling);
     cb_report_meta_str(r, "parallel", parallel);
     cb_report_meta_str(r, "allreduce", allreduce);
     cb_report_meta_bool(r, "overlap", overlap);
+    cb_report_meta_str(r, "grad_precision", cb_precision_name(so.grad_precision));
     cb_report_meta_str(r, "method", paleo ? "paleo" : "roofline");
     const char *cols[] = {"workers", "batch_per_worker", "effective_batch", "fwd_ms", "bwd_ms", "update_ms",
                           "compute_ms", "comm_ms", "total_ms", "speedup", "efficiency"};
@@ -202,7 +224,7 @@ static int run(int argc, char **argv) {
                        nmeas, meas1 > 0 ? "" : " (no 1-GPU row measured: no prediction)");
     }
     if (why_dev[0]) cb_report_note(r, "default %s", why_dev);
-    if (why_link[0]) cb_report_note(r, "default %s", why_link);
+    if (why_link[0]) cb_report_note(r, "%s", why_link);
     cb_report_note(r, "interconnect %s: %.3g GB/s per direction, %.3g us latency (%s)", link.name, link.bw / 1e9,
                    link.latency_s * 1e6, link.source);
     rc = cli_emit(&cmd_simulate, r, &o, fmt);
@@ -212,5 +234,6 @@ static int run(int argc, char **argv) {
 }
 
 const cli_cmd cmd_simulate = {"simulate", "Paleo's distributed training simulation: compute, all-reduce, speed-up per worker count",
-                              "NET [--device NAME] [--network NAME | --interconnect FILE] [--workers 1,2,4] [--measure FILE] [--scaling weak|strong] [--parallel data|model|hybrid]",
+                              "NET [--device NAME | --calibration FILE] [--network NAME | --interconnect FILE] [--workers 1,2,4] [--measure FILE] [--scaling weak|strong] "
+                              "[--parallel data|model|hybrid] [--grad-precision fp32|bf16]",
                               run};

@@ -10,7 +10,7 @@ int dist_devices(const cli_cmd *cmd, long gpus, const char *devices, int *n, int
 // the fullpass --gpus part (tools/fullpass_dist.c)
 typedef struct run_opts run_opts;
 int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo, const cli_out *o, cb_format fmt, int n, const int *dev,
-                  const char *scaling, double bucket_mb, bool overlap, bool update, bool criterion);
+                  const char *scaling, double bucket_mb, bool overlap, bool update, bool criterion, cb_precision grad);
 int fullpass_dist_procs(const char *spec, const run_opts *ro, const cb_exec_opts *eo, const cli_out *o, cb_format fmt, const cb_dist_env *env,
-                        const char *rendezvous, double bucket_mb, bool overlap, bool update, bool criterion);
+                        const char *rendezvous, double bucket_mb, bool overlap, bool update, bool criterion, cb_precision grad);
 #endif

@@ -29,7 +29,7 @@ static int one(const char *spec, long batch, const cb_exec_opts *eo, cb_dist_opt
 
 // what both reports (one process, several) say of the run
 static cb_report *dist_report(const char *name, const cb_exec_opts *eo, int gpus, long per, double bucket_mb, int buckets, bool overlap,
-                              int64_t params) {
+                              int64_t params, cb_precision grad) {
     cb_report *r = cb_report_new("fullpass");
     cb_report_meta_str(r, "network", name);
     cb_report_meta_str(r, "backend", eo->backend);
@@ -41,12 +41,13 @@ static cb_report *dist_report(const char *name, const cb_exec_opts *eo, int gpus
     cb_report_meta_num(r, "bucket_mb", bucket_mb);
     cb_report_meta_num(r, "buckets", buckets);
     cb_report_meta_str(r, "overlap", overlap ? "yes" : "no");
+    cb_report_meta_str(r, "grad_precision", cb_precision_name(grad));
     cb_report_meta_num(r, "params", (double)params);
     return r;
 }
 
 int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo_in, const cli_out *o, cb_format fmt, int n, const int *dev,
-                  const char *scaling, double bucket_mb, bool overlap, bool update, bool criterion) {
+                  const char *scaling, double bucket_mb, bool overlap, bool update, bool criterion, cb_precision grad) {
     bool strong = !strcmp(scaling, "strong");
     if (!strong && strcmp(scaling, "weak")) return cli_usage_error(&cmd_fullpass, "--scaling: '%s' is not weak or strong", scaling);
     if (!(bucket_mb >= 0 && bucket_mb <= 4096)) return cli_usage_error(&cmd_fullpass, "--bucket-mb: must be in [0, 4096]");
@@ -64,7 +65,7 @@ int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo_i
     if (strong && batch % n) return cli_usage_error(&cmd_fullpass, "--scaling strong: batch %ld does not split over %d GPUs", batch, n);
     long per = strong ? batch / n : batch;
     cb_dist_opts d = {.bucket_bytes = (size_t)(bucket_mb * 1048576.0), .overlap = overlap, .comm = true, .criterion = criterion,
-                      .update = update, .warmup = (int)ro->warmup, .iters = (int)ro->iters};
+                      .update = update, .grad_precision = grad, .warmup = (int)ro->warmup, .iters = (int)ro->iters};
     // 1 GPU first (the whole batch under strong scaling), then N, in the same call
     cb_dist_result res[2] = {{0}};
     int gpus[2] = {1, n};
@@ -80,7 +81,7 @@ int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo_i
         cli_progress(o, "fullpass: %s on %d GPU%s, batch %ld per GPU", name, gpus[k], gpus[k] == 1 ? "" : "s", batches[k]);
         if (!one(spec, batches[k], &eo, &d, &res[k], &rc)) return rc;
     }
-    cb_report *r = dist_report(name, &eo, n, per, bucket_mb, res[1].buckets, overlap, res[1].params);
+    cb_report *r = dist_report(name, &eo, n, per, bucket_mb, res[1].buckets, overlap, res[1].params, grad);
     char list[128] = "";
     for (int k = 0; k < n; k++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", k ? "," : "", dev[k]);
     cb_report_meta_str(r, "devices", list);
@@ -109,12 +110,13 @@ int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo_i
     }
     cb_report_meta_num(r, "images_per_s", n == 1 || res[1].step_ms <= 0 ? ips1 : 1e3 * (double)per * n / res[1].step_ms);
     cb_report_note(r, "%s scaling: step = the slowest GPU's (median of %ld steps after %ld untimed); compute = the same steps without the "
-                      "all-reduce; comm = the all-reduces' device time (GPU 0); exposed = step - compute; efficiency against the 1-GPU row "
+                      "all-reduce; comm = the all-reduces' device time (GPU 0, with the bf16 casts under --grad-precision bf16); exposed = step - compute; efficiency against the 1-GPU row "
                       "(same call)%s",
                    strong ? "strong" : "weak", ro->iters, ro->warmup, strong ? ", which runs the whole batch" : "");
-    cb_report_note(r, "gradients averaged with NCCL (ncclAvg, fp32) in %d bucket%s of about %.0f MiB%s; parameters broadcast from GPU 0 first; "
+    cb_report_note(r, "gradients averaged with NCCL (ncclAvg, %s) in %d bucket%s of about %.0f MiB%s; parameters broadcast from GPU 0 first; "
                       "largest parameter difference between GPUs after the steps: %g",
-                   res[1].buckets, res[1].buckets == 1 ? "" : "s", bucket_mb,
+                   grad == CB_PREC_BF16 ? "bf16: fp32 gradients cast to bf16 and back, the update in fp32" : "fp32", res[1].buckets,
+                   res[1].buckets == 1 ? "" : "s", bucket_mb,
                    overlap ? ", each started as soon as the backward pass completes it" : ", after the backward pass", res[1].max_param_diff);
     rc = cli_emit(&cmd_fullpass, r, o, fmt);
     cb_report_free(r);
@@ -129,7 +131,7 @@ int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo_i
 // process trains on GPU LOCAL_RANK as rank RANK; rank 0 passes NCCL's id through --rendezvous and
 // prints the report (weak scaling: --batch per process; no 1-GPU row, which needs one process alone).
 int fullpass_dist_procs(const char *spec, const run_opts *ro, const cb_exec_opts *eo_in, const cli_out *o, cb_format fmt, const cb_dist_env *env,
-                        const char *rendezvous, double bucket_mb, bool overlap, bool update, bool criterion) {
+                        const char *rendezvous, double bucket_mb, bool overlap, bool update, bool criterion, cb_precision grad) {
     if (!cb_dist_have_nccl()) return cli_usage_error(&cmd_fullpass, "%s: a multi-process run needs NCCL, which this build lacks", env->source);
     if (!(bucket_mb >= 0 && bucket_mb <= 4096)) return cli_usage_error(&cmd_fullpass, "--bucket-mb: must be in [0, 4096]");
     cb_exec_opts eo = *eo_in;
@@ -151,14 +153,15 @@ int fullpass_dist_procs(const char *spec, const run_opts *ro, const cb_exec_opts
     char name[160];
     snprintf(name, sizeof name, "%s", net->name);
     cb_dist_opts d = {.ngpus = 1, .devices = {env->local_rank % have}, .bucket_bytes = (size_t)(bucket_mb * 1048576.0), .overlap = overlap,
-                      .comm = true, .criterion = criterion, .update = update, .warmup = (int)ro->warmup, .iters = (int)ro->iters,
+                      .comm = true, .criterion = criterion, .update = update, .grad_precision = grad, .warmup = (int)ro->warmup,
+                      .iters = (int)ro->iters,
                       .nccl_id = id, .world = env->world, .rank_base = env->rank};
     cb_dist_result res = {0};
     cb_status st = cb_dist_fullpass(&net, &eo, &d, &res, NULL, 0, &err);
     cb_net_free(net);
     if (st != CB_OK) return cli_fail(&cmd_fullpass, &err);
     if (env->rank != 0) return 0;
-    cb_report *r = dist_report(name, &eo, env->world, per, bucket_mb, res.buckets, overlap, res.params);
+    cb_report *r = dist_report(name, &eo, env->world, per, bucket_mb, res.buckets, overlap, res.params, grad);
     cb_report_meta_str(r, "launcher", env->source);
     cb_report_meta_str(r, "rendezvous", rendezvous);
     cb_report_meta_str(r, "scaling", "weak");

@@ -40,6 +40,13 @@ double cb_allreduce_algbw(double bytes, double seconds) { return seconds > 0 ? b
 
 double cb_allreduce_busbw(double bytes, double seconds, int n) { return n > 0 ? cb_allreduce_algbw(bytes, seconds) * 2.0 * (n - 1) / n : 0; }
 
+bool cb_grad_precision_parse(const char *s, cb_precision *p) {
+    cb_precision q;
+    if (!s || !cb_precision_parse(s, &q) || (q != CB_PREC_FP32 && q != CB_PREC_BF16)) return false;
+    *p = q;
+    return true;
+}
+
 // an integer variable in [lo, hi]; false with the message when set and malformed
 static bool env_int(const char *(*get)(const char *), const char *name, int lo, int hi, int *out, bool *set, cb_error *err) {
     const char *v = get(name);

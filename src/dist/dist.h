@@ -31,6 +31,9 @@ int cb_bucket_plan(const int64_t *off, const int64_t *count, int nlayers, size_t
 double cb_allreduce_algbw(double bytes, double seconds);
 double cb_allreduce_busbw(double bytes, double seconds, int n);
 
+// --grad-precision: "fp32" or "bf16" (the all-reduce's element type); false for anything else
+bool cb_grad_precision_parse(const char *s, cb_precision *p);
+
 // ---- the launcher's environment (multi-process) ------------------------------------------------
 typedef struct cb_dist_env {
     int rank, world, local_rank;
@@ -58,6 +61,10 @@ typedef struct cb_dist_opts {
     bool overlap;                   // all-reduce each bucket as backward completes it (else after backward)
     bool comm;                      // all-reduce at all (false: the replicas' compute alone)
     bool criterion, update;         // softmax cross-entropy; the SGD update
+    // the all-reduce's element type: CB_PREC_FP32 (default) or CB_PREC_BF16 (each bucket cast to a
+    // bf16 staging buffer on the communication stream, averaged as bf16, cast back into the fp32
+    // gradients, so the update stays fp32; the casts count in comm_ms)
+    cb_precision grad_precision;
     int warmup, iters;
     // host data, replica r's batch at x + r * (batch * image), labels + r * batch; NULL: seeded
     // random images per replica (each its own)

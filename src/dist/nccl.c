@@ -6,11 +6,14 @@
 // once the backward pass has completed a bucket's gradients, an event on the default stream
 // gates that bucket's all-reduce on the communication stream, while the backward pass goes on;
 // the update waits for the last all-reduce. Gradients are averaged (ncclAvg), as the mean loss
-// over the whole batch on one GPU would give them.
+// over the whole batch on one GPU would give them. With bf16 gradients (--grad-precision bf16)
+// each bucket goes through a bf16 staging buffer of the largest bucket's size on the
+// communication stream: cast, all-reduce, cast back; the stream orders the buckets' use of it.
 #include "dist/dist.h"
 #include "core/backend.h"
 #include "core/net.h"
 #include "core/rng.h"
+#include "storage/format.h"
 
 #include <cuda_runtime_api.h>
 #include <math.h>
@@ -34,6 +37,7 @@ typedef struct replica {
     int nevents; // buckets whose events exist
     cb_bucket b[MAX_BUCKETS];
     int nb, next;
+    void *stage; // (largest bucket) bf16: the gradients as all-reduced under grad_precision bf16, else NULL
     float *params_host;
     double *step_ms, *comm_ms, *compute_ms;
     double loss;
@@ -88,7 +92,15 @@ static void post(replica *r, int k) {
     cudaEventRecord(r->ready[k], 0);
     cudaStreamWaitEvent(r->cs, r->ready[k], 0);
     cudaEventRecord(r->start[k], r->cs);
-    ncclAllReduce(r->e->grads + b->lo, r->e->grads + b->lo, (size_t)(b->hi - b->lo), ncclFloat, ncclAvg, r->comm, r->cs);
+    float *g = r->e->grads + b->lo;
+    size_t n = (size_t)(b->hi - b->lo);
+    if (r->stage) {
+        cb_fmt_cast(n, g, 0, r->stage, CB_FMT_BF16, r->cs);
+        ncclAllReduce(r->stage, r->stage, n, ncclBfloat16, ncclAvg, r->comm, r->cs);
+        cb_fmt_cast(n, r->stage, CB_FMT_BF16, g, 0, r->cs);
+    } else {
+        ncclAllReduce(g, g, n, ncclFloat, ncclAvg, r->comm, r->cs);
+    }
     cudaEventRecord(r->end[k], r->cs);
 }
 
@@ -178,6 +190,16 @@ static cb_status setup(replica *r) {
             (c = cudaEventCreate(&r->start[k])) != cudaSuccess || (c = cudaEventCreate(&r->end[k])) != cudaSuccess)
             return cuda_fail(&r->err, "cudaEventCreate", c);
     }
+    if (o->grad_precision == CB_PREC_BF16) {
+        int64_t most = 0;
+        for (int k = 0; k < r->nb; k++) most = r->b[k].hi - r->b[k].lo > most ? r->b[k].hi - r->b[k].lo : most;
+        if ((c = cudaMalloc(&r->stage, (size_t)(most > 0 ? most : 1) * 2)) != cudaSuccess) {
+            r->stage = NULL;
+            char what[96];
+            snprintf(what, sizeof what, "GPU %d: the bf16 gradient staging buffer (%.1f MiB, --grad-precision bf16)", r->dev, (double)most * 2 / 1048576.0);
+            return cuda_fail(&r->err, what, c);
+        }
+    }
     // the input: the caller's batch for this replica, or seeded random images and labels of its own
     const cb_layer *in = &e->net->layers[0], *last = &e->net->layers[n - 1];
     int64_t per = cb_shape_count(in->out), batch = in->out.n, classes = last->out.c * last->out.h * last->out.w;
@@ -247,6 +269,8 @@ cb_status cb_dist_fullpass(cb_net *const *nets, const cb_exec_opts *eo, const cb
                            int64_t nparams_out, cb_error *err) {
     int n = o->ngpus;
     if (n < 1 || n > CB_DIST_MAX_GPUS) return cb_fail(err, CB_STATUS_ARG, NULL, NULL, "--gpus: %d is not in [1, %d]", n, CB_DIST_MAX_GPUS);
+    if (o->grad_precision != CB_PREC_FP32 && o->grad_precision != CB_PREC_BF16)
+        return cb_fail(err, CB_STATUS_ARG, NULL, NULL, "--grad-precision: %s is not fp32 or bf16", cb_precision_name(o->grad_precision));
     if (o->iters < 1 || o->warmup < 0) return cb_fail(err, CB_STATUS_ARG, NULL, NULL, "--iters must be at least 1");
     int have = cb_dist_device_count();
     for (int r = 0; r < n; r++)
@@ -321,6 +345,7 @@ cb_status cb_dist_fullpass(cb_net *const *nets, const cb_exec_opts *eo, const cb
             for (int k = 0; k < rs[r].nevents; k++) cudaEventDestroy(rs[r].ready[k]), cudaEventDestroy(rs[r].start[k]), cudaEventDestroy(rs[r].end[k]);
             if (rs[r].done) cudaEventDestroy(rs[r].done);
             if (rs[r].cs) cudaStreamDestroy(rs[r].cs);
+            cudaFree(rs[r].stage);
             if (rs[r].comm) ncclCommDestroy(rs[r].comm);
             cb_exec_destroy(rs[r].e);
         }

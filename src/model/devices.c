@@ -251,6 +251,23 @@ cJSON *cb_cal_samples_to_json(const cb_cal_sample *s, int n) {
     return arr;
 }
 
+// "interconnect": {"name", "bw", "latency_s", "source"}, the measured link calibrate stores
+static cb_status link_from_json(const cJSON *x, cb_link *l, chk *k, const char *src, cb_error *err) {
+    memset(l, 0, sizeof *l);
+    if (!x) return CB_OK;
+    if (!cJSON_IsObject(x) || !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(x, "bw")))
+        return cb_fail(err, CB_STATUS_PARSE, src, NULL, "device '%s': 'interconnect' must be an object with bw (bytes/s) and latency_s", k->dev);
+    k->sect = "interconnect.";
+    l->bw = num(k, x, "bw", 0, NUM_POS);
+    l->latency_s = num(k, x, "latency_s", 0, NUM_NONNEG);
+    k->sect = NULL;
+    if (!k->ok) return err->status;
+    snprintf(l->name, sizeof l->name, "measured");
+    str(x, "name", l->name, sizeof l->name);
+    str(x, "source", l->source, sizeof l->source);
+    return CB_OK;
+}
+
 cb_status cb_device_from_json(const cJSON *o, cb_device *d, const char *src, cb_error *err) {
     memset(d, 0, sizeof *d);
     str(o, "name", d->name, sizeof d->name);
@@ -294,6 +311,7 @@ cb_status cb_device_from_json(const cJSON *o, cb_device *d, const char *src, cb_
         }
     }
     if (!k.ok) return err->status;
+    if (link_from_json(cJSON_GetObjectItemCaseSensitive(o, "interconnect"), &d->interconnect, &k, src, err) != CB_OK) return err->status;
     return cal_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &d->cal, &k, src, err);
 }
 
@@ -323,6 +341,13 @@ cJSON *cb_device_to_json(const cb_device *d) {
         cJSON *x = cJSON_AddObjectToObject(ae, ALGO_NAMES[a]);
         for (int ph = 0; ph < CB_PHASE_COUNT; ph++) cJSON_AddNumberToObject(x, PHASE_KEYS[ph], d->algo_eff[a][ph]);
     }
+    if (d->interconnect.bw > 0) {
+        cJSON *l = cJSON_AddObjectToObject(o, "interconnect");
+        cJSON_AddStringToObject(l, "name", d->interconnect.name);
+        cJSON_AddNumberToObject(l, "bw", d->interconnect.bw);
+        cJSON_AddNumberToObject(l, "latency_s", d->interconnect.latency_s);
+        cJSON_AddStringToObject(l, "source", d->interconnect.source);
+    }
     if (d->cal.backend[0]) cJSON_AddItemToObject(o, "calibration", cal_to_json(&d->cal));
     return o;
 }
@@ -351,6 +376,7 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
     for (int m = 0; m < CB_MOP_COUNT; m++) d->cal.mop[m].bw *= bw, d->cal.mop[m].plane_s /= bw;
     if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;
     if (c->launch_s > 0) d->launch_s = c->launch_s;
+    if (c->interconnect.bw > 0) d->interconnect = c->interconnect; // the machine's link, whatever its GPU
     snprintf(d->meas_source, sizeof d->meas_source, "%s", source);
 }
 

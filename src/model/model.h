@@ -108,6 +108,11 @@ typedef struct cb_cal_sample {
     double workspace;                   // bytes
 } cb_cal_sample;
 
+typedef struct cb_link {
+    char name[64], source[256];
+    double bw, latency_s;               // bytes/s per direction, seconds per message
+} cb_link;
+
 typedef struct cb_device {
     char name[64], kind[8], model[160], source[512];
     double clock_mhz, mem_bytes, mem_bw, launch_s;
@@ -121,12 +126,10 @@ typedef struct cb_device {
     double algo_eff[CB_ALGO_COUNT][CB_PHASE_COUNT];
     bool calibrated;
     cb_calibration cal;                 // GPU calibration: per named algorithm, precision and phase
+    // the interconnect measured with the calibration (calibrate --allreduce FILE | --allreduce-gpus
+    // N; "interconnect" in the entry), simulate's link when none is named; bw 0: none
+    cb_link interconnect;
 } cb_device;
-
-typedef struct cb_link {
-    char name[64], source[256];
-    double bw, latency_s;               // bytes/s per direction, seconds per message
-} cb_link;
 
 typedef struct cb_devdb {
     int ndev, nlink;
@@ -165,7 +168,8 @@ cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err);
 // algorithm's efficiency (its fitted rate scales with d's peak over c's, per precision), its
 // bandwidth term and the memory-bound passes (scaled with d's memory bandwidth over c's), and
 // the fixed costs per call (launch, overheads: unchanged). The wave term counts d's SMs
-// (d->cores) when the database gives them. On the same kind of GPU every ratio is 1.
+// (d->cores) when the database gives them. On the same kind of GPU every ratio is 1. A measured
+// interconnect (c->interconnect) is the machine's: it transfers as it is.
 void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char *source);
 // Parse/emit one device object (cJSON*), used by load and calibrate.
 struct cJSON;
@@ -286,21 +290,28 @@ typedef struct cb_sim_opts {
     bool overlap;                       // gradient all-reduce overlaps the backward pass
     bool paleo;                         // per-layer times by Paleo's method
     cb_model_opts model;
+    // the all-reduced gradients' element type, as fullpass --grad-precision: CB_PREC_FP32 (4 bytes)
+    // or CB_PREC_BF16 (2 bytes, plus the casts there and back on each worker)
+    cb_precision grad_precision;
 } cb_sim_opts;
 
 // ---- measured inputs (src/model/measured.c) ---------------------------------------------------
 // The interconnect fitted to `convbench allreduce --format json` (2+ GPUs): bandwidth and latency
 // of simulate's ring model. CB_STATUS_PARSE (one line naming the file) when it is not such a result.
 cb_status cb_link_from_allreduce(const char *path, cb_link *out, cb_error *err);
+// The same fit to k all-reduces of bytes[j] taken sec[j] seconds each over gpus GPUs (2+); src
+// names the measurement in messages (NULL: none), source is what out->source says.
+cb_status cb_link_fit(const double *bytes, const double *sec, int k, int gpus, const char *src, const char *source, cb_link *out,
+                      cb_error *err);
 // The steps of `fullpass --gpus --format json`: (gpus, step ms) rows; CB_STATUS_ARG when its
-// network, scaling or batch differ from the simulation's (batch per GPU under weak scaling, in
-// all under strong).
+// network, scaling, batch or gradient precision differ from the simulation's (batch per GPU under
+// weak scaling, in all under strong; a file without "grad_precision" was fp32).
 typedef struct cb_measured_step {
     int gpus;
     double step_ms;
 } cb_measured_step;
-cb_status cb_measured_steps(const char *path, const char *network, int64_t batch, bool strong, cb_measured_step *out, int max, int *n,
-                            cb_error *err);
+cb_status cb_measured_steps(const char *path, const char *network, int64_t batch, bool strong, cb_precision grad, cb_measured_step *out,
+                            int max, int *n, cb_error *err);
 
 // net is re-batched as needed (left at its original batch on return).
 cb_status cb_simulate(cb_net *net, const cb_device *d, const cb_link *l, const cb_sim_opts *o, const int *workers, int n,

@@ -3,7 +3,9 @@
 // Per worker: forward, backward (data + filter) and update from the single-device model at the
 // per-worker batch (weak scaling: the batch per worker; strong: ceil(batch / workers)).
 // Communication per step:
-//   data    all-reduce of every gradient (weights and biases, fp32) among the workers.
+//   data    all-reduce of every gradient (weights and biases; 4 bytes each, 2 with
+//           grad_precision bf16, which adds each worker's casts to bf16 and back, 6 bytes read
+//           and 6 written per gradient at the device's copy bandwidth) among the workers.
 //   model   layers with ModelParallel copies (splits > 1) run concurrently, copy j on worker
 //           j % workers; the input of a split block goes to every worker and the outputs are
 //           gathered, forward and backward: (workers-1)/workers of those activations each way.
@@ -41,7 +43,8 @@ typedef struct net_times {
     double fwd, bwd, update;            // ms, whole net
     double split_fwd, split_bwd;        // ms of the layers in ModelParallel copies, max over workers
     double unsplit_fwd, unsplit_bwd;
-    double grad_bytes, unsplit_grad_bytes, split_io_bytes;
+    double grad_bytes, unsplit_grad_bytes, split_io_bytes; // all-reduced bytes (grad_precision's elements)
+    double cast_ms, unsplit_cast_ms;    // grad_precision bf16: the casts of those gradients, there and back
 } net_times;
 
 static double layer_ms(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_sim_opts *o) {
@@ -60,6 +63,7 @@ static cb_status times_of(const cb_net *net, const cb_device *d, const cb_sim_op
         free(wb);
         return CB_STATUS_NOMEM;
     }
+    double ge = o->grad_precision == CB_PREC_BF16 ? 2 : 4, unsplit = 0, all = 0; // bytes per gradient; gradients
     for (int i = 1; i < net->nlayers; i++) {
         const cb_layer *L = &net->layers[i];
         double f = layer_ms(d, net, i, CB_PHASE_FORWARD, o);
@@ -68,7 +72,7 @@ static cb_status times_of(const cb_net *net, const cb_device *d, const cb_sim_op
         cb_layer_cost(net, i, &c);
         t->fwd += f;
         t->bwd += b;
-        t->grad_bytes += 4.0 * (double)(c.params - c.bn_params);
+        all += (double)(c.params - c.bn_params);
         if (L->splits > 1) {
             wf[L->split % workers] += f;
             wb[L->split % workers] += b;
@@ -79,11 +83,16 @@ static cb_status times_of(const cb_net *net, const cb_device *d, const cb_sim_op
         } else {
             t->unsplit_fwd += f;
             t->unsplit_bwd += b;
-            t->unsplit_grad_bytes += 4.0 * (double)(c.params - c.bn_params);
+            unsplit += (double)(c.params - c.bn_params);
             for (int p = 0; p < L->nparents; p++)
                 if (net->layers[L->parents[p]].splits > 1)
                     t->split_io_bytes += 4.0 * (double)cb_shape_count(net->layers[L->parents[p]].out);
         }
+    }
+    t->grad_bytes = ge * all, t->unsplit_grad_bytes = ge * unsplit;
+    if (o->grad_precision == CB_PREC_BF16) {
+        t->cast_ms = 12 * all / cb_model_bw(d) * 1e3;
+        t->unsplit_cast_ms = 12 * unsplit / cb_model_bw(d) * 1e3;
     }
     for (int w = 0; w < workers; w++) {
         t->split_fwd = fmax(t->split_fwd, wf[w]);
@@ -132,7 +141,7 @@ cb_status cb_simulate(cb_net *net, const cb_device *d, const cb_link *l, const c
             s->effective_batch = o->strong ? batch0 : b * W;
             s->fwd_ms = t.fwd;
             s->bwd_ms = t.bwd;
-            comm = cb_allreduce_s(o->allreduce, W, t.grad_bytes, l) * 1e3;
+            comm = W > 1 ? cb_allreduce_s(o->allreduce, W, t.grad_bytes, l) * 1e3 + t.cast_ms : 0;
             break;
         case CB_PAR_MODEL:
             s->effective_batch = b;
@@ -145,7 +154,7 @@ cb_status cb_simulate(cb_net *net, const cb_device *d, const cb_link *l, const c
             // each worker runs its split copies for all W workers' examples
             s->fwd_ms = t.unsplit_fwd + W * t.split_fwd;
             s->bwd_ms = t.unsplit_bwd + W * t.split_bwd;
-            comm = cb_allreduce_s(o->allreduce, W, t.unsplit_grad_bytes, l) * 1e3 +
+            comm = (W > 1 ? cb_allreduce_s(o->allreduce, W, t.unsplit_grad_bytes, l) * 1e3 + t.unsplit_cast_ms : 0) +
                    (W > 1 && t.split_io_bytes > 0 ? 2 * (W - 1.0) * t.split_io_bytes / l->bw * 1e3 : 0);
             break;
         default:

@@ -120,11 +120,27 @@ template <class S, class D, int V> __global__ void __launch_bounds__(256) cast_k
     for (int v = 0; v < V; v++) st(b.v, v, ld(a.v, v));
     reinterpret_cast<vec_t<D, V> *>(dst)[j] = b;
 }
-template <class S, class D> static bool cast_t(size_t t, const S *src, D *dst) {
+template <class S, class D> static bool cast_t(size_t t, const S *src, D *dst, cudaStream_t s = 0) {
     if (t % 4 || (uintptr_t)src % (4 * sizeof(S)) || (uintptr_t)dst % (4 * sizeof(D)) || t / 4 >= 0x7fffffffu) return false;
     uint32_t nvec = (uint32_t)(t / 4);
-    cast_kernel<S, D, 4><<<(nvec + 255) / 256, 256>>>(nvec, src, dst);
+    cast_kernel<S, D, 4><<<(nvec + 255) / 256, 256, 0, s>>>(nvec, src, dst);
     return true;
+}
+// the same for any count and alignment, one element per thread
+template <class S, class D> __global__ void cast_any_kernel(size_t n, const S *__restrict__ src, D *__restrict__ dst) {
+    CB_FOR(i, n) st(dst, i, ld(src, i));
+}
+
+extern "C" void cb_fmt_cast(size_t n, const void *src, int src_fmt, void *dst, int dst_fmt, cudaStream_t s) {
+    bool sb = src_fmt & CB_FMT_BF16, db = dst_fmt & CB_FMT_BF16;
+    if (!n) return;
+    if (sb == db) {
+        cudaMemcpyAsync(dst, src, n * cb_fmt_bytes(src_fmt), cudaMemcpyDeviceToDevice, s);
+    } else if (sb) {
+        if (!cast_t(n, (const bf16 *)src, (float *)dst, s)) cast_any_kernel<<<cb_blocks(n, 256), 256, 0, s>>>(n, (const bf16 *)src, (float *)dst);
+    } else {
+        if (!cast_t(n, (const float *)src, (bf16 *)dst, s)) cast_any_kernel<<<cb_blocks(n, 256), 256, 0, s>>>(n, (const float *)src, (bf16 *)dst);
+    }
 }
 
 extern "C" void cb_fmt_convert_pad(int64_t n, int64_t c_src, int64_t c_dst, int64_t h, int64_t w, const void *src, int src_fmt,

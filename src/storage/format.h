@@ -1,7 +1,8 @@
 // Kernels for the cudnn backend's other storages (src/storage/format.cu): activations in NHWC
 // and/or bf16, filters in KRSC and/or bf16, next to fp32 NCHW master weights. A format is a set of
 // bits; 0 is fp32 NCHW (filters KCRS). Every kernel computes in fp32 and rounds to nearest even
-// when it stores bf16. Launches on the default stream; none allocates or synchronizes.
+// when it stores bf16. Launches on the default stream (cb_fmt_cast: on the stream given); none
+// allocates or synchronizes.
 #ifndef CB_STORAGE_FORMAT_H
 #define CB_STORAGE_FORMAT_H
 
@@ -33,6 +34,11 @@ void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs, const voi
                         void *dst, int bf16);
 // the same for NCHW: dst (planes, hd, wd) <- src (planes, hs, ws), planes = n * c
 void cb_fmt_window_nchw(int64_t planes, int64_t hs, int64_t ws, const void *src, int64_t hd, int64_t wd, void *dst, int bf16);
+
+// dst (n) <- src (n), elementwise between fp32 and bf16 (a copy when the types agree), any count
+// and alignment, on stream s (NULL: the default stream; cudaStream_t is a struct CUstream_st *)
+struct CUstream_st;
+void cb_fmt_cast(size_t n, const void *src, int src_fmt, void *dst, int dst_fmt, struct CUstream_st *s);
 
 // elementwise on n elements of type bf16 (when `bf16`) or fp32; layout does not matter
 void cb_fmt_add(size_t n, void *dst, const void *src, int bf16);                   // dst += src
