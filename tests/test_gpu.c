@@ -895,6 +895,11 @@ static void bn_cases(void) {
     check("auto CONVBENCH_AUTO_DW=fastest is refused by name", !g && strstr(err.msg, "CONVBENCH_AUTO_DW") ? 0 : 1, 0);
     cb_exec_destroy(g);
     unsetenv("CONVBENCH_AUTO_DW");
+    setenv("CONVBENCH_BN_ACT", "both", 1); // the batch norm's activation: fused or separate, by name
+    g = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("auto CONVBENCH_BN_ACT=both is refused by name", !g && strstr(err.msg, "CONVBENCH_BN_ACT") ? 0 : 1, 0);
+    cb_exec_destroy(g);
+    unsetenv("CONVBENCH_BN_ACT");
     cb_net_free(net);
     test_layout = CB_LAYOUT_NCHW;
 }
