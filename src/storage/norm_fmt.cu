@@ -82,6 +82,21 @@ __device__ static __forceinline__ float bn_acc(float x, float dy, float s, float
     return g;
 }
 
+// the loaded vectors of one element vector: x, and dy in the gradient's passes
+template <class T, int V, int MODE> struct bn_in {
+    vec_t<T, V> x, dy;
+    __device__ __forceinline__ void load(size_t o, const T *__restrict__ xp, const T *dyp) {
+        x = *reinterpret_cast<const vec_t<T, V> *>(xp + o);
+        if (MODE != BN_STATS) dy = *reinterpret_cast<const vec_t<T, V> *>(dyp + o);
+    }
+};
+
+// NCHW: the element offset of channel ch's vector j (of n * hwv vectors of V pixels)
+template <int V> __device__ static __forceinline__ size_t bn_nchw_at(cb_fast_div by_hwv, int c, int ch, uint32_t j) {
+    uint32_t hwv = by_hwv.d, n = cb_fast_div_q(by_hwv, j), sv = j - n * hwv;
+    return (((size_t)n * c + ch) * hwv + sv) * V;
+}
+
 // NHWC: gridDim.y tiles of tx channel vectors, gridDim.x chunks of rows. s: the channel's shift
 // (statistics: x's first row; gradient: the mean). part (chunks, c, 2).
 template <class T, int V, int MODE, int A>
@@ -103,14 +118,12 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
     constexpr int U = bn_depth<MODE>::U;
     if (live)
         for (int64_t rb = r0 + ry; rb < r1; rb += (int64_t)U * ty) {
-            vec_t<T, V> xv[U], gv[U];
+            bn_in<T, V, MODE> in[U];
 #pragma unroll
             for (int u = 0; u < U; u++) { // every load first, then the sums
                 int64_t r = rb + (int64_t)u * ty;
                 if (r >= r1) break;
-                size_t o = (size_t)r * c + c0;
-                xv[u] = *reinterpret_cast<const vec_t<T, V> *>(x + o);
-                if (MODE != BN_STATS) gv[u] = *reinterpret_cast<const vec_t<T, V> *>(dy + o);
+                in[u].load((size_t)r * c + c0, x, dy);
             }
 #pragma unroll
             for (int u = 0; u < U; u++) {
@@ -118,7 +131,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
                 vec_t<T, V> dz;
 #pragma unroll
                 for (int v = 0; v < V; v++) {
-                    float g = bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s[v], f0[v], f1[v], a1[v], a2[v]);
+                    float g = bn_acc<MODE, A>(ld(in[u].x.v, v), MODE != BN_STATS ? ld(in[u].dy.v, v) : 0.f, s[v], f0[v], f1[v], a1[v], a2[v]);
                     if (MODE == BN_GRAD_STORE) st(dz.v, v, g);
                 }
                 if (MODE == BN_GRAD_STORE) *reinterpret_cast<vec_t<T, V> *>(dy + (size_t)(rb + (int64_t)u * ty) * c + c0) = dz;
@@ -148,16 +161,14 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int 
     uint32_t j0 = blockIdx.x * vec_per_chunk, j1 = min(nvec, j0 + vec_per_chunk);
     constexpr int U = bn_depth<MODE>::U;
     for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
-        vec_t<T, V> xv[U], gv[U];
+        bn_in<T, V, MODE> in[U];
         size_t o[U];
 #pragma unroll
         for (int u = 0; u < U; u++) { // every load first, then the sums
             uint32_t j = jb + u * BN_THREADS;
             if (j >= j1) break;
-            uint32_t n = cb_fast_div_q(by_hwv, j), sv = j - n * hwv;
-            o[u] = (((size_t)n * c + ch) * hwv + sv) * V;
-            xv[u] = *reinterpret_cast<const vec_t<T, V> *>(x + o[u]);
-            if (MODE != BN_STATS) gv[u] = *reinterpret_cast<const vec_t<T, V> *>(dy + o[u]);
+            o[u] = bn_nchw_at<V>(by_hwv, c, ch, j);
+            in[u].load(o[u], x, dy);
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
@@ -165,7 +176,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int 
             vec_t<T, V> dz;
 #pragma unroll
             for (int v = 0; v < V; v++) {
-                float g = bn_acc<MODE, A>(ld(xv[u].v, v), MODE != BN_STATS ? ld(gv[u].v, v) : 0.f, s, f0, f1, a1, a2);
+                float g = bn_acc<MODE, A>(ld(in[u].x.v, v), MODE != BN_STATS ? ld(in[u].dy.v, v) : 0.f, s, f0, f1, a1, a2);
                 if (MODE == BN_GRAD_STORE) st(dz.v, v, g);
             }
             if (MODE == BN_GRAD_STORE) *reinterpret_cast<vec_t<T, V> *>(dy + o[u]) = dz;
@@ -240,15 +251,6 @@ template <int MODE, int A> __device__ static __forceinline__ bool bn_plane(int j
     return MODE == BN_STATS ? j < 2 : j < 4 || A != CB_ACT_NONE;
 }
 
-// the loaded vectors of one output vector
-template <class T, int V, int MODE> struct bn_in {
-    vec_t<T, V> x, dy;
-    __device__ __forceinline__ void load(size_t o, const T *__restrict__ xp, const T *dyp) {
-        x = *reinterpret_cast<const vec_t<T, V> *>(xp + o);
-        if (MODE != BN_STATS) dy = *reinterpret_cast<const vec_t<T, V> *>(dyp + o);
-    }
-};
-
 // CH_LAST: the V elements are V channels (coefficients k[v]), else V pixels of one channel (k[0])
 template <class T, int V, bool CH_LAST, int MODE, int A>
 __device__ static __forceinline__ void bn_out_vec(size_t o, const float (*k)[BN_K], const bn_in<T, V, MODE> &in, T *out) {
@@ -292,7 +294,6 @@ template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const float *__restrict__ coef,
                                                             const T *__restrict__ x, const T *dy, T *out) {
     int ch = blockIdx.y;
-    uint32_t hwv = by_hwv.d;
     float k[1][BN_K];
 #pragma unroll
     for (int j = 0; j < BN_K; j++) k[0][j] = bn_plane<MODE, A>(j) ? coef[(size_t)j * c + ch] : 0.f;
@@ -305,8 +306,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nchw(int c
         for (int u = 0; u < U; u++) { // every load first, then the outputs
             uint32_t j = jb + u * BN_THREADS;
             if (j >= j1) break;
-            uint32_t n = cb_fast_div_q(by_hwv, j), sv = j - n * hwv;
-            o[u] = (((size_t)n * c + ch) * hwv + sv) * V;
+            o[u] = bn_nchw_at<V>(by_hwv, c, ch, j);
             in[u].load(o[u], x, dy);
         }
 #pragma unroll
