@@ -91,10 +91,19 @@ template <class T, int V, int MODE> struct bn_in {
     }
 };
 
-// NCHW: the element offset of channel ch's vector j (of n * hwv vectors of V pixels)
-template <int V> __device__ static __forceinline__ size_t bn_nchw_at(cb_fast_div by_hwv, int c, int ch, uint32_t j) {
-    uint32_t hwv = by_hwv.d, n = cb_fast_div_q(by_hwv, j), sv = j - n * hwv;
-    return (((size_t)n * c + ch) * hwv + sv) * V;
+// NCHW: a thread's U vectors of channel ch from vector jb on (BN_THREADS apart, below j1; of n *
+// hwv vectors of V pixels), every load issued before any is used: their offsets o and contents
+template <class T, int V, int MODE, int U>
+__device__ static __forceinline__ void bn_load_nchw(cb_fast_div by_hwv, int c, int ch, uint32_t jb, uint32_t j1, const T *__restrict__ x,
+                                                    const T *dy, size_t (&o)[U], bn_in<T, V, MODE> (&in)[U]) {
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        uint32_t j = jb + u * BN_THREADS;
+        if (j >= j1) break;
+        uint32_t n = cb_fast_div_q(by_hwv, j), sv = j - n * by_hwv.d;
+        o[u] = (((size_t)n * c + ch) * by_hwv.d + sv) * V;
+        in[u].load(o[u], x, dy);
+    }
 }
 
 // NHWC: gridDim.y tiles of tx channel vectors, gridDim.x chunks of rows. s: the channel's shift
@@ -163,13 +172,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int 
     for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
         bn_in<T, V, MODE> in[U];
         size_t o[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) { // every load first, then the sums
-            uint32_t j = jb + u * BN_THREADS;
-            if (j >= j1) break;
-            o[u] = bn_nchw_at<V>(by_hwv, c, ch, j);
-            in[u].load(o[u], x, dy);
-        }
+        bn_load_nchw(by_hwv, c, ch, jb, j1, x, dy, o, in); // every load first, then the sums
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (jb + u * BN_THREADS >= j1) break;
@@ -302,13 +305,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nchw(int c
     for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
         bn_in<T, V, MODE> in[U];
         size_t o[U];
-#pragma unroll
-        for (int u = 0; u < U; u++) { // every load first, then the outputs
-            uint32_t j = jb + u * BN_THREADS;
-            if (j >= j1) break;
-            o[u] = bn_nchw_at<V>(by_hwv, c, ch, j);
-            in[u].load(o[u], x, dy);
-        }
+        bn_load_nchw(by_hwv, c, ch, jb, j1, x, dy, o, in); // every load first, then the outputs
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (jb + u * BN_THREADS >= j1) break;
