@@ -512,7 +512,101 @@ static void test_onednn_matches_ref(void) {
     onednn_sgd_matches_ref(NULL, "fashion-lenet");
 }
 
+// The gradients' arena (exec.c): buffers live at the same point of the backward pass never share
+// bytes (intervals derived here, independently of the engine), the arena plans fewer bytes than
+// one buffer per gradient, and one SGD step gives bit-identical gradients either way.
+static bool live_overlap(int lo1, int hi1, int lo2, int hi2) { return lo1 <= hi2 && lo2 <= hi1; }
+
+static void grad_arena_case(const char *json, const char *name, int batch, bool run) {
+    cb_error err = {0};
+    cb_net *net = json ? cb_net_load_string(json, name, &err) : cb_net_load(name, &err);
+    CHECK(net && (json || cb_net_set_batch(net, batch, &err) == CB_OK), "%s", err.msg);
+    if (!net) return;
+    setenv("CONVBENCH_MEMORY", "separate", 1);
+    cb_exec *a = make(net, "cpu", 0.01f);
+    unsetenv("CONVBENCH_MEMORY");
+    cb_exec *b = make(net, "cpu", 0.01f);
+    if (!a || !b) goto out;
+    int n = net->nlayers, hi[1024], nb = 0;
+    CHECK(n <= 1024, "%s: %d layers", name, n);
+    if (n > 1024) goto out;
+    typedef struct { const char *p; size_t bytes; int lo, hi; } live_buf;
+    live_buf g[2048];
+    for (int i = 0; i < n; i++) hi[i] = i;
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < net->layers[j].nparents; k++)
+            if (hi[net->layers[j].parents[k]] < j) hi[net->layers[j].parents[k]] = j;
+    for (int i = 0; i < n; i++) {
+        size_t bytes = (size_t)cb_shape_count(net->layers[i].out) * 4;
+        bool pinned = i == 0 || i == n - 1;
+        if (b->lb[i].dy) g[nb++] = (live_buf){(const char *)b->lb[i].dy, bytes, pinned ? 0 : i, pinned ? n - 1 : hi[i]};
+        if (b->lb[i].dpre) g[nb++] = (live_buf){(const char *)b->lb[i].dpre, bytes, i, i};
+    }
+    int clashes = 0, shared = 0;
+    for (int x = 0; x < nb; x++)
+        for (int y = x + 1; y < nb; y++) {
+            bool disjoint = g[x].p + g[x].bytes <= g[y].p || g[y].p + g[y].bytes <= g[x].p;
+            if (!disjoint && live_overlap(g[x].lo, g[x].hi, g[y].lo, g[y].hi)) clashes++;
+            if (!disjoint) shared++;
+        }
+    CHECK(clashes == 0, "%s: %d pairs of gradients live at once share bytes", name, clashes);
+    double sa = (double)cb_exec_peak_bytes(a) / (1 << 20), sb = (double)cb_exec_peak_bytes(b) / (1 << 20);
+    printf("  %s: %d gradient buffers, %d pairs share bytes; planned %.2f MiB (one buffer each %.2f)\n", name, nb, shared, sb, sa);
+    CHECK(shared > 0 && sb < sa, "%s: the arena saves nothing (%.2f vs %.2f MiB)", name, sb, sa);
+    if (!run) goto out;
+    double la = step_loss(a), lb = step_loss(b);
+    cb_exec_criterion_backward(a, NULL), cb_exec_criterion_backward(b, NULL);
+    cb_exec_backward(a, NULL), cb_exec_backward(b, NULL);
+    CHECK(la == lb, "%s: loss %.9g vs %.9g", name, la, lb);
+    int64_t nin = cb_shape_count(net->layers[0].out);
+    float *xa = malloc((size_t)nin * 4 + 4), *xb = malloc((size_t)nin * 4 + 4);
+    cb_exec_act_download(a, 0, xa, a->lb[0].dy);
+    cb_exec_act_download(b, 0, xb, b->lb[0].dy);
+    CHECK(!memcmp(xa, xb, (size_t)nin * 4), "%s: the input's gradient differs", name);
+    free(xa), free(xb);
+    int differ = 0;
+    for (int i = 0; i < n; i++) {
+        cb_param pa[6], pb[6];
+        int np = cb_exec_params(a, i, pa, 6);
+        cb_exec_params(b, i, pb, 6);
+        for (int j = 0; j < np; j++) {
+            if (!pa[j].grad) continue;
+            float *ga = malloc((size_t)pa[j].count * 4), *gb = malloc((size_t)pa[j].count * 4);
+            cb_param qa = {pa[j].what, pa[j].grad, NULL, pa[j].count}, qb = {pb[j].what, pb[j].grad, NULL, pb[j].count};
+            cb_exec_param_get(a, &qa, ga);
+            cb_exec_param_get(b, &qb, gb);
+            differ += memcmp(ga, gb, (size_t)pa[j].count * 4) != 0;
+            free(ga), free(gb);
+        }
+    }
+    CHECK(differ == 0, "%s: %d parameter gradients differ between the arena and one buffer each", name, differ);
+out:
+    cb_exec_destroy(a);
+    cb_exec_destroy(b);
+    cb_net_free(net);
+}
+
+static void test_grad_arena(void) {
+    grad_arena_case(NET_ACTS, "acts.json", 0, true);
+    grad_arena_case(NET_ALL, "all.json", 0, true);
+    grad_arena_case(NET_MODERN, "modern.json", 0, true);
+    grad_arena_case(NULL, "googlenet", 1, false);
+    grad_arena_case(NULL, "resnet50", 1, false);
+    // a bad value is refused by name
+    setenv("CONVBENCH_MEMORY", "shared", 1);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ACTS, "acts.json", &err);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    cb_exec *e = net ? cb_exec_create(net, &o, &err) : NULL;
+    CHECK(!e && err.status == CB_STATUS_ARG && strstr(err.msg, "CONVBENCH_MEMORY") && strstr(err.msg, "'shared'"), "%s", err.msg);
+    unsetenv("CONVBENCH_MEMORY");
+    cb_exec_destroy(e);
+    cb_net_free(net);
+}
+
 int main(void) {
+    RUN(test_grad_arena);
     RUN(test_cpu_matches_ref);
     RUN(test_gradients_finite_differences);
     RUN(test_modern_shapes);

@@ -303,11 +303,15 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         snprintf(what, sizeof what, "%s forward [%s]", name, g->lb[last].algo[0]);
         check(what, nerr(yg, yr, nout), tol_phase(g, last, CB_PHASE_FORWARD, backend, prec));
     }
-    // at tf32/bf16 a fused ReLU's mask differs from the reference's where rounding moves y across
-    // 0, which says nothing of the backward kernels: the output gradient is zeroed there for both
-    if (prec != CB_PREC_FP32 && !dropout)
+    // a fused ReLU's mask differs from the reference's where rounding moves y across 0, which
+    // says nothing of the backward kernels: the output gradient is zeroed there for both. Every
+    // precision: fp32's FFT and Winograd algorithms round y by ~1e-6 of its norm, and one flipped
+    // element of ~1e5 moves dx and dw by ~5e-3 (seen once in ~20 runs of ECE408 conv2 b5).
+    size_t flipped = 0;
+    if (!dropout)
         for (size_t i = 0; i < nout; i++)
-            if ((yg[i] > 0.f) != (yr[i] > 0.f)) dy[i] = 0.f;
+            if ((yg[i] > 0.f) != (yr[i] > 0.f)) dy[i] = 0.f, flipped++;
+    if (flipped && prec == CB_PREC_FP32) printf("note %s: %zu of %zu outputs crossed 0 (fp32)\n", name, flipped, nout);
     cb_exec_act_upload(g, last, g->lb[last].dy, dy);
     cb_exec_act_upload(r, last, r->lb[last].dy, dy);
     cb_exec_backward(g, NULL);
@@ -1086,7 +1090,9 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (part && !strcmp(part, "storage-small")) part = "storage", small_only = true; // for compute-sanitizer
-    rng_state = (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL | 1;
+    // fresh inputs each run; $CB_TEST_SEED (the number a run printed) repeats one
+    const char *seed = getenv("CB_TEST_SEED");
+    rng_state = seed && *seed ? strtoull(seed, NULL, 10) | 1 : (uint64_t)time(NULL) * 0x9E3779B97F4A7C15ULL | 1;
     printf("test_gpu: seed %llu\n", (unsigned long long)rng_state);
     if (only && (!strncmp(only, "cpu", 3) || !strncmp(only, "onednn", 6)) && (!strchr(only, '-') || !strcmp(strchr(only, '-'), "-small"))) {
         char be[32]; // "-small": the small cases alone (under the sanitizers)

@@ -92,6 +92,7 @@ struct cb_exec {
     void *ws;                     // shared workspace, max over layers and phases
     size_t ws_bytes;
     float *scratch;               // gradient accumulation for layers with several consumers
+    void *grad_arena;             // every dy and dpre, placed by liveness (exec.c); NULL: one buffer each
     float *prob;                  // (N, K) criterion probabilities when the net has no Softmax layer
     int32_t *labels;              // (N)
     bool *grad_ready;             // per layer, during backward

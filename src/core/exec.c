@@ -57,6 +57,83 @@ static size_t aux_bytes(const cb_layer *L, bool train) {
     return 0;
 }
 
+// ---- the gradients' arena ------------------------------------------------------------------------
+// A layer's output gradient dy, and a batch-normed layer's dpre, live only inside the backward pass:
+// dy[i] from its first write (the criterion for the last layer, else the backward of i's highest
+// consumer) to the end of layer i's own backward; dpre[i] within layer i's backward. Counting the
+// backward's steps by layer index (n-1 down to 1), dy[i] lives over [i, max consumer] and dpre[i]
+// over [i, i]. Buffers whose intervals meet never share bytes; the rest share one arena, placed
+// largest first at the lowest offset that overlaps no placed buffer live at the same time (first
+// fit, as TFLite's arena planner does). Two gradients stay live throughout: the last layer's (a
+// caller may set it once and run backward many times) and the input's (read after backward).
+// $CONVBENCH_MEMORY=separate gives every gradient its own buffer, as before (for A/B runs).
+typedef struct grad_buf {
+    void **slot;     // &lb[i].dy or &lb[i].dpre
+    size_t bytes;    // aligned
+    int lo, hi;      // live over backward steps lo..hi (layer indices)
+    size_t off;
+} grad_buf;
+
+static int grad_buf_cmp(const void *a, const void *b) {
+    const grad_buf *x = a, *y = b;
+    return x->bytes != y->bytes ? (x->bytes < y->bytes ? 1 : -1) : (x->lo > y->lo) - (x->lo < y->lo);
+}
+static int off_cmp(const void *a, const void *b) {
+    const grad_buf *x = *(grad_buf *const *)a, *y = *(grad_buf *const *)b;
+    return (x->off > y->off) - (x->off < y->off);
+}
+
+// offsets for bufs[0..nb) (sorted here, largest first); returns the arena's size
+static size_t grads_first_fit(grad_buf *bufs, int nb) {
+    qsort(bufs, (size_t)nb, sizeof *bufs, grad_buf_cmp);
+    grad_buf **live = cb_xcalloc((size_t)nb + 1, sizeof *live);
+    size_t total = 0;
+    for (int k = 0; k < nb; k++) {
+        int nl = 0;
+        for (int j = 0; j < k; j++) // the placed buffers live at the same time, by offset
+            if (bufs[j].lo <= bufs[k].hi && bufs[k].lo <= bufs[j].hi) live[nl++] = &bufs[j];
+        qsort(live, (size_t)nl, sizeof *live, off_cmp);
+        size_t off = 0;
+        for (int j = 0; j < nl && live[j]->off < off + bufs[k].bytes; j++)
+            if (live[j]->off + live[j]->bytes > off) off = live[j]->off + live[j]->bytes;
+        bufs[k].off = off;
+        if (off + bufs[k].bytes > total) total = off + bufs[k].bytes;
+    }
+    free(live);
+    return total;
+}
+
+static bool grads_place(cb_exec *e, bool *ok) {
+    const cb_net *net = e->net;
+    int n = net->nlayers;
+    const char *mode = getenv("CONVBENCH_MEMORY");
+    bool separate = mode && !strcmp(mode, "separate");
+    grad_buf *bufs = cb_xcalloc((size_t)n * 2 + 1, sizeof *bufs);
+    int *hi = cb_xcalloc((size_t)n, sizeof *hi), nb = 0;
+    for (int i = 0; i < n; i++) hi[i] = i;
+    for (int j = 0; j < n; j++)
+        for (int k = 0; k < net->layers[j].nparents; k++)
+            if (hi[net->layers[j].parents[k]] < j) hi[net->layers[j].parents[k]] = j;
+    for (int i = 0; i < n; i++) {
+        const cb_layer *L = &net->layers[i];
+        size_t bytes = ((size_t)cb_shape_count(L->out) * e->act_bytes + 255) & ~(size_t)255;
+        if (i > 0 || !e->opts.no_data_grad)
+            bufs[nb++] = (grad_buf){(void **)&e->lb[i].dy, bytes, i == 0 || i == n - 1 ? 0 : i, i == 0 || i == n - 1 ? n - 1 : hi[i], 0};
+        if (L->bn) bufs[nb++] = (grad_buf){(void **)&e->lb[i].dpre, bytes, i, i, 0};
+    }
+    free(hi);
+    if (separate) {
+        for (int k = 0; k < nb; k++) *bufs[k].slot = take(e, bufs[k].bytes, ok);
+        free(bufs);
+        return *ok;
+    }
+    size_t total = grads_first_fit(bufs, nb);
+    e->grad_arena = take(e, total, ok);
+    for (int k = 0; k < nb && e->grad_arena; k++) *bufs[k].slot = (char *)e->grad_arena + bufs[k].off;
+    free(bufs);
+    return *ok;
+}
+
 static void param_counts(const cb_layer *L, int64_t *nw, int64_t *nb, int64_t *nbn) {
     *nw = *nb = *nbn = 0;
     if (L->op == CB_OP_CONV) {
@@ -107,12 +184,13 @@ void cb_exec_destroy(cb_exec *e) {
     if (e->lb) {
         for (int i = 0; i < e->net->nlayers; i++) {
             cb_lbuf *b = &e->lb[i];
-            void *bufs[] = {b->y, b->dy, b->pre, b->dpre, b->act_in, b->bn_mean, b->bn_invstd, b->aux};
+            void *bufs[] = {b->y, e->grad_arena ? NULL : b->dy, b->pre, e->grad_arena ? NULL : b->dpre,
+                            b->act_in, b->bn_mean, b->bn_invstd, b->aux};
             for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
                 if (bufs[j]) e->be->release(e, bufs[j]);
         }
     }
-    void *bufs[] = {e->params, e->grads, e->moms, e->stats, e->ws, e->scratch, e->prob, e->labels};
+    void *bufs[] = {e->params, e->grads, e->moms, e->stats, e->ws, e->scratch, e->prob, e->labels, e->grad_arena};
     for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
         if (bufs[j]) e->be->release(e, bufs[j]);
     if (e->be->destroy) e->be->destroy(e);
@@ -125,6 +203,11 @@ void cb_exec_destroy(cb_exec *e) {
 
 cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     if (cb_backend_supports(net, opts, err) != CB_REASON_NONE) return NULL;
+    const char *mem = getenv("CONVBENCH_MEMORY");
+    if (mem && *mem && strcmp(mem, "reuse") && strcmp(mem, "separate")) {
+        cb_fail(err, CB_STATUS_ARG, "CONVBENCH_MEMORY", NULL, "'%s' is not reuse or separate", mem);
+        return NULL;
+    }
     const cb_backend *be = cb_backend_find(opts->backend);
     cb_exec *e = cb_xcalloc(1, sizeof *e);
     e->net = net;
@@ -183,17 +266,15 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         size_t out = (size_t)cb_shape_count(L->out) * e->act_bytes;
         if (cb_shape_count(L->out) > maxact) maxact = cb_shape_count(L->out);
         b->y = take(e, out, &ok);
-        bool need_dy = train && (i > 0 || !opts->no_data_grad);
-        if (need_dy) b->dy = take(e, out, &ok);
         if (L->bn || L->op == CB_OP_BATCHNORM) {
             if (L->bn) b->pre = take(e, out, &ok);
-            if (L->bn && train) b->dpre = take(e, out, &ok);
             b->bn_mean = take(e, (size_t)L->out.c * 4, &ok);
             b->bn_invstd = take(e, (size_t)L->out.c * 4, &ok);
         }
         if (train && cb_act_needs_input(L->act)) b->act_in = take(e, out, &ok);
         b->aux = take(e, aux_bytes(L, train), &ok);
     }
+    if (train && ok) ok = grads_place(e, &ok);
     if (train) e->scratch = take(e, (size_t)maxact * e->act_bytes, &ok);
     int64_t classes = last->out.c * last->out.h * last->out.w;
     e->labels = take(e, (size_t)last->out.n * 4, &ok);
