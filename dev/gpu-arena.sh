@@ -7,7 +7,8 @@
 #   AB=1 bash dev/gpu-arena.sh COMMIT     # the A/B steps (the build of the first call is reused)
 set -u; B=build-gpu; RES=/tmp/cb-res; mkdir -p $RES $OUT
 if [ -z "${AB:-}" ]; then
-  CB_COMMIT=$1 SKIP_LAB=1 TEST_S=300 SAN_S=330 bash scripts/gpu-run.sh check
+  [ -n "${FFT_ONLY:-}" ] || CB_COMMIT=$1 SKIP_LAB=1 TEST_S=300 SAN_S=330 bash scripts/gpu-run.sh check
+  . scripts/device-env.sh
   for k in 1 2 3 4 5 6 7 8; do
     CB_TEST_SEED=$((RANDOM * 65536 + k)) CB_TEST_ALGOS=fft-cufft timeout 100 $B/tests/test_gpu --part own > $RES/fft_$k.log 2>&1 &
   done; wait
