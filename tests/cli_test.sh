@@ -96,11 +96,14 @@ assert r['min_ms'] <= r['median_ms'] <= r['max_ms'] and r['stddev_ms'] >= 0 and 
 "$cb" fullpass fashion-lenet --batch 4 --warmup 0 --iters 3 --format csv --quiet > "$tmp/f.csv" 2>/dev/null
 if python3 -c "
 import csv; rows = list(csv.DictReader(open('$tmp/f.csv')))
-assert {r['table'] for r in rows} == {'fullpass', 'samples', 'breakdown'}
+assert {r['table'] for r in rows} == {'fullpass', 'samples', 'breakdown', 'memory'}
+assert {r['kind'] for r in rows if r['table'] == 'memory'} >= {'parameters', 'layer outputs', 'shared arena'}
 assert all(r['batch'] == '4' and r['backend'] == 'cpu' and r['update'] == 'false' and r['convbench_commit'] for r in rows)
 assert len([r for r in rows if r['table'] == 'samples' and r['phase'] == 'total']) == 3
 assert rows[0]['command'].startswith('convbench fullpass fashion-lenet')
 " 2>"$tmp/py.err"; then ok "csv: long format, header fields included"; else bad "csv: $(tail -2 "$tmp/py.err")"; fi
+CONVBENCH_MEMORY=bogus expect "CONVBENCH_MEMORY refused by name" 2 "CONVBENCH_MEMORY: 'bogus' is not reuse or separate" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --quiet
+CONVBENCH_MEMORY=separate expect "CONVBENCH_MEMORY=separate runs" 0 "memory_mode separate" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --quiet
 expect "fullpass --min-time" 0 "until they add up to --min-time" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 2 --min-time 0.05 --quiet
 "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --threads 1 --format json --quiet > "$tmp/t.json" 2>/dev/null
 if python3 -c "import json; assert json.load(open('$tmp/t.json'))['threads'] == 1" 2>/dev/null; then ok "fullpass --threads 1"; else bad "--threads 1"; fi

@@ -512,9 +512,11 @@ static void test_onednn_matches_ref(void) {
     onednn_sgd_matches_ref(NULL, "fashion-lenet");
 }
 
-// The gradients' arena (exec.c): buffers live at the same point of the backward pass never share
-// bytes (intervals derived here, independently of the engine), the arena plans fewer bytes than
-// one buffer per gradient, and one SGD step gives bit-identical gradients either way.
+// The shared arena (exec.c): buffers live at the same point of the step never share bytes
+// (intervals derived here, independently of the engine: forward of layer i at i, its backward at
+// 2n-1-i), an output shares only where nothing reads it in backward (no activation; every
+// consumer a sum or a concatenation), the arena plans fewer bytes than one buffer each, and one
+// SGD step gives bit-identical gradients either way.
 static bool live_overlap(int lo1, int hi1, int lo2, int hi2) { return lo1 <= hi2 && lo2 <= hi1; }
 
 static void grad_arena_case(const char *json, const char *name, int batch, bool run) {
@@ -527,21 +529,39 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
     unsetenv("CONVBENCH_MEMORY");
     cb_exec *b = make(net, "cpu", 0.01f);
     if (!a || !b) goto out;
-    int n = net->nlayers, hi[1024], nb = 0;
+    int n = net->nlayers, hi[1024], nb = 0, transient = 0, unsafe = 0;
     CHECK(n <= 1024, "%s: %d layers", name, n);
     if (n > 1024) goto out;
     typedef struct { const char *p; size_t bytes; int lo, hi; } live_buf;
-    live_buf g[2048];
+    live_buf g[4096];
     for (int i = 0; i < n; i++) hi[i] = i;
     for (int j = 0; j < n; j++)
         for (int k = 0; k < net->layers[j].nparents; k++)
             if (hi[net->layers[j].parents[k]] < j) hi[net->layers[j].parents[k]] = j;
+    const char *arena = b->arena;
     for (int i = 0; i < n; i++) {
-        size_t bytes = (size_t)cb_shape_count(net->layers[i].out) * 4;
+        const cb_layer *L = &net->layers[i];
+        size_t bytes = (size_t)cb_shape_count(L->out) * 4;
+        int bw = 2 * n - 1 - i, T = 2 * n - 1;
         bool pinned = i == 0 || i == n - 1;
-        if (b->lb[i].dy) g[nb++] = (live_buf){(const char *)b->lb[i].dy, bytes, pinned ? 0 : i, pinned ? n - 1 : hi[i]};
-        if (b->lb[i].dpre) g[nb++] = (live_buf){(const char *)b->lb[i].dpre, bytes, i, i};
+        const char *y = (const char *)b->lb[i].y;
+        if (arena && y >= arena && y < arena + cb_exec_memory(b, CB_MEM_ARENA)) { // a transient output: is it safe?
+            transient++;
+            bool ok = L->act == CB_ACT_NONE && !pinned;
+            for (int j = i + 1; j < n; j++)
+                for (int k = 0; k < net->layers[j].nparents; k++)
+                    if (net->layers[j].parents[k] == i) ok &= net->layers[j].op == CB_OP_ADD || net->layers[j].op == CB_OP_CONCAT;
+            unsafe += !ok;
+            g[nb++] = (live_buf){y, bytes, i, hi[i]};
+        } else g[nb++] = (live_buf){y, bytes, 0, T}; // an output kept for backward
+        if (b->lb[i].pre) g[nb++] = (live_buf){(const char *)b->lb[i].pre, bytes, 0, T};
+        if (b->lb[i].dy) g[nb++] = (live_buf){(const char *)b->lb[i].dy, bytes, pinned ? 0 : 2 * n - 1 - hi[i], pinned ? T : bw};
+        if (b->lb[i].dpre) g[nb++] = (live_buf){(const char *)b->lb[i].dpre, bytes, bw, bw};
     }
+    int64_t maxact = 0;
+    for (int i = 0; i < n; i++)
+        if (cb_shape_count(net->layers[i].out) > maxact) maxact = cb_shape_count(net->layers[i].out);
+    g[nb++] = (live_buf){(const char *)b->scratch, (size_t)maxact * 4, n, 2 * n - 1};
     int clashes = 0, shared = 0;
     for (int x = 0; x < nb; x++)
         for (int y = x + 1; y < nb; y++) {
@@ -549,9 +569,11 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
             if (!disjoint && live_overlap(g[x].lo, g[x].hi, g[y].lo, g[y].hi)) clashes++;
             if (!disjoint) shared++;
         }
-    CHECK(clashes == 0, "%s: %d pairs of gradients live at once share bytes", name, clashes);
+    CHECK(clashes == 0, "%s: %d pairs of buffers live at once share bytes", name, clashes);
+    CHECK(unsafe == 0, "%s: %d outputs share the arena though a backward reads them", name, unsafe);
     double sa = (double)cb_exec_peak_bytes(a) / (1 << 20), sb = (double)cb_exec_peak_bytes(b) / (1 << 20);
-    printf("  %s: %d gradient buffers, %d pairs share bytes; planned %.2f MiB (one buffer each %.2f)\n", name, nb, shared, sb, sa);
+    printf("  %s: %d buffers (%d transient outputs), %d pairs share bytes; planned %.2f MiB (one buffer each %.2f)\n", name, nb,
+           transient, shared, sb, sa);
     CHECK(shared > 0 && sb < sa, "%s: the arena saves nothing (%.2f vs %.2f MiB)", name, sb, sa);
     if (!run) goto out;
     double la = step_loss(a), lb = step_loss(b);
@@ -586,7 +608,44 @@ out:
     cb_net_free(net);
 }
 
+// inference: every output but the input's and the last shares the arena; two forward passes give
+// the very output of one buffer each
+static void infer_arena_case(const char *name, int batch) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load(name, &err);
+    CHECK(net && cb_net_set_batch(net, batch, &err) == CB_OK, "%s", err.msg);
+    if (!net) return;
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.train = false;
+    setenv("CONVBENCH_MEMORY", "separate", 1);
+    cb_exec *a = cb_exec_create(net, &o, &err);
+    unsetenv("CONVBENCH_MEMORY");
+    cb_exec *b = cb_exec_create(net, &o, &err);
+    CHECK(a && b, "%s: %s", name, err.msg);
+    if (a && b) {
+        int64_t k = cb_exec_output_classes(b) * batch;
+        float *ya = malloc((size_t)k * 4), *yb = malloc((size_t)k * 4), *yb2 = malloc((size_t)k * 4);
+        cb_exec_forward(a, false, NULL);
+        cb_exec_get_output(a, ya, (size_t)k);
+        cb_exec_forward(b, false, NULL);
+        cb_exec_get_output(b, yb, (size_t)k);
+        cb_exec_forward(b, false, NULL);
+        cb_exec_get_output(b, yb2, (size_t)k);
+        CHECK(!memcmp(ya, yb, (size_t)k * 4) && !memcmp(yb, yb2, (size_t)k * 4), "%s: inference outputs differ", name);
+        double sa = (double)cb_exec_peak_bytes(a) / (1 << 20), sb = (double)cb_exec_peak_bytes(b) / (1 << 20);
+        printf("  %s inference b%d: planned %.2f MiB (one buffer each %.2f)\n", name, batch, sb, sa);
+        CHECK(sb < sa, "%s: the inference arena saves nothing", name);
+        free(ya), free(yb), free(yb2);
+    }
+    cb_exec_destroy(a);
+    cb_exec_destroy(b);
+    cb_net_free(net);
+}
+
 static void test_grad_arena(void) {
+    infer_arena_case("googlenet", 2);
+    infer_arena_case("fashion-lenet", 3);
     grad_arena_case(NET_ACTS, "acts.json", 0, true);
     grad_arena_case(NET_ALL, "all.json", 0, true);
     grad_arena_case(NET_MODERN, "modern.json", 0, true);

@@ -77,6 +77,26 @@ static void breakdown_add(breakdown *b, const cb_net *net, const cb_layer_times 
 
 // the breakdown table: parts by total time, then the gaps and the measured step (median of the
 // steps timed without per-layer synchronisation); returns the parts' share of the step
+// where the planned bytes go (cb_mem_kind), largest first
+static void memory_table(cb_report *r, const cb_exec *e) {
+    const char *cols[] = {"kind", "mib", "pct"};
+    cb_table *t = cb_report_table(r, "memory", 3, cols);
+    double all = (double)cb_exec_peak_bytes(e);
+    bool done[CB_MEM_COUNT] = {0};
+    for (int n = 0; n < CB_MEM_COUNT; n++) {
+        int best = -1;
+        for (int k = 0; k < CB_MEM_COUNT; k++)
+            if (!done[k] && (best < 0 || cb_exec_memory(e, (cb_mem_kind)k) > cb_exec_memory(e, (cb_mem_kind)best))) best = k;
+        done[best] = true;
+        double b = (double)cb_exec_memory(e, (cb_mem_kind)best);
+        if (b == 0) continue;
+        cb_table_row(t);
+        cb_table_str(t, cb_mem_kind_name((cb_mem_kind)best));
+        cb_table_num(t, b / (1 << 20), 1);
+        cb_table_num(t, all > 0 ? 100 * b / all : 0, 1);
+    }
+}
+
 static double breakdown_table(cb_report *r, const breakdown *b, double step) {
     const char *cols[] = {"part", "forward_ms", "backward_ms", "total_ms", "share_pct"};
     cb_table *t = cb_report_table(r, "breakdown", 5, cols);
@@ -321,10 +341,17 @@ static int run(int argc, char **argv) {
                    device ? " (from separate steps timed per layer; the other phases are timed without per-layer syncs)" : "");
     double cover = breakdown_table(r, &bd, total.median);
     cb_report_meta_num(r, "breakdown_coverage", cover);
+    memory_table(r, e);
     if (per_layer) layer_table(r, &bd, e);
     cb_report_note(r, "breakdown: mean per step of %d steps timed layer by layer%s; a conv or FC layer's part includes its bias, "
                       "padded input copy and weight cast (bf16 storage, after an update); the parts cover %.1f%% of the step",
                    bd.steps, device ? " (separate from the steps of the phase table)" : "", 100 * cover);
+    bool shared = cb_exec_memory_shared(e);
+    cb_report_meta_str(r, "memory_mode", shared ? "reuse" : "separate");
+    cb_report_note(r, "memory: the planned buffers by kind; %s", shared
+                   ? "the gradients, the accumulation buffer and the outputs no backward reads share one arena placed by "
+                     "liveness over the step ($CONVBENCH_MEMORY=separate: one buffer each)"
+                   : "memory_mode separate ($CONVBENCH_MEMORY): every buffer its own allocation, no arena");
     cb_report_note(r, "memory_mb: the planned buffers; host_max_rss_mb: the process's measured peak resident memory%s",
                    on_gpu ? "; device_peak_mb: the measured high-water mark of device memory in use (cudaMemGetInfo "
                             "after start-up and after each step) above what was in use before" : "");

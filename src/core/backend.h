@@ -92,13 +92,14 @@ struct cb_exec {
     void *ws;                     // shared workspace, max over layers and phases
     size_t ws_bytes;
     float *scratch;               // gradient accumulation for layers with several consumers
-    void *grad_arena;             // every dy and dpre, placed by liveness (exec.c); NULL: one buffer each
+    void *arena;                  // dy, dpre, scratch, transient outputs, placed by liveness (exec.c); NULL: one buffer each
     float *prob;                  // (N, K) criterion probabilities when the net has no Softmax layer
     int32_t *labels;              // (N)
     bool *grad_ready;             // per layer, during backward
     int *span;                    // (nlayers, CB_SPAN_COUNT, 2) per-layer timing: first and last mark of each piece
     size_t allocated;             // bytes taken through be->alloc (and a backend's own copies)
     double planned;               // bytes the plan asked for, allocated or not (for the out-of-memory message)
+    size_t mem[CB_MEM_COUNT];     // bytes the engine allocated, by kind (CB_MEM_BACKEND: unused here)
     uint64_t rng;
     size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)
     uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them
@@ -116,6 +117,9 @@ static inline cb_choice cb_choice_of(cb_impl impl, int algo, const char *name) {
 
 // the next seed of the run's sequence for a GPU kernel's own generator (dropout)
 static inline uint64_t cb_exec_next_seed(cb_exec *e) { return cb_rng_lcg(&e->rng); }
+
+// Layer i's output y is transient (no backward reads it): it shares the arena (exec.c).
+bool cb_exec_output_transient(const cb_net *net, int i, bool train);
 
 // Gradient w.r.t. the op's own output (before batch norm and activation): dpre or dy.
 static inline float *cb_exec_op_grad(const cb_exec *e, int i) { return e->lb[i].dpre ? e->lb[i].dpre : e->lb[i].dy; }

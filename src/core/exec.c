@@ -38,13 +38,27 @@ void cb_exec_opts_default(cb_exec_opts *o) {
     o->workspace_limit = (size_t)4096 << 20;
 }
 
-static void *take(cb_exec *e, size_t bytes, bool *ok) {
+static void *take_kind(cb_exec *e, size_t bytes, bool *ok, cb_mem_kind k) {
     e->planned += (double)bytes; // counted on after a failure: the message gives the whole plan
     if (!*ok || bytes == 0) return NULL;
     void *p = e->be->alloc(e, bytes);
     if (!p) *ok = false;
-    else e->allocated += bytes;
+    else e->allocated += bytes, e->mem[k] += bytes;
     return p;
+}
+
+static const char *const MEM_NAMES[] = {"parameters", "layer outputs", "intermediates", "shared arena",
+                                        "workspace", "criterion", "backend copies"};
+_Static_assert(sizeof MEM_NAMES / sizeof MEM_NAMES[0] == CB_MEM_COUNT, "a memory kind lacks a name");
+const char *cb_mem_kind_name(cb_mem_kind k) { return (unsigned)k < CB_MEM_COUNT ? MEM_NAMES[k] : "?"; }
+
+bool cb_exec_memory_shared(const cb_exec *e) { return e->arena != NULL; }
+
+size_t cb_exec_memory(const cb_exec *e, cb_mem_kind k) {
+    if (k != CB_MEM_BACKEND) return (unsigned)k < CB_MEM_COUNT ? e->mem[k] : 0;
+    size_t mine = 0;
+    for (int j = 0; j < CB_MEM_BACKEND; j++) mine += e->mem[j];
+    return e->allocated > mine ? e->allocated - mine : 0;
 }
 
 // Does layer i keep extra state for backward, and how big is its auxiliary buffer (bytes)?
@@ -57,36 +71,45 @@ static size_t aux_bytes(const cb_layer *L, bool train) {
     return 0;
 }
 
-// ---- the gradients' arena ------------------------------------------------------------------------
-// A layer's output gradient dy, and a batch-normed layer's dpre, live only inside the backward pass:
-// dy[i] from its first write (the criterion for the last layer, else the backward of i's highest
-// consumer) to the end of layer i's own backward; dpre[i] within layer i's backward. Counting the
-// backward's steps by layer index (n-1 down to 1), dy[i] lives over [i, max consumer] and dpre[i]
-// over [i, i]. Buffers whose intervals meet never share bytes; the rest share one arena, placed
-// largest first at the lowest offset that overlaps no placed buffer live at the same time (first
-// fit, as TFLite's arena planner does). Two gradients stay live throughout: the last layer's (a
-// caller may set it once and run backward many times) and the input's (read after backward).
-// $CONVBENCH_MEMORY=separate gives every gradient its own buffer, as before (for A/B runs).
-typedef struct grad_buf {
-    void **slot;     // &lb[i].dy or &lb[i].dpre
+// ---- the shared arena -----------------------------------------------------------------------------
+// Buffers that live only part of a step share one arena. One timeline covers the step: layer i's
+// forward at t = i, its backward at t = 2n-1-i (the backward runs from layer n-1 down to 1).
+//   - dy[i] (its output's gradient) lives from its first write, the backward of its highest
+//     consumer h (the criterion for the last layer), to its own backward: [2n-1-h, 2n-1-i];
+//   - dpre[i] (a batch-normed layer's gradient before the batch norm): [2n-1-i, 2n-1-i];
+//   - the accumulation scratch: the whole backward, [n, 2n-1];
+//   - a transient output y[i], one that no backward reads, from its forward to its last
+//     consumer's: [i, h]. In training that is a layer without activation whose own backward reads
+//     only its input and dy (Convolution, InnerProduct, with or without batch norm; a sum; a
+//     concatenation) and whose every consumer is a sum or a concatenation (their backward reads no
+//     input): the last convolution of a residual block, a projection shortcut. In inference every
+//     output but the input's and the last layer's is transient, and so is a batch norm's input
+//     pre[i] ([i, i]).
+// The last layer's gradient and the input's stay live throughout (a caller may set the first once
+// and run many steps; the second is read after backward), as do the input and the last output.
+// Buffers whose intervals meet never share bytes; they are placed largest first at the lowest
+// offset that overlaps no placed buffer live at the same time (first fit, as TFLite's arena
+// planner does). $CONVBENCH_MEMORY=separate gives every buffer its own allocation (A/B runs).
+typedef struct arena_buf {
+    void **slot;     // &lb[i].dy, .dpre, .y, .pre or &e->scratch
     size_t bytes;    // aligned
-    int lo, hi;      // live over backward steps lo..hi (layer indices)
+    int lo, hi;      // live over lo..hi of the timeline
     size_t off;
-} grad_buf;
+} arena_buf;
 
-static int grad_buf_cmp(const void *a, const void *b) {
-    const grad_buf *x = a, *y = b;
+static int arena_buf_cmp(const void *a, const void *b) {
+    const arena_buf *x = a, *y = b;
     return x->bytes != y->bytes ? (x->bytes < y->bytes ? 1 : -1) : (x->lo > y->lo) - (x->lo < y->lo);
 }
 static int off_cmp(const void *a, const void *b) {
-    const grad_buf *x = *(grad_buf *const *)a, *y = *(grad_buf *const *)b;
+    const arena_buf *x = *(arena_buf *const *)a, *y = *(arena_buf *const *)b;
     return (x->off > y->off) - (x->off < y->off);
 }
 
 // offsets for bufs[0..nb) (sorted here, largest first); returns the arena's size
-static size_t grads_first_fit(grad_buf *bufs, int nb) {
-    qsort(bufs, (size_t)nb, sizeof *bufs, grad_buf_cmp);
-    grad_buf **live = cb_xcalloc((size_t)nb + 1, sizeof *live);
+static size_t arena_first_fit(arena_buf *bufs, int nb) {
+    qsort(bufs, (size_t)nb, sizeof *bufs, arena_buf_cmp);
+    arena_buf **live = cb_xcalloc((size_t)nb + 1, sizeof *live);
     size_t total = 0;
     for (int k = 0; k < nb; k++) {
         int nl = 0;
@@ -103,33 +126,63 @@ static size_t grads_first_fit(grad_buf *bufs, int nb) {
     return total;
 }
 
-static bool grads_place(cb_exec *e, bool *ok) {
-    const cb_net *net = e->net;
-    int n = net->nlayers;
-    const char *mode = getenv("CONVBENCH_MEMORY");
-    bool separate = mode && !strcmp(mode, "separate");
-    grad_buf *bufs = cb_xcalloc((size_t)n * 2 + 1, sizeof *bufs);
-    int *hi = cb_xcalloc((size_t)n, sizeof *hi), nb = 0;
+// the highest consumer of each layer (itself when none)
+static int *last_consumers(const cb_net *net) {
+    int n = net->nlayers, *hi = cb_xcalloc((size_t)n, sizeof *hi);
     for (int i = 0; i < n; i++) hi[i] = i;
     for (int j = 0; j < n; j++)
         for (int k = 0; k < net->layers[j].nparents; k++)
             if (hi[net->layers[j].parents[k]] < j) hi[net->layers[j].parents[k]] = j;
+    return hi;
+}
+
+bool cb_exec_output_transient(const cb_net *net, int i, bool train) {
+    int n = net->nlayers;
+    const cb_layer *L = &net->layers[i];
+    if (i == 0 || i == n - 1 || L->nchildren == 0) return false;
+    if (!train) return true;
+    if (L->act != CB_ACT_NONE || (L->op != CB_OP_CONV && L->op != CB_OP_FC && L->op != CB_OP_ADD && L->op != CB_OP_CONCAT))
+        return false;
+    for (int j = i + 1; j < n; j++) {
+        const cb_layer *C = &net->layers[j];
+        for (int k = 0; k < C->nparents; k++)
+            if (C->parents[k] == i && ((C->op != CB_OP_ADD && C->op != CB_OP_CONCAT) || C->bn)) return false;
+    }
+    return true;
+}
+
+static bool arena_separate(void) {
+    const char *mode = getenv("CONVBENCH_MEMORY");
+    return mode && !strcmp(mode, "separate");
+}
+
+// the buffers that share the arena: allocated (one each under CONVBENCH_MEMORY=separate) and set
+static bool arena_place(cb_exec *e, size_t maxact, bool *ok) {
+    const cb_net *net = e->net;
+    int n = net->nlayers, nb = 0, *hi = last_consumers(net);
+    bool train = e->opts.train;
+    arena_buf *bufs = cb_xcalloc((size_t)n * 4 + 1, sizeof *bufs);
+#define BWD(i) (2 * n - 1 - (i))
     for (int i = 0; i < n; i++) {
         const cb_layer *L = &net->layers[i];
         size_t bytes = ((size_t)cb_shape_count(L->out) * e->act_bytes + 255) & ~(size_t)255;
-        if (i > 0 || !e->opts.no_data_grad)
-            bufs[nb++] = (grad_buf){(void **)&e->lb[i].dy, bytes, i == 0 || i == n - 1 ? 0 : i, i == 0 || i == n - 1 ? n - 1 : hi[i], 0};
-        if (L->bn) bufs[nb++] = (grad_buf){(void **)&e->lb[i].dpre, bytes, i, i, 0};
+        bool pinned = i == 0 || i == n - 1;
+        if (cb_exec_output_transient(net, i, train)) bufs[nb++] = (arena_buf){(void **)&e->lb[i].y, bytes, i, hi[i], 0};
+        if (!train && L->bn) bufs[nb++] = (arena_buf){(void **)&e->lb[i].pre, bytes, i, i, 0};
+        if (train && (i > 0 || !e->opts.no_data_grad))
+            bufs[nb++] = (arena_buf){(void **)&e->lb[i].dy, bytes, pinned ? 0 : BWD(hi[i]), pinned ? 2 * n - 1 : BWD(i), 0};
+        if (train && L->bn) bufs[nb++] = (arena_buf){(void **)&e->lb[i].dpre, bytes, BWD(i), BWD(i), 0};
     }
+    if (train) bufs[nb++] = (arena_buf){(void **)&e->scratch, (maxact * e->act_bytes + 255) & ~(size_t)255, n, 2 * n - 1, 0};
+#undef BWD
     free(hi);
-    if (separate) {
-        for (int k = 0; k < nb; k++) *bufs[k].slot = take(e, bufs[k].bytes, ok);
-        free(bufs);
-        return *ok;
+    if (arena_separate()) {
+        for (int k = 0; k < nb; k++) *bufs[k].slot = take_kind(e, bufs[k].bytes, ok, CB_MEM_ARENA);
+    } else {
+        size_t total = arena_first_fit(bufs, nb);
+        e->arena = take_kind(e, total, ok, CB_MEM_ARENA);
+        for (int k = 0; k < nb && e->arena; k++) *bufs[k].slot = (char *)e->arena + bufs[k].off;
     }
-    size_t total = grads_first_fit(bufs, nb);
-    e->grad_arena = take(e, total, ok);
-    for (int k = 0; k < nb && e->grad_arena; k++) *bufs[k].slot = (char *)e->grad_arena + bufs[k].off;
     free(bufs);
     return *ok;
 }
@@ -184,13 +237,15 @@ void cb_exec_destroy(cb_exec *e) {
     if (e->lb) {
         for (int i = 0; i < e->net->nlayers; i++) {
             cb_lbuf *b = &e->lb[i];
-            void *bufs[] = {b->y, e->grad_arena ? NULL : b->dy, b->pre, e->grad_arena ? NULL : b->dpre,
+            bool own = !e->arena; // (else dy, dpre, transient outputs and inference's pre lie in the arena)
+            bool y_own = own || !cb_exec_output_transient(e->net, i, e->opts.train), pre_own = own || e->opts.train;
+            void *bufs[] = {y_own ? b->y : NULL, own ? b->dy : NULL, pre_own ? b->pre : NULL, own ? b->dpre : NULL,
                             b->act_in, b->bn_mean, b->bn_invstd, b->aux};
             for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
                 if (bufs[j]) e->be->release(e, bufs[j]);
         }
     }
-    void *bufs[] = {e->params, e->grads, e->moms, e->stats, e->ws, e->scratch, e->prob, e->labels, e->grad_arena};
+    void *bufs[] = {e->params, e->grads, e->moms, e->stats, e->ws, e->arena ? NULL : e->scratch, e->prob, e->labels, e->arena};
     for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
         if (bufs[j]) e->be->release(e, bufs[j]);
     if (e->be->destroy) e->be->destroy(e);
@@ -238,10 +293,10 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     e->nparams = np;
     e->nstats = ns;
     bool ok = true, train = opts->train;
-    e->params = take(e, (size_t)np * 4, &ok);
-    if (train) e->grads = take(e, (size_t)np * 4, &ok);
-    if (train && opts->momentum != 0) e->moms = take(e, (size_t)np * 4, &ok);
-    e->stats = take(e, (size_t)ns * 4, &ok);
+    e->params = take_kind(e, (size_t)np * 4, &ok, CB_MEM_PARAMS);
+    if (train) e->grads = take_kind(e, (size_t)np * 4, &ok, CB_MEM_PARAMS);
+    if (train && opts->momentum != 0) e->moms = take_kind(e, (size_t)np * 4, &ok, CB_MEM_PARAMS);
+    e->stats = take_kind(e, (size_t)ns * 4, &ok, CB_MEM_PARAMS);
     int64_t off = 0, soff = 0, maxact = 0;
     for (int i = 0; i < n && ok; i++) {
         cb_lbuf *b = &e->lb[i];
@@ -265,20 +320,19 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         }
         size_t out = (size_t)cb_shape_count(L->out) * e->act_bytes;
         if (cb_shape_count(L->out) > maxact) maxact = cb_shape_count(L->out);
-        b->y = take(e, out, &ok);
+        if (!cb_exec_output_transient(net, i, train)) b->y = take_kind(e, out, &ok, CB_MEM_OUTPUTS);
         if (L->bn || L->op == CB_OP_BATCHNORM) {
-            if (L->bn) b->pre = take(e, out, &ok);
-            b->bn_mean = take(e, (size_t)L->out.c * 4, &ok);
-            b->bn_invstd = take(e, (size_t)L->out.c * 4, &ok);
+            if (L->bn && train) b->pre = take_kind(e, out, &ok, CB_MEM_SAVED);
+            b->bn_mean = take_kind(e, (size_t)L->out.c * 4, &ok, CB_MEM_SAVED);
+            b->bn_invstd = take_kind(e, (size_t)L->out.c * 4, &ok, CB_MEM_SAVED);
         }
-        if (train && cb_act_needs_input(L->act)) b->act_in = take(e, out, &ok);
-        b->aux = take(e, aux_bytes(L, train), &ok);
+        if (train && cb_act_needs_input(L->act)) b->act_in = take_kind(e, out, &ok, CB_MEM_SAVED);
+        b->aux = take_kind(e, aux_bytes(L, train), &ok, CB_MEM_SAVED);
     }
-    if (train && ok) ok = grads_place(e, &ok);
-    if (train) e->scratch = take(e, (size_t)maxact * e->act_bytes, &ok);
+    if (ok) ok = arena_place(e, (size_t)maxact, &ok);
     int64_t classes = last->out.c * last->out.h * last->out.w;
-    e->labels = take(e, (size_t)last->out.n * 4, &ok);
-    if (last->op != CB_OP_SOFTMAX) e->prob = take(e, (size_t)last->out.n * (size_t)classes * 4, &ok);
+    e->labels = take_kind(e, (size_t)last->out.n * 4, &ok, CB_MEM_CRITERION);
+    if (last->op != CB_OP_SOFTMAX) e->prob = take_kind(e, (size_t)last->out.n * (size_t)classes * 4, &ok, CB_MEM_CRITERION);
     if (!ok) {
         cb_fail(err, CB_STATUS_NOMEM, net->path, NULL,
                 "out of %s memory: the buffers at batch %lld need %.1f MiB (an allocation failed after %.1f MiB)",
@@ -331,7 +385,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
             cb_choice_format(&b->choice[p], net, b->algo[p], sizeof b->algo[p]);
         }
     ok = true;
-    e->ws = take(e, e->ws_bytes, &ok);
+    e->ws = take_kind(e, e->ws_bytes, &ok, CB_MEM_WORKSPACE);
     if (!ok) {
         cb_fail(err, CB_STATUS_NOMEM, net->path, NULL, "out of %s memory for a %.1f MiB workspace",
                 be->device ? "device" : "host", (double)e->ws_bytes / (1 << 20));
