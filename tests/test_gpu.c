@@ -1082,11 +1082,13 @@ int main(int argc, char **argv) {
     // --backends B[-small]: one backend in fp32 (for compute-sanitizer); --part own|storage|rest: the
     // full run's own-algorithm cases ($CB_TEST_ALGOS picks which), the cudnn/auto NHWC and bf16
     // storage cases, or everything else, so that a GPU machine can run the full suite as parallel
-    // processes
+    // processes; --part net: the small networks on cuda, cudnn and auto in fp32, tf32 and bf16
+    // (NCHW), $CB_TEST_REPEAT times, for a rate of rare failures
     const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
-    if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small")) {
-        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage or storage-small\n", part);
+    if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small") &&
+        strcmp(part, "net")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small or net\n", part);
         return 2;
     }
     if (part && !strcmp(part, "storage-small")) part = "storage", small_only = true; // for compute-sanitizer
@@ -1124,6 +1126,14 @@ int main(int argc, char **argv) {
             layer_cases_rest(be, CB_PREC_FP32);
             if (strcmp(be, "auto") == 0) auto_pool_cases();
             if (!small_only) network_case(be, CB_PREC_FP32);
+        } else if (part && !strcmp(part, "net")) { // the small networks alone, $CB_TEST_REPEAT times (fresh inputs each)
+            const char *rep = getenv("CB_TEST_REPEAT");
+            int reps = rep && atoi(rep) > 0 ? atoi(rep) : 1;
+            const char *bes[] = {"cuda", "cudnn", "auto"};
+            cb_precision precs[] = {CB_PREC_FP32, CB_PREC_TF32, CB_PREC_BF16};
+            for (int k = 0; k < reps; k++)
+                for (int b = 0; b < 3; b++)
+                    for (int q = 0; q < 3; q++) network_case_of(bes[b], precs[q], true), network_case_of(bes[b], precs[q], false);
         } else {
             if (!part || !strcmp(part, "own")) own_algo_cases(false);
             if (part && !strcmp(part, "own")) goto done;
