@@ -126,16 +126,6 @@ static size_t arena_first_fit(arena_buf *bufs, int nb) {
     return total;
 }
 
-// the highest consumer of each layer (itself when none)
-static int *last_consumers(const cb_net *net) {
-    int n = net->nlayers, *hi = cb_xcalloc((size_t)n, sizeof *hi);
-    for (int i = 0; i < n; i++) hi[i] = i;
-    for (int j = 0; j < n; j++)
-        for (int k = 0; k < net->layers[j].nparents; k++)
-            if (hi[net->layers[j].parents[k]] < j) hi[net->layers[j].parents[k]] = j;
-    return hi;
-}
-
 bool cb_exec_output_transient(const cb_net *net, int i, bool train) {
     int n = net->nlayers;
     const cb_layer *L = &net->layers[i];
@@ -143,7 +133,7 @@ bool cb_exec_output_transient(const cb_net *net, int i, bool train) {
     if (!train) return true;
     if (L->act != CB_ACT_NONE || (L->op != CB_OP_CONV && L->op != CB_OP_FC && L->op != CB_OP_ADD && L->op != CB_OP_CONCAT))
         return false;
-    for (int j = i + 1; j < n; j++) {
+    for (int j = i + 1; j <= L->last_child; j++) {
         const cb_layer *C = &net->layers[j];
         for (int k = 0; k < C->nparents; k++)
             if (C->parents[k] == i && ((C->op != CB_OP_ADD && C->op != CB_OP_CONCAT) || C->bn)) return false;
@@ -156,10 +146,11 @@ static bool arena_separate(void) {
     return mode && !strcmp(mode, "separate");
 }
 
-// the buffers that share the arena: allocated (one each under CONVBENCH_MEMORY=separate) and set
-static bool arena_place(cb_exec *e, size_t maxact, bool *ok) {
+// the buffers that share the arena: allocated (one each under CONVBENCH_MEMORY=separate) and set;
+// *ok false when an allocation failed
+static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
     const cb_net *net = e->net;
-    int n = net->nlayers, nb = 0, *hi = last_consumers(net);
+    int n = net->nlayers, nb = 0;
     bool train = e->opts.train;
     arena_buf *bufs = cb_xcalloc((size_t)n * 4 + 1, sizeof *bufs);
 #define BWD(i) (2 * n - 1 - (i))
@@ -167,15 +158,15 @@ static bool arena_place(cb_exec *e, size_t maxact, bool *ok) {
         const cb_layer *L = &net->layers[i];
         size_t bytes = ((size_t)cb_shape_count(L->out) * e->act_bytes + 255) & ~(size_t)255;
         bool pinned = i == 0 || i == n - 1;
-        if (cb_exec_output_transient(net, i, train)) bufs[nb++] = (arena_buf){(void **)&e->lb[i].y, bytes, i, hi[i], 0};
+        int hi = L->last_child >= 0 ? L->last_child : i; // its last consumer
+        if (cb_exec_output_transient(net, i, train)) bufs[nb++] = (arena_buf){(void **)&e->lb[i].y, bytes, i, hi, 0};
         if (!train && L->bn) bufs[nb++] = (arena_buf){(void **)&e->lb[i].pre, bytes, i, i, 0};
         if (train && (i > 0 || !e->opts.no_data_grad))
-            bufs[nb++] = (arena_buf){(void **)&e->lb[i].dy, bytes, pinned ? 0 : BWD(hi[i]), pinned ? 2 * n - 1 : BWD(i), 0};
+            bufs[nb++] = (arena_buf){(void **)&e->lb[i].dy, bytes, pinned ? 0 : BWD(hi), pinned ? 2 * n - 1 : BWD(i), 0};
         if (train && L->bn) bufs[nb++] = (arena_buf){(void **)&e->lb[i].dpre, bytes, BWD(i), BWD(i), 0};
     }
     if (train) bufs[nb++] = (arena_buf){(void **)&e->scratch, (maxact * e->act_bytes + 255) & ~(size_t)255, n, 2 * n - 1, 0};
 #undef BWD
-    free(hi);
     if (arena_separate()) {
         for (int k = 0; k < nb; k++) *bufs[k].slot = take_kind(e, bufs[k].bytes, ok, CB_MEM_ARENA);
     } else {
@@ -184,7 +175,6 @@ static bool arena_place(cb_exec *e, size_t maxact, bool *ok) {
         for (int k = 0; k < nb && e->arena; k++) *bufs[k].slot = (char *)e->arena + bufs[k].off;
     }
     free(bufs);
-    return *ok;
 }
 
 static void param_counts(const cb_layer *L, int64_t *nw, int64_t *nb, int64_t *nbn) {
@@ -329,7 +319,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         if (train && cb_act_needs_input(L->act)) b->act_in = take_kind(e, out, &ok, CB_MEM_SAVED);
         b->aux = take_kind(e, aux_bytes(L, train), &ok, CB_MEM_SAVED);
     }
-    if (ok) ok = arena_place(e, (size_t)maxact, &ok);
+    if (ok) arena_place(e, (size_t)maxact, &ok);
     int64_t classes = last->out.c * last->out.h * last->out.w;
     e->labels = take_kind(e, (size_t)last->out.n * 4, &ok, CB_MEM_CRITERION);
     if (last->op != CB_OP_SOFTMAX) e->prob = take_kind(e, (size_t)last->out.n * (size_t)classes * 4, &ok, CB_MEM_CRITERION);
