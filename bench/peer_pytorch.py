@@ -56,7 +56,9 @@ def tv(name):  # a torchvision model, untrained: convbench's nets/ of the same n
 NETS = {'alexnet': (alexnet, 128, 224), 'overfeat': (overfeat, 128, 231), 'vgg_a': (lambda: vgg(VGG_A), 64, 224),
         'googlenet': (googlenet, 128, 224), 'vgg16': (lambda: vgg(VGG_16), 64, 224), 'resnet50': (tv('resnet50'), 64, 224),
         'resnext50': (tv('resnext50_32x4d'), 64, 224), 'mobilenet-v2': (tv('mobilenet_v2'), 128, 224),
-        'efficientnet-b0': (tv('efficientnet_b0'), 128, 224), 'convnext-tiny': (tv('convnext_tiny'), 64, 224)}
+        'efficientnet-b0': (tv('efficientnet_b0'), 128, 224), 'convnext-tiny': (tv('convnext_tiny'), 64, 224),
+        # outside the built-ins (dev/gen_resnets.py writes convbench's dev/nets/resnet34.json and resnet101.json)
+        'resnet34': (tv('resnet34'), 256, 224), 'resnet101': (tv('resnet101'), 128, 224)}
 
 def set_mode(mode):
     tf = mode == 'tf32'

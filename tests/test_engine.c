@@ -50,6 +50,25 @@ static const char *NET_MODERN =
     "\"gap2\": {\"parents\": [\"mul3\"], \"type\": \"GlobalAvgPool\"},"
     "\"fc\": {\"parents\": [\"gap2\"], \"type\": \"InnerProduct\", \"num_outputs\": 5}}}";
 
+// sums every way the gradient routing (exec.c) meets them: an input summed twice, a chain of sums,
+// a sum of three, a layer two sums read, a sum with ReLU, a sum of the input, a sum as the last layer
+static const char *NET_SUMS =
+    "{\"name\": \"sums\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 6, 5, 3]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 3, 3], \"padding\": [1, 1], \"activation_fn\": \"silu\"},"
+    "\"s0\": {\"parents\": [\"c1\", \"data\"], \"type\": \"Elementwise\"},"
+    "\"dbl\": {\"parents\": [\"s0\", \"s0\"], \"type\": \"Elementwise\"},"
+    "\"c2\": {\"parents\": [\"dbl\"], \"type\": \"Convolution\", \"filter\": [3, 2, 3, 3], \"padding\": [1, 0, 1, 1], \"activation_fn\": null},"
+    "\"s1\": {\"parents\": [\"c2\", \"dbl\"], \"type\": \"Elementwise\", \"activation_fn\": \"relu\"},"
+    "\"c3\": {\"parents\": [\"s1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 3, 3], \"normalizer_fn\": \"batch_norm\", \"bias\": false, \"activation_fn\": null},"
+    "\"s2\": {\"parents\": [\"c3\", \"s1\", \"c2\"], \"type\": \"Elementwise\"},"
+    "\"s3\": {\"parents\": [\"s1\", \"s2\"], \"type\": \"Elementwise\", \"activation_fn\": \"relu\"},"
+    "\"c4\": {\"parents\": [\"s3\"], \"type\": \"Convolution\", \"filter\": [3, 3, 3, 3], \"padding\": [1, 1], \"activation_fn\": null},"
+    "\"s4\": {\"parents\": [\"c4\", \"s3\"], \"type\": \"Elementwise\", \"activation_fn\": \"sigmoid\"},"
+    "\"fc\": {\"parents\": [\"s4\"], \"type\": \"InnerProduct\", \"num_outputs\": 6, \"activation_fn\": null},"
+    "\"fc2\": {\"parents\": [\"s4\"], \"type\": \"InnerProduct\", \"num_outputs\": 6, \"activation_fn\": null},"
+    "\"out\": {\"parents\": [\"fc\", \"fc2\"], \"type\": \"Elementwise\"}}}";
+
 static cb_exec *make(cb_net *net, const char *backend, float lr) {
     cb_exec_opts o;
     cb_exec_opts_default(&o);
@@ -201,7 +220,10 @@ static void test_gradients_finite_differences(void) {
     gradients_finite_differences(NET_ACTS, "acts.json");
 }
 static void test_modern_cpu_matches_ref(void) { backend_matches_ref("cpu", NET_MODERN); }
-static void test_modern_gradients_finite_differences(void) { gradients_finite_differences(NET_MODERN, "modern.json"); }
+static void test_modern_gradients_finite_differences(void) {
+    gradients_finite_differences(NET_MODERN, "modern.json");
+    gradients_finite_differences(NET_SUMS, "sums.json"); // the gradients routed through sums (exec.c)
+}
 
 // the shapes of NET_MODERN's new kinds, and their parameters
 static void test_modern_shapes(void) {
@@ -524,12 +546,17 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
     cb_net *net = json ? cb_net_load_string(json, name, &err) : cb_net_load(name, &err);
     CHECK(net && (json || cb_net_set_batch(net, batch, &err) == CB_OK), "%s", err.msg);
     if (!net) return;
-    setenv("CONVBENCH_MEMORY", "separate", 1);
+    setenv("CONVBENCH_MEMORY", "separate", 1); // a: one buffer each, every sum's gradient copied (as before both)
+    setenv("CONVBENCH_GRAD_ROUTE", "copy", 1);
     cb_exec *a = make(net, "cpu", 0.01f);
     unsetenv("CONVBENCH_MEMORY");
+    unsetenv("CONVBENCH_GRAD_ROUTE");
     cb_exec *b = make(net, "cpu", 0.01f);
-    if (!a || !b) goto out;
-    int n = net->nlayers, hi[1024], nb = 0, transient = 0, unsafe = 0;
+    setenv("CONVBENCH_MEMORY", "separate", 1); // c: one buffer each, the sums' gradients routed: a shared pointer is a routing
+    cb_exec *c = make(net, "cpu", 0.01f);
+    unsetenv("CONVBENCH_MEMORY");
+    if (!a || !b || !c) goto out;
+    int n = net->nlayers, hi[1024], low[1024], nb = 0, transient = 0, unsafe = 0, routed = 0, badroute = 0;
     CHECK(n <= 1024, "%s: %d layers", name, n);
     if (n > 1024) goto out;
     typedef struct { const char *p; size_t bytes; int lo, hi; } live_buf;
@@ -538,6 +565,36 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
     for (int j = 0; j < n; j++)
         for (int k = 0; k < net->layers[j].nparents; k++)
             if (hi[net->layers[j].parents[k]] < j) hi[net->layers[j].parents[k]] = j;
+    // A dy that is a later layer's (the routing through sums), seen in c, where only a routing
+    // shares a pointer: that layer a, the nearest one sharing it, must be a sum without batch norm,
+    // not the last layer, taking i once, and i's last consumer (its first gradient); no two inputs
+    // of one sum take its buffer. In b the buffer then lives from its owner's first gradient to the
+    // backward of its lowest holder.
+    int taken[1024] = {0};
+    for (int i = 0; i < n; i++) low[i] = i;
+    for (int i = n - 1; i >= 1; i--) {
+        if (!c->lb[i].dy) continue;
+        int a = i + 1;
+        while (a < n && c->lb[a].dy != c->lb[i].dy) a++;
+        if (a == n) continue;
+        routed++;
+        const cb_layer *S = &net->layers[a];
+        int once = 0;
+        for (int k = 0; k < S->nparents; k++) once += S->parents[k] == i;
+        badroute += S->op != CB_OP_ADD || S->bn || a == n - 1 || once != 1 || hi[i] != a || taken[a] > 0;
+        taken[a]++;
+        CHECK(b->lb[i].dy == b->lb[a].dy, "%s: layer %d's gradient is routed without the arena but not with it", name, i);
+        int r = a;
+        while (r < n - 1) { // the chain's owner: the last layer sharing the pointer
+            int q = r + 1;
+            while (q < n && c->lb[q].dy != c->lb[r].dy) q++;
+            if (q == n) break;
+            r = q;
+        }
+        if (i < low[r]) low[r] = i;
+        low[i] = -1; // (no buffer of its own)
+    }
+    CHECK(badroute == 0, "%s: %d gradient buffers passed on where the routing may not", name, badroute);
     const char *arena = b->arena;
     for (int i = 0; i < n; i++) {
         const cb_layer *L = &net->layers[i];
@@ -555,7 +612,8 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
             g[nb++] = (live_buf){y, bytes, i, hi[i]};
         } else g[nb++] = (live_buf){y, bytes, 0, T}; // an output kept for backward
         if (b->lb[i].pre) g[nb++] = (live_buf){(const char *)b->lb[i].pre, bytes, 0, T};
-        if (b->lb[i].dy) g[nb++] = (live_buf){(const char *)b->lb[i].dy, bytes, pinned ? 0 : 2 * n - 1 - hi[i], pinned ? T : bw};
+        if (b->lb[i].dy && low[i] >= 0)
+            g[nb++] = (live_buf){(const char *)b->lb[i].dy, bytes, pinned ? 0 : 2 * n - 1 - hi[i], pinned ? T : 2 * n - 1 - low[i]};
         if (b->lb[i].dpre) g[nb++] = (live_buf){(const char *)b->lb[i].dpre, bytes, bw, bw};
     }
     int64_t maxact = 0;
@@ -572,39 +630,60 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
     CHECK(clashes == 0, "%s: %d pairs of buffers live at once share bytes", name, clashes);
     CHECK(unsafe == 0, "%s: %d outputs share the arena though a backward reads them", name, unsafe);
     double sa = (double)cb_exec_peak_bytes(a) / (1 << 20), sb = (double)cb_exec_peak_bytes(b) / (1 << 20);
-    printf("  %s: %d buffers (%d transient outputs), %d pairs share bytes; planned %.2f MiB (one buffer each %.2f)\n", name, nb,
-           transient, shared, sb, sa);
-    CHECK(shared > 0 && sb < sa, "%s: the arena saves nothing (%.2f vs %.2f MiB)", name, sb, sa);
+    printf("  %s: %d buffers (%d transient outputs, %d gradients passed on by a sum), %d pairs share bytes; planned %.2f MiB "
+           "(one buffer each %.2f)\n", name, nb, transient, routed, shared, sb, sa);
+    for (int a2 = 1; a2 < n - 1; a2++) { // every sum passes its buffer on where some input qualifies
+        const cb_layer *S = &net->layers[a2];
+        bool can = false;
+        for (int k = 0; S->op == CB_OP_ADD && !S->bn && k < S->nparents; k++) {
+            int p = S->parents[k], once = 0;
+            for (int j = 0; j < S->nparents; j++) once += S->parents[j] == p;
+            can |= p > 0 && once == 1 && hi[p] == a2;
+        }
+        CHECK(!can || taken[a2] == 1, "%s: sum %s passes its gradient buffer to %d inputs", name, S->name, taken[a2]);
+    }
+    CHECK(sb < sa, "%s: the arena saves nothing (%.2f vs %.2f MiB)", name, sb, sa);
     if (!run) goto out;
-    double la = step_loss(a), lb = step_loss(b);
-    cb_exec_criterion_backward(a, NULL), cb_exec_criterion_backward(b, NULL);
-    cb_exec_backward(a, NULL), cb_exec_backward(b, NULL);
-    CHECK(la == lb, "%s: loss %.9g vs %.9g", name, la, lb);
+    double la = 0, lb = 0, lc = 0;
+    for (int step = 0; step < 2; step++) { // a second step on the first's leftovers; its gradients compared
+        if (step) cb_exec_update(a, NULL), cb_exec_update(b, NULL), cb_exec_update(c, NULL);
+        la = step_loss(a), lb = step_loss(b), lc = step_loss(c);
+        cb_exec_criterion_backward(a, NULL), cb_exec_criterion_backward(b, NULL), cb_exec_criterion_backward(c, NULL);
+        cb_exec_backward(a, NULL), cb_exec_backward(b, NULL), cb_exec_backward(c, NULL);
+    }
+    CHECK(la == lb && la == lc, "%s: loss %.9g vs %.9g vs %.9g", name, la, lb, lc);
     int64_t nin = cb_shape_count(net->layers[0].out);
     float *xa = malloc((size_t)nin * 4 + 4), *xb = malloc((size_t)nin * 4 + 4);
     cb_exec_act_download(a, 0, xa, a->lb[0].dy);
     cb_exec_act_download(b, 0, xb, b->lb[0].dy);
     CHECK(!memcmp(xa, xb, (size_t)nin * 4), "%s: the input's gradient differs", name);
+    cb_exec_act_download(c, 0, xb, c->lb[0].dy);
+    CHECK(!memcmp(xa, xb, (size_t)nin * 4), "%s: the input's gradient differs (one buffer each, routed)", name);
     free(xa), free(xb);
     int differ = 0;
     for (int i = 0; i < n; i++) {
-        cb_param pa[6], pb[6];
+        cb_param pa[6], pb[6], pc[6];
         int np = cb_exec_params(a, i, pa, 6);
         cb_exec_params(b, i, pb, 6);
+        cb_exec_params(c, i, pc, 6);
         for (int j = 0; j < np; j++) {
             if (!pa[j].grad) continue;
-            float *ga = malloc((size_t)pa[j].count * 4), *gb = malloc((size_t)pa[j].count * 4);
-            cb_param qa = {pa[j].what, pa[j].grad, NULL, pa[j].count}, qb = {pb[j].what, pb[j].grad, NULL, pb[j].count};
+            float *ga = malloc((size_t)pa[j].count * 4), *gb = malloc((size_t)pa[j].count * 4), *gc = malloc((size_t)pa[j].count * 4);
+            cb_param qa = {pa[j].what, pa[j].grad, NULL, pa[j].count}, qb = {pb[j].what, pb[j].grad, NULL, pb[j].count},
+                     qc = {pc[j].what, pc[j].grad, NULL, pc[j].count};
             cb_exec_param_get(a, &qa, ga);
             cb_exec_param_get(b, &qb, gb);
-            differ += memcmp(ga, gb, (size_t)pa[j].count * 4) != 0;
-            free(ga), free(gb);
+            cb_exec_param_get(c, &qc, gc);
+            differ += memcmp(ga, gb, (size_t)pa[j].count * 4) != 0 || memcmp(ga, gc, (size_t)pa[j].count * 4) != 0;
+            free(ga), free(gb), free(gc);
         }
     }
-    CHECK(differ == 0, "%s: %d parameter gradients differ between the arena and one buffer each", name, differ);
+    CHECK(differ == 0, "%s: %d parameter gradients differ between the arena with routing and one buffer each with copies", name,
+          differ);
 out:
     cb_exec_destroy(a);
     cb_exec_destroy(b);
+    cb_exec_destroy(c);
     cb_net_free(net);
 }
 
@@ -649,6 +728,7 @@ static void test_grad_arena(void) {
     grad_arena_case(NET_ACTS, "acts.json", 0, true);
     grad_arena_case(NET_ALL, "all.json", 0, true);
     grad_arena_case(NET_MODERN, "modern.json", 0, true);
+    grad_arena_case(NET_SUMS, "sums.json", 0, true);
     grad_arena_case(NULL, "googlenet", 1, false);
     grad_arena_case(NULL, "resnet50", 1, false);
     // a bad value is refused by name
@@ -660,6 +740,11 @@ static void test_grad_arena(void) {
     cb_exec *e = net ? cb_exec_create(net, &o, &err) : NULL;
     CHECK(!e && err.status == CB_STATUS_ARG && strstr(err.msg, "CONVBENCH_MEMORY") && strstr(err.msg, "'shared'"), "%s", err.msg);
     unsetenv("CONVBENCH_MEMORY");
+    cb_exec_destroy(e);
+    setenv("CONVBENCH_GRAD_ROUTE", "alias", 1);
+    e = net ? cb_exec_create(net, &o, &err) : NULL;
+    CHECK(!e && err.status == CB_STATUS_ARG && strstr(err.msg, "CONVBENCH_GRAD_ROUTE") && strstr(err.msg, "'alias'"), "%s", err.msg);
+    unsetenv("CONVBENCH_GRAD_ROUTE");
     cb_exec_destroy(e);
     cb_net_free(net);
 }

@@ -607,11 +607,34 @@ static const char *small_nobn_net =
     "\"fc\": {\"parents\": [\"gp\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": null},"
     "\"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 10}}}";
 
-// fullpass of a small net: loss and the gradients of a few layers' parameters; with_bn: small_net
-// (in another storage than fp32 NCHW its batch norm or LRN may be declined: a skip), else small_nobn_net
-static void network_case_of(const char *backend, cb_precision prec, bool with_bn) {
+// two residual blocks, one with an identity shortcut, one projected and strided, batch norm and
+// ReLU after each sum: the gradients the engine routes through sums (one input takes the sum's
+// buffer, a convolution adds its input gradient into one already there) in every storage
+static const char *small_res_net =
+    "{\"name\": \"small-res\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [3, 12, 11, 5]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 5, 12], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"r1a\": {\"parents\": [\"c1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 12, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"r1b\": {\"parents\": [\"r1a\"], \"type\": \"Convolution\", \"filter\": [3, 3, 6, 12], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"s1\": {\"parents\": [\"r1b\", \"c1\"], \"type\": \"Elementwise\", \"operation\": \"sum\", \"activation_fn\": \"relu\"},"
+    "\"r2a\": {\"parents\": [\"s1\"], \"type\": \"Convolution\", \"filter\": [3, 3, 12, 7], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"r2b\": {\"parents\": [\"r2a\"], \"type\": \"Convolution\", \"filter\": [3, 3, 7, 16], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"sc2\": {\"parents\": [\"s1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 12, 16], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": null, \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"s2\": {\"parents\": [\"r2b\", \"sc2\"], \"type\": \"Elementwise\", \"operation\": \"sum\", \"activation_fn\": \"relu\"},"
+    "\"gp\": {\"parents\": [\"s2\"], \"type\": \"GlobalAvgPool\"},"
+    "\"fc\": {\"parents\": [\"gp\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": null},"
+    "\"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 10}}}";
+
+enum { SMALL_NOBN, SMALL_BN, SMALL_RES }; // network_case_of's nets (true / false: the first two)
+// fullpass of a small net: loss and the gradients of a few layers' parameters; which: SMALL_BN
+// small_net (in another storage than fp32 NCHW its batch norm or LRN may be declined: a skip),
+// SMALL_NOBN small_nobn_net, SMALL_RES small_res_net (batch norm: may be declined as well)
+static void network_case_of(const char *backend, cb_precision prec, int which) {
     cb_error err = {0};
-    cb_net *net = cb_net_load_string(with_bn ? small_net : small_nobn_net, with_bn ? "small" : "small-nobn", &err);
+    static const char *const labels[] = {"-nobn", "", "-res"};
+    const char *json = which == SMALL_RES ? small_res_net : which == SMALL_BN ? small_net : small_nobn_net;
+    bool with_bn = which != SMALL_NOBN;
+    cb_net *net = cb_net_load_string(json, which == SMALL_RES ? "small-res" : which == SMALL_BN ? "small" : "small-nobn", &err);
     char what[256];
     if (!net) {
         printf("FAIL network: %s\n", err.msg);
@@ -619,7 +642,7 @@ static void network_case_of(const char *backend, cb_precision prec, bool with_bn
         return;
     }
     cb_exec *g, *r;
-    snprintf(what, sizeof what, "network %s %s%s%s", backend, prec_name(prec), with_bn ? "" : " (no batch norm)",
+    snprintf(what, sizeof what, "network %s %s%s%s", backend, prec_name(prec), which == SMALL_RES ? " (residual)" : with_bn ? "" : " (no batch norm)",
              no_data_grad ? " (no data grad)" : "");
     may_decline = with_bn && strcmp(backend, "cuda") && strcmp(backend, "cpu") && (test_layout != CB_LAYOUT_NCHW || prec == CB_PREC_BF16);
     bool ok = exec_pair(net, backend, prec, what, &g, &r);
@@ -639,11 +662,12 @@ static void network_case_of(const char *backend, cb_precision prec, bool with_bn
     // NHWC measured on the H200, where every other gradient was within 0.025
     double tol = prec == CB_PREC_BF16 && strcmp(backend, "cuda") ? 0.25 : tol_for(backend, prec) * 10;
     const char *ndg = no_data_grad ? " (no data grad)" : "";
-    snprintf(what, sizeof what, "%s %s small%s net%s loss %.6f vs %.6f", backend, prec_name(prec), with_bn ? "" : "-nobn", ndg,
+    snprintf(what, sizeof what, "%s %s small%s net%s loss %.6f vs %.6f", backend, prec_name(prec), labels[which], ndg,
              loss[0], loss[1]);
     check(what, fabs(loss[0] - loss[1]) / fabs(loss[1]), tol);
-    const char *names[] = {"c1", "a", "b", "c2", "fc"};
-    for (int j = 0; j < 5; j++) {
+    const char *names_small[] = {"c1", "a", "b", "c2", "fc"}, *names_res[] = {"c1", "r1a", "r1b", "r2a", "sc2", "fc"};
+    const char *const *names = which == SMALL_RES ? names_res : names_small;
+    for (int j = 0; j < (which == SMALL_RES ? 6 : 5); j++) {
         int li = cb_net_find(net, names[j]);
         cb_param pg[6], pr[6];
         int np = cb_exec_params(g, li, pg, 6);
@@ -651,7 +675,7 @@ static void network_case_of(const char *backend, cb_precision prec, bool with_bn
         for (int q = 0; q < np; q++) {
             if (!pg[q].grad || (net->layers[li].bn && !strcmp(pg[q].what, "bias"))) continue;
             float *a = download(g, pg[q].grad, (size_t)pg[q].count), *b = download(r, pr[q].grad, (size_t)pr[q].count);
-            snprintf(what, sizeof what, "%s %s small%s net%s d%s/%s", backend, prec_name(prec), with_bn ? "" : "-nobn", ndg, names[j],
+            snprintf(what, sizeof what, "%s %s small%s net%s d%s/%s", backend, prec_name(prec), labels[which], ndg, names[j],
                      pg[q].what);
             check(what, nerr(a, b, (size_t)pg[q].count), tol);
             free(a), free(b);
@@ -661,7 +685,10 @@ static void network_case_of(const char *backend, cb_precision prec, bool with_bn
     cb_exec_destroy(r);
     cb_net_free(net);
 }
-static void network_case(const char *backend, cb_precision prec) { network_case_of(backend, prec, true); }
+static void network_case(const char *backend, cb_precision prec) {
+    network_case_of(backend, prec, SMALL_BN);
+    network_case_of(backend, prec, SMALL_RES);
+}
 
 #ifdef CB_HAVE_CUDA
 // cb_fmt_pool_forward / _backward (src/storage/pool_fmt.cu) called directly in the four storages
@@ -1033,6 +1060,8 @@ static void storage_cases(void) {
     conv_cases("auto", CB_PREC_BF16);
     network_case_of("auto", CB_PREC_BF16, false);
     network_case_of("auto", CB_PREC_FP32, false);
+    network_case_of("auto", CB_PREC_BF16, SMALL_RES);
+    network_case_of("cudnn", CB_PREC_TF32, SMALL_RES);
     // auto's pooling measured, then forced to the own kernels of these storages
     pool_cases("auto", CB_PREC_BF16);
     setenv("CONVBENCH_AUTO_POOL", "own", 1);
@@ -1075,6 +1104,7 @@ static void storage_cases(void) {
     network_case_of("cudnn", CB_PREC_BF16, true);
     network_case_of("cudnn", CB_PREC_BF16, false);
     network_case_of("auto", CB_PREC_BF16, false);
+    network_case_of("auto", CB_PREC_BF16, SMALL_RES);
 }
 #endif
 
@@ -1133,7 +1163,8 @@ int main(int argc, char **argv) {
             cb_precision precs[] = {CB_PREC_FP32, CB_PREC_TF32, CB_PREC_BF16};
             for (int k = 0; k < reps; k++)
                 for (int b = 0; b < 3; b++)
-                    for (int q = 0; q < 3; q++) network_case_of(bes[b], precs[q], true), network_case_of(bes[b], precs[q], false);
+                    for (int q = 0; q < 3; q++)
+                        for (int w = SMALL_NOBN; w <= SMALL_RES; w++) network_case_of(bes[b], precs[q], w);
         } else {
             if (!part || !strcmp(part, "own")) own_algo_cases(false);
             if (part && !strcmp(part, "own")) goto done;

@@ -63,6 +63,10 @@ typedef struct cb_backend {
     void (*backward_epilogue)(cb_exec *e, int layer);
     // gradient w.r.t. parent slot j, written (not added) into dx, shaped as that parent's output
     void (*backward_data)(cb_exec *e, int layer, int slot, float *dx);
+    // Optional: the same gradient added into dx (dx += it) in the same pass, where the layer's
+    // implementation can (a convolution's library call with beta = 1); false: nothing was done, and
+    // the engine writes it to the accumulation scratch and adds that
+    bool (*backward_data_add)(cb_exec *e, int layer, int slot, float *dx);
     void (*backward_filter)(cb_exec *e, int layer); // dw, db (overwritten)
     void (*add)(cb_exec *e, float *dst, const float *src, size_t n); // dst += src
     void (*fill)(cb_exec *e, float *dst, float v, size_t n);
@@ -96,6 +100,8 @@ struct cb_exec {
     float *prob;                  // (N, K) criterion probabilities when the net has no Softmax layer
     int32_t *labels;              // (N)
     bool *grad_ready;             // per layer, during backward
+    int *grad_alias;              // per layer: the sum whose gradient buffer is this layer's dy (exec.c), or -1
+    bool grad_copy;               // CONVBENCH_GRAD_ROUTE=copy: every input of a sum gets a copy of its gradient
     int *span;                    // (nlayers, CB_SPAN_COUNT, 2) per-layer timing: first and last mark of each piece
     size_t allocated;             // bytes taken through be->alloc (and a backend's own copies)
     double planned;               // bytes the plan asked for, allocated or not (for the out-of-memory message)

@@ -141,6 +141,37 @@ bool cb_exec_output_transient(const cb_net *net, int i, bool train) {
     return true;
 }
 
+// ---- gradient routing through sums ----------------------------------------------------------------
+// A sum passes its gradient to each input unchanged. An input whose first gradient in the backward
+// pass comes from the sum (the sum is its last consumer) takes the sum's gradient buffer as its
+// own dy instead of a copy: one input per sum, the latest layer among those that qualify (its
+// backward comes soonest). The sum's gradient is dead once its backward has copied it to its
+// other inputs, so the buffer passes on whole; a chain of sums passes it along. An input that
+// already holds a gradient gets the sum's added straight in, not through the scratch. Not the
+// last layer (its gradient is the caller's, pinned over the step) nor the input.
+// $CONVBENCH_GRAD_ROUTE=copy: every input gets its own copy (A/B runs).
+static void grad_alias_plan(cb_exec *e) {
+    const cb_net *net = e->net;
+    int n = net->nlayers;
+    for (int i = 0; i < n; i++) e->grad_alias[i] = -1;
+    if (!e->opts.train || e->grad_copy) return;
+    for (int a = 1; a < n - 1; a++) {
+        const cb_layer *L = &net->layers[a];
+        if (L->op != CB_OP_ADD || L->bn) continue;
+        int best = -1;
+        for (int k = 0; k < L->nparents; k++) {
+            int p = L->parents[k], seen = 0;
+            for (int j = 0; j < L->nparents; j++) seen += L->parents[j] == p;
+            if (p > 0 && seen == 1 && net->layers[p].last_child == a && p > best) best = p;
+        }
+        if (best >= 0) e->grad_alias[best] = a;
+    }
+}
+static int grad_root(const cb_exec *e, int i) {
+    while (e->grad_alias[i] >= 0) i = e->grad_alias[i];
+    return i;
+}
+
 static bool arena_separate(void) {
     const char *mode = getenv("CONVBENCH_MEMORY");
     return mode && !strcmp(mode, "separate");
@@ -153,6 +184,10 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
     int n = net->nlayers, nb = 0;
     bool train = e->opts.train;
     arena_buf *bufs = cb_xcalloc((size_t)n * 4 + 1, sizeof *bufs);
+    int *lowest = cb_xcalloc((size_t)n, sizeof *lowest); // a routed gradient buffer lives to its lowest holder's backward
+    for (int i = 0; i < n; i++) lowest[i] = i;
+    for (int i = 0; i < n; i++)
+        if (e->grad_alias[i] >= 0 && i < lowest[grad_root(e, i)]) lowest[grad_root(e, i)] = i;
 #define BWD(i) (2 * n - 1 - (i))
     for (int i = 0; i < n; i++) {
         const cb_layer *L = &net->layers[i];
@@ -161,8 +196,8 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         int hi = L->last_child >= 0 ? L->last_child : i; // its last consumer
         if (cb_exec_output_transient(net, i, train)) bufs[nb++] = (arena_buf){(void **)&e->lb[i].y, bytes, i, hi, 0};
         if (!train && L->bn) bufs[nb++] = (arena_buf){(void **)&e->lb[i].pre, bytes, i, i, 0};
-        if (train && (i > 0 || !e->opts.no_data_grad))
-            bufs[nb++] = (arena_buf){(void **)&e->lb[i].dy, bytes, pinned ? 0 : BWD(hi), pinned ? 2 * n - 1 : BWD(i), 0};
+        if (train && (i > 0 || !e->opts.no_data_grad) && e->grad_alias[i] < 0)
+            bufs[nb++] = (arena_buf){(void **)&e->lb[i].dy, bytes, pinned ? 0 : BWD(hi), pinned ? 2 * n - 1 : BWD(lowest[i]), 0};
         if (train && L->bn) bufs[nb++] = (arena_buf){(void **)&e->lb[i].dpre, bytes, BWD(i), BWD(i), 0};
     }
     if (train) bufs[nb++] = (arena_buf){(void **)&e->scratch, (maxact * e->act_bytes + 255) & ~(size_t)255, n, 2 * n - 1, 0};
@@ -174,6 +209,9 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         e->arena = take_kind(e, total, ok, CB_MEM_ARENA);
         for (int k = 0; k < nb && e->arena; k++) *bufs[k].slot = (char *)e->arena + bufs[k].off;
     }
+    for (int i = 0; i < n; i++)
+        if (e->grad_alias[i] >= 0) e->lb[i].dy = e->lb[grad_root(e, i)].dy;
+    free(lowest);
     free(bufs);
 }
 
@@ -229,7 +267,8 @@ void cb_exec_destroy(cb_exec *e) {
             cb_lbuf *b = &e->lb[i];
             bool own = !e->arena; // (else dy, dpre, transient outputs and inference's pre lie in the arena)
             bool y_own = own || !cb_exec_output_transient(e->net, i, e->opts.train), pre_own = own || e->opts.train;
-            void *bufs[] = {y_own ? b->y : NULL, own ? b->dy : NULL, pre_own ? b->pre : NULL, own ? b->dpre : NULL,
+            bool dy_own = own && (!e->grad_alias || e->grad_alias[i] < 0); // (a routed dy is its sum's)
+            void *bufs[] = {y_own ? b->y : NULL, dy_own ? b->dy : NULL, pre_own ? b->pre : NULL, own ? b->dpre : NULL,
                             b->act_in, b->bn_mean, b->bn_invstd, b->aux};
             for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
                 if (bufs[j]) e->be->release(e, bufs[j]);
@@ -242,6 +281,7 @@ void cb_exec_destroy(cb_exec *e) {
     cb_plan_free(&e->plan);
     free(e->lb);
     free(e->grad_ready);
+    free(e->grad_alias);
     free(e->span);
     free(e);
 }
@@ -253,8 +293,14 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         cb_fail(err, CB_STATUS_ARG, "CONVBENCH_MEMORY", NULL, "'%s' is not reuse or separate", mem);
         return NULL;
     }
+    const char *route = getenv("CONVBENCH_GRAD_ROUTE");
+    if (route && *route && strcmp(route, "direct") && strcmp(route, "copy")) {
+        cb_fail(err, CB_STATUS_ARG, "CONVBENCH_GRAD_ROUTE", NULL, "'%s' is not direct or copy", route);
+        return NULL;
+    }
     const cb_backend *be = cb_backend_find(opts->backend);
     cb_exec *e = cb_xcalloc(1, sizeof *e);
+    e->grad_copy = route && !strcmp(route, "copy");
     e->net = net;
     e->opts = *opts;
     e->be = be;
@@ -263,6 +309,8 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     e->lb = cb_xcalloc((size_t)n, sizeof(cb_lbuf));
     e->act_bytes = 4; // a backend storing bf16 activations sets 2 in init
     e->grad_ready = cb_xcalloc((size_t)n, sizeof(bool));
+    e->grad_alias = cb_xcalloc((size_t)n, sizeof(int));
+    grad_alias_plan(e);
     e->span = cb_xcalloc((size_t)n * CB_SPAN_COUNT * 2, sizeof(int));
     if (be->init && be->init(e, err) != CB_OK) {
         e->be = be;
@@ -529,10 +577,19 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
             int p = L->parents[j];
             cb_lbuf *pb = &e->lb[p];
             if (!pb->dy) continue; // the input, with --no-data-grad
+            if (e->grad_alias[p] == i) { // its dy is this sum's gradient buffer: nothing to move
+                e->grad_ready[p] = true;
+                continue;
+            }
             bool direct = !e->grad_ready[p];
+            size_t count = (size_t)cb_shape_count(e->net->layers[p].out);
             clock_start(&c);
-            e->be->backward_data(e, i, j, direct ? pb->dy : e->scratch);
-            if (!direct) e->be->add(e, pb->dy, e->scratch, (size_t)cb_shape_count(e->net->layers[p].out));
+            if (direct) e->be->backward_data(e, i, j, pb->dy);
+            else if (L->op == CB_OP_ADD && !e->grad_copy) e->be->add(e, pb->dy, cb_exec_op_grad(e, i), count); // a sum's, as is
+            else if (e->grad_copy || !e->be->backward_data_add || !e->be->backward_data_add(e, i, j, pb->dy)) {
+                e->be->backward_data(e, i, j, e->scratch);
+                e->be->add(e, pb->dy, e->scratch, count);
+            }
             clock_stop(&c, i, CB_SPAN_BWD_DATA, ti ? &ti->ms[CB_PHASE_BWD_DATA] : NULL);
             e->grad_ready[p] = true;
         }

@@ -73,6 +73,7 @@ void cb_dnn_forward(cb_exec *e, int i, bool train);
 void cb_dnn_forward_epilogue(cb_exec *e, int i, bool train);
 void cb_dnn_backward_epilogue(cb_exec *e, int i);
 void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx);
+bool cb_dnn_backward_data_add(cb_exec *e, int i, int slot, float *dx); // dx += it: cuDNN's dgrad with beta 1
 void cb_dnn_backward_filter(cb_exec *e, int i);
 
 // One run of pool layer i's forward (ph 0) or backward (ph 1), on cuDNN or the own kernels; the
@@ -97,7 +98,7 @@ double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train);
      .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,          \
      .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = SUPPORTS, .plan = cb_dnn_plan,                     \
      .forward = cb_dnn_forward, .forward_epilogue = cb_dnn_forward_epilogue, .backward_epilogue = cb_dnn_backward_epilogue, \
-     .backward_data = cb_dnn_backward_data,                                                                           \
+     .backward_data = cb_dnn_backward_data, .backward_data_add = cb_dnn_backward_data_add,                            \
      .backward_filter = cb_dnn_backward_filter, .add = cb_store_act_add, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,  \
      .xent_forward = cb_store_crit_xent_forward, .xent_backward = cb_store_crit_xent_backward,                        \
      .softmax = cb_store_crit_softmax, .act_upload = cb_store_act_upload, .act_download = cb_store_act_download,      \
