@@ -31,13 +31,18 @@ double cb_blas_time_conv(cb_exec *e, int i, int ph) {
 
 // C = op(A) op(B), column-major, on the storage type: cublasSgemm on fp32 (tf32 by the handle's
 // math mode), cublasGemmEx on bf16 with fp32 accumulation
-static void gemm(cb_exec *e, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *a, int lda,
-                 const void *bm, int ldb, void *c, int ldc) {
+// (C = op(A) op(B) + beta C with gemm_beta)
+static void gemm_beta(cb_exec *e, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *a, int lda,
+                      const void *bm, int ldb, const float *beta, void *c, int ldc) {
     cublasHandle_t h = blas_of(e);
     if (cb_store_bf16(e))
-        cublasGemmEx(h, ta, tb, m, n, k, &one, a, CUDA_R_16BF, lda, bm, CUDA_R_16BF, ldb, &zero, c, CUDA_R_16BF, ldc,
+        cublasGemmEx(h, ta, tb, m, n, k, &one, a, CUDA_R_16BF, lda, bm, CUDA_R_16BF, ldb, beta, c, CUDA_R_16BF, ldc,
                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
-    else cublasSgemm(h, ta, tb, m, n, k, &one, a, lda, bm, ldb, &zero, c, ldc);
+    else cublasSgemm(h, ta, tb, m, n, k, &one, a, lda, bm, ldb, beta, c, ldc);
+}
+static void gemm(cb_exec *e, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k, const void *a, int lda,
+                 const void *bm, int ldb, void *c, int ldc) {
+    gemm_beta(e, ta, tb, m, n, k, a, lda, bm, ldb, &zero, c, ldc);
 }
 
 // one phase of a 1x1 convolution (cb_blas_conv_is_gemm) on cuBLAS, as cb_blas_fc with N*H*W rows: x (M, C),
@@ -45,7 +50,7 @@ static void gemm(cb_exec *e, cublasOperation_t ta, cublasOperation_t tb, int m, 
 // the same under fp32 NCHW: per image n, column-major, y_n^T (HW, K) = x_n^T (HW, C) w^T (C, K),
 // dx_n^T = dy_n^T w, and dw^T (C, K) = the sum over images of x_n dy_n^T (one GEMM per image,
 // accumulating: the images' pixels are not contiguous per channel)
-static void conv_nchw(cb_exec *e, int i, int ph, void *dx) {
+static void conv_nchw(cb_exec *e, int i, int ph, void *dx, const float *beta) {
     const cb_layer *L = &e->net->layers[i];
     cublasHandle_t h = blas_of(e);
     int n = (int)L->in.n, hw = (int)(L->in.h * L->in.w), c = L->p.conv.cin, k = L->p.conv.k;
@@ -56,7 +61,7 @@ static void conv_nchw(cb_exec *e, int i, int ph, void *dx) {
         cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_N, hw, k, c, &one, x, hw, (long long)c * hw, w, c, 0, &zero, y, hw,
                                   (long long)k * hw, n);
     else if (ph == CB_PHASE_BWD_DATA)
-        cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, hw, c, k, &one, dy, hw, (long long)k * hw, w, c, 0, &zero, (float *)dx,
+        cublasSgemmStridedBatched(h, CUBLAS_OP_N, CUBLAS_OP_T, hw, c, k, &one, dy, hw, (long long)k * hw, w, c, 0, beta, (float *)dx,
                                   hw, (long long)c * hw, n);
     else {
         float *dw = cb_store_wgrad(e, i);
@@ -66,9 +71,10 @@ static void conv_nchw(cb_exec *e, int i, int ph, void *dx) {
     }
 }
 
-void cb_blas_conv(cb_exec *e, int i, int ph, void *dx) {
+// (beta: the data gradient's, 1 to add into dx)
+static void conv_phase(cb_exec *e, int i, int ph, void *dx, const float *beta) {
     if (!cb_store_nhwc(e)) {
-        conv_nchw(e, i, ph, dx);
+        conv_nchw(e, i, ph, dx, beta);
         return;
     }
     const cb_layer *L = &e->net->layers[i];
@@ -77,9 +83,11 @@ void cb_blas_conv(cb_exec *e, int i, int ph, void *dx) {
     void *y = cb_exec_op_out(e, i);
     const void *dy = cb_exec_op_grad(e, i) ? (const void *)cb_exec_op_grad(e, i) : y; // (plan: y stands in)
     if (ph == CB_PHASE_FORWARD) gemm(e, CUBLAS_OP_T, CUBLAS_OP_N, k, m, c, cb_store_weights(e, i), c, x, c, y, k);
-    else if (ph == CB_PHASE_BWD_DATA) gemm(e, CUBLAS_OP_N, CUBLAS_OP_N, c, m, k, cb_store_weights(e, i), c, dy, k, dx, c);
+    else if (ph == CB_PHASE_BWD_DATA) gemm_beta(e, CUBLAS_OP_N, CUBLAS_OP_N, c, m, k, cb_store_weights(e, i), c, dy, k, beta, dx, c);
     else gemm(e, CUBLAS_OP_N, CUBLAS_OP_T, c, k, m, x, c, dy, k, cb_store_wgrad(e, i), c);
 }
+void cb_blas_conv(cb_exec *e, int i, int ph, void *dx) { conv_phase(e, i, ph, dx, &zero); }
+void cb_blas_conv_data_add(cb_exec *e, int i, void *dx) { conv_phase(e, i, CB_PHASE_BWD_DATA, dx, &one); }
 
 // fully connected layers on cuBLAS: y (N,K) = x (N,C) w (K,C)^T + b; dx = dy w; dw = dy^T x
 // (under NHWC, x's C is (h, w, c)-ordered and so are the columns of the layer's weight copy)

@@ -28,6 +28,8 @@ double cb_blas_time_fc(cb_exec *e, int i, cb_phase p); // mean ms of 3 after a w
 bool cb_blas_conv_is_gemm(const cb_exec *e, const cb_layer *L);
 // one phase of such a convolution; dx: where the input gradient goes
 void cb_blas_conv(cb_exec *e, int i, int ph, void *dx);
+// its data gradient added into dx (dx += it, beta 1)
+void cb_blas_conv_data_add(cb_exec *e, int i, void *dx);
 double cb_blas_time_conv(cb_exec *e, int i, int ph); // mean ms of 3 after a warm-up, -1 on failure
 
 #endif

@@ -442,12 +442,17 @@ void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
     }
 }
 
-// A convolution on cuDNN's own dgrad (no padded copy) adds its input gradient into dx in the same
-// call (beta = 1), with one rounding to the storage; every other layer leaves it to the engine.
+// A convolution on cuDNN's own dgrad (no padded copy) or on a cuBLAS GEMM adds its input gradient
+// into dx in the same call (beta = 1), with one rounding to the storage; every other layer leaves
+// it to the engine.
 bool cb_dnn_backward_data_add(cb_exec *e, int i, int slot, float *dx) {
     const cb_layer *L = &e->net->layers[i];
     dnn_layer *l = lay(e, i);
-    if (L->op != CB_OP_CONV || l->own[1] || l->dw[1] || l->blas[1] || l->dxpad) return false;
+    if (L->op != CB_OP_CONV || l->own[1] || l->dw[1] || l->dxpad) return false;
+    if (l->blas[1]) {
+        cb_blas_conv_data_add(e, i, dx);
+        return true;
+    }
     cudnnConvolutionBackwardData(dnn(e)->h, &one, l->wd, cb_store_weights(e, i), l->yd, cb_exec_op_grad(e, i), l->cd[1], l->bwd_data,
                                  e->ws, e->lb[i].ws[1], &one, l->xd, dx);
     return true;
