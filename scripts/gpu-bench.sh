@@ -100,7 +100,8 @@ diag)
         head -3 "$RES/diag_peer_$tag.md"
     done ;;
 suite)
-    # A named suite of whole-network training steps, each cell NET:BATCH:PREC:LAYOUT[:update], run
+    # A named suite of whole-network training steps, each cell NET:BATCH:PREC:LAYOUT[:update] (NET a
+    # built-in's name or a network file, named by its base name: dev/nets/resnet101.json), run
     # on every backend of SUITE_BACKENDS and by the PyTorch peer, eager and torch.compile (default
     # mode), in the same call. Fair mode: no input gradient on either side (PyTorch computes none:
     # convbench runs --no-data-grad), no criterion (the peer's y.sum().backward() is convbench's
@@ -116,12 +117,12 @@ suite)
             stamp "suite fullpass $cell $be"
             timeout ${SUITE_S:-240} $CB fullpass $net --batch $batch --backend $be --precision $prec --layout $lay --no-data-grad \
                 --no-criterion ${upd:+--update} --warmup 3 --iters $ITERS --format json --quiet \
-                --output "$RES/suite_${net}_${batch}_${prec}_${lay}${upd:+_update}_${be}.json" || echo "fullpass $cell $be failed"
+                --output "$RES/suite_$(basename $net .json)_${batch}_${prec}_${lay}${upd:+_update}_${be}.json" || echo "fullpass $cell $be failed"
         done
     done
     # the peer: one process per precision:layout, every cell of it eager then compiled
     for mode in $(for c in $SUITE; do IFS=: read -r n b p l u <<<"$c"; echo $p:$l; done | sort -u); do
-        nets=$(for c in $SUITE; do IFS=: read -r n b p l u <<<"$c"; [ "$p:$l" = "$mode" ] && echo -n "$(peer_name $n):$b${u:+:train},"; done)
+        nets=$(for c in $SUITE; do IFS=: read -r n b p l u <<<"$c"; [ "$p:$l" = "$mode" ] && echo -n "$(peer_name $(basename $n .json)):$b${u:+:train},"; done)
         late "suite peer $mode" && continue
         stamp "suite peer $mode: ${nets%,}"
         PYTHONUNBUFFERED=1 timeout ${PEER_S:-420} python3 bench/peer_pytorch.py "$RES/suitepeer_${mode/:/_}.json" --layers '' \
