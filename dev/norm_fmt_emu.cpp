@@ -87,6 +87,35 @@ static void run_case(int fmt, cb_bn_params d, cb_act act) {
     char what[256];
     snprintf(what, sizeof what, "%s forward", name);
     check(what, nerr(got_y, ref_y), tol);
+    { // with a residual added before the activation (CB_FUSION_BN_ADD), training and inference
+        std::vector<float> r(t), ref_r(t), got_r(t), rm2(d.c, 0.f), rv2(d.c, 1.f), mean2(d.c), inv2(d.c);
+        buffer bres(t * es), by2(t * es);
+        for (auto &v : r) v = rnd(fmt, urand());
+        for (size_t j = 0; j < t; j++) put(fmt, bres.p, j, r[j]);
+        cb_fmt_bn_forward_train_res(&d, fmt, bx.p, gamma.data(), beta.data(), by2.p, mean2.data(), inv2.data(), rm2.data(), rv2.data(),
+                                    0.1f, act, (float *)part.p, bres.p);
+        for (int n = 0; n < d.n; n++)
+            for (int c = 0; c < d.c; c++)
+                for (size_t i = 0; i < hw; i++) {
+                    size_t j = at(fmt, d, n, c, (int)i);
+                    double v = (x[j] - mu[c]) / std::sqrt(var[c] + d.eps) * gamma[c] + beta[c] + r[j];
+                    ref_r[j] = (float)cb_act_fwd_f64(act, v), got_r[j] = get(fmt, by2.p, j);
+                }
+        snprintf(what, sizeof what, "%s forward + residual", name);
+        check(what, nerr(got_r, ref_r), tol);
+        // inference on running statistics (rm2, rv2 as just updated): y = act((x - rm) / sqrt(rv + eps) g + b + r)
+        memset(by2.p, 0xff, t * es);
+        cb_fmt_bn_forward_infer_res(&d, fmt, bx.p, gamma.data(), beta.data(), rm2.data(), rv2.data(), by2.p, act, (float *)part.p, bres.p);
+        for (int n = 0; n < d.n; n++)
+            for (int c = 0; c < d.c; c++)
+                for (size_t i = 0; i < hw; i++) {
+                    size_t j = at(fmt, d, n, c, (int)i);
+                    double v = (x[j] - rm2[c]) / std::sqrt((double)rv2[c] + d.eps) * gamma[c] + beta[c] + r[j];
+                    ref_r[j] = (float)cb_act_fwd_f64(act, v), got_r[j] = get(fmt, by2.p, j);
+                }
+        snprintf(what, sizeof what, "%s inference + residual", name);
+        check(what, nerr(got_r, ref_r), tol);
+    }
     for (int c = 0; c < d.c; c++) ref_s[c] = (float)mu[c], got_s[c] = mean[c];
     snprintf(what, sizeof what, "%s batch mean", name);
     check(what, nerr(got_s, ref_s), stol);

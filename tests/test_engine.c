@@ -431,6 +431,49 @@ static void test_plan_nodes(void) {
     cb_net_free(net);
 }
 
+// CB_FUSION_BN_ADD: a batch norm without activation whose one consumer, the next layer, is a sum
+// of it and one other input, without batch norm, whose activation reads only its output; in
+// training and inference alike
+static void test_plan_bn_add(void) {
+    const char *json =
+        "{\"name\": \"q\", \"layers\": {"
+        "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 8, 8, 4]},"
+        "\"a\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 4, 4], \"padding\": [1, 1], \"normalizer_fn\": \"batch_norm\", \"activation_fn\": null},"
+        "\"s1\": {\"parents\": [\"a\", \"data\"], \"type\": \"Elementwise\", \"activation_fn\": \"relu\"},"
+        "\"b\": {\"parents\": [\"s1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4, 4], \"normalizer_fn\": \"batch_norm\", \"activation_fn\": \"relu\"},"
+        "\"s2\": {\"parents\": [\"b\", \"s1\"], \"type\": \"Elementwise\"},"
+        "\"c\": {\"parents\": [\"s2\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4, 4], \"normalizer_fn\": \"batch_norm\", \"activation_fn\": null},"
+        "\"s3\": {\"parents\": [\"c\", \"s2\"], \"type\": \"Elementwise\", \"activation_fn\": \"silu\"},"
+        "\"d\": {\"parents\": [\"s3\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4, 4], \"normalizer_fn\": \"batch_norm\", \"activation_fn\": null},"
+        "\"e\": {\"parents\": [\"s3\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4, 4], \"activation_fn\": null},"
+        "\"s4\": {\"parents\": [\"d\", \"e\"], \"type\": \"Elementwise\"},"
+        "\"f\": {\"parents\": [\"s4\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4, 4], \"normalizer_fn\": \"batch_norm\", \"activation_fn\": null},"
+        "\"s5\": {\"parents\": [\"f\", \"s4\", \"e\"], \"type\": \"Elementwise\"},"
+        "\"g\": {\"parents\": [\"s5\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4, 4], \"normalizer_fn\": \"batch_norm\", \"activation_fn\": null},"
+        "\"s6\": {\"parents\": [\"g\", \"s5\"], \"type\": \"Elementwise\", \"activation_fn\": \"relu6\"}}}";
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, "bnadd.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    for (int train = 0; train < 2; train++) {
+        cb_plan p;
+        cb_plan_build(net, train, &p);
+        int groups = 0;
+        for (int k = 0; k < p.nnodes; k++) {
+            const cb_plan_node *g = &p.node[k];
+            if (g->fusion == CB_FUSION_NONE) continue;
+            groups++;
+            const char *h = net->layers[g->layer[0]].name;
+            CHECK(g->fusion == CB_FUSION_BN_ADD && g->nlayers == 2 && (!strcmp(h, "a") || !strcmp(h, "g")) && g->layer[1] == g->layer[0] + 1,
+                  "train %d: group %s at %s", train, cb_fusion_name(g->fusion), h);
+        }
+        CHECK(groups == 2, "train %d: %d groups (a + s1 and g + s6; b has an activation, s3's SiLU reads its input, d's sum "
+              "is not next, s5 sums three)", train, groups);
+        cb_plan_free(&p);
+    }
+    cb_net_free(net);
+}
+
 // The cudnn backend's static declines (no GPU needed: supports() reads shapes and options), by code.
 static void test_cudnn_declines_by_code(void) {
     if (!cb_backend_built("cudnn")) return; // a build without CUDA
@@ -609,7 +652,7 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
                 for (int k = 0; k < net->layers[j].nparents; k++)
                     if (net->layers[j].parents[k] == i) ok &= net->layers[j].op == CB_OP_ADD || net->layers[j].op == CB_OP_CONCAT;
             unsafe += !ok;
-            g[nb++] = (live_buf){y, bytes, i, hi[i]};
+            g[nb++] = (live_buf){y, bytes, b->plan.node[b->plan.node_of[i]].layer[0], hi[i]}; // (a fused group writes it at its head)
         } else g[nb++] = (live_buf){y, bytes, 0, T}; // an output kept for backward
         if (b->lb[i].pre) g[nb++] = (live_buf){(const char *)b->lb[i].pre, bytes, 0, T};
         if (b->lb[i].dy && low[i] >= 0)
@@ -751,6 +794,7 @@ static void test_grad_arena(void) {
 
 int main(void) {
     RUN(test_grad_arena);
+    RUN(test_plan_bn_add);
     RUN(test_cpu_matches_ref);
     RUN(test_gradients_finite_differences);
     RUN(test_modern_shapes);

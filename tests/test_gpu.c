@@ -691,6 +691,55 @@ static void network_case_of(const char *backend, cb_precision prec, int which) {
     cb_exec_destroy(r);
     cb_net_free(net);
 }
+// CB_FUSION_BN_ADD on auto with the own batch norm forced: each residual block's last batch norm
+// computes the sum (with its ReLU) in its pass. The sums must show as fused; inference's output
+// (running statistics, every transient output in the arena) and a training step's loss and
+// gradients (network_case_of) must match the float64-checked reference.
+static void bn_add_cases(void) {
+    setenv("CONVBENCH_AUTO_BN", "own", 1);
+    cb_layout lays[] = {CB_LAYOUT_NCHW, CB_LAYOUT_NHWC};
+    cb_precision precs[] = {CB_PREC_FP32, CB_PREC_BF16};
+    for (int li = 0; li < 2; li++)
+        for (int q = 0; q < 2; q++) {
+            test_layout = lays[li];
+            char what[256];
+            snprintf(what, sizeof what, "auto %s %s small-res bn+add inference", prec_name(precs[q]), li ? "nhwc" : "nchw");
+            cb_error err = {0};
+            cb_net *net = cb_net_load_string(small_res_net, "small-res", &err);
+            cb_exec_opts o;
+            cb_exec_opts_default(&o);
+            o.train = false, o.backend = "auto", o.precision = precs[q], o.layout = lays[li], o.seed = rng_state | 1;
+            cb_exec *g = net ? cb_exec_create(net, &o, &err) : NULL;
+            o.backend = "ref", o.precision = CB_PREC_FP32, o.layout = CB_LAYOUT_NCHW;
+            cb_exec *r = g ? cb_exec_create(net, &o, &err) : NULL;
+            if (!g || !r) {
+                printf("FAIL %s: %s\n", what, err.msg);
+                failed++;
+            } else {
+                int s1 = cb_net_find(net, "s1"), s2 = cb_net_find(net, "s2"), last = net->nlayers - 1;
+                bool fused = (cb_exec_choice(g, s1, CB_PHASE_FORWARD)->flags & CB_CHOICE_IN_FUSED) &&
+                             (cb_exec_choice(g, s2, CB_PHASE_FORWARD)->flags & CB_CHOICE_IN_FUSED);
+                size_t nin = (size_t)cb_shape_count(net->layers[0].out), nout = (size_t)cb_shape_count(net->layers[last].out);
+                float *x = malloc(nin * 4);
+                for (size_t i = 0; i < nin; i++) x[i] = urand();
+                cb_exec_set_input(g, x, NULL), cb_exec_set_input(r, x, NULL);
+                for (int rep = 0; rep < 2; rep++) cb_exec_forward(g, false, NULL); // twice: the arena's leftovers
+                cb_exec_forward(r, false, NULL);
+                float *yg = malloc(nout * 4), *yr = malloc(nout * 4);
+                cb_exec_get_output(g, yg, nout), cb_exec_get_output(r, yr, nout);
+                if (!fused) strcat(what, " NOT FUSED");
+                check(what, fused ? nerr(yg, yr, nout) : INFINITY, precs[q] == CB_PREC_BF16 ? 0.05 : 1e-4);
+                free(x), free(yg), free(yr);
+            }
+            cb_exec_destroy(g);
+            cb_exec_destroy(r);
+            cb_net_free(net);
+            network_case_of("auto", precs[q], SMALL_RES);
+        }
+    test_layout = CB_LAYOUT_NCHW;
+    unsetenv("CONVBENCH_AUTO_BN");
+}
+
 static void network_case(const char *backend, cb_precision prec) {
     network_case_of(backend, prec, SMALL_BN);
     network_case_of(backend, prec, SMALL_RES);
@@ -1068,6 +1117,8 @@ static void storage_cases(void) {
     network_case_of("auto", CB_PREC_FP32, false);
     network_case_of("auto", CB_PREC_BF16, SMALL_RES);
     network_case_of("cudnn", CB_PREC_TF32, SMALL_RES);
+    bn_add_cases();
+    test_layout = CB_LAYOUT_NHWC;
     // auto's pooling measured, then forced to the own kernels of these storages
     pool_cases("auto", CB_PREC_BF16);
     setenv("CONVBENCH_AUTO_POOL", "own", 1);

@@ -78,7 +78,8 @@ static size_t aux_bytes(const cb_layer *L, bool train) {
 //     consumer h (the criterion for the last layer), to its own backward: [2n-1-h, 2n-1-i];
 //   - dpre[i] (a batch-normed layer's gradient before the batch norm): [2n-1-i, 2n-1-i];
 //   - the accumulation scratch: the whole backward, [n, 2n-1];
-//   - a transient output y[i], one that no backward reads, from its forward to its last
+//   - a transient output y[i], one that no backward reads, from its forward (its plan node's head's:
+//     a fused group writes it there, while the head's inputs are read) to its last
 //     consumer's: [i, h]. In training that is a layer without activation whose own backward reads
 //     only its input and dy (Convolution, InnerProduct, with or without batch norm; a sum; a
 //     concatenation) and whose every consumer is a sum or a concatenation (their backward reads no
@@ -194,7 +195,9 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         size_t bytes = ((size_t)cb_shape_count(L->out) * e->act_bytes + 255) & ~(size_t)255;
         bool pinned = i == 0 || i == n - 1;
         int hi = L->last_child >= 0 ? L->last_child : i; // its last consumer
-        if (cb_exec_output_transient(net, i, train)) bufs[nb++] = (arena_buf){(void **)&e->lb[i].y, bytes, i, hi, 0};
+        // (a sum a fused node's head computes is written at the head's forward: lo is the head's)
+        int lo = e->plan.node[e->plan.node_of[i]].layer[0];
+        if (cb_exec_output_transient(net, i, train)) bufs[nb++] = (arena_buf){(void **)&e->lb[i].y, bytes, lo, hi, 0};
         if (!train && L->bn) bufs[nb++] = (arena_buf){(void **)&e->lb[i].pre, bytes, i, i, 0};
         if (train && (i > 0 || !e->opts.no_data_grad) && e->grad_alias[i] < 0)
             bufs[nb++] = (arena_buf){(void **)&e->lb[i].dy, bytes, pinned ? 0 : BWD(hi), pinned ? 2 * n - 1 : BWD(lowest[i]), 0};
@@ -367,6 +370,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         if (train && cb_act_needs_input(L->act)) b->act_in = take_kind(e, out, &ok, CB_MEM_SAVED);
         b->aux = take_kind(e, aux_bytes(L, train), &ok, CB_MEM_SAVED);
     }
+    cb_plan_build(net, opts->train, &e->plan); // (the arena reads it)
     if (ok) arena_place(e, (size_t)maxact, &ok);
     int64_t classes = last->out.c * last->out.h * last->out.w;
     e->labels = take_kind(e, (size_t)last->out.n * 4, &ok, CB_MEM_CRITERION);
@@ -404,8 +408,8 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         cb_exec_destroy(e);
         return NULL;
     }
-    // algorithms and workspace, node by node of the plan (a group's head plans it)
-    cb_plan_build(net, opts->train, &e->plan);
+    // algorithms and workspace, node by node of the plan (a group's head plans it; the plan was
+    // built before the arena)
     for (int i = 0; i < n; i++)
         for (int p = 0; p < CB_PHASE_COUNT; p++) e->lb[i].choice[p] = cb_choice_of(CB_IMPL_NONE, -1, "");
     for (int i = 0; i < n; i++) {

@@ -1,10 +1,11 @@
 // The graph rewrite into plan nodes (src/core/plan.h): the one place where layers are grouped.
 #include "core/plan.h"
+#include "core/act.h"
 #include "core/net.h"
 
 #include <stdlib.h>
 
-static const char *const FUSION_NAMES[] = {"none", "conv+relu+maxpool"};
+static const char *const FUSION_NAMES[] = {"none", "conv+relu+maxpool", "bn+add"};
 _Static_assert(sizeof FUSION_NAMES / sizeof FUSION_NAMES[0] == CB_FUSION_COUNT, "a fusion lacks a name");
 const char *cb_fusion_name(cb_fusion f) { return (unsigned)f < CB_FUSION_COUNT ? FUSION_NAMES[f] : "?"; }
 
@@ -25,6 +26,19 @@ static bool conv_relu_pool(const cb_net *net, int i, bool train, int *j) {
     return *j > i && net->layers[*j].nparents == 1 && net->layers[*j].op == CB_OP_POOL;
 }
 
+// Training and inference: layer i's batch norm output (no activation) is read by the next layer
+// alone, a sum of it and one other input (computed earlier), without batch norm, whose activation
+// reads only its output (the backward's ReLU mask reads y): i's output need not exist, as no
+// backward reads it (a sum's backward reads no input; i's reads its batch norm's input).
+static bool bn_add(const cb_net *net, int i, int *j) {
+    const cb_layer *L = &net->layers[i];
+    if (!L->bn || L->act != CB_ACT_NONE || (L->op != CB_OP_CONV && L->op != CB_OP_FC)) return false;
+    *j = only_child(net, i);
+    if (*j != i + 1) return false;
+    const cb_layer *S = &net->layers[*j];
+    return S->op == CB_OP_ADD && !S->bn && S->nparents == 2 && S->parents[0] != S->parents[1] && !cb_act_needs_input(S->act);
+}
+
 void cb_plan_build(const cb_net *net, bool train, cb_plan *p) {
     int n = net->nlayers;
     p->node = cb_xcalloc((size_t)n, sizeof *p->node);
@@ -37,6 +51,9 @@ void cb_plan_build(const cb_net *net, bool train, cb_plan *p) {
         int j;
         if (conv_relu_pool(net, i, train, &j) && p->node_of[j] < 0) {
             *nd = (cb_plan_node){CB_FUSION_CONV_RELU_MAXPOOL, 2, {i, j}};
+            p->node_of[j] = p->nnodes;
+        } else if (bn_add(net, i, &j) && p->node_of[j] < 0) {
+            *nd = (cb_plan_node){CB_FUSION_BN_ADD, 2, {i, j}};
             p->node_of[j] = p->nnodes;
         } else *nd = (cb_plan_node){CB_FUSION_NONE, 1, {i}};
         p->node_of[i] = p->nnodes++;

@@ -10,6 +10,8 @@
 typedef enum cb_fusion {
     CB_FUSION_NONE,             // one layer
     CB_FUSION_CONV_RELU_MAXPOOL, // inference: a convolution with its ReLU (no batch norm), whose one consumer is a pool
+    CB_FUSION_BN_ADD,            // a layer's batch norm (no activation) and the sum right after it, its one consumer, of it
+                                 // and one other input, with the sum's activation: y = act(bn(x) + other) in one pass
     CB_FUSION_COUNT
 } cb_fusion;
 

@@ -43,6 +43,10 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     if (ba && *ba && strcmp(ba, "fused") && strcmp(ba, "separate"))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_BN_ACT", NULL, "'%s' is not fused or separate", ba);
     d->bn_act_separate = ba && !strcmp(ba, "separate");
+    const char *bs = getenv("CONVBENCH_BN_ADD");
+    if (bs && *bs && strcmp(bs, "fused") && strcmp(bs, "separate"))
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_BN_ADD", NULL, "'%s' is not fused or separate", bs);
+    d->bn_add_separate = bs && !strcmp(bs, "separate");
     DNN_TRY(cudnnCreate(&d->h));
     return CB_OK;
 }
@@ -112,6 +116,23 @@ bool cb_dnn_bn_own_ok(const cb_layer *L) {
 static const void *bn_x(const cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     return L->bn ? e->lb[i].pre : e->lb[L->parents[0]].y;
+}
+
+// the own batch-norm pass of CB_FUSION_BN_ADD head i: y of the sum i + 1 = its activation of
+// bn(x) + the sum's other input, in one pass (i's own output is never written: nothing reads it)
+static void bn_add_forward(cb_exec *e, int i, bool train) {
+    const cb_layer *L = &e->net->layers[i], *S = &e->net->layers[i + 1];
+    cb_lbuf *b = &e->lb[i];
+    const void *other = e->lb[S->parents[0] == i ? S->parents[1] : S->parents[0]].y;
+    cb_bn_params bp;
+    cb_bn_params_of(L, &bp);
+    int fmt = cb_store_of(e)->fmt;
+    if (train)
+        cb_fmt_bn_forward_train_res(&bp, fmt, bn_x(e, i), b->gamma, b->beta, e->lb[i + 1].y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar,
+                                    0.1f, S->act, dnn(e)->bn_part, other);
+    else
+        cb_fmt_bn_forward_infer_res(&bp, fmt, bn_x(e, i), b->gamma, b->beta, b->rmean, b->rvar, e->lb[i + 1].y, S->act, dnn(e)->bn_part,
+                                    other);
 }
 
 // forward of the batch norm of layer i into y (training: batch statistics, running ones updated
@@ -227,6 +248,10 @@ void cb_dnn_forward_epilogue(cb_exec *e, int i, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
+    if (L->bn && l->bn_add) {
+        bn_add_forward(e, i, train);
+        return;
+    }
     if (L->bn) {
         if (!l->own_bn && !l->bnd) {
             cb_cuda_epilogue_forward(e, i, train);
@@ -308,7 +333,8 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
     const float *x = e->lb[L->parents[0]].y;
     float *out = cb_exec_op_out(e, i);
     bool own = l->own[0];
-    ((cb_cuda_state *)e->state)->fused_act[i] = false;
+    ((cb_cuda_state *)e->state)->fused_act[i] = l->in_bn_add && L->act != CB_ACT_NONE;
+    if (l->in_bn_add) return; // computed, with its activation, by the batch-norm pass before it
     switch (L->op) {
     case CB_OP_CONV:
         if (own) cb_cuda_forward_op(e, i, train);

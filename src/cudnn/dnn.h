@@ -33,6 +33,7 @@ typedef struct dnn_state {
     cudnnMathType_t math;
     cudnnTensorFormat_t tfmt;    // CUDNN_TENSOR_NCHW or _NHWC (filters KCRS or KRSC)
     cudnnDataType_t dtype;       // CUDNN_DATA_FLOAT or _BFLOAT16
+    bool bn_add_separate;        // $CONVBENCH_BN_ADD=separate: no CB_FUSION_BN_ADD (the sum its own pass)
     bool bn_act_separate;        // $CONVBENCH_BN_ACT=separate: the own batch-norm kernels leave the activation
                                  // to a pass of its own (the fused passes' A/B; default fused)
 } dnn_state;
@@ -41,6 +42,9 @@ typedef struct dnn_layer {
     bool own[CB_PHASE_COUNT];    // this phase runs convbench's own kernel
     bool blas[CB_PHASE_COUNT];   // this phase of a 1x1 convolution runs as a cuBLAS GEMM (cb_blas_conv_is_gemm)
     bool own_bn;                 // the batch norm (fused or a layer) runs on the own storage kernels (norm_fmt.cu)
+    bool bn_add;                 // a CB_FUSION_BN_ADD head: its own batch-norm pass also adds the next layer's (a sum's)
+                                 // other input and applies the sum's activation, writing the sum's output
+    bool in_bn_add;              // a sum computed by the batch-norm pass of the layer before it (bn_add)
     bool dw[CB_PHASE_COUNT];     // this phase of a depthwise convolution runs the own depthwise kernel on the storage
                                  // (src/cuda/conv_depthwise.cu; fp32 NCHW reaches it through own[] instead)
     cudnnTensorDescriptor_t xd, yd, bd, bnd;

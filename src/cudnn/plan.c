@@ -354,6 +354,23 @@ cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char 
     return r;
 }
 
+// Sum i closes a CB_FUSION_BN_ADD node (core/plan.c) whose head's batch norm runs on the own
+// kernels (auto's choice, raced on the batch norm alone): the head's pass computes the sum. Plain
+// cudnn keeps cuDNN's batch norm; $CONVBENCH_BN_ADD=separate (or BN_ACT=separate) turns it off.
+static void plan_bn_add(cb_exec *e, int i) {
+    const cb_plan_node *nd = &e->plan.node[e->plan.node_of[i]];
+    dnn_state *d = dnn(e);
+    if (nd->fusion != CB_FUSION_BN_ADD || nd->layer[1] != i || !d->policy || d->bn_add_separate || d->bn_act_separate) return;
+    int h = nd->layer[0];
+    dnn_layer *lh = e->lb[h].priv;
+    if (!lh || !lh->own_bn) return;
+    lh->bn_add = true;
+    ((dnn_layer *)e->lb[i].priv)->in_bn_add = true;
+    cb_choice c = cb_choice_of(CB_IMPL_OWN, -1, "bn+add");
+    c.flags |= CB_CHOICE_IN_FUSED, c.fused_with = h;
+    e->lb[i].choice[CB_PHASE_FORWARD] = c;
+}
+
 cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -370,6 +387,7 @@ cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err) {
         cb_status st = cb_dnn_plan_bn(e, i, err);
         if (st != CB_OK) return st;
     }
+    plan_bn_add(e, i);
     switch (L->op) {
     case CB_OP_CONV: {
         cb_status st = plan_conv(e, i, err);

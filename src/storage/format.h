@@ -94,6 +94,13 @@ void cb_fmt_bn_forward_train(const cb_bn_params *p, int fmt, const void *x, cons
                              float *mean, float *invstd, float *rmean, float *rvar, float momentum, cb_act act, float *part);
 void cb_fmt_bn_forward_infer(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta,
                              const float *rmean, const float *rvar, void *y, cb_act act, float *part);
+// the same with a residual res (shaped and stored as y) added before the activation, in the same
+// pass: y = act(bn(x) + res) (a batch norm whose one consumer is a sum, CB_FUSION_BN_ADD); res NULL: none
+void cb_fmt_bn_forward_train_res(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, void *y,
+                                 float *mean, float *invstd, float *rmean, float *rvar, float momentum, cb_act act, float *part,
+                                 const void *res);
+void cb_fmt_bn_forward_infer_res(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta,
+                                 const float *rmean, const float *rvar, void *y, cb_act act, float *part, const void *res);
 // dgamma, dbeta (overwritten) and, when dx is not NULL, dx (may alias dy) from dy, the gradient
 // w.r.t. y = act(bn(x)): the activation's gradient is taken at its input, recomputed from x and
 // the statistics of the forward pass (gamma, beta, mean, invstd), so neither y nor the

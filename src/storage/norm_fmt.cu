@@ -32,7 +32,9 @@
 
 // what a reduction sums: the statistics, or the gradient's two sums (BN_GRAD_STORE: also writing
 // the activation's gradient dz over dy, so that the input gradient's pass need not compute it again)
-enum { BN_STATS, BN_GRAD, BN_GRAD_STORE };
+// BN_STATS_RES: no reduction, the forward's output pass with a residual r (read through the dy
+// stream): y = f(x scale + shift + r), a sum after the batch norm in the same pass
+enum { BN_STATS, BN_GRAD, BN_GRAD_STORE, BN_STATS_RES };
 // the fused activation A (a cb_act) is a template argument: each kernel is compiled for each
 // activation, so the switch of cb_act_*_f32 folds away and an element costs only its own
 // arithmetic (a run-time switch per element, tried first, made EfficientNet-B0's batch norms
@@ -64,7 +66,7 @@ template <class F> static void bn_with_act(cb_act act, F f) {
 // and a pass with one input stream (the statistics, the forward output) needs several loads in
 // flight per thread to reach the memory's bandwidth; the gradient passes load two or three streams
 // (one row each is enough, and more would spill their registers)
-template <int MODE> struct bn_depth { static constexpr int U = MODE == BN_STATS ? 4 : 1; };
+template <int MODE> struct bn_depth { static constexpr int U = MODE == BN_STATS ? 4 : MODE == BN_STATS_RES ? 2 : 1; };
 
 // the two sums of one element: statistics (x - s, (x - s)^2), or the gradient's (dz, dz (x - mean))
 // with dz the activation's gradient at z = x f0 + f1 (the forward's scale and shift); returns dz
@@ -244,6 +246,7 @@ __global__ void bn_finish_infer(int c, const float *gamma, const float *beta, co
 enum { BN_K = 6 };
 template <int MODE, int A> __device__ static __forceinline__ float bn_out(float x, float dy, const float *k) {
     if (MODE == BN_STATS) return bn_act_fwd<A>(x * k[0] + k[1]);
+    if (MODE == BN_STATS_RES) return bn_act_fwd<A>(x * k[0] + k[1] + dy);
     float g = bn_act_grad<A>(x * k[4] + k[5], dy);
     return k[0] * (g - k[1] - (x - k[3]) * k[2]);
 }
@@ -251,7 +254,7 @@ template <int MODE, int A> __device__ static __forceinline__ float bn_out(float 
 // the coefficient planes a pass reads (forward: scale, shift; backward: all six, the forward's
 // two only with an activation)
 template <int MODE, int A> __device__ static __forceinline__ bool bn_plane(int j) {
-    return MODE == BN_STATS ? j < 2 : j < 4 || A != CB_ACT_NONE;
+    return MODE == BN_STATS || MODE == BN_STATS_RES ? j < 2 : j < 4 || A != CB_ACT_NONE;
 }
 
 // CH_LAST: the V elements are V channels (coefficients k[v]), else V pixels of one channel (k[0])
@@ -393,21 +396,23 @@ __global__ void bn_fwd_coef(int c, const float *gamma, const float *beta, const 
 
 template <class T, int V>
 static void bn_train_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, T *y, float *mean, float *invstd,
-                        float *rmean, float *rvar, float momentum, cb_act act, float *part) {
+                        float *rmean, float *rvar, float momentum, cb_act act, float *part, const T *res) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
     float *coef = BN_COEF(part, r.chunks, p->c);
     r.template reduce<BN_STATS, CB_ACT_NONE>(x, nullptr, nullptr, nullptr, part);
     bn_finish<T, BN_STATS><<<warps_grid(p[0].c), 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, beta, p->eps, momentum, mean,
                                                         invstd, rmean, rvar, nullptr, nullptr, coef);
-    r.template apply_act<BN_STATS>(coef, act, x, nullptr, y);
+    if (res) r.template apply_act<BN_STATS_RES>(coef, act, x, res, y);
+    else r.template apply_act<BN_STATS>(coef, act, x, nullptr, y);
 }
 
 template <class T, int V>
 static void bn_infer_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, const float *rmean,
-                        const float *rvar, T *y, cb_act act, float *part) {
+                        const float *rvar, T *y, cb_act act, float *part, const T *res) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
     bn_finish_infer<<<warps_grid(p[0].c), 256>>>(p->c, gamma, beta, rmean, rvar, p->eps, part);
-    r.template apply_act<BN_STATS>(part, act, x, nullptr, y);
+    if (res) r.template apply_act<BN_STATS_RES>(part, act, x, res, y);
+    else r.template apply_act<BN_STATS>(part, act, x, nullptr, y);
 }
 
 template <class T, int V>
@@ -447,18 +452,27 @@ extern "C" int cb_fmt_bn_supported(const cb_bn_params *p) {
         }                                                                                                                        \
     } while (0)
 
-extern "C" void cb_fmt_bn_forward_train(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, void *y,
-                                        float *mean, float *invstd, float *rmean, float *rvar, float momentum, cb_act act, float *part) {
-#define CALL(T, V) bn_train_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, (T *)y, mean, invstd, rmean, rvar, momentum, act, part)
-    BN_DISPATCH(fmt, x, y, y, CALL);
+extern "C" void cb_fmt_bn_forward_train_res(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, void *y,
+                                            float *mean, float *invstd, float *rmean, float *rvar, float momentum, cb_act act, float *part,
+                                            const void *res) {
+#define CALL(T, V) bn_train_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, (T *)y, mean, invstd, rmean, rvar, momentum, act, part, (const T *)res)
+    BN_DISPATCH(fmt, x, y, res ? res : y, CALL);
 #undef CALL
 }
+extern "C" void cb_fmt_bn_forward_train(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, void *y,
+                                        float *mean, float *invstd, float *rmean, float *rvar, float momentum, cb_act act, float *part) {
+    cb_fmt_bn_forward_train_res(p, fmt, x, gamma, beta, y, mean, invstd, rmean, rvar, momentum, act, part, NULL);
+}
 
+extern "C" void cb_fmt_bn_forward_infer_res(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta,
+                                            const float *rmean, const float *rvar, void *y, cb_act act, float *part, const void *res) {
+#define CALL(T, V) bn_infer_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, rmean, rvar, (T *)y, act, part, (const T *)res)
+    BN_DISPATCH(fmt, x, y, res ? res : y, CALL);
+#undef CALL
+}
 extern "C" void cb_fmt_bn_forward_infer(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta,
                                         const float *rmean, const float *rvar, void *y, cb_act act, float *part) {
-#define CALL(T, V) bn_infer_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, rmean, rvar, (T *)y, act, part)
-    BN_DISPATCH(fmt, x, y, y, CALL);
-#undef CALL
+    cb_fmt_bn_forward_infer_res(p, fmt, x, gamma, beta, rmean, rvar, y, act, part, NULL);
 }
 
 extern "C" void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, const float *mean,
