@@ -610,22 +610,42 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
             if (hi[net->layers[j].parents[k]] < j) hi[net->layers[j].parents[k]] = j;
     // A dy that is a later layer's (the routing through sums), seen in c, where only a routing
     // shares a pointer: that layer a, the nearest one sharing it, must be a sum without batch norm,
-    // not the last layer, taking i once, and i's last consumer (its first gradient); no two inputs
-    // of one sum take its buffer. In b the buffer then lives from its owner's first gradient to the
-    // backward of its lowest holder.
-    int taken[1024] = {0};
+    // not the last layer, taking i once, and i's last consumer (its first gradient). Two inputs of
+    // one sum may take its buffer only if the later, f, is a convolution or FC layer without
+    // activation that the sum alone reads, and every other consumer of the earlier comes before f
+    // (nothing writes the buffer before f has read it). In b the buffer then lives from its
+    // owner's first gradient to the backward of its lowest holder.
+    int taken[1024] = {0}, holder[1024];
     for (int i = 0; i < n; i++) low[i] = i;
     for (int i = n - 1; i >= 1; i--) {
         if (!c->lb[i].dy) continue;
-        int a = i + 1;
-        while (a < n && c->lb[a].dy != c->lb[i].dy) a++;
-        if (a == n) continue;
+        int a = i + 1, shares = 0; // (a sum's two inputs share the pointer too: a is the consumer)
+        for (; a < n; a++) {
+            if (c->lb[a].dy != c->lb[i].dy) continue;
+            shares++;
+            bool reads = false;
+            for (int k = 0; k < net->layers[a].nparents; k++) reads |= net->layers[a].parents[k] == i;
+            if (reads) break;
+        }
+        if (a == n) { // shared with later layers none of which consumes i
+            badroute += shares > 0;
+            continue;
+        }
         routed++;
         const cb_layer *S = &net->layers[a];
         int once = 0;
         for (int k = 0; k < S->nparents; k++) once += S->parents[k] == i;
-        badroute += S->op != CB_OP_ADD || S->bn || a == n - 1 || once != 1 || hi[i] != a || taken[a] > 0;
-        taken[a]++;
+        bool ok = S->op == CB_OP_ADD && !S->bn && a != n - 1 && once == 1 && hi[i] == a;
+        if (taken[a]) { // the second input of a: i is the earlier (the loop runs down), f the later one
+            int f = holder[a];
+            const cb_layer *F = &net->layers[f];
+            ok &= taken[a] == 1 && f > i && F->act == CB_ACT_NONE && (F->op == CB_OP_CONV || F->op == CB_OP_FC) && F->nchildren == 1;
+            for (int c2 = i + 1; c2 < n; c2++)
+                for (int k = 0; k < net->layers[c2].nparents; k++)
+                    if (net->layers[c2].parents[k] == i && c2 != a) ok &= c2 < f;
+        }
+        badroute += !ok;
+        holder[a] = i, taken[a]++;
         CHECK(b->lb[i].dy == b->lb[a].dy, "%s: layer %d's gradient is routed without the arena but not with it", name, i);
         int r = a;
         while (r < n - 1) { // the chain's owner: the last layer sharing the pointer
@@ -683,7 +703,7 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
             for (int j = 0; j < S->nparents; j++) once += S->parents[j] == p;
             can |= p > 0 && once == 1 && hi[p] == a2;
         }
-        CHECK(!can || taken[a2] == 1, "%s: sum %s passes its gradient buffer to %d inputs", name, S->name, taken[a2]);
+        CHECK(!can || taken[a2] >= 1, "%s: sum %s passes its gradient buffer to no input", name, S->name);
     }
     CHECK(sb < sa, "%s: the arena saves nothing (%.2f vs %.2f MiB)", name, sb, sa);
     if (!run) goto out;

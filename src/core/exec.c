@@ -145,8 +145,8 @@ bool cb_exec_output_transient(const cb_net *net, int i, bool train) {
 // ---- gradient routing through sums ----------------------------------------------------------------
 // A sum passes its gradient to each input unchanged. An input whose first gradient in the backward
 // pass comes from the sum (the sum is its last consumer) takes the sum's gradient buffer as its
-// own dy instead of a copy: one input per sum, the latest layer among those that qualify (its
-// backward comes soonest). The sum's gradient is dead once its backward has copied it to its
+// own dy instead of a copy: the latest layer among those that qualify (its backward comes
+// soonest), and a second one where that is safe (below). The sum's gradient is dead once its backward has copied it to its
 // other inputs, so the buffer passes on whole; a chain of sums passes it along. An input that
 // already holds a gradient gets the sum's added straight in, not through the scratch. Not the
 // last layer (its gradient is the caller's, pinned over the step) nor the input.
@@ -156,16 +156,34 @@ static void grad_alias_plan(cb_exec *e) {
     int n = net->nlayers;
     for (int i = 0; i < n; i++) e->grad_alias[i] = -1;
     if (!e->opts.train || e->grad_copy) return;
-    for (int a = 1; a < n - 1; a++) {
+    for (int a = n - 2; a >= 1; a--) {
         const cb_layer *L = &net->layers[a];
         if (L->op != CB_OP_ADD || L->bn) continue;
-        int best = -1;
+        int best = -1, second = -1;
         for (int k = 0; k < L->nparents; k++) {
             int p = L->parents[k], seen = 0;
             for (int j = 0; j < L->nparents; j++) seen += L->parents[j] == p;
-            if (p > 0 && seen == 1 && net->layers[p].last_child == a && p > best) best = p;
+            if (p <= 0 || seen != 1 || net->layers[p].last_child != a) continue;
+            if (p > best) second = best, best = p;
+            else if (p > second) second = p;
         }
-        if (best >= 0) e->grad_alias[best] = a;
+        if (best < 0) continue;
+        e->grad_alias[best] = a;
+        // A second input shares the buffer too where nothing can write it before the first has
+        // read it: the first (the later layer, whose backward comes first) is a convolution or FC
+        // layer without activation read by this sum alone (its backward only reads dy: the batch
+        // norm's writes dpre), every other consumer of the second comes before the first (their
+        // gradients are added after its read). (The buffer is this sum's alone by its backward
+        // even if a later sum passed it on: that sum's holders were later layers, done reading.) A
+        // residual block's sum then moves no gradient at all.
+        const cb_layer *B = &net->layers[best];
+        if (second < 0 || B->act != CB_ACT_NONE || (B->op != CB_OP_CONV && B->op != CB_OP_FC) ||
+            B->nchildren != 1)
+            continue;
+        bool early = true;
+        for (int c = second + 1; c < net->layers[second].last_child; c++)
+            for (int k = 0; k < net->layers[c].nparents; k++) early &= net->layers[c].parents[k] != second || c < best;
+        if (early) e->grad_alias[second] = a;
     }
 }
 static int grad_root(const cb_exec *e, int i) {
