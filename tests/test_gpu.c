@@ -988,6 +988,11 @@ static void bn_cases(void) {
     check("auto CONVBENCH_BN_ACT=both is refused by name", !g && strstr(err.msg, "CONVBENCH_BN_ACT") ? 0 : 1, 0);
     cb_exec_destroy(g);
     unsetenv("CONVBENCH_BN_ACT");
+    setenv("CONVBENCH_BN_ADD", "both", 1); // the sum in the batch norm's pass: fused or separate, by name
+    g = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("auto CONVBENCH_BN_ADD=both is refused by name", !g && strstr(err.msg, "CONVBENCH_BN_ADD") ? 0 : 1, 0);
+    cb_exec_destroy(g);
+    unsetenv("CONVBENCH_BN_ADD");
     cb_net_free(net);
     test_layout = CB_LAYOUT_NCHW;
 }
