@@ -581,8 +581,8 @@ static void test_onednn_matches_ref(void) {
 // same way: raced, then with each path forced for every convolution and FC ($CONVBENCH_CPU_AUTO)
 static void test_cpu_auto_matches_ref(void) {
     if (!cb_backend_find("cpu-auto")) { printf("  skip: this build has no backend cpu-auto\n"); return; }
-    const char *force[] = {NULL, "onednn", "gemm", "own"};
-    for (int f = 0; f < 4; f++) {
+    const char *force[] = {NULL, "onednn", "onednn-plain", "gemm", "own"};
+    for (int f = 0; f < 5; f++) {
         if (force[f]) setenv("CONVBENCH_CPU_AUTO", force[f], 1);
         printf("  CONVBENCH_CPU_AUTO=%s\n", force[f] ? force[f] : "(race)");
         backend_matches_ref("cpu-auto", NET_ALL);

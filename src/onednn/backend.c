@@ -15,11 +15,12 @@
 // and each phase (forward, backward data, backward filter) plan times the oneDNN primitive
 // (reorders included; in training the weights' reorder too, as a step pays it) against the "cpu"
 // backend's im2col + OpenBLAS (a GEMM for FC) and, for a convolution's forward, the own direct
-// kernels (src/cpu/direct.c) where they apply, on scratch buffers of the layer's shapes, and runs
-// the fastest. The choice names the winner, the fastest loser and both times (CB_CHOICE_RACED).
-// $CONVBENCH_CPU_AUTO forces a path for every such layer (tests): onednn, gemm (OpenBLAS), or own
-// (the direct forward where it applies, else OpenBLAS); race or unset measures; anything else is
-// refused by name.
+// kernels (src/cpu/direct.c) where they apply, and for an FC layer also oneDNN's inner product on
+// the engine's plain weights (no weight reorders), on scratch buffers of the layer's shapes, and
+// runs the fastest. The choice names the winner, the fastest loser and both times
+// (CB_CHOICE_RACED). $CONVBENCH_CPU_AUTO forces a path for every such layer (tests): onednn,
+// onednn-plain (FC; convolutions take onednn), gemm (OpenBLAS), or own (the direct forward where
+// it applies, else OpenBLAS); race or unset measures; anything else is refused by name.
 #include "core/backend.h"
 #include "core/net.h"
 #include "cpu/kernels.h"
@@ -43,8 +44,10 @@ typedef struct dn_state {
 } dn_state;
 
 // where a cpu-auto layer's phase runs
-typedef enum dn_route { DN_ROUTE_ONEDNN, DN_ROUTE_GEMM, DN_ROUTE_OWN, DN_ROUTE_COUNT } dn_route;
-static const char *const ROUTE_NAMES[] = {"onednn", "gemm", "own"};
+// (DN_ROUTE_PLAIN: FC layers' oneDNN inner product on the engine's (K, C) weights, with no weight
+// or weight-gradient reorder: on AlexNet's fc6 those took 20 ms a call against 6 for the product)
+typedef enum dn_route { DN_ROUTE_ONEDNN, DN_ROUTE_PLAIN, DN_ROUTE_GEMM, DN_ROUTE_OWN, DN_ROUTE_COUNT } dn_route;
+static const char *const ROUTE_NAMES[] = {"onednn", "onednn-plain", "gemm", "own"};
 _Static_assert(sizeof ROUTE_NAMES / sizeof ROUTE_NAMES[0] == DN_ROUTE_COUNT, "a route lacks a name");
 
 // One argument of a primitive: the engine's plain tensor and, where the primitive wants another
@@ -74,7 +77,8 @@ typedef struct dn_layer {
     float *var;                                   // batch norm: the batch variance (C)
     float *dx;                                    // BatchNorm layer: dx, computed with dgamma, dbeta
     float *ones;                                  // batch norm: (C) of 1, (C) of 0 (no gamma, beta), 2 (C) unread gradients
-    bool cpu[CB_PHASE_COUNT];                     // cpu-auto: the phase runs on the cpu backend's functions
+    dn_prim pfwd, pbwd_data, pbwd_filter;         // cpu-auto, FC: the op on plain (K, C) weights (DN_ROUTE_PLAIN)
+    dn_route route[CB_PHASE_COUNT];               // cpu-auto: where the phase runs (GEMM, OWN: the cpu backend's functions)
     char label[CB_PHASE_COUNT][64];               // cpu-auto: the choice's name (winner and rival)
 } dn_layer;
 
@@ -113,7 +117,7 @@ static cb_status init_auto(cb_exec *e, cb_error *err) {
     if (v && *v && strcmp(v, "race")) {
         for (int r = 0; r < DN_ROUTE_COUNT; r++)
             if (!strcmp(v, ROUTE_NAMES[r])) force = r;
-        if (force < 0) return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_CPU_AUTO", NULL, "'%s' is not race, onednn, gemm or own", v);
+        if (force < 0) return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_CPU_AUTO", NULL, "'%s' is not race, onednn, onednn-plain, gemm or own", v);
     }
     cb_status rc = init(e, err);
     if (e->state) st_of(e)->choose = true, st_of(e)->force = force;
@@ -136,7 +140,8 @@ static void destroy(cb_exec *e) {
     for (int i = 0; e->lb && e->net && i < e->net->nlayers; i++) {
         dn_layer *l = e->lb[i].priv;
         if (!l) continue;
-        dn_prim *all[] = {&l->fwd, &l->fwd_infer, &l->bwd_data, &l->bwd_filter, &l->bn_fwd, &l->bn_infer, &l->bn_bwd, &l->relu_fwd, &l->relu_bwd};
+        dn_prim *all[] = {&l->fwd, &l->fwd_infer, &l->bwd_data, &l->bwd_filter, &l->bn_fwd, &l->bn_infer, &l->bn_bwd, &l->relu_fwd, &l->relu_bwd,
+                          &l->pfwd, &l->pbwd_data, &l->pbwd_filter};
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) prim_free(all[k]);
         if (l->ws) dnnl_memory_destroy(l->ws);
         free(l->var), free(l->dx), free(l->ones), free(l);
@@ -282,13 +287,16 @@ static bool race_buf_make(const cb_exec *e, int i, size_t ws, race_buf *r) {
     return r->x && r->w && r->y && r->dy && r->dx && r->dw && (!b->nb || (r->b && r->db)) && (!ws || r->ws);
 }
 
-static dn_prim *phase_prim(dn_layer *l, int p) { return p == CB_PHASE_FORWARD ? &l->fwd : p == CB_PHASE_BWD_DATA ? &l->bwd_data : &l->bwd_filter; }
+static dn_prim *phase_prim(dn_layer *l, int p, bool plain) {
+    if (plain) return p == CB_PHASE_FORWARD ? &l->pfwd : p == CB_PHASE_BWD_DATA ? &l->pbwd_data : &l->pbwd_filter;
+    return p == CB_PHASE_FORWARD ? &l->fwd : p == CB_PHASE_BWD_DATA ? &l->bwd_data : &l->bwd_filter;
+}
 
 // one run of phase p of layer i by route on the race's buffers
 static void route_run(cb_exec *e, int i, dn_layer *l, const race_buf *r, int p, dn_route route) {
     const cb_layer *L = &e->net->layers[i];
-    if (route == DN_ROUTE_ONEDNN) {
-        dn_prim *P = phase_prim(l, p);
+    if (route == DN_ROUTE_ONEDNN || route == DN_ROUTE_PLAIN) {
+        dn_prim *P = phase_prim(l, p, route == DN_ROUTE_PLAIN);
         // a training step gives new weights to every call: their reorder is part of the call's time
         for (int j = 0; e->opts.train && j < P->nargs; j++)
             if (P->arg[j] == DNNL_ARG_WEIGHTS) P->m[j].ptr = NULL;
@@ -325,7 +333,7 @@ static double route_time(cb_exec *e, int i, dn_layer *l, const race_buf *r, int 
 
 // The choice of each phase of convolution or FC layer i: raced, or forced by $CONVBENCH_CPU_AUTO.
 // Recorded as data in the layer's choice (impl, the route's algorithm, winner and rival in the
-// name, both times) and in l->cpu, which forward and backward read.
+// name, both times) and in l->route, which forward and backward read.
 static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -340,8 +348,8 @@ static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
         own_ok = cb_cpu_direct_supports(&cp);
         ws[DN_ROUTE_OWN] = own_ok ? cb_cpu_direct_workspace(&cp) : 0;
     }
-    const char *name[DN_ROUTE_COUNT] = {NULL, !conv ? "GEMM" : ws[DN_ROUTE_GEMM] ? "im2col+GEMM" : "GEMM 1x1", own_names[cb_cpu_direct_isa()]};
-    const int algo[DN_ROUTE_COUNT] = {0, conv && ws[DN_ROUTE_GEMM] ? 1 : 0, 2};
+    const char *name[DN_ROUTE_COUNT] = {NULL, NULL, !conv ? "GEMM" : ws[DN_ROUTE_GEMM] ? "im2col+GEMM" : "GEMM 1x1", own_names[cb_cpu_direct_isa()]};
+    const int algo[DN_ROUTE_COUNT] = {0, 1, conv && ws[DN_ROUTE_GEMM] ? 1 : 0, 2}; // oneDNN: 0 its weight format, 1 plain
     race_buf r = {0};
     if (s->force < 0 && !race_buf_make(e, i, ws[DN_ROUTE_GEMM] > ws[DN_ROUTE_OWN] ? ws[DN_ROUTE_GEMM] : ws[DN_ROUTE_OWN], &r)) {
         race_buf_free(&r);
@@ -349,23 +357,28 @@ static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
         return false;
     }
     for (int p = 0; p < (e->opts.train ? CB_PHASE_COUNT : 1); p++) {
-        dn_prim *P = phase_prim(l, p);
-        name[DN_ROUTE_ONEDNN] = P->impl;
-        int nr = p == CB_PHASE_FORWARD && own_ok ? 3 : 2, win = 0, rival = -1;
-        double ms[DN_ROUTE_COUNT] = {-1, -1, -1};
-        if (s->force >= 0) win = s->force == DN_ROUTE_OWN && nr < 3 ? DN_ROUTE_GEMM : s->force;
-        else {
-            for (int k = 0; k < nr; k++) ms[k] = route_time(e, i, l, &r, p, (dn_route)k);
-            for (int k = 1; k < nr; k++)
-                if (ms[k] < ms[win]) win = k;
-            for (int k = 0; k < nr; k++)
-                if (k != win && (rival < 0 || ms[k] < ms[rival])) rival = k;
+        name[DN_ROUTE_ONEDNN] = phase_prim(l, p, false)->impl;
+        name[DN_ROUTE_PLAIN] = l->pfwd.p ? phase_prim(l, p, true)->impl : NULL;
+        bool can[DN_ROUTE_COUNT] = {true, l->pfwd.p != NULL, true, p == CB_PHASE_FORWARD && own_ok};
+        int win = 0, rival = -1;
+        double ms[DN_ROUTE_COUNT] = {-1, -1, -1, -1};
+        if (s->force >= 0) { // a path this layer lacks falls back: plain to oneDNN's own format, own to OpenBLAS
+            win = s->force;
+            if (!can[win]) win = win == DN_ROUTE_PLAIN ? DN_ROUTE_ONEDNN : DN_ROUTE_GEMM;
+        } else {
+            for (int k = 0; k < DN_ROUTE_COUNT; k++)
+                if (can[k]) ms[k] = route_time(e, i, l, &r, p, (dn_route)k);
+            for (int k = 1; k < DN_ROUTE_COUNT; k++)
+                if (can[k] && ms[k] < ms[win]) win = k;
+            for (int k = 0; k < DN_ROUTE_COUNT; k++)
+                if (can[k] && k != win && (rival < 0 || ms[k] < ms[rival])) rival = k;
         }
-        l->cpu[p] = win != DN_ROUTE_ONEDNN;
+        l->route[p] = (dn_route)win;
         b->ws[p] = ws[win];
-        if (rival >= 0) snprintf(l->label[p], sizeof l->label[p], "%s vs %s", name[win], ROUTE_NAMES[rival]);
-        else snprintf(l->label[p], sizeof l->label[p], "%s", name[win]);
-        cb_choice c = cb_choice_of(win == DN_ROUTE_ONEDNN ? CB_IMPL_ONEDNN : CB_IMPL_CPU, algo[win], l->label[p]);
+        if (rival >= 0) snprintf(l->label[p], sizeof l->label[p], "%s%s vs %s", name[win], win == DN_ROUTE_PLAIN ? " plain" : "", ROUTE_NAMES[rival]);
+        else snprintf(l->label[p], sizeof l->label[p], "%s%s", name[win], win == DN_ROUTE_PLAIN ? " plain" : "");
+        bool dnn = win == DN_ROUTE_ONEDNN || win == DN_ROUTE_PLAIN;
+        cb_choice c = cb_choice_of(dnn ? CB_IMPL_ONEDNN : CB_IMPL_CPU, algo[win], l->label[p]);
         c.ms = ms[win], c.rival_ms = rival >= 0 ? ms[rival] : -1;
         c.flags |= rival >= 0 ? CB_CHOICE_RACED : CB_CHOICE_FORCED;
         b->choice[p] = c;
@@ -417,27 +430,43 @@ static bool plan_conv(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
     return ok;
 }
 
-static bool plan_fc(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
+// an inner product's forward and backward primitives, the weights in oneDNN's preferred format
+// (plain false) or in the engine's (K, C)
+static bool plan_fc_prims(cb_exec *e, int i, bool plain, dn_prim *fwd, dn_prim *bwd_data, dn_prim *bwd_filter, char *why, size_t n) {
     const cb_layer *L = &e->net->layers[i];
     int64_t xd[2] = {L->in.n, cb_shape_count(L->in) / L->in.n}, yd[2] = {L->in.n, L->p.fc.k}, kd[2] = {L->p.fc.k, xd[1]}, bd[1] = {L->p.fc.k};
     dnnl_memory_desc_t x = md_of(2, xd, dnnl_nc), y = md_of(2, yd, dnnl_nc), k = md_of(2, kd, dnnl_oi), b = md_of(1, bd, dnnl_x);
-    dnnl_memory_desc_t xa = md_of(2, xd, dnnl_format_tag_any), ya = md_of(2, yd, dnnl_format_tag_any), ka = md_of(2, kd, dnnl_format_tag_any);
+    dnnl_memory_desc_t xa = md_of(2, xd, dnnl_format_tag_any), ya = md_of(2, yd, dnnl_format_tag_any), ka = plain ? k : md_of(2, kd, dnnl_format_tag_any);
     bool bias = e->lb[i].nb > 0;
     dnnl_inner_product_desc_t fd, bdd, bwd;
     dnnl_inner_product_forward_desc_init(&fd, dnnl_forward_training, &xa, &ka, bias ? &b : NULL, &ya);
     dnnl_primitive_desc_t fpd = NULL;
     dn_argspec fa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_WEIGHTS, &k, false}, {DNNL_ARG_DST, &y, true}, {DNNL_ARG_BIAS, &b, false}};
-    if (!prim_create(e, &l->fwd, &fd, NULL, fa, bias ? 4 : 3, &fpd, why, n)) return false;
+    if (!prim_create(e, fwd, &fd, NULL, fa, bias ? 4 : 3, &fpd, why, n)) return false;
     bool ok = true;
     if (e->opts.train) {
         dnnl_inner_product_backward_data_desc_init(&bdd, &xa, &ka, &ya);
         dnnl_inner_product_backward_weights_desc_init(&bwd, &xa, &ka, bias ? &b : NULL, &ya);
         dn_argspec da[] = {{DNNL_ARG_DIFF_DST, &y, false}, {DNNL_ARG_WEIGHTS, &k, false}, {DNNL_ARG_DIFF_SRC, &x, true}};
         dn_argspec wa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_DIFF_DST, &y, false}, {DNNL_ARG_DIFF_WEIGHTS, &k, true}, {DNNL_ARG_DIFF_BIAS, &b, true}};
-        ok = prim_create(e, &l->bwd_data, &bdd, fpd, da, 3, NULL, why, n) && prim_create(e, &l->bwd_filter, &bwd, fpd, wa, bias ? 4 : 3, NULL, why, n);
+        ok = prim_create(e, bwd_data, &bdd, fpd, da, 3, NULL, why, n) && prim_create(e, bwd_filter, &bwd, fpd, wa, bias ? 4 : 3, NULL, why, n);
     }
     dnnl_primitive_desc_destroy(fpd);
     return ok;
+}
+
+// cpu-auto also makes the plain-weight variant (DN_ROUTE_PLAIN) to race; where oneDNN has none,
+// the layer races without it
+static bool plan_fc(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
+    if (!plan_fc_prims(e, i, false, &l->fwd, &l->bwd_data, &l->bwd_filter, why, n)) return false;
+    if (st_of(e)->choose) {
+        char no[200];
+        if (!plan_fc_prims(e, i, true, &l->pfwd, &l->pbwd_data, &l->pbwd_filter, no, sizeof no)) {
+            dn_prim *pl[] = {&l->pfwd, &l->pbwd_data, &l->pbwd_filter};
+            for (int k = 0; k < 3; k++) prim_free(pl[k]);
+        }
+    }
+    return true;
 }
 
 // the workspace that a training forward leaves for the backward (max pooling, LRN), fixed in both
@@ -664,8 +693,8 @@ static void forward(cb_exec *e, int i, bool train) {
     switch (L->op) {
     case CB_OP_CONV:
     case CB_OP_FC:
-        if (l->cpu[CB_PHASE_FORWARD]) ON_CPU(e, cb_backend_cpu.forward(e, i, train)); // cpu-auto's choice
-        else prim_run(e, &l->fwd, (void *[]){x, b->w, out, b->b});
+        if (l->route[CB_PHASE_FORWARD] >= DN_ROUTE_GEMM) ON_CPU(e, cb_backend_cpu.forward(e, i, train)); // cpu-auto's choice
+        else prim_run(e, phase_prim(l, CB_PHASE_FORWARD, l->route[CB_PHASE_FORWARD] == DN_ROUTE_PLAIN), (void *[]){x, b->w, out, b->b});
         break;
     case CB_OP_POOL:
     case CB_OP_LRN: prim_run(e, &l->fwd, (void *[]){x, out, NULL}); break;
@@ -689,8 +718,8 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
     switch (L->op) {
     case CB_OP_CONV:
     case CB_OP_FC:
-        if (l->cpu[CB_PHASE_BWD_DATA]) ON_CPU(e, cb_backend_cpu.backward_data(e, i, slot, dx));
-        else prim_run(e, &l->bwd_data, (void *[]){dy, b->w, dx});
+        if (l->route[CB_PHASE_BWD_DATA] >= DN_ROUTE_GEMM) ON_CPU(e, cb_backend_cpu.backward_data(e, i, slot, dx));
+        else prim_run(e, phase_prim(l, CB_PHASE_BWD_DATA, l->route[CB_PHASE_BWD_DATA] == DN_ROUTE_PLAIN), (void *[]){dy, b->w, dx});
         break;
     case CB_OP_POOL: prim_run(e, &l->bwd_data, (void *[]){dy, dx, NULL}); break;
     case CB_OP_LRN: prim_run(e, &l->bwd_data, (void *[]){x, dy, dx, NULL}); break;
@@ -714,8 +743,8 @@ static void backward_filter(cb_exec *e, int i) {
     switch (L->op) {
     case CB_OP_CONV:
     case CB_OP_FC:
-        if (l->cpu[CB_PHASE_BWD_FILTER]) ON_CPU(e, cb_backend_cpu.backward_filter(e, i));
-        else prim_run(e, &l->bwd_filter, (void *[]){x, dy, b->dw, b->db});
+        if (l->route[CB_PHASE_BWD_FILTER] >= DN_ROUTE_GEMM) ON_CPU(e, cb_backend_cpu.backward_filter(e, i));
+        else prim_run(e, phase_prim(l, CB_PHASE_BWD_FILTER, l->route[CB_PHASE_BWD_FILTER] == DN_ROUTE_PLAIN), (void *[]){x, dy, b->dw, b->db});
         break;
     // the engine asks for dgamma, dbeta before dx: oneDNN computes the three at once
     case CB_OP_BATCHNORM: bn_backward(e, b, l, &l->bwd_data, L->out.c, x, dy, l->dx, b->dgamma, b->dbeta); break;
