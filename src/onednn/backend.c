@@ -357,6 +357,7 @@ static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
         return false;
     }
     for (int p = 0; p < (e->opts.train ? CB_PHASE_COUNT : 1); p++) {
+        if (p == CB_PHASE_BWD_DATA && !e->lb[L->parents[0]].dy) continue; // no gradient into the input: left unraced on oneDNN
         name[DN_ROUTE_ONEDNN] = phase_prim(l, p, false)->impl;
         name[DN_ROUTE_PLAIN] = l->pfwd.p ? phase_prim(l, p, true)->impl : NULL;
         bool can[DN_ROUTE_COUNT] = {true, l->pfwd.p != NULL, true, p == CB_PHASE_FORWARD && own_ok};
