@@ -2,7 +2,8 @@
 # Side by side on this CPU, in one run: convbench fullpass --update against PyTorch's CPU
 # training step for AlexNet b16 and VGG-16 b4. Alternates the two so that load from elsewhere
 # touches both. Writes JSON under OUTDIR and prints a table with the ratio last.
-# BACKENDS="cpu onednn" times each convbench backend named (default: cpu), one row each.
+# BACKENDS="cpu onednn cpu-auto" times each convbench backend named (default: cpu), one row each;
+# OUTDIR/table.md repeats it by phase, with PyTorch / convbench and, where onednn ran, / onednn.
 set -euo pipefail
 cb=${CB:-build/convbench}
 out=${1:-/tmp/cpu-vs-pytorch}
@@ -27,4 +28,21 @@ print(f"{net:<8} {b:>5} {be:<8} {ct:12.1f} {p['total_ms']:12.1f} {ct / p['total_
 PY
     done
 done
+/usr/bin/python3 - "$out" "$backends" > "$out/table.md" <<'PY'
+import json, sys
+out, bes = sys.argv[1], sys.argv[2].split()
+print("| net | batch | backend | fwd | bwd (grad-input + grad-weight) | update | total | PyTorch total | PyTorch / convbench | / onednn | loss |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+for net, b in (("alexnet", 16), ("vgg16", 4)):
+    p = json.load(open(f"{out}/pytorch-{net}.json"))
+    t = {}
+    for be in bes:
+        c = json.load(open(f"{out}/convbench-{net}-{be}.json"))
+        t[be] = ({r["phase"].strip(): r["median_ms"] for r in c["tables"]["fullpass"]}, c.get("loss"))
+    for be in bes:
+        m, loss = t[be]
+        vs = f"{m['total'] / t['onednn'][0]['total']:.2f}" if "onednn" in t else ""
+        print(f"| {net} | {b} | {be} | {m['net forward']:.1f} | {m['net backward']:.1f} ({m['grad-input']:.1f} + {m['grad-weight']:.1f}) "
+              f"| {m['update']:.1f} | {m['total']:.1f} | {p['total_ms']:.1f} | {p['total_ms'] / m['total']:.2f} | {vs} | {loss:.7f} |")
+PY
 cat "$out/table.txt"

@@ -296,13 +296,14 @@ typedef enum cb_impl {
     CB_IMPL_OWN,                  // convbench's own GPU kernels (algo: index into the own algorithm table, -1: not a convolution)
     CB_IMPL_CUDNN,                // cuDNN (algo: its cudnnConvolution*Algo_t of the phase, -1: not a convolution)
     CB_IMPL_CUBLAS,               // a cuBLAS GEMM (FC layers; 1x1 convolutions under NHWC)
+    CB_IMPL_ONEDNN,               // a oneDNN primitive with its reorders from and to NCHW (name: its implementation)
     CB_IMPL_COUNT
 } cb_impl;
 
 typedef enum cb_choice_flag {
     CB_CHOICE_FALLBACK = 1 << 0,     // --conv-algo's algorithm does not run this; the generic one does
     CB_CHOICE_RACED = 1 << 1,        // measured against the other implementation: ms won over rival_ms
-    CB_CHOICE_FORCED = 1 << 2,       // a test's override ($CONVBENCH_AUTO_POOL / _GEMM) chose it
+    CB_CHOICE_FORCED = 1 << 2,       // a test's override ($CONVBENCH_AUTO_POOL / _GEMM, $CONVBENCH_CPU_AUTO) chose it
     CB_CHOICE_FUSED = 1 << 3,        // also computes layer fused_with (conv + ReLU + max pool)
     CB_CHOICE_IN_FUSED = 1 << 4,     // computed by layer fused_with's fused kernel
     CB_CHOICE_ASYM_PAD = 1 << 5,     // own kernels: the library lacks this padding

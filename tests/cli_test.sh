@@ -368,6 +368,20 @@ a, o = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 assert abs(a["loss"] - o["loss"]) <= 1e-5 * abs(a["loss"]), (a["loss"], o["loss"])
 assert any(r["algo_fwd"].startswith("own direct") for r in o["tables"]["layers"]), "own direct not used"
 ' "$a" "$o"; then ok "own direct CPU convolution: same loss"; else bad "own direct CPU convolution: $a | $o"; fi
+# cpu-auto (where the build has oneDNN): a bad $CONVBENCH_CPU_AUTO is refused by name; a whole
+# network gives cpu's loss and its per-layer table says what each convolution ran and why
+if "$cb" fullpass --help 2>&1 | grep -q cpu-auto && "$cb" fullpass fashion-lenet --backend cpu-auto --iters 1 --warmup 0 --quiet >/dev/null 2>&1; then
+    bad_input "fullpass cpu-auto: a bad CONVBENCH_CPU_AUTO" "CONVBENCH_CPU_AUTO: 'fast' is not race" -- env CONVBENCH_CPU_AUTO=fast "$cb" fullpass fashion-lenet --backend cpu-auto --quiet
+    a=$("$cb" fullpass fashion-ece408 --batch 8 --iters 1 --warmup 0 --format json --quiet 2>&1)
+    o=$("$cb" fullpass fashion-ece408 --batch 8 --iters 1 --warmup 0 --backend cpu-auto --per-layer --format json --quiet 2>&1)
+    if /usr/bin/python3 -c '
+import json, sys
+a, o = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert abs(a["loss"] - o["loss"]) <= 1e-5 * abs(a["loss"]), (a["loss"], o["loss"])
+conv = [r for r in o["tables"]["layers"] if r["kind"] in ("Convolution", "InnerProduct")]
+assert conv and all(" vs " in r["algo_fwd"] and "<" in r["algo_fwd"] for r in conv), [r["algo_fwd"] for r in conv]
+' "$a" "$o"; then ok "cpu-auto: cpu's loss, the race in the per-layer table"; else bad "cpu-auto: $a | $o"; fi
+fi
 bad_input "ModelParallel expansion" "layer 'mp': 4096 splits of 25 layers expand to 102400 layers" -- "$cb" summary "$b/modelparallel-4096.json"
 bad_input "too many layers" "more than 131072 layers" -- "$cb" summary "$b/too-many-layers.json"
 bad_input "too many parent references" "layer 'mp2': more than 2097152 parent references" -- "$cb" summary "$b/modelparallel-all-refs.json"

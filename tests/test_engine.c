@@ -543,15 +543,15 @@ static void test_out_of_memory_is_clean(void) {
     cb_net_free(net);
 }
 
-// onednn against ref: every layer kind (NET_ALL, NET_MODERN's dilated, depthwise and
+// onednn (and cpu-auto, below) against ref: every layer kind (NET_ALL, NET_MODERN's dilated, depthwise and
 // asymmetrically padded convolutions), then the loss of each of 5 SGD steps (momentum 0.9) on
 // NET_ALL (batch norm, LRN) and on fashion-lenet at batch 4 within 1e-4 of the reference's
-static void onednn_sgd_matches_ref(const char *json, const char *name) {
+static void onednn_sgd_matches_ref(const char *backend, const char *json, const char *name) {
     cb_error err = {0};
     cb_net *net = json ? cb_net_load_string(json, "all.json", &err) : cb_net_load(name, &err);
     CHECK(net && (json || cb_net_set_batch(net, 4, &err) == CB_OK), "%s", err.msg);
     if (!net) return;
-    cb_exec *ex[2] = {make(net, "onednn", 0.05f), make(net, "ref", 0.05f)};
+    cb_exec *ex[2] = {make(net, backend, 0.05f), make(net, "ref", 0.05f)};
     for (int k = 0; k < 2 && ex[0] && ex[1]; k++) ex[k]->opts.momentum = 0.9f;
     for (int step = 0; step < 5 && ex[0] && ex[1]; step++) {
         double l[2];
@@ -561,8 +561,8 @@ static void onednn_sgd_matches_ref(const char *json, const char *name) {
             cb_exec_backward(ex[k], NULL);
             cb_exec_update(ex[k], NULL);
         }
-        printf("  %s step %d loss onednn %.7f ref %.7f\n", name, step, l[0], l[1]);
-        CHECK(isfinite(l[0]) && fabs(l[0] - l[1]) < 1e-4 * fabs(l[1]), "%s step %d: loss onednn %.7f ref %.7f", name, step, l[0], l[1]);
+        printf("  %s step %d loss %s %.7f ref %.7f\n", name, step, backend, l[0], l[1]);
+        CHECK(isfinite(l[0]) && fabs(l[0] - l[1]) < 1e-4 * fabs(l[1]), "%s step %d: loss %s %.7f ref %.7f", name, step, backend, l[0], l[1]);
     }
     cb_exec_destroy(ex[0]);
     cb_exec_destroy(ex[1]);
@@ -573,8 +573,24 @@ static void test_onednn_matches_ref(void) {
     if (!cb_backend_find("onednn")) { printf("  skip: this build has no backend onednn\n"); return; }
     backend_matches_ref("onednn", NET_ALL);
     backend_matches_ref("onednn", NET_MODERN);
-    onednn_sgd_matches_ref(NET_ALL, "all");
-    onednn_sgd_matches_ref(NULL, "fashion-lenet");
+    onednn_sgd_matches_ref("onednn", NET_ALL, "all");
+    onednn_sgd_matches_ref("onednn", NULL, "fashion-lenet");
+}
+
+// cpu-auto (onednn with a per-layer choice of oneDNN, OpenBLAS or the own direct forward) the
+// same way: raced, then with each path forced for every convolution and FC ($CONVBENCH_CPU_AUTO)
+static void test_cpu_auto_matches_ref(void) {
+    if (!cb_backend_find("cpu-auto")) { printf("  skip: this build has no backend cpu-auto\n"); return; }
+    const char *force[] = {NULL, "onednn", "onednn-plain", "gemm", "own"};
+    for (int f = 0; f < 5; f++) {
+        if (force[f]) setenv("CONVBENCH_CPU_AUTO", force[f], 1);
+        printf("  CONVBENCH_CPU_AUTO=%s\n", force[f] ? force[f] : "(race)");
+        backend_matches_ref("cpu-auto", NET_ALL);
+        backend_matches_ref("cpu-auto", NET_MODERN);
+        onednn_sgd_matches_ref("cpu-auto", NET_ALL, "all");
+        onednn_sgd_matches_ref("cpu-auto", NULL, "fashion-lenet");
+        unsetenv("CONVBENCH_CPU_AUTO");
+    }
 }
 
 // The shared arena (exec.c): buffers live at the same point of the step never share bytes
@@ -820,6 +836,7 @@ int main(void) {
     RUN(test_modern_shapes);
     RUN(test_modern_cpu_matches_ref);
     RUN(test_onednn_matches_ref);
+    RUN(test_cpu_auto_matches_ref);
     RUN(test_modern_gradients_finite_differences);
     RUN(test_learns_synthetic_task);
     RUN(test_unknown_backend);

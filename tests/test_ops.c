@@ -176,6 +176,35 @@ static void reference(const cb_layer *L, const double *x, const double *dy, doub
 }
 
 static bool no_device; // the backend under test found no GPU: its remaining cases are skipped unrun
+static const char *cpu_auto_force; // $CONVBENCH_CPU_AUTO as set for "cpu-auto": onednn, onednn-plain, gemm, own, or NULL (race)
+
+// cpu-auto's choice for a convolution or FC layer, every phase it ran: forced where the variable
+// says so (and the path it names: the own direct forward only where it applies, oneDNN's plain
+// weights only on FC), else raced with
+// both times; "" when right, else what is wrong
+static const char *cpu_auto_choice_wrong(const cb_exec *e, const cb_layer *L) {
+    if (L->op != CB_OP_CONV && L->op != CB_OP_FC) return "";
+    bool own_ok = false;
+    if (L->op == CB_OP_CONV) {
+        cb_conv_params cp;
+        cb_conv_params_of(L, &cp);
+        own_ok = cb_cpu_direct_supports(&cp);
+    }
+    for (int p = 0; p < CB_PHASE_COUNT; p++) {
+        const cb_choice *c = cb_exec_choice(e, 1, (cb_phase)p);
+        if (!cpu_auto_force) {
+            if (!(c->flags & CB_CHOICE_RACED) || c->ms < 0 || c->rival_ms < c->ms) return "not raced, or the loser faster";
+            if (c->impl != CB_IMPL_ONEDNN && c->impl != CB_IMPL_CPU) return "raced to neither oneDNN nor cpu";
+            continue;
+        }
+        if (!(c->flags & CB_CHOICE_FORCED)) return "not marked forced";
+        bool want_own = !strcmp(cpu_auto_force, "own") && p == CB_PHASE_FORWARD && own_ok;
+        bool dnn = !strncmp(cpu_auto_force, "onednn", 6), plain = !strcmp(cpu_auto_force, "onednn-plain") && L->op == CB_OP_FC;
+        if (dnn ? c->impl != CB_IMPL_ONEDNN || (c->algo == 1) != plain : c->impl != CB_IMPL_CPU || (c->algo == 2) != want_own)
+            return "another path than the forced one";
+    }
+    return "";
+}
 
 // one case on one backend, precision and layout: pass, fail, or skip (declined)
 static void run_case(const op_case *k, const char *backend, cb_precision prec, cb_layout layout) {
@@ -183,7 +212,9 @@ static void run_case(const op_case *k, const char *backend, cb_precision prec, c
     snprintf(json, sizeof json,
              "{\"name\": \"op\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [%d, %d, %d, %d]},"
              " \"L\": {\"parents\": [\"data\"], %s}}}", k->n, k->h, k->w, k->c, k->body);
-    snprintf(name, sizeof name, "%s %s %s %s", backend, cb_precision_name(prec), cb_layout_name(layout), k->label);
+    bool cpu_auto = !strcmp(backend, "cpu-auto");
+    snprintf(name, sizeof name, "%s%s%s%s %s %s %s", backend, cpu_auto ? "[" : "", cpu_auto ? (cpu_auto_force ? cpu_auto_force : "race") : "",
+             cpu_auto ? "]" : "", cb_precision_name(prec), cb_layout_name(layout), k->label);
     cb_error err = {0};
     cb_net *net = cb_net_load_string(json, k->label, &err);
     if (!net) {
@@ -268,7 +299,10 @@ static void run_case(const op_case *k, const char *backend, cb_precision prec, c
             if (at > 0 && (size_t)at < sizeof detail) at += snprintf(detail + at, sizeof detail - (size_t)at, " %s %.1e", pr[j].what, eg);
         }
     bool ok = worst <= tol; // NaN fails
-    printf("%s %s: %s (tol %.0e) [%s]\n", ok ? "ok  " : "FAIL", name, detail, tol, cb_exec_algo(e, 1, CB_PHASE_FORWARD));
+    const char *wrong = cpu_auto ? cpu_auto_choice_wrong(e, L) : "";
+    ok = ok && !*wrong;
+    printf("%s %s: %s (tol %.0e) [%s]%s%s\n", ok ? "ok  " : "FAIL", name, detail, tol, cb_exec_algo(e, 1, CB_PHASE_FORWARD),
+           *wrong ? " choice: " : "", wrong);
     if (ok) tests_passed++;
     else tests_failed++;
     for (int j = 0; j < np; j++) free(param[j]), free(g64[j]), free(g[j]);
@@ -302,6 +336,32 @@ int main(int argc, char **argv) {
         }
     else
         for (int i = 0; cb_backend_name(i); i++) run_backend(cb_backend_name(i));
+    // cpu-auto once more with each path forced ($CONVBENCH_CPU_AUTO), then a value it must refuse
+    bool cpu_auto = cb_backend_built("cpu-auto");
+    for (int i = 1; i < argc; i++) cpu_auto = cpu_auto && !strcmp(argv[i], "cpu-auto");
+    const char *forces[] = {"onednn", "onednn-plain", "gemm", "own"};
+    for (int f = 0; cpu_auto && f < 4; f++) {
+        setenv("CONVBENCH_CPU_AUTO", forces[f], 1);
+        cpu_auto_force = forces[f];
+        run_backend("cpu-auto");
+    }
+    if (cpu_auto) {
+        setenv("CONVBENCH_CPU_AUTO", "fastest", 1);
+        cb_error err = {0};
+        cb_net *net = cb_net_load_string("{\"name\": \"op\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", "
+                                         "\"tensor\": [1, 4, 4, 3]}}}", "input", &err);
+        cb_exec_opts o;
+        cb_exec_opts_default(&o);
+        o.backend = "cpu-auto";
+        cb_exec *e = net ? cb_exec_create(net, &o, &err) : NULL;
+        bool ok = net && !e && err.status == CB_STATUS_ARG && strstr(err.msg, "CONVBENCH_CPU_AUTO") && strstr(err.msg, "fastest");
+        printf("%s cpu-auto refuses CONVBENCH_CPU_AUTO=fastest: %s\n", ok ? "ok  " : "FAIL", err.msg);
+        ok ? tests_passed++ : tests_failed++;
+        cb_exec_destroy(e);
+        cb_net_free(net);
+        unsetenv("CONVBENCH_CPU_AUTO");
+        cpu_auto_force = NULL;
+    }
     printf("%d passed, %d failed, %d skipped\n", tests_passed, tests_failed, skipped);
     return tests_failed ? 1 : 0;
 }

@@ -43,7 +43,7 @@ static int run(int argc, char **argv) {
     const cli_opt opts[] = {
         {"--weights", CLI_STR, &weights, "FILE", "trained weights (convbench train --weights-out); an ONNX NET brings its own"},
         {"--batch", CLI_STR, &batches, "B,B,...", "batch sizes, comma-separated (default 100,1000,10000)"},
-        {"--backend", CLI_STR, &backend, "B", "cpu (default), ref, onednn, cuda or cudnn"},
+        {"--backend", CLI_STR, &backend, "B", "cpu (default), ref, onednn, cpu-auto, cuda or cudnn"},
         {"--conv-algo", CLI_STR, &conv_algo, "A", "own GPU convolution algorithm (cuda backend): auto (default) or a name from `convbench algos`"},
         {"--precision", CLI_STR, &precision, "P", "fp32 (default), tf32 or bf16 (GPU backends)"},
         DATA_OPTS(d),

@@ -33,7 +33,7 @@ static int run(int argc, char **argv) {
         {"--weight-decay", CLI_FLOAT, &weight_decay, "WD", "L2 weight decay (default 5e-4)"},
         {"--schedule", CLI_STR, &schedule, "S", "cosine (default, per step), step (x0.1 at 50% and 75%) or none"},
         {"--seed", CLI_INT, &seed, "S", "seed for the initial weights and the shuffling (default 42)"},
-        {"--backend", CLI_STR, &backend, "B", "cpu (default), ref, onednn, cuda or cudnn"},
+        {"--backend", CLI_STR, &backend, "B", "cpu (default), ref, onednn, cpu-auto, cuda or cudnn"},
         {"--conv-algo", CLI_STR, &conv_algo, "A", "own GPU convolution algorithm (cuda backend): auto (default) or a name from `convbench algos`"},
         {"--weights-out", CLI_STR, &weights_out, "FILE", "write the trained weights (docs/weights-format.md)"},
         {"--limit", CLI_INT, &limit, "N", "train on the first N training images only (tests)"},

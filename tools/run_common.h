@@ -15,7 +15,7 @@ typedef struct run_opts {
 #define RUN_OPTS(r) RUN_OPTS_BATCH(r, "batch size (default: the network's)")
 // the same with the --batch help of a command whose default batch is its own
 #define RUN_OPTS_BATCH(r, batch_help)                                                                                  \
-    {"--backend", CLI_STR, &(r).backend, "B", "cpu (default), ref, onednn, cuda, cudnn or auto"},                     \
+    {"--backend", CLI_STR, &(r).backend, "B", "cpu (default), ref, onednn, cpu-auto, cuda, cudnn or auto"},                     \
         {"--batch", CLI_INT, &(r).batch, "N", batch_help},                                                             \
         {"--warmup", CLI_INT, &(r).warmup, "W", "untimed iterations first (default 2)"},                               \
         {"--iters", CLI_INT, &(r).iters, "K", "timed iterations (default 10)"},                                        \

@@ -147,7 +147,7 @@ cb_reason cb_layer_gpu_supports(const cb_layer *L, char *why, size_t n);
 
 extern const cb_backend cb_backend_cpu, cb_backend_ref;
 #ifdef CB_HAVE_ONEDNN
-extern const cb_backend cb_backend_onednn; // src/onednn/backend.c
+extern const cb_backend cb_backend_onednn, cb_backend_cpu_auto; // src/onednn/backend.c
 #endif
 #ifdef CB_HAVE_CUDA
 extern const cb_backend cb_backend_cuda, cb_backend_cudnn, cb_backend_auto;

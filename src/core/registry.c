@@ -45,8 +45,10 @@ static const struct {
     {"ref", {.precisions = 1u << CB_PREC_FP32, .layouts = 1u << CB_LAYOUT_NCHW}, &cb_backend_ref},
 #ifdef CB_HAVE_ONEDNN
     {"onednn", {.precisions = 1u << CB_PREC_FP32, .layouts = 1u << CB_LAYOUT_NCHW}, &cb_backend_onednn},
+    {"cpu-auto", {.precisions = 1u << CB_PREC_FP32, .layouts = 1u << CB_LAYOUT_NCHW}, &cb_backend_cpu_auto},
 #else
     {"onednn", {.precisions = 1u << CB_PREC_FP32, .layouts = 1u << CB_LAYOUT_NCHW}, NULL},
+    {"cpu-auto", {.precisions = 1u << CB_PREC_FP32, .layouts = 1u << CB_LAYOUT_NCHW}, NULL},
 #endif
 #ifdef CB_HAVE_CUDA
 #define BE(x) &x

@@ -10,9 +10,21 @@
 // has a oneDNN primitive (even LRN sizes and pooling pads >= the window are refused there), so no
 // supports(): creating the primitive in plan is the test, and a refusal declines the layer with
 // the reason (CB_STATUS_UNSUPPORTED, naming the layer).
+//
+// The "cpu-auto" backend is this one with a per-layer choice: for each convolution and FC layer
+// and each phase (forward, backward data, backward filter) plan times the oneDNN primitive
+// (reorders included; in training the weights' reorder too, as a step pays it) against the "cpu"
+// backend's im2col + OpenBLAS (a GEMM for FC) and, for a convolution's forward, the own direct
+// kernels (src/cpu/direct.c) where they apply, and for an FC layer also oneDNN's inner product on
+// the engine's plain weights (no weight reorders), on scratch buffers of the layer's shapes, and
+// runs the fastest. The choice names the winner, the fastest loser and both times
+// (CB_CHOICE_RACED). $CONVBENCH_CPU_AUTO forces a path for every such layer (tests): onednn,
+// onednn-plain (FC; convolutions take onednn), gemm (OpenBLAS), or own (the direct forward where
+// it applies, else OpenBLAS); race or unset measures; anything else is refused by name.
 #include "core/backend.h"
 #include "core/net.h"
 #include "cpu/kernels.h"
+#include "core/clock.h"
 
 #include <math.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -27,7 +39,16 @@ typedef struct dn_state {
     dnnl_engine_t eng;
     dnnl_stream_t strm;
     dnnl_format_tag_t blocked;    // nChw16c with AVX-512, else nChw8c
+    bool choose;                  // "cpu-auto": convolution and FC phases race oneDNN against cpu's
+    int force;                    // cpu-auto's $CONVBENCH_CPU_AUTO: a dn_route, or -1: race
 } dn_state;
+
+// where a cpu-auto layer's phase runs
+// (DN_ROUTE_PLAIN: FC layers' oneDNN inner product on the engine's (K, C) weights, with no weight
+// or weight-gradient reorder: on AlexNet's fc6 those took 20 ms a call against 6 for the product)
+typedef enum dn_route { DN_ROUTE_ONEDNN, DN_ROUTE_PLAIN, DN_ROUTE_GEMM, DN_ROUTE_OWN, DN_ROUTE_COUNT } dn_route;
+static const char *const ROUTE_NAMES[] = {"onednn", "onednn-plain", "gemm", "own"};
+_Static_assert(sizeof ROUTE_NAMES / sizeof ROUTE_NAMES[0] == DN_ROUTE_COUNT, "a route lacks a name");
 
 // One argument of a primitive: the engine's plain tensor and, where the primitive wants another
 // format, oneDNN's own copy and the reorder between them.
@@ -56,6 +77,9 @@ typedef struct dn_layer {
     float *var;                                   // batch norm: the batch variance (C)
     float *dx;                                    // BatchNorm layer: dx, computed with dgamma, dbeta
     float *ones;                                  // batch norm: (C) of 1, (C) of 0 (no gamma, beta), 2 (C) unread gradients
+    dn_prim pfwd, pbwd_data, pbwd_filter;         // cpu-auto, FC: the op on plain (K, C) weights (DN_ROUTE_PLAIN)
+    dn_route route[CB_PHASE_COUNT];               // cpu-auto: where the phase runs (GEMM, OWN: the cpu backend's functions)
+    char label[CB_PHASE_COUNT][64];               // cpu-auto: the choice's name (winner and rival)
 } dn_layer;
 
 static dn_state *st_of(const cb_exec *e) { return e->state; }
@@ -73,6 +97,7 @@ static cb_status init(cb_exec *e, cb_error *err) {
     dn_state *s = calloc(1, sizeof *s);
     if (!s) return CB_STATUS_NOMEM;
     e->state = s;
+    s->force = -1;
     cb_status rc = cb_backend_cpu.init(e, err);
     s->cpu = e->state;
     e->state = s;
@@ -83,6 +108,20 @@ static cb_status init(cb_exec *e, cb_error *err) {
     __builtin_cpu_init();
     s->blocked = __builtin_cpu_supports("avx512f") ? dnnl_nChw16c : dnnl_nChw8c;
     return CB_OK;
+}
+
+// cpu-auto: the onednn backend choosing per layer and phase; $CONVBENCH_CPU_AUTO read once here
+static cb_status init_auto(cb_exec *e, cb_error *err) {
+    const char *v = getenv("CONVBENCH_CPU_AUTO");
+    int force = -1;
+    if (v && *v && strcmp(v, "race")) {
+        for (int r = 0; r < DN_ROUTE_COUNT; r++)
+            if (!strcmp(v, ROUTE_NAMES[r])) force = r;
+        if (force < 0) return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_CPU_AUTO", NULL, "'%s' is not race, onednn, onednn-plain, gemm or own", v);
+    }
+    cb_status rc = init(e, err);
+    if (e->state) st_of(e)->choose = true, st_of(e)->force = force;
+    return rc;
 }
 
 static void prim_free(dn_prim *P) {
@@ -101,7 +140,8 @@ static void destroy(cb_exec *e) {
     for (int i = 0; e->lb && e->net && i < e->net->nlayers; i++) {
         dn_layer *l = e->lb[i].priv;
         if (!l) continue;
-        dn_prim *all[] = {&l->fwd, &l->fwd_infer, &l->bwd_data, &l->bwd_filter, &l->bn_fwd, &l->bn_infer, &l->bn_bwd, &l->relu_fwd, &l->relu_bwd};
+        dn_prim *all[] = {&l->fwd, &l->fwd_infer, &l->bwd_data, &l->bwd_filter, &l->bn_fwd, &l->bn_infer, &l->bn_bwd, &l->relu_fwd, &l->relu_bwd,
+                          &l->pfwd, &l->pbwd_data, &l->pbwd_filter};
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) prim_free(all[k]);
         if (l->ws) dnnl_memory_destroy(l->ws);
         free(l->var), free(l->dx), free(l->ones), free(l);
@@ -213,6 +253,149 @@ static void prim_run(cb_exec *e, dn_prim *P, void *const *ptr) {
     dnnl_stream_wait(s->strm);
 }
 
+// ---- cpu-auto: each convolution and FC phase timed on oneDNN and on the cpu backend's functions ----
+
+// scratch of the layer's shapes for the race (the engine's buffers hold nothing yet, and the
+// weights must stay): inputs small and random, so that no denormals slow one side
+typedef struct race_buf {
+    float *x, *w, *b, *y, *dy, *dx, *dw, *db; // (N, C, H, W) in; (K, C/g, R, S) or (K, C); (K); out; out; in; as w; as b
+    void *ws;                                  // the cpu path's workspace, the largest of its routes
+} race_buf;
+
+static void race_buf_free(race_buf *r) {
+    float *all[] = {r->x, r->w, r->b, r->y, r->dy, r->dx, r->dw, r->db};
+    for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) free(all[k]);
+    free(r->ws);
+}
+
+static float *race_alloc(size_t n, bool fill, uint64_t *rng) {
+    if (n == 0) return NULL;
+    float *p = aligned_alloc(64, (n * sizeof(float) + 63) / 64 * 64);
+    for (size_t k = 0; p && k < n; k++) p[k] = fill ? 0.01f * cb_rng_uniform(rng) : 0.f;
+    return p;
+}
+
+static bool race_buf_make(const cb_exec *e, int i, size_t ws, race_buf *r) {
+    const cb_layer *L = &e->net->layers[i];
+    const cb_lbuf *b = &e->lb[i];
+    size_t nin = (size_t)cb_shape_count(L->in), nout = (size_t)cb_shape_count(L->out);
+    uint64_t rng = 0x5eed1234ull;
+    r->x = race_alloc(nin, true, &rng), r->w = race_alloc((size_t)b->nw, true, &rng), r->b = race_alloc((size_t)b->nb, true, &rng);
+    r->dy = race_alloc(nout, true, &rng), r->y = race_alloc(nout, false, &rng), r->dx = race_alloc(nin, false, &rng);
+    r->dw = race_alloc((size_t)b->nw, false, &rng), r->db = race_alloc((size_t)b->nb, false, &rng);
+    r->ws = ws ? aligned_alloc(64, (ws + 63) / 64 * 64) : NULL;
+    return r->x && r->w && r->y && r->dy && r->dx && r->dw && (!b->nb || (r->b && r->db)) && (!ws || r->ws);
+}
+
+static dn_prim *phase_prim(dn_layer *l, int p, bool plain) {
+    if (plain) return p == CB_PHASE_FORWARD ? &l->pfwd : p == CB_PHASE_BWD_DATA ? &l->pbwd_data : &l->pbwd_filter;
+    return p == CB_PHASE_FORWARD ? &l->fwd : p == CB_PHASE_BWD_DATA ? &l->bwd_data : &l->bwd_filter;
+}
+
+// one run of phase p of layer i by route on the race's buffers
+static void route_run(cb_exec *e, int i, dn_layer *l, const race_buf *r, int p, dn_route route) {
+    const cb_layer *L = &e->net->layers[i];
+    if (route == DN_ROUTE_ONEDNN || route == DN_ROUTE_PLAIN) {
+        dn_prim *P = phase_prim(l, p, route == DN_ROUTE_PLAIN);
+        // a training step gives new weights to every call: their reorder is part of the call's time
+        for (int j = 0; e->opts.train && j < P->nargs; j++)
+            if (P->arg[j] == DNNL_ARG_WEIGHTS) P->m[j].ptr = NULL;
+        void *fa[] = {r->x, r->w, r->y, r->b}, *da[] = {r->dy, r->w, r->dx}, *wa[] = {r->x, r->dy, r->dw, r->db};
+        prim_run(e, P, p == CB_PHASE_FORWARD ? fa : p == CB_PHASE_BWD_DATA ? da : wa);
+        return;
+    }
+    if (L->op == CB_OP_FC) { // as the cpu backend calls them
+        int n = (int)L->in.n, c = (int)L->in.c, k = L->p.fc.k;
+        if (p == CB_PHASE_FORWARD) cb_cpu_fc_forward(n, c, k, r->x, r->w, r->b, r->y);
+        else if (p == CB_PHASE_BWD_DATA) cb_cpu_fc_backward_data(n, c, k, r->dy, r->w, r->dx);
+        else cb_cpu_fc_backward_filter(n, c, k, r->x, r->dy, r->dw, r->db);
+        return;
+    }
+    cb_conv_params cp;
+    cb_conv_params_of(L, &cp);
+    if (p == CB_PHASE_FORWARD && route == DN_ROUTE_OWN) cb_cpu_direct_forward(&cp, r->x, r->w, r->b, r->y, r->ws);
+    else if (p == CB_PHASE_FORWARD) cb_cpu_conv_forward(&cp, r->x, r->w, r->b, r->y, r->ws);
+    else if (p == CB_PHASE_BWD_DATA) cb_cpu_conv_backward_data(&cp, r->dy, r->w, r->dx, r->ws);
+    else cb_cpu_conv_backward_filter(&cp, r->x, r->dy, r->dw, r->db, r->ws);
+}
+
+// the best of `runs` runs after `warm` untimed ones, ms
+static double route_time(cb_exec *e, int i, dn_layer *l, const race_buf *r, int p, dn_route route, int warm, int runs) {
+    double best = 1e30;
+    for (int k = 0; k < warm + runs; k++) {
+        double t0 = cb_now_ms();
+        route_run(e, i, l, r, p, route);
+        double t = cb_now_ms() - t0;
+        if (k >= warm && t < best) best = t;
+    }
+    return best;
+}
+
+// The choice of each phase of convolution or FC layer i: raced, or forced by $CONVBENCH_CPU_AUTO.
+// Recorded as data in the layer's choice (impl, the route's algorithm, winner and rival in the
+// name, both times) and in l->route, which forward and backward read.
+static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    const dn_state *s = st_of(e);
+    static const char *own_names[] = {"own direct (scalar)", "own direct (AVX2)", "own direct (AVX-512)"};
+    bool conv = L->op == CB_OP_CONV, own_ok = false;
+    size_t ws[DN_ROUTE_COUNT] = {0};
+    if (conv) {
+        cb_conv_params cp;
+        cb_conv_params_of(L, &cp);
+        ws[DN_ROUTE_GEMM] = cb_cpu_conv_workspace(&cp);
+        own_ok = cb_cpu_direct_supports(&cp);
+        ws[DN_ROUTE_OWN] = own_ok ? cb_cpu_direct_workspace(&cp) : 0;
+    }
+    const char *name[DN_ROUTE_COUNT] = {NULL, NULL, !conv ? "GEMM" : ws[DN_ROUTE_GEMM] ? "im2col+GEMM" : "GEMM 1x1", own_names[cb_cpu_direct_isa()]};
+    const int algo[DN_ROUTE_COUNT] = {0, 1, conv && ws[DN_ROUTE_GEMM] ? 1 : 0, 2}; // oneDNN: 0 its weight format, 1 plain
+    race_buf r = {0};
+    if (s->force < 0 && !race_buf_make(e, i, ws[DN_ROUTE_GEMM] > ws[DN_ROUTE_OWN] ? ws[DN_ROUTE_GEMM] : ws[DN_ROUTE_OWN], &r)) {
+        race_buf_free(&r);
+        snprintf(why, n, "out of memory for the race's buffers");
+        return false;
+    }
+    for (int p = 0; p < (e->opts.train ? CB_PHASE_COUNT : 1); p++) {
+        if (p == CB_PHASE_BWD_DATA && !e->lb[L->parents[0]].dy) continue; // no gradient into the input: left unraced on oneDNN
+        name[DN_ROUTE_ONEDNN] = phase_prim(l, p, false)->impl;
+        name[DN_ROUTE_PLAIN] = l->pfwd.p ? phase_prim(l, p, true)->impl : NULL;
+        bool can[DN_ROUTE_COUNT] = {true, l->pfwd.p != NULL, true, p == CB_PHASE_FORWARD && own_ok};
+        int win = 0, rival = -1;
+        double ms[DN_ROUTE_COUNT] = {-1, -1, -1, -1};
+        if (s->force >= 0) { // a path this layer lacks falls back: plain to oneDNN's own format, own to OpenBLAS
+            win = s->force;
+            if (!can[win]) win = win == DN_ROUTE_PLAIN ? DN_ROUTE_ONEDNN : DN_ROUTE_GEMM;
+        } else {
+            for (int k = 0; k < DN_ROUTE_COUNT; k++)
+                if (can[k]) ms[k] = route_time(e, i, l, &r, p, (dn_route)k, 1, 2);
+            for (int pass = 0; pass < 2; pass++) {
+                win = 0, rival = -1;
+                for (int k = 1; k < DN_ROUTE_COUNT; k++)
+                    if (can[k] && ms[k] < ms[win]) win = k;
+                for (int k = 0; k < DN_ROUTE_COUNT; k++)
+                    if (can[k] && k != win && (rival < 0 || ms[k] < ms[rival])) rival = k;
+                // within 20%: a burst of load elsewhere decides as easily as the code; three more
+                // runs of both, the best of all kept (the slower path's spikes, not its speed, fall out)
+                if (pass || ms[rival] > 1.2 * ms[win]) break;
+                for (int k = 0; k < DN_ROUTE_COUNT; k++)
+                    if (k == win || k == rival) ms[k] = fmin(ms[k], route_time(e, i, l, &r, p, (dn_route)k, 0, 3));
+            }
+        }
+        l->route[p] = (dn_route)win;
+        b->ws[p] = ws[win];
+        if (rival >= 0) snprintf(l->label[p], sizeof l->label[p], "%s%s vs %s", name[win], win == DN_ROUTE_PLAIN ? " plain" : "", ROUTE_NAMES[rival]);
+        else snprintf(l->label[p], sizeof l->label[p], "%s%s", name[win], win == DN_ROUTE_PLAIN ? " plain" : "");
+        bool dnn = win == DN_ROUTE_ONEDNN || win == DN_ROUTE_PLAIN;
+        cb_choice c = cb_choice_of(dnn ? CB_IMPL_ONEDNN : CB_IMPL_CPU, algo[win], l->label[p]);
+        c.ms = ms[win], c.rival_ms = rival >= 0 ? ms[rival] : -1;
+        c.flags |= rival >= 0 ? CB_CHOICE_RACED : CB_CHOICE_FORCED;
+        b->choice[p] = c;
+    }
+    race_buf_free(&r);
+    return true;
+}
+
 static void nchw_dims(cb_shape s, int64_t d[4]) { d[0] = s.n, d[1] = s.c, d[2] = s.h, d[3] = s.w; }
 
 // the trailing padding that gives the layer's output size (oneDNN takes both sides)
@@ -256,27 +439,43 @@ static bool plan_conv(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
     return ok;
 }
 
-static bool plan_fc(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
+// an inner product's forward and backward primitives, the weights in oneDNN's preferred format
+// (plain false) or in the engine's (K, C)
+static bool plan_fc_prims(cb_exec *e, int i, bool plain, dn_prim *fwd, dn_prim *bwd_data, dn_prim *bwd_filter, char *why, size_t n) {
     const cb_layer *L = &e->net->layers[i];
     int64_t xd[2] = {L->in.n, cb_shape_count(L->in) / L->in.n}, yd[2] = {L->in.n, L->p.fc.k}, kd[2] = {L->p.fc.k, xd[1]}, bd[1] = {L->p.fc.k};
     dnnl_memory_desc_t x = md_of(2, xd, dnnl_nc), y = md_of(2, yd, dnnl_nc), k = md_of(2, kd, dnnl_oi), b = md_of(1, bd, dnnl_x);
-    dnnl_memory_desc_t xa = md_of(2, xd, dnnl_format_tag_any), ya = md_of(2, yd, dnnl_format_tag_any), ka = md_of(2, kd, dnnl_format_tag_any);
+    dnnl_memory_desc_t xa = md_of(2, xd, dnnl_format_tag_any), ya = md_of(2, yd, dnnl_format_tag_any), ka = plain ? k : md_of(2, kd, dnnl_format_tag_any);
     bool bias = e->lb[i].nb > 0;
     dnnl_inner_product_desc_t fd, bdd, bwd;
     dnnl_inner_product_forward_desc_init(&fd, dnnl_forward_training, &xa, &ka, bias ? &b : NULL, &ya);
     dnnl_primitive_desc_t fpd = NULL;
     dn_argspec fa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_WEIGHTS, &k, false}, {DNNL_ARG_DST, &y, true}, {DNNL_ARG_BIAS, &b, false}};
-    if (!prim_create(e, &l->fwd, &fd, NULL, fa, bias ? 4 : 3, &fpd, why, n)) return false;
+    if (!prim_create(e, fwd, &fd, NULL, fa, bias ? 4 : 3, &fpd, why, n)) return false;
     bool ok = true;
     if (e->opts.train) {
         dnnl_inner_product_backward_data_desc_init(&bdd, &xa, &ka, &ya);
         dnnl_inner_product_backward_weights_desc_init(&bwd, &xa, &ka, bias ? &b : NULL, &ya);
         dn_argspec da[] = {{DNNL_ARG_DIFF_DST, &y, false}, {DNNL_ARG_WEIGHTS, &k, false}, {DNNL_ARG_DIFF_SRC, &x, true}};
         dn_argspec wa[] = {{DNNL_ARG_SRC, &x, false}, {DNNL_ARG_DIFF_DST, &y, false}, {DNNL_ARG_DIFF_WEIGHTS, &k, true}, {DNNL_ARG_DIFF_BIAS, &b, true}};
-        ok = prim_create(e, &l->bwd_data, &bdd, fpd, da, 3, NULL, why, n) && prim_create(e, &l->bwd_filter, &bwd, fpd, wa, bias ? 4 : 3, NULL, why, n);
+        ok = prim_create(e, bwd_data, &bdd, fpd, da, 3, NULL, why, n) && prim_create(e, bwd_filter, &bwd, fpd, wa, bias ? 4 : 3, NULL, why, n);
     }
     dnnl_primitive_desc_destroy(fpd);
     return ok;
+}
+
+// cpu-auto also makes the plain-weight variant (DN_ROUTE_PLAIN) to race; where oneDNN has none,
+// the layer races without it
+static bool plan_fc(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
+    if (!plan_fc_prims(e, i, false, &l->fwd, &l->bwd_data, &l->bwd_filter, why, n)) return false;
+    if (st_of(e)->choose) {
+        char no[200];
+        if (!plan_fc_prims(e, i, true, &l->pfwd, &l->pbwd_data, &l->pbwd_filter, no, sizeof no)) {
+            dn_prim *pl[] = {&l->pfwd, &l->pbwd_data, &l->pbwd_filter};
+            for (int k = 0; k < 3; k++) prim_free(pl[k]);
+        }
+    }
+    return true;
 }
 
 // the workspace that a training forward leaves for the backward (max pooling, LRN), fixed in both
@@ -442,8 +641,10 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
     const dn_prim *ph[CB_PHASE_COUNT] = {[CB_PHASE_FORWARD] = &l->fwd, [CB_PHASE_BWD_DATA] = &l->bwd_data, [CB_PHASE_BWD_FILTER] = &l->bwd_filter};
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         const dn_prim *P = ph[p] && ph[p]->p ? ph[p] : relu_layer(L) ? (p == CB_PHASE_FORWARD ? &l->relu_fwd : &l->relu_bwd) : NULL;
-        if (P && P->p) snprintf(b->algo[p], sizeof b->algo[p], "%s", P->impl);
+        if (P && P->p) b->choice[p] = cb_choice_of(CB_IMPL_ONEDNN, 0, P->impl);
     }
+    if (st_of(e)->choose && (L->op == CB_OP_CONV || L->op == CB_OP_FC) && !choose(e, i, l, why, sizeof why))
+        return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "backend cpu-auto: %s", why);
     return CB_OK;
 }
 
@@ -500,7 +701,10 @@ static void forward(cb_exec *e, int i, bool train) {
     float *out = cb_exec_op_out(e, i);
     switch (L->op) {
     case CB_OP_CONV:
-    case CB_OP_FC: prim_run(e, &l->fwd, (void *[]){x, b->w, out, b->b}); break;
+    case CB_OP_FC:
+        if (l->route[CB_PHASE_FORWARD] >= DN_ROUTE_GEMM) ON_CPU(e, cb_backend_cpu.forward(e, i, train)); // cpu-auto's choice
+        else prim_run(e, phase_prim(l, CB_PHASE_FORWARD, l->route[CB_PHASE_FORWARD] == DN_ROUTE_PLAIN), (void *[]){x, b->w, out, b->b});
+        break;
     case CB_OP_POOL:
     case CB_OP_LRN: prim_run(e, &l->fwd, (void *[]){x, out, NULL}); break;
     case CB_OP_BATCHNORM: bn_forward(e, b, l, &l->fwd, &l->fwd_infer, L->out, L->p.bn.eps, x, out, train); break;
@@ -522,7 +726,10 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
     void *dy = cb_exec_op_grad(e, i), *x = e->lb[L->parents[slot]].y;
     switch (L->op) {
     case CB_OP_CONV:
-    case CB_OP_FC: prim_run(e, &l->bwd_data, (void *[]){dy, b->w, dx}); break;
+    case CB_OP_FC:
+        if (l->route[CB_PHASE_BWD_DATA] >= DN_ROUTE_GEMM) ON_CPU(e, cb_backend_cpu.backward_data(e, i, slot, dx));
+        else prim_run(e, phase_prim(l, CB_PHASE_BWD_DATA, l->route[CB_PHASE_BWD_DATA] == DN_ROUTE_PLAIN), (void *[]){dy, b->w, dx});
+        break;
     case CB_OP_POOL: prim_run(e, &l->bwd_data, (void *[]){dy, dx, NULL}); break;
     case CB_OP_LRN: prim_run(e, &l->bwd_data, (void *[]){x, dy, dx, NULL}); break;
     case CB_OP_BATCHNORM: memcpy(dx, l->dx, (size_t)cb_shape_count(L->out) * 4); break; // computed in backward_filter
@@ -544,7 +751,10 @@ static void backward_filter(cb_exec *e, int i) {
     void *dy = cb_exec_op_grad(e, i), *x = e->lb[L->parents[0]].y;
     switch (L->op) {
     case CB_OP_CONV:
-    case CB_OP_FC: prim_run(e, &l->bwd_filter, (void *[]){x, dy, b->dw, b->db}); break;
+    case CB_OP_FC:
+        if (l->route[CB_PHASE_BWD_FILTER] >= DN_ROUTE_GEMM) ON_CPU(e, cb_backend_cpu.backward_filter(e, i));
+        else prim_run(e, phase_prim(l, CB_PHASE_BWD_FILTER, l->route[CB_PHASE_BWD_FILTER] == DN_ROUTE_PLAIN), (void *[]){x, dy, b->dw, b->db});
+        break;
     // the engine asks for dgamma, dbeta before dx: oneDNN computes the three at once
     case CB_OP_BATCHNORM: bn_backward(e, b, l, &l->bwd_data, L->out.c, x, dy, l->dx, b->dgamma, b->dbeta); break;
     default: ON_CPU(e, cb_backend_cpu.backward_filter(e, i)); break;
@@ -568,6 +778,14 @@ static void softmax(cb_exec *e, const float *x, float *prob, int n, int k) { ON_
 
 const cb_backend cb_backend_onednn = {
     .name = "onednn", .device = false, .init = init, .destroy = destroy, .alloc = alloc, .release = release,
+    .upload = copy, .download = copy, .timer_start = timer_start, .timer_stop = timer_stop, .supports = NULL,
+    .plan = plan, .forward = forward, .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue,
+    .backward_data = backward_data, .backward_filter = backward_filter, .add = add, .fill = fill, .sgd = sgd,
+    .xent_forward = xent_forward, .xent_backward = xent_backward, .softmax = softmax};
+
+// the same table with the per-layer choice (plan's choose)
+const cb_backend cb_backend_cpu_auto = {
+    .name = "cpu-auto", .device = false, .init = init_auto, .destroy = destroy, .alloc = alloc, .release = release,
     .upload = copy, .download = copy, .timer_start = timer_start, .timer_stop = timer_stop, .supports = NULL,
     .plan = plan, .forward = forward, .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue,
     .backward_data = backward_data, .backward_filter = backward_filter, .add = add, .fill = fill, .sgd = sgd,
