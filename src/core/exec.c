@@ -146,10 +146,11 @@ bool cb_exec_output_transient(const cb_net *net, int i, bool train) {
 // A sum passes its gradient to each input unchanged. An input whose first gradient in the backward
 // pass comes from the sum (the sum is its last consumer) takes the sum's gradient buffer as its
 // own dy instead of a copy: the latest layer among those that qualify (its backward comes
-// soonest), and a second one where that is safe (below). The sum's gradient is dead once its backward has copied it to its
-// other inputs, so the buffer passes on whole; a chain of sums passes it along. An input that
-// already holds a gradient gets the sum's added straight in, not through the scratch. Not the
-// last layer (its gradient is the caller's, pinned over the step) nor the input.
+// soonest), and a second one where that is safe (below). The sum's gradient is dead once its
+// backward has copied it to its other inputs, so the buffer passes on whole; a chain of sums
+// passes it along. An input that already holds a gradient gets the sum's added straight in, not
+// through the scratch. Not the last layer (its gradient is the caller's, pinned over the step) nor
+// the input.
 // $CONVBENCH_GRAD_ROUTE=copy: every input gets its own copy (A/B runs).
 static void grad_alias_plan(cb_exec *e) {
     const cb_net *net = e->net;
