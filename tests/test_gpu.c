@@ -663,30 +663,26 @@ static void network_case_of(const char *backend, cb_precision prec, int which) {
     cb_exec *g, *r;
     snprintf(what, sizeof what, "network %s %s%s%s", backend, prec_name(prec), which == SMALL_RES ? " (residual)" : with_bn ? "" : " (no batch norm)",
              no_data_grad ? " (no data grad)" : "");
+    may_decline = with_bn && strcmp(backend, "cuda") && strcmp(backend, "cpu") && (test_layout != CB_LAYOUT_NCHW || prec == CB_PREC_BF16);
+    bool ok = exec_pair(net, backend, prec, what, &g, &r);
+    may_decline = false;
+    if (!ok) return;
+    cb_exec *ex[2] = {g, r};
     double loss[2];
-    // Inputs where a ReLU's mask differs from the reference's (see relu_flips) are replaced, up to
-    // three times: a fault in the kernels shows whatever the inputs, a flip only on some.
-    for (int attempt = 0;; attempt++) {
-        may_decline = with_bn && strcmp(backend, "cuda") && strcmp(backend, "cpu") && (test_layout != CB_LAYOUT_NCHW || prec == CB_PREC_BF16);
-        bool ok = exec_pair(net, backend, prec, what, &g, &r);
-        may_decline = false;
-        if (!ok) return;
-        cb_exec *ex[2] = {g, r};
-        for (int k = 0; k < 2; k++) {
-            cb_exec_forward(ex[k], true, NULL);
-            cb_exec_criterion_forward(ex[k], &loss[k], NULL);
-            cb_exec_criterion_backward(ex[k], NULL);
-            cb_exec_backward(ex[k], NULL);
-        }
-        int at, flips = relu_flips(g, r, &at);
-        if (!flips) break;
-        printf("note %s %s small%s net: %d ReLU mask flips from layer %s on (rounding moved outputs across 0)%s\n", backend,
-               prec_name(prec), labels[which], flips, net->layers[at].name, attempt < 3 ? ": new inputs" : ": checked as they are");
-        if (attempt == 3) break;
-        cb_exec_destroy(g);
-        cb_exec_destroy(r);
-        rng_state = rng_state * 6364136223846793005ULL + 1442695040888963407ULL; // exec_pair's seed
+    for (int k = 0; k < 2; k++) {
+        cb_exec_forward(ex[k], true, NULL);
+        cb_exec_criterion_forward(ex[k], &loss[k], NULL);
+        cb_exec_criterion_backward(ex[k], NULL);
+        cb_exec_backward(ex[k], NULL);
     }
+    // A ReLU mask that differs from the reference's is named in a note, to read a failure by: in
+    // tf32 and bf16 most of these inputs have a few (1-12 in 2026-11-25's call 9: redrawing the
+    // inputs does not avoid them), and most do no harm; the rare one that moves a gradient past
+    // the tolerance is the known flake (seed 5548941647073566923 on the H200).
+    int at, flips = relu_flips(g, r, &at);
+    if (flips)
+        printf("note %s %s small%s net: %d ReLU mask flips from layer %s on (rounding moved outputs across 0)\n", backend, prec_name(prec),
+               labels[which], flips, net->layers[at].name);
     // errors compound through 8 layers: 10x a layer's tolerance; on bf16 storage (cudnn, auto: every
     // activation and gradient rounded to 8 bits between layers) 0.25, for the first conv's weight
     // gradient (a sum with much cancellation at the end of the chain): 0.055 NCHW and 0.11-0.16
