@@ -46,22 +46,29 @@ static void samples_grow(samples *s, int need) {
 // Where the step goes: the per-layer steps' times summed by layer kind (the op's Paleo type, and
 // the fused batch norm / activation apart where the backend runs them apart), the criterion and
 // the update; what the parts leave of the measured step is the time between kernels.
-enum { PART_EPI_BN = CB_OP_COUNT, PART_EPI_ACT, PART_CRITERION, PART_UPDATE, PART_COUNT };
+// A batch norm that also computes the sum after it (a `bn+add` fused group) is a part of its own,
+// so that the sums' time shows where it went.
+enum { PART_EPI_BN = CB_OP_COUNT, PART_EPI_BN_ADD, PART_EPI_ACT, PART_CRITERION, PART_UPDATE, PART_COUNT };
 typedef struct breakdown {
     double fwd[PART_COUNT], bwd[PART_COUNT];
     cb_layer_times *layer; // (nlayers) summed over the steps, for --per-layer
+    bool *bn_add;          // (nlayers) the layer's batch norm computes the next layer's sum (fused)
     int steps;
 } breakdown;
 
 static const char *part_name(int k) {
-    return k < CB_OP_COUNT ? cb_op_name((cb_op)k) : k == PART_EPI_BN ? "batch norm (+act), fused" : k == PART_EPI_ACT ? "activation, fused"
-                                               : k == PART_CRITERION ? "criterion" : "update";
+    return k < CB_OP_COUNT             ? cb_op_name((cb_op)k)
+           : k == PART_EPI_BN        ? "batch norm (+act), fused"
+           : k == PART_EPI_BN_ADD    ? "batch norm + sum (+act), fused"
+           : k == PART_EPI_ACT       ? "activation, fused"
+           : k == PART_CRITERION     ? "criterion"
+                                     : "update";
 }
 
 static void breakdown_add(breakdown *b, const cb_net *net, const cb_layer_times *lt, const double *ph) {
     for (int i = 1; i < net->nlayers; i++) {
         const cb_layer *L = &net->layers[i];
-        int epi = L->bn ? PART_EPI_BN : PART_EPI_ACT;
+        int epi = L->bn ? (b->bn_add[i] ? PART_EPI_BN_ADD : PART_EPI_BN) : PART_EPI_ACT;
         b->fwd[L->op] += lt[i].ms[CB_PHASE_FORWARD] - lt[i].epilogue_ms[0];
         b->fwd[epi] += lt[i].epilogue_ms[0];
         b->bwd[L->op] += lt[i].ms[CB_PHASE_BWD_DATA] - lt[i].epilogue_ms[1] + lt[i].ms[CB_PHASE_BWD_FILTER];
@@ -220,9 +227,14 @@ static int run(int argc, char **argv) {
         return cli_fail(&cmd_fullpass, &err);
     }
     int n = net->nlayers;
-    breakdown bd = {.layer = calloc((size_t)n, sizeof(cb_layer_times))};
+    breakdown bd = {.layer = calloc((size_t)n, sizeof(cb_layer_times)), .bn_add = calloc((size_t)n, sizeof(bool))};
     cb_layer_times *lt = calloc((size_t)n, sizeof *lt);
-    if (!lt || !bd.layer) abort();
+    if (!lt || !bd.layer || !bd.bn_add) abort();
+    for (int i = 1; i < n; i++) { // the sums a batch norm computes (their choice names the head)
+        const cb_choice *c = cb_exec_choice(e, i, CB_PHASE_FORWARD);
+        if ((c->flags & CB_CHOICE_IN_FUSED) && c->fused_with >= 0 && c->fused_with < n && net->layers[c->fused_with].bn)
+            bd.bn_add[c->fused_with] = true;
+    }
     samples sm = {0};
     double loss = 0;
     // On a GPU, timing each layer adds a synchronisation per layer; the step's phases are timed
@@ -359,6 +371,7 @@ static int run(int argc, char **argv) {
     cb_report_free(r);
     free(lt);
     free(bd.layer);
+    free(bd.bn_add);
     free(sm.ms);
     cb_exec_destroy(e);
     cb_net_free(net);
