@@ -1,5 +1,6 @@
-# test_gpu --part net with call 5's failing seed (a tf32 ReLU mask flip) and with fresh seeds,
-# after the small networks learned to replace inputs whose ReLU masks differ from the reference's.
+# test_gpu --part net with call 5's failing seed (a tf32 ReLU mask flip) and with fresh seeds; the
+# small networks note the ReLU masks that differ from the reference's (call 9 ran a version that
+# redrew such inputs instead: 2f59b96).
 #   bash dev/gpu-netflip.sh COMMIT
 set -u; B=build-gpu; RES=/tmp/cb-res; mkdir -p $RES $OUT; . scripts/device-env.sh
 make -j16 BUILD=$B COMMIT=$1 all > $RES/build.log 2>&1 || { tail -20 $RES/build.log; exit 1; }

@@ -118,21 +118,26 @@ static const void *bn_x(const cb_exec *e, int i) {
     return L->bn ? e->lb[i].pre : e->lb[L->parents[0]].y;
 }
 
-// the own batch-norm pass of CB_FUSION_BN_ADD head i: y of the sum i + 1 = its activation of
-// bn(x) + the sum's other input, in one pass (i's own output is never written: nothing reads it)
-static void bn_add_forward(cb_exec *e, int i, bool train) {
-    const cb_layer *L = &e->net->layers[i], *S = &e->net->layers[i + 1];
+// the own kernels' batch-norm pass of layer i into y with activation act, plus res (NULL: none)
+// before it; running statistics updated in training unless keep_running
+static void bn_own_forward(cb_exec *e, int i, bool train, bool keep_running, void *y, cb_act act, const void *res) {
     cb_lbuf *b = &e->lb[i];
-    const void *other = e->lb[S->parents[0] == i ? S->parents[1] : S->parents[0]].y;
     cb_bn_params bp;
-    cb_bn_params_of(L, &bp);
+    cb_bn_params_of(&e->net->layers[i], &bp);
     int fmt = cb_store_of(e)->fmt;
+    float *rm = keep_running ? NULL : b->rmean, *rv = keep_running ? NULL : b->rvar;
     if (train)
-        cb_fmt_bn_forward_train_res(&bp, fmt, bn_x(e, i), b->gamma, b->beta, e->lb[i + 1].y, b->bn_mean, b->bn_invstd, b->rmean, b->rvar,
-                                    0.1f, S->act, dnn(e)->bn_part, other);
-    else
-        cb_fmt_bn_forward_infer_res(&bp, fmt, bn_x(e, i), b->gamma, b->beta, b->rmean, b->rvar, e->lb[i + 1].y, S->act, dnn(e)->bn_part,
-                                    other);
+        cb_fmt_bn_forward_train_res(&bp, fmt, bn_x(e, i), b->gamma, b->beta, y, b->bn_mean, b->bn_invstd, rm, rv, 0.1f, act, dnn(e)->bn_part,
+                                    res);
+    else cb_fmt_bn_forward_infer_res(&bp, fmt, bn_x(e, i), b->gamma, b->beta, b->rmean, b->rvar, y, act, dnn(e)->bn_part, res);
+}
+
+// CB_FUSION_BN_ADD head i: the sum i + 1's output = its activation of bn(x) + the sum's other
+// input, in the batch norm's pass (i's own output is never written: nothing reads it)
+static void bn_add_forward(cb_exec *e, int i, bool train) {
+    const cb_layer *S = &e->net->layers[i + 1];
+    const void *other = e->lb[S->parents[0] == i ? S->parents[1] : S->parents[0]].y;
+    bn_own_forward(e, i, train, false, e->lb[i + 1].y, S->act, other);
 }
 
 // forward of the batch norm of layer i into y (training: batch statistics, running ones updated
@@ -146,11 +151,9 @@ static bool bn_forward(cb_exec *e, int i, bool train, bool keep_running, void *y
     float *rm = keep_running ? NULL : b->rmean, *rv = keep_running ? NULL : b->rvar;
     cb_bn_params bp;
     cb_bn_params_of(L, &bp);
-    int fmt = cb_store_of(e)->fmt;
     if (l->own_bn) {
         cb_act act = bn_act_fused(e, L) ? L->act : CB_ACT_NONE;
-        if (train) cb_fmt_bn_forward_train(&bp, fmt, x, b->gamma, b->beta, y, b->bn_mean, b->bn_invstd, rm, rv, 0.1f, act, d->bn_part);
-        else cb_fmt_bn_forward_infer(&bp, fmt, x, b->gamma, b->beta, b->rmean, b->rvar, y, act, d->bn_part);
+        bn_own_forward(e, i, train, keep_running, y, act, NULL);
         return act != CB_ACT_NONE;
     }
     if (train)
@@ -410,6 +413,13 @@ void cb_dnn_backward_epilogue(cb_exec *e, int i) {
     }
 }
 
+// cuDNN's data gradient of conv layer i into dx (beta: 0 to write, 1 to add)
+static void dnn_dgrad(cb_exec *e, int i, const float *beta, void *dx) {
+    dnn_layer *l = lay(e, i);
+    cudnnConvolutionBackwardData(dnn(e)->h, &one, l->wd, cb_store_weights(e, i), l->yd, cb_exec_op_grad(e, i), l->cd[1], l->bwd_data, e->ws,
+                                 e->lb[i].ws[1], beta, l->xd, dx);
+}
+
 void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -423,12 +433,10 @@ void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
         else if (l->dw[1]) cb_dnn_run_dw(e, i, CB_PHASE_BWD_DATA, NULL, dx);
         else if (l->blas[1]) cb_blas_conv(e, i, CB_PHASE_BWD_DATA, dx);
         else if (l->dxpad) {
-            cudnnConvolutionBackwardData(d->h, &one, l->wd, cb_store_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
-                                         &zero, l->xd, l->dxpad);
+            dnn_dgrad(e, i, &zero, l->dxpad);
             if (is_nhwc(e)) cb_fmt_window_nhwc(L->in.n, l->xs.h, l->xs.w, l->xs.c, l->dxpad, L->in.h, L->in.w, L->in.c, dx, is_bf16(e));
             else cb_fmt_window_nchw(L->in.n * L->in.c, l->xs.h, l->xs.w, l->dxpad, L->in.h, L->in.w, dx, is_bf16(e));
-        } else cudnnConvolutionBackwardData(d->h, &one, l->wd, cb_store_weights(e, i), l->yd, dy, l->cd[1], l->bwd_data, e->ws, b->ws[1],
-                                            &zero, l->xd, dx);
+        } else dnn_dgrad(e, i, &zero, dx);
         break;
     case CB_OP_FC:
         if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
@@ -479,8 +487,7 @@ bool cb_dnn_backward_data_add(cb_exec *e, int i, int slot, float *dx) {
         cb_blas_conv_data_add(e, i, dx);
         return true;
     }
-    cudnnConvolutionBackwardData(dnn(e)->h, &one, l->wd, cb_store_weights(e, i), l->yd, cb_exec_op_grad(e, i), l->cd[1], l->bwd_data,
-                                 e->ws, e->lb[i].ws[1], &one, l->xd, dx);
+    dnn_dgrad(e, i, &one, dx);
     return true;
 }
 
