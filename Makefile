@@ -60,9 +60,11 @@ CU_SRC   := $(wildcard src/cuda/*.cu src/cudnn/*.cu src/storage/*.cu)
 endif
 ifneq ($(CU_SRC),)
 CUC_SRC  := $(wildcard src/cudnn/*.c src/cuda/*.c src/storage/*.c src/blas/*.c src/sched/*.c)
-CFLAGS   += -DCB_HAVE_CUDA -I$(CUDA_HOME)/include
+# every stream 0 is the calling thread's default stream, which a CUDA graph can capture (the legacy
+# one cannot); the libraries are given cudaStreamPerThread explicitly
+CFLAGS   += -DCB_HAVE_CUDA -DCUDA_API_PER_THREAD_DEFAULT_STREAM=1 -I$(CUDA_HOME)/include
 NVFLAGS  ?= -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -gencode=arch=compute_90,code=sm_90 \
-            -Xcompiler -fPIC -Iinclude -Isrc -lineinfo
+            -Xcompiler -fPIC -Iinclude -Isrc -lineinfo --default-stream per-thread
 LDLIBS   += -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/lib -lcudnn -lcublas -lcufft -lcudart -lstdc++ \
             -Wl,-rpath,$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib
 # multi-GPU training and all-reduce (src/dist/nccl.c) where nccl.h is found (the toolkit or the system); NCCL=0 leaves it out

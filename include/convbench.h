@@ -353,6 +353,17 @@ cb_status cb_exec_set_output_grad(cb_exec *e, float v);
 void cb_exec_timer_start(cb_exec *e);
 double cb_exec_timer_stop(cb_exec *e);
 bool cb_exec_on_device(const cb_exec *e);
+// A whole training step recorded once as a device graph and replayed (CUDA graphs): the set
+// output gradient (no_criterion) or the criterion, the backward pass, and the update if asked, as
+// the calls above would run them. Capture after warm-up steps (every lazy setup done); false from
+// cb_exec_can_graph where the backend has no graphs or the step cannot be one (data-parallel
+// training). Capture returns CB_STATUS_DEVICE with the device's reason in err when it is refused.
+// The graph keeps the learning rate it was recorded with: cb_exec_set_lr with another one drops
+// it, and a replay without a graph is CB_STATUS_ARG. A replay queues the step and returns; time it
+// with cb_exec_timer_start/stop around it.
+bool cb_exec_can_graph(const cb_exec *e);
+cb_status cb_exec_graph_capture(cb_exec *e, bool criterion, bool update, cb_error *err);
+cb_status cb_exec_graph_replay(cb_exec *e);
 
 // Parameters: each learnable tensor of layer i (weights, bias, bn scale, bn shift, running mean, var).
 typedef struct cb_param {

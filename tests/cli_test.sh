@@ -105,6 +105,8 @@ assert rows[0]['command'].startswith('convbench fullpass fashion-lenet')
 CONVBENCH_MEMORY=bogus expect "CONVBENCH_MEMORY refused by name" 2 "CONVBENCH_MEMORY: 'bogus' is not reuse or separate" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --quiet
 CONVBENCH_MEMORY=separate expect "CONVBENCH_MEMORY=separate runs" 0 "memory_mode separate" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --quiet
 CONVBENCH_GRAD_ROUTE=alias expect "CONVBENCH_GRAD_ROUTE refused by name" 2 "CONVBENCH_GRAD_ROUTE: 'alias' is not direct or copy" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --quiet
+expect "fullpass --graph refused on the CPU" 2 "--graph: backend cpu does not record steps as graphs" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --quiet --graph
+expect "fullpass --graph refused with --gpus" 2 "--graph are for one GPU" -- "$cb" fullpass fashion-lenet --gpus 2 --graph --quiet
 expect "fullpass --min-time" 0 "until they add up to --min-time" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 2 --min-time 0.05 --quiet
 "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --threads 1 --format json --quiet > "$tmp/t.json" 2>/dev/null
 if python3 -c "import json; assert json.load(open('$tmp/t.json'))['threads'] == 1" 2>/dev/null; then ok "fullpass --threads 1"; else bad "--threads 1"; fi

@@ -825,6 +825,14 @@ static void test_grad_arena(void) {
     CHECK(!e && err.status == CB_STATUS_ARG && strstr(err.msg, "CONVBENCH_GRAD_ROUTE") && strstr(err.msg, "'alias'"), "%s", err.msg);
     unsetenv("CONVBENCH_GRAD_ROUTE");
     cb_exec_destroy(e);
+    // a CPU backend records no step graph: refused with the flag's name, nothing run
+    o.backend = "cpu";
+    e = net ? cb_exec_create(net, &o, &err) : NULL;
+    CHECK(e && !cb_exec_can_graph(e), "the cpu backend says it can record a step graph");
+    err = (cb_error){0};
+    CHECK(e && cb_exec_graph_capture(e, true, true, &err) == CB_STATUS_ARG && strstr(err.msg, "--graph"), "%s", err.msg);
+    CHECK(e && cb_exec_graph_replay(e) == CB_STATUS_ARG, "a replay with no graph was not refused");
+    cb_exec_destroy(e);
     cb_net_free(net);
 }
 

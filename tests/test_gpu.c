@@ -1132,6 +1132,118 @@ static void dw_cases(void) {
     test_layout = CB_LAYOUT_NCHW;
 }
 
+// small-res with dropout before its FC layer: batch norms, routed sums and a mask drawn each step
+static const char *graph_net =
+    "{\"name\": \"graph\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [5, 12, 11, 5]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 5, 12], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"r1a\": {\"parents\": [\"c1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 12, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"r1b\": {\"parents\": [\"r1a\"], \"type\": \"Convolution\", \"filter\": [3, 3, 6, 12], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"s1\": {\"parents\": [\"r1b\", \"c1\"], \"type\": \"Elementwise\", \"operation\": \"sum\", \"activation_fn\": \"relu\"},"
+    "\"r2\": {\"parents\": [\"s1\"], \"type\": \"Convolution\", \"filter\": [3, 3, 12, 16], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"},"
+    "\"gp\": {\"parents\": [\"r2\"], \"type\": \"GlobalAvgPool\"},"
+    "\"drop\": {\"parents\": [\"gp\"], \"type\": \"Dropout\", \"dropout_keep_prob\": 0.5},"
+    "\"fc\": {\"parents\": [\"drop\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": null},"
+    "\"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 10}}}";
+
+static void launched_step(cb_exec *e, bool criterion) {
+    if (!criterion) cb_exec_set_output_grad(e, 1.0f);
+    cb_exec_forward(e, true, NULL);
+    if (criterion) cb_exec_criterion_forward(e, NULL, NULL), cb_exec_criterion_backward(e, NULL);
+    cb_exec_backward(e, NULL);
+    cb_exec_update(e, NULL);
+}
+
+// A training step recorded as a CUDA graph and replayed (cb_exec_graph_capture) against the same
+// steps launched: two execs from one seed take one launched step each, then one takes 3 more
+// launched steps and the other 3 replays. Every parameter's change over those 3 steps (weights,
+// batch norm's scale, shift and running statistics) must agree. It fails where the graph misses
+// work a launched step does: bf16 storage's weight cast after each update, dropout's mask moving on
+// each step (a frozen mask changes the FC layer's gradients by O(1)), the sums' routed gradients.
+// Tolerance on the change, relative: 1e-4 fp32; tf32 and bf16 1e-2 and 5e-2 ("auto" may race
+// other algorithms for the two execs, which round differently).
+static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bool criterion) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(graph_net, "graph", &err);
+    char what[256];
+    snprintf(what, sizeof what, "graph %s %s %s%s", backend, prec_name(prec), lay == CB_LAYOUT_NHWC ? "nhwc" : "nchw",
+             criterion ? "" : " (no criterion)");
+    if (!net) {
+        printf("FAIL %s: %s\n", what, err.msg);
+        failed++;
+        return;
+    }
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.precision = prec, o.seed = rng_state | 1, o.backend = backend, o.layout = lay;
+    cb_exec *x[2] = {cb_exec_create(net, &o, &err), NULL};
+    if (x[0]) x[1] = cb_exec_create(net, &o, &err);
+    if (!x[0] || !x[1]) {
+        printf("FAIL %s: %s\n", what, err.msg);
+        failed++;
+    } else if (!cb_exec_can_graph(x[1])) {
+        printf("FAIL %s: cb_exec_can_graph is false\n", what);
+        failed++;
+    } else {
+        for (int k = 0; k < 2; k++) launched_step(x[k], criterion);
+        int n = net->nlayers;
+        float **before = calloc((size_t)n * 6, sizeof *before);
+        for (int i = 1; i < n; i++) {
+            cb_param p[6];
+            int np = cb_exec_params(x[1], i, p, 6);
+            for (int q = 0; q < np; q++) before[i * 6 + q] = download(x[1], p[q].data, (size_t)p[q].count);
+        }
+        for (int k = 0; k < 3; k++) launched_step(x[0], criterion);
+        cb_status st = cb_exec_graph_capture(x[1], criterion, true, &err);
+        if (st != CB_OK) {
+            printf("FAIL %s: capture: %s\n", what, err.msg);
+            failed++;
+        } else {
+            for (int k = 0; k < 3; k++) st |= cb_exec_graph_replay(x[1]);
+            cb_exec_timer_start(x[1]);
+            cb_exec_timer_stop(x[1]); // waits for the replays
+            char w2[320];
+            snprintf(w2, sizeof w2, "%s: 3 replays ran", what);
+            check(w2, st == CB_OK && cudaGetLastError() == cudaSuccess ? 0 : 1, 0);
+            double tol = prec == CB_PREC_FP32 ? 1e-4 : prec == CB_PREC_TF32 ? 1e-2 : 5e-2;
+            for (int i = 1; i < n; i++) {
+                cb_param pa[6], pb[6];
+                int np = cb_exec_params(x[0], i, pa, 6);
+                cb_exec_params(x[1], i, pb, 6);
+                for (int q = 0; q < np; q++) {
+                    size_t c = (size_t)pa[q].count;
+                    float *a = download(x[0], pa[q].data, c), *b = download(x[1], pb[q].data, c), *b0 = before[i * 6 + q];
+                    double moved = 0;
+                    for (size_t j = 0; j < c; j++) moved += fabs((double)a[j] - b0[j]);
+                    for (size_t j = 0; j < c; j++) a[j] -= b0[j], b[j] -= b0[j];
+                    snprintf(w2, sizeof w2, "%s %s/%s change over 3 steps", what, net->layers[i].name, pa[q].what);
+                    if (moved > 0) check(w2, nerr(b, a, c), tol); // a parameter no step moves (bias before a batch norm)
+                    free(a), free(b);
+                }
+            }
+            // another learning rate drops the graph: a replay is refused, not run with the old one
+            cb_exec_set_lr(x[1], o.lr * 0.5f);
+            snprintf(w2, sizeof w2, "%s: a replay refused after set_lr", what);
+            check(w2, cb_exec_graph_replay(x[1]) == CB_STATUS_ARG ? 0 : 1, 0);
+        }
+        for (int i = 0; i < n * 6; i++) free(before[i]);
+        free(before);
+    }
+    cb_exec_destroy(x[0]);
+    cb_exec_destroy(x[1]);
+    cb_net_free(net);
+}
+
+static void graph_cases(void) {
+    const char *bes[] = {"cuda", "cudnn", "auto"};
+    for (int b = 0; b < 3; b++) {
+        graph_case(bes[b], CB_PREC_FP32, CB_LAYOUT_NCHW, true);
+        graph_case(bes[b], CB_PREC_FP32, CB_LAYOUT_NCHW, false);
+        graph_case(bes[b], CB_PREC_TF32, CB_LAYOUT_NCHW, true);
+        if (b) graph_case(bes[b], CB_PREC_BF16, CB_LAYOUT_NHWC, true);
+    }
+}
+
 static void storage_cases(void) {
     dw_cases();
     modern_cases();
@@ -1256,6 +1368,7 @@ int main(int argc, char **argv) {
                 for (int b = 0; b < 3; b++)
                     for (int q = 0; q < 3; q++)
                         for (int w = SMALL_NOBN; w <= SMALL_RES; w++) network_case_of(bes[b], precs[q], w);
+            graph_cases();
         } else {
             if (!part || !strcmp(part, "own")) own_algo_cases(false);
             if (part && !strcmp(part, "own")) goto done;
@@ -1276,6 +1389,7 @@ int main(int argc, char **argv) {
             network_case("cudnn", CB_PREC_TF32);
             conv_cases("auto", CB_PREC_TF32);
             network_case("auto", CB_PREC_BF16);
+            graph_cases();
         }
 #endif
     }

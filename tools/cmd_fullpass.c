@@ -13,9 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { PH_FWD, PH_CRIT_F, PH_CRIT_B, PH_BWD, PH_BWD_DATA, PH_BWD_FILTER, PH_UPDATE, PH_TOTAL, PH_COUNT };
+enum { PH_FWD, PH_CRIT_F, PH_CRIT_B, PH_BWD, PH_BWD_DATA, PH_BWD_FILTER, PH_UPDATE, PH_TOTAL, PH_GRAPH, PH_COUNT };
 static const char *PH_NAMES[] = {"net forward",  "criterion forward", "criterion backward", "net backward",
-                                 "  grad-input", "  grad-weight",     "update",             "total"};
+                                 "  grad-input", "  grad-weight",     "update",             "total",
+                                 "total, one graph (--graph)"};
 _Static_assert(sizeof PH_NAMES / sizeof PH_NAMES[0] == PH_COUNT, "a phase lacks a name");
 
 static const char *getenv_str(const char *name) { return getenv(name); }
@@ -163,7 +164,7 @@ static int run(int argc, char **argv) {
     run_opts ro;
     run_opts_default(&ro);
     cli_out o = {0};
-    bool update = false, no_criterion = false, per_layer = false, no_overlap = false;
+    bool update = false, no_criterion = false, per_layer = false, no_overlap = false, graph = false;
     long gpus = CLI_UNSET;
     const char *devices = NULL, *scaling = "weak", *rendezvous = NULL, *grad_precision = NULL;
     double bucket_mb = 25;
@@ -175,6 +176,7 @@ static int run(int argc, char **argv) {
         {"--no-data-grad", CLI_FLAG, &ro.no_data_grad, NULL, "skip the gradient w.r.t. the input images"},
         {"--no-criterion", CLI_FLAG, &no_criterion, NULL, "skip softmax cross-entropy; backward starts from ones"},
         {"--per-layer", CLI_FLAG, &per_layer, NULL, "add a table of every layer's times and algorithms"},
+        {"--graph", CLI_FLAG, &graph, NULL, "GPU: also time the whole step recorded once as a CUDA graph and replayed"},
         {"--lr", CLI_FLOAT, &ro.lr, "LR", "learning rate for --update (default 0.01)"},
         {"--gpus", CLI_INT, &gpus, "N", "data-parallel on GPUs 0..N-1 with NCCL, against 1 GPU in the same call"},
         {"--devices", CLI_STR, &devices, "LIST", "data-parallel on these GPUs, e.g. 0,1"},
@@ -205,11 +207,12 @@ static int run(int argc, char **argv) {
     if (denv.world > 1 || rendezvous) {
         if (denv.world == 1) return cli_usage_error(&cmd_fullpass, "--rendezvous: no launcher's RANK and WORLD_SIZE (or OMPI_COMM_WORLD_*, SLURM_*) set");
         if (gpus != CLI_UNSET || devices) return cli_usage_error(&cmd_fullpass, "%s set: one GPU per process (LOCAL_RANK), not --gpus/--devices", denv.source);
-        if (per_layer || min_time > 0) return cli_usage_error(&cmd_fullpass, "a multi-process run: --per-layer and --min-time are for one GPU");
+        if (per_layer || min_time > 0 || graph)
+            return cli_usage_error(&cmd_fullpass, "a multi-process run: --per-layer, --min-time and --graph are for one GPU");
         return fullpass_dist_procs(pos[0], &ro, &eo, &o, fmt, &denv, rendezvous, bucket_mb, !no_overlap, update, !no_criterion, grad);
     }
     if (gpus != CLI_UNSET || devices) {
-        if (per_layer || min_time > 0) return cli_usage_error(&cmd_fullpass, "--gpus: --per-layer and --min-time are for one GPU");
+        if (per_layer || min_time > 0 || graph) return cli_usage_error(&cmd_fullpass, "--gpus: --per-layer, --min-time and --graph are for one GPU");
         int n, dev[CB_DIST_MAX_GPUS];
         if ((rc = dist_devices(&cmd_fullpass, gpus, devices, &n, dev)) >= 0) return rc;
         return fullpass_dist(pos[0], &ro, &eo, &o, fmt, n, dev, scaling, bucket_mb, !no_overlap, update, !no_criterion, grad);
@@ -225,6 +228,11 @@ static int run(int argc, char **argv) {
     if (!e) {
         cb_net_free(net);
         return cli_fail(&cmd_fullpass, &err);
+    }
+    if (graph && !cb_exec_can_graph(e)) {
+        cb_exec_destroy(e);
+        cb_net_free(net);
+        return cli_usage_error(&cmd_fullpass, "--graph: backend %s does not record steps as graphs (a GPU backend does)", ro.backend);
     }
     int n = net->nlayers;
     breakdown bd = {.layer = calloc((size_t)n, sizeof(cb_layer_times)), .bn_add = calloc((size_t)n, sizeof(bool))};
@@ -296,6 +304,22 @@ static int run(int argc, char **argv) {
                              timed ? iters : (int)ro.warmup, ph[PH_TOTAL]);
         }
     }
+    // --graph: the same step recorded once (after the launched steps above, so every lazy setup is
+    // done) and replayed: warm-up replays, then iters timed one by one
+    for (int it = 0; graph && it < ro.warmup + iters; it++) {
+        if (it == 0 && cb_exec_graph_capture(e, !no_criterion, update, &err) != CB_OK) {
+            free(lt), free(bd.layer), free(bd.bn_add), free(sm.ms);
+            cb_exec_destroy(e);
+            cb_net_free(net);
+            return cli_fail(&cmd_fullpass, &err);
+        }
+        cb_exec_timer_start(e);
+        cb_exec_graph_replay(e);
+        double ms = cb_exec_timer_stop(e);
+        if (it >= ro.warmup) sm.ms[(size_t)PH_GRAPH * sm.cap + it - ro.warmup] = ms;
+        cli_progress_eta(&o, t_start, it + 1, ro.warmup + iters, "fullpass: graph %s %d: %.2f ms", it >= ro.warmup ? "iteration" : "warm-up",
+                         it + 1, ms);
+    }
     cb_report *r = cb_report_new("fullpass");
     cb_report_meta_str(r, "network", net->name);
     cb_report_meta_str(r, "backend", ro.backend);
@@ -313,13 +337,14 @@ static int run(int argc, char **argv) {
     if (on_gpu && dev_peak > dev_base) cb_report_meta_num(r, "device_peak_mb", (double)(dev_peak - dev_base) / (1 << 20));
     const char *cols[] = {"phase", "median_ms", "mean_ms", "stddev_ms", "iqr_ms", "min_ms", "max_ms", "iqr_pct"};
     cb_table *t = cb_report_table(r, "fullpass", 8, cols);
-    cb_stats total = {0};
+    cb_stats total = {0}, graph_total = {0};
     bool skip[PH_COUNT] = {0};
     for (int p = 0; p < PH_COUNT; p++) {
-        skip[p] = ((p == PH_CRIT_F || p == PH_CRIT_B) && no_criterion) || (p == PH_UPDATE && !update);
+        skip[p] = ((p == PH_CRIT_F || p == PH_CRIT_B) && no_criterion) || (p == PH_UPDATE && !update) || (p == PH_GRAPH && !graph);
         if (skip[p]) continue;
         cb_stats s = cb_stats_of(sm.ms + (size_t)p * sm.cap, iters);
         if (p == PH_TOTAL) total = s;
+        if (p == PH_GRAPH) graph_total = s;
         cb_table_row(t);
         cb_table_str(t, PH_NAMES[p]);
         cb_table_num(t, s.median, 3);
@@ -344,6 +369,15 @@ static int run(int argc, char **argv) {
             }
     }
     cb_report_meta_num(r, "images_per_s", total.median > 0 ? 1e3 * (double)cb_net_batch(net) / total.median : 0);
+    if (graph) {
+        cb_report_meta_num(r, "graph_images_per_s", graph_total.median > 0 ? 1e3 * (double)cb_net_batch(net) / graph_total.median : 0);
+        cb_report_meta_num(r, "graph_speedup", graph_total.median > 0 ? total.median / graph_total.median : 0);
+        cb_report_note(r, "total, one graph: the same step (%s) recorded once as a CUDA graph and replayed, %ld warm-up "
+                          "replays then %d timed; images_per_s is the launched steps', graph_images_per_s the graph's",
+                       update ? (no_criterion ? "the output gradient's fill, forward, backward, update" : "forward, criterion, backward, update")
+                              : (no_criterion ? "the output gradient's fill, forward, backward" : "forward, criterion, backward"),
+                       ro.warmup, iters);
+    }
     if (!no_criterion) cb_report_meta_num(r, "loss", loss);
     cb_report_note(r, "%ld untimed warm-up step%s, then %d timed%s; iqr: the interquartile range (q3 - q1); iqr_pct: "
                       "iqr / median, shown for 4 or more steps and phases of %.2f ms or more",

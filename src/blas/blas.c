@@ -181,6 +181,7 @@ cb_status cb_blas_init(cb_exec *e, cb_error *err) {
         s->blas->h = NULL;
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "cublasCreate failed");
     }
+    cublasSetStream(s->blas->h, cudaStreamPerThread); // the stream a step graph captures (Makefile)
     cublasSetMathMode(s->blas->h, e->opts.precision != CB_PREC_FP32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH);
     return CB_OK;
 }

@@ -81,6 +81,15 @@ typedef struct cb_backend {
     void (*act_upload)(cb_exec *e, int layer, void *dst, const float *host);
     void (*act_download)(cb_exec *e, int layer, float *host, const void *src);
     void (*act_fill)(cb_exec *e, void *dst, float v, size_t n);
+    // Optional (device backends): a training forward pass starts (the device's dropout step counter)
+    void (*step_begin)(cb_exec *e);
+    // Optional (device backends): a whole step as one graph (cb_exec_graph_capture). graph_begin
+    // records the device work that follows instead of running it; graph_end stops recording and
+    // makes the graph replayable (false: the device refused it, why says what); graph_launch
+    // queues one replay. Between begin and end nothing may wait for the device.
+    bool (*graph_begin)(cb_exec *e, char *why, size_t n);
+    bool (*graph_end)(cb_exec *e, char *why, size_t n);
+    void (*graph_launch)(cb_exec *e);
 } cb_backend;
 
 struct cb_exec {
@@ -109,6 +118,7 @@ struct cb_exec {
     uint64_t rng;
     size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)
     uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them
+    bool graph_ready;             // a step graph was recorded (cb_exec_graph_capture) and still holds
     // Optional: called by cb_exec_backward once layer `layer`'s parameter gradients are complete
     // in the device's work queue (data-parallel training starts their all-reduce there)
     void (*grad_hook)(cb_exec *e, int layer, void *ctx);

@@ -521,6 +521,7 @@ static double clock_span(const pass_clock *c, int i, int p) {
 
 cb_status cb_exec_forward(cb_exec *e, bool train, cb_layer_times *t) {
     if (train && !e->opts.train) return CB_STATUS_ARG;
+    if (train && e->be->step_begin) e->be->step_begin(e);
     pass_clock c = clock_begin(e, t);
     for (int i = 0; t && i < e->net->nlayers; i++) t[i].ms[CB_PHASE_FORWARD] = t[i].epilogue_ms[0] = 0;
     for (int i = 1; i < e->net->nlayers; i++) {
@@ -698,12 +699,44 @@ cb_status cb_exec_set_output_grad(cb_exec *e, float v) {
     return CB_OK;
 }
 
+bool cb_exec_can_graph(const cb_exec *e) { return e->opts.train && e->be->graph_begin && !e->grad_hook; }
+
+cb_status cb_exec_graph_capture(cb_exec *e, bool criterion, bool update, cb_error *err) {
+    if (!cb_exec_can_graph(e))
+        return cb_fail(err, CB_STATUS_ARG, "--graph", NULL, "backend %s cannot record a training step as a graph%s", e->be->name,
+                       e->grad_hook ? " with data-parallel training" : "");
+    char why[256] = "";
+    e->graph_ready = false;
+    // a backend's converted copy of the weights (bf16 storage) is refreshed in the forward pass
+    // after an update: make this forward record the refresh, as every step after an update needs it
+    if (update) e->param_version++;
+    if (!e->be->graph_begin(e, why, sizeof why)) return cb_fail(err, CB_STATUS_DEVICE, "--graph", NULL, "%s", why);
+    if (!criterion) cb_exec_set_output_grad(e, 1.0f);
+    cb_exec_forward(e, true, NULL);
+    if (criterion) {
+        cb_exec_criterion_forward(e, NULL, NULL);
+        cb_exec_criterion_backward(e, NULL);
+    }
+    cb_exec_backward(e, NULL);
+    if (update) cb_exec_update(e, NULL);
+    if (!e->be->graph_end(e, why, sizeof why)) return cb_fail(err, CB_STATUS_DEVICE, "--graph", NULL, "%s", why);
+    e->graph_ready = true;
+    return CB_OK;
+}
+
+cb_status cb_exec_graph_replay(cb_exec *e) {
+    if (!e->graph_ready) return CB_STATUS_ARG;
+    e->be->graph_launch(e);
+    return CB_OK;
+}
+
 void cb_exec_timer_start(cb_exec *e) { e->be->timer_start(e); }
 double cb_exec_timer_stop(cb_exec *e) { return e->be->timer_stop(e); }
 bool cb_exec_on_device(const cb_exec *e) { return e->be->device; }
 
 cb_status cb_exec_set_lr(cb_exec *e, float lr) {
     if (!(lr >= 0)) return CB_STATUS_ARG;
+    if (lr != e->opts.lr) e->graph_ready = false; // the graph holds the old one
     e->opts.lr = lr;
     return CB_OK;
 }

@@ -32,6 +32,9 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     for (int j = 0; j < CB_CUDA_TIMER_DEPTH; j++) CB_CUDA_TRY(cudaEventCreate(&s->t0[j]));
     CB_CUDA_TRY(cudaEventCreate(&s->t1));
     CB_CUDA_TRY(cudaMalloc((void **)&s->loss, sizeof(double)));
+    CB_CUDA_TRY(cudaMalloc((void **)&s->step, sizeof *s->step));
+    CB_CUDA_TRY(cudaMemset(s->step, 0, sizeof *s->step));
+    s->dropout_seed = e->opts.seed * 0xC2B2AE3D27D4EB4FULL + 0x165667B19E3779F9ULL;
     return CB_OK;
 }
 
@@ -44,12 +47,60 @@ void cb_cuda_destroy_state(cb_exec *e) {
     for (int j = 0; j < s->cap_marks; j++) cudaEventDestroy(s->marks[j]);
     free(s->marks);
     cudaFree(s->loss);
+    cudaFree(s->step);
+    if (s->graph) cudaGraphExecDestroy(s->graph);
     free(s->conv);
     free(s->fused_act);
     free(s->fuse_pool);
     free(s);
     e->state = NULL;
 }
+
+// Dropout draws its mask from a fixed seed per layer and the device's count of training forwards,
+// so that a replayed step graph draws a new mask each step as the launched steps do.
+uint64_t cb_cuda_dropout_seed(cb_exec *e, int layer) {
+    return ((cb_cuda_state *)e->state)->dropout_seed + (uint64_t)layer * 0x9E3779B97F4A7C15ULL;
+}
+void cb_cuda_step_begin(cb_exec *e) {
+    cb_cuda_state *s = e->state;
+    for (int i = 1; i < e->net->nlayers; i++)
+        if (e->net->layers[i].op == CB_OP_DROPOUT) {
+            cb_cuda_counter_inc(s->step);
+            return;
+        }
+}
+
+// A step graph: the work queued on this thread's default stream (every kernel's and library
+// call's stream, see the Makefile) between begin and end, recorded, instantiated and replayed.
+static bool graph_fail(char *why, size_t n, const char *what, cudaError_t c) {
+    snprintf(why, n, "%s: %s", what, cudaGetErrorString(c));
+    cudaGetLastError();
+    return false;
+}
+bool cb_cuda_graph_begin(cb_exec *e, char *why, size_t n) {
+    cb_cuda_state *s = e->state;
+    if (s->graph) cudaGraphExecDestroy(s->graph), s->graph = NULL;
+    cudaError_t c = cudaDeviceSynchronize();
+    if (c == cudaSuccess) c = cudaStreamBeginCapture(cudaStreamPerThread, cudaStreamCaptureModeThreadLocal);
+    if (c != cudaSuccess) return graph_fail(why, n, "cudaStreamBeginCapture", c);
+    s->capturing = true;
+    return true;
+}
+bool cb_cuda_graph_end(cb_exec *e, char *why, size_t n) {
+    cb_cuda_state *s = e->state;
+    cudaGraph_t g = NULL;
+    s->capturing = false;
+    cudaError_t c = cudaStreamEndCapture(cudaStreamPerThread, &g);
+    if (c != cudaSuccess) return graph_fail(why, n, "recording the step (cudaStreamEndCapture)", c);
+    c = cudaGraphInstantiate(&s->graph, g, 0);
+    cudaGraphDestroy(g);
+    if (c != cudaSuccess) {
+        s->graph = NULL;
+        return graph_fail(why, n, "cudaGraphInstantiate", c);
+    }
+    return true;
+}
+void cb_cuda_graph_launch(cb_exec *e) { cudaGraphLaunch(((cb_cuda_state *)e->state)->graph, cudaStreamPerThread); }
 
 // every layer kind but the CPU-only ones (cb_layer_cpu_only) and every activation, with its own
 // kernels, in fp32 NCHW storage (the registry declines another --layout)
@@ -286,7 +337,7 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
         for (int j = 1; j < L->nparents; j++) cb_cuda_add(n, out, e->lb[L->parents[j]].y);
         break;
     case CB_OP_DROPOUT:
-        if (train) cb_cuda_dropout_forward(n, L->p.dropout.keep, cb_exec_next_seed(e), x, b->aux, out);
+        if (train) cb_cuda_dropout_forward(n, L->p.dropout.keep, cb_cuda_dropout_seed(e, i), ((cb_cuda_state *)e->state)->step, x, b->aux, out);
         else cudaMemcpyAsync(out, x, n * 4, cudaMemcpyDeviceToDevice, 0);
         break;
     case CB_OP_SOFTMAX:
@@ -434,7 +485,7 @@ double cb_cuda_xent_forward_(cb_exec *e, const float *prob, const int32_t *label
     cb_cuda_state *s = e->state;
     double loss = 0;
     cb_cuda_xent_forward(n, k, prob, labels, s->loss);
-    cudaMemcpy(&loss, s->loss, sizeof loss, cudaMemcpyDeviceToHost);
+    if (!s->capturing) cudaMemcpy(&loss, s->loss, sizeof loss, cudaMemcpyDeviceToHost); // else read after a replay
     return loss;
 }
 void cb_cuda_xent_backward_(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits) {
@@ -450,4 +501,6 @@ const cb_backend cb_backend_cuda = {
     .forward = cb_cuda_forward, .forward_epilogue = cb_cuda_epilogue_forward, .backward_epilogue = cb_cuda_backward_epilogue,
     .backward_data = cb_cuda_backward_data,
     .backward_filter = cb_cuda_backward_filter, .add = cb_cuda_add_, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,
-    .xent_forward = cb_cuda_xent_forward_, .xent_backward = cb_cuda_xent_backward_, .softmax = cb_cuda_softmax_};
+    .xent_forward = cb_cuda_xent_forward_, .xent_backward = cb_cuda_xent_backward_, .softmax = cb_cuda_softmax_,
+    .step_begin = cb_cuda_step_begin, .graph_begin = cb_cuda_graph_begin, .graph_end = cb_cuda_graph_end,
+    .graph_launch = cb_cuda_graph_launch};

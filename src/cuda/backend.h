@@ -17,6 +17,10 @@ typedef struct cb_cuda_state {
     cudaEvent_t *marks; // (cap_marks) per-layer timing without synchronisation (cb_cuda_mark)
     int nmarks, cap_marks;
     double *loss; // (1) device
+    unsigned long long *step; // (1) device: training forwards so far (dropout's masks move on with it)
+    uint64_t dropout_seed;    // from --seed: layer i's dropout seed is this and i (cb_cuda_dropout_seed)
+    bool capturing;           // a step graph is being recorded: nothing may wait for the device
+    cudaGraphExec_t graph;    // the recorded step, or NULL
     const cb_cuda_conv_algo *(*conv)[CB_PHASE_COUNT]; // (nlayers) own algorithm per conv layer and phase
     bool *fused_act;                                   // (nlayers) the forward kernel applied the activation (ReLU, or any with the bias)
     int *fuse_pool; // (nlayers) inference: conv i also computes the max pool j after it: [i] = j, [j] = i; 0 none
@@ -27,6 +31,11 @@ typedef struct cb_cuda_state {
 
 cb_status cb_cuda_init_state(cb_exec *e, cb_error *err);
 void cb_cuda_destroy_state(cb_exec *e);
+uint64_t cb_cuda_dropout_seed(cb_exec *e, int layer);
+void cb_cuda_step_begin(cb_exec *e);
+bool cb_cuda_graph_begin(cb_exec *e, char *why, size_t n);
+bool cb_cuda_graph_end(cb_exec *e, char *why, size_t n);
+void cb_cuda_graph_launch(cb_exec *e);
 void *cb_cuda_alloc(cb_exec *e, size_t bytes);
 void cb_cuda_release(cb_exec *e, void *p);
 void cb_cuda_upload(cb_exec *e, void *dst, const void *src, size_t bytes);

@@ -14,7 +14,6 @@ static inline unsigned cb_blocks(size_t n, int threads) {
 // grid-stride loop over [0, n)
 #define CB_FOR(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
 
-// sum of v over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it
 // splitmix64 finaliser of (seed + index): a counter-based generator, no state per thread (dropout
 // masks; the cudnn backend's bf16 dropout draws the same masks)
 __device__ static inline float cb_hash_uniform(uint64_t seed, uint64_t i) {
@@ -24,7 +23,12 @@ __device__ static inline float cb_hash_uniform(uint64_t seed, uint64_t i) {
     z ^= z >> 31;
     return (float)(z >> 40) * (1.0f / 16777216.0f);
 }
+// a dropout layer's seed in this step: its fixed seed moved on by the device's step counter (NULL: as is)
+__device__ static inline uint64_t cb_dropout_seed(uint64_t seed, const unsigned long long *step) {
+    return step ? seed + *step * 0xD1B54A32D192ED03ULL : seed;
+}
 
+// sum of v over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it
 template <class T> __device__ T cb_block_sum(T v) {
     __shared__ T part[32];
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);

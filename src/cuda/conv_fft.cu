@@ -148,6 +148,7 @@ static const fft_plan *plan_get(int inverse, int hf, int wf, size_t fp, size_t b
         return NULL;
     }
     r = cufftSetAutoAllocation(h, 0);
+    if (r == CUFFT_SUCCESS) r = cufftSetStream(h, cudaStreamPerThread); // the stream a step graph captures
     if (r == CUFFT_SUCCESS)
         r = inverse ? cufftMakePlanMany(h, 2, n, cembed, 1, cdist, rembed, 1, rdist, CUFFT_C2R, (int)batch, &work)
                     : cufftMakePlanMany(h, 2, n, rembed, 1, rdist, cembed, 1, cdist, CUFFT_R2C, (int)batch, &work);

@@ -29,7 +29,9 @@ extern "C" void cb_cuda_act_backward(size_t n, cb_act a, const float *x, const f
     else act_bwd_kernel<<<cb_blocks(n, 256), 256>>>(n, a, x, y, dy, dx);
 }
 
-__global__ void dropout_fwd_kernel(size_t n, float keep, uint64_t seed, const float *x, float *mask, float *y) {
+__global__ void dropout_fwd_kernel(size_t n, float keep, uint64_t seed, const unsigned long long *step, const float *x, float *mask,
+                                   float *y) {
+    seed = cb_dropout_seed(seed, step);
     CB_FOR(i, n) {
         float m = cb_hash_uniform(seed, i) < keep ? 1.f / keep : 0.f;
         mask[i] = m;
@@ -38,9 +40,12 @@ __global__ void dropout_fwd_kernel(size_t n, float keep, uint64_t seed, const fl
 }
 __global__ void mul_kernel(size_t n, const float *a, const float *b, float *c) { CB_FOR(i, n) c[i] = a[i] * b[i]; }
 
-extern "C" void cb_cuda_dropout_forward(size_t n, float keep, uint64_t seed, const float *x, float *mask, float *y) {
-    dropout_fwd_kernel<<<cb_blocks(n, 256), 256>>>(n, keep, seed, x, mask, y);
+extern "C" void cb_cuda_dropout_forward(size_t n, float keep, uint64_t seed, const unsigned long long *step, const float *x, float *mask,
+                                        float *y) {
+    dropout_fwd_kernel<<<cb_blocks(n, 256), 256>>>(n, keep, seed, step, x, mask, y);
 }
+__global__ void counter_inc_kernel(unsigned long long *c) { ++*c; }
+extern "C" void cb_cuda_counter_inc(unsigned long long *c) { counter_inc_kernel<<<1, 1>>>(c); }
 extern "C" void cb_cuda_dropout_backward(size_t n, const float *mask, const float *dy, float *dx) {
     mul_kernel<<<cb_blocks(n, 256), 256>>>(n, mask, dy, dx);
 }

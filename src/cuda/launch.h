@@ -62,7 +62,10 @@ void cb_cuda_act_forward(size_t n, cb_act a, const float *x, float *xsave, float
 // dx = f'(x) dy from the input x (NULL where a's gradient reads y alone) and the output y; dx may equal dy
 void cb_cuda_act_backward(size_t n, cb_act a, const float *x, const float *y, const float *dy, float *dx);
 // counter-based hash of (seed, index): mask = 0 or 1/keep
-void cb_cuda_dropout_forward(size_t n, float keep, uint64_t seed, const float *x, float *mask, float *y);
+// the mask from seed and the device's step counter *step (NULL: 0), which cb_cuda_counter_inc
+// advances once per training forward: a replayed step graph draws a new mask each step
+void cb_cuda_dropout_forward(size_t n, float keep, uint64_t seed, const unsigned long long *step, const float *x, float *mask, float *y);
+void cb_cuda_counter_inc(unsigned long long *c); // ++*c on the device
 void cb_cuda_dropout_backward(size_t n, const float *mask, const float *dy, float *dx);
 void cb_cuda_softmax(int n, int k, const float *x, float *prob);
 // mean cross-entropy reduced on the device into *loss (one double, device memory)

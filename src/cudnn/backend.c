@@ -48,6 +48,7 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_BN_ADD", NULL, "'%s' is not fused or separate", bs);
     d->bn_add_separate = bs && !strcmp(bs, "separate");
     DNN_TRY(cudnnCreate(&d->h));
+    DNN_TRY(cudnnSetStream(d->h, cudaStreamPerThread)); // the stream a step graph captures (Makefile)
     return CB_OK;
 }
 static cb_status init_cudnn(cb_exec *e, cb_error *err) { return cb_dnn_init(e, err, NULL); }

@@ -519,6 +519,7 @@ cb_status cb_gpu_calibrate(const cb_gpu_cal_opts *o, cb_gpu_cal *out, cb_error *
     if (cudnnCreate(&c.dnn) != CUDNN_STATUS_SUCCESS || cublasCreate(&c.blas) != CUBLAS_STATUS_SUCCESS ||
         cudaEventCreate(&c.e0) != cudaSuccess || cudaEventCreate(&c.e1) != cudaSuccess)
         rc = cb_fail(err, CB_STATUS_DEVICE, "calibrate", NULL, "cannot create cuDNN, cuBLAS or event handles");
+    if (rc == CB_OK) cudnnSetStream(c.dnn, cudaStreamPerThread), cublasSetStream(c.blas, cudaStreamPerThread); // as the backends'
     if (rc == CB_OK) rc = setup(&c);
     unsigned sec = o->sections ? o->sections : CB_GPU_CAL_MOPS | CB_GPU_CAL_GEMM | CB_GPU_CAL_CONV;
     if (rc == CB_OK) {

@@ -106,6 +106,7 @@ double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train);
      .backward_filter = cb_dnn_backward_filter, .add = cb_store_act_add, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,  \
      .xent_forward = cb_store_crit_xent_forward, .xent_backward = cb_store_crit_xent_backward,                        \
      .softmax = cb_store_crit_softmax, .act_upload = cb_store_act_upload, .act_download = cb_store_act_download,      \
-     .act_fill = cb_store_act_fill}
+     .act_fill = cb_store_act_fill, .step_begin = cb_cuda_step_begin, .graph_begin = cb_cuda_graph_begin,                \
+     .graph_end = cb_cuda_graph_end, .graph_launch = cb_cuda_graph_launch}
 
 #endif

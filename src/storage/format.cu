@@ -181,7 +181,9 @@ template <class T> __global__ void fill_kernel(size_t n, T *dst, float v) { CB_F
 template <class T> __global__ void relu_bwd_kernel(size_t n, const T *y, const T *dy, T *dx) {
     CB_FOR(i, n) st(dx, i, ld(y, i) > 0.f ? ld(dy, i) : 0.f);
 }
-template <class T> __global__ void dropout_fwd_kernel(size_t n, float keep, uint64_t seed, const T *x, float *mask, T *y) {
+template <class T>
+__global__ void dropout_fwd_kernel(size_t n, float keep, uint64_t seed, const unsigned long long *step, const T *x, float *mask, T *y) {
+    seed = cb_dropout_seed(seed, step);
     CB_FOR(i, n) {
         float m = cb_hash_uniform(seed, i) < keep ? 1.f / keep : 0.f;
         mask[i] = m;
@@ -202,9 +204,10 @@ extern "C" void cb_fmt_fill(size_t n, void *dst, float v, int b) {
     if (b) LAUNCH(fill_kernel, bf16, n, n, (bf16 *)dst, v);
     else LAUNCH(fill_kernel, float, n, n, (float *)dst, v);
 }
-extern "C" void cb_fmt_dropout_forward(size_t n, float keep, uint64_t seed, const void *x, float *mask, void *y, int b) {
-    if (b) LAUNCH(dropout_fwd_kernel, bf16, n, n, keep, seed, (const bf16 *)x, mask, (bf16 *)y);
-    else LAUNCH(dropout_fwd_kernel, float, n, n, keep, seed, (const float *)x, mask, (float *)y);
+extern "C" void cb_fmt_dropout_forward(size_t n, float keep, uint64_t seed, const unsigned long long *step, const void *x, float *mask,
+                                       void *y, int b) {
+    if (b) LAUNCH(dropout_fwd_kernel, bf16, n, n, keep, seed, step, (const bf16 *)x, mask, (bf16 *)y);
+    else LAUNCH(dropout_fwd_kernel, float, n, n, keep, seed, step, (const float *)x, mask, (float *)y);
 }
 extern "C" void cb_fmt_dropout_backward(size_t n, const float *mask, const void *dy, void *dx, int b) {
     if (b) LAUNCH(dropout_bwd_kernel, bf16, n, n, mask, (const bf16 *)dy, (bf16 *)dx);

@@ -49,7 +49,7 @@ void cb_fmt_fill(size_t n, void *dst, float v, int bf16);
 void cb_fmt_act_forward(size_t n, cb_act a, const void *x, void *xsave, void *y, int bf16);
 void cb_fmt_act_backward(size_t n, cb_act a, const void *x, const void *y, const void *dy, void *dx, int bf16);
 // mask (n) fp32 = 0 or 1/keep from the same generator as cb_cuda_dropout_forward; y = x * mask
-void cb_fmt_dropout_forward(size_t n, float keep, uint64_t seed, const void *x, float *mask, void *y, int bf16);
+void cb_fmt_dropout_forward(size_t n, float keep, uint64_t seed, const unsigned long long *step, const void *x, float *mask, void *y, int bf16);
 void cb_fmt_dropout_backward(size_t n, const float *mask, const void *dy, void *dx, int bf16);
 
 // y (rows, k, inner) += b (k), b fp32, then ReLU when `relu`, in one pass (b may be NULL: the ReLU

@@ -150,7 +150,8 @@ void cb_store_forward_op(cb_exec *e, int i, bool train) {
         break;
     }
     case CB_OP_DROPOUT:
-        if (train) cb_fmt_dropout_forward(n, L->p.dropout.keep, cb_exec_next_seed(e), x, b->aux, out, cb_store_bf16(e));
+        if (train) cb_fmt_dropout_forward(n, L->p.dropout.keep, cb_cuda_dropout_seed(e, i), ((cb_cuda_state *)e->state)->step, x, b->aux, out,
+                               cb_store_bf16(e));
         else cudaMemcpyAsync(out, x, n * es, cudaMemcpyDeviceToDevice, 0);
         break;
     case CB_OP_RESHAPE:
