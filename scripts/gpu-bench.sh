@@ -106,7 +106,8 @@ suite)
     # mode), in the same call. Fair mode: no input gradient on either side (PyTorch computes none:
     # convbench runs --no-data-grad), no criterion (the peer's y.sum().backward() is convbench's
     # --no-criterion), the SGD update (momentum 0.9, weight decay) where the cell says so.
-    # scripts/suite-summary.py prints the ratios and their geometric means.
+    # scripts/suite-summary.py prints the ratios and their geometric means. SUITE_GRAPH=1: each
+    # fullpass also times its step as one CUDA graph (--graph), a column of its own.
     peer_name() { case $1 in vgg-a) echo vgg_a ;; overfeat-fast) echo overfeat ;; *) echo $1 ;; esac; }
     SUITE=${SUITE:-"alexnet:128:bf16:nhwc vgg-a:64:bf16:nhwc googlenet:128:bf16:nhwc resnet50:64:bf16:nhwc resnet50:256:bf16:nhwc:update"}
     for cell in $SUITE; do
@@ -116,7 +117,7 @@ suite)
             late "suite $cell $be" && continue
             stamp "suite fullpass $cell $be"
             timeout ${SUITE_S:-240} $CB fullpass $net --batch $batch --backend $be --precision $prec --layout $lay --no-data-grad \
-                --no-criterion ${upd:+--update} --warmup 3 --iters $ITERS --format json --quiet \
+                --no-criterion ${upd:+--update} ${SUITE_GRAPH:+--graph} --warmup 3 --iters $ITERS --format json --quiet \
                 --output "$RES/suite_$(basename $net .json)_${batch}_${prec}_${lay}${upd:+_update}_${be}.json" || echo "fullpass $cell $be failed"
         done
     done

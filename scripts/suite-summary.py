@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The suite's table (scripts/gpu-bench.sh suite): per cell, each convbench backend's step time
 against PyTorch eager and torch.compile measured in the same call, the ratios (convbench time /
-peer time: below 1 is faster), peak memory, and the geometric means of the ratios.
+peer time: below 1 is faster), peak memory, and the geometric means of the ratios. With SUITE_GRAPH=1 a backend's step replayed
+as one CUDA graph (fullpass --graph) is a column of its own, BACKEND-graph.
 Usage: scripts/suite-summary.py RES_DIR"""
 import glob, json, math, os, re, sys
 
@@ -14,9 +15,9 @@ def gmean(xs):
     return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float('nan')
 
 
-def total_ms(d):
+def total_ms(d, phase='total'):
     for r in d.get('tables', {}).get('fullpass', []):
-        if r.get('phase') == 'total':
+        if r.get('phase') == phase:
             return r.get('median_ms')
     return None
 
@@ -36,6 +37,8 @@ for f in sorted(glob.glob(os.path.join(res, 'suite_*.json'))):
     except Exception: continue
     key = m.group(1, 2, 3, 4, 5)
     cells.setdefault(key, {})[m.group(6)] = (total_ms(d), d.get('memory_mb'), d.get('peak_device_mb'))
+    g = total_ms(d, 'total, one graph (--graph)')  # SUITE_GRAPH=1: the same step replayed as one CUDA graph
+    if g: cells[key][m.group(6) + '-graph'] = (g, d.get('memory_mb'), d.get('peak_device_mb'))
 
 backends = sorted({b for c in cells.values() for b in c})
 ratios = {(b, p): [] for b in backends for p in ('eager', 'compiled')}

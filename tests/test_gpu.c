@@ -1160,8 +1160,9 @@ static void launched_step(cb_exec *e, bool criterion) {
 // batch norm's scale, shift and running statistics) must agree. It fails where the graph misses
 // work a launched step does: bf16 storage's weight cast after each update, dropout's mask moving on
 // each step (a frozen mask changes the FC layer's gradients by O(1)), the sums' routed gradients.
-// Tolerance on the change, relative: 1e-4 fp32; tf32 and bf16 1e-2 and 5e-2 ("auto" may race
-// other algorithms for the two execs, which round differently).
+// Tolerance on the change, relative: 1e-4 fp32; tf32 and bf16 3e-2 and 5e-2: "auto" may race
+// other algorithms for the two execs, which round differently (auto tf32 measured 1.0-1.6e-2 on the
+// H200, 6042e2d). Learning rate $CB_TEST_GRAPH_LR (default 0.01).
 static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bool criterion) {
     cb_error err = {0};
     cb_net *net = cb_net_load_string(graph_net, "graph", &err);
@@ -1176,6 +1177,8 @@ static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bo
     cb_exec_opts o;
     cb_exec_opts_default(&o);
     o.precision = prec, o.seed = rng_state | 1, o.backend = backend, o.layout = lay;
+    const char *lr = getenv("CB_TEST_GRAPH_LR");
+    if (lr && atof(lr) > 0) o.lr = (float)atof(lr);
     cb_exec *x[2] = {cb_exec_create(net, &o, &err), NULL};
     if (x[0]) x[1] = cb_exec_create(net, &o, &err);
     if (!x[0] || !x[1]) {
@@ -1205,7 +1208,7 @@ static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bo
             char w2[320];
             snprintf(w2, sizeof w2, "%s: 3 replays ran", what);
             check(w2, st == CB_OK && cudaGetLastError() == cudaSuccess ? 0 : 1, 0);
-            double tol = prec == CB_PREC_FP32 ? 1e-4 : prec == CB_PREC_TF32 ? 1e-2 : 5e-2;
+            double tol = prec == CB_PREC_FP32 ? 1e-4 : prec == CB_PREC_TF32 ? 3e-2 : 5e-2;
             for (int i = 1; i < n; i++) {
                 cb_param pa[6], pb[6];
                 int np = cb_exec_params(x[0], i, pa, 6);
@@ -1316,12 +1319,12 @@ int main(int argc, char **argv) {
     // full run's own-algorithm cases ($CB_TEST_ALGOS picks which), the cudnn/auto NHWC and bf16
     // storage cases, or everything else, so that a GPU machine can run the full suite as parallel
     // processes; --part net: the small networks on cuda, cudnn and auto in fp32, tf32 and bf16
-    // (NCHW), $CB_TEST_REPEAT times, for a rate of rare failures
+    // (NCHW), $CB_TEST_REPEAT times, for a rate of rare failures; --part graph: graph_cases alone
     const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
     if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small") &&
-        strcmp(part, "net")) {
-        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small or net\n", part);
+        strcmp(part, "net") && strcmp(part, "graph")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net or graph\n", part);
         return 2;
     }
     if (part && !strcmp(part, "storage-small")) part = "storage", small_only = true; // for compute-sanitizer
@@ -1359,6 +1362,8 @@ int main(int argc, char **argv) {
             layer_cases_rest(be, CB_PREC_FP32);
             if (strcmp(be, "auto") == 0) auto_pool_cases();
             if (!small_only) network_case(be, CB_PREC_FP32);
+        } else if (part && !strcmp(part, "graph")) { // the step graph's cases alone
+            graph_cases();
         } else if (part && !strcmp(part, "net")) { // the small networks alone, $CB_TEST_REPEAT times (fresh inputs each)
             const char *rep = getenv("CB_TEST_REPEAT");
             int reps = rep && atoi(rep) > 0 ? atoi(rep) : 1;
