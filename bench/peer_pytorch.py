@@ -69,8 +69,9 @@ def ev(): return torch.cuda.Event(enable_timing=True)
 
 def time_net(name, mode, cl, iters=20, warm=5, update=False, batch=None, compiled=False):
     # the model in training mode (batch norm on batch statistics); the input needs no gradient
-    # (PyTorch computes none for it: compare with convbench's --no-data-grad); compiled: the
-    # module through torch.compile's default mode, compile time spent in the warm-up
+    # (PyTorch computes none for it: compare with convbench's --no-data-grad); compiled: False, or
+    # the torch.compile mode the module goes through ('default'; 'reduce-overhead' also replays
+    # the compiled forward and backward as CUDA graphs), compile time spent in the warm-up
     set_mode(mode)
     ctor, b, hw = NETS[name]
     b = batch or b
@@ -79,11 +80,14 @@ def time_net(name, mode, cl, iters=20, warm=5, update=False, batch=None, compile
     if cl: m = m.to(memory_format=torch.channels_last); x = x.contiguous(memory_format=torch.channels_last)
     x.requires_grad_(False)
     opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4) if update else None
-    if compiled: m = torch.compile(m); warm = max(warm, 3)
+    if compiled: m = torch.compile(m, mode=compiled if isinstance(compiled, str) else 'default'); warm = max(warm, 3)
+    graphs = compiled == 'reduce-overhead'
+
     torch.cuda.reset_peak_memory_stats()
     fw, bw, tot = [], [], []
     for i in range(warm + iters):
         a, bb, c = ev(), ev(), ev()
+        if graphs: torch.compiler.cudagraph_mark_step_begin()  # a new step: the graphs' outputs may be overwritten
         a.record()
         with torch.autocast('cuda', dtype=torch.bfloat16, enabled=(mode == 'bf16')):
             y = m(x)
@@ -97,8 +101,8 @@ def time_net(name, mode, cl, iters=20, warm=5, update=False, batch=None, compile
     del m, x, opt
     torch.cuda.empty_cache()
     if compiled: torch._dynamo.reset()
-    return dict(net=name, mode=mode, layout='NHWC' if cl else 'NCHW', batch=b, update=update, compiled=compiled,
-                fwd=st.median(fw), bwd=st.median(bw), total=st.median(tot), peak_mib=peak)
+    return dict(net=name, mode=mode, layout='NHWC' if cl else 'NCHW', batch=b, update=update, compiled=bool(compiled),
+                compile_mode=(compiled if isinstance(compiled, str) else 'default') if compiled else None, fwd=st.median(fw), bwd=st.median(bw), total=st.median(tot), peak_mib=peak)
 
 LAYERS = {'L1': (128, 3, 128, 96, 11), 'L2': (128, 64, 64, 128, 9), 'L3': (128, 128, 32, 128, 9),
           'L4': (128, 128, 16, 128, 7), 'L5': (128, 384, 13, 384, 3)}
@@ -134,7 +138,8 @@ if __name__ == '__main__':
     ap.add_argument('--layers', default='L1,L2,L3,L4,L5')
     ap.add_argument('--modes', default='fp32,tf32,bf16')
     ap.add_argument('--layouts', default='nchw,nhwc')
-    ap.add_argument('--compile', action='store_true', help='each net eager and through torch.compile (default mode)')
+    ap.add_argument('--compile', action='store_true', help='each net eager and through torch.compile (--compile-modes)')
+    ap.add_argument('--compile-modes', default='default', help="torch.compile modes with --compile, e.g. default,reduce-overhead")
     a = ap.parse_args()
     out = []
     print('torch', torch.__version__, 'cudnn', torch.backends.cudnn.version(), torch.cuda.get_device_name(), flush=True)
@@ -147,10 +152,11 @@ if __name__ == '__main__':
                 f = n.split(':')
                 name, batch, upd = f[0], int(f[1]) if len(f) > 1 else None, len(f) > 2 and f[2] == 'train'
                 if name == 'vgg16-train': name, batch, upd = 'vgg16', 16, True
-                for comp in ([False, True] if a.compile else [False]):
+                for comp in ([False] + (a.compile_modes.split(',') if a.compile else [])):
                     try:
                         r = time_net(name, mode, cl, update=upd, batch=batch, compiled=comp)
                     except Exception as ex:  # a compile failure is a result too, not the end of the run
-                        r = dict(net=name, mode=mode, layout='NHWC' if cl else 'NCHW', batch=batch, compiled=comp, error=str(ex)[:300])
+                        r = dict(net=name, mode=mode, layout='NHWC' if cl else 'NCHW', batch=batch, compiled=bool(comp),
+                                 compile_mode=comp or None, error=str(ex)[:300])
                     out.append(r); print(json.dumps(r), flush=True)
     json.dump(out, open(a.out, 'w'), indent=1)

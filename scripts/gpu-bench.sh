@@ -108,6 +108,7 @@ suite)
     # --no-criterion), the SGD update (momentum 0.9, weight decay) where the cell says so.
     # scripts/suite-summary.py prints the ratios and their geometric means. SUITE_GRAPH=1: each
     # fullpass also times its step as one CUDA graph (--graph), a column of its own.
+    # SUITE_COMPILE_MODES=default,reduce-overhead: torch.compile's CUDA-graph mode as a peer too.
     peer_name() { case $1 in vgg-a) echo vgg_a ;; overfeat-fast) echo overfeat ;; *) echo $1 ;; esac; }
     SUITE=${SUITE:-"alexnet:128:bf16:nhwc vgg-a:64:bf16:nhwc googlenet:128:bf16:nhwc resnet50:64:bf16:nhwc resnet50:256:bf16:nhwc:update"}
     for cell in $SUITE; do
@@ -127,7 +128,7 @@ suite)
         late "suite peer $mode" && continue
         stamp "suite peer $mode: ${nets%,}"
         PYTHONUNBUFFERED=1 timeout ${PEER_S:-420} python3 bench/peer_pytorch.py "$RES/suitepeer_${mode/:/_}.json" --layers '' \
-            --nets "${nets%,}" --modes ${mode%%:*} --layouts ${mode##*:} ${SUITE_COMPILE---compile} 2>&1 \
+            --nets "${nets%,}" --modes ${mode%%:*} --layouts ${mode##*:} ${SUITE_COMPILE---compile} --compile-modes ${SUITE_COMPILE_MODES:-default} 2>&1 \
             | tee "$RES/suitepeer_${mode/:/_}.out" | grep -v '^{' | tail -3
     done
     python3 scripts/suite-summary.py "$RES" | tee "$RES/suite_summary.md" ;;

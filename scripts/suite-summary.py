@@ -41,27 +41,33 @@ for f in sorted(glob.glob(os.path.join(res, 'suite_*.json'))):
     if g: cells[key][m.group(6) + '-graph'] = (g, d.get('memory_mb'), d.get('peak_device_mb'))
 
 backends = sorted({b for c in cells.values() for b in c})
-ratios = {(b, p): [] for b in backends for p in ('eager', 'compiled')}
-print('| cell | ' + ' | '.join(f'{b} ms' for b in backends) + ' | eager ms | compiled ms | ' +
-      ' | '.join(f'{b}/eager | {b}/compiled' for b in backends) + ' | peak MiB (convbench planned / PyTorch) |')
-print('|---' * (3 + 3 * len(backends) + 1) + '|')
+# the peer's columns: eager, torch.compile's default mode, and its reduce-overhead mode (CUDA
+# graphs) where the run had it (SUITE_COMPILE_MODES)
+def peer_kind(r):
+    if not r.get('compiled'): return 'eager'
+    return 'compiled' if r.get('compile_mode') in (None, 'default') else 'compiled-' + r['compile_mode']
+kinds = ['eager', 'compiled'] + sorted({peer_kind(r) for r in peer} - {'eager', 'compiled'})
+ratios = {(b, p): [] for b in backends for p in kinds}
+print('| cell | ' + ' | '.join(f'{b} ms' for b in backends) + ' | ' + ' | '.join(f'{k} ms' for k in kinds) + ' | ' +
+      ' | '.join(f'{b}/{k}' for b in backends for k in kinds) + ' | peak MiB (convbench planned / PyTorch) |')
+print('|---' * (1 + len(backends) + len(kinds) + len(backends) * len(kinds) + 1) + '|')
 for (net, batch, prec, lay, upd), bes in sorted(cells.items()):
     want = dict(net=PEER.get(net, net), batch=int(batch), mode=prec, layout=lay.upper(), update=bool(upd))
-    pr = {r.get('compiled', False): r for r in peer if all(r.get(k) == v for k, v in want.items())}
-    eager, comp = (pr.get(False) or {}).get('total'), (pr.get(True) or {}).get('total')
+    pr = {peer_kind(r): r for r in peer if all(r.get(k) == v for k, v in want.items())}
+    refs = [(k, (pr.get(k) or {}).get('total')) for k in kinds]
     row = [f'{net} b{batch} {prec} {lay.upper()}{" +update" if upd else ""}']
     row += [f'{bes[b][0]:.2f}' if b in bes and bes[b][0] else '-' for b in backends]
-    row += [f'{eager:.2f}' if eager else '-', f'{comp:.2f}' if comp else '-']
+    row += [f'{ref:.2f}' if ref else '-' for _, ref in refs]
     for b in backends:
         t = bes.get(b, (None,))[0]
-        for p, ref in (('eager', eager), ('compiled', comp)):
+        for p, ref in refs:
             if t and ref:
                 ratios[(b, p)].append(t / ref)
                 row.append(f'{t / ref:.2f}')
             else:
                 row.append('-')
     mem = [f'{bes[b][1]:.0f}' for b in backends if b in bes and bes[b][1]]
-    row.append(f'{"/".join(mem) or "-"} / {(pr.get(False) or {}).get("peak_mib", 0):.0f}')
+    row.append(f'{"/".join(mem) or "-"} / {(pr.get("eager") or {}).get("peak_mib", 0):.0f}')
     print('| ' + ' | '.join(row) + ' |')
 print()
 for (b, p), xs in ratios.items():
