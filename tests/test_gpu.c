@@ -1155,11 +1155,13 @@ static void launched_step(cb_exec *e, bool criterion) {
 }
 
 // A training step recorded as a CUDA graph and replayed (cb_exec_graph_capture) against the same
-// steps launched: two execs from one seed take one launched step each, then one takes 3 more
-// launched steps and the other 3 replays. Every parameter's change over those 3 steps (weights,
-// batch norm's scale, shift and running statistics) must agree. It fails where the graph misses
-// work a launched step does: bf16 storage's weight cast after each update, dropout's mask moving on
-// each step (a frozen mask changes the FC layer's gradients by O(1)), the sums' routed gradients.
+// steps launched: two execs from one seed take one launched step and an inference forward each
+// (which leaves bf16 storage's weight copy current, so the recording must refresh it on purpose),
+// then one takes 3 more launched steps and the other 3 replays. Every parameter's change over those
+// 3 steps (weights, batch norm's scale, shift and running statistics) must agree. It fails where
+// the graph misses work a launched step does: dropout's mask moving on each step (a frozen mask
+// changes the FC layer's gradients by O(1)), the update, the sums' routed gradients. Whether it
+// catches a missed refresh of the bf16 weight copy is what dev/gpu-graph-mutant.sh asks.
 // Tolerance on the change, relative: 1e-4 fp32; tf32 and bf16 3e-2 and 5e-2: "auto" may race
 // other algorithms for the two execs, which round differently (auto tf32 measured 1.0-1.6e-2 on the
 // H200, 6042e2d). Learning rate $CB_TEST_GRAPH_LR (default 0.01).
@@ -1188,7 +1190,7 @@ static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bo
         printf("FAIL %s: cb_exec_can_graph is false\n", what);
         failed++;
     } else {
-        for (int k = 0; k < 2; k++) launched_step(x[k], criterion);
+        for (int k = 0; k < 2; k++) launched_step(x[k], criterion), cb_exec_forward(x[k], false, NULL);
         int n = net->nlayers;
         float **before = calloc((size_t)n * 6, sizeof *before);
         for (int i = 1; i < n; i++) {
