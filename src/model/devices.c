@@ -94,6 +94,9 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->launch_s = num(k, c, "launch_s", 0, NUM_NONNEG);
     cal->wave_tile = (int)num(k, c, "wave_tile", 0, NUM_COUNT);
     cal->wave_wgrad = (int)num(k, c, "wave_wgrad", 0, NUM_COUNT);
+    cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_not_hidden")) ? -1 : 0;
+    const cJSON *timing = cJSON_GetObjectItemCaseSensitive(c, "timing");
+    cal->stream_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream");
     const cJSON *x;
     int i = 0;
     cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "algos")) {
@@ -111,6 +114,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
         a->prec = (cb_precision)pr;
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(x, "kind");
         a->fc = cJSON_IsString(kind) && !strcmp(kind->valuestring, "fc");
+        a->grouped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "grouped"));
         k->sect = "calibration.algos[].";
         a->rate = num(k, x, "rate", 0, NUM_NONNEG);
         a->bw = num(k, x, "bw", 0, NUM_NONNEG);
@@ -144,12 +148,15 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     cJSON_AddNumberToObject(c, "launch_s", cal->launch_s);
     if (cal->wave_tile) cJSON_AddNumberToObject(c, "wave_tile", cal->wave_tile);
     if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);
+    if (cal->launch_overlap < 0) cJSON_AddBoolToObject(c, "launch_not_hidden", true);
+    cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
     cJSON *arr = cJSON_AddArrayToObject(c, "algos");
     for (int i = 0; i < cal->nalgo; i++) {
         const cb_cal_algo *a = &cal->algo[i];
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "name", a->name);
         cJSON_AddStringToObject(x, "kind", a->fc ? "fc" : "conv");
+        if (a->grouped) cJSON_AddBoolToObject(x, "grouped", true);
         cJSON_AddStringToObject(x, "family", cb_algo_name(a->form.family));
         cJSON_AddStringToObject(x, "phase", PHASE_KEYS[a->phase]);
         cJSON_AddStringToObject(x, "precision", PREC_KEYS[a->prec]);

@@ -139,14 +139,19 @@ double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_c
         if (!c->applicable) return -1;
         util = cb_conv_util(p, a->phase, &a->form, cal);
     }
-    return a->overhead_s + (a->rate > 0 ? c->flops / (a->rate * util) : 0) + (a->bw > 0 ? c->bytes / a->bw : 0);
+    return cb_cal_fixed_s(cal, a->overhead_s) + (a->rate > 0 ? c->flops / (a->rate * util) : 0) + (a->bw > 0 ? c->bytes / a->bw : 0);
+}
+
+double cb_cal_fixed_s(const cb_calibration *cal, double overhead_s) {
+    if (cal->launch_overlap < 0 || cal->stream_timed) return overhead_s;
+    return fmax(0, overhead_s - cal->launch_s);
 }
 
 double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t) {
     const cb_cal_mop *o = &cal->mop[m];
     if (o->n <= 0) o = &cal->mop[CB_MOP_COPY];
     if (o->n <= 0) return -1;
-    return o->overhead_s + (o->bw > 0 ? cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w;
+    return cb_cal_fixed_s(cal, o->overhead_s) + (o->bw > 0 ? cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w;
 }
 
 static double peak_of(const cb_device *d, cb_precision p) { return d->peak[p] > 0 ? d->peak[p] : d->peak[CB_PREC_FP32]; }
@@ -202,8 +207,12 @@ static void fit_algo(const cb_cal_sample *s, const int *idx, int n, const cb_dev
     free(t);
 }
 
+static bool grouped_sample(const cb_cal_sample *s) { return s->kind == CB_SAMPLE_CONV && s->p.groups > 1; }
+
+// grouped convolutions (depthwise) run kernels of their own: an entry apart from the dense shapes'
 static bool same_group(const cb_cal_sample *a, const cb_cal_sample *b) {
-    return a->kind == b->kind && a->phase == b->phase && a->prec == b->prec && !strcmp(a->name, b->name);
+    return a->kind == b->kind && a->phase == b->phase && a->prec == b->prec && !strcmp(a->name, b->name) &&
+           grouped_sample(a) == grouped_sample(b);
 }
 
 cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err) {
@@ -234,6 +243,7 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
         a->phase = s[i].phase;
         a->prec = s[i].prec;
         a->fc = s[i].kind == CB_SAMPLE_FC;
+        a->grouped = grouped_sample(&s[i]);
         fit_algo(s, idx, m, d, cal, a);
         if (a->n > 0) cal->nalgo++;
     }

@@ -81,12 +81,12 @@ static bool cudnn_asymmetric(const cb_conv_params *p) {
 // the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM);
 // only: the one name allowed (NULL: any the backend runs)
 static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p, cb_phase ph, cb_precision prec, bool fc,
-                                    double ws_limit, const char *only, double *best_s, cb_algo_cost *best_c) {
+                                    bool grouped, double ws_limit, const char *only, double *best_s, cb_algo_cost *best_c) {
     const cb_cal_algo *best = NULL;
     bool cuda = cal_caps(d)->own_conv_algos && !cal_caps(d)->conv_library; // the own kernels' backend
     for (int j = 0; j < d->cal.nalgo; j++) {
         const cb_cal_algo *a = &d->cal.algo[j];
-        if (a->phase != ph || a->prec != prec || a->fc != fc) continue;
+        if (a->phase != ph || a->prec != prec || a->fc != fc || a->grouped != grouped) continue;
         if (only ? strcmp(a->name, only) : !fc && !cuda && is_own(a->name)) continue; // cudnn runs own kernels only as fallback
         if (fc && cuda && a->form.blas) continue; // its FC runs the own GEMM
         cb_algo_cost c;
@@ -114,10 +114,13 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             cb_algo_cost c = {0};
             const char *only = !fc && cal_caps(d)->conv_library && cudnn_asymmetric(&p) ? CUDNN_FALLBACK : NULL;
             const cb_cal_algo *a = NULL;
-            for (int k = 0; k < 4 && !a; k++) { // the precision's entries, else fp32's; the fallback's, else cuDNN's
+            // the precision's entries, else fp32's; the fallback's, else cuDNN's; a grouped
+            // convolution's own entries, else the dense ones
+            bool grouped = !fc && p.groups > 1;
+            for (int k = 0; k < (grouped ? 8 : 4) && !a; k++) {
                 cb_precision pr = k % 2 ? CB_PREC_FP32 : o->precision;
                 if (k % 2 && pr == o->precision) continue;
-                a = best_algo(d, &p, ph, pr, fc, o->workspace_limit, k < 2 ? only : NULL, &s, &c);
+                a = best_algo(d, &p, ph, pr, fc, grouped && k < 4, o->workspace_limit, k % 4 < 2 ? only : NULL, &s, &c);
             }
             if (a) {
                 core = s;
@@ -172,7 +175,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &y) + parents_s(d, net, i, CB_MOP_COUNT);
             break;
         default: // LRN, softmax and the rest: one pass over input and output per direction
-            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_COPY, &x) + mop_s(d, CB_MOP_COPY, &y) - d->cal.mop[CB_MOP_COPY].overhead_s;
+            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_COPY, &x) + mop_s(d, CB_MOP_COPY, &y) - cb_cal_fixed_s(&d->cal, d->cal.mop[CB_MOP_COPY].overhead_s);
             else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &x) + parents_s(d, net, i, CB_MOP_COUNT);
             break;
         }
