@@ -703,27 +703,42 @@ static void calibrated_prediction(void) {
 
 // TF SAME padding that cuDNN cannot express: the cudnn backend's own fallback is what is predicted
 static void cudnn_fallback(void) {
+    // trailing padding larger (SAME, stride 2, even plane): cuDNN on a copy with a zero row and
+    // column added; leading padding larger ([top, left, bottom, right] = [2, 2, 0, 0]): the fallback
     cb_net *same = conv_net(8, 28, 64, 96, 3, 2, "\"SAME\""), *sym = conv_net(8, 28, 64, 96, 3, 2, "[1, 1]");
+    cb_net *lead = conv_net(8, 28, 64, 96, 3, 2, "[2, 2, 0, 0]");
     cb_device d = gpu_device();
     cb_cal_algo *a = d.cal.algo;
     a[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6};
     a[1] = (cb_cal_algo){.name = "igemm-simt", .phase = CB_PHASE_FORWARD, .rate = 20e12, .overhead_s = 5e-6};
     a[2] = (cb_cal_algo){.name = "wino-simt", .phase = CB_PHASE_FORWARD, .rate = 90e12, .overhead_s = 1e-6};
-    for (int k = 0; k < 3; k++) cb_algo_form_of(a[k].name, &a[k].form);
-    d.cal.nalgo = 3;
+    a[3] = (cb_cal_algo){.name = "BWD_FILTER_ALGO_0", .phase = CB_PHASE_BWD_FILTER, .rate = 20e12, .overhead_s = 10e-6};
+    for (int k = 0; k < 4; k++) cb_algo_form_of(a[k].name, &a[k].form);
+    d.cal.nalgo = 4;
+    d.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
     cb_model_opts mo = {CB_PREC_FP32, 0, true};
     cb_pred p;
-    if (same && sym) {
+    if (same && sym && lead) {
         cb_predict_layer(&d, same, 1, CB_PHASE_FORWARD, &mo, &p);
-        CHECK(!strcmp(p.name, "igemm-simt"), "SAME, stride 2, even plane: %s", p.name);
+        cb_conv_params xs = {.n = 8, .c = 64, .h = 29, .w = 29, .k = 96, .r = 3, .s = 3, .p = 14, .q = 14, .stride_h = 2, .stride_w = 2,
+                             .groups = 1}, t = {.n = 8, .c = 64, .h = 29, .w = 29, .p = 29, .q = 29};
+        double conv = cb_cal_algo_s(&d.cal, &a[0], &xs, false, NULL), copy = cb_cal_mop_s(&d.cal, CB_MOP_COPY, &t);
+        CHECK(!strcmp(p.name, "FWD_IMPLICIT_PRECOMP_GEMM") && close_rel(p.ms, 1e3 * (conv + copy), 1e-12) &&
+                  close_rel(p.extra_ms, 1e3 * copy, 1e-12),
+              "SAME, stride 2, even plane: %s %g ms, want cuDNN on 29x29 (%g) + the copy (%g)", p.name, p.ms, 1e3 * conv, 1e3 * copy);
+        cb_predict_layer(&d, same, 1, CB_PHASE_BWD_FILTER, &mo, &p);
+        CHECK(close_rel(p.ms, 1e3 * cb_cal_algo_s(&d.cal, &a[3], &xs, false, NULL), 1e-12), "filter gradient on the copy, no copy of its own");
+        cb_predict_layer(&d, lead, 1, CB_PHASE_FORWARD, &mo, &p);
+        CHECK(!strcmp(p.name, "igemm-simt"), "leading padding larger: the fallback, got %s", p.name);
         cb_predict_layer(&d, sym, 1, CB_PHASE_FORWARD, &mo, &p);
         CHECK(!strcmp(p.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "symmetric: cuDNN's, never an own one (%s)", p.name);
         d.cal.nalgo = 1; // no own calibration: cuDNN's algorithms as before
-        cb_predict_layer(&d, same, 1, CB_PHASE_FORWARD, &mo, &p);
+        cb_predict_layer(&d, lead, 1, CB_PHASE_FORWARD, &mo, &p);
         CHECK(!strcmp(p.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "no fallback calibrated: %s", p.name);
     } else CHECK(0, "load");
     cb_net_free(same);
     cb_net_free(sym);
+    cb_net_free(lead);
 }
 
 // a calibration carried onto another GPU: rates with the peak, bandwidths with the memory's
