@@ -580,6 +580,46 @@ static void calibration_fit(void) {
     free(s);
 }
 
+// the wave_both form: a throughput term on the FLOPs and a wave term on FLOPs / util, each with its
+// own rate, both recovered from samples made by that model on the calibration grid
+static void calibration_fit_apart(void) {
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES);
+    cb_cal_sample *s = calloc((size_t)ns, sizeof *s);
+    if (!s) abort();
+    cb_device d = gpu_device();
+    d.cal.wave_both = 1;
+    cb_cal_algo truth = {.name = "BWD_DATA_ALGO_0", .phase = CB_PHASE_BWD_DATA, .rate = 40e12, .wave_rate = 90e12, .bw = 3e12,
+                         .overhead_s = 15e-6};
+    cb_algo_form_of(truth.name, &truth.form);
+    int n = 0;
+    for (int i = 0; i < ns; i++) {
+        if (sh[i].groups > 1) continue;
+        s[n] = (cb_cal_sample){.kind = CB_SAMPLE_CONV, .phase = CB_PHASE_BWD_DATA, .p = sh[i]};
+        snprintf(s[n].name, sizeof s[n].name, "%s", truth.name);
+        s[n++].ms = 1e3 * cb_cal_algo_s(&d.cal, &truth, &sh[i], false, NULL);
+    }
+    cb_error err = {0};
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK && d.cal.nalgo == 1, "%s", err.msg);
+    const cb_cal_algo *a = &d.cal.algo[0];
+    CHECK(close_rel(a->rate, truth.rate, 1e-4) && close_rel(a->wave_rate, truth.wave_rate, 1e-4) && close_rel(a->bw, truth.bw, 1e-4) &&
+              close_rel(a->overhead_s, truth.overhead_s, 1e-4),
+          "rate %g wave rate %g bw %g overhead %g", a->rate, a->wave_rate, a->bw, a->overhead_s);
+    // a problem of one tile runs at the wave rate's pace, far slower than the throughput term says
+    cb_conv_params one = {.n = 1, .c = 64, .h = 8, .w = 8, .k = 64, .r = 3, .s = 3, .p = 8, .q = 8, .stride_h = 1, .stride_w = 1,
+                          .pad_top = 1, .pad_left = 1, .groups = 1};
+    cb_algo_cost c;
+    double t = cb_cal_algo_s(&d.cal, a, &one, false, &c), util = cb_conv_util(&one, CB_PHASE_BWD_DATA, &a->form, &d.cal);
+    CHECK(util < 0.01 && close_rel(t, a->overhead_s + c.flops / a->rate + c.flops / (a->wave_rate * util) + c.bytes / a->bw, 1e-12),
+          "one tile: util %g, %g s", util, t);
+    cJSON *j = cb_device_to_json(&d);
+    cb_device back;
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.wave_both == 1 && back.cal.algo[0].wave_rate == a->wave_rate,
+          "round trip: %s", err.msg);
+    cJSON_Delete(j);
+    free(s);
+}
+
 // the fixed cost per call as a pass sees it: idle-timed samples lose the idle launch latency
 // (launch_overlap 0), keep it in the old form (-1), and stream-timed ones need nothing taken off
 static void launch_overlap(void) {
@@ -744,12 +784,15 @@ static void cudnn_fallback(void) {
 // a calibration carried onto another GPU: rates with the peak, bandwidths with the memory's
 static void calibration_transfer(void) {
     cb_device c = gpu_device(), d = gpu_device(), same = gpu_device();
-    c.cal.algo[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .prec = CB_PREC_FP32, .rate = 30e12, .bw = 2e12, .overhead_s = 1e-5};
+    c.cal.algo[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .prec = CB_PREC_FP32, .rate = 30e12, .wave_rate = 60e12, .bw = 2e12,
+                                  .overhead_s = 1e-5};
     c.cal.nalgo = 1;
     c.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 4e12, .overhead_s = 5e-6, .plane_s = 1e-12, .n = 3};
     d.peak[CB_PREC_FP32] = 33.5e12, d.mem_bw = 2.4e12, d.cores = 114;
     cb_device_transfer_calibration(&d, &c, "c.json");
-    CHECK(close_rel(d.cal.algo[0].rate, 15e12, 1e-12) && close_rel(d.cal.algo[0].bw, 1e12, 1e-12), "algorithm scaled");
+    CHECK(close_rel(d.cal.algo[0].rate, 15e12, 1e-12) && close_rel(d.cal.algo[0].wave_rate, 30e12, 1e-12) &&
+              close_rel(d.cal.algo[0].bw, 1e12, 1e-12),
+          "algorithm scaled");
     CHECK(d.cal.algo[0].overhead_s == 1e-5 && d.cal.mop[CB_MOP_COPY].overhead_s == 5e-6, "fixed costs carried as they are");
     CHECK(close_rel(d.cal.mop[CB_MOP_COPY].bw, 2e12, 1e-12) && close_rel(d.cal.mop[CB_MOP_COPY].plane_s, 2e-12, 1e-12), "passes scaled");
     CHECK(d.cal.sms == 114, "the target's SMs: %d", d.cal.sms);
@@ -801,6 +844,7 @@ int main(void) {
     RUN(wave_util);
     RUN(nnls_recovers);
     RUN(calibration_fit);
+    RUN(calibration_fit_apart);
     RUN(launch_overlap);
     RUN(grouped_entries);
     RUN(calibrated_prediction);

@@ -66,6 +66,8 @@ typedef struct cb_cal_algo {
     cb_phase phase;
     cb_precision prec;
     double rate, bw, overhead_s;        // fitted: time = overhead + flops / (rate * util) + bytes / bw
+    double wave_rate;                   // the wave_both form: time = overhead + flops / rate + flops / (wave_rate * util)
+                                        // + bytes / bw (0: no such term)
     double eff;                         // rate / peak(prec), for reports
     bool fc;                            // a GEMM of the FC layer (its samples were FC shapes)
     bool grouped;                       // fitted on grouped convolutions (groups > 1): priced for those
@@ -92,6 +94,11 @@ typedef struct cb_calibration {
     int wave_tile;                      // output tile edge of the wave term; 0 = 64, -1 = no wave term
     int wave_wgrad;                     // backward filter: 0 no wave term; 1 tiles over K x C*R*S; 2 the same, split
                                         // over the reduction (N*P*Q) until the tiles fill the SMs (split-K)
+    // 1: the throughput and the wave terms apart, each with its own rate: flops / rate is the
+    // whole GPU's work, flops / (wave_rate * util) the busiest SM's tiles one after another (its
+    // critical path, which sets the time of a problem of few tiles: a handful of SMs each with one
+    // tile cannot run at the full GPU's rate per SM); 0: one term, flops / (rate * util)
+    int wave_both;
     // the fixed cost per call as a pass sees it: profile and fullpass time a pass's layers between
     // marks with nothing waiting between them, so one call's launch latency hides behind the work
     // queued before it; calibrate used to time each call from an idle GPU (sync, event, call,
