@@ -796,6 +796,13 @@ static void calibration_transfer(void) {
     CHECK(d.cal.algo[0].overhead_s == 1e-5 && d.cal.mop[CB_MOP_COPY].overhead_s == 5e-6, "fixed costs carried as they are");
     CHECK(close_rel(d.cal.mop[CB_MOP_COPY].bw, 2e12, 1e-12) && close_rel(d.cal.mop[CB_MOP_COPY].plane_s, 2e-12, 1e-12), "passes scaled");
     CHECK(d.cal.sms == 114, "the target's SMs: %d", d.cal.sms);
+    cb_device chip = gpu_device(); // the bw_onchip form: conv bandwidth with SMs x clock (same here), passes with the memory's
+    c.cal.bw_onchip = 1, chip.peak[CB_PREC_FP32] = 67e12, chip.mem_bw = 2.4e12, chip.cores = 132, chip.clock_mhz = 1980;
+    c.cores = 132, c.clock_mhz = 1980, c.mem_bw = 4.8e12;
+    cb_device_transfer_calibration(&chip, &c, "c.json");
+    CHECK(chip.cal.algo[0].bw == 2e12 && close_rel(chip.cal.mop[CB_MOP_COPY].bw, 2e12, 1e-12), "on-chip: conv bw %g, copy %g",
+          chip.cal.algo[0].bw, chip.cal.mop[CB_MOP_COPY].bw);
+    c.cal.bw_onchip = 0;
     cb_device_transfer_calibration(&same, &c, "c.json");
     CHECK(same.cal.algo[0].rate == 30e12 && same.cal.mop[CB_MOP_COPY].bw == 4e12 && same.cal.sms == 132, "same GPU: unchanged");
 }

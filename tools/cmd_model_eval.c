@@ -47,13 +47,16 @@ typedef struct ecase {
 
 // the forms tried: the default first (ties keep it)
 // (launch_overlap -1: the idle-timed fixed costs kept whole, the form before 2026-11-25)
-// (wave_both 1: the throughput and the wave terms apart, each with its own rate)
-typedef struct form { int wave_tile, wave_wgrad, launch_overlap, wave_both; } form;
-static const form FORMS[] = {{0, 0, 0, 0},   {-1, 0, 0, 0}, {32, 0, 0, 0},   {128, 0, 0, 0},  {256, 0, 0, 0}, {0, 1, 0, 0},
-                             {32, 1, 0, 0},  {128, 1, 0, 0}, {256, 1, 0, 0}, {0, 2, 0, 0},    {32, 2, 0, 0},  {128, 2, 0, 0},
-                             {256, 2, 0, 0}, {0, 0, -1, 0}, {-1, 0, -1, 0},  {0, 1, -1, 0},   {0, 2, -1, 0},  {128, 2, -1, 0},
-                             {0, 0, 0, 1},   {32, 0, 0, 1}, {128, 0, 0, 1},  {0, 1, 0, 1},    {0, 2, 0, 1},   {32, 2, 0, 1},
-                             {128, 2, 0, 1}, {32, 1, 0, 1}};
+// (wave_both 1: the throughput and the wave terms apart, each with its own rate; bw_onchip 1:
+// onto another GPU, the convolutions' bandwidth terms scale with SMs x clock, not the memory's)
+typedef struct form { int wave_tile, wave_wgrad, launch_overlap, wave_both, bw_onchip; } form;
+static const form FORMS[] = {
+    {0, 0, 0, 0, 0},   {-1, 0, 0, 0, 0},  {32, 0, 0, 0, 0},  {128, 0, 0, 0, 0}, {256, 0, 0, 0, 0}, {0, 1, 0, 0, 0},  {32, 1, 0, 0, 0},
+    {128, 1, 0, 0, 0}, {256, 1, 0, 0, 0}, {0, 2, 0, 0, 0},   {32, 2, 0, 0, 0},  {128, 2, 0, 0, 0}, {256, 2, 0, 0, 0}, {0, 0, -1, 0, 0},
+    {-1, 0, -1, 0, 0}, {0, 1, -1, 0, 0},  {0, 2, -1, 0, 0},  {128, 2, -1, 0, 0}, {0, 0, 0, 1, 0},  {32, 0, 0, 1, 0},  {128, 0, 0, 1, 0},
+    {0, 1, 0, 1, 0},   {0, 2, 0, 1, 0},   {32, 2, 0, 1, 0},  {128, 2, 0, 1, 0}, {32, 1, 0, 1, 0},  {0, 0, 0, 0, 1},   {0, 2, 0, 0, 1},
+    {32, 0, 0, 0, 1},  {0, 0, 0, 1, 1},   {0, 2, 0, 1, 1},
+};
 #define NFORMS ((int)(sizeof FORMS / sizeof FORMS[0]))
 
 // the device in form f: the calibration refitted in that form (when it has samples), carried
@@ -64,7 +67,7 @@ static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_d
     if (!s) abort();
     *s = *src;
     s->cal.wave_tile = f->wave_tile, s->cal.wave_wgrad = f->wave_wgrad, s->cal.launch_overlap = f->launch_overlap;
-    s->cal.wave_both = f->wave_both;
+    s->cal.wave_both = f->wave_both, s->cal.bw_onchip = f->bw_onchip;
     cb_status st = nsmp ? cb_cal_fit(smp, nsmp, s, err) : CB_OK;
     if (transfer) {
         *out = *dev;
@@ -75,10 +78,11 @@ static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_d
 }
 
 static void form_name(const form *f, char *buf, size_t n) {
-    const char *idle = f->launch_overlap < 0 ? ", idle fixed costs" : "", *both = f->wave_both ? ", apart" : "";
+    const char *idle = f->launch_overlap < 0 ? ", idle fixed costs" : "", *both = f->wave_both ? ", apart" : "",
+               *chip = f->bw_onchip ? ", bw on-chip" : "";
     if (f->wave_tile < 0) snprintf(buf, n, "no wave term%s", idle);
-    else snprintf(buf, n, "wave %d%s%s%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad == 2 ? " + wgrad split-K" : f->wave_wgrad ? " + wgrad" : "",
-                  both, idle);
+    else snprintf(buf, n, "wave %d%s%s%s%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad == 2 ? " + wgrad split-K" : f->wave_wgrad ? " + wgrad" : "",
+                  both, idle, chip);
 }
 
 // a row's network unit, direction and whether a fallback ran it (own kernel under cudnn)
@@ -429,7 +433,7 @@ static int run(int argc, char **argv) {
         stats(held, ri, nrow, u, -1, false, scratch, &n, &hm, &hp);
         stats(err_f[0], ri, nrow, u, -1, false, scratch, &n, &dm, &dp);
         stats(paleo, ri, nrow, u, -1, false, scratch, &n, &pm, NULL);
-        char batches[64] = "", fname[64];
+        char batches[64] = "", fname[96];
         for (int c = 0; c < ncase; c++)
             if (cs[c].unit == u)
                 snprintf(batches + strlen(batches), sizeof batches - strlen(batches), "%s%ld", batches[0] ? "," : "", cs[c].batch);
@@ -469,7 +473,7 @@ static int run(int argc, char **argv) {
             double m, p;
             for (int u = 0; u < nunit; u++) times += chosen[u] == f;
             stats(err_f[f], ri, nrow, -1, -1, false, scratch, &n, &m, &p);
-            char fname[64];
+            char fname[96];
             form_name(&FORMS[f], fname, sizeof fname);
             cb_table_row(t);
             cb_table_str(t, fname);

@@ -95,6 +95,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->wave_tile = (int)num(k, c, "wave_tile", 0, NUM_COUNT);
     cal->wave_wgrad = (int)num(k, c, "wave_wgrad", 0, NUM_COUNT);
     cal->wave_both = (int)num(k, c, "wave_both", 0, NUM_COUNT);
+    cal->bw_onchip = (int)num(k, c, "bw_onchip", 0, NUM_COUNT);
     cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_not_hidden")) ? -1 : 0;
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(c, "timing");
     cal->stream_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream");
@@ -151,6 +152,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->wave_tile) cJSON_AddNumberToObject(c, "wave_tile", cal->wave_tile);
     if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);
     if (cal->wave_both) cJSON_AddNumberToObject(c, "wave_both", cal->wave_both);
+    if (cal->bw_onchip) cJSON_AddNumberToObject(c, "bw_onchip", cal->bw_onchip);
     if (cal->launch_overlap < 0) cJSON_AddBoolToObject(c, "launch_not_hidden", true);
     cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
     cJSON *arr = cJSON_AddArrayToObject(c, "algos");
@@ -379,11 +381,13 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
     memcpy(d->algo_eff, c->algo_eff, sizeof c->algo_eff);
     d->calibrated = c->calibrated;
     d->cal = c->cal;
+    bool chip = c->cores > 0 && c->clock_mhz > 0 && d->cores > 0 && d->clock_mhz > 0;
+    double sm_clock = chip ? d->cores * d->clock_mhz / (c->cores * c->clock_mhz) : 1; // the on-chip bandwidths' ratio
     for (int i = 0; i < d->cal.nalgo; i++) {
         cb_cal_algo *a = &d->cal.algo[i];
         a->rate *= pk[a->prec];
         a->wave_rate *= pk[a->prec];
-        a->bw *= bw;
+        a->bw *= d->cal.bw_onchip ? sm_clock : bw;
     }
     for (int m = 0; m < CB_MOP_COUNT; m++) d->cal.mop[m].bw *= bw, d->cal.mop[m].plane_s /= bw;
     if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;

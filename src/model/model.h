@@ -99,6 +99,11 @@ typedef struct cb_calibration {
     // critical path, which sets the time of a problem of few tiles: a handful of SMs each with one
     // tile cannot run at the full GPU's rate per SM); 0: one term, flops / (rate * util)
     int wave_both;
+    // carried onto another GPU (cb_device_transfer_calibration): 0, every bandwidth term scales
+    // with the datasheet's memory bandwidth; 1, the convolutions' and GEMMs' bandwidth terms scale
+    // with the SMs x clock instead (their traffic is mostly the L2's: tiles re-read, workspace
+    // written and read back), the memory-bound passes' still with the memory's
+    int bw_onchip;
     // the fixed cost per call as a pass sees it: profile and fullpass time a pass's layers between
     // marks with nothing waiting between them, so one call's launch latency hides behind the work
     // queued before it; calibrate used to time each call from an idle GPU (sync, event, call,
@@ -184,7 +189,8 @@ cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err);
 // Puts the measurements of calibration entry c (taken on c's GPU, whose datasheet figures c
 // carries) onto device d, another GPU known only from its datasheet: what transfers is each
 // algorithm's efficiency (its fitted rate scales with d's peak over c's, per precision), its
-// bandwidth term and the memory-bound passes (scaled with d's memory bandwidth over c's), and
+// bandwidth term (scaled with d's memory bandwidth over c's, or in the bw_onchip form with the
+// SMs x clock), the memory-bound passes (scaled with the memory bandwidth), and
 // the fixed costs per call (launch, overheads: unchanged). The wave term counts d's SMs
 // (d->cores) when the database gives them. On the same kind of GPU every ratio is 1. A measured
 // interconnect (c->interconnect) is the machine's: it transfers as it is.
