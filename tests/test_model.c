@@ -621,10 +621,11 @@ static void calibration_fit_apart(void) {
 }
 
 // the fixed cost per call as a pass sees it: idle-timed samples lose the idle launch latency
-// (launch_overlap 0), keep it in the old form (-1), and stream-timed ones need nothing taken off
+// (launch_overlap 1), keep it in the default form (0), and stream-timed ones need nothing taken off
 static void launch_overlap(void) {
     cb_device d = gpu_device();
     d.cal.launch_s = 8e-6;
+    d.cal.launch_overlap = 1;
     CHECK(close_rel(cb_cal_fixed_s(&d.cal, 20e-6), 12e-6, 1e-12), "idle: 20 - 8 us, got %g", cb_cal_fixed_s(&d.cal, 20e-6));
     CHECK(cb_cal_fixed_s(&d.cal, 5e-6) == 0, "never below 0");
     cb_cal_algo a = {.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 20e12, .overhead_s = 20e-6};
@@ -633,21 +634,20 @@ static void launch_overlap(void) {
     double hidden = cb_cal_algo_s(&d.cal, &a, &p, false, NULL);
     d.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 2e12, .overhead_s = 9e-6, .n = 1};
     double mop_hidden = cb_cal_mop_s(&d.cal, CB_MOP_COPY, &p);
-    d.cal.launch_overlap = -1;
+    d.cal.launch_overlap = 0; // the default: the idle fixed costs whole
     double whole = cb_cal_algo_s(&d.cal, &a, &p, false, NULL), mop_whole = cb_cal_mop_s(&d.cal, CB_MOP_COPY, &p);
     CHECK(close_rel(whole - hidden, 8e-6, 1e-9) && close_rel(mop_whole - mop_hidden, 8e-6, 1e-9), "conv %g - %g, copy %g - %g", whole,
           hidden, mop_whole, mop_hidden);
-    d.cal.launch_overlap = 0, d.cal.stream_timed = true;
+    d.cal.launch_overlap = 1, d.cal.stream_timed = true;
     CHECK(cb_cal_algo_s(&d.cal, &a, &p, false, NULL) == whole, "stream-timed samples: the fitted fixed cost as it is");
-    // both survive JSON (the old entries have neither: idle timing, launch hidden)
-    d.cal.launch_overlap = -1;
+    // both survive JSON (the old entries have neither: idle timing, launch not hidden)
     cJSON *j = cb_device_to_json(&d);
     cb_device back;
     cb_error err = {0};
-    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.stream_timed && back.cal.launch_overlap == -1, "round trip: %s",
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.stream_timed && back.cal.launch_overlap == 1, "round trip: %s",
           err.msg);
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "calibration"), "timing");
-    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "calibration"), "launch_not_hidden");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "calibration"), "launch_hidden");
     CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && !back.cal.stream_timed && back.cal.launch_overlap == 0, "old entry");
     cJSON_Delete(j);
 }

@@ -96,7 +96,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->wave_wgrad = (int)num(k, c, "wave_wgrad", 0, NUM_COUNT);
     cal->wave_both = (int)num(k, c, "wave_both", 0, NUM_COUNT);
     cal->bw_onchip = (int)num(k, c, "bw_onchip", 0, NUM_COUNT);
-    cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_not_hidden")) ? -1 : 0;
+    cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_hidden"));
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(c, "timing");
     cal->stream_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream");
     const cJSON *x;
@@ -153,7 +153,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);
     if (cal->wave_both) cJSON_AddNumberToObject(c, "wave_both", cal->wave_both);
     if (cal->bw_onchip) cJSON_AddNumberToObject(c, "bw_onchip", cal->bw_onchip);
-    if (cal->launch_overlap < 0) cJSON_AddBoolToObject(c, "launch_not_hidden", true);
+    if (cal->launch_overlap) cJSON_AddBoolToObject(c, "launch_hidden", true);
     cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
     cJSON *arr = cJSON_AddArrayToObject(c, "algos");
     for (int i = 0; i < cal->nalgo; i++) {

@@ -146,7 +146,7 @@ double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_c
 }
 
 double cb_cal_fixed_s(const cb_calibration *cal, double overhead_s) {
-    if (cal->launch_overlap < 0 || cal->stream_timed) return overhead_s;
+    if (!cal->launch_overlap || cal->stream_timed) return overhead_s;
     return fmax(0, overhead_s - cal->launch_s);
 }
 

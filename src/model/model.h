@@ -107,10 +107,10 @@ typedef struct cb_calibration {
     // the fixed cost per call as a pass sees it: profile and fullpass time a pass's layers between
     // marks with nothing waiting between them, so one call's launch latency hides behind the work
     // queued before it; calibrate used to time each call from an idle GPU (sync, event, call,
-    // event), which adds that latency to every call. launch_overlap 0: take launch_s off each
-    // idle-timed fixed cost (floored at 0); -1: keep the idle fixed costs (the form before
-    // 2026-11-25). stream_timed: the samples were timed as a pass sees them (calibrate since
-    // 2026-11-25: each call between marks behind a previous one): nothing to take off.
+    // event), which adds that latency to every call. launch_overlap 1: take launch_s off each
+    // idle-timed fixed cost (floored at 0); 0: keep the idle fixed costs (the default, the form
+    // before 2026-11-25). stream_timed: the samples were timed as a pass sees them (calibrate
+    // since 2026-11-25: calls queued behind another one): nothing to take off.
     int launch_overlap;
     bool stream_timed;
     double launch_s;                    // an empty launch timed with events from an idle GPU
