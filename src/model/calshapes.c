@@ -25,7 +25,7 @@ static const int CONV[][8] = {
     // (held-out rows of the 2026-11-23 H200/H100 evaluation; measured again with the next calibration)
     {1, 32, 46, 32, 3, 1, 1, 1}, {2, 64, 22, 64, 3, 1, 1, 1}, {1, 128, 10, 128, 3, 1, 1, 1}, {4, 16, 34, 32, 1, 1, 0, 1},
     {1, 256, 9, 256, 1, 1, 0, 1}, {2, 24, 18, 48, 3, 2, 1, 1},
-    // more of the latency-bound and middle regime (batch 1-8, 2-300 MFLOP): the 2026-11-25
+    // more of the latency-bound and middle regime (batch 1-8, 16-940 MFLOP): the 2026-11-25
     // held-out rows of 20-100 us (random networks at batch 1-4) had six shapes to go by
     {1, 64, 40, 64, 3, 1, 1, 1}, {8, 128, 20, 128, 3, 1, 1, 1}, {1, 512, 5, 512, 3, 1, 1, 1}, {8, 64, 50, 128, 1, 1, 0, 1},
     {2, 192, 18, 64, 1, 1, 0, 1}, {4, 32, 80, 64, 3, 2, 1, 1}, {1, 16, 120, 32, 5, 1, 2, 1}, {8, 256, 16, 512, 1, 2, 0, 1},
