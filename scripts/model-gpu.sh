@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# On a GPU machine, in one call of about 6 minutes: everything the model's held-out evaluation
-# needs (issue 14), for this GPU (tagged h200 or h100 by its name):
+# On a GPU machine, in one call of about 7 minutes (DEADLINE_S=450 leaves the profiles room):
+# everything the model's held-out evaluation needs (issue 14), for this GPU (tagged h200 or h100):
 #   1. build convbench (carry .devpack: scripts/device-env.sh)
 #   2. calibrate cudnn (passes, GEMMs, every cuDNN algorithm on the calibration grid) and the own
 #      kernels' convolutions (the cudnn backend's fallback for padding cuDNN lacks), merged into
@@ -43,10 +43,12 @@ if [ -n "${CAL:-}" ]; then
     cp "$CAL" "$RES/$TAG-cal.json"
 else
     stamp "calibrate cudnn"
-    TAG=$TAG SKIP_PROFILES=1 CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) bash scripts/model-device.sh "$CB" "$RES" 80 cudnn
+    # every call is timed as a pass sees it (calls queued behind one more): about 3x the calls of
+    # the idle timing before 2026-11-25, and 54 shapes instead of 40
+    TAG=$TAG SKIP_PROFILES=1 CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) bash scripts/model-device.sh "$CB" "$RES" 170 cudnn
     stamp "calibrate cuda (own convolutions: the fallback)"
     # the strided and large-filter shapes first: the fallback runs TF SAME's strided layers
-    TAG=$TAG CAL_SECTIONS=conv CAL_GROUPS="36 30 24 0 12" PART_S=40 bash scripts/model-device.sh "$CB" "$RES" 35 cuda
+    TAG=$TAG CAL_SECTIONS=conv CAL_GROUPS="36 30 24 0 12" PART_S=60 bash scripts/model-device.sh "$CB" "$RES" 60 cuda
     # cudnn's parts first: the first file names the calibration's device and backend (a single ls
     # would sort cuda_ before cudnn_ and make it a calibration of the own kernels)
     parts=$({ ls "$RES"/calparts/cudnn_*.json; ls "$RES"/calparts/cuda_*.json; } 2>/dev/null | paste -sd, -)

@@ -524,17 +524,22 @@ static cb_device gpu_device(void) {
 // samples made by a known model on the calibration grid; cb_cal_fit must give the model back
 static void calibration_fit(void) {
     cb_conv_params sh[CB_CAL_MAX_SHAPES], ms[CB_CAL_MAX_SHAPES];
-    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), nm = cb_cal_mop_shapes(ms, CB_CAL_MAX_SHAPES);
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), nm = cb_cal_mop_shapes(ms, CB_CAL_MAX_SHAPES), ng = 0;
     cb_cal_sample *s = calloc((size_t)(2 * ns + 2 * nm), sizeof *s);
     if (!s) abort();
     cb_device d = gpu_device();
+    // dense shapes: 35 TFLOP/s; grouped ones (their own entry): 4 TFLOP/s
     cb_cal_algo truth = {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 35e12, .bw = 2.5e12, .overhead_s = 20e-6};
+    cb_cal_algo truth_g = truth;
+    truth_g.rate = 4e12, truth_g.overhead_s = 12e-6;
     cb_algo_form_of(truth.name, &truth.form);
+    cb_algo_form_of(truth.name, &truth_g.form);
     int n = 0;
     for (int i = 0; i < ns; i++) {
         s[n] = (cb_cal_sample){.kind = CB_SAMPLE_CONV, .phase = CB_PHASE_FORWARD, .p = sh[i]};
         snprintf(s[n].name, sizeof s[n].name, "%s", truth.name);
-        s[n++].ms = 1e3 * cb_cal_algo_s(&d.cal, &truth, &sh[i], false, NULL);
+        ng += sh[i].groups > 1;
+        s[n++].ms = 1e3 * cb_cal_algo_s(&d.cal, sh[i].groups > 1 ? &truth_g : &truth, &sh[i], false, NULL);
         s[n] = s[n - 1]; // an algorithm that never ran: no entry
         snprintf(s[n].name, sizeof s[n].name, "FWD_WINOGRAD");
         s[n++].ms = -1;
@@ -545,11 +550,14 @@ static void calibration_fit(void) {
     }
     cb_error err = {0};
     CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK, "%s", err.msg);
-    CHECK(d.cal.nalgo == 1, "one algorithm entry, got %d", d.cal.nalgo);
-    const cb_cal_algo *a = &d.cal.algo[0];
-    CHECK(!strcmp(a->name, truth.name) && a->n == ns && a->excluded == 0, "entry %s n %d", a->name, a->n);
+    CHECK(ng >= 6 && d.cal.nalgo == 2, "a dense and a grouped entry, got %d (%d grouped shapes)", d.cal.nalgo, ng);
+    const cb_cal_algo *a = &d.cal.algo[0], *g = &d.cal.algo[1];
+    CHECK(!strcmp(a->name, truth.name) && !a->grouped && a->n == ns - ng && a->excluded == 0, "entry %s n %d", a->name, a->n);
     CHECK(close_rel(a->rate, truth.rate, 1e-6) && close_rel(a->bw, truth.bw, 1e-6) && close_rel(a->overhead_s, truth.overhead_s, 1e-6),
           "rate %g bw %g overhead %g", a->rate, a->bw, a->overhead_s);
+    CHECK(!strcmp(g->name, truth.name) && g->grouped && g->n == ng && close_rel(g->rate, truth_g.rate, 1e-6) &&
+              close_rel(g->overhead_s, truth_g.overhead_s, 1e-6),
+          "grouped entry n %d rate %g overhead %g", g->n, g->rate, g->overhead_s);
     CHECK(close_rel(a->eff, 35.0 / 67, 1e-6) && a->err_p90_pct < 1e-3, "eff %g p90 %g", a->eff, a->err_p90_pct);
     const cb_cal_mop *o = &d.cal.mop[CB_MOP_BN_BWD];
     CHECK(o->n == nm && close_rel(o->bw, 2e12, 1e-6) && close_rel(o->overhead_s, 8e-6, 1e-6) && close_rel(o->plane_s, 1.5e-9, 1e-6),
@@ -559,8 +567,9 @@ static void calibration_fit(void) {
     cb_device back;
     cb_cal_sample *s2 = NULL;
     int n2 = 0;
-    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.nalgo == 1 && back.cal.sms == 132 &&
-              close_rel(back.cal.algo[0].rate, a->rate, 1e-12) && close_rel(back.cal.mop[CB_MOP_BN_BWD].plane_s, o->plane_s, 1e-12),
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.nalgo == 2 && back.cal.sms == 132 &&
+              close_rel(back.cal.algo[0].rate, a->rate, 1e-12) && close_rel(back.cal.mop[CB_MOP_BN_BWD].plane_s, o->plane_s, 1e-12) &&
+              !back.cal.algo[0].grouped && back.cal.algo[1].grouped,
           "device round trip: %s", err.msg);
     CHECK(cb_cal_samples_from_json(arr, &s2, &n2, "test", &err) == CB_OK && n2 == n && s2 && s2[0].p.k == s[0].p.k &&
               s2[0].ms == s[0].ms && s2[1].ms == -1,
@@ -569,6 +578,117 @@ static void calibration_fit(void) {
     cJSON_Delete(j);
     cJSON_Delete(arr);
     free(s);
+}
+
+// the wave_both form: a throughput term on the FLOPs and a wave term on FLOPs / util, each with its
+// own rate, both recovered from samples made by that model on the calibration grid
+static void calibration_fit_apart(void) {
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES);
+    cb_cal_sample *s = calloc((size_t)ns, sizeof *s);
+    if (!s) abort();
+    cb_device d = gpu_device();
+    d.cal.wave_both = 1;
+    cb_cal_algo truth = {.name = "BWD_DATA_ALGO_0", .phase = CB_PHASE_BWD_DATA, .rate = 40e12, .wave_rate = 90e12, .bw = 3e12,
+                         .overhead_s = 15e-6};
+    cb_algo_form_of(truth.name, &truth.form);
+    int n = 0;
+    for (int i = 0; i < ns; i++) {
+        if (sh[i].groups > 1) continue;
+        s[n] = (cb_cal_sample){.kind = CB_SAMPLE_CONV, .phase = CB_PHASE_BWD_DATA, .p = sh[i]};
+        snprintf(s[n].name, sizeof s[n].name, "%s", truth.name);
+        s[n++].ms = 1e3 * cb_cal_algo_s(&d.cal, &truth, &sh[i], false, NULL);
+    }
+    cb_error err = {0};
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK && d.cal.nalgo == 1, "%s", err.msg);
+    const cb_cal_algo *a = &d.cal.algo[0];
+    CHECK(close_rel(a->rate, truth.rate, 1e-4) && close_rel(a->wave_rate, truth.wave_rate, 1e-4) && close_rel(a->bw, truth.bw, 1e-4) &&
+              close_rel(a->overhead_s, truth.overhead_s, 1e-4),
+          "rate %g wave rate %g bw %g overhead %g", a->rate, a->wave_rate, a->bw, a->overhead_s);
+    // a problem of one tile runs at the wave rate's pace, far slower than the throughput term says
+    cb_conv_params one = {.n = 1, .c = 64, .h = 8, .w = 8, .k = 64, .r = 3, .s = 3, .p = 8, .q = 8, .stride_h = 1, .stride_w = 1,
+                          .pad_top = 1, .pad_left = 1, .groups = 1};
+    cb_algo_cost c;
+    double t = cb_cal_algo_s(&d.cal, a, &one, false, &c), util = cb_conv_util(&one, CB_PHASE_BWD_DATA, &a->form, &d.cal);
+    CHECK(util < 0.01 && close_rel(t, a->overhead_s + c.flops / a->rate + c.flops / (a->wave_rate * util) + c.bytes / a->bw, 1e-12),
+          "one tile: util %g, %g s", util, t);
+    cJSON *j = cb_device_to_json(&d);
+    cb_device back;
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.wave_both == 1 && back.cal.algo[0].wave_rate == a->wave_rate,
+          "round trip: %s", err.msg);
+    cJSON_Delete(j);
+    free(s);
+}
+
+// the fixed cost per call as a pass sees it: idle-timed samples lose the idle launch latency
+// (launch_overlap 1), keep it in the default form (0), and stream-timed ones need nothing taken off
+static void launch_overlap(void) {
+    cb_device d = gpu_device();
+    d.cal.launch_s = 8e-6;
+    d.cal.launch_overlap = 1;
+    CHECK(close_rel(cb_cal_fixed_s(&d.cal, 20e-6), 12e-6, 1e-12), "idle: 20 - 8 us, got %g", cb_cal_fixed_s(&d.cal, 20e-6));
+    CHECK(cb_cal_fixed_s(&d.cal, 5e-6) == 0, "never below 0");
+    cb_cal_algo a = {.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 20e12, .overhead_s = 20e-6};
+    cb_algo_form_of(a.name, &a.form);
+    cb_conv_params p = {.n = 1, .c = 16, .h = 8, .w = 8, .k = 16, .r = 1, .s = 1, .p = 8, .q = 8, .stride_h = 1, .stride_w = 1, .groups = 1};
+    double hidden = cb_cal_algo_s(&d.cal, &a, &p, false, NULL);
+    d.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 2e12, .overhead_s = 9e-6, .n = 1};
+    double mop_hidden = cb_cal_mop_s(&d.cal, CB_MOP_COPY, &p);
+    d.cal.launch_overlap = 0; // the default: the idle fixed costs whole
+    double whole = cb_cal_algo_s(&d.cal, &a, &p, false, NULL), mop_whole = cb_cal_mop_s(&d.cal, CB_MOP_COPY, &p);
+    CHECK(close_rel(whole - hidden, 8e-6, 1e-9) && close_rel(mop_whole - mop_hidden, 8e-6, 1e-9), "conv %g - %g, copy %g - %g", whole,
+          hidden, mop_whole, mop_hidden);
+    d.cal.launch_overlap = 1, d.cal.stream_timed = true;
+    CHECK(cb_cal_algo_s(&d.cal, &a, &p, false, NULL) == whole, "stream-timed samples: the fitted fixed cost as it is");
+    // both survive JSON (the old entries have neither: idle timing, launch not hidden)
+    cJSON *j = cb_device_to_json(&d);
+    cb_device back;
+    cb_error err = {0};
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.stream_timed && back.cal.launch_overlap == 1, "round trip: %s",
+          err.msg);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "calibration"), "timing");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "calibration"), "launch_hidden");
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && !back.cal.stream_timed && back.cal.launch_overlap == 0, "old entry");
+    cJSON_Delete(j);
+}
+
+// a grouped (depthwise) convolution is priced by the grouped entries when there are any, else by the dense ones
+static void grouped_entries(void) {
+    const char *json = "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 20, 20, 64]},"
+                       "\"dw\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 1, 64], \"padding\": [1, 1],"
+                       "\"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"bias\": false, \"groups\": 64},"
+                       "\"pw\": {\"parents\": [\"dw\"], \"type\": \"Convolution\", \"filter\": [1, 1, 64, 64], \"padding\": [0, 0],"
+                       "\"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"bias\": false}}}";
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, "test", &err);
+    CHECK(net, "load: %s", err.msg);
+    if (!net) return;
+    cb_device d = gpu_device();
+    cb_cal_algo *a = d.cal.algo;
+    a[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6};
+    a[1] = (cb_cal_algo){.name = "FWD_GEMM", .phase = CB_PHASE_FORWARD, .rate = 2e12, .overhead_s = 7e-6, .grouped = true};
+    for (int k = 0; k < 2; k++) cb_algo_form_of(a[k].name, &a[k].form);
+    d.cal.nalgo = 2;
+    cb_model_opts mo = {CB_PREC_FP32, 0, true};
+    cb_pred dw, pw;
+    cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &dw);
+    cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &mo, &pw);
+    CHECK(!strcmp(dw.name, "FWD_GEMM") && !strcmp(pw.name, "FWD_IMPLICIT_GEMM"), "depthwise %s, pointwise %s", dw.name, pw.name);
+    cb_conv_params p;
+    cb_conv_params_of(&net->layers[1], &p);
+    CHECK(p.groups == 64 && close_rel(dw.ms, 1e3 * cb_cal_algo_s(&d.cal, &a[1], &p, false, NULL), 1e-12), "depthwise %g ms", dw.ms);
+    a[1].grouped = false, a[1].rate = 1e12; // no grouped entry: the dense ones, fastest first
+    cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &dw);
+    CHECK(!strcmp(dw.name, "FWD_IMPLICIT_GEMM"), "dense entries for a grouped layer without its own: %s", dw.name);
+    // the calibration grid's grouped shapes are valid: channels and filters divide by the groups
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), ng = 0;
+    for (int i = 0; i < ns; i++) {
+        CHECK(sh[i].groups >= 1 && sh[i].c % sh[i].groups == 0 && sh[i].k % sh[i].groups == 0, "shape %d groups %d", i, sh[i].groups);
+        ng += sh[i].groups > 1;
+    }
+    CHECK(ng >= 6 && ns <= CB_CAL_MAX_SHAPES, "%d grouped of %d shapes", ng, ns);
+    cb_net_free(net);
 }
 
 // the calibrated prediction: the faster algorithm, plus the passes the cudnn backend adds
@@ -623,41 +743,66 @@ static void calibrated_prediction(void) {
 
 // TF SAME padding that cuDNN cannot express: the cudnn backend's own fallback is what is predicted
 static void cudnn_fallback(void) {
+    // trailing padding larger (SAME, stride 2, even plane): cuDNN on a copy with a zero row and
+    // column added; leading padding larger ([top, left, bottom, right] = [2, 2, 0, 0]): the fallback
     cb_net *same = conv_net(8, 28, 64, 96, 3, 2, "\"SAME\""), *sym = conv_net(8, 28, 64, 96, 3, 2, "[1, 1]");
+    cb_net *lead = conv_net(8, 28, 64, 96, 3, 2, "[2, 2, 0, 0]");
     cb_device d = gpu_device();
     cb_cal_algo *a = d.cal.algo;
     a[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6};
     a[1] = (cb_cal_algo){.name = "igemm-simt", .phase = CB_PHASE_FORWARD, .rate = 20e12, .overhead_s = 5e-6};
     a[2] = (cb_cal_algo){.name = "wino-simt", .phase = CB_PHASE_FORWARD, .rate = 90e12, .overhead_s = 1e-6};
-    for (int k = 0; k < 3; k++) cb_algo_form_of(a[k].name, &a[k].form);
-    d.cal.nalgo = 3;
+    a[3] = (cb_cal_algo){.name = "BWD_FILTER_ALGO_0", .phase = CB_PHASE_BWD_FILTER, .rate = 20e12, .overhead_s = 10e-6};
+    for (int k = 0; k < 4; k++) cb_algo_form_of(a[k].name, &a[k].form);
+    d.cal.nalgo = 4;
+    d.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
     cb_model_opts mo = {CB_PREC_FP32, 0, true};
     cb_pred p;
-    if (same && sym) {
+    if (same && sym && lead) {
         cb_predict_layer(&d, same, 1, CB_PHASE_FORWARD, &mo, &p);
-        CHECK(!strcmp(p.name, "igemm-simt"), "SAME, stride 2, even plane: %s", p.name);
+        cb_conv_params xs = {.n = 8, .c = 64, .h = 29, .w = 29, .k = 96, .r = 3, .s = 3, .p = 14, .q = 14, .stride_h = 2, .stride_w = 2,
+                             .groups = 1}, t = {.n = 8, .c = 64, .h = 29, .w = 29, .p = 29, .q = 29};
+        double conv = cb_cal_algo_s(&d.cal, &a[0], &xs, false, NULL), copy = cb_cal_mop_s(&d.cal, CB_MOP_COPY, &t);
+        CHECK(!strcmp(p.name, "FWD_IMPLICIT_PRECOMP_GEMM") && close_rel(p.ms, 1e3 * (conv + copy), 1e-12) &&
+                  close_rel(p.extra_ms, 1e3 * copy, 1e-12),
+              "SAME, stride 2, even plane: %s %g ms, want cuDNN on 29x29 (%g) + the copy (%g)", p.name, p.ms, 1e3 * conv, 1e3 * copy);
+        cb_predict_layer(&d, same, 1, CB_PHASE_BWD_FILTER, &mo, &p);
+        CHECK(close_rel(p.ms, 1e3 * cb_cal_algo_s(&d.cal, &a[3], &xs, false, NULL), 1e-12), "filter gradient on the copy, no copy of its own");
+        cb_predict_layer(&d, lead, 1, CB_PHASE_FORWARD, &mo, &p);
+        CHECK(!strcmp(p.name, "igemm-simt"), "leading padding larger: the fallback, got %s", p.name);
         cb_predict_layer(&d, sym, 1, CB_PHASE_FORWARD, &mo, &p);
         CHECK(!strcmp(p.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "symmetric: cuDNN's, never an own one (%s)", p.name);
         d.cal.nalgo = 1; // no own calibration: cuDNN's algorithms as before
-        cb_predict_layer(&d, same, 1, CB_PHASE_FORWARD, &mo, &p);
+        cb_predict_layer(&d, lead, 1, CB_PHASE_FORWARD, &mo, &p);
         CHECK(!strcmp(p.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "no fallback calibrated: %s", p.name);
     } else CHECK(0, "load");
     cb_net_free(same);
     cb_net_free(sym);
+    cb_net_free(lead);
 }
 
 // a calibration carried onto another GPU: rates with the peak, bandwidths with the memory's
 static void calibration_transfer(void) {
     cb_device c = gpu_device(), d = gpu_device(), same = gpu_device();
-    c.cal.algo[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .prec = CB_PREC_FP32, .rate = 30e12, .bw = 2e12, .overhead_s = 1e-5};
+    c.cal.algo[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .prec = CB_PREC_FP32, .rate = 30e12, .wave_rate = 60e12, .bw = 2e12,
+                                  .overhead_s = 1e-5};
     c.cal.nalgo = 1;
     c.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 4e12, .overhead_s = 5e-6, .plane_s = 1e-12, .n = 3};
     d.peak[CB_PREC_FP32] = 33.5e12, d.mem_bw = 2.4e12, d.cores = 114;
     cb_device_transfer_calibration(&d, &c, "c.json");
-    CHECK(close_rel(d.cal.algo[0].rate, 15e12, 1e-12) && close_rel(d.cal.algo[0].bw, 1e12, 1e-12), "algorithm scaled");
+    CHECK(close_rel(d.cal.algo[0].rate, 15e12, 1e-12) && close_rel(d.cal.algo[0].wave_rate, 30e12, 1e-12) &&
+              close_rel(d.cal.algo[0].bw, 1e12, 1e-12),
+          "algorithm scaled");
     CHECK(d.cal.algo[0].overhead_s == 1e-5 && d.cal.mop[CB_MOP_COPY].overhead_s == 5e-6, "fixed costs carried as they are");
     CHECK(close_rel(d.cal.mop[CB_MOP_COPY].bw, 2e12, 1e-12) && close_rel(d.cal.mop[CB_MOP_COPY].plane_s, 2e-12, 1e-12), "passes scaled");
     CHECK(d.cal.sms == 114, "the target's SMs: %d", d.cal.sms);
+    cb_device chip = gpu_device(); // the bw_onchip form: conv bandwidth with SMs x clock (same here), passes with the memory's
+    c.cal.bw_onchip = 1, chip.peak[CB_PREC_FP32] = 67e12, chip.mem_bw = 2.4e12, chip.cores = 132, chip.clock_mhz = 1980;
+    c.cores = 132, c.clock_mhz = 1980, c.mem_bw = 4.8e12;
+    cb_device_transfer_calibration(&chip, &c, "c.json");
+    CHECK(chip.cal.algo[0].bw == 2e12 && close_rel(chip.cal.mop[CB_MOP_COPY].bw, 2e12, 1e-12), "on-chip: conv bw %g, copy %g",
+          chip.cal.algo[0].bw, chip.cal.mop[CB_MOP_COPY].bw);
+    c.cal.bw_onchip = 0;
     cb_device_transfer_calibration(&same, &c, "c.json");
     CHECK(same.cal.algo[0].rate == 30e12 && same.cal.mop[CB_MOP_COPY].bw == 4e12 && same.cal.sms == 132, "same GPU: unchanged");
 }
@@ -706,6 +851,9 @@ int main(void) {
     RUN(wave_util);
     RUN(nnls_recovers);
     RUN(calibration_fit);
+    RUN(calibration_fit_apart);
+    RUN(launch_overlap);
+    RUN(grouped_entries);
     RUN(calibrated_prediction);
     RUN(cudnn_fallback);
     RUN(calibration_transfer);

@@ -46,9 +46,18 @@ typedef struct ecase {
 } ecase;
 
 // the forms tried: the default first (ties keep it)
-typedef struct form { int wave_tile, wave_wgrad; } form;
-static const form FORMS[] = {{0, 0}, {-1, 0}, {32, 0}, {128, 0}, {256, 0}, {0, 1}, {32, 1},
-                             {128, 1}, {256, 1}, {0, 2}, {32, 2}, {128, 2}, {256, 2}};
+// (launch_overlap 1: each call's idle launch latency hidden by the pass; 0, the default: the
+// idle-timed fixed costs kept whole, the form before 2026-11-25)
+// (wave_both 1: the throughput and the wave terms apart, each with its own rate; bw_onchip 1:
+// onto another GPU, the convolutions' bandwidth terms scale with SMs x clock, not the memory's)
+typedef struct form { int wave_tile, wave_wgrad, launch_overlap, wave_both, bw_onchip; } form;
+static const form FORMS[] = {
+    {0, 0, 0, 0, 0},   {-1, 0, 0, 0, 0},  {0, 1, 0, 0, 0},   {0, 2, 0, 0, 0},   {128, 2, 0, 0, 0}, {0, 0, 1, 0, 0},  {-1, 0, 1, 0, 0},
+    {32, 0, 1, 0, 0},  {128, 0, 1, 0, 0}, {256, 0, 1, 0, 0}, {0, 1, 1, 0, 0},   {32, 1, 1, 0, 0},  {128, 1, 1, 0, 0}, {256, 1, 1, 0, 0},
+    {0, 2, 1, 0, 0},   {32, 2, 1, 0, 0},  {128, 2, 1, 0, 0}, {256, 2, 1, 0, 0}, {0, 0, 1, 1, 0},  {32, 0, 1, 1, 0},  {128, 0, 1, 1, 0},
+    {0, 1, 1, 1, 0},   {0, 2, 1, 1, 0},   {32, 2, 1, 1, 0},  {128, 2, 1, 1, 0}, {32, 1, 1, 1, 0},  {0, 0, 1, 0, 1},   {0, 2, 1, 0, 1},
+    {32, 0, 1, 0, 1},  {0, 0, 1, 1, 1},   {0, 2, 1, 1, 1},
+};
 #define NFORMS ((int)(sizeof FORMS / sizeof FORMS[0]))
 
 // the device in form f: the calibration refitted in that form (when it has samples), carried
@@ -58,7 +67,8 @@ static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_d
     cb_device *s = malloc(sizeof *s);
     if (!s) abort();
     *s = *src;
-    s->cal.wave_tile = f->wave_tile, s->cal.wave_wgrad = f->wave_wgrad;
+    s->cal.wave_tile = f->wave_tile, s->cal.wave_wgrad = f->wave_wgrad, s->cal.launch_overlap = f->launch_overlap;
+    s->cal.wave_both = f->wave_both, s->cal.bw_onchip = f->bw_onchip;
     cb_status st = nsmp ? cb_cal_fit(smp, nsmp, s, err) : CB_OK;
     if (transfer) {
         *out = *dev;
@@ -69,8 +79,11 @@ static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_d
 }
 
 static void form_name(const form *f, char *buf, size_t n) {
-    if (f->wave_tile < 0) snprintf(buf, n, "no wave term");
-    else snprintf(buf, n, "wave %d%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad == 2 ? " + wgrad split-K" : f->wave_wgrad ? " + wgrad" : "");
+    const char *idle = f->launch_overlap ? ", launch hidden" : "", *both = f->wave_both ? ", apart" : "",
+               *chip = f->bw_onchip ? ", bw on-chip" : "";
+    if (f->wave_tile < 0) snprintf(buf, n, "no wave term%s", idle);
+    else snprintf(buf, n, "wave %d%s%s%s%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad == 2 ? " + wgrad split-K" : f->wave_wgrad ? " + wgrad" : "",
+                  both, idle, chip);
 }
 
 // a row's network unit, direction and whether a fallback ran it (own kernel under cudnn)
@@ -421,7 +434,7 @@ static int run(int argc, char **argv) {
         stats(held, ri, nrow, u, -1, false, scratch, &n, &hm, &hp);
         stats(err_f[0], ri, nrow, u, -1, false, scratch, &n, &dm, &dp);
         stats(paleo, ri, nrow, u, -1, false, scratch, &n, &pm, NULL);
-        char batches[64] = "", fname[48];
+        char batches[64] = "", fname[96];
         for (int c = 0; c < ncase; c++)
             if (cs[c].unit == u)
                 snprintf(batches + strlen(batches), sizeof batches - strlen(batches), "%s%ld", batches[0] ? "," : "", cs[c].batch);
@@ -461,7 +474,7 @@ static int run(int argc, char **argv) {
             double m, p;
             for (int u = 0; u < nunit; u++) times += chosen[u] == f;
             stats(err_f[f], ri, nrow, -1, -1, false, scratch, &n, &m, &p);
-            char fname[48];
+            char fname[96];
             form_name(&FORMS[f], fname, sizeof fname);
             cb_table_row(t);
             cb_table_str(t, fname);
@@ -537,7 +550,7 @@ static int run(int argc, char **argv) {
         cb_report_note(r, "whole steps (%d): median error %.1f%%, p90 %.1f%%; predicted = the per-layer predictions (training forward) "
                           "+ criterion + update; the gaps between kernels are not modelled beyond each call's fixed cost", ne, m, p90);
     }
-    cb_report_note(r, "held out: each network's form (wave term) chosen on the other networks' rows, every coefficient fitted on the "
+    cb_report_note(r, "held out: each network's form (wave term, launch latency hidden or not) chosen on the other networks' rows, every coefficient fitted on the "
                       "calibration shapes alone; default: the default form for all; error |predicted - measured| / measured");
     if (nforms == 1) cb_report_note(r, "one form only (%s): held-out and default agree", nsmp ? "--default-form" : "the entry has no samples to refit");
     for (int c = 0; c < ncase; c++)

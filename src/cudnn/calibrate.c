@@ -1,7 +1,8 @@
 // GPU calibration: the measurements behind convbench calibrate --backend cuda|cudnn
-// (src/cudnn/calibrate.h). Every measurement is one call between two events on an otherwise idle
-// GPU, as convbench profile times a layer, so the fixed costs the model fits (launches, the
-// event pair, cuDNN's host work) are the ones the profiles contain.
+// (src/cudnn/calibrate.h). Every measurement times calls queued behind another one, as convbench
+// profile and fullpass see a layer inside a pass, so the fixed costs the model fits (cuDNN's host
+// work where it is the slower side, the GPU's own fixed costs) are the ones the profiles contain,
+// without the launch latency from an idle GPU that a pass hides (timing: "stream" in the entry).
 #include "cudnn/calibrate.h"
 #include "bench/stats.h"
 #include "core/net.h"
@@ -54,9 +55,14 @@ static void progress(ctx *c, const char *fmt, const char *a, const char *b) {
     c->o->progress(c->o->ctx, msg);
 }
 
-// median ms of one call, each between its own events after a synchronise; -1 when the call
-// declines, -3 after a CUDA error (sticky: the calibration stops)
-static double time_call(ctx *c, run_fn fn, void *arg) {
+// median ms of one call; -1 when the call declines, -3 after a CUDA error (sticky: the
+// calibration stops). stream: as a pass sees the call (profile and fullpass time layers between
+// marks with nothing waiting between them): each repetition times STREAM_CALLS calls between two
+// events recorded behind one more call already queued, so the launch latency hides behind the
+// work ahead and a call whose host side is the slower part shows that (max(host, GPU) per call).
+// Else (the launch latency itself): one call between events on an idle GPU.
+#define STREAM_CALLS 3
+static double time_call(ctx *c, run_fn fn, void *arg, bool stream) {
     if (cudaDeviceSynchronize() != cudaSuccess) return -3;
     cudaEventRecord(c->e0, 0);
     if (fn(c, arg) != 0) { // declined, or a launch that failed cleanly (resources): not a candidate
@@ -67,16 +73,17 @@ static double time_call(ctx *c, run_fn fn, void *arg) {
     if (cudaEventSynchronize(c->e1) != cudaSuccess) return -3;
     float first = 0;
     cudaEventElapsedTime(&first, c->e0, c->e1);
-    int reps = first > 30 ? 2 : c->o->reps;
+    int reps = first > 30 ? 2 : c->o->reps, calls = stream && first < 1 ? STREAM_CALLS : 1;
     double t[32];
     for (int r = 0; r < reps; r++) {
         float ms = 0;
+        if (stream) fn(c, arg); // the work ahead
         cudaEventRecord(c->e0, 0);
-        fn(c, arg);
+        for (int k = 0; k < calls; k++) fn(c, arg);
         cudaEventRecord(c->e1, 0);
         if (cudaEventSynchronize(c->e1) != cudaSuccess) return -3;
         cudaEventElapsedTime(&ms, c->e0, c->e1);
-        t[r] = ms;
+        t[r] = ms / calls;
     }
     if (cudaGetLastError() != cudaSuccess) return -3;
     return cb_stats_of(t, reps).median;
@@ -157,7 +164,7 @@ static cb_status cal_gemm(ctx *c) {
                 if (square && ph != CB_PHASE_FORWARD) continue;
                 gemm_arg g = {(cb_phase)ph, (cb_precision)pr, fc[i].n, fc[i].c, fc[i].k};
                 progress(c, "  gemm %s %s", cb_precision_name((cb_precision)pr), ph == 0 ? "forward" : ph == 1 ? "bwd_data" : "bwd_filter");
-                double ms = time_call(c, run_gemm, &g);
+                double ms = time_call(c, run_gemm, &g, true);
                 if (ms < -2) return fatal(c, "GEMM", gemm_name((cb_precision)pr));
                 add(c, CB_SAMPLE_FC, gemm_name((cb_precision)pr), (cb_phase)ph, (cb_precision)pr, &fc[i], ms, 0);
             }
@@ -169,7 +176,7 @@ static cb_status cal_gemm(ctx *c) {
         for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
             if (fc[i].n == fc[i].c && fc[i].c == fc[i].k && ph != CB_PHASE_FORWARD) continue;
             gemm_arg g = {(cb_phase)ph, CB_PREC_FP32, fc[i].n, fc[i].c, fc[i].k};
-            double ms = time_call(c, run_own_fc, &g);
+            double ms = time_call(c, run_own_fc, &g, true);
             if (ms < -2) return fatal(c, "FC", "own");
             add(c, CB_SAMPLE_FC, "own-fc", (cb_phase)ph, CB_PREC_FP32, &fc[i], ms, 0);
         }
@@ -250,7 +257,7 @@ static cb_status cal_conv_dnn(ctx *c, const cb_conv_params *p, cb_precision prec
             else if (sz > c->ws_bytes || (double)sz > c->o->workspace_limit) ms = -2;
             else {
                 a.wsz = sz;
-                ms = time_call(c, run_conv, &a);
+                ms = time_call(c, run_conv, &a, true);
                 if (ms < -2) {
                     rc = fatal(c, "convolution", names[j]);
                     break;
@@ -278,7 +285,7 @@ static cb_status cal_conv_own(ctx *c, const cb_conv_params *p, cb_precision prec
             else if ((sz = (double)cb_cuda_conv_algo_workspace(al, p, (cb_phase)ph)) > (double)c->ws_bytes ||
                      sz > c->o->workspace_limit)
                 ms = -2;
-            else if ((ms = time_call(c, run_conv, &a)) < -2) return fatal(c, "convolution", al->name);
+            else if ((ms = time_call(c, run_conv, &a, true)) < -2) return fatal(c, "convolution", al->name);
             add(c, CB_SAMPLE_CONV, al->name, (cb_phase)ph, prec, p, ms, sz);
         }
     }
@@ -388,7 +395,7 @@ static cb_status cal_mops(ctx *c) {
         for (int m = 0; m < CB_MOP_COUNT; m++) {
             a.m = (cb_mop)m;
             progress(c, "  %s%s", cb_mop_name((cb_mop)m), "");
-            double ms = time_call(c, run_mop, &a);
+            double ms = time_call(c, run_mop, &a, true);
             if (ms < -2) {
                 rc = fatal(c, "pass", cb_mop_name((cb_mop)m));
                 break;
@@ -528,7 +535,7 @@ cb_status cb_gpu_calibrate(const cb_gpu_cal_opts *o, cb_gpu_cal *out, cb_error *
     }
     if (rc == CB_OK && (sec & CB_GPU_CAL_MOPS)) {
         cb_conv_params one = {.n = 1, .c = 1, .h = 1, .w = 1, .p = 1, .q = 1};
-        out->launch_s = time_call(&c, run_launch, NULL) / 1e3;
+        out->launch_s = time_call(&c, run_launch, NULL, false) / 1e3;
         add(&c, CB_SAMPLE_MOP, "launch", CB_PHASE_FORWARD, CB_PREC_FP32, &one, out->launch_s * 1e3, 0);
         rc = cal_mops(&c);
     }

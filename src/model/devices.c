@@ -94,6 +94,11 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->launch_s = num(k, c, "launch_s", 0, NUM_NONNEG);
     cal->wave_tile = (int)num(k, c, "wave_tile", 0, NUM_COUNT);
     cal->wave_wgrad = (int)num(k, c, "wave_wgrad", 0, NUM_COUNT);
+    cal->wave_both = (int)num(k, c, "wave_both", 0, NUM_COUNT);
+    cal->bw_onchip = (int)num(k, c, "bw_onchip", 0, NUM_COUNT);
+    cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_hidden"));
+    const cJSON *timing = cJSON_GetObjectItemCaseSensitive(c, "timing");
+    cal->stream_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream");
     const cJSON *x;
     int i = 0;
     cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "algos")) {
@@ -111,8 +116,10 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
         a->prec = (cb_precision)pr;
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(x, "kind");
         a->fc = cJSON_IsString(kind) && !strcmp(kind->valuestring, "fc");
+        a->grouped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "grouped"));
         k->sect = "calibration.algos[].";
         a->rate = num(k, x, "rate", 0, NUM_NONNEG);
+        a->wave_rate = num(k, x, "wave_rate", 0, NUM_NONNEG);
         a->bw = num(k, x, "bw", 0, NUM_NONNEG);
         a->overhead_s = num(k, x, "overhead_s", 0, NUM_NONNEG);
         a->eff = num(k, x, "eff", 0, NUM_NONNEG);
@@ -144,16 +151,22 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     cJSON_AddNumberToObject(c, "launch_s", cal->launch_s);
     if (cal->wave_tile) cJSON_AddNumberToObject(c, "wave_tile", cal->wave_tile);
     if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);
+    if (cal->wave_both) cJSON_AddNumberToObject(c, "wave_both", cal->wave_both);
+    if (cal->bw_onchip) cJSON_AddNumberToObject(c, "bw_onchip", cal->bw_onchip);
+    if (cal->launch_overlap) cJSON_AddBoolToObject(c, "launch_hidden", true);
+    cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
     cJSON *arr = cJSON_AddArrayToObject(c, "algos");
     for (int i = 0; i < cal->nalgo; i++) {
         const cb_cal_algo *a = &cal->algo[i];
         cJSON *x = cJSON_CreateObject();
         cJSON_AddStringToObject(x, "name", a->name);
         cJSON_AddStringToObject(x, "kind", a->fc ? "fc" : "conv");
+        if (a->grouped) cJSON_AddBoolToObject(x, "grouped", true);
         cJSON_AddStringToObject(x, "family", cb_algo_name(a->form.family));
         cJSON_AddStringToObject(x, "phase", PHASE_KEYS[a->phase]);
         cJSON_AddStringToObject(x, "precision", PREC_KEYS[a->prec]);
         cJSON_AddNumberToObject(x, "rate", a->rate);
+        if (a->wave_rate > 0) cJSON_AddNumberToObject(x, "wave_rate", a->wave_rate);
         cJSON_AddNumberToObject(x, "bw", a->bw);
         cJSON_AddNumberToObject(x, "overhead_s", a->overhead_s);
         cJSON_AddNumberToObject(x, "eff", a->eff);
@@ -368,10 +381,13 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
     memcpy(d->algo_eff, c->algo_eff, sizeof c->algo_eff);
     d->calibrated = c->calibrated;
     d->cal = c->cal;
+    bool chip = c->cores > 0 && c->clock_mhz > 0 && d->cores > 0 && d->clock_mhz > 0;
+    double sm_clock = chip ? d->cores * d->clock_mhz / (c->cores * c->clock_mhz) : 1; // the on-chip bandwidths' ratio
     for (int i = 0; i < d->cal.nalgo; i++) {
         cb_cal_algo *a = &d->cal.algo[i];
         a->rate *= pk[a->prec];
-        a->bw *= bw;
+        a->wave_rate *= pk[a->prec];
+        a->bw *= d->cal.bw_onchip ? sm_clock : bw;
     }
     for (int m = 0; m < CB_MOP_COUNT; m++) d->cal.mop[m].bw *= bw, d->cal.mop[m].plane_s /= bw;
     if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;

@@ -139,14 +139,22 @@ double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_c
         if (!c->applicable) return -1;
         util = cb_conv_util(p, a->phase, &a->form, cal);
     }
-    return a->overhead_s + (a->rate > 0 ? c->flops / (a->rate * util) : 0) + (a->bw > 0 ? c->bytes / a->bw : 0);
+    bool both = a->wave_rate > 0 || cal->wave_both; // the throughput term without the wave quantisation
+    double work = a->rate > 0 ? c->flops / (a->rate * (both ? 1 : util)) : 0;
+    return cb_cal_fixed_s(cal, a->overhead_s) + work + (a->wave_rate > 0 ? c->flops / (a->wave_rate * util) : 0) +
+           (a->bw > 0 ? c->bytes / a->bw : 0);
+}
+
+double cb_cal_fixed_s(const cb_calibration *cal, double overhead_s) {
+    if (!cal->launch_overlap || cal->stream_timed) return overhead_s;
+    return fmax(0, overhead_s - cal->launch_s);
 }
 
 double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t) {
     const cb_cal_mop *o = &cal->mop[m];
     if (o->n <= 0) o = &cal->mop[CB_MOP_COPY];
     if (o->n <= 0) return -1;
-    return o->overhead_s + (o->bw > 0 ? cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w;
+    return cb_cal_fixed_s(cal, o->overhead_s) + (o->bw > 0 ? cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w;
 }
 
 static double peak_of(const cb_device *d, cb_precision p) { return d->peak[p] > 0 ? d->peak[p] : d->peak[CB_PREC_FP32]; }
@@ -167,7 +175,8 @@ static void err_stats(double *e, int n, double *med, double *p90) {
 // fit one algorithm entry on the samples of its group (ms > 0)
 static void fit_algo(const cb_cal_sample *s, const int *idx, int n, const cb_device *d, cb_calibration *cal, cb_cal_algo *a) {
     bool fc = s[idx[0]].kind == CB_SAMPLE_FC;
-    double *t = malloc(sizeof(double) * 4 * (size_t)n), *x1 = t + n, *x2 = t + 2 * n, *e = t + 3 * n;
+    double *t = malloc(sizeof(double) * 5 * (size_t)n), *x1 = t + n, *x2 = t + 2 * n, *e = t + 3 * n, *xw = t + 4 * n;
+    bool both = cal->wave_both && !fc; // the throughput term on flops, the wave term on flops / util
     if (!t) abort();
     int m = 0; // samples the form applies to (a shape cuDNN runs that the form's rules exclude is left out)
     for (int k = 0; k < n; k++) {
@@ -181,7 +190,8 @@ static void fit_algo(const cb_cal_sample *s, const int *idx, int n, const cb_dev
         }
         if (!c.applicable) continue;
         t[m] = q->ms / 1e3;
-        x1[m] = c.flops / util;
+        x1[m] = both ? c.flops : c.flops / util;
+        xw[m] = c.flops / util;
         x2[m++] = c.bytes;
     }
     a->excluded = n - m;
@@ -190,20 +200,30 @@ static void fit_algo(const cb_cal_sample *s, const int *idx, int n, const cb_dev
         free(t);
         return;
     }
-    double oh = 0, b1 = 0, b2 = 0;
-    cb_fit_nnls(t, x1, x2, n, &oh, &b1, &b2);
+    double oh = 0, b1 = 0, b2 = 0, bw = 0;
+    if (both) {
+        const double *x[3] = {x1, x2, xw};
+        double c[4] = {0};
+        cb_fit_nnls_n(t, x, 3, n, c);
+        oh = c[0], b1 = c[1], b2 = c[2], bw = c[3];
+    } else cb_fit_nnls(t, x1, x2, n, &oh, &b1, &b2);
     a->overhead_s = oh;
     a->rate = b1 > 0 ? 1 / b1 : 0;
     a->bw = b2 > 0 ? 1 / b2 : 0;
+    a->wave_rate = bw > 0 ? 1 / bw : 0;
     a->eff = a->rate / peak_of(d, a->prec);
     a->n = n;
-    for (int k = 0; k < n; k++) e[k] = 100 * fabs((oh + b1 * x1[k] + b2 * x2[k]) / t[k] - 1);
+    for (int k = 0; k < n; k++) e[k] = 100 * fabs((oh + b1 * x1[k] + b2 * x2[k] + bw * xw[k]) / t[k] - 1);
     err_stats(e, n, &a->err_median_pct, &a->err_p90_pct);
     free(t);
 }
 
+static bool grouped_sample(const cb_cal_sample *s) { return s->kind == CB_SAMPLE_CONV && s->p.groups > 1; }
+
+// grouped convolutions (depthwise) run kernels of their own: an entry apart from the dense shapes'
 static bool same_group(const cb_cal_sample *a, const cb_cal_sample *b) {
-    return a->kind == b->kind && a->phase == b->phase && a->prec == b->prec && !strcmp(a->name, b->name);
+    return a->kind == b->kind && a->phase == b->phase && a->prec == b->prec && !strcmp(a->name, b->name) &&
+           grouped_sample(a) == grouped_sample(b);
 }
 
 cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err) {
@@ -234,6 +254,7 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
         a->phase = s[i].phase;
         a->prec = s[i].prec;
         a->fc = s[i].kind == CB_SAMPLE_FC;
+        a->grouped = grouped_sample(&s[i]);
         fit_algo(s, idx, m, d, cal, a);
         if (a->n > 0) cal->nalgo++;
     }

@@ -66,8 +66,12 @@ typedef struct cb_cal_algo {
     cb_phase phase;
     cb_precision prec;
     double rate, bw, overhead_s;        // fitted: time = overhead + flops / (rate * util) + bytes / bw
+    double wave_rate;                   // the wave_both form: time = overhead + flops / rate + flops / (wave_rate * util)
+                                        // + bytes / bw (0: no such term)
     double eff;                         // rate / peak(prec), for reports
     bool fc;                            // a GEMM of the FC layer (its samples were FC shapes)
+    bool grouped;                       // fitted on grouped convolutions (groups > 1): priced for those
+                                        // layers; the dense entries serve them when no grouped one exists
     int n;                              // samples it was fitted on
     int excluded;                       // measured samples its form's rules exclude (not fitted)
     double err_median_pct, err_p90_pct; // in-sample |fit - measured| / measured
@@ -90,7 +94,26 @@ typedef struct cb_calibration {
     int wave_tile;                      // output tile edge of the wave term; 0 = 64, -1 = no wave term
     int wave_wgrad;                     // backward filter: 0 no wave term; 1 tiles over K x C*R*S; 2 the same, split
                                         // over the reduction (N*P*Q) until the tiles fill the SMs (split-K)
-    double launch_s;                    // an empty launch timed with events, as profile times a layer
+    // 1: the throughput and the wave terms apart, each with its own rate: flops / rate is the
+    // whole GPU's work, flops / (wave_rate * util) the busiest SM's tiles one after another (its
+    // critical path, which sets the time of a problem of few tiles: a handful of SMs each with one
+    // tile cannot run at the full GPU's rate per SM); 0: one term, flops / (rate * util)
+    int wave_both;
+    // carried onto another GPU (cb_device_transfer_calibration): 0, every bandwidth term scales
+    // with the datasheet's memory bandwidth; 1, the convolutions' and GEMMs' bandwidth terms scale
+    // with the SMs x clock instead (their traffic is mostly the L2's: tiles re-read, workspace
+    // written and read back), the memory-bound passes' still with the memory's
+    int bw_onchip;
+    // the fixed cost per call as a pass sees it: profile and fullpass time a pass's layers between
+    // marks with nothing waiting between them, so one call's launch latency hides behind the work
+    // queued before it; calibrate used to time each call from an idle GPU (sync, event, call,
+    // event), which adds that latency to every call. launch_overlap 1: take launch_s off each
+    // idle-timed fixed cost (floored at 0); 0: keep the idle fixed costs (the default, the form
+    // before 2026-11-25). stream_timed: the samples were timed as a pass sees them (calibrate
+    // since 2026-11-25: calls queued behind another one): nothing to take off.
+    int launch_overlap;
+    bool stream_timed;
+    double launch_s;                    // an empty launch timed with events from an idle GPU
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
     cb_cal_mop mop[CB_MOP_COUNT];       // bw 0: not measured
@@ -166,7 +189,8 @@ cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err);
 // Puts the measurements of calibration entry c (taken on c's GPU, whose datasheet figures c
 // carries) onto device d, another GPU known only from its datasheet: what transfers is each
 // algorithm's efficiency (its fitted rate scales with d's peak over c's, per precision), its
-// bandwidth term and the memory-bound passes (scaled with d's memory bandwidth over c's), and
+// bandwidth term (scaled with d's memory bandwidth over c's, or in the bw_onchip form with the
+// SMs x clock), the memory-bound passes (scaled with the memory bandwidth), and
 // the fixed costs per call (launch, overheads: unchanged). The wave term counts d's SMs
 // (d->cores) when the database gives them. On the same kind of GPU every ratio is 1. A measured
 // interconnect (c->interconnect) is the machine's: it transfers as it is.
@@ -223,6 +247,9 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
 // Predicted seconds of one calibrated algorithm on a shape (FC: p.n batch, p.c inputs, p.k outputs).
 double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c);
 double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t);
+// A fitted fixed cost (overhead_s) as a pass sees it: less launch_s for idle-timed samples in the
+// launch_overlap form (see cb_calibration), never below 0.
+double cb_cal_fixed_s(const cb_calibration *cal, double overhead_s);
 
 // ---- prediction -----------------------------------------------------------------------------
 typedef struct cb_pred {

@@ -1,9 +1,11 @@
 // Prediction on a GPU calibrated with convbench calibrate --backend cuda|cudnn: what the cudnn
 // backend runs for one layer and phase, as convbench profile times it (events around the layer):
 //   convolution  the fastest calibrated algorithm the shape allows (cudnnFind picks the measured
-//                fastest, so the model picks the predicted fastest), each priced by its fit; a
-//                padding cuDNN cannot express: the own fallback kernel the backend runs
-//                (src/model/fit.c), plus the passes the backend runs beside it: bias add, batch
+//                fastest, so the model picks the predicted fastest), each priced by its fit;
+//                trailing padding larger than the leading: cuDNN on a zero-padded copy of the
+//                input plus the copy (forward) and the gradient's copy back (backward data); the
+//                leading larger: the own fallback kernel the backend runs (src/model/fit.c),
+//                plus the passes the backend runs beside it: bias add, batch
 //                norm and ReLU forward; ReLU and batch-norm backward (timed with the data
 //                gradient, even for a layer fed by the input); bias gradient with the filter
 //                gradient; an add where a gradient accumulates into one already written.
@@ -74,19 +76,34 @@ static bool is_own(const char *name) { return strncmp(name, "FWD_", 4) && strncm
 // (src/cudnn/plan.c, cb_cuda_conv_choose): predicted from that algorithm's calibration when
 // the entry holds one (calibrate --refit of a cudnn and a cuda calibration together).
 #define CUDNN_FALLBACK "igemm-simt"
+static int dil(int d) { return d > 1 ? d : 1; }
 static bool cudnn_asymmetric(const cb_conv_params *p) {
-    return (p->h + 2 * p->pad_top - p->r) / p->stride_h + 1 != p->p || (p->w + 2 * p->pad_left - p->s) / p->stride_w + 1 != p->q;
+    int er = (p->r - 1) * dil(p->dil_h) + 1, es = (p->s - 1) * dil(p->dil_w) + 1;
+    return (p->h + 2 * p->pad_top - er) / p->stride_h + 1 != p->p || (p->w + 2 * p->pad_left - es) / p->stride_w + 1 != p->q;
+}
+
+// Trailing padding larger than the leading (TF SAME at a stride or an even filter): the cudnn
+// backend runs cuDNN on a copy of the input with the difference added as zero rows and columns
+// at the end (src/cudnn/plan.c; the profile's "(SAME copy)"): *xs is that convolution. False when
+// the leading padding is the larger (no copy helps: the own kernels run it).
+static bool cudnn_same_copy(const cb_conv_params *p, cb_conv_params *xs) {
+    *xs = *p;
+    int eh = (p->p - 1) * p->stride_h + (p->r - 1) * dil(p->dil_h) + 1 - 2 * p->pad_top - p->h;
+    int ew = (p->q - 1) * p->stride_w + (p->s - 1) * dil(p->dil_w) + 1 - 2 * p->pad_left - p->w;
+    if (eh > 0) xs->h += eh;
+    if (ew > 0) xs->w += ew;
+    return !cudnn_asymmetric(xs);
 }
 
 // the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM);
 // only: the one name allowed (NULL: any the backend runs)
 static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p, cb_phase ph, cb_precision prec, bool fc,
-                                    double ws_limit, const char *only, double *best_s, cb_algo_cost *best_c) {
+                                    bool grouped, double ws_limit, const char *only, double *best_s, cb_algo_cost *best_c) {
     const cb_cal_algo *best = NULL;
     bool cuda = cal_caps(d)->own_conv_algos && !cal_caps(d)->conv_library; // the own kernels' backend
     for (int j = 0; j < d->cal.nalgo; j++) {
         const cb_cal_algo *a = &d->cal.algo[j];
-        if (a->phase != ph || a->prec != prec || a->fc != fc) continue;
+        if (a->phase != ph || a->prec != prec || a->fc != fc || a->grouped != grouped) continue;
         if (only ? strcmp(a->name, only) : !fc && !cuda && is_own(a->name)) continue; // cudnn runs own kernels only as fallback
         if (fc && cuda && a->form.blas) continue; // its FC runs the own GEMM
         cb_algo_cost c;
@@ -108,16 +125,27 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
     if (L->op == CB_OP_CONV || L->op == CB_OP_FC) {
         bool fc = L->op == CB_OP_FC, bias = fc ? L->p.fc.bias : L->p.conv.bias;
         if (ph != CB_PHASE_BWD_DATA || dgrad) {
-            cb_conv_params p;
+            cb_conv_params p, xs;
             cb_conv_params_of(L, &p);
             double s = 0;
             cb_algo_cost c = {0};
-            const char *only = !fc && cal_caps(d)->conv_library && cudnn_asymmetric(&p) ? CUDNN_FALLBACK : NULL;
+            const char *only = NULL;
+            if (!fc && cal_caps(d)->conv_library && cudnn_asymmetric(&p)) {
+                if (!cudnn_same_copy(&p, &xs)) only = CUDNN_FALLBACK;
+                else { // cuDNN on the padded copy: the copy forward, the gradient's copy back
+                    cb_conv_params t = tensor_of((cb_shape){.n = xs.n, .c = xs.c, .h = xs.h, .w = xs.w});
+                    if (ph != CB_PHASE_BWD_FILTER) extra += mop_s(d, CB_MOP_COPY, &t);
+                    p = xs;
+                }
+            }
             const cb_cal_algo *a = NULL;
-            for (int k = 0; k < 4 && !a; k++) { // the precision's entries, else fp32's; the fallback's, else cuDNN's
+            // the precision's entries, else fp32's; the fallback's, else cuDNN's; a grouped
+            // convolution's own entries, else the dense ones
+            bool grouped = !fc && p.groups > 1;
+            for (int k = 0; k < (grouped ? 8 : 4) && !a; k++) {
                 cb_precision pr = k % 2 ? CB_PREC_FP32 : o->precision;
                 if (k % 2 && pr == o->precision) continue;
-                a = best_algo(d, &p, ph, pr, fc, o->workspace_limit, k < 2 ? only : NULL, &s, &c);
+                a = best_algo(d, &p, ph, pr, fc, grouped && k < 4, o->workspace_limit, k % 4 < 2 ? only : NULL, &s, &c);
             }
             if (a) {
                 core = s;
@@ -172,7 +200,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &y) + parents_s(d, net, i, CB_MOP_COUNT);
             break;
         default: // LRN, softmax and the rest: one pass over input and output per direction
-            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_COPY, &x) + mop_s(d, CB_MOP_COPY, &y) - d->cal.mop[CB_MOP_COPY].overhead_s;
+            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_COPY, &x) + mop_s(d, CB_MOP_COPY, &y) - cb_cal_fixed_s(&d->cal, d->cal.mop[CB_MOP_COPY].overhead_s);
             else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &x) + parents_s(d, net, i, CB_MOP_COUNT);
             break;
         }
