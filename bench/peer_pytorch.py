@@ -94,6 +94,7 @@ def time_net(name, mode, cl, iters=20, warm=5, update=False, batch=None, compile
         bb.record()
         y.float().sum().backward()
         if opt: opt.step(); opt.zero_grad(set_to_none=True)
+        else: m.zero_grad(set_to_none=True)  # as a training loop does (reduce-overhead refuses to add into a replayed graph's output)
         c.record(); torch.cuda.synchronize()
         if i >= warm:
             fw.append(a.elapsed_time(bb)); bw.append(bb.elapsed_time(c)); tot.append(a.elapsed_time(c))
