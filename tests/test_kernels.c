@@ -238,6 +238,21 @@ static void test_conv(const conv_case *cc)
         cb_cpu_direct_set_isa(getenv("CONVBENCH_CPU_ISA"));
         free(dwsp);
     }
+    // the own blocked forward, on every ISA path this CPU has
+    if (cb_cpu_blocked_supports(&p)) {
+        void *bws = malloc(cb_cpu_blocked_workspace(&p));
+        const char *isas[] = {"scalar", "avx2", "avx512"};
+        for (int k = 0; k < 3; k++) {
+            const char *got = cb_cpu_direct_set_isa(isas[k]);
+            char what[64];
+            snprintf(what, sizeof what, "forward blocked %s", got);
+            poison(y, ys);
+            cb_cpu_blocked_forward(&p, x, w, b, y, bws);
+            check(cc->name, what, nerr(y, y64, ys), TOL_F32);
+        }
+        cb_cpu_direct_set_isa(getenv("CONVBENCH_CPU_ISA"));
+        free(bws);
+    }
     poison(y, ys);
     cb_cpu_conv_forward(&p, x, w, NULL, y, ws); // no bias: compare with y64 - b
     for (size_t i = 0; i < ys; i++) y64[i] -= b64[i / (p.p * p.q) % p.k];
@@ -304,6 +319,11 @@ static void test_conv_cases(void)
         {"conv k24 batch1 3x3 pad1 q31", 1, 7, 6, 31, 24, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0},
         {"conv k17 dilated 2 stride 2", 2, 5, 15, 14, 17, 3, 3, 2, 2, 2, 2, 1, 0, 0, 2},
         {"conv k8 1x7 asym same", 1, 9, 5, 26, 8, 1, 7, 1, 1, -1, -1, 1, 0, 0, 0},
+        // the blocked path's channel blocks: C past one block and not a multiple of 8 or 16, K an odd
+        // number of output blocks, rows of more than one tile, a 2x2 image under a 3x3 filter
+        {"conv c20 k40 3x2 same stride 2x1", 2, 20, 9, 33, 40, 3, 2, 2, 1, -1, -1, 1, 0, 0, 0},
+        {"conv c33 k16 batch1 1x1 q17", 1, 33, 4, 17, 16, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0},
+        {"conv c32 k48 3x3 on 2x2", 1, 32, 2, 2, 48, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv(&cases[i]);
 }

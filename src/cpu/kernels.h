@@ -31,6 +31,12 @@ int cb_cpu_direct_isa(void);
 const char *cb_cpu_direct_isa_name(void);
 // tests: run the path named from now on (capped at what the CPU has); returns its name
 const char *cb_cpu_direct_set_isa(const char *name);
+// Own blocked convolution, forward (src/cpu/blocked.c): channel-blocked layouts, two output
+// channel vectors x up to 14 pixels in registers; the ISA as the direct kernel's (CONVBENCH_CPU_ISA).
+// Dense convolutions (groups 1) of any shape.
+bool cb_cpu_blocked_supports(const cb_conv_params *p);
+size_t cb_cpu_blocked_workspace(const cb_conv_params *p);
+void cb_cpu_blocked_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws);
 void cb_ref_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y);
 // dy (N,K,P,Q)  w (K,C/g,R,S)  -> dx (N,C,H,W), overwritten
 void cb_ref_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx);
