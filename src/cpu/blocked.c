@@ -52,8 +52,9 @@ static int isa_tmax(int isa) { return isa == ISA_AVX512 ? TMAX512 : TMAX2; }
 
 bool cb_cpu_blocked_supports(const cb_conv_params *p) { return p->groups == 1; }
 
+// the packed input of every image, then the packed weights
 static size_t ws_floats(const cb_conv_params *p, const bk_geom *g) {
-    return (size_t)g->ncb * g->hp * g->wp * g->cb + (size_t)g->k2 * g->ncb * p->r * p->s * g->cb * 2 * g->v;
+    return (size_t)p->n * g->ncb * g->hp * g->wp * g->cb + (size_t)g->k2 * g->ncb * p->r * p->s * g->cb * 2 * g->v;
 }
 
 size_t cb_cpu_blocked_workspace(const cb_conv_params *p) {
@@ -107,19 +108,22 @@ static void pack_weights(const cb_conv_params *p, const bk_geom *g, const float 
 // column ow0 and the pair's 2V channels. xr: xb at the row oh * stride_h, column ow0 * stride_w.
 #define BK_ARGS const cb_conv_params *p, const bk_geom *g, const float *xr, const float *wk, float *out
 
-#define BK_MICRO(ISA, TARGET, VEC, V, ZERO, LOAD, BCAST, FMA, STORE, T)                                                \
+// CBW and SW: the channel block and the column stride, g->cb and p->stride_w in general, or the
+// constants 16 and 1 (AVX-512's "full" kernels): then every address in the inner loop is a
+// register plus an immediate, and the loop is loads and FMAs alone (no spilled pixel offsets)
+#define BK_MICRO(ISA, TARGET, VEC, V, ZERO, LOAD, BCAST, FMA, STORE, T, CBW, SW)                                       \
     __attribute__((target(TARGET))) static void bk_##ISA##_##T(BK_ARGS) {                                              \
         VEC a0[T], a1[T];                                                                                              \
         for (int t = 0; t < T; t++) a0[t] = ZERO(), a1[t] = ZERO();                                                   \
-        const int cbw = g->cb;                                                                                         \
-        const size_t px = (size_t)p->stride_w * cbw, plane = (size_t)g->hp * g->wp * cbw;                             \
+        const int cbw = CBW;                                                                                           \
+        const size_t px = (size_t)(SW) * cbw, plane = (size_t)g->hp * g->wp * cbw;                                    \
         const float *w = wk;                                                                                           \
         for (int cb = 0; cb < g->ncb; cb++)                                                                            \
             for (int r = 0; r < p->r; r++) {                                                                           \
                 const float *xrow = xr + cb * plane + (size_t)r * g->dh * g->wp * cbw;                                 \
                 for (int s = 0; s < p->s; s++) {                                                                       \
                     const float *xs = xrow + (size_t)s * g->dw * cbw;                                                  \
-                    for (int ci = 0; ci < cbw; ci++, w += 2 * V) {                                                     \
+                    _Pragma("GCC unroll 16") for (int ci = 0; ci < cbw; ci++, w += 2 * V) {                            \
                         const VEC w0 = LOAD(w), w1 = LOAD(w + V);                                                      \
                         _Pragma("GCC unroll 14") for (int t = 0; t < T; t++) {                                         \
                             const VEC xv = BCAST(xs + t * px + ci);                                                    \
@@ -132,16 +136,20 @@ static void pack_weights(const cb_conv_params *p, const bk_geom *g, const float 
         for (int t = 0; t < T; t++) STORE(out + (size_t)t * V, a0[t]), STORE(out + (size_t)(T + t) * V, a1[t]);        \
     }
 #define BCAST512(p) _mm512_set1_ps(*(p))
-#define BK512(T) BK_MICRO(avx512, "avx512f", __m512, 16, _mm512_setzero_ps, _mm512_loadu_ps, BCAST512, _mm512_fmadd_ps, _mm512_storeu_ps, T)
-#define BK2(T) BK_MICRO(avx2, "avx2,fma", __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_broadcast_ss, _mm256_fmadd_ps, _mm256_storeu_ps, T)
+#define BK512(T) BK_MICRO(avx512, "avx512f", __m512, 16, _mm512_setzero_ps, _mm512_loadu_ps, BCAST512, _mm512_fmadd_ps, _mm512_storeu_ps, T, g->cb, p->stride_w)
+#define BK512F(T) BK_MICRO(avx512f16, "avx512f", __m512, 16, _mm512_setzero_ps, _mm512_loadu_ps, BCAST512, _mm512_fmadd_ps, _mm512_storeu_ps, T, 16, 1)
+#define BK2(T) BK_MICRO(avx2, "avx2,fma", __m256, 8, _mm256_setzero_ps, _mm256_loadu_ps, _mm256_broadcast_ss, _mm256_fmadd_ps, _mm256_storeu_ps, T, g->cb, p->stride_w)
 #define TS6(M) M(1) M(2) M(3) M(4) M(5) M(6)
 #define TS14(M) TS6(M) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14)
 TS14(BK512)
+TS14(BK512F)
 TS6(BK2)
 typedef void (*bk_fn)(BK_ARGS);
 #define L512(T) bk_avx512_##T,
+#define L512F(T) bk_avx512f16_##T,
 #define L2(T) bk_avx2_##T,
 static const bk_fn BK_512[TMAX512] = {TS14(L512)};
+static const bk_fn BK_512F[TMAX512] = {TS14(L512F)}; // full 16-channel blocks, stride 1
 static const bk_fn BK_2[TMAX2] = {TS6(L2)};
 
 // the plain C path (V = 8): the same sums, g->tw pixels
@@ -168,34 +176,37 @@ void cb_cpu_blocked_forward(const cb_conv_params *p, const float *x, const float
     const bk_geom g = geom_of(p, isa_width(isa), isa_tmax(isa));
     const int v = g.v, rs = p->r * p->s;
     const size_t pq = (size_t)p->p * p->q, wpair = (size_t)g.ncb * rs * g.cb * 2 * v;
-    const bk_fn micro = isa == ISA_AVX512 ? BK_512[g.tw - 1] : isa == ISA_AVX2 ? BK_2[g.tw - 1] : bk_scalar;
-    float *xb = ws, *wb = xb + (size_t)g.ncb * g.hp * g.wp * g.cb;
+    const bool full = g.cb == 16 && p->stride_w == 1;
+    const bk_fn micro = isa == ISA_AVX512 ? (full ? BK_512F : BK_512)[g.tw - 1] : isa == ISA_AVX2 ? BK_2[g.tw - 1] : bk_scalar;
+    const size_t image = (size_t)g.ncb * g.hp * g.wp * g.cb; // one image's packed input
+    float *xb = ws, *wb = xb + (size_t)p->n * image;
     pack_weights(p, &g, w, wb);
-    const int items = g.k2 * p->p;
-    for (int n = 0; n < p->n; n++) {
-        const float *xn = x + (size_t)n * p->c * p->h * p->w;
-        float *yn = y + (size_t)n * p->k * pq;
+    // one team for the whole batch: a barrier per image cost 3-5% (81 items on 2 threads for
+    // AlexNet conv2 leave one idle for one item in 41)
+    const int items = p->n * g.k2 * p->p;
 #pragma omp parallel
-        {
+    {
 #pragma omp for schedule(static)
-            for (int cb = 0; cb < g.ncb; cb++) pack_input_block(p, &g, xn, cb, xb);
+        for (int it = 0; it < p->n * g.ncb; it++)
+            pack_input_block(p, &g, x + (size_t)(it / g.ncb) * p->c * p->h * p->w, it % g.ncb, xb + (size_t)(it / g.ncb) * image);
 #pragma omp for schedule(static)
-            for (int it = 0; it < items; it++) { // pair-major: a thread keeps one pair's weights in L2
-                const int k2 = it / p->p, oh = it % p->p;
-                float tile[2 * TMAX * 16];
-                for (int tl = 0; tl < g.tiles; tl++) {
-                    const int ow0 = tl * g.tw, tn = p->q - ow0 < g.tw ? p->q - ow0 : g.tw; // pixels stored
-                    const float *xr = xb + ((size_t)oh * p->stride_h * g.wp + (size_t)ow0 * p->stride_w) * g.cb;
-                    micro(p, &g, xr, wb + (size_t)k2 * wpair, tile);
-                    for (int o = 0; o < 2; o++) // (2, T, V) -> 2V output planes' row
-                        for (int j = 0; j < v; j++) {
-                            const int k = (k2 * 2 + o) * v + j;
-                            if (k >= p->k) break;
-                            float *yr = yn + (size_t)k * pq + (size_t)oh * p->q + ow0;
-                            const float bk = b ? b[k] : 0.0f, *tv = tile + (size_t)o * g.tw * v + j;
-                            for (int t = 0; t < tn; t++) yr[t] = tv[(size_t)t * v] + bk;
-                        }
-                }
+        for (int it = 0; it < items; it++) { // (image, pair, row): a thread keeps one pair's weights in L2 for a row's tiles
+            const int n = it / (g.k2 * p->p), k2 = it / p->p % g.k2, oh = it % p->p;
+            const float *xn = xb + (size_t)n * image;
+            float *yn = y + (size_t)n * p->k * pq;
+            float tile[2 * TMAX * 16];
+            for (int tl = 0; tl < g.tiles; tl++) {
+                const int ow0 = tl * g.tw, tn = p->q - ow0 < g.tw ? p->q - ow0 : g.tw; // pixels stored
+                const float *xr = xn + ((size_t)oh * p->stride_h * g.wp + (size_t)ow0 * p->stride_w) * g.cb;
+                micro(p, &g, xr, wb + (size_t)k2 * wpair, tile);
+                for (int o = 0; o < 2; o++) // (2, T, V) -> 2V output planes' row
+                    for (int j = 0; j < v; j++) {
+                        const int k = (k2 * 2 + o) * v + j;
+                        if (k >= p->k) break;
+                        float *yr = yn + (size_t)k * pq + (size_t)oh * p->q + ow0;
+                        const float bk = b ? b[k] : 0.0f, *tv = tile + (size_t)o * g.tw * v + j;
+                        for (int t = 0; t < tn; t++) yr[t] = tv[(size_t)t * v] + bk;
+                    }
             }
         }
     }
