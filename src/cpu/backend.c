@@ -144,6 +144,7 @@ static void forward(cb_exec *e, int i, bool train) {
         if (ref) cb_ref_conv_forward(&p, x, b->w, b->b, out);
         else if (b->choice[CB_PHASE_FORWARD].algo == 2) cb_cpu_direct_forward(&p, x, b->w, b->b, out, e->ws);
         else if (b->choice[CB_PHASE_FORWARD].algo == 3) cb_cpu_blocked_forward(&p, x, b->w, b->b, out, e->ws); // cpu-auto's
+        else if (b->choice[CB_PHASE_FORWARD].algo == 4) cb_cpu_winograd_forward(&p, x, b->w, b->b, out, e->ws);  // cpu-auto's
         else cb_cpu_conv_forward(&p, x, b->w, b->b, out, e->ws);
         break;
     }

@@ -18,7 +18,7 @@
 // for the products, one image at a time.
 // The ISA is the one src/cpu/direct.c detects (cb_cpu_direct_isa: CONVBENCH_CPU_ISA forces one
 // the CPU has). Raced by cpu-auto (src/onednn/backend.c) as "own-blocked".
-#include "cpu/kernels.h"
+#include "cpu/blocked.h"
 
 #include <immintrin.h>
 #include <string.h>
@@ -26,13 +26,13 @@
 enum { ISA_SCALAR, ISA_AVX2, ISA_AVX512 }; // as cb_cpu_direct_isa numbers them
 enum { TMAX512 = 14, TMAX2 = 6, TMAX = 14 };
 
-// the geometry of one call, fixed by the shape and the ISA
-typedef struct bk_geom {
-    int v, cb, ncb, k2, hp, wp, tw, tiles, dh, dw;
-} bk_geom;
+static int isa_width(int isa) { return isa == ISA_AVX512 ? 16 : 8; }
+static int isa_tmax(int isa) { return isa == ISA_AVX512 ? TMAX512 : TMAX2; }
 
-static bk_geom geom_of(const cb_conv_params *p, int v, int tmax) {
+static bk_geom geom_of(const cb_conv_params *p, int isa) {
     bk_geom g;
+    const int v = isa_width(isa), tmax = isa_tmax(isa);
+    g.isa = isa;
     g.v = v;
     g.cb = p->c < v ? p->c : v;
     g.ncb = (p->c + g.cb - 1) / g.cb;
@@ -47,20 +47,26 @@ static bk_geom geom_of(const cb_conv_params *p, int v, int tmax) {
     return g;
 }
 
-static int isa_width(int isa) { return isa == ISA_AVX512 ? 16 : 8; }
-static int isa_tmax(int isa) { return isa == ISA_AVX512 ? TMAX512 : TMAX2; }
+bk_geom cb_cpu_blocked_geom(const cb_conv_params *p) { return geom_of(p, cb_cpu_direct_isa()); }
+bk_geom cb_cpu_blocked_geom_isa(const cb_conv_params *p, int isa) { return geom_of(p, isa); }
+
+size_t cb_cpu_blocked_image_floats(const bk_geom *g) { return (size_t)g->ncb * g->hp * g->wp * g->cb; }
+
+size_t cb_cpu_blocked_weight_floats(const cb_conv_params *p, const bk_geom *g) {
+    return (size_t)g->k2 * g->ncb * p->r * p->s * g->cb * 2 * g->v;
+}
 
 bool cb_cpu_blocked_supports(const cb_conv_params *p) { return p->groups == 1; }
 
 // the packed input of every image, then the packed weights
 static size_t ws_floats(const cb_conv_params *p, const bk_geom *g) {
-    return (size_t)p->n * g->ncb * g->hp * g->wp * g->cb + (size_t)g->k2 * g->ncb * p->r * p->s * g->cb * 2 * g->v;
+    return (size_t)p->n * cb_cpu_blocked_image_floats(g) + cb_cpu_blocked_weight_floats(p, g);
 }
 
 size_t cb_cpu_blocked_workspace(const cb_conv_params *p) {
     size_t most = 0;
     for (int isa = ISA_SCALAR; isa <= ISA_AVX512; isa++) { // whichever path runs (tests switch)
-        bk_geom g = geom_of(p, isa_width(isa), isa_tmax(isa));
+        bk_geom g = geom_of(p, isa);
         size_t n = ws_floats(p, &g);
         if (n > most) most = n;
     }
@@ -171,43 +177,42 @@ static void bk_scalar(BK_ARGS) {
             }
 }
 
-void cb_cpu_blocked_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws) {
-    const int isa = cb_cpu_direct_isa();
-    const bk_geom g = geom_of(p, isa_width(isa), isa_tmax(isa));
-    const int v = g.v, rs = p->r * p->s;
-    const size_t pq = (size_t)p->p * p->q, wpair = (size_t)g.ncb * rs * g.cb * 2 * v;
-    const bool full = g.cb == 16 && p->stride_w == 1;
-    const bk_fn micro = isa == ISA_AVX512 ? (full ? BK_512F : BK_512)[g.tw - 1] : isa == ISA_AVX2 ? BK_2[g.tw - 1] : bk_scalar;
-    const size_t image = (size_t)g.ncb * g.hp * g.wp * g.cb; // one image's packed input
-    float *xb = ws, *wb = xb + (size_t)p->n * image;
-    pack_weights(p, &g, w, wb);
-    // one team for the whole batch: a barrier per image cost 3-5% (81 items on 2 threads for
-    // AlexNet conv2 leave one idle for one item in 41)
-    const int items = p->n * g.k2 * p->p;
-#pragma omp parallel
-    {
-#pragma omp for schedule(static)
-        for (int it = 0; it < p->n * g.ncb; it++)
-            pack_input_block(p, &g, x + (size_t)(it / g.ncb) * p->c * p->h * p->w, it % g.ncb, xb + (size_t)(it / g.ncb) * image);
-#pragma omp for schedule(static)
-        for (int it = 0; it < items; it++) { // (image, pair, row): a thread keeps one pair's weights in L2 for a row's tiles
-            const int n = it / (g.k2 * p->p), k2 = it / p->p % g.k2, oh = it % p->p;
-            const float *xn = xb + (size_t)n * image;
-            float *yn = y + (size_t)n * p->k * pq;
-            float tile[2 * TMAX * 16];
-            for (int tl = 0; tl < g.tiles; tl++) {
-                const int ow0 = tl * g.tw, tn = p->q - ow0 < g.tw ? p->q - ow0 : g.tw; // pixels stored
-                const float *xr = xn + ((size_t)oh * p->stride_h * g.wp + (size_t)ow0 * p->stride_w) * g.cb;
-                micro(p, &g, xr, wb + (size_t)k2 * wpair, tile);
-                for (int o = 0; o < 2; o++) // (2, T, V) -> 2V output planes' row
-                    for (int j = 0; j < v; j++) {
-                        const int k = (k2 * 2 + o) * v + j;
-                        if (k >= p->k) break;
-                        float *yr = yn + (size_t)k * pq + (size_t)oh * p->q + ow0;
-                        const float bk = b ? b[k] : 0.0f, *tv = tile + (size_t)o * g.tw * v + j;
-                        for (int t = 0; t < tn; t++) yr[t] = tv[(size_t)t * v] + bk;
-                    }
-            }
+void cb_cpu_blocked_run(const cb_conv_params *p, const bk_geom *g, const float *xb, const float *wb, size_t wstride,
+                        const float *b, float *y) {
+    const int v = g->v;
+    const size_t pq = (size_t)p->p * p->q, wpair = cb_cpu_blocked_weight_floats(p, g) / g->k2, image = cb_cpu_blocked_image_floats(g);
+    const bool full = g->cb == 16 && p->stride_w == 1;
+    const bk_fn micro = g->isa == ISA_AVX512 ? (full ? BK_512F : BK_512)[g->tw - 1] : g->isa == ISA_AVX2 ? BK_2[g->tw - 1] : bk_scalar;
+    const int items = p->n * g->k2 * p->p;
+#pragma omp parallel for schedule(static)
+    for (int it = 0; it < items; it++) { // (image, pair, row): a thread keeps one pair's weights in L2 for a row's tiles
+        const int n = it / (g->k2 * p->p), k2 = it / p->p % g->k2, oh = it % p->p;
+        const float *xn = xb + (size_t)n * image, *wk = wb + (size_t)n * wstride + (size_t)k2 * wpair;
+        float *yn = y + (size_t)n * p->k * pq;
+        float tile[2 * TMAX * 16];
+        for (int tl = 0; tl < g->tiles; tl++) {
+            const int ow0 = tl * g->tw, tn = p->q - ow0 < g->tw ? p->q - ow0 : g->tw; // pixels stored
+            const float *xr = xn + ((size_t)oh * p->stride_h * g->wp + (size_t)ow0 * p->stride_w) * g->cb;
+            micro(p, g, xr, wk, tile);
+            for (int o = 0; o < 2; o++) // (2, T, V) -> 2V output planes' row
+                for (int j = 0; j < v; j++) {
+                    const int k = (k2 * 2 + o) * v + j;
+                    if (k >= p->k) break;
+                    float *yr = yn + (size_t)k * pq + (size_t)oh * p->q + ow0;
+                    const float bk = b ? b[k] : 0.0f, *tv = tile + (size_t)o * g->tw * v + j;
+                    for (int t = 0; t < tn; t++) yr[t] = tv[(size_t)t * v] + bk;
+                }
         }
     }
+}
+
+void cb_cpu_blocked_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws) {
+    const bk_geom g = cb_cpu_blocked_geom(p);
+    const size_t image = cb_cpu_blocked_image_floats(&g);
+    float *xb = ws, *wb = xb + (size_t)p->n * image;
+    pack_weights(p, &g, w, wb);
+#pragma omp parallel for schedule(static)
+    for (int it = 0; it < p->n * g.ncb; it++)
+        pack_input_block(p, &g, x + (size_t)(it / g.ncb) * p->c * p->h * p->w, it % g.ncb, xb + (size_t)(it / g.ncb) * image);
+    cb_cpu_blocked_run(p, &g, xb, wb, 0, b, y);
 }

@@ -37,6 +37,11 @@ const char *cb_cpu_direct_set_isa(const char *name);
 bool cb_cpu_blocked_supports(const cb_conv_params *p);
 size_t cb_cpu_blocked_workspace(const cb_conv_params *p);
 void cb_cpu_blocked_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws);
+// Own Winograd F(4x4, 3x3) forward (src/cpu/winograd.c): 3x3, stride 1, undilated, groups 1; its
+// 36 products run on the blocked kernels (so on their ISA). fp32 error larger than direct's (1e-4 allowed).
+bool cb_cpu_winograd_supports(const cb_conv_params *p);
+size_t cb_cpu_winograd_workspace(const cb_conv_params *p);
+void cb_cpu_winograd_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws);
 void cb_ref_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y);
 // dy (N,K,P,Q)  w (K,C/g,R,S)  -> dx (N,C,H,W), overwritten
 void cb_ref_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx);
