@@ -147,19 +147,24 @@ static void input_transform(const cb_conv_params *p, const wg_geom *g, const bk_
         if (col < cols && t < g->t) {
             int n, oy, ox;
             tile_at(g, t, &n, &oy, &ox);
+            const int ih0 = oy - p->pad_top, iw0 = ox - p->pad_left;
+            const bool inside = ih0 >= 0 && ih0 + 6 <= p->h && iw0 >= 0 && iw0 + 6 <= p->w; // no bounds to check
             for (int l = 0; l < bg->cb && cb * bg->cb + l < p->c; l++) {
                 const float *xc = x + ((size_t)n * p->c + cb * bg->cb + l) * p->h * p->w;
                 for (int i = 0; i < 6; i++)
                     for (int j = 0; j < 6; j++) {
-                        const int ih = oy - p->pad_top + i, iw = ox - p->pad_left + j;
-                        if (ih >= 0 && ih < p->h && iw >= 0 && iw < p->w) d[i][j][l] = xc[(size_t)ih * p->w + iw];
+                        const int ih = ih0 + i, iw = iw0 + j;
+                        if (inside || (ih >= 0 && ih < p->h && iw >= 0 && iw < p->w)) d[i][j][l] = xc[(size_t)ih * p->w + iw];
                     }
             }
         }
         for (int j = 0; j < 6; j++) bt6(d[0][j], 6 * WL, e[0][j], 6 * WL); // B^T d, by columns
         for (int i = 0; i < 6; i++) bt6(e[i][0], WL, o[i][0], WL);         // (B^T d) B, by rows
         float *dst = xb + cb * plane + ((size_t)row * bg->wp + col) * bg->cb;
-        for (int xi = 0; xi < 36; xi++) memcpy(dst + xi * image, o[xi / 6][xi % 6], sizeof(float) * (size_t)bg->cb);
+        if (bg->cb == WL) // a constant size: one vector store each, not a call
+            for (int xi = 0; xi < 36; xi++) memcpy(dst + xi * image, o[xi / 6][xi % 6], sizeof(float) * WL);
+        else
+            for (int xi = 0; xi < 36; xi++) memcpy(dst + xi * image, o[xi / 6][xi % 6], sizeof(float) * (size_t)bg->cb);
     }
 }
 
