@@ -3,7 +3,7 @@
 //
 // Layouts, V the vector width (16 on AVX-512, 8 on AVX2 and the plain C path), CB = min(C, V)
 // input channels per block, NCB = ceil(C / CB) blocks, K2 = ceil(K / 2V) pairs of output blocks:
-//   xb  (NCB, Hp, Wp, CB)              one image, padded (zeros around and past C): no bounds reads
+//   xb  (N, NCB, Hp, Wp, CB)           every image, padded (zeros around and past C): no bounds reads
 //   wb  (K2, NCB, R, S, CB, 2, V)      the weights of two output blocks for one input channel are
 //                                      2V contiguous floats (zeros past K)
 // The microkernel keeps T pixels of one output row times 2V output channels in 2T vector registers
@@ -14,8 +14,11 @@
 // runs over a row. The tile is then stored into the engine's NCHW output with the bias. The
 // conversion of the input into xb runs inside the call, so it counts in the layer's time (as
 // oneDNN's reorders do); the weights are packed on every call too (a training step changes them).
-// Threads (OpenMP): over input channel blocks for the conversion, over (pair, output row) items
-// for the products, one image at a time.
+// Threads (OpenMP): over (image, input channel block) for the conversion, then over (image, pair,
+// output row) items for the products, the whole batch in one loop (a loop per image left a
+// thread idle at its end: 81 items on 2 threads for AlexNet conv2, 3-5% of the time).
+// Timed alone on the 2-core EPYC (AlexNet conv2/conv4, VGG-16 conv3 shapes) a call ran at 84-88%
+// of the measured FMA peak on 2 threads, 87-90% on 1 (docs/results/2026-11-25-cpu-own.md).
 // The ISA is the one src/cpu/direct.c detects (cb_cpu_direct_isa: CONVBENCH_CPU_ISA forces one
 // the CPU has). Raced by cpu-auto (src/onednn/backend.c) as "own-blocked".
 #include "cpu/blocked.h"
@@ -182,7 +185,9 @@ void cb_cpu_blocked_run(const cb_conv_params *p, const bk_geom *g, const float *
     const int v = g->v;
     const size_t pq = (size_t)p->p * p->q, wpair = cb_cpu_blocked_weight_floats(p, g) / g->k2, image = cb_cpu_blocked_image_floats(g);
     const bool full = g->cb == 16 && p->stride_w == 1;
-    const bk_fn micro = g->isa == ISA_AVX512 ? (full ? BK_512F : BK_512)[g->tw - 1] : g->isa == ISA_AVX2 ? BK_2[g->tw - 1] : bk_scalar;
+    bk_fn micro = bk_scalar;
+    if (g->isa == ISA_AVX512) micro = full ? BK_512F[g->tw - 1] : BK_512[g->tw - 1];
+    else if (g->isa == ISA_AVX2) micro = BK_2[g->tw - 1];
     const int items = p->n * g->k2 * p->p;
 #pragma omp parallel for schedule(static)
     for (int it = 0; it < items; it++) { // (image, pair, row): a thread keeps one pair's weights in L2 for a row's tiles
