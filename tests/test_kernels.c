@@ -256,6 +256,21 @@ static void test_conv(const conv_case *cc)
     if (cb_cpu_winograd_supports(&p))
         conv_forward_every_isa(cc->name, "winograd", &p, cb_cpu_winograd_forward, cb_cpu_winograd_workspace(&p), x, w, b, y, y64, ys,
                                TOL_WINOGRAD);
+    // backward data as a forward convolution (stride 1) on the blocked and Winograd kernels
+    for (int wino = 0; wino < 2; wino++) {
+        if (!cb_cpu_dgrad_applies(&p, wino)) continue;
+        void *gws = malloc(cb_cpu_dgrad_workspace(&p, wino));
+        const char *isas[] = {"scalar", "avx2", "avx512"};
+        for (int k = 0; k < 3; k++) {
+            char what[64];
+            snprintf(what, sizeof what, "backward_data %s %s", wino ? "winograd" : "blocked", cb_cpu_direct_set_isa(isas[k]));
+            poison(dx, xs);
+            cb_cpu_dgrad(&p, dy, w, dx, gws, wino);
+            check(cc->name, what, nerr(dx, dx64, xs), wino ? TOL_WINOGRAD : TOL_F32);
+        }
+        cb_cpu_direct_set_isa(getenv("CONVBENCH_CPU_ISA"));
+        free(gws);
+    }
     poison(y, ys);
     cb_cpu_conv_forward(&p, x, w, NULL, y, ws); // no bias: compare with y64 - b
     for (size_t i = 0; i < ys; i++) y64[i] -= b64[i / (p.p * p.q) % p.k];

@@ -42,6 +42,13 @@ void cb_cpu_blocked_forward(const cb_conv_params *p, const float *x, const float
 bool cb_cpu_winograd_supports(const cb_conv_params *p);
 size_t cb_cpu_winograd_workspace(const cb_conv_params *p);
 void cb_cpu_winograd_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws);
+// Backward data of a stride-1, undilated, dense convolution as a forward one on the blocked or
+// Winograd kernels (src/cpu/dgrad.c): dy (N,K,P,Q)  w (K,C,R,S) -> dx (N,C,H,W), overwritten.
+// q: the forward convolution that computes it (dy in, dx out).
+bool cb_cpu_dgrad_applies(const cb_conv_params *p, bool winograd);
+void cb_cpu_dgrad_params(const cb_conv_params *p, cb_conv_params *q);
+size_t cb_cpu_dgrad_workspace(const cb_conv_params *p, bool winograd);
+void cb_cpu_dgrad(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws, bool winograd);
 void cb_ref_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y);
 // dy (N,K,P,Q)  w (K,C/g,R,S)  -> dx (N,C,H,W), overwritten
 void cb_ref_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx);
