@@ -124,7 +124,12 @@ SO_OBJ   := $(filter-out $(BUILD)/src/core/setup.o,$(LIB_OBJ)) $(BUILD)/src/core
 TESTS    := $(TEST_SRC:tests/%.c=$(BUILD)/tests/%)
 
 .PHONY: all test test-plain test-san run deps clean install fuzz fuzz-build fuzz-smoke
-all: $(BUILD)/convbench $(if $(SAN),,$(BUILD)/libconvbench.so) $(TESTS)
+all: $(BUILD)/convbench $(if $(SAN),,$(BUILD)/libconvbench.so) $(TESTS) $(BUILD)/fma_peak
+
+# the machine's measured FMA peak (bench/fma_peak.c), for "% of peak" in the results
+$(BUILD)/fma_peak: bench/fma_peak.c
+	@mkdir -p $(@D)
+	$(CC) $(filter-out -MMD -MP,$(CFLAGS)) $(LDFLAGS) -o $@ $< -fopenmp
 
 $(BUILD)/libconvbench.a: $(LIB_OBJ)
 	@mkdir -p $(@D)

@@ -577,12 +577,12 @@ static void test_onednn_matches_ref(void) {
     onednn_sgd_matches_ref("onednn", NULL, "fashion-lenet");
 }
 
-// cpu-auto (onednn with a per-layer choice of oneDNN, OpenBLAS or the own direct forward) the
+// cpu-auto (onednn with a per-layer choice of oneDNN, OpenBLAS or the own direct, blocked or Winograd forward) the
 // same way: raced, then with each path forced for every convolution and FC ($CONVBENCH_CPU_AUTO)
 static void test_cpu_auto_matches_ref(void) {
     if (!cb_backend_find("cpu-auto")) { printf("  skip: this build has no backend cpu-auto\n"); return; }
-    const char *force[] = {NULL, "onednn", "onednn-plain", "gemm", "own"};
-    for (int f = 0; f < 5; f++) {
+    const char *force[] = {NULL, "onednn", "onednn-plain", "gemm", "own", "own-blocked", "winograd"};
+    for (int f = 0; f < 7; f++) {
         if (force[f]) setenv("CONVBENCH_CPU_AUTO", force[f], 1);
         printf("  CONVBENCH_CPU_AUTO=%s\n", force[f] ? force[f] : "(race)");
         backend_matches_ref("cpu-auto", NET_ALL);

@@ -25,6 +25,9 @@
 #include "cuda/fast_div.h" // plain C: the GPU pooling kernels' index math, checked here
 
 #define TOL_F32 1e-5
+// Winograd F(4x4, 3x3) in float32: its transforms' constants (1/6, 1/24, 8, ...) amplify the
+// rounding; measured about 1e-6 on these shapes, allowed ten times the direct kernels' bound
+#define TOL_WINOGRAD 1e-4
 #define TOL_GRAD 1e-4
 #define TOL_GRAD64 1e-7
 #define FD_EPS 1e-6
@@ -186,6 +189,28 @@ static double conv_loss(void *v)
     return dot64(c->y, c->g, (size_t)c->p->n * c->p->k * c->p->p * c->p->q);
 }
 
+typedef void (*conv_forward_fn)(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws);
+
+// an own forward kernel against the float64 y64, on the scalar, AVX2 and AVX-512 paths (each capped at
+// what this CPU has), with a workspace of exactly the size it asks for (ASan sees any overrun)
+static void conv_forward_every_isa(const char *name, const char *kernel, const cb_conv_params *p, conv_forward_fn fn,
+                                   size_t ws_bytes, const float *x, const float *w, const float *b, float *y,
+                                   const double *y64, size_t ys, double tol)
+{
+    void *ws = malloc(ws_bytes);
+    const char *isas[] = {"scalar", "avx2", "avx512"};
+    for (int k = 0; k < 3; k++) {
+        const char *got = cb_cpu_direct_set_isa(isas[k]);
+        char what[64];
+        snprintf(what, sizeof what, "forward %s %s", kernel, got);
+        poison(y, ys);
+        fn(p, x, w, b, y, ws);
+        check(name, what, nerr(y, y64, ys), tol);
+    }
+    cb_cpu_direct_set_isa(getenv("CONVBENCH_CPU_ISA"));
+    free(ws);
+}
+
 static void test_conv(const conv_case *cc)
 {
     const cb_conv_params p = conv_make(cc);
@@ -222,21 +247,29 @@ static void test_conv(const conv_case *cc)
     poison(y, ys);
     cb_cpu_conv_forward(&p, x, w, b, y, ws);
     check(cc->name, "forward cpu", nerr(y, y64, ys), TOL_F32);
-    // the own direct forward, on every ISA path this CPU has (K < 8 and groups it leaves to GEMM)
-    if (cb_cpu_direct_supports(&p)) {
-        const size_t dws = cb_cpu_direct_workspace(&p);
-        void *dwsp = malloc(dws);
+    // the own direct forward (K < 8 and groups it leaves to GEMM), the own blocked forward (groups
+    // it leaves) and Winograd (3x3 stride 1 alone), on every ISA path this CPU has
+    if (cb_cpu_direct_supports(&p))
+        conv_forward_every_isa(cc->name, "direct", &p, cb_cpu_direct_forward, cb_cpu_direct_workspace(&p), x, w, b, y, y64, ys, TOL_F32);
+    if (cb_cpu_blocked_supports(&p))
+        conv_forward_every_isa(cc->name, "blocked", &p, cb_cpu_blocked_forward, cb_cpu_blocked_workspace(&p), x, w, b, y, y64, ys, TOL_F32);
+    if (cb_cpu_winograd_supports(&p))
+        conv_forward_every_isa(cc->name, "winograd", &p, cb_cpu_winograd_forward, cb_cpu_winograd_workspace(&p), x, w, b, y, y64, ys,
+                               TOL_WINOGRAD);
+    // backward data as a forward convolution (stride 1) on the blocked and Winograd kernels
+    for (int wino = 0; wino < 2; wino++) {
+        if (!cb_cpu_dgrad_applies(&p, wino)) continue;
+        void *gws = malloc(cb_cpu_dgrad_workspace(&p, wino));
         const char *isas[] = {"scalar", "avx2", "avx512"};
         for (int k = 0; k < 3; k++) {
-            const char *got = cb_cpu_direct_set_isa(isas[k]);
             char what[64];
-            snprintf(what, sizeof what, "forward direct %s", got);
-            poison(y, ys);
-            cb_cpu_direct_forward(&p, x, w, b, y, dwsp);
-            check(cc->name, what, nerr(y, y64, ys), TOL_F32);
+            snprintf(what, sizeof what, "backward_data %s %s", wino ? "winograd" : "blocked", cb_cpu_direct_set_isa(isas[k]));
+            poison(dx, xs);
+            cb_cpu_dgrad(&p, dy, w, dx, gws, wino);
+            check(cc->name, what, nerr(dx, dx64, xs), wino ? TOL_WINOGRAD : TOL_F32);
         }
         cb_cpu_direct_set_isa(getenv("CONVBENCH_CPU_ISA"));
-        free(dwsp);
+        free(gws);
     }
     poison(y, ys);
     cb_cpu_conv_forward(&p, x, w, NULL, y, ws); // no bias: compare with y64 - b
@@ -304,6 +337,16 @@ static void test_conv_cases(void)
         {"conv k24 batch1 3x3 pad1 q31", 1, 7, 6, 31, 24, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0},
         {"conv k17 dilated 2 stride 2", 2, 5, 15, 14, 17, 3, 3, 2, 2, 2, 2, 1, 0, 0, 2},
         {"conv k8 1x7 asym same", 1, 9, 5, 26, 8, 1, 7, 1, 1, -1, -1, 1, 0, 0, 0},
+        // the blocked path's channel blocks: C past one block and not a multiple of 8 or 16, K an odd
+        // number of output blocks, rows of more than one tile, a 2x2 image under a 3x3 filter
+        {"conv c20 k40 3x2 same stride 2x1", 2, 20, 9, 33, 40, 3, 2, 2, 1, -1, -1, 1, 0, 0, 0},
+        {"conv c33 k16 batch1 1x1 q17", 1, 33, 4, 17, 16, 1, 1, 1, 1, 0, 0, 1, 0, 0, 0},
+        {"conv c32 k48 3x3 on 2x2", 1, 32, 2, 2, 48, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0},
+        // Winograd's tiles: sizes not a multiple of 4, no padding, padding 2 down and 0 across,
+        // a batch whose tiles fill more than one row of the products (N * 3 * 3 > 112)
+        {"conv 3x3 valid c20 k40 11x10", 2, 20, 11, 10, 40, 3, 3, 1, 1, 0, 0, 1, 0, 0, 0},
+        {"conv 3x3 pad 2,0 c17 k24", 1, 17, 6, 9, 24, 3, 3, 1, 1, 2, 0, 1, 0, 0, 0},
+        {"conv 3x3 same c16 k32 b15 12x11", 15, 16, 12, 11, 32, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv(&cases[i]);
 }

@@ -176,19 +176,22 @@ static void reference(const cb_layer *L, const double *x, const double *dy, doub
 }
 
 static bool no_device; // the backend under test found no GPU: its remaining cases are skipped unrun
-static const char *cpu_auto_force; // $CONVBENCH_CPU_AUTO as set for "cpu-auto": onednn, onednn-plain, gemm, own, or NULL (race)
+static const char *cpu_auto_force; // $CONVBENCH_CPU_AUTO as set for "cpu-auto": onednn, onednn-plain, gemm, own, own-blocked, winograd, or NULL (race)
 
 // cpu-auto's choice for a convolution or FC layer, every phase it ran: forced where the variable
-// says so (and the path it names: the own direct forward only where it applies, oneDNN's plain
+// says so (and the path it names: the own direct, blocked or Winograd forward only where it applies, oneDNN's plain
 // weights only on FC), else raced with
 // both times; "" when right, else what is wrong
 static const char *cpu_auto_choice_wrong(const cb_exec *e, const cb_layer *L) {
     if (L->op != CB_OP_CONV && L->op != CB_OP_FC) return "";
-    bool own_ok = false;
+    bool own_ok = false, blocked_ok = false, winograd_ok = false, dgrad_ok[2] = {false, false};
     if (L->op == CB_OP_CONV) {
         cb_conv_params cp;
         cb_conv_params_of(L, &cp);
         own_ok = cb_cpu_direct_supports(&cp);
+        blocked_ok = cb_cpu_blocked_supports(&cp);
+        winograd_ok = cb_cpu_winograd_supports(&cp);
+        dgrad_ok[0] = cb_cpu_dgrad_applies(&cp, false), dgrad_ok[1] = cb_cpu_dgrad_applies(&cp, true);
     }
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         const cb_choice *c = cb_exec_choice(e, 1, (cb_phase)p);
@@ -199,8 +202,15 @@ static const char *cpu_auto_choice_wrong(const cb_exec *e, const cb_layer *L) {
         }
         if (!(c->flags & CB_CHOICE_FORCED)) return "not marked forced";
         bool want_own = !strcmp(cpu_auto_force, "own") && p == CB_PHASE_FORWARD && own_ok;
+        // the blocked and Winograd kernels: the forward, and a stride-1 backward data as a forward
+        bool want_blocked = !strcmp(cpu_auto_force, "own-blocked") &&
+                            ((p == CB_PHASE_FORWARD && blocked_ok) || (p == CB_PHASE_BWD_DATA && dgrad_ok[0]));
+        bool want_winograd = !strcmp(cpu_auto_force, "winograd") &&
+                             ((p == CB_PHASE_FORWARD && winograd_ok) || (p == CB_PHASE_BWD_DATA && dgrad_ok[1]));
         bool dnn = !strncmp(cpu_auto_force, "onednn", 6), plain = !strcmp(cpu_auto_force, "onednn-plain") && L->op == CB_OP_FC;
-        if (dnn ? c->impl != CB_IMPL_ONEDNN || (c->algo == 1) != plain : c->impl != CB_IMPL_CPU || (c->algo == 2) != want_own)
+        if (dnn ? c->impl != CB_IMPL_ONEDNN || (c->algo == 1) != plain
+                : c->impl != CB_IMPL_CPU || (c->algo == 2) != want_own || (c->algo == 3) != want_blocked ||
+                      (c->algo == 4) != want_winograd)
             return "another path than the forced one";
     }
     return "";
@@ -339,8 +349,8 @@ int main(int argc, char **argv) {
     // cpu-auto once more with each path forced ($CONVBENCH_CPU_AUTO), then a value it must refuse
     bool cpu_auto = cb_backend_built("cpu-auto");
     for (int i = 1; i < argc; i++) cpu_auto = cpu_auto && !strcmp(argv[i], "cpu-auto");
-    const char *forces[] = {"onednn", "onednn-plain", "gemm", "own"};
-    for (int f = 0; cpu_auto && f < 4; f++) {
+    const char *forces[] = {"onednn", "onednn-plain", "gemm", "own", "own-blocked", "winograd"};
+    for (int f = 0; cpu_auto && f < 6; f++) {
         setenv("CONVBENCH_CPU_AUTO", forces[f], 1);
         cpu_auto_force = forces[f];
         run_backend("cpu-auto");

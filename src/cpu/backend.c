@@ -143,6 +143,8 @@ static void forward(cb_exec *e, int i, bool train) {
         cb_conv_params_of(L, &p);
         if (ref) cb_ref_conv_forward(&p, x, b->w, b->b, out);
         else if (b->choice[CB_PHASE_FORWARD].algo == 2) cb_cpu_direct_forward(&p, x, b->w, b->b, out, e->ws);
+        else if (b->choice[CB_PHASE_FORWARD].algo == 3) cb_cpu_blocked_forward(&p, x, b->w, b->b, out, e->ws); // cpu-auto's
+        else if (b->choice[CB_PHASE_FORWARD].algo == 4) cb_cpu_winograd_forward(&p, x, b->w, b->b, out, e->ws);  // cpu-auto's
         else cb_cpu_conv_forward(&p, x, b->w, b->b, out, e->ws);
         break;
     }
@@ -248,6 +250,8 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         cb_conv_params p;
         cb_conv_params_of(L, &p);
         if (ref) cb_ref_conv_backward_data(&p, dy, b->w, dx);
+        else if (b->choice[CB_PHASE_BWD_DATA].algo == 3 || b->choice[CB_PHASE_BWD_DATA].algo == 4) // cpu-auto's own
+            cb_cpu_dgrad(&p, dy, b->w, dx, e->ws, b->choice[CB_PHASE_BWD_DATA].algo == 4);
         else cb_cpu_conv_backward_data(&p, dy, b->w, dx, e->ws);
         break;
     }

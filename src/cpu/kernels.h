@@ -31,6 +31,24 @@ int cb_cpu_direct_isa(void);
 const char *cb_cpu_direct_isa_name(void);
 // tests: run the path named from now on (capped at what the CPU has); returns its name
 const char *cb_cpu_direct_set_isa(const char *name);
+// Own blocked convolution, forward (src/cpu/blocked.c): channel-blocked layouts, two output
+// channel vectors x up to 14 pixels in registers; the ISA as the direct kernel's (CONVBENCH_CPU_ISA).
+// Dense convolutions (groups 1) of any shape.
+bool cb_cpu_blocked_supports(const cb_conv_params *p);
+size_t cb_cpu_blocked_workspace(const cb_conv_params *p);
+void cb_cpu_blocked_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws);
+// Own Winograd F(4x4, 3x3) forward (src/cpu/winograd.c): 3x3, stride 1, undilated, groups 1; its
+// 36 products run on the blocked kernels (so on their ISA). fp32 error larger than direct's (1e-4 allowed).
+bool cb_cpu_winograd_supports(const cb_conv_params *p);
+size_t cb_cpu_winograd_workspace(const cb_conv_params *p);
+void cb_cpu_winograd_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws);
+// Backward data of a stride-1, undilated, dense convolution as a forward one on the blocked or
+// Winograd kernels (src/cpu/dgrad.c): dy (N,K,P,Q)  w (K,C,R,S) -> dx (N,C,H,W), overwritten.
+// q: the forward convolution that computes it (dy in, dx out).
+bool cb_cpu_dgrad_applies(const cb_conv_params *p, bool winograd);
+void cb_cpu_dgrad_params(const cb_conv_params *p, cb_conv_params *q);
+size_t cb_cpu_dgrad_workspace(const cb_conv_params *p, bool winograd);
+void cb_cpu_dgrad(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws, bool winograd);
 void cb_ref_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y);
 // dy (N,K,P,Q)  w (K,C/g,R,S)  -> dx (N,C,H,W), overwritten
 void cb_ref_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx);

@@ -17,10 +17,14 @@
 // backend's im2col + OpenBLAS (a GEMM for FC) and, for a convolution's forward, the own direct
 // kernels (src/cpu/direct.c) where they apply, and for an FC layer also oneDNN's inner product on
 // the engine's plain weights (no weight reorders), on scratch buffers of the layer's shapes, and
-// runs the fastest. The choice names the winner, the fastest loser and both times
+// runs the fastest; a convolution's forward also races the own blocked kernels (src/cpu/blocked.c)
+// and, for 3x3 stride 1, the own Winograd F(4x4, 3x3) (src/cpu/winograd.c); a stride-1
+// convolution's backward data races both too, as a forward convolution (src/cpu/dgrad.c).
+// The choice names the winner, the fastest loser and both times
 // (CB_CHOICE_RACED). $CONVBENCH_CPU_AUTO forces a path for every such layer (tests): onednn,
-// onednn-plain (FC; convolutions take onednn), gemm (OpenBLAS), or own (the direct forward where
-// it applies, else OpenBLAS); race or unset measures; anything else is refused by name.
+// onednn-plain (FC; convolutions take onednn), gemm (OpenBLAS), own (the direct forward where
+// it applies, else OpenBLAS), own-blocked or winograd (the same for those forwards); race or
+// unset measures; anything else is refused by name.
 #include "core/backend.h"
 #include "core/net.h"
 #include "cpu/kernels.h"
@@ -46,8 +50,12 @@ typedef struct dn_state {
 // where a cpu-auto layer's phase runs
 // (DN_ROUTE_PLAIN: FC layers' oneDNN inner product on the engine's (K, C) weights, with no weight
 // or weight-gradient reorder: on AlexNet's fc6 those took 20 ms a call against 6 for the product)
-typedef enum dn_route { DN_ROUTE_ONEDNN, DN_ROUTE_PLAIN, DN_ROUTE_GEMM, DN_ROUTE_OWN, DN_ROUTE_COUNT } dn_route;
-static const char *const ROUTE_NAMES[] = {"onednn", "onednn-plain", "gemm", "own"};
+// (DN_ROUTE_OWN: the own direct forward, src/cpu/direct.c; DN_ROUTE_BLOCKED: the own blocked
+// forward, src/cpu/blocked.c; DN_ROUTE_WINOGRAD: the own Winograd F(4x4, 3x3) forward,
+// src/cpu/winograd.c; both also a stride-1 convolution's backward data, as a forward convolution
+// (src/cpu/dgrad.c); their other phases on OpenBLAS)
+typedef enum dn_route { DN_ROUTE_ONEDNN, DN_ROUTE_PLAIN, DN_ROUTE_GEMM, DN_ROUTE_OWN, DN_ROUTE_BLOCKED, DN_ROUTE_WINOGRAD, DN_ROUTE_COUNT } dn_route;
+static const char *const ROUTE_NAMES[] = {"onednn", "onednn-plain", "gemm", "own", "own-blocked", "winograd"};
 _Static_assert(sizeof ROUTE_NAMES / sizeof ROUTE_NAMES[0] == DN_ROUTE_COUNT, "a route lacks a name");
 
 // One argument of a primitive: the engine's plain tensor and, where the primitive wants another
@@ -117,7 +125,7 @@ static cb_status init_auto(cb_exec *e, cb_error *err) {
     if (v && *v && strcmp(v, "race")) {
         for (int r = 0; r < DN_ROUTE_COUNT; r++)
             if (!strcmp(v, ROUTE_NAMES[r])) force = r;
-        if (force < 0) return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_CPU_AUTO", NULL, "'%s' is not race, onednn, onednn-plain, gemm or own", v);
+        if (force < 0) return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_CPU_AUTO", NULL, "'%s' is not race, onednn, onednn-plain, gemm, own, own-blocked or winograd", v);
     }
     cb_status rc = init(e, err);
     if (e->state) st_of(e)->choose = true, st_of(e)->force = force;
@@ -313,7 +321,11 @@ static void route_run(cb_exec *e, int i, dn_layer *l, const race_buf *r, int p, 
     }
     cb_conv_params cp;
     cb_conv_params_of(L, &cp);
-    if (p == CB_PHASE_FORWARD && route == DN_ROUTE_OWN) cb_cpu_direct_forward(&cp, r->x, r->w, r->b, r->y, r->ws);
+    if (p == CB_PHASE_BWD_DATA && (route == DN_ROUTE_BLOCKED || route == DN_ROUTE_WINOGRAD))
+        cb_cpu_dgrad(&cp, r->dy, r->w, r->dx, r->ws, route == DN_ROUTE_WINOGRAD);
+    else if (p == CB_PHASE_FORWARD && route == DN_ROUTE_OWN) cb_cpu_direct_forward(&cp, r->x, r->w, r->b, r->y, r->ws);
+    else if (p == CB_PHASE_FORWARD && route == DN_ROUTE_BLOCKED) cb_cpu_blocked_forward(&cp, r->x, r->w, r->b, r->y, r->ws);
+    else if (p == CB_PHASE_FORWARD && route == DN_ROUTE_WINOGRAD) cb_cpu_winograd_forward(&cp, r->x, r->w, r->b, r->y, r->ws);
     else if (p == CB_PHASE_FORWARD) cb_cpu_conv_forward(&cp, r->x, r->w, r->b, r->y, r->ws);
     else if (p == CB_PHASE_BWD_DATA) cb_cpu_conv_backward_data(&cp, r->dy, r->w, r->dx, r->ws);
     else cb_cpu_conv_backward_filter(&cp, r->x, r->dy, r->dw, r->db, r->ws);
@@ -339,19 +351,34 @@ static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
     cb_lbuf *b = &e->lb[i];
     const dn_state *s = st_of(e);
     static const char *own_names[] = {"own direct (scalar)", "own direct (AVX2)", "own direct (AVX-512)"};
-    bool conv = L->op == CB_OP_CONV, own_ok = false;
-    size_t ws[DN_ROUTE_COUNT] = {0};
+    static const char *blocked_names[] = {"own blocked (scalar)", "own blocked (AVX2)", "own blocked (AVX-512)"};
+    static const char *winograd_names[] = {"own winograd (scalar)", "own winograd (AVX2)", "own winograd (AVX-512)"};
+    bool conv = L->op == CB_OP_CONV, own_ok = false, blocked_ok = false, winograd_ok = false, dgrad_ok[2] = {false, false};
+    size_t ws[DN_ROUTE_COUNT] = {0}, dws[2] = {0}; // dws: backward data on the blocked, Winograd kernels
     if (conv) {
         cb_conv_params cp;
         cb_conv_params_of(L, &cp);
         ws[DN_ROUTE_GEMM] = cb_cpu_conv_workspace(&cp);
         own_ok = cb_cpu_direct_supports(&cp);
         ws[DN_ROUTE_OWN] = own_ok ? cb_cpu_direct_workspace(&cp) : 0;
+        blocked_ok = cb_cpu_blocked_supports(&cp);
+        ws[DN_ROUTE_BLOCKED] = blocked_ok ? cb_cpu_blocked_workspace(&cp) : 0;
+        winograd_ok = cb_cpu_winograd_supports(&cp);
+        ws[DN_ROUTE_WINOGRAD] = winograd_ok ? cb_cpu_winograd_workspace(&cp) : 0;
+        for (int k = 0; k < 2; k++) {
+            dgrad_ok[k] = e->opts.train && cb_cpu_dgrad_applies(&cp, k);
+            dws[k] = dgrad_ok[k] ? cb_cpu_dgrad_workspace(&cp, k) : 0;
+        }
     }
-    const char *name[DN_ROUTE_COUNT] = {NULL, NULL, !conv ? "GEMM" : ws[DN_ROUTE_GEMM] ? "im2col+GEMM" : "GEMM 1x1", own_names[cb_cpu_direct_isa()]};
-    const int algo[DN_ROUTE_COUNT] = {0, 1, conv && ws[DN_ROUTE_GEMM] ? 1 : 0, 2}; // oneDNN: 0 its weight format, 1 plain
+    const char *name[DN_ROUTE_COUNT] = {NULL, NULL, !conv ? "GEMM" : ws[DN_ROUTE_GEMM] ? "im2col+GEMM" : "GEMM 1x1", own_names[cb_cpu_direct_isa()],
+                                        blocked_names[cb_cpu_direct_isa()], winograd_names[cb_cpu_direct_isa()]};
+    // the cpu backend's algorithm numbers (src/cpu/backend.c's forward); oneDNN: 0 its weight format, 1 plain
+    const int algo[DN_ROUTE_COUNT] = {0, 1, conv && ws[DN_ROUTE_GEMM] ? 1 : 0, 2, 3, 4};
+    size_t most = 0;
+    for (int k = 0; k < DN_ROUTE_COUNT; k++) most = ws[k] > most ? ws[k] : most;
+    for (int k = 0; k < 2; k++) most = dws[k] > most ? dws[k] : most;
     race_buf r = {0};
-    if (s->force < 0 && !race_buf_make(e, i, ws[DN_ROUTE_GEMM] > ws[DN_ROUTE_OWN] ? ws[DN_ROUTE_GEMM] : ws[DN_ROUTE_OWN], &r)) {
+    if (s->force < 0 && !race_buf_make(e, i, most, &r)) {
         race_buf_free(&r);
         snprintf(why, n, "out of memory for the race's buffers");
         return false;
@@ -360,9 +387,11 @@ static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
         if (p == CB_PHASE_BWD_DATA && !e->lb[L->parents[0]].dy) continue; // no gradient into the input: left unraced on oneDNN
         name[DN_ROUTE_ONEDNN] = phase_prim(l, p, false)->impl;
         name[DN_ROUTE_PLAIN] = l->pfwd.p ? phase_prim(l, p, true)->impl : NULL;
-        bool can[DN_ROUTE_COUNT] = {true, l->pfwd.p != NULL, true, p == CB_PHASE_FORWARD && own_ok};
+        const bool fwd = p == CB_PHASE_FORWARD, bwd = p == CB_PHASE_BWD_DATA;
+        bool can[DN_ROUTE_COUNT] = {true, l->pfwd.p != NULL, true, fwd && own_ok, (fwd && blocked_ok) || (bwd && dgrad_ok[0]),
+                                    (fwd && winograd_ok) || (bwd && dgrad_ok[1])};
         int win = 0, rival = -1;
-        double ms[DN_ROUTE_COUNT] = {-1, -1, -1, -1};
+        double ms[DN_ROUTE_COUNT] = {-1, -1, -1, -1, -1, -1};
         if (s->force >= 0) { // a path this layer lacks falls back: plain to oneDNN's own format, own to OpenBLAS
             win = s->force;
             if (!can[win]) win = win == DN_ROUTE_PLAIN ? DN_ROUTE_ONEDNN : DN_ROUTE_GEMM;
@@ -383,7 +412,7 @@ static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
             }
         }
         l->route[p] = (dn_route)win;
-        b->ws[p] = ws[win];
+        b->ws[p] = bwd && (win == DN_ROUTE_BLOCKED || win == DN_ROUTE_WINOGRAD) ? dws[win == DN_ROUTE_WINOGRAD] : ws[win];
         if (rival >= 0) snprintf(l->label[p], sizeof l->label[p], "%s%s vs %s", name[win], win == DN_ROUTE_PLAIN ? " plain" : "", ROUTE_NAMES[rival]);
         else snprintf(l->label[p], sizeof l->label[p], "%s%s", name[win], win == DN_ROUTE_PLAIN ? " plain" : "");
         bool dnn = win == DN_ROUTE_ONEDNN || win == DN_ROUTE_PLAIN;
