@@ -211,13 +211,17 @@ void cb_cpu_blocked_run(const cb_conv_params *p, const bk_geom *g, const float *
     }
 }
 
+void cb_cpu_blocked_pack_input(const cb_conv_params *p, const bk_geom *g, const float *x, float *xb) {
+    const size_t image = cb_cpu_blocked_image_floats(g);
+#pragma omp parallel for schedule(static)
+    for (int it = 0; it < p->n * g->ncb; it++)
+        pack_input_block(p, g, x + (size_t)(it / g->ncb) * p->c * p->h * p->w, it % g->ncb, xb + (size_t)(it / g->ncb) * image);
+}
+
 void cb_cpu_blocked_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws) {
     const bk_geom g = cb_cpu_blocked_geom(p);
-    const size_t image = cb_cpu_blocked_image_floats(&g);
-    float *xb = ws, *wb = xb + (size_t)p->n * image;
+    float *xb = ws, *wb = xb + (size_t)p->n * cb_cpu_blocked_image_floats(&g);
     pack_weights(p, &g, w, wb);
-#pragma omp parallel for schedule(static)
-    for (int it = 0; it < p->n * g.ncb; it++)
-        pack_input_block(p, &g, x + (size_t)(it / g.ncb) * p->c * p->h * p->w, it % g.ncb, xb + (size_t)(it / g.ncb) * image);
+    cb_cpu_blocked_pack_input(p, &g, x, xb);
     cb_cpu_blocked_run(p, &g, xb, wb, 0, b, y);
 }
