@@ -8,7 +8,10 @@
 // The microkernel keeps 2 output channel vectors x T input channels (T <= 8 on AVX-512: 16 of its 32
 // registers; T <= 6 on AVX2's 16) in registers for one tap (r, s) and, for every output pixel, loads
 // the pair's two dy vectors and broadcasts T input values, each into two FMAs: the reduction over the
-// pixels runs in registers. Items (pair, channel block, group of taps) go to the threads, each item
+// pixels runs in registers. Undilated across (dil_w 1), the inputs of a row of taps (s, c) lie at
+// s * CB + c from a pixel's: the T "channels" are tiled over that run of S * CB floats, so that a
+// layer of 3 input channels (CB = 3) still keeps 2 x 8 accumulators busy (AlexNet conv1: 11 x 3 = 33,
+// 5 tiles of 7), and the acc's (s, c) index is the same run. Items (pair, channel block, group of taps) go to the threads, each item
 // computing its own part of dw from start to end (no partial sums between threads): the order of every
 // sum is (n, p, q), whatever the thread count or tap grouping, so the result is deterministic. Within
 // an item the pixels run in chunks of rows (about 128 KB of dyb) and every tap and channel tile of the
@@ -28,7 +31,9 @@ enum { TMAX512 = 8, TMAX2 = 6, TMAXC = 8, CHUNK_FLOATS = 32768 };
 typedef struct wg_geom {
     bk_geom g;             // xb's layout, the forward's
     int v, k2;             // vector width, pairs of output channel vectors
-    int ct, ctiles, cbp;   // channel tile (T), tiles per block, their span
+    bool wide;             // undilated across: a row of taps' inputs (S * CB floats) tiled as one run
+    int span;              // floats a tile walks: S * CB when wide, else CB
+    int ct, ctiles, cbp;   // tile (T), tiles per span, the acc's channel stride
     int rows;              // output rows per chunk
     int rsg, rsn;          // taps per group, groups
 } wg_geom;
@@ -39,16 +44,19 @@ static wg_geom wg_geom_of(const cb_conv_params *p, int isa, int threads) {
     w.v = w.g.v;
     w.k2 = (p->k + 2 * w.v - 1) / (2 * w.v);
     const int tmax = isa == ISA_AVX512 ? TMAX512 : isa == ISA_AVX2 ? TMAX2 : TMAXC;
-    w.ctiles = (w.g.cb + tmax - 1) / tmax;
-    w.ct = (w.g.cb + w.ctiles - 1) / w.ctiles; // equal tiles; the last may be narrower
-    w.cbp = w.ctiles * w.ct;
+    w.wide = w.g.dw == 1;
+    w.span = w.wide ? p->s * w.g.cb : w.g.cb;
+    w.ctiles = (w.span + tmax - 1) / tmax;
+    w.ct = (w.span + w.ctiles - 1) / w.ctiles; // equal tiles; the last may be narrower
+    w.cbp = w.wide ? w.g.cb : w.ctiles * w.ct;
     w.rows = CHUNK_FLOATS / (p->q * 2 * w.v);
     w.rows = w.rows < 1 ? 1 : w.rows > p->p ? p->p : w.rows;
-    const int rs = p->r * p->s, base = w.k2 * w.g.ncb;
+    // wide: groups of whole rows of taps
+    const int unit = w.wide ? p->s : 1, units = p->r * p->s / unit, base = w.k2 * w.g.ncb;
     int groups = base >= 4 * threads ? 1 : (4 * threads + base - 1) / base;
-    groups = groups > rs ? rs : groups;
-    w.rsg = (rs + groups - 1) / groups;
-    w.rsn = (rs + w.rsg - 1) / w.rsg;
+    groups = groups > units ? units : groups;
+    w.rsg = (units + groups - 1) / groups * unit;
+    w.rsn = (p->r * p->s + w.rsg - 1) / w.rsg;
     return w;
 }
 
@@ -158,11 +166,11 @@ void cb_cpu_wgrad(const cb_conv_params *p, const float *x, const float *dy, floa
                 const int rows = p->p - p0 < w.rows ? p->p - p0 : w.rows;
                 const float *dyr = dyb + (((size_t)n * w.k2 + k2) * p->p + p0) * p->q * v2;
                 const float *xn = xb + (size_t)n * image + cb * plane;
-                for (int t = rs0; t < rs1; t++) {
+                for (int t = rs0; t < rs1; t += w.wide ? p->s : 1) { // a tap, or a row of them (wide)
                     const int r = t / p->s, s = t % p->s;
                     const float *xt = xn + ((size_t)(p0 * p->stride_h + r * g->dh) * g->wp + (size_t)s * g->dw) * g->cb;
                     for (int tl = 0; tl < w.ctiles; tl++) {
-                        const int ct0 = tl * w.ct, tn = g->cb - ct0 < w.ct ? g->cb - ct0 : w.ct;
+                        const int ct0 = tl * w.ct, tn = w.span - ct0 < w.ct ? w.span - ct0 : w.ct;
                         float *at = a + ((size_t)(t - rs0) * w.cbp + ct0) * v2;
                         if (isa == ISA_AVX512) WG_512[tn - 1](dyr, xt + ct0, rows, p->q, xrow, xpx, at, tn);
                         else if (isa == ISA_AVX2) WG_2[tn - 1](dyr, xt + ct0, rows, p->q, xrow, xpx, at, tn);
