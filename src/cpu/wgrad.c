@@ -5,13 +5,13 @@
 //   xb  (N, NCB, Hp, Wp, CB)      the blocked forward's packed input (src/cpu/blocked.c), zeros around
 //   dyb (N, K2, P, Q, 2V)         dy with the 2V output channels of a pair contiguous, zeros past K
 //   acc (K2, NCB, R*S, CBP, 2V)   the sums, CBP = the channel tiles' span (>= CB); then scattered to dw
-// The microkernel keeps 2 output channel vectors x T input channels (T <= 8 on AVX-512: 16 of its 32
+// The microkernel keeps 2 output channel vectors x T input channels (T <= 14 on AVX-512: 28 of its 32
 // registers; T <= 6 on AVX2's 16) in registers for one tap (r, s) and, for every output pixel, loads
 // the pair's two dy vectors and broadcasts T input values, each into two FMAs: the reduction over the
 // pixels runs in registers. Undilated across (dil_w 1), the inputs of a row of taps (s, c) lie at
 // s * CB + c from a pixel's: the T "channels" are tiled over that run of S * CB floats, so that a
-// layer of 3 input channels (CB = 3) still keeps 2 x 8 accumulators busy (AlexNet conv1: 11 x 3 = 33,
-// 5 tiles of 7), and the acc's (s, c) index is the same run. Items (pair, channel block, group of taps) go to the threads, each item
+// layer of 3 input channels (CB = 3) still keeps 2 x 11 accumulators busy (AlexNet conv1: 11 x 3 = 33,
+// 3 tiles of 11; T 8 -> 14 took AlexNet b16's conv3 from 8.5 to 8.0 ms), and the acc's (s, c) index is the same run. Items (pair, channel block, group of taps) go to the threads, each item
 // computing its own part of dw from start to end (no partial sums between threads): the order of every
 // sum is (n, p, q), whatever the thread count or tap grouping, so the result is deterministic. Within
 // an item the pixels run in chunks of rows (about 128 KB of dyb) and every tap and channel tile of the
@@ -26,7 +26,7 @@
 #include <string.h>
 
 enum { ISA_SCALAR, ISA_AVX2, ISA_AVX512 }; // as cb_cpu_direct_isa numbers them
-enum { TMAX512 = 8, TMAX2 = 6, TMAXC = 8, CHUNK_FLOATS = 32768 };
+enum { TMAX512 = 14, TMAX2 = 6, TMAXC = 8, CHUNK_FLOATS = 32768 };
 
 typedef struct wg_geom {
     bk_geom g;             // xb's layout, the forward's
@@ -110,7 +110,7 @@ static void pack_dy(const cb_conv_params *p, const wg_geom *w, const float *dy, 
             const float *xs = xr + i * xrow;                                                                           \
             for (int j = 0; j < q; j++, d += 2 * V, xs += xpx) {                                                       \
                 const VEC d0 = LOAD(d), d1 = LOAD(d + V);                                                              \
-                _Pragma("GCC unroll 8") for (int t = 0; t < T; t++) {                                                  \
+                _Pragma("GCC unroll 14") for (int t = 0; t < T; t++) {                                                  \
                     const VEC xv = BCAST(xs + t);                                                                      \
                     a0[t] = FMA(xv, d0, a0[t]);                                                                        \
                     a1[t] = FMA(xv, d1, a1[t]);                                                                        \
@@ -123,13 +123,13 @@ static void pack_dy(const cb_conv_params *p, const wg_geom *w, const float *dy, 
 #define WG512(T) WG_MICRO(avx512, "avx512f", __m512, 16, _mm512_loadu_ps, BCAST512, _mm512_fmadd_ps, _mm512_storeu_ps, T)
 #define WG2(T) WG_MICRO(avx2, "avx2,fma", __m256, 8, _mm256_loadu_ps, _mm256_broadcast_ss, _mm256_fmadd_ps, _mm256_storeu_ps, T)
 #define TS6(M) M(1) M(2) M(3) M(4) M(5) M(6)
-#define TS8(M) TS6(M) M(7) M(8)
-TS8(WG512)
+#define TS14(M) TS6(M) M(7) M(8) M(9) M(10) M(11) M(12) M(13) M(14)
+TS14(WG512)
 TS6(WG2)
 typedef void (*wg_fn)(WG_ARGS);
 #define L512(T) wg_avx512_##T,
 #define L2(T) wg_avx2_##T,
-static const wg_fn WG_512[TMAX512] = {TS8(L512)};
+static const wg_fn WG_512[TMAX512] = {TS14(L512)};
 static const wg_fn WG_2[TMAX2] = {TS6(L2)};
 
 // the plain C path (V = 8): the same sums, tn channels
