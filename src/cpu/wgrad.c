@@ -9,9 +9,10 @@
 // registers; T <= 6 on AVX2's 16) in registers for one tap (r, s) and, for every output pixel, loads
 // the pair's two dy vectors and broadcasts T input values, each into two FMAs: the reduction over the
 // pixels runs in registers. Undilated across (dil_w 1), the inputs of a row of taps (s, c) lie at
-// s * CB + c from a pixel's: the T "channels" are tiled over that run of S * CB floats, so that a
-// layer of 3 input channels (CB = 3) still keeps 2 x 11 accumulators busy (AlexNet conv1: 11 x 3 = 33,
-// 3 tiles of 11; T 8 -> 14 took AlexNet b16's conv3 from 8.5 to 8.0 ms), and the acc's (s, c) index is the same run. Items (pair, channel block, group of taps) go to the threads, each item
+// s * CB + c from a pixel's: the T "channels" are tiled over that run of S * CB floats, and the acc's
+// (s, c) index is the same run; so a layer of 3 input channels (CB = 3) still keeps 2 x 11
+// accumulators busy (AlexNet conv1: 11 x 3 = 33, 3 tiles of 11: 20 -> 8.5 ms at b16; T <= 14 rather
+// than 8 took its conv3 from 8.5 to 8.0 ms). Items (pair, channel block, group of taps) go to the threads, each item
 // computing its own part of dw from start to end (no partial sums between threads): the order of every
 // sum is (n, p, q), whatever the thread count or tap grouping, so the result is deterministic. Within
 // an item the pixels run in chunks of rows (about 128 KB of dyb) and every tap and channel tile of the
