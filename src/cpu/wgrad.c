@@ -16,14 +16,16 @@
 // computing its own part of dw from start to end (no partial sums between threads): the order of every
 // sum is (n, p, q), whatever the thread count or tap grouping, so the result is deterministic. Within
 // an item the pixels run in chunks of rows (about 128 KB of dyb) and every tap and channel tile of the
-// item runs over a chunk while it is in L2. With fewer items than 4 per thread (few channels: a
-// network's first layer) the taps are split into groups so that both cores have work.
+// item runs over a chunk while it is in L2. With fewer items than 4 per thread and not a multiple
+// of the threads (few channels: a network's first layer) the taps are split into groups so that
+// both cores have work.
 // The ISA is the one src/cpu/direct.c detects (cb_cpu_direct_isa: CONVBENCH_CPU_ISA forces one the
 // CPU has). Raced by cpu-auto (src/onednn/backend.c) as "own-blocked" for the backward filter phase.
 #include "cpu/blocked.h"
 
 #include <immintrin.h>
 #include <omp.h>
+#include <stdint.h>
 #include <string.h>
 
 enum { ISA_SCALAR, ISA_AVX2, ISA_AVX512 }; // as cb_cpu_direct_isa numbers them
@@ -54,7 +56,10 @@ static wg_geom wg_geom_of(const cb_conv_params *p, int isa, int threads) {
     w.rows = w.rows < 1 ? 1 : w.rows > p->p ? p->p : w.rows;
     // wide: groups of whole rows of taps
     const int unit = w.wide ? p->s : 1, units = p->r * p->s / unit, base = w.k2 * w.g.ncb;
-    int groups = base >= 4 * threads ? 1 : (4 * threads + base - 1) / base;
+    // every group streams the pair's whole dy again (from memory on a large image: VGG-16's conv1_1
+    // at b4 took 11 ms in 6 items, 3 tap groups, against 4 for oneDNN): split only where the items
+    // leave a core idle
+    int groups = base % threads == 0 || base >= 4 * threads ? 1 : (4 * threads + base - 1) / base;
     groups = groups > units ? units : groups;
     w.rsg = (units + groups - 1) / groups * unit;
     w.rsn = (p->r * p->s + w.rsg - 1) / w.rsg;
@@ -72,26 +77,37 @@ size_t cb_cpu_wgrad_workspace(const cb_conv_params *p) {
     size_t most = 0;
     for (int isa = ISA_SCALAR; isa <= ISA_AVX512; isa++) { // whichever path runs (tests switch)
         wg_geom w = wg_geom_of(p, isa, 1);
-        size_t n = (size_t)p->n * cb_cpu_blocked_image_floats(&w.g) + dyb_floats(p, &w) + acc_floats(p, &w);
+        size_t n = (size_t)p->n * cb_cpu_blocked_image_floats(&w.g) + dyb_floats(p, &w) + acc_floats(p, &w) +
+                   2 * (size_t)p->n * w.k2 * 2 * w.v + 2; // + the doubles of dbn, aligned
         if (n > most) most = n;
     }
     return most * sizeof(float);
 }
 
-// dy (N, K, P, Q) -> dyb (N, K2, P, Q, 2V); pixels in runs of 64 so that the strided writes stay in L1
-static void pack_dy(const cb_conv_params *p, const wg_geom *w, const float *dy, float *dyb) {
+// dy (N, K, P, Q) -> dyb (N, K2, P, Q, 2V), and dbn (N, K2 * 2V) the sums of every plane (the db
+// pass on its own read dy again: 2-3 ms of VGG-16 conv1_1's 8 at b4); pixels in runs of 64 so that
+// the strided writes stay in L1, each run summed in 8 float lanes, the runs in float64
+static void pack_dy(const cb_conv_params *p, const wg_geom *w, const float *dy, float *dyb, double *dbn) {
     const int v2 = 2 * w->v;
     const size_t pq = (size_t)p->p * p->q;
 #pragma omp parallel for schedule(static)
     for (int it = 0; it < p->n * w->k2; it++) {
         const int n = it / w->k2, k2 = it % w->k2;
         float *d = dyb + (size_t)it * pq * v2;
+        double *sum = dbn + (size_t)it * v2;
+        for (int j = 0; j < v2; j++) sum[j] = 0;
         for (size_t i0 = 0; i0 < pq; i0 += 64) {
             const size_t i1 = i0 + 64 < pq ? i0 + 64 : pq;
             for (int j = 0; j < v2; j++) {
                 const int k = k2 * v2 + j;
+                if (k >= p->k) {
+                    for (size_t i = i0; i < i1; i++) d[i * v2 + j] = 0.0f;
+                    continue;
+                }
                 const float *s = dy + ((size_t)n * p->k + k) * pq;
-                for (size_t i = i0; i < i1; i++) d[i * v2 + j] = k < p->k ? s[i] : 0.0f;
+                float part[8] = {0};
+                for (size_t i = i0; i < i1; i++) d[i * v2 + j] = s[i], part[i % 8] += s[i];
+                sum[j] += ((double)part[0] + part[1] + part[2] + part[3]) + ((double)part[4] + part[5] + part[6] + part[7]);
             }
         }
     }
@@ -152,8 +168,9 @@ void cb_cpu_wgrad(const cb_conv_params *p, const float *x, const float *dy, floa
     const int v2 = 2 * w.v, rs = p->r * p->s;
     const size_t image = cb_cpu_blocked_image_floats(g), plane = (size_t)g->hp * g->wp * g->cb;
     float *xb = ws, *dyb = xb + (size_t)p->n * image, *acc = dyb + dyb_floats(p, &w);
+    double *dbn = (double *)(((uintptr_t)(acc + acc_floats(p, &w)) + 7) / 8 * 8); // (N, K2 * 2V)
     cb_cpu_blocked_pack_input(p, g, x, xb);
-    pack_dy(p, &w, dy, dyb);
+    pack_dy(p, &w, dy, dyb, dbn);
     const size_t xrow = (size_t)p->stride_h * g->wp * g->cb, xpx = (size_t)p->stride_w * g->cb;
     const int items = w.k2 * g->ncb * w.rsn;
 #pragma omp parallel for schedule(dynamic, 1)
@@ -190,14 +207,9 @@ void cb_cpu_wgrad(const cb_conv_params *p, const float *x, const float *dy, floa
             for (int t = 0; t < rs; t++) d[t] = src[(size_t)t * w.cbp * v2];
         }
     if (!db) return;
-    const size_t pq = (size_t)p->p * p->q;
-#pragma omp parallel for schedule(static)
     for (int k = 0; k < p->k; k++) {
         double sum = 0;
-        for (int n = 0; n < p->n; n++) {
-            const float *s = dy + ((size_t)n * p->k + k) * pq;
-            for (size_t i = 0; i < pq; i++) sum += s[i];
-        }
+        for (int n = 0; n < p->n; n++) sum += dbn[(size_t)n * w.k2 * v2 + k];
         db[k] = (float)sum;
     }
 }
