@@ -82,7 +82,7 @@ static void pack_input_block(const cb_conv_params *p, const bk_geom *g, const fl
     memset(d, 0, sizeof(float) * (size_t)g->hp * g->wp * g->cb);
     // a row at a time, every channel of it: the row's Wp * CB floats stay in L1 while CB strided
     // passes fill them (channel by channel over the whole plane the lines left the cache between
-    // passes: 5.4 ms for VGG-16 conv1_2's input at b4, 1.x after)
+    // passes: 5.4 ms for VGG-16 conv1_2's input at b4, 4.2 after)
     for (int ih = 0; ih < p->h; ih++) {
         const int i = ih + p->pad_top;
         if (i < 0 || i >= g->hp) continue;

@@ -4,7 +4,8 @@
 // Layouts, V the vector width (16 on AVX-512, 8 on AVX2 and the plain C path), K2 = ceil(K / 2V):
 //   xb  (N, NCB, Hp, Wp, CB)      the blocked forward's packed input (src/cpu/blocked.c), zeros around
 //   dyb (N, K2, P, Q, 2V)         dy with the 2V output channels of a pair contiguous, zeros past K
-//   acc (K2, NCB, R*S, CBP, 2V)   the sums, CBP = the channel tiles' span (>= CB); then scattered to dw
+//   acc (K2, NCB, R*S, CBP, 2V)   the sums, CBP = CB (or, dilated across, the channel tiles' span
+//                                 >= CB); then scattered to dw
 // The microkernel keeps 2 output channel vectors x T input channels (T <= 14 on AVX-512: 28 of its 32
 // registers; T <= 6 on AVX2's 16) in registers for one tap (r, s) and, for every output pixel, loads
 // the pair's two dy vectors and broadcasts T input values, each into two FMAs: the reduction over the
@@ -56,9 +57,8 @@ static wg_geom wg_geom_of(const cb_conv_params *p, int isa, int threads) {
     w.rows = w.rows < 1 ? 1 : w.rows > p->p ? p->p : w.rows;
     // wide: groups of whole rows of taps
     const int unit = w.wide ? p->s : 1, units = p->r * p->s / unit, base = w.k2 * w.g.ncb;
-    // every group streams the pair's whole dy again (from memory on a large image: VGG-16's conv1_1
-    // at b4 took 11 ms in 6 items, 3 tap groups, against 4 for oneDNN): split only where the items
-    // leave a core idle
+    // every group streams the pair's whole dy again (from memory on a large image): split only
+    // where the items leave a core idle
     int groups = base % threads == 0 || base >= 4 * threads ? 1 : (4 * threads + base - 1) / base;
     groups = groups > units ? units : groups;
     w.rsg = (units + groups - 1) / groups * unit;
