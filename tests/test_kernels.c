@@ -271,6 +271,24 @@ static void test_conv(const conv_case *cc)
         cb_cpu_direct_set_isa(getenv("CONVBENCH_CPU_ISA"));
         free(gws);
     }
+    // the own backward filter on the blocked layouts, dw and db
+    if (cb_cpu_wgrad_supports(&p)) {
+        void *gws = malloc(cb_cpu_wgrad_workspace(&p)); // exactly the size asked for
+        const char *isas[] = {"scalar", "avx2", "avx512"};
+        for (int k = 0; k < 3; k++) {
+            char what[64];
+            const char *got = cb_cpu_direct_set_isa(isas[k]);
+            poison(dw, wsz);
+            poison(db, p.k);
+            cb_cpu_wgrad(&p, x, dy, dw, db, gws);
+            snprintf(what, sizeof what, "backward_filter dw blocked %s", got);
+            check(cc->name, what, nerr(dw, dw64, wsz), TOL_F32);
+            snprintf(what, sizeof what, "backward_filter db blocked %s", got);
+            check(cc->name, what, nerr(db, db64, p.k), TOL_F32);
+        }
+        cb_cpu_direct_set_isa(getenv("CONVBENCH_CPU_ISA"));
+        free(gws);
+    }
     poison(y, ys);
     cb_cpu_conv_forward(&p, x, w, NULL, y, ws); // no bias: compare with y64 - b
     for (size_t i = 0; i < ys; i++) y64[i] -= b64[i / (p.p * p.q) % p.k];
@@ -347,6 +365,8 @@ static void test_conv_cases(void)
         {"conv 3x3 valid c20 k40 11x10", 2, 20, 11, 10, 40, 3, 3, 1, 1, 0, 0, 1, 0, 0, 0},
         {"conv 3x3 pad 2,0 c17 k24", 1, 17, 6, 9, 24, 3, 3, 1, 1, 2, 0, 1, 0, 0, 0},
         {"conv 3x3 same c16 k32 b15 12x11", 15, 16, 12, 11, 32, 3, 3, 1, 1, 1, 1, 1, 0, 0, 0},
+        // the own backward filter's chunks of output rows: more than one chunk of dy on every path
+        {"conv c19 k35 3x2 stride 2x1 same 121x40", 2, 19, 121, 40, 35, 3, 2, 2, 1, -1, -1, 1, 0, 0, 0},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) test_conv(&cases[i]);
 }

@@ -184,7 +184,7 @@ static const char *cpu_auto_force; // $CONVBENCH_CPU_AUTO as set for "cpu-auto":
 // both times; "" when right, else what is wrong
 static const char *cpu_auto_choice_wrong(const cb_exec *e, const cb_layer *L) {
     if (L->op != CB_OP_CONV && L->op != CB_OP_FC) return "";
-    bool own_ok = false, blocked_ok = false, winograd_ok = false, dgrad_ok[2] = {false, false};
+    bool own_ok = false, blocked_ok = false, winograd_ok = false, dgrad_ok[2] = {false, false}, wgrad_ok = false;
     if (L->op == CB_OP_CONV) {
         cb_conv_params cp;
         cb_conv_params_of(L, &cp);
@@ -192,6 +192,7 @@ static const char *cpu_auto_choice_wrong(const cb_exec *e, const cb_layer *L) {
         blocked_ok = cb_cpu_blocked_supports(&cp);
         winograd_ok = cb_cpu_winograd_supports(&cp);
         dgrad_ok[0] = cb_cpu_dgrad_applies(&cp, false), dgrad_ok[1] = cb_cpu_dgrad_applies(&cp, true);
+        wgrad_ok = cb_cpu_wgrad_supports(&cp);
     }
     for (int p = 0; p < CB_PHASE_COUNT; p++) {
         const cb_choice *c = cb_exec_choice(e, 1, (cb_phase)p);
@@ -202,9 +203,11 @@ static const char *cpu_auto_choice_wrong(const cb_exec *e, const cb_layer *L) {
         }
         if (!(c->flags & CB_CHOICE_FORCED)) return "not marked forced";
         bool want_own = !strcmp(cpu_auto_force, "own") && p == CB_PHASE_FORWARD && own_ok;
-        // the blocked and Winograd kernels: the forward, and a stride-1 backward data as a forward
+        // the blocked and Winograd kernels: the forward, and a stride-1 backward data as a forward;
+        // the blocked backward filter
         bool want_blocked = !strcmp(cpu_auto_force, "own-blocked") &&
-                            ((p == CB_PHASE_FORWARD && blocked_ok) || (p == CB_PHASE_BWD_DATA && dgrad_ok[0]));
+                            ((p == CB_PHASE_FORWARD && blocked_ok) || (p == CB_PHASE_BWD_DATA && dgrad_ok[0]) ||
+                             (p == CB_PHASE_BWD_FILTER && wgrad_ok));
         bool want_winograd = !strcmp(cpu_auto_force, "winograd") &&
                              ((p == CB_PHASE_FORWARD && winograd_ok) || (p == CB_PHASE_BWD_DATA && dgrad_ok[1]));
         bool dnn = !strncmp(cpu_auto_force, "onednn", 6), plain = !strcmp(cpu_auto_force, "onednn-plain") && L->op == CB_OP_FC;

@@ -328,6 +328,7 @@ static void backward_filter(cb_exec *e, int i) {
         cb_conv_params p;
         cb_conv_params_of(L, &p);
         if (ref) cb_ref_conv_backward_filter(&p, x, dy, b->dw, b->db);
+        else if (b->choice[CB_PHASE_BWD_FILTER].algo == 3) cb_cpu_wgrad(&p, x, dy, b->dw, b->db, e->ws); // cpu-auto's own
         else cb_cpu_conv_backward_filter(&p, x, dy, b->dw, b->db, e->ws);
     } else if (L->op == CB_OP_FC) {
         if (ref) cb_ref_fc_backward_filter((int)L->in.n, (int)L->in.c, L->p.fc.k, x, dy, b->dw, b->db);

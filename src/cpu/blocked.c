@@ -80,12 +80,15 @@ size_t cb_cpu_blocked_workspace(const cb_conv_params *p) {
 static void pack_input_block(const cb_conv_params *p, const bk_geom *g, const float *x, int cb, float *xb) {
     float *d = xb + (size_t)cb * g->hp * g->wp * g->cb;
     memset(d, 0, sizeof(float) * (size_t)g->hp * g->wp * g->cb);
-    for (int ci = 0; ci < g->cb; ci++) {
-        const int c = cb * g->cb + ci;
-        if (c >= p->c) break;
-        for (int ih = 0; ih < p->h; ih++) {
-            const int i = ih + p->pad_top;
-            if (i < 0 || i >= g->hp) continue;
+    // a row at a time, every channel of it: the row's Wp * CB floats stay in L1 while CB strided
+    // passes fill them (channel by channel over the whole plane the lines left the cache between
+    // passes: 5.4 ms for VGG-16 conv1_2's input at b4, 4.2 after)
+    for (int ih = 0; ih < p->h; ih++) {
+        const int i = ih + p->pad_top;
+        if (i < 0 || i >= g->hp) continue;
+        for (int ci = 0; ci < g->cb; ci++) {
+            const int c = cb * g->cb + ci;
+            if (c >= p->c) break;
             const float *s = x + ((size_t)c * p->h + ih) * p->w;
             float *row = d + (size_t)i * g->wp * g->cb + ci;
             for (int iw = 0; iw < p->w; iw++) {
@@ -211,13 +214,17 @@ void cb_cpu_blocked_run(const cb_conv_params *p, const bk_geom *g, const float *
     }
 }
 
+void cb_cpu_blocked_pack_input(const cb_conv_params *p, const bk_geom *g, const float *x, float *xb) {
+    const size_t image = cb_cpu_blocked_image_floats(g);
+#pragma omp parallel for schedule(static)
+    for (int it = 0; it < p->n * g->ncb; it++)
+        pack_input_block(p, g, x + (size_t)(it / g->ncb) * p->c * p->h * p->w, it % g->ncb, xb + (size_t)(it / g->ncb) * image);
+}
+
 void cb_cpu_blocked_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, void *ws) {
     const bk_geom g = cb_cpu_blocked_geom(p);
-    const size_t image = cb_cpu_blocked_image_floats(&g);
-    float *xb = ws, *wb = xb + (size_t)p->n * image;
+    float *xb = ws, *wb = xb + (size_t)p->n * cb_cpu_blocked_image_floats(&g);
     pack_weights(p, &g, w, wb);
-#pragma omp parallel for schedule(static)
-    for (int it = 0; it < p->n * g.ncb; it++)
-        pack_input_block(p, &g, x + (size_t)(it / g.ncb) * p->c * p->h * p->w, it % g.ncb, xb + (size_t)(it / g.ncb) * image);
+    cb_cpu_blocked_pack_input(p, &g, x, xb);
     cb_cpu_blocked_run(p, &g, xb, wb, 0, b, y);
 }

@@ -20,6 +20,9 @@ bk_geom cb_cpu_blocked_geom_isa(const cb_conv_params *p, int isa);
 // floats of one image's packed input and of one weight set
 size_t cb_cpu_blocked_image_floats(const bk_geom *g);
 size_t cb_cpu_blocked_weight_floats(const cb_conv_params *p, const bk_geom *g);
+// x (N, C, H, W) -> xb (N, NCB, Hp, Wp, CB), OpenMP over (image, channel block); the backward
+// filter (src/cpu/wgrad.c) reads the same packed input
+void cb_cpu_blocked_pack_input(const cb_conv_params *p, const bk_geom *g, const float *x, float *xb);
 // y (N, K, P, Q) = the convolution of each packed image n with weight set wb + n * wstride
 // (wstride 0: one set for all), plus b (K) or NULL; OpenMP over (image, pair, row)
 void cb_cpu_blocked_run(const cb_conv_params *p, const bk_geom *g, const float *xb, const float *wb, size_t wstride,

@@ -49,6 +49,12 @@ bool cb_cpu_dgrad_applies(const cb_conv_params *p, bool winograd);
 void cb_cpu_dgrad_params(const cb_conv_params *p, cb_conv_params *q);
 size_t cb_cpu_dgrad_workspace(const cb_conv_params *p, bool winograd);
 void cb_cpu_dgrad(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws, bool winograd);
+// Own backward filter on the blocked layouts (src/cpu/wgrad.c): x (N,C,H,W)  dy (N,K,P,Q) ->
+// dw (K,C,R,S) and db (K) or NULL, overwritten; dense convolutions (groups 1) of any stride, padding,
+// dilation; the ISA as the direct kernel's (CONVBENCH_CPU_ISA). Deterministic for any thread count.
+bool cb_cpu_wgrad_supports(const cb_conv_params *p);
+size_t cb_cpu_wgrad_workspace(const cb_conv_params *p);
+void cb_cpu_wgrad(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws);
 void cb_ref_conv_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y);
 // dy (N,K,P,Q)  w (K,C/g,R,S)  -> dx (N,C,H,W), overwritten
 void cb_ref_conv_backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx);

@@ -19,11 +19,12 @@
 // the engine's plain weights (no weight reorders), on scratch buffers of the layer's shapes, and
 // runs the fastest; a convolution's forward also races the own blocked kernels (src/cpu/blocked.c)
 // and, for 3x3 stride 1, the own Winograd F(4x4, 3x3) (src/cpu/winograd.c); a stride-1
-// convolution's backward data races both too, as a forward convolution (src/cpu/dgrad.c).
+// convolution's backward data races both too, as a forward convolution (src/cpu/dgrad.c), and a
+// convolution's backward filter races the own blocked one (src/cpu/wgrad.c).
 // The choice names the winner, the fastest loser and both times
 // (CB_CHOICE_RACED). $CONVBENCH_CPU_AUTO forces a path for every such layer (tests): onednn,
 // onednn-plain (FC; convolutions take onednn), gemm (OpenBLAS), own (the direct forward where
-// it applies, else OpenBLAS), own-blocked or winograd (the same for those forwards); race or
+// it applies, else OpenBLAS), own-blocked or winograd (the same for those kernels); race or
 // unset measures; anything else is refused by name.
 #include "core/backend.h"
 #include "core/net.h"
@@ -53,7 +54,8 @@ typedef struct dn_state {
 // (DN_ROUTE_OWN: the own direct forward, src/cpu/direct.c; DN_ROUTE_BLOCKED: the own blocked
 // forward, src/cpu/blocked.c; DN_ROUTE_WINOGRAD: the own Winograd F(4x4, 3x3) forward,
 // src/cpu/winograd.c; both also a stride-1 convolution's backward data, as a forward convolution
-// (src/cpu/dgrad.c); their other phases on OpenBLAS)
+// (src/cpu/dgrad.c); DN_ROUTE_BLOCKED also the backward filter, src/cpu/wgrad.c; the phases a
+// route lacks on OpenBLAS)
 typedef enum dn_route { DN_ROUTE_ONEDNN, DN_ROUTE_PLAIN, DN_ROUTE_GEMM, DN_ROUTE_OWN, DN_ROUTE_BLOCKED, DN_ROUTE_WINOGRAD, DN_ROUTE_COUNT } dn_route;
 static const char *const ROUTE_NAMES[] = {"onednn", "onednn-plain", "gemm", "own", "own-blocked", "winograd"};
 _Static_assert(sizeof ROUTE_NAMES / sizeof ROUTE_NAMES[0] == DN_ROUTE_COUNT, "a route lacks a name");
@@ -323,6 +325,7 @@ static void route_run(cb_exec *e, int i, dn_layer *l, const race_buf *r, int p, 
     cb_conv_params_of(L, &cp);
     if (p == CB_PHASE_BWD_DATA && (route == DN_ROUTE_BLOCKED || route == DN_ROUTE_WINOGRAD))
         cb_cpu_dgrad(&cp, r->dy, r->w, r->dx, r->ws, route == DN_ROUTE_WINOGRAD);
+    else if (p == CB_PHASE_BWD_FILTER && route == DN_ROUTE_BLOCKED) cb_cpu_wgrad(&cp, r->x, r->dy, r->dw, r->db, r->ws);
     else if (p == CB_PHASE_FORWARD && route == DN_ROUTE_OWN) cb_cpu_direct_forward(&cp, r->x, r->w, r->b, r->y, r->ws);
     else if (p == CB_PHASE_FORWARD && route == DN_ROUTE_BLOCKED) cb_cpu_blocked_forward(&cp, r->x, r->w, r->b, r->y, r->ws);
     else if (p == CB_PHASE_FORWARD && route == DN_ROUTE_WINOGRAD) cb_cpu_winograd_forward(&cp, r->x, r->w, r->b, r->y, r->ws);
@@ -353,8 +356,8 @@ static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
     static const char *own_names[] = {"own direct (scalar)", "own direct (AVX2)", "own direct (AVX-512)"};
     static const char *blocked_names[] = {"own blocked (scalar)", "own blocked (AVX2)", "own blocked (AVX-512)"};
     static const char *winograd_names[] = {"own winograd (scalar)", "own winograd (AVX2)", "own winograd (AVX-512)"};
-    bool conv = L->op == CB_OP_CONV, own_ok = false, blocked_ok = false, winograd_ok = false, dgrad_ok[2] = {false, false};
-    size_t ws[DN_ROUTE_COUNT] = {0}, dws[2] = {0}; // dws: backward data on the blocked, Winograd kernels
+    bool conv = L->op == CB_OP_CONV, own_ok = false, blocked_ok = false, winograd_ok = false, dgrad_ok[2] = {false, false}, wgrad_ok = false;
+    size_t ws[DN_ROUTE_COUNT] = {0}, dws[2] = {0}, wws = 0; // dws: backward data on the blocked, Winograd kernels; wws: backward filter
     if (conv) {
         cb_conv_params cp;
         cb_conv_params_of(L, &cp);
@@ -369,6 +372,8 @@ static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
             dgrad_ok[k] = e->opts.train && cb_cpu_dgrad_applies(&cp, k);
             dws[k] = dgrad_ok[k] ? cb_cpu_dgrad_workspace(&cp, k) : 0;
         }
+        wgrad_ok = e->opts.train && cb_cpu_wgrad_supports(&cp);
+        wws = wgrad_ok ? cb_cpu_wgrad_workspace(&cp) : 0;
     }
     const char *name[DN_ROUTE_COUNT] = {NULL, NULL, !conv ? "GEMM" : ws[DN_ROUTE_GEMM] ? "im2col+GEMM" : "GEMM 1x1", own_names[cb_cpu_direct_isa()],
                                         blocked_names[cb_cpu_direct_isa()], winograd_names[cb_cpu_direct_isa()]};
@@ -377,6 +382,7 @@ static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
     size_t most = 0;
     for (int k = 0; k < DN_ROUTE_COUNT; k++) most = ws[k] > most ? ws[k] : most;
     for (int k = 0; k < 2; k++) most = dws[k] > most ? dws[k] : most;
+    most = wws > most ? wws : most;
     race_buf r = {0};
     if (s->force < 0 && !race_buf_make(e, i, most, &r)) {
         race_buf_free(&r);
@@ -387,8 +393,9 @@ static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
         if (p == CB_PHASE_BWD_DATA && !e->lb[L->parents[0]].dy) continue; // no gradient into the input: left unraced on oneDNN
         name[DN_ROUTE_ONEDNN] = phase_prim(l, p, false)->impl;
         name[DN_ROUTE_PLAIN] = l->pfwd.p ? phase_prim(l, p, true)->impl : NULL;
-        const bool fwd = p == CB_PHASE_FORWARD, bwd = p == CB_PHASE_BWD_DATA;
-        bool can[DN_ROUTE_COUNT] = {true, l->pfwd.p != NULL, true, fwd && own_ok, (fwd && blocked_ok) || (bwd && dgrad_ok[0]),
+        const bool fwd = p == CB_PHASE_FORWARD, bwd = p == CB_PHASE_BWD_DATA, bwf = p == CB_PHASE_BWD_FILTER;
+        bool can[DN_ROUTE_COUNT] = {true, l->pfwd.p != NULL, true, fwd && own_ok,
+                                    (fwd && blocked_ok) || (bwd && dgrad_ok[0]) || (bwf && wgrad_ok),
                                     (fwd && winograd_ok) || (bwd && dgrad_ok[1])};
         int win = 0, rival = -1;
         double ms[DN_ROUTE_COUNT] = {-1, -1, -1, -1, -1, -1};
@@ -412,7 +419,9 @@ static bool choose(cb_exec *e, int i, dn_layer *l, char *why, size_t n) {
             }
         }
         l->route[p] = (dn_route)win;
-        b->ws[p] = bwd && (win == DN_ROUTE_BLOCKED || win == DN_ROUTE_WINOGRAD) ? dws[win == DN_ROUTE_WINOGRAD] : ws[win];
+        b->ws[p] = bwd && (win == DN_ROUTE_BLOCKED || win == DN_ROUTE_WINOGRAD) ? dws[win == DN_ROUTE_WINOGRAD]
+                   : bwf && win == DN_ROUTE_BLOCKED                              ? wws
+                                                                                 : ws[win];
         if (rival >= 0) snprintf(l->label[p], sizeof l->label[p], "%s%s vs %s", name[win], win == DN_ROUTE_PLAIN ? " plain" : "", ROUTE_NAMES[rival]);
         else snprintf(l->label[p], sizeof l->label[p], "%s%s", name[win], win == DN_ROUTE_PLAIN ? " plain" : "");
         bool dnn = win == DN_ROUTE_ONEDNN || win == DN_ROUTE_PLAIN;
