@@ -485,7 +485,8 @@ double cb_cuda_xent_forward_(cb_exec *e, const float *prob, const int32_t *label
     cb_cuda_state *s = e->state;
     double loss = 0;
     cb_cuda_xent_forward(n, k, prob, labels, s->loss);
-    if (!s->capturing) cudaMemcpy(&loss, s->loss, sizeof loss, cudaMemcpyDeviceToHost); // else read after a replay
+    // (while a step graph is recorded nothing may wait for the device: the loss stays in s->loss)
+    if (!s->capturing) cudaMemcpy(&loss, s->loss, sizeof loss, cudaMemcpyDeviceToHost);
     return loss;
 }
 void cb_cuda_xent_backward_(cb_exec *e, const float *prob, const int32_t *labels, int n, int k, float *dlogits) {
