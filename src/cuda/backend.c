@@ -35,6 +35,7 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     CB_CUDA_TRY(cudaMalloc((void **)&s->step, sizeof *s->step));
     CB_CUDA_TRY(cudaMemset(s->step, 0, sizeof *s->step));
     s->dropout_seed = e->opts.seed * 0xC2B2AE3D27D4EB4FULL + 0x165667B19E3779F9ULL;
+    for (int i = 1; i < e->net->nlayers; i++) s->dropout |= e->net->layers[i].op == CB_OP_DROPOUT;
     return CB_OK;
 }
 
@@ -63,11 +64,7 @@ uint64_t cb_cuda_dropout_seed(cb_exec *e, int layer) {
 }
 void cb_cuda_step_begin(cb_exec *e) {
     cb_cuda_state *s = e->state;
-    for (int i = 1; i < e->net->nlayers; i++)
-        if (e->net->layers[i].op == CB_OP_DROPOUT) {
-            cb_cuda_counter_inc(s->step);
-            return;
-        }
+    if (s->dropout) cb_cuda_counter_inc(s->step);
 }
 
 // A step graph: the work queued on this thread's default stream (every kernel's and library

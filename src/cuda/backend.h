@@ -19,6 +19,7 @@ typedef struct cb_cuda_state {
     double *loss; // (1) device
     unsigned long long *step; // (1) device: training forwards so far (dropout's masks move on with it)
     uint64_t dropout_seed;    // from --seed: layer i's dropout seed is this and i (cb_cuda_dropout_seed)
+    bool dropout;             // the net has a dropout layer: a training forward advances *step
     bool capturing;           // a step graph is being recorded: nothing may wait for the device
     cudaGraphExec_t graph;    // the recorded step, or NULL
     const cb_cuda_conv_algo *(*conv)[CB_PHASE_COUNT]; // (nlayers) own algorithm per conv layer and phase
