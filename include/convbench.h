@@ -333,17 +333,21 @@ const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph); // cb_choice
 size_t cb_exec_workspace(const cb_exec *e, int layer, cb_phase ph);
 size_t cb_exec_peak_bytes(const cb_exec *e);
 // Where the planned bytes go: parameters (values, gradients, momentum, running statistics), layer
-// outputs, intermediates (a batch norm's input, an activation's input kept for backward, pool
-// indices, dropout masks, LRN scales, per-channel statistics), the shared arena (gradients, their
-// accumulation buffer, outputs no backward reads; src/core/exec.c),
-// the shared workspace, the criterion's buffers, and the backend's own copies (padded or permuted
-// inputs, converted weights; the rest of cb_exec_peak_bytes).
+// outputs, what layers keep for their backward (a batch norm's input, an activation's input, pool
+// argmax, dropout masks, LRN scales, per-channel statistics), the activations' gradients, the
+// accumulation scratch, the shared workspace, the criterion's buffers, and the backend's own
+// copies (padded or permuted inputs, converted weights; the rest of cb_exec_peak_bytes). The
+// activation-sized buffers share one arena by liveness (src/core/exec.c): cb_exec_memory counts
+// each kind's buffers whole, cb_exec_memory_reused the bytes they share (all kinds' sum less it is
+// cb_exec_peak_bytes).
 typedef enum cb_mem_kind {
-    CB_MEM_PARAMS, CB_MEM_OUTPUTS, CB_MEM_SAVED, CB_MEM_ARENA, CB_MEM_WORKSPACE, CB_MEM_CRITERION, CB_MEM_BACKEND,
+    CB_MEM_PARAMS, CB_MEM_OUTPUTS, CB_MEM_SAVED, CB_MEM_GRADS, CB_MEM_ACC, CB_MEM_WORKSPACE, CB_MEM_CRITERION, CB_MEM_BACKEND,
     CB_MEM_COUNT
 } cb_mem_kind;
 const char *cb_mem_kind_name(cb_mem_kind k);
 size_t cb_exec_memory(const cb_exec *e, cb_mem_kind k);
+size_t cb_exec_memory_reused(const cb_exec *e);
+size_t cb_exec_arena_bytes(const cb_exec *e); // 0 without the arena
 bool cb_exec_memory_shared(const cb_exec *e); // the arena is in use (not $CONVBENCH_MEMORY=separate)
 const cb_net *cb_exec_net(const cb_exec *e);
 const char *cb_exec_backend_name(const cb_exec *e);

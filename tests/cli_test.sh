@@ -97,7 +97,7 @@ assert r['min_ms'] <= r['median_ms'] <= r['max_ms'] and r['stddev_ms'] >= 0 and 
 if python3 -c "
 import csv; rows = list(csv.DictReader(open('$tmp/f.csv')))
 assert {r['table'] for r in rows} == {'fullpass', 'samples', 'breakdown', 'memory'}
-assert {r['kind'] for r in rows if r['table'] == 'memory'} >= {'parameters', 'layer outputs', 'shared arena'}
+assert {r['kind'] for r in rows if r['table'] == 'memory'} >= {'parameters', 'layer outputs', 'activation gradients', 'shared by liveness (arena)', 'total planned'}
 assert all(r['batch'] == '4' and r['backend'] == 'cpu' and r['update'] == 'false' and r['convbench_commit'] for r in rows)
 assert len([r for r in rows if r['table'] == 'samples' and r['phase'] == 'total']) == 3
 assert rows[0]['command'].startswith('convbench fullpass fashion-lenet')

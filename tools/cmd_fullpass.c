@@ -85,7 +85,7 @@ static void breakdown_add(breakdown *b, const cb_net *net, const cb_layer_times 
 
 // the breakdown table: parts by total time, then the gaps and the measured step (median of the
 // steps timed without per-layer synchronisation); returns the parts' share of the step
-// where the planned bytes go (cb_mem_kind), largest first
+// where the planned bytes go (cb_mem_kind), largest first, then what the arena's buffers share
 static void memory_table(cb_report *r, const cb_exec *e) {
     const char *cols[] = {"kind", "mib", "pct"};
     cb_table *t = cb_report_table(r, "memory", 3, cols);
@@ -103,6 +103,17 @@ static void memory_table(cb_report *r, const cb_exec *e) {
         cb_table_num(t, b / (1 << 20), 1);
         cb_table_num(t, all > 0 ? 100 * b / all : 0, 1);
     }
+    double reused = (double)cb_exec_memory_reused(e);
+    if (reused > 0) {
+        cb_table_row(t);
+        cb_table_str(t, "shared by liveness (arena)");
+        cb_table_num(t, -reused / (1 << 20), 1);
+        cb_table_num(t, all > 0 ? -100 * reused / all : 0, 1);
+    }
+    cb_table_row(t);
+    cb_table_str(t, "total planned");
+    cb_table_num(t, all / (1 << 20), 1);
+    cb_table_num(t, 100, 1);
 }
 
 static double breakdown_table(cb_report *r, const breakdown *b, double step) {
@@ -395,8 +406,9 @@ static int run(int argc, char **argv) {
     bool shared = cb_exec_memory_shared(e);
     cb_report_meta_str(r, "memory_mode", shared ? "reuse" : "separate");
     cb_report_note(r, "memory: the planned buffers by kind; %s", shared
-                   ? "the gradients, the accumulation buffer and the outputs no backward reads share one arena placed by "
-                     "liveness over the step ($CONVBENCH_MEMORY=separate: one buffer each)"
+                   ? "each kind's buffers counted whole; the activation-sized ones (outputs, what backward reads, gradients, "
+                     "accumulation) share one arena placed by liveness over the step, a buffer's bytes serving another "
+                     "once its last reader is done (row 'shared by liveness'; $CONVBENCH_MEMORY=separate: one buffer each)"
                    : "memory_mode separate ($CONVBENCH_MEMORY): every buffer its own allocation, no arena");
     cb_report_note(r, "memory_mb: the planned buffers; host_max_rss_mb: the process's measured peak resident memory%s",
                    on_gpu ? "; device_peak_mb: the measured high-water mark of device memory in use (cudaMemGetInfo "

@@ -16,6 +16,7 @@ typedef struct cb_lbuf {
     float *act_in;                // the fused activation's input, when its gradient reads it (cb_act_needs_input)
     float *bn_mean, *bn_invstd;   // (C) batch statistics saved for backward
     void *aux;                    // max-pool argmax (int32), dropout mask, LRN scale: out-sized
+    float *acc;                   // the accumulation scratch of this layer's backward (e->scratch then), or NULL
     float *w, *b, *gamma, *beta;  // parameters (slices of the parameter arena)
     float *dw, *db, *dgamma, *dbeta;
     float *rmean, *rvar;          // running statistics (bn)
@@ -104,8 +105,10 @@ struct cb_exec {
     int64_t nparams, nstats;
     void *ws;                     // shared workspace, max over layers and phases
     size_t ws_bytes;
-    float *scratch;               // gradient accumulation for layers with several consumers
-    void *arena;                  // dy, dpre, scratch, transient outputs, placed by liveness (exec.c); NULL: one buffer each
+    float *scratch;               // accumulation scratch: the current layer's acc in backward, else plan_scratch
+    float *plan_scratch;          // the largest activation's size, for the races while planning (before any step)
+    void *arena;                  // every activation-sized buffer, placed by liveness (exec.c); NULL: one buffer each
+    size_t arena_bytes;
     float *prob;                  // (N, K) criterion probabilities when the net has no Softmax layer
     int32_t *labels;              // (N)
     bool *grad_ready;             // per layer, during backward
@@ -114,7 +117,8 @@ struct cb_exec {
     int *span;                    // (nlayers, CB_SPAN_COUNT, 2) per-layer timing: first and last mark of each piece
     size_t allocated;             // bytes taken through be->alloc (and a backend's own copies)
     double planned;               // bytes the plan asked for, allocated or not (for the out-of-memory message)
-    size_t mem[CB_MEM_COUNT];     // bytes the engine allocated, by kind (CB_MEM_BACKEND: unused here)
+    size_t mem[CB_MEM_COUNT];     // bytes of the engine's buffers by kind, in the arena or not (CB_MEM_BACKEND: unused here)
+    size_t engine_bytes;          // bytes the engine allocated (the arena once); the rest of allocated is the backend's
     uint64_t rng;
     size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)
     uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them

@@ -38,27 +38,36 @@ void cb_exec_opts_default(cb_exec_opts *o) {
     o->workspace_limit = (size_t)4096 << 20;
 }
 
+// an allocation of the engine's, counted as kind k (CB_MEM_COUNT: counted by the caller)
 static void *take_kind(cb_exec *e, size_t bytes, bool *ok, cb_mem_kind k) {
     e->planned += (double)bytes; // counted on after a failure: the message gives the whole plan
     if (!*ok || bytes == 0) return NULL;
     void *p = e->be->alloc(e, bytes);
     if (!p) *ok = false;
-    else e->allocated += bytes, e->mem[k] += bytes;
+    else {
+        e->allocated += bytes, e->engine_bytes += bytes;
+        if (k < CB_MEM_COUNT) e->mem[k] += bytes;
+    }
     return p;
 }
 
-static const char *const MEM_NAMES[] = {"parameters", "layer outputs", "intermediates", "shared arena",
-                                        "workspace", "criterion", "backend copies"};
+static const char *const MEM_NAMES[] = {"parameters", "layer outputs", "saved for backward", "activation gradients",
+                                        "accumulation scratch", "workspace", "criterion", "backend copies"};
 _Static_assert(sizeof MEM_NAMES / sizeof MEM_NAMES[0] == CB_MEM_COUNT, "a memory kind lacks a name");
 const char *cb_mem_kind_name(cb_mem_kind k) { return (unsigned)k < CB_MEM_COUNT ? MEM_NAMES[k] : "?"; }
 
 bool cb_exec_memory_shared(const cb_exec *e) { return e->arena != NULL; }
+size_t cb_exec_arena_bytes(const cb_exec *e) { return e->arena_bytes; }
 
 size_t cb_exec_memory(const cb_exec *e, cb_mem_kind k) {
     if (k != CB_MEM_BACKEND) return (unsigned)k < CB_MEM_COUNT ? e->mem[k] : 0;
-    size_t mine = 0;
-    for (int j = 0; j < CB_MEM_BACKEND; j++) mine += e->mem[j];
-    return e->allocated > mine ? e->allocated - mine : 0;
+    return e->allocated > e->engine_bytes ? e->allocated - e->engine_bytes : 0;
+}
+
+size_t cb_exec_memory_reused(const cb_exec *e) {
+    size_t all = 0;
+    for (int k = 0; k < CB_MEM_COUNT; k++) all += cb_exec_memory(e, (cb_mem_kind)k);
+    return all > e->allocated ? all - e->allocated : 0;
 }
 
 // Does layer i keep extra state for backward, and how big is its auxiliary buffer (bytes)?
@@ -72,29 +81,38 @@ static size_t aux_bytes(const cb_layer *L, bool train) {
 }
 
 // ---- the shared arena -----------------------------------------------------------------------------
-// Buffers that live only part of a step share one arena. One timeline covers the step: layer i's
-// forward at t = i, its backward at t = 2n-1-i (the backward runs from layer n-1 down to 1).
-//   - dy[i] (its output's gradient) lives from its first write, the backward of its highest
-//     consumer h (the criterion for the last layer), to its own backward: [2n-1-h, 2n-1-i];
-//   - dpre[i] (a batch-normed layer's gradient before the batch norm): [2n-1-i, 2n-1-i];
-//   - the accumulation scratch: the whole backward, [n, 2n-1];
-//   - a transient output y[i], one that no backward reads, from its forward (its plan node's head's:
-//     a fused group writes it there, while the head's inputs are read) to its last
-//     consumer's: [i, h]. In training that is a layer without activation whose own backward reads
-//     only its input and dy (Convolution, InnerProduct, with or without batch norm; a sum; a
-//     concatenation) and whose every consumer is a sum or a concatenation (their backward reads no
-//     input): the last convolution of a residual block, a projection shortcut. In inference every
-//     output but the input's and the last layer's is transient, and so is a batch norm's input
-//     pre[i] ([i, i]).
-// The last layer's gradient and the input's stay live throughout (a caller may set the first once
-// and run many steps; the second is read after backward), as do the input and the last output.
+// Every activation-sized buffer of a step shares one arena, placed by liveness. One timeline covers
+// the step: layer i's forward at t = i, its backward at t = 2n-1-i (the backward runs from layer
+// n-1 down to 1); a buffer holds its bytes from its first write to its last read:
+//   - an output y[i] from its plan node's forward (a fused group writes it at its head's, while the
+//     head's inputs are read) to its own backward, the last to read it (its consumers' backward
+//     comes first): [head, 2n-1-i]. A transient output, one that no backward reads, only to its
+//     last consumer's forward: [head, h]. In training that is a layer without activation whose own
+//     backward reads only its input and dy (Convolution, InnerProduct, with or without batch norm;
+//     a sum; a concatenation) and whose every consumer is a sum or a concatenation (their backward
+//     reads no input): the last convolution of a residual block, a projection shortcut. In
+//     inference every output but the input's and the last layer's is transient;
+//   - what a layer keeps for its backward (a batch norm's input pre[i], an activation's input, pool
+//     argmax, dropout mask, LRN scale, LayerNorm statistics): [head, 2n-1-i]; in inference [head, i];
+//   - dy[i] (its output's gradient) from its first write, the backward of its highest consumer h
+//     (the criterion for the last layer), to its own backward: [2n-1-h, 2n-1-i]; dpre[i] (a
+//     batch-normed layer's gradient before the batch norm): [2n-1-i, 2n-1-i];
+//   - acc[i], the accumulation scratch of layer i's backward (a parent's gradient computed apart,
+//     then added; cuDNN's batch norm's unused dx), where it may be needed: [2n-1-i, 2n-1-i];
+//   - the plan's scratch, used by races while the engine plans (t = -1), before any step.
+// So the bytes a layer kept for its backward serve, once that backward is done, the gradients of
+// the layers before it, as a framework's allocator frees them. The input, the last output and their
+// gradients stay live throughout, from before the first step (-1): a caller sets the input and the
+// last gradient once and runs many steps, and reads the output and the input's gradient after.
 // Buffers whose intervals meet never share bytes; they are placed largest first at the lowest
 // offset that overlaps no placed buffer live at the same time (first fit, as TFLite's arena
-// planner does). $CONVBENCH_MEMORY=separate gives every buffer its own allocation (A/B runs).
+// planner does). $CONVBENCH_MEMORY=separate gives every buffer its own allocation and one
+// accumulation scratch for all (the old plan, for A/B runs).
 typedef struct arena_buf {
-    void **slot;     // &lb[i].dy, .dpre, .y, .pre or &e->scratch
-    size_t bytes;    // aligned
-    int lo, hi;      // live over lo..hi of the timeline
+    void **slot;      // &lb[i].y, .pre, .act_in, .aux, .dy, .dpre, .acc or &e->scratch
+    size_t bytes;     // aligned
+    int lo, hi;       // live over lo..hi of the timeline
+    cb_mem_kind kind; // what it is, for the report
     size_t off;
 } arena_buf;
 
@@ -192,45 +210,80 @@ static int grad_root(const cb_exec *e, int i) {
     return i;
 }
 
+
+// bytes of layer i's accumulation scratch (0: none): a parent's gradient that its backward may
+// compute apart and add (the parent holds a gradient already from a later consumer, or is read
+// twice; a sum adds its own straight in unless $CONVBENCH_GRAD_ROUTE=copy), and a batch-norm
+// layer's own shape (cuDNN's backward writes a dx even where the input takes no gradient)
+static size_t acc_bytes(const cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    int64_t need = L->op == CB_OP_BATCHNORM ? cb_shape_count(L->out) : 0;
+    for (int j = 0; j < L->nparents; j++) {
+        int p = L->parents[j];
+        bool later = i < e->net->layers[p].last_child;
+        for (int k = 0; k < j; k++) later |= L->parents[k] == p;
+        if ((p == 0 && e->opts.no_data_grad) || e->grad_alias[p] == i || !later || (L->op == CB_OP_ADD && !e->grad_copy)) continue;
+        if (cb_shape_count(e->net->layers[p].out) > need) need = cb_shape_count(e->net->layers[p].out);
+    }
+    return (size_t)need * e->act_bytes;
+}
+
 static bool arena_separate(void) {
     const char *mode = getenv("CONVBENCH_MEMORY");
     return mode && !strcmp(mode, "separate");
 }
 
-// the buffers that share the arena: allocated (one each under CONVBENCH_MEMORY=separate) and set;
-// *ok false when an allocation failed
+static void add_buf(arena_buf *bufs, int *nb, void **slot, size_t bytes, int lo, int hi, cb_mem_kind k) {
+    if (bytes) bufs[(*nb)++] = (arena_buf){slot, (bytes + 255) & ~(size_t)255, lo, hi, k, 0};
+}
+
+// Every activation-sized buffer: placed in the arena (or allocated one each under
+// CONVBENCH_MEMORY=separate) and set; *ok false when an allocation failed. maxact: the largest
+// activation's element count (the plan's scratch).
 static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
     const cb_net *net = e->net;
     int n = net->nlayers, nb = 0;
     bool train = e->opts.train;
-    arena_buf *bufs = cb_xcalloc((size_t)n * 4 + 1, sizeof *bufs);
+    arena_buf *bufs = cb_xcalloc((size_t)n * 7 + 1, sizeof *bufs);
     int *lowest = cb_xcalloc((size_t)n, sizeof *lowest); // a routed gradient buffer lives to its lowest holder's backward
     for (int i = 0; i < n; i++) lowest[i] = i;
     for (int i = 0; i < n; i++)
         if (e->grad_alias[i] >= 0 && i < lowest[grad_root(e, i)]) lowest[grad_root(e, i)] = i;
+    const int T = 2 * n - 1;
 #define BWD(i) (2 * n - 1 - (i))
+#define BUF(field, nbytes, from, to, k) add_buf(bufs, &nb, (void **)&e->lb[i].field, nbytes, from, to, k)
     for (int i = 0; i < n; i++) {
         const cb_layer *L = &net->layers[i];
-        size_t bytes = ((size_t)cb_shape_count(L->out) * e->act_bytes + 255) & ~(size_t)255;
+        size_t bytes = (size_t)cb_shape_count(L->out) * e->act_bytes;
         bool pinned = i == 0 || i == n - 1;
         int hi = L->last_child >= 0 ? L->last_child : i; // its last consumer
-        // (a sum a fused node's head computes is written at the head's forward: lo is the head's)
         int lo = e->plan.node[e->plan.node_of[i]].layer[0];
-        if (cb_exec_output_transient(net, i, train)) bufs[nb++] = (arena_buf){(void **)&e->lb[i].y, bytes, lo, hi, 0};
-        if (!train && L->bn) bufs[nb++] = (arena_buf){(void **)&e->lb[i].pre, bytes, i, i, 0};
+        int kept = train ? BWD(i) : i;                  // the last read of what a layer keeps for backward
+        if (pinned) BUF(y, bytes, -1, T, CB_MEM_OUTPUTS);
+        else if (cb_exec_output_transient(net, i, train)) BUF(y, bytes, lo, hi, CB_MEM_OUTPUTS);
+        else BUF(y, bytes, lo, kept, CB_MEM_OUTPUTS);
+        if (L->bn) BUF(pre, bytes, lo, kept, CB_MEM_SAVED);
+        if (train && cb_act_needs_input(L->act)) BUF(act_in, bytes, lo, kept, CB_MEM_SAVED);
+        BUF(aux, aux_bytes(L, train), lo, kept, CB_MEM_SAVED);
         if (train && (i > 0 || !e->opts.no_data_grad) && e->grad_alias[i] < 0)
-            bufs[nb++] = (arena_buf){(void **)&e->lb[i].dy, bytes, pinned ? 0 : BWD(hi), pinned ? 2 * n - 1 : BWD(lowest[i]), 0};
-        if (train && L->bn) bufs[nb++] = (arena_buf){(void **)&e->lb[i].dpre, bytes, BWD(i), BWD(i), 0};
+            BUF(dy, bytes, pinned ? -1 : BWD(hi), pinned ? T : BWD(lowest[i]), CB_MEM_GRADS);
+        if (train && L->bn) BUF(dpre, bytes, BWD(i), BWD(i), CB_MEM_GRADS);
+        if (train && i > 0 && !arena_separate()) BUF(acc, acc_bytes(e, i), BWD(i), BWD(i), CB_MEM_ACC);
     }
-    if (train) bufs[nb++] = (arena_buf){(void **)&e->scratch, (maxact * e->act_bytes + 255) & ~(size_t)255, n, 2 * n - 1, 0};
+    if (train) add_buf(bufs, &nb, (void **)&e->scratch, maxact * e->act_bytes, -1, -1, CB_MEM_ACC);
+#undef BUF
 #undef BWD
-    if (arena_separate()) {
-        for (int k = 0; k < nb; k++) *bufs[k].slot = take_kind(e, bufs[k].bytes, ok, CB_MEM_ARENA);
+    for (int k = 0; k < nb; k++) e->mem[bufs[k].kind] += bufs[k].bytes;
+    if (arena_separate()) { // (one scratch serves every layer's accumulation, as before the arena)
+        for (int k = 0; k < nb; k++) *bufs[k].slot = take_kind(e, bufs[k].bytes, ok, CB_MEM_COUNT);
+        for (int i = 1; i < n && train; i++) e->lb[i].acc = e->scratch;
     } else {
         size_t total = arena_first_fit(bufs, nb);
-        e->arena = take_kind(e, total, ok, CB_MEM_ARENA);
+        e->arena = take_kind(e, total, ok, CB_MEM_COUNT);
+        e->arena_bytes = e->arena ? total : 0;
         for (int k = 0; k < nb && e->arena; k++) *bufs[k].slot = (char *)e->arena + bufs[k].off;
     }
+    e->plan_scratch = e->scratch;
     for (int i = 0; i < n; i++)
         if (e->grad_alias[i] >= 0) e->lb[i].dy = e->lb[grad_root(e, i)].dy;
     free(lowest);
@@ -287,16 +340,15 @@ void cb_exec_destroy(cb_exec *e) {
     if (e->lb) {
         for (int i = 0; i < e->net->nlayers; i++) {
             cb_lbuf *b = &e->lb[i];
-            bool own = !e->arena; // (else dy, dpre, transient outputs and inference's pre lie in the arena)
-            bool y_own = own || !cb_exec_output_transient(e->net, i, e->opts.train), pre_own = own || e->opts.train;
+            bool own = !e->arena; // (else every activation-sized buffer lies in the arena)
             bool dy_own = own && (!e->grad_alias || e->grad_alias[i] < 0); // (a routed dy is its sum's)
-            void *bufs[] = {y_own ? b->y : NULL, dy_own ? b->dy : NULL, pre_own ? b->pre : NULL, own ? b->dpre : NULL,
-                            b->act_in, b->bn_mean, b->bn_invstd, b->aux};
+            void *bufs[] = {own ? b->y : NULL, dy_own ? b->dy : NULL, own ? b->pre : NULL, own ? b->dpre : NULL,
+                            own ? b->act_in : NULL, own ? b->aux : NULL, b->bn_mean, b->bn_invstd};
             for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
                 if (bufs[j]) e->be->release(e, bufs[j]);
         }
     }
-    void *bufs[] = {e->params, e->grads, e->moms, e->stats, e->ws, e->arena ? NULL : e->scratch, e->prob, e->labels, e->arena};
+    void *bufs[] = {e->params, e->grads, e->moms, e->stats, e->ws, e->arena ? NULL : e->plan_scratch, e->prob, e->labels, e->arena};
     for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
         if (bufs[j]) e->be->release(e, bufs[j]);
     if (e->be->destroy) e->be->destroy(e);
@@ -378,16 +430,11 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
             b->rvar = e->stats + soff + b->nbn;
             soff += 2 * b->nbn;
         }
-        size_t out = (size_t)cb_shape_count(L->out) * e->act_bytes;
         if (cb_shape_count(L->out) > maxact) maxact = cb_shape_count(L->out);
-        if (!cb_exec_output_transient(net, i, train)) b->y = take_kind(e, out, &ok, CB_MEM_OUTPUTS);
-        if (L->bn || L->op == CB_OP_BATCHNORM) {
-            if (L->bn && train) b->pre = take_kind(e, out, &ok, CB_MEM_SAVED);
+        if (L->bn || L->op == CB_OP_BATCHNORM) { // (y, pre, act_in, aux: the arena)
             b->bn_mean = take_kind(e, (size_t)L->out.c * 4, &ok, CB_MEM_SAVED);
             b->bn_invstd = take_kind(e, (size_t)L->out.c * 4, &ok, CB_MEM_SAVED);
         }
-        if (train && cb_act_needs_input(L->act)) b->act_in = take_kind(e, out, &ok, CB_MEM_SAVED);
-        b->aux = take_kind(e, aux_bytes(L, train), &ok, CB_MEM_SAVED);
     }
     cb_plan_build(net, opts->train, &e->plan); // (the arena reads it)
     if (ok) arena_place(e, (size_t)maxact, &ok);
@@ -589,6 +636,7 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
             act_fill(e, b->dy, 0, (size_t)cb_shape_count(L->out));
             e->grad_ready[i] = true;
         }
+        e->scratch = b->acc; // (the arena's bytes for this layer's accumulation, or NULL: none needed)
         if (L->act != CB_ACT_NONE || L->bn) e->be->backward_epilogue(e, i);
         clock_stop(&c, i, CB_SPAN_BWD_EPI, ti ? &ti->epilogue_ms[1] : NULL);
         if (b->nw || b->nbn) {
@@ -618,6 +666,7 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
             e->grad_ready[p] = true;
         }
     }
+    e->scratch = e->plan_scratch;
     for (int i = 1; t && i < n; i++) {
         if (c.marks) {
             t[i].epilogue_ms[1] = clock_span(&c, i, CB_SPAN_BWD_EPI);

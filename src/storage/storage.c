@@ -41,8 +41,11 @@ static cb_status alloc_buffers(cb_exec *e, cb_error *err) {
     cb_store *d = cb_store_of(e);
     const cb_net *net = e->net;
     const cb_layer *last = &net->layers[net->nlayers - 1];
+    // the stage moves whole examples: a 16 MiB one (or the whole of the input and the last
+    // output, if smaller) in as few copies as that takes, but never less than one example of any layer
     int64_t stage = cb_shape_count(net->layers[0].out), maxw = 1, maxk = 1;
     if (cb_shape_count(last->out) > stage) stage = cb_shape_count(last->out);
+    if (stage > ((int64_t)1 << 22)) stage = (int64_t)1 << 22;
     for (int i = 0; i < net->nlayers; i++) {
         const cb_layer *L = &net->layers[i];
         int64_t per = L->out.c * L->out.h * L->out.w, nw = 0, k = 0;

@@ -25,7 +25,7 @@ typedef struct cb_store {
     int fmt;                     // 0 (fp32 NCHW) or CB_FMT_NHWC | CB_FMT_BF16
     // only with fmt != 0:
     float *stage;                // (stage_elems) fp32 NCHW, host transfers of act_upload and act_download
-    int64_t stage_elems;         // >= the input's count, the last layer's, and any layer's per example
+    int64_t stage_elems;         // >= any layer's per example; up to 4M floats, or the input's and the last layer's count
     float *crit;                 // (N, K) fp32 NCHW: the criterion's probabilities and gradient
     void *wgrad;                 // (largest nw) a weight gradient in storage format, before fp32 KCRS
     float *part;                 // (CB_FMT_BIAS_PARTS, largest K) bias-gradient partial sums
