@@ -226,6 +226,7 @@ typedef struct cb_exec_opts {
     cb_layout layout;
     bool train;                   // allocate gradients and saved state
     bool no_data_grad;            // skip the gradient w.r.t. the first layer's input (always skipped for data)
+    bool no_update;               // no SGD update will run: no momentum buffer (cb_exec_update refuses)
     float lr, momentum, weight_decay;
     uint64_t seed;
     size_t workspace_limit;       // bytes, for algorithm choice (GPU)

@@ -569,6 +569,34 @@ static void onednn_sgd_matches_ref(const char *backend, const char *json, const 
     cb_net_free(net);
 }
 
+// A plan made without an update (no_update) keeps no momentum buffer and refuses an update; the
+// same plan with one has it, and both give the same loss and gradients.
+static void test_no_update_no_momentum(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load("fashion-lenet", &err);
+    CHECK(net && cb_net_set_batch(net, 4, &err) == CB_OK, "%s", err.msg);
+    if (!net) return;
+    cb_exec_opts o;
+    cb_exec_opts_default(&o); // momentum 0.9
+    cb_exec *with = cb_exec_create(net, &o, &err);
+    o.no_update = true;
+    cb_exec *without = cb_exec_create(net, &o, &err);
+    CHECK(with && without, "%s", err.msg);
+    if (with && without) {
+        size_t p = (size_t)with->nparams * 4;
+        CHECK(cb_exec_memory(with, CB_MEM_PARAMS) - cb_exec_memory(without, CB_MEM_PARAMS) == p,
+              "momentum: %zu vs %zu bytes of parameters, want a difference of %zu", cb_exec_memory(with, CB_MEM_PARAMS),
+              cb_exec_memory(without, CB_MEM_PARAMS), p);
+        CHECK(without->moms == NULL && cb_exec_update(without, NULL) == CB_STATUS_ARG, "an update ran on a plan made without one");
+        double a = step_loss(with), b = step_loss(without);
+        CHECK(a == b, "loss %.9g with a momentum buffer, %.9g without", a, b);
+        CHECK(cb_exec_update(with, NULL) == CB_OK, "the update failed");
+    }
+    cb_exec_destroy(with);
+    cb_exec_destroy(without);
+    cb_net_free(net);
+}
+
 static void test_onednn_matches_ref(void) {
     if (!cb_backend_find("onednn")) { printf("  skip: this build has no backend onednn\n"); return; }
     backend_matches_ref("onednn", NET_ALL);
@@ -873,5 +901,6 @@ int main(void) {
     RUN(test_plan_nodes);
     RUN(test_cudnn_declines_by_code);
     RUN(test_out_of_memory_is_clean);
+    RUN(test_no_update_no_momentum);
     return test_summary();
 }

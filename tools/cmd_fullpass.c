@@ -206,6 +206,7 @@ static int run(int argc, char **argv) {
     cb_exec_opts eo;
     if ((rc = cli_out_check(&cmd_fullpass, &o, &fmt)) >= 0) return rc;
     if ((rc = run_opts_check(&cmd_fullpass, &ro, &eo)) >= 0) return rc;
+    eo.no_update = !update; // (no momentum buffer, as PyTorch's SGD makes none before its first step)
     if (!(min_time >= 0 && min_time <= 86400)) return cli_usage_error(&cmd_fullpass, "--min-time: must be in [0, 86400] seconds");
     cb_dist_env denv;
     cb_error env_err = {0};

@@ -69,6 +69,7 @@ static int run(int argc, char **argv) {
         run_opts_check(&cmd_profile, &ro, &eo);
         eo.train = phase != CB_PHASE_FORWARD;
         eo.no_data_grad = true; // as Paleo: no gradient w.r.t. the input images
+        eo.no_update = true;    // (per-layer times only: no momentum buffer)
         cb_error err = {0};
         cli_progress(&o, "profile: %s, batch %lld, backend %s: planning", net->name, (long long)cb_net_batch(net), names[b]);
         cb_exec *e = cb_exec_create(net, &eo, &err);

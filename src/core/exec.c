@@ -407,7 +407,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     bool ok = true, train = opts->train;
     e->params = take_kind(e, (size_t)np * 4, &ok, CB_MEM_PARAMS);
     if (train) e->grads = take_kind(e, (size_t)np * 4, &ok, CB_MEM_PARAMS);
-    if (train && opts->momentum != 0) e->moms = take_kind(e, (size_t)np * 4, &ok, CB_MEM_PARAMS);
+    if (train && opts->momentum != 0 && !opts->no_update) e->moms = take_kind(e, (size_t)np * 4, &ok, CB_MEM_PARAMS);
     e->stats = take_kind(e, (size_t)ns * 4, &ok, CB_MEM_PARAMS);
     int64_t off = 0, soff = 0, maxact = 0;
     for (int i = 0; i < n && ok; i++) {
@@ -679,7 +679,7 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
 }
 
 cb_status cb_exec_update(cb_exec *e, double *ms) {
-    if (!e->opts.train) return CB_STATUS_ARG;
+    if (!e->opts.train || e->opts.no_update) return CB_STATUS_ARG;
     if (ms) e->be->timer_start(e);
     if (e->nparams)
         e->be->sgd(e, (size_t)e->nparams, e->opts.lr, e->opts.momentum, e->opts.weight_decay, e->params, e->grads, e->moms);
@@ -758,6 +758,7 @@ cb_status cb_exec_graph_capture(cb_exec *e, bool criterion, bool update, cb_erro
     e->graph_ready = false;
     // a backend's converted copy of the weights (bf16 storage) is refreshed in the forward pass
     // after an update: make this forward record the refresh, as every step after an update needs it
+    if (update && e->opts.no_update) return cb_fail(err, CB_STATUS_ARG, "--graph", NULL, "an update was asked of a plan made without one");
     if (update) e->param_version++;
     if (!e->be->graph_begin(e, why, sizeof why)) return cb_fail(err, CB_STATUS_DEVICE, "--graph", NULL, "%s", why);
     if (!criterion) cb_exec_set_output_grad(e, 1.0f);
