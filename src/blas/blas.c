@@ -97,18 +97,19 @@ void cb_blas_conv_data_add(cb_exec *e, int i, void *dx) { conv_phase(e, i, CB_PH
 // never permuted). With fp32 storage the GEMMs read the fp32 masters themselves and write the
 // weight gradient in place; on bf16 storage the weights' bf16 copy is a plain cast and cuBLAS
 // writes the gradient as fp32 straight into the master gradient.
-static bool fc_permutes(const cb_exec *e, int i) {
+bool cb_blas_fc_permutes(const cb_exec *e, int i) {
     cb_shape in = e->net->layers[e->net->layers[i].parents[0]].out;
-    return cb_store_nhwc(e) && in.h * in.w > 1;
+    return e->net->layers[i].op == CB_OP_FC && cb_store_nhwc(e) && in.h * in.w > 1;
 }
-static const void *fc_input(cb_exec *e, int i) {
+// the input as the GEMMs read it: permuted into to (the forward's copy or the backward's: none is
+// kept from forward to backward, the engine's arena places each where it is used)
+static const void *fc_input(cb_exec *e, int i, void *to) {
     const cb_layer *L = &e->net->layers[i];
-    cb_store_layer *l = cb_store_layer_of(e, i);
     const void *x = e->lb[L->parents[0]].y;
-    if (!l->xperm) return x;
+    if (!to) return x;
     cb_shape in = e->net->layers[L->parents[0]].out;
-    cb_fmt_convert(in.n, in.c, in.h, in.w, x, cb_store_of(e)->fmt, l->xperm, cb_store_of(e)->fmt & CB_FMT_BF16);
-    return l->xperm;
+    cb_fmt_convert(in.n, in.c, in.h, in.w, x, cb_store_of(e)->fmt, to, cb_store_of(e)->fmt & CB_FMT_BF16);
+    return to;
 }
 
 void cb_blas_fc_data(cb_exec *e, int i, const float *dy, float *dx) {
@@ -128,13 +129,13 @@ void cb_blas_fc(cb_exec *e, int i, cb_phase ph) {
     const float *dy = cb_exec_op_grad(e, i) ? cb_exec_op_grad(e, i) : cb_exec_op_out(e, i);
     if (ph == CB_PHASE_FORWARD) {
         float *out = cb_exec_op_out(e, i);
-        gemm(e, CUBLAS_OP_T, CUBLAS_OP_N, k, n, c, cb_store_weights(e, i), c, fc_input(e, i), c, out, k);
+        gemm(e, CUBLAS_OP_T, CUBLAS_OP_N, k, n, c, cb_store_weights(e, i), c, fc_input(e, i, cb_store_layer_of(e, i)->xperm), c, out, k);
         if (b->b) cb_store_bias_act(e, i, b->b, out);
     } else if (ph == CB_PHASE_BWD_DATA) {
         cb_blas_fc_data(e, i, dy, e->lb[L->parents[0]].dy);
     } else {
-        // the permuted input is the forward's (the engine runs the forward first)
-        const void *x = cb_store_layer_of(e, i)->xperm ? cb_store_layer_of(e, i)->xperm : e->lb[L->parents[0]].y;
+        cb_store_layer *l = cb_store_layer_of(e, i);
+        const void *x = fc_input(e, i, l->xperm_bwd ? l->xperm_bwd : l->xperm);
         if (cb_store_bf16(e))
             cublasGemmEx(blas_of(e), CUBLAS_OP_N, CUBLAS_OP_T, c, k, n, &one, x, CUDA_R_16BF, c, dy, CUDA_R_16BF, k, &zero, b->dw,
                          CUDA_R_32F, c, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
@@ -153,12 +154,11 @@ cb_status cb_blas_plan_fc(cb_exec *e, int i, cb_error *err) {
     if (!cb_store_native(e)) {
         cb_status st = cb_store_plan_weights(e, i, err);
         if (st != CB_OK) return st;
-        if (fc_permutes(e, i)) {
-            size_t bytes = (size_t)cb_shape_count(L->in) * e->act_bytes;
-            l->xperm = cb_store_alloc(e, bytes);
-            l->dxperm = e->lb[L->parents[0]].dy ? cb_store_alloc(e, bytes) : NULL;
-            if (!l->xperm || (e->lb[L->parents[0]].dy && !l->dxperm))
-                return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its permuted input");
+        if (cb_blas_fc_permutes(e, i)) { // the arena's copies (cb_dnn_input_copy)
+            l->xperm = b->xcopy, l->xperm_bwd = b->xcopy_bwd;
+            l->dxperm = e->lb[L->parents[0]].dy ? b->dxcopy : NULL;
+            if (!l->xperm || (e->opts.train && !l->xperm_bwd) || (e->lb[L->parents[0]].dy && !l->dxperm))
+                return cb_fail(err, CB_STATUS_UNSUPPORTED, e->net->path, L->name, "internal: its permuted input was not planned");
         }
     }
     for (int p = 0; p < CB_PHASE_COUNT; p++) b->choice[p] = cb_choice_of(CB_IMPL_CUBLAS, 0, blas);

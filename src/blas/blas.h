@@ -18,6 +18,8 @@ void cb_blas_destroy(cb_exec *e);
 
 // FC layer i: its storage buffers and cuBLAS as the choice of every phase
 cb_status cb_blas_plan_fc(cb_exec *e, int i, cb_error *err);
+// under NHWC an FC layer with a spatial input reads a permuted copy of it (cb_lbuf xcopy)
+bool cb_blas_fc_permutes(const cb_exec *e, int i);
 // one phase of FC layer i (bias and fused ReLU with the forward, bias gradient with the filter's)
 void cb_blas_fc(cb_exec *e, int i, cb_phase ph);
 void cb_blas_fc_data(cb_exec *e, int i, const float *dy, float *dx);

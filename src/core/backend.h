@@ -17,6 +17,10 @@ typedef struct cb_lbuf {
     float *bn_mean, *bn_invstd;   // (C) batch statistics saved for backward
     void *aux;                    // max-pool argmax (int32), dropout mask, LRN scale: out-sized
     float *acc;                   // the accumulation scratch of this layer's backward (e->scratch then), or NULL
+    // a backend's copy of the layer's input in its own shape (a padded or permuted input;
+    // be->input_copy), placed in the arena: the forward's, the backward's (made again there, so
+    // that no copy is held from forward to backward), and the input gradient's (NULL: none)
+    void *xcopy, *xcopy_bwd, *dxcopy;
     float *w, *b, *gamma, *beta;  // parameters (slices of the parameter arena)
     float *dw, *db, *dgamma, *dbeta;
     float *rmean, *rvar;          // running statistics (bn)
@@ -53,6 +57,9 @@ typedef struct cb_backend {
     // every layer. What only the library can tell (a refused descriptor, no algorithm within the
     // workspace) plan declines with cb_decline.
     cb_reason (*supports)(const cb_net *net, int layer, const cb_exec_opts *o, char *why, size_t n);
+    // Optional: bytes of the copy of layer `layer`'s input that the backend's kernels read in
+    // their own shape (cb_lbuf's xcopy), 0 for none; asked before the arena is placed
+    size_t (*input_copy)(const cb_exec *e, int layer);
     // choose algorithms and workspace for a layer; buffers exist already
     cb_status (*plan)(cb_exec *e, int layer, cb_error *err);
     void (*forward)(cb_exec *e, int layer, bool train);

@@ -61,7 +61,8 @@ size_t cb_exec_arena_bytes(const cb_exec *e) { return e->arena_bytes; }
 
 size_t cb_exec_memory(const cb_exec *e, cb_mem_kind k) {
     if (k != CB_MEM_BACKEND) return (unsigned)k < CB_MEM_COUNT ? e->mem[k] : 0;
-    return e->allocated > e->engine_bytes ? e->allocated - e->engine_bytes : 0;
+    // (its copies placed in the arena, and what it allocated itself)
+    return e->mem[k] + (e->allocated > e->engine_bytes ? e->allocated - e->engine_bytes : 0);
 }
 
 size_t cb_exec_memory_reused(const cb_exec *e) {
@@ -269,6 +270,12 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
             BUF(dy, bytes, pinned ? -1 : BWD(hi), pinned ? T : BWD(lowest[i]), CB_MEM_GRADS);
         if (train && L->bn) BUF(dpre, bytes, BWD(i), BWD(i), CB_MEM_GRADS);
         if (train && i > 0 && !arena_separate()) BUF(acc, acc_bytes(e, i), BWD(i), BWD(i), CB_MEM_ACC);
+        if (i > 0 && e->be->input_copy) { // (the backend's bytes, placed here as its own)
+            size_t xc = e->be->input_copy(e, i);
+            BUF(xcopy, xc, lo, lo, CB_MEM_BACKEND);
+            if (train) BUF(xcopy_bwd, xc, BWD(i), BWD(i), CB_MEM_BACKEND);
+            if (train && (L->parents[0] > 0 || !e->opts.no_data_grad)) BUF(dxcopy, xc, BWD(i), BWD(i), CB_MEM_BACKEND);
+        }
     }
     if (train) add_buf(bufs, &nb, (void **)&e->scratch, maxact * e->act_bytes, -1, -1, CB_MEM_ACC);
 #undef BUF

@@ -69,8 +69,6 @@ void cb_dnn_destroy(cb_exec *e) {
         if (l->pd) cudnnDestroyPoolingDescriptor(l->pd);
         if (l->lrn) cudnnDestroyLRNDescriptor(l->lrn);
         if (l->act) cudnnDestroyActivationDescriptor(l->act);
-        cudaFree(l->xpad);
-        cudaFree(l->dxpad);
         free(l);
         e->lb[i].priv = NULL;
     }
@@ -272,13 +270,13 @@ static bool mul_full(const cb_exec *e, int i, int j) {
     return P->out.h * P->out.w == L->out.h * L->out.w;
 }
 
-// the zero-padded copy of conv layer i's input x (l->xpad, shape l->xs: channels and trailing
-// rows and columns added)
-static void pad_input(cb_exec *e, int i, const void *x) {
+// the zero-padded copy of conv layer i's input x into to (l->xpad or l->xpad_bwd, shape l->xs:
+// channels and trailing rows and columns added)
+static void pad_input(cb_exec *e, int i, const void *x, void *to) {
     const cb_layer *L = &e->net->layers[i];
     dnn_layer *l = lay(e, i);
-    if (is_nhwc(e)) cb_fmt_window_nhwc(L->in.n, L->in.h, L->in.w, L->in.c, x, l->xs.h, l->xs.w, l->xs.c, l->xpad, is_bf16(e));
-    else cb_fmt_window_nchw(L->in.n * L->in.c, L->in.h, L->in.w, x, l->xs.h, l->xs.w, l->xpad, is_bf16(e));
+    if (is_nhwc(e)) cb_fmt_window_nhwc(L->in.n, L->in.h, L->in.w, L->in.c, x, l->xs.h, l->xs.w, l->xs.c, to, is_bf16(e));
+    else cb_fmt_window_nchw(L->in.n * L->in.c, L->in.h, L->in.w, x, l->xs.h, l->xs.w, to, is_bf16(e));
 }
 
 bool cb_dnn_dw_ok(const cb_exec *e, int i) {
@@ -346,7 +344,7 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
         else {
             const void *xc = x;
             if (l->xpad) {
-                pad_input(e, i, x);
+                pad_input(e, i, x, l->xpad);
                 xc = l->xpad;
             }
             if (l->blas[0]) cb_blas_conv(e, i, CB_PHASE_FORWARD, NULL);
@@ -502,10 +500,12 @@ void cb_dnn_backward_filter(cb_exec *e, int i) {
     if (L->op == CB_OP_CONV && l->dw[2]) {
         cb_dnn_run_dw(e, i, CB_PHASE_BWD_FILTER, e->ws, NULL);
     } else if (L->op == CB_OP_CONV && !l->own[2]) {
-        // a padded input was padded by the forward pass, unless that ran an own kernel
-        if (l->xpad && (l->own[0] || l->dw[0])) pad_input(e, i, x);
+        // the padded input is made again here: the forward's copy was not kept (its bytes served
+        // other buffers in between; a copy costs a pass over the input, keeping it its bytes over the step)
+        void *xpad = l->xpad_bwd ? l->xpad_bwd : l->xpad;
+        if (xpad) pad_input(e, i, x, xpad);
         if (l->blas[2]) cb_blas_conv(e, i, CB_PHASE_BWD_FILTER, NULL);
-        else cudnnConvolutionBackwardFilter(d->h, &one, l->xd, l->xpad ? l->xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
+        else cudnnConvolutionBackwardFilter(d->h, &one, l->xd, xpad ? xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
                                        &zero, l->wd, cb_store_wgrad(e, i));
         cb_store_finish_wgrad(e, i);
         if (b->db && native(e)) cudnnConvolutionBackwardBias(d->h, &one, l->yd, dy, &zero, l->bd, b->db);

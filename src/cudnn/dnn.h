@@ -57,7 +57,8 @@ typedef struct dnn_layer {
     cudnnLRNDescriptor_t lrn;
     cudnnActivationDescriptor_t act;
     cb_shape xs;                 // a conv's input as cuDNN sees it: L->in, or its padded copy's shape
-    void *xpad, *dxpad;          // (xs) NHWC: the padded copy of a conv's input and its gradient (NULL: none)
+    void *xpad, *xpad_bwd, *dxpad; // (xs): the padded copy of a conv's input made by the forward, made again by the
+                                 // backward filter, and its gradient (NULL: none); the engine's arena (cb_lbuf xcopy)
 } dnn_layer;
 
 // a dilation of 0 or 1: none; the own convolution kernels take no dilation (a dilated convolution
@@ -96,11 +97,15 @@ double cb_dnn_time_dw(cb_exec *e, int i, cb_phase ph);
 // on the own kernels or cuDNN's, on the layer's own buffers; running statistics untouched; -1: failed
 double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train);
 
+// the engine's be->input_copy (src/cudnn/plan.c): a conv's padded input, an FC layer's permuted one
+bool cb_dnn_conv_xin(const cb_exec *e, const cb_layer *L, cb_shape *xin);
+size_t cb_dnn_input_copy(const cb_exec *e, int i);
+
 #define DNN_BACKEND(NAME, INIT, DESTROY, SUPPORTS)                                                                              \
     {.name = NAME, .device = true, .init = INIT, .destroy = DESTROY, .alloc = cb_cuda_alloc,                  \
      .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,                             \
      .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,          \
-     .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = SUPPORTS, .plan = cb_dnn_plan,                     \
+     .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = SUPPORTS, .input_copy = cb_dnn_input_copy, .plan = cb_dnn_plan,                   \
      .forward = cb_dnn_forward, .forward_epilogue = cb_dnn_forward_epilogue, .backward_epilogue = cb_dnn_backward_epilogue, \
      .backward_data = cb_dnn_backward_data, .backward_data_add = cb_dnn_backward_data_add,                            \
      .backward_filter = cb_dnn_backward_filter, .add = cb_store_act_add, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,  \

@@ -63,6 +63,37 @@ void cb_dnn_take_dw(cb_exec *e, int i, int p, unsigned why) {
     b->choice[p].flags |= why;
 }
 
+// The input that cuDNN's convolution of layer i reads: under NHWC its channels padded
+// (cb_store_conv_cpad), and where the trailing padding exceeds the leading (TF SAME) zero rows and
+// columns added at the end, as cuDNN pads both sides alike (its output size: (h + 2 pad - dil (r - 1)
+// - 1) / stride + 1). False: L->in itself (or leading padding larger, which no copy helps).
+static int64_t sym_out(int64_t h, int pad, int r, int dil, int stride) { return (h + 2 * pad - (int64_t)dil * (r - 1) - 1) / stride + 1; }
+bool cb_dnn_conv_xin(const cb_exec *e, const cb_layer *L, cb_shape *xin) {
+    const cb_window *w = &L->p.conv.win;
+    int dh = cb_dnn_dil(L->p.conv.dil_h), dw = cb_dnn_dil(L->p.conv.dil_w);
+    *xin = L->in;
+    xin->c = cb_store_conv_cpad(e, L);
+    if (sym_out(xin->h, w->pad_top, w->r, dh, w->stride_h) != L->out.h)
+        xin->h += (L->out.h - 1) * w->stride_h + (int64_t)(w->r - 1) * dh + 1 - 2 * w->pad_top - L->in.h;
+    if (sym_out(xin->w, w->pad_left, w->s, dw, w->stride_w) != L->out.w)
+        xin->w += (L->out.w - 1) * w->stride_w + (int64_t)(w->s - 1) * dw + 1 - 2 * w->pad_left - L->in.w;
+    if (xin->h < L->in.h || xin->w < L->in.w || sym_out(xin->h, w->pad_top, w->r, dh, w->stride_h) != L->out.h ||
+        sym_out(xin->w, w->pad_left, w->s, dw, w->stride_w) != L->out.w) {
+        *xin = L->in;
+        return false;
+    }
+    return xin->c != L->in.c || xin->h != L->in.h || xin->w != L->in.w;
+}
+
+// the engine's be->input_copy: a conv's padded input (cb_dnn_conv_xin), an FC layer's permuted one
+size_t cb_dnn_input_copy(const cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_shape xin;
+    if (L->op == CB_OP_CONV && cb_dnn_conv_xin(e, L, &xin)) return (size_t)cb_shape_count(xin) * e->act_bytes;
+    if (L->op == CB_OP_FC && cb_blas_fc_permutes(e, i)) return (size_t)cb_shape_count(L->in) * e->act_bytes;
+    return 0;
+}
+
 static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -124,12 +155,14 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     const void *x = e->lb[L->parents[0]].y;
     void *y = cb_exec_op_out(e, i), *dx = e->lb[L->parents[0]].dy;
     l->xs = xin;
-    if (xin.c != L->in.c || xin.h != L->in.h || xin.w != L->in.w) {
-        size_t bytes = (size_t)cb_shape_count(xin) * e->act_bytes;
-        l->xpad = cb_store_alloc(e, bytes);
-        l->dxpad = dx ? cb_store_alloc(e, bytes) : NULL;
-        if (!l->xpad || (dx && !l->dxpad))
-            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its padded input copy");
+    if (xin.c != L->in.c || xin.h != L->in.h || xin.w != L->in.w) { // the arena's copies (cb_dnn_input_copy)
+        cb_shape want;
+        if (!cb_dnn_conv_xin(e, L, &want) || want.c != xin.c || want.h != xin.h || want.w != xin.w || !b->xcopy ||
+            (e->opts.train && (!b->xcopy_bwd || (dx && !b->dxcopy))))
+            return cb_fail(err, CB_STATUS_UNSUPPORTED, e->net->path, L->name, "internal: its padded input (%lld, %lld, %lld) was not planned",
+                           (long long)xin.c, (long long)xin.h, (long long)xin.w);
+        l->xpad = b->xcopy, l->xpad_bwd = b->xcopy_bwd;
+        l->dxpad = dx ? b->dxcopy : NULL;
         x = l->xpad;
         dx = l->dxpad;
     }

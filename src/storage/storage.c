@@ -286,8 +286,6 @@ void cb_store_destroy(cb_exec *e) {
     if (!d) return;
     for (int i = 0; i < e->net->nlayers; i++) {
         cudaFree(d->layer[i].w);
-        cudaFree(d->layer[i].xperm);
-        cudaFree(d->layer[i].dxperm);
     }
     cudaFree(d->stage);
     cudaFree(d->crit);

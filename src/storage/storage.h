@@ -18,7 +18,8 @@ typedef struct cb_store_layer {
     uint64_t wver;               // the e->param_version that w was converted at
     int64_t wk, wc, wr, ws;      // the weights' (K, C, R, S) dims: conv filter, or FC (K, C, H, W) of its input
     int64_t wcp;                 // C of the storage copy: wc, or a conv's channels padded (cb_store_conv_cpad)
-    void *xperm, *dxperm;        // (N, C, H, W) in the storage's type: an FC layer's spatial NHWC input and its gradient
+    void *xperm, *xperm_bwd, *dxperm; // (N, C, H, W) in the storage's type: an FC layer's spatial NHWC input permuted
+                                 // by the forward, again by the backward filter, and its gradient (the engine's arena)
 } cb_store_layer;
 
 typedef struct cb_store {
