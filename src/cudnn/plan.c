@@ -72,7 +72,8 @@ bool cb_dnn_conv_xin(const cb_exec *e, const cb_layer *L, cb_shape *xin) {
     const cb_window *w = &L->p.conv.win;
     int dh = cb_dnn_dil(L->p.conv.dil_h), dw = cb_dnn_dil(L->p.conv.dil_w);
     *xin = L->in;
-    xin->c = cb_store_conv_cpad(e, L);
+    int64_t cg = cb_store_conv_cpad(e, L); // (of a group: a grouped convolution's stay as they are)
+    if (cg != L->p.conv.cin) xin->c = cg;
     if (sym_out(xin->h, w->pad_top, w->r, dh, w->stride_h) != L->out.h)
         xin->h += (L->out.h - 1) * w->stride_h + (int64_t)(w->r - 1) * dh + 1 - 2 * w->pad_top - L->in.h;
     if (sym_out(xin->w, w->pad_left, w->s, dw, w->stride_w) != L->out.w)
