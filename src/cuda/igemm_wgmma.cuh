@@ -17,7 +17,8 @@
 // The epilogue adds the bias (fp32), applies the ReLU when asked (cb_tc_conv_forward's order:
 // y = max(conv + b, 0)), and stores bf16 NHWC, or fp32 NCHW (OUT_NCHW: the own-algorithm table's
 // buffers). The backward data of a stride-1 convolution is the same GEMM over dy with the filter
-// flipped and transposed (cb_wg_flip_*): (C, R, S, K), leading pads R-1-pt and S-1-pl.
+// flipped and transposed (cb_wg_flip_*): (C, R, S, K), leading pads R-1-pt and S-1-pl. The
+// backward filter (cb_wgmma_wgrad_kernel, below) sums over pixels with both operands MN-major.
 //
 // Device code only for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL); elsewhere the kernel traps, and the
 // host side declines any GPU other than compute capability 9.0 (cb_wg_device_ok).
@@ -114,6 +115,60 @@ template <> __device__ __forceinline__ void cb_wgmma<256>(float (&d)[128], uint6
         "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
         "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
         "%128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(1));
+}
+
+// the same with both operands MN-major (transposed: M resp. N contiguous, imm-trans-a = imm-trans-b = 1)
+template <int N> __device__ __forceinline__ void cb_wgmma_mn(float (&d)[N / 2], uint64_t da, uint64_t db);
+template <> __device__ __forceinline__ void cb_wgmma_mn<128>(float (&d)[64], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, p, 1, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(1));
+}
+
+template <> __device__ __forceinline__ void cb_wgmma_mn<256>(float (&d)[128], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1, 1, 1;\n}\n"
         : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
           "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
           "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
@@ -310,11 +365,24 @@ static inline long cb_wg_blocks(const cb_wg_args &a, int t) {
     cb_wg_tile_dims(t, &mt, &bn);
     return (long)((a.m + 128 * mt - 1) / (128 * mt)) * ((a.k + bn - 1) / bn);
 }
-// the largest tile whose blocks still fill the 132 SMs of an H100 / H200 about once, with the
-// least padding in K (64 channels: BN 64)
+// the tile of least estimated time: waves of blocks over the SMs, times a block's outputs over
+// the tile's rate relative to 128x256 (from the lab's ResNet-50 / VGG-A timings on the H200, 2026-11-25);
+// K <= 64 takes the BN 64 tiles alone, and 128x256 only where K is a multiple of 256 that is 256 or
+// has a deep reduction (R*S*C >= 2048): wide 1x1 layers ran slower on it
 static inline int cb_wg_pick_tile(const cb_wg_args &a) {
-    if (a.k <= 64) return cb_wg_blocks(a, 3) >= 132 ? 3 : 5;
-    return cb_wg_blocks(a, 2) >= 132 ? 2 : cb_wg_blocks(a, 1) >= 132 ? 1 : 5;
+    static const double rate[CB_WG_TILES] = {0, 0.85, 0.93, 0.80, 1.0, 0.6};
+    int sms = 132, d = 0, best = a.k <= 64 ? 3 : 1;
+    if (cudaGetDevice(&d) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d);
+    double best_cost = 1e300;
+    for (int t = 1; t < CB_WG_TILES; t++) {
+        int mt, bn;
+        cb_wg_tile_dims(t, &mt, &bn);
+        if (a.k <= 64 && bn > 64) continue;
+        if (t == 4 && !(a.k % 256 == 0 && (a.k == 256 || a.nk >= 32))) continue;
+        double cost = (double)((cb_wg_blocks(a, t) + sms - 1) / sms) * (128.0 * mt * bn) / rate[t];
+        if (cost < best_cost * 0.999) best_cost = cost, best = t;
+    }
+    return best;
 }
 
 template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_args &a, cudaStream_t st) {
@@ -347,6 +415,184 @@ static inline void cb_wg_flip(const cb_conv_params *p, const float *w, __nv_bflo
 }
 static inline void cb_wg_flip(const cb_conv_params *p, const __nv_bfloat16 *w, __nv_bfloat16 *wt, cudaStream_t st = 0) {
     cb_wg_flip_kernel<true><<<1024, 256, 0, st>>>(p->k, p->c, p->r, p->s, w, wt);
+}
+
+// ---- backward filter: dw[k, (r, s, c)] = sum over pixels m = (n, oh, ow) of dy[m, k] x[n, ih, iw, c] ----
+//
+// M = K channels, N = R*S*C, the sum over N*P*Q pixels in k-steps of 64 pixels; both operands are
+// MN-major (dy rows hold K contiguous channels, the gathered x rows C contiguous channels), so the
+// tiles are panels of 64 pixels x 64 channels, one 128-byte row per pixel under the 128-byte
+// swizzle: A has BM/64 panels of channels of dy, B BN/64 panels of (tap, 64 channels) of x. The
+// descriptors' leading byte offset is then the stride between panels (8192 bytes), the stride
+// byte offset the 8 pixel rows of a swizzle pattern (1024); a 16-deep slice is 16 rows further.
+// blockIdx.y splits the pixels; each block adds its partial sums into a zeroed fp32 dw with
+// atomics: KCRS (the table's) or KRSC.
+struct cb_wg_wgrad_args {
+    const __nv_bfloat16 *x;  // (N, H, W, C)
+    const __nv_bfloat16 *dy; // (N, P, Q, K)
+    float *dw;               // (K, C, R, S) with KCRS, else (K, R, S, C); zeroed
+    int h, w_, c, k, r, s, p, q, sh, sw, pt, pl;
+    int npq, rsc, chunk;     // pixels, columns, pixels per split (a multiple of 64)
+    cb_divmod d_pq, d_q, d_c, d_s;
+};
+
+template <int MT, int BN, int STAGES, bool KCRS>
+__global__ void __launch_bounds__(256, 1) cb_wgmma_wgrad_kernel(cb_wg_wgrad_args a) {
+#ifdef CB_WG_SM90A
+    constexpr int BM = 128 * MT, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128, PA = BM / 64, PB = BN / 64;
+    constexpr int D = STAGES - 2;
+    extern __shared__ unsigned char cb_wg_raw[];
+    const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
+    const int tid = threadIdx.x, wg = tid >> 7, ch = tid & 7, row0 = tid >> 3;
+    const int ntn = (a.rsc + BN - 1) / BN;
+    const int m0 = (blockIdx.x / ntn) * BM, n0 = (blockIdx.x % ntn) * BN;
+    const int pb = blockIdx.y * a.chunk, pe = min(a.npq, pb + a.chunk);
+    const int H = a.h, W = a.w_, C = a.c;
+    const int nk = pe > pb ? (pe - pb + 63) / 64 : 0;
+
+    // the B panels' taps and first channels
+    int boff[PB], br[PB], bs[PB];
+#pragma unroll
+    for (int b = 0; b < PB; b++) {
+        int col = n0 + 64 * b;
+        if (col < a.rsc) {
+            int tap = cb_div(a.d_c, col), c0 = col - tap * C, r = cb_div(a.d_s, tap);
+            br[b] = r, bs[b] = tap - r * a.s, boff[b] = (br[b] * W + bs[b]) * C + c0 + ch * 8;
+        } else {
+            br[b] = -(1 << 28), bs[b] = 0, boff[b] = 0;
+        }
+    }
+    const uint32_t sw_off = row0 * 128 + ((ch ^ (row0 & 7)) << 4);
+
+    auto load = [&](int t, int slot) {
+        const uint32_t ad = base + slot * STAGE + sw_off, bd = ad + A_BYTES;
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const int pix = pb + t * 64 + row0 + 32 * i;
+            const bool pok = pix < pe;
+#pragma unroll
+            for (int b = 0; b < PA; b++) {
+                int kc = m0 + 64 * b + ch * 8;
+                bool ok = pok && kc < a.k;
+                cb_wg_cp16(ad + b * 8192 + i * 32 * 128, ok ? a.dy + (long)pix * a.k + kc : a.dy, ok);
+            }
+            int ih0 = -(1 << 28), iw0 = 0, xoff = 0;
+            if (pok) {
+                int nn = cb_div(a.d_pq, pix), o = pix - nn * (a.p * a.q), oh = cb_div(a.d_q, o), ow = o - oh * a.q;
+                ih0 = oh * a.sh - a.pt, iw0 = ow * a.sw - a.pl;
+                xoff = ((nn * H + ih0) * W + iw0) * C;
+            }
+#pragma unroll
+            for (int b = 0; b < PB; b++) {
+                bool ok = (unsigned)(ih0 + br[b]) < (unsigned)H && (unsigned)(iw0 + bs[b]) < (unsigned)W;
+                cb_wg_cp16(bd + b * 8192 + i * 32 * 128, ok ? a.x + xoff + boff[b] : a.x, ok);
+            }
+        }
+    };
+
+    float acc[MT][BN / 2];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.f;
+
+#pragma unroll
+    for (int t = 0; t < D; t++) {
+        if (t < nk) load(t, t);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+    for (int t = 0; t < nk; t++) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(D - 1) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        cb_wg_wait<1>();
+        __syncthreads();
+        if (t + D < nk) load(t + D, (t + D) % STAGES);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+        const uint32_t as = base + (t % STAGES) * STAGE + wg * MT * 8192, bs_ = base + (t % STAGES) * STAGE + A_BYTES;
+        const uint64_t mn = (1ull << 62) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)(8192 >> 4) << 16);
+        cb_wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+                cb_wgmma_mn<BN>(acc[i], mn | (((as + i * 8192 + kk * 2048) & 0x3FFFF) >> 4), mn | (((bs_ + kk * 2048) & 0x3FFFF) >> 4));
+        cb_wg_commit();
+    }
+    cb_wg_wait<0>();
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+    if (nk == 0) return;
+
+    const int lane = tid & 31, wv = (tid & 127) >> 5;
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int h2 = 0; h2 < 2; h2++) {
+            const int k = m0 + wg * 64 * MT + i * 64 + wv * 16 + (lane >> 2) + 8 * h2;
+            if (k >= a.k) continue;
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int col = n0 + 8 * j + 2 * (lane & 3) + e;
+                    if (col >= a.rsc) continue;
+                    long idx;
+                    if (KCRS) {
+                        int tap = cb_div(a.d_c, col), c = col - tap * C, r = cb_div(a.d_s, tap), s = tap - r * a.s;
+                        idx = (((long)k * C + c) * a.r + r) * a.s + s;
+                    } else {
+                        idx = (long)k * a.rsc + col;
+                    }
+                    atomicAdd(a.dw + idx, acc[i][4 * j + 2 * h2 + e]);
+                }
+        }
+#else
+    __trap();
+#endif
+}
+
+static inline cb_wg_wgrad_args cb_wg_wgrad_args_make(const cb_conv_params *p) {
+    cb_wg_wgrad_args a = {};
+    a.h = p->h, a.w_ = p->w, a.c = p->c, a.k = p->k, a.r = p->r, a.s = p->s, a.p = p->p, a.q = p->q;
+    a.sh = p->stride_h, a.sw = p->stride_w, a.pt = p->pad_top, a.pl = p->pad_left;
+    a.npq = p->n * p->p * p->q, a.rsc = p->r * p->s * p->c;
+    a.d_pq = cb_divmod_make(p->p * p->q), a.d_q = cb_divmod_make(p->q), a.d_c = cb_divmod_make(p->c), a.d_s = cb_divmod_make(p->s);
+    return a;
+}
+
+// the pixel split: about two blocks per SM over the output tiles, each split at least 512 pixels
+static inline void cb_wg_wgrad_split(cb_wg_wgrad_args &a, long tiles, int *splits) {
+    int sms = 132, d = 0;
+    if (cudaGetDevice(&d) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d);
+    long want = (2L * sms + tiles - 1) / tiles, most = (a.npq + 511) / 512;
+    long s = want < most ? want : most;
+    if (s < 1) s = 1;
+    long chunk = ((a.npq + s - 1) / s + 63) / 64 * 64;
+    a.chunk = (int)chunk;
+    *splits = (int)((a.npq + chunk - 1) / chunk);
+}
+
+// dw (zeroed here first) from x and dy, with tile t (1: 128x128, 2: 256x128, 4: 128x256; 0: picked)
+template <int MT, int BN, bool KCRS> static void cb_wg_wgrad_launch_t(cb_wg_wgrad_args a, cudaStream_t st) {
+    constexpr int STAGE = 128 * MT * 128 + BN * 128, FIT = 220 * 1024 / STAGE, STAGES = FIT > 6 ? 6 : FIT;
+    constexpr int BYTES = STAGES * STAGE + 1024;
+    static bool attr_set = false;
+    if (!attr_set) {
+        cudaFuncSetAttribute(cb_wgmma_wgrad_kernel<MT, BN, STAGES, KCRS>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+        attr_set = true;
+    }
+    long tiles = (long)((a.k + 128 * MT - 1) / (128 * MT)) * ((a.rsc + BN - 1) / BN);
+    int splits;
+    cb_wg_wgrad_split(a, tiles, &splits);
+    dim3 grid((unsigned)tiles, (unsigned)splits);
+    cb_wgmma_wgrad_kernel<MT, BN, STAGES, KCRS><<<grid, 256, BYTES, st>>>(a);
+}
+template <bool KCRS> static void cb_wg_wgrad_launch(const cb_wg_wgrad_args &a, int t, cudaStream_t st = 0) {
+    cudaMemsetAsync(a.dw, 0, (size_t)a.k * a.rsc * sizeof(float), st);
+    if (a.npq <= 0) return;
+    if (t == 0) t = a.rsc >= 256 && a.k > 64 ? 4 : 1;
+    if (t == 2) cb_wg_wgrad_launch_t<2, 128, KCRS>(a, st);
+    else if (t == 4) cb_wg_wgrad_launch_t<1, 256, KCRS>(a, st);
+    else cb_wg_wgrad_launch_t<1, 128, KCRS>(a, st);
 }
 
 #endif
