@@ -22,10 +22,10 @@ grep -E "FAIL|check:|declined|error" "$R/lab_check.txt" | head -30
 timeout ${TIME_S:-150} /tmp/wgmma_lab time csv="$R/lab.csv" > "$R/lab_time.txt" 2>&1; echo "lab time rc=$?"
 if [ -n "${PROFILE:-}" ]; then
     for a in igemm-wgmma-bf16 igemm-bf16; do
-        timeout 120 $CB profile nets/resnet50.json --batch 64 --backend cuda --precision bf16 --conv-algo $a --direction all \
-            --format csv --quiet --output "$R/prof_r50_$a.csv"; echo "profile $a rc=$?"
+        timeout ${PROF_S:-60} $CB profile nets/resnet50.json --batch 64 --backend cuda --precision bf16 --conv-algo $a --direction all \
+            --warmup 1 --iters 5 --format csv --quiet --output "$R/prof_r50_$a.csv"; echo "profile $a rc=$?"
     done
-    timeout 120 $CB profile nets/resnet50.json --batch 64 --backend cudnn --precision bf16 --layout nhwc --direction all \
-        --format csv --quiet --output "$R/prof_r50_cudnn.csv"; echo "profile cudnn rc=$?"
+    timeout ${PROF_S:-60} $CB profile nets/resnet50.json --batch 64 --backend cudnn --precision bf16 --layout nhwc --direction all \
+        --warmup 1 --iters 5 --format csv --quiet --output "$R/prof_r50_cudnn.csv"; echo "profile cudnn rc=$?"
 fi
 sed -n '/== summary/,$p' "$R/lab_time.txt"

@@ -1,9 +1,9 @@
 // Lab for the Hopper wgmma implicit-GEMM convolution (src/cuda/igemm_wgmma.cuh) on bf16 NHWC:
 // checks every tile against a float64 direct convolution on the GPU computed from the same bf16
 // values (odd shapes with C a multiple of 64, then the real layers at batch 2): forward with bias
-// (and ReLU on the odd shapes), and the stride-1 backward data; then times the forward and the
-// backward data of ResNet-50 and VGG-A at batch 64 against today's own igemm-bf16 (mma.sync, fp32
-// NCHW buffers: cb_tc_conv_forward) and cuDNN's best (cudnnFind*Ex, bf16 NHWC, tensor-op math),
+// (and ReLU on the odd shapes), the stride-1 backward data and the backward filter (KRSC fp32);
+// then times the three phases of ResNet-50 and VGG-A at batch 64 against today's own igemm-bf16
+// (mma.sync, fp32 NCHW buffers: cb_tc_conv_*) and cuDNN's best (cudnnFind*Ex, bf16 NHWC, tensor-op math),
 // printing ms, TFLOP/s and the ratios, with their geometric means.
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude dev/cuda/wgmma_lab.cu -lcudnn -o wgmma_lab
 //   ./wgmma_lab [check] [time] [only=NAME,NAME] [csv=FILE]
@@ -142,6 +142,28 @@ __global__ void ref_bwd_data(cb_conv_params p, const bf16 *dy, const bf16 *w, do
     }
 }
 
+// dw (K, R, S, C): one block per element
+__global__ void ref_bwd_filter(cb_conv_params p, const bf16 *x, const bf16 *dy, double *dw) {
+    long i = blockIdx.x;
+    int c = i % p.c, s = (i / p.c) % p.s, r = (i / ((long)p.c * p.s)) % p.r, k = i / ((long)p.c * p.s * p.r);
+    long npq = (long)p.n * p.p * p.q;
+    double acc = 0;
+    for (long j = threadIdx.x; j < npq; j += blockDim.x) {
+        int oq = j % p.q, op = (j / p.q) % p.p, n = j / ((long)p.p * p.q);
+        int ih = op * p.stride_h - p.pad_top + r, iw = oq * p.stride_w - p.pad_left + s;
+        if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
+        acc += (double)__bfloat162float(dy[j * p.k + k]) * __bfloat162float(x[(((long)n * p.h + ih) * p.w + iw) * p.c + c]);
+    }
+    __shared__ double part[256];
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int o = 128; o > 0; o >>= 1) {
+        if (threadIdx.x < o) part[threadIdx.x] += part[threadIdx.x + o];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) dw[i] = part[0];
+}
+
 // ---- buffers ----------------------------------------------------------------------------------
 
 // host values on the bf16 grid in [-1, 1)
@@ -179,7 +201,8 @@ static std::vector<float> to_nchw(const std::vector<float> &v, int n, int a, int
 }
 
 struct bufs {
-    bf16 *x, *w, *y, *dy, *dx, *wt; // NHWC / KRSC bf16; wt (C, R, S, K) the flipped filter
+    bf16 *x, *w, *y, *dy, *dx, *wt, *dwb; // NHWC / KRSC bf16; wt (C, R, S, K) the flipped filter; dwb cuDNN's dw
+    float *dw;                           // (K, R, S, C) fp32, the wgmma backward filter's (KCRS for igemm-bf16)
     float *b, *xf, *wf, *yf, *dyf, *dxf; // bias; fp32 NCHW / KCRS copies for igemm-bf16
 };
 static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed, bool f32) {
@@ -189,6 +212,7 @@ static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed, bool f3
     std::vector<float> b = random_bf16(p.k, seed * 7 + 3);
     B.x = to_dev_bf16(x), B.w = to_dev_bf16(w), B.dy = to_dev_bf16(dy), B.b = to_dev_f32(b);
     CK(cudaMalloc(&B.y, ny * 2)), CK(cudaMalloc(&B.dx, nx * 2)), CK(cudaMalloc(&B.wt, nw * 2));
+    CK(cudaMalloc(&B.dwb, nw * 2)), CK(cudaMalloc(&B.dw, nw * 4));
     cb_wg_flip(&p, B.w, B.wt);
     if (f32) {
         B.xf = to_dev_f32(to_nchw(x, p.n, p.h, p.w, p.c)), B.wf = to_dev_f32(to_nchw(w, p.k, p.r, p.s, p.c));
@@ -199,7 +223,7 @@ static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed, bool f3
     return B;
 }
 static void free_bufs(bufs &B) {
-    void *all[] = {B.x, B.w, B.y, B.dy, B.dx, B.wt, B.b, B.xf, B.wf, B.yf, B.dyf, B.dxf};
+    void *all[] = {B.x, B.w, B.y, B.dy, B.dx, B.wt, B.dwb, B.dw, B.b, B.xf, B.wf, B.yf, B.dyf, B.dxf};
     for (void *q : all) cudaFree(q);
 }
 
@@ -217,16 +241,38 @@ static double nerr(const bf16 *own_d, const double *ref_d, size_t n, bool relu) 
     return sqrt(num) / std::max(sqrt(den), 1e-30);
 }
 
+static double nerr_f(const float *own_d, const double *ref_d, size_t n) {
+    std::vector<float> a(n);
+    std::vector<double> b(n);
+    CK(cudaMemcpy(a.data(), own_d, n * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(b.data(), ref_d, n * 8, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(a[i])) return INFINITY;
+        num += (a[i] - b[i]) * (a[i] - b[i]), den += b[i] * b[i];
+    }
+    return sqrt(num) / std::max(sqrt(den), 1e-30);
+}
+
 static bool bwd_ok(const cb_conv_params &p) { return p.stride_h == 1 && p.stride_w == 1 && p.k % 64 == 0 && p.c % 8 == 0; }
 
+// the backward filter's tiles: 0 (picked), 1, 2, 4
+static bool tile_runs(int ph, int t) { return ph < 2 || t == 0 || t == 1 || t == 2 || t == 4; }
+
 static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, bool relu) {
+    if (ph == 2) {
+        cb_wg_wgrad_args g = cb_wg_wgrad_args_make(&p);
+        g.x = B.x, g.dy = B.dy, g.dw = B.dw;
+        cb_wg_wgrad_launch<false>(g, tile);
+        return;
+    }
     cb_wg_args a = ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p);
     if (ph == 0) a.x = B.x, a.w = B.w, a.bias = B.b, a.y = B.y, a.relu = relu;
     else a.x = B.dy, a.w = B.wt, a.y = B.dx;
     cb_wg_launch<false>(a, tile);
 }
 
-static const char *phase_name[2] = {"fwd", "bwd-data"};
+static const char *phase_name[3] = {"fwd", "bwd-data", "bwd-filt"};
 static const double TOL = 1.5e-2;
 
 static int check_all(const char *only) {
@@ -239,29 +285,32 @@ static int check_all(const char *only) {
             continue;
         }
         bufs B = alloc_bufs(p, 12345 + runs, false);
-        size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.k * p.p * p.q;
-        double *ry, *rdx;
-        CK(cudaMalloc(&ry, ny * 8)), CK(cudaMalloc(&rdx, nx * 8));
+        size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.k * p.p * p.q, nw = (size_t)p.k * p.c * p.r * p.s;
+        double *ry, *rdx, *rdw;
+        CK(cudaMalloc(&ry, ny * 8)), CK(cudaMalloc(&rdx, nx * 8)), CK(cudaMalloc(&rdw, nw * 8));
         ref_fwd<<<1024, 256>>>(p, B.x, B.w, B.b, ry);
         ref_bwd_data<<<1024, 256>>>(p, B.dy, B.w, rdx);
+        ref_bwd_filter<<<(unsigned)nw, 256>>>(p, B.x, B.dy, rdw);
         CK(cudaDeviceSynchronize());
         bool relu = !L.big;
         printf("check %-22s n%d c%d %dx%d k%d %dx%d s%d pad %d,%d -> %dx%d\n", L.name, p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.stride_h,
                p.pad_top, p.pad_left, p.p, p.q);
-        for (int ph = 0; ph < 2; ph++) {
+        for (int ph = 0; ph < 3; ph++) {
             if (ph == 1 && !bwd_ok(p)) continue;
             for (int t = 0; t < CB_WG_TILES; t++) {
+                if (!tile_runs(ph, t)) continue;
                 CK(cudaMemset(B.y, 0xff, ny * 2)), CK(cudaMemset(B.dx, 0xff, nx * 2)); // NaN: every element must be written
+                CK(cudaMemset(B.dw, 0xff, nw * 4));                                     // (the backward filter zeroes it)
                 run_wg(ph, p, B, t, relu);
                 CK(cudaGetLastError());
                 CK(cudaDeviceSynchronize());
-                double e = ph == 0 ? nerr(B.y, ry, ny, relu) : nerr(B.dx, rdx, nx, false);
+                double e = ph == 0 ? nerr(B.y, ry, ny, relu) : ph == 1 ? nerr(B.dx, rdx, nx, false) : nerr_f(B.dw, rdw, nw);
                 bool ok = e <= TOL;
                 runs++, fails += !ok;
                 printf("  %s tile %d %-8s err %.2e\n", ok ? "ok  " : "FAIL", t, phase_name[ph], e);
             }
         }
-        cudaFree(ry), cudaFree(rdx);
+        cudaFree(ry), cudaFree(rdx), cudaFree(rdw);
         free_bufs(B);
     }
     printf("check: %d runs, %d failed\n", runs, fails);
@@ -317,6 +366,17 @@ static double dnn_best(cudnnHandle_t h, const cb_conv_params &p, int ph, const b
                     ms = time_ms([&] { cudnnConvolutionForward(h, &one, xd, B.x, wd, B.w, cd, a, ws, wsz, &zero, yd, B.y); }, 10);
                     break;
                 }
+    } else if (ph == 2) {
+        cudnnConvolutionBwdFilterAlgoPerf_t pf[10];
+        if (DNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, xd, B.x, yd, B.dy, cd, wd, B.dwb, 10, &ret, pf, ws, wsz)))
+            for (int j = 0; j < ret; j++)
+                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
+                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
+                    cudnnConvolutionBwdFilterAlgo_t a = pf[j].algo;
+                    *algo = a;
+                    ms = time_ms([&] { cudnnConvolutionBackwardFilter(h, &one, xd, B.x, yd, B.dy, cd, a, ws, wsz, &zero, wd, B.dwb); }, 10);
+                    break;
+                }
     } else {
         cudnnConvolutionBwdDataAlgoPerf_t pf[10];
         if (DNN(cudnnFindConvolutionBackwardDataAlgorithmEx(h, wd, B.w, yd, B.dy, cd, xd, B.dx, 10, &ret, pf, ws, wsz)))
@@ -343,8 +403,8 @@ static void time_all(const char *only, const char *csv_path) {
     CK(cudaMalloc(&ws, wsz));
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     if (csv) fprintf(csv, "layer,phase,gflop,version,ms,tflops\n");
-    double lg_dnn[2] = {0}, lg_own[2] = {0};
-    int cnt[2] = {0};
+    double lg_dnn[3] = {0}, lg_own[3] = {0};
+    int cnt[3] = {0};
     std::vector<std::string> summary;
     for (const layer &L : layers) {
         if (!L.big || (only && !strstr(only, L.name))) continue;
@@ -352,11 +412,13 @@ static void time_all(const char *only, const char *csv_path) {
         if (!cb_wg_shape_ok(&p)) continue;
         bufs B = alloc_bufs(p, 777, true);
         double gf = flops(p) / 1e9;
-        for (int ph = 0; ph < 2; ph++) {
+        for (int ph = 0; ph < 3; ph++) {
             if (ph == 1 && !bwd_ok(p)) continue;
             double tms[CB_WG_TILES];
             printf("%-24s %-8s %7.1f GF | tiles", L.name, phase_name[ph], gf);
             for (int t = 0; t < CB_WG_TILES; t++) {
+                tms[t] = -1;
+                if (!tile_runs(ph, t)) continue;
                 tms[t] = time_ms([&] { run_wg(ph, p, B, t, false); }, 10);
                 printf(" %d:%.3f", t, tms[t]);
                 if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, tms[t], gf / tms[t]);
@@ -364,7 +426,8 @@ static void time_all(const char *only, const char *csv_path) {
             cb_tc_cfg c = {CB_TC_BF16, 0, 0};
             double old = time_ms([&] {
                 if (ph == 0) cb_tc_conv_forward(c, &p, B.xf, B.wf, NULL, B.yf, false);
-                else cb_tc_conv_backward_data(c, &p, B.dyf, B.wf, B.dxf);
+                else if (ph == 1) cb_tc_conv_backward_data(c, &p, B.dyf, B.wf, B.dxf);
+                else cb_tc_conv_backward_filter(c, &p, B.xf, B.dyf, B.dw);
             }, 10);
             int algo;
             double dnn = dnn_best(h, p, ph, B, ws, wsz, &algo);
@@ -379,7 +442,7 @@ static void time_all(const char *only, const char *csv_path) {
                 if (tms[t] > 0 && tms[t] < best) best = tms[t], bt = t;
             char line[400];
             snprintf(line, sizeof line, "%-24s %-8s %7.1f GF  wgmma %7.3f ms %5.0f TF (tile %d; best %d %.3f)  igemm-bf16 %7.3f %5.0f TF  cudnn %7.3f %5.0f TF  wg/old %.2f  wg/cudnn %.2f",
-                     L.name, phase_name[ph], gf, tms[0], gf / tms[0], cb_wg_pick_tile(ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p)), bt, best,
+                     L.name, phase_name[ph], gf, tms[0], gf / tms[0], ph == 2 ? -1 : cb_wg_pick_tile(ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p)), bt, best,
                      old, gf / old, dnn, gf / dnn, tms[0] / old, dnn > 0 ? tms[0] / dnn : 0);
             summary.push_back(line);
             if (tms[0] > 0 && old > 0 && dnn > 0) lg_own[ph] += log(tms[0] / old), lg_dnn[ph] += log(tms[0] / dnn), cnt[ph]++;
@@ -388,7 +451,7 @@ static void time_all(const char *only, const char *csv_path) {
     }
     printf("\n== summary: wgmma (engine tile) vs igemm-bf16 (mma.sync, fp32 NCHW) and cuDNN best (bf16 NHWC); ratios are time / time\n");
     for (auto &s : summary) printf("%s\n", s.c_str());
-    for (int ph = 0; ph < 2; ph++)
+    for (int ph = 0; ph < 3; ph++)
         printf("geomean %-8s over %2d layers: wgmma/igemm-bf16 %.3f  wgmma/cudnn %.3f\n", phase_name[ph], cnt[ph],
                cnt[ph] ? exp(lg_own[ph] / cnt[ph]) : 0, cnt[ph] ? exp(lg_dnn[ph] / cnt[ph]) : 0);
     if (csv) fclose(csv);
