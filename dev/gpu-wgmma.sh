@@ -1,7 +1,7 @@
 # The device check of the Hopper wgmma convolution (src/cuda/igemm_wgmma.cuh, own algorithm
 # igemm-wgmma-bf16): build; the lab's check (every tile against float64) beside test_gpu's
 # own-algorithm cases for it; then the lab's timing of the ResNet-50 and VGG-A b64 layers against
-# igemm-bf16 and cuDNN; with PROFILE=1 also `convbench profile` of ResNet-50 b64 (cuda backend with
+# igemm-bf16 and cuDNN (REST=1: test_gpu --part rest beside the checks); with PROFILE=1 also `convbench profile` of ResNet-50 b64 (cuda backend with
 # each own bf16 algorithm named, and cudnn on bf16 NHWC). Results under $OUT; the summary last.
 #   bash dev/gpu-wgmma.sh [COMMIT]        (from the repository root, on the GPU machine)
 set -u; . scripts/device-env.sh; B=build-gpu; R=${OUT:-wgmma-out}; CB=$B/convbench; mkdir -p "$R"
@@ -15,7 +15,10 @@ grep -E "warning|error" /tmp/build.log "$R/lab_build.log" | head -5
 [ -x /tmp/wgmma_lab ] || { cat "$R/lab_build.log"; exit 1; }
 timeout ${CHECK_S:-100} /tmp/wgmma_lab check > "$R/lab_check.txt" 2>&1 &
 CB_TEST_ALGOS=igemm-wgmma-bf16 timeout ${TEST_S:-150} $B/tests/test_gpu --part own > "$R/t_own.log" 2>&1 &
+# REST=1: also the rest of test_gpu (the networks on cuda and auto, whose measured choices may now pick it)
+[ -n "${REST:-}" ] && timeout ${TEST_S:-150} $B/tests/test_gpu --part rest > "$R/t_rest.log" 2>&1 &
 wait
+[ -n "${REST:-}" ] && { echo "test_gpu --part rest: $(tail -1 "$R/t_rest.log")"; grep -E "^FAIL" "$R/t_rest.log" | head -12; }
 echo "test_gpu --part own (igemm-wgmma-bf16): $(tail -1 "$R/t_own.log")"; grep -E "^FAIL" "$R/t_own.log" | head -12
 grep -cE "^ok" "$R/t_own.log" | sed 's/^/test_gpu ok lines: /'
 grep -E "FAIL|check:|declined|error" "$R/lab_check.txt" | head -30
