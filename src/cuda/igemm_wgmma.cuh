@@ -589,7 +589,13 @@ template <int MT, int BN, bool KCRS> static void cb_wg_wgrad_launch_t(cb_wg_wgra
 template <bool KCRS> static void cb_wg_wgrad_launch(const cb_wg_wgrad_args &a, int t, cudaStream_t st = 0) {
     cudaMemsetAsync(a.dw, 0, (size_t)a.k * a.rsc * sizeof(float), st);
     if (a.npq <= 0) return;
-    if (t == 0) t = a.rsc >= 256 && a.k > 64 ? 4 : 1;
+    if (t == 0) { // 128x256 where its blocks run long (>= 40 steps of 64 pixels: VGG's layers), else 128x128 (the
+                  // ResNet-50 layers, whose short splits the wider tile's epilogue of atomics outweighs; lab, H200)
+        cb_wg_wgrad_args w = a;
+        int splits;
+        cb_wg_wgrad_split(w, (long)((a.k + 127) / 128) * ((a.rsc + 255) / 256), &splits);
+        t = w.chunk / 64 >= 40 ? 4 : 1;
+    }
     if (t == 2) cb_wg_wgrad_launch_t<2, 128, KCRS>(a, st);
     else if (t == 4) cb_wg_wgrad_launch_t<1, 256, KCRS>(a, st);
     else cb_wg_wgrad_launch_t<1, 128, KCRS>(a, st);
