@@ -369,6 +369,14 @@ static void conv_cases(const char *be, cb_precision prec) {
     conv_dw_cases(be, prec);
     layer_case(be, prec, "conv 1x1 C64->96", 4, 14, 14, 64,
                "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 96], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
+    // channels in multiples of 64 (what the wgmma kernel takes): stride 2 with asymmetric SAME
+    // padding and a non-square filter at batch 1, an even filter's trailing pad, a 1x3 filter
+    layer_case(be, prec, "conv 3x5 s2 SAME (asymmetric) C64->40 b1 relu", 1, 15, 12, 64,
+               "\"type\": \"Convolution\", \"filter\": [3, 5, 64, 40], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"");
+    layer_case(be, prec, "conv 2x2 s1 SAME (trailing pad) C64->64 b2", 2, 7, 7, 64,
+               "\"type\": \"Convolution\", \"filter\": [2, 2, 64, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
+    layer_case(be, prec, "conv 1x3 s1 SAME C128->64 b3 on 9x10", 3, 9, 10, 128,
+               "\"type\": \"Convolution\", \"filter\": [1, 3, 128, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
     layer_case(be, prec, "conv 3x3 + batch_norm + relu C5->13", 3, 10, 10, 5,
                "\"type\": \"Convolution\", \"filter\": [3, 3, 5, 13], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\"");
     // fully connected layers run on the convolution algorithms too (a 1x1 convolution) in "cuda"

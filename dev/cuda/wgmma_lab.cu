@@ -1,0 +1,487 @@
+// Lab for the Hopper wgmma implicit-GEMM convolution (src/cuda/igemm_wgmma.cuh) on bf16 NHWC:
+// checks every tile against a float64 direct convolution on the GPU computed from the same bf16
+// values (odd shapes with C a multiple of 64, then the real layers at batch 2): forward with bias
+// (and ReLU on the odd shapes), the stride-1 backward data and the backward filter (KRSC fp32);
+// then times the three phases of ResNet-50 and VGG-A at batch 64 against today's own igemm-bf16
+// (mma.sync, fp32 NCHW buffers: cb_tc_conv_*) and cuDNN's best (cudnnFind*Ex, bf16 NHWC, tensor-op math),
+// printing ms, TFLOP/s and the ratios, with their geometric means.
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude dev/cuda/wgmma_lab.cu -lcudnn -o wgmma_lab
+//   ./wgmma_lab [check] [time] [only=NAME,NAME] [csv=FILE]
+// Tolerance (||own - ref|| / ||ref||): 1.5e-2, the bf16 tolerance of tests/test_gpu.c (the
+// operands are exact here, so what is left is fp32 summation and the bf16 rounding of the output).
+#include "cuda/igemm_tc.cuh"
+#include "cuda/igemm_wgmma.cuh"
+
+#include <cudnn.h>
+
+#include <algorithm>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <string>
+#include <vector>
+
+typedef __nv_bfloat16 bf16;
+
+#define CK(x) cuda_check((x), __FILE__, __LINE__)
+static void cuda_check(cudaError_t e, const char *f, int l) {
+    if (e != cudaSuccess) {
+        fprintf(stderr, "%s:%d: CUDA error %s\n", f, l, cudaGetErrorString(e));
+        exit(1);
+    }
+}
+#define DNN(x) dnn_check((x), __FILE__, __LINE__)
+static bool dnn_check(cudnnStatus_t s, const char *f, int l) {
+    if (s != CUDNN_STATUS_SUCCESS) fprintf(stderr, "%s:%d: cuDNN %s\n", f, l, cudnnGetErrorString(s));
+    return s == CUDNN_STATUS_SUCCESS;
+}
+
+struct layer {
+    const char *name;
+    int n, c, h, w, k, r, s, stride, pad; // pad -1: TF SAME (asymmetric where odd)
+    bool big;                              // timed (and checked at batch 2)
+};
+
+static const layer layers[] = {
+    // odd shapes (checked only)
+    {"odd-3x5-s2-same-k40", 1, 64, 15, 12, 40, 3, 5, 2, -1, false},
+    {"odd-1x1-s2-k72", 3, 128, 9, 9, 72, 1, 1, 2, 0, false},
+    {"odd-2x2-same", 2, 64, 7, 7, 64, 2, 2, 1, -1, false},
+    {"odd-3x3-c192-k200", 2, 192, 10, 11, 200, 3, 3, 1, 1, false},
+    {"odd-7x1-same-b1", 1, 64, 17, 9, 128, 7, 1, 1, -1, false},
+    {"odd-5x5-valid-k136", 1, 64, 12, 13, 136, 5, 5, 1, 0, false},
+    {"odd-tiny-m25", 1, 64, 5, 5, 64, 3, 3, 1, 1, false},
+    {"odd-3x3-pad2", 2, 128, 9, 9, 64, 3, 3, 1, 2, false},
+    {"odd-1x1-k1000", 5, 256, 1, 1, 1000, 1, 1, 1, 0, false},
+    // ResNet-50 v1.5 b64 (stride on the 3x3), every distinct convolution but conv1 (C = 3)
+    {"r50-l1-1x1-64-64", 64, 64, 56, 56, 64, 1, 1, 1, 0, true},
+    {"r50-l1-3x3-64", 64, 64, 56, 56, 64, 3, 3, 1, 1, true},
+    {"r50-l1-1x1-64-256", 64, 64, 56, 56, 256, 1, 1, 1, 0, true},
+    {"r50-l1-1x1-256-64", 64, 256, 56, 56, 64, 1, 1, 1, 0, true},
+    {"r50-l2-1x1-256-128", 64, 256, 56, 56, 128, 1, 1, 1, 0, true},
+    {"r50-l2-3x3-128-s2", 64, 128, 56, 56, 128, 3, 3, 2, 1, true},
+    {"r50-l2-1x1-128-512", 64, 128, 28, 28, 512, 1, 1, 1, 0, true},
+    {"r50-l2-ds-256-512-s2", 64, 256, 56, 56, 512, 1, 1, 2, 0, true},
+    {"r50-l2-1x1-512-128", 64, 512, 28, 28, 128, 1, 1, 1, 0, true},
+    {"r50-l2-3x3-128", 64, 128, 28, 28, 128, 3, 3, 1, 1, true},
+    {"r50-l3-1x1-512-256", 64, 512, 28, 28, 256, 1, 1, 1, 0, true},
+    {"r50-l3-3x3-256-s2", 64, 256, 28, 28, 256, 3, 3, 2, 1, true},
+    {"r50-l3-1x1-256-1024", 64, 256, 14, 14, 1024, 1, 1, 1, 0, true},
+    {"r50-l3-ds-512-1024-s2", 64, 512, 28, 28, 1024, 1, 1, 2, 0, true},
+    {"r50-l3-1x1-1024-256", 64, 1024, 14, 14, 256, 1, 1, 1, 0, true},
+    {"r50-l3-3x3-256", 64, 256, 14, 14, 256, 3, 3, 1, 1, true},
+    {"r50-l4-1x1-1024-512", 64, 1024, 14, 14, 512, 1, 1, 1, 0, true},
+    {"r50-l4-3x3-512-s2", 64, 512, 14, 14, 512, 3, 3, 2, 1, true},
+    {"r50-l4-1x1-512-2048", 64, 512, 7, 7, 2048, 1, 1, 1, 0, true},
+    {"r50-l4-ds-1024-2048-s2", 64, 1024, 14, 14, 2048, 1, 1, 2, 0, true},
+    {"r50-l4-1x1-2048-512", 64, 2048, 7, 7, 512, 1, 1, 1, 0, true},
+    {"r50-l4-3x3-512", 64, 512, 7, 7, 512, 3, 3, 1, 1, true},
+    // VGG-A b64, every convolution but conv1 (C = 3)
+    {"vgga-conv2-64-128", 64, 64, 112, 112, 128, 3, 3, 1, 1, true},
+    {"vgga-conv3-128-256", 64, 128, 56, 56, 256, 3, 3, 1, 1, true},
+    {"vgga-conv4-256-256", 64, 256, 56, 56, 256, 3, 3, 1, 1, true},
+    {"vgga-conv5-256-512", 64, 256, 28, 28, 512, 3, 3, 1, 1, true},
+    {"vgga-conv6-512-512", 64, 512, 28, 28, 512, 3, 3, 1, 1, true},
+    {"vgga-conv7-512-14", 64, 512, 14, 14, 512, 3, 3, 1, 1, true},
+};
+
+static cb_conv_params params_of(const layer &L, int n) {
+    cb_conv_params p = {};
+    p.n = n, p.c = L.c, p.h = L.h, p.w = L.w, p.k = L.k, p.r = L.r, p.s = L.s;
+    p.stride_h = p.stride_w = L.stride, p.groups = 1, p.dil_h = p.dil_w = 1;
+    if (L.pad >= 0) {
+        p.pad_top = p.pad_left = L.pad;
+        p.p = (L.h + 2 * L.pad - L.r) / L.stride + 1, p.q = (L.w + 2 * L.pad - L.s) / L.stride + 1;
+    } else { // TF SAME: out = ceil(in / stride), leading pad = total / 2
+        p.p = (L.h + L.stride - 1) / L.stride, p.q = (L.w + L.stride - 1) / L.stride;
+        int th = std::max((p.p - 1) * L.stride + L.r - L.h, 0), tw = std::max((p.q - 1) * L.stride + L.s - L.w, 0);
+        p.pad_top = th / 2, p.pad_left = tw / 2;
+    }
+    return p;
+}
+static double flops(const cb_conv_params &p) { return 2.0 * p.n * p.k * p.p * p.q * (double)p.c * p.r * p.s; }
+
+// ---- float64 references on NHWC / KRSC bf16 ----------------------------------------------------
+
+__global__ void ref_fwd(cb_conv_params p, const bf16 *x, const bf16 *w, const float *b, double *y) {
+    long total = (long)p.n * p.p * p.q * p.k;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
+        int k = i % p.k, oq = (i / p.k) % p.q, op = (i / ((long)p.k * p.q)) % p.p, n = i / ((long)p.k * p.q * p.p);
+        double acc = b ? b[k] : 0.0;
+        for (int r = 0; r < p.r; r++) {
+            int ih = op * p.stride_h - p.pad_top + r;
+            if (ih < 0 || ih >= p.h) continue;
+            for (int s = 0; s < p.s; s++) {
+                int iw = oq * p.stride_w - p.pad_left + s;
+                if (iw < 0 || iw >= p.w) continue;
+                const bf16 *xr = x + (((long)n * p.h + ih) * p.w + iw) * p.c, *wr = w + (((long)k * p.r + r) * p.s + s) * p.c;
+                for (int c = 0; c < p.c; c++) acc += (double)__bfloat162float(xr[c]) * __bfloat162float(wr[c]);
+            }
+        }
+        y[i] = acc;
+    }
+}
+
+__global__ void ref_bwd_data(cb_conv_params p, const bf16 *dy, const bf16 *w, double *dx) {
+    long total = (long)p.n * p.h * p.w * p.c;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
+        int c = i % p.c, iw = (i / p.c) % p.w, ih = (i / ((long)p.c * p.w)) % p.h, n = i / ((long)p.c * p.w * p.h);
+        double acc = 0;
+        for (int r = 0; r < p.r; r++) {
+            int th = ih + p.pad_top - r;
+            if (th < 0 || th % p.stride_h || th / p.stride_h >= p.p) continue;
+            for (int s = 0; s < p.s; s++) {
+                int tw = iw + p.pad_left - s;
+                if (tw < 0 || tw % p.stride_w || tw / p.stride_w >= p.q) continue;
+                const bf16 *d = dy + (((long)n * p.p + th / p.stride_h) * p.q + tw / p.stride_w) * p.k;
+                for (int k = 0; k < p.k; k++) acc += (double)__bfloat162float(d[k]) * __bfloat162float(w[(((long)k * p.r + r) * p.s + s) * p.c + c]);
+            }
+        }
+        dx[i] = acc;
+    }
+}
+
+// dw (K, R, S, C): one block per element
+__global__ void ref_bwd_filter(cb_conv_params p, const bf16 *x, const bf16 *dy, double *dw) {
+    long i = blockIdx.x;
+    int c = i % p.c, s = (i / p.c) % p.s, r = (i / ((long)p.c * p.s)) % p.r, k = i / ((long)p.c * p.s * p.r);
+    long npq = (long)p.n * p.p * p.q;
+    double acc = 0;
+    for (long j = threadIdx.x; j < npq; j += blockDim.x) {
+        int oq = j % p.q, op = (j / p.q) % p.p, n = j / ((long)p.p * p.q);
+        int ih = op * p.stride_h - p.pad_top + r, iw = oq * p.stride_w - p.pad_left + s;
+        if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
+        acc += (double)__bfloat162float(dy[j * p.k + k]) * __bfloat162float(x[(((long)n * p.h + ih) * p.w + iw) * p.c + c]);
+    }
+    __shared__ double part[256];
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int o = 128; o > 0; o >>= 1) {
+        if (threadIdx.x < o) part[threadIdx.x] += part[threadIdx.x + o];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) dw[i] = part[0];
+}
+
+// ---- buffers ----------------------------------------------------------------------------------
+
+// host values on the bf16 grid in [-1, 1)
+static std::vector<float> random_bf16(size_t n, unsigned long long seed) {
+    std::vector<float> h(n);
+    for (size_t i = 0; i < n; i++) {
+        seed ^= seed >> 12, seed ^= seed << 25, seed ^= seed >> 27;
+        float v = (float)((seed * 2685821657736338717ULL) >> 40) / 16777216.0f * 2.f - 1.f;
+        h[i] = __bfloat162float(__float2bfloat16_rn(v));
+    }
+    return h;
+}
+static bf16 *to_dev_bf16(const std::vector<float> &h) {
+    std::vector<bf16> b(h.size());
+    for (size_t i = 0; i < h.size(); i++) b[i] = __float2bfloat16_rn(h[i]);
+    bf16 *d;
+    CK(cudaMalloc(&d, b.size() * 2 + 16));
+    CK(cudaMemcpy(d, b.data(), b.size() * 2, cudaMemcpyHostToDevice));
+    return d;
+}
+static float *to_dev_f32(const std::vector<float> &h) {
+    float *d;
+    CK(cudaMalloc(&d, h.size() * 4 + 16));
+    CK(cudaMemcpy(d, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+    return d;
+}
+// (n, a, b, c) -> (n, c, a, b): NHWC to NCHW, KRSC to KCRS
+static std::vector<float> to_nchw(const std::vector<float> &v, int n, int a, int b, int c) {
+    std::vector<float> o(v.size());
+    for (long i = 0; i < n; i++)
+        for (long y = 0; y < a; y++)
+            for (long x = 0; x < b; x++)
+                for (long z = 0; z < c; z++) o[((i * c + z) * a + y) * b + x] = v[((i * a + y) * b + x) * c + z];
+    return o;
+}
+
+struct bufs {
+    bf16 *x, *w, *y, *dy, *dx, *wt, *dwb; // NHWC / KRSC bf16; wt (C, R, S, K) the flipped filter; dwb cuDNN's dw
+    float *dw;                           // (K, R, S, C) fp32, the wgmma backward filter's (KCRS for igemm-bf16)
+    float *b, *xf, *wf, *yf, *dyf, *dxf; // bias; fp32 NCHW / KCRS copies for igemm-bf16
+};
+static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed, bool f32) {
+    bufs B = {};
+    size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.k * p.p * p.q, nw = (size_t)p.k * p.c * p.r * p.s;
+    std::vector<float> x = random_bf16(nx, seed), w = random_bf16(nw, seed * 5 + 2), dy = random_bf16(ny, seed * 3 + 1);
+    std::vector<float> b = random_bf16(p.k, seed * 7 + 3);
+    B.x = to_dev_bf16(x), B.w = to_dev_bf16(w), B.dy = to_dev_bf16(dy), B.b = to_dev_f32(b);
+    CK(cudaMalloc(&B.y, ny * 2)), CK(cudaMalloc(&B.dx, nx * 2)), CK(cudaMalloc(&B.wt, nw * 2));
+    CK(cudaMalloc(&B.dwb, nw * 2)), CK(cudaMalloc(&B.dw, nw * 4));
+    cb_wg_flip(&p, B.w, B.wt);
+    if (f32) {
+        B.xf = to_dev_f32(to_nchw(x, p.n, p.h, p.w, p.c)), B.wf = to_dev_f32(to_nchw(w, p.k, p.r, p.s, p.c));
+        B.dyf = to_dev_f32(to_nchw(dy, p.n, p.p, p.q, p.k));
+        CK(cudaMalloc(&B.yf, ny * 4)), CK(cudaMalloc(&B.dxf, nx * 4));
+    }
+    CK(cudaDeviceSynchronize());
+    return B;
+}
+static void free_bufs(bufs &B) {
+    void *all[] = {B.x, B.w, B.y, B.dy, B.dx, B.wt, B.dwb, B.dw, B.b, B.xf, B.wf, B.yf, B.dyf, B.dxf};
+    for (void *q : all) cudaFree(q);
+}
+
+static double nerr(const bf16 *own_d, const double *ref_d, size_t n, bool relu) {
+    std::vector<bf16> a(n);
+    std::vector<double> b(n);
+    CK(cudaMemcpy(a.data(), own_d, n * 2, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(b.data(), ref_d, n * 8, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r = relu ? std::max(b[i], 0.0) : b[i], v = __bfloat162float(a[i]);
+        if (!isfinite(v)) return INFINITY;
+        num += (v - r) * (v - r), den += r * r;
+    }
+    return sqrt(num) / std::max(sqrt(den), 1e-30);
+}
+
+static double nerr_f(const float *own_d, const double *ref_d, size_t n) {
+    std::vector<float> a(n);
+    std::vector<double> b(n);
+    CK(cudaMemcpy(a.data(), own_d, n * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(b.data(), ref_d, n * 8, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(a[i])) return INFINITY;
+        num += (a[i] - b[i]) * (a[i] - b[i]), den += b[i] * b[i];
+    }
+    return sqrt(num) / std::max(sqrt(den), 1e-30);
+}
+
+static bool bwd_ok(const cb_conv_params &p) { return p.stride_h == 1 && p.stride_w == 1 && p.k % 64 == 0 && p.c % 8 == 0; }
+
+// the backward filter's tiles: 0 (picked), 1, 2, 4
+static bool tile_runs(int ph, int t) { return ph < 2 || t == 0 || t == 1 || t == 2 || t == 4; }
+
+static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, bool relu) {
+    if (ph == 2) {
+        cb_wg_wgrad_args g = cb_wg_wgrad_args_make(&p);
+        g.x = B.x, g.dy = B.dy, g.dw = B.dw;
+        cb_wg_wgrad_launch<false>(g, tile);
+        return;
+    }
+    cb_wg_args a = ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p);
+    if (ph == 0) a.x = B.x, a.w = B.w, a.bias = B.b, a.y = B.y, a.relu = relu;
+    else a.x = B.dy, a.w = B.wt, a.y = B.dx;
+    cb_wg_launch<false>(a, tile);
+}
+
+static const char *phase_name[3] = {"fwd", "bwd-data", "bwd-filt"};
+static const double TOL = 1.5e-2;
+
+static int check_all(const char *only) {
+    int fails = 0, runs = 0;
+    for (const layer &L : layers) {
+        if (only && !strstr(only, L.name)) continue;
+        cb_conv_params p = params_of(L, L.big ? 2 : L.n);
+        if (!cb_wg_shape_ok(&p)) {
+            printf("check %-22s declined by cb_wg_shape_ok\n", L.name);
+            continue;
+        }
+        bufs B = alloc_bufs(p, 12345 + runs, false);
+        size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.k * p.p * p.q, nw = (size_t)p.k * p.c * p.r * p.s;
+        double *ry, *rdx, *rdw;
+        CK(cudaMalloc(&ry, ny * 8)), CK(cudaMalloc(&rdx, nx * 8)), CK(cudaMalloc(&rdw, nw * 8));
+        ref_fwd<<<1024, 256>>>(p, B.x, B.w, B.b, ry);
+        ref_bwd_data<<<1024, 256>>>(p, B.dy, B.w, rdx);
+        ref_bwd_filter<<<(unsigned)nw, 256>>>(p, B.x, B.dy, rdw);
+        CK(cudaDeviceSynchronize());
+        bool relu = !L.big;
+        printf("check %-22s n%d c%d %dx%d k%d %dx%d s%d pad %d,%d -> %dx%d\n", L.name, p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.stride_h,
+               p.pad_top, p.pad_left, p.p, p.q);
+        for (int ph = 0; ph < 3; ph++) {
+            if (ph == 1 && !bwd_ok(p)) continue;
+            for (int t = 0; t < CB_WG_TILES; t++) {
+                if (!tile_runs(ph, t)) continue;
+                CK(cudaMemset(B.y, 0xff, ny * 2)), CK(cudaMemset(B.dx, 0xff, nx * 2)); // NaN: every element must be written
+                CK(cudaMemset(B.dw, 0xff, nw * 4));                                     // (the backward filter zeroes it)
+                run_wg(ph, p, B, t, relu);
+                CK(cudaGetLastError());
+                CK(cudaDeviceSynchronize());
+                double e = ph == 0 ? nerr(B.y, ry, ny, relu) : ph == 1 ? nerr(B.dx, rdx, nx, false) : nerr_f(B.dw, rdw, nw);
+                bool ok = e <= TOL;
+                runs++, fails += !ok;
+                printf("  %s tile %d %-8s err %.2e\n", ok ? "ok  " : "FAIL", t, phase_name[ph], e);
+            }
+        }
+        cudaFree(ry), cudaFree(rdx), cudaFree(rdw);
+        free_bufs(B);
+    }
+    printf("check: %d runs, %d failed\n", runs, fails);
+    return fails;
+}
+
+// ---- timing -----------------------------------------------------------------------------------
+
+template <class F> static double time_ms(F f, int iters) {
+    cudaEvent_t a, b;
+    cudaEventCreate(&a), cudaEventCreate(&b);
+    f(), f(); // warm-up
+    std::vector<float> t;
+    for (int i = 0; i < iters; i++) {
+        cudaEventRecord(a);
+        f();
+        cudaEventRecord(b);
+        cudaEventSynchronize(b);
+        float ms;
+        cudaEventElapsedTime(&ms, a, b);
+        t.push_back(ms);
+    }
+    cudaEventDestroy(a), cudaEventDestroy(b);
+    if (cudaGetLastError() != cudaSuccess) return -1;
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+}
+
+// cuDNN's best for the phase on bf16 NHWC: Find, then our own timing
+static double dnn_best(cudnnHandle_t h, const cb_conv_params &p, int ph, const bufs &B, void *ws, size_t wsz, int *algo) {
+    double ms = -1;
+    *algo = -1;
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    cudnnCreateTensorDescriptor(&xd), cudnnCreateTensorDescriptor(&yd), cudnnCreateFilterDescriptor(&wd);
+    cudnnCreateConvolutionDescriptor(&cd);
+    DNN(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, p.n, p.c, p.h, p.w));
+    DNN(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, p.n, p.k, p.p, p.q));
+    DNN(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, p.k, p.c, p.r, p.s));
+    DNN(cudnnSetConvolution2dDescriptor(cd, p.pad_top, p.pad_left, p.stride_h, p.stride_w, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    DNN(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
+    float one = 1.f, zero = 0.f;
+    int ret = 0;
+    if (ph == 0) {
+        cudnnConvolutionFwdAlgoPerf_t pf[10];
+        if (DNN(cudnnFindConvolutionForwardAlgorithmEx(h, xd, B.x, wd, B.w, cd, yd, B.y, 10, &ret, pf, ws, wsz)))
+            for (int j = 0; j < ret; j++)
+                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
+                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
+                    cudnnConvolutionFwdAlgo_t a = pf[j].algo;
+                    *algo = a;
+                    ms = time_ms([&] { cudnnConvolutionForward(h, &one, xd, B.x, wd, B.w, cd, a, ws, wsz, &zero, yd, B.y); }, 10);
+                    break;
+                }
+    } else if (ph == 2) {
+        cudnnConvolutionBwdFilterAlgoPerf_t pf[10];
+        if (DNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, xd, B.x, yd, B.dy, cd, wd, B.dwb, 10, &ret, pf, ws, wsz)))
+            for (int j = 0; j < ret; j++)
+                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
+                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
+                    cudnnConvolutionBwdFilterAlgo_t a = pf[j].algo;
+                    *algo = a;
+                    ms = time_ms([&] { cudnnConvolutionBackwardFilter(h, &one, xd, B.x, yd, B.dy, cd, a, ws, wsz, &zero, wd, B.dwb); }, 10);
+                    break;
+                }
+    } else {
+        cudnnConvolutionBwdDataAlgoPerf_t pf[10];
+        if (DNN(cudnnFindConvolutionBackwardDataAlgorithmEx(h, wd, B.w, yd, B.dy, cd, xd, B.dx, 10, &ret, pf, ws, wsz)))
+            for (int j = 0; j < ret; j++)
+                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
+                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
+                    cudnnConvolutionBwdDataAlgo_t a = pf[j].algo;
+                    *algo = a;
+                    ms = time_ms([&] { cudnnConvolutionBackwardData(h, &one, wd, B.w, yd, B.dy, cd, a, ws, wsz, &zero, xd, B.dx); }, 10);
+                    break;
+                }
+    }
+    cudaGetLastError();
+    cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(yd), cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyConvolutionDescriptor(cd);
+    return ms;
+}
+
+static void time_all(const char *only, const char *csv_path) {
+    cudnnHandle_t h;
+    DNN(cudnnCreate(&h));
+    size_t wsz = 1024ull << 20;
+    void *ws = NULL;
+    CK(cudaMalloc(&ws, wsz));
+    FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
+    if (csv) fprintf(csv, "layer,phase,gflop,version,ms,tflops\n");
+    double lg_dnn[3] = {0}, lg_own[3] = {0};
+    int cnt[3] = {0};
+    std::vector<std::string> summary;
+    for (const layer &L : layers) {
+        if (!L.big || (only && !strstr(only, L.name))) continue;
+        cb_conv_params p = params_of(L, L.n);
+        if (!cb_wg_shape_ok(&p)) continue;
+        bufs B = alloc_bufs(p, 777, true);
+        double gf = flops(p) / 1e9;
+        for (int ph = 0; ph < 3; ph++) {
+            if (ph == 1 && !bwd_ok(p)) continue;
+            double tms[CB_WG_TILES];
+            printf("%-24s %-8s %7.1f GF | tiles", L.name, phase_name[ph], gf);
+            for (int t = 0; t < CB_WG_TILES; t++) {
+                tms[t] = -1;
+                if (!tile_runs(ph, t)) continue;
+                tms[t] = time_ms([&] { run_wg(ph, p, B, t, false); }, 10);
+                printf(" %d:%.3f", t, tms[t]);
+                if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, tms[t], gf / tms[t]);
+            }
+            cb_tc_cfg c = {CB_TC_BF16, 0, 0};
+            double old = time_ms([&] {
+                if (ph == 0) cb_tc_conv_forward(c, &p, B.xf, B.wf, NULL, B.yf, false);
+                else if (ph == 1) cb_tc_conv_backward_data(c, &p, B.dyf, B.wf, B.dxf);
+                else cb_tc_conv_backward_filter(c, &p, B.xf, B.dyf, B.dw);
+            }, 10);
+            int algo;
+            double dnn = dnn_best(h, p, ph, B, ws, wsz, &algo);
+            printf(" | igemm-bf16 %.3f cudnn %.3f (algo %d)\n", old, dnn, algo);
+            if (csv) {
+                fprintf(csv, "%s,%s,%.3f,igemm-bf16,%.4f,%.2f\n", L.name, phase_name[ph], gf, old, gf / old);
+                fprintf(csv, "%s,%s,%.3f,cudnn-%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, algo, dnn, gf / dnn);
+            }
+            double best = 1e30;
+            int bt = 0;
+            for (int t = 1; t < CB_WG_TILES; t++)
+                if (tms[t] > 0 && tms[t] < best) best = tms[t], bt = t;
+            char line[400];
+            snprintf(line, sizeof line, "%-24s %-8s %7.1f GF  wgmma %7.3f ms %5.0f TF (tile %d; best %d %.3f)  igemm-bf16 %7.3f %5.0f TF  cudnn %7.3f %5.0f TF  wg/old %.2f  wg/cudnn %.2f",
+                     L.name, phase_name[ph], gf, tms[0], gf / tms[0], ph == 2 ? -1 : cb_wg_pick_tile(ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p)), bt, best,
+                     old, gf / old, dnn, gf / dnn, tms[0] / old, dnn > 0 ? tms[0] / dnn : 0);
+            summary.push_back(line);
+            if (tms[0] > 0 && old > 0 && dnn > 0) lg_own[ph] += log(tms[0] / old), lg_dnn[ph] += log(tms[0] / dnn), cnt[ph]++;
+        }
+        free_bufs(B);
+    }
+    printf("\n== summary: wgmma (engine tile) vs igemm-bf16 (mma.sync, fp32 NCHW) and cuDNN best (bf16 NHWC); ratios are time / time\n");
+    for (auto &s : summary) printf("%s\n", s.c_str());
+    for (int ph = 0; ph < 3; ph++)
+        printf("geomean %-8s over %2d layers: wgmma/igemm-bf16 %.3f  wgmma/cudnn %.3f\n", phase_name[ph], cnt[ph],
+               cnt[ph] ? exp(lg_own[ph] / cnt[ph]) : 0, cnt[ph] ? exp(lg_dnn[ph] / cnt[ph]) : 0);
+    if (csv) fclose(csv);
+    cudaFree(ws);
+    cudnnDestroy(h);
+}
+
+int main(int argc, char **argv) {
+    bool do_check = false, do_time = false;
+    const char *only = NULL, *csv = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "check")) do_check = true;
+        else if (!strcmp(argv[i], "time")) do_time = true;
+        else if (!strncmp(argv[i], "only=", 5)) only = argv[i] + 5;
+        else if (!strncmp(argv[i], "csv=", 4)) csv = argv[i] + 4;
+        else {
+            fprintf(stderr, "usage: %s [check] [time] [only=NAME,...] [csv=FILE]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (!do_check && !do_time) do_check = do_time = true;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    printf("device: %s, %d SMs, cc %d.%d, cuDNN %zu\n", prop.name, prop.multiProcessorCount, prop.major, prop.minor, cudnnGetVersion());
+    if (!cb_wg_device_ok()) {
+        printf("not a compute capability 9.0 GPU: nothing to run\n");
+        return 1;
+    }
+    int fails = do_check ? check_all(only) : 0;
+    if (do_time) time_all(only, csv);
+    return fails ? 1 : 0;
+}

@@ -1,0 +1,64 @@
+// The own-algorithm table's entry for the Hopper wgmma implicit GEMM (igemm_wgmma.cuh): every
+// phase (the backward data at stride 1), on compute capability 9.0 only. The table hands fp32 NCHW buffers,
+// so the inputs go to bf16 NHWC / KRSC copies in the workspace first (the kernel's operands) and
+// the epilogue writes fp32 NCHW; the products and sums are those of bf16 storage (bf16 operands,
+// fp32 accumulation). Shapes it declines (cb_wg_shape_ok, and a stride other than 1 for the
+// backward data) run on the other algorithms. The backward filter adds pixel splits into a zeroed
+// dw with atomics (igemm-bf16's way), so its sums are not deterministic.
+#include "cuda/conv_algo.h"
+#include "cuda/igemm_wgmma.cuh"
+#include "cuda/launch.h"
+#include "storage/format.h"
+
+static size_t align256(size_t b) { return (b + 255) / 256 * 256; }
+
+static bool supports(const cb_conv_params *p, cb_phase ph) {
+    if (!cb_wg_shape_ok(p) || !cb_wg_device_ok()) return false;
+    if (ph != CB_PHASE_BWD_DATA) return true;
+    // as a forward over dy: its channels K are the k-steps' 64, C the outputs' 8
+    return p->stride_h == 1 && p->stride_w == 1 && p->k % 64 == 0 && p->c % 8 == 0 &&
+           ((long)p->n * p->h * p->w / 128 + 1) * (p->c / 64 + 1) < (1L << 31);
+}
+
+// forward: x (N, H, W, C) and w (K, R, S, C); backward data: dy (N, P, Q, K) and wT (C, R, S, K);
+// backward filter: dy and x; bf16
+static size_t workspace(const cb_conv_params *p, cb_phase ph) {
+    size_t wb = align256((size_t)p->k * p->c * p->r * p->s * 2);
+    if (ph == CB_PHASE_FORWARD) return align256((size_t)p->n * p->c * p->h * p->w * 2) + wb;
+    size_t yb = align256((size_t)p->n * p->k * p->p * p->q * 2);
+    return ph == CB_PHASE_BWD_DATA ? yb + wb : yb + align256((size_t)p->n * p->c * p->h * p->w * 2);
+}
+
+static void forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
+    __nv_bfloat16 *xb = (__nv_bfloat16 *)ws, *wb = (__nv_bfloat16 *)((char *)ws + align256((size_t)p->n * p->c * p->h * p->w * 2));
+    cb_fmt_convert(p->n, p->c, p->h, p->w, x, 0, xb, CB_FMT_NHWC | CB_FMT_BF16);
+    cb_fmt_convert(p->k, p->c, p->r, p->s, w, 0, wb, CB_FMT_NHWC | CB_FMT_BF16); // KCRS -> KRSC
+    cb_wg_args a = cb_wg_args_fwd(p);
+    a.x = xb, a.w = wb, a.bias = b, a.y = y, a.relu = relu;
+    cb_wg_launch<true>(a, 0);
+}
+
+static void backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws) {
+    __nv_bfloat16 *dyb = (__nv_bfloat16 *)ws, *wt = (__nv_bfloat16 *)((char *)ws + align256((size_t)p->n * p->k * p->p * p->q * 2));
+    cb_fmt_convert(p->n, p->k, p->p, p->q, dy, 0, dyb, CB_FMT_NHWC | CB_FMT_BF16);
+    cb_wg_flip(p, w, wt);
+    cb_wg_args a = cb_wg_args_bwd_data(p);
+    a.x = dyb, a.w = wt, a.y = dx;
+    cb_wg_launch<true>(a, 0);
+}
+
+static void backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws) {
+    __nv_bfloat16 *dyb = (__nv_bfloat16 *)ws, *xb = (__nv_bfloat16 *)((char *)ws + align256((size_t)p->n * p->k * p->p * p->q * 2));
+    cb_fmt_convert(p->n, p->k, p->p, p->q, dy, 0, dyb, CB_FMT_NHWC | CB_FMT_BF16);
+    cb_fmt_convert(p->n, p->c, p->h, p->w, x, 0, xb, CB_FMT_NHWC | CB_FMT_BF16);
+    cb_wg_wgrad_args a = cb_wg_wgrad_args_make(p);
+    a.x = xb, a.dy = dyb, a.dw = dw;
+    cb_wg_wgrad_launch<true>(a, 0);
+    if (db) cb_cuda_bias_grad(p->n, p->k, p->p * p->q, dy, db);
+}
+
+extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16 = {
+    "igemm-wgmma-bf16", CB_PREC_BF16,
+    "implicit GEMM on Hopper tensor cores (sm_90 only), wgmma bf16 from 128B-swizzled shared memory, 256x128 (or 128x128, 256x64, 128x64) x64 tiles, cp.async gathers of bf16 NHWC copies, fp32 accumulation; every phase (backward data at stride 1); C a multiple of 64, K of 8",
+    supports, workspace, forward, backward_data, backward_filter,
+};

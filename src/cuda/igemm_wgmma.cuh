@@ -1,0 +1,604 @@
+// Hopper-native implicit-GEMM convolution on bf16 NHWC tensors: wgmma (sm_90a) with both operands
+// in shared memory under the 128-byte swizzle, fp32 accumulators in registers.
+//
+//   y[m, k] = sum_{(r, s, c)} x[n, oh*sh - pt + r, ow*sw - pl + s, c] * w[k, r, s, c]
+//   M = N*P*Q output pixels (rows m = (n, oh, ow)), N = K channels, K = R*S*C
+//
+// x (N, H, W, C) and w (K, R, S, C) are bf16; a k-step is 64 channels of one tap (r, s), so C must
+// be a multiple of 64: each A row of a step is 128 contiguous bytes of one input pixel, and each B
+// row 128 contiguous bytes of one filter. 256 threads = 2 warpgroups; a block computes BM x BN =
+// (128*MT) x BN, each warpgroup 64*MT rows x BN with MT wgmma.m64nBNk16 per 16-deep slice. Every
+// thread gathers its share of the next step with 16-byte cp.async straight into the swizzled
+// layout (chunk j of row r at r*128 + ((j ^ (r % 8)) * 16), zero-filled outside the image, the
+// M rows or the K filters), STAGES buffers, STAGES-2 steps ahead: a buffer is refilled only
+// after the wgmma group that read it has retired (wgmma.wait_group 1 and a barrier), so one
+// group of wgmma stays in flight while the next step is waited for.
+//
+// The epilogue adds the bias (fp32), applies the ReLU when asked (cb_tc_conv_forward's order:
+// y = max(conv + b, 0)), and stores bf16 NHWC, or fp32 NCHW (OUT_NCHW: the own-algorithm table's
+// buffers). The backward data of a stride-1 convolution is the same GEMM over dy with the filter
+// flipped and transposed (cb_wg_flip_*): (C, R, S, K), leading pads R-1-pt and S-1-pl. The
+// backward filter (cb_wgmma_wgrad_kernel, below) sums over pixels with both operands MN-major.
+//
+// Device code only for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL); elsewhere the kernel traps, and the
+// host side declines any GPU other than compute capability 9.0 (cb_wg_device_ok).
+#ifndef CB_CUDA_IGEMM_WGMMA_CUH
+#define CB_CUDA_IGEMM_WGMMA_CUH
+
+#include "cuda/conv_gather.cuh"
+
+#include <cuda_bf16.h>
+#include <stdint.h>
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define CB_WG_SM90A 1
+#endif
+
+// what one launch computes (filled by cb_wg_args_fwd / cb_wg_args_bwd_data)
+struct cb_wg_args {
+    const __nv_bfloat16 *x; // (N, H, W, C)
+    const __nv_bfloat16 *w; // (K, R, S, C)
+    const float *bias;      // (K) or NULL
+    void *y;                // (N, P, Q, K) bf16, or (N, K, P, Q) fp32 with OUT_NCHW
+    int h, w_, c, k, r, s, p, q, sh, sw, pt, pl;
+    int m;                  // N*P*Q
+    int nk;                 // R*S*C/64 k-steps
+    int relu;
+    cb_divmod d_pq, d_q;
+};
+
+__device__ __forceinline__ uint32_t cb_wg_smem(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+// 16 bytes global -> shared, bypassing L1; zeros when !ok (src is then not read)
+__device__ __forceinline__ void cb_wg_cp16(uint32_t dst, const void *src, bool ok) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");
+}
+
+// a K-major operand tile of rows of 64 bf16 (128 bytes) under the 128-byte swizzle: 8-row groups
+// 1024 bytes apart (the stride byte offset), the leading byte offset unused (1), layout type 1
+// (bits 62-63) = SWIZZLE_128B; the start address in 16-byte units in bits 0-13
+__device__ __forceinline__ uint64_t cb_wg_desc(uint32_t addr) {
+    return (uint64_t)((addr & 0x3FFFF) >> 4) | (1ull << 16) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+}
+
+#ifdef CB_WG_SM90A
+__device__ __forceinline__ void cb_wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void cb_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cb_wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+
+// d (64 x N fragment, fp32) += A (64 x 16, descriptor da) * B (16 x N, descriptor db), both K-major
+template <int N> __device__ __forceinline__ void cb_wgmma(float (&d)[N / 2], uint64_t da, uint64_t db);
+template <> __device__ __forceinline__ void cb_wgmma<64>(float (&d)[32], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+        "{" 
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+        "%32, %33, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+        : "l"(da), "l"(db), "r"(1));
+}
+
+template <> __device__ __forceinline__ void cb_wgmma<128>(float (&d)[64], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{" 
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(1));
+}
+
+template <> __device__ __forceinline__ void cb_wgmma<256>(float (&d)[128], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{" 
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1, 0, 0;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(1));
+}
+
+// the same with both operands MN-major (transposed: M resp. N contiguous, imm-trans-a = imm-trans-b = 1)
+template <int N> __device__ __forceinline__ void cb_wgmma_mn(float (&d)[N / 2], uint64_t da, uint64_t db);
+template <> __device__ __forceinline__ void cb_wgmma_mn<128>(float (&d)[64], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, p, 1, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(da), "l"(db), "r"(1));
+}
+
+template <> __device__ __forceinline__ void cb_wgmma_mn<256>(float (&d)[128], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 "
+        "{"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63,"
+        "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79,"
+        "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95,"
+        "%96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111,"
+        "%112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127}, "
+        "%128, %129, p, 1, 1, 1, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+        : "l"(da), "l"(db), "r"(1));
+}
+#endif
+
+template <int MT, int BN, int STAGES, bool OUT_NCHW>
+__global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
+#ifdef CB_WG_SM90A
+    constexpr int BM = 128 * MT, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128;
+    constexpr int AR = BM / 32, BR = BN / 32; // rows of the A and B tiles per thread per step
+    constexpr int D = STAGES - 2;             // steps loaded ahead of the one multiplied
+    extern __shared__ unsigned char cb_wg_raw[];
+    const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u; // the swizzle needs 1024-byte alignment
+    const int tid = threadIdx.x, wg = tid >> 7, ch = tid & 7, row0 = tid >> 3;
+    const int ntn = (a.k + BN - 1) / BN, tile = blockIdx.x;
+    const int m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN; // consecutive blocks share an A tile
+    const int H = a.h, W = a.w_, C = a.c;
+
+    // this thread's A rows row0 + 32 i: the input pixel of (n, oh*sh - pt, ow*sw - pl), channel chunk ch
+    int a_off[AR], a_ih[AR], a_iw[AR];
+#pragma unroll
+    for (int i = 0; i < AR; i++) {
+        int m = m0 + row0 + 32 * i;
+        if (m < a.m) {
+            int nn = cb_div(a.d_pq, m), o = m - nn * (a.p * a.q), oh = cb_div(a.d_q, o), ow = o - oh * a.q;
+            a_ih[i] = oh * a.sh - a.pt, a_iw[i] = ow * a.sw - a.pl;
+            a_off[i] = ((nn * H + a_ih[i]) * W + a_iw[i]) * C + ch * 8;
+        } else {
+            a_ih[i] = -(1 << 28), a_iw[i] = 0, a_off[i] = 0;
+        }
+    }
+    const long rsc = (long)a.nk * 64;
+    const uint32_t sw_off = row0 * 128 + ((ch ^ (row0 & 7)) << 4); // row0 % 8 == (row0 + 32 i) % 8
+
+    int lr = 0, ls = 0, lc = 0; // the tap and channel block of the next step loaded
+    auto load = [&](int t, int slot) {
+        const int doff = (lr * W + ls) * C + lc;
+        const uint32_t ad = base + slot * STAGE + sw_off, bd = ad + A_BYTES;
+#pragma unroll
+        for (int i = 0; i < AR; i++) {
+            bool ok = (unsigned)(a_ih[i] + lr) < (unsigned)H && (unsigned)(a_iw[i] + ls) < (unsigned)W;
+            cb_wg_cp16(ad + i * 32 * 128, ok ? a.x + a_off[i] + doff : a.x, ok);
+        }
+#pragma unroll
+        for (int i = 0; i < BR; i++) {
+            int k = n0 + row0 + 32 * i;
+            bool ok = k < a.k;
+            cb_wg_cp16(bd + i * 32 * 128, ok ? a.w + k * rsc + t * 64 + ch * 8 : a.w, ok);
+        }
+        lc += 64;
+        if (lc == C) {
+            lc = 0;
+            if (++ls == a.s) ls = 0, lr++;
+        }
+    };
+
+    float acc[MT][BN / 2];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.f;
+
+    const int nk = a.nk;
+#pragma unroll
+    for (int t = 0; t < D; t++) {
+        if (t < nk) load(t, t);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+    for (int t = 0; t < nk; t++) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(D - 1) : "memory"); // step t has landed (this thread's part)
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");     // visible to the tensor cores' reads
+        cb_wg_wait<1>();                                                     // step t-2's wgmma retired
+        __syncthreads();
+        if (t + D < nk) load(t + D, (t + D) % STAGES);                       // into step t-2's buffer
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+        const uint32_t as = base + (t % STAGES) * STAGE + wg * MT * 8192, bs = base + (t % STAGES) * STAGE + A_BYTES;
+        cb_wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+            for (int i = 0; i < MT; i++) cb_wgmma<BN>(acc[i], cb_wg_desc(as + i * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
+        cb_wg_commit();
+    }
+    cb_wg_wait<0>();
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+
+    // accumulator fragment: warp v of the warpgroup holds rows 16 v + lane/4 (+8), columns
+    // 8 j + 2 (lane % 4) (+1) in acc[4 j + {0, 1}] (and {2, 3} for the row + 8)
+    const int lane = tid & 31, wv = (tid & 127) >> 5, pq = a.p * a.q;
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int h2 = 0; h2 < 2; h2++) {
+            const int m = m0 + wg * 64 * MT + i * 64 + wv * 16 + (lane >> 2) + 8 * h2;
+            if (m >= a.m) continue;
+            int nn = 0, o = 0;
+            if (OUT_NCHW) nn = cb_div(a.d_pq, m), o = m - nn * pq;
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++) {
+                const int k = n0 + 8 * j + 2 * (lane & 3);
+                if (k >= a.k) continue; // K is a multiple of 8: k + 1 < K too
+                float v0 = acc[i][4 * j + 2 * h2], v1 = acc[i][4 * j + 2 * h2 + 1];
+                if (a.bias) v0 += __ldg(a.bias + k), v1 += __ldg(a.bias + k + 1);
+                if (a.relu) v0 = fmaxf(v0, 0.f), v1 = fmaxf(v1, 0.f);
+                if (OUT_NCHW) {
+                    float *y = (float *)a.y + ((long)nn * a.k + k) * pq + o;
+                    y[0] = v0, y[pq] = v1;
+                } else {
+                    *(__nv_bfloat162 *)((__nv_bfloat16 *)a.y + (long)m * a.k + k) = __floats2bfloat162_rn(v0, v1);
+                }
+            }
+        }
+#else
+    __trap(); // built for a GPU without wgmma: the host never launches it there (cb_wg_device_ok)
+#endif
+}
+
+// (dw) wT (C, R, S, K) bf16 = w flipped in r and s: wT[c, R-1-r, S-1-s, k] = w[k, c, r, s] for w
+// fp32 KCRS (KRSC: bf16 (K, R, S, C)), the filter of the stride-1 backward data as a forward
+template <bool KRSC, class T>
+__global__ void cb_wg_flip_kernel(int K, int C, int R, int S, const T *__restrict__ w, __nv_bfloat16 *__restrict__ wt) {
+    long total = (long)K * C * R * S;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
+        int k = (int)(i % K);
+        long t = i / K;
+        int s = (int)(t % S), r = (int)(t / S % R), c = (int)(t / ((long)S * R));
+        int rs = R - 1 - r, ss = S - 1 - s;
+        float v = KRSC ? (float)w[(((long)k * R + rs) * S + ss) * C + c] : (float)w[(((long)k * C + c) * R + rs) * S + ss];
+        wt[i] = __float2bfloat16_rn(v);
+    }
+}
+
+// ---- host side --------------------------------------------------------------------------------
+
+// does the current GPU run the sm_90a code (compute capability 9.0 exactly)?
+static inline bool cb_wg_device_ok() {
+    int d = 0, maj = 0, min = 0;
+    if (cudaGetDevice(&d) != cudaSuccess || cudaDeviceGetAttribute(&maj, cudaDevAttrComputeCapabilityMajor, d) != cudaSuccess ||
+        cudaDeviceGetAttribute(&min, cudaDevAttrComputeCapabilityMinor, d) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    return maj == 9 && min == 0;
+}
+
+// the shapes the kernel computes (besides the GPU): groups 1, no dilation, C a multiple of 64
+// (a k-step is one tap's 64 channels), K of 8 (whole 16-byte output rows), 32-bit offsets
+static inline bool cb_wg_shape_ok(const cb_conv_params *p) {
+    const long lim = 1L << 31;
+    return p->groups == 1 && p->dil_h <= 1 && p->dil_w <= 1 && p->c % 64 == 0 && p->k % 8 == 0 && p->k > 0 &&
+           (long)p->n * p->h * p->w * p->c < lim && (long)p->n * p->p * p->q * p->k < lim && (long)p->k * p->r * p->s * p->c < lim &&
+           ((long)p->n * p->p * p->q / 128 + 1) * (p->k / 64 + 1) < lim; // blocks of the smallest tile
+}
+
+static inline cb_wg_args cb_wg_args_make(int n, int h, int w, int c, int k, int r, int s, int p, int q, int sh, int sw, int pt, int pl) {
+    cb_wg_args a = {};
+    a.h = h, a.w_ = w, a.c = c, a.k = k, a.r = r, a.s = s, a.p = p, a.q = q, a.sh = sh, a.sw = sw, a.pt = pt, a.pl = pl;
+    a.m = n * p * q, a.nk = r * s * c / 64;
+    a.d_pq = cb_divmod_make(p * q), a.d_q = cb_divmod_make(q);
+    return a;
+}
+// the forward of p: x (N, H, W, C), w (K, R, S, C) -> y (N, P, Q, K)
+static inline cb_wg_args cb_wg_args_fwd(const cb_conv_params *p) {
+    return cb_wg_args_make(p->n, p->h, p->w, p->c, p->k, p->r, p->s, p->p, p->q, p->stride_h, p->stride_w, p->pad_top, p->pad_left);
+}
+// the stride-1 backward data of p as a forward: dy (N, P, Q, K), wT (C, R, S, K) -> dx (N, H, W, C)
+static inline cb_wg_args cb_wg_args_bwd_data(const cb_conv_params *p) {
+    return cb_wg_args_make(p->n, p->p, p->q, p->k, p->c, p->r, p->s, p->h, p->w, 1, 1, p->r - 1 - p->pad_top, p->s - 1 - p->pad_left);
+}
+
+// tiles: 0 = picked from the shape, 1 = 128x128, 2 = 256x128, 3 = 256x64, 4 = 128x256, 5 = 128x64
+enum { CB_WG_TILES = 6 };
+static inline void cb_wg_tile_dims(int t, int *mt, int *bn) {
+    static const int MT[CB_WG_TILES] = {0, 1, 2, 2, 1, 1}, BN[CB_WG_TILES] = {0, 128, 128, 64, 256, 64};
+    *mt = MT[t], *bn = BN[t];
+}
+static inline long cb_wg_blocks(const cb_wg_args &a, int t) {
+    int mt, bn;
+    cb_wg_tile_dims(t, &mt, &bn);
+    return (long)((a.m + 128 * mt - 1) / (128 * mt)) * ((a.k + bn - 1) / bn);
+}
+// the tile of least estimated time: waves of blocks over the SMs, times a block's outputs over
+// the tile's rate relative to 128x256 (from the lab's ResNet-50 / VGG-A timings on the H200, 2026-11-25);
+// K <= 64 takes the BN 64 tiles alone, and 128x256 only where K is a multiple of 256 that is 256 or
+// has a deep reduction (R*S*C >= 2048): wide 1x1 layers ran slower on it
+static inline int cb_wg_pick_tile(const cb_wg_args &a) {
+    static const double rate[CB_WG_TILES] = {0, 0.85, 0.93, 0.80, 1.0, 0.6};
+    int sms = 132, d = 0, best = a.k <= 64 ? 3 : 1;
+    if (cudaGetDevice(&d) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d);
+    double best_cost = 1e300;
+    for (int t = 1; t < CB_WG_TILES; t++) {
+        int mt, bn;
+        cb_wg_tile_dims(t, &mt, &bn);
+        if (a.k <= 64 && bn > 64) continue;
+        if (t == 4 && !(a.k % 256 == 0 && (a.k == 256 || a.nk >= 32))) continue;
+        double cost = (double)((cb_wg_blocks(a, t) + sms - 1) / sms) * (128.0 * mt * bn) / rate[t];
+        if (cost < best_cost * 0.999) best_cost = cost, best = t;
+    }
+    return best;
+}
+
+template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_args &a, cudaStream_t st) {
+    constexpr int STAGE = 128 * MT * 128 + BN * 128, FIT = 220 * 1024 / STAGE, STAGES = FIT > 6 ? 6 : FIT;
+    constexpr int BYTES = STAGES * STAGE + 1024;
+    static bool attr_set = false;
+    if (!attr_set) {
+        cudaFuncSetAttribute(cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+        attr_set = true;
+    }
+    long blocks = (long)((a.m + 128 * MT - 1) / (128 * MT)) * ((a.k + BN - 1) / BN);
+    cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW><<<(unsigned)blocks, 256, BYTES, st>>>(a);
+}
+
+// one launch of a with tile t (0: picked)
+template <bool OUT_NCHW> static void cb_wg_launch(const cb_wg_args &a, int t, cudaStream_t st = 0) {
+    if (a.m <= 0 || a.k <= 0) return;
+    switch (t ? t : cb_wg_pick_tile(a)) {
+    case 2: cb_wg_launch_t<2, 128, OUT_NCHW>(a, st); break;
+    case 3: cb_wg_launch_t<2, 64, OUT_NCHW>(a, st); break;
+    case 4: cb_wg_launch_t<1, 256, OUT_NCHW>(a, st); break;
+    case 5: cb_wg_launch_t<1, 64, OUT_NCHW>(a, st); break;
+    default: cb_wg_launch_t<1, 128, OUT_NCHW>(a, st); break;
+    }
+}
+
+// wT (C, R, S, K) bf16 <- w, fp32 KCRS or (KRSC) bf16 (K, R, S, C)
+static inline void cb_wg_flip(const cb_conv_params *p, const float *w, __nv_bfloat16 *wt, cudaStream_t st = 0) {
+    cb_wg_flip_kernel<false><<<1024, 256, 0, st>>>(p->k, p->c, p->r, p->s, w, wt);
+}
+static inline void cb_wg_flip(const cb_conv_params *p, const __nv_bfloat16 *w, __nv_bfloat16 *wt, cudaStream_t st = 0) {
+    cb_wg_flip_kernel<true><<<1024, 256, 0, st>>>(p->k, p->c, p->r, p->s, w, wt);
+}
+
+// ---- backward filter: dw[k, (r, s, c)] = sum over pixels m = (n, oh, ow) of dy[m, k] x[n, ih, iw, c] ----
+//
+// M = K channels, N = R*S*C, the sum over N*P*Q pixels in k-steps of 64 pixels; both operands are
+// MN-major (dy rows hold K contiguous channels, the gathered x rows C contiguous channels), so the
+// tiles are panels of 64 pixels x 64 channels, one 128-byte row per pixel under the 128-byte
+// swizzle: A has BM/64 panels of channels of dy, B BN/64 panels of (tap, 64 channels) of x. The
+// descriptors' leading byte offset is then the stride between panels (8192 bytes), the stride
+// byte offset the 8 pixel rows of a swizzle pattern (1024); a 16-deep slice is 16 rows further.
+// blockIdx.y splits the pixels; each block adds its partial sums into a zeroed fp32 dw with
+// atomics: KCRS (the table's) or KRSC.
+struct cb_wg_wgrad_args {
+    const __nv_bfloat16 *x;  // (N, H, W, C)
+    const __nv_bfloat16 *dy; // (N, P, Q, K)
+    float *dw;               // (K, C, R, S) with KCRS, else (K, R, S, C); zeroed
+    int h, w_, c, k, r, s, p, q, sh, sw, pt, pl;
+    int npq, rsc, chunk;     // pixels, columns, pixels per split (a multiple of 64)
+    cb_divmod d_pq, d_q, d_c, d_s;
+};
+
+template <int MT, int BN, int STAGES, bool KCRS>
+__global__ void __launch_bounds__(256, 1) cb_wgmma_wgrad_kernel(cb_wg_wgrad_args a) {
+#ifdef CB_WG_SM90A
+    constexpr int BM = 128 * MT, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128, PA = BM / 64, PB = BN / 64;
+    constexpr int D = STAGES - 2;
+    extern __shared__ unsigned char cb_wg_raw[];
+    const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
+    const int tid = threadIdx.x, wg = tid >> 7, ch = tid & 7, row0 = tid >> 3;
+    const int ntn = (a.rsc + BN - 1) / BN;
+    const int m0 = (blockIdx.x / ntn) * BM, n0 = (blockIdx.x % ntn) * BN;
+    const int pb = blockIdx.y * a.chunk, pe = min(a.npq, pb + a.chunk);
+    const int H = a.h, W = a.w_, C = a.c;
+    const int nk = pe > pb ? (pe - pb + 63) / 64 : 0;
+
+    // the B panels' taps and first channels
+    int boff[PB], br[PB], bs[PB];
+#pragma unroll
+    for (int b = 0; b < PB; b++) {
+        int col = n0 + 64 * b;
+        if (col < a.rsc) {
+            int tap = cb_div(a.d_c, col), c0 = col - tap * C, r = cb_div(a.d_s, tap);
+            br[b] = r, bs[b] = tap - r * a.s, boff[b] = (br[b] * W + bs[b]) * C + c0 + ch * 8;
+        } else {
+            br[b] = -(1 << 28), bs[b] = 0, boff[b] = 0;
+        }
+    }
+    const uint32_t sw_off = row0 * 128 + ((ch ^ (row0 & 7)) << 4);
+
+    auto load = [&](int t, int slot) {
+        const uint32_t ad = base + slot * STAGE + sw_off, bd = ad + A_BYTES;
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            const int pix = pb + t * 64 + row0 + 32 * i;
+            const bool pok = pix < pe;
+#pragma unroll
+            for (int b = 0; b < PA; b++) {
+                int kc = m0 + 64 * b + ch * 8;
+                bool ok = pok && kc < a.k;
+                cb_wg_cp16(ad + b * 8192 + i * 32 * 128, ok ? a.dy + (long)pix * a.k + kc : a.dy, ok);
+            }
+            int ih0 = -(1 << 28), iw0 = 0, xoff = 0;
+            if (pok) {
+                int nn = cb_div(a.d_pq, pix), o = pix - nn * (a.p * a.q), oh = cb_div(a.d_q, o), ow = o - oh * a.q;
+                ih0 = oh * a.sh - a.pt, iw0 = ow * a.sw - a.pl;
+                xoff = ((nn * H + ih0) * W + iw0) * C;
+            }
+#pragma unroll
+            for (int b = 0; b < PB; b++) {
+                bool ok = (unsigned)(ih0 + br[b]) < (unsigned)H && (unsigned)(iw0 + bs[b]) < (unsigned)W;
+                cb_wg_cp16(bd + b * 8192 + i * 32 * 128, ok ? a.x + xoff + boff[b] : a.x, ok);
+            }
+        }
+    };
+
+    float acc[MT][BN / 2];
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.f;
+
+#pragma unroll
+    for (int t = 0; t < D; t++) {
+        if (t < nk) load(t, t);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+    }
+    for (int t = 0; t < nk; t++) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(D - 1) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        cb_wg_wait<1>();
+        __syncthreads();
+        if (t + D < nk) load(t + D, (t + D) % STAGES);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+        const uint32_t as = base + (t % STAGES) * STAGE + wg * MT * 8192, bs_ = base + (t % STAGES) * STAGE + A_BYTES;
+        const uint64_t mn = (1ull << 62) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)(8192 >> 4) << 16);
+        cb_wg_fence();
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+                cb_wgmma_mn<BN>(acc[i], mn | (((as + i * 8192 + kk * 2048) & 0x3FFFF) >> 4), mn | (((bs_ + kk * 2048) & 0x3FFFF) >> 4));
+        cb_wg_commit();
+    }
+    cb_wg_wait<0>();
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+    if (nk == 0) return;
+
+    const int lane = tid & 31, wv = (tid & 127) >> 5;
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int h2 = 0; h2 < 2; h2++) {
+            const int k = m0 + wg * 64 * MT + i * 64 + wv * 16 + (lane >> 2) + 8 * h2;
+            if (k >= a.k) continue;
+#pragma unroll
+            for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int col = n0 + 8 * j + 2 * (lane & 3) + e;
+                    if (col >= a.rsc) continue;
+                    long idx;
+                    if (KCRS) {
+                        int tap = cb_div(a.d_c, col), c = col - tap * C, r = cb_div(a.d_s, tap), s = tap - r * a.s;
+                        idx = (((long)k * C + c) * a.r + r) * a.s + s;
+                    } else {
+                        idx = (long)k * a.rsc + col;
+                    }
+                    atomicAdd(a.dw + idx, acc[i][4 * j + 2 * h2 + e]);
+                }
+        }
+#else
+    __trap();
+#endif
+}
+
+static inline cb_wg_wgrad_args cb_wg_wgrad_args_make(const cb_conv_params *p) {
+    cb_wg_wgrad_args a = {};
+    a.h = p->h, a.w_ = p->w, a.c = p->c, a.k = p->k, a.r = p->r, a.s = p->s, a.p = p->p, a.q = p->q;
+    a.sh = p->stride_h, a.sw = p->stride_w, a.pt = p->pad_top, a.pl = p->pad_left;
+    a.npq = p->n * p->p * p->q, a.rsc = p->r * p->s * p->c;
+    a.d_pq = cb_divmod_make(p->p * p->q), a.d_q = cb_divmod_make(p->q), a.d_c = cb_divmod_make(p->c), a.d_s = cb_divmod_make(p->s);
+    return a;
+}
+
+// the pixel split: about two blocks per SM over the output tiles, each split at least 512 pixels
+static inline void cb_wg_wgrad_split(cb_wg_wgrad_args &a, long tiles, int *splits) {
+    int sms = 132, d = 0;
+    if (cudaGetDevice(&d) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d);
+    long want = (2L * sms + tiles - 1) / tiles, most = (a.npq + 511) / 512;
+    long s = want < most ? want : most;
+    if (s < 1) s = 1;
+    long chunk = ((a.npq + s - 1) / s + 63) / 64 * 64;
+    a.chunk = (int)chunk;
+    *splits = (int)((a.npq + chunk - 1) / chunk);
+}
+
+// dw (zeroed here first) from x and dy, with tile t (1: 128x128, 2: 256x128, 4: 128x256; 0: picked)
+template <int MT, int BN, bool KCRS> static void cb_wg_wgrad_launch_t(cb_wg_wgrad_args a, cudaStream_t st) {
+    constexpr int STAGE = 128 * MT * 128 + BN * 128, FIT = 220 * 1024 / STAGE, STAGES = FIT > 6 ? 6 : FIT;
+    constexpr int BYTES = STAGES * STAGE + 1024;
+    static bool attr_set = false;
+    if (!attr_set) {
+        cudaFuncSetAttribute(cb_wgmma_wgrad_kernel<MT, BN, STAGES, KCRS>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+        attr_set = true;
+    }
+    long tiles = (long)((a.k + 128 * MT - 1) / (128 * MT)) * ((a.rsc + BN - 1) / BN);
+    int splits;
+    cb_wg_wgrad_split(a, tiles, &splits);
+    dim3 grid((unsigned)tiles, (unsigned)splits);
+    cb_wgmma_wgrad_kernel<MT, BN, STAGES, KCRS><<<grid, 256, BYTES, st>>>(a);
+}
+template <bool KCRS> static void cb_wg_wgrad_launch(const cb_wg_wgrad_args &a, int t, cudaStream_t st = 0) {
+    cudaMemsetAsync(a.dw, 0, (size_t)a.k * a.rsc * sizeof(float), st);
+    if (a.npq <= 0) return;
+    if (t == 0) { // 128x256 where its blocks run long (>= 40 steps of 64 pixels: VGG's layers), else 128x128 (the
+                  // ResNet-50 layers, whose short splits the wider tile's epilogue of atomics outweighs; lab, H200)
+        cb_wg_wgrad_args w = a;
+        int splits;
+        cb_wg_wgrad_split(w, (long)((a.k + 127) / 128) * ((a.rsc + 255) / 256), &splits);
+        t = w.chunk / 64 >= 40 ? 4 : 1;
+    }
+    if (t == 2) cb_wg_wgrad_launch_t<2, 128, KCRS>(a, st);
+    else if (t == 4) cb_wg_wgrad_launch_t<1, 256, KCRS>(a, st);
+    else cb_wg_wgrad_launch_t<1, 128, KCRS>(a, st);
+}
+
+#endif
