@@ -137,6 +137,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
         cal->mop[m].bw = num(k, y, "bw", 0, NUM_NONNEG);
         cal->mop[m].overhead_s = num(k, y, "overhead_s", 0, NUM_NONNEG);
         cal->mop[m].plane_s = num(k, y, "plane_s", 0, NUM_NONNEG);
+        cal->mop[m].win_s = num(k, y, "win_s", 0, NUM_NONNEG);
         cal->mop[m].n = (int)num(k, y, "n", 0, NUM_COUNT);
         cal->mop[m].err_median_pct = num(k, y, "err_median_pct", 0, NUM_NONNEG);
     }
@@ -184,6 +185,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
         cJSON_AddNumberToObject(y, "bw", o->bw);
         cJSON_AddNumberToObject(y, "overhead_s", o->overhead_s);
         cJSON_AddNumberToObject(y, "plane_s", o->plane_s);
+        if (o->win_s > 0) cJSON_AddNumberToObject(y, "win_s", o->win_s);
         cJSON_AddNumberToObject(y, "n", o->n);
         cJSON_AddNumberToObject(y, "err_median_pct", o->err_median_pct);
     }
@@ -389,7 +391,8 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
         a->wave_rate *= pk[a->prec];
         a->bw *= d->cal.bw_onchip ? sm_clock : bw;
     }
-    for (int m = 0; m < CB_MOP_COUNT; m++) d->cal.mop[m].bw *= bw, d->cal.mop[m].plane_s /= bw;
+    // the pooling window term is the SMs' work (visits, compares): it scales with SMs x clock
+    for (int m = 0; m < CB_MOP_COUNT; m++) d->cal.mop[m].bw *= bw, d->cal.mop[m].plane_s /= bw, d->cal.mop[m].win_s /= sm_clock;
     if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;
     if (c->launch_s > 0) d->launch_s = c->launch_s;
     if (c->interconnect.bw > 0) d->interconnect = c->interconnect; // the machine's link, whatever its GPU

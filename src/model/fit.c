@@ -154,7 +154,8 @@ double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t
     const cb_cal_mop *o = &cal->mop[m];
     if (o->n <= 0) o = &cal->mop[CB_MOP_COPY];
     if (o->n <= 0) return -1;
-    return cb_cal_fixed_s(cal, o->overhead_s) + (o->bw > 0 ? cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w;
+    return cb_cal_fixed_s(cal, o->overhead_s) + (o->bw > 0 ? cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w +
+           o->win_s * cb_mop_window(m, t);
 }
 
 static double peak_of(const cb_device *d, cb_precision p) { return d->peak[p] > 0 ? d->peak[p] : d->peak[CB_PREC_FP32]; }
@@ -263,20 +264,26 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
         for (int j = 0; j < n; j++)
             if (s[j].kind == CB_SAMPLE_MOP && s[j].ms > 0 && !strcmp(s[j].name, cb_mop_name((cb_mop)op))) idx[m++] = j;
         if (!m) continue;
-        double *t = malloc(sizeof(double) * 4 * (size_t)m), *x = t + m, *pl = t + 2 * m, *e = t + 3 * m;
+        double *t = malloc(sizeof(double) * 5 * (size_t)m), *x = t + m, *pl = t + 2 * m, *wn = t + 3 * m, *e = t + 4 * m;
         if (!t) abort();
+        bool win = false; // pooling samples with windows: the window term too
         for (int k = 0; k < m; k++) {
             const cb_conv_params *q = &s[idx[k]].p;
             t[k] = s[idx[k]].ms / 1e3, x[k] = cb_mop_bytes((cb_mop)op, q), pl[k] = (double)q->n * q->h * q->w;
+            wn[k] = cb_mop_window((cb_mop)op, q);
+            win |= wn[k] > 0;
         }
-        double oh = 0, b = 0, c = 0, p90;
-        cb_fit_nnls(t, x, pl, m, &oh, &b, &c);
+        const double *cols[3] = {x, pl, wn};
+        double coef[4] = {0}, p90;
+        cb_fit_nnls_n(t, cols, win ? 3 : 2, m, coef);
+        double oh = coef[0], b = coef[1], c = coef[2], w = win ? coef[3] : 0;
         cb_cal_mop *o = &cal->mop[op];
         o->overhead_s = oh;
         o->bw = b > 0 ? 1 / b : 0;
         o->plane_s = c;
+        o->win_s = w;
         o->n = m;
-        for (int k = 0; k < m; k++) e[k] = 100 * fabs((oh + b * x[k] + c * pl[k]) / t[k] - 1);
+        for (int k = 0; k < m; k++) e[k] = 100 * fabs((oh + b * x[k] + c * pl[k] + w * wn[k]) / t[k] - 1);
         err_stats(e, m, &o->err_median_pct, &p90);
         free(t);
     }

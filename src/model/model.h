@@ -51,14 +51,25 @@ typedef enum cb_mop {
     CB_MOP_BN_BWD,      // batch norm backward: dgamma, dbeta, dx
     CB_MOP_BIAS_GRAD,   // db = sum dy
     CB_MOP_ADD,         // dst += src (gradient accumulation, residual add)
-    CB_MOP_POOL_FWD,    // max / average pooling
-    CB_MOP_POOL_BWD,
+    CB_MOP_POOL_FWD,    // max pooling (cuDNN's MAX_DETERMINISTIC under cudnn; average pooling too when
+    CB_MOP_POOL_BWD,    // a calibration has no avgpool entries)
+    CB_MOP_AVGPOOL_FWD, // average pooling, padding excluded from the count (cuDNN's own code path)
+    CB_MOP_AVGPOOL_BWD,
+    CB_MOP_OWNPOOL_FWD, // the own pooling kernels (src/cuda/pool.cu), which the cudnn backend runs
+    CB_MOP_OWNPOOL_BWD, // where cuDNN cannot express the padding (TF SAME pools)
     CB_MOP_COUNT
 } cb_mop;
 const char *cb_mop_name(cb_mop m);
 bool cb_mop_parse(const char *s, cb_mop *m);
 // bytes one call moves: t (N,C,H,W) is the tensor (pooling: the input, out = the pooled shape)
 double cb_mop_bytes(cb_mop m, const cb_conv_params *t);
+bool cb_mop_is_pool(cb_mop m);
+// A pooling pass's window term, N*C*H*W * (R / stride_h + S / stride_w) / 2: the input elements
+// times the windows that overlap along one axis (0 for other passes and for t->r == 0). cuDNN's
+// pooling backward visits each input element once per output row (column) whose window covers
+// it, and its stride-1 and large windows (a 3x3 pool at stride 1, a global average pool) are
+// dominated by that, not by the bytes (2026-11-25 profiles: up to 28x the bytes' time).
+double cb_mop_window(cb_mop m, const cb_conv_params *t);
 
 typedef struct cb_cal_algo {
     char name[40];                      // "FWD_IMPLICIT_PRECOMP_GEMM", "igemm-simt", "cublasSgemm"
@@ -77,11 +88,11 @@ typedef struct cb_cal_algo {
     double err_median_pct, err_p90_pct; // in-sample |fit - measured| / measured
 } cb_cal_algo;
 
-// time = overhead + bytes / bw + plane_s * N*H*W: the last term for passes that reduce or
-// gather per channel and run a channel's plane serially (batch norm, bias gradient, pooling
-// backward), which then scale with the plane, not with the bytes
+// time = overhead + bytes / bw + plane_s * N*H*W + win_s * window: the third term for passes that
+// reduce or gather per channel and run a channel's plane serially (batch norm, bias gradient),
+// which then scale with the plane, not with the bytes; the last for pooling (cb_mop_window)
 typedef struct cb_cal_mop {
-    double bw, overhead_s, plane_s;
+    double bw, overhead_s, plane_s, win_s;
     int n;
     double err_median_pct;
 } cb_cal_mop;
@@ -230,10 +241,13 @@ void cb_conv_cost(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, i
 double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, const cb_calibration *cal);
 
 // ---- calibration shapes (src/model/calshapes.c): fill out[0..cap), return the count -------------
-#define CB_CAL_MAX_SHAPES 64
+#define CB_CAL_MAX_SHAPES 96
 int cb_cal_conv_shapes(cb_conv_params *out, int cap);
 int cb_cal_fc_shapes(cb_conv_params *out, int cap);  // n batch, c inputs, k outputs
 int cb_cal_mop_shapes(cb_conv_params *out, int cap); // tensors; r, s, stride, p, q: the pooling window
+// pooling alone (every pooling pass measured on each): stride 1 with padding, strided with
+// padding, large and global windows; r, s, stride, pad_top (= pad_left), p, q as a layer's
+int cb_cal_pool_shapes(cb_conv_params *out, int cap);
 
 // ---- calibration fit (src/model/fit.c) --------------------------------------------------------
 // Weighted least squares in relative error of t = a + x1 * b1 + x2 * b2 with every coefficient

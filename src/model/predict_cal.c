@@ -68,6 +68,21 @@ static const cb_backend_caps *cal_caps(const cb_device *d) {
     return c ? c : &none;
 }
 
+// The forward pass a pool layer runs (its backward is the next cb_mop) and its window in *x (the
+// input tensor): under a library backend, the own kernels where cuDNN's symmetric padding gives
+// another output size (src/cudnn/plan.c, plan_pool), else cuDNN's max or average pooling; each
+// the calibration's entry when it has one, else the max-pooling entry (a calibration before
+// 2026-11-25 measured cuDNN's max pooling alone).
+static cb_mop pool_mop(const cb_device *d, const cb_layer *L, cb_conv_params *x) {
+    const cb_window *w = &L->p.pool.win;
+    x->p = (int)L->out.h, x->q = (int)L->out.w;
+    x->r = w->r, x->s = w->s, x->stride_h = w->stride_h, x->stride_w = w->stride_w, x->pad_top = w->pad_top, x->pad_left = w->pad_left;
+    int sh = w->stride_h > 0 ? w->stride_h : 1, sw = w->stride_w > 0 ? w->stride_w : 1;
+    bool own = cal_caps(d)->conv_library && ((x->h + 2 * w->pad_top - w->r) / sh + 1 != x->p || (x->w + 2 * w->pad_left - w->s) / sw + 1 != x->q);
+    cb_mop m = own ? CB_MOP_OWNPOOL_FWD : L->p.pool.avg ? CB_MOP_AVGPOOL_FWD : CB_MOP_POOL_FWD;
+    return d->cal.mop[m].n > 0 && d->cal.mop[m + 1].n > 0 ? m : CB_MOP_POOL_FWD;
+}
+
 // an own algorithm of convbench's (not cuDNN's, not cuBLAS's)
 static bool is_own(const char *name) { return strncmp(name, "FWD_", 4) && strncmp(name, "BWD_", 4) && strncmp(name, "cublas", 6); }
 
@@ -170,11 +185,12 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
     } else {
         if (ph == CB_PHASE_BWD_FILTER && L->op != CB_OP_BATCHNORM) return;
         switch (L->op) {
-        case CB_OP_POOL:
-            x.p = y.h, x.q = y.w;
-            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_POOL_FWD, &x);
-            else if (dgrad) core = mop_s(d, CB_MOP_POOL_BWD, &x) + parents_s(d, net, i, CB_MOP_COUNT);
+        case CB_OP_POOL: {
+            cb_mop m = pool_mop(d, L, &x);
+            if (ph == CB_PHASE_FORWARD) core = mop_s(d, m, &x);
+            else if (dgrad) core = mop_s(d, (cb_mop)(m + 1), &x) + parents_s(d, net, i, CB_MOP_COUNT);
             break;
+        }
         case CB_OP_BATCHNORM:
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y);
             else if (ph == CB_PHASE_BWD_DATA) core = mop_s(d, CB_MOP_BN_BWD, &y) + (dgrad ? parents_s(d, net, i, CB_MOP_COUNT) : 0);
