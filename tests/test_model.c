@@ -807,6 +807,86 @@ static void calibration_transfer(void) {
     CHECK(same.cal.algo[0].rate == 30e12 && same.cal.mop[CB_MOP_COPY].bw == 4e12 && same.cal.sms == 132, "same GPU: unchanged");
 }
 
+// pooling: each kind's entry with a window term, recovered from samples made by a known model on
+// the calibration's pooling tensors; a layer priced by the entry of what the backend runs (cuDNN
+// max or average, the own kernels for padding cuDNN cannot express; max when no entry), the
+// window term growing with the window over the stride
+static void pool_entries(void) {
+    cb_conv_params sh[2 * CB_CAL_MAX_SHAPES];
+    int nm = cb_cal_mop_shapes(sh, CB_CAL_MAX_SHAPES), np = cb_cal_pool_shapes(sh + nm, CB_CAL_MAX_SHAPES), n = 0;
+    int ns1 = 0, nglobal = 0;
+    for (int i = nm; i < nm + np; i++) ns1 += sh[i].stride_h == 1, nglobal += sh[i].p == 1 && sh[i].r == sh[i].h;
+    CHECK(np >= 12 && ns1 >= 8 && nglobal >= 5, "%d pooling tensors, %d at stride 1, %d global", np, ns1, nglobal);
+    cb_cal_sample *s = calloc((size_t)(nm + np), sizeof *s);
+    if (!s) abort();
+    cb_device d = gpu_device();
+    for (int i = 0; i < nm + np; i++) { // avgpool_bwd: 6 us + bytes / 3 TB/s + 5 ps per window element
+        s[n] = (cb_cal_sample){.kind = CB_SAMPLE_MOP, .name = "avgpool_bwd", .p = sh[i]};
+        s[n++].ms = 1e3 * (6e-6 + cb_mop_bytes(CB_MOP_AVGPOOL_BWD, &sh[i]) / 3e12 + 5e-12 * cb_mop_window(CB_MOP_AVGPOOL_BWD, &sh[i]));
+    }
+    cb_error err = {0};
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK, "%s", err.msg);
+    const cb_cal_mop *o = &d.cal.mop[CB_MOP_AVGPOOL_BWD];
+    CHECK(o->n == n && close_rel(o->win_s, 5e-12, 1e-6) && close_rel(o->bw, 3e12, 1e-6) && close_rel(o->overhead_s, 6e-6, 1e-6) &&
+              o->err_median_pct < 1e-3,
+          "avgpool_bwd n %d win %g bw %g overhead %g", o->n, o->win_s, o->bw, o->overhead_s);
+    cJSON *j = cb_device_to_json(&d);
+    cb_device back;
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && close_rel(back.cal.mop[CB_MOP_AVGPOOL_BWD].win_s, o->win_s, 1e-12),
+          "win_s round trip: %s", err.msg);
+    cJSON_Delete(j);
+    free(s);
+    // the window term: N*C*H*W x (R / stride_h + S / stride_w) / 2; nothing for other passes
+    cb_conv_params t = {.n = 2, .c = 3, .h = 10, .w = 10, .r = 3, .s = 3, .p = 10, .q = 10, .stride_h = 1, .stride_w = 1};
+    CHECK(cb_mop_window(CB_MOP_POOL_BWD, &t) == 600 * 3.0 && cb_mop_window(CB_MOP_COPY, &t) == 0, "window %g", cb_mop_window(CB_MOP_POOL_BWD, &t));
+    t.stride_h = t.stride_w = 2;
+    CHECK(cb_mop_window(CB_MOP_POOL_FWD, &t) == 600 * 1.5, "strided window %g", cb_mop_window(CB_MOP_POOL_FWD, &t));
+
+    // a layer: global average, 3x3 max at stride 1, TF SAME 3x3 max at stride 2 (trailing pad larger)
+    const char *json = "{\"name\": \"p\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 64]},"
+                       "\"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1, 1, 64, 64], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1]},"
+                       "\"m1\": {\"parents\": [\"c\"], \"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"},"
+                       "\"m2\": {\"parents\": [\"m1\"], \"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"},"
+                       "\"g\": {\"parents\": [\"m2\"], \"type\": \"AvgPool\", \"ksize\": [1, 14, 14, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\"}}}";
+    cb_net *net = cb_net_load_string(json, "test", &err);
+    CHECK(net, "load: %s", err.msg);
+    if (!net) return;
+    CHECK(net->nlayers == 5 && net->layers[4].p.pool.avg && net->layers[3].out.h == 14, "the net as meant");
+    cb_device e = gpu_device();
+    e.cal.algo[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12}; // calibrated: the model of cb_predict_layer_cal
+    cb_algo_form_of(e.cal.algo[0].name, &e.cal.algo[0].form);
+    e.cal.nalgo = 1;
+    for (int m = 0; m < CB_MOP_COUNT; m++) e.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
+    e.cal.mop[CB_MOP_POOL_BWD].win_s = 1e-12;      // cuDNN max
+    e.cal.mop[CB_MOP_AVGPOOL_BWD].win_s = 4e-12;   // cuDNN average
+    e.cal.mop[CB_MOP_OWNPOOL_BWD].win_s = 0.25e-12; // the own kernels
+    cb_model_opts mo = {CB_PREC_FP32, 0, false};
+    double base = 0, got[5] = {0}, X[5] = {0}, R[5] = {0};
+    for (int i = 2; i <= 4; i++) {
+        const cb_layer *L = &net->layers[i];
+        cb_conv_params x = {.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w, .p = (int)L->out.h, .q = (int)L->out.w};
+        base = 5e-6 + cb_mop_bytes(CB_MOP_POOL_BWD, &x) / 2e12;
+        X[i] = base, R[i] = (double)x.n * x.c * x.h * x.w * L->p.pool.win.r / L->p.pool.win.stride_h;
+        cb_pred p;
+        cb_predict_layer(&e, net, i, CB_PHASE_BWD_DATA, &mo, &p);
+        got[i] = p.ms / 1e3;
+    }
+    CHECK(close_rel(got[2], X[2] + 1e-12 * R[2], 1e-9), "3x3 stride 1 max: cuDNN's max entry (%g s)", got[2]);
+    CHECK(close_rel(got[3], X[3] + 0.25e-12 * R[3], 1e-9), "SAME at stride 2: the own kernels' entry (%g s)", got[3]);
+    CHECK(close_rel(got[4], X[4] + 4e-12 * R[4], 1e-9), "global average: the average entry (%g s)", got[4]);
+    e.cal.mop[CB_MOP_AVGPOOL_FWD].n = e.cal.mop[CB_MOP_AVGPOOL_BWD].n = 0; // an older calibration: max pooling's entry
+    cb_pred p;
+    cb_predict_layer(&e, net, 4, CB_PHASE_BWD_DATA, &mo, &p);
+    CHECK(close_rel(p.ms / 1e3, X[4] + 1e-12 * R[4], 1e-9), "no average entry: the max entry (%g s)", p.ms / 1e3);
+    // carried to a GPU with twice the SMs x clock: the window term halves
+    cb_device f = gpu_device();
+    f.cores = 264;
+    e.cores = 132;
+    cb_device_transfer_calibration(&f, &e, "e.json");
+    CHECK(close_rel(f.cal.mop[CB_MOP_OWNPOOL_BWD].win_s, 0.125e-12, 1e-12), "window term carried: %g", f.cal.mop[CB_MOP_OWNPOOL_BWD].win_s);
+    cb_net_free(net);
+}
+
 // the calibration grid holds none of the evaluation networks' convolutions (batch aside)
 static void calibration_not_circular(void) {
     cb_conv_params sh[CB_CAL_MAX_SHAPES];
@@ -857,6 +937,7 @@ int main(void) {
     RUN(calibrated_prediction);
     RUN(cudnn_fallback);
     RUN(calibration_transfer);
+    RUN(pool_entries);
     RUN(calibration_not_circular);
     return test_summary();
 }
