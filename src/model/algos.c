@@ -287,3 +287,8 @@ double cb_mop_window(cb_mop m, const cb_conv_params *t) {
     double sh = t->stride_h > 0 ? t->stride_h : 1, sw = t->stride_w > 0 ? t->stride_w : 1;
     return (double)t->n * t->c * t->h * t->w * (t->r / sh + t->s / sw) / 2;
 }
+
+double cb_mop_visits(cb_mop m, const cb_conv_params *t) {
+    if (!cb_mop_is_pool(m) || t->r <= 0 || t->s <= 0) return 0;
+    return (double)t->n * t->c * t->p * t->q * t->r * t->s;
+}

@@ -64,12 +64,15 @@ bool cb_mop_parse(const char *s, cb_mop *m);
 // bytes one call moves: t (N,C,H,W) is the tensor (pooling: the input, out = the pooled shape)
 double cb_mop_bytes(cb_mop m, const cb_conv_params *t);
 bool cb_mop_is_pool(cb_mop m);
-// A pooling pass's window term, N*C*H*W * (R / stride_h + S / stride_w) / 2: the input elements
-// times the windows that overlap along one axis (0 for other passes and for t->r == 0). cuDNN's
-// pooling backward visits each input element once per output row (column) whose window covers
-// it, and its stride-1 and large windows (a 3x3 pool at stride 1, a global average pool) are
-// dominated by that, not by the bytes (2026-11-25 profiles: up to 28x the bytes' time).
+// A pooling pass's two window terms (0 for other passes and for t->r == 0): the overlap,
+// N*C*H*W * (R / stride_h + S / stride_w) / 2, the input elements times the windows that cover
+// one along an axis; and the visits, N*C*P*Q * R*S, every output's window read once. A stride-1
+// or large window (3x3 at stride 1, a global average pool) costs cuDNN's pooling up to 28x its
+// bytes' time (2026-11-25); on the calibration's pooling tensors, average pooling's backward
+// grows with the overlap (a global window's cost with its edge) and max pooling's forward with
+// the visits.
 double cb_mop_window(cb_mop m, const cb_conv_params *t);
+double cb_mop_visits(cb_mop m, const cb_conv_params *t);
 
 typedef struct cb_cal_algo {
     char name[40];                      // "FWD_IMPLICIT_PRECOMP_GEMM", "igemm-simt", "cublasSgemm"
@@ -83,21 +86,25 @@ typedef struct cb_cal_algo {
     bool fc;                            // a GEMM of the FC layer (its samples were FC shapes)
     bool grouped;                       // fitted on grouped convolutions (groups > 1): priced for those
                                         // layers; the dense entries serve them when no grouped one exists
+    bool unaligned;                     // fitted on ungrouped convolutions whose channels are not multiples of 4
+                                        // (cb_conv_unaligned): priced for those layers, the dense entries
+                                        // serving them when the calibration has none
     int n;                              // samples it was fitted on
     int excluded;                       // measured samples its form's rules exclude (not fitted)
     double err_median_pct, err_p90_pct; // in-sample |fit - measured| / measured
 } cb_cal_algo;
 
-// time = overhead + bytes / bw + plane_s * N*H*W + win_s * window: the third term for passes that
-// reduce or gather per channel and run a channel's plane serially (batch norm, bias gradient),
-// which then scale with the plane, not with the bytes; the last for pooling (cb_mop_window)
+// time = overhead + bytes / bw + plane_s * N*H*W + win_s * overlap + visit_s * visits: the third
+// term for passes that reduce or gather per channel and run a channel's plane serially (batch
+// norm, bias gradient), which then scale with the plane, not with the bytes; the last two for
+// pooling (cb_mop_window, cb_mop_visits; a pooling entry is fitted without the plane term)
 typedef struct cb_cal_mop {
-    double bw, overhead_s, plane_s, win_s;
+    double bw, overhead_s, plane_s, win_s, visit_s;
     int n;
     double err_median_pct;
 } cb_cal_mop;
 
-#define CB_CAL_MAX_ALGOS 128
+#define CB_CAL_MAX_ALGOS 192
 typedef struct cb_calibration {
     char backend[16];                   // "cudnn", "cuda"; "" = not calibrated this way
     int sms;                            // streaming multiprocessors (wave quantisation)
@@ -250,6 +257,13 @@ int cb_cal_mop_shapes(cb_conv_params *out, int cap); // tensors; r, s, stride, p
 int cb_cal_pool_shapes(cb_conv_params *out, int cap);
 
 // ---- calibration fit (src/model/fit.c) --------------------------------------------------------
+// An ungrouped convolution whose input or output channels are not a multiple of 4 (a float4):
+// cuDNN runs such shapes slower than the grid's aligned ones predict (2026-11-25: the random
+// networks' odd channel counts, forward 18% and backward filter 29% too fast against 1% and 15%
+// for aligned layers). The calibration fits them apart where it measured at least
+// CB_CAL_MIN_UNALIGNED such shapes of an algorithm (fewer: with the aligned ones, as before).
+bool cb_conv_unaligned(const cb_conv_params *p);
+#define CB_CAL_MIN_UNALIGNED 12
 // Weighted least squares in relative error of t = a + x1 * b1 + x2 * b2 with every coefficient
 // >= 0 (the best of the feasible active sets); x2 may be NULL (one term). Returns false for n < 1.
 bool cb_fit_nnls(const double *t, const double *x1, const double *x2, int n, double *a, double *b1, double *b2);
