@@ -45,7 +45,7 @@ if [ -n "${CAL:-}" ]; then
 else
     stamp "calibrate cudnn"
     # every call is timed as a pass sees it (calls queued behind one more): about 3x the calls of
-    # the idle timing before 2026-11-25; 66 convolution shapes and 28 tensors of pooling
+    # the idle timing before 2026-11-25; 84 convolution shapes and 28 tensors of pooling
     TAG=$TAG SKIP_PROFILES=1 CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) bash scripts/model-device.sh "$CB" "$RES" 170 cudnn
     stamp "calibrate cuda (own convolutions: the fallback)"
     # the strided and large-filter shapes first: the fallback runs TF SAME's strided layers

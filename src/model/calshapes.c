@@ -41,6 +41,14 @@ static const int CONV[][8] = {
     {256, 24, 64, 40, 3, 1, 1, 1}, {192, 64, 40, 32, 1, 1, 0, 1}, {128, 300, 24, 40, 1, 1, 0, 1}, {8, 3, 256, 16, 3, 2, 1, 1},
     // depthwise at large batch and plane (the grid's six above are small problems)
     {128, 120, 60, 120, 3, 1, 1, 120}, {256, 64, 40, 64, 5, 2, 2, 64},
+    // channels that are not multiples of 4 (cb_conv_unaligned; the grid above has only the first
+    // layers' 3 and 4): entries of their own, over the same regimes as the aligned grid
+    {64, 37, 60, 53, 3, 1, 1, 1}, {32, 75, 40, 91, 3, 1, 1, 1}, {128, 21, 32, 45, 3, 1, 1, 1}, {16, 131, 18, 157, 3, 1, 1, 1},
+    {8, 59, 50, 67, 3, 1, 1, 1}, {64, 203, 12, 233, 3, 1, 1, 1},
+    {64, 96, 30, 43, 1, 1, 0, 1}, {128, 227, 15, 61, 1, 1, 0, 1}, {32, 45, 60, 128, 1, 1, 0, 1}, {16, 301, 10, 77, 1, 1, 0, 1},
+    {64, 19, 30, 35, 5, 1, 2, 1}, {32, 23, 40, 41, 7, 1, 3, 1},
+    {64, 51, 70, 99, 3, 2, 1, 1}, {96, 117, 30, 131, 1, 2, 0, 1}, {1, 57, 48, 83, 3, 1, 1, 1}, {2, 147, 12, 179, 3, 1, 1, 1},
+    {4, 45, 39, 73, 3, 2, 1, 1}, {1, 250, 9, 61, 1, 1, 0, 1},
 };
 // FC: batch, inputs, outputs (squares give the peak GEMM rate)
 static const int FC[][3] = {
