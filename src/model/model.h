@@ -269,6 +269,8 @@ bool cb_conv_unaligned(const cb_conv_params *p);
 bool cb_fit_nnls(const double *t, const double *x1, const double *x2, int n, double *a, double *b1, double *b2);
 // the same with nx <= 3 columns x[0..nx): coef[0] the constant, coef[1 + j] the coefficient of x[j]
 bool cb_fit_nnls_n(const double *t, const double *const *x, int nx, int n, double *coef);
+// the same with the constant fixed at `fixed` (>= 0; coef[0] = fixed), the other coefficients fitted
+bool cb_fit_nnls_fixed(const double *t, const double *const *x, int nx, int n, double fixed, double *coef);
 // Fits every (name, phase, precision) group of conv and FC samples and every memory-bound op
 // into d->cal (peaks from d for the efficiencies); sms and launch_s must be set before.
 cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err);
