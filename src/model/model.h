@@ -259,7 +259,7 @@ int cb_cal_pool_shapes(cb_conv_params *out, int cap);
 // ---- calibration fit (src/model/fit.c) --------------------------------------------------------
 // An ungrouped convolution whose input or output channels are not a multiple of 4 (a float4):
 // cuDNN runs such shapes slower than the grid's aligned ones predict (2026-11-25: the random
-// networks' odd channel counts, forward 18% and backward filter 29% too fast against 1% and 15%
+// networks' odd channel counts, forward 15% and backward filter 29% too fast against 1% and 16%
 // for aligned layers). The calibration fits them apart where it measured at least
 // CB_CAL_MIN_UNALIGNED such shapes of an algorithm (fewer: with the aligned ones, as before).
 bool cb_conv_unaligned(const cb_conv_params *p);
