@@ -257,37 +257,38 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
     // the unaligned entries last: each takes its dense twin's fixed cost (a call's launch and host
     // work do not depend on the channels; the 26 unaligned shapes hold only four latency-bound ones,
     // and a fixed cost of their own left the small unaligned layers 37% too fast)
-    for (int i = 0, pass = 0; pass < 2; i = i + 1 < n ? i + 1 : (pass++, 0)) {
-        if (n == 0) break;
-        if (done[i] || s[i].kind == CB_SAMPLE_MOP || (cls[i] == 2) != (pass == 1)) continue;
-        int m = 0;
-        for (int j = i; j < n; j++)
-            if (!done[j] && same_algo(&s[i], &s[j]) && cls[i] == cls[j]) {
-                done[j] = true;
-                if (s[j].ms > 0) idx[m++] = j;
+    for (int pass = 0; pass < 2 && st == CB_OK; pass++) {
+        for (int i = 0; i < n; i++) {
+            if (done[i] || s[i].kind == CB_SAMPLE_MOP || (cls[i] == 2) != (pass == 1)) continue;
+            int m = 0;
+            for (int j = i; j < n; j++)
+                if (!done[j] && same_algo(&s[i], &s[j]) && cls[i] == cls[j]) {
+                    done[j] = true;
+                    if (s[j].ms > 0) idx[m++] = j;
+                }
+            if (!m) continue; // never supported: not an algorithm of this device
+            if (cal->nalgo == CB_CAL_MAX_ALGOS) {
+                st = cb_fail(err, CB_STATUS_ARG, "calibration", NULL, "more than %d algorithm entries", CB_CAL_MAX_ALGOS);
+                break;
             }
-        if (!m) continue; // never supported: not an algorithm of this device
-        if (cal->nalgo == CB_CAL_MAX_ALGOS) {
-            st = cb_fail(err, CB_STATUS_ARG, "calibration", NULL, "more than %d algorithm entries", CB_CAL_MAX_ALGOS);
-            break;
+            cb_cal_algo *a = &cal->algo[cal->nalgo];
+            memset(a, 0, sizeof *a);
+            snprintf(a->name, sizeof a->name, "%s", s[i].name);
+            if (!cb_algo_form_of(a->name, &a->form)) continue; // a cuDNN algorithm without a cost form: not modelled
+            a->phase = s[i].phase;
+            a->prec = s[i].prec;
+            a->fc = s[i].kind == CB_SAMPLE_FC;
+            a->grouped = cls[i] == 1;
+            a->unaligned = cls[i] == 2;
+            double fixed = -1;
+            for (int j = 0; a->unaligned && j < cal->nalgo; j++) {
+                const cb_cal_algo *b = &cal->algo[j];
+                if (!b->unaligned && !b->grouped && b->fc == a->fc && b->phase == a->phase && b->prec == a->prec && !strcmp(b->name, a->name))
+                    fixed = b->overhead_s;
+            }
+            fit_algo(s, idx, m, d, cal, a, fixed);
+            if (a->n > 0) cal->nalgo++;
         }
-        cb_cal_algo *a = &cal->algo[cal->nalgo];
-        memset(a, 0, sizeof *a);
-        snprintf(a->name, sizeof a->name, "%s", s[i].name);
-        if (!cb_algo_form_of(a->name, &a->form)) continue; // a cuDNN algorithm without a cost form: not modelled
-        a->phase = s[i].phase;
-        a->prec = s[i].prec;
-        a->fc = s[i].kind == CB_SAMPLE_FC;
-        a->grouped = cls[i] == 1;
-        a->unaligned = cls[i] == 2;
-        double fixed = -1;
-        for (int j = 0; a->unaligned && j < cal->nalgo; j++) {
-            const cb_cal_algo *b = &cal->algo[j];
-            if (!b->unaligned && !b->grouped && b->fc == a->fc && b->phase == a->phase && b->prec == a->prec && !strcmp(b->name, a->name))
-                fixed = b->overhead_s;
-        }
-        fit_algo(s, idx, m, d, cal, a, fixed);
-        if (a->n > 0) cal->nalgo++;
     }
     for (int op = 0; st == CB_OK && op < CB_MOP_COUNT; op++) {
         int m = 0;
