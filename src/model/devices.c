@@ -395,8 +395,11 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
         a->wave_rate *= pk[a->prec];
         a->bw *= d->cal.bw_onchip ? sm_clock : bw;
     }
-    // the pooling window term is the SMs' work (visits, compares): it scales with SMs x clock
-    for (int m = 0; m < CB_MOP_COUNT; m++) d->cal.mop[m].bw *= bw, d->cal.mop[m].plane_s /= bw, d->cal.mop[m].win_s /= sm_clock, d->cal.mop[m].visit_s /= sm_clock;
+    for (int m = 0; m < CB_MOP_COUNT; m++) {
+        cb_cal_mop *o = &d->cal.mop[m];
+        o->bw *= bw, o->plane_s /= bw;
+        o->win_s /= sm_clock, o->visit_s /= sm_clock; // pooling's window terms are the SMs' work (reads of a window, compares)
+    }
     if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;
     if (c->launch_s > 0) d->launch_s = c->launch_s;
     if (c->interconnect.bw > 0) d->interconnect = c->interconnect; // the machine's link, whatever its GPU

@@ -10,8 +10,10 @@
 //                gradient, even for a layer fed by the input); bias gradient with the filter
 //                gradient; an add where a gradient accumulates into one already written.
 //   FC           the calibrated cuBLAS GEMM of the phase, bias and ReLU passes as above.
-//   others       memory-bound passes (pooling, copies, adds, batch norm, ReLU), each
-//                overhead + bytes / bw as calibrated (the copy figures for any not measured).
+//   pooling      the entry of what runs (cuDNN max or average pooling, the own kernels for padding
+//                cuDNN lacks): overhead + bytes / bw + the window terms (cb_mop_window, cb_mop_visits).
+//   others       memory-bound passes (copies, adds, batch norm, ReLU), each overhead + bytes / bw
+//                as calibrated (the copy figures for any not measured).
 #include "model/model.h"
 
 #include <math.h>
