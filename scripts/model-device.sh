@@ -9,8 +9,9 @@
 # TAG names the entry (default h200: RES/TAG-calibrated[-BACKEND].json); CAL_SECTIONS the parts
 # measured (default "mops gemm conv"); PART_S each part's time limit (default 100 s); CAL_PRECISION
 # the convolution precisions (default fp32; fp32,tf32 takes about twice as long); CAL_GROUPS the
-# groups of six shapes, by first index, in the order measured (default "0 6 12 18 24 30 36 42 48";
-# 36 and 42: the small, latency-bound shapes; 48: grouped (depthwise) convolutions).
+# groups of six shapes, by first index, in the order measured (default "0 6 12 18 24 30 36 42 48 54 60 66 72 78";
+# 36 and 42: the small, latency-bound shapes; 48: grouped (depthwise) convolutions; 54 and 60: long
+# reductions (first layers, large planes) and large depthwise; 66 to 78: channels not multiples of 4).
 # The calibration runs in parts (passes, GEMMs, groups of six convolution shapes), each its own
 # process, merged with calibrate --refit: a part that fails is retried shape by shape and the
 # rest still counts. Steps that would start after DEADLINE_S (default 170) are skipped.
@@ -32,7 +33,7 @@ t0=$SECONDS
 case " $SECTIONS " in *" mops "*) cal mops --sections mops ;; esac
 case " $SECTIONS " in *" gemm "*) cal gemm --sections gemm ;; esac
 case " $SECTIONS " in *" conv "*) ;; *) false ;; esac &&
-for lo in ${CAL_GROUPS:-0 6 12 18 24 30 36 42 48}; do
+for lo in ${CAL_GROUPS:-0 6 12 18 24 30 36 42 48 54 60 66 72 78}; do
     late "calibration shapes $lo+" && break
     cal conv$lo --sections conv --shapes $lo-$((lo + 5)) --precision "${CAL_PRECISION:-fp32}" && continue
     for i in $(seq $lo $((lo + 5))); do

@@ -7,7 +7,8 @@
 #      TAG-cal.json (scripts/model-device.sh does the parts)
 #   3. random networks (tools/gen_random_net.py, seeds 1-3, four kinds) and the built-ins AlexNet
 #      b128, VGG-16 b64, GoogLeNet b128, ResNet-50 b64: per-layer cuDNN profiles, every direction
-#      (profile --direction all), and a whole training step (fullpass --update) of each
+#      (profile --direction all), and a whole training step (fullpass --update) of each; then each
+#      step once more (fullpass2/, fp32: the run-to-run spread of a step)
 #   4. convbench model-eval on them, leave one network out (conv layers; all layers)
 # PRECS="fp32 tf32" also calibrates and profiles TF32 (about 3 minutes more; default fp32).
 # Steps that would start after DEADLINE_S (default 400, counted from the start) are skipped. Results in $OUT (4 files):
@@ -44,7 +45,7 @@ if [ -n "${CAL:-}" ]; then
 else
     stamp "calibrate cudnn"
     # every call is timed as a pass sees it (calls queued behind one more): about 3x the calls of
-    # the idle timing before 2026-11-25, and 54 shapes instead of 40
+    # the idle timing before 2026-11-25; 84 convolution shapes and 28 tensors of pooling
     TAG=$TAG SKIP_PROFILES=1 CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) bash scripts/model-device.sh "$CB" "$RES" 170 cudnn
     stamp "calibrate cuda (own convolutions: the fallback)"
     # the strided and large-filter shapes first: the fallback runs TF SAME's strided layers
@@ -80,6 +81,19 @@ for item in $list; do
             echo "model-gpu: fullpass $o failed: $(tail -1 "$RES/fullpass/$o.log")"
     done
     echo "model-gpu: $tag $((SECONDS - s)) s"
+done
+
+# the steps once more, each network right after the other (fullpass2/): how far a step moves between two
+# measurements of one machine, the floor under the step error (batch 1-4 steps moved 13-49% between runs)
+for item in $list; do
+    late "fullpass again $item" && continue
+    case $item in
+    *.json) net=$item batch="" tag=$(basename "$item" .json) ;;
+    *) net=${item%:*} batch="--batch ${item#*:}" tag=${item%:*} ;;
+    esac
+    mkdir -p "$RES/fullpass2"
+    timeout 30 "$CB" fullpass "$net" $batch --backend "$BE" --precision fp32 --update --no-data-grad --warmup 2 --iters 5 \
+        --format json --quiet --output "$RES/fullpass2/$tag-fp32.json" 2>/dev/null || echo "model-gpu: fullpass again $tag failed"
 done
 
 stamp "model-eval"

@@ -524,22 +524,25 @@ static cb_device gpu_device(void) {
 // samples made by a known model on the calibration grid; cb_cal_fit must give the model back
 static void calibration_fit(void) {
     cb_conv_params sh[CB_CAL_MAX_SHAPES], ms[CB_CAL_MAX_SHAPES];
-    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), nm = cb_cal_mop_shapes(ms, CB_CAL_MAX_SHAPES), ng = 0;
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), nm = cb_cal_mop_shapes(ms, CB_CAL_MAX_SHAPES), ng = 0, nu = 0;
     cb_cal_sample *s = calloc((size_t)(2 * ns + 2 * nm), sizeof *s);
     if (!s) abort();
     cb_device d = gpu_device();
-    // dense shapes: 35 TFLOP/s; grouped ones (their own entry): 4 TFLOP/s
+    // dense shapes: 35 TFLOP/s; grouped ones (their own entry): 4 TFLOP/s; unaligned channels (their own,
+    // with the dense entry's fixed cost): 20 TFLOP/s
     cb_cal_algo truth = {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 35e12, .bw = 2.5e12, .overhead_s = 20e-6};
-    cb_cal_algo truth_g = truth;
+    cb_cal_algo truth_g = truth, truth_u = truth;
     truth_g.rate = 4e12, truth_g.overhead_s = 12e-6;
+    truth_u.rate = 20e12;
+    cb_algo_form_of(truth.name, &truth_u.form);
     cb_algo_form_of(truth.name, &truth.form);
     cb_algo_form_of(truth.name, &truth_g.form);
     int n = 0;
     for (int i = 0; i < ns; i++) {
         s[n] = (cb_cal_sample){.kind = CB_SAMPLE_CONV, .phase = CB_PHASE_FORWARD, .p = sh[i]};
         snprintf(s[n].name, sizeof s[n].name, "%s", truth.name);
-        ng += sh[i].groups > 1;
-        s[n++].ms = 1e3 * cb_cal_algo_s(&d.cal, sh[i].groups > 1 ? &truth_g : &truth, &sh[i], false, NULL);
+        ng += sh[i].groups > 1, nu += cb_conv_unaligned(&sh[i]);
+        s[n++].ms = 1e3 * cb_cal_algo_s(&d.cal, sh[i].groups > 1 ? &truth_g : cb_conv_unaligned(&sh[i]) ? &truth_u : &truth, &sh[i], false, NULL);
         s[n] = s[n - 1]; // an algorithm that never ran: no entry
         snprintf(s[n].name, sizeof s[n].name, "FWD_WINOGRAD");
         s[n++].ms = -1;
@@ -550,9 +553,12 @@ static void calibration_fit(void) {
     }
     cb_error err = {0};
     CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK, "%s", err.msg);
-    CHECK(ng >= 6 && d.cal.nalgo == 2, "a dense and a grouped entry, got %d (%d grouped shapes)", d.cal.nalgo, ng);
-    const cb_cal_algo *a = &d.cal.algo[0], *g = &d.cal.algo[1];
-    CHECK(!strcmp(a->name, truth.name) && !a->grouped && a->n == ns - ng && a->excluded == 0, "entry %s n %d", a->name, a->n);
+    CHECK(ng >= 6 && nu >= CB_CAL_MIN_UNALIGNED && d.cal.nalgo == 3, "a dense, an unaligned and a grouped entry, got %d (%d grouped, %d unaligned shapes)",
+          d.cal.nalgo, ng, nu);
+    const cb_cal_algo *a = &d.cal.algo[0], *g = &d.cal.algo[1], *u = &d.cal.algo[2]; // the unaligned entries last
+    CHECK(!strcmp(a->name, truth.name) && !a->grouped && !a->unaligned && a->n == ns - ng - nu && a->excluded == 0, "entry %s n %d", a->name, a->n);
+    CHECK(u->unaligned && !u->grouped && u->n == nu && close_rel(u->rate, truth_u.rate, 1e-6) && close_rel(u->overhead_s, truth_u.overhead_s, 1e-6),
+          "unaligned entry n %d rate %g overhead %g", u->n, u->rate, u->overhead_s);
     CHECK(close_rel(a->rate, truth.rate, 1e-6) && close_rel(a->bw, truth.bw, 1e-6) && close_rel(a->overhead_s, truth.overhead_s, 1e-6),
           "rate %g bw %g overhead %g", a->rate, a->bw, a->overhead_s);
     CHECK(!strcmp(g->name, truth.name) && g->grouped && g->n == ng && close_rel(g->rate, truth_g.rate, 1e-6) &&
@@ -567,9 +573,9 @@ static void calibration_fit(void) {
     cb_device back;
     cb_cal_sample *s2 = NULL;
     int n2 = 0;
-    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.nalgo == 2 && back.cal.sms == 132 &&
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.nalgo == 3 && back.cal.sms == 132 &&
               close_rel(back.cal.algo[0].rate, a->rate, 1e-12) && close_rel(back.cal.mop[CB_MOP_BN_BWD].plane_s, o->plane_s, 1e-12) &&
-              !back.cal.algo[0].grouped && back.cal.algo[1].grouped,
+              !back.cal.algo[0].grouped && back.cal.algo[1].grouped && back.cal.algo[2].unaligned,
           "device round trip: %s", err.msg);
     CHECK(cb_cal_samples_from_json(arr, &s2, &n2, "test", &err) == CB_OK && n2 == n && s2 && s2[0].p.k == s[0].p.k &&
               s2[0].ms == s[0].ms && s2[1].ms == -1,
@@ -594,7 +600,7 @@ static void calibration_fit_apart(void) {
     cb_algo_form_of(truth.name, &truth.form);
     int n = 0;
     for (int i = 0; i < ns; i++) {
-        if (sh[i].groups > 1) continue;
+        if (sh[i].groups > 1 || cb_conv_unaligned(&sh[i])) continue; // one dense entry
         s[n] = (cb_cal_sample){.kind = CB_SAMPLE_CONV, .phase = CB_PHASE_BWD_DATA, .p = sh[i]};
         snprintf(s[n].name, sizeof s[n].name, "%s", truth.name);
         s[n++].ms = 1e3 * cb_cal_algo_s(&d.cal, &truth, &sh[i], false, NULL);
@@ -689,6 +695,61 @@ static void grouped_entries(void) {
     }
     CHECK(ng >= 6 && ns <= CB_CAL_MAX_SHAPES, "%d grouped of %d shapes", ng, ns);
     cb_net_free(net);
+}
+
+// channels that are not multiples of 4: priced by the unaligned entries where the calibration has
+// them, else by the dense ones; an algorithm with fewer than CB_CAL_MIN_UNALIGNED unaligned
+// samples gets no entry of its own (they join its dense fit)
+static void unaligned_entries(void) {
+    cb_net *odd = conv_net(8, 28, 61, 96, 3, 1, "[1, 1]"), *even = conv_net(8, 28, 64, 96, 3, 1, "[1, 1]");
+    CHECK(odd && even, "load");
+    if (!odd || !even) return;
+    cb_device d = gpu_device();
+    cb_cal_algo *a = d.cal.algo;
+    a[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6};
+    a[1] = (cb_cal_algo){.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 10e12, .overhead_s = 10e-6, .unaligned = true};
+    for (int k = 0; k < 2; k++) cb_algo_form_of(a[k].name, &a[k].form);
+    d.cal.nalgo = 2;
+    cb_model_opts mo = {CB_PREC_FP32, 0, true};
+    cb_pred po, pe;
+    cb_predict_layer(&d, odd, 1, CB_PHASE_FORWARD, &mo, &po);
+    cb_predict_layer(&d, even, 1, CB_PHASE_FORWARD, &mo, &pe);
+    cb_conv_params p;
+    cb_conv_params_of(&odd->layers[1], &p);
+    CHECK(cb_conv_unaligned(&p) && close_rel(po.ms, 1e3 * cb_cal_algo_s(&d.cal, &a[1], &p, false, NULL), 1e-12), "odd channels: %g ms", po.ms);
+    cb_conv_params_of(&even->layers[1], &p);
+    CHECK(!cb_conv_unaligned(&p) && close_rel(pe.ms, 1e3 * cb_cal_algo_s(&d.cal, &a[0], &p, false, NULL), 1e-12), "aligned: %g ms", pe.ms);
+    d.cal.nalgo = 1; // no unaligned entry: the dense one
+    cb_predict_layer(&d, odd, 1, CB_PHASE_FORWARD, &mo, &po);
+    cb_conv_params_of(&odd->layers[1], &p);
+    CHECK(close_rel(po.ms, 1e3 * cb_cal_algo_s(&d.cal, &a[0], &p, false, NULL), 1e-12), "odd channels, dense entry: %g ms", po.ms);
+    // a fit: 11 unaligned samples join the dense fit, 12 make an entry
+    cb_cal_sample s[40];
+    for (int nu = CB_CAL_MIN_UNALIGNED - 1; nu <= CB_CAL_MIN_UNALIGNED; nu++) {
+        int n = 0;
+        for (int i = 0; i < 20 + nu; i++) {
+            cb_conv_params q = {.n = 8 + i, .c = i < 20 ? 64 : 61, .h = 20, .w = 20, .k = 96 + 8 * (i % 5), .r = 3, .s = 3, .p = 20, .q = 20,
+                                .stride_h = 1, .stride_w = 1, .pad_top = 1, .pad_left = 1, .groups = 1};
+            s[n] = (cb_cal_sample){.kind = CB_SAMPLE_CONV, .phase = CB_PHASE_FORWARD, .p = q, .name = "FWD_IMPLICIT_GEMM"};
+            s[n++].ms = 1e3 * (cb_cal_algo_s(&d.cal, &a[i < 20 ? 0 : 1], &q, false, NULL) + (i < 20 ? 0 : 20e-6));
+        }
+        cb_device f = gpu_device();
+        cb_error err = {0};
+        CHECK(cb_cal_fit(s, n, &f, &err) == CB_OK, "%s", err.msg);
+        bool apart = nu >= CB_CAL_MIN_UNALIGNED;
+        CHECK(f.cal.nalgo == (apart ? 2 : 1) && f.cal.algo[0].n == (apart ? 20 : n) && (!apart || (f.cal.algo[1].unaligned && f.cal.algo[1].n == nu)),
+              "%d unaligned samples: %d entries", nu, f.cal.nalgo);
+        // the unaligned entry keeps the dense entry's fixed cost, though its samples had 30 us
+        CHECK(!apart || (close_rel(f.cal.algo[0].overhead_s, 10e-6, 1e-6) && f.cal.algo[1].overhead_s == f.cal.algo[0].overhead_s),
+              "fixed costs %g, %g", f.cal.algo[0].overhead_s, apart ? f.cal.algo[1].overhead_s : 0);
+    }
+    // the grid has enough unaligned shapes for entries of their own
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), nu = 0;
+    for (int i = 0; i < ns; i++) nu += cb_conv_unaligned(&sh[i]);
+    CHECK(nu >= 2 * CB_CAL_MIN_UNALIGNED, "%d unaligned shapes", nu);
+    cb_net_free(odd);
+    cb_net_free(even);
 }
 
 // the calibrated prediction: the faster algorithm, plus the passes the cudnn backend adds
@@ -807,6 +868,88 @@ static void calibration_transfer(void) {
     CHECK(same.cal.algo[0].rate == 30e12 && same.cal.mop[CB_MOP_COPY].bw == 4e12 && same.cal.sms == 132, "same GPU: unchanged");
 }
 
+// pooling: each kind's entry with a window term, recovered from samples made by a known model on
+// the calibration's pooling tensors; a layer priced by the entry of what the backend runs (cuDNN
+// max or average, the own kernels for padding cuDNN cannot express; max when no entry), the
+// window term growing with the window over the stride
+static void pool_entries(void) {
+    cb_conv_params sh[2 * CB_CAL_MAX_SHAPES];
+    int nm = cb_cal_mop_shapes(sh, CB_CAL_MAX_SHAPES), np = cb_cal_pool_shapes(sh + nm, CB_CAL_MAX_SHAPES), n = 0;
+    int ns1 = 0, nglobal = 0;
+    for (int i = nm; i < nm + np; i++) ns1 += sh[i].stride_h == 1, nglobal += sh[i].p == 1 && sh[i].r == sh[i].h;
+    CHECK(np >= 12 && ns1 >= 8 && nglobal >= 5, "%d pooling tensors, %d at stride 1, %d global", np, ns1, nglobal);
+    cb_cal_sample *s = calloc((size_t)(nm + np), sizeof *s);
+    if (!s) abort();
+    cb_device d = gpu_device();
+    for (int i = 0; i < nm + np; i++) { // avgpool_bwd: 6 us + bytes / 3 TB/s + 5 ps per window element
+        s[n] = (cb_cal_sample){.kind = CB_SAMPLE_MOP, .name = "avgpool_bwd", .p = sh[i]};
+        s[n++].ms = 1e3 * (6e-6 + cb_mop_bytes(CB_MOP_AVGPOOL_BWD, &sh[i]) / 3e12 + 5e-12 * cb_mop_window(CB_MOP_AVGPOOL_BWD, &sh[i]));
+    }
+    cb_error err = {0};
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK, "%s", err.msg);
+    const cb_cal_mop *o = &d.cal.mop[CB_MOP_AVGPOOL_BWD];
+    CHECK(o->n == n && close_rel(o->win_s, 5e-12, 1e-6) && close_rel(o->bw, 3e12, 1e-6) && close_rel(o->overhead_s, 6e-6, 1e-6) &&
+              o->err_median_pct < 1e-3,
+          "avgpool_bwd n %d win %g bw %g overhead %g", o->n, o->win_s, o->bw, o->overhead_s);
+    cJSON *j = cb_device_to_json(&d);
+    cb_device back;
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && close_rel(back.cal.mop[CB_MOP_AVGPOOL_BWD].win_s, o->win_s, 1e-12),
+          "win_s round trip: %s", err.msg);
+    cJSON_Delete(j);
+    free(s);
+    // the window term: N*C*H*W x (R / stride_h + S / stride_w) / 2; nothing for other passes
+    cb_conv_params t = {.n = 2, .c = 3, .h = 10, .w = 10, .r = 3, .s = 3, .p = 10, .q = 10, .stride_h = 1, .stride_w = 1};
+    CHECK(cb_mop_window(CB_MOP_POOL_BWD, &t) == 600 * 3.0 && cb_mop_window(CB_MOP_COPY, &t) == 0, "window %g", cb_mop_window(CB_MOP_POOL_BWD, &t));
+    CHECK(cb_mop_visits(CB_MOP_AVGPOOL_FWD, &t) == 600 * 9.0 && cb_mop_visits(CB_MOP_BN_BWD, &t) == 0, "visits %g", cb_mop_visits(CB_MOP_AVGPOOL_FWD, &t));
+    t.stride_h = t.stride_w = 2, t.p = t.q = 5;
+    CHECK(cb_mop_window(CB_MOP_POOL_FWD, &t) == 600 * 1.5 && cb_mop_visits(CB_MOP_POOL_FWD, &t) == 150 * 9.0, "strided window %g, visits %g",
+          cb_mop_window(CB_MOP_POOL_FWD, &t), cb_mop_visits(CB_MOP_POOL_FWD, &t));
+
+    // a layer: global average, 3x3 max at stride 1, TF SAME 3x3 max at stride 2 (trailing pad larger)
+    const char *json = "{\"name\": \"p\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 64]},"
+                       "\"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1, 1, 64, 64], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1]},"
+                       "\"m1\": {\"parents\": [\"c\"], \"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"},"
+                       "\"m2\": {\"parents\": [\"m1\"], \"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"},"
+                       "\"g\": {\"parents\": [\"m2\"], \"type\": \"AvgPool\", \"ksize\": [1, 14, 14, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\"}}}";
+    cb_net *net = cb_net_load_string(json, "test", &err);
+    CHECK(net, "load: %s", err.msg);
+    if (!net) return;
+    CHECK(net->nlayers == 5 && net->layers[4].p.pool.avg && net->layers[3].out.h == 14, "the net as meant");
+    cb_device e = gpu_device();
+    e.cal.algo[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12}; // calibrated: the model of cb_predict_layer_cal
+    cb_algo_form_of(e.cal.algo[0].name, &e.cal.algo[0].form);
+    e.cal.nalgo = 1;
+    for (int m = 0; m < CB_MOP_COUNT; m++) e.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
+    e.cal.mop[CB_MOP_POOL_BWD].win_s = 1e-12;      // cuDNN max
+    e.cal.mop[CB_MOP_AVGPOOL_BWD].win_s = 4e-12;   // cuDNN average
+    e.cal.mop[CB_MOP_OWNPOOL_BWD].win_s = 0.25e-12; // the own kernels
+    cb_model_opts mo = {CB_PREC_FP32, 0, false};
+    double base = 0, got[5] = {0}, X[5] = {0}, R[5] = {0};
+    for (int i = 2; i <= 4; i++) {
+        const cb_layer *L = &net->layers[i];
+        cb_conv_params x = {.n = (int)L->in.n, .c = (int)L->in.c, .h = (int)L->in.h, .w = (int)L->in.w, .p = (int)L->out.h, .q = (int)L->out.w};
+        base = 5e-6 + cb_mop_bytes(CB_MOP_POOL_BWD, &x) / 2e12;
+        X[i] = base, R[i] = (double)x.n * x.c * x.h * x.w * L->p.pool.win.r / L->p.pool.win.stride_h;
+        cb_pred p;
+        cb_predict_layer(&e, net, i, CB_PHASE_BWD_DATA, &mo, &p);
+        got[i] = p.ms / 1e3;
+    }
+    CHECK(close_rel(got[2], X[2] + 1e-12 * R[2], 1e-9), "3x3 stride 1 max: cuDNN's max entry (%g s)", got[2]);
+    CHECK(close_rel(got[3], X[3] + 0.25e-12 * R[3], 1e-9), "SAME at stride 2: the own kernels' entry (%g s)", got[3]);
+    CHECK(close_rel(got[4], X[4] + 4e-12 * R[4], 1e-9), "global average: the average entry (%g s)", got[4]);
+    e.cal.mop[CB_MOP_AVGPOOL_FWD].n = e.cal.mop[CB_MOP_AVGPOOL_BWD].n = 0; // an older calibration: max pooling's entry
+    cb_pred p;
+    cb_predict_layer(&e, net, 4, CB_PHASE_BWD_DATA, &mo, &p);
+    CHECK(close_rel(p.ms / 1e3, X[4] + 1e-12 * R[4], 1e-9), "no average entry: the max entry (%g s)", p.ms / 1e3);
+    // carried to a GPU with twice the SMs x clock: the window term halves
+    cb_device f = gpu_device();
+    f.cores = 264;
+    e.cores = 132;
+    cb_device_transfer_calibration(&f, &e, "e.json");
+    CHECK(close_rel(f.cal.mop[CB_MOP_OWNPOOL_BWD].win_s, 0.125e-12, 1e-12), "window term carried: %g", f.cal.mop[CB_MOP_OWNPOOL_BWD].win_s);
+    cb_net_free(net);
+}
+
 // the calibration grid holds none of the evaluation networks' convolutions (batch aside)
 static void calibration_not_circular(void) {
     cb_conv_params sh[CB_CAL_MAX_SHAPES];
@@ -854,9 +997,11 @@ int main(void) {
     RUN(calibration_fit_apart);
     RUN(launch_overlap);
     RUN(grouped_entries);
+    RUN(unaligned_entries);
     RUN(calibrated_prediction);
     RUN(cudnn_fallback);
     RUN(calibration_transfer);
+    RUN(pool_entries);
     RUN(calibration_not_circular);
     return test_summary();
 }

@@ -182,8 +182,8 @@ static void gpu_report(cb_report *r, const cb_device *d) {
         cb_table_num(t, a->err_median_pct, 1);
         cb_table_num(t, a->err_p90_pct, 1);
     }
-    const char *oc[] = {"pass", "samples", "bw_gbs", "overhead_us", "plane_ns", "fit_median_pct"};
-    cb_table *ot = cb_report_table(r, "passes", 6, oc);
+    const char *oc[] = {"pass", "samples", "bw_gbs", "overhead_us", "plane_ns", "window_ps", "fit_median_pct"};
+    cb_table *ot = cb_report_table(r, "passes", 7, oc);
     for (int m = 0; m < CB_MOP_COUNT; m++) {
         const cb_cal_mop *o = &d->cal.mop[m];
         if (o->n <= 0) continue;
@@ -193,6 +193,7 @@ static void gpu_report(cb_report *r, const cb_device *d) {
         cb_table_num(ot, o->bw / 1e9, 0);
         cb_table_num(ot, o->overhead_s * 1e6, 1);
         cb_table_num(ot, o->plane_s * 1e9, 3);
+        cb_table_num(ot, o->win_s * 1e12, 3);
         cb_table_num(ot, o->err_median_pct, 1);
     }
     cb_report_note(r, "per algorithm: time = overhead + FLOPs / (rate x wave utilisation) + bytes / bw, fitted to minimise the "

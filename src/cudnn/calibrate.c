@@ -308,7 +308,8 @@ static int run_mop(ctx *c, void *v) {
     size_t count = (size_t)t->n * t->c * t->h * t->w;
     cb_bn_params bp = {t->n, t->c, t->h, t->w, 1e-5f};
     cb_pool_params pp = {.n = t->n, .c = t->c, .h = t->h, .w = t->w, .r = t->r, .s = t->s, .p = t->p, .q = t->q,
-                         .stride_h = t->stride_h, .stride_w = t->stride_w};
+                         .stride_h = t->stride_h, .stride_w = t->stride_w, .pad_top = t->pad_top, .pad_left = t->pad_left,
+                         .is_avg = a->m == CB_MOP_AVGPOOL_FWD || a->m == CB_MOP_AVGPOOL_BWD};
     float **vv = (float **)c->v;
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     bool dnn = c->dnn_backend;
@@ -352,12 +353,20 @@ static int run_mop(ctx *c, void *v) {
         cb_cuda_add(count, c->dx, c->dy);
         break;
     case CB_MOP_POOL_FWD:
+    case CB_MOP_AVGPOOL_FWD:
         if (dnn) st = cudnnPoolingForward(c->dnn, a->pd, &one, a->td, c->x, &zero, a->od, c->y);
         else cb_cuda_pool_forward(&pp, c->x, c->y, c->argmax);
         break;
     case CB_MOP_POOL_BWD:
+    case CB_MOP_AVGPOOL_BWD:
         if (dnn) st = cudnnPoolingBackward(c->dnn, a->pd, &one, a->od, c->y, a->od, c->dy, a->td, c->x, &zero, a->td, c->dx);
         else cb_cuda_pool_backward(&pp, c->dy, c->argmax, c->dx);
+        break;
+    case CB_MOP_OWNPOOL_FWD: // the own kernels in either backend (the cudnn backend's fallback), max pooling
+        cb_cuda_pool_forward(&pp, c->x, c->y, c->argmax);
+        break;
+    case CB_MOP_OWNPOOL_BWD:
+        cb_cuda_pool_backward(&pp, c->dy, c->argmax, c->dx);
         break;
     default:
         return 1;
@@ -365,9 +374,10 @@ static int run_mop(ctx *c, void *v) {
     return st != CUDNN_STATUS_SUCCESS || cudaPeekAtLastError() != cudaSuccess;
 }
 
+// every pass on the tensors of cb_cal_mop_shapes, then the pooling passes alone on cb_cal_pool_shapes
 static cb_status cal_mops(ctx *c) {
-    cb_conv_params sh[CB_CAL_MAX_SHAPES];
-    int ns = cb_cal_mop_shapes(sh, CB_CAL_MAX_SHAPES);
+    cb_conv_params sh[2 * CB_CAL_MAX_SHAPES];
+    int nm = cb_cal_mop_shapes(sh, CB_CAL_MAX_SHAPES), ns = nm + cb_cal_pool_shapes(sh + nm, CB_CAL_MAX_SHAPES);
     mop_arg a = {0};
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
     st |= cudnnCreateTensorDescriptor(&a.td);
@@ -386,14 +396,21 @@ static cb_status cal_mops(ctx *c) {
         st |= cudnnSetTensor4dDescriptor(a.od, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, t->n, t->c, t->p, t->q);
         st |= cudnnSetTensor4dDescriptor(a.bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, t->c, 1, 1);
         st |= cudnnDeriveBNTensorDescriptor(a.bnd, a.td, CUDNN_BATCHNORM_SPATIAL);
-        st |= cudnnSetPooling2dDescriptor(a.pd, CUDNN_POOLING_MAX_DETERMINISTIC, CUDNN_NOT_PROPAGATE_NAN, t->r, t->s, 0, 0,
-                                          t->stride_h, t->stride_w);
         if (st != CUDNN_STATUS_SUCCESS) {
             rc = cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN descriptors for a memory-bound pass");
             break;
         }
         for (int m = 0; m < CB_MOP_COUNT; m++) {
+            if (i >= nm && !cb_mop_is_pool((cb_mop)m)) continue;
             a.m = (cb_mop)m;
+            bool avg = m == CB_MOP_AVGPOOL_FWD || m == CB_MOP_AVGPOOL_BWD; // as src/cudnn/plan.c sets a pool layer's
+            if (cb_mop_is_pool((cb_mop)m) &&
+                cudnnSetPooling2dDescriptor(a.pd, avg ? CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING : CUDNN_POOLING_MAX_DETERMINISTIC,
+                                            CUDNN_NOT_PROPAGATE_NAN, t->r, t->s, t->pad_top, t->pad_left, t->stride_h,
+                                            t->stride_w) != CUDNN_STATUS_SUCCESS) {
+                rc = cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN pooling descriptor");
+                break;
+            }
             progress(c, "  %s%s", cb_mop_name((cb_mop)m), "");
             double ms = time_call(c, run_mop, &a, true);
             if (ms < -2) {
@@ -444,6 +461,7 @@ static cb_status setup(ctx *c) {
         ny = max_z(ny, (size_t)sh[i].n * sh[i].k);
     }
     n = cb_cal_mop_shapes(sh, CB_CAL_MAX_SHAPES);
+    n += cb_cal_pool_shapes(sh + n, CB_CAL_MAX_SHAPES - n);
     for (int i = 0; i < n; i++) {
         size_t t = (size_t)sh[i].n * sh[i].c * sh[i].h * sh[i].w;
         nx = max_z(nx, t);

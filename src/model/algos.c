@@ -235,7 +235,8 @@ bool cb_algo_form_of(const char *name, cb_algo_form *f) {
 
 // ---- memory-bound operations --------------------------------------------------------------------
 static const char *const MOP_NAMES[] = {"copy",   "bias_add",  "relu_fwd", "relu_bwd", "bn_fwd",  "bn_fwd_train",
-                                        "bn_bwd", "bias_grad", "add",      "pool_fwd", "pool_bwd"};
+                                        "bn_bwd", "bias_grad", "add",      "pool_fwd", "pool_bwd", "avgpool_fwd",
+                                        "avgpool_bwd", "own_pool_fwd", "own_pool_bwd"};
 _Static_assert(sizeof MOP_NAMES / sizeof MOP_NAMES[0] == CB_MOP_COUNT, "memory-bound op names");
 
 const char *cb_mop_name(cb_mop m) { return m < CB_MOP_COUNT ? MOP_NAMES[m] : "?"; }
@@ -268,10 +269,27 @@ double cb_mop_bytes(cb_mop m, const cb_conv_params *t) {
     case CB_MOP_BIAS_GRAD:
         return T;
     case CB_MOP_POOL_FWD:
+    case CB_MOP_AVGPOOL_FWD:
+    case CB_MOP_OWNPOOL_FWD:
         return T + O;
     case CB_MOP_POOL_BWD:
+    case CB_MOP_AVGPOOL_BWD:
+    case CB_MOP_OWNPOOL_BWD:
         return 2 * T + 2 * O;
     default:
         return 0;
     }
+}
+
+bool cb_mop_is_pool(cb_mop m) { return m >= CB_MOP_POOL_FWD && m <= CB_MOP_OWNPOOL_BWD; }
+
+double cb_mop_window(cb_mop m, const cb_conv_params *t) {
+    if (!cb_mop_is_pool(m) || t->r <= 0 || t->s <= 0) return 0;
+    double sh = t->stride_h > 0 ? t->stride_h : 1, sw = t->stride_w > 0 ? t->stride_w : 1;
+    return (double)t->n * t->c * t->h * t->w * (t->r / sh + t->s / sw) / 2;
+}
+
+double cb_mop_visits(cb_mop m, const cb_conv_params *t) {
+    if (!cb_mop_is_pool(m) || t->r <= 0 || t->s <= 0) return 0;
+    return (double)t->n * t->c * t->p * t->q * t->r * t->s;
 }

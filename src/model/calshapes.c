@@ -33,6 +33,22 @@ static const int CONV[][8] = {
     // own and far lower efficiency; fitted as separate entries (cb_cal_algo.grouped)
     {32, 96, 50, 96, 3, 1, 1, 96}, {8, 192, 24, 192, 3, 2, 1, 192}, {64, 256, 12, 256, 3, 1, 1, 256},
     {1, 144, 40, 144, 3, 1, 1, 144}, {16, 384, 8, 384, 5, 1, 2, 384}, {128, 32, 46, 32, 3, 1, 1, 32},
+    // long reductions (N*P*Q of 0.3-2.4 million) over few filter elements: first layers (3-4 input
+    // channels) and large planes of few channels, where backward filter runs far below the rate the
+    // grid's other shapes give it (2026-11-25: such rows predicted 30% too fast, 16 ms of the gap)
+    {64, 3, 192, 32, 3, 1, 1, 1}, {128, 3, 150, 64, 7, 2, 3, 1}, {32, 4, 160, 24, 5, 2, 2, 1}, {96, 3, 120, 32, 11, 4, 2, 1},
+    {32, 32, 192, 32, 3, 1, 1, 1}, {128, 48, 90, 48, 3, 1, 1, 1},
+    {256, 24, 64, 40, 3, 1, 1, 1}, {192, 64, 40, 32, 1, 1, 0, 1}, {128, 300, 24, 40, 1, 1, 0, 1}, {8, 3, 256, 16, 3, 2, 1, 1},
+    // depthwise at large batch and plane (the grid's six above are small problems)
+    {128, 120, 60, 120, 3, 1, 1, 120}, {256, 64, 40, 64, 5, 2, 2, 64},
+    // channels that are not multiples of 4 (cb_conv_unaligned; the grid above has only the first
+    // layers' 3 and 4): entries of their own, over the same regimes as the aligned grid
+    {64, 37, 60, 53, 3, 1, 1, 1}, {32, 75, 40, 91, 3, 1, 1, 1}, {128, 21, 32, 45, 3, 1, 1, 1}, {16, 131, 18, 157, 3, 1, 1, 1},
+    {8, 59, 50, 67, 3, 1, 1, 1}, {64, 203, 12, 233, 3, 1, 1, 1},
+    {64, 96, 30, 43, 1, 1, 0, 1}, {128, 227, 15, 61, 1, 1, 0, 1}, {32, 45, 60, 128, 1, 1, 0, 1}, {16, 301, 10, 77, 1, 1, 0, 1},
+    {64, 19, 30, 35, 5, 1, 2, 1}, {32, 23, 40, 41, 7, 1, 3, 1},
+    {64, 51, 70, 99, 3, 2, 1, 1}, {96, 117, 30, 131, 1, 2, 0, 1}, {1, 57, 48, 83, 3, 1, 1, 1}, {2, 147, 12, 179, 3, 1, 1, 1},
+    {4, 45, 39, 73, 3, 2, 1, 1}, {1, 250, 9, 61, 1, 1, 0, 1},
 };
 // FC: batch, inputs, outputs (squares give the peak GEMM rate)
 static const int FC[][3] = {
@@ -40,10 +56,21 @@ static const int FC[][3] = {
     {64, 1536, 768},  {256, 6144, 4096}, {512, 2048, 2048}, {16, 4096, 4096},  {2048, 2048, 2048}, {4096, 4096, 4096},
     {8192, 8192, 8192},
 };
-// memory-bound passes: tensors (N, C, H, W) from 16 KiB to 400 MB; pooling 3x3 or 2x2, stride 2
+// memory-bound passes: tensors (N, C, H, W) from 16 KiB to 400 MB; pooling 3x3 or 2x2, stride 2,
+// no padding (cb_cal_pool_shapes adds the other windows)
 static const int MOP[][4] = {
     {4, 16, 8, 8}, {8, 32, 20, 20}, {32, 48, 30, 30}, {128, 80, 30, 30}, {64, 200, 15, 15}, {16, 40, 120, 120},
     {32, 48, 60, 60}, {256, 400, 6, 6}, {64, 64, 100, 100}, {128, 120, 50, 50}, {128, 96, 90, 90},
+};
+
+// pooling alone: n, c, h (= w), window r (= s; 0: global, the whole plane), stride, pad. Stride 1
+// with padding (inception blocks' 3x3 pools), strided with padding, a 5x5, and global windows from
+// 5x5 to 40x40 at batch 1 to 512; each measured as max, average and own-kernel pooling
+static const int POOL[][6] = {
+    {64, 160, 30, 3, 1, 1}, {128, 96, 20, 3, 1, 1}, {8, 64, 50, 3, 1, 1}, {1, 200, 12, 3, 1, 1}, {32, 320, 10, 3, 1, 1},
+    {64, 64, 90, 3, 2, 1}, {2, 48, 40, 3, 2, 1}, {32, 128, 24, 5, 1, 2}, {16, 96, 60, 2, 2, 0},
+    {512, 512, 5, 0, 1, 0}, {128, 640, 8, 0, 1, 0}, {64, 384, 12, 0, 1, 0}, {96, 256, 20, 0, 1, 0}, {128, 200, 30, 0, 1, 0},
+    {64, 240, 40, 0, 1, 0}, {1, 512, 10, 0, 1, 0}, {4, 300, 6, 0, 1, 0},
 };
 
 #define COUNT(a) ((int)(sizeof a / sizeof a[0]))
@@ -72,6 +99,17 @@ int cb_cal_mop_shapes(cb_conv_params *out, int cap) {
         int r = i % 2 ? 2 : 3, o = (v[2] - r) / 2 + 1;
         out[i] = (cb_conv_params){.n = v[0], .c = v[1], .h = v[2], .w = v[3], .k = v[1], .r = r, .s = r, .p = o, .q = o,
                                   .stride_h = 2, .stride_w = 2, .groups = 1};
+    }
+    return n;
+}
+
+int cb_cal_pool_shapes(cb_conv_params *out, int cap) {
+    int n = COUNT(POOL) < cap ? COUNT(POOL) : cap;
+    for (int i = 0; i < n; i++) {
+        const int *v = POOL[i];
+        int r = v[3] ? v[3] : v[2], o = (v[2] + 2 * v[5] - r) / v[4] + 1;
+        out[i] = (cb_conv_params){.n = v[0], .c = v[1], .h = v[2], .w = v[2], .k = v[1], .r = r, .s = r, .p = o, .q = o,
+                                  .stride_h = v[4], .stride_w = v[4], .pad_top = v[5], .pad_left = v[5], .groups = 1};
     }
     return n;
 }

@@ -117,6 +117,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
         const cJSON *kind = cJSON_GetObjectItemCaseSensitive(x, "kind");
         a->fc = cJSON_IsString(kind) && !strcmp(kind->valuestring, "fc");
         a->grouped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "grouped"));
+        a->unaligned = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "unaligned"));
         k->sect = "calibration.algos[].";
         a->rate = num(k, x, "rate", 0, NUM_NONNEG);
         a->wave_rate = num(k, x, "wave_rate", 0, NUM_NONNEG);
@@ -137,6 +138,8 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
         cal->mop[m].bw = num(k, y, "bw", 0, NUM_NONNEG);
         cal->mop[m].overhead_s = num(k, y, "overhead_s", 0, NUM_NONNEG);
         cal->mop[m].plane_s = num(k, y, "plane_s", 0, NUM_NONNEG);
+        cal->mop[m].win_s = num(k, y, "win_s", 0, NUM_NONNEG);
+        cal->mop[m].visit_s = num(k, y, "visit_s", 0, NUM_NONNEG);
         cal->mop[m].n = (int)num(k, y, "n", 0, NUM_COUNT);
         cal->mop[m].err_median_pct = num(k, y, "err_median_pct", 0, NUM_NONNEG);
     }
@@ -162,6 +165,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
         cJSON_AddStringToObject(x, "name", a->name);
         cJSON_AddStringToObject(x, "kind", a->fc ? "fc" : "conv");
         if (a->grouped) cJSON_AddBoolToObject(x, "grouped", true);
+        if (a->unaligned) cJSON_AddBoolToObject(x, "unaligned", true);
         cJSON_AddStringToObject(x, "family", cb_algo_name(a->form.family));
         cJSON_AddStringToObject(x, "phase", PHASE_KEYS[a->phase]);
         cJSON_AddStringToObject(x, "precision", PREC_KEYS[a->prec]);
@@ -184,6 +188,8 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
         cJSON_AddNumberToObject(y, "bw", o->bw);
         cJSON_AddNumberToObject(y, "overhead_s", o->overhead_s);
         cJSON_AddNumberToObject(y, "plane_s", o->plane_s);
+        if (o->win_s > 0) cJSON_AddNumberToObject(y, "win_s", o->win_s);
+        if (o->visit_s > 0) cJSON_AddNumberToObject(y, "visit_s", o->visit_s);
         cJSON_AddNumberToObject(y, "n", o->n);
         cJSON_AddNumberToObject(y, "err_median_pct", o->err_median_pct);
     }
@@ -389,7 +395,11 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
         a->wave_rate *= pk[a->prec];
         a->bw *= d->cal.bw_onchip ? sm_clock : bw;
     }
-    for (int m = 0; m < CB_MOP_COUNT; m++) d->cal.mop[m].bw *= bw, d->cal.mop[m].plane_s /= bw;
+    for (int m = 0; m < CB_MOP_COUNT; m++) {
+        cb_cal_mop *o = &d->cal.mop[m];
+        o->bw *= bw, o->plane_s /= bw;
+        o->win_s /= sm_clock, o->visit_s /= sm_clock; // pooling's window terms are the SMs' work (reads of a window, compares)
+    }
     if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;
     if (c->launch_s > 0) d->launch_s = c->launch_s;
     if (c->interconnect.bw > 0) d->interconnect = c->interconnect; // the machine's link, whatever its GPU

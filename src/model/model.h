@@ -51,14 +51,28 @@ typedef enum cb_mop {
     CB_MOP_BN_BWD,      // batch norm backward: dgamma, dbeta, dx
     CB_MOP_BIAS_GRAD,   // db = sum dy
     CB_MOP_ADD,         // dst += src (gradient accumulation, residual add)
-    CB_MOP_POOL_FWD,    // max / average pooling
-    CB_MOP_POOL_BWD,
+    CB_MOP_POOL_FWD,    // max pooling (cuDNN's MAX_DETERMINISTIC under cudnn; average pooling too when
+    CB_MOP_POOL_BWD,    // a calibration has no avgpool entries)
+    CB_MOP_AVGPOOL_FWD, // average pooling, padding excluded from the count (cuDNN's own code path)
+    CB_MOP_AVGPOOL_BWD,
+    CB_MOP_OWNPOOL_FWD, // the own pooling kernels (src/cuda/pool.cu), which the cudnn backend runs
+    CB_MOP_OWNPOOL_BWD, // where cuDNN cannot express the padding (TF SAME pools)
     CB_MOP_COUNT
 } cb_mop;
 const char *cb_mop_name(cb_mop m);
 bool cb_mop_parse(const char *s, cb_mop *m);
 // bytes one call moves: t (N,C,H,W) is the tensor (pooling: the input, out = the pooled shape)
 double cb_mop_bytes(cb_mop m, const cb_conv_params *t);
+bool cb_mop_is_pool(cb_mop m);
+// A pooling pass's two window terms (0 for other passes and for t->r == 0): the overlap,
+// N*C*H*W * (R / stride_h + S / stride_w) / 2, the input elements times the windows that cover
+// one along an axis; and the visits, N*C*P*Q * R*S, every output's window read once. A stride-1
+// or large window (3x3 at stride 1, a global average pool) costs cuDNN's pooling up to 28x its
+// bytes' time (2026-11-25); on the calibration's pooling tensors, average pooling's backward
+// grows with the overlap (a global window's cost with its edge) and max pooling's forward with
+// the visits.
+double cb_mop_window(cb_mop m, const cb_conv_params *t);
+double cb_mop_visits(cb_mop m, const cb_conv_params *t);
 
 typedef struct cb_cal_algo {
     char name[40];                      // "FWD_IMPLICIT_PRECOMP_GEMM", "igemm-simt", "cublasSgemm"
@@ -72,21 +86,25 @@ typedef struct cb_cal_algo {
     bool fc;                            // a GEMM of the FC layer (its samples were FC shapes)
     bool grouped;                       // fitted on grouped convolutions (groups > 1): priced for those
                                         // layers; the dense entries serve them when no grouped one exists
+    bool unaligned;                     // fitted on ungrouped convolutions whose channels are not multiples of 4
+                                        // (cb_conv_unaligned): priced for those layers, the dense entries
+                                        // serving them when the calibration has none
     int n;                              // samples it was fitted on
     int excluded;                       // measured samples its form's rules exclude (not fitted)
     double err_median_pct, err_p90_pct; // in-sample |fit - measured| / measured
 } cb_cal_algo;
 
-// time = overhead + bytes / bw + plane_s * N*H*W: the last term for passes that reduce or
-// gather per channel and run a channel's plane serially (batch norm, bias gradient, pooling
-// backward), which then scale with the plane, not with the bytes
+// time = overhead + bytes / bw + plane_s * N*H*W + win_s * overlap + visit_s * visits: the third
+// term for passes that reduce or gather per channel and run a channel's plane serially (batch
+// norm, bias gradient), which then scale with the plane, not with the bytes; the last two for
+// pooling (cb_mop_window, cb_mop_visits; a pooling entry is fitted without the plane term)
 typedef struct cb_cal_mop {
-    double bw, overhead_s, plane_s;
+    double bw, overhead_s, plane_s, win_s, visit_s;
     int n;
     double err_median_pct;
 } cb_cal_mop;
 
-#define CB_CAL_MAX_ALGOS 128
+#define CB_CAL_MAX_ALGOS 192
 typedef struct cb_calibration {
     char backend[16];                   // "cudnn", "cuda"; "" = not calibrated this way
     int sms;                            // streaming multiprocessors (wave quantisation)
@@ -230,17 +248,29 @@ void cb_conv_cost(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, i
 double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, const cb_calibration *cal);
 
 // ---- calibration shapes (src/model/calshapes.c): fill out[0..cap), return the count -------------
-#define CB_CAL_MAX_SHAPES 64
+#define CB_CAL_MAX_SHAPES 96
 int cb_cal_conv_shapes(cb_conv_params *out, int cap);
 int cb_cal_fc_shapes(cb_conv_params *out, int cap);  // n batch, c inputs, k outputs
 int cb_cal_mop_shapes(cb_conv_params *out, int cap); // tensors; r, s, stride, p, q: the pooling window
+// pooling alone (every pooling pass measured on each): stride 1 with padding, strided with
+// padding, large and global windows; r, s, stride, pad_top (= pad_left), p, q as a layer's
+int cb_cal_pool_shapes(cb_conv_params *out, int cap);
 
 // ---- calibration fit (src/model/fit.c) --------------------------------------------------------
+// An ungrouped convolution whose input or output channels are not a multiple of 4 (a float4):
+// cuDNN runs such shapes slower than the grid's aligned ones predict (2026-11-25: the random
+// networks' odd channel counts, forward 15% and backward filter 29% too fast against 1% and 16%
+// for aligned layers). The calibration fits them apart where it measured at least
+// CB_CAL_MIN_UNALIGNED such shapes of an algorithm (fewer: with the aligned ones, as before).
+bool cb_conv_unaligned(const cb_conv_params *p);
+#define CB_CAL_MIN_UNALIGNED 12
 // Weighted least squares in relative error of t = a + x1 * b1 + x2 * b2 with every coefficient
 // >= 0 (the best of the feasible active sets); x2 may be NULL (one term). Returns false for n < 1.
 bool cb_fit_nnls(const double *t, const double *x1, const double *x2, int n, double *a, double *b1, double *b2);
 // the same with nx <= 3 columns x[0..nx): coef[0] the constant, coef[1 + j] the coefficient of x[j]
 bool cb_fit_nnls_n(const double *t, const double *const *x, int nx, int n, double *coef);
+// the same with the constant fixed at `fixed` (>= 0; coef[0] = fixed), the other coefficients fitted
+bool cb_fit_nnls_fixed(const double *t, const double *const *x, int nx, int n, double fixed, double *coef);
 // Fits every (name, phase, precision) group of conv and FC samples and every memory-bound op
 // into d->cal (peaks from d for the efficiencies); sms and launch_s must be set before.
 cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err);

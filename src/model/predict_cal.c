@@ -10,8 +10,10 @@
 //                gradient, even for a layer fed by the input); bias gradient with the filter
 //                gradient; an add where a gradient accumulates into one already written.
 //   FC           the calibrated cuBLAS GEMM of the phase, bias and ReLU passes as above.
-//   others       memory-bound passes (pooling, copies, adds, batch norm, ReLU), each
-//                overhead + bytes / bw as calibrated (the copy figures for any not measured).
+//   pooling      the entry of what runs (cuDNN max or average pooling, the own kernels for padding
+//                cuDNN lacks): overhead + bytes / bw + the window terms (cb_mop_window, cb_mop_visits).
+//   others       memory-bound passes (copies, adds, batch norm, ReLU), each overhead + bytes / bw
+//                as calibrated (the copy figures for any not measured).
 #include "model/model.h"
 
 #include <math.h>
@@ -68,6 +70,21 @@ static const cb_backend_caps *cal_caps(const cb_device *d) {
     return c ? c : &none;
 }
 
+// The forward pass a pool layer runs (its backward is the next cb_mop) and its window in *x (the
+// input tensor): under a library backend, the own kernels where cuDNN's symmetric padding gives
+// another output size (src/cudnn/plan.c, plan_pool), else cuDNN's max or average pooling; each
+// the calibration's entry when it has one, else the max-pooling entry (a calibration before
+// 2026-11-25 measured cuDNN's max pooling alone).
+static cb_mop pool_mop(const cb_device *d, const cb_layer *L, cb_conv_params *x) {
+    const cb_window *w = &L->p.pool.win;
+    x->p = (int)L->out.h, x->q = (int)L->out.w;
+    x->r = w->r, x->s = w->s, x->stride_h = w->stride_h, x->stride_w = w->stride_w, x->pad_top = w->pad_top, x->pad_left = w->pad_left;
+    int sh = w->stride_h > 0 ? w->stride_h : 1, sw = w->stride_w > 0 ? w->stride_w : 1;
+    bool own = cal_caps(d)->conv_library && ((x->h + 2 * w->pad_top - w->r) / sh + 1 != x->p || (x->w + 2 * w->pad_left - w->s) / sw + 1 != x->q);
+    cb_mop m = own ? CB_MOP_OWNPOOL_FWD : L->p.pool.avg ? CB_MOP_AVGPOOL_FWD : CB_MOP_POOL_FWD;
+    return d->cal.mop[m].n > 0 && d->cal.mop[m + 1].n > 0 ? m : CB_MOP_POOL_FWD;
+}
+
 // an own algorithm of convbench's (not cuDNN's, not cuBLAS's)
 static bool is_own(const char *name) { return strncmp(name, "FWD_", 4) && strncmp(name, "BWD_", 4) && strncmp(name, "cublas", 6); }
 
@@ -98,12 +115,12 @@ static bool cudnn_same_copy(const cb_conv_params *p, cb_conv_params *xs) {
 // the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM);
 // only: the one name allowed (NULL: any the backend runs)
 static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p, cb_phase ph, cb_precision prec, bool fc,
-                                    bool grouped, double ws_limit, const char *only, double *best_s, cb_algo_cost *best_c) {
+                                    int cls, double ws_limit, const char *only, double *best_s, cb_algo_cost *best_c) {
     const cb_cal_algo *best = NULL;
     bool cuda = cal_caps(d)->own_conv_algos && !cal_caps(d)->conv_library; // the own kernels' backend
     for (int j = 0; j < d->cal.nalgo; j++) {
         const cb_cal_algo *a = &d->cal.algo[j];
-        if (a->phase != ph || a->prec != prec || a->fc != fc || a->grouped != grouped) continue;
+        if (a->phase != ph || a->prec != prec || a->fc != fc || (a->grouped ? 1 : a->unaligned ? 2 : 0) != cls) continue;
         if (only ? strcmp(a->name, only) : !fc && !cuda && is_own(a->name)) continue; // cudnn runs own kernels only as fallback
         if (fc && cuda && a->form.blas) continue; // its FC runs the own GEMM
         cb_algo_cost c;
@@ -139,13 +156,13 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
                 }
             }
             const cb_cal_algo *a = NULL;
-            // the precision's entries, else fp32's; the fallback's, else cuDNN's; a grouped
-            // convolution's own entries, else the dense ones
-            bool grouped = !fc && p.groups > 1;
-            for (int k = 0; k < (grouped ? 8 : 4) && !a; k++) {
+            // the precision's entries, else fp32's; the fallback's, else cuDNN's; a grouped or
+            // unaligned convolution's own entries (class 1, 2), else the dense ones
+            int cls = fc ? 0 : p.groups > 1 ? 1 : cb_conv_unaligned(&p) ? 2 : 0;
+            for (int k = 0; k < (cls ? 8 : 4) && !a; k++) {
                 cb_precision pr = k % 2 ? CB_PREC_FP32 : o->precision;
                 if (k % 2 && pr == o->precision) continue;
-                a = best_algo(d, &p, ph, pr, fc, grouped && k < 4, o->workspace_limit, k % 4 < 2 ? only : NULL, &s, &c);
+                a = best_algo(d, &p, ph, pr, fc, k < 4 ? cls : 0, o->workspace_limit, k % 4 < 2 ? only : NULL, &s, &c);
             }
             if (a) {
                 core = s;
@@ -170,11 +187,12 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
     } else {
         if (ph == CB_PHASE_BWD_FILTER && L->op != CB_OP_BATCHNORM) return;
         switch (L->op) {
-        case CB_OP_POOL:
-            x.p = y.h, x.q = y.w;
-            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_POOL_FWD, &x);
-            else if (dgrad) core = mop_s(d, CB_MOP_POOL_BWD, &x) + parents_s(d, net, i, CB_MOP_COUNT);
+        case CB_OP_POOL: {
+            cb_mop m = pool_mop(d, L, &x);
+            if (ph == CB_PHASE_FORWARD) core = mop_s(d, m, &x);
+            else if (dgrad) core = mop_s(d, (cb_mop)(m + 1), &x) + parents_s(d, net, i, CB_MOP_COUNT);
             break;
+        }
         case CB_OP_BATCHNORM:
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y);
             else if (ph == CB_PHASE_BWD_DATA) core = mop_s(d, CB_MOP_BN_BWD, &y) + (dgrad ? parents_s(d, net, i, CB_MOP_COUNT) : 0);
