@@ -9,7 +9,7 @@
 #include "cuda/conv_bwd_direct.cuh"
 #include "cuda/igemm_tc.cuh"
 
-#include <cudnn.h>
+#include "lab.cuh"
 
 #include <algorithm>
 #include <math.h>
@@ -19,18 +19,6 @@
 #include <string.h>
 #include <vector>
 
-#define CK(x) cuda_check((x), __FILE__, __LINE__)
-static void cuda_check(cudaError_t e, const char *f, int l) {
-    if (e != cudaSuccess) {
-        fprintf(stderr, "%s:%d: CUDA error %s\n", f, l, cudaGetErrorString(e));
-        exit(1);
-    }
-}
-#define DNN(x) dnn_check((x), __FILE__, __LINE__)
-static bool dnn_check(cudnnStatus_t s, const char *f, int l) {
-    if (s != CUDNN_STATUS_SUCCESS) fprintf(stderr, "%s:%d: cuDNN %s\n", f, l, cudnnGetErrorString(s));
-    return s == CUDNN_STATUS_SUCCESS;
-}
 
 // ---- shapes -----------------------------------------------------------------------------------
 
@@ -268,25 +256,6 @@ static int check_all(const char *only) {
 
 // ---- timing -----------------------------------------------------------------------------------
 
-template <class F> static double time_ms(F f, int iters) {
-    cudaEvent_t a, b;
-    cudaEventCreate(&a), cudaEventCreate(&b);
-    f(); // warm-up
-    std::vector<float> t;
-    for (int i = 0; i < iters; i++) {
-        cudaEventRecord(a);
-        f();
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        float ms;
-        cudaEventElapsedTime(&ms, a, b);
-        t.push_back(ms);
-    }
-    cudaEventDestroy(a), cudaEventDestroy(b);
-    if (cudaGetLastError() != cudaSuccess) return -1;
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
 
 __global__ void to_bf16(const float *a, __nv_bfloat16 *b, size_t n) {
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) b[i] = __float2bfloat16_rn(a[i]);
@@ -434,24 +403,12 @@ static void time_all(const char *only, const char *csv_path) {
 }
 
 int main(int argc, char **argv) {
-    bool do_check = false, do_time = false;
-    const char *only = NULL, *csv = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "check")) do_check = true;
-        else if (!strcmp(argv[i], "time")) do_time = true;
-        else if (!strncmp(argv[i], "only=", 5)) only = argv[i] + 5;
-        else if (!strncmp(argv[i], "csv=", 4)) csv = argv[i] + 4;
-        else {
-            fprintf(stderr, "usage: %s [check] [time] [only=NAME,...] [csv=FILE]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (!do_check && !do_time) do_check = do_time = true;
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    lab_args a;
+    if (!lab_parse(argc, argv, &a)) return 2;
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("device: %s, %d SMs, cuDNN %zu\n", prop.name, prop.multiProcessorCount, cudnnGetVersion());
-    int fails = do_check ? check_all(only) : 0;
-    if (do_time) time_all(only, csv);
+    int fails = a.check ? check_all(a.only) : 0;
+    if (a.time) time_all(a.only, a.csv);
     return fails ? 1 : 0;
 }

@@ -12,7 +12,7 @@
 #include "cuda/igemm_tc.cuh"
 #include "cuda/igemm_wgmma.cuh"
 
-#include <cudnn.h>
+#include "lab.cuh"
 
 #include <algorithm>
 #include <math.h>
@@ -24,18 +24,6 @@
 
 typedef __nv_bfloat16 bf16;
 
-#define CK(x) cuda_check((x), __FILE__, __LINE__)
-static void cuda_check(cudaError_t e, const char *f, int l) {
-    if (e != cudaSuccess) {
-        fprintf(stderr, "%s:%d: CUDA error %s\n", f, l, cudaGetErrorString(e));
-        exit(1);
-    }
-}
-#define DNN(x) dnn_check((x), __FILE__, __LINE__)
-static bool dnn_check(cudnnStatus_t s, const char *f, int l) {
-    if (s != CUDNN_STATUS_SUCCESS) fprintf(stderr, "%s:%d: cuDNN %s\n", f, l, cudnnGetErrorString(s));
-    return s == CUDNN_STATUS_SUCCESS;
-}
 
 struct layer {
     const char *name;
@@ -319,25 +307,6 @@ static int check_all(const char *only) {
 
 // ---- timing -----------------------------------------------------------------------------------
 
-template <class F> static double time_ms(F f, int iters) {
-    cudaEvent_t a, b;
-    cudaEventCreate(&a), cudaEventCreate(&b);
-    f(), f(); // warm-up
-    std::vector<float> t;
-    for (int i = 0; i < iters; i++) {
-        cudaEventRecord(a);
-        f();
-        cudaEventRecord(b);
-        cudaEventSynchronize(b);
-        float ms;
-        cudaEventElapsedTime(&ms, a, b);
-        t.push_back(ms);
-    }
-    cudaEventDestroy(a), cudaEventDestroy(b);
-    if (cudaGetLastError() != cudaSuccess) return -1;
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-}
 
 // cuDNN's best for the phase on bf16 NHWC: Find, then our own timing
 static double dnn_best(cudnnHandle_t h, const cb_conv_params &p, int ph, const bufs &B, void *ws, size_t wsz, int *algo) {
@@ -363,7 +332,7 @@ static double dnn_best(cudnnHandle_t h, const cb_conv_params &p, int ph, const b
                     cudnnSetConvolutionMathType(cd, pf[j].mathType);
                     cudnnConvolutionFwdAlgo_t a = pf[j].algo;
                     *algo = a;
-                    ms = time_ms([&] { cudnnConvolutionForward(h, &one, xd, B.x, wd, B.w, cd, a, ws, wsz, &zero, yd, B.y); }, 10);
+                    ms = time_ms([&] { cudnnConvolutionForward(h, &one, xd, B.x, wd, B.w, cd, a, ws, wsz, &zero, yd, B.y); }, 10, 2);
                     break;
                 }
     } else if (ph == 2) {
@@ -374,7 +343,7 @@ static double dnn_best(cudnnHandle_t h, const cb_conv_params &p, int ph, const b
                     cudnnSetConvolutionMathType(cd, pf[j].mathType);
                     cudnnConvolutionBwdFilterAlgo_t a = pf[j].algo;
                     *algo = a;
-                    ms = time_ms([&] { cudnnConvolutionBackwardFilter(h, &one, xd, B.x, yd, B.dy, cd, a, ws, wsz, &zero, wd, B.dwb); }, 10);
+                    ms = time_ms([&] { cudnnConvolutionBackwardFilter(h, &one, xd, B.x, yd, B.dy, cd, a, ws, wsz, &zero, wd, B.dwb); }, 10, 2);
                     break;
                 }
     } else {
@@ -385,7 +354,7 @@ static double dnn_best(cudnnHandle_t h, const cb_conv_params &p, int ph, const b
                     cudnnSetConvolutionMathType(cd, pf[j].mathType);
                     cudnnConvolutionBwdDataAlgo_t a = pf[j].algo;
                     *algo = a;
-                    ms = time_ms([&] { cudnnConvolutionBackwardData(h, &one, wd, B.w, yd, B.dy, cd, a, ws, wsz, &zero, xd, B.dx); }, 10);
+                    ms = time_ms([&] { cudnnConvolutionBackwardData(h, &one, wd, B.w, yd, B.dy, cd, a, ws, wsz, &zero, xd, B.dx); }, 10, 2);
                     break;
                 }
     }
@@ -419,7 +388,7 @@ static void time_all(const char *only, const char *csv_path) {
             for (int t = 0; t < CB_WG_TILES; t++) {
                 tms[t] = -1;
                 if (!tile_runs(ph, t)) continue;
-                tms[t] = time_ms([&] { run_wg(ph, p, B, t, false); }, 10);
+                tms[t] = time_ms([&] { run_wg(ph, p, B, t, false); }, 10, 2);
                 printf(" %d:%.3f", t, tms[t]);
                 if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, tms[t], gf / tms[t]);
             }
@@ -428,7 +397,7 @@ static void time_all(const char *only, const char *csv_path) {
                 if (ph == 0) cb_tc_conv_forward(c, &p, B.xf, B.wf, NULL, B.yf, false);
                 else if (ph == 1) cb_tc_conv_backward_data(c, &p, B.dyf, B.wf, B.dxf);
                 else cb_tc_conv_backward_filter(c, &p, B.xf, B.dyf, B.dw);
-            }, 10);
+            }, 10, 2);
             int algo;
             double dnn = dnn_best(h, p, ph, B, ws, wsz, &algo);
             printf(" | igemm-bf16 %.3f cudnn %.3f (algo %d)\n", old, dnn, algo);
@@ -460,20 +429,8 @@ static void time_all(const char *only, const char *csv_path) {
 }
 
 int main(int argc, char **argv) {
-    bool do_check = false, do_time = false;
-    const char *only = NULL, *csv = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "check")) do_check = true;
-        else if (!strcmp(argv[i], "time")) do_time = true;
-        else if (!strncmp(argv[i], "only=", 5)) only = argv[i] + 5;
-        else if (!strncmp(argv[i], "csv=", 4)) csv = argv[i] + 4;
-        else {
-            fprintf(stderr, "usage: %s [check] [time] [only=NAME,...] [csv=FILE]\n", argv[0]);
-            return 2;
-        }
-    }
-    if (!do_check && !do_time) do_check = do_time = true;
-    setvbuf(stdout, NULL, _IOLBF, 0);
+    lab_args a;
+    if (!lab_parse(argc, argv, &a)) return 2;
     cudaDeviceProp prop;
     CK(cudaGetDeviceProperties(&prop, 0));
     printf("device: %s, %d SMs, cc %d.%d, cuDNN %zu\n", prop.name, prop.multiProcessorCount, prop.major, prop.minor, cudnnGetVersion());
@@ -481,7 +438,7 @@ int main(int argc, char **argv) {
         printf("not a compute capability 9.0 GPU: nothing to run\n");
         return 1;
     }
-    int fails = do_check ? check_all(only) : 0;
-    if (do_time) time_all(only, csv);
+    int fails = a.check ? check_all(a.only) : 0;
+    if (a.time) time_all(a.only, a.csv);
     return fails ? 1 : 0;
 }
