@@ -227,6 +227,9 @@ typedef struct cb_exec_opts {
     bool train;                   // allocate gradients and saved state
     bool no_data_grad;            // skip the gradient w.r.t. the first layer's input (always skipped for data)
     bool no_update;               // no SGD update will run: no momentum buffer (cb_exec_update refuses)
+    bool plan_only;               // plan and count the buffers only (activations of precision's storage: bf16 2
+                                  // bytes, else 4), allocating and running nothing: for cb_exec_memory and
+                                  // cb_exec_peak_bytes, before any backend (no backend copies, no workspace)
     float lr, momentum, weight_decay;
     uint64_t seed;
     size_t workspace_limit;       // bytes, for algorithm choice (GPU)

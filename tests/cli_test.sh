@@ -37,6 +37,7 @@ done
 expect "paleo vgg16 params" 0 "Number of params: 138,357,544 (553,430,176 Bytes)" -- "$cb" summary vgg16
 expect "alexnet params" 0 "Number of params: 61,100,840" -- "$cb" summary alexnet
 expect "summary --batch" 0 "[2, 224, 224, 64]" -- "$cb" summary vgg16 --batch 2
+expect "summary: memory planned by liveness" 0 "train memory planned by liveness, bf16 activations" -- "$cb" summary resnet50 --batch 8
 # layers (L1-L5) and the own-algorithm list
 expect "layers cpu L5 b1" 0 "L5" -- "$cb" layers --backend cpu --batch 1 --layers L5 --iters 1 --warmup 0 --quiet
 expect "layers bad layer" 2 "--layers: 'L9'" -- "$cb" layers --layers L9

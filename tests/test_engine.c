@@ -597,6 +597,39 @@ static void test_no_update_no_momentum(void) {
     cb_net_free(net);
 }
 
+// A plan-only exec (summary's planned memory) counts what a real one allocates, less the backend's
+// workspace and copies, and allocates nothing; bf16 activations plan less than fp32.
+static void test_plan_only_counts(void) {
+    const char *nets[] = {"fashion-lenet", "googlenet", "resnet50"};
+    for (int k = 0; k < 3; k++) {
+        cb_error err = {0};
+        cb_net *net = cb_net_load(nets[k], &err);
+        CHECK(net && cb_net_set_batch(net, 2, &err) == CB_OK, "%s", err.msg);
+        if (!net) continue;
+        cb_exec_opts o;
+        cb_exec_opts_default(&o);
+        o.no_data_grad = true;
+        cb_exec *real = cb_exec_create(net, &o, &err);
+        o.plan_only = true;
+        cb_exec *plan = cb_exec_create(net, &o, &err);
+        o.precision = CB_PREC_BF16;
+        cb_exec *half = cb_exec_create(net, &o, &err);
+        CHECK(real && plan && half, "%s: %s", nets[k], err.msg);
+        if (real && plan && half) {
+            size_t want = cb_exec_peak_bytes(real) - cb_exec_memory(real, CB_MEM_WORKSPACE) - cb_exec_memory(real, CB_MEM_BACKEND);
+            CHECK(cb_exec_peak_bytes(plan) == want, "%s: planned %zu bytes, the cpu exec allocated %zu", nets[k],
+                  cb_exec_peak_bytes(plan), want);
+            CHECK(plan->arena == NULL && plan->params == NULL && plan->lb[0].y == NULL, "%s: a plan-only exec allocated", nets[k]);
+            CHECK(cb_exec_peak_bytes(half) < cb_exec_peak_bytes(plan), "%s: bf16 plans %zu bytes, fp32 %zu", nets[k],
+                  cb_exec_peak_bytes(half), cb_exec_peak_bytes(plan));
+        }
+        cb_exec_destroy(real);
+        cb_exec_destroy(plan);
+        cb_exec_destroy(half);
+        cb_net_free(net);
+    }
+}
+
 static void test_onednn_matches_ref(void) {
     if (!cb_backend_find("onednn")) { printf("  skip: this build has no backend onednn\n"); return; }
     backend_matches_ref("onednn", NET_ALL);
@@ -902,5 +935,6 @@ int main(void) {
     RUN(test_cudnn_declines_by_code);
     RUN(test_out_of_memory_is_clean);
     RUN(test_no_update_no_momentum);
+    RUN(test_plan_only_counts);
     return test_summary();
 }

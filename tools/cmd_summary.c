@@ -12,6 +12,20 @@ static void pad_str(const cb_window *w, char *buf, size_t n) {
         snprintf(buf, n, "%s (%d+%d, %d+%d)", mode, w->pad_top, w->pad_bottom, w->pad_left, w->pad_right);
 }
 
+// the engine's plan of a training step (fullpass --update --no-data-grad): every buffer by
+// liveness, activations of precision p's storage, fp32 weights, gradients and momentum; no
+// backend's copies or workspace. -1: the plan failed.
+static int64_t planned_bytes(cb_net *net, cb_precision p) {
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.plan_only = true, o.precision = p, o.no_data_grad = true;
+    cb_error err = {0};
+    cb_exec *e = cb_exec_create(net, &o, &err);
+    int64_t b = e ? (int64_t)cb_exec_peak_bytes(e) : -1;
+    cb_exec_destroy(e);
+    return b;
+}
+
 static int run(int argc, char **argv) {
     long batch = CLI_UNSET;
     cli_out o = {0};
@@ -103,6 +117,8 @@ static int run(int argc, char **argv) {
         {"train memory: momentum", (double)tot.total.params, tot.total.weight_bytes, false},
         {"train memory: activations, their gradients, saved state", -1, tot.train_bytes - 3 * tot.total.weight_bytes, false},
         {"train memory: total", -1, tot.train_bytes, false},
+        {"train memory planned by liveness, fp32 activations", -1, planned_bytes(net, CB_PREC_FP32), false},
+        {"train memory planned by liveness, bf16 activations", -1, planned_bytes(net, CB_PREC_BF16), false},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         cb_table_row(m);
@@ -119,6 +135,9 @@ static int run(int argc, char **argv) {
     cb_fmt_int(tot.total.params - tot.total.bn_params, p1, sizeof p1);
     cb_fmt_int(4 * (tot.total.params - tot.total.bn_params), p2, sizeof p2);
     cb_fmt_int(tot.activation_bytes, p3, sizeof p3);
+    cb_report_note(r, "train memory: every buffer held for the whole step; planned by liveness: the engine's plan of a "
+                      "training step (fullpass --update --no-data-grad), buffers that live at different times sharing "
+                      "bytes, fp32 weights, gradients and momentum, without a backend's own copies and workspace");
     cb_report_note(r, "Number of params: %s (%s Bytes)", p1, p2);
     cb_report_note(r, "Activation: %s Bytes", p3);
     rc = cli_emit(&cmd_summary, r, &o, fmt);

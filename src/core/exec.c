@@ -42,6 +42,11 @@ void cb_exec_opts_default(cb_exec_opts *o) {
 static void *take_kind(cb_exec *e, size_t bytes, bool *ok, cb_mem_kind k) {
     e->planned += (double)bytes; // counted on after a failure: the message gives the whole plan
     if (!*ok || bytes == 0) return NULL;
+    if (e->opts.plan_only) { // (counted as if allocated)
+        e->allocated += bytes, e->engine_bytes += bytes;
+        if (k < CB_MEM_COUNT) e->mem[k] += bytes;
+        return NULL;
+    }
     void *p = e->be->alloc(e, bytes);
     if (!p) *ok = false;
     else {
@@ -56,7 +61,7 @@ static const char *const MEM_NAMES[] = {"parameters", "layer outputs", "saved fo
 _Static_assert(sizeof MEM_NAMES / sizeof MEM_NAMES[0] == CB_MEM_COUNT, "a memory kind lacks a name");
 const char *cb_mem_kind_name(cb_mem_kind k) { return (unsigned)k < CB_MEM_COUNT ? MEM_NAMES[k] : "?"; }
 
-bool cb_exec_memory_shared(const cb_exec *e) { return e->arena != NULL; }
+bool cb_exec_memory_shared(const cb_exec *e) { return e->arena != NULL || (e->opts.plan_only && e->arena_bytes); }
 size_t cb_exec_arena_bytes(const cb_exec *e) { return e->arena_bytes; }
 
 size_t cb_exec_memory(const cb_exec *e, cb_mem_kind k) {
@@ -287,7 +292,7 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
     } else {
         size_t total = arena_first_fit(bufs, nb);
         e->arena = take_kind(e, total, ok, CB_MEM_COUNT);
-        e->arena_bytes = e->arena ? total : 0;
+        e->arena_bytes = e->arena || e->opts.plan_only ? total : 0;
         for (int k = 0; k < nb && e->arena; k++) *bufs[k].slot = (char *)e->arena + bufs[k].off;
     }
     e->plan_scratch = e->scratch;
@@ -367,8 +372,10 @@ void cb_exec_destroy(cb_exec *e) {
     free(e);
 }
 
+static const cb_backend plan_only_backend = {.name = "plan only"}; // (opts.plan_only: nothing runs)
+
 cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
-    if (cb_backend_supports(net, opts, err) != CB_REASON_NONE) return NULL;
+    if (!opts->plan_only && cb_backend_supports(net, opts, err) != CB_REASON_NONE) return NULL;
     const char *mem = getenv("CONVBENCH_MEMORY");
     if (mem && *mem && strcmp(mem, "reuse") && strcmp(mem, "separate")) {
         cb_fail(err, CB_STATUS_ARG, "CONVBENCH_MEMORY", NULL, "'%s' is not reuse or separate", mem);
@@ -379,7 +386,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         cb_fail(err, CB_STATUS_ARG, "CONVBENCH_GRAD_ROUTE", NULL, "'%s' is not direct or copy", route);
         return NULL;
     }
-    const cb_backend *be = cb_backend_find(opts->backend);
+    const cb_backend *be = opts->plan_only ? &plan_only_backend : cb_backend_find(opts->backend);
     cb_exec *e = cb_xcalloc(1, sizeof *e);
     e->grad_copy = route && !strcmp(route, "copy");
     e->net = net;
@@ -388,7 +395,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     e->rng = opts->seed * 0x9E3779B97F4A7C15ULL + 1;
     int n = net->nlayers;
     e->lb = cb_xcalloc((size_t)n, sizeof(cb_lbuf));
-    e->act_bytes = 4; // a backend storing bf16 activations sets 2 in init
+    e->act_bytes = opts->plan_only && opts->precision == CB_PREC_BF16 ? 2 : 4; // a backend storing bf16 activations sets 2 in init
     e->grad_ready = cb_xcalloc((size_t)n, sizeof(bool));
     e->grad_alias = cb_xcalloc((size_t)n, sizeof(int));
     grad_alias_plan(e);
@@ -448,6 +455,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     int64_t classes = last->out.c * last->out.h * last->out.w;
     e->labels = take_kind(e, (size_t)last->out.n * 4, &ok, CB_MEM_CRITERION);
     if (last->op != CB_OP_SOFTMAX) e->prob = take_kind(e, (size_t)last->out.n * (size_t)classes * 4, &ok, CB_MEM_CRITERION);
+    if (opts->plan_only) return e; // (counted: nothing allocated, initialised or planned by a backend)
     if (!ok) {
         cb_fail(err, CB_STATUS_NOMEM, net->path, NULL,
                 "out of %s memory: the buffers at batch %lld need %.1f MiB (an allocation failed after %.1f MiB)",
