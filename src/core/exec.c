@@ -429,7 +429,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         const cb_layer *L = &net->layers[i];
         float *pw = e->params, *pg = e->grads;
 #define SLICE(field, gfield, count)                                                                                    \
-    if (count) {                                                                                                       \
+    if (count && pw) { /* (no parameters allocated: plan_only) */                                                      \
         b->field = pw + off;                                                                                           \
         if (pg) b->gfield = pg + off;                                                                                  \
         off += count;                                                                                                  \
@@ -439,7 +439,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         SLICE(gamma, dgamma, b->nbn)
         SLICE(beta, dbeta, b->nbn)
 #undef SLICE
-        if (b->nbn) {
+        if (b->nbn && e->stats) {
             b->rmean = e->stats + soff;
             b->rvar = e->stats + soff + b->nbn;
             soff += 2 * b->nbn;
