@@ -216,7 +216,6 @@ static int grad_root(const cb_exec *e, int i) {
     return i;
 }
 
-
 // bytes of layer i's accumulation scratch (0: none): a parent's gradient that its backward may
 // compute apart and add (the parent holds a gradient already from a later consumer, or is read
 // twice; a sum adds its own straight in unless $CONVBENCH_GRAD_ROUTE=copy), and a batch-norm
@@ -355,7 +354,8 @@ void cb_exec_destroy(cb_exec *e) {
             bool own = !e->arena; // (else every activation-sized buffer lies in the arena)
             bool dy_own = own && (!e->grad_alias || e->grad_alias[i] < 0); // (a routed dy is its sum's)
             void *bufs[] = {own ? b->y : NULL, dy_own ? b->dy : NULL, own ? b->pre : NULL, own ? b->dpre : NULL,
-                            own ? b->act_in : NULL, own ? b->aux : NULL, b->bn_mean, b->bn_invstd};
+                            own ? b->act_in : NULL, own ? b->aux : NULL, own ? b->xcopy : NULL, own ? b->xcopy_bwd : NULL,
+                            own ? b->dxcopy : NULL, b->bn_mean, b->bn_invstd}; // (acc: the scratch, once)
             for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
                 if (bufs[j]) e->be->release(e, bufs[j]);
         }
