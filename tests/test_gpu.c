@@ -922,6 +922,67 @@ static void fmt_pool_cases(void) {
         if (!small_only || (size_t)cases[i].n * cases[i].c * cases[i].h * cases[i].w < 100000) fmt_pool_case_run(&cases[i]);
 }
 
+// cb_fmt_bias_grad (every backend's bias gradient) called directly: db against float64 sums of
+// the same values (fp32 and bf16 storage, the bf16 values exact), relative to the sum of |dy| per
+// channel within 1e-6; with the scratch (the chunked kernels: whole planes per block, planes split
+// where the rows are few, the flat walk of small planes, NHWC rows) and without (one block per
+// channel); two runs bit-identical (partial sums added in a fixed order).
+static void bias_grad_cases(void) {
+    static const struct { const char *label; int64_t rows; int k; int64_t inner; } cases[] = {
+        {"NCHW b128 K64 75x75 (planes per block)", 128, 64, 75 * 75},
+        {"NCHW b1 K3 300x300 (a plane split)", 1, 3, 300 * 300},
+        {"NCHW b2 K64 112x112 (planes split)", 2, 64, 112 * 112},
+        {"NCHW b5 K7 7x7 (small planes: flat walk)", 5, 7, 49},
+        {"NCHW b33 K129 13x13", 33, 129, 169},
+        {"NCHW b1 K5 3x3 (no chunks: too small)", 1, 5, 9},
+        {"NHWC rows 50000 K33", 50000, 33, 1},
+        {"FC b128 K4096", 128, 4096, 1},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int bf = 0; bf < 2; bf++) {
+            int64_t rows = cases[c].rows, inner = cases[c].inner;
+            int k = cases[c].k;
+            size_t n = (size_t)rows * k * inner;
+            float *h = malloc(n * 4), *db = malloc((size_t)k * 4), *db2 = malloc((size_t)k * 4), *db0 = malloc((size_t)k * 4);
+            uint16_t *hb = malloc(n * 2);
+            double *ref = calloc((size_t)k, sizeof *ref), *mag = calloc((size_t)k, sizeof *mag);
+            for (size_t i = 0; i < n; i++) {
+                h[i] = bf16_round(urand() - 0.3f); // (bf16-exact in both storages: one reference)
+                uint32_t u;
+                memcpy(&u, &h[i], 4);
+                hb[i] = (uint16_t)(u >> 16);
+                int ch = (int)(i / (size_t)inner % (size_t)k);
+                ref[ch] += h[i], mag[ch] += fabs(h[i]);
+            }
+            void *d;
+            float *dd, *part;
+            size_t pf = cb_fmt_bias_part_floats(k);
+            cudaMalloc(&d, n * 4), cudaMalloc((void **)&dd, (size_t)k * 4), cudaMalloc((void **)&part, pf * 4);
+            cudaMemcpy(d, bf ? (void *)hb : (void *)h, n * (bf ? 2 : 4), cudaMemcpyHostToDevice);
+            cb_fmt_bias_grad(rows, k, inner, d, bf, dd, part);
+            cudaMemcpy(db, dd, (size_t)k * 4, cudaMemcpyDeviceToHost);
+            cb_fmt_bias_grad(rows, k, inner, d, bf, dd, part);
+            cudaMemcpy(db2, dd, (size_t)k * 4, cudaMemcpyDeviceToHost);
+            cb_fmt_bias_grad(rows, k, inner, d, bf, dd, NULL);
+            cudaError_t rc = cudaMemcpy(db0, dd, (size_t)k * 4, cudaMemcpyDeviceToHost);
+            double err = rc == cudaSuccess ? 0 : INFINITY, err0 = err;
+            for (int ch = 0; ch < k; ch++) {
+                double den = mag[ch] > 0 ? mag[ch] : 1, e1 = fabs(db[ch] - ref[ch]) / den, e0 = fabs(db0[ch] - ref[ch]) / den;
+                if (!(e1 <= err)) err = isnan(e1) ? INFINITY : e1 > err ? e1 : err;
+                if (!(e0 <= err0)) err0 = isnan(e0) ? INFINITY : e0 > err0 ? e0 : err0;
+            }
+            char what[160];
+            snprintf(what, sizeof what, "bias grad %s %s", bf ? "bf16" : "fp32", cases[c].label);
+            check(what, err, 1e-6);
+            snprintf(what, sizeof what, "bias grad %s %s, no scratch", bf ? "bf16" : "fp32", cases[c].label);
+            check(what, err0, 1e-6);
+            snprintf(what, sizeof what, "bias grad %s %s, run to run", bf ? "bf16" : "fp32", cases[c].label);
+            check(what, memcmp(db, db2, (size_t)k * 4) ? 1.0 : 0.0, 0);
+            cudaFree(d), cudaFree(dd), cudaFree(part);
+            free(h), free(hb), free(db), free(db2), free(db0), free(ref), free(mag);
+        }
+}
+
 // "cudnn" and "auto" in the other storages: NHWC fp32, tf32, bf16 and bf16 NCHW; both small nets
 // Batch norm on auto's own storage kernels (src/storage/norm_fmt.cu) and on cuDNN, forced each way
 // and measured, in every storage: standalone layers (C odd: the scalar paths; C 64 and h*w 8x8:
@@ -1263,6 +1324,7 @@ static void storage_cases(void) {
     modern_cases();
     bn_cases();
     fmt_pool_cases();
+    bias_grad_cases();
     test_layout = CB_LAYOUT_NHWC;
     layer_cases("cudnn", CB_PREC_FP32);
     network_case_of("cudnn", CB_PREC_FP32, true);

@@ -140,8 +140,7 @@ void cb_blas_fc(cb_exec *e, int i, cb_phase ph) {
             cublasGemmEx(blas_of(e), CUBLAS_OP_N, CUBLAS_OP_T, c, k, n, &one, x, CUDA_R_16BF, c, dy, CUDA_R_16BF, k, &zero, b->dw,
                          CUDA_R_32F, c, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
         else gemm(e, CUBLAS_OP_N, CUBLAS_OP_T, c, k, n, x, c, dy, k, b->dw, c);
-        if (b->db && cb_store_native(e)) cb_cuda_bias_grad(n, k, 1, dy, b->db);
-        else if (b->db) cb_store_bias_grad(e, i, dy, b->db);
+        if (b->db) cb_store_bias_grad(e, i, dy, b->db);
     }
 }
 

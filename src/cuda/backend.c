@@ -4,6 +4,7 @@
 #include "cuda/launch.h"
 #include "core/net.h"
 #include "gpu/gpu.h"
+#include "storage/format.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,16 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     CB_CUDA_TRY(cudaMemset(s->step, 0, sizeof *s->step));
     s->dropout_seed = e->opts.seed * 0xC2B2AE3D27D4EB4FULL + 0x165667B19E3779F9ULL;
     for (int i = 1; i < e->net->nlayers; i++) s->dropout |= e->net->layers[i].op == CB_OP_DROPOUT;
+    size_t part = 0; // every backend's bias gradient (cb_fmt_bias_grad) sums its chunks here
+    for (int i = 1; e->opts.train && i < e->net->nlayers; i++) {
+        const cb_layer *L = &e->net->layers[i];
+        int k = L->op == CB_OP_CONV && L->p.conv.bias ? (int)L->p.conv.k : L->op == CB_OP_FC && L->p.fc.bias ? (int)L->p.fc.k : 0;
+        if (k && cb_fmt_bias_part_floats(k) > part) part = cb_fmt_bias_part_floats(k);
+    }
+    if (part) {
+        CB_CUDA_TRY(cudaMalloc((void **)&s->bias_part, part * 4));
+        e->allocated += part * 4;
+    }
     return CB_OK;
 }
 
@@ -49,6 +60,7 @@ void cb_cuda_destroy_state(cb_exec *e) {
     free(s->marks);
     cudaFree(s->loss);
     cudaFree(s->step);
+    cudaFree(s->bias_part);
     if (s->graph) cudaGraphExecDestroy(s->graph);
     free(s->conv);
     free(s->fused_act);
@@ -174,7 +186,7 @@ static double time_conv(cb_exec *e, int i, cb_phase ph, const cb_cuda_conv_algo 
         if (r == 1) cb_cuda_timer_start(e);
         if (ph == CB_PHASE_FORWARD) a->forward(&p, x, b->w, b->b, y, false, ws);
         else if (ph == CB_PHASE_BWD_DATA) a->backward_data(&p, dy, b->w, dx, ws);
-        else a->backward_filter(&p, x, dy, b->dw, b->db, ws);
+        else a->backward_filter(&p, x, dy, b->dw, NULL, ws); // (the bias gradient is the engine's, apart)
     }
     double ms = cb_cuda_timer_stop(e) / 3;
     if (cudaGetLastError() != cudaSuccess) return -1; // a launch that failed (too many resources): not a candidate
@@ -465,7 +477,8 @@ void cb_cuda_backward_filter(cb_exec *e, int i) {
     if (L->op == CB_OP_CONV || L->op == CB_OP_FC) {
         cb_conv_params p;
         cb_conv_params_of(L, &p);
-        conv_algo_of(e, i, CB_PHASE_BWD_FILTER)->backward_filter(&p, x, dy, b->dw, b->db, e->ws);
+        conv_algo_of(e, i, CB_PHASE_BWD_FILTER)->backward_filter(&p, x, dy, b->dw, NULL, e->ws);
+        if (b->db) cb_fmt_bias_grad(p.n, p.k, (int64_t)p.p * p.q, dy, 0, b->db, ((cb_cuda_state *)e->state)->bias_part);
     } else if (L->op == CB_OP_BATCHNORM) {
         cb_bn_params p;
         cb_bn_params_of(L, &p);

@@ -28,6 +28,7 @@ typedef struct cb_cuda_state {
     struct cb_store *store;  // the library backends' activation storage (src/storage), NULL for cuda
     struct cb_blas *blas;    // their cuBLAS GEMMs (src/blas)
     void *lib;               // their cuDNN state (src/cudnn)
+    float *bias_part;        // training: cb_fmt_bias_grad's partial sums, for the largest bias (NULL: none)
 } cb_cuda_state;
 
 cb_status cb_cuda_init_state(cb_exec *e, cb_error *err);

@@ -508,8 +508,7 @@ void cb_dnn_backward_filter(cb_exec *e, int i) {
         else cudnnConvolutionBackwardFilter(d->h, &one, l->xd, xpad ? xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
                                        &zero, l->wd, cb_store_wgrad(e, i));
         cb_store_finish_wgrad(e, i);
-        if (b->db && native(e)) cudnnConvolutionBackwardBias(d->h, &one, l->yd, dy, &zero, l->bd, b->db);
-        else if (b->db) cb_store_bias_grad(e, i, dy, b->db);
+        if (b->db) cb_store_bias_grad(e, i, dy, b->db);
     } else if (L->op == CB_OP_FC && !l->own[2]) {
         cb_blas_fc(e, i, CB_PHASE_BWD_FILTER);
     } else if (L->op == CB_OP_SCALE) {

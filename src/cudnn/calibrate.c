@@ -10,6 +10,7 @@
 #include "cuda/conv_algo.h"
 #include "cuda/launch.h"
 #include "gpu/gpu.h"
+#include "storage/format.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -346,8 +347,9 @@ static int run_mop(ctx *c, void *v) {
         else cb_cuda_bn_backward(&bp, c->x, vv[0], vv[4], vv[5], c->dy, c->dx, vv[6], vv[7]);
         break;
     case CB_MOP_BIAS_GRAD:
-        if (dnn) st = cudnnConvolutionBackwardBias(c->dnn, &one, a->td, c->dy, &zero, a->bd, vv[6]);
-        else cb_cuda_bias_grad(t->n, t->c, t->h * t->w, c->dy, vv[6]);
+        // both backends run the storage's chunked reduction (cb_store_bias_grad), its partial sums in the workspace
+        cb_fmt_bias_grad(t->n, t->c, t->h * t->w, c->dy, 0, vv[6],
+                         c->ws_bytes >= 4 * cb_fmt_bias_part_floats(t->c) ? (float *)c->ws : NULL);
         break;
     case CB_MOP_ADD:
         cb_cuda_add(count, c->dx, c->dy);

@@ -421,7 +421,7 @@ extern "C" void cb_fmt_act_backward(size_t n, cb_act a, const void *x, const voi
     else act_backward_t<float>(n, a, (const float *)x, (const float *)y, (const float *)dy, (float *)dx);
 }
 
-// inner > 1 (NCHW): one block per channel, contiguous runs of `inner`; sums in double
+// inner > 1 (NCHW) without scratch: one block per channel, contiguous runs of `inner`; sums in double
 template <class T> __global__ void bias_grad_inner_kernel(int64_t rows, int k, int64_t inner, const T *dy, float *db) {
     int c = blockIdx.x;
     double s = 0;
@@ -431,6 +431,45 @@ template <class T> __global__ void bias_grad_inner_kernel(int64_t rows, int k, i
     }
     s = cb_block_sum(s);
     if (threadIdx.x == 0) db[c] = (float)s;
+}
+
+// inner > 1 (NCHW) with scratch: block (c, j) sums chunk j of channel c into part[j][c]. A chunk is
+// `rows_per` whole planes (per == 1) or 1/per of one plane (per > 1: few rows, large planes), so
+// every channel spreads over gridDim.y blocks and the grid fills the GPU whatever k is (one block
+// per channel, the kernel above and cuDNN's backward bias, reads at 36-120 GB/s where k is 32-64
+// and the planes large: dev/cuda/ctx_lab.cu). Four loads in flight per thread; planes under 256
+// elements are walked as one flat index.
+template <class T> __global__ void __launch_bounds__(256) bias_grad_chunks_kernel(int64_t rows, int k, int64_t inner, int per,
+                                                                                  int64_t rows_per, const T *__restrict__ dy,
+                                                                                  float *__restrict__ part) {
+    int c = blockIdx.x, j = blockIdx.y;
+    int64_t r0, r1, o0 = 0, o1 = inner;
+    if (per > 1) r0 = j / per, r1 = r0 + 1, o0 = inner * (j % per) / per, o1 = inner * (j % per + 1) / per;
+    else r0 = (int64_t)j * rows_per, r1 = r0 + rows_per < rows ? r0 + rows_per : rows;
+    float s = 0.f;
+    if (o1 - o0 >= 256) {
+        for (int64_t r = r0; r < r1; r++) {
+            const T *p = dy + ((size_t)r * k + c) * inner;
+            int64_t o = o0 + threadIdx.x;
+            for (; o + 768 < o1; o += 1024) s += (ld(p, o) + ld(p, o + 256)) + (ld(p, o + 512) + ld(p, o + 768));
+            for (; o < o1; o += 256) s += ld(p, o);
+        }
+    } else {
+        int64_t len = (r1 - r0) * inner;
+        for (int64_t i = threadIdx.x; i < len; i += 256) {
+            int64_t r = r0 + i / inner, o = i % inner;
+            s += ld(dy, ((size_t)r * k + c) * inner + o);
+        }
+    }
+    __shared__ float red[8];
+    for (int d = 16; d; d >>= 1) s += __shfl_xor_sync(0xffffffffu, s, d);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (int w = 0; w < 8; w++) t += red[w];
+        part[(size_t)j * k + c] = t;
+    }
 }
 
 // inner == 1 (NHWC, FC): block (32, 8) covers 32 adjacent channels (coalesced reads along a row);
@@ -472,21 +511,59 @@ __global__ void bias_grad_parts_kernel(int parts, int k, const float *part, floa
     }
 }
 
+// the NCHW chunking: parts per channel (about 2048 blocks in all, each over 4096 or more elements),
+// as whole planes (*per = 1, *rows_per planes each) or, with fewer rows than parts, planes split in *per
+static int nchw_parts(int64_t rows, int k, int64_t inner, int *per, int64_t *rows_per) {
+    int64_t want = (2048 + k - 1) / k, most = rows * inner / 4096;
+    if (want > CB_FMT_BIAS_NCHW_PARTS) want = CB_FMT_BIAS_NCHW_PARTS;
+    if (want > most) want = most;
+    if (want < 1) want = 1;
+    if (rows >= want) {
+        *per = 1, *rows_per = (rows + want - 1) / want;
+        return (int)((rows + *rows_per - 1) / *rows_per);
+    }
+    int64_t p = (want + rows - 1) / rows;
+    if (p > inner / 1024) p = inner / 1024 > 1 ? inner / 1024 : 1;
+    if (p * rows > CB_FMT_BIAS_NCHW_PARTS) p = CB_FMT_BIAS_NCHW_PARTS / rows > 1 ? CB_FMT_BIAS_NCHW_PARTS / rows : 1;
+    *per = (int)p, *rows_per = 1;
+    return (int)(rows * p);
+}
+// the rows (NHWC, FC) chunking: about 2048 blocks in all (16 per SM), each over at least 64 rows
+static int rows_parts(int64_t rows, int k) {
+    int64_t gx = (k + 31) / 32, want = 2048 / gx, most = (rows + 63) / 64;
+    int64_t parts = want < most ? want : most;
+    if (parts > CB_FMT_BIAS_PARTS) parts = CB_FMT_BIAS_PARTS;
+    return parts < 1 ? 1 : (int)parts;
+}
+
+extern "C" size_t cb_fmt_bias_part_floats(int k) {
+    int64_t gx = (k + 31) / 32, rows = 2048 / gx < CB_FMT_BIAS_PARTS ? 2048 / gx : CB_FMT_BIAS_PARTS;
+    if (rows < 1) rows = 1;
+    return (size_t)(rows > CB_FMT_BIAS_NCHW_PARTS ? rows : CB_FMT_BIAS_NCHW_PARTS) * (size_t)k;
+}
+
 extern "C" void cb_fmt_bias_grad(int64_t rows, int k, int64_t inner, const void *dy, int bf, float *db, float *part) {
-    if (inner > 1 || rows >= 0x7fffffff) {
+    dim3 block(32, 8);
+    if (!part || rows >= 0x7fffffff || (inner > 1 && rows * inner < 4096)) {
         if (bf) bias_grad_inner_kernel<<<k, 256>>>(rows, k, inner, (const bf16 *)dy, db);
         else bias_grad_inner_kernel<<<k, 256>>>(rows, k, inner, (const float *)dy, db);
         return;
     }
-    // about 2048 blocks in all (16 per SM), each over at least 64 rows
-    int64_t gx = (k + 31) / 32, want = 2048 / gx, most = (rows + 63) / 64;
-    int parts = (int)(want < most ? want : most);
-    if (parts > CB_FMT_BIAS_PARTS) parts = CB_FMT_BIAS_PARTS;
-    if (parts < 1) parts = 1;
-    dim3 grid((unsigned)gx, (unsigned)parts), block(32, 8);
-    if (bf) bias_grad_rows_kernel<<<grid, block>>>((uint32_t)rows, k, (const bf16 *)dy, part);
-    else bias_grad_rows_kernel<<<grid, block>>>((uint32_t)rows, k, (const float *)dy, part);
-    bias_grad_parts_kernel<<<(unsigned)gx, block>>>(parts, k, part, db);
+    int parts;
+    if (inner > 1) {
+        int per;
+        int64_t rows_per;
+        parts = nchw_parts(rows, k, inner, &per, &rows_per);
+        dim3 grid((unsigned)k, (unsigned)parts);
+        if (bf) bias_grad_chunks_kernel<<<grid, 256>>>(rows, k, inner, per, rows_per, (const bf16 *)dy, part);
+        else bias_grad_chunks_kernel<<<grid, 256>>>(rows, k, inner, per, rows_per, (const float *)dy, part);
+    } else {
+        parts = rows_parts(rows, k);
+        dim3 grid((unsigned)((k + 31) / 32), (unsigned)parts);
+        if (bf) bias_grad_rows_kernel<<<grid, block>>>((uint32_t)rows, k, (const bf16 *)dy, part);
+        else bias_grad_rows_kernel<<<grid, block>>>((uint32_t)rows, k, (const float *)dy, part);
+    }
+    bias_grad_parts_kernel<<<(unsigned)((k + 31) / 32), block>>>(parts, k, part, db);
 }
 
 extern "C" void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, int64_t inner, size_t bytes,

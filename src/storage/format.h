@@ -57,9 +57,12 @@ void cb_fmt_dropout_backward(size_t n, const float *mask, const void *dy, void *
 void cb_fmt_bias_act(int64_t rows, int k, int64_t inner, const float *b, void *y, int relu, int bf16);
 // the same with any activation act (src/core/act.h); xsave (or NULL) gets y + b, its input
 void cb_fmt_bias_act_fn(int64_t rows, int k, int64_t inner, const float *b, void *y, cb_act act, void *xsave, int bf16);
-// db (k) fp32 = sum over rows and inner of dy (rows, k, inner). With inner == 1, part is a device
-// scratch of at least CB_FMT_BIAS_PARTS * k floats (per-chunk partial sums, added in a fixed order).
+// db (k) fp32 = sum over rows and inner of dy (rows, k, inner). part is a device scratch of
+// cb_fmt_bias_part_floats(k) floats or more (per-chunk partial sums, added in a fixed order, so
+// the result is the same from run to run), or NULL: one block per channel, slow where k is small.
 #define CB_FMT_BIAS_PARTS 1024
+#define CB_FMT_BIAS_NCHW_PARTS 128
+size_t cb_fmt_bias_part_floats(int k);
 void cb_fmt_bias_grad(int64_t rows, int k, int64_t inner, const void *dy, int bf16, float *db, float *part);
 
 // Concatenation along channels of elements of `bytes` bytes: dst (n, c_dst, inner) channel block at

@@ -43,24 +43,21 @@ static cb_status alloc_buffers(cb_exec *e, cb_error *err) {
     const cb_layer *last = &net->layers[net->nlayers - 1];
     // the stage moves whole examples: a 16 MiB one (or the whole of the input and the last
     // output, if smaller) in as few copies as that takes, but never less than one example of any layer
-    int64_t stage = cb_shape_count(net->layers[0].out), maxw = 1, maxk = 1;
+    int64_t stage = cb_shape_count(net->layers[0].out), maxw = 1;
     if (cb_shape_count(last->out) > stage) stage = cb_shape_count(last->out);
     if (stage > ((int64_t)1 << 22)) stage = (int64_t)1 << 22;
     for (int i = 0; i < net->nlayers; i++) {
         const cb_layer *L = &net->layers[i];
-        int64_t per = L->out.c * L->out.h * L->out.w, nw = 0, k = 0;
+        int64_t per = L->out.c * L->out.h * L->out.w, nw = 0;
         if (per > stage) stage = per;
-        if (L->op == CB_OP_CONV) nw = (int64_t)L->p.conv.k * cb_store_conv_cpad(e, L) * L->p.conv.win.r * L->p.conv.win.s, k = L->p.conv.k;
-        if (L->op == CB_OP_FC) k = L->p.fc.k; // (its weight gradient goes straight to the fp32 masters: fc_blas)
-        if (nw > maxw) maxw = nw;
-        if (k > maxk) maxk = k;
+        if (L->op == CB_OP_CONV) nw = (int64_t)L->p.conv.k * cb_store_conv_cpad(e, L) * L->p.conv.win.r * L->p.conv.win.s;
+        if (nw > maxw) maxw = nw; // (an FC layer's weight gradient goes straight to the fp32 masters: fc_blas)
     }
     d->stage_elems = stage;
     d->stage = cb_store_alloc(e, (size_t)stage * 4);
-    d->part = cb_store_alloc(e, (size_t)CB_FMT_BIAS_PARTS * (size_t)maxk * 4);
     d->wgrad = e->opts.train ? cb_store_alloc(e, (size_t)maxw * cb_fmt_bytes(d->fmt)) : NULL;
     d->crit = cb_store_alloc(e, (size_t)cb_shape_count(last->out) * 4);
-    if (!d->stage || !d->part || (e->opts.train && !d->wgrad) || !d->crit)
+    if (!d->stage || (e->opts.train && !d->wgrad) || !d->crit)
         return cb_fail(err, CB_STATUS_NOMEM, net->path, NULL, "backend %s: out of device memory for the %s buffers",
                        e->be->name, cb_store_fmt_label(cb_store_of(e)->fmt));
     return CB_OK;
@@ -116,11 +113,13 @@ void cb_store_bias_act(cb_exec *e, int i, const float *bias, void *y) {
     else cb_fmt_bias_act_fn(s.n, (int)s.c, s.h * s.w, bias, y, act, xsave, cb_store_bf16(e));
     ((cb_cuda_state *)e->state)->fused_act[i] = act != CB_ACT_NONE;
 }
-// db = sum of dy over all but the channels
+// db = sum of dy over all but the channels, on every storage (fp32 NCHW too: cuDNN's
+// cudnnConvolutionBackwardBias reads 36-120 GB/s where the planes are large and k small)
 void cb_store_bias_grad(cb_exec *e, int i, const void *dy, float *db) {
     cb_shape s = e->net->layers[i].out;
-    if (cb_store_nhwc(e)) cb_fmt_bias_grad(s.n * s.h * s.w, (int)s.c, 1, dy, cb_store_bf16(e), db, cb_store_of(e)->part);
-    else cb_fmt_bias_grad(s.n, (int)s.c, s.h * s.w, dy, cb_store_bf16(e), db, cb_store_of(e)->part);
+    float *part = ((cb_cuda_state *)e->state)->bias_part;
+    if (cb_store_nhwc(e)) cb_fmt_bias_grad(s.n * s.h * s.w, (int)s.c, 1, dy, cb_store_bf16(e), db, part);
+    else cb_fmt_bias_grad(s.n, (int)s.c, s.h * s.w, dy, cb_store_bf16(e), db, part);
 }
 
 
@@ -290,7 +289,6 @@ void cb_store_destroy(cb_exec *e) {
     cudaFree(d->stage);
     cudaFree(d->crit);
     cudaFree(d->wgrad);
-    cudaFree(d->part);
     free(d->layer);
     free(d);
     s->store = NULL;

@@ -29,7 +29,6 @@ typedef struct cb_store {
     int64_t stage_elems;         // >= any layer's per example; up to 4M floats, or the input's and the last layer's count
     float *crit;                 // (N, K) fp32 NCHW: the criterion's probabilities and gradient
     void *wgrad;                 // (largest nw) a weight gradient in storage format, before fp32 KCRS
-    float *part;                 // (CB_FMT_BIAS_PARTS, largest K) bias-gradient partial sums
     cb_store_layer *layer;       // (nlayers)
 } cb_store;
 
