@@ -738,8 +738,8 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
     // When each buffer must hold its bytes (independently of the engine's planner): an output from
     // its plan node's forward (a fused group writes it at its head) to its last reader: the backward
     // of the layer itself (its activation's mask, a pool's output) unless it is a Convolution, FC,
-    // sum or concatenation without activation read only by sums and concatenations (their backward
-    // reads no input), then its last consumer's forward; what a layer keeps for its backward (a
+    // sum, concatenation, layer scale or product (without batch norm) without activation read only
+    // by sums and concatenations (their backward reads no input), then its last consumer's forward; what a layer keeps for its backward (a
     // batch norm's input, an activation's input, argmax, masks) to that backward; gradients as
     // routed; a layer's accumulation scratch at its backward; the input, the last output and their
     // gradients throughout, from before the first step (-1).
@@ -749,7 +749,8 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
         int bw = 2 * n - 1 - i, T = 2 * n - 1, head = b->plan.node[b->plan.node_of[i]].layer[0];
         bool pinned = i == 0 || i == n - 1;
         bool unread = !pinned && L->nchildren > 0 && L->act == CB_ACT_NONE &&
-                      (L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_ADD || L->op == CB_OP_CONCAT);
+                      (L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_ADD || L->op == CB_OP_CONCAT ||
+                       ((L->op == CB_OP_SCALE || L->op == CB_OP_MUL) && !L->bn));
         for (int j = i + 1; j < n; j++)
             for (int k = 0; k < net->layers[j].nparents; k++)
                 if (net->layers[j].parents[k] == i)

@@ -156,8 +156,12 @@ bool cb_exec_output_transient(const cb_net *net, int i, bool train) {
     const cb_layer *L = &net->layers[i];
     if (i == 0 || i == n - 1 || L->nchildren == 0) return false;
     if (!train) return true;
-    if (L->act != CB_ACT_NONE || (L->op != CB_OP_CONV && L->op != CB_OP_FC && L->op != CB_OP_ADD && L->op != CB_OP_CONCAT))
-        return false;
+    // what reads its own output in its backward: an activation (its mask), pooling, LRN, softmax,
+    // batch norm. A layer scale or a product reads its inputs alone (ConvNeXt's gamma before the
+    // residual sum: a C-channel activation per block that PyTorch's autograd does not keep either)
+    bool own_unread = L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_ADD || L->op == CB_OP_CONCAT ||
+                      ((L->op == CB_OP_SCALE || L->op == CB_OP_MUL) && !L->bn);
+    if (L->act != CB_ACT_NONE || !own_unread) return false;
     for (int j = i + 1; j <= L->last_child; j++) {
         const cb_layer *C = &net->layers[j];
         for (int k = 0; k < C->nparents; k++)
