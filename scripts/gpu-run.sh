@@ -58,6 +58,7 @@ check)
     done
     timeout ${TEST_S:-300} $B/tests/test_gpu --part rest >"$RES/test_gpu_rest.log" 2>&1 & pids+=($!)
     timeout ${TEST_S:-300} $B/tests/test_gpu --part storage >"$RES/test_gpu_storage.log" 2>&1 & pids+=($!)
+    timeout ${TEST_S:-300} $B/tests/test_gpu --part dnngraph >"$RES/test_gpu_dnngraph.log" 2>&1 & pids+=($!) # cuDNN's graph API forced
     # the cross-backend op driver on the GPU backends, and the multi-GPU tests (those needing 2+
     # GPUs skip on one)
     timeout ${TEST_S:-300} $B/tests/test_ops cuda cudnn auto >"$RES/test_ops.log" 2>&1 & pids+=($!)

@@ -56,6 +56,7 @@ static bool may_decline; // the case may be declined (UNSUPPORTED, a known reaso
 static bool tie_inputs; // inputs of five values, -1 to 1 by 0.5
 static const char *force_pool; // $CONVBENCH_AUTO_POOL as set for "auto": "own", "cudnn" or NULL
 static bool expect_blas; // the case must run every phase on cuBLAS (auto's 1x1 GEMM forced)
+static bool expect_graph; // a conv (groups 1) that cuDNN computes must run its phases on graph-API plans ($CONVBENCH_DNN_GRAPH=force)
 static bool expect_dw;   // the case must run every phase on the own depthwise kernels (auto's forced)
 static bool no_data_grad; // the execs skip the input's gradient (a channel-padded first conv then pads no gradient)
 static uint64_t rng_state;
@@ -240,6 +241,17 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         all_dw = false;
 #endif
         all_fallback = all_fallback && (c->flags & CB_CHOICE_FALLBACK);
+    }
+    if (expect_graph && L->op == CB_OP_CONV && L->p.conv.groups == 1) {
+        bool all = true, any = false;
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
+            if (c->impl != CB_IMPL_CUDNN) continue; // (a phase not run, or an own kernel for padding cuDNN lacks)
+            bool gr = c->name && !strcmp(c->name, "cuDNN graph engine");
+            all = all && gr, any = any || gr;
+        }
+        snprintf(what, sizeof what, "%.100s runs graph-API plans [%.40s]", name, g->lb[last].algo[0]);
+        check(what, all && any ? 0 : 1, 0);
     }
     if (expect_blas) {
         snprintf(what, sizeof what, "%.100s runs on cuBLAS [%.40s]", name, g->lb[last].algo[0]);
@@ -1310,6 +1322,40 @@ static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bo
     cb_net_free(net);
 }
 
+// cuDNN's graph API forced on the cudnn backend ($CONVBENCH_DNN_GRAPH=force: the fastest graph
+// plan wherever one runs): the conv cases in fp32 NCHW (no tensor-core engine allowed), tf32 and
+// bf16 NHWC against the reference, each convolution cuDNN computes having run its phases on graph
+// plans; then the small networks' SGD steps against the reference; and a bad value refused by name.
+static void dnn_graph_cases(void) {
+    setenv("CONVBENCH_DNN_GRAPH", "force", 1);
+    expect_graph = true;
+    cb_layout saved = test_layout;
+    test_layout = CB_LAYOUT_NCHW;
+    conv_cases("cudnn", CB_PREC_FP32);
+    conv_cases("cudnn", CB_PREC_TF32);
+    test_layout = CB_LAYOUT_NHWC;
+    conv_cases("cudnn", CB_PREC_TF32);
+    conv_cases("cudnn", CB_PREC_BF16);
+    expect_graph = false;
+    network_case_of("cudnn", CB_PREC_BF16, SMALL_RES);
+    network_case_of("cudnn", CB_PREC_TF32, SMALL_BN);
+    test_layout = CB_LAYOUT_NCHW;
+    network_case_of("cudnn", CB_PREC_FP32, SMALL_BN);
+    network_case_of("auto", CB_PREC_FP32, SMALL_RES);
+    test_layout = saved;
+    setenv("CONVBENCH_DNN_GRAPH", "sometimes", 1);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(graph_net, "graph", &err);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "cudnn";
+    cb_exec *x = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("CONVBENCH_DNN_GRAPH=sometimes refused by name", !x && strstr(err.msg, "CONVBENCH_DNN_GRAPH") ? 0 : 1, 0);
+    cb_exec_destroy(x);
+    cb_net_free(net);
+    unsetenv("CONVBENCH_DNN_GRAPH");
+}
+
 static void graph_cases(void) {
     const char *bes[] = {"cuda", "cudnn", "auto"};
     for (int b = 0; b < 3; b++) {
@@ -1397,8 +1443,8 @@ int main(int argc, char **argv) {
     const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
     if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small") &&
-        strcmp(part, "net") && strcmp(part, "graph")) {
-        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net or graph\n", part);
+        strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph or dnngraph\n", part);
         return 2;
     }
     if (part && !strcmp(part, "storage-small")) part = "storage", small_only = true; // for compute-sanitizer
@@ -1438,6 +1484,8 @@ int main(int argc, char **argv) {
             if (!small_only) network_case(be, CB_PREC_FP32);
         } else if (part && !strcmp(part, "graph")) { // the step graph's cases alone
             graph_cases();
+        } else if (part && !strcmp(part, "dnngraph")) { // cuDNN's graph API forced
+            dnn_graph_cases();
         } else if (part && !strcmp(part, "net")) { // the small networks alone, $CB_TEST_REPEAT times (fresh inputs each)
             const char *rep = getenv("CB_TEST_REPEAT");
             int reps = rep && atoi(rep) > 0 ? atoi(rep) : 1;

@@ -11,6 +11,7 @@
 // zero-padded (cb_store_conv_cpad). "auto" (src/sched/auto.c) is this backend with a policy that
 // races the alternatives where plan asks it (dnn_policy, src/cudnn/dnn.h).
 #include "cudnn/backend_impl.h"
+#include "cudnn/graph.h"
 #include "blas/blas.h"
 #include "cuda/launch.h"
 #include "core/net.h"
@@ -23,6 +24,8 @@
 // the backend's state, with a scheduler's policy (auto) or none (cudnn)
 cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     const cb_layer *L = NULL;
+    if (cb_dnn_graph_mode_of() == CB_DNN_GRAPH_BAD)
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH", NULL, "'%s' is not race, off or force", getenv("CONVBENCH_DNN_GRAPH"));
     cb_status st = cb_cuda_init_state(e, err);
     if (st == CB_OK) st = cb_store_init(e, err);
     if (st == CB_OK) st = cb_blas_init(e, err);
@@ -66,6 +69,7 @@ void cb_dnn_destroy(cb_exec *e) {
         if (l->wd) cudnnDestroyFilterDescriptor(l->wd);
         for (int p = 0; p < CB_PHASE_COUNT; p++)
             if (l->cd[p]) cudnnDestroyConvolutionDescriptor(l->cd[p]);
+        for (int p = 0; p < CB_PHASE_COUNT; p++) cb_dnn_graph_free(l->g[p]);
         if (l->pd) cudnnDestroyPoolingDescriptor(l->pd);
         if (l->lrn) cudnnDestroyLRNDescriptor(l->lrn);
         if (l->act) cudnnDestroyActivationDescriptor(l->act);
@@ -348,7 +352,8 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
                 xc = l->xpad;
             }
             if (l->blas[0]) cb_blas_conv(e, i, CB_PHASE_FORWARD, NULL);
-            else cudnnConvolutionForward(d->h, &one, l->xd, xc, l->wd, cb_store_weights(e, i), l->cd[0], l->fwd, e->ws, b->ws[0], &zero, l->yd,
+            else if (l->g[0] && cb_dnn_graph_run(e, l->g[0], xc, cb_store_weights(e, i), out, e->ws)) {
+            } else cudnnConvolutionForward(d->h, &one, l->xd, xc, l->wd, cb_store_weights(e, i), l->cd[0], l->fwd, e->ws, b->ws[0], &zero, l->yd,
                                          out);
             if (b->b) cb_store_bias_act(e, i, b->b, out);
         }
@@ -415,6 +420,7 @@ void cb_dnn_backward_epilogue(cb_exec *e, int i) {
 // cuDNN's data gradient of conv layer i into dx (beta: 0 to write, 1 to add)
 static void dnn_dgrad(cb_exec *e, int i, const float *beta, void *dx) {
     dnn_layer *l = lay(e, i);
+    if (l->g[1] && *beta == 0 && cb_dnn_graph_run(e, l->g[1], dx, cb_store_weights(e, i), cb_exec_op_grad(e, i), e->ws)) return;
     cudnnConvolutionBackwardData(dnn(e)->h, &one, l->wd, cb_store_weights(e, i), l->yd, cb_exec_op_grad(e, i), l->cd[1], l->bwd_data, e->ws,
                                  e->lb[i].ws[1], beta, l->xd, dx);
 }
@@ -481,7 +487,7 @@ void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
 bool cb_dnn_backward_data_add(cb_exec *e, int i, int slot, float *dx) {
     const cb_layer *L = &e->net->layers[i];
     dnn_layer *l = lay(e, i);
-    if (L->op != CB_OP_CONV || l->own[1] || l->dw[1] || l->dxpad) return false;
+    if (L->op != CB_OP_CONV || l->own[1] || l->dw[1] || l->dxpad || (l->g[1] && !l->blas[1])) return false; // (a graph plan writes, beta 0)
     if (l->blas[1]) {
         cb_blas_conv_data_add(e, i, dx);
         return true;
@@ -505,7 +511,8 @@ void cb_dnn_backward_filter(cb_exec *e, int i) {
         void *xpad = l->xpad_bwd ? l->xpad_bwd : l->xpad;
         if (xpad) pad_input(e, i, x, xpad);
         if (l->blas[2]) cb_blas_conv(e, i, CB_PHASE_BWD_FILTER, NULL);
-        else cudnnConvolutionBackwardFilter(d->h, &one, l->xd, xpad ? xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
+        else if (l->g[2] && cb_dnn_graph_run(e, l->g[2], xpad ? xpad : x, cb_store_wgrad(e, i), dy, e->ws)) {
+        } else cudnnConvolutionBackwardFilter(d->h, &one, l->xd, xpad ? xpad : x, l->yd, dy, l->cd[2], l->bwd_filter, e->ws, b->ws[2],
                                        &zero, l->wd, cb_store_wgrad(e, i));
         cb_store_finish_wgrad(e, i);
         if (b->db) cb_store_bias_grad(e, i, dy, b->db);

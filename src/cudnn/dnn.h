@@ -38,6 +38,8 @@ typedef struct dnn_state {
                                  // to a pass of its own (the fused passes' A/B; default fused)
 } dnn_state;
 
+typedef struct dnn_gplan dnn_gplan; // a phase's plan on cuDNN's graph API (src/cudnn/graph.c)
+
 typedef struct dnn_layer {
     bool own[CB_PHASE_COUNT];    // this phase runs convbench's own kernel
     bool blas[CB_PHASE_COUNT];   // this phase of a 1x1 convolution runs as a cuBLAS GEMM (cb_blas_conv_is_gemm)
@@ -53,6 +55,7 @@ typedef struct dnn_layer {
     cudnnConvolutionFwdAlgo_t fwd;
     cudnnConvolutionBwdDataAlgo_t bwd_data;
     cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+    dnn_gplan *g[CB_PHASE_COUNT]; // this phase runs a graph-API plan that beat the legacy algorithm (NULL: legacy)
     cudnnPoolingDescriptor_t pd;
     cudnnLRNDescriptor_t lrn;
     cudnnActivationDescriptor_t act;

@@ -2,6 +2,7 @@
 // found with cudnnFind*Ex within the workspace, the probe of what cuDNN refuses, pooling's and
 // batch norm's choice, and what the backend supports before any of it (reason codes).
 #include "cudnn/backend_impl.h"
+#include "cudnn/graph.h"
 #include "blas/blas.h"
 #include "cuda/conv_algo.h"
 #include "cuda/launch.h"
@@ -205,6 +206,22 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         FIND_BEST(cudnnConvolutionBwdFilterAlgoPerf_t, 2, "backward-filter", bwd_filter_name, 7, bwd_filter,
                   cudnnFindConvolutionBackwardFilterAlgorithmEx(d->h, l->xd, x, l->yd, y, l->cd[2], l->wd, dwf, NA, &ret, pf, ws, wsz));
 #undef FIND_BEST
+    // the graph API's engines for each phase, against the legacy pick (src/cudnn/graph.c), on the
+    // buffers cudnnFind timed (y as the output gradient)
+    cb_dnn_graph_mode gm = cb_dnn_graph_mode_of();
+    for (int p = 0; gm != CB_DNN_GRAPH_OFF && p < CB_PHASE_COUNT; p++) {
+        if (!(p == 0 || (p == 1 && dx) || (p == 2 && b->dw))) continue;
+        dnn_gplan *g = NULL;
+        double ms = cb_dnn_graph_race(e, i, (cb_phase)p, p == 1 ? dx : x, p == 2 ? dwf : wf, y, ws, wsz, &g);
+        if (g && (gm == CB_DNN_GRAPH_FORCE || dnn_ms[p] < 0 || ms < dnn_ms[p])) {
+            l->g[p] = g;
+            b->ws[p] = cb_dnn_graph_workspace(g);
+            b->choice[p] = cb_choice_of(CB_IMPL_CUDNN, (int)cb_dnn_graph_engine(g), "cuDNN graph engine");
+            b->choice[p].ms = ms, b->choice[p].rival_ms = dnn_ms[p];
+            b->choice[p].flags |= CB_CHOICE_RACED | (gm == CB_DNN_GRAPH_FORCE ? CB_CHOICE_FORCED : 0);
+            dnn_ms[p] = ms;
+        } else cb_dnn_graph_free(g);
+    }
     cudaFree(ws);
     cudaGetLastError();
     for (int p = 0; p < CB_PHASE_COUNT; p++) {

@@ -1,0 +1,30 @@
+# The device check of the graph-API convolutions (src/cudnn/graph.c, branch dnn-graph-wip): build;
+# test_gpu --part dnngraph (graph plans forced: conv cases fp32/tf32/bf16 against the reference, the
+# small networks' SGD steps), --part rest and --part storage (the default race picks graph plans
+# where they win) in parallel; then A/B fullpass cells, CONVBENCH_DNN_GRAPH=off against race, in one
+# call, with the plan's wall time (the race finalises and times up to 6 plans a phase).
+#   bash dev/gpu-dnngraph.sh COMMIT      (repository root, GPU machine; results under $OUT)
+set -u; . scripts/device-env.sh; B=build-gpu; R=${OUT:-dnngraph-out}; CB=$B/convbench; mkdir -p "$R"
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+make -j16 BUILD=$B COMMIT=${1:-unknown} all > /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
+grep -E "warning|error" /tmp/build.log | head -5
+timeout ${TEST_S:-200} $B/tests/test_gpu --part dnngraph > "$R/t_dnngraph.log" 2>&1 &
+[ "${REST:-1}" = 0 ] || timeout ${TEST_S:-200} $B/tests/test_gpu --part rest > "$R/t_rest.log" 2>&1 &
+[ "${REST:-1}" = 0 ] || timeout ${TEST_S:-200} $B/tests/test_gpu --part storage > "$R/t_storage.log" 2>&1 &
+wait
+for f in "$R"/t_*.log; do echo "$(basename $f): $(tail -1 $f)"; grep -E "^FAIL" $f | head -8; done
+grep -E "graph-API plans" "$R/t_dnngraph.log" | head -4
+for cell in ${CELLS:-vgg-a:64:tf32:nhwc googlenet:128:tf32:nhwc resnet50:64:bf16:nhwc alexnet:128:fp32:nchw}; do
+    IFS=: read -r net batch prec lay <<<"$cell"
+    for mode in off race; do
+        t0=$(date +%s.%N)
+        CONVBENCH_DNN_GRAPH=$mode timeout 120 $CB fullpass $net --batch $batch --backend ${BE:-auto} --precision $prec --layout $lay \
+            --no-data-grad --no-criterion --warmup 3 --iters 10 --format json --quiet --output "$R/fp_${net}_${prec}_$mode.json" \
+            || echo "fullpass $cell $mode failed"
+        t1=$(date +%s.%N)
+        python3 -c "import json,sys; d=json.load(open('$R/fp_${net}_${prec}_$mode.json')); t=[r for r in d['tables']['summary'] if r.get('phase','').startswith('total')] if 'summary' in d['tables'] else []; print('$cell $mode', 'wall %.1f s' % ($t1-$t0), t[:1])" 2>/dev/null || echo "$cell $mode wall $(echo "$t1-$t0" | bc) s"
+    done
+done
+CONVBENCH_DNN_GRAPH=race timeout 60 $CB profile vgg-a --batch 64 --backend auto --precision tf32 --layout nhwc --direction all --warmup 1 \
+    --iters 5 --format md --quiet --output "$R/prof_vgga_tf32_race.md"
+grep -c "graph engine" "$R/prof_vgga_tf32_race.md"

@@ -1,0 +1,26 @@
+// Convolutions through cuDNN's graph API, raced against the legacy algorithms (src/cudnn/graph.c).
+// Private to src/cudnn.
+#ifndef CB_CUDNN_GRAPH_H
+#define CB_CUDNN_GRAPH_H
+
+#include "cudnn/dnn.h"
+
+typedef enum { CB_DNN_GRAPH_RACE, CB_DNN_GRAPH_OFF, CB_DNN_GRAPH_FORCE, CB_DNN_GRAPH_BAD } cb_dnn_graph_mode;
+// $CONVBENCH_DNN_GRAPH: race (default, or unset), off, force; anything else CB_DNN_GRAPH_BAD
+cb_dnn_graph_mode cb_dnn_graph_mode_of(void);
+
+// Phase p of conv layer i (its legacy descriptors l->xd, l->wd, l->yd, l->cd[p], groups 1) as a
+// graph operation: every engine config the heuristics list whose numerics e's precision allows
+// and whose workspace fits wsz and the limit, timed on X (x, or dx for the data gradient), W (w,
+// or dw) and Y (y, or dy) with workspace ws; *best gets the fastest plan (NULL: none ran). Returns
+// its ms (mean of 3 after one), -1 when none ran.
+double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const void *w, const void *y, void *ws, size_t wsz,
+                         dnn_gplan **best);
+// One run of the plan on these buffers (the race's roles); false when it cannot run on them (a
+// pointer less aligned than the plan was built for, or cuDNN refused): the caller falls back.
+bool cb_dnn_graph_run(cb_exec *e, dnn_gplan *g, const void *x, const void *w, const void *y, void *ws);
+int64_t cb_dnn_graph_engine(const dnn_gplan *g); // the engine's global index
+size_t cb_dnn_graph_workspace(const dnn_gplan *g);
+void cb_dnn_graph_free(dnn_gplan *g);
+
+#endif
