@@ -22,7 +22,7 @@ for cell in ${CELLS:-vgg-a:64:tf32:nhwc googlenet:128:tf32:nhwc resnet50:64:bf16
             --no-data-grad --no-criterion --warmup 3 --iters 10 --format json --quiet --output "$R/fp_${net}_${prec}_$mode.json" \
             || echo "fullpass $cell $mode failed"
         t1=$(date +%s.%N)
-        python3 -c "import json,sys; d=json.load(open('$R/fp_${net}_${prec}_$mode.json')); t=[r for r in d['tables']['summary'] if r.get('phase','').startswith('total')] if 'summary' in d['tables'] else []; print('$cell $mode', 'wall %.1f s' % ($t1-$t0), t[:1])" 2>/dev/null || echo "$cell $mode wall $(echo "$t1-$t0" | bc) s"
+        python3 -c "import json; d=json.load(open('$R/fp_${net}_${prec}_$mode.json')); t=[r for r in d['tables']['fullpass'] if r['phase'].startswith('total')]; print('$cell $mode: wall %.1f s,' % ($t1 - $t0), ', '.join('%s %.2f ms' % (r['phase'], r['median_ms']) for r in t))" || true
     done
 done
 CONVBENCH_DNN_GRAPH=race timeout 60 $CB profile vgg-a --batch 64 --backend auto --precision tf32 --layout nhwc --direction all --warmup 1 \
