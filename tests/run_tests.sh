@@ -33,6 +33,8 @@ done
 # under the sanitizers its small cases alone (the large layers' reference loops take minutes there)
 case "$build" in *-san) onednn=onednn-small ;; *) onednn=onednn ;; esac
 run "test_gpu --backends $onednn" "$build/tests/test_gpu" --backends "$onednn"
+# the graph-API operations built from the cudnn backend's descriptors (cuDNN checks them without a GPU)
+run "test_gpu --part dnngraph-desc" "$build/tests/test_gpu" --part dnngraph-desc
 run cli_test.sh "$here/cli_test.sh" "$build/convbench"
 run check_nets_torch.py /usr/bin/python3 "$here/../tools/check_nets_torch.py"
 # the four modern built-ins exported from torchvision to ONNX and imported: once, with the plain build

@@ -36,6 +36,9 @@
 #include "cpu/kernels.h"
 #include "cuda/conv_algo.h"
 #include "storage/format.h"
+#ifdef CB_HAVE_CUDA
+#include "cudnn/graph.h"
+#endif
 #include "gpu/gpu.h"
 
 #include <cuda_runtime.h>
@@ -1322,6 +1325,51 @@ static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bo
     cb_net_free(net);
 }
 
+// The graph operations src/cudnn/graph.c builds from the cudnn backend's legacy descriptors, every
+// phase, finalised without a GPU (cuDNN checks the attributes, shapes and types there): fp32 NCHW
+// and NHWC, bf16 NHWC; 3x3 stride 1 and 2, 1x1, 7x7 stride 2 on 3 channels, dilation 2, batch 1;
+// a grouped convolution is declined (the legacy path keeps it). Runs under --part dnngraph-desc,
+// in CI too.
+static void dnn_graph_desc_cases(void) {
+    static const struct { const char *label; int n, c, h, w, k, r, s, pad, stride, dil, groups; } cases[] = {
+        {"3x3 s1 C64->64 b2", 2, 64, 14, 14, 64, 3, 3, 1, 1, 1, 1},   {"3x3 s2 C32->48 b1", 1, 32, 15, 15, 48, 3, 3, 1, 2, 1, 1},
+        {"1x1 C256->64 b4", 4, 256, 7, 7, 64, 1, 1, 0, 1, 1, 1},       {"7x7 s2 C3->64 b2", 2, 3, 30, 30, 64, 7, 7, 3, 2, 1, 1},
+        {"3x3 dil 2 C16->16 b1", 1, 16, 12, 12, 16, 3, 3, 2, 1, 2, 1}, {"5x3 C8->12 b3", 3, 8, 9, 11, 12, 5, 3, 1, 1, 1, 1},
+        {"3x3 grouped 2 (declined)", 2, 16, 8, 8, 16, 3, 3, 1, 1, 1, 2},
+    };
+    static const struct { const char *name; cudnnTensorFormat_t f; cudnnDataType_t t; } fmts[] = {
+        {"fp32 nchw", CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT}, {"fp32 nhwc", CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT},
+        {"bf16 nhwc", CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16}};
+    static const char *phases[3] = {"forward", "backward data", "backward filter"};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+        for (int f = 0; f < 3; f++) {
+            cudnnTensorDescriptor_t xd = NULL, yd = NULL;
+            cudnnFilterDescriptor_t wd = NULL;
+            cudnnConvolutionDescriptor_t cd = NULL;
+            int er = (cases[c].r - 1) * cases[c].dil + 1, es = (cases[c].s - 1) * cases[c].dil + 1;
+            int p = (cases[c].h + 2 * cases[c].pad - er) / cases[c].stride + 1, q = (cases[c].w + 2 * cases[c].pad - es) / cases[c].stride + 1;
+            bool made = cudnnCreateTensorDescriptor(&xd) == 0 && cudnnCreateTensorDescriptor(&yd) == 0 &&
+                        cudnnCreateFilterDescriptor(&wd) == 0 && cudnnCreateConvolutionDescriptor(&cd) == 0 &&
+                        cudnnSetTensor4dDescriptor(xd, fmts[f].f, fmts[f].t, cases[c].n, cases[c].c, cases[c].h, cases[c].w) == 0 &&
+                        cudnnSetTensor4dDescriptor(yd, fmts[f].f, fmts[f].t, cases[c].n, cases[c].k, p, q) == 0 &&
+                        cudnnSetFilter4dDescriptor(wd, fmts[f].t, fmts[f].f, cases[c].k, cases[c].c / cases[c].groups, cases[c].r,
+                                                   cases[c].s) == 0 &&
+                        cudnnSetConvolution2dDescriptor(cd, cases[c].pad, cases[c].pad, cases[c].stride, cases[c].stride, cases[c].dil,
+                                                        cases[c].dil, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT) == 0 &&
+                        cudnnSetConvolutionGroupCount(cd, cases[c].groups) == 0;
+            for (int ph = 0; ph < 3; ph++) {
+                char what[160];
+                snprintf(what, sizeof what, "graph op %s %s %s%s", fmts[f].name, cases[c].label, phases[ph], made ? "" : " (legacy descriptors failed)");
+                bool ok = made && cb_dnn_graph_op_ok(xd, wd, yd, cd, (cb_phase)ph);
+                check(what, ok == (cases[c].groups == 1) ? 0 : 1, 0);
+            }
+            if (xd) cudnnDestroyTensorDescriptor(xd);
+            if (yd) cudnnDestroyTensorDescriptor(yd);
+            if (wd) cudnnDestroyFilterDescriptor(wd);
+            if (cd) cudnnDestroyConvolutionDescriptor(cd);
+        }
+}
+
 // cuDNN's graph API forced on the cudnn backend ($CONVBENCH_DNN_GRAPH=force: the fastest graph
 // plan wherever one runs): the conv cases in fp32 NCHW (no tensor-core engine allowed), tf32 and
 // bf16 NHWC against the reference, each convolution cuDNN computes having run its phases on graph
@@ -1443,8 +1491,8 @@ int main(int argc, char **argv) {
     const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
     if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small") &&
-        strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph")) {
-        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph or dnngraph\n", part);
+        strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph") && strcmp(part, "dnngraph-desc")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph or dnngraph-desc\n", part);
         return 2;
     }
     if (part && !strcmp(part, "storage-small")) part = "storage", small_only = true; // for compute-sanitizer
@@ -1468,6 +1516,10 @@ int main(int argc, char **argv) {
         printf("skip: this build has no CUDA\n0 passed, 0 failed, 1 skipped\n");
         return 0;
 #else
+        if (part && !strcmp(part, "dnngraph-desc")) { // (no GPU needed)
+            dnn_graph_desc_cases();
+            goto done;
+        }
         if (!cb_gpu_available()) {
             printf("skip: no CUDA device visible\n0 passed, 0 failed, 1 skipped\n");
             return 0;

@@ -136,6 +136,15 @@ static bdesc conv_op(cb_phase p, bdesc x, bdesc w, bdesc y, bdesc conv) {
     return done(d, ok);
 }
 
+bool cb_dnn_graph_op_ok(cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
+                        cudnnConvolutionDescriptor_t cd, cb_phase p) {
+    bdesc tx = tensor_of(xd, UID_X, 16), tw = filter_of(wd, UID_W, 16), ty = tensor_of(yd, UID_Y, 16), conv = conv_of(cd);
+    bdesc op = tx && tw && ty && conv ? conv_op(p, tx, tw, ty, conv) : NULL;
+    bool ok = op != NULL;
+    drop(op), drop(conv), drop(tx), drop(tw), drop(ty);
+    return ok;
+}
+
 // may an engine with these numerical notes compute precision prec? fp32: no tensor cores (TF32);
 // never inputs converted down (to fp16) or a reduction in reduced precision
 static bool notes_ok(bdesc cfg, cb_precision prec, int64_t *engine) {

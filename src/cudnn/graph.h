@@ -20,6 +20,10 @@ double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const voi
 // pointer less aligned than the plan was built for, or cuDNN refused): the caller falls back.
 bool cb_dnn_graph_run(cb_exec *e, dnn_gplan *g, const void *x, const void *w, const void *y, void *ws);
 int64_t cb_dnn_graph_engine(const dnn_gplan *g); // the engine's global index
+// the graph operation of phase p built from these legacy descriptors and finalised: what the race
+// builds before it needs a handle (no GPU needed; a test of the descriptors' attributes)
+bool cb_dnn_graph_op_ok(cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
+                        cudnnConvolutionDescriptor_t cd, cb_phase p);
 size_t cb_dnn_graph_workspace(const dnn_gplan *g);
 void cb_dnn_graph_free(dnn_gplan *g);
 
