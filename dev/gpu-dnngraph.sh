@@ -1,7 +1,7 @@
-# The device check of the graph-API convolutions (src/cudnn/graph.c, branch dnn-graph-wip): build;
-# test_gpu --part dnngraph (graph plans forced: conv cases fp32/tf32/bf16 against the reference, the
-# small networks' SGD steps), --part rest and --part storage (the default race picks graph plans
-# where they win) in parallel; then A/B fullpass cells, CONVBENCH_DNN_GRAPH=off against race, in one
+# The device check of the graph-API convolutions (src/cudnn/graph.c, off by default until this has
+# passed): build; test_gpu --part dnngraph (graph plans forced: conv cases fp32/tf32/bf16 against the
+# reference, the small networks' SGD steps), --part rest and --part storage under
+# CONVBENCH_DNN_GRAPH=race (graph plans where they win), in parallel; then A/B fullpass cells, CONVBENCH_DNN_GRAPH=off against race, in one
 # call, with the plan's wall time (the race finalises and times up to 6 plans a phase).
 #   bash dev/gpu-dnngraph.sh COMMIT      (repository root, GPU machine; results under $OUT)
 set -u; . scripts/device-env.sh; B=build-gpu; R=${OUT:-dnngraph-out}; CB=$B/convbench; mkdir -p "$R"
@@ -9,8 +9,8 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 make -j16 BUILD=$B COMMIT=${1:-unknown} all > /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
 grep -E "warning|error" /tmp/build.log | head -5
 timeout ${TEST_S:-200} $B/tests/test_gpu --part dnngraph > "$R/t_dnngraph.log" 2>&1 &
-[ "${REST:-1}" = 0 ] || timeout ${TEST_S:-200} $B/tests/test_gpu --part rest > "$R/t_rest.log" 2>&1 &
-[ "${REST:-1}" = 0 ] || timeout ${TEST_S:-200} $B/tests/test_gpu --part storage > "$R/t_storage.log" 2>&1 &
+[ "${REST:-1}" = 0 ] || CONVBENCH_DNN_GRAPH=race timeout ${TEST_S:-200} $B/tests/test_gpu --part rest > "$R/t_rest.log" 2>&1 &
+[ "${REST:-1}" = 0 ] || CONVBENCH_DNN_GRAPH=race timeout ${TEST_S:-200} $B/tests/test_gpu --part storage > "$R/t_storage.log" 2>&1 &
 wait
 for f in "$R"/t_*.log; do echo "$(basename $f): $(tail -1 $f)"; grep -E "^FAIL" $f | head -8; done
 grep -E "graph-API plans" "$R/t_dnngraph.log" | head -4

@@ -6,7 +6,7 @@
 #include "cudnn/dnn.h"
 
 typedef enum { CB_DNN_GRAPH_RACE, CB_DNN_GRAPH_OFF, CB_DNN_GRAPH_FORCE, CB_DNN_GRAPH_BAD } cb_dnn_graph_mode;
-// $CONVBENCH_DNN_GRAPH: race (default, or unset), off, force; anything else CB_DNN_GRAPH_BAD
+// $CONVBENCH_DNN_GRAPH: off (default, or unset), race, force; anything else CB_DNN_GRAPH_BAD
 cb_dnn_graph_mode cb_dnn_graph_mode_of(void);
 
 // Phase p of conv layer i (its legacy descriptors l->xd, l->wd, l->yd, l->cd[p], groups 1) as a
