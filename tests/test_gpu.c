@@ -1325,6 +1325,42 @@ static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bo
     cb_net_free(net);
 }
 
+// cuDNN's training batch norm through the Ex API in persistent mode ($CONVBENCH_DNN_BN=ex, NHWC):
+// every batch-norm case (layers, fused after a convolution with and without ReLU, the running
+// statistics, the small network; auto forced to cuDNN, to the own kernels and raced) against the
+// reference with it on; then a standalone layer on auto's forced cuDNN path must name it ("cudnn
+// bn persistent"); and a bad value is refused by name.
+static void dnn_bn_cases(void) {
+    setenv("CONVBENCH_DNN_BN", "ex", 1);
+    bn_cases();
+    setenv("CONVBENCH_AUTO_BN", "cudnn", 1);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string("{\"name\": \"n\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [4, 6, 6, 32]},"
+                                     " \"L\": {\"parents\": [\"data\"], \"type\": \"BatchNorm\", \"epsilon\": 0.001}}}", "bn", &err);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "auto", o.layout = CB_LAYOUT_NHWC;
+    cb_precision precs[] = {CB_PREC_FP32, CB_PREC_BF16};
+    for (int p = 0; p < 2; p++) {
+        o.precision = precs[p];
+        cb_exec *g = net ? cb_exec_create(net, &o, &err) : NULL;
+        const cb_choice *bc = g ? cb_exec_choice(g, 1, CB_PHASE_FORWARD) : NULL;
+        char what[128];
+        snprintf(what, sizeof what, "auto %s NHWC CONVBENCH_DNN_BN=ex runs the persistent batch norm [%s]", prec_name(precs[p]),
+                 bc && bc->name ? bc->name : "?");
+        check(what, bc && bc->name && !strcmp(bc->name, "cudnn bn persistent") ? 0 : 1, 0);
+        cb_exec_destroy(g);
+    }
+    unsetenv("CONVBENCH_AUTO_BN");
+    setenv("CONVBENCH_DNN_BN", "sometimes", 1);
+    cb_exec *g = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("CONVBENCH_DNN_BN=sometimes refused by name", !g && strstr(err.msg, "CONVBENCH_DNN_BN") ? 0 : 1, 0);
+    cb_exec_destroy(g);
+    unsetenv("CONVBENCH_DNN_BN");
+    cb_net_free(net);
+    test_layout = CB_LAYOUT_NCHW;
+}
+
 // The graph operations src/cudnn/graph.c builds from the cudnn backend's legacy descriptors, every
 // phase, finalised without a GPU (cuDNN checks the attributes, shapes and types there): fp32 NCHW
 // and NHWC, bf16 NHWC; 3x3 stride 1 and 2, 1x1, 7x7 stride 2 on 3 channels, dilation 2, batch 1;
@@ -1491,8 +1527,9 @@ int main(int argc, char **argv) {
     const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
     if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small") &&
-        strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph") && strcmp(part, "dnngraph-desc")) {
-        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph or dnngraph-desc\n", part);
+        strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph") && strcmp(part, "dnngraph-desc") && strcmp(part, "dnnbn")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph, dnngraph-desc or dnnbn\n",
+                part);
         return 2;
     }
     if (part && !strcmp(part, "storage-small")) part = "storage", small_only = true; // for compute-sanitizer
@@ -1538,6 +1575,8 @@ int main(int argc, char **argv) {
             graph_cases();
         } else if (part && !strcmp(part, "dnngraph")) { // cuDNN's graph API forced
             dnn_graph_cases();
+        } else if (part && !strcmp(part, "dnnbn")) { // cuDNN's Ex batch norm on
+            dnn_bn_cases();
         } else if (part && !strcmp(part, "net")) { // the small networks alone, $CB_TEST_REPEAT times (fresh inputs each)
             const char *rep = getenv("CB_TEST_REPEAT");
             int reps = rep && atoi(rep) > 0 ? atoi(rep) : 1;

@@ -46,6 +46,12 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     if (ba && *ba && strcmp(ba, "fused") && strcmp(ba, "separate"))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_BN_ACT", NULL, "'%s' is not fused or separate", ba);
     d->bn_act_separate = ba && !strcmp(ba, "separate");
+    // $CONVBENCH_DNN_BN=ex: cuDNN's NHWC training batch norm through the Ex API, persistent mode (off
+    // by default: written after a session's GPU time ran out, not yet run on a GPU; test_gpu --part dnnbn)
+    const char *bx = getenv("CONVBENCH_DNN_BN");
+    if (bx && *bx && strcmp(bx, "legacy") && strcmp(bx, "ex"))
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_BN", NULL, "'%s' is not legacy or ex", bx);
+    d->bn_ex = bx && !strcmp(bx, "ex");
     const char *bs = getenv("CONVBENCH_BN_ADD");
     if (bs && *bs && strcmp(bs, "fused") && strcmp(bs, "separate"))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_BN_ADD", NULL, "'%s' is not fused or separate", bs);
@@ -80,6 +86,7 @@ void cb_dnn_destroy(cb_exec *e) {
     if (d) {
         if (d->h) cudnnDestroy(d->h);
         cudaFree(d->bn_part);
+        cudaFree(d->bn_ws);
         free(d);
         s->lib = NULL;
     }
@@ -159,7 +166,11 @@ static bool bn_forward(cb_exec *e, int i, bool train, bool keep_running, void *y
         bn_own_forward(e, i, train, keep_running, y, act, NULL);
         return act != CB_ACT_NONE;
     }
-    if (train)
+    if (train && l->bn_ex)
+        cudnnBatchNormalizationForwardTrainingEx(d->h, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN, &one, &zero, l->yd, x,
+                                                 NULL, NULL, l->yd, y, l->bnd, b->gamma, b->beta, 0.1, rm, rv, bp.eps, b->bn_mean,
+                                                 b->bn_invstd, NULL, d->bn_ws, d->bn_ws_bytes, NULL, 0);
+    else if (train)
         cudnnBatchNormalizationForwardTraining(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, l->yd, x, l->yd, y, l->bnd, b->gamma,
                                                b->beta, 0.1, rm, rv, bp.eps, b->bn_mean, b->bn_invstd);
     else
@@ -183,8 +194,15 @@ static void bn_backward_of(cb_exec *e, int i, void *dy, void *dx) {
                            bn_act_fused(e, L) ? L->act : CB_ACT_NONE, dy, dx, b->dgamma, b->dbeta, dnn(e)->bn_part);
         return;
     }
-    cudnnBatchNormalizationBackward(dnn(e)->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, bn_x(e, i), l->yd, dy, l->yd,
-                                    dx ? dx : e->scratch, l->bnd, b->gamma, b->dgamma, b->dbeta, bp.eps, b->bn_mean, b->bn_invstd);
+    dnn_state *d = dnn(e);
+    if (l->bn_ex)
+        cudnnBatchNormalizationBackwardEx(d->h, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one, &zero, l->yd,
+                                          bn_x(e, i), NULL, NULL, l->yd, dy, NULL, NULL, l->yd, dx ? dx : e->scratch, l->bnd, b->gamma,
+                                          b->beta, b->dgamma, b->dbeta, bp.eps, b->bn_mean, b->bn_invstd, NULL, d->bn_ws, d->bn_ws_bytes,
+                                          NULL, 0);
+    else
+        cudnnBatchNormalizationBackward(d->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, l->yd, bn_x(e, i), l->yd, dy, l->yd,
+                                        dx ? dx : e->scratch, l->bnd, b->gamma, b->dgamma, b->dbeta, bp.eps, b->bn_mean, b->bn_invstd);
 }
 
 // layer i's activation as a pass of its own on y, forward (saving its input where the gradient
@@ -224,6 +242,49 @@ double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train) {
     return cudaGetLastError() == cudaSuccess ? t : -1;
 }
 
+// Whether cuDNN's Ex batch norm (persistent mode, no fused op) runs layer i's training forward and
+// backward on its own buffers: its workspace sizes, no reserve space (what would have to live from
+// the forward to the backward), and one run of each without an error; sets l->bn_ex. False only
+// when the shared workspace could not grow (out of memory); a layer the Ex API refuses keeps the
+// legacy calls.
+static bool bn_ex_probe(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_state *d = dnn(e);
+    dnn_layer *l = lay(e, i);
+    const cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+    size_t fw = 0, bw = 0, rs = 0;
+    l->bn_ex = false;
+    if (cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(d->h, mode, CUDNN_BATCHNORM_OPS_BN, l->yd, NULL, l->yd, l->bnd, NULL, &fw) ||
+        cudnnGetBatchNormalizationBackwardExWorkspaceSize(d->h, mode, CUDNN_BATCHNORM_OPS_BN, l->yd, NULL, l->yd, NULL, l->yd, l->bnd, NULL,
+                                                          &bw) ||
+        cudnnGetBatchNormalizationTrainingExReserveSpaceSize(d->h, mode, CUDNN_BATCHNORM_OPS_BN, NULL, l->yd, &rs) || rs)
+        return true;
+    size_t need = fw > bw ? fw : bw;
+    if (need > d->bn_ws_bytes) {
+        cudaFree(d->bn_ws);
+        e->allocated -= d->bn_ws_bytes;
+        d->bn_ws_bytes = 0;
+        if (!(d->bn_ws = cb_store_alloc(e, need))) return false;
+        d->bn_ws_bytes = need;
+    }
+    void *dx = L->bn ? b->dpre : e->scratch, *y = L->bn ? b->y : cb_exec_op_out(e, i);
+    const void *dy = L->bn ? b->dy : cb_exec_op_grad(e, i);
+    if (!dx || !y || !dy) return true;
+    cb_bn_params bp;
+    cb_bn_params_of(L, &bp);
+    cudnnStatus_t st = cudnnBatchNormalizationForwardTrainingEx(d->h, mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, l->yd, bn_x(e, i), NULL,
+                                                                NULL, l->yd, y, l->bnd, b->gamma, b->beta, 0.1, NULL, NULL, bp.eps,
+                                                                b->bn_mean, b->bn_invstd, NULL, d->bn_ws, d->bn_ws_bytes, NULL, 0);
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = cudnnBatchNormalizationBackwardEx(d->h, mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one, &zero, l->yd, bn_x(e, i), NULL, NULL,
+                                               l->yd, dy, NULL, NULL, l->yd, dx, l->bnd, b->gamma, b->beta, b->dgamma, b->dbeta, bp.eps,
+                                               b->bn_mean, b->bn_invstd, NULL, d->bn_ws, d->bn_ws_bytes, NULL, 0);
+    l->bn_ex = st == CUDNN_STATUS_SUCCESS && cudaDeviceSynchronize() == cudaSuccess;
+    cudaGetLastError();
+    return true;
+}
+
 cb_status cb_dnn_plan_bn(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -237,6 +298,8 @@ cb_status cb_dnn_plan_bn(cb_exec *e, int i, cb_error *err) {
     if (lib_ok) {
         DNN_TRY(cudnnCreateTensorDescriptor(&l->bnd));
         DNN_TRY(cudnnDeriveBNTensorDescriptor(l->bnd, l->yd, CUDNN_BATCHNORM_SPATIAL));
+        if (d->bn_ex && is_nhwc(e) && e->opts.train && !bn_ex_probe(e, i))
+            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory (cuDNN's batch-norm workspace)");
     }
     if (!own_ok) return CB_OK; // cuDNN's, or (fp32 NCHW, eps under cuDNN's minimum) the cuda backend's own
     if (!cb_dnn_part_reserve(e, cb_fmt_bn_scratch(bp.c))) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");

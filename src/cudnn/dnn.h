@@ -34,6 +34,10 @@ typedef struct dnn_state {
     cudnnTensorFormat_t tfmt;    // CUDNN_TENSOR_NCHW or _NHWC (filters KCRS or KRSC)
     cudnnDataType_t dtype;       // CUDNN_DATA_FLOAT or _BFLOAT16
     bool bn_add_separate;        // $CONVBENCH_BN_ADD=separate: no CB_FUSION_BN_ADD (the sum its own pass)
+    bool bn_ex;                  // $CONVBENCH_DNN_BN=ex: cuDNN's training batch norm on NHWC storage through the Ex
+                                 // API in its persistent mode (PyTorch's channels-last path) where it runs
+    void *bn_ws;                 // (bn_ws_bytes) its workspace, one for every layer (they run one after another)
+    size_t bn_ws_bytes;
     bool bn_act_separate;        // $CONVBENCH_BN_ACT=separate: the own batch-norm kernels leave the activation
                                  // to a pass of its own (the fused passes' A/B; default fused)
 } dnn_state;
@@ -47,6 +51,7 @@ typedef struct dnn_layer {
     bool bn_add;                 // a CB_FUSION_BN_ADD head: its own batch-norm pass also adds the next layer's (a sum's)
                                  // other input and applies the sum's activation, writing the sum's output
     bool in_bn_add;              // a sum computed by the batch-norm pass of the layer before it (bn_add)
+    bool bn_ex;                  // cuDNN's batch norm of this layer runs the Ex API, persistent mode (dnn_state.bn_ex)
     bool dw[CB_PHASE_COUNT];     // this phase of a depthwise convolution runs the own depthwise kernel on the storage
                                  // (src/cuda/conv_depthwise.cu; fp32 NCHW reaches it through own[] instead)
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
