@@ -28,3 +28,13 @@ done
 CONVBENCH_DNN_GRAPH=race timeout 60 $CB profile vgg-a --batch 64 --backend auto --precision tf32 --layout nhwc --direction all --warmup 1 \
     --iters 5 --format md --quiet --output "$R/prof_vgga_tf32_race.md"
 grep -c "graph engine" "$R/prof_vgga_tf32_race.md"
+# cuDNN's Ex batch norm (CONVBENCH_DNN_BN=ex) against the legacy call: test_gpu --part dnnbn, then
+# ResNet-50 b64 bf16 NHWC on cudnn alone (880 ms a step at b256 with the legacy call) and on auto
+timeout ${TEST_S:-200} $B/tests/test_gpu --part dnnbn > "$R/t_dnnbn.log" 2>&1; echo "t_dnnbn.log: $(tail -1 $R/t_dnnbn.log)"; grep -E "^FAIL" "$R/t_dnnbn.log" | head -8
+for be in cudnn auto; do
+    for bn in legacy ex; do
+        CONVBENCH_DNN_BN=$bn timeout 120 $CB fullpass resnet50 --batch 64 --backend $be --precision bf16 --layout nhwc --no-data-grad \
+            --no-criterion --warmup 3 --iters 10 --format json --quiet --output "$R/fp_r50_bn_${be}_$bn.json" || echo "fullpass r50 $be $bn failed"
+        python3 -c "import json; d=json.load(open('$R/fp_r50_bn_${be}_$bn.json')); print('resnet50 b64 bf16 $be bn=$bn:', ', '.join('%s %.2f ms' % (r['phase'], r['median_ms']) for r in d['tables']['fullpass'] if r['phase'].startswith('total')))" || true
+    done
+done
