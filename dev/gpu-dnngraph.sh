@@ -3,8 +3,8 @@
 # reference, the small networks' SGD steps), --part rest and --part storage under
 # CONVBENCH_DNN_GRAPH=race (graph plans where they win), in parallel; then A/B fullpass cells, CONVBENCH_DNN_GRAPH=off against race, in one
 # call, with the plan's wall time (the race finalises and times up to 6 plans a phase).
-#   bash dev/gpu-dnngraph.sh COMMIT      (repository root, GPU machine; results under $OUT)
-set -u; . scripts/device-env.sh; B=build-gpu; R=${OUT:-dnngraph-out}; CB=$B/convbench; mkdir -p "$R"
+#   bash dev/gpu-dnngraph.sh COMMIT      (repository root, GPU machine; results in $OUT/dnngraph.tgz)
+set -u; . scripts/device-env.sh; B=build-gpu; R=/tmp/dnngraph-out; CB=$B/convbench; mkdir -p "$R" # (bundled into $OUT at the end)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 make -j16 BUILD=$B COMMIT=${1:-unknown} all > /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
 grep -E "warning|error" /tmp/build.log | head -5
@@ -38,3 +38,4 @@ for be in cudnn auto; do
         python3 -c "import json; d=json.load(open('$R/fp_r50_bn_${be}_$bn.json')); print('resnet50 b64 bf16 $be bn=$bn:', ', '.join('%s %.2f ms' % (r['phase'], r['median_ms']) for r in d['tables']['fullpass'] if r['phase'].startswith('total')))" || true
     done
 done
+tar -czf "${OUT:-.}/dnngraph.tgz" -C /tmp dnngraph-out
