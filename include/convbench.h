@@ -317,6 +317,8 @@ typedef enum cb_choice_flag {
     CB_CHOICE_OWN_NCHW_ONLY = 1 << 9,// raced nothing: the own kernels compute fp32 NCHW only
     CB_CHOICE_PAIRED = 1 << 10,      // timed forward and backward together (pooling: the backward needs the forward's argmax)
     CB_CHOICE_DILATED = 1 << 11,     // raced nothing: the own kernels take no dilation
+    CB_CHOICE_GRAPH_API = 1 << 12,   // a cuDNN graph-API engine ($CONVBENCH_DNN_GRAPH); algo: its global index
+    CB_CHOICE_BN_PERSISTENT = 1 << 13, // cuDNN's batch norm through its Ex API, persistent mode ($CONVBENCH_DNN_BN=ex)
 } cb_choice_flag;
 
 typedef struct cb_choice {

@@ -250,7 +250,7 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
             if (c->impl != CB_IMPL_CUDNN) continue; // (a phase not run, or an own kernel for padding cuDNN lacks)
-            bool gr = c->name && !strcmp(c->name, "cuDNN graph engine");
+            bool gr = c->flags & CB_CHOICE_GRAPH_API;
             all = all && gr, any = any || gr;
         }
         snprintf(what, sizeof what, "%.100s runs graph-API plans [%.40s]", name, g->lb[last].algo[0]);
@@ -1328,8 +1328,8 @@ static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bo
 // cuDNN's training batch norm through the Ex API in persistent mode ($CONVBENCH_DNN_BN=ex, NHWC):
 // every batch-norm case (layers, fused after a convolution with and without ReLU, the running
 // statistics, the small network; auto forced to cuDNN, to the own kernels and raced) against the
-// reference with it on; then a standalone layer on auto's forced cuDNN path must name it ("cudnn
-// bn persistent"); and a bad value is refused by name.
+// reference with it on; then a standalone layer on auto's forced cuDNN path must record it
+// (CB_CHOICE_BN_PERSISTENT); and a bad value is refused by name.
 static void dnn_bn_cases(void) {
     setenv("CONVBENCH_DNN_BN", "ex", 1);
     bn_cases();
@@ -1348,7 +1348,7 @@ static void dnn_bn_cases(void) {
         char what[128];
         snprintf(what, sizeof what, "auto %s NHWC CONVBENCH_DNN_BN=ex runs the persistent batch norm [%s]", prec_name(precs[p]),
                  bc && bc->name ? bc->name : "?");
-        check(what, bc && bc->name && !strcmp(bc->name, "cudnn bn persistent") ? 0 : 1, 0);
+        check(what, bc && bc->impl == CB_IMPL_CUDNN && (bc->flags & CB_CHOICE_BN_PERSISTENT) ? 0 : 1, 0);
         cb_exec_destroy(g);
     }
     unsetenv("CONVBENCH_AUTO_BN");

@@ -2,7 +2,6 @@
 #include "core/backend.h"
 
 #include <stdio.h>
-#include <string.h>
 
 void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n) {
     if (!n) return;
@@ -18,7 +17,8 @@ void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n
     size_t k = 0;
 #define PUT(...) (k += (size_t)snprintf(buf + (k < n ? k : n - 1), k < n ? n - k : 1, __VA_ARGS__))
     PUT("%s%s", own_beside ? "own " : "", c->name ? c->name : "");
-    if (c->impl == CB_IMPL_CUDNN && c->name && !strcmp(c->name, "cuDNN graph engine")) PUT(" %d", c->algo); // (its global index)
+    if (c->flags & CB_CHOICE_GRAPH_API) PUT(" %d", c->algo); // (the engine's global index)
+    if (c->flags & CB_CHOICE_BN_PERSISTENT) PUT(" (persistent)");
     if (c->flags & CB_CHOICE_FALLBACK) PUT(" (fallback)");
     if (c->flags & CB_CHOICE_PAIRED) PUT(" f+b");
     if (c->flags & CB_CHOICE_RACED) PUT(" %.3f<%.3f", c->ms, c->rival_ms);

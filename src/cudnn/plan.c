@@ -218,7 +218,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
             b->ws[p] = cb_dnn_graph_workspace(g);
             b->choice[p] = cb_choice_of(CB_IMPL_CUDNN, (int)cb_dnn_graph_engine(g), "cuDNN graph engine");
             b->choice[p].ms = ms, b->choice[p].rival_ms = dnn_ms[p];
-            b->choice[p].flags |= CB_CHOICE_RACED | (gm == CB_DNN_GRAPH_FORCE ? CB_CHOICE_FORCED : 0);
+            b->choice[p].flags |= CB_CHOICE_RACED | CB_CHOICE_GRAPH_API | (gm == CB_DNN_GRAPH_FORCE ? CB_CHOICE_FORCED : 0);
             dnn_ms[p] = ms;
         } else cb_dnn_graph_free(g);
     }

@@ -157,15 +157,15 @@ static void bn(cb_exec *e, int i, cb_choice *c) {
     dnn_layer *l = cb_dnn_layer(e, i);
     if (sched(e)->bn != FORCE_NONE) {
         l->own_bn = sched(e)->bn == FORCE_OWN;
-        *c = l->own_bn ? cb_choice_of(CB_IMPL_OWN, -1, "bn") : cb_choice_of(CB_IMPL_CUDNN, -1, l->bn_ex ? "cudnn bn persistent" : "cudnn bn");
-        c->flags |= CB_CHOICE_FORCED;
+        *c = l->own_bn ? cb_choice_of(CB_IMPL_OWN, -1, "bn") : cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn bn");
+        c->flags |= CB_CHOICE_FORCED | (!l->own_bn && l->bn_ex ? CB_CHOICE_BN_PERSISTENT : 0);
         return;
     }
     bool train = L->bn ? b->dpre != NULL : b->dgamma != NULL;
     double own = cb_dnn_time_bn(e, i, true, train), lib = cb_dnn_time_bn(e, i, false, train);
     l->own_bn = own >= 0 && (lib < 0 || own < lib);
-    *c = l->own_bn ? cb_choice_of(CB_IMPL_OWN, -1, "bn") : cb_choice_of(CB_IMPL_CUDNN, -1, l->bn_ex ? "cudnn bn persistent" : "cudnn bn");
-    c->flags |= CB_CHOICE_RACED | (train ? CB_CHOICE_PAIRED : 0);
+    *c = l->own_bn ? cb_choice_of(CB_IMPL_OWN, -1, "bn") : cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn bn");
+    c->flags |= CB_CHOICE_RACED | (train ? CB_CHOICE_PAIRED : 0) | (!l->own_bn && l->bn_ex ? CB_CHOICE_BN_PERSISTENT : 0);
     c->ms = l->own_bn ? own : lib, c->rival_ms = l->own_bn ? lib : own;
 }
 
