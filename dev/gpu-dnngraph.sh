@@ -4,16 +4,17 @@
 # CONVBENCH_DNN_GRAPH=race (graph plans where they win), in parallel; then A/B fullpass cells, CONVBENCH_DNN_GRAPH=off against race, in one
 # call, with the plan's wall time (the race finalises and times up to 6 plans a phase).
 #   bash dev/gpu-dnngraph.sh COMMIT      (repository root, GPU machine; results in $OUT/dnngraph.tgz)
+# TESTS=0 REST=0 PROFILE=0 BN=0 leave parts out; CELLS="net:batch:prec:layout ..." the A/B cells
 set -u; . scripts/device-env.sh; B=build-gpu; R=/tmp/dnngraph-out; CB=$B/convbench; mkdir -p "$R" # (bundled into $OUT at the end)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 make -j16 BUILD=$B COMMIT=${1:-unknown} all > /tmp/build.log 2>&1 || { tail -30 /tmp/build.log; exit 1; }
 grep -E "warning|error" /tmp/build.log | head -5
-timeout ${TEST_S:-200} $B/tests/test_gpu --part dnngraph > "$R/t_dnngraph.log" 2>&1 &
-[ "${REST:-1}" = 0 ] || CONVBENCH_DNN_GRAPH=race timeout ${TEST_S:-200} $B/tests/test_gpu --part rest > "$R/t_rest.log" 2>&1 &
-[ "${REST:-1}" = 0 ] || CONVBENCH_DNN_GRAPH=race timeout ${TEST_S:-200} $B/tests/test_gpu --part storage > "$R/t_storage.log" 2>&1 &
+[ "${TESTS:-1}" = 0 ] || timeout ${TEST_S:-200} $B/tests/test_gpu --part dnngraph > "$R/t_dnngraph.log" 2>&1 &
+[ "${REST:-1}" = 0 ] || [ "${TESTS:-1}" = 0 ] || CONVBENCH_DNN_GRAPH=race timeout ${TEST_S:-200} $B/tests/test_gpu --part rest > "$R/t_rest.log" 2>&1 &
+[ "${REST:-1}" = 0 ] || [ "${TESTS:-1}" = 0 ] || CONVBENCH_DNN_GRAPH=race timeout ${TEST_S:-200} $B/tests/test_gpu --part storage > "$R/t_storage.log" 2>&1 &
 wait
-for f in "$R"/t_*.log; do echo "$(basename $f): $(tail -1 $f)"; grep -E "^FAIL" $f | head -8; done
-grep -E "graph-API plans" "$R/t_dnngraph.log" | head -4
+for f in $(ls "$R"/t_*.log 2>/dev/null); do echo "$(basename $f): $(tail -1 $f)"; grep -E "^FAIL" $f | head -8; done
+[ "${TESTS:-1}" = 0 ] || grep -E "graph-API plans" "$R/t_dnngraph.log" | head -4
 for cell in ${CELLS:-vgg-a:64:tf32:nhwc googlenet:128:tf32:nhwc resnet50:64:bf16:nhwc alexnet:128:fp32:nchw}; do
     IFS=: read -r net batch prec lay <<<"$cell"
     for mode in off race; do
@@ -25,9 +26,12 @@ for cell in ${CELLS:-vgg-a:64:tf32:nhwc googlenet:128:tf32:nhwc resnet50:64:bf16
         python3 -c "import json; d=json.load(open('$R/fp_${net}_${prec}_$mode.json')); t=[r for r in d['tables']['fullpass'] if r['phase'].startswith('total')]; print('$cell $mode: wall %.1f s,' % ($t1 - $t0), ', '.join('%s %.2f ms' % (r['phase'], r['median_ms']) for r in t))" || true
     done
 done
+if [ "${PROFILE:-1}" != 0 ]; then
 CONVBENCH_DNN_GRAPH=race timeout 60 $CB profile vgg-a --batch 64 --backend auto --precision tf32 --layout nhwc --direction all --warmup 1 \
     --iters 5 --format md --quiet --output "$R/prof_vgga_tf32_race.md"
 grep -c "graph engine" "$R/prof_vgga_tf32_race.md"
+fi
+if [ "${BN:-1}" != 0 ]; then
 # cuDNN's Ex batch norm (CONVBENCH_DNN_BN=ex) against the legacy call: test_gpu --part dnnbn, then
 # ResNet-50 b64 bf16 NHWC on cudnn alone (880 ms a step at b256 with the legacy call) and on auto
 timeout ${TEST_S:-200} $B/tests/test_gpu --part dnnbn > "$R/t_dnnbn.log" 2>&1; echo "t_dnnbn.log: $(tail -1 $R/t_dnnbn.log)"; grep -E "^FAIL" "$R/t_dnnbn.log" | head -8
@@ -38,4 +42,5 @@ for be in cudnn auto; do
         python3 -c "import json; d=json.load(open('$R/fp_r50_bn_${be}_$bn.json')); print('resnet50 b64 bf16 $be bn=$bn:', ', '.join('%s %.2f ms' % (r['phase'], r['median_ms']) for r in d['tables']['fullpass'] if r['phase'].startswith('total')))" || true
     done
 done
+fi
 tar -czf "${OUT:-.}/dnngraph.tgz" -C /tmp dnngraph-out

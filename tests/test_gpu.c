@@ -59,7 +59,7 @@ static bool may_decline; // the case may be declined (UNSUPPORTED, a known reaso
 static bool tie_inputs; // inputs of five values, -1 to 1 by 0.5
 static const char *force_pool; // $CONVBENCH_AUTO_POOL as set for "auto": "own", "cudnn" or NULL
 static bool expect_blas; // the case must run every phase on cuBLAS (auto's 1x1 GEMM forced)
-static bool expect_graph; // a conv (groups 1) that cuDNN computes must run its phases on graph-API plans ($CONVBENCH_DNN_GRAPH=force)
+static int expect_graph;  // 1: a conv (groups 1) that cuDNN computes must run its phases on graph-API plans ($CONVBENCH_DNN_GRAPH=force); -1: none (fp32)
 static bool expect_dw;   // the case must run every phase on the own depthwise kernels (auto's forced)
 static bool no_data_grad; // the execs skip the input's gradient (a channel-padded first conv then pads no gradient)
 static uint64_t rng_state;
@@ -253,8 +253,8 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
             bool gr = c->flags & CB_CHOICE_GRAPH_API;
             all = all && gr, any = any || gr;
         }
-        snprintf(what, sizeof what, "%.100s runs graph-API plans [%.40s]", name, g->lb[last].algo[0]);
-        check(what, all && any ? 0 : 1, 0);
+        snprintf(what, sizeof what, "%.100s runs %sgraph-API plans [%.40s]", name, expect_graph > 0 ? "" : "no ", g->lb[last].algo[0]);
+        check(what, (expect_graph > 0 ? all && any : !any) ? 0 : 1, 0);
     }
     if (expect_blas) {
         snprintf(what, sizeof what, "%.100s runs on cuBLAS [%.40s]", name, g->lb[last].algo[0]);
@@ -709,8 +709,11 @@ static void network_case_of(const char *backend, cb_precision prec, int which) {
     // errors compound through 8 layers: 10x a layer's tolerance; on bf16 storage (cudnn, auto: every
     // activation and gradient rounded to 8 bits between layers) 0.25, for the first conv's weight
     // gradient (a sum with much cancellation at the end of the chain): 0.055 NCHW and 0.11-0.16
-    // NHWC measured on the H200, where every other gradient was within 0.025
+    // NHWC measured on the H200, where every other gradient was within 0.025. tf32's gradients: up
+    // to 0.095 (the own kernels' dc1, 0.063 da; cuDNN NHWC small-nobn dc2 0.061; H200 2026-11-25,
+    // with ReLU mask flips), so 0.15 for them; the loss keeps 10x a layer's tolerance
     double tol = prec == CB_PREC_BF16 && strcmp(backend, "cuda") ? 0.25 : tol_for(backend, prec) * 10;
+    double gtol = prec == CB_PREC_TF32 ? 0.15 : tol;
     const char *ndg = no_data_grad ? " (no data grad)" : "";
     snprintf(what, sizeof what, "%s %s small%s net%s loss %.6f vs %.6f", backend, prec_name(prec), labels[which], ndg,
              loss[0], loss[1]);
@@ -735,7 +738,7 @@ static void network_case_of(const char *backend, cb_precision prec, int which) {
             float *a = download(g, pg[q].grad, (size_t)pg[q].count), *b = download(r, pr[q].grad, (size_t)pr[q].count);
             snprintf(what, sizeof what, "%s %s small%s net%s d%s/%s", backend, prec_name(prec), labels[which], ndg, names[j],
                      pg[q].what);
-            check(what, nerr(a, b, (size_t)pg[q].count), tol);
+            check(what, nerr(a, b, (size_t)pg[q].count), gtol);
             free(a), free(b);
         }
     }
@@ -1407,20 +1410,21 @@ static void dnn_graph_desc_cases(void) {
 }
 
 // cuDNN's graph API forced on the cudnn backend ($CONVBENCH_DNN_GRAPH=force: the fastest graph
-// plan wherever one runs): the conv cases in fp32 NCHW (no tensor-core engine allowed), tf32 and
+// plan wherever one runs): the conv cases in fp32 NCHW (no graph plan: fp32 keeps the legacy ones), tf32 and
 // bf16 NHWC against the reference, each convolution cuDNN computes having run its phases on graph
 // plans; then the small networks' SGD steps against the reference; and a bad value refused by name.
 static void dnn_graph_cases(void) {
     setenv("CONVBENCH_DNN_GRAPH", "force", 1);
-    expect_graph = true;
     cb_layout saved = test_layout;
     test_layout = CB_LAYOUT_NCHW;
+    expect_graph = -1; // fp32: the legacy algorithms only, even forced (src/cudnn/graph.c)
     conv_cases("cudnn", CB_PREC_FP32);
+    expect_graph = 1;
     conv_cases("cudnn", CB_PREC_TF32);
     test_layout = CB_LAYOUT_NHWC;
     conv_cases("cudnn", CB_PREC_TF32);
     conv_cases("cudnn", CB_PREC_BF16);
-    expect_graph = false;
+    expect_graph = 0;
     network_case_of("cudnn", CB_PREC_BF16, SMALL_RES);
     network_case_of("cudnn", CB_PREC_TF32, SMALL_BN);
     test_layout = CB_LAYOUT_NCHW;

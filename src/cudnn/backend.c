@@ -24,7 +24,7 @@
 // the backend's state, with a scheduler's policy (auto) or none (cudnn)
 cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     const cb_layer *L = NULL;
-    if (cb_dnn_graph_mode_of() == CB_DNN_GRAPH_BAD)
+    if (cb_dnn_graph_mode_of(e->opts.precision) == CB_DNN_GRAPH_BAD)
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH", NULL, "'%s' is not race, off or force", getenv("CONVBENCH_DNN_GRAPH"));
     cb_status st = cb_cuda_init_state(e, err);
     if (st == CB_OK) st = cb_store_init(e, err);
@@ -46,12 +46,15 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     if (ba && *ba && strcmp(ba, "fused") && strcmp(ba, "separate"))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_BN_ACT", NULL, "'%s' is not fused or separate", ba);
     d->bn_act_separate = ba && !strcmp(ba, "separate");
-    // $CONVBENCH_DNN_BN=ex: cuDNN's NHWC training batch norm through the Ex API, persistent mode (off
-    // by default: written after a session's GPU time ran out, not yet run on a GPU; test_gpu --part dnnbn)
+    // $CONVBENCH_DNN_BN=ex|legacy: cuDNN's NHWC training batch norm through the Ex API in persistent
+    // mode, or the legacy call. Default: ex on the cudnn backend (ResNet-50 b64 bf16 NHWC, H200,
+    // 2026-11-25: 187.7 -> 23.9 ms a step), legacy under auto, whose race against the own batch norm
+    // then picked Ex on layers where it lost in the step (12.57 -> 13.31 ms): the own pass also
+    // computes the ReLU and the residual sum, which the Ex call here leaves to passes of their own.
     const char *bx = getenv("CONVBENCH_DNN_BN");
     if (bx && *bx && strcmp(bx, "legacy") && strcmp(bx, "ex"))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_BN", NULL, "'%s' is not legacy or ex", bx);
-    d->bn_ex = bx && !strcmp(bx, "ex");
+    d->bn_ex = bx && *bx ? !strcmp(bx, "ex") : policy == NULL;
     const char *bs = getenv("CONVBENCH_BN_ADD");
     if (bs && *bs && strcmp(bs, "fused") && strcmp(bs, "separate"))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_BN_ADD", NULL, "'%s' is not fused or separate", bs);

@@ -34,8 +34,9 @@ typedef struct dnn_state {
     cudnnTensorFormat_t tfmt;    // CUDNN_TENSOR_NCHW or _NHWC (filters KCRS or KRSC)
     cudnnDataType_t dtype;       // CUDNN_DATA_FLOAT or _BFLOAT16
     bool bn_add_separate;        // $CONVBENCH_BN_ADD=separate: no CB_FUSION_BN_ADD (the sum its own pass)
-    bool bn_ex;                  // $CONVBENCH_DNN_BN=ex: cuDNN's training batch norm on NHWC storage through the Ex
-                                 // API in its persistent mode (PyTorch's channels-last path) where it runs
+    bool bn_ex;                  // cuDNN's training batch norm on NHWC storage through the Ex API in its persistent
+                                 // mode (PyTorch's channels-last path) where it runs: $CONVBENCH_DNN_BN=ex, or unset
+                                 // on the cudnn backend (cb_dnn_init)
     void *bn_ws;                 // (bn_ws_bytes) its workspace, one for every layer (they run one after another)
     size_t bn_ws_bytes;
     bool bn_act_separate;        // $CONVBENCH_BN_ACT=separate: the own batch-norm kernels leave the activation

@@ -6,8 +6,9 @@
 #include "cudnn/dnn.h"
 
 typedef enum { CB_DNN_GRAPH_RACE, CB_DNN_GRAPH_OFF, CB_DNN_GRAPH_FORCE, CB_DNN_GRAPH_BAD } cb_dnn_graph_mode;
-// $CONVBENCH_DNN_GRAPH: off (default, or unset), race, force; anything else CB_DNN_GRAPH_BAD
-cb_dnn_graph_mode cb_dnn_graph_mode_of(void);
+// $CONVBENCH_DNN_GRAPH for precision prec: race (the default: unset or empty), off, force; anything
+// else CB_DNN_GRAPH_BAD. fp32 is always CB_DNN_GRAPH_OFF: its legacy algorithms only (graph.c says why).
+cb_dnn_graph_mode cb_dnn_graph_mode_of(cb_precision prec);
 
 // Phase p of conv layer i (its legacy descriptors l->xd, l->wd, l->yd, l->cd[p], groups 1) as a
 // graph operation: every engine config the heuristics list whose numerics e's precision allows

@@ -208,7 +208,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
 #undef FIND_BEST
     // the graph API's engines for each phase, against the legacy pick (src/cudnn/graph.c), on the
     // buffers cudnnFind timed (y as the output gradient)
-    cb_dnn_graph_mode gm = cb_dnn_graph_mode_of();
+    cb_dnn_graph_mode gm = cb_dnn_graph_mode_of(e->opts.precision);
     for (int p = 0; gm != CB_DNN_GRAPH_OFF && p < CB_PHASE_COUNT; p++) {
         if (!(p == 0 || (p == 1 && dx) || (p == 2 && b->dw))) continue;
         dnn_gplan *g = NULL;
