@@ -1331,33 +1331,57 @@ static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bo
 // cuDNN's training batch norm through the Ex API in persistent mode ($CONVBENCH_DNN_BN=ex, NHWC):
 // every batch-norm case (layers, fused after a convolution with and without ReLU, the running
 // statistics, the small network; auto forced to cuDNN, to the own kernels and raced) against the
-// reference with it on; then a standalone layer on auto's forced cuDNN path must record it
-// (CB_CHOICE_BN_PERSISTENT); and a bad value is refused by name.
+// reference with it on; then a standalone layer must record it (CB_CHOICE_BN_PERSISTENT) on auto's
+// forced cuDNN path and on the cudnn backend by default ($CONVBENCH_DNN_BN unset), with 32 channels,
+// and must not with 6 (its kernels fault on them: the legacy call); the small networks on the
+// cudnn backend by default (the residual one has 6 and 7 channels); a bad value refused by name.
+static const cb_choice *bn_choice_of(cb_net **net, cb_exec **g, const char *backend, cb_precision prec, int c, cb_error *err) {
+    char json[256];
+    snprintf(json, sizeof json, "{\"name\": \"n\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [4, 6, 6, %d]},"
+             " \"L\": {\"parents\": [\"data\"], \"type\": \"BatchNorm\", \"epsilon\": 0.001}}}", c);
+    *net = cb_net_load_string(json, "bn", err);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = backend, o.layout = CB_LAYOUT_NHWC, o.precision = prec;
+    *g = *net ? cb_exec_create(*net, &o, err) : NULL;
+    if (!*g) printf("note bn_choice_of %s C%d: %s\n", backend, c, err->msg);
+    return *g ? cb_exec_choice(*g, 1, CB_PHASE_FORWARD) : NULL;
+}
+
 static void dnn_bn_cases(void) {
     setenv("CONVBENCH_DNN_BN", "ex", 1);
     bn_cases();
-    setenv("CONVBENCH_AUTO_BN", "cudnn", 1);
-    cb_error err = {0};
-    cb_net *net = cb_net_load_string("{\"name\": \"n\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [4, 6, 6, 32]},"
-                                     " \"L\": {\"parents\": [\"data\"], \"type\": \"BatchNorm\", \"epsilon\": 0.001}}}", "bn", &err);
-    cb_exec_opts o;
-    cb_exec_opts_default(&o);
-    o.backend = "auto", o.layout = CB_LAYOUT_NHWC;
     cb_precision precs[] = {CB_PREC_FP32, CB_PREC_BF16};
-    for (int p = 0; p < 2; p++) {
-        o.precision = precs[p];
-        cb_exec *g = net ? cb_exec_create(net, &o, &err) : NULL;
-        const cb_choice *bc = g ? cb_exec_choice(g, 1, CB_PHASE_FORWARD) : NULL;
-        char what[128];
-        snprintf(what, sizeof what, "auto %s NHWC CONVBENCH_DNN_BN=ex runs the persistent batch norm [%s]", prec_name(precs[p]),
-                 bc && bc->name ? bc->name : "?");
-        check(what, bc && bc->impl == CB_IMPL_CUDNN && (bc->flags & CB_CHOICE_BN_PERSISTENT) ? 0 : 1, 0);
-        cb_exec_destroy(g);
+    for (int pass = 0; pass < 2; pass++) { // auto forced to cuDNN under ex; the cudnn backend by default
+        if (pass == 0) setenv("CONVBENCH_AUTO_BN", "cudnn", 1);
+        else unsetenv("CONVBENCH_AUTO_BN"), unsetenv("CONVBENCH_DNN_BN");
+        const char *be = pass ? "cudnn" : "auto";
+        for (int p = 0; p < 2; p++)
+            for (int c = 6; c <= 32; c += 26) {
+                cb_net *net;
+                cb_exec *g;
+                cb_error err = {0};
+                const cb_choice *bc = bn_choice_of(&net, &g, be, precs[p], c, &err);
+                char what[160];
+                bool want = c % 8 == 0;
+                test_layout = CB_LAYOUT_NHWC;
+                snprintf(what, sizeof what, "%s %s C%d %s %s the persistent batch norm [%s]", be, prec_name(precs[p]), c,
+                         pass ? "by default" : "CONVBENCH_DNN_BN=ex", want ? "runs" : "does not run", bc && bc->name ? bc->name : "?");
+                check(what, bc && bc->impl == CB_IMPL_CUDNN && !(bc->flags & CB_CHOICE_BN_PERSISTENT) == !want ? 0 : 1, 0);
+                cb_exec_destroy(g);
+                cb_net_free(net);
+            }
     }
-    unsetenv("CONVBENCH_AUTO_BN");
+    test_layout = CB_LAYOUT_NHWC;
+    network_case_of("cudnn", CB_PREC_FP32, SMALL_RES);
+    network_case_of("cudnn", CB_PREC_BF16, SMALL_RES);
+    network_case_of("cudnn", CB_PREC_TF32, SMALL_BN);
     setenv("CONVBENCH_DNN_BN", "sometimes", 1);
-    cb_exec *g = net ? cb_exec_create(net, &o, &err) : NULL;
-    check("CONVBENCH_DNN_BN=sometimes refused by name", !g && strstr(err.msg, "CONVBENCH_DNN_BN") ? 0 : 1, 0);
+    cb_net *net;
+    cb_exec *g;
+    cb_error err = {0};
+    bn_choice_of(&net, &g, "auto", CB_PREC_FP32, 32, &err);
+    check("CONVBENCH_DNN_BN=sometimes refused by name", !g && net && strstr(err.msg, "CONVBENCH_DNN_BN") ? 0 : 1, 0);
     cb_exec_destroy(g);
     unsetenv("CONVBENCH_DNN_BN");
     cb_net_free(net);

@@ -17,6 +17,7 @@
 #include "core/net.h"
 #include "gpu/gpu.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -246,10 +247,12 @@ double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train) {
 }
 
 // Whether cuDNN's Ex batch norm (persistent mode, no fused op) runs layer i's training forward and
-// backward on its own buffers: its workspace sizes, no reserve space (what would have to live from
-// the forward to the backward), and one run of each without an error; sets l->bn_ex. False only
-// when the shared workspace could not grow (out of memory); a layer the Ex API refuses keeps the
-// legacy calls.
+// backward on its own buffers: channels a multiple of 8 and every tensor 16-byte aligned (its NHWC
+// kernels read 16 bytes at a time and fault, killing the context, on fp32 C = 6 or 7 and on
+// unaligned pointers: H200 memcheck, 2026-11-25, so this is checked before anything runs), its
+// workspace sizes, no reserve space (what would have to live from the forward to the backward),
+// and one run of each without an error; sets l->bn_ex. False only when the shared workspace could
+// not grow (out of memory); a layer the Ex API refuses keeps the legacy calls.
 static bool bn_ex_probe(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -258,6 +261,7 @@ static bool bn_ex_probe(cb_exec *e, int i) {
     const cudnnBatchNormMode_t mode = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
     size_t fw = 0, bw = 0, rs = 0;
     l->bn_ex = false;
+    if (L->out.c % 8) return true;
     if (cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(d->h, mode, CUDNN_BATCHNORM_OPS_BN, l->yd, NULL, l->yd, l->bnd, NULL, &fw) ||
         cudnnGetBatchNormalizationBackwardExWorkspaceSize(d->h, mode, CUDNN_BATCHNORM_OPS_BN, l->yd, NULL, l->yd, NULL, l->yd, l->bnd, NULL,
                                                           &bw) ||
@@ -274,6 +278,9 @@ static bool bn_ex_probe(cb_exec *e, int i) {
     void *dx = L->bn ? b->dpre : e->scratch, *y = L->bn ? b->y : cb_exec_op_out(e, i);
     const void *dy = L->bn ? b->dy : cb_exec_op_grad(e, i);
     if (!dx || !y || !dy) return true;
+    const void *ptrs[] = {dx, y, dy, bn_x(e, i), d->bn_ws, b->gamma, b->beta, b->bn_mean, b->bn_invstd};
+    for (size_t k = 0; k < sizeof ptrs / sizeof *ptrs; k++)
+        if ((uintptr_t)ptrs[k] % 16) return true;
     cb_bn_params bp;
     cb_bn_params_of(L, &bp);
     cudnnStatus_t st = cudnnBatchNormalizationForwardTrainingEx(d->h, mode, CUDNN_BATCHNORM_OPS_BN, &one, &zero, l->yd, bn_x(e, i), NULL,
@@ -308,7 +315,11 @@ cb_status cb_dnn_plan_bn(cb_exec *e, int i, cb_error *err) {
     if (!cb_dnn_part_reserve(e, cb_fmt_bn_scratch(bp.c))) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
     cb_choice c = cb_choice_of(CB_IMPL_NONE, -1, "");
     if (!lib_ok) l->own_bn = true, c = cb_choice_of(CB_IMPL_OWN, -1, "own bn (eps)");
-    else if (!d->policy) l->own_bn = false;
+    else if (!d->policy) {
+        l->own_bn = false;
+        c = cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn bn");
+        c.flags |= l->bn_ex ? CB_CHOICE_BN_PERSISTENT : 0;
+    }
     else d->policy->bn(e, i, &c);
     // a standalone batch norm shows its choice; a fused one leaves the op's choices alone
     if (c.impl != CB_IMPL_NONE && L->op == CB_OP_BATCHNORM)
