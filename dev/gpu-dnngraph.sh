@@ -1,8 +1,10 @@
-# The device check of the graph-API convolutions (src/cudnn/graph.c, off by default until this has
-# passed): build; test_gpu --part dnngraph (graph plans forced: conv cases fp32/tf32/bf16 against the
+# The device check of the graph-API convolutions (src/cudnn/graph.c; the race is on by default for
+# tf32 and bf16 since it passed here on 2026-11-25): build; test_gpu --part dnngraph (graph plans forced: conv cases fp32/tf32/bf16 against the
 # reference, the small networks' SGD steps), --part rest and --part storage under
 # CONVBENCH_DNN_GRAPH=race (graph plans where they win), in parallel; then A/B fullpass cells, CONVBENCH_DNN_GRAPH=off against race, in one
 # call, with the plan's wall time (the race finalises and times up to 6 plans a phase).
+# MODES="off race race,PLANS=16 race,RTC=1": the A/B's variants, each $CONVBENCH_DNN_GRAPH then
+# CONVBENCH_DNN_GRAPH_<VAR>=<VAL> settings; BE="auto cudnn": the backends.
 #   bash dev/gpu-dnngraph.sh COMMIT      (repository root, GPU machine; results in $OUT/dnngraph.tgz)
 # TESTS=0 REST=0 PROFILE=0 BN=0 leave parts out; CELLS="net:batch:prec:layout ..." the A/B cells
 set -u; . scripts/device-env.sh; B=build-gpu; R=/tmp/dnngraph-out; CB=$B/convbench; mkdir -p "$R" # (bundled into $OUT at the end)
@@ -17,19 +19,25 @@ for f in $(ls "$R"/t_*.log 2>/dev/null); do echo "$(basename $f): $(tail -1 $f)"
 [ "${TESTS:-1}" = 0 ] || grep -E "graph-API plans" "$R/t_dnngraph.log" | head -4
 for cell in ${CELLS:-vgg-a:64:tf32:nhwc googlenet:128:tf32:nhwc resnet50:64:bf16:nhwc alexnet:128:fp32:nchw}; do
     IFS=: read -r net batch prec lay <<<"$cell"
-    for mode in off race; do
+    for be in ${BE:-auto}; do
+    for spec in ${MODES:-off race}; do
+        IFS=, read -r -a kv <<<"$spec"; envs=(CONVBENCH_DNN_GRAPH=${kv[0]}); for x in "${kv[@]:1}"; do envs+=(CONVBENCH_DNN_GRAPH_$x); done
+        tag=$(echo "$spec" | tr ',=' '__'); f="$R/fp_${net}_${batch}_${prec}_${be}_$tag.json"
         t0=$(date +%s.%N)
-        CONVBENCH_DNN_GRAPH=$mode timeout 120 $CB fullpass $net --batch $batch --backend ${BE:-auto} --precision $prec --layout $lay \
-            --no-data-grad --no-criterion --warmup 3 --iters 10 --format json --quiet --output "$R/fp_${net}_${prec}_$mode.json" \
-            || echo "fullpass $cell $mode failed"
+        env "${envs[@]}" timeout 150 $CB fullpass $net --batch $batch --backend $be --precision $prec --layout $lay \
+            --no-data-grad --no-criterion --warmup 3 --iters 10 --format json --quiet --output "$f" \
+            || echo "fullpass $cell $be $spec failed"
         t1=$(date +%s.%N)
-        python3 -c "import json; d=json.load(open('$R/fp_${net}_${prec}_$mode.json')); t=[r for r in d['tables']['fullpass'] if r['phase'].startswith('total')]; print('$cell $mode: wall %.1f s,' % ($t1 - $t0), ', '.join('%s %.2f ms' % (r['phase'], r['median_ms']) for r in t))" || true
+        python3 -c "import json; d=json.load(open('$f')); t=[r for r in d['tables']['fullpass'] if r['phase'].startswith('total')]; print('$cell $be $spec: wall %.1f s,' % ($t1 - $t0), ', '.join('%s %.2f ms' % (r['phase'], r['median_ms']) for r in t))" || true
+    done
     done
 done
 if [ "${PROFILE:-1}" != 0 ]; then
-CONVBENCH_DNN_GRAPH=race timeout 60 $CB profile vgg-a --batch 64 --backend auto --precision tf32 --layout nhwc --direction all --warmup 1 \
-    --iters 5 --format md --quiet --output "$R/prof_vgga_tf32_race.md"
-grep -c "graph engine" "$R/prof_vgga_tf32_race.md"
+for be in ${BE:-auto}; do
+env ${PROFILE_ENV:-} CONVBENCH_DNN_GRAPH=race timeout 90 $CB profile vgg-a --batch 64 --backend $be --precision tf32 --layout nhwc --direction all --warmup 1 \
+    --iters 5 --format md --quiet --output "$R/prof_vgga_tf32_${be}_race.md"
+grep -c "graph engine" "$R/prof_vgga_tf32_${be}_race.md"
+done
 fi
 if [ "${BN:-1}" != 0 ]; then
 # cuDNN's Ex batch norm (CONVBENCH_DNN_BN=ex) against the legacy call: test_gpu --part dnnbn, then

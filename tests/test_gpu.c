@@ -1464,8 +1464,19 @@ static void dnn_graph_cases(void) {
     cb_exec *x = net ? cb_exec_create(net, &o, &err) : NULL;
     check("CONVBENCH_DNN_GRAPH=sometimes refused by name", !x && strstr(err.msg, "CONVBENCH_DNN_GRAPH") ? 0 : 1, 0);
     cb_exec_destroy(x);
-    cb_net_free(net);
     unsetenv("CONVBENCH_DNN_GRAPH");
+    const char *bad_plans[] = {"0", "49", "6x", "-1"};
+    for (int k = 0; k < 4; k++) {
+        setenv("CONVBENCH_DNN_GRAPH_PLANS", bad_plans[k], 1);
+        err = (cb_error){0};
+        x = net ? cb_exec_create(net, &o, &err) : NULL;
+        char what[80];
+        snprintf(what, sizeof what, "CONVBENCH_DNN_GRAPH_PLANS=%s refused by name", bad_plans[k]);
+        check(what, !x && strstr(err.msg, "CONVBENCH_DNN_GRAPH_PLANS") ? 0 : 1, 0);
+        cb_exec_destroy(x);
+    }
+    unsetenv("CONVBENCH_DNN_GRAPH_PLANS");
+    cb_net_free(net);
 }
 
 static void graph_cases(void) {

@@ -27,6 +27,9 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     const cb_layer *L = NULL;
     if (cb_dnn_graph_mode_of(e->opts.precision) == CB_DNN_GRAPH_BAD)
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH", NULL, "'%s' is not race, off or force", getenv("CONVBENCH_DNN_GRAPH"));
+    if (cb_dnn_graph_plans() < 0)
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH_PLANS", NULL, "'%s' is not a count of plans from 1 to 48",
+                       getenv("CONVBENCH_DNN_GRAPH_PLANS"));
     cb_status st = cb_cuda_init_state(e, err);
     if (st == CB_OK) st = cb_store_init(e, err);
     if (st == CB_OK) st = cb_blas_init(e, err);

@@ -6,8 +6,9 @@
 // layer's legacy descriptors (the same tensors, filter, padding, strides, dilation, data and
 // compute types), so the graph path runs exactly the convolution the legacy one does, on the same
 // buffers: the heuristics' engine configs (mode A, then the fallback list) are finalised into
-// plans, and the first MAX_TIMED within the workspace limit whose numerics the precision allows
-// (and not compiled at run time) are timed on the layer's buffers (one run, then the mean of 3);
+// plans, and the first 6 ($CONVBENCH_DNN_GRAPH_PLANS) within the workspace limit whose numerics
+// the precision allows (and not compiled at run time, unless $CONVBENCH_DNN_GRAPH_RTC=1) are timed
+// on the layer's buffers (one run, then the mean of 3);
 // the fastest is kept when it beats the legacy pick. $CONVBENCH_DNN_GRAPH: race (the default, tf32
 // and bf16), off, force (the fastest graph plan wherever one runs: tests); fp32 never (below). On
 // the H200 (2026-11-25, dev/gpu-dnngraph.sh, fullpass --no-data-grad, auto) the race took GoogLeNet
@@ -22,9 +23,10 @@
 
 typedef cudnnBackendDescriptor_t bdesc;
 
-// MAX_CFGS: engine configs read from each heuristics list; MAX_TIMED: plans timed per phase (the
-// heuristics' first that run: planning a ResNet-50 times 53 x 3 phases)
-enum { UID_X = 1, UID_W = 2, UID_Y = 3, MAX_CFGS = 24, MAX_TIMED = 6 };
+// MAX_CFGS: engine configs read from each heuristics list; plans timed per phase: the heuristics'
+// first that run, DEF_TIMED unless $CONVBENCH_DNN_GRAPH_PLANS says (1..MAX_TIMED; planning a
+// ResNet-50 times 53 x 3 phases)
+enum { UID_X = 1, UID_W = 2, UID_Y = 3, MAX_CFGS = 24, DEF_TIMED = 6, MAX_TIMED = 2 * MAX_CFGS };
 
 struct dnn_gplan {
     bdesc plan;
@@ -50,6 +52,18 @@ cb_dnn_graph_mode cb_dnn_graph_mode_of(cb_precision prec) {
                           : !strcmp(v, "force")            ? CB_DNN_GRAPH_FORCE
                                                            : CB_DNN_GRAPH_BAD;
     return m != CB_DNN_GRAPH_BAD && prec == CB_PREC_FP32 ? CB_DNN_GRAPH_OFF : m;
+}
+
+int cb_dnn_graph_plans(void) {
+    const char *v = getenv("CONVBENCH_DNN_GRAPH_PLANS");
+    if (!v || !*v) return DEF_TIMED;
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    return *end || n < 1 || n > MAX_TIMED ? -1 : (int)n;
+}
+bool cb_dnn_graph_rtc(void) {
+    const char *v = getenv("CONVBENCH_DNN_GRAPH_RTC");
+    return v && !strcmp(v, "1");
 }
 
 static bool set(bdesc d, cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t t, int64_t n, const void *v) {
@@ -170,10 +184,12 @@ static bool notes_ok(bdesc cfg, cb_precision prec, int64_t *engine) {
         ok = notes[j] != CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS && notes[j] != CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION &&
              !(prec == CB_PREC_FP32 && notes[j] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
     // engines compiled at run time (NVRTC) take a second or more to finalise: left out of the race
+    // unless $CONVBENCH_DNN_GRAPH_RTC=1
     cudnnBackendBehaviorNote_t beh[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
     got = 0;
-    if (ok && cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &got,
-                                       beh) == CUDNN_STATUS_SUCCESS)
+    if (ok && !cb_dnn_graph_rtc() &&
+        cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &got,
+                                 beh) == CUDNN_STATUS_SUCCESS)
         for (int64_t j = 0; j < got; j++) ok = ok && beh[j] != CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
     drop(eng);
     return ok;
@@ -232,8 +248,8 @@ double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const voi
     // the heuristics' list (mode A), then the fallback list: engine configs, best guess first
     static const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
     int64_t tried[2 * MAX_CFGS];
-    int ntried = 0, timed = 0;
-    for (int m = 0; graph && m < 2 && timed < MAX_TIMED; m++) {
+    int ntried = 0, timed = 0, max_timed = cb_dnn_graph_plans();
+    for (int m = 0; graph && m < 2 && timed < max_timed; m++) {
         bdesc heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
         heur = done(heur, heur && set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph) &&
                               set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &modes[m]));
@@ -252,7 +268,7 @@ double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const voi
         if (made && cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, made, &got, cfg) !=
                         CUDNN_STATUS_SUCCESS)
             got = 0;
-        for (int64_t c = 0; c < got && timed < MAX_TIMED; c++) {
+        for (int64_t c = 0; c < got && timed < max_timed; c++) {
             int64_t engine = -1;
             if (!notes_ok(cfg[c], e->opts.precision, &engine)) continue;
             bool seen = false;

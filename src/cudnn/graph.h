@@ -9,6 +9,10 @@ typedef enum { CB_DNN_GRAPH_RACE, CB_DNN_GRAPH_OFF, CB_DNN_GRAPH_FORCE, CB_DNN_G
 // $CONVBENCH_DNN_GRAPH for precision prec: race (the default: unset or empty), off, force; anything
 // else CB_DNN_GRAPH_BAD. fp32 is always CB_DNN_GRAPH_OFF: its legacy algorithms only (graph.c says why).
 cb_dnn_graph_mode cb_dnn_graph_mode_of(cb_precision prec);
+// $CONVBENCH_DNN_GRAPH_PLANS: plans the race times per phase (6 when unset; -1: not a number in 1..48)
+int cb_dnn_graph_plans(void);
+// $CONVBENCH_DNN_GRAPH_RTC=1: engines compiled at run time (NVRTC) may race too
+bool cb_dnn_graph_rtc(void);
 
 // Phase p of conv layer i (its legacy descriptors l->xd, l->wd, l->yd, l->cd[p], groups 1) as a
 // graph operation: every engine config the heuristics list whose numerics e's precision allows
