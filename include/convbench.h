@@ -336,6 +336,11 @@ typedef struct cb_choice {
 void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n);
 const cb_choice *cb_exec_choice(const cb_exec *e, int layer, cb_phase ph);
 const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph); // cb_choice_format of it, "" when none
+// What the backend noted at plan of the slow paths it took where a faster one exists elsewhere
+// (cuDNN's batch norm or pooling backward on NHWC storage under --backend cudnn): note k of
+// cb_exec_note_count, NULL beyond. Results print them: no slow path is taken silently.
+int cb_exec_note_count(const cb_exec *e);
+const char *cb_exec_note_at(const cb_exec *e, int k);
 size_t cb_exec_workspace(const cb_exec *e, int layer, cb_phase ph);
 size_t cb_exec_peak_bytes(const cb_exec *e);
 // Where the planned bytes go: parameters (values, gradients, momentum, running statistics), layer

@@ -318,6 +318,40 @@ static void test_unknown_backend(void) {
     cb_net_free(net);
 }
 
+// A backend's notes of its slow paths (cb_exec_note): none by default, each text once, at most
+// CB_EXEC_MAX_NOTES kept, NULL beyond the count (what fullpass and profile print)
+static void test_exec_notes(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "ref";
+    cb_exec *e = cb_exec_create(net, &o, &err);
+    CHECK(e, "%s", err.msg);
+    if (e) {
+        CHECK(cb_exec_note_count(e) == 0 && !cb_exec_note_at(e, 0), "ref took no slow path: %d notes", cb_exec_note_count(e));
+        cb_exec_note(e, "layer %s: slow", "c1");
+        cb_exec_note(e, "layer %s: slow", "c1");
+        CHECK(cb_exec_note_count(e) == 1 && !strcmp(cb_exec_note_at(e, 0), "layer c1: slow"), "%d notes", cb_exec_note_count(e));
+        for (int k = 0; k < 2 * CB_EXEC_MAX_NOTES; k++) cb_exec_note(e, "note %d", k);
+        CHECK(cb_exec_note_count(e) == CB_EXEC_MAX_NOTES, "%d notes kept", cb_exec_note_count(e));
+        CHECK(!cb_exec_note_at(e, CB_EXEC_MAX_NOTES) && !cb_exec_note_at(e, -1), "beyond the count");
+        char longer[2 * CB_EXEC_NOTE_LEN];
+        memset(longer, 'x', sizeof longer - 1);
+        longer[sizeof longer - 1] = 0;
+        cb_exec_destroy(e);
+        e = cb_exec_create(net, &o, &err);
+        if (e) {
+            cb_exec_note(e, "%s", longer); // (cut to fit, terminated)
+            CHECK(strlen(cb_exec_note_at(e, 0)) == CB_EXEC_NOTE_LEN - 1, "%zu", strlen(cb_exec_note_at(e, 0)));
+        }
+        cb_exec_destroy(e);
+    }
+    cb_net_free(net);
+}
+
 // Declines carry a reason code; the tests assert the code, the message names it.
 static void test_declines_have_reasons(void) {
     cb_error err = {0};
@@ -930,6 +964,7 @@ int main(void) {
     RUN(test_modern_gradients_finite_differences);
     RUN(test_learns_synthetic_task);
     RUN(test_unknown_backend);
+    RUN(test_exec_notes);
     RUN(test_declines_have_reasons);
     RUN(test_choices_are_data);
     RUN(test_plan_nodes);

@@ -397,13 +397,8 @@ static int run(int argc, char **argv) {
                    min_time > 0 ? " (at least --iters, until they add up to --min-time)" : "", CB_STATS_MIN_MS);
     cb_report_note(r, "grad-input and grad-weight are sums of per-layer times within the backward pass%s",
                    device ? " (from separate steps timed per layer; the other phases are timed without per-layer syncs)" : "");
-    // the one slow path a user can pick by name: cuDNN's own batch norm on channels-last storage
-    bool bn = false;
-    for (int i = 1; i < net->nlayers; i++) bn |= net->layers[i].bn || net->layers[i].op == CB_OP_BATCHNORM;
-    if (bn && eo.layout == CB_LAYOUT_NHWC && eo.backend && !strcmp(eo.backend, "cudnn"))
-        cb_report_note(r, "backend cudnn runs cuDNN's batch norm on NHWC storage, its slow legacy path (ResNet-50 b256 bf16 on an "
-                          "H200: 880 ms a step against 36 ms under --backend auto, which races the own batch-norm kernels); see the "
-                          "breakdown's BatchNorm rows");
+    // the slow paths the backend took where a faster one exists (cb_exec_note), never silently
+    for (int k = 0; k < cb_exec_note_count(e); k++) cb_report_note(r, "%s", cb_exec_note_at(e, k));
     double cover = breakdown_table(r, &bd, total.median);
     cb_report_meta_num(r, "breakdown_coverage", cover);
     memory_table(r, e);

@@ -100,6 +100,10 @@ typedef struct cb_backend {
     void (*graph_launch)(cb_exec *e);
 } cb_backend;
 
+enum { CB_EXEC_MAX_NOTES = 4, CB_EXEC_NOTE_LEN = 400 };
+// A backend's note of a slow path it took (once per text; beyond CB_EXEC_MAX_NOTES, dropped)
+void cb_exec_note(cb_exec *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 struct cb_exec {
     cb_net *net;
     cb_exec_opts opts;
@@ -130,6 +134,9 @@ struct cb_exec {
     size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)
     uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them
     bool graph_ready;             // a step graph was recorded (cb_exec_graph_capture) and still holds
+    // what the backend said at plan of its own slow paths (cb_exec_note): results print them
+    char notes[CB_EXEC_MAX_NOTES][CB_EXEC_NOTE_LEN];
+    int nnotes;
     // Optional: called by cb_exec_backward once layer `layer`'s parameter gradients are complete
     // in the device's work queue (data-parallel training starts their all-reduce there)
     void (*grad_hook)(cb_exec *e, int layer, void *ctx);

@@ -6,6 +6,7 @@
 #include "core/act.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -730,6 +731,18 @@ cb_status cb_exec_get_output(cb_exec *e, float *out, size_t count) {
 
 const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph) { return e->lb[layer].algo[ph]; }
 const cb_choice *cb_exec_choice(const cb_exec *e, int layer, cb_phase ph) { return &e->lb[layer].choice[ph]; }
+int cb_exec_note_count(const cb_exec *e) { return e->nnotes; }
+const char *cb_exec_note_at(const cb_exec *e, int k) { return k >= 0 && k < e->nnotes ? e->notes[k] : NULL; }
+void cb_exec_note(cb_exec *e, const char *fmt, ...) {
+    char buf[CB_EXEC_NOTE_LEN];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (int k = 0; k < e->nnotes; k++)
+        if (!strcmp(e->notes[k], buf)) return;
+    if (e->nnotes < CB_EXEC_MAX_NOTES) memcpy(e->notes[e->nnotes++], buf, sizeof buf);
+}
 size_t cb_exec_workspace(const cb_exec *e, int layer, cb_phase ph) { return e->lb[layer].ws[ph]; }
 size_t cb_exec_peak_bytes(const cb_exec *e) { return e->allocated; }
 const cb_net *cb_exec_net(const cb_exec *e) { return e->net; }

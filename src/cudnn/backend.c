@@ -51,9 +51,10 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_BN_ACT", NULL, "'%s' is not fused or separate", ba);
     d->bn_act_separate = ba && !strcmp(ba, "separate");
     // $CONVBENCH_DNN_BN=ex|legacy: cuDNN's NHWC training batch norm through the Ex API in persistent
-    // mode, or the legacy call. Default: ex on the cudnn backend (ResNet-50 b64 bf16 NHWC, H200,
-    // 2026-11-25: 187.7 -> 23.9 ms a step), legacy under auto, whose race against the own batch norm
-    // then picked Ex on layers where it lost in the step (12.57 -> 13.31 ms): the own pass also
+    // mode, or the legacy call. Default: ex on the cudnn backend (ResNet-50 b64 bf16 NHWC, H200:
+    // 187.7 -> 23.9 ms a step), legacy under auto, whose race against the own batch norm then
+    // picked Ex on layers where it lost in the step (12.57 -> 13.31 ms). (Both measured in a session
+    // of 2026-11-25 that was cut off before it recorded them: not in docs/results.) The own pass also
     // computes the ReLU and the residual sum, which the Ex call here leaves to passes of their own.
     const char *bx = getenv("CONVBENCH_DNN_BN");
     if (bx && *bx && strcmp(bx, "legacy") && strcmp(bx, "ex"))
@@ -322,6 +323,13 @@ cb_status cb_dnn_plan_bn(cb_exec *e, int i, cb_error *err) {
         l->own_bn = false;
         c = cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn bn");
         c.flags |= l->bn_ex ? CB_CHOICE_BN_PERSISTENT : 0;
+        // the legacy call on NHWC storage in training: ResNet-50 b64 bf16 on the H200, 187.8 ms a
+        // step (2026-11-25-h200-bias.md) against 12.5 under auto (2026-11-27-h200-dnngraph.md)
+        if (is_nhwc(e) && e->opts.train && !l->bn_ex)
+            cb_exec_note(e, "backend cudnn runs cuDNN's legacy batch norm on NHWC storage (%s), its slow path: ResNet-50 b64 "
+                            "bf16 on an H200 took 188 ms a step on it, 12.5 ms under --backend auto",
+                         d->bn_ex ? "the Ex API declined some layers: channels not a multiple of 8, or unaligned tensors"
+                                  : "CONVBENCH_DNN_BN=legacy");
     }
     else d->policy->bn(e, i, &c);
     // a standalone batch norm shows its choice; a fused one leaves the op's choices alone

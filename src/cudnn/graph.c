@@ -11,9 +11,9 @@
 // on the layer's buffers (one run, then the mean of 3);
 // the fastest is kept when it beats the legacy pick. $CONVBENCH_DNN_GRAPH: race (the default, tf32
 // and bf16), off, force (the fastest graph plan wherever one runs: tests); fp32 never (below). On
-// the H200 (2026-11-25, dev/gpu-dnngraph.sh, fullpass --no-data-grad, auto) the race took GoogLeNet
-// b128 tf32 NHWC from 19.85 to 18.95 ms a step, ResNet-50 b64 bf16 NHWC 13.15 -> 12.47, VGG-A b64
-// tf32 NHWC 17.17 -> 17.01, and doubled ResNet-50's planning (7.0 -> 13.7 s of fullpass wall time).
+// the H200 (docs/results/2026-11-27-h200-dnngraph.md) the race puts VGG-A b64 tf32 NHWC's
+// convolutions on graph engines within 6% of PyTorch's cuDNN kernels (auto 16.99 -> 16.80 ms a
+// step), and timing 16 plans or the run-time compiled engines finds nothing faster.
 #include "cudnn/graph.h"
 #include "cuda/backend.h"
 
