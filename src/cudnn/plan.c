@@ -355,7 +355,7 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
         d->policy->pool(e, i, bwd, &pc);
     } else if (bwd && !native(e) && d->tfmt == CUDNN_TENSOR_NHWC) {
         cb_exec_note(e, "backend cudnn runs cuDNN's pooling backward on NHWC storage, its slow path: VGG-A b64 tf32 on an H200 "
-                        "(2026-11-27) spent 9.9 ms of a 26.4 ms step in it, against 0.9 ms for the own pooling kernels that "
+                        "(2026-11-27) spent 9.9 ms of a 26.3 ms step in it, against 0.9 ms for the own pooling kernels that "
                         "--backend auto races (16.8 ms a step)");
     }
     for (int p = 0; p < (bwd ? 2 : 1); p++) b->choice[p] = pc;
