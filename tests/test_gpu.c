@@ -115,9 +115,10 @@ static float *download_act(cb_exec *e, int layer, const void *dev) {
 static double nerr_bias(const float *a, const float *b, size_t n, cb_exec *r, int li, cb_precision prec) {
     const cb_layer *L = &r->net->layers[li];
     cb_shape o = L->out;
-    if ((size_t)o.c != n || !r->lb[li].dy) return nerr(a, b, n);
-    float *dy = download_act(r, li, r->lb[li].dy), *y = download_act(r, li, r->lb[li].y);
+    // (the scale below holds for a ReLU or no activation: any other, the plain measure)
     bool relu = L->act == CB_ACT_RELU || L->act == CB_ACT_RELU6;
+    if ((size_t)o.c != n || !r->lb[li].dy || (!relu && L->act != CB_ACT_NONE)) return nerr(a, b, n);
+    float *dy = download_act(r, li, r->lb[li].dy), *y = download_act(r, li, r->lb[li].y);
     size_t hw = (size_t)(o.h * o.w);
     double s2 = 0, num = 0, den = 0;
     for (size_t c = 0; c < n; c++) {

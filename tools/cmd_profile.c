@@ -63,7 +63,8 @@ static int run(int argc, char **argv) {
     double *samples = calloc((size_t)CB_PHASE_COUNT * (size_t)n * (size_t)iters, sizeof(double));
     cb_layer_times *lf = calloc((size_t)n, sizeof *lf);
     cb_layer_times *lt = calloc((size_t)n, sizeof *lt);
-    char (*bnote)[400] = calloc((size_t)nb * 4, 400); // the backends' notes of their slow paths (cb_exec_note)
+    // the backends' notes of their slow paths (cb_exec_note), kept past each exec
+    char (*bnote)[CB_EXEC_NOTE_LEN] = calloc((size_t)nb * CB_EXEC_MAX_NOTES, CB_EXEC_NOTE_LEN);
     int nbnote = 0;
     if (!med || !alg || !ws || !samples || !lt || !lf || !bnote) abort();
     for (int b = 0; b < nb; b++) {
@@ -102,7 +103,7 @@ static int run(int argc, char **argv) {
                 snprintf(alg[c], 48, "%s", cb_exec_algo(e, i, (cb_phase)q));
                 ws[c] = (double)cb_exec_workspace(e, i, (cb_phase)q) / 1e6;
             }
-        for (int k = 0; k < cb_exec_note_count(e) && nbnote < nb * 4; k++) snprintf(bnote[nbnote++], 400, "%s", cb_exec_note_at(e, k));
+        for (int k = 0; k < cb_exec_note_count(e); k++) snprintf(bnote[nbnote++], CB_EXEC_NOTE_LEN, "%s", cb_exec_note_at(e, k));
         cb_exec_destroy(e);
     }
     cb_report *r = cb_report_new("profile");

@@ -100,7 +100,6 @@ typedef struct cb_backend {
     void (*graph_launch)(cb_exec *e);
 } cb_backend;
 
-enum { CB_EXEC_MAX_NOTES = 4, CB_EXEC_NOTE_LEN = 400 };
 // A backend's note of a slow path it took (once per text; beyond CB_EXEC_MAX_NOTES, dropped)
 void cb_exec_note(cb_exec *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -328,7 +328,7 @@ cb_status cb_dnn_plan_bn(cb_exec *e, int i, cb_error *err) {
         if (is_nhwc(e) && e->opts.train && !l->bn_ex)
             cb_exec_note(e, "backend cudnn runs cuDNN's legacy batch norm on NHWC storage (%s), its slow path: ResNet-50 b64 "
                             "bf16 on an H200 took 188 ms a step on it, 12.5 ms under --backend auto",
-                         d->bn_ex ? "the Ex API declined some layers: channels not a multiple of 8, or unaligned tensors"
+                         d->bn_ex ? "the Ex API not taken on some layers: channels not a multiple of 8, unaligned tensors, or cuDNN refused it"
                                   : "CONVBENCH_DNN_BN=legacy");
     }
     else d->policy->bn(e, i, &c);
