@@ -26,7 +26,7 @@ static void report(bool ok, const char *label, const char *what, double err) {
 // pads: top, bottom, left, right (bottom and right only shape P and Q, as in the engine)
 static void run_case(const char *label, int n, int c, int h, int w, int r, int s, int sh, int sw, int pt, int pb, int pl,
                      int pr, int avg) {
-    cb_pool_params p = {n, c, h, w, r, s, (h + pt + pb - r) / sh + 1, (w + pl + pr - s) / sw + 1, sh, sw, pt, pl, avg};
+    cb_pool_params p = {n, c, h, w, r, s, (h + pt + pb - r) / sh + 1, (w + pl + pr - s) / sw + 1, sh, sw, pt, pl, avg, 0};
     size_t nx = (size_t)n * c * h * w, ny = (size_t)n * c * p.p * p.q;
     for (int ties = 0; ties < 2; ties++) {
         char lab[160];

@@ -83,16 +83,17 @@ static const char *fmt_name[4] = {"f32 nchw", "f32 nhwc", "bf16 nchw", "bf16 nhw
 // pads: top, bottom, left, right (bottom and right only shape P and Q, as in the engine)
 static void run_case(const char *label, int n, int c, int h, int w, int r, int s, int sh, int sw, int pt, int pb, int pl,
                      int pr, int avg, bool misalign = false) {
-    cb_pool_params p = {n, c, h, w, r, s, (h + pt + pb - r) / sh + 1, (w + pl + pr - s) / sw + 1, sh, sw, pt, pl, avg};
+    cb_pool_params p = {n, c, h, w, r, s, (h + pt + pb - r) / sh + 1, (w + pl + pr - s) / sw + 1, sh, sw, pt, pl, avg, 0};
     dims dx_d = {n, c, h, w}, dy_d = {n, c, p.p, p.q};
     size_t nx = (size_t)n * c * h * w, ny = (size_t)n * c * p.p * p.q;
     bool byte = r * s <= 255;
     for (int fmt = 0; fmt < 4; fmt++)
-        for (int ties = 0; ties < 2; ties++) {
-            bool bf = fmt & CB_FMT_BF16, nhwc = fmt & CB_FMT_NHWC;
+        for (int mode = 0; mode < (avg ? 2 : 3); mode++) { // 1: ties; 2: relu_mask on a ReLU's output
+            bool bf = fmt & CB_FMT_BF16, nhwc = fmt & CB_FMT_NHWC, ties = mode == 1, mask = mode == 2;
             size_t es = bf ? 2 : 4, shift = misalign ? es : 0;
             std::vector<float> x(nx), dy(ny);
-            for (auto &v : x) v = ties ? (float)((int)((urand() + 1.f) * 2.5f) - 2) * 0.5f : urand();
+            for (auto &v : x) v = ties ? (float)((int)((urand() + 1.f) * 2.5f) - 2) * 0.5f : mask ? std::fmax(urand(), 0.f) : urand();
+            p.relu_mask = mask;
             for (auto &v : dy) v = urand();
             if (bf) { // the storage's values: the reference runs on what the kernels see
                 for (auto &v : x) v = __bfloat162float(__float2bfloat16_rn(v));
@@ -101,7 +102,11 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
             std::vector<float> yr(ny), dxr(nx);
             std::vector<int32_t> amr(ny);
             cb_ref_pool_forward(&p, x.data(), yr.data(), amr.data());
+            for (size_t o = 0; mask && o < ny; o++)
+                if (!(yr[o] > 0)) amr[o] = -1; // no maximum: the ReLU's gradient is 0 there
             cb_ref_pool_backward(&p, x.data(), dy.data(), avg ? NULL : amr.data(), dxr.data());
+            for (size_t i = 0; mask && i < nx; i++)
+                if (!(x[i] > 0)) dxr[i] = 0.f;
 
             buffer xs(nx * es, shift, 0), ys(ny * es, shift, 0xff), ys2(ny * es, shift, 0xff), am(ny * 4, 0, 0x7f);
             buffer dys(ny * es, shift, 0), dxs(nx * es, shift, 0xff);
@@ -157,7 +162,7 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
 
             bool ok = fok && same && am_bad == 0 && bok && ok_v;
             char lab[160];
-            snprintf(lab, sizeof lab, "%s%s", label, ties ? " (ties)" : "");
+            snprintf(lab, sizeof lab, "%s%s", label, ties ? " (ties)" : mask ? " (relu mask)" : "");
             printf("%s %-50s %-9s V%d  fwd %.1e%s  %s %.0f  bwd %.1e%s\n", ok ? "ok  " : "FAIL", lab, fmt_name[fmt], note_v, fe,
                    avg && bf ? " bad" : "", avg ? "argmax -" : byte ? "argmax u8 bad" : "argmax i32 bad", am_bad, be,
                    bf ? " bad" : "");

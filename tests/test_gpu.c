@@ -893,7 +893,7 @@ static void fmt_download(float *a, int n, int c, int h, int w, int fmt, const vo
 static void fmt_pool_case_run(const fmt_pool_case *k) {
     static const char *fmt_names[4] = {"fp32 nchw", "fp32 nhwc", "bf16 nchw", "bf16 nhwc"};
     cb_pool_params p = {k->n, k->c, k->h, k->w, k->r, k->s, (k->h + k->pt + k->pb - k->r) / k->sh + 1,
-                        (k->w + k->pl + k->pr - k->s) / k->sw + 1, k->sh, k->sw, k->pt, k->pl, k->avg};
+                        (k->w + k->pl + k->pr - k->s) / k->sw + 1, k->sh, k->sw, k->pt, k->pl, k->avg, 0};
     size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.c * p.p * p.q;
     bool byte = p.r * p.s <= 255;
     float *x = malloc(nx * 4), *dy = malloc(ny * 4), *yr = malloc(ny * 4), *dxr = malloc(nx * 4);
@@ -909,18 +909,26 @@ static void fmt_pool_case_run(const fmt_pool_case *k) {
         failed++;
         goto done;
     }
+    // mode 1: ties; mode 2 (max): relu_mask on a ReLU's output (half its values 0, whole windows
+    // of zeros), against the reference with no maximum where it is <= 0 and dx masked by x > 0
     for (int fmt = 0; fmt < 4; fmt++)
-        for (int ties = 0; ties < 2; ties++) {
-            bool bf = fmt & CB_FMT_BF16;
+        for (int mode = 0; mode < (k->avg ? 2 : 3); mode++) {
+            bool bf = fmt & CB_FMT_BF16, ties = mode == 1, mask = mode == 2;
             char name[160];
-            snprintf(name, sizeof name, "fmt pool %s %s%s", fmt_names[fmt], k->label, ties ? " (ties)" : "");
+            snprintf(name, sizeof name, "fmt pool %s %s%s", fmt_names[fmt], k->label, ties ? " (ties)" : mask ? " (relu mask)" : "");
             for (size_t i = 0; i < nx; i++) {
                 x[i] = ties ? (float)((int)((urand() + 1.f) * 2.5f) - 2) * 0.5f : urand();
+                if (mask && x[i] < 0) x[i] = 0.f;
                 if (bf) x[i] = bf16_round(x[i]);
             }
             for (size_t i = 0; i < ny; i++) dy[i] = bf ? bf16_round(urand()) : urand();
+            p.relu_mask = mask;
             cb_ref_pool_forward(&p, x, yr, amr);
+            for (size_t o = 0; mask && o < ny; o++)
+                if (!(yr[o] > 0)) amr[o] = -1;
             cb_ref_pool_backward(&p, x, dy, k->avg ? NULL : amr, dxr);
+            for (size_t i = 0; mask && i < nx; i++)
+                if (!(x[i] > 0)) dxr[i] = 0.f;
 
             fmt_upload(x, p.n, p.c, p.h, p.w, fmt, dxd, dxs);
             cudaMemset(dys, 0xff, ny * 4); // NaN in fp32 and bf16: an output left unwritten fails
@@ -995,8 +1003,12 @@ static void fmt_pool_cases(void) {
 // channel within 1e-6; with the scratch (the chunked kernels: whole planes per block, planes split
 // where the rows are few, the flat walk of small planes, NHWC rows) and without (one block per
 // channel); two runs bit-identical (partial sums added in a fixed order).
-static void bias_grad_cases(void) {
-    static const struct { const char *label; int64_t rows; int k; int64_t inner; } cases[] = {
+static const struct {
+    const char *label;
+    int64_t rows;
+    int k;
+    int64_t inner;
+} bias_cases[] = {
         {"NCHW b128 K64 75x75 (planes per block)", 128, 64, 75 * 75},
         {"NCHW b1 K3 300x300 (a plane split)", 1, 3, 300 * 300},
         {"NCHW b2 K64 112x112 (planes split)", 2, 64, 112 * 112},
@@ -1005,11 +1017,13 @@ static void bias_grad_cases(void) {
         {"NCHW b1 K5 3x3 (no chunks: too small)", 1, 5, 9},
         {"NHWC rows 50000 K33", 50000, 33, 1},
         {"FC b128 K4096", 128, 4096, 1},
-    };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+};
+#define bias_ncases (sizeof bias_cases / sizeof bias_cases[0])
+static void bias_grad_cases(void) {
+    for (size_t c = 0; c < bias_ncases; c++)
         for (int bf = 0; bf < 2; bf++) {
-            int64_t rows = cases[c].rows, inner = cases[c].inner;
-            int k = cases[c].k;
+            int64_t rows = bias_cases[c].rows, inner = bias_cases[c].inner;
+            int k = bias_cases[c].k;
             size_t n = (size_t)rows * k * inner;
             float *h = malloc(n * 4), *db = malloc((size_t)k * 4), *db2 = malloc((size_t)k * 4), *db0 = malloc((size_t)k * 4);
             uint16_t *hb = malloc(n * 2);
@@ -1040,15 +1054,100 @@ static void bias_grad_cases(void) {
                 if (!(e0 <= err0)) err0 = isnan(e0) ? INFINITY : e0 > err0 ? e0 : err0;
             }
             char what[160];
-            snprintf(what, sizeof what, "bias grad %s %s", bf ? "bf16" : "fp32", cases[c].label);
+            snprintf(what, sizeof what, "bias grad %s %s", bf ? "bf16" : "fp32", bias_cases[c].label);
             check(what, err, 1e-6);
-            snprintf(what, sizeof what, "bias grad %s %s, no scratch", bf ? "bf16" : "fp32", cases[c].label);
+            snprintf(what, sizeof what, "bias grad %s %s, no scratch", bf ? "bf16" : "fp32", bias_cases[c].label);
             check(what, err0, 1e-6);
-            snprintf(what, sizeof what, "bias grad %s %s, run to run", bf ? "bf16" : "fp32", cases[c].label);
+            snprintf(what, sizeof what, "bias grad %s %s, run to run", bf ? "bf16" : "fp32", bias_cases[c].label);
             check(what, memcmp(db, db2, (size_t)k * 4) ? 1.0 : 0.0, 0);
             cudaFree(d), cudaFree(dd), cudaFree(part);
             free(h), free(hb), free(db), free(db2), free(db0), free(ref), free(mag);
         }
+}
+
+// a tensor of n values in the storage (bf16 or fp32) from the host floats h, bf16-exact
+static void *dev_values(const float *h, size_t n, int bf) {
+    void *d = NULL;
+    cudaMalloc(&d, n * (bf ? 2 : 4));
+    if (!bf) cudaMemcpy(d, h, n * 4, cudaMemcpyHostToDevice);
+    else {
+        uint16_t *hb = malloc(n * 2);
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, &h[i], 4);
+            hb[i] = (uint16_t)(u >> 16);
+        }
+        cudaMemcpy(d, hb, n * 2, cudaMemcpyHostToDevice);
+        free(hb);
+    }
+    return d;
+}
+
+// cb_fmt_act_bias_grad (the backward epilogue of a conv or FC layer with a bias and an
+// activation): dy and db against the separate passes (cb_fmt_act_backward, then cb_fmt_bias_grad)
+// on the same inputs, with and without the scratch: a ReLU's bit for bit (the same sums in the same
+// order), GELU's (its input saved) within 1e-6 of the magnitude (1e-2 in bf16: one rounding apart); and db against float64 sums of the
+// separate pass's dy, within 1e-6 of the sum of |dy| per channel. y has a third of its values <= 0.
+static void act_bias_grad_cases(void) {
+    const cb_act acts[] = {CB_ACT_RELU, CB_ACT_GELU};
+    for (size_t c = 0; c < bias_ncases; c++)
+        for (int bf = 0; bf < 2; bf++)
+            for (int a = 0; a < 2; a++)
+                for (int scratch = 0; scratch < 2; scratch++) {
+                    int64_t rows = bias_cases[c].rows, inner = bias_cases[c].inner;
+                    int k = bias_cases[c].k;
+                    size_t n = (size_t)rows * k * inner, es = bf ? 2 : 4;
+                    float *h = malloc(n * 4), *hy = malloc(n * 4), *hx = malloc(n * 4);
+                    for (size_t i = 0; i < n; i++) {
+                        h[i] = bf16_round(urand() - 0.5f);
+                        hx[i] = bf16_round(2.f * urand() - 0.7f);
+                        hy[i] = acts[a] == CB_ACT_RELU ? (hx[i] > 0 ? hx[i] : 0.f) : hx[i]; // (GELU reads x; y is what it would be)
+                    }
+                    void *dy1 = dev_values(h, n, bf), *dy2 = dev_values(h, n, bf), *y = dev_values(hy, n, bf);
+                    void *x = acts[a] == CB_ACT_RELU ? NULL : dev_values(hx, n, bf);
+                    float *dd1, *dd2, *part = NULL;
+                    cudaMalloc((void **)&dd1, (size_t)k * 4), cudaMalloc((void **)&dd2, (size_t)k * 4);
+                    if (scratch) cudaMalloc((void **)&part, cb_fmt_bias_part_floats(k) * 4);
+                    cb_fmt_act_backward(n, acts[a], x, y, dy1, dy1, bf);
+                    cb_fmt_bias_grad(rows, k, inner, dy1, bf, dd1, part);
+                    cb_fmt_act_bias_grad(rows, k, inner, acts[a], x, y, dy2, bf, dd2, part);
+                    char *g1 = malloc(n * es), *g2 = malloc(n * es);
+                    float *db1 = malloc((size_t)k * 4), *db2 = malloc((size_t)k * 4);
+                    cudaMemcpy(g1, dy1, n * es, cudaMemcpyDeviceToHost), cudaMemcpy(g2, dy2, n * es, cudaMemcpyDeviceToHost);
+                    cudaMemcpy(db1, dd1, (size_t)k * 4, cudaMemcpyDeviceToHost);
+                    cudaError_t rc = cudaMemcpy(db2, dd2, (size_t)k * 4, cudaMemcpyDeviceToHost);
+                    double *ref = calloc((size_t)k, sizeof *ref), *mag = calloc((size_t)k, sizeof *mag);
+                    double gerr = rc == cudaSuccess ? 0 : INFINITY, derr = gerr, rerr = gerr;
+                    for (size_t i = 0; i < n; i++) {
+                        float v1, v2;
+                        if (bf) {
+                            uint32_t u1 = (uint32_t)((uint16_t *)g1)[i] << 16, u2 = (uint32_t)((uint16_t *)g2)[i] << 16;
+                            memcpy(&v1, &u1, 4), memcpy(&v2, &u2, 4);
+                        } else v1 = ((float *)g1)[i], v2 = ((float *)g2)[i];
+                        double e1 = fabs((double)v1 - v2) / (fabs(v1) > 1e-3 ? fabs(v1) : 1e-3);
+                        if (!(e1 <= gerr)) gerr = isnan(e1) ? INFINITY : e1;
+                        int ch = (int)(i / (size_t)inner % (size_t)k);
+                        ref[ch] += v1, mag[ch] += fabs(v1);
+                    }
+                    for (int ch = 0; ch < k; ch++) {
+                        double den = mag[ch] > 0 ? mag[ch] : 1, e1 = fabs((double)db2[ch] - db1[ch]) / den, e2 = fabs(db2[ch] - ref[ch]) / den;
+                        if (!(e1 <= derr)) derr = isnan(e1) ? INFINITY : e1;
+                        if (!(e2 <= rerr)) rerr = isnan(e2) ? INFINITY : e2;
+                    }
+                    bool relu = acts[a] == CB_ACT_RELU;
+                    char what[200];
+                    snprintf(what, sizeof what, "act+bias grad %s %s %s%s: dy, fused against separate", relu ? "relu" : "gelu", bf ? "bf16" : "fp32",
+                             bias_cases[c].label, scratch ? "" : ", no scratch");
+                    check(what, relu ? (memcmp(g1, g2, n * es) ? 1.0 : 0.0) : gerr, relu ? 0 : bf ? 1e-2 : 1e-6);
+                    snprintf(what, sizeof what, "act+bias grad %s %s %s%s: db, fused against separate", relu ? "relu" : "gelu", bf ? "bf16" : "fp32",
+                             bias_cases[c].label, scratch ? "" : ", no scratch");
+                    check(what, relu ? (memcmp(db1, db2, (size_t)k * 4) ? 1.0 : 0.0) : derr, relu ? 0 : bf ? 1e-2 : 1e-6);
+                    snprintf(what, sizeof what, "act+bias grad %s %s %s%s: db against float64", relu ? "relu" : "gelu", bf ? "bf16" : "fp32",
+                             bias_cases[c].label, scratch ? "" : ", no scratch");
+                    check(what, rerr, 1e-6);
+                    cudaFree(dy1), cudaFree(dy2), cudaFree(y), cudaFree(x), cudaFree(dd1), cudaFree(dd2), cudaFree(part);
+                    free(h), free(hy), free(hx), free(g1), free(g2), free(db1), free(db2), free(ref), free(mag);
+                }
 }
 
 // "cudnn" and "auto" in the other storages: NHWC fp32, tf32, bf16 and bf16 NCHW; both small nets
@@ -1526,6 +1625,12 @@ static void dnn_graph_cases(void) {
         cb_exec_destroy(x);
     }
     unsetenv("CONVBENCH_DNN_GRAPH_PLANS");
+    setenv("CONVBENCH_FUSE_EPILOGUE", "sometimes", 1);
+    err = (cb_error){0};
+    x = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("CONVBENCH_FUSE_EPILOGUE=sometimes refused by name", !x && strstr(err.msg, "CONVBENCH_FUSE_EPILOGUE") ? 0 : 1, 0);
+    cb_exec_destroy(x);
+    unsetenv("CONVBENCH_FUSE_EPILOGUE");
     cb_net_free(net);
 }
 
@@ -1545,6 +1650,7 @@ static void storage_cases(void) {
     bn_cases();
     fmt_pool_cases();
     bias_grad_cases();
+    act_bias_grad_cases();
     test_layout = CB_LAYOUT_NHWC;
     layer_cases("cudnn", CB_PREC_FP32);
     network_case_of("cudnn", CB_PREC_FP32, true);

@@ -802,6 +802,57 @@ static void calibrated_prediction(void) {
     cb_net_free(net);
 }
 
+// The backward epilogue as the backends run it since 2026-11-27 (a calibration that says so,
+// act_bias_fused): c1 -> c2 -> max pool p1, each conv with a bias and a ReLU. The activation's and
+// the bias's gradients are one pass, priced as the ReLU's in backward data, so backward filter
+// loses the bias pass; where the pool runs on the own kernels (a "cuda" calibration: no cuDNN
+// pooling) c2's ReLU gradient is the pool's and backward data loses that pass too; c1, read by a
+// convolution, keeps it. An older calibration keeps the separate passes.
+static void epilogue_prediction(void) {
+    const char *json = "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 64]},"
+                       "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 96], \"padding\": [1, 1],"
+                       "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+                       "\"c2\": {\"parents\": [\"c1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 96, 96], \"padding\": [0, 0],"
+                       "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+                       "\"p1\": {\"parents\": [\"c2\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"}}}";
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, "test", &err);
+    CHECK(net, "load: %s", err.msg);
+    if (!net) return;
+    cb_device d = gpu_device();
+    cb_cal_algo *a = d.cal.algo;
+    a[0] = (cb_cal_algo){.name = "BWD_DATA_ALGO_1", .phase = CB_PHASE_BWD_DATA, .rate = 30e12, .overhead_s = 10e-6};
+    a[1] = (cb_cal_algo){.name = "BWD_FILTER_ALGO_1", .phase = CB_PHASE_BWD_FILTER, .rate = 30e12, .overhead_s = 10e-6};
+    for (int k = 0; k < 2; k++) cb_algo_form_of(a[k].name, &a[k].form);
+    d.cal.nalgo = 2;
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true};
+    double Y = 8.0 * 96 * 28 * 28 * 4, relu = 1e3 * (5e-6 + 3 * Y / 2e12), bias = 1e3 * (5e-6 + Y / 2e12);
+    cb_pred p[2][3][2]; // [fused][layer c1, c2][phase: data, filter]
+    for (int f = 0; f < 2; f++) {
+        d.cal.act_bias_fused = f;
+        for (int i = 1; i <= 2; i++) {
+            cb_predict_layer(&d, net, i, CB_PHASE_BWD_DATA, &mo, &p[f][i][0]);
+            cb_predict_layer(&d, net, i, CB_PHASE_BWD_FILTER, &mo, &p[f][i][1]);
+        }
+    }
+    for (int i = 1; i <= 2; i++) {
+        CHECK(close_rel(p[0][i][1].extra_ms - p[1][i][1].extra_ms, bias, 1e-9), "c%d: the bias pass leaves backward filter (%g -> %g ms)", i,
+              p[0][i][1].extra_ms, p[1][i][1].extra_ms);
+        CHECK(close_rel(p[1][i][0].ms, p[0][i][0].ms, 1e-12), "c%d under cuDNN pooling: backward data as before (%g, %g ms)", i, p[1][i][0].ms,
+              p[0][i][0].ms);
+    }
+    snprintf(d.cal.backend, sizeof d.cal.backend, "cuda"); // the own pool kernels
+    cb_pred q;
+    cb_predict_layer(&d, net, 2, CB_PHASE_BWD_DATA, &mo, &q);
+    CHECK(close_rel(p[1][2][0].ms - q.ms, relu, 1e-9), "c2 under an own max pool: no ReLU pass (%g -> %g ms)", p[1][2][0].ms, q.ms);
+    cb_predict_layer(&d, net, 2, CB_PHASE_BWD_FILTER, &mo, &q);
+    CHECK(close_rel(q.extra_ms, bias, 1e-9), "c2 under an own max pool: the bias pass stays with the filter's (%g ms)", q.extra_ms);
+    cb_predict_layer(&d, net, 1, CB_PHASE_BWD_DATA, &mo, &q);
+    CHECK(close_rel(q.ms, p[1][1][0].ms, 1e-12), "c1, read by a convolution: its pass stays (%g ms)", q.ms);
+    cb_net_free(net);
+}
+
 // TF SAME padding that cuDNN cannot express: the cudnn backend's own fallback is what is predicted
 static void cudnn_fallback(void) {
     // trailing padding larger (SAME, stride 2, even plane): cuDNN on a copy with a zero row and
@@ -999,6 +1050,7 @@ int main(void) {
     RUN(grouped_entries);
     RUN(unaligned_entries);
     RUN(calibrated_prediction);
+    RUN(epilogue_prediction);
     RUN(cudnn_fallback);
     RUN(calibration_transfer);
     RUN(pool_entries);

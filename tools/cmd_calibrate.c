@@ -241,7 +241,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     cb_cal_sample *all = NULL;
     int nall = 0, nfiles = 0, rc = -1;
     double launch = 0;
-    bool stream = true; // every file's samples timed as a pass sees them
+    bool stream = true, fused = true; // every file's samples timed as a pass sees them; its epilogue fused
     for (char *save_ptr = NULL, *path = strtok_r(list, ",", &save_ptr); path && rc < 0; path = strtok_r(NULL, ",", &save_ptr)) {
         cJSON *root = cb_json_read(path, &err);
         if (!root) {
@@ -266,6 +266,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
         if (!nfiles++) d = di;
         if (di.cal.launch_s > launch) launch = di.cal.launch_s;
         stream &= di.cal.stream_timed;
+        fused &= di.cal.act_bias_fused;
         all = realloc(all, sizeof *all * (size_t)(nall + ns));
         if (!all) abort();
         memcpy(all + nall, s, sizeof *s * (size_t)ns);
@@ -279,6 +280,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     if (!nfiles) return cli_usage_error(&cmd_calibrate, "--refit: no file named");
     d.cal.launch_s = launch;
     d.cal.stream_timed = stream;
+    d.cal.act_bias_fused = fused;
     if (link->bw > 0) d.interconnect = *link; // else the first file's, if it stores one
     cb_report *r = cb_report_new("calibrate");
     cb_report_meta_str(r, "backend", d.cal.backend);
@@ -401,6 +403,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     d.cal.sms = gc.sms;
     d.cal.launch_s = gc.launch_s;
     d.cal.stream_timed = true; // src/cudnn/calibrate.c times calls as a pass sees them
+    d.cal.act_bias_fused = true; // this build's backward epilogue (cb_fmt_act_bias_grad)
     snprintf(d.meas_source, sizeof d.meas_source, "convbench calibrate --backend %s (commit %s) on %s: median of %ld",
              backend, cb_env_commit(), gc.gpu, reps);
     cb_report *r = cb_report_new("calibrate");

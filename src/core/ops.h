@@ -32,6 +32,8 @@ typedef struct cb_pool_params {
     int stride_h, stride_w;
     int pad_top, pad_left;
     int is_avg;            // 0 max, 1 average (padding excluded from the count, as TensorFlow)
+    int relu_mask;         // max, training: the input is a ReLU's output whose gradient this pool's backward applies
+                           // (a window whose maximum is <= 0 keeps no argmax: its gradient would be masked)
 } cb_pool_params;
 
 typedef struct cb_lrn_params {

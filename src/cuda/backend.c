@@ -17,6 +17,12 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     e->state = s;
     s->conv = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->conv);
     s->fused_act = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fused_act);
+    s->bias_done = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->bias_done);
+    s->relu_masked = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->relu_masked);
+    const char *fe = getenv("CONVBENCH_FUSE_EPILOGUE"); // off: the separate passes, to compare
+    if (fe && strcmp(fe, "on") && strcmp(fe, "off") && strcmp(fe, "1") && strcmp(fe, "0"))
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_FUSE_EPILOGUE", NULL, "'%s' is not on, off, 1 or 0", fe);
+    s->fuse_epilogue = !fe || !strcmp(fe, "on") || !strcmp(fe, "1");
     s->fuse_pool = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fuse_pool);
     if (e->opts.conv_algo && strcmp(e->opts.conv_algo, "auto") != 0) {
         const cb_cuda_conv_algo *a = cb_cuda_conv_algo_find(e->opts.conv_algo);
@@ -64,6 +70,8 @@ void cb_cuda_destroy_state(cb_exec *e) {
     if (s->graph) cudaGraphExecDestroy(s->graph);
     free(s->conv);
     free(s->fused_act);
+    free(s->bias_done);
+    free(s->relu_masked);
     free(s->fuse_pool);
     free(s);
     e->state = NULL;
@@ -286,7 +294,7 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
         cb_cuda_conv_choose(e, i, CB_PHASE_FORWARD, measure);
         if (e->lb[L->parents[0]].dy) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_DATA, measure);
         if (b->dw) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_FILTER, measure);
-    }
+    } else if (L->op == CB_OP_POOL) cb_cuda_plan_relu_mask(e, i);
     return CB_OK;
 }
 
@@ -329,6 +337,7 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
     case CB_OP_POOL: {
         cb_pool_params p;
         cb_pool_params_of(L, &p);
+        p.relu_mask = train && ((cb_cuda_state *)e->state)->relu_masked[L->parents[0]];
         cb_cuda_pool_forward(&p, x, out, b->aux);
         break;
     }
@@ -400,10 +409,39 @@ void cb_cuda_forward(cb_exec *e, int i, bool train) {
     cb_cuda_forward_op(e, i, train); // the engine calls cb_cuda_epilogue_forward (forward_epilogue)
 }
 
+void cb_cuda_plan_relu_mask(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    if (!((cb_cuda_state *)e->state)->fuse_epilogue || L->op != CB_OP_POOL || L->p.pool.avg || !e->opts.train || L->nparents != 1 || L->parents[0] < 1) return;
+    int j = L->parents[0];
+    const cb_layer *P = &e->net->layers[j];
+    if (P->act != CB_ACT_RELU || P->nchildren != 1 || !e->lb[j].dy) return;
+    ((cb_cuda_state *)e->state)->relu_masked[j] = true;
+}
+
+bool cb_cuda_act_bias_grad(cb_exec *e, int i, bool nhwc, bool bf16) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    cb_cuda_state *s = e->state;
+    if (!s->fuse_epilogue || (L->op != CB_OP_CONV && L->op != CB_OP_FC) || L->bn || L->act == CB_ACT_NONE || !b->db || !b->dy || cb_exec_op_grad(e, i) != b->dy)
+        return false;
+    cb_shape o = L->out;
+    int64_t rows = nhwc ? o.n * o.h * o.w : o.n, inner = nhwc ? 1 : o.h * o.w;
+    cb_fmt_act_bias_grad(rows, (int)o.c, inner, L->act, b->act_in, b->y, b->dy, bf16, b->db, s->bias_part);
+    s->bias_done[i] = true;
+    return true;
+}
+bool cb_cuda_bias_taken(cb_exec *e, int i) {
+    cb_cuda_state *s = e->state;
+    bool t = s->bias_done[i];
+    s->bias_done[i] = false;
+    return t;
+}
+
 void cb_cuda_backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
-    if (L->act != CB_ACT_NONE) cb_cuda_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy);
+    bool masked = ((cb_cuda_state *)e->state)->relu_masked[i]; // (the max pool after it applied the ReLU's gradient)
+    if (L->act != CB_ACT_NONE && !masked && !cb_cuda_act_bias_grad(e, i, false, false)) cb_cuda_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy);
     if (L->bn) {
         cb_bn_params bp;
         cb_bn_params_of(L, &bp);
@@ -478,7 +516,7 @@ void cb_cuda_backward_filter(cb_exec *e, int i) {
         cb_conv_params p;
         cb_conv_params_of(L, &p);
         conv_algo_of(e, i, CB_PHASE_BWD_FILTER)->backward_filter(&p, x, dy, b->dw, NULL, e->ws);
-        if (b->db) cb_fmt_bias_grad(p.n, p.k, (int64_t)p.p * p.q, dy, 0, b->db, ((cb_cuda_state *)e->state)->bias_part);
+        if (b->db && !cb_cuda_bias_taken(e, i)) cb_fmt_bias_grad(p.n, p.k, (int64_t)p.p * p.q, dy, 0, b->db, ((cb_cuda_state *)e->state)->bias_part);
     } else if (L->op == CB_OP_BATCHNORM) {
         cb_bn_params p;
         cb_bn_params_of(L, &p);

@@ -76,7 +76,7 @@ pool_fwd_kernel(pool_geom g, uint32_t total, const T *__restrict__ x, T *__restr
             }
         }
         pool_st(y + o, best);
-        if (argmax) argmax[o] = (A)bi;
+        if (argmax) argmax[o] = p.relu_mask && !(best > 0.f) ? (A)-1 : (A)bi;
     }
 }
 

@@ -318,6 +318,7 @@ cudnnStatus_t cb_dnn_run_pool(cb_exec *e, int i, bool own, int ph, float *dx) {
     dnn_layer *l = lay(e, i);
     cb_pool_params pp;
     cb_pool_params_of(L, &pp);
+    pp.relu_mask = ((cb_cuda_state *)e->state)->relu_masked[L->parents[0]]; // (cb_cuda_plan_relu_mask; only own kernels read it)
     const float *x = e->lb[L->parents[0]].y;           // (N, C, H, W)
     float *y = cb_exec_op_out(e, i);                     // (N, C, P, Q)
     if (!dx) dx = e->lb[L->parents[0]].dy;               // (N, C, H, W)
@@ -359,6 +360,7 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
                         "--backend auto races (16.8 ms a step)");
     }
     for (int p = 0; p < (bwd ? 2 : 1); p++) b->choice[p] = pc;
+    if (bwd && l->own[0] && l->own[1]) cb_cuda_plan_relu_mask(e, i); // the own max pool applies its input's ReLU gradient
     return native(e) || l->own[0] ? CB_OK : probe(e, i, err);
 }
 

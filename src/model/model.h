@@ -131,6 +131,11 @@ typedef struct cb_calibration {
     // since 2026-11-25: calls queued behind another one): nothing to take off.
     int launch_overlap;
     bool stream_timed;
+    // the backends' backward epilogue as calibrated (calibrate since 2026-11-27, "epilogue":
+    // "act_bias"): a conv or FC layer's activation gradient and bias gradient in one pass, none
+    // where an own max pool applies the ReLU's (src/model/predict_cal.c, relu_masked); false: the
+    // separate passes of the code before, which the profiles measured with older calibrations saw
+    bool act_bias_fused;
     double launch_s;                    // an empty launch timed with events from an idle GPU
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")

@@ -7,8 +7,10 @@
 //                leading larger: the own fallback kernel the backend runs (src/model/fit.c),
 //                plus the passes the backend runs beside it: bias add, batch
 //                norm and ReLU forward; ReLU and batch-norm backward (timed with the data
-//                gradient, even for a layer fed by the input); bias gradient with the filter
-//                gradient; an add where a gradient accumulates into one already written.
+//                gradient, even for a layer fed by the input; none where an own max pool applied
+//                it, the bias gradient with it where there is no batch norm: relu_masked); else the
+//                bias gradient with the filter gradient; an add where a gradient accumulates into
+//                one already written.
 //   FC           the calibrated cuBLAS GEMM of the phase, bias and ReLU passes as above.
 //   pooling      the entry of what runs (cuDNN max or average pooling, the own kernels for padding
 //                cuDNN lacks): overhead + bytes / bw + the window terms (cb_mop_window, cb_mop_visits).
@@ -83,6 +85,25 @@ static cb_mop pool_mop(const cb_device *d, const cb_layer *L, cb_conv_params *x)
     bool own = cal_caps(d)->conv_library && ((x->h + 2 * w->pad_top - w->r) / sh + 1 != x->p || (x->w + 2 * w->pad_left - w->s) / sw + 1 != x->q);
     cb_mop m = own ? CB_MOP_OWNPOOL_FWD : L->p.pool.avg ? CB_MOP_AVGPOOL_FWD : CB_MOP_POOL_FWD;
     return d->cal.mop[m].n > 0 && d->cal.mop[m + 1].n > 0 ? m : CB_MOP_POOL_FWD;
+}
+
+// The backward epilogue of conv / FC layer i with an activation (src/cuda/backend.c): where the
+// max pool that alone reads its output runs on the own kernels, that pool's backward has applied
+// the ReLU's gradient and no pass runs (cb_cuda_plan_relu_mask); else, with a bias and no batch
+// norm, the activation's gradient and the bias gradient are one pass (cb_fmt_act_bias_grad: the
+// ReLU's pass's bytes, priced as it, in the data-gradient phase, and no bias pass with the filter's).
+// Only for a calibration of code that does so (act_bias_fused).
+static bool relu_masked(const cb_device *d, const cb_net *net, int i) {
+    const cb_layer *L = &net->layers[i];
+    if (!d->cal.act_bias_fused || L->act != CB_ACT_RELU || L->nchildren != 1) return false;
+    for (int j = i + 1; j < net->nlayers; j++) {
+        const cb_layer *C = &net->layers[j];
+        if (C->nparents != 1 || C->parents[0] != i) continue;
+        if (C->op != CB_OP_POOL || C->p.pool.avg) return false;
+        cb_conv_params x = tensor_of(C->in);
+        return !cal_caps(d)->conv_library || pool_mop(d, C, &x) == CB_MOP_OWNPOOL_FWD;
+    }
+    return false;
 }
 
 // an own algorithm of convbench's (not cuDNN's, not cuBLAS's)
@@ -175,15 +196,16 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             }
         }
         bool fused_act = cal_caps(d)->conv_fuses_relu && !fc; // the forward kernels apply the ReLU
+        bool masked = relu_masked(d, net, i), act_bias = d->cal.act_bias_fused && relu && bias && !L->bn && !masked;
         if (ph == CB_PHASE_FORWARD) {
             if (bias) extra += mop_s(d, CB_MOP_BIAS_ADD, &y);
             if (L->bn) extra += mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y);
             if (relu && !fused_act) extra += mop_s(d, CB_MOP_RELU_FWD, &y);
         } else if (ph == CB_PHASE_BWD_DATA) {
-            if (relu) extra += mop_s(d, CB_MOP_RELU_BWD, &y);
+            if (relu && !masked) extra += mop_s(d, CB_MOP_RELU_BWD, &y); // (with the bias gradient where act_bias)
             if (L->bn) extra += mop_s(d, CB_MOP_BN_BWD, &y);
             if (dgrad) extra += parents_s(d, net, i, CB_MOP_COUNT);
-        } else if (bias) extra += mop_s(d, CB_MOP_BIAS_GRAD, &y);
+        } else if (bias && !act_bias) extra += mop_s(d, CB_MOP_BIAS_GRAD, &y);
     } else {
         if (ph == CB_PHASE_BWD_FILTER && L->op != CB_OP_BATCHNORM) return;
         switch (L->op) {

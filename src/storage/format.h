@@ -1,4 +1,5 @@
-// Kernels for the cudnn backend's other storages (src/storage/format.cu): activations in NHWC
+// Kernels for the cudnn backend's other storages (src/storage/format.cu, the bias gradient in
+// bias_fmt.cu): activations in NHWC
 // and/or bf16, filters in KRSC and/or bf16, next to fp32 NCHW master weights. A format is a set of
 // bits; 0 is fp32 NCHW (filters KCRS). Every kernel computes in fp32 and rounds to nearest even
 // when it stores bf16. Launches on the default stream (cb_fmt_cast: on the stream given); none
@@ -64,6 +65,12 @@ void cb_fmt_bias_act_fn(int64_t rows, int k, int64_t inner, const float *b, void
 #define CB_FMT_BIAS_NCHW_PARTS 128
 size_t cb_fmt_bias_part_floats(int k);
 void cb_fmt_bias_grad(int64_t rows, int k, int64_t inner, const void *dy, int bf16, float *db, float *part);
+// the same after the activation's gradient, in the same pass: dy = act'(dy) in place (x: the
+// activation's saved input, or NULL where its gradient reads only y, its output), then db its sums;
+// dy and db come out as cb_fmt_act_backward then cb_fmt_bias_grad leave them (the same sums in the
+// same order; a ReLU's bit for bit)
+void cb_fmt_act_bias_grad(int64_t rows, int k, int64_t inner, cb_act act, const void *x, const void *y, void *dy, int bf16, float *db,
+                          float *part);
 
 // Concatenation along channels of elements of `bytes` bytes: dst (n, c_dst, inner) channel block at
 // c_off <- src (n, c_src, inner), or the reverse when to_slice. NHWC: n = N*H*W, inner = 1.

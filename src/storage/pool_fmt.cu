@@ -5,7 +5,8 @@
 // no maximum. The max forward saves, per output element and in y's layout, the window offset
 // kh * s + kw of its maximum: one byte when the window has at most 255 taps (255 = none), else
 // int32 (-1 = none). The backward gathers per input element over the windows that cover it: no
-// atomics, each dx written once. Elements are read into fp32 and rounded to nearest even when
+// atomics, each dx written once. With relu_mask (the input a ReLU's output, its gradient applied
+// here) a window whose maximum is <= 0 keeps no maximum either. Elements are read into fp32 and rounded to nearest even when
 // stored as bf16; a max compares the converted values, so it is exact.
 //
 // NHWC runs one thread per (n, row, column, group of V channels), consecutive threads on
@@ -161,7 +162,7 @@ pf_nhwc_fwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__rest
         if (argmax) {
             __align__(16) A at[V];
 #pragma unroll
-            for (int j = 0; j < V; j++) at[j] = (A)bi[j];
+            for (int j = 0; j < V; j++) at[j] = p.relu_mask && !(acc[j] > 0.f) ? (A)-1 : (A)bi[j];
             pf_copy<V>(argmax + o * V, at);
         }
     }

@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int cb_store_fmt_of(const cb_exec_opts *o) {
     return (o->layout == CB_LAYOUT_NHWC ? CB_FMT_NHWC : 0) | (o->precision == CB_PREC_BF16 ? CB_FMT_BF16 : 0);
@@ -19,9 +20,12 @@ const char *cb_store_fmt_label(int fmt) {
 // of a first layer) runs on a copy of its input with zero channels added: cuDNN's tensor-core
 // kernels want aligned channels (VGG-A b64 bf16 NHWC conv1 took 1.95 ms forward and 2.74 ms
 // backward-filter on C = 3). Its filters get the same zero channels. Grouped ones stay as they are.
+// CONVBENCH_DNN_CPAD=off keeps the channels as they are (to compare: cuDNN's graph engines take
+// some unaligned channel counts).
 int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L) {
     int64_t c = L->p.conv.cin, a = cb_store_bf16(e) ? 8 : 4;
-    if (!cb_store_nhwc(e) || L->p.conv.groups != 1 || c % a == 0) return c;
+    const char *env = getenv("CONVBENCH_DNN_CPAD");
+    if (!cb_store_nhwc(e) || L->p.conv.groups != 1 || c % a == 0 || (env && strcmp(env, "off") == 0)) return c;
     return (c + a - 1) / a * a;
 }
 
@@ -116,6 +120,7 @@ void cb_store_bias_act(cb_exec *e, int i, const float *bias, void *y) {
 // db = sum of dy over all but the channels, on every storage (fp32 NCHW too: cuDNN's
 // cudnnConvolutionBackwardBias reads 36-120 GB/s where the planes are large and k small)
 void cb_store_bias_grad(cb_exec *e, int i, const void *dy, float *db) {
+    if (cb_cuda_bias_taken(e, i)) return; // the backward epilogue's, with the activation's gradient
     cb_shape s = e->net->layers[i].out;
     float *part = ((cb_cuda_state *)e->state)->bias_part;
     if (cb_store_nhwc(e)) cb_fmt_bias_grad(s.n * s.h * s.w, (int)s.c, 1, dy, cb_store_bf16(e), db, part);

@@ -1,0 +1,182 @@
+// The bias gradient of a convolution or FC layer on every storage (src/storage/format.h), and the
+// same reduction with the layer's activation gradient in one pass: dy = act'(dy) in place while
+// its per-channel sums are taken, so a layer with a bias and an activation (no batch norm between)
+// reads its gradient once for both where it read it twice (the activation's pass, then the
+// bias's). The sums run in the same order either way: the fused and the separate passes give the
+// same bits (dev/bias_fmt_emu.sh checks both against a float64 reference on the CPU).
+#include "cuda/common.cuh"
+#include "storage/format.h"
+#include "core/act.h"
+#include "storage/elem.cuh"
+
+// the element of the gradient a bias sum reads: dy[i] itself, or (ACT) the activation's gradient
+// of it, stored back in the storage's type and read as stored (so that the sum is that of the
+// tensor the backward goes on with)
+struct act_grad {
+    cb_act a;
+    const void *x, *y; // the activation's saved input (or NULL where its gradient needs none) and output
+};
+template <class T, bool ACT> __device__ __forceinline__ float grad_at(const T *dy, size_t i, const act_grad &g) {
+    float v = ld(dy, i);
+    if (!ACT) return v;
+    const T *x = (const T *)g.x, *y = (const T *)g.y;
+    T r;
+    st(&r, 0, cb_act_bwd_f32(g.a, x ? ld(x, i) : 0.f, ld(y, i), v));
+    const_cast<T *>(dy)[i] = r;
+    return ld(&r, 0);
+}
+
+// inner > 1 (NCHW) without scratch: one block per channel, contiguous runs of `inner`; sums in double
+template <class T, bool ACT> __global__ void bias_grad_inner_kernel(int64_t rows, int k, int64_t inner, const T *dy, act_grad g, float *db) {
+    int c = blockIdx.x;
+    double s = 0;
+    for (int64_t i = threadIdx.x; i < rows * inner; i += blockDim.x) {
+        int64_t r = i / inner, o = i - r * inner;
+        s += grad_at<T, ACT>(dy, ((size_t)r * k + c) * inner + o, g);
+    }
+    s = cb_block_sum(s);
+    if (threadIdx.x == 0) db[c] = (float)s;
+}
+
+// inner > 1 (NCHW) with scratch: block (c, j) sums chunk j of channel c into part[j][c]. A chunk is
+// `rows_per` whole planes (per == 1) or 1/per of one plane (per > 1: few rows, large planes), so
+// every channel spreads over gridDim.y blocks and the grid fills the GPU whatever k is (one block
+// per channel, the kernel above and cuDNN's backward bias, reads at 36-120 GB/s where k is 32-64
+// and the planes large: dev/cuda/ctx_lab.cu). Four loads in flight per thread; planes under 256
+// elements are walked as one flat index.
+template <class T, bool ACT>
+__global__ void __launch_bounds__(256) bias_grad_chunks_kernel(int64_t rows, int k, int64_t inner, int per, int64_t rows_per, const T *dy,
+                                                               act_grad g, float *__restrict__ part) {
+    int c = blockIdx.x, j = blockIdx.y;
+    int64_t r0, r1, o0 = 0, o1 = inner;
+    if (per > 1) r0 = j / per, r1 = r0 + 1, o0 = inner * (j % per) / per, o1 = inner * (j % per + 1) / per;
+    else r0 = (int64_t)j * rows_per, r1 = r0 + rows_per < rows ? r0 + rows_per : rows;
+    float s = 0.f;
+    if (o1 - o0 >= 256) {
+        for (int64_t r = r0; r < r1; r++) {
+            size_t p = ((size_t)r * k + c) * inner;
+            int64_t o = o0 + threadIdx.x;
+            for (; o + 768 < o1; o += 1024)
+                s += (grad_at<T, ACT>(dy, p + o, g) + grad_at<T, ACT>(dy, p + o + 256, g)) +
+                     (grad_at<T, ACT>(dy, p + o + 512, g) + grad_at<T, ACT>(dy, p + o + 768, g));
+            for (; o < o1; o += 256) s += grad_at<T, ACT>(dy, p + o, g);
+        }
+    } else {
+        int64_t len = (r1 - r0) * inner;
+        for (int64_t i = threadIdx.x; i < len; i += 256) {
+            int64_t r = r0 + i / inner, o = i % inner;
+            s += grad_at<T, ACT>(dy, ((size_t)r * k + c) * inner + o, g);
+        }
+    }
+    __shared__ float red[8];
+    for (int d = 16; d; d >>= 1) s += __shfl_xor_sync(0xffffffffu, s, d);
+    if ((threadIdx.x & 31) == 0) red[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        float t = 0.f;
+        for (int w = 0; w < 8; w++) t += red[w];
+        part[(size_t)j * k + c] = t;
+    }
+}
+
+// inner == 1 (NHWC, FC): block (32, 8) covers 32 adjacent channels (coalesced reads along a row);
+// blockIdx.y takes every gridDim.y-th group of 8 rows, four groups per step (loads in flight);
+// part[blockIdx.y][c] gets the block's sum
+template <class T, bool ACT>
+__global__ void __launch_bounds__(256) bias_grad_rows_kernel(uint32_t rows, int k, const T *dy, act_grad g, float *__restrict__ part) {
+    __shared__ float red[8][33];
+    int c = blockIdx.x * 32 + threadIdx.x;
+    float s = 0.f;
+    if (c < k) {
+        uint32_t step = gridDim.y * 8u, r = blockIdx.y * 8u + threadIdx.y;
+        for (; r + 3 * step < rows; r += 4 * step) {
+            float a0 = grad_at<T, ACT>(dy, (size_t)r * k + c, g), a1 = grad_at<T, ACT>(dy, (size_t)(r + step) * k + c, g);
+            float a2 = grad_at<T, ACT>(dy, (size_t)(r + 2 * step) * k + c, g), a3 = grad_at<T, ACT>(dy, (size_t)(r + 3 * step) * k + c, g);
+            s += (a0 + a1) + (a2 + a3);
+        }
+        for (; r < rows; r += step) s += grad_at<T, ACT>(dy, (size_t)r * k + c, g);
+    }
+    red[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < k) {
+        for (int j = 1; j < 8; j++) s += red[j][threadIdx.x];
+        part[(size_t)blockIdx.y * k + c] = s;
+    }
+}
+// db[c] = sum of part[0..parts)[c]: block (32, 8), 32 channels, 8 lanes over the parts in a fixed order
+__global__ void bias_grad_parts_kernel(int parts, int k, const float *part, float *db) {
+    __shared__ double red[8][33];
+    int c = blockIdx.x * 32 + threadIdx.x;
+    double s = 0;
+    if (c < k)
+        for (int j = threadIdx.y; j < parts; j += 8) s += part[(size_t)j * k + c];
+    red[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < k) {
+        for (int j = 1; j < 8; j++) s += red[j][threadIdx.x];
+        db[c] = (float)s;
+    }
+}
+
+// the NCHW chunking: parts per channel (about 2048 blocks in all, each over 4096 or more elements),
+// as whole planes (*per = 1, *rows_per planes each) or, with fewer rows than parts, planes split in *per
+static int nchw_parts(int64_t rows, int k, int64_t inner, int *per, int64_t *rows_per) {
+    int64_t want = (2048 + k - 1) / k, most = rows * inner / 4096;
+    if (want > CB_FMT_BIAS_NCHW_PARTS) want = CB_FMT_BIAS_NCHW_PARTS;
+    if (want > most) want = most;
+    if (want < 1) want = 1;
+    if (rows >= want) {
+        *per = 1, *rows_per = (rows + want - 1) / want;
+        return (int)((rows + *rows_per - 1) / *rows_per);
+    }
+    int64_t p = (want + rows - 1) / rows;
+    if (p > inner / 1024) p = inner / 1024 > 1 ? inner / 1024 : 1;
+    if (p * rows > CB_FMT_BIAS_NCHW_PARTS) p = CB_FMT_BIAS_NCHW_PARTS / rows > 1 ? CB_FMT_BIAS_NCHW_PARTS / rows : 1;
+    *per = (int)p, *rows_per = 1;
+    return (int)(rows * p);
+}
+// the rows (NHWC, FC) chunking: about 2048 blocks in all (16 per SM), each over at least 64 rows
+static int rows_parts(int64_t rows, int k) {
+    int64_t gx = (k + 31) / 32, want = 2048 / gx, most = (rows + 63) / 64;
+    int64_t parts = want < most ? want : most;
+    if (parts > CB_FMT_BIAS_PARTS) parts = CB_FMT_BIAS_PARTS;
+    return parts < 1 ? 1 : (int)parts;
+}
+
+extern "C" size_t cb_fmt_bias_part_floats(int k) {
+    int64_t gx = (k + 31) / 32, rows = 2048 / gx < CB_FMT_BIAS_PARTS ? 2048 / gx : CB_FMT_BIAS_PARTS;
+    if (rows < 1) rows = 1;
+    return (size_t)(rows > CB_FMT_BIAS_NCHW_PARTS ? rows : CB_FMT_BIAS_NCHW_PARTS) * (size_t)k;
+}
+
+template <class T, bool ACT> static void bias_grad_t(int64_t rows, int k, int64_t inner, const T *dy, act_grad g, float *db, float *part) {
+    dim3 block(32, 8);
+    if (!part || rows >= 0x7fffffff || (inner > 1 && rows * inner < 4096)) {
+        bias_grad_inner_kernel<T, ACT><<<k, 256>>>(rows, k, inner, dy, g, db);
+        return;
+    }
+    int parts;
+    if (inner > 1) {
+        int per;
+        int64_t rows_per;
+        parts = nchw_parts(rows, k, inner, &per, &rows_per);
+        bias_grad_chunks_kernel<T, ACT><<<dim3((unsigned)k, (unsigned)parts), 256>>>(rows, k, inner, per, rows_per, dy, g, part);
+    } else {
+        parts = rows_parts(rows, k);
+        bias_grad_rows_kernel<T, ACT><<<dim3((unsigned)((k + 31) / 32), (unsigned)parts), block>>>((uint32_t)rows, k, dy, g, part);
+    }
+    bias_grad_parts_kernel<<<(unsigned)((k + 31) / 32), block>>>(parts, k, part, db);
+}
+
+extern "C" void cb_fmt_bias_grad(int64_t rows, int k, int64_t inner, const void *dy, int bf, float *db, float *part) {
+    act_grad g = {CB_ACT_NONE, NULL, NULL};
+    if (bf) bias_grad_t<bf16, false>(rows, k, inner, (const bf16 *)dy, g, db, part);
+    else bias_grad_t<float, false>(rows, k, inner, (const float *)dy, g, db, part);
+}
+
+extern "C" void cb_fmt_act_bias_grad(int64_t rows, int k, int64_t inner, cb_act a, const void *x, const void *y, void *dy, int bf, float *db,
+                                     float *part) {
+    act_grad g = {a, x, y};
+    if (bf) bias_grad_t<bf16, true>(rows, k, inner, (const bf16 *)dy, g, db, part);
+    else bias_grad_t<float, true>(rows, k, inner, (const float *)dy, g, db, part);
+}
