@@ -1625,6 +1625,12 @@ static void dnn_graph_cases(void) {
         cb_exec_destroy(x);
     }
     unsetenv("CONVBENCH_DNN_GRAPH_PLANS");
+    setenv("CONVBENCH_DNN_CPAD", "sometimes", 1);
+    err = (cb_error){0};
+    x = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("CONVBENCH_DNN_CPAD=sometimes refused by name", !x && strstr(err.msg, "CONVBENCH_DNN_CPAD") ? 0 : 1, 0);
+    cb_exec_destroy(x);
+    unsetenv("CONVBENCH_DNN_CPAD");
     setenv("CONVBENCH_FUSE_EPILOGUE", "sometimes", 1);
     err = (cb_error){0};
     x = net ? cb_exec_create(net, &o, &err) : NULL;

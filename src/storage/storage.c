@@ -17,15 +17,17 @@ const char *cb_store_fmt_label(int fmt) {
 }
 
 // Under NHWC, a convolution whose input channels are not a multiple of 16 bytes' worth (the C = 3
-// of a first layer) runs on a copy of its input with zero channels added: cuDNN's tensor-core
-// kernels want aligned channels (VGG-A b64 bf16 NHWC conv1 took 1.95 ms forward and 2.74 ms
-// backward-filter on C = 3). Its filters get the same zero channels. Grouped ones stay as they are.
-// CONVBENCH_DNN_CPAD=off keeps the channels as they are (to compare: cuDNN's graph engines take
-// some unaligned channel counts).
+// of a first layer) may run on a copy of its input with zero channels added, its filters with the
+// same zero channels (grouped ones stay as they are): cuDNN's legacy tensor-core kernels want
+// aligned channels (VGG-A b64 bf16 NHWC conv1 took 1.95 ms forward and 2.74 ms backward-filter on
+// C = 3 before). The graph API's engines take C = 3 as it is, faster: with the graph race on (tf32,
+// bf16), on the H200 (2026-11-27, dev/gpu-epilogue.sh), VGG-A b64 tf32's step went from 15.73 to
+// 15.15 ms unpadded and no cell of eight was slower; with the legacy algorithms alone ResNet-50 b64
+// bf16 was 0.28 ms slower unpadded. So the padding is kept where the race is off (and in fp32:
+// legacy only): d->cpad, set by the cudnn backend (CONVBENCH_DNN_CPAD=on|off forces it).
 int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L) {
     int64_t c = L->p.conv.cin, a = cb_store_bf16(e) ? 8 : 4;
-    const char *env = getenv("CONVBENCH_DNN_CPAD");
-    if (!cb_store_nhwc(e) || L->p.conv.groups != 1 || c % a == 0 || (env && strcmp(env, "off") == 0)) return c;
+    if (!cb_store_nhwc(e) || !cb_store_of(e)->cpad || L->p.conv.groups != 1 || c % a == 0) return c;
     return (c + a - 1) / a * a;
 }
 
@@ -274,11 +276,12 @@ void cb_store_crit_xent_backward(cb_exec *e, const float *prob, const int32_t *l
 }
 
 
-cb_status cb_store_init(cb_exec *e, cb_error *err) {
+cb_status cb_store_init(cb_exec *e, bool cpad, cb_error *err) {
     cb_cuda_state *s = e->state;
     cb_store *d = cb_xcalloc(1, sizeof *d);
     s->store = d;
     d->fmt = cb_store_fmt_of(&e->opts);
+    d->cpad = cpad;
     d->layer = cb_xcalloc((size_t)e->net->nlayers, sizeof *d->layer);
     e->act_bytes = cb_fmt_bytes(d->fmt);
     return d->fmt == 0 ? CB_OK : alloc_buffers(e, err);

@@ -30,6 +30,7 @@ typedef struct cb_store {
     float *crit;                 // (N, K) fp32 NCHW: the criterion's probabilities and gradient
     void *wgrad;                 // (largest nw) a weight gradient in storage format, before fp32 KCRS
     cb_store_layer *layer;       // (nlayers)
+    bool cpad;                   // NHWC: pad a convolution's unaligned input channels (cb_store_conv_cpad)
 } cb_store;
 
 static inline cb_store *cb_store_of(const cb_exec *e) { return ((cb_cuda_state *)e->state)->store; }
@@ -43,12 +44,13 @@ const char *cb_store_fmt_label(int fmt);      // "bf16 NHWC", ...
 // device memory of the storage's own, counted with the engine's; NULL when out of memory (or 0 bytes)
 void *cb_store_alloc(cb_exec *e, size_t bytes);
 
-// The state (and, fmt != 0, the buffers sized from the network's shapes) / its release.
-cb_status cb_store_init(cb_exec *e, cb_error *err);
+// The state (and, fmt != 0, the buffers sized from the network's shapes; cpad: see cb_store_conv_cpad) / its release.
+cb_status cb_store_init(cb_exec *e, bool cpad, cb_error *err);
 void cb_store_destroy(cb_exec *e);
 
-// Under NHWC, a convolution whose input channels are not a multiple of 16 bytes' worth runs on a
-// copy of its input with zero channels added: the padded channel count (else L->p.conv.cin).
+// Under NHWC with cpad (the cudnn backend's choice: where cuDNN's graph race is off), a convolution
+// whose input channels are not a multiple of 16 bytes' worth runs on a copy of its input with zero
+// channels added: the padded channel count (else L->p.conv.cin).
 int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L);
 
 // conv / FC layer i (fmt != 0): its storage-format weight copy
