@@ -1589,6 +1589,21 @@ static void dnn_graph_desc_cases(void) {
         }
 }
 
+// backend cudnn refuses setting var to value by name (no executor made); var unset after
+static void env_refused(cb_net *net, const char *var, const char *value) {
+    setenv(var, value, 1);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "cudnn";
+    cb_error err = {0};
+    cb_exec *x = net ? cb_exec_create(net, &o, &err) : NULL;
+    char what[120];
+    snprintf(what, sizeof what, "%s=%s refused by name", var, value);
+    check(what, !x && strstr(err.msg, var) ? 0 : 1, 0);
+    cb_exec_destroy(x);
+    unsetenv(var);
+}
+
 // cuDNN's graph API forced on the cudnn backend ($CONVBENCH_DNN_GRAPH=force: the fastest graph
 // plan wherever one runs): the conv cases in fp32 NCHW (no graph plan: fp32 keeps the legacy ones), tf32 and
 // bf16 NHWC against the reference, each convolution cuDNN computes having run its phases on graph
@@ -1611,39 +1626,13 @@ static void dnn_graph_cases(void) {
     network_case_of("cudnn", CB_PREC_FP32, SMALL_BN);
     network_case_of("auto", CB_PREC_FP32, SMALL_RES);
     test_layout = saved;
-    setenv("CONVBENCH_DNN_GRAPH", "sometimes", 1);
     cb_error err = {0};
     cb_net *net = cb_net_load_string(graph_net, "graph", &err);
-    cb_exec_opts o;
-    cb_exec_opts_default(&o);
-    o.backend = "cudnn";
-    cb_exec *x = net ? cb_exec_create(net, &o, &err) : NULL;
-    check("CONVBENCH_DNN_GRAPH=sometimes refused by name", !x && strstr(err.msg, "CONVBENCH_DNN_GRAPH") ? 0 : 1, 0);
-    cb_exec_destroy(x);
-    unsetenv("CONVBENCH_DNN_GRAPH");
+    env_refused(net, "CONVBENCH_DNN_GRAPH", "sometimes");
     const char *bad_plans[] = {"0", "49", "6x", "-1"};
-    for (int k = 0; k < 4; k++) {
-        setenv("CONVBENCH_DNN_GRAPH_PLANS", bad_plans[k], 1);
-        err = (cb_error){0};
-        x = net ? cb_exec_create(net, &o, &err) : NULL;
-        char what[80];
-        snprintf(what, sizeof what, "CONVBENCH_DNN_GRAPH_PLANS=%s refused by name", bad_plans[k]);
-        check(what, !x && strstr(err.msg, "CONVBENCH_DNN_GRAPH_PLANS") ? 0 : 1, 0);
-        cb_exec_destroy(x);
-    }
-    unsetenv("CONVBENCH_DNN_GRAPH_PLANS");
-    setenv("CONVBENCH_DNN_CPAD", "sometimes", 1);
-    err = (cb_error){0};
-    x = net ? cb_exec_create(net, &o, &err) : NULL;
-    check("CONVBENCH_DNN_CPAD=sometimes refused by name", !x && strstr(err.msg, "CONVBENCH_DNN_CPAD") ? 0 : 1, 0);
-    cb_exec_destroy(x);
-    unsetenv("CONVBENCH_DNN_CPAD");
-    setenv("CONVBENCH_FUSE_EPILOGUE", "sometimes", 1);
-    err = (cb_error){0};
-    x = net ? cb_exec_create(net, &o, &err) : NULL;
-    check("CONVBENCH_FUSE_EPILOGUE=sometimes refused by name", !x && strstr(err.msg, "CONVBENCH_FUSE_EPILOGUE") ? 0 : 1, 0);
-    cb_exec_destroy(x);
-    unsetenv("CONVBENCH_FUSE_EPILOGUE");
+    for (int k = 0; k < 4; k++) env_refused(net, "CONVBENCH_DNN_GRAPH_PLANS", bad_plans[k]);
+    env_refused(net, "CONVBENCH_DNN_CPAD", "sometimes");
+    env_refused(net, "CONVBENCH_FUSE_EPILOGUE", "sometimes");
     cb_net_free(net);
 }
 

@@ -30,6 +30,21 @@ static cb_net *conv_net(int n, int h, int c, int k, int r, int stride, const cha
     if (!net) printf("  load: %s\n", err.msg);
     return net;
 }
+// a net from Paleo JSON text (NULL, and the reason printed, if it does not load)
+static cb_net *json_net(const char *json) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, "test", &err);
+    if (!net) printf("  load: %s\n", err.msg);
+    return net;
+}
+// d's calibrated algorithms: the n of list, each with the form its name gives
+static void set_algos(cb_device *d, const cb_cal_algo *list, int n) {
+    for (int k = 0; k < n; k++) {
+        d->cal.algo[k] = list[k];
+        cb_algo_form_of(list[k].name, &d->cal.algo[k].form);
+    }
+    d->cal.nalgo = n;
+}
 
 // direct vs Winograd multiplies for a 3x3 convolution: 56x56 output, 64 -> 64 channels
 static void winograd_multiplies(void) {
@@ -665,16 +680,14 @@ static void grouped_entries(void) {
                        "\"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"bias\": false, \"groups\": 64},"
                        "\"pw\": {\"parents\": [\"dw\"], \"type\": \"Convolution\", \"filter\": [1, 1, 64, 64], \"padding\": [0, 0],"
                        "\"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"bias\": false}}}";
-    cb_error err = {0};
-    cb_net *net = cb_net_load_string(json, "test", &err);
-    CHECK(net, "load: %s", err.msg);
+    cb_net *net = json_net(json);
+    CHECK(net, "load");
     if (!net) return;
     cb_device d = gpu_device();
+    const cb_cal_algo algos[] = {{.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6},
+                                 {.name = "FWD_GEMM", .phase = CB_PHASE_FORWARD, .rate = 2e12, .overhead_s = 7e-6, .grouped = true}};
+    set_algos(&d, algos, 2);
     cb_cal_algo *a = d.cal.algo;
-    a[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6};
-    a[1] = (cb_cal_algo){.name = "FWD_GEMM", .phase = CB_PHASE_FORWARD, .rate = 2e12, .overhead_s = 7e-6, .grouped = true};
-    for (int k = 0; k < 2; k++) cb_algo_form_of(a[k].name, &a[k].form);
-    d.cal.nalgo = 2;
     cb_model_opts mo = {CB_PREC_FP32, 0, true};
     cb_pred dw, pw;
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &dw);
@@ -815,16 +828,13 @@ static void epilogue_prediction(void) {
                        "\"c2\": {\"parents\": [\"c1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 96, 96], \"padding\": [0, 0],"
                        "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
                        "\"p1\": {\"parents\": [\"c2\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"}}}";
-    cb_error err = {0};
-    cb_net *net = cb_net_load_string(json, "test", &err);
-    CHECK(net, "load: %s", err.msg);
+    cb_net *net = json_net(json);
+    CHECK(net, "load");
     if (!net) return;
     cb_device d = gpu_device();
-    cb_cal_algo *a = d.cal.algo;
-    a[0] = (cb_cal_algo){.name = "BWD_DATA_ALGO_1", .phase = CB_PHASE_BWD_DATA, .rate = 30e12, .overhead_s = 10e-6};
-    a[1] = (cb_cal_algo){.name = "BWD_FILTER_ALGO_1", .phase = CB_PHASE_BWD_FILTER, .rate = 30e12, .overhead_s = 10e-6};
-    for (int k = 0; k < 2; k++) cb_algo_form_of(a[k].name, &a[k].form);
-    d.cal.nalgo = 2;
+    const cb_cal_algo algos[] = {{.name = "BWD_DATA_ALGO_1", .phase = CB_PHASE_BWD_DATA, .rate = 30e12, .overhead_s = 10e-6},
+                                 {.name = "BWD_FILTER_ALGO_1", .phase = CB_PHASE_BWD_FILTER, .rate = 30e12, .overhead_s = 10e-6}};
+    set_algos(&d, algos, 2);
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
     cb_model_opts mo = {CB_PREC_FP32, 0, true};
     double Y = 8.0 * 96 * 28 * 28 * 4, relu = 1e3 * (5e-6 + 3 * Y / 2e12), bias = 1e3 * (5e-6 + Y / 2e12);
