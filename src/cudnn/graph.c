@@ -298,10 +298,7 @@ double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const voi
             }
             if (!ran || cudaGetLastError() != cudaSuccess) ms = -1; // (a launch that failed: not a candidate)
             timed++;
-            // within CB_DNN_GRAPH_TIE of the fastest so far, the plan with the smaller workspace
-            bool better = ms >= 0 && (best_ms < 0 || ms < best_ms * (1 - CB_DNN_GRAPH_TIE) ||
-                                      (ms < best_ms * (1 + CB_DNN_GRAPH_TIE) && (ms < best_ms ? need <= (*best)->ws_bytes : need < (*best)->ws_bytes)));
-            if (better) {
+            if (ms >= 0 && (best_ms < 0 || ms < best_ms)) {
                 gplan_free(*best);
                 *best = g, best_ms = ms;
             } else gplan_free(g);

@@ -9,11 +9,6 @@ typedef enum { CB_DNN_GRAPH_RACE, CB_DNN_GRAPH_OFF, CB_DNN_GRAPH_FORCE, CB_DNN_G
 // $CONVBENCH_DNN_GRAPH for precision prec: race (the default: unset or empty), off, force; anything
 // else CB_DNN_GRAPH_BAD. fp32 is always CB_DNN_GRAPH_OFF: its legacy algorithms only (graph.c says why).
 cb_dnn_graph_mode cb_dnn_graph_mode_of(cb_precision prec);
-// Two plans whose times (three runs each) differ by less than this fraction are not told apart by
-// the race: the one with the smaller workspace is kept (a graph plan against the legacy pick too). On
-// the H200 (2026-11-27) the race without it grew AlexNet b128 bf16's workspace from 7.9 to 112.5 MiB,
-// its planned peak to 960 MiB against PyTorch's 939.
-#define CB_DNN_GRAPH_TIE 0.03
 // $CONVBENCH_DNN_GRAPH_PLANS: plans the race times per phase (6 when unset; -1: not a number in 1..48)
 int cb_dnn_graph_plans(void);
 // $CONVBENCH_DNN_GRAPH_RTC=1: engines compiled at run time (NVRTC) may race too

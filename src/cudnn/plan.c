@@ -213,9 +213,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         if (!(p == 0 || (p == 1 && dx) || (p == 2 && b->dw))) continue;
         dnn_gplan *g = NULL;
         double ms = cb_dnn_graph_race(e, i, (cb_phase)p, p == 1 ? dx : x, p == 2 ? dwf : wf, y, ws, wsz, &g);
-        // (within CB_DNN_GRAPH_TIE of the legacy pick, the graph plan only where it needs no more workspace)
-        bool faster = ms < dnn_ms[p] && (ms < dnn_ms[p] * (1 - CB_DNN_GRAPH_TIE) || cb_dnn_graph_workspace(g) <= b->ws[p]);
-        if (g && (gm == CB_DNN_GRAPH_FORCE || dnn_ms[p] < 0 || faster)) {
+        if (g && (gm == CB_DNN_GRAPH_FORCE || dnn_ms[p] < 0 || ms < dnn_ms[p])) {
             l->g[p] = g;
             b->ws[p] = cb_dnn_graph_workspace(g);
             b->choice[p] = cb_choice_of(CB_IMPL_CUDNN, (int)cb_dnn_graph_engine(g), "cuDNN graph engine");
