@@ -48,6 +48,7 @@ def peer_kind(r):
     return 'compiled' if r.get('compile_mode') in (None, 'default') else 'compiled-' + r['compile_mode']
 kinds = ['eager', 'compiled'] + sorted({peer_kind(r) for r in peer} - {'eager', 'compiled'})
 ratios = {(b, p): [] for b in backends for p in kinds}
+missing = []  # cells a peer column did not measure: the call's DEADLINE skipped its group, or PEER_S cut it
 print('| cell | ' + ' | '.join(f'{b} ms' for b in backends) + ' | ' + ' | '.join(f'{k} ms' for k in kinds) + ' | ' +
       ' | '.join(f'{b}/{k}' for b in backends for k in kinds) + ' | peak MiB (convbench planned / PyTorch) |')
 print('|---' * (1 + len(backends) + len(kinds) + len(backends) * len(kinds) + 1) + '|')
@@ -57,7 +58,8 @@ for (net, batch, prec, lay, upd), bes in sorted(cells.items()):
     refs = [(k, (pr.get(k) or {}).get('total')) for k in kinds]
     row = [f'{net} b{batch} {prec} {lay.upper()}{" +update" if upd else ""}']
     row += [f'{bes[b][0]:.2f}' if b in bes and bes[b][0] else '-' for b in backends]
-    row += [f'{ref:.2f}' if ref else '-' for _, ref in refs]
+    row += [f'{ref:.2f}' if ref else 'not run' for _, ref in refs]
+    if not all(ref for _, ref in refs): missing.append(row[0])
     for b in backends:
         t = bes.get(b, (None,))[0]
         for p, ref in refs:
@@ -67,9 +69,13 @@ for (net, batch, prec, lay, upd), bes in sorted(cells.items()):
             else:
                 row.append('-')
     mem = [f'{bes[b][1]:.0f}' for b in backends if b in bes and bes[b][1]]
-    row.append(f'{"/".join(mem) or "-"} / {(pr.get("eager") or {}).get("peak_mib", 0):.0f}')
+    peak = (pr.get("eager") or {}).get("peak_mib")
+    row.append(f'{"/".join(mem) or "-"} / {f"{peak:.0f}" if peak else "-"}')
     print('| ' + ' | '.join(row) + ' |')
 print()
+if missing:
+    print(f'peer not run for {", ".join(missing)}: its precision group was skipped past DEADLINE or cut at PEER_S '
+          '(suitepeer_*.out has what ran); a column not run leaves its cell out of that mean')
 for (b, p), xs in ratios.items():
     if xs:
         print(f'geometric mean {b}/{p}: {gmean(xs):.3f} over {len(xs)} cells (below 1: convbench faster)')
