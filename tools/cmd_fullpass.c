@@ -404,8 +404,10 @@ static int run(int argc, char **argv) {
     memory_table(r, e);
     if (per_layer) layer_table(r, &bd, e);
     cb_report_note(r, "breakdown: mean per step of %d steps timed layer by layer%s; a conv or FC layer's part includes its bias, "
-                      "padded input copy and weight cast (bf16 storage, after an update); the parts cover %.1f%% of the step",
-                   bd.steps, device ? " (separate from the steps of the phase table)" : "", 100 * cover);
+                      "padded input copy and weight cast (bf16 storage, after an update)%s; the parts cover %.1f%% of the step",
+                   bd.steps, device ? " (separate from the steps of the phase table)" : "",
+                   device ? ", its bias gradient too but where it comes with its activation's in one pass (then in 'activation, fused')" : "",
+                   100 * cover);
     bool shared = cb_exec_memory_shared(e);
     cb_report_meta_str(r, "memory_mode", shared ? "reuse" : "separate");
     cb_report_note(r, "memory: the planned buffers by kind; %s", shared
