@@ -34,7 +34,8 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 t = [r for r in d['tables']['fullpass'] if r['phase'].startswith('total')]
 b = d['tables'].get('breakdown', [])
-kinds = ', '.join('%s %.2f/%.2f' % (r['part'], r['forward_ms'], r['backward_ms']) for r in b)
+kinds = ', '.join('%s %.2f/%.2f' % (r['part'], r['forward_ms'], r['backward_ms']) for r in b
+                  if not isinstance(r['forward_ms'], str))  # (the gaps and step rows carry text there)
 print('%s: %s | %s' % (sys.argv[2], ', '.join('%s %.2f ms' % (r['phase'], r['median_ms']) for r in t), kinds))
 PY
     done

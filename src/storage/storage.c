@@ -20,11 +20,14 @@ const char *cb_store_fmt_label(int fmt) {
 // of a first layer) may run on a copy of its input with zero channels added, its filters with the
 // same zero channels (grouped ones stay as they are): cuDNN's legacy tensor-core kernels want
 // aligned channels (VGG-A b64 bf16 NHWC conv1 took 1.95 ms forward and 2.74 ms backward-filter on
-// C = 3 before). The graph API's engines take C = 3 as it is, faster: with the graph race on (tf32,
-// bf16), on the H200 (2026-11-27, dev/gpu-epilogue.sh), VGG-A b64 tf32's step went from 15.73 to
-// 15.15 ms unpadded and no cell of eight was slower; with the legacy algorithms alone ResNet-50 b64
-// bf16 was 0.28 ms slower unpadded. So the padding is kept where the race is off (and in fp32:
-// legacy only): d->cpad, set by the cudnn backend (CONVBENCH_DNN_CPAD=on|off forces it).
+// C = 3 before). In tf32 the graph API's engines take C = 3 as it is, faster and with less
+// workspace: on the H200 (2026-11-27, dev/gpu-epilogue.sh, docs/results/2026-11-27-h200-epilogue/
+// ab_calls1_3.md) VGG-A b64 tf32's step went from 15.73 to 15.15 ms unpadded, its workspace from 834
+// to 37 MiB. In bf16 unpadded gained at most 0.13 ms (ResNet-50 b64) and cost workspace (ResNet-50
+// 8 -> 55 MiB, VGG-A 16 -> 51: two cells' planned peaks went above PyTorch's); with the legacy
+// algorithms alone ResNet-50 b64 bf16 was 0.28 ms slower unpadded. So the padding is left out only
+// in tf32 under the graph race (fp32 runs the legacy algorithms only): d->cpad, set by the cudnn
+// backend (CONVBENCH_DNN_CPAD=on|off forces it).
 int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L) {
     int64_t c = L->p.conv.cin, a = cb_store_bf16(e) ? 8 : 4;
     if (!cb_store_nhwc(e) || !cb_store_of(e)->cpad || L->p.conv.groups != 1 || c % a == 0) return c;
