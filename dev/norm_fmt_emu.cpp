@@ -174,6 +174,51 @@ static void run_case(int fmt, cb_bn_params d, cb_act act) {
         check(what, nerr(dbeta, ref_db), 1e-5);
     }
 
+    if (act == CB_ACT_NONE) { // a residual block's last batch norm with the sum's ReLU (output mk) taken in its first pass
+        std::vector<float> mk(t), g(t), ref_g(t), got_g(t);
+        std::vector<double> q1(d.c, 0), q2(d.c, 0);
+        buffer bm(t * es);
+        for (size_t j = 0; j < t; j++) {
+            float v = rnd(fmt, 1.5f * urand() - 0.5f);
+            mk[j] = v > 0 ? v : 0.f;
+            put(fmt, bm.p, j, mk[j]);
+            g[j] = mk[j] > 0 ? dy[j] : 0.f;
+        }
+        for (int n = 0; n < d.n; n++)
+            for (int c = 0; c < d.c; c++)
+                for (size_t i = 0; i < hw; i++) {
+                    size_t j = at(fmt, d, n, c, (int)i);
+                    q1[c] += g[j], q2[c] += g[j] * (x[j] - mean[c]) * invstd[c];
+                }
+        for (int n = 0; n < d.n; n++)
+            for (int c = 0; c < d.c; c++)
+                for (size_t i = 0; i < hw; i++) {
+                    size_t j = at(fmt, d, n, c, (int)i);
+                    double xh = (x[j] - mean[c]) * invstd[c];
+                    ref_dx[j] = (float)(gamma[c] * invstd[c] * (g[j] - q1[c] / m - xh * q2[c] / m));
+                }
+        for (int c = 0; c < d.c; c++) ref_dg[c] = (float)q2[c], ref_db[c] = (float)q1[c];
+        for (int with_dx = 1; with_dx >= 0; with_dx--) {
+            std::fill(dgamma.begin(), dgamma.end(), NAN), std::fill(dbeta.begin(), dbeta.end(), NAN);
+            memset(bdx.p, 0xff, t * es);
+            for (size_t j = 0; j < t; j++) put(fmt, bdy.p, j, dy[j]);
+            cb_fmt_bn_backward_relu_mask(&d, fmt, bx.p, gamma.data(), mean.data(), invstd.data(), bm.p, bdy.p, with_dx ? bdx.p : nullptr,
+                                         dgamma.data(), dbeta.data(), (float *)part.p);
+            for (size_t j = 0; j < t; j++) got_g[j] = get(fmt, bdy.p, j);
+            snprintf(what, sizeof what, "%s relu-mask backward: the ReLU's gradient over dy%s", name, with_dx ? "" : " (no dx)");
+            check(what, got_g == g ? 0 : 1, 0); // (exact: dy or 0)
+            if (with_dx) {
+                for (size_t j = 0; j < t; j++) got_dx[j] = get(fmt, bdx.p, j);
+                snprintf(what, sizeof what, "%s relu-mask backward dx", name);
+                check(what, nerr(got_dx, ref_dx), fmt & CB_FMT_BF16 ? 1e-2 : 1e-5);
+            }
+            snprintf(what, sizeof what, "%s relu-mask backward dgamma%s", name, with_dx ? "" : " (no dx)");
+            check(what, nerr(dgamma, ref_dg), 1e-5);
+            snprintf(what, sizeof what, "%s relu-mask backward dbeta%s", name, with_dx ? "" : " (no dx)");
+            check(what, nerr(dbeta, ref_db), 1e-5);
+        }
+    }
+
     // inference with the running statistics
     memset(by.p, 0xff, t * es);
     cb_fmt_bn_forward_infer(&d, fmt, bx.p, gamma.data(), beta.data(), rmean.data(), rvar.data(), by.p, act, (float *)part.p);

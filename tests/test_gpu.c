@@ -37,6 +37,7 @@
 #include "cuda/conv_algo.h"
 #include "storage/format.h"
 #ifdef CB_HAVE_CUDA
+#include "cudnn/dnn.h"
 #include "cudnn/graph.h"
 #endif
 #include "gpu/gpu.h"
@@ -847,6 +848,23 @@ static void bn_add_cases(void) {
             cb_exec_destroy(r);
             cb_net_free(net);
             network_case_of("auto", precs[q], SMALL_RES);
+            // in training both sums' ReLU gradients are taken by their heads' batch norms
+            // (cb_fmt_bn_backward_relu_mask; the step above checks the gradients), and not with
+            // CONVBENCH_FUSE_EPILOGUE=off (the separate pass)
+            for (int off = 0; off < 2; off++) {
+                if (off) setenv("CONVBENCH_FUSE_EPILOGUE", "off", 1);
+                net = cb_net_load_string(small_res_net, "small-res", &err);
+                o.train = true, o.backend = "auto", o.precision = precs[q], o.layout = lays[li];
+                g = net ? cb_exec_create(net, &o, &err) : NULL;
+                int s1 = net ? cb_net_find(net, "s1") : -1, s2 = net ? cb_net_find(net, "s2") : -1;
+                bool in_bn = g && cb_dnn_layer(g, s1)->relu_in_bn && cb_dnn_layer(g, s2)->relu_in_bn;
+                snprintf(what, sizeof what, "auto %s %s small-res training: the sums' ReLU gradients %s", prec_name(precs[q]),
+                         li ? "nhwc" : "nchw", off ? "in passes of their own with FUSE_EPILOGUE=off" : "in the batch norms' passes");
+                check(what, g && in_bn == !off ? 0 : 1, 0);
+                cb_exec_destroy(g);
+                cb_net_free(net);
+                unsetenv("CONVBENCH_FUSE_EPILOGUE");
+            }
         }
     test_layout = CB_LAYOUT_NCHW;
     unsetenv("CONVBENCH_AUTO_BN");
@@ -1155,6 +1173,96 @@ static void act_bias_grad_cases(void) {
                     cudaFree(dy1), cudaFree(dy2), cudaFree(y), cudaFree(x), cudaFree(dd1), cudaFree(dd2), cudaFree(part);
                     free(h), free(hy), free(hx), free(g1), free(g2), free(db1), free(db2), free(ref), free(mag);
                 }
+}
+
+// cb_fmt_bn_backward_relu_mask (a residual block's last batch norm, its sum's ReLU gradient taken
+// in the batch norm's first pass) against the separate passes (cb_fmt_act_backward's ReLU from
+// the sum's output m, then cb_fmt_bn_backward without activation) on the same inputs: dy (now the
+// ReLU's input gradient), dx, dgamma and dbeta bit for bit (the same sums in the same order); and
+// against float64 (g = m > 0 ? dy : 0; dbeta = sum g, dgamma = sum g (x - mean) invstd, dx = gamma
+// invstd (g - dbeta / M - (x - mean) invstd^2 sum g (x - mean) / M)): the sums within 1e-5 of the
+// sum of |g| (|g (x - mean) invstd|) per channel, dx within 1e-5 normalised (fp32) or 1e-2 (bf16:
+// rounded on store). Every storage; C odd (the scalar path), C 64 (16-byte vectors), batch 1, and
+// dx NULL (the sums and the stored dy only). A third of m is 0.
+static void bn_relu_mask_cases(void) {
+    static const struct { int n, c, h, w; } shapes[] = {{2, 13, 5, 7}, {3, 64, 8, 8}, {1, 24, 7, 7}, {4, 8, 3, 5}};
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++)
+        for (int fmt_i = 0; fmt_i < 4; fmt_i++)
+            for (int with_dx = 1; with_dx >= (sh == 3 ? 0 : 1); with_dx--) {
+                int n = shapes[sh].n, c = shapes[sh].c, h = shapes[sh].h, w = shapes[sh].w;
+                int nhwc = fmt_i & 1, bf = fmt_i >> 1, fmt = (nhwc ? CB_FMT_NHWC : 0) | (bf ? CB_FMT_BF16 : 0);
+                size_t cnt = (size_t)n * c * h * w, hw = (size_t)h * w, es = bf ? 2 : 4;
+                cb_bn_params bp = {.n = n, .c = c, .h = h, .w = w, .eps = 1e-3f};
+                float *hx = malloc(cnt * 4), *hm = malloc(cnt * 4), *hdy = malloc(cnt * 4);
+                float *hg = malloc((size_t)c * 4), *hmean = malloc((size_t)c * 4), *his = malloc((size_t)c * 4);
+                for (size_t i = 0; i < cnt; i++) {
+                    hx[i] = bf16_round(2.f * urand() - 0.8f);
+                    float v = bf16_round(1.5f * urand() - 0.5f);
+                    hm[i] = v > 0 ? v : 0.f;
+                    hdy[i] = bf16_round(urand() - 0.5f);
+                }
+                for (int k = 0; k < c; k++) hg[k] = 0.5f + urand(), hmean[k] = 0.4f * urand() - 0.2f, his[k] = 0.5f + 2.f * urand();
+                void *x = dev_values(hx, cnt, bf), *m = dev_values(hm, cnt, bf), *dy1 = dev_values(hdy, cnt, bf), *dy2 = dev_values(hdy, cnt, bf);
+                float *gamma = dev_values(hg, (size_t)c, 0), *mean = dev_values(hmean, (size_t)c, 0), *invstd = dev_values(his, (size_t)c, 0);
+                void *dx1 = NULL, *dx2 = NULL;
+                float *dg1, *dg2, *db1, *db2, *part;
+                if (with_dx) cudaMalloc(&dx1, cnt * es), cudaMalloc(&dx2, cnt * es);
+                cudaMalloc((void **)&dg1, (size_t)c * 4), cudaMalloc((void **)&dg2, (size_t)c * 4);
+                cudaMalloc((void **)&db1, (size_t)c * 4), cudaMalloc((void **)&db2, (size_t)c * 4);
+                cudaMalloc((void **)&part, cb_fmt_bn_scratch(c) * 4);
+                cb_fmt_act_backward(cnt, CB_ACT_RELU, NULL, m, dy1, dy1, bf);
+                cb_fmt_bn_backward(&bp, fmt, x, gamma, NULL, mean, invstd, CB_ACT_NONE, dy1, dx1, dg1, db1, part);
+                cb_fmt_bn_backward_relu_mask(&bp, fmt, x, gamma, mean, invstd, m, dy2, dx2, dg2, db2, part);
+                char *gy1 = malloc(cnt * es), *gy2 = malloc(cnt * es), *gx1 = malloc(cnt * es), *gx2 = malloc(cnt * es);
+                float *a1 = malloc((size_t)c * 16), *a2 = a1 + c, *b1 = a2 + c, *b2 = b1 + c;
+                cudaMemcpy(gy1, dy1, cnt * es, cudaMemcpyDeviceToHost), cudaMemcpy(gy2, dy2, cnt * es, cudaMemcpyDeviceToHost);
+                if (with_dx) cudaMemcpy(gx1, dx1, cnt * es, cudaMemcpyDeviceToHost), cudaMemcpy(gx2, dx2, cnt * es, cudaMemcpyDeviceToHost);
+                cudaMemcpy(a1, dg1, (size_t)c * 4, cudaMemcpyDeviceToHost), cudaMemcpy(a2, dg2, (size_t)c * 4, cudaMemcpyDeviceToHost);
+                cudaMemcpy(b1, db1, (size_t)c * 4, cudaMemcpyDeviceToHost);
+                cudaError_t rc = cudaMemcpy(b2, db2, (size_t)c * 4, cudaMemcpyDeviceToHost);
+                // float64, element i of the storage order: its channel
+                double *s1 = calloc((size_t)c * 4, sizeof(double)), *s2 = s1 + c, *m1 = s2 + c, *m2 = m1 + c;
+                for (size_t i = 0; i < cnt; i++) {
+                    int k = (int)(nhwc ? i % (size_t)c : i / hw % (size_t)c);
+                    double g = hm[i] > 0 ? hdy[i] : 0, xc = (double)hx[i] - hmean[k];
+                    s1[k] += g, s2[k] += g * xc, m1[k] += fabs(g), m2[k] += fabs(g * xc * his[k]);
+                }
+                double serr = rc == cudaSuccess ? 0 : INFINITY;
+                for (int k = 0; k < c; k++) {
+                    double e1 = fabs(b2[k] - s1[k]) / (m1[k] > 0 ? m1[k] : 1), e2 = fabs(a2[k] - s2[k] * his[k]) / (m2[k] > 0 ? m2[k] : 1);
+                    if (!(e1 <= serr)) serr = isnan(e1) ? INFINITY : e1;
+                    if (!(e2 <= serr)) serr = isnan(e2) ? INFINITY : e2;
+                }
+                float *dxf = malloc(cnt * 4), *dxr = malloc(cnt * 4);
+                double M = (double)n * hw;
+                for (size_t i = 0; with_dx && i < cnt; i++) {
+                    int k = (int)(nhwc ? i % (size_t)c : i / hw % (size_t)c);
+                    double g = hm[i] > 0 ? hdy[i] : 0, xc = (double)hx[i] - hmean[k], is = his[k];
+                    dxr[i] = (float)(hg[k] * is * (g - s1[k] / M - xc * is * is * s2[k] / M));
+                    if (bf) {
+                        uint32_t u = (uint32_t)((uint16_t *)gx2)[i] << 16;
+                        memcpy(&dxf[i], &u, 4);
+                    } else dxf[i] = ((float *)gx2)[i];
+                }
+                char what[200];
+                snprintf(what, sizeof what, "bn relu-mask backward %s %s n%d c%d %dx%d%s: fused against separate", bf ? "bf16" : "fp32",
+                         nhwc ? "nhwc" : "nchw", n, c, h, w, with_dx ? "" : ", no dx");
+                bool same = !memcmp(gy1, gy2, cnt * es) && (!with_dx || !memcmp(gx1, gx2, cnt * es)) && !memcmp(a1, a2, (size_t)c * 4) &&
+                            !memcmp(b1, b2, (size_t)c * 4);
+                check(what, same ? 0 : 1, 0);
+                snprintf(what, sizeof what, "bn relu-mask backward %s %s n%d c%d %dx%d%s: sums against float64", bf ? "bf16" : "fp32",
+                         nhwc ? "nhwc" : "nchw", n, c, h, w, with_dx ? "" : ", no dx");
+                check(what, serr, 1e-5);
+                if (with_dx) {
+                    snprintf(what, sizeof what, "bn relu-mask backward %s %s n%d c%d %dx%d: dx against float64", bf ? "bf16" : "fp32",
+                             nhwc ? "nhwc" : "nchw", n, c, h, w);
+                    check(what, nerr(dxf, dxr, cnt), bf ? 1e-2 : 1e-5);
+                }
+                cudaFree(x), cudaFree(m), cudaFree(dy1), cudaFree(dy2), cudaFree(gamma), cudaFree(mean), cudaFree(invstd);
+                cudaFree(dx1), cudaFree(dx2), cudaFree(dg1), cudaFree(dg2), cudaFree(db1), cudaFree(db2), cudaFree(part);
+                free(hx), free(hm), free(hdy), free(hg), free(hmean), free(his), free(gy1), free(gy2), free(gx1), free(gx2);
+                free(a1), free(s1), free(dxf), free(dxr);
+            }
 }
 
 // "cudnn" and "auto" in the other storages: NHWC fp32, tf32, bf16 and bf16 NCHW; both small nets
@@ -1653,6 +1761,7 @@ static void storage_cases(void) {
     fmt_pool_cases();
     bias_grad_cases();
     act_bias_grad_cases();
+    bn_relu_mask_cases();
     test_layout = CB_LAYOUT_NHWC;
     layer_cases("cudnn", CB_PREC_FP32);
     network_case_of("cudnn", CB_PREC_FP32, true);

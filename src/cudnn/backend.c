@@ -202,11 +202,13 @@ static void bn_backward_of(cb_exec *e, int i, void *dy, void *dx) {
     dnn_layer *l = lay(e, i);
     cb_bn_params bp;
     cb_bn_params_of(L, &bp);
-    if (l->own_bn) {
+    if (l->own_bn && l->bn_add && lay(e, i + 1)->relu_in_bn) // (the sum i + 1's ReLU, its output the mask)
+        cb_fmt_bn_backward_relu_mask(&bp, cb_store_of(e)->fmt, bn_x(e, i), b->gamma, b->bn_mean, b->bn_invstd, e->lb[i + 1].y, dy, dx,
+                                     b->dgamma, b->dbeta, dnn(e)->bn_part);
+    else if (l->own_bn)
         cb_fmt_bn_backward(&bp, cb_store_of(e)->fmt, bn_x(e, i), b->gamma, b->beta, b->bn_mean, b->bn_invstd,
                            bn_act_fused(e, L) ? L->act : CB_ACT_NONE, dy, dx, b->dgamma, b->dbeta, dnn(e)->bn_part);
-        return;
-    }
+    if (l->own_bn) return;
     dnn_state *d = dnn(e);
     if (l->bn_ex)
         cudnnBatchNormalizationBackwardEx(d->h, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one, &zero, l->yd,
@@ -500,7 +502,8 @@ void cb_dnn_backward_epilogue(cb_exec *e, int i) {
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
     bool fused = L->bn && l->own_bn && bn_act_fused(e, L); // the own backward applies the activation's gradient itself
-    bool masked = ((cb_cuda_state *)e->state)->relu_masked[i]; // (the own max pool after it applied the ReLU's gradient)
+    bool masked = ((cb_cuda_state *)e->state)->relu_masked[i] // (the own max pool after it applied the ReLU's gradient,
+                  || l->relu_in_bn;                          // or the batch norm before this sum will)
     if (L->act != CB_ACT_NONE && !fused && !masked && !cb_cuda_act_bias_grad(e, i, is_nhwc(e), is_bf16(e))) act_backward(e, i);
     if (L->bn) {
         if (!l->own_bn && !l->bnd) {

@@ -52,6 +52,8 @@ typedef struct dnn_layer {
     bool bn_add;                 // a CB_FUSION_BN_ADD head: its own batch-norm pass also adds the next layer's (a sum's)
                                  // other input and applies the sum's activation, writing the sum's output
     bool in_bn_add;              // a sum computed by the batch-norm pass of the layer before it (bn_add)
+    bool relu_in_bn;             // (in_bn_add) in training, the sum's ReLU gradient is applied by the head's batch-norm
+                                 // backward as it reads dy (cb_fmt_bn_backward_relu_mask), not by a pass of its own
     bool bn_ex;                  // cuDNN's batch norm of this layer runs the Ex API, persistent mode (dnn_state.bn_ex)
     bool dw[CB_PHASE_COUNT];     // this phase of a depthwise convolution runs the own depthwise kernel on the storage
                                  // (src/cuda/conv_depthwise.cu; fp32 NCHW reaches it through own[] instead)

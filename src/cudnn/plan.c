@@ -411,6 +411,21 @@ cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char 
     return r;
 }
 
+// Whether the backward of sum i (a CB_FUSION_BN_ADD node's, head h) leaves its ReLU's gradient to
+// h's batch norm: that pass reads the sum's gradient anyway, and writes the ReLU's input gradient
+// back in place. Every input of the sum must then read its gradient from that one buffer after h's
+// backward (exec.c's grad_alias: h and the shortcut share the sum's buffer), not get a copy of the
+// unmasked one when the sum's backward runs. ($CONVBENCH_FUSE_EPILOGUE=off: the separate pass.)
+static bool relu_in_bn(const cb_exec *e, int h, int i) {
+    const cb_layer *S = &e->net->layers[i];
+    if (!e->opts.train || S->act != CB_ACT_RELU || !((cb_cuda_state *)e->state)->fuse_epilogue || e->grad_alias[h] != i) return false;
+    for (int k = 0; k < S->nparents; k++) {
+        int p = S->parents[k];
+        if (e->lb[p].dy && e->grad_alias[p] != i) return false;
+    }
+    return true;
+}
+
 // Sum i closes a CB_FUSION_BN_ADD node (core/plan.c) whose head's batch norm runs on the own
 // kernels (auto's choice, raced on the batch norm alone): the head's pass computes the sum. Plain
 // cudnn keeps cuDNN's batch norm; $CONVBENCH_BN_ADD=separate (or BN_ACT=separate) turns it off.
@@ -422,7 +437,9 @@ static void plan_bn_add(cb_exec *e, int i) {
     dnn_layer *lh = e->lb[h].priv;
     if (!lh || !lh->own_bn) return;
     lh->bn_add = true;
-    ((dnn_layer *)e->lb[i].priv)->in_bn_add = true;
+    dnn_layer *ls = e->lb[i].priv;
+    ls->in_bn_add = true;
+    ls->relu_in_bn = relu_in_bn(e, h, i);
     cb_choice c = cb_choice_of(CB_IMPL_OWN, -1, "bn+add");
     c.flags |= CB_CHOICE_IN_FUSED, c.fused_with = h;
     e->lb[i].choice[CB_PHASE_FORWARD] = c;

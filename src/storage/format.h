@@ -118,6 +118,13 @@ void cb_fmt_bn_forward_infer_res(const cb_bn_params *p, int fmt, const void *x, 
 // (computed once, in the first pass).
 void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, const float *mean,
                         const float *invstd, cb_act act, void *dy, void *dx, float *dgamma, float *dbeta, float *part);
+// the same for a batch norm without activation followed by a residual sum and a ReLU whose output
+// is m (CB_FUSION_BN_ADD): dy, the gradient w.r.t. m, becomes the ReLU's input gradient
+// (m > 0 ? dy : 0, stored over dy in the first pass, as the separate pass would leave it for the
+// sum's other input), and the batch norm's gradients follow from it. Bit for bit the separate
+// ReLU pass and cb_fmt_bn_backward without activation.
+void cb_fmt_bn_backward_relu_mask(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *mean,
+                                  const float *invstd, const void *m, void *dy, void *dx, float *dgamma, float *dbeta, float *part);
 
 // Per-channel layers of today's convnets (chan_fmt.cu), any fmt, tensors (n, c, hw) in the
 // storage; the semantics of the reference loops (src/cpu/channel_impl.h). The SE product y = a * b

@@ -29,12 +29,26 @@
 #define BN_THREADS 256
 #define BN_MIN_BLOCKS 3 // resident blocks an SM must fit (registers): 768 threads, each with its loads in flight
 #define BN_CHUNKS_MAX CB_FMT_BN_CHUNKS // row chunks per channel: the partial sums' first dimension
+// bn_chunks' policy (dev/cuda/bn_lab.cu builds variants): blocks wanted per SM, the fewest rows
+// (NHWC) or elements (NCHW) a chunk takes
+#ifndef BN_BLOCKS_PER_SM
+#define BN_BLOCKS_PER_SM 8
+#endif
+#ifndef BN_CHUNK_MIN_NHWC
+#define BN_CHUNK_MIN_NHWC 64
+#endif
+#ifndef BN_CHUNK_MIN_NCHW
+#define BN_CHUNK_MIN_NCHW 1024
+#endif
 
 // what a reduction sums: the statistics, or the gradient's two sums (BN_GRAD_STORE: also writing
 // the activation's gradient dz over dy, so that the input gradient's pass need not compute it again)
 // BN_STATS_RES: no reduction, the forward's output pass with a residual r (read through the dy
 // stream): y = f(x scale + shift + r), a sum after the batch norm in the same pass
-enum { BN_STATS, BN_GRAD, BN_GRAD_STORE, BN_STATS_RES };
+// BN_GRAD_MASK: the gradient's sums of dz = (m > 0 ? dy : 0), written over dy, where m is the
+// output of a ReLU after the batch norm and a residual sum (a third stream): that ReLU's gradient
+// in the pass that reads dy anyway, not in a pass of its own
+enum { BN_STATS, BN_GRAD, BN_GRAD_STORE, BN_STATS_RES, BN_GRAD_MASK };
 // the fused activation A (a cb_act) is a template argument: each kernel is compiled for each
 // activation, so the switch of cb_act_*_f32 folds away and an element costs only its own
 // arithmetic (a run-time switch per element, tried first, made EfficientNet-B0's batch norms
@@ -84,27 +98,37 @@ __device__ static __forceinline__ float bn_acc(float x, float dy, float s, float
     return g;
 }
 
-// the loaded vectors of one element vector: x, and dy in the gradient's passes
+// the loaded vectors of one element vector: x, dy in the gradient's passes, m in BN_GRAD_MASK's
 template <class T, int V, int MODE> struct bn_in {
-    vec_t<T, V> x, dy;
-    __device__ __forceinline__ void load(size_t o, const T *__restrict__ xp, const T *dyp) {
+    vec_t<T, V> x, dy, m;
+    __device__ __forceinline__ void load(size_t o, const T *__restrict__ xp, const T *dyp, const T *__restrict__ mp) {
         x = *reinterpret_cast<const vec_t<T, V> *>(xp + o);
         if (MODE != BN_STATS) dy = *reinterpret_cast<const vec_t<T, V> *>(dyp + o);
+        if (MODE == BN_GRAD_MASK) m = *reinterpret_cast<const vec_t<T, V> *>(mp + o);
+    }
+    // element v's dy, with BN_GRAD_MASK's ReLU gradient applied (y > 0 ? dy : 0, as the separate pass)
+    __device__ __forceinline__ float grad(int v) const {
+        if (MODE == BN_STATS) return 0.f;
+        float d = ld(dy.v, v);
+        return MODE == BN_GRAD_MASK && !(ld(m.v, v) > 0.f) ? 0.f : d;
     }
 };
+// the mode whose sums an element adds, and whether its pass writes dz over dy
+template <int MODE> struct bn_sums { static constexpr int M = MODE == BN_GRAD_MASK ? BN_GRAD : MODE; };
+template <int MODE> __device__ static __forceinline__ constexpr bool bn_stores() { return MODE == BN_GRAD_STORE || MODE == BN_GRAD_MASK; }
 
 // NCHW: a thread's U vectors of channel ch from vector jb on (BN_THREADS apart, below j1; of n *
 // hwv vectors of V pixels), every load issued before any is used: their offsets o and contents
 template <class T, int V, int MODE, int U>
 __device__ static __forceinline__ void bn_load_nchw(cb_fast_div by_hwv, int c, int ch, uint32_t jb, uint32_t j1, const T *__restrict__ x,
-                                                    const T *dy, size_t (&o)[U], bn_in<T, V, MODE> (&in)[U]) {
+                                                    const T *dy, const T *__restrict__ m, size_t (&o)[U], bn_in<T, V, MODE> (&in)[U]) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
         uint32_t j = jb + u * BN_THREADS;
         if (j >= j1) break;
         uint32_t n = cb_fast_div_q(by_hwv, j), sv = j - n * by_hwv.d;
         o[u] = (((size_t)n * c + ch) * by_hwv.d + sv) * V;
-        in[u].load(o[u], x, dy);
+        in[u].load(o[u], x, dy, m);
     }
 }
 
@@ -112,7 +136,7 @@ __device__ static __forceinline__ void bn_load_nchw(cb_fast_div by_hwv, int c, i
 // (statistics: x's first row; gradient: the mean). part (chunks, c, 2).
 template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const T *__restrict__ x,
-                                                             T *__restrict__ dy, const float *__restrict__ mean,
+                                                             T *__restrict__ dy, const T *__restrict__ m, const float *__restrict__ mean,
                                                              const float *__restrict__ fcoef, float *__restrict__ part) {
     __shared__ float sh[2][BN_THREADS * V];
     int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
@@ -134,7 +158,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
             for (int u = 0; u < U; u++) { // every load first, then the sums
                 int64_t r = rb + (int64_t)u * ty;
                 if (r >= r1) break;
-                in[u].load((size_t)r * c + c0, x, dy);
+                in[u].load((size_t)r * c + c0, x, dy, m);
             }
 #pragma unroll
             for (int u = 0; u < U; u++) {
@@ -142,10 +166,10 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
                 vec_t<T, V> dz;
 #pragma unroll
                 for (int v = 0; v < V; v++) {
-                    float g = bn_acc<MODE, A>(ld(in[u].x.v, v), MODE != BN_STATS ? ld(in[u].dy.v, v) : 0.f, s[v], f0[v], f1[v], a1[v], a2[v]);
-                    if (MODE == BN_GRAD_STORE) st(dz.v, v, g);
+                    float g = bn_acc<bn_sums<MODE>::M, A>(ld(in[u].x.v, v), in[u].grad(v), s[v], f0[v], f1[v], a1[v], a2[v]);
+                    if (bn_stores<MODE>()) st(dz.v, v, g);
                 }
-                if (MODE == BN_GRAD_STORE) *reinterpret_cast<vec_t<T, V> *>(dy + (size_t)(rb + (int64_t)u * ty) * c + c0) = dz;
+                if (bn_stores<MODE>()) *reinterpret_cast<vec_t<T, V> *>(dy + (size_t)(rb + (int64_t)u * ty) * c + c0) = dz;
             }
         }
 #pragma unroll
@@ -163,7 +187,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
 // NCHW: blockIdx.y is the channel, gridDim.x chunks of its n*hw elements (in vectors of V pixels)
 template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const T *__restrict__ x,
-                                                             T *__restrict__ dy, const float *__restrict__ mean,
+                                                             T *__restrict__ dy, const T *__restrict__ m, const float *__restrict__ mean,
                                                              const float *__restrict__ fcoef, float *__restrict__ part) {
     int ch = blockIdx.y;
     uint32_t hwv = by_hwv.d;
@@ -174,17 +198,17 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int 
     for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
         bn_in<T, V, MODE> in[U];
         size_t o[U];
-        bn_load_nchw(by_hwv, c, ch, jb, j1, x, dy, o, in); // every load first, then the sums
+        bn_load_nchw(by_hwv, c, ch, jb, j1, x, dy, m, o, in); // every load first, then the sums
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (jb + u * BN_THREADS >= j1) break;
             vec_t<T, V> dz;
 #pragma unroll
             for (int v = 0; v < V; v++) {
-                float g = bn_acc<MODE, A>(ld(in[u].x.v, v), MODE != BN_STATS ? ld(in[u].dy.v, v) : 0.f, s, f0, f1, a1, a2);
-                if (MODE == BN_GRAD_STORE) st(dz.v, v, g);
+                float g = bn_acc<bn_sums<MODE>::M, A>(ld(in[u].x.v, v), in[u].grad(v), s, f0, f1, a1, a2);
+                if (bn_stores<MODE>()) st(dz.v, v, g);
             }
-            if (MODE == BN_GRAD_STORE) *reinterpret_cast<vec_t<T, V> *>(dy + o[u]) = dz;
+            if (bn_stores<MODE>()) *reinterpret_cast<vec_t<T, V> *>(dy + o[u]) = dz;
         }
     }
     a1 = cb_block_sum(a1);
@@ -285,7 +309,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64
 #pragma unroll
         for (int u = 0; u < U; u++) { // every load first, then the outputs
             if (rb + (int64_t)u * ty >= r1) break;
-            in[u].load((size_t)(rb + (int64_t)u * ty) * c + c0, x, dy);
+            in[u].load((size_t)(rb + (int64_t)u * ty) * c + c0, x, dy, nullptr);
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
@@ -308,7 +332,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nchw(int c
     for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
         bn_in<T, V, MODE> in[U];
         size_t o[U];
-        bn_load_nchw(by_hwv, c, ch, jb, j1, x, dy, o, in); // every load first, then the outputs
+        bn_load_nchw(by_hwv, c, ch, jb, j1, x, dy, (const T *)nullptr, o, in); // every load first, then the outputs
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (jb + u * BN_THREADS >= j1) break;
@@ -324,16 +348,16 @@ template <class T, int V> struct bn_run {
     int chunks;
     int64_t hw, rows; // rows: NHWC n*h*w
 
-    template <int MODE, int A> void reduce(const T *x, T *dy, const float *mean, const float *fcoef, float *part) {
+    template <int MODE, int A> void reduce(const T *x, T *dy, const float *mean, const float *fcoef, float *part, const T *m = nullptr) {
         if (nhwc) {
             int cv = p->c / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
             int64_t per = (rows + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)((cv + tx - 1) / tx));
-            bn_reduce_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(rows, p->c, tx, per, x, dy, mean, fcoef, part);
+            bn_reduce_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(rows, p->c, tx, per, x, dy, m, mean, fcoef, part);
         } else {
             uint32_t hwv = (uint32_t)(hw / V), nvec = (uint32_t)p->n * hwv, per = (nvec + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)p->c);
-            bn_reduce_nchw<T, V, MODE, A><<<grid, BN_THREADS>>>(p->c, cb_fast_div_make(hwv), nvec, per, x, dy, mean, fcoef, part);
+            bn_reduce_nchw<T, V, MODE, A><<<grid, BN_THREADS>>>(p->c, cb_fast_div_make(hwv), nvec, per, x, dy, m, mean, fcoef, part);
         }
     }
     template <int MODE, int A> void apply(const float *coef, const T *x, const T *dy, T *out) {
@@ -367,7 +391,7 @@ static int bn_chunks(const cb_bn_params *p, bool nhwc, int v) {
         cudaGetDevice(&dev);
         if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) sms = 132;
     }
-    int64_t want = (8 * (int64_t)sms + tiles - 1) / tiles, most = m / (nhwc ? 64 : 1024);
+    int64_t want = (BN_BLOCKS_PER_SM * (int64_t)sms + tiles - 1) / tiles, most = m / (nhwc ? BN_CHUNK_MIN_NHWC : BN_CHUNK_MIN_NCHW);
     if (want > most) want = most;
     if (want > BN_CHUNKS_MAX) want = BN_CHUNKS_MAX;
     return want < 1 ? 1 : (int)want;
@@ -431,6 +455,19 @@ static void bn_backward_tv(const cb_bn_params *p, bool nhwc, const T *x, const f
     if (dx) r.template apply_act<BN_GRAD>(coef, store ? CB_ACT_NONE : act, x, dy, dx);
 }
 
+// the same for a batch norm without activation whose output a residual sum and a ReLU (output m)
+// follow: the ReLU's gradient is applied to dy in place in the sums' pass
+template <class T, int V>
+static void bn_backward_mask_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *mean, const float *invstd,
+                                const T *m, T *dy, T *dx, float *dgamma, float *dbeta, float *part) {
+    bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
+    float *coef = BN_COEF(part, r.chunks, p->c);
+    r.template reduce<BN_GRAD_MASK, CB_ACT_NONE>(x, dy, mean, nullptr, part, m);
+    bn_finish<T, BN_GRAD><<<warps_grid(p[0].c), 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, nullptr, p->eps, 0.f,
+                                                       (float *)mean, (float *)invstd, nullptr, nullptr, dgamma, dbeta, coef);
+    if (dx) r.template apply<BN_GRAD, CB_ACT_NONE>(coef, x, dy, dx);
+}
+
 extern "C" size_t cb_fmt_bn_scratch(int64_t c) { return (size_t)(CB_FMT_BN_CHUNKS * 2 + BN_K) * (size_t)c + 4; }
 
 extern "C" int cb_fmt_bn_supported(const cb_bn_params *p) {
@@ -479,5 +516,15 @@ extern "C" void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x
                                    const float *invstd, cb_act act, void *dy, void *dx, float *dgamma, float *dbeta, float *part) {
 #define CALL(T, V) bn_backward_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, mean, invstd, act, (T *)dy, (T *)dx, dgamma, dbeta, part)
     BN_DISPATCH(fmt, x, dy, dx ? dx : dy, CALL);
+#undef CALL
+}
+
+extern "C" void cb_fmt_bn_backward_relu_mask(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *mean,
+                                             const float *invstd, const void *m, void *dy, void *dx, float *dgamma, float *dbeta, float *part) {
+    // the vector width is chosen on three pointers: the third one's low bits are those of m or dx
+    // (their OR: misaligned where either is)
+    const void *m_dx = (const void *)((uintptr_t)m | (uintptr_t)(dx ? dx : dy));
+#define CALL(T, V) bn_backward_mask_tv<T, V>(p, nhwc_, (const T *)x, gamma, mean, invstd, (const T *)m, (T *)dy, (T *)dx, dgamma, dbeta, part)
+    BN_DISPATCH(fmt, x, dy, m_dx, CALL);
 #undef CALL
 }
