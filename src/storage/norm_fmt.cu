@@ -27,7 +27,12 @@
 #include <type_traits>
 
 #define BN_THREADS 256
+#ifndef BN_MIN_BLOCKS
 #define BN_MIN_BLOCKS 3 // resident blocks an SM must fit (registers): 768 threads, each with its loads in flight
+#endif
+#ifndef BN_GRAD_U
+#define BN_GRAD_U 1 // rows a thread of a gradient pass loads before it uses any (see bn_depth)
+#endif
 #define BN_CHUNKS_MAX CB_FMT_BN_CHUNKS // row chunks per channel: the partial sums' first dimension
 // bn_chunks' policy (dev/cuda/bn_lab.cu builds variants): blocks wanted per SM, the fewest rows
 // (NHWC) or elements (NCHW) a chunk takes
@@ -80,7 +85,7 @@ template <class F> static void bn_with_act(cb_act act, F f) {
 // and a pass with one input stream (the statistics, the forward output) needs several loads in
 // flight per thread to reach the memory's bandwidth; the gradient passes load two or three streams
 // (one row each is enough, and more would spill their registers)
-template <int MODE> struct bn_depth { static constexpr int U = MODE == BN_STATS ? 4 : MODE == BN_STATS_RES ? 2 : 1; };
+template <int MODE> struct bn_depth { static constexpr int U = MODE == BN_STATS ? 4 : MODE == BN_STATS_RES ? 2 : BN_GRAD_U; };
 
 // the two sums of one element: statistics (x - s, (x - s)^2), or the gradient's (dz, dz (x - mean))
 // with dz the activation's gradient at z = x f0 + f1 (the forward's scale and shift); returns dz
