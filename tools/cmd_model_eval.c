@@ -11,7 +11,10 @@
 // direction), next to the default form (no selection) and Paleo's method.
 //
 // Whole steps: `convbench fullpass --update --no-data-grad --format json` outputs among the files
-// are compared with cb_predict_step in the form held out for their network.
+// are compared with cb_predict_step in the form held out for their network, and in the host-floor
+// form (cb_host_floor: how the host's issuing of calls bounds a pass) chosen on the other
+// networks' steps, leave one network out as the per-layer forms: the host's time per call itself
+// is the calibration's (host_call_s, else launch_s), never fitted to a step.
 //
 // Profiles are `convbench profile --format json` outputs (one direction each, or --direction
 // all); each names its network, batch and precision. The network is found by its name among the

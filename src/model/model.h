@@ -221,7 +221,7 @@ cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err);
 // algorithm's efficiency (its fitted rate scales with d's peak over c's, per precision), its
 // bandwidth term (scaled with d's memory bandwidth over c's, or in the bw_onchip form with the
 // SMs x clock), the memory-bound passes (scaled with the memory bandwidth), and
-// the fixed costs per call (launch, overheads: unchanged). The wave term counts d's SMs
+// the fixed costs per call (launch, overheads, the host's time per call: unchanged). The wave term counts d's SMs
 // (d->cores) when the database gives them. On the same kind of GPU every ratio is 1. A measured
 // interconnect (c->interconnect) is the machine's: it transfers as it is.
 void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char *source);

@@ -324,9 +324,10 @@ const char *cb_host_floor_name(cb_host_floor f) {
 // A calibration before 2026-11-27 has no host_call_s. Its launch_s is the nearest quantity it
 // holds: one fill kernel between two events from an idle GPU (calibrate.c, run_launch), which is
 // the host's launch call plus the GPU picking the kernel up, so about one call's host time. The
-// multiple (CB_HOST_CALL_PER_LAUNCH, 1) is not fitted: the calibration's stream-timed fixed costs
-// of the calls a small layer makes (its memory-bound passes' overhead_s, 2.2 to 6.8 us on the
-// H200 against launch_s 5.9 us) bracket it, and nothing in the calibration says more.
+// multiple (CB_HOST_CALL_PER_LAUNCH, 1) is not fitted to any step: the calibration's stream-timed
+// fixed costs of the calls a small layer makes (its memory-bound passes' overhead_s, 2.2 to 6.8 us
+// on the H200 against launch_s 5.9 us) bracket it, and a calibration that measured both on an
+// H200 found host_call_s 5.19 us against launch_s 6.30 us (docs/results/2026-11-27-h200-host.md).
 double cb_cal_host_call_s(const cb_calibration *cal, bool *measured) {
     if (measured) *measured = cal->host_call_s > 0;
     return cal->host_call_s > 0 ? cal->host_call_s : CB_HOST_CALL_PER_LAUNCH * cal->launch_s;
