@@ -1011,6 +1011,100 @@ static void pool_entries(void) {
     cb_net_free(net);
 }
 
+// The host floor (cb_predict_step): c1 -> c2, 3x3 convolutions with a bias and a ReLU. At batch 1
+// the host's calls (40 us each here) outlast the GPU's work: a pass takes the host's time (per
+// pass), or each layer its own larger side (per layer, never below per pass); at batch 256 the GPU
+// sets every pass and no form changes the step. The calls are the cudnn backend's: per conv,
+// forward the convolution and the bias pass with the ReLU; backward data the ReLU's gradient and
+// the data gradient (none for c1, fed by the input); backward filter the filter's and the bias's.
+static cb_net *two_convs(int n, int hw) {
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [%d, %d, %d, 64]},"
+             "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 64], \"padding\": [1, 1],"
+             "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+             "\"c2\": {\"parents\": [\"c1\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 64], \"padding\": [1, 1],"
+             "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"}}}",
+             n, hw, hw);
+    return json_net(json);
+}
+
+static void host_floor(void) {
+    cb_net *small = two_convs(1, 16), *large = two_convs(256, 56);
+    CHECK(small && large, "load");
+    if (!small || !large) {
+        cb_net_free(small);
+        cb_net_free(large);
+        return;
+    }
+    cb_device d = gpu_device();
+    const cb_cal_algo algos[] = {{.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6},
+                                 {.name = "BWD_DATA_ALGO_1", .phase = CB_PHASE_BWD_DATA, .rate = 30e12, .overhead_s = 10e-6},
+                                 {.name = "BWD_FILTER_ALGO_1", .phase = CB_PHASE_BWD_FILTER, .rate = 30e12, .overhead_s = 10e-6}};
+    set_algos(&d, algos, 3);
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
+    d.cal.host_call_s = 40e-6;
+    cb_model_opts mo = {CB_PREC_FP32, 0, false};
+    int calls[2][CB_PHASE_COUNT] = {{2, 1, 2}, {2, 2, 2}}; // c1, c2: forward, backward data, backward filter
+    for (int i = 1; i <= 2; i++)
+        for (int ph = 0; ph < CB_PHASE_COUNT; ph++)
+            CHECK(cb_predict_layer_calls(&d, small, i, (cb_phase)ph) == calls[i - 1][ph], "c%d phase %d: %d calls, want %d", i, ph,
+                  cb_predict_layer_calls(&d, small, i, (cb_phase)ph), calls[i - 1][ph]);
+    cb_step_pred s[2][CB_HOST_FLOOR_COUNT]; // [small, large][form]
+    for (int f = 0; f < CB_HOST_FLOOR_COUNT; f++) {
+        d.cal.host_floor = f;
+        cb_predict_step(&d, small, &mo, &s[0][f]);
+        cb_predict_step(&d, large, &mo, &s[1][f]);
+    }
+    const cb_step_pred *n0 = &s[0][CB_HOST_FLOOR_NONE], *p0 = &s[0][CB_HOST_FLOOR_PASS], *l0 = &s[0][CB_HOST_FLOOR_LAYER];
+    CHECK(p0->calls_fwd == 4 && p0->calls_bwd == 7 && close_rel(p0->host_fwd_ms, 0.16, 1e-9) && close_rel(p0->host_bwd_ms, 0.28, 1e-9),
+          "calls %d + %d, host %g + %g ms", p0->calls_fwd, p0->calls_bwd, p0->host_fwd_ms, p0->host_bwd_ms);
+    CHECK(n0->fwd_ms < p0->host_fwd_ms && n0->total_ms < 0.5 * p0->total_ms, "batch 1: the host's time dominates (GPU %g ms, step %g -> %g ms)",
+          n0->fwd_ms, n0->total_ms, p0->total_ms);
+    CHECK(p0->host_bound_fwd && p0->host_bound_bwd && close_rel(p0->fwd_pass_ms, p0->host_fwd_ms, 1e-12) &&
+              close_rel(p0->total_ms, p0->host_fwd_ms + p0->host_bwd_ms + p0->criterion_ms + p0->update_ms, 1e-12),
+          "per pass: the host's time (%g ms)", p0->total_ms);
+    CHECK(l0->total_ms >= p0->total_ms - 1e-12 && close_rel(n0->fwd_ms, p0->fwd_ms, 1e-12), "per layer %g >= per pass %g; GPU times kept",
+          l0->total_ms, p0->total_ms);
+    for (int f = 0; f < CB_HOST_FLOOR_COUNT; f++)
+        CHECK(s[1][f].total_ms == s[1][CB_HOST_FLOOR_NONE].total_ms && !s[1][f].host_bound_fwd && !s[1][f].host_bound_bwd &&
+                  s[1][f].total_ms > 20 * (s[1][f].host_fwd_ms + s[1][f].host_bwd_ms),
+              "batch 256, %s: the GPU's (%g ms against none's %g)", cb_host_floor_name((cb_host_floor)f), s[1][f].total_ms,
+              s[1][CB_HOST_FLOOR_NONE].total_ms);
+    // no host_call_s (a calibration before it): launch_s x CB_HOST_CALL_PER_LAUNCH
+    bool measured = true;
+    d.cal.host_call_s = 0, d.cal.launch_s = 6e-6;
+    CHECK(close_rel(cb_cal_host_call_s(&d.cal, &measured), 6e-6 * CB_HOST_CALL_PER_LAUNCH, 1e-12) && !measured, "fallback %g",
+          cb_cal_host_call_s(&d.cal, NULL));
+    cb_net_free(small);
+    cb_net_free(large);
+}
+
+// host_call_s and host_floor survive JSON; an entry without them (the committed H200 calibration
+// of 2026-11-25) loads with neither: no floor by default, launch_s for the host's time
+static void host_call_json(void) {
+    cb_device d = gpu_device(), back;
+    cb_error err = {0};
+    d.cal.launch_s = 6e-6, d.cal.host_call_s = 7.5e-6, d.cal.host_floor = CB_HOST_FLOOR_PASS;
+    cJSON *j = cb_device_to_json(&d);
+    memset(&back, 0, sizeof back);
+    CHECK(j && cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.host_call_s == 7.5e-6 &&
+              back.cal.host_floor == CB_HOST_FLOOR_PASS,
+          "round trip: %g s, form %d (%s)", back.cal.host_call_s, back.cal.host_floor, err.msg);
+    bool measured = false;
+    CHECK(cb_cal_host_call_s(&back.cal, &measured) == 7.5e-6 && measured, "the measured host time is used");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "calibration"), "host_call_s");
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "calibration"), "host_floor");
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.host_call_s == 0 && back.cal.host_floor == CB_HOST_FLOOR_NONE,
+          "without the fields: %g s, form %d", back.cal.host_call_s, back.cal.host_floor);
+    cJSON_Delete(j);
+    const char *old = "docs/results/2026-11-25-h200-bias/call4/h200-cal.json";
+    CHECK(cb_device_load_file(old, &back, &err) == CB_OK && back.cal.nalgo > 0 && back.cal.host_call_s == 0 &&
+              back.cal.host_floor == CB_HOST_FLOOR_NONE && close_rel(cb_cal_host_call_s(&back.cal, &measured), back.cal.launch_s, 1e-12) &&
+              !measured,
+          "%s: %s", old, err.msg);
+}
+
 // the calibration grid holds none of the evaluation networks' convolutions (batch aside)
 static void calibration_not_circular(void) {
     cb_conv_params sh[CB_CAL_MAX_SHAPES];
@@ -1065,5 +1159,7 @@ int main(void) {
     RUN(calibration_transfer);
     RUN(pool_entries);
     RUN(calibration_not_circular);
+    RUN(host_floor);
+    RUN(host_call_json);
     return test_summary();
 }

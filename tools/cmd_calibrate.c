@@ -153,6 +153,7 @@ static void gpu_report(cb_report *r, const cb_device *d) {
     const char *phn[] = {"forward", "bwd_data", "bwd_filter"};
     cb_report_meta_num(r, "sms", d->cal.sms);
     cb_report_meta_num(r, "launch_us", d->cal.launch_s * 1e6);
+    if (d->cal.host_call_s > 0) cb_report_meta_num(r, "host_call_us", d->cal.host_call_s * 1e6);
     const char *gc[] = {"precision", "peak_tflops", "measured_tflops", "fraction_of_peak"};
     cb_table *g = cb_report_table(r, "gemm", 4, gc);
     for (int p = 0; p < CB_PREC_COUNT; p++) {
@@ -240,7 +241,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     cb_device d;
     cb_cal_sample *all = NULL;
     int nall = 0, nfiles = 0, rc = -1;
-    double launch = 0;
+    double launch = 0, host_call = 0;
     bool stream = true, fused = true; // every file's samples timed as a pass sees them; its epilogue fused
     for (char *save_ptr = NULL, *path = strtok_r(list, ",", &save_ptr); path && rc < 0; path = strtok_r(NULL, ",", &save_ptr)) {
         cJSON *root = cb_json_read(path, &err);
@@ -265,6 +266,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
         }
         if (!nfiles++) d = di;
         if (di.cal.launch_s > launch) launch = di.cal.launch_s;
+        if (di.cal.host_call_s > host_call) host_call = di.cal.host_call_s; // (0 in files calibrated before it)
         stream &= di.cal.stream_timed;
         fused &= di.cal.act_bias_fused;
         all = realloc(all, sizeof *all * (size_t)(nall + ns));
@@ -279,6 +281,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     }
     if (!nfiles) return cli_usage_error(&cmd_calibrate, "--refit: no file named");
     d.cal.launch_s = launch;
+    d.cal.host_call_s = host_call;
     d.cal.stream_timed = stream;
     d.cal.act_bias_fused = fused;
     if (link->bw > 0) d.interconnect = *link; // else the first file's, if it stores one
@@ -402,6 +405,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     snprintf(d.cal.backend, sizeof d.cal.backend, "%s", backend);
     d.cal.sms = gc.sms;
     d.cal.launch_s = gc.launch_s;
+    d.cal.host_call_s = gc.host_call_s;
     d.cal.stream_timed = true; // src/cudnn/calibrate.c times calls as a pass sees them
     d.cal.act_bias_fused = true; // this build's backward epilogue (cb_fmt_act_bias_grad)
     snprintf(d.meas_source, sizeof d.meas_source, "convbench calibrate --backend %s (commit %s) on %s: median of %ld",

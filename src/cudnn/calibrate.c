@@ -436,6 +436,38 @@ static int run_launch(ctx *c, void *v) {
     return cudaPeekAtLastError() != cudaSuccess;
 }
 
+// The host's time per call: HOST_CALLS small cuDNN calls (a ReLU over 8x8x8 floats, a call a
+// small layer's pass makes) enqueued back to back with no sync between them, host wall clock from
+// before the first to after the last, over their count; the median of the repetitions. The GPU
+// runs each in about a microsecond, so the queue never fills and the host's issuing is all that
+// is timed: what bounds a pass of small layers (src/model/predict_cal.c, the host floor). Seconds;
+// -1 when cuDNN refuses the descriptors.
+#define HOST_CALLS 256
+static double time_host_call(ctx *c) {
+    cudnnTensorDescriptor_t td = NULL;
+    cudnnActivationDescriptor_t act = NULL;
+    const float one = 1, zero = 0;
+    double t[32], s = -1;
+    int reps = c->o->reps < 32 ? c->o->reps : 32;
+    if (reps < 1) reps = 1;
+    if (cudnnCreateTensorDescriptor(&td) == CUDNN_STATUS_SUCCESS && cudnnCreateActivationDescriptor(&act) == CUDNN_STATUS_SUCCESS &&
+        cudnnSetTensor4dDescriptor(td, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, 8, 8, 8) == CUDNN_STATUS_SUCCESS &&
+        cudnnSetActivationDescriptor(act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0) == CUDNN_STATUS_SUCCESS) {
+        bool ok = true;
+        for (int r = -1; r < reps && ok; r++) { // (r = -1: warm-up)
+            cudaDeviceSynchronize();
+            double t0 = cb_now_ms();
+            for (int k = 0; k < HOST_CALLS; k++) ok &= cudnnActivationForward(c->dnn, act, &one, td, c->y, &zero, td, c->y) == CUDNN_STATUS_SUCCESS;
+            double t1 = cb_now_ms();
+            if (r >= 0) t[r] = (t1 - t0) / 1e3 / HOST_CALLS;
+        }
+        if (ok && cudaDeviceSynchronize() == cudaSuccess) s = cb_stats_of(t, reps).median;
+    }
+    if (td) cudnnDestroyTensorDescriptor(td);
+    if (act) cudnnDestroyActivationDescriptor(act);
+    return s;
+}
+
 // ---- set-up ---------------------------------------------------------------------------------
 static size_t max_z(size_t a, size_t b) { return a > b ? a : b; }
 
@@ -557,6 +589,8 @@ cb_status cb_gpu_calibrate(const cb_gpu_cal_opts *o, cb_gpu_cal *out, cb_error *
         cb_conv_params one = {.n = 1, .c = 1, .h = 1, .w = 1, .p = 1, .q = 1};
         out->launch_s = time_call(&c, run_launch, NULL, false) / 1e3;
         add(&c, CB_SAMPLE_MOP, "launch", CB_PHASE_FORWARD, CB_PREC_FP32, &one, out->launch_s * 1e3, 0);
+        double h = time_host_call(&c);
+        if (h > 0) out->host_call_s = h;
         rc = cal_mops(&c);
     }
     if (rc == CB_OK && (sec & CB_GPU_CAL_GEMM)) rc = cal_gemm(&c);

@@ -8,7 +8,8 @@
 //   - every convolution algorithm (cuDNN's per direction, or the own table cb_cuda_conv_algos)
 //     on a fixed grid of calibration shapes (cb_cal_conv_shapes: none is an evaluation layer);
 //   - the memory-bound passes the backend runs (copy, bias, ReLU, batch norm, adds, pooling) on a
-//     range of tensor sizes, and the launch latency of an empty-ish kernel.
+//     range of tensor sizes, the launch latency of an empty-ish kernel, and the host's time per
+//     call (small cuDNN calls enqueued back to back, wall clock over their count).
 // Plain C API; the implementation needs CB_HAVE_CUDA (it lives in src/cudnn, built with nvcc present).
 #ifndef CB_CUDNN_CALIBRATE_H
 #define CB_CUDNN_CALIBRATE_H
@@ -36,6 +37,7 @@ typedef struct cb_gpu_cal {
     int sms;
     double clock_mhz, mem_bytes;
     double launch_s;
+    double host_call_s;                  // the host's wall clock per call of back-to-back small cuDNN calls
     cb_cal_sample *s;                    // every measurement (malloc'd)
     int n, cap;
 } cb_gpu_cal;

@@ -84,7 +84,9 @@ static cb_status bad_entry(cb_error *err, const char *src, const char *what, int
     return err->status;
 }
 
-// "calibration": {"backend", "sms", "launch_s", "algos": [...], "ops": {"copy": {...}, ...}}
+// "calibration": {"backend", "sms", "launch_s", "host_call_s", "algos": [...], "ops": {"copy": {...}, ...}}
+// ("host_call_s" and "host_floor" since 2026-11-27: an entry without them loads with 0, the
+// model then prices a call's host time from launch_s, cb_cal_host_call_s)
 static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, const char *src, cb_error *err) {
     memset(cal, 0, sizeof *cal);
     if (!cJSON_IsObject(c)) return CB_OK;
@@ -92,6 +94,9 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     str(c, "backend", cal->backend, sizeof cal->backend);
     cal->sms = (int)num(k, c, "sms", 0, NUM_POSCOUNT);
     cal->launch_s = num(k, c, "launch_s", 0, NUM_NONNEG);
+    cal->host_call_s = num(k, c, "host_call_s", 0, NUM_NONNEG);
+    cal->host_floor = (int)num(k, c, "host_floor", 0, NUM_COUNT);
+    if (cal->host_floor >= CB_HOST_FLOOR_COUNT) cal->host_floor = CB_HOST_FLOOR_NONE; // (a later form: the default)
     cal->wave_tile = (int)num(k, c, "wave_tile", 0, NUM_COUNT);
     cal->wave_wgrad = (int)num(k, c, "wave_wgrad", 0, NUM_COUNT);
     cal->wave_both = (int)num(k, c, "wave_both", 0, NUM_COUNT);
@@ -154,6 +159,8 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     cJSON_AddStringToObject(c, "backend", cal->backend);
     cJSON_AddNumberToObject(c, "sms", cal->sms);
     cJSON_AddNumberToObject(c, "launch_s", cal->launch_s);
+    if (cal->host_call_s > 0) cJSON_AddNumberToObject(c, "host_call_s", cal->host_call_s);
+    if (cal->host_floor) cJSON_AddNumberToObject(c, "host_floor", cal->host_floor);
     if (cal->wave_tile) cJSON_AddNumberToObject(c, "wave_tile", cal->wave_tile);
     if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);
     if (cal->wave_both) cJSON_AddNumberToObject(c, "wave_both", cal->wave_both);

@@ -136,7 +136,14 @@ typedef struct cb_calibration {
     // where an own max pool applies the ReLU's (src/model/predict_cal.c, relu_masked); false: the
     // separate passes of the code before, which the profiles measured with older calibrations saw
     bool act_bias_fused;
-    double launch_s;                    // an empty launch timed with events from an idle GPU
+    double launch_s;                    // an empty launch timed with events from an idle GPU (GPU-side: the
+                                        // time from one event to the next around one call, not the host's)
+    // the host's time per call: wall clock over N back-to-back small cuDNN calls enqueued without a
+    // sync, divided by N (calibrate since 2026-11-27); 0: not measured (cb_cal_host_call_s falls back)
+    double host_call_s;
+    // the whole step's form (model-eval selects it leave-one-network-out): how the host's issuing of
+    // calls bounds a pass (cb_host_floor; 0, the default: not at all, the form before 2026-11-27)
+    int host_floor;
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
     cb_cal_mop mop[CB_MOP_COUNT];       // bw 0: not measured
@@ -214,7 +221,7 @@ cb_status cb_device_load_file(const char *path, cb_device *d, cb_error *err);
 // algorithm's efficiency (its fitted rate scales with d's peak over c's, per precision), its
 // bandwidth term (scaled with d's memory bandwidth over c's, or in the bw_onchip form with the
 // SMs x clock), the memory-bound passes (scaled with the memory bandwidth), and
-// the fixed costs per call (launch, overheads: unchanged). The wave term counts d's SMs
+// the fixed costs per call (launch, overheads, the host's time per call: unchanged). The wave term counts d's SMs
 // (d->cores) when the database gives them. On the same kind of GPU every ratio is 1. A measured
 // interconnect (c->interconnect) is the machine's: it transfers as it is.
 void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char *source);
@@ -282,6 +289,11 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
 // Predicted seconds of one calibrated algorithm on a shape (FC: p.n batch, p.c inputs, p.k outputs).
 double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c);
 double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t);
+// The host's seconds per call it issues: cal->host_call_s where calibrate measured it; for a
+// calibration without it (before 2026-11-27), CB_HOST_CALL_PER_LAUNCH x launch_s (see predict_cal.c
+// for why that multiple); 0 when neither is known. *measured (may be NULL): whether host_call_s was used.
+#define CB_HOST_CALL_PER_LAUNCH 1.0
+double cb_cal_host_call_s(const cb_calibration *cal, bool *measured);
 // A fitted fixed cost (overhead_s) as a pass sees it: less launch_s for idle-timed samples in the
 // launch_overlap form (see cb_calibration), never below 0.
 double cb_cal_fixed_s(const cb_calibration *cal, double overhead_s);
@@ -318,12 +330,36 @@ void cb_predict_update(const cb_device *d, const cb_net *net, const cb_model_opt
 // whether layer i computes a gradient w.r.t. its input (not when every parent is the net input)
 bool cb_model_needs_data_grad(const cb_net *net, int i);
 
+// Calls the host issues for layer i in phase ph on a library backend (cudnn): every cuDNN, cuBLAS
+// or cudaMemcpyAsync call and every own-kernel launcher counts one (one that launches several
+// kernels still one); the table and its rules in src/model/predict_cal.c (host_calls).
+int cb_predict_layer_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph);
+
+// How the host bounds a pass (cb_calibration's host_floor): fullpass times each pass from an
+// empty GPU queue, and the host issues every call of it one after another, host_call_s each.
+typedef enum cb_host_floor {
+    CB_HOST_FLOOR_NONE,  // the sum of the layers' GPU times (each call's fixed cost only)
+    CB_HOST_FLOOR_PASS,  // max(sum of the GPU times, sum of the host times) per pass: the queue fills
+    CB_HOST_FLOOR_LAYER, // sum over the layers of max(GPU time, host time): nothing queues across layers
+    CB_HOST_FLOOR_COUNT
+} cb_host_floor;
+const char *cb_host_floor_name(cb_host_floor f);
+
 // A training step as `convbench fullpass --update --no-data-grad` times it: every layer's training
 // forward, backward data and backward filter (each as profile times a layer), softmax
 // cross-entropy forward and backward on the last layer's output, and the SGD update, one pass
-// over the parameter arena (read w, g, v; write v, w). The gaps between kernels are counted
-// only as each call's fixed cost. ms. src/model/predict_cal.c.
-typedef struct cb_step_pred { double fwd_ms, bwd_data_ms, bwd_filter_ms, criterion_ms, update_ms, total_ms; } cb_step_pred;
+// over the parameter arena (read w, g, v; write v, w). fwd/bwd_*: the layers' GPU times summed;
+// fwd_pass/bwd_pass: each pass with the host floor of d->cal.host_floor applied (the backward
+// pass is backward data and filter together, as fullpass times it); total = the passes +
+// criterion + update. ms. src/model/predict_cal.c.
+typedef struct cb_step_pred {
+    double fwd_ms, bwd_data_ms, bwd_filter_ms, criterion_ms, update_ms, total_ms;
+    int calls_fwd, calls_bwd;           // host calls per pass (cb_predict_layer_calls)
+    double host_fwd_ms, host_bwd_ms;    // those calls x cb_cal_host_call_s
+    double fwd_pass_ms, bwd_pass_ms;    // the passes as predicted (the floor applied)
+    bool host_bound_fwd, host_bound_bwd; // the pass's host time exceeds its GPU time (whatever the form)
+    int host_layers, layer_passes;      // (layer, pass) pairs with any call, and those whose host time exceeds their GPU time
+} cb_step_pred;
 void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts *o, cb_step_pred *out);
 
 // Paleo's FlopsProfiler with cuDNN heuristics off: GEMM FLOPs over the fp32 peak plus each

@@ -250,17 +250,122 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
     out->ms = (core + extra) * 1e3;
 }
 
+// ---- the host's calls -----------------------------------------------------------------------
+// What the cudnn backend issues for one layer and direction (src/cudnn/backend.c, src/storage),
+// one call each: a cuDNN or cuBLAS call, a cudaMemcpyAsync, an own-kernel launcher (a launcher or a
+// cuDNN call that runs several kernels counts one: the host's cost is the call's, not the kernels').
+// OP_CALLS: forward / backward data (per parent that gets a gradient) / backward filter, and on top:
+//   conv, FC   the padded copy where cuDNN runs a SAME copy (forward; backward data's copy back;
+//              backward filter's copy again); the bias pass, which takes the ReLU where no batch
+//              norm comes between, else batch norm and the activation one each; backward: the
+//              activation's gradient (with the bias gradient where act_bias fuses them, none where
+//              an own max pool masked it), the batch norm's; the bias gradient with the filter's
+//   concat     a copy per input;  add: a pass per input after the first, with its ReLU (backward: a
+//              copy per input after the first; the first takes the sum's gradient buffer)
+//   others     their activation one pass each way (a layer's own ReLU); a batch-norm layer with no
+//              data gradient still runs its backward in the filter phase
+//   every op   an add per parent whose gradient accumulates onto one already written, unless the
+//              call adds itself (cuDNN's dgrad with beta = 1)
+static const int OP_CALLS[][CB_PHASE_COUNT] = {
+    {0, 0, 0}, // input
+    {1, 1, 1}, // conv
+    {1, 1, 0}, // pool
+    {1, 1, 1}, // FC
+    {1, 1, 0}, // concat (per input)
+    {1, 1, 0}, // add (per input after the first)
+    {1, 1, 0}, // dropout
+    {1, 1, 0}, // softmax
+    {1, 1, 0}, // reshape (a copy)
+    {1, 1, 0}, // LRN
+    {1, 1, 0}, // batch norm
+    {1, 1, 0}, // activation
+    {1, 1, 0}, // mul
+    {1, 1, 1}, // layer norm
+    {1, 1, 1}, // scale
+};
+_Static_assert(sizeof OP_CALLS / sizeof OP_CALLS[0] == CB_OP_COUNT, "a call count per op kind");
+
+static int host_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph) {
+    const cb_layer *L = &net->layers[i];
+    const int *k = OP_CALLS[L->op];
+    bool dgrad = cb_model_needs_data_grad(net, i), relu = L->act != CB_ACT_NONE;
+    int grads = 0, acc = 0; // parents that get a gradient; those whose gradient accumulates
+    for (int j = 0; j < L->nparents; j++)
+        if (net->layers[L->parents[j]].op != CB_OP_INPUT) grads++, acc += accumulates(net, i, L->parents[j]);
+    if (L->op == CB_OP_CONV || L->op == CB_OP_FC) {
+        bool fc = L->op == CB_OP_FC, bias = fc ? L->p.fc.bias : L->p.conv.bias, copy = false, own = false;
+        if (!fc && cal_caps(d)->conv_library) {
+            cb_conv_params p, xs;
+            cb_conv_params_of(L, &p);
+            own = cudnn_asymmetric(&p) && !cudnn_same_copy(&p, &xs);
+            copy = cudnn_asymmetric(&p) && !own;
+        }
+        bool masked = relu_masked(d, net, i), act_bias = d->cal.act_bias_fused && relu && bias && !L->bn && !masked;
+        if (ph == CB_PHASE_FORWARD) return k[ph] + copy + bias + L->bn + (relu && (!bias || L->bn));
+        if (ph == CB_PHASE_BWD_DATA) return (relu && !masked) + L->bn + (dgrad ? k[ph] + copy + (fc || copy || own ? acc : 0) : 0);
+        return k[ph] + copy + (bias && !act_bias);
+    }
+    int inputs = L->op == CB_OP_CONCAT ? L->nparents : L->op == CB_OP_ADD ? (L->nparents > 1 ? L->nparents - 1 : 1) : 1;
+    if (ph == CB_PHASE_FORWARD) return k[ph] * inputs + (relu && L->op != CB_OP_ADD && L->op != CB_OP_ACT);
+    if (ph == CB_PHASE_BWD_FILTER) return L->op == CB_OP_BATCHNORM ? !dgrad : k[ph];
+    if (!dgrad) return relu && L->op != CB_OP_ACT;
+    int per = L->op == CB_OP_ADD ? L->nparents - 1 : L->op == CB_OP_CONCAT ? grads : k[ph] * grads;
+    return per + (L->op == CB_OP_ADD ? 0 : acc) + (relu && L->op != CB_OP_ACT);
+}
+
+int cb_predict_layer_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph) { return host_calls(d, net, i, ph); }
+
+const char *cb_host_floor_name(cb_host_floor f) {
+    static const char *const NAMES[] = {"none", "per pass", "per layer"};
+    _Static_assert(sizeof NAMES / sizeof NAMES[0] == CB_HOST_FLOOR_COUNT, "host floor names");
+    return (unsigned)f < CB_HOST_FLOOR_COUNT ? NAMES[f] : "?";
+}
+
+// A calibration before 2026-11-27 has no host_call_s. Its launch_s is the nearest quantity it
+// holds: one fill kernel between two events from an idle GPU (calibrate.c, run_launch), which is
+// the host's launch call plus the GPU picking the kernel up, so about one call's host time. The
+// multiple (CB_HOST_CALL_PER_LAUNCH, 1) is not fitted to any step: the calibration's stream-timed
+// fixed costs of the calls a small layer makes (its memory-bound passes' overhead_s, 2.2 to 6.8 us
+// on the H200 against launch_s 5.9 us) bracket it, and a calibration that measured both on an
+// H200 found host_call_s 5.19 us against launch_s 6.30 us (docs/results/2026-11-27-h200-host.md).
+double cb_cal_host_call_s(const cb_calibration *cal, bool *measured) {
+    if (measured) *measured = cal->host_call_s > 0;
+    return cal->host_call_s > 0 ? cal->host_call_s : CB_HOST_CALL_PER_LAUNCH * cal->launch_s;
+}
+
 void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts *o, cb_step_pred *out) {
     memset(out, 0, sizeof *out);
     cb_model_opts t = *o;
     t.inference = false;
     double *ph[CB_PHASE_COUNT] = {&out->fwd_ms, &out->bwd_data_ms, &out->bwd_filter_ms};
-    for (int i = 1; i < net->nlayers; i++)
+    double h = 1e3 * cb_cal_host_call_s(&d->cal, NULL); // ms per call
+    cb_host_floor form = d->cal.nalgo > 0 && h > 0 ? (cb_host_floor)d->cal.host_floor : CB_HOST_FLOOR_NONE;
+    double layer_max[2] = {0, 0}; // the passes in the per-layer form: forward, backward
+    for (int i = 1; i < net->nlayers; i++) {
+        double gpu[2] = {0, 0}, host[2] = {0, 0};
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             cb_pred r;
             cb_predict_layer(d, net, i, (cb_phase)p, &t, &r);
             *ph[p] += r.ms;
+            int calls = host_calls(d, net, i, (cb_phase)p);
+            if (p == CB_PHASE_FORWARD) out->calls_fwd += calls;
+            else out->calls_bwd += calls;
+            gpu[p > 0] += r.ms;
+            host[p > 0] += calls * h;
         }
+        for (int k = 0; k < 2; k++) {
+            layer_max[k] += fmax(gpu[k], host[k]);
+            out->layer_passes += host[k] > 0;
+            out->host_layers += host[k] > gpu[k];
+        }
+    }
+    out->host_fwd_ms = out->calls_fwd * h;
+    out->host_bwd_ms = out->calls_bwd * h;
+    double gf = out->fwd_ms, gb = out->bwd_data_ms + out->bwd_filter_ms;
+    out->host_bound_fwd = out->host_fwd_ms > gf, out->host_bound_bwd = out->host_bwd_ms > gb;
+    if (form == CB_HOST_FLOOR_PASS) out->fwd_pass_ms = fmax(gf, out->host_fwd_ms), out->bwd_pass_ms = fmax(gb, out->host_bwd_ms);
+    else if (form == CB_HOST_FLOOR_LAYER) out->fwd_pass_ms = layer_max[0], out->bwd_pass_ms = layer_max[1];
+    else out->fwd_pass_ms = gf, out->bwd_pass_ms = gb;
     cb_shape last = net->layers[net->nlayers - 1].out;
     cb_conv_params logits = {.n = (int)last.n, .c = (int)(cb_shape_count(last) / last.n), .h = 1, .w = 1, .p = 1, .q = 1};
     cb_net_cost c;
@@ -276,5 +381,5 @@ void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts 
         out->update_ms = u.ms;
         out->criterion_ms = 1e3 * 2 * (d->launch_s + 3.0 * 4 * logits.n * logits.c / cb_model_bw(d));
     }
-    out->total_ms = out->fwd_ms + out->bwd_data_ms + out->bwd_filter_ms + out->criterion_ms + out->update_ms;
+    out->total_ms = out->fwd_pass_ms + out->bwd_pass_ms + out->criterion_ms + out->update_ms;
 }
