@@ -98,12 +98,13 @@ def time_net(name, mode, cl, iters=20, warm=5, update=False, batch=None, compile
         c.record(); torch.cuda.synchronize()
         if i >= warm:
             fw.append(a.elapsed_time(bb)); bw.append(bb.elapsed_time(c)); tot.append(a.elapsed_time(c))
-    peak = torch.cuda.max_memory_allocated() / 2**20
+    peak, reserved = torch.cuda.max_memory_allocated() / 2**20, torch.cuda.max_memory_reserved() / 2**20
     del m, x, opt
     torch.cuda.empty_cache()
     if compiled: torch._dynamo.reset()
     return dict(net=name, mode=mode, layout='NHWC' if cl else 'NCHW', batch=b, update=update, compiled=bool(compiled),
-                compile_mode=(compiled if isinstance(compiled, str) else 'default') if compiled else None, fwd=st.median(fw), bwd=st.median(bw), total=st.median(tot), peak_mib=peak)
+                compile_mode=(compiled if isinstance(compiled, str) else 'default') if compiled else None, fwd=st.median(fw), bwd=st.median(bw), total=st.median(tot), peak_mib=peak,
+                reserved_mib=reserved)
 
 LAYERS = {'L1': (128, 3, 128, 96, 11), 'L2': (128, 64, 64, 128, 9), 'L3': (128, 128, 32, 128, 9),
           'L4': (128, 128, 16, 128, 7), 'L5': (128, 384, 13, 384, 3)}

@@ -36,9 +36,11 @@ for f in sorted(glob.glob(os.path.join(res, 'suite_*.json'))):
     try: d = json.load(open(f))
     except Exception: continue
     key = m.group(1, 2, 3, 4, 5)
-    cells.setdefault(key, {})[m.group(6)] = (total_ms(d), d.get('memory_mb'), d.get('peak_device_mb'))
+    # (step ms, planned buffers MiB, measured device high-water mark MiB: fullpass's device_peak_mb,
+    # cudaMemGetInfo above the start, so the libraries' own allocations and the graph's included)
+    cells.setdefault(key, {})[m.group(6)] = (total_ms(d), d.get('memory_mb'), d.get('device_peak_mb'))
     g = total_ms(d, 'total, one graph (--graph)')  # SUITE_GRAPH=1: the same step replayed as one CUDA graph
-    if g: cells[key][m.group(6) + '-graph'] = (g, d.get('memory_mb'), d.get('peak_device_mb'))
+    if g: cells[key][m.group(6) + '-graph'] = (g, None, None)  # (the same run's memory: shown once)
 
 backends = sorted({b for c in cells.values() for b in c})
 # the peer's columns: eager, torch.compile's default mode, and its reduce-overhead mode (CUDA
@@ -50,7 +52,7 @@ kinds = ['eager', 'compiled'] + sorted({peer_kind(r) for r in peer} - {'eager', 
 ratios = {(b, p): [] for b in backends for p in kinds}
 missing = []  # cells a peer column did not measure: the call's DEADLINE skipped its group, or PEER_S cut it
 print('| cell | ' + ' | '.join(f'{b} ms' for b in backends) + ' | ' + ' | '.join(f'{k} ms' for k in kinds) + ' | ' +
-      ' | '.join(f'{b}/{k}' for b in backends for k in kinds) + ' | peak MiB (convbench planned / PyTorch) |')
+      ' | '.join(f'{b}/{k}' for b in backends for k in kinds) + ' | peak MiB: convbench planned (measured) / PyTorch allocated (reserved) |')
 print('|---' * (1 + len(backends) + len(kinds) + len(backends) * len(kinds) + 1) + '|')
 for (net, batch, prec, lay, upd), bes in sorted(cells.items()):
     want = dict(net=PEER.get(net, net), batch=int(batch), mode=prec, layout=lay.upper(), update=bool(upd))
@@ -68,9 +70,10 @@ for (net, batch, prec, lay, upd), bes in sorted(cells.items()):
                 row.append(f'{t / ref:.2f}')
             else:
                 row.append('-')
-    mem = [f'{bes[b][1]:.0f}' for b in backends if b in bes and bes[b][1]]
-    peak = (pr.get("eager") or {}).get("peak_mib")
-    row.append(f'{"/".join(mem) or "-"} / {f"{peak:.0f}" if peak else "-"}')
+    mem = [f'{bes[b][1]:.0f}' + (f' ({bes[b][2]:.0f})' if bes[b][2] else '') for b in backends if b in bes and bes[b][1]]
+    eager = pr.get("eager") or {}
+    peak, reserved = eager.get("peak_mib"), eager.get("reserved_mib")
+    row.append(f'{"/".join(mem) or "-"} / {f"{peak:.0f}" if peak else "-"}{f" ({reserved:.0f})" if reserved else ""}')
     print('| ' + ' | '.join(row) + ' |')
 print()
 if missing:

@@ -274,13 +274,14 @@ mkdir -p "$tmp/suite"
 cp "$tmp/fp.json" "$tmp/suite/suite_fashion-lenet_4_fp32_nchw_update_auto.json"
 cp "$tmp/fp.json" "$tmp/suite/suite_fashion-lenet_8_fp32_nchw_auto.json"
 fpms=$(python3 -c "import json; print([r['median_ms'] for r in json.load(open('$tmp/fp.json'))['tables']['fullpass'] if r['phase'] == 'total'][0])")
-printf '%s\n' "{\"net\": \"fashion-lenet\", \"mode\": \"fp32\", \"layout\": \"NCHW\", \"batch\": 4, \"update\": true, \"compiled\": false, \"total\": $fpms, \"peak_mib\": 10}" \
+printf '%s\n' "{\"net\": \"fashion-lenet\", \"mode\": \"fp32\", \"layout\": \"NCHW\", \"batch\": 4, \"update\": true, \"compiled\": false, \"total\": $fpms, \"peak_mib\": 10, \"reserved_mib\": 12}" \
     "{\"net\": \"fashion-lenet\", \"mode\": \"fp32\", \"layout\": \"NCHW\", \"batch\": 4, \"update\": true, \"compiled\": true, \"compile_mode\": \"default\", \"total\": $(python3 -c "print($fpms * 2)"), \"peak_mib\": 9}" \
     > "$tmp/suite/suitepeer_fp32_nchw.out"
 python3 "$(dirname "$0")/../scripts/suite-summary.py" "$tmp/suite" > "$tmp/suite.md" 2>&1
 if grep -q "| fashion-lenet b4 fp32 NCHW +update | .* | 1.00 | 0.50 |" "$tmp/suite.md" && grep -q "| fashion-lenet b8 fp32 NCHW | .* | not run | not run |" "$tmp/suite.md" &&
-    grep -q "peer not run for fashion-lenet b8 fp32 NCHW" "$tmp/suite.md" && grep -q "geometric mean auto/compiled: 0.500 over 1 cells" "$tmp/suite.md"; then
-    ok "suite-summary: ratios, a peer not run named"
+    grep -q "peer not run for fashion-lenet b8 fp32 NCHW" "$tmp/suite.md" && grep -q "geometric mean auto/compiled: 0.500 over 1 cells" "$tmp/suite.md" &&
+    grep -q "| fashion-lenet b4 fp32 NCHW +update | .* | [0-9]* / 10 (12) |" "$tmp/suite.md"; then
+    ok "suite-summary: ratios, a peer not run named, PyTorch's allocated and reserved peaks"
 else bad "suite-summary: $(cat "$tmp/suite.md")"; fi
 
 # model-eval on the recorded H200 data: the default form reproduces the published 9.4% (conv,
