@@ -151,27 +151,31 @@ static void run_case(int fmt, cb_bn_params d, cb_act act) {
                 ref_dx[j] = (float)(gamma[c] * invstd[c] * (g_of(j) - s1[c] / m - xh * s2[c] / m));
             }
     for (int c = 0; c < d.c; c++) ref_dg[c] = (float)s2[c], ref_db[c] = (float)s1[c];
+    // a backward call's dx (with_dx), dgamma and dbeta against ref_dx, ref_dg, ref_db
+    auto check_grads = [&](const char *kind, bool with_dx) {
+        if (with_dx) {
+            for (size_t j = 0; j < t; j++) got_dx[j] = get(fmt, bdx.p, j);
+            snprintf(what, sizeof what, "%s %s dx", name, kind);
+            check(what, nerr(got_dx, ref_dx), fmt & CB_FMT_BF16 ? 1e-2 : 1e-5);
+        }
+        snprintf(what, sizeof what, "%s %s dgamma%s", name, kind, with_dx ? "" : " (no dx)");
+        check(what, nerr(dgamma, ref_dg), 1e-5);
+        snprintf(what, sizeof what, "%s %s dbeta%s", name, kind, with_dx ? "" : " (no dx)");
+        check(what, nerr(dbeta, ref_db), 1e-5);
+    };
     for (int with_dx = 1; with_dx >= 0; with_dx--) {
         std::fill(dgamma.begin(), dgamma.end(), NAN), std::fill(dbeta.begin(), dbeta.end(), NAN);
         memset(bdx.p, 0xff, t * es);
         for (size_t j = 0; j < t; j++) put(fmt, bdy.p, j, dy[j]); // a run with dx may leave dz in dy
         cb_fmt_bn_backward(&d, fmt, bx.p, gamma.data(), beta.data(), mean.data(), invstd.data(), act, bdy.p, with_dx ? bdx.p : nullptr,
                            dgamma.data(), dbeta.data(), (float *)part.p);
-        if (with_dx) {
-            for (size_t j = 0; j < t; j++) got_dx[j] = get(fmt, bdx.p, j);
-            snprintf(what, sizeof what, "%s backward dx", name);
-            check(what, nerr(got_dx, ref_dx), fmt & CB_FMT_BF16 ? 1e-2 : 1e-5);
-            if (act == CB_ACT_SIGMOID || act == CB_ACT_SILU || act == CB_ACT_GELU) { // dz left in dy
-                std::vector<float> ref_dz(t), got_dz(t);
-                for (size_t j = 0; j < t; j++) ref_dz[j] = (float)g_of(j), got_dz[j] = get(fmt, bdy.p, j);
-                snprintf(what, sizeof what, "%s backward dz over dy", name);
-                check(what, nerr(got_dz, ref_dz), fmt & CB_FMT_BF16 ? 1e-2 : 1e-5);
-            }
+        check_grads("backward", with_dx);
+        if (with_dx && (act == CB_ACT_SIGMOID || act == CB_ACT_SILU || act == CB_ACT_GELU)) { // dz left in dy
+            std::vector<float> ref_dz(t), got_dz(t);
+            for (size_t j = 0; j < t; j++) ref_dz[j] = (float)g_of(j), got_dz[j] = get(fmt, bdy.p, j);
+            snprintf(what, sizeof what, "%s backward dz over dy", name);
+            check(what, nerr(got_dz, ref_dz), fmt & CB_FMT_BF16 ? 1e-2 : 1e-5);
         }
-        snprintf(what, sizeof what, "%s backward dgamma%s", name, with_dx ? "" : " (no dx)");
-        check(what, nerr(dgamma, ref_dg), 1e-5);
-        snprintf(what, sizeof what, "%s backward dbeta%s", name, with_dx ? "" : " (no dx)");
-        check(what, nerr(dbeta, ref_db), 1e-5);
     }
 
     if (act == CB_ACT_NONE) { // a residual block's last batch norm with the sum's ReLU (output mk) taken in its first pass
@@ -207,15 +211,7 @@ static void run_case(int fmt, cb_bn_params d, cb_act act) {
             for (size_t j = 0; j < t; j++) got_g[j] = get(fmt, bdy.p, j);
             snprintf(what, sizeof what, "%s relu-mask backward: the ReLU's gradient over dy%s", name, with_dx ? "" : " (no dx)");
             check(what, got_g == g ? 0 : 1, 0); // (exact: dy or 0)
-            if (with_dx) {
-                for (size_t j = 0; j < t; j++) got_dx[j] = get(fmt, bdx.p, j);
-                snprintf(what, sizeof what, "%s relu-mask backward dx", name);
-                check(what, nerr(got_dx, ref_dx), fmt & CB_FMT_BF16 ? 1e-2 : 1e-5);
-            }
-            snprintf(what, sizeof what, "%s relu-mask backward dgamma%s", name, with_dx ? "" : " (no dx)");
-            check(what, nerr(dgamma, ref_dg), 1e-5);
-            snprintf(what, sizeof what, "%s relu-mask backward dbeta%s", name, with_dx ? "" : " (no dx)");
-            check(what, nerr(dbeta, ref_db), 1e-5);
+            check_grads("relu-mask backward", with_dx);
         }
     }
 

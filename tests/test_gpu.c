@@ -506,6 +506,7 @@ static void pool_cases(const char *be, cb_precision prec) {
     tie_inputs = false;
 }
 
+#ifdef CB_HAVE_CUDA // (the GPU backends alone use it)
 // auto's pooling forced to each path (layer_cases_rest runs it measured)
 static void auto_pool_cases(void) {
     const char *force[] = {"own", "cudnn"};
@@ -536,6 +537,7 @@ static void auto_pool_cases(void) {
     cb_net_free(net);
     unsetenv("CONVBENCH_AUTO_POOL");
 }
+#endif
 
 // every other layer kind
 static void layer_cases_rest(const char *be, cb_precision prec) {
@@ -804,6 +806,7 @@ static void network_case_of(const char *backend, cb_precision prec, int which) {
     cb_exec_destroy(r);
     cb_net_free(net);
 }
+#ifdef CB_HAVE_CUDA // (the GPU backends alone use it)
 // CB_FUSION_BN_ADD on auto with the own batch norm forced: each residual block's last batch norm
 // computes the sum (with its ReLU) in its pass. The sums must show as fused; inference's output
 // (running statistics, every transient output in the arena) and a training step's loss and
@@ -869,6 +872,7 @@ static void bn_add_cases(void) {
     test_layout = CB_LAYOUT_NCHW;
     unsetenv("CONVBENCH_AUTO_BN");
 }
+#endif
 
 static void network_case(const char *backend, cb_precision prec) {
     network_case_of(backend, prec, SMALL_BN);
