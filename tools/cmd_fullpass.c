@@ -406,7 +406,8 @@ static int run(int argc, char **argv) {
     cb_report_note(r, "breakdown: mean per step of %d steps timed layer by layer%s; a conv or FC layer's part includes its bias, "
                       "padded input copy and weight cast (bf16 storage, after an update)%s; the parts cover %.1f%% of the step",
                    bd.steps, device ? " (separate from the steps of the phase table)" : "",
-                   device ? ", its bias gradient too but where it comes with its activation's in one pass (then in 'activation, fused')" : "",
+                   device ? ", its bias gradient too but where it comes with its activation's in one pass (then in 'activation, fused'); "
+                            "'batch norm + sum' holds the sum's ReLU gradient where that batch norm's backward takes it" : "",
                    100 * cover);
     bool shared = cb_exec_memory_shared(e);
     cb_report_meta_str(r, "memory_mode", shared ? "reuse" : "separate");
