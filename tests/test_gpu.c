@@ -819,7 +819,7 @@ static void bn_add_cases(void) {
         for (int q = 0; q < 2; q++) {
             test_layout = lays[li];
             char what[256];
-            snprintf(what, sizeof what, "auto %s %s small-res bn+add inference", prec_name(precs[q]), li ? "nhwc" : "nchw");
+            snprintf(what, sizeof what, "auto %s%s small-res bn+add inference", prec_name(precs[q]), li ? "" : " nchw"); // (prec_name names nhwc)
             cb_error err = {0};
             cb_net *net = cb_net_load_string(small_res_net, "small-res", &err);
             cb_exec_opts o;
@@ -861,8 +861,8 @@ static void bn_add_cases(void) {
                 g = net ? cb_exec_create(net, &o, &err) : NULL;
                 int s1 = net ? cb_net_find(net, "s1") : -1, s2 = net ? cb_net_find(net, "s2") : -1;
                 bool in_bn = g && cb_dnn_layer(g, s1)->relu_in_bn && cb_dnn_layer(g, s2)->relu_in_bn;
-                snprintf(what, sizeof what, "auto %s %s small-res training: the sums' ReLU gradients %s", prec_name(precs[q]),
-                         li ? "nhwc" : "nchw", off ? "in passes of their own with FUSE_EPILOGUE=off" : "in the batch norms' passes");
+                snprintf(what, sizeof what, "auto %s%s small-res training: the sums' ReLU gradients %s", prec_name(precs[q]),
+                         li ? "" : " nchw", off ? "in passes of their own with FUSE_EPILOGUE=off" : "in the batch norms' passes");
                 check(what, g && in_bn == !off ? 0 : 1, 0);
                 cb_exec_destroy(g);
                 cb_net_free(net);
