@@ -60,6 +60,7 @@ check)
     timeout ${TEST_S:-300} $B/tests/test_gpu --part storage >"$RES/test_gpu_storage.log" 2>&1 & pids+=($!)
     timeout ${TEST_S:-300} $B/tests/test_gpu --part dnngraph >"$RES/test_gpu_dnngraph.log" 2>&1 & pids+=($!) # cuDNN's graph API forced
     timeout ${TEST_S:-300} $B/tests/test_gpu --part dnnbn >"$RES/test_gpu_dnnbn.log" 2>&1 & pids+=($!) # cuDNN's Ex batch norm on
+    timeout ${TEST_S:-300} $B/tests/test_gpu --part pick >"$RES/test_gpu_pick.log" 2>&1 & pids+=($!) # every cuDNN algorithm, not the fastest
     # the cross-backend op driver on the GPU backends, and the multi-GPU tests (those needing 2+
     # GPUs skip on one)
     timeout ${TEST_S:-300} $B/tests/test_ops cuda cudnn auto >"$RES/test_ops.log" 2>&1 & pids+=($!)

@@ -56,6 +56,7 @@ static int passed, failed, skipped;
 static const char *conv_algo; // own convolution algorithm under test (NULL: the backend's choice)
 static bool small_only; // --backends X-small: the small cases alone (for racecheck)
 static cb_layout test_layout = CB_LAYOUT_NCHW; // layout of the "cudnn" / "auto" exec under test
+static char pick_tag[40]; // "pick K[ graph]" under pick_cases: a part of every label (prec_name)
 static bool may_decline; // the case may be declined (UNSUPPORTED, a known reason): a skip, not a failure
 static bool tie_inputs; // inputs of five values, -1 to 1 by 0.5
 static const char *force_pool; // $CONVBENCH_AUTO_POOL as set for "auto": "own", "cudnn" or NULL
@@ -158,9 +159,9 @@ static double tol_for(const char *backend, cb_precision prec) {
 }
 
 static const char *prec_name(cb_precision p) {
-    static char buf[32];
-    snprintf(buf, sizeof buf, "%s%s%s", test_layout == CB_LAYOUT_NHWC ? cb_layout_name(test_layout) : "",
-             test_layout == CB_LAYOUT_NHWC ? " " : "", cb_precision_name(p));
+    static char buf[96];
+    snprintf(buf, sizeof buf, "%s%s%s%s", test_layout == CB_LAYOUT_NHWC ? cb_layout_name(test_layout) : "",
+             test_layout == CB_LAYOUT_NHWC ? " " : "", cb_precision_name(p), pick_tag);
     return buf;
 }
 
@@ -1755,6 +1756,48 @@ static void dnn_graph_cases(void) {
     cb_net_free(net);
 }
 
+// Every algorithm cuDNN offers these shapes, not only the fastest: a race decided by timings can
+// take any of them (compute-sanitizer's timings once gave the SE net's gradients 0.3 off in bf16
+// NHWC under auto, 2026-11-27, a path the plain runs never took). $CONVBENCH_DNN_PICK=K makes
+// each convolution phase take the K-th of cudnnFind's list that runs, and, with
+// $CONVBENCH_DNN_GRAPH=force, the K-th graph plan that ran (the last where fewer): the odd small
+// convolutions, the SE net and the small residual net against the reference, for K from 0 to
+// $CB_TEST_PICKS - 1 (default 6), in fp32 NCHW, tf32 NHWC and bf16 NHWC and NCHW.
+static void pick_cases(void) {
+    const char *np = getenv("CB_TEST_PICKS");
+    int picks = np && atoi(np) > 0 ? atoi(np) : 6;
+    struct { cb_layout lay; cb_precision prec; } st[] = {
+        {CB_LAYOUT_NCHW, CB_PREC_FP32}, {CB_LAYOUT_NHWC, CB_PREC_TF32}, {CB_LAYOUT_NHWC, CB_PREC_BF16}, {CB_LAYOUT_NCHW, CB_PREC_BF16}};
+    bool saved_small = small_only;
+    cb_layout saved_layout = test_layout;
+    small_only = true;
+    for (int s = 0; s < 4; s++)
+        for (int graph = 0; graph < (st[s].prec == CB_PREC_FP32 ? 1 : 2); graph++) // (fp32: legacy algorithms only)
+            for (int k = 0; k < picks; k++) {
+                char v[16];
+                snprintf(v, sizeof v, "%d", k);
+                setenv("CONVBENCH_DNN_PICK", v, 1);
+                setenv("CONVBENCH_DNN_GRAPH", graph ? "force" : "off", 1);
+                snprintf(pick_tag, sizeof pick_tag, " pick %d%s", k, graph ? " graph" : "");
+                test_layout = st[s].lay;
+                expect_graph = graph ? 1 : -1;
+                conv_cases("cudnn", st[s].prec);
+                expect_graph = 0;
+                se_net_case("cudnn", st[s].prec);
+                network_case_of("cudnn", st[s].prec, SMALL_RES);
+            }
+    unsetenv("CONVBENCH_DNN_PICK");
+    unsetenv("CONVBENCH_DNN_GRAPH");
+    pick_tag[0] = 0;
+    small_only = saved_small;
+    test_layout = saved_layout;
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(graph_net, "graph", &err);
+    const char *bad[] = {"-1", "48", "2x", "first"};
+    for (int k = 0; k < 4; k++) env_refused(net, "CONVBENCH_DNN_PICK", bad[k]);
+    cb_net_free(net);
+}
+
 static void graph_cases(void) {
     const char *bes[] = {"cuda", "cudnn", "auto"};
     for (int b = 0; b < 3; b++) {
@@ -1840,12 +1883,13 @@ int main(int argc, char **argv) {
     // full run's own-algorithm cases ($CB_TEST_ALGOS picks which), the cudnn/auto NHWC and bf16
     // storage cases, or everything else, so that a GPU machine can run the full suite as parallel
     // processes; --part net: the small networks on cuda, cudnn and auto in fp32, tf32 and bf16
-    // (NCHW), $CB_TEST_REPEAT times, for a rate of rare failures; --part graph: graph_cases alone
+    // (NCHW), $CB_TEST_REPEAT times, for a rate of rare failures; --part graph: graph_cases alone;
+    // --part pick: every algorithm cuDNN offers the small cases (pick_cases)
     const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
     if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small") &&
-        strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph") && strcmp(part, "dnngraph-desc") && strcmp(part, "dnnbn")) {
-        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph, dnngraph-desc or dnnbn\n",
+        strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph") && strcmp(part, "dnngraph-desc") && strcmp(part, "dnnbn") && strcmp(part, "pick")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph, dnngraph-desc, dnnbn or pick\n",
                 part);
         return 2;
     }
@@ -1892,6 +1936,8 @@ int main(int argc, char **argv) {
             graph_cases();
         } else if (part && !strcmp(part, "dnngraph")) { // cuDNN's graph API forced
             dnn_graph_cases();
+        } else if (part && !strcmp(part, "pick")) { // every algorithm cuDNN offers, not only the fastest
+            pick_cases();
         } else if (part && !strcmp(part, "dnnbn")) { // cuDNN's Ex batch norm on
             dnn_bn_cases();
         } else if (part && !strcmp(part, "net")) { // the small networks alone, $CB_TEST_REPEAT times (fresh inputs each)

@@ -69,6 +69,12 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     if (bs && *bs && strcmp(bs, "fused") && strcmp(bs, "separate"))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_BN_ADD", NULL, "'%s' is not fused or separate", bs);
     d->bn_add_separate = bs && !strcmp(bs, "separate");
+    const char *pk = getenv("CONVBENCH_DNN_PICK");
+    char *end = NULL;
+    long k = pk && *pk ? strtol(pk, &end, 10) : -1;
+    if (pk && *pk && (*end || k < 0 || k > 47))
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_PICK", NULL, "'%s' is not an algorithm index from 0 to 47", pk);
+    d->pick = (int)k;
     DNN_TRY(cudnnCreate(&d->h));
     DNN_TRY(cudnnSetStream(d->h, cudaStreamPerThread)); // the stream a step graph captures (Makefile)
     return CB_OK;

@@ -179,23 +179,26 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     int algs[NA];
     size_t mems[NA];
     // each phase: the first of cudnnFind*AlgorithmEx's results (fastest first) that ran within the
-    // workspace limit becomes its algorithm, workspace, time and choice
+    // workspace limit becomes its algorithm, workspace, time and choice ($CONVBENCH_DNN_PICK: a test's K-th)
 #define FIND_BEST(PERF_T, PH, PHASE_NAME, NAMES, NNAMES, ALGO_FIELD, FIND_CALL)                                      \
     do {                                                                                                               \
         PERF_T pf[NA];                                                                                                 \
         cudnnStatus_t st = FIND_CALL;                                                                                  \
         for (int j = 0; j < ret; j++) sts[j] = pf[j].status, algs[j] = pf[j].algo, mems[j] = pf[j].memory;             \
         note_skips(e, L, PHASE_NAME, ret, sts, algs, mems);                                                            \
-        for (int j = 0; st == CUDNN_STATUS_SUCCESS && j < ret; j++)                                                    \
-            if (pf[j].status == CUDNN_STATUS_SUCCESS && pf[j].memory <= e->opts.workspace_limit) {                     \
-                l->ALGO_FIELD = pf[j].algo;                                                                            \
-                b->ws[PH] = pf[j].memory;                                                                              \
-                dnn_ms[PH] = pf[j].time;                                                                               \
-                cudnnSetConvolutionMathType(l->cd[PH], pf[j].mathType);                                                \
-                b->choice[PH] = cb_choice_of(CB_IMPL_CUDNN, pf[j].algo, algo_name(NAMES, NNAMES, pf[j].algo));         \
-                b->choice[PH].ms = pf[j].time;                                                                         \
-                break;                                                                                                 \
-            }                                                                                                          \
+        int runs = 0, j = -1; /* the first that runs, or $CONVBENCH_DNN_PICK's (the last where fewer) */              \
+        for (int k = 0; st == CUDNN_STATUS_SUCCESS && k < ret; k++)                                                    \
+            if (pf[k].status == CUDNN_STATUS_SUCCESS && pf[k].memory <= e->opts.workspace_limit && (j < 0 || runs <= d->pick)) \
+                j = k, runs++;                                                                                         \
+        if (j >= 0) {                                                                                                  \
+            l->ALGO_FIELD = pf[j].algo;                                                                                \
+            b->ws[PH] = pf[j].memory;                                                                                  \
+            dnn_ms[PH] = pf[j].time;                                                                                   \
+            cudnnSetConvolutionMathType(l->cd[PH], pf[j].mathType);                                                    \
+            b->choice[PH] = cb_choice_of(CB_IMPL_CUDNN, pf[j].algo, algo_name(NAMES, NNAMES, pf[j].algo));             \
+            b->choice[PH].ms = pf[j].time;                                                                             \
+            if (d->pick >= 0) b->choice[PH].flags |= CB_CHOICE_FORCED;                                                 \
+        }                                                                                                              \
     } while (0)
     FIND_BEST(cudnnConvolutionFwdAlgoPerf_t, 0, "forward", fwd_name, 8, fwd,
               cudnnFindConvolutionForwardAlgorithmEx(d->h, l->xd, x, l->wd, wf, l->cd[0], l->yd, y, NA, &ret, pf, ws, wsz));
