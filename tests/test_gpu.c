@@ -1399,7 +1399,66 @@ static const char *se_net =
     "\"fc\": {\"parents\": [\"p\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": null},"
     "\"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 10}}}";
 
+// After a failing net case: the case again (the same seed) with every buffer its own
+// (CONVBENCH_MEMORY=separate), each layer's output gradient against the reference's, last layer
+// first, so that the first one off names where the gradients part. With the names of the
+// product's inputs (a, s: full-size and (N, C, 1, 1)): how much the reference's sums over pixels
+// of dy(product) * a cancel, per image and channel, sum |terms| / |sum| (the conditioning of the
+// (N, C, 1, 1) input's gradient).
+static void grad_trace(const char *json, const char *backend, cb_precision prec, uint64_t state, const char *prod, const char *full) {
+    uint64_t saved = rng_state;
+    rng_state = state;
+    const char *mem = getenv("CONVBENCH_MEMORY");
+    char *keep = mem ? strdup(mem) : NULL;
+    setenv("CONVBENCH_MEMORY", "separate", 1);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, "trace", &err);
+    cb_exec *g = NULL, *r = NULL;
+    if (net && exec_pair(net, backend, prec, "trace", &g, &r)) {
+        cb_exec *ex[2] = {g, r};
+        for (int k = 0; k < 2; k++) {
+            cb_exec_forward(ex[k], true, NULL);
+            cb_exec_criterion_forward(ex[k], NULL, NULL);
+            cb_exec_criterion_backward(ex[k], NULL);
+            cb_exec_backward(ex[k], NULL);
+        }
+        printf("     output gradients, every buffer its own, against the reference:");
+        for (int i = net->nlayers - 1; i >= 1; i--) {
+            if (!g->lb[i].dy || !r->lb[i].dy) continue;
+            size_t n = (size_t)cb_shape_count(net->layers[i].out);
+            float *a = download_act(g, i, g->lb[i].dy), *b = download_act(r, i, r->lb[i].dy);
+            printf(" %s %.2e", net->layers[i].name, nerr(a, b, n));
+            free(a), free(b);
+        }
+        printf("\n");
+        int pi = prod ? cb_net_find(net, prod) : -1, fi = full ? cb_net_find(net, full) : -1;
+        if (pi > 0 && fi > 0 && r->lb[pi].dy) {
+            cb_shape o = net->layers[pi].out;
+            size_t hw = (size_t)(o.h * o.w);
+            float *dy = download_act(r, pi, r->lb[pi].dy), *y = download_act(r, fi, r->lb[fi].y);
+            double abs2 = 0, sum2 = 0, worst = 0;
+            for (size_t q = 0; q < (size_t)(o.n * o.c); q++) {
+                double sa = 0, st = 0;
+                for (size_t j = 0; j < hw; j++) sa += fabs((double)dy[q * hw + j] * y[q * hw + j]), st += (double)dy[q * hw + j] * y[q * hw + j];
+                abs2 += sa * sa, sum2 += st * st;
+                if (fabs(st) > 0 && sa / fabs(st) > worst) worst = sa / fabs(st);
+            }
+            printf("     %s's sums over pixels of d%s * %s: ||sum |terms| || / ||sum|| %.2f, worst image and channel %.1f\n", prod, prod, full,
+                   sum2 > 0 ? sqrt(abs2 / sum2) : INFINITY, worst);
+            free(dy), free(y);
+        }
+        cb_exec_destroy(g);
+        cb_exec_destroy(r);
+        cb_net_free(net);
+    } else if (net == NULL) printf("     trace: %s\n", err.msg);
+    if (keep) setenv("CONVBENCH_MEMORY", keep, 1);
+    else unsetenv("CONVBENCH_MEMORY");
+    free(keep);
+    rng_state = saved;
+}
+
 static void se_net_case(const char *backend, cb_precision prec) {
+    uint64_t state = rng_state;
     cb_error err = {0};
     cb_net *net = cb_net_load_string(se_net, "se", &err);
     char what[256];
@@ -1447,6 +1506,7 @@ static void se_net_case(const char *backend, cb_precision prec) {
     for (int i = 1; failed > failed_before && i < net->nlayers; i++)
         printf("     %s: %s | %s | %s\n", net->layers[i].name, g->lb[i].algo[CB_PHASE_FORWARD], g->lb[i].algo[CB_PHASE_BWD_DATA],
                g->lb[i].algo[CB_PHASE_BWD_FILTER]);
+    if (failed > failed_before) grad_trace(se_net, backend, prec, state, "mul", "c1");
     cb_exec_destroy(g);
     cb_exec_destroy(r);
     cb_net_free(net);
