@@ -40,6 +40,14 @@ typedef struct cb_backend {
     cb_status (*init)(cb_exec *e, cb_error *err);
     void (*destroy)(cb_exec *e);
     void *(*alloc)(cb_exec *e, size_t bytes); // NULL when out of memory
+    // Optional (device backends): why the last alloc failed, one line into why (the device's
+    // error, and the memory free when it was out of memory); true when the device itself has
+    // failed (an error no later call survives, left by a kernel that failed), not its memory
+    bool (*alloc_why)(cb_exec *e, char *why, size_t n);
+    // Optional (device backends): true while the device works; else false and one line into why.
+    // Asked after each layer's plan, so that a kernel that failed there is named by its layer,
+    // not taken later for an allocation that failed.
+    bool (*device_ok)(cb_exec *e, char *why, size_t n);
     void (*release)(cb_exec *e, void *p);
     void (*upload)(cb_exec *e, void *dst, const void *src, size_t bytes);
     void (*download)(cb_exec *e, void *dst, const void *src, size_t bytes);

@@ -462,10 +462,12 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     if (last->op != CB_OP_SOFTMAX) e->prob = take_kind(e, (size_t)last->out.n * (size_t)classes * 4, &ok, CB_MEM_CRITERION);
     if (opts->plan_only) return e; // (counted: nothing allocated, initialised or planned by a backend)
     if (!ok) {
-        cb_fail(err, CB_STATUS_NOMEM, net->path, NULL,
-                "out of %s memory: the buffers at batch %lld need %.1f MiB (an allocation failed after %.1f MiB)",
-                be->device ? "device" : "host", (long long)cb_net_batch(net), e->planned / (1 << 20),
-                (double)e->allocated / (1 << 20));
+        char why[200] = "";
+        bool lost = be->alloc_why && be->alloc_why(e, why, sizeof why);
+        cb_fail(err, lost ? CB_STATUS_DEVICE : CB_STATUS_NOMEM, net->path, NULL,
+                "%s %s memory: the buffers at batch %lld need %.1f MiB (an allocation failed after %.1f MiB)%s%s",
+                lost ? "no" : "out of", be->device ? "device" : "host", (long long)cb_net_batch(net), e->planned / (1 << 20),
+                (double)e->allocated / (1 << 20), *why ? ": " : "", why);
         cb_exec_destroy(e);
         return NULL;
     }
@@ -503,6 +505,12 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
             cb_exec_destroy(e);
             return NULL;
         }
+        char why[200];
+        if (be->plan && be->device_ok && !be->device_ok(e, why, sizeof why)) { // (a kernel of its plan failed)
+            cb_fail(err, CB_STATUS_DEVICE, net->path, net->layers[i].name, "while planning this layer, %s", why);
+            cb_exec_destroy(e);
+            return NULL;
+        }
         for (int p = 0; p < CB_PHASE_COUNT; p++)
             if (e->lb[i].ws[p] > e->ws_bytes) e->ws_bytes = e->lb[i].ws[p];
     }
@@ -515,8 +523,10 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     ok = true;
     e->ws = take_kind(e, e->ws_bytes, &ok, CB_MEM_WORKSPACE);
     if (!ok) {
-        cb_fail(err, CB_STATUS_NOMEM, net->path, NULL, "out of %s memory for a %.1f MiB workspace",
-                be->device ? "device" : "host", (double)e->ws_bytes / (1 << 20));
+        char why[200] = "";
+        bool lost = be->alloc_why && be->alloc_why(e, why, sizeof why);
+        cb_fail(err, lost ? CB_STATUS_DEVICE : CB_STATUS_NOMEM, net->path, NULL, "%s %s memory for a %.1f MiB workspace%s%s",
+                lost ? "no" : "out of", be->device ? "device" : "host", (double)e->ws_bytes / (1 << 20), *why ? ": " : "", why);
         cb_exec_destroy(e);
         return NULL;
     }

@@ -127,11 +127,47 @@ static cb_reason supports(const cb_net *net, int i, const cb_exec_opts *o, char 
 
 void *cb_cuda_alloc(cb_exec *e, size_t bytes) {
     void *p = NULL;
-    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+    cudaError_t rc = cudaMalloc(&p, bytes);
+    if (rc != cudaSuccess) {
         cudaGetLastError();
+        if (e->state) ((cb_cuda_state *)e->state)->alloc_err = (int)rc;
         return NULL;
     }
     return p;
+}
+
+// Is the device lost? An error no later call survives (an illegal address, a kernel's launch
+// failure: sticky) comes back from every synchronisation, where a pending ordinary one is cleared
+// by reading it: so synchronise, clear, and synchronise again. rc: the first failure.
+static bool device_lost(cudaError_t *rc) {
+    *rc = cudaDeviceSynchronize();
+    if (*rc == cudaSuccess) return false;
+    cudaGetLastError();
+    return cudaDeviceSynchronize() != cudaSuccess;
+}
+
+bool cb_cuda_alloc_why(cb_exec *e, char *why, size_t n) {
+    cudaError_t rc = e->state ? (cudaError_t)((cb_cuda_state *)e->state)->alloc_err : cudaErrorMemoryAllocation, lost_rc;
+    if (rc == cudaSuccess) rc = cudaErrorMemoryAllocation;
+    if (device_lost(&lost_rc)) {
+        snprintf(why, n, "the GPU failed before it: %s (%s), which no later call survives", cudaGetErrorName(lost_rc),
+                 cudaGetErrorString(lost_rc));
+        return true;
+    }
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) == cudaSuccess)
+        snprintf(why, n, "cudaMalloc: %s, %.2f of %.2f GiB free", cudaGetErrorName(rc), (double)fr / (1 << 30), (double)tot / (1 << 30));
+    else snprintf(why, n, "cudaMalloc: %s", cudaGetErrorName(rc));
+    cudaGetLastError();
+    return false;
+}
+
+bool cb_cuda_device_ok(cb_exec *e, char *why, size_t n) {
+    (void)e;
+    cudaError_t rc;
+    if (!device_lost(&rc)) return true;
+    snprintf(why, n, "the GPU failed: %s (%s), which no later call survives", cudaGetErrorName(rc), cudaGetErrorString(rc));
+    return false;
 }
 void cb_cuda_release(cb_exec *e, void *p) { cudaFree(p); }
 void cb_cuda_upload(cb_exec *e, void *dst, const void *src, size_t bytes) { cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice); }
@@ -544,6 +580,7 @@ void cb_cuda_softmax_(cb_exec *e, const float *x, float *prob, int n, int k) { c
 
 const cb_backend cb_backend_cuda = {
     .name = "cuda", .device = true, .init = cb_cuda_init_state, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
+    .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
     .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,
     .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = supports, .plan = plan,

@@ -32,6 +32,7 @@ typedef struct cb_cuda_state {
     struct cb_blas *blas;    // their cuBLAS GEMMs (src/blas)
     void *lib;               // their cuDNN state (src/cudnn)
     float *bias_part;        // training: cb_fmt_bias_grad's partial sums, for the largest bias (NULL: none)
+    int alloc_err;           // the cudaError_t of the last cudaMalloc that failed (cb_cuda_alloc_why)
 } cb_cuda_state;
 
 cb_status cb_cuda_init_state(cb_exec *e, cb_error *err);
@@ -42,6 +43,8 @@ bool cb_cuda_graph_begin(cb_exec *e, char *why, size_t n);
 bool cb_cuda_graph_end(cb_exec *e, char *why, size_t n);
 void cb_cuda_graph_launch(cb_exec *e);
 void *cb_cuda_alloc(cb_exec *e, size_t bytes);
+bool cb_cuda_alloc_why(cb_exec *e, char *why, size_t n);
+bool cb_cuda_device_ok(cb_exec *e, char *why, size_t n);
 void cb_cuda_release(cb_exec *e, void *p);
 void cb_cuda_upload(cb_exec *e, void *dst, const void *src, size_t bytes);
 void cb_cuda_download(cb_exec *e, void *dst, const void *src, size_t bytes);
