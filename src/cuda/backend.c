@@ -162,6 +162,13 @@ bool cb_cuda_alloc_why(cb_exec *e, char *why, size_t n) {
     return false;
 }
 
+cb_status cb_cuda_nomem(cb_exec *e, cb_error *err, const char *layer, const char *what) {
+    char why[200];
+    bool lost = cb_cuda_alloc_why(e, why, sizeof why);
+    return cb_fail(err, lost ? CB_STATUS_DEVICE : CB_STATUS_NOMEM, e->net->path, layer, "%s device memory for %s: %s", lost ? "no" : "out of",
+                   what, why);
+}
+
 bool cb_cuda_device_ok(cb_exec *e, char *why, size_t n) {
     (void)e;
     cudaError_t rc;

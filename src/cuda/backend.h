@@ -45,6 +45,9 @@ void cb_cuda_graph_launch(cb_exec *e);
 void *cb_cuda_alloc(cb_exec *e, size_t bytes);
 bool cb_cuda_alloc_why(cb_exec *e, char *why, size_t n);
 bool cb_cuda_device_ok(cb_exec *e, char *why, size_t n);
+// the failure of a device allocation for `what` of layer `layer` (NULL: none), with its reason
+// (cb_cuda_alloc_why): CB_STATUS_NOMEM, or CB_STATUS_DEVICE where the GPU failed before it
+cb_status cb_cuda_nomem(cb_exec *e, cb_error *err, const char *layer, const char *what);
 void cb_cuda_release(cb_exec *e, void *p);
 void cb_cuda_upload(cb_exec *e, void *dst, const void *src, size_t bytes);
 void cb_cuda_download(cb_exec *e, void *dst, const void *src, size_t bytes);

@@ -326,10 +326,10 @@ cb_status cb_dnn_plan_bn(cb_exec *e, int i, cb_error *err) {
         DNN_TRY(cudnnCreateTensorDescriptor(&l->bnd));
         DNN_TRY(cudnnDeriveBNTensorDescriptor(l->bnd, l->yd, CUDNN_BATCHNORM_SPATIAL));
         if (d->bn_ex && is_nhwc(e) && e->opts.train && !bn_ex_probe(e, i))
-            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory (cuDNN's batch-norm workspace)");
+            return cb_cuda_nomem(e, err, L->name, "cuDNN's batch-norm workspace");
     }
     if (!own_ok) return CB_OK; // cuDNN's, or (fp32 NCHW, eps under cuDNN's minimum) the cuda backend's own
-    if (!cb_dnn_part_reserve(e, cb_fmt_bn_scratch(bp.c))) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
+    if (!cb_dnn_part_reserve(e, cb_fmt_bn_scratch(bp.c))) return cb_cuda_nomem(e, err, L->name, "the batch norm's partial sums");
     cb_choice c = cb_choice_of(CB_IMPL_NONE, -1, "");
     if (!lib_ok) l->own_bn = true, c = cb_choice_of(CB_IMPL_OWN, -1, "own bn (eps)");
     else if (!d->policy) {

@@ -497,7 +497,7 @@ cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err) {
     case CB_OP_SCALE:
     case CB_OP_LAYERNORM:
         if (!cb_dnn_part_reserve(e, cb_fmt_layernorm_scratch(L->out.c)))
-            return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory");
+            return cb_cuda_nomem(e, err, L->name, "the layer's partial sums");
         break;
     default:
         break;

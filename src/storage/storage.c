@@ -36,10 +36,7 @@ int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L) {
 
 void *cb_store_alloc(cb_exec *e, size_t bytes) {
     void *p = NULL;
-    if (bytes && cudaMalloc(&p, bytes) != cudaSuccess) {
-        cudaGetLastError();
-        return NULL;
-    }
+    if (bytes && !(p = cb_cuda_alloc(e, bytes))) return NULL; // (its error kept for cb_cuda_alloc_why)
     e->allocated += bytes;
     return p;
 }
@@ -104,7 +101,11 @@ cb_status cb_store_plan_weights(cb_exec *e, int i, cb_error *err) {
         if (!cb_store_bf16(e)) return CB_OK;
     }
     l->w = cb_store_alloc(e, (size_t)(l->wk * l->wcp * l->wr * l->ws) * cb_fmt_bytes(cb_store_of(e)->fmt));
-    if (!l->w) return cb_fail(err, CB_STATUS_NOMEM, e->net->path, L->name, "out of device memory for its %s weights", cb_store_fmt_label(cb_store_of(e)->fmt));
+    if (!l->w) {
+        char what[64];
+        snprintf(what, sizeof what, "its %s weights", cb_store_fmt_label(cb_store_of(e)->fmt));
+        return cb_cuda_nomem(e, err, L->name, what);
+    }
     cb_store_weights(e, i);
     return CB_OK;
 }
