@@ -710,6 +710,40 @@ static void grouped_entries(void) {
     cb_net_free(net);
 }
 
+// cuDNN's graph-API race (calibrate's FWD_GRAPH, ... in tf32 and bf16): an entry the model races
+// against the legacy algorithms, as the backend does, for an ungrouped convolution; a grouped one
+// keeps the legacy entries (the backend builds no graph plan for it)
+static void graph_entries(void) {
+    cb_algo_form f;
+    CHECK(cb_algo_form_of("FWD_GRAPH", &f) && f.graph && f.family == CB_ALGO_IMPLICIT_GEMM && cb_algo_form_known("BWD_FILTER_GRAPH"),
+          "graph forms");
+    const char *json = "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 20, 20, 64]},"
+                       "\"g\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 16, 64], \"padding\": [1, 1],"
+                       "\"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"bias\": false, \"groups\": 4},"
+                       "\"pw\": {\"parents\": [\"g\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 64], \"padding\": [1, 1],"
+                       "\"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"bias\": false}}}";
+    cb_net *net = json_net(json);
+    CHECK(net, "load");
+    if (!net) return;
+    cb_device d = gpu_device();
+    const cb_cal_algo algos[] = {
+        {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .rate = 30e12, .overhead_s = 10e-6},
+        {.name = "FWD_GRAPH", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .rate = 90e12, .overhead_s = 8e-6}};
+    set_algos(&d, algos, 2);
+    cb_model_opts mo = {CB_PREC_TF32, 0, true};
+    cb_pred g, pw;
+    cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &g);
+    cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &mo, &pw);
+    CHECK(!strcmp(pw.name, "FWD_GRAPH") && !strcmp(g.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "ungrouped %s, grouped %s", pw.name, g.name);
+    cb_conv_params p;
+    cb_conv_params_of(&net->layers[2], &p);
+    CHECK(close_rel(pw.ms, 1e3 * cb_cal_algo_s(&d.cal, &d.cal.algo[1], &p, false, NULL), 1e-12), "graph entry's price %g ms", pw.ms);
+    d.cal.algo[1].rate = 3e12; // slower than the legacy pick: the race keeps the legacy algorithm
+    cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &mo, &pw);
+    CHECK(!strcmp(pw.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "the faster wins: %s", pw.name);
+    cb_net_free(net);
+}
+
 // channels that are not multiples of 4: priced by the unaligned entries where the calibration has
 // them, else by the dense ones; an algorithm with fewer than CB_CAL_MIN_UNALIGNED unaligned
 // samples gets no entry of its own (they join its dense fit)
@@ -1152,6 +1186,7 @@ int main(void) {
     RUN(calibration_fit_apart);
     RUN(launch_overlap);
     RUN(grouped_entries);
+    RUN(graph_entries);
     RUN(unaligned_entries);
     RUN(calibrated_prediction);
     RUN(epilogue_prediction);

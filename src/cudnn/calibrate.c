@@ -4,6 +4,7 @@
 // work where it is the slower side, the GPU's own fixed costs) are the ones the profiles contain,
 // without the launch latency from an idle GPU that a pass hides (timing: "stream" in the entry).
 #include "cudnn/calibrate.h"
+#include "cudnn/graph.h"
 #include "bench/stats.h"
 #include "core/net.h"
 #include "core/rng.h"
@@ -228,6 +229,38 @@ static cudnnStatus_t dnn_ws(ctx *c, conv_arg *a, size_t *sz) {
                                                           (cudnnConvolutionBwdFilterAlgo_t)a->algo, sz);
 }
 
+// cuDNN's graph-API race as the cudnn backend runs it in tf32 and bf16 (src/cudnn/graph.c): the
+// fastest of the heuristics' plans on this shape, one pseudo-algorithm per phase (FWD_GRAPH, ...)
+// that the model prices like the legacy ones and races against them as the backend does
+typedef struct graph_arg { cb_phase ph; dnn_gplan *g; } graph_arg;
+static const char *const GRAPH_NAMES[CB_PHASE_COUNT] = {"FWD_GRAPH", "BWD_DATA_GRAPH", "BWD_FILTER_GRAPH"};
+
+static int run_graph(ctx *c, void *v) {
+    const graph_arg *a = v;
+    const void *x = a->ph == CB_PHASE_BWD_DATA ? (void *)c->dx : (void *)c->x, *w = a->ph == CB_PHASE_BWD_FILTER ? (void *)c->dw : (void *)c->w,
+               *y = a->ph == CB_PHASE_FORWARD ? (void *)c->y : (void *)c->dy;
+    return !cb_dnn_graph_exec(c->dnn, a->g, x, w, y, c->ws);
+}
+
+// phase ph's graph sample of the shape of descriptors a (its legacy descriptors): -1 where no
+// plan runs it (a grouped convolution: the backend keeps the legacy path)
+static cb_status cal_graph(ctx *c, const conv_arg *a, cb_phase ph, cb_precision prec) {
+    graph_arg g = {ph, NULL};
+    const void *x = ph == CB_PHASE_BWD_DATA ? (void *)c->dx : (void *)c->x, *w = ph == CB_PHASE_BWD_FILTER ? (void *)c->dw : (void *)c->w,
+               *y = ph == CB_PHASE_FORWARD ? (void *)c->y : (void *)c->dy;
+    progress(c, "  %s %s", GRAPH_NAMES[ph], cb_precision_name(prec));
+    double ms = -1, ws = 0;
+    if (cb_dnn_graph_race_desc(c->dnn, a->xd, a->wd, a->yd, a->cd, ph, prec, c->o->workspace_limit, -1, x, w, y, c->ws, c->ws_bytes, &g.g) >= 0 &&
+        g.g) {
+        ws = (double)cb_dnn_graph_workspace(g.g);
+        ms = time_call(c, run_graph, &g, true);
+    }
+    cb_dnn_graph_free(g.g);
+    if (ms < -2) return fatal(c, "convolution", GRAPH_NAMES[ph]);
+    add(c, CB_SAMPLE_CONV, GRAPH_NAMES[ph], ph, prec, &a->p, ms, ws);
+    return CB_OK;
+}
+
 static cb_status cal_conv_dnn(ctx *c, const cb_conv_params *p, cb_precision prec) {
     conv_arg a = {.p = *p};
     cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
@@ -266,6 +299,8 @@ static cb_status cal_conv_dnn(ctx *c, const cb_conv_params *p, cb_precision prec
             }
             add(c, CB_SAMPLE_CONV, names[j], (cb_phase)ph, prec, p, ms, (double)sz);
         }
+        // in tf32 and bf16 the backend races the graph API's engines against them (graph.c)
+        if (rc == CB_OK && cb_dnn_graph_mode_of(prec) != CB_DNN_GRAPH_OFF) rc = cal_graph(c, &a, (cb_phase)ph, prec);
     }
     cudnnDestroyTensorDescriptor(a.xd);
     cudnnDestroyTensorDescriptor(a.yd);

@@ -222,21 +222,48 @@ static bool vpack_for(dnn_gplan *g, void *const ptr[3], void *ws) {
     return true;
 }
 
-bool cb_dnn_graph_run(cb_exec *e, dnn_gplan *g, const void *x, const void *w, const void *y, void *ws) {
+bool cb_dnn_graph_exec(cudnnHandle_t h, dnn_gplan *g, const void *x, const void *w, const void *y, void *ws) {
     void *ptr[3] = {(void *)x, (void *)w, (void *)y};
     if (!vpack_for(g, ptr, g->ws_bytes ? ws : NULL)) return false;
-    return cudnnBackendExecute(cb_dnn_state(e)->h, g->plan, g->vpack) == CUDNN_STATUS_SUCCESS;
+    return cudnnBackendExecute(h, g->plan, g->vpack) == CUDNN_STATUS_SUCCESS;
+}
+bool cb_dnn_graph_run(cb_exec *e, dnn_gplan *g, const void *x, const void *w, const void *y, void *ws) {
+    return cb_dnn_graph_exec(cb_dnn_state(e)->h, g, x, w, y, ws);
 }
 
 double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const void *w, const void *y, void *ws, size_t wsz,
                          dnn_gplan **best) {
     dnn_layer *l = cb_dnn_layer(e, i);
-    cudnnHandle_t h = cb_dnn_state(e)->h;
+    return cb_dnn_graph_race_desc(cb_dnn_state(e)->h, l->xd, l->wd, l->yd, l->cd[p], p, e->opts.precision, (double)e->opts.workspace_limit,
+                                  cb_dnn_state(e)->pick, x, w, y, ws, wsz, best);
+}
+
+// ms of 3 runs of plan g after the one before (events on the handle's stream); -1 when one failed
+static double time_plan(cudnnHandle_t h, dnn_gplan *g, void *const ptr[3], void *ws) {
+    cudaStream_t st = NULL;
+    cudaEvent_t t0 = NULL, t1 = NULL;
+    bool ran = cb_dnn_graph_exec(h, g, ptr[0], ptr[1], ptr[2], ws) && cudaDeviceSynchronize() == cudaSuccess;
+    float ms = -1;
+    if (ran && cudnnGetStream(h, &st) == CUDNN_STATUS_SUCCESS && cudaEventCreate(&t0) == cudaSuccess && cudaEventCreate(&t1) == cudaSuccess) {
+        cudaEventRecord(t0, st);
+        for (int r = 0; r < 3; r++) ran &= cb_dnn_graph_exec(h, g, ptr[0], ptr[1], ptr[2], ws);
+        cudaEventRecord(t1, st);
+        if (!ran || cudaEventSynchronize(t1) != cudaSuccess || cudaEventElapsedTime(&ms, t0, t1) != cudaSuccess) ms = -3;
+    }
+    if (t0) cudaEventDestroy(t0);
+    if (t1) cudaEventDestroy(t1);
+    if (!ran || cudaGetLastError() != cudaSuccess || ms < 0) return -1; // (a launch that failed: not a candidate)
+    return ms / 3;
+}
+
+double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
+                              cudnnConvolutionDescriptor_t cd, cb_phase p, cb_precision prec, double ws_limit, int pick, const void *x,
+                              const void *w, const void *y, void *ws, size_t wsz, dnn_gplan **best) {
     *best = NULL;
-    const void *ptr[3] = {x, w, y};
+    void *ptr[3] = {(void *)x, (void *)w, (void *)y};
     uintptr_t al[3] = {align_of(x), align_of(w), align_of(y)};
-    bdesc tx = tensor_of(l->xd, UID_X, al[0]), tw = filter_of(l->wd, UID_W, al[1]), ty = tensor_of(l->yd, UID_Y, al[2]);
-    bdesc conv = conv_of(l->cd[p]);
+    bdesc tx = tensor_of(xd, UID_X, al[0]), tw = filter_of(wd, UID_W, al[1]), ty = tensor_of(yd, UID_Y, al[2]);
+    bdesc conv = conv_of(cd);
     bdesc op = tx && tw && ty && conv ? conv_op(p, tx, tw, ty, conv) : NULL;
     bdesc graph = NULL;
     if (op) {
@@ -270,7 +297,7 @@ double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const voi
             got = 0;
         for (int64_t c = 0; c < got && timed < max_timed; c++) {
             int64_t engine = -1;
-            if (!notes_ok(cfg[c], e->opts.precision, &engine)) continue;
+            if (!notes_ok(cfg[c], prec, &engine)) continue;
             bool seen = false;
             for (int k = 0; m == 1 && k < ntried; k++) seen |= tried[k] == engine && engine >= 0;
             if (seen) continue; // (the fallback list repeats mode A's engines; within a list, knob variants differ)
@@ -281,7 +308,7 @@ double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const voi
             int64_t need = 0;
             if (!plan || cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got, &need) !=
                              CUDNN_STATUS_SUCCESS ||
-                need < 0 || (size_t)need > wsz || (double)need > (double)e->opts.workspace_limit) {
+                need < 0 || (size_t)need > wsz || (double)need > ws_limit) {
                 drop(plan);
                 continue;
             }
@@ -289,17 +316,10 @@ double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const voi
             if (!g) abort();
             g->plan = plan, g->ws_bytes = need, g->engine = engine;
             memcpy(g->align, al, sizeof al);
-            bool ran = cb_dnn_graph_run(e, g, ptr[0], ptr[1], ptr[2], ws); // (one run before the timing)
-            double ms = -1;
-            if (ran && cudaDeviceSynchronize() == cudaSuccess) {
-                cb_cuda_timer_start(e);
-                for (int r = 0; r < 3; r++) ran &= cb_dnn_graph_run(e, g, ptr[0], ptr[1], ptr[2], ws);
-                ms = cb_cuda_timer_stop(e) / 3;
-            }
-            if (!ran || cudaGetLastError() != cudaSuccess) ms = -1; // (a launch that failed: not a candidate)
+            double ms = time_plan(h, g, ptr, ws);
             timed++;
             // $CONVBENCH_DNN_PICK=K: the K-th plan that ran (the last where fewer), whatever its time
-            int pick = cb_dnn_state(e)->pick, nth = ms >= 0 ? ran_count++ : -1;
+            int nth = ms >= 0 ? ran_count++ : -1;
             if (ms >= 0 && (best_ms < 0 || (pick < 0 ? ms < best_ms : nth <= pick))) {
                 gplan_free(*best);
                 *best = g, best_ms = ms;

@@ -21,6 +21,14 @@ bool cb_dnn_graph_rtc(void);
 // its ms (mean of 3 after one), -1 when none ran.
 double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const void *w, const void *y, void *ws, size_t wsz,
                          dnn_gplan **best);
+// The race itself, on a handle and legacy descriptors (a layer's, or calibrate's): the engines
+// whose numerics precision prec allows, workspace within wsz and ws_limit (bytes); pick: the
+// index $CONVBENCH_DNN_PICK names (-1: the fastest); timed with events on the handle's stream.
+double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
+                              cudnnConvolutionDescriptor_t cd, cb_phase p, cb_precision prec, double ws_limit, int pick, const void *x,
+                              const void *w, const void *y, void *ws, size_t wsz, dnn_gplan **best);
+// one run of the plan on handle h (cb_dnn_graph_run's, without an executor)
+bool cb_dnn_graph_exec(cudnnHandle_t h, dnn_gplan *g, const void *x, const void *w, const void *y, void *ws);
 // One run of the plan on these buffers (the race's roles); false when it cannot run on them (a
 // pointer less aligned than the plan was built for, or cuDNN refused): the caller falls back.
 bool cb_dnn_graph_run(cb_exec *e, dnn_gplan *g, const void *x, const void *w, const void *y, void *ws);

@@ -62,6 +62,7 @@ static void fft_cost(double N, double C, double K, double hf, double wf, double 
 
 void cb_conv_cost(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, int e, double epi, cb_algo_cost *c) {
     memset(c, 0, sizeof *c);
+    if (f->graph && p->groups > 1) return; // (the backend races no graph plan for a grouped convolution)
     double N = p->n, C = p->c, H = p->h, W = p->w, K = p->k, P = p->p, Q = p->q, R = p->r, S = p->s;
     double g = p->groups > 0 ? p->groups : 1, cg = C / g;
     double X = N * C * H * W, Y = N * K * P * Q, Wt = K * cg * R * S, macs = Y * cg * R * S;
@@ -196,6 +197,10 @@ static const struct { const char *name; cb_algo_form f; } CUDNN_FORMS[] = {
     {"BWD_FILTER_FFT_TILING", {.family = CB_ALGO_FFT_TILING, .tile = 32, .cudnn = true}},
     {"BWD_FILTER_WINOGRAD", {.family = CB_ALGO_WINOGRAD, .tile = 2, .fused = true, .max_filter = 3, .cudnn = true}},
     {"BWD_FILTER_WINOGRAD_NONFUSED", {.family = CB_ALGO_WINOGRAD, .tile = 4, .max_filter = 5, .cudnn = true}},
+    // the graph API's race (src/cudnn/graph.c): implicit-GEMM kernels, whichever engine wins
+    {"FWD_GRAPH", {.family = CB_ALGO_IMPLICIT_GEMM, .graph = true}},
+    {"BWD_DATA_GRAPH", {.family = CB_ALGO_IMPLICIT_GEMM, .graph = true}},
+    {"BWD_FILTER_GRAPH", {.family = CB_ALGO_IMPLICIT_GEMM, .graph = true}},
 };
 
 // convbench's own algorithms (src/cuda/conv_algo.c's table; test_model checks that every one is

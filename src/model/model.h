@@ -32,6 +32,8 @@ typedef struct cb_algo_form {
     int max_padded;    // whole-image FFT: input edge + 2 * pad at most this (cuDNN: 256)
     bool cudnn;        // cuDNN's further rules: FFT filters larger than the padding
     bool blas;         // a cuBLAS GEMM (an FC layer's on the library backends)
+    bool graph;        // cuDNN's graph-API race in tf32 and bf16 (calibrate's FWD_GRAPH, BWD_DATA_GRAPH,
+                       // BWD_FILTER_GRAPH: the fastest engine per shape): ungrouped convolutions only
 } cb_algo_form;
 // The form of a named algorithm: cuDNN's ("FWD_FFT_TILING", "BWD_DATA_ALGO_1", ...), an own one
 // or a cuBLAS GEMM, by exact name from tables (an own name the table lacks: implicit GEMM).
