@@ -794,7 +794,11 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
         g[nb++] = (live_buf){y, bytes, pinned ? -1 : head, pinned ? T : unread ? hi[i] : bw};
         if (b->lb[i].pre) g[nb++] = (live_buf){(const char *)b->lb[i].pre, bytes, head, bw};
         if (b->lb[i].act_in) g[nb++] = (live_buf){(const char *)b->lb[i].act_in, bytes, head, bw};
-        if (b->lb[i].aux) g[nb++] = (live_buf){(const char *)b->lb[i].aux, L->op == CB_OP_LAYERNORM ? (size_t)(L->out.n * L->out.h * L->out.w) * 8 : bytes, head, bw};
+        size_t aux = L->op == CB_OP_LAYERNORM ? (size_t)(L->out.n * L->out.h * L->out.w) * 8
+                     : L->op == CB_OP_POOL && !L->p.pool.avg && b->be->pool_argmax_item // (the backend's argmax item)
+                         ? (size_t)cb_shape_count(L->out) * (size_t)b->be->pool_argmax_item(L)
+                         : bytes;
+        if (b->lb[i].aux) g[nb++] = (live_buf){(const char *)b->lb[i].aux, aux, head, bw};
         if (b->lb[i].dy && low[i] >= 0)
             g[nb++] = (live_buf){(const char *)b->lb[i].dy, bytes, pinned ? -1 : 2 * n - 1 - hi[i], pinned ? T : 2 * n - 1 - low[i]};
         if (b->lb[i].dpre) g[nb++] = (live_buf){(const char *)b->lb[i].dpre, bytes, bw, bw};

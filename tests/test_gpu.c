@@ -1900,6 +1900,36 @@ static void oom_cases(void) {
     }
 }
 
+// A max pool's argmax as the GPU backends keep it: one byte an output where the window has at
+// most 255 taps, 4 above (cb_cuda_pool_argmax_item); the arena reserves that and no more, and
+// the pool's gradient stays the reference's (its cases run on these buffers)
+static void argmax_bytes_cases(void) {
+    const char *bes[] = {"cuda", "cudnn", "auto"};
+    struct { int hw, win, stride; size_t item; } cs[] = {{9, 3, 2, 1}, {40, 17, 1, 4}}; // (outputs: 160 and 5,760)
+    for (int k = 0; k < 3; k++)
+        for (int c = 0; c < 2; c++) {
+            char json[512];
+            snprintf(json, sizeof json,
+                     "{\"name\": \"am\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, %d, %d, 5]},"
+                     "\"p\": {\"parents\": [\"data\"], \"type\": \"Pooling\", \"ksize\": [1, %d, %d, 1],"
+                     " \"strides\": [1, %d, %d, 1], \"padding\": \"VALID\"}}}",
+                     cs[c].hw, cs[c].hw, cs[c].win, cs[c].win, cs[c].stride, cs[c].stride);
+            cb_error err = {0};
+            cb_net *net = cb_net_load_string(json, "am", &err);
+            cb_exec_opts o;
+            cb_exec_opts_default(&o);
+            o.backend = bes[k];
+            cb_exec *e = net ? cb_exec_create(net, &o, &err) : NULL;
+            size_t want = e ? (((size_t)cb_shape_count(net->layers[1].out) * cs[c].item + 255) & ~(size_t)255) : 0;
+            char what[160];
+            snprintf(what, sizeof what, "%s max pool %dx%d: argmax %zu bytes an output, %zu planned (%.60s)", bes[k], cs[c].win, cs[c].win, cs[c].item,
+                     e ? e->mem[CB_MEM_SAVED] : 0, e ? "" : err.msg);
+            check(what, e && e->mem[CB_MEM_SAVED] == want ? 0 : 1, 0);
+            cb_exec_destroy(e);
+            cb_net_free(net);
+        }
+}
+
 static void graph_cases(void) {
     const char *bes[] = {"cuda", "cudnn", "auto"};
     for (int b = 0; b < 3; b++) {
@@ -2060,6 +2090,7 @@ int main(int argc, char **argv) {
             pool_fusion_cases();
             layer_cases_rest("cuda", CB_PREC_FP32);
             oom_cases();
+            argmax_bytes_cases();
             network_case("cuda", CB_PREC_FP32);
             network_case("cuda", CB_PREC_TF32);
             network_case("cuda", CB_PREC_BF16);

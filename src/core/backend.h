@@ -44,6 +44,10 @@ typedef struct cb_backend {
     // error, and the memory free when it was out of memory); true when the device itself has
     // failed (an error no later call survives, left by a kernel that failed), not its memory
     bool (*alloc_why)(cb_exec *e, char *why, size_t n);
+    // Optional: bytes of one item of a max pool's argmax as the backend keeps it (NULL: 4, an
+    // int32 index); the arena reserves that many per output. The GPU backends keep a window
+    // offset in one byte where the window has at most 255 taps (src/cuda/pool.cu, pool_fmt.cu).
+    int (*pool_argmax_item)(const cb_layer *L);
     // Optional (device backends): true while the device works; else false and one line into why.
     // Asked after each layer's plan, so that a kernel that failed there is named by its layer,
     // not taken later for an allocation that failed.

@@ -78,9 +78,10 @@ size_t cb_exec_memory_reused(const cb_exec *e) {
 }
 
 // Does layer i keep extra state for backward, and how big is its auxiliary buffer (bytes)?
-static size_t aux_bytes(const cb_layer *L, bool train) {
+static size_t aux_bytes(const cb_exec *e, const cb_layer *L, bool train) {
     size_t out = (size_t)cb_shape_count(L->out) * 4;
-    if (L->op == CB_OP_POOL && !L->p.pool.avg) return out; // argmax, int32
+    if (L->op == CB_OP_POOL && !L->p.pool.avg) // argmax: an int32, or the backend's item
+        return (size_t)cb_shape_count(L->out) * (size_t)(e->be->pool_argmax_item ? e->be->pool_argmax_item(L) : 4);
     if (L->op == CB_OP_LRN) return out;                    // scale
     if (L->op == CB_OP_DROPOUT && train) return out;       // mask
     if (L->op == CB_OP_LAYERNORM && train) return (size_t)(L->out.n * L->out.h * L->out.w) * 8; // per-pixel mean, 1/std (GPU backends)
@@ -274,7 +275,7 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         else BUF(y, bytes, lo, kept, CB_MEM_OUTPUTS);
         if (L->bn) BUF(pre, bytes, lo, kept, CB_MEM_SAVED);
         if (train && cb_act_needs_input(L->act)) BUF(act_in, bytes, lo, kept, CB_MEM_SAVED);
-        BUF(aux, aux_bytes(L, train), lo, kept, CB_MEM_SAVED);
+        BUF(aux, aux_bytes(e, L, train), lo, kept, CB_MEM_SAVED);
         if (train && (i > 0 || !e->opts.no_data_grad) && e->grad_alias[i] < 0)
             BUF(dy, bytes, pinned ? -1 : BWD(hi), pinned ? T : BWD(lowest[i]), CB_MEM_GRADS);
         if (train && L->bn) BUF(dpre, bytes, BWD(i), BWD(i), CB_MEM_GRADS);

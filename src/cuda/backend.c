@@ -136,6 +136,11 @@ void *cb_cuda_alloc(cb_exec *e, size_t bytes) {
     return p;
 }
 
+// the own pooling kernels' argmax item (src/cuda/pool.cu argmax_is_byte, src/storage/pool_fmt.cu):
+// a window offset in one byte (255: a window wholly in the padding) where the window has at most
+// 255 taps, else an int32
+int cb_cuda_pool_argmax_item(const cb_layer *L) { return (int64_t)L->p.pool.win.r * L->p.pool.win.s <= 255 ? 1 : 4; }
+
 // Is the device lost? An error no later call survives (an illegal address, a kernel's launch
 // failure: sticky) comes back from every synchronisation, where a pending ordinary one is cleared
 // by reading it: so synchronise, clear, and synchronise again. rc: the first failure.
@@ -587,7 +592,7 @@ void cb_cuda_softmax_(cb_exec *e, const float *x, float *prob, int n, int k) { c
 
 const cb_backend cb_backend_cuda = {
     .name = "cuda", .device = true, .init = cb_cuda_init_state, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
-    .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok,
+    .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
     .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,
     .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = supports, .plan = plan,

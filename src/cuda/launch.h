@@ -33,8 +33,9 @@ void cb_cuda_dw_backward_data(const cb_conv_params *p, int nhwc, int bf16, const
 void cb_cuda_dw_backward_filter(const cb_conv_params *p, int nhwc, int bf16, const void *x, const void *dy, void *dw, float *ws);
 
 // ---- pooling (pool.cu) -----------------------------------------------------------------------
-// argmax: 4 bytes per output (N, C, P, Q), written by the max forward (NULL there: not saved) for
-// the backward of the same parameters to read; its contents are the kernels' own (window offsets)
+// argmax: one item per output (N, C, P, Q), a byte where the window has at most 255 taps, else 4
+// (cb_cuda_pool_argmax_item), written by the max forward (NULL there: not saved) for the backward
+// of the same parameters to read; its contents are the kernels' own (window offsets)
 void cb_cuda_pool_forward(const cb_pool_params *p, const float *x, float *y, void *argmax);
 // gathers per input pixel: deterministic, dx overwritten; max needs argmax, avg ignores it
 void cb_cuda_pool_backward(const cb_pool_params *p, const float *dy, const void *argmax, float *dx);

@@ -117,7 +117,7 @@ size_t cb_dnn_input_copy(const cb_exec *e, int i);
 
 #define DNN_BACKEND(NAME, INIT, DESTROY, SUPPORTS)                                                                              \
     {.name = NAME, .device = true, .init = INIT, .destroy = DESTROY, .alloc = cb_cuda_alloc,                  \
-     .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok,                                                 \
+     .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item,   \
      .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,                             \
      .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,          \
      .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = SUPPORTS, .input_copy = cb_dnn_input_copy, .plan = cb_dnn_plan,                   \
