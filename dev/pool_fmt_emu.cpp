@@ -108,7 +108,7 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
             for (size_t i = 0; mask && i < nx; i++)
                 if (!(x[i] > 0)) dxr[i] = 0.f;
 
-            buffer xs(nx * es, shift, 0), ys(ny * es, shift, 0xff), ys2(ny * es, shift, 0xff), am(ny * 4, 0, 0x7f);
+            buffer xs(nx * es, shift, 0), ys(ny * es, shift, 0xff), ys2(ny * es, shift, 0xff), am(ny * (byte ? 1 : 4), 0, 0x7f); // (the argmax as the engine reserves it: cb_cuda_pool_argmax_item)
             buffer dys(ny * es, shift, 0), dxs(nx * es, shift, 0xff);
             to_storage(x, dx_d, fmt, xs.p());
             to_storage(dy, dy_d, fmt, dys.p());
