@@ -250,13 +250,18 @@ static cb_status cal_graph(ctx *c, const conv_arg *a, cb_phase ph, cb_precision 
                *y = ph == CB_PHASE_FORWARD ? (void *)c->y : (void *)c->dy;
     progress(c, "  %s %s", GRAPH_NAMES[ph], cb_precision_name(prec));
     double ms = -1, ws = 0;
-    if (cb_dnn_graph_race_desc(c->dnn, a->xd, a->wd, a->yd, a->cd, ph, prec, c->o->workspace_limit, -1, x, w, y, c->ws, c->ws_bytes, &g.g) >= 0 &&
+    int64_t lost = -1;
+    if (cb_dnn_graph_race_desc(c->dnn, a->xd, a->wd, a->yd, a->cd, ph, prec, c->o->workspace_limit, -1, x, w, y, c->ws, c->ws_bytes, &g.g,
+                               &lost) >= 0 &&
         g.g) {
         ws = (double)cb_dnn_graph_workspace(g.g);
         ms = time_call(c, run_graph, &g, true);
     }
+    if (lost >= 0) ms = -3; // (an engine took the device down: the calibration stops, as on any CUDA error)
     cb_dnn_graph_free(g.g);
-    if (ms < -2) return fatal(c, "convolution", GRAPH_NAMES[ph]);
+    char name[64];
+    snprintf(name, sizeof name, lost >= 0 ? "%s (cuDNN graph engine %lld)" : "%s", GRAPH_NAMES[ph], (long long)lost);
+    if (ms < -2) return fatal(c, "convolution", name);
     add(c, CB_SAMPLE_CONV, GRAPH_NAMES[ph], ph, prec, &a->p, ms, ws);
     return CB_OK;
 }

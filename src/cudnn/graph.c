@@ -232,13 +232,22 @@ bool cb_dnn_graph_run(cb_exec *e, dnn_gplan *g, const void *x, const void *w, co
 }
 
 double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const void *w, const void *y, void *ws, size_t wsz,
-                         dnn_gplan **best) {
+                         dnn_gplan **best, int64_t *lost) {
     dnn_layer *l = cb_dnn_layer(e, i);
     return cb_dnn_graph_race_desc(cb_dnn_state(e)->h, l->xd, l->wd, l->yd, l->cd[p], p, e->opts.precision, (double)e->opts.workspace_limit,
-                                  cb_dnn_state(e)->pick, x, w, y, ws, wsz, best);
+                                  cb_dnn_state(e)->pick, x, w, y, ws, wsz, best, lost);
 }
 
-// ms of 3 runs of plan g after the one before (events on the handle's stream); -1 when one failed
+// the device failed for good (an error every synchronisation returns, which clearing does not
+// clear): a kernel's illegal access or launch failure, which no later call survives
+static bool device_lost(void) {
+    if (cudaDeviceSynchronize() == cudaSuccess) return false;
+    cudaGetLastError();
+    return cudaDeviceSynchronize() != cudaSuccess;
+}
+
+// ms of 3 runs of plan g after the one before (events on the handle's stream); -1 when one failed,
+// -2 when it took the device down with it
 static double time_plan(cudnnHandle_t h, dnn_gplan *g, void *const ptr[3], void *ws) {
     cudaStream_t st = NULL;
     cudaEvent_t t0 = NULL, t1 = NULL;
@@ -252,14 +261,15 @@ static double time_plan(cudnnHandle_t h, dnn_gplan *g, void *const ptr[3], void 
     }
     if (t0) cudaEventDestroy(t0);
     if (t1) cudaEventDestroy(t1);
-    if (!ran || cudaGetLastError() != cudaSuccess || ms < 0) return -1; // (a launch that failed: not a candidate)
+    if (!ran || cudaGetLastError() != cudaSuccess || ms < 0) return device_lost() ? -2 : -1; // (a launch that failed: not a candidate)
     return ms / 3;
 }
 
 double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
                               cudnnConvolutionDescriptor_t cd, cb_phase p, cb_precision prec, double ws_limit, int pick, const void *x,
-                              const void *w, const void *y, void *ws, size_t wsz, dnn_gplan **best) {
+                              const void *w, const void *y, void *ws, size_t wsz, dnn_gplan **best, int64_t *lost) {
     *best = NULL;
+    *lost = -1;
     void *ptr[3] = {(void *)x, (void *)w, (void *)y};
     uintptr_t al[3] = {align_of(x), align_of(w), align_of(y)};
     bdesc tx = tensor_of(xd, UID_X, al[0]), tw = filter_of(wd, UID_W, al[1]), ty = tensor_of(yd, UID_Y, al[2]);
@@ -318,6 +328,15 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
             memcpy(g->align, al, sizeof al);
             double ms = time_plan(h, g, ptr, ws);
             timed++;
+            if (ms < -1.5) { // the engine took the device down: nothing after it can run
+                *lost = engine;
+                gplan_free(g);
+                gplan_free(*best);
+                *best = NULL;
+                best_ms = -1;
+                timed = max_timed;
+                break;
+            }
             // $CONVBENCH_DNN_PICK=K: the K-th plan that ran (the last where fewer), whatever its time
             int nth = ms >= 0 ? ran_count++ : -1;
             if (ms >= 0 && (best_ms < 0 || (pick < 0 ? ms < best_ms : nth <= pick))) {

@@ -215,7 +215,17 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     for (int p = 0; gm != CB_DNN_GRAPH_OFF && p < CB_PHASE_COUNT; p++) {
         if (!(p == 0 || (p == 1 && dx) || (p == 2 && b->dw))) continue;
         dnn_gplan *g = NULL;
-        double ms = cb_dnn_graph_race(e, i, (cb_phase)p, p == 1 ? dx : x, p == 2 ? dwf : wf, y, ws, wsz, &g);
+        int64_t lost = -1;
+        double ms = cb_dnn_graph_race(e, i, (cb_phase)p, p == 1 ? dx : x, p == 2 ? dwf : wf, y, ws, wsz, &g, &lost);
+        if (lost >= 0) { // a cuDNN engine's kernel failed and took the device with it: say which, and stop
+            cudaError_t rc = cudaDeviceSynchronize();
+            cudaFree(ws);
+            return cb_fail(err, CB_STATUS_DEVICE, e->net->path, L->name,
+                           "cuDNN graph engine %lld failed in the %s race and the GPU with it (%s: %s); "
+                           "CONVBENCH_DNN_GRAPH=off runs without the graph race",
+                           (long long)lost, p == 0 ? "forward" : p == 1 ? "backward-data" : "backward-filter", cudaGetErrorName(rc),
+                           cudaGetErrorString(rc));
+        }
         if (g && (gm == CB_DNN_GRAPH_FORCE || dnn_ms[p] < 0 || ms < dnn_ms[p])) {
             l->g[p] = g;
             b->ws[p] = cb_dnn_graph_workspace(g);
