@@ -10,7 +10,8 @@
 #      (profile --direction all), and a whole training step (fullpass --update) of each; then each
 #      step once more (fullpass2/, fp32: the run-to-run spread of a step)
 #   4. convbench model-eval on them, leave one network out (conv layers; all layers)
-# PRECS="fp32 tf32" also calibrates and profiles TF32 (about 3 minutes more; default fp32).
+# PRECS="fp32 tf32" also calibrates and profiles TF32 (about 3 minutes more; default fp32); bf16 runs on
+# NHWC storage (calibrate and the profiles).
 # Steps that would start after DEADLINE_S (default 400, counted from the start) are skipped. Results in $OUT (4 files):
 # model-TAG.tgz (every JSON: calibration, profiles, fullpass, the networks), eval-TAG.txt,
 # TAG-cal.json, log.txt.
@@ -73,10 +74,11 @@ for item in $list; do
     s=$SECONDS
     for prec in ${PRECS:-fp32}; do
         o=$tag-$prec
-        timeout 45 "$CB" profile "$net" $batch --backend "$BE" --precision $prec --direction all --warmup 2 --iters 5 \
+        lay=$([ $prec = bf16 ] && echo "--layout nhwc") # (bf16 as the suite runs it, and as calibrate measures it)
+        timeout 45 "$CB" profile "$net" $batch --backend "$BE" --precision $prec $lay --direction all --warmup 2 --iters 5 \
             --format json --quiet --output "$RES/profiles/$o.json" 2>"$RES/profiles/$o.log" ||
             echo "model-gpu: profile $o failed: $(tail -1 "$RES/profiles/$o.log")"
-        timeout 30 "$CB" fullpass "$net" $batch --backend "$BE" --precision $prec --update --no-data-grad --warmup 2 --iters 5 \
+        timeout 30 "$CB" fullpass "$net" $batch --backend "$BE" --precision $prec $lay --update --no-data-grad --warmup 2 --iters 5 \
             --format json --quiet --output "$RES/fullpass/$o.json" 2>"$RES/fullpass/$o.log" ||
             echo "model-gpu: fullpass $o failed: $(tail -1 "$RES/fullpass/$o.log")"
     done

@@ -366,8 +366,6 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
         cb_precision p;
         if (!cb_precision_parse(tok, &p)) return cli_usage_error(&cmd_calibrate, "--precision: '%s' is not fp32, tf32 or bf16", tok);
-        if (p == CB_PREC_BF16 && cb_backend_caps_of(backend)->conv_library)
-            return cli_usage_error(&cmd_calibrate, "--precision bf16: backend %s calibrates cuDNN's fp32 and tf32 convolutions (bf16 GEMMs are always measured)", backend);
         if (go.nprec < CB_PREC_COUNT) go.precs[go.nprec++] = p;
     }
     if (!go.nprec) return cli_usage_error(&cmd_calibrate, "--precision: empty list");
@@ -431,7 +429,7 @@ static int run(int argc, char **argv) {
         {"--backend", CLI_STR, &backend, "B", "cpu (default), cudnn or cuda (on the GPU: cuBLAS, passes, every convolution algorithm)"},
         {"--device", CLI_STR, &base, "NAME", "database entry whose datasheet peaks the fractions refer to (CPU default: this CPU, detected; GPU: by its name)"},
         {"--save", CLI_STR, &save, "FILE", "write the device entry (JSON) to FILE, whole or not at all"},
-        {"--precision", CLI_STR, &precs, "P1,P2", "GPU: convolution precisions to calibrate, fp32 (default), tf32"},
+        {"--precision", CLI_STR, &precs, "P1,P2", "GPU: convolution precisions to calibrate, fp32 (default), tf32, bf16 (cuDNN: on NHWC storage)"},
         {"--size", CLI_INT, &size, "N", "CPU: GEMM size N x N x N (default 2048)"},
         {"--reps", CLI_INT, &reps, "K", "timed repetitions per measurement, median taken (default 5)"},
         {"--workspace-mb", CLI_INT, &ws_mb, "MB", "GPU: workspace limit, as profile's (default 4096)"},
@@ -576,4 +574,4 @@ static int run(int argc, char **argv) {
 }
 
 const cli_cmd cmd_calibrate = {"calibrate", "measure this machine's GEMM rate, copy bandwidth and per-algorithm fraction of peak",
-                               "[--backend cpu|cudnn|cuda] [--precision fp32,tf32] [--save FILE] [--refit FILE] [--allreduce FILE | --allreduce-gpus N]", run};
+                               "[--backend cpu|cudnn|cuda] [--precision fp32,tf32,bf16] [--save FILE] [--refit FILE] [--allreduce FILE | --allreduce-gpus N]", run};

@@ -45,6 +45,9 @@ typedef struct ctx {
     int32_t *argmax;
     void *ws;
     size_t ws_bytes;
+    size_t nx, nw, ny;             // the buffers' floats: x and dx, w and dw, y and dy
+    float *pat;                    // (npat) the host pattern they were filled from
+    size_t npat;
 } ctx;
 
 typedef int (*run_fn)(ctx *c, void *arg); // 0: ran
@@ -273,13 +276,18 @@ static cb_status cal_conv_dnn(ctx *c, const cb_conv_params *p, cb_precision prec
     st |= cudnnCreateTensorDescriptor(&a.yd);
     st |= cudnnCreateFilterDescriptor(&a.wd);
     st |= cudnnCreateConvolutionDescriptor(&a.cd);
-    st |= cudnnSetTensor4dDescriptor(a.xd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p->n, p->c, p->h, p->w);
-    st |= cudnnSetTensor4dDescriptor(a.yd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, p->n, p->k, p->p, p->q);
-    st |= cudnnSetFilter4dDescriptor(a.wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p->k, p->c / p->groups, p->r, p->s);
+    // fp32 and tf32 on fp32 NCHW; bf16 on bf16 NHWC (filters KRSC), as the backend stores them
+    // (--precision bf16 --layout nhwc, the suite's cells), compute in fp32 on tensor cores
+    bool bf = prec == CB_PREC_BF16;
+    cudnnTensorFormat_t tf = bf ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+    cudnnDataType_t dt = bf ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+    st |= cudnnSetTensor4dDescriptor(a.xd, tf, dt, p->n, p->c, p->h, p->w);
+    st |= cudnnSetTensor4dDescriptor(a.yd, tf, dt, p->n, p->k, p->p, p->q);
+    st |= cudnnSetFilter4dDescriptor(a.wd, dt, tf, p->k, p->c / p->groups, p->r, p->s);
     st |= cudnnSetConvolution2dDescriptor(a.cd, p->pad_top, p->pad_left, p->stride_h, p->stride_w, 1, 1, CUDNN_CROSS_CORRELATION,
                                           CUDNN_DATA_FLOAT);
     st |= cudnnSetConvolutionGroupCount(a.cd, p->groups);
-    st |= cudnnSetConvolutionMathType(a.cd, prec == CB_PREC_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
+    st |= cudnnSetConvolutionMathType(a.cd, bf ? CUDNN_TENSOR_OP_MATH : prec == CB_PREC_TF32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH);
     cb_status rc = CB_OK;
     if (st != CUDNN_STATUS_SUCCESS) rc = cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN descriptors for a calibration shape");
     for (int ph = 0; rc == CB_OK && ph < CB_PHASE_COUNT; ph++) {
@@ -558,7 +566,7 @@ static cb_status setup(ctx *c) {
     for (int i = 0; i < 8 && rc == CB_OK; i++)
         if (cudaMalloc((void **)&c->v[i], (1 << 16) * 4) != cudaSuccess || !fill(c->v[i], 1 << 16, pat, npat))
             rc = cb_fail(c->err, CB_STATUS_NOMEM, "calibrate", NULL, "out of device memory");
-    free(pat);
+    c->pat = pat, c->npat = npat, c->nx = nx, c->nw = nw, c->ny = ny;
     if (rc != CB_OK) return rc;
     // batch-norm variances must be positive: 1 + pattern
     float ones[1 << 10];
@@ -588,6 +596,20 @@ static void teardown(ctx *c) {
     if (c->e1) cudaEventDestroy(c->e1);
     if (c->dnn) cudnnDestroy(c->dnn);
     if (c->blas) cublasDestroy(c->blas);
+    free(c->pat);
+}
+
+// The convolutions' inputs (x, w, dy) in precision prec's storage: fp32 and tf32 the pattern's
+// floats; bf16 (NHWC storage on cuDNN, as the backend's) the same values rounded to bf16, cast
+// through the outputs' buffers (dx, dw, y: their contents do not matter)
+static bool conv_inputs(ctx *c, cb_precision prec) {
+    float *in[3] = {c->x, c->w, c->dy}, *tmp[3] = {c->dx, c->dw, c->y};
+    size_t n[3] = {c->nx, c->nw, c->ny};
+    for (int k = 0; k < 3; k++) {
+        if (!fill(prec == CB_PREC_BF16 ? tmp[k] : in[k], n[k], c->pat, c->npat)) return false;
+        if (prec == CB_PREC_BF16) cb_fmt_cast(n[k], tmp[k], 0, in[k], CB_FMT_BF16, NULL);
+    }
+    return cudaDeviceSynchronize() == cudaSuccess;
 }
 
 // brings the clocks up: fp32 GEMMs for about half a second
@@ -639,6 +661,7 @@ cb_status cb_gpu_calibrate(const cb_gpu_cal_opts *o, cb_gpu_cal *out, cb_error *
     int lo = o->shape_lo > 0 ? o->shape_lo : 0, hi = o->shape_hi >= 0 && o->shape_hi < ns ? o->shape_hi : ns - 1;
     for (int k = 0; rc == CB_OK && (sec & CB_GPU_CAL_CONV) && k < o->nprec; k++) {
         progress(&c, "calibrate: convolutions, %s, %s", o->backend, cb_precision_name(o->precs[k]));
+        if (c.dnn_backend && !conv_inputs(&c, o->precs[k])) rc = fatal(&c, "convolution inputs", cb_precision_name(o->precs[k]));
         for (int i = lo; rc == CB_OK && i <= hi; i++) {
             char what[96];
             snprintf(what, sizeof what, "%d (%dx%dx%dx%d, K %d, %dx%d / %d)", i, sh[i].n, sh[i].c, sh[i].h, sh[i].w, sh[i].k,
