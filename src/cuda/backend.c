@@ -144,12 +144,13 @@ int cb_cuda_pool_argmax_item(const cb_layer *L) { return (int64_t)L->p.pool.win.
 // Is the device lost? An error no later call survives (an illegal address, a kernel's launch
 // failure: sticky) comes back from every synchronisation, where a pending ordinary one is cleared
 // by reading it: so synchronise, clear, and synchronise again. rc: the first failure.
-static bool device_lost(cudaError_t *rc) {
+bool cb_cuda_device_lost(cudaError_t *rc) {
     *rc = cudaDeviceSynchronize();
     if (*rc == cudaSuccess) return false;
     cudaGetLastError();
     return cudaDeviceSynchronize() != cudaSuccess;
 }
+static bool device_lost(cudaError_t *rc) { return cb_cuda_device_lost(rc); }
 
 bool cb_cuda_alloc_why(cb_exec *e, char *why, size_t n) {
     cudaError_t rc = e->state ? (cudaError_t)((cb_cuda_state *)e->state)->alloc_err : cudaErrorMemoryAllocation, lost_rc;

@@ -46,6 +46,9 @@ void *cb_cuda_alloc(cb_exec *e, size_t bytes);
 bool cb_cuda_alloc_why(cb_exec *e, char *why, size_t n);
 int cb_cuda_pool_argmax_item(const cb_layer *L); // 1 where the window has at most 255 taps, else 4
 bool cb_cuda_device_ok(cb_exec *e, char *why, size_t n);
+// the device failed for good (an error every synchronisation returns: a kernel's illegal access
+// or launch failure); rc: the first synchronisation's error
+bool cb_cuda_device_lost(cudaError_t *rc);
 // the failure of a device allocation for `what` of layer `layer` (NULL: none), with its reason
 // (cb_cuda_alloc_why): CB_STATUS_NOMEM, or CB_STATUS_DEVICE where the GPU failed before it
 cb_status cb_cuda_nomem(cb_exec *e, cb_error *err, const char *layer, const char *what);

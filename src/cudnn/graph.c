@@ -238,14 +238,6 @@ double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const voi
                                   cb_dnn_state(e)->pick, x, w, y, ws, wsz, best, lost);
 }
 
-// the device failed for good (an error every synchronisation returns, which clearing does not
-// clear): a kernel's illegal access or launch failure, which no later call survives
-static bool device_lost(void) {
-    if (cudaDeviceSynchronize() == cudaSuccess) return false;
-    cudaGetLastError();
-    return cudaDeviceSynchronize() != cudaSuccess;
-}
-
 // ms of 3 runs of plan g after the one before (events on the handle's stream); -1 when one failed,
 // -2 when it took the device down with it
 static double time_plan(cudnnHandle_t h, dnn_gplan *g, void *const ptr[3], void *ws) {
@@ -261,7 +253,10 @@ static double time_plan(cudnnHandle_t h, dnn_gplan *g, void *const ptr[3], void 
     }
     if (t0) cudaEventDestroy(t0);
     if (t1) cudaEventDestroy(t1);
-    if (!ran || cudaGetLastError() != cudaSuccess || ms < 0) return device_lost() ? -2 : -1; // (a launch that failed: not a candidate)
+    if (!ran || cudaGetLastError() != cudaSuccess || ms < 0) { // (a launch that failed: not a candidate; -2 where the device went with it)
+        cudaError_t rc;
+        return cb_cuda_device_lost(&rc) ? -2 : -1;
+    }
     return ms / 3;
 }
 
