@@ -192,13 +192,20 @@ static double median_of(double *v, int n, double *p90) {
 }
 
 // median and p90 of err[rows where keep(row)]
-static void stats(const double *err, const rowinfo *ri, int nrow, int unit, int phase, bool no_fallback, double *scratch, int *cnt,
+// the rows a pooled line keeps: all, all but the fallbacks (an own kernel under cudnn), those cuDNN's
+// graph-API race ran (tf32, bf16: engines the calibration prices only as its *_GRAPH entries), the
+// rest of cuDNN's (its legacy algorithms)
+enum { ROWS_ALL, ROWS_NO_FALLBACK, ROWS_GRAPH, ROWS_LEGACY };
+static bool graph_row(const rowinfo *r) { return r->alg && strstr(r->alg, "graph engine"); }
+
+static void stats(const double *err, const rowinfo *ri, int nrow, int unit, int phase, int rows, double *scratch, int *cnt,
                   double *med, double *p90) {
     int k = 0;
     for (int j = 0; j < nrow; j++) {
         if (unit >= 0 && ri[j].unit != unit) continue;
         if (phase >= 0 && (int)ri[j].phase != phase) continue;
-        if (no_fallback && ri[j].fallback) continue;
+        if (rows != ROWS_ALL && ri[j].fallback) continue;
+        if ((rows == ROWS_GRAPH && !graph_row(&ri[j])) || (rows == ROWS_LEGACY && graph_row(&ri[j]))) continue;
         scratch[k++] = err[j];
     }
     *cnt = k;
@@ -434,9 +441,9 @@ static int run(int argc, char **argv) {
         int n = 0, fb = 0;
         double hm, hp, dm, dp, pm;
         for (int j = 0; j < nrow; j++) fb += ri[j].unit == u && ri[j].fallback;
-        stats(held, ri, nrow, u, -1, false, scratch, &n, &hm, &hp);
-        stats(err_f[0], ri, nrow, u, -1, false, scratch, &n, &dm, &dp);
-        stats(paleo, ri, nrow, u, -1, false, scratch, &n, &pm, NULL);
+        stats(held, ri, nrow, u, -1, ROWS_ALL, scratch, &n, &hm, &hp);
+        stats(err_f[0], ri, nrow, u, -1, ROWS_ALL, scratch, &n, &dm, &dp);
+        stats(paleo, ri, nrow, u, -1, ROWS_ALL, scratch, &n, &pm, NULL);
         char batches[64] = "", fname[96];
         for (int c = 0; c < ncase; c++)
             if (cs[c].unit == u)
@@ -456,16 +463,23 @@ static int run(int argc, char **argv) {
     const char *pc[] = {"direction", "rows", "heldout_median_pct", "heldout_p90_pct", "default_median_pct", "default_p90_pct",
                         "paleo_median_pct", "paleo_p90_pct"};
     t = cb_report_table(r, "pooled", 8, pc);
-    for (int k = 0; k <= CB_PHASE_COUNT + 1; k++) {
-        bool nofb = k == CB_PHASE_COUNT + 1;
+    int ngraph = 0;
+    for (int j = 0; j < nrow; j++) ngraph += !ri[j].fallback && graph_row(&ri[j]);
+    for (int k = 0; k <= CB_PHASE_COUNT + 3; k++) {
+        int rows = k <= CB_PHASE_COUNT ? ROWS_ALL : k == CB_PHASE_COUNT + 1 ? ROWS_NO_FALLBACK : k == CB_PHASE_COUNT + 2 ? ROWS_GRAPH : ROWS_LEGACY;
+        if (rows >= ROWS_GRAPH && !ngraph) continue; // (the split only where the graph race ran some)
         int ph = k < CB_PHASE_COUNT ? k : -1, n;
         double hm, hp, dm, dp, pm, pp;
-        stats(held, ri, nrow, -1, ph, nofb, scratch, &n, &hm, &hp);
+        stats(held, ri, nrow, -1, ph, rows, scratch, &n, &hm, &hp);
         if (!n) continue;
-        stats(err_f[0], ri, nrow, -1, ph, nofb, scratch, &n, &dm, &dp);
-        stats(paleo, ri, nrow, -1, ph, nofb, scratch, &n, &pm, &pp);
+        stats(err_f[0], ri, nrow, -1, ph, rows, scratch, &n, &dm, &dp);
+        stats(paleo, ri, nrow, -1, ph, rows, scratch, &n, &pm, &pp);
         cb_table_row(t);
-        cb_table_str(t, ph >= 0 ? PHASE_COL[ph] : nofb ? "all, no fallback rows" : "all");
+        cb_table_str(t, ph >= 0              ? PHASE_COL[ph]
+                        : rows == ROWS_ALL   ? "all"
+                        : rows == ROWS_GRAPH ? "all, cuDNN graph engines"
+                        : rows == ROWS_LEGACY ? "all, cuDNN legacy algorithms"
+                                              : "all, no fallback rows");
         cb_table_int(t, n);
         cells_1(t, (double[]){hm, hp, dm, dp, pm, pp}, 6);
     }
@@ -476,7 +490,7 @@ static int run(int argc, char **argv) {
             int n, times = 0;
             double m, p;
             for (int u = 0; u < nunit; u++) times += chosen[u] == f;
-            stats(err_f[f], ri, nrow, -1, -1, false, scratch, &n, &m, &p);
+            stats(err_f[f], ri, nrow, -1, -1, ROWS_ALL, scratch, &n, &m, &p);
             char fname[96];
             form_name(&FORMS[f], fname, sizeof fname);
             cb_table_row(t);
