@@ -716,21 +716,79 @@ enum { SMALL_NOBN, SMALL_BN, SMALL_RES }; // network_case_of's nets (true / fals
 // pattern, and what differs is rounding (the adopted outputs differ from its own by the
 // storage's rounding, and by the flipped elements, which are near 0); the layers without a flip
 // keep their own outputs. Returns the flips (the first layer with one in *at).
-static int adopt_relu_masks(cb_exec *g, cb_exec *r, int *at) {
+// A flip that rounding explains is near 0 on both sides: the side that passed holds at most a
+// quarter of the layer's RMS output. One larger is no rounding (a wrong sign, a wrong value): its
+// layer is not adopted, and *large counts it (adopt_relu_masks_checked fails on any).
+static int adopt_relu_masks_of(cb_exec *g, cb_exec *r, int *at, size_t *large_out) {
     int flips = 0;
+    size_t large = 0;
     *at = -1;
     for (int i = 1; i < g->net->nlayers; i++) {
         const cb_layer *L = &g->net->layers[i];
         if (L->act != CB_ACT_RELU && L->act != CB_ACT_RELU6) continue;
-        size_t n = (size_t)cb_shape_count(L->out), f = 0;
+        size_t n = (size_t)cb_shape_count(L->out), f = 0, big = 0;
         float *a = download_act(g, i, g->lb[i].y), *b = download_act(r, i, r->lb[i].y);
-        for (size_t j = 0; j < n; j++) f += (a[j] > 0) != (b[j] > 0);
-        if (f) cb_exec_act_upload(r, i, r->lb[i].y, a); // (only where a mask differs)
+        double ss = 0;
+        for (size_t j = 0; j < n; j++) ss += (double)b[j] * b[j];
+        double lim = 0.25 * sqrt(ss / (double)n);
+        for (size_t j = 0; j < n; j++)
+            if ((a[j] > 0) != (b[j] > 0)) f++, big += fmax(a[j], b[j]) > lim;
+        if (f && !big) cb_exec_act_upload(r, i, r->lb[i].y, a); // (only where a mask differs, and rounding explains it)
         if (f && *at < 0) *at = i;
-        flips += (int)f;
+        flips += (int)f, large += big;
         free(a), free(b);
     }
+    *large_out = large;
     return flips;
+}
+static int adopt_relu_masks(cb_exec *g, cb_exec *r, int *at, const char *what) {
+    size_t large;
+    int flips = adopt_relu_masks_of(g, r, at, &large);
+    char label[320];
+    snprintf(label, sizeof label, "%.250s: ReLU mask flips far from 0 (not rounding)", what);
+    check(label, (double)large, 0);
+    return flips;
+}
+
+// the guard itself: a ReLU output set far from 0 where the reference's is 0 (what a wrong sign
+// would give) is counted and not adopted; one set just above 0 is adopted (on a CPU backend)
+static void adopt_guard_case(const char *backend) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(small_nobn_net, "small-nobn", &err);
+    cb_exec *g, *r;
+    if (!net || !exec_pair(net, backend, CB_PREC_FP32, "adopt guard", &g, &r)) return;
+    cb_exec_forward(g, true, NULL);
+    cb_exec_forward(r, true, NULL);
+    int li = -1;
+    for (int i = 1; i < net->nlayers && li < 0; i++)
+        if (net->layers[i].act == CB_ACT_RELU) li = i;
+    size_t n = (size_t)cb_shape_count(net->layers[li].out), z = 0, pos = 0;
+    float *y = download_act(r, li, r->lb[li].y);
+    double ss = 0;
+    for (size_t j = 0; j < n; j++) ss += (double)y[j] * y[j];
+    while (z < n && y[z] > 0) z++; // an element the reference's ReLU stopped
+    while (pos < n && !(y[pos] > 0)) pos++;
+    float *a = download_act(g, li, g->lb[li].y);
+    bool ok_setup = z < n && pos < n;
+    int at;
+    size_t large = 0, small_large = 1;
+    if (ok_setup) {
+        a[z] = (float)sqrt(ss / (double)n); // far: the RMS itself
+        cb_exec_act_upload(g, li, g->lb[li].y, a);
+        adopt_relu_masks_of(g, r, &at, &large);
+        a[z] = (float)(1e-3 * sqrt(ss / (double)n)); // near 0: rounding's size
+        cb_exec_act_upload(g, li, g->lb[li].y, a);
+        adopt_relu_masks_of(g, r, &at, &small_large);
+    }
+    float *b = download_act(r, li, r->lb[li].y);
+    char what[160];
+    snprintf(what, sizeof what, "%s adopt_relu_masks: a far flip counted (%zu), a near one adopted (%zu, %g)", backend, large, small_large,
+             ok_setup ? b[z] : -1.0);
+    check(what, ok_setup && large == 1 && small_large == 0 && b[z] == a[z] ? 0 : 1, 0);
+    free(y), free(a), free(b);
+    cb_exec_destroy(g);
+    cb_exec_destroy(r);
+    cb_net_free(net);
 }
 
 // fullpass of a small net: loss and the gradients of a few layers' parameters; which: SMALL_BN
@@ -766,7 +824,7 @@ static void network_case_of(const char *backend, cb_precision prec, int which) {
     // that moved a gradient past the tolerance was the known flake (seed 5548941647073566923 on
     // the H200). The reference takes its backward at the GPU's masks (adopt_relu_masks), and a
     // note names them.
-    int at, flips = adopt_relu_masks(g, r, &at);
+    int at, flips = adopt_relu_masks(g, r, &at, what);
     if (flips)
         printf("note %s %s small%s net: %d ReLU mask flips from layer %s on (rounding moved outputs across 0): the reference's backward at "
                "the GPU's masks\n", backend, prec_name(prec), labels[which], flips, net->layers[at].name);
@@ -1487,7 +1545,7 @@ static void se_net_case(const char *backend, cb_precision prec) {
         cb_exec_forward(ex[k], true, NULL);
         cb_exec_criterion_forward(ex[k], &loss[k], NULL);
     }
-    int at, flips = adopt_relu_masks(g, r, &at); // (before the backward: its buffers may take the outputs' bytes)
+    int at, flips = adopt_relu_masks(g, r, &at, what); // (before the backward: its buffers may take the outputs' bytes)
     if (flips)
         printf("note se net %s %s: %d ReLU mask flips from layer %s on: the reference's backward at the GPU's masks\n", backend,
                prec_name(prec), flips, net->layers[at].name);
@@ -2041,6 +2099,7 @@ int main(int argc, char **argv) {
         layer_cases(be, CB_PREC_FP32);
         network_case(be, CB_PREC_FP32);
         network_case_of(be, CB_PREC_FP32, false);
+        adopt_guard_case(be);
     } else {
 #ifndef CB_HAVE_CUDA
         printf("skip: this build has no CUDA\n0 passed, 0 failed, 1 skipped\n");
