@@ -5,16 +5,12 @@
 # per launch, so that a tensor runs as several launches, and checks it against the reference loops.
 #   sh dev/pool_fmt_emu.sh
 set -e
-cd "$(dirname "$0")/.."
-tmp=${TMPDIR:-/tmp}/pool_fmt_emu.$$
-mkdir -p "$tmp"
-trap 'rm -rf "$tmp"' EXIT
-python3 dev/emu/rewrite_launches.py src/cuda/pool.cu "$tmp/pool.cpp"
-python3 dev/emu/rewrite_launches.py src/storage/pool_fmt.cu "$tmp/pool_fmt.cpp"
-cc -O1 -g -fsanitize=address -Iinclude -Isrc -c src/cpu/ref.c -o "$tmp/ref.o"
+. "$(dirname "$0")/emu/common.sh"
+emu_begin pool_fmt_emu
+emu_rewrite src/cuda/pool.cu pool.cpp
+emu_rewrite src/storage/pool_fmt.cu pool_fmt.cpp
+emu_ref
 # -fno-strict-aliasing: the kernels move bf16 and argmax bytes as uint4 / uint2 / uint32 words
-g++ -std=c++20 -O1 -g -fsanitize=address,alignment -fno-sanitize-recover=alignment -fno-strict-aliasing \
-    -Idev/emu -Iinclude -Isrc -DPOOL_LAUNCH_CAP=1500 -DPOOL_FMT_LAUNCH_CAP=1500 \
-    -DPOOL_SRC="\"$tmp/pool.cpp\"" -DPOOL_FMT_SRC="\"$tmp/pool_fmt.cpp\"" dev/pool_fmt_emu.cpp "$tmp/ref.o" \
-    -o "$tmp/emu" -lpthread
-"$tmp/emu"
+emu_run -fsanitize=address,alignment -fno-sanitize-recover=alignment -fno-strict-aliasing \
+    -DPOOL_LAUNCH_CAP=1500 -DPOOL_FMT_LAUNCH_CAP=1500 -DPOOL_SRC="\"$tmp/pool.cpp\"" -DPOOL_FMT_SRC="\"$tmp/pool_fmt.cpp\"" \
+    dev/pool_fmt_emu.cpp "$tmp/ref.o" -lpthread

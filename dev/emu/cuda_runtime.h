@@ -36,6 +36,7 @@ using std::min;
 typedef int cudaError_t;
 typedef int cudaStream_t;
 enum { cudaSuccess = 0 };
+static const cudaStream_t cudaStreamPerThread = 2; // (the per-thread stream a step graph captures: one stream here)
 
 inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 inline std::barrier<> *emu_bar;

@@ -132,6 +132,7 @@ static inline cufftResult emu_fft_exec(cufftHandle h, const void *in, void *out,
                 }
     return CUFFT_SUCCESS;
 }
+static inline cufftResult cufftSetStream(cufftHandle, cudaStream_t) { return CUFFT_SUCCESS; } // (one stream: nothing to set)
 static inline cufftResult cufftExecR2C(cufftHandle h, cufftReal *in, cufftComplex *out) { return emu_fft_exec(h, in, out, false); }
 static inline cufftResult cufftExecC2R(cufftHandle h, cufftComplex *in, cufftReal *out) { return emu_fft_exec(h, in, out, true); }
 #endif
