@@ -295,8 +295,7 @@ line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json
 if printf '%s' "$line" | awk '$2 == $4 && $3 == $5 { ok = 1 } END { exit !ok }'; then ok "model-eval --default-form"; else bad "model-eval --default-form: '$line'"; fi
 # the tf32 data of 2026-11-27 (docs/results/2026-11-27-h200-pick.md): the pooled rows split by what
 # cuDNN ran, its graph-API engines (752 rows) and its legacy algorithms (104), as the doc's table
-mkdir -p "$tmp/t4" && tar -xzf "$(dirname "$0")/../docs/results/2026-11-27-h200-pick/call4_model_tf32/model-h200.tgz" -C "$tmp/t4" 2>/dev/null
-m4=$tmp/t4/cb-model-h200
+m4=$(dirname "$0")/../docs/results/2026-11-27-h200-pick/call4_model_tf32
 line=$("$cb" model-eval --device "$m4/h200-cal.json" --nets "$(ls "$m4"/nets/*.json | paste -sd, -)" --precision tf32 "$m4"/profiles/*.json \
     --format json 2>/dev/null | python3 -c "import json,sys; p={x['direction']: x['rows'] for x in json.load(sys.stdin)['tables']['pooled']}; print(p.get('all'), p.get('all, cuDNN graph engines'), p.get('all, cuDNN legacy algorithms'))")
 if [ "$line" = "856 752 104" ]; then ok "model-eval: rows split by graph engine and legacy algorithm"; else bad "model-eval graph split: '$line'"; fi

@@ -150,12 +150,11 @@ bool cb_cuda_device_lost(cudaError_t *rc) {
     cudaGetLastError();
     return cudaDeviceSynchronize() != cudaSuccess;
 }
-static bool device_lost(cudaError_t *rc) { return cb_cuda_device_lost(rc); }
 
 bool cb_cuda_alloc_why(cb_exec *e, char *why, size_t n) {
     cudaError_t rc = e->state ? (cudaError_t)((cb_cuda_state *)e->state)->alloc_err : cudaErrorMemoryAllocation, lost_rc;
     if (rc == cudaSuccess) rc = cudaErrorMemoryAllocation;
-    if (device_lost(&lost_rc)) {
+    if (cb_cuda_device_lost(&lost_rc)) {
         snprintf(why, n, "the GPU failed before it: %s (%s), which no later call survives", cudaGetErrorName(lost_rc),
                  cudaGetErrorString(lost_rc));
         return true;
@@ -178,7 +177,7 @@ cb_status cb_cuda_nomem(cb_exec *e, cb_error *err, const char *layer, const char
 bool cb_cuda_device_ok(cb_exec *e, char *why, size_t n) {
     (void)e;
     cudaError_t rc;
-    if (!device_lost(&rc)) return true;
+    if (!cb_cuda_device_lost(&rc)) return true;
     snprintf(why, n, "the GPU failed: %s (%s), which no later call survives", cudaGetErrorName(rc), cudaGetErrorString(rc));
     return false;
 }

@@ -262,9 +262,11 @@ static cb_status cal_graph(ctx *c, const conv_arg *a, cb_phase ph, cb_precision 
     }
     if (lost >= 0) ms = -3; // (an engine took the device down: the calibration stops, as on any CUDA error)
     cb_dnn_graph_free(g.g);
-    char name[64];
-    snprintf(name, sizeof name, lost >= 0 ? "%s (cuDNN graph engine %lld)" : "%s", GRAPH_NAMES[ph], (long long)lost);
-    if (ms < -2) return fatal(c, "convolution", name);
+    if (ms < -2) {
+        char name[64];
+        snprintf(name, sizeof name, "%s (cuDNN graph engine %lld)", GRAPH_NAMES[ph], (long long)lost);
+        return fatal(c, "convolution", lost >= 0 ? name : GRAPH_NAMES[ph]);
+    }
     add(c, CB_SAMPLE_CONV, GRAPH_NAMES[ph], ph, prec, &a->p, ms, ws);
     return CB_OK;
 }
