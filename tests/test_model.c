@@ -688,7 +688,7 @@ static void grouped_entries(void) {
                                  {.name = "FWD_GEMM", .phase = CB_PHASE_FORWARD, .rate = 2e12, .overhead_s = 7e-6, .grouped = true}};
     set_algos(&d, algos, 2);
     cb_cal_algo *a = d.cal.algo;
-    cb_model_opts mo = {CB_PREC_FP32, 0, true};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW};
     cb_pred dw, pw;
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &dw);
     cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &mo, &pw);
@@ -730,7 +730,7 @@ static void graph_entries(void) {
         {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .rate = 30e12, .overhead_s = 10e-6},
         {.name = "FWD_GRAPH", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .rate = 90e12, .overhead_s = 8e-6}};
     set_algos(&d, algos, 2);
-    cb_model_opts mo = {CB_PREC_TF32, 0, true};
+    cb_model_opts mo = {CB_PREC_TF32, 0, true, CB_LAYOUT_NCHW};
     cb_pred g, pw;
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &g);
     cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &mo, &pw);
@@ -757,7 +757,7 @@ static void unaligned_entries(void) {
     a[1] = (cb_cal_algo){.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 10e12, .overhead_s = 10e-6, .unaligned = true};
     for (int k = 0; k < 2; k++) cb_algo_form_of(a[k].name, &a[k].form);
     d.cal.nalgo = 2;
-    cb_model_opts mo = {CB_PREC_FP32, 0, true};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW};
     cb_pred po, pe;
     cb_predict_layer(&d, odd, 1, CB_PHASE_FORWARD, &mo, &po);
     cb_predict_layer(&d, even, 1, CB_PHASE_FORWARD, &mo, &pe);
@@ -814,7 +814,7 @@ static void calibrated_prediction(void) {
     for (int k = 0; k < 3; k++) cb_algo_form_of(a[k].name, &a[k].form);
     d.cal.nalgo = 3;
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
-    cb_model_opts mo = {CB_PREC_FP32, 0, true};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW};
     cb_pred p;
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &p);
     cb_conv_params cp = {.n = 8, .c = 64, .h = 28, .w = 28, .k = 96, .r = 3, .s = 3, .p = 28, .q = 28, .stride_h = 1, .stride_w = 1,
@@ -870,7 +870,7 @@ static void epilogue_prediction(void) {
                                  {.name = "BWD_FILTER_ALGO_1", .phase = CB_PHASE_BWD_FILTER, .rate = 30e12, .overhead_s = 10e-6}};
     set_algos(&d, algos, 2);
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
-    cb_model_opts mo = {CB_PREC_FP32, 0, true};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW};
     double Y = 8.0 * 96 * 28 * 28 * 4, relu = 1e3 * (5e-6 + 3 * Y / 2e12), bias = 1e3 * (5e-6 + Y / 2e12);
     cb_pred p[2][3][2]; // [fused][layer c1, c2][phase: data, filter]
     for (int f = 0; f < 2; f++) {
@@ -912,7 +912,7 @@ static void cudnn_fallback(void) {
     for (int k = 0; k < 4; k++) cb_algo_form_of(a[k].name, &a[k].form);
     d.cal.nalgo = 4;
     d.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
-    cb_model_opts mo = {CB_PREC_FP32, 0, true};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW};
     cb_pred p;
     if (same && sym && lead) {
         cb_predict_layer(&d, same, 1, CB_PHASE_FORWARD, &mo, &p);
@@ -923,7 +923,8 @@ static void cudnn_fallback(void) {
                   close_rel(p.extra_ms, 1e3 * copy, 1e-12),
               "SAME, stride 2, even plane: %s %g ms, want cuDNN on 29x29 (%g) + the copy (%g)", p.name, p.ms, 1e3 * conv, 1e3 * copy);
         cb_predict_layer(&d, same, 1, CB_PHASE_BWD_FILTER, &mo, &p);
-        CHECK(close_rel(p.ms, 1e3 * cb_cal_algo_s(&d.cal, &a[3], &xs, false, NULL), 1e-12), "filter gradient on the copy, no copy of its own");
+        CHECK(close_rel(p.ms, 1e3 * (cb_cal_algo_s(&d.cal, &a[3], &xs, false, NULL) + copy), 1e-12),
+              "filter gradient on the copy, made again (the backend keeps none from the forward): %g ms", p.ms);
         cb_predict_layer(&d, lead, 1, CB_PHASE_FORWARD, &mo, &p);
         CHECK(!strcmp(p.name, "igemm-simt"), "leading padding larger: the fallback, got %s", p.name);
         cb_predict_layer(&d, sym, 1, CB_PHASE_FORWARD, &mo, &p);
@@ -935,6 +936,61 @@ static void cudnn_fallback(void) {
     cb_net_free(same);
     cb_net_free(sym);
     cb_net_free(lead);
+}
+
+// NHWC storage: a convolution whose input channels are not a multiple of 16 bytes' worth runs on a
+// channel-padded copy under cudnn (bf16, fp32), the copy made forward and again for the filter's
+// gradient and cut back for the data gradient; tf32's graph engines take the channels as they are.
+// On NHWC or bf16 storage the filter gradient also comes back to the fp32 masters.
+static cb_net *two_conv(int c) { // data -> pre (1x1, c channels) -> conv (3x3 SAME, 96): conv has a data gradient
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 16]},"
+             "\"pre\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1, 1, 16, %d], \"padding\": \"SAME\","
+             "\"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"bias\": false},"
+             "\"conv\": {\"parents\": [\"pre\"], \"type\": \"Convolution\", \"filter\": [3, 3, %d, 96], \"padding\": \"SAME\","
+             "\"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"bias\": false}}}",
+             c, c);
+    return json_net(json);
+}
+static void channel_pad(void) {
+    cb_net *odd = two_conv(57), *even = two_conv(64);
+    cb_device d = gpu_device();
+    cb_cal_algo *a = d.cal.algo;
+    static const cb_phase ph[3] = {CB_PHASE_FORWARD, CB_PHASE_BWD_DATA, CB_PHASE_BWD_FILTER};
+    static const char *const names[3] = {"FWD_IMPLICIT_PRECOMP_GEMM", "BWD_DATA_ALGO_1", "BWD_FILTER_ALGO_1"};
+    for (int k = 0; k < 6; k++) { // each phase in fp32 and bf16
+        a[k] = (cb_cal_algo){.phase = ph[k % 3], .prec = k < 3 ? CB_PREC_FP32 : CB_PREC_BF16, .rate = 30e12, .overhead_s = 10e-6};
+        snprintf(a[k].name, sizeof a[k].name, "%s", names[k % 3]);
+        cb_algo_form_of(a[k].name, &a[k].form);
+    }
+    d.cal.nalgo = 6;
+    d.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
+    if (odd && even) {
+        cb_conv_params xs = {.n = 8, .c = 64, .h = 28, .w = 28, .k = 96, .r = 3, .s = 3, .p = 28, .q = 28, .stride_h = 1, .stride_w = 1,
+                             .pad_top = 1, .pad_left = 1, .groups = 1},
+                       t = {.n = 8, .c = 64, .h = 28, .w = 28, .p = 28, .q = 28}, wt = {.n = 96, .c = 64, .h = 3, .w = 3, .p = 3, .q = 3};
+        double fixed = 4e-6, copy = cb_cal_mop_s(&d.cal, CB_MOP_COPY, &t), wcopy = cb_cal_mop_s(&d.cal, CB_MOP_COPY, &wt);
+        double copy16 = fixed + 0.5 * (copy - fixed), wcopy16 = fixed + 0.5 * (wcopy - fixed);
+        for (int k = 0; k < 3; k++) {
+            cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC}, nchw = {CB_PREC_BF16, 0, false, CB_LAYOUT_NCHW};
+            cb_model_opts tf = {CB_PREC_TF32, 0, false, CB_LAYOUT_NHWC};
+            cb_pred p, q, r, e;
+            cb_predict_layer(&d, odd, 2, ph[k], &bf, &p);
+            double conv = cb_cal_algo_s(&d.cal, &a[3 + k], &xs, false, NULL), want = conv + copy16 + (k == 2 ? wcopy16 : 0);
+            CHECK(conv > 0 && close_rel(p.ms, 1e3 * want, 1e-9),
+                  "bf16 NHWC, 57 channels, %s: %g ms, want the convolution on 64 channels %g + the copy %g%s", names[k], p.ms, 1e3 * conv,
+                  1e3 * copy16, k == 2 ? " + the gradient's return" : "");
+            cb_predict_layer(&d, even, 2, ph[k], &bf, &e);
+            CHECK(close_rel(e.ms, 1e3 * (conv + (k == 2 ? wcopy16 : 0)), 1e-9), "bf16 NHWC, 64 channels, %s: no copy (%g ms)", names[k], e.ms);
+            cb_predict_layer(&d, odd, 2, ph[k], &nchw, &q);
+            CHECK(q.ms < p.ms - 1e3 * copy16 * 0.5, "bf16 NCHW, %s: no channel copy (%g ms against NHWC's %g)", names[k], q.ms, p.ms);
+            cb_predict_layer(&d, odd, 2, ph[k], &tf, &r);
+            CHECK(r.extra_ms < 1e3 * copy * 0.5 || k == 2, "tf32 NHWC, %s: the channels as they are (%g ms of passes)", names[k], r.extra_ms);
+        }
+    } else CHECK(0, "load");
+    cb_net_free(odd);
+    cb_net_free(even);
 }
 
 // a calibration carried onto another GPU: rates with the peak, bandwidths with the memory's
@@ -1018,7 +1074,7 @@ static void pool_entries(void) {
     e.cal.mop[CB_MOP_POOL_BWD].win_s = 1e-12;      // cuDNN max
     e.cal.mop[CB_MOP_AVGPOOL_BWD].win_s = 4e-12;   // cuDNN average
     e.cal.mop[CB_MOP_OWNPOOL_BWD].win_s = 0.25e-12; // the own kernels
-    cb_model_opts mo = {CB_PREC_FP32, 0, false};
+    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW};
     double base = 0, got[5] = {0}, X[5] = {0}, R[5] = {0};
     for (int i = 2; i <= 4; i++) {
         const cb_layer *L = &net->layers[i];
@@ -1078,7 +1134,7 @@ static void host_floor(void) {
     set_algos(&d, algos, 3);
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
     d.cal.host_call_s = 40e-6;
-    cb_model_opts mo = {CB_PREC_FP32, 0, false};
+    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW};
     int calls[2][CB_PHASE_COUNT] = {{2, 1, 2}, {2, 2, 2}}; // c1, c2: forward, backward data, backward filter
     for (int i = 1; i <= 2; i++)
         for (int ph = 0; ph < CB_PHASE_COUNT; ph++)
@@ -1191,6 +1247,7 @@ int main(void) {
     RUN(calibrated_prediction);
     RUN(epilogue_prediction);
     RUN(cudnn_fallback);
+    RUN(channel_pad);
     RUN(calibration_transfer);
     RUN(pool_entries);
     RUN(calibration_not_circular);

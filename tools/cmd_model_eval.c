@@ -42,6 +42,7 @@ typedef struct ecase {
     char name[160];
     long batch;
     cb_precision prec;
+    cb_layout layout;
     cb_net *net;
     model_measure m[12];
     int nm;
@@ -127,6 +128,7 @@ typedef struct step {
     char name[160];
     long batch;
     cb_precision prec;
+    cb_layout layout;
     bool update, data_grad;
     double fwd, crit, bwd, upd, total; // ms (median)
     const char *path;
@@ -158,6 +160,7 @@ static int load_step(const char *path, bool *is, step *st) {
         else {
             snprintf(st->name, sizeof st->name, "%s", net->valuestring);
             st->batch = (long)b->valuedouble;
+            st->layout = model_cli_json_layout(root);
             st->update = cJSON_IsString(up) && !strcmp(up->valuestring, "yes");
             st->data_grad = cJSON_IsString(dg) && !strcmp(dg->valuestring, "yes");
             const cJSON *r;
@@ -299,11 +302,12 @@ static int run(int argc, char **argv) {
             if (!precision || steps[nstep].prec == only_prec) nstep++;
             continue;
         }
-        if ((rc = model_cli_profile_header(&cmd_model_eval, pos[p], name, sizeof name, &batch, &prec)) >= 0) goto out_cases;
+        cb_layout layout;
+        if ((rc = model_cli_profile_header(&cmd_model_eval, pos[p], name, sizeof name, &batch, &prec, &layout)) >= 0) goto out_cases;
         if (precision && prec != only_prec) continue;
         nprof++;
         int c = 0;
-        while (c < ncase && !(cs[c].batch == batch && cs[c].prec == prec && !strcmp(cs[c].name, name))) c++;
+        while (c < ncase && !(cs[c].batch == batch && cs[c].prec == prec && cs[c].layout == layout && !strcmp(cs[c].name, name))) c++;
         if (c == ncase) {
             int k = 0;
             while (k < sp.n && strcmp(sp.name[k], name)) k++;
@@ -317,13 +321,13 @@ static int run(int argc, char **argv) {
             }
             ecase *e = &cs[ncase++];
             snprintf(e->name, sizeof e->name, "%s", name);
-            e->batch = batch, e->prec = prec;
+            e->batch = batch, e->prec = prec, e->layout = layout;
             if (!(e->net = cli_load_net(&cmd_model_eval, sp.spec[k], batch, &rc))) goto out_cases;
             e->unit = 0;
             while (e->unit < nunit && strcmp(units[e->unit], name)) e->unit++;
             if (e->unit == nunit) snprintf(units[nunit++], sizeof units[0], "%s", name);
         }
-        if ((rc = model_cli_load_measure(&cmd_model_eval, pos[p], cs[c].net, cs[c].prec, dev->cal.backend, cs[c].m, &cs[c].nm, 12)) >= 0) goto out_cases;
+        if ((rc = model_cli_load_measure(&cmd_model_eval, pos[p], cs[c].net, cs[c].prec, cs[c].layout, dev->cal.backend, cs[c].m, &cs[c].nm, 12)) >= 0) goto out_cases;
     }
 
     // err[f][row]: every form's prediction of every row; the rows are the same in every form
@@ -338,7 +342,7 @@ static int run(int argc, char **argv) {
         }
         int r = 0;
         for (int c = 0; c < ncase; c++) {
-            cb_model_opts mo = {cs[c].prec, (double)ws_mb * (1 << 20), false};
+            cb_model_opts mo = {cs[c].prec, (double)ws_mb * (1 << 20), false, cs[c].layout};
             int n = 0, sk = 0;
             model_row *rows = model_cli_compare(fd, cs[c].net, cs[c].m, cs[c].nm, kinds, mo, &n, &sk);
             if (!f) {
@@ -403,7 +407,7 @@ static int run(int argc, char **argv) {
             device_in_form(fd, dev, src, transfer, &FORMS[chosen[u]], smp, nsmp, cal_path, &err);
             for (int j = 0; j < nrow; j++)
                 if (ri[j].unit == u) {
-                    cb_model_opts mo = {cs[ri[j].ecase].prec, (double)ws_mb * (1 << 20), false};
+                    cb_model_opts mo = {cs[ri[j].ecase].prec, (double)ws_mb * (1 << 20), false, cs[ri[j].ecase].layout};
                     const model_measure *m = cs[ri[j].ecase].m;
                     int k = 0;
                     while (k + 1 < cs[ri[j].ecase].nm && (m[k].phase != ri[j].phase || !(m[k].ms[ri[j].layer] > 0))) k++;
@@ -538,7 +542,7 @@ static int run(int argc, char **argv) {
             while (u < nunit && strcmp(units[u], st->name)) u++;
             if (u < nunit) f = chosen[u];
             device_in_form(fd, dev, src, transfer, &FORMS[f], smp, nsmp, cal_path, &err);
-            cb_model_opts mo = {st->prec, (double)ws_mb * (1 << 20), false};
+            cb_model_opts mo = {st->prec, (double)ws_mb * (1 << 20), false, st->layout};
             for (int h = 0; h < CB_HOST_FLOOR_COUNT; h++) {
                 cb_step_pred *q = &spf[k * CB_HOST_FLOOR_COUNT + h];
                 fd->cal.host_floor = h;

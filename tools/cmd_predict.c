@@ -22,7 +22,7 @@ static void cell_ms(cb_table *t, double ms) {
 
 static int run(int argc, char **argv) {
     long batch = CLI_UNSET, ws_mb = 4096;
-    const char *device = NULL, *precision = "fp32", *calibration = NULL, *db_path = NULL, *kinds = "all", *plot = NULL;
+    const char *device = NULL, *precision = "fp32", *layout = "nchw", *calibration = NULL, *db_path = NULL, *kinds = "all", *plot = NULL;
     bool paleo = false;
     cli_list measure = {0};
     cli_out o = {0};
@@ -31,6 +31,7 @@ static int run(int argc, char **argv) {
         {"--device", CLI_STR, &device, "NAME", "device from the database (h200, a100, titanx-maxwell, xeon-2c, ...)"},
         {"--batch", CLI_INT, &batch, "N", "batch size (default: the network's)"},
         {"--precision", CLI_STR, &precision, "P", "fp32 (default), tf32 or bf16"},
+        {"--layout", CLI_STR, &layout, "L", "nchw (default) or nhwc: the activations' storage, as fullpass and profile take it"},
         {"--calibration", CLI_STR, &calibration, "FILE", "device entry written by convbench calibrate --save"},
         {"--paleo", CLI_FLAG, &paleo, NULL, "Paleo's uncalibrated method: GEMM FLOPs over peak, platform percent 1.0"},
         {"--measure", CLI_LIST, &measure, "F1,F2", "convbench profile --format json outputs of this network, batch and precision to compare (repeatable)"},
@@ -46,13 +47,14 @@ static int run(int argc, char **argv) {
     if (rc >= 0) return rc;
     cb_format fmt;
     if ((rc = cli_out_check(&cmd_predict, &o, &fmt)) >= 0) return rc;
-    cb_model_opts mo = {CB_PREC_FP32, 0, false};
+    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW};
     if (ws_mb < 0) return cli_usage_error(&cmd_predict, "--workspace-mb: %ld must not be negative", ws_mb);
     mo.workspace_limit = (double)ws_mb * (1 << 20);
     if ((rc = model_cli_kinds_check(&cmd_predict, kinds)) >= 0) return rc;
     if (plot && !measure.n) return cli_usage_error(&cmd_predict, "--plot needs --measure");
     if (!cb_precision_parse(precision, &mo.precision))
         return cli_usage_error(&cmd_predict, "--precision: '%s' is not fp32, tf32 or bf16", precision);
+    if (!cb_layout_parse(layout, &mo.layout)) return cli_usage_error(&cmd_predict, "--layout: '%s' is not nchw or nhwc", layout);
     cb_devdb db;
     cb_device dev;
     if ((rc = model_cli_device(&cmd_predict, db_path, device, calibration, false, &db, &dev)) >= 0) return rc;
@@ -69,7 +71,7 @@ static int run(int argc, char **argv) {
             snprintf(path, sizeof path, "%.*s", (int)len, f);
             f += len + (f[len] == ',');
             if (!len) continue;
-            if ((rc = model_cli_load_measure(&cmd_predict, path, net, mo.precision, dev.cal.backend[0] ? dev.cal.backend : NULL, meas, &nmeas, MAX_MEASURE)) >= 0) goto out;
+            if ((rc = model_cli_load_measure(&cmd_predict, path, net, mo.precision, mo.layout, dev.cal.backend[0] ? dev.cal.backend : NULL, meas, &nmeas, MAX_MEASURE)) >= 0) goto out;
         }
     }
 
@@ -78,6 +80,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
     cb_report_meta_str(r, "device", dev.name);
     cb_report_meta_str(r, "precision", cb_precision_name(mo.precision));
+    cb_report_meta_str(r, "layout", cb_layout_name(mo.layout));
     cb_report_meta_str(r, "method", paleo ? "paleo" : dev.cal.nalgo ? "calibrated GPU (per-algorithm fit)" : dev.calibrated ? "roofline, calibrated" : "roofline");
     if (calibration) cb_report_meta_str(r, "calibration", calibration);
     double tot[CB_PHASE_COUNT] = {0};
@@ -214,4 +217,4 @@ out:
 }
 
 const cli_cmd cmd_predict = {"predict", "predicted per-layer times (roofline over algorithms, or Paleo's method) and a training step",
-                             "NET --device NAME|FILE [--batch N] [--precision P] [--calibration FILE] [--paleo] [--measure F1,F2 ... [--kinds K] [--plot FILE.svg]]", run};
+                             "NET --device NAME|FILE [--batch N] [--precision P] [--layout L] [--calibration FILE] [--paleo] [--measure F1,F2 ... [--kinds K] [--plot FILE.svg]]", run};

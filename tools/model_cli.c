@@ -123,12 +123,30 @@ static cJSON *profile_open(const cli_cmd *cmd, const char *path, const char **ne
     return root;
 }
 
-int model_cli_profile_header(const cli_cmd *cmd, const char *path, char *network, size_t cap, long *batch, cb_precision *prec) {
+// a result's layout: its "layout" (written since 2026-11-27), else its argv's --layout, else NCHW
+cb_layout model_cli_json_layout(const struct cJSON *root) {
+    cb_layout l = CB_LAYOUT_NCHW;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(root, "layout"), *a = cJSON_GetObjectItemCaseSensitive(root, "argv");
+    if (cJSON_IsString(v) && cb_layout_parse(v->valuestring, &l)) return l;
+    const cJSON *x;
+    bool next = false;
+    cJSON_ArrayForEach(x, a) {
+        if (!cJSON_IsString(x)) continue;
+        if (next && cb_layout_parse(x->valuestring, &l)) return l;
+        next = !strcmp(x->valuestring, "--layout");
+        if (!strncmp(x->valuestring, "--layout=", 9) && cb_layout_parse(x->valuestring + 9, &l)) return l;
+    }
+    return CB_LAYOUT_NCHW;
+}
+
+int model_cli_profile_header(const cli_cmd *cmd, const char *path, char *network, size_t cap, long *batch, cb_precision *prec,
+                             cb_layout *layout) {
     int rc = -1;
     const char *name;
     cJSON *root = profile_open(cmd, path, &name, batch, prec, &rc);
     if (!root) return rc;
     snprintf(network, cap, "%s", name);
+    *layout = model_cli_json_layout(root);
     cJSON_Delete(root);
     return -1;
 }
@@ -163,8 +181,8 @@ static void read_rows(const cJSON *rows, const cb_net *net, const char *backend,
     }
 }
 
-int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *net, cb_precision prec, const char *backend,
-                           model_measure *m, int *n, int cap) {
+int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *net, cb_precision prec, cb_layout layout,
+                           const char *backend, model_measure *m, int *n, int cap) {
     int rc = -1;
     const char *name;
     long batch;
@@ -180,6 +198,9 @@ int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *n
     else if (p != prec)
         rc = cli_usage_error(cmd, "profile '%s' was measured in %s, the prediction is for %s", path, cb_precision_name(p),
                              cb_precision_name(prec));
+    else if (model_cli_json_layout(root) != layout)
+        rc = cli_usage_error(cmd, "profile '%s' was measured on %s storage, the prediction is for %s (--layout)", path,
+                             cb_layout_name(model_cli_json_layout(root)), cb_layout_name(layout));
     else if (!cJSON_IsString(dir)) rc = cli_usage_error(cmd, "'%s' is not the JSON of convbench profile", path);
     if (rc >= 0) goto out;
     static const char *const ALL[CB_PHASE_COUNT] = {"forward", "bwd_data", "bwd_filter"};

@@ -29,11 +29,15 @@ typedef struct model_measure {
     char backend[16];                   // the profile's backend these times are of
 } model_measure;
 // A profile's header: network name, batch and precision. Returns -1 or an exit status after one line.
-int model_cli_profile_header(const cli_cmd *cmd, const char *path, char *network, size_t cap, long *batch, cb_precision *prec);
+int model_cli_profile_header(const cli_cmd *cmd, const char *path, char *network, size_t cap, long *batch, cb_precision *prec,
+                             cb_layout *layout);
+// a result's layout: its "layout", else its argv's --layout, else NCHW
+struct cJSON;
+cb_layout model_cli_json_layout(const struct cJSON *root);
 // Reads the directions of one profile (1, or 3 from --direction all) into m[*n..], up to cap in
 // all, the times of `backend` where the profile has several (else its first); refuses (one line naming the file, exit 2) a profile of another network, batch or
 // precision than net and prec. Returns -1 or an exit status. Free each m with model_cli_measure_free.
-int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *net, cb_precision prec, const char *backend,
+int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *net, cb_precision prec, cb_layout layout, const char *backend,
                            model_measure *m, int *n, int cap);
 void model_cli_measure_free(model_measure *m);
 // One layer and direction with a measured time, and what the model and Paleo's method predict.

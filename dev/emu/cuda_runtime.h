@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -34,9 +35,20 @@ using std::max;
 using std::min;
 
 typedef int cudaError_t;
-typedef int cudaStream_t;
+struct CUstream_st;
+typedef struct CUstream_st *cudaStream_t; // (as CUDA's: src/storage/format.h declares with the struct)
 enum { cudaSuccess = 0 };
-static const cudaStream_t cudaStreamPerThread = 2; // (the per-thread stream a step graph captures: one stream here)
+static cudaStream_t const cudaStreamPerThread = (cudaStream_t)2; // (the per-thread stream a step graph captures: one stream here)
+// copies run at once (one stream; "device" memory is the host's)
+enum cudaMemcpyKind { cudaMemcpyDeviceToDevice = 3 };
+static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind, cudaStream_t = 0) {
+    if (n) std::memmove(d, s, n);
+    return cudaSuccess;
+}
+static inline cudaError_t cudaMemcpy2DAsync(void *d, size_t dp, const void *s, size_t sp, size_t w, size_t h, cudaMemcpyKind, cudaStream_t = 0) {
+    for (size_t r = 0; r < h; r++) std::memmove((char *)d + r * dp, (const char *)s + r * sp, w);
+    return cudaSuccess;
+}
 
 inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 inline std::barrier<> *emu_bar;

@@ -13,6 +13,12 @@ for m in re.finditer(r'([\w:]+(?:<[^<>;]*>)?)<<<(.*?)>>>\(', src):
         if ch == ',' and depth == 0:
             grid, block = grid[:j], grid[j + 1:]
             break
+    depth = 0  # shared bytes and the stream, where given, play no part on the CPU
+    for j, ch in enumerate(block):
+        depth += ch in '(<[' and 1 or ch in ')>]' and -1 or 0
+        if ch == ',' and depth == 0:
+            block = block[:j]
+            break
     out.append(src[i:m.start()] + 'emu_launch(%s, %s, %s, ' % (grid.strip(), block.strip(), m.group(1)))
     i = m.end()
 out.append(src[i:])

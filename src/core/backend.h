@@ -184,6 +184,10 @@ const char *cb_layer_cpu_only(const cb_layer *L);
 // What the GPU backends' supports() ask first: CB_REASON_NO_GPU_KERNEL, with the reason, for those.
 cb_reason cb_layer_gpu_supports(const cb_layer *L, char *why, size_t n);
 
+// floats a parameter tensor of n elements takes in the parameter arenas (e->params, grads, moms):
+// n rounded up to 256 bytes, so that every tensor starts aligned; the gaps hold 0
+static inline int64_t cb_param_slot(int64_t n) { return (n + 63) / 64 * 64; }
+
 extern const cb_backend cb_backend_cpu, cb_backend_ref;
 #ifdef CB_HAVE_ONEDNN
 extern const cb_backend cb_backend_onednn, cb_backend_cpu_auto; // src/onednn/backend.c

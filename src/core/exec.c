@@ -414,12 +414,15 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         return NULL;
     }
     const cb_layer *last = &net->layers[n - 1];
-    // parameters: one arena each for values, gradients, momentum
+    // parameters: one arena each for values, gradients, momentum; every tensor in them starts on
+    // a 256-byte boundary (param_slot), as a buffer of its own would: cuDNN's graph engines and
+    // vector loads read them (a weight gradient 4-byte aligned after an odd channel count's batch
+    // norm took a tf32 backward-filter engine down with a misaligned address). The gaps stay 0.
     int64_t np = 0, ns = 0;
     for (int i = 0; i < n; i++) {
         cb_lbuf *b = &e->lb[i];
         param_counts(&net->layers[i], &b->nw, &b->nb, &b->nbn);
-        np += b->nw + b->nb + 2 * b->nbn;
+        np += cb_param_slot(b->nw) + cb_param_slot(b->nb) + 2 * cb_param_slot(b->nbn);
         ns += 2 * b->nbn;
     }
     e->nparams = np;
@@ -438,7 +441,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     if (count && pw) { /* (no parameters allocated: plan_only) */                                                      \
         b->field = pw + off;                                                                                           \
         if (pg) b->gfield = pg + off;                                                                                  \
-        off += count;                                                                                                  \
+        off += cb_param_slot(count);                                                                                      \
     }
         SLICE(w, dw, b->nw)
         SLICE(b, db, b->nb)
@@ -473,7 +476,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         return NULL;
     }
     // parameters and labels, initialised on the host and copied in once
-    float *hp = malloc((size_t)(np ? np : 1) * 4), *hs = malloc((size_t)(ns ? ns : 1) * 4);
+    float *hp = calloc((size_t)(np ? np : 1), 4), *hs = malloc((size_t)(ns ? ns : 1) * 4); // (hp's gaps between tensors: 0)
     int32_t *hl = malloc((size_t)last->out.n * 4);
     if (!hp || !hs || !hl) abort();
     init_params(e, hp, hs);
@@ -482,6 +485,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     if (ns) be->upload(e, e->stats, hs, (size_t)ns * 4);
     be->upload(e, e->labels, hl, (size_t)last->out.n * 4);
     if (e->moms) be->fill(e, e->moms, 0, (size_t)np);
+    if (e->grads) be->fill(e, e->grads, 0, (size_t)np); // (no backward writes the gaps)
     e->param_version = 1;
     // a deterministic, non-zero input
     int64_t nin = cb_shape_count(net->layers[0].out);

@@ -267,6 +267,10 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
     *lost = -1;
     void *ptr[3] = {(void *)x, (void *)w, (void *)y};
     uintptr_t al[3] = {align_of(x), align_of(w), align_of(y)};
+    // Tensors less than 16-byte aligned (a view into a larger buffer) stay with the legacy
+    // algorithms: engines declared for them have faulted (cudaErrorMisalignedAddress), which no
+    // later call survives. (Every buffer the engine allocates starts on 256 bytes.)
+    if (al[0] < 16 || al[1] < 16 || al[2] < 16) return -1;
     bdesc tx = tensor_of(xd, UID_X, al[0]), tw = filter_of(wd, UID_W, al[1]), ty = tensor_of(yd, UID_Y, al[2]);
     bdesc conv = conv_of(cd);
     bdesc op = tx && tw && ty && conv ? conv_op(p, tx, tw, ty, conv) : NULL;

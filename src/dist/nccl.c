@@ -110,10 +110,11 @@ static void grad_hook(cb_exec *e, int layer, void *ctx) {
     while (r->next < r->nb && layer <= r->b[r->next].ready_after) post(r, r->next++);
 }
 
-// layer i's slice of the gradient arena: its first gradient and the count of w, b, gamma, beta
+// layer i's slice of the gradient arena: its first gradient and the floats of w, b, gamma, beta
+// with the gaps after each (cb_param_slot: consecutive layers' slices meet)
 static void slice_of(const cb_exec *e, int i, int64_t *off, int64_t *count) {
     const cb_lbuf *b = &e->lb[i];
-    *count = b->nw + b->nb + 2 * b->nbn;
+    *count = cb_param_slot(b->nw) + cb_param_slot(b->nb) + 2 * cb_param_slot(b->nbn);
     const float *first = b->dw ? b->dw : b->db ? b->db : b->dgamma;
     *off = *count && first ? first - e->grads : 0;
 }

@@ -314,6 +314,7 @@ typedef struct cb_model_opts {
     cb_precision precision;
     double workspace_limit;             // bytes an algorithm may use (0: no limit); calibrated GPUs only
     bool inference;                     // forward as inference (batch norm with running statistics), as profile times it
+    cb_layout layout;                   // the activations' storage (NHWC: the cudnn backend's padded-channel copies)
 } cb_model_opts;
 
 // Effective rates the roofline uses (after efficiencies and measured ceilings).

@@ -133,6 +133,23 @@ static bool cudnn_same_copy(const cb_conv_params *p, cb_conv_params *xs) {
     return !cudnn_asymmetric(xs);
 }
 
+// The cudnn backend's input-channel padding on NHWC storage (cb_store_conv_cpad): a dense
+// convolution whose input channels are not a multiple of 16 bytes' worth runs on a zero-padded copy
+// of its input, except in tf32, where the graph race's engines take them as they are.
+static int model_cpad(const cb_model_opts *o, const cb_conv_params *p) {
+    if (o->layout != CB_LAYOUT_NHWC || o->precision == CB_PREC_TF32 || p->groups != 1) return p->c;
+    int a = o->precision == CB_PREC_BF16 ? 8 : 4;
+    return (p->c + a - 1) / a * a;
+}
+// a copy of tensor t in the storage's element type (the passes are calibrated on fp32: bf16 moves
+// half the bytes for the same fixed cost)
+static double copy_s(const cb_device *d, const cb_model_opts *o, const cb_conv_params *t) {
+    double s = mop_s(d, CB_MOP_COPY, t);
+    if (o->precision != CB_PREC_BF16) return s;
+    double fixed = d->cal.mop[CB_MOP_COPY].n > 0 ? cb_cal_fixed_s(&d->cal, d->cal.mop[CB_MOP_COPY].overhead_s) : d->launch_s;
+    return s > fixed ? fixed + 0.5 * (s - fixed) : s;
+}
+
 // the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM);
 // only: the one name allowed (NULL: any the backend runs)
 static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p, cb_phase ph, cb_precision prec, bool fc,
@@ -168,12 +185,23 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             double s = 0;
             cb_algo_cost c = {0};
             const char *only = NULL;
-            if (!fc && cal_caps(d)->conv_library && cudnn_asymmetric(&p)) {
-                if (!cudnn_same_copy(&p, &xs)) only = CUDNN_FALLBACK;
-                else { // cuDNN on the padded copy: the copy forward, the gradient's copy back
-                    cb_conv_params t = tensor_of((cb_shape){.n = xs.n, .c = xs.c, .h = xs.h, .w = xs.w});
-                    if (ph != CB_PHASE_BWD_FILTER) extra += mop_s(d, CB_MOP_COPY, &t);
-                    p = xs;
+            if (!fc && cal_caps(d)->conv_library) {
+                bool asym = cudnn_asymmetric(&p);
+                if (asym && !cudnn_same_copy(&p, &xs)) only = CUDNN_FALLBACK;
+                else {
+                    if (!asym) xs = p;
+                    xs.c = model_cpad(o, &p);
+                    if (asym || xs.c != p.c) { // cuDNN on the padded copy: made forward and again for the
+                        // filter's gradient (the forward's is not kept), the data gradient's cut back
+                        cb_conv_params t = tensor_of((cb_shape){.n = xs.n, .c = xs.c, .h = xs.h, .w = xs.w});
+                        extra += copy_s(d, o, &t);
+                        p = xs;
+                    }
+                }
+                if (ph == CB_PHASE_BWD_FILTER && (o->layout == CB_LAYOUT_NHWC || o->precision == CB_PREC_BF16)) {
+                    // the filter's gradient from the storage's (K, R, S, C) back to the fp32 masters
+                    cb_conv_params t = tensor_of((cb_shape){.n = p.k, .c = p.c / (p.groups > 0 ? p.groups : 1), .h = p.r, .w = p.s});
+                    extra += copy_s(d, o, &t);
                 }
             }
             const cb_cal_algo *a = NULL;

@@ -47,27 +47,50 @@ static void convert_to(size_t t, int64_t cs, int64_t cd, int64_t hw, const S *sr
     if (t < 0x7fffffff) {
         cb_fast_div bc = cb_fast_div_make((uint32_t)cd), bh = cb_fast_div_make((uint32_t)hw);
         unsigned grid = (unsigned)((t + 255) / 256);
-        if (dst_fmt & CB_FMT_BF16) convert32_kernel<<<grid, 256>>>((uint32_t)t, bc, bh, (uint32_t)cs, src, sn, (bf16 *)dst, dn);
-        else convert32_kernel<<<grid, 256>>>((uint32_t)t, bc, bh, (uint32_t)cs, src, sn, (float *)dst, dn);
+        if (dst_fmt & CB_FMT_BF16) convert32_kernel<S, bf16><<<grid, 256>>>((uint32_t)t, bc, bh, (uint32_t)cs, src, sn, (bf16 *)dst, dn);
+        else convert32_kernel<S, float><<<grid, 256>>>((uint32_t)t, bc, bh, (uint32_t)cs, src, sn, (float *)dst, dn);
         return;
     }
-    if (dst_fmt & CB_FMT_BF16) convert_kernel<<<cb_blocks(t, 256), 256>>>(t, cs, cd, hw, src, sn, (bf16 *)dst, dn);
-    else convert_kernel<<<cb_blocks(t, 256), 256>>>(t, cs, cd, hw, src, sn, (float *)dst, dn);
+    if (dst_fmt & CB_FMT_BF16) convert_kernel<S, bf16><<<cb_blocks(t, 256), 256>>>(t, cs, cd, hw, src, sn, (bf16 *)dst, dn);
+    else convert_kernel<S, float><<<cb_blocks(t, 256), 256>>>(t, cs, cd, hw, src, sn, (float *)dst, dn);
 }
 
-// dst (n, hd, wd, cd) <- src (n, hs, ws, cs), both NHWC of one type: one thread per dst pixel
-// (a row of channels), zeros where src has no such pixel or channel
-template <class T>
-__global__ void __launch_bounds__(256) window_nhwc_kernel(uint32_t rows, cb_fast_div by_wd, cb_fast_div by_hd, int hs, int ws, int cs,
-                                                          int cd, const T *__restrict__ src, T *__restrict__ dst) {
-    uint32_t r = blockIdx.x * 256u + threadIdx.x;
-    if (r >= rows) return;
+// dst (n, hd, wd, cd) <- src (n, hs, ws, cs), both NHWC of one type: one thread per V consecutive
+// dst channels of a pixel (adjacent threads, adjacent bytes: the loads and stores coalesce; V-wide
+// stores where cd and dst allow), zeros where src has no such pixel or channel. (One thread per
+// pixel looping over its channels, as before 2026-11-27, strode cd elements between a warp's lanes:
+// channel-padded layers of networks with odd channel counts took 2-30x their convolution's time.)
+template <class T, int V>
+__global__ void __launch_bounds__(256) window_nhwc_kernel(uint32_t nvec, cb_fast_div by_cv, cb_fast_div by_wd, cb_fast_div by_hd, int hs,
+                                                          int ws, int cs, const T *__restrict__ src, T *__restrict__ dst) {
+    uint32_t j = blockIdx.x * 256u + threadIdx.x;
+    if (j >= nvec) return;
+    uint32_t r = cb_fast_div_q(by_cv, j), c0 = (j - r * by_cv.d) * V;
     uint32_t t = cb_fast_div_q(by_wd, r), x = r - t * by_wd.d;
     uint32_t n = cb_fast_div_q(by_hd, t), y = t - n * by_hd.d;
-    T *b = dst + (size_t)r * cd;
     bool in = (int)y < hs && (int)x < ws;
     const T *a = src + (((size_t)n * hs + (in ? y : 0)) * ws + (in ? x : 0)) * cs;
-    for (int c = 0; c < cd; c++) st(b, c, in && c < cs ? ld(a, c) : 0.f);
+    vec_t<T, V> o;
+#pragma unroll
+    for (int v = 0; v < V; v++) st(o.v, v, in && (int)c0 + v < cs ? ld(a, c0 + v) : 0.f);
+    reinterpret_cast<vec_t<T, V> *>(dst)[j] = o;
+}
+
+// the same with 64-bit indexes, one element a thread (a single row past 2^31 elements)
+template <class T>
+__global__ void window_nhwc64_kernel(size_t total, int64_t hs, int64_t ws, int64_t cs, const T *src, int64_t hd, int64_t wd, int64_t cd, T *dst) {
+    CB_FOR(i, total) {
+        size_t c = i % cd, r = i / cd, x = r % wd, t = r / wd, y = t % hd, n = t / hd;
+        bool in = (int64_t)y < hs && (int64_t)x < ws && (int64_t)c < cs;
+        st(dst, i, in ? ld(src, ((n * hs + y) * ws + x) * cs + c) : 0.f);
+    }
+}
+
+template <class T, int V>
+static void window_nhwc_v(int64_t nvec, int64_t hs, int64_t ws, int64_t cs, const T *src, int64_t hd, int64_t wd, int64_t cd, T *dst) {
+    cb_fast_div cv = cb_fast_div_make((uint32_t)(cd / V)), a = cb_fast_div_make((uint32_t)wd), b = cb_fast_div_make((uint32_t)hd);
+    unsigned grid = (unsigned)((nvec + 255) / 256);
+    window_nhwc_kernel<T, V><<<grid, 256>>>((uint32_t)nvec, cv, a, b, (int)hs, (int)ws, (int)cs, src, dst);
 }
 
 // dst (planes, hd, wd) <- src (planes, hs, ws), NCHW planes of one type: one thread per dst
@@ -89,25 +112,53 @@ extern "C" void cb_fmt_window_nchw(int64_t planes, int64_t hs, int64_t ws, const
         cb_fast_div a = cb_fast_div_make((uint32_t)wd), b = cb_fast_div_make((uint32_t)hd);
         unsigned grid = (total + 255) / 256;
         size_t es = bf ? 2 : 4, so = (size_t)(p0 * hs * ws) * es, d0 = (size_t)(p0 * per) * es;
-        if (bf) window_nchw_kernel<<<grid, 256>>>(total, a, b, (uint32_t)hs, (uint32_t)ws, (const bf16 *)((const char *)src + so), (bf16 *)((char *)dst + d0));
-        else window_nchw_kernel<<<grid, 256>>>(total, a, b, (uint32_t)hs, (uint32_t)ws, (const float *)((const char *)src + so), (float *)((char *)dst + d0));
+        if (bf) window_nchw_kernel<bf16><<<grid, 256>>>(total, a, b, (uint32_t)hs, (uint32_t)ws, (const bf16 *)((const char *)src + so), (bf16 *)((char *)dst + d0));
+        else window_nchw_kernel<float><<<grid, 256>>>(total, a, b, (uint32_t)hs, (uint32_t)ws, (const float *)((const char *)src + so), (float *)((char *)dst + d0));
     }
 }
 
 extern "C" void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs, const void *src, int64_t hd, int64_t wd, int64_t cd,
                                    void *dst, int bf) {
-    int64_t rows = n * hd * wd;
-    if (!rows) return;
-    if (rows >= 0x7fffffff) { // beyond 32-bit indexes: one image at a time
-        for (int64_t i = 0; i < n; i++)
-            cb_fmt_window_nhwc(1, hs, ws, cs, (const char *)src + (size_t)(i * hs * ws * cs) * (bf ? 2 : 4), hd, wd, cd,
-                               (char *)dst + (size_t)(i * hd * wd * cd) * (bf ? 2 : 4), bf);
+    int64_t rows = n * hd * wd, es = bf ? 2 : 4;
+    if (!rows || !cd) return;
+    if (wd * cd >= 0x7fffffff) { // a row beyond 32-bit indexes
+        size_t t = (size_t)(rows * cd);
+        if (bf) window_nhwc64_kernel<bf16><<<cb_blocks(t, 256), 256>>>(t, hs, ws, cs, (const bf16 *)src, hd, wd, cd, (bf16 *)dst);
+        else window_nhwc64_kernel<float><<<cb_blocks(t, 256), 256>>>(t, hs, ws, cs, (const float *)src, hd, wd, cd, (float *)dst);
         return;
     }
-    cb_fast_div a = cb_fast_div_make((uint32_t)wd), b = cb_fast_div_make((uint32_t)hd);
-    unsigned grid = (unsigned)((rows + 255) / 256);
-    if (bf) window_nhwc_kernel<<<grid, 256>>>((uint32_t)rows, a, b, (int)hs, (int)ws, (int)cs, (int)cd, (const bf16 *)src, (bf16 *)dst);
-    else window_nhwc_kernel<<<grid, 256>>>((uint32_t)rows, a, b, (int)hs, (int)ws, (int)cs, (int)cd, (const float *)src, (float *)dst);
+    if (rows * cd >= 0x7fffffff && n == 1) { // one image beyond 32-bit indexes: bands of its rows
+        int64_t band = 0x7fffffff / (wd * cd) > 0 ? 0x7fffffff / (wd * cd) : 1;
+        for (int64_t y0 = 0; y0 < hd; y0 += band) {
+            int64_t h = hd - y0 < band ? hd - y0 : band, left = hs > y0 ? hs - y0 : 0;
+            cb_fmt_window_nhwc(1, left < h ? left : h, ws, cs, (const char *)src + (size_t)((left ? y0 : 0) * ws * cs) * es, h, wd, cd,
+                               (char *)dst + (size_t)(y0 * wd * cd) * es, bf);
+        }
+        return;
+    }
+    if (rows * cd >= 0x7fffffff) { // beyond 32-bit indexes: one image at a time
+        for (int64_t i = 0; i < n; i++)
+            cb_fmt_window_nhwc(1, hs, ws, cs, (const char *)src + (size_t)(i * hs * ws * cs) * es, hd, wd, cd,
+                               (char *)dst + (size_t)(i * hd * wd * cd) * es, bf);
+        return;
+    }
+    int v = 16 / (int)es; // 16-byte stores where a pixel's channels and dst allow, else 8, else one element
+    while (v > 1 && (cd % v || (uintptr_t)dst % (size_t)(v * es))) v /= 2;
+    int64_t nvec = rows * cd / v;
+    if (bf) {
+        const bf16 *s = (const bf16 *)src;
+        bf16 *d = (bf16 *)dst;
+        if (v == 8) window_nhwc_v<bf16, 8>(nvec, hs, ws, cs, s, hd, wd, cd, d);
+        else if (v == 4) window_nhwc_v<bf16, 4>(nvec, hs, ws, cs, s, hd, wd, cd, d);
+        else if (v == 2) window_nhwc_v<bf16, 2>(nvec, hs, ws, cs, s, hd, wd, cd, d);
+        else window_nhwc_v<bf16, 1>(nvec, hs, ws, cs, s, hd, wd, cd, d);
+    } else {
+        const float *s = (const float *)src;
+        float *d = (float *)dst;
+        if (v == 4) window_nhwc_v<float, 4>(nvec, hs, ws, cs, s, hd, wd, cd, d);
+        else if (v == 2) window_nhwc_v<float, 2>(nvec, hs, ws, cs, s, hd, wd, cd, d);
+        else window_nhwc_v<float, 1>(nvec, hs, ws, cs, s, hd, wd, cd, d);
+    }
 }
 
 // dst = src elementwise between types, V elements per thread (a layout change that moves nothing)
@@ -137,9 +188,9 @@ extern "C" void cb_fmt_cast(size_t n, const void *src, int src_fmt, void *dst, i
     if (sb == db) {
         cudaMemcpyAsync(dst, src, n * cb_fmt_bytes(src_fmt), cudaMemcpyDeviceToDevice, s);
     } else if (sb) {
-        if (!cast_t(n, (const bf16 *)src, (float *)dst, s)) cast_any_kernel<<<cb_blocks(n, 256), 256, 0, s>>>(n, (const bf16 *)src, (float *)dst);
+        if (!cast_t(n, (const bf16 *)src, (float *)dst, s)) cast_any_kernel<bf16, float><<<cb_blocks(n, 256), 256, 0, s>>>(n, (const bf16 *)src, (float *)dst);
     } else {
-        if (!cast_t(n, (const float *)src, (bf16 *)dst, s)) cast_any_kernel<<<cb_blocks(n, 256), 256, 0, s>>>(n, (const float *)src, (bf16 *)dst);
+        if (!cast_t(n, (const float *)src, (bf16 *)dst, s)) cast_any_kernel<float, bf16><<<cb_blocks(n, 256), 256, 0, s>>>(n, (const float *)src, (bf16 *)dst);
     }
 }
 

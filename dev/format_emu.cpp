@@ -1,0 +1,112 @@
+// Runs src/storage/format.cu's window and conversion kernels (the zero-padded input copies of
+// channel-padded and TF SAME convolutions, their gradient cut back, the weight conversions) on the
+// CPU through dev/emu/cuda_runtime.h and cuda_bf16.h, fp32 and bf16, against plain loops: a copy
+// must be exact. Shapes with odd channel counts, rows and columns added, channels dropped, batch 1,
+// a destination that allows only narrow stores. Outputs start as NaN (0xff bytes), so an element
+// left unwritten fails. Built and run by dev/format_emu.sh; exits 1 when a check fails.
+#include FORMAT_SRC
+#include "emu_storage.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+static int failed, passed;
+
+static float val(size_t i) { return (float)((i * 2654435761u) % 1000) / 37.f - 13.f; } // exact in bf16 up to rounding, never all zero
+static float get(const void *p, size_t i, int bf) { return bf ? __bfloat162float(((const __nv_bfloat16 *)p)[i]) : ((const float *)p)[i]; }
+static void put(void *p, size_t i, float v, int bf) {
+    if (bf) ((__nv_bfloat16 *)p)[i] = __float2bfloat16_rn(v);
+    else ((float *)p)[i] = v;
+}
+static bool same(float a, float b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
+// dst (n, hd, wd, cd) <- src (n, hs, ws, cs), NHWC; off: dst's byte offset (its alignment)
+static void window_nhwc(int bf, int n, int hs, int ws, int cs, int hd, int wd, int cd, int off) {
+    size_t es = bf ? 2 : 4, ns = (size_t)n * hs * ws * cs, nd = (size_t)n * hd * wd * cd;
+    buffer s(ns * es), d(nd * es + 16);
+    for (size_t i = 0; i < ns; i++) put(s.p, i, val(i), bf);
+    void *dp = (char *)d.p + off;
+    cb_fmt_window_nhwc(n, hs, ws, cs, s.p, hd, wd, cd, dp, bf);
+    size_t bad = 0;
+    for (int b = 0; b < n; b++)
+        for (int y = 0; y < hd; y++)
+            for (int x = 0; x < wd; x++)
+                for (int c = 0; c < cd; c++) {
+                    size_t i = (((size_t)b * hd + y) * wd + x) * cd + c;
+                    float want = y < hs && x < ws && c < cs ? get(s.p, (((size_t)b * hs + y) * ws + x) * cs + c, bf) : 0.f;
+                    bad += !same(get(dp, i, bf), want);
+                }
+    if (bad) failed++, printf("FAIL window NHWC %s n%d %dx%dx%d -> %dx%dx%d (dst +%d B): %zu of %zu wrong\n", bf ? "bf16" : "fp32", n, hs, ws, cs, hd,
+                              wd, cd, off, bad, nd);
+    else passed++;
+}
+
+static void window_nchw(int bf, int planes, int hs, int ws, int hd, int wd) {
+    size_t es = bf ? 2 : 4, ns = (size_t)planes * hs * ws, nd = (size_t)planes * hd * wd;
+    buffer s(ns * es), d(nd * es);
+    for (size_t i = 0; i < ns; i++) put(s.p, i, val(i), bf);
+    cb_fmt_window_nchw(planes, hs, ws, s.p, hd, wd, d.p, bf);
+    size_t bad = 0;
+    for (int p = 0; p < planes; p++)
+        for (int y = 0; y < hd; y++)
+            for (int x = 0; x < wd; x++) {
+                float want = y < hs && x < ws ? get(s.p, ((size_t)p * hs + y) * ws + x, bf) : 0.f;
+                bad += !same(get(d.p, ((size_t)p * hd + y) * wd + x, bf), want);
+            }
+    if (bad) failed++, printf("FAIL window NCHW %s %d planes %dx%d -> %dx%d: %zu wrong\n", bf ? "bf16" : "fp32", planes, hs, ws, hd, wd, bad);
+    else passed++;
+}
+
+// fp32 NCHW (n, cs, h, w) -> fmt (n, cd, h, w) and back (the weights' copy and the gradient's return)
+static void convert_pad(int fmt, int n, int cs, int cd, int h, int w) {
+    dims a = {n, cs, h, w}, b = {n, cd, h, w};
+    std::vector<float> x(a.count());
+    for (size_t i = 0; i < x.size(); i++) x[i] = rnd(fmt, val(i));
+    size_t es = fmt & CB_FMT_BF16 ? 2 : 4;
+    buffer d(b.count() * es), back(a.count() * 4);
+    cb_fmt_convert_pad(n, cs, cd, h, w, x.data(), 0, d.p, fmt);
+    std::vector<float> got = from_storage(fmt, b, d.p), again((size_t)a.count());
+    size_t bad = 0;
+    for (int i = 0; i < n; i++)
+        for (int c = 0; c < cd; c++)
+            for (int p = 0; p < h * w; p++) {
+                float want = c < cs ? x[((size_t)i * cs + c) * h * w + p] : 0.f;
+                bad += !same(got[((size_t)i * cd + c) * h * w + p], want);
+            }
+    cb_fmt_convert_pad(n, cd, cs, h, w, d.p, fmt, back.p, 0);
+    for (size_t i = 0; i < x.size(); i++) bad += !same(((float *)back.p)[i], x[i]);
+    if (bad) failed++, printf("FAIL convert_pad fmt %d n%d c%d->%d %dx%d: %zu wrong\n", fmt, n, cs, cd, h, w, bad);
+    else passed++;
+}
+
+int main() {
+    for (int bf = 0; bf < 2; bf++) {
+        int a = bf ? 8 : 4;
+        // channels padded (the first layer's 3 or 4, odd inner counts), as cb_store_conv_cpad pads them
+        static const int cs[] = {1, 3, 4, 7, 57, 93};
+        for (int c : cs) {
+            int cp = (c + a - 1) / a * a;
+            window_nhwc(bf, 2, 5, 3, c, 5, 3, cp, 0);
+            window_nhwc(bf, 1, 4, 6, c, 4, 6, cp, 0);
+            window_nhwc(bf, 2, 5, 3, cp, 5, 3, c, 0);  // the gradient cut back
+            window_nhwc(bf, 3, 5, 4, c, 6, 5, cp, 0);  // a row and a column added too (TF SAME)
+            window_nhwc(bf, 2, 6, 5, cp, 5, 4, c, 0);  // and dropped
+        }
+        window_nhwc(bf, 2, 4, 4, 6, 5, 5, 8, 4);       // dst aligned for 4 bytes only: narrow stores
+        if (bf) window_nhwc(bf, 2, 4, 4, 6, 5, 5, 8, 2); // (2-byte aligned: bf16 only)
+        window_nhwc(bf, 1, 3, 3, 16, 4, 4, 16, 0);
+        window_nchw(bf, 6, 5, 3, 6, 4);
+        window_nchw(bf, 1, 7, 7, 7, 7);
+        window_nchw(bf, 4, 6, 5, 5, 4);
+    }
+    for (int fmt = 1; fmt < 4; fmt++) {
+        convert_pad(fmt, 5, 3, 8, 3, 3);
+        convert_pad(fmt, 4, 57, 64, 1, 1);
+        convert_pad(fmt, 2, 7, 7, 3, 2);
+        convert_pad(fmt, 1, 93, 96, 2, 3);
+    }
+    printf("format emulation: %d passed, %d failed\n", passed, failed);
+    return failed ? 1 : 0;
+}
