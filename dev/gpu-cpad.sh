@@ -1,8 +1,8 @@
 # After `scripts/gpu-run.sh check` in the same call (its build-gpu): the networks with odd channel
 # counts that the coalesced channel-padding copy (2026-11-27) is for, and the tf32 engine that a
 # 4-byte aligned weight gradient had taken down.
-#   bash dev/gpu-cpad.sh    (results in $OUT/cpad)
-set -u; B=build-gpu; R=$OUT/cpad; mkdir -p $R /tmp/cpadnets; . scripts/device-env.sh
+#   bash dev/gpu-cpad.sh    (results in $OUT/cpad.tgz)
+set -u; B=build-gpu; R=/tmp/cpad; rm -rf $R; mkdir -p $R $OUT /tmp/cpadnets; . scripts/device-env.sh
 python3 tools/gen_random_net.py --suite /tmp/cpadnets --seeds 1-3 --max-gflop 400 >/dev/null
 cp /tmp/cpadnets/*.json $R/
 # 1. the tf32 NCHW run that failed with cudaErrorMisalignedAddress (engine 67, backward filter)
@@ -31,3 +31,4 @@ for f in sorted(glob.glob(R + '/fp-*.json')):
     except Exception as e:
         print(os.path.basename(f), 'unreadable', e)
 PY
+tar czf $OUT/cpad.tgz -C /tmp cpad # (one file: the device returns a limited count)

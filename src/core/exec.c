@@ -423,7 +423,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         cb_lbuf *b = &e->lb[i];
         param_counts(&net->layers[i], &b->nw, &b->nb, &b->nbn);
         np += cb_param_slot(b->nw) + cb_param_slot(b->nb) + 2 * cb_param_slot(b->nbn);
-        ns += 2 * b->nbn;
+        ns += 2 * cb_param_slot(b->nbn);
     }
     e->nparams = np;
     e->nstats = ns;
@@ -450,8 +450,8 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
 #undef SLICE
         if (b->nbn && e->stats) {
             b->rmean = e->stats + soff;
-            b->rvar = e->stats + soff + b->nbn;
-            soff += 2 * b->nbn;
+            b->rvar = e->stats + soff + cb_param_slot(b->nbn);
+            soff += 2 * cb_param_slot(b->nbn);
         }
         if (cb_shape_count(L->out) > maxact) maxact = cb_shape_count(L->out);
         if (L->bn || L->op == CB_OP_BATCHNORM) { // (y, pre, act_in, aux: the arena)
@@ -476,7 +476,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         return NULL;
     }
     // parameters and labels, initialised on the host and copied in once
-    float *hp = calloc((size_t)(np ? np : 1), 4), *hs = malloc((size_t)(ns ? ns : 1) * 4); // (hp's gaps between tensors: 0)
+    float *hp = calloc((size_t)(np ? np : 1), 4), *hs = calloc((size_t)(ns ? ns : 1), 4); // (hp's gaps between tensors: 0)
     int32_t *hl = malloc((size_t)last->out.n * 4);
     if (!hp || !hs || !hl) abort();
     init_params(e, hp, hs);

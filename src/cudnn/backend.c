@@ -295,7 +295,9 @@ static bool bn_ex_probe(cb_exec *e, int i) {
     void *dx = L->bn ? b->dpre : e->scratch, *y = L->bn ? b->y : cb_exec_op_out(e, i);
     const void *dy = L->bn ? b->dy : cb_exec_op_grad(e, i);
     if (!dx || !y || !dy) return true;
-    const void *ptrs[] = {dx, y, dy, bn_x(e, i), d->bn_ws, b->gamma, b->beta, b->bn_mean, b->bn_invstd};
+    // (every pointer the step's Ex calls take, the running statistics and the gradients of gamma and
+    // beta too: with gamma aligned and the running mean not, the forward read 16 bytes misaligned)
+    const void *ptrs[] = {dx, y, dy, bn_x(e, i), d->bn_ws, b->gamma, b->beta, b->bn_mean, b->bn_invstd, b->rmean, b->rvar, b->dgamma, b->dbeta};
     for (size_t k = 0; k < sizeof ptrs / sizeof *ptrs; k++)
         if ((uintptr_t)ptrs[k] % 16) return true;
     cb_bn_params bp;

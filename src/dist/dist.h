@@ -94,7 +94,8 @@ typedef struct cb_dist_result {
 // Runs opts->iters timed steps (after warmup) of data-parallel training: one host thread and one
 // cb_exec per GPU (nets[r], each the per-replica batch; eo as for cb_exec_create with
 // eo->train), parameters broadcast from replica 0, gradients averaged with NCCL in buckets.
-// params_out (NULL-able, nparams floats): replica 0's parameters after the run.
+// params_out (NULL-able, nparams floats): replica 0's learnable tensors after the run (weights,
+// biases, batch-norm scales and shifts, in the engine's order, packed; res->params of them).
 // CB_STATUS_UNSUPPORTED when this build has no NCCL.
 cb_status cb_dist_fullpass(cb_net *const *nets, const cb_exec_opts *eo, const cb_dist_opts *opts, cb_dist_result *res, float *params_out,
                            int64_t nparams_out, cb_error *err);

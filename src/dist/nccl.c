@@ -325,7 +325,15 @@ cb_status cb_dist_fullpass(cb_net *const *nets, const cb_exec_opts *eo, const cb
         res->comm_ms = median(rs[0].comm_ms, o->iters);
         res->loss = rs[0].loss;
         res->buckets = rs[0].nb;
-        res->params = np;
+        // the learnable tensors in the arena's order, packed (the arena keeps each on 256 bytes)
+        cb_exec *e0 = rs[0].e;
+        int64_t learn = 0;
+        for (int i = 0; i < e0->net->nlayers; i++) {
+            cb_param ps[6];
+            int k = cb_exec_params(e0, i, ps, 6);
+            for (int j = 0; j < k && j < 6; j++) learn += ps[j].grad ? ps[j].count : 0;
+        }
+        res->params = learn;
         // every replica's parameters after the steps with the all-reduce: they must be equal
         res->max_param_diff = 0;
         for (int r = 1; r < n; r++)
@@ -334,8 +342,15 @@ cb_status cb_dist_fullpass(cb_net *const *nets, const cb_exec_opts *eo, const cb
                 if (!(d <= res->max_param_diff)) res->max_param_diff = d; // NaN counts as the largest
             }
         if (params_out) {
-            if (nparams_out != np) st = cb_fail(err, CB_STATUS_ARG, NULL, NULL, "parameters: %lld asked for, the network has %lld", (long long)nparams_out, (long long)np);
-            else memcpy(params_out, rs[0].params_host, (size_t)np * sizeof(float));
+            if (nparams_out != learn)
+                st = cb_fail(err, CB_STATUS_ARG, NULL, NULL, "parameters: %lld asked for, the network has %lld", (long long)nparams_out, (long long)learn);
+            int64_t at = 0;
+            for (int i = 0; st == CB_OK && i < e0->net->nlayers; i++) {
+                cb_param ps[6];
+                int k = cb_exec_params(e0, i, ps, 6);
+                for (int j = 0; j < k && j < 6; j++)
+                    if (ps[j].grad) memcpy(params_out + at, rs[0].params_host + (ps[j].data - e0->params), (size_t)ps[j].count * sizeof(float)), at += ps[j].count;
+            }
         }
         free(step);
         free(comp);
