@@ -360,6 +360,11 @@ typedef enum cb_mem_kind {
 const char *cb_mem_kind_name(cb_mem_kind k);
 size_t cb_exec_memory(const cb_exec *e, cb_mem_kind k);
 size_t cb_exec_memory_reused(const cb_exec *e);
+// The same kinds as they stand at the arena's busiest point of the step: the arena's buffers live
+// there, and the rest (parameters, backend copies outside the arena) whole; the layer whose pass
+// that point is (*backward: its backward), -1 before the first.
+size_t cb_exec_memory_at_peak(const cb_exec *e, cb_mem_kind k);
+int cb_exec_memory_peak_layer(const cb_exec *e, bool *backward);
 size_t cb_exec_arena_bytes(const cb_exec *e); // 0 without the arena
 bool cb_exec_memory_shared(const cb_exec *e); // the arena is in use (not $CONVBENCH_MEMORY=separate)
 const cb_net *cb_exec_net(const cb_exec *e);

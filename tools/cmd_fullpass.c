@@ -86,9 +86,12 @@ static void breakdown_add(breakdown *b, const cb_net *net, const cb_layer_times 
 // the breakdown table: parts by total time, then the gaps and the measured step (median of the
 // steps timed without per-layer synchronisation); returns the parts' share of the step
 // where the planned bytes go (cb_mem_kind), largest first, then what the arena's buffers share
+// (at_peak_mib: each kind as it stands at the arena's busiest point, the parameters and the
+// backend's own buffers whole; "arena beyond its busiest point": what first-fit placement left between)
 static void memory_table(cb_report *r, const cb_exec *e) {
-    const char *cols[] = {"kind", "mib", "pct"};
-    cb_table *t = cb_report_table(r, "memory", 3, cols);
+    const char *cols[] = {"kind", "mib", "pct", "at_peak_mib"};
+    cb_table *t = cb_report_table(r, "memory", 4, cols);
+    double at_peak = 0;
     double all = (double)cb_exec_peak_bytes(e);
     bool done[CB_MEM_COUNT] = {0};
     for (int n = 0; n < CB_MEM_COUNT; n++) {
@@ -98,10 +101,13 @@ static void memory_table(cb_report *r, const cb_exec *e) {
         done[best] = true;
         double b = (double)cb_exec_memory(e, (cb_mem_kind)best);
         if (b == 0) continue;
+        double p = (double)cb_exec_memory_at_peak(e, (cb_mem_kind)best);
+        at_peak += p;
         cb_table_row(t);
         cb_table_str(t, cb_mem_kind_name((cb_mem_kind)best));
         cb_table_num(t, b / (1 << 20), 1);
         cb_table_num(t, all > 0 ? 100 * b / all : 0, 1);
+        cb_table_num(t, p / (1 << 20), 1);
     }
     double reused = (double)cb_exec_memory_reused(e);
     if (reused > 0) {
@@ -109,11 +115,18 @@ static void memory_table(cb_report *r, const cb_exec *e) {
         cb_table_str(t, "shared by liveness (arena)");
         cb_table_num(t, -reused / (1 << 20), 1);
         cb_table_num(t, all > 0 ? -100 * reused / all : 0, 1);
+        cb_table_null(t);
+        cb_table_row(t);
+        cb_table_str(t, "arena beyond its busiest point");
+        cb_table_null(t);
+        cb_table_null(t);
+        cb_table_num(t, (all > at_peak ? all - at_peak : 0) / (1 << 20), 1);
     }
     cb_table_row(t);
     cb_table_str(t, "total planned");
     cb_table_num(t, all / (1 << 20), 1);
     cb_table_num(t, 100, 1);
+    cb_table_num(t, all / (1 << 20), 1);
 }
 
 static double breakdown_table(cb_report *r, const breakdown *b, double step) {
@@ -416,6 +429,14 @@ static int run(int argc, char **argv) {
                      "accumulation) share one arena placed by liveness over the step, a buffer's bytes serving another "
                      "once its last reader is done (row 'shared by liveness'; $CONVBENCH_MEMORY=separate: one buffer each)"
                    : "memory_mode separate ($CONVBENCH_MEMORY): every buffer its own allocation, no arena");
+    if (shared) {
+        bool bwd;
+        int at = cb_exec_memory_peak_layer(e, &bwd);
+        cb_report_note(r, "memory at_peak_mib: the buffers live at the arena's busiest point, %s%s%s (parameters and the "
+                          "backend's buffers outside the arena whole)",
+                       at < 0 ? "before the step" : bwd ? "the backward of layer '" : "the forward of layer '", at < 0 ? "" : cb_exec_net(e)->layers[at].name,
+                       at < 0 ? "" : "'");
+    }
     cb_report_note(r, "memory_mb: the planned buffers; host_max_rss_mb: the process's measured peak resident memory%s",
                    on_gpu ? "; device_peak_mb: the measured high-water mark of device memory in use (cudaMemGetInfo "
                             "after start-up and after each step) above what was in use before" : "");

@@ -140,6 +140,9 @@ struct cb_exec {
     size_t allocated;             // bytes taken through be->alloc (and a backend's own copies)
     double planned;               // bytes the plan asked for, allocated or not (for the out-of-memory message)
     size_t mem[CB_MEM_COUNT];     // bytes of the engine's buffers by kind, in the arena or not (CB_MEM_BACKEND: unused here)
+    size_t mem_arena[CB_MEM_COUNT]; // of those, the arena's buffers
+    size_t mem_peak[CB_MEM_COUNT];  // the arena's buffers live at its busiest point of the step, by kind
+    int peak_at;                  // that point: -1 before the step, t < n forward of layer t, else backward of 2n-1-t
     size_t engine_bytes;          // bytes the engine allocated (the arena once); the rest of allocated is the backend's
     uint64_t rng;
     size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)

@@ -71,6 +71,16 @@ size_t cb_exec_memory(const cb_exec *e, cb_mem_kind k) {
     return e->mem[k] + (e->allocated > e->engine_bytes ? e->allocated - e->engine_bytes : 0);
 }
 
+size_t cb_exec_memory_at_peak(const cb_exec *e, cb_mem_kind k) {
+    if ((unsigned)k >= CB_MEM_COUNT) return 0;
+    return cb_exec_memory(e, k) - e->mem_arena[k] + (e->arena_bytes ? e->mem_peak[k] : e->mem_arena[k]);
+}
+int cb_exec_memory_peak_layer(const cb_exec *e, bool *backward) {
+    int n = e->net->nlayers;
+    *backward = e->peak_at >= n;
+    return e->peak_at < 0 ? -1 : e->peak_at < n ? e->peak_at : 2 * n - 1 - e->peak_at;
+}
+
 size_t cb_exec_memory_reused(const cb_exec *e) {
     size_t all = 0;
     for (int k = 0; k < CB_MEM_COUNT; k++) all += cb_exec_memory(e, (cb_mem_kind)k);
@@ -248,6 +258,24 @@ static void add_buf(arena_buf *bufs, int *nb, void **slot, size_t bytes, int lo,
     if (bytes) bufs[(*nb)++] = (arena_buf){slot, (bytes + 255) & ~(size_t)255, lo, hi, k, 0};
 }
 
+// the point of the step (-1 .. T) where the arena's buffers hold the most bytes, and those bytes by
+// kind: what the peak is made of (the placement's total can exceed it where first-fit left holes)
+static void arena_peak(cb_exec *e, const arena_buf *bufs, int nb, int T) {
+    int64_t *d = cb_xcalloc((size_t)T + 3, sizeof *d); // d[t + 1]: the change in live bytes at t
+    for (int k = 0; k < nb; k++) d[bufs[k].lo + 1] += (int64_t)bufs[k].bytes, d[bufs[k].hi + 2] -= (int64_t)bufs[k].bytes;
+    int at = -1;
+    int64_t live = 0, most = -1;
+    for (int t = -1; t <= T; t++) {
+        live += d[t + 1];
+        if (live > most) most = live, at = t;
+    }
+    e->peak_at = at;
+    memset(e->mem_peak, 0, sizeof e->mem_peak);
+    for (int k = 0; k < nb; k++)
+        if (bufs[k].lo <= at && at <= bufs[k].hi) e->mem_peak[bufs[k].kind] += bufs[k].bytes;
+    free(d);
+}
+
 // Every activation-sized buffer: placed in the arena (or allocated one each under
 // CONVBENCH_MEMORY=separate) and set; *ok false when an allocation failed. maxact: the largest
 // activation's element count (the plan's scratch).
@@ -290,7 +318,8 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
     if (train) add_buf(bufs, &nb, (void **)&e->scratch, maxact * e->act_bytes, -1, -1, CB_MEM_ACC);
 #undef BUF
 #undef BWD
-    for (int k = 0; k < nb; k++) e->mem[bufs[k].kind] += bufs[k].bytes;
+    for (int k = 0; k < nb; k++) e->mem[bufs[k].kind] += bufs[k].bytes, e->mem_arena[bufs[k].kind] += bufs[k].bytes;
+    arena_peak(e, bufs, nb, T);
     if (arena_separate()) { // (one scratch serves every layer's accumulation, as before the arena)
         for (int k = 0; k < nb; k++) *bufs[k].slot = take_kind(e, bufs[k].bytes, ok, CB_MEM_COUNT);
         for (int i = 1; i < n && train; i++) e->lb[i].acc = e->scratch;
