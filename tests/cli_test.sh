@@ -99,6 +99,9 @@ if python3 -c "
 import csv; rows = list(csv.DictReader(open('$tmp/f.csv')))
 assert {r['table'] for r in rows} == {'fullpass', 'samples', 'breakdown', 'memory'}
 assert {r['kind'] for r in rows if r['table'] == 'memory'} >= {'parameters', 'layer outputs', 'activation gradients', 'shared by liveness (arena)', 'total planned'}
+mem = {r['kind']: r for r in rows if r['table'] == 'memory'}
+assert float(mem['parameters']['at_peak_mib']) == float(mem['parameters']['mib']) and float(mem['total planned']['at_peak_mib']) == float(mem['total planned']['mib'])
+assert 0 <= float(mem['layer outputs']['at_peak_mib']) <= float(mem['layer outputs']['mib'])
 assert all(r['batch'] == '4' and r['backend'] == 'cpu' and r['update'] == 'false' and r['convbench_commit'] for r in rows)
 assert len([r for r in rows if r['table'] == 'samples' and r['phase'] == 'total']) == 3
 assert rows[0]['command'].startswith('convbench fullpass fashion-lenet')

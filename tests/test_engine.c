@@ -656,6 +656,21 @@ static void test_plan_only_counts(void) {
             CHECK(plan->arena == NULL && plan->params == NULL && plan->lb[0].y == NULL, "%s: a plan-only exec allocated", nets[k]);
             CHECK(cb_exec_peak_bytes(half) < cb_exec_peak_bytes(plan), "%s: bf16 plans %zu bytes, fp32 %zu", nets[k],
                   cb_exec_peak_bytes(half), cb_exec_peak_bytes(plan));
+            // what stands at the arena's busiest point: every kind at most its whole, the parameters
+            // whole, the sum at most the plan and at least its bytes outside the arena (first-fit
+            // leaves no holes on these chains and trees: the sum is the plan)
+            size_t at = 0, outside = cb_exec_peak_bytes(real) - cb_exec_arena_bytes(real);
+            for (int m = 0; m < CB_MEM_COUNT; m++) {
+                size_t a = cb_exec_memory_at_peak(real, (cb_mem_kind)m), whole = cb_exec_memory(real, (cb_mem_kind)m);
+                CHECK(a <= whole, "%s: %s at the peak %zu bytes, of %zu", nets[k], cb_mem_kind_name((cb_mem_kind)m), a, whole);
+                at += a;
+            }
+            CHECK(cb_exec_memory_at_peak(real, CB_MEM_PARAMS) == cb_exec_memory(real, CB_MEM_PARAMS), "%s: parameters not whole at the peak", nets[k]);
+            CHECK(at > outside && at <= cb_exec_peak_bytes(real), "%s: %zu bytes at the peak, %zu planned, %zu outside the arena", nets[k], at,
+                  cb_exec_peak_bytes(real), outside);
+            bool bwd;
+            int layer = cb_exec_memory_peak_layer(real, &bwd);
+            CHECK(layer >= -1 && layer < net->nlayers, "%s: the peak at layer %d", nets[k], layer);
         }
         cb_exec_destroy(real);
         cb_exec_destroy(plan);
