@@ -993,6 +993,38 @@ static void channel_pad(void) {
     cb_net_free(even);
 }
 
+// bf16 storage: a memory-bound pass moves half fp32's bytes for the same fixed and per-plane costs
+// (the passes are calibrated on fp32); the step's criterion and update stay fp32
+static void bf16_passes(void) {
+    cb_net *net = json_net("{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 64]},"
+                           "\"pool\": {\"parents\": [\"data\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1],"
+                           "\"padding\": \"VALID\"}}}");
+    cb_device d = gpu_device();
+    d.cal.algo[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6};
+    cb_algo_form_of(d.cal.algo[0].name, &d.cal.algo[0].form);
+    d.cal.nalgo = 1;
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .plane_s = 1e-9, .n = 1};
+    if (net) {
+        cb_model_opts f = {CB_PREC_FP32, 0, false, CB_LAYOUT_NHWC}, b = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC};
+        cb_pred pf, pb;
+        cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &f, &pf);
+        cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &b, &pb);
+        cb_conv_params x = {.n = 8, .c = 64, .h = 28, .w = 28, .p = 14, .q = 14};
+        cb_mop m = CB_MOP_COUNT;
+        for (int k = 0; k < CB_MOP_COUNT; k++)
+            if (close_rel(pf.ms, 1e3 * cb_cal_mop_s(&d.cal, (cb_mop)k, &x), 1e-12)) m = (cb_mop)k;
+        CHECK(m < CB_MOP_COUNT, "fp32: the pool's pass as calibrated (%g ms)", pf.ms);
+        if (m < CB_MOP_COUNT)
+            CHECK(close_rel(pb.ms, pf.ms - 1e3 * 0.5 * cb_mop_bytes(m, &x) / 2e12, 1e-9), "bf16: %g ms, want fp32's %g less half its bytes' time",
+                  pb.ms, pf.ms);
+        cb_step_pred sf, sb;
+        cb_predict_step(&d, net, &f, &sf);
+        cb_predict_step(&d, net, &b, &sb);
+        CHECK(sf.criterion_ms == sb.criterion_ms, "the criterion is fp32 in both: %g vs %g ms", sf.criterion_ms, sb.criterion_ms);
+    } else CHECK(0, "load");
+    cb_net_free(net);
+}
+
 // a calibration carried onto another GPU: rates with the peak, bandwidths with the memory's
 static void calibration_transfer(void) {
     cb_device c = gpu_device(), d = gpu_device(), same = gpu_device();
@@ -1248,6 +1280,7 @@ int main(void) {
     RUN(epilogue_prediction);
     RUN(cudnn_fallback);
     RUN(channel_pad);
+    RUN(bf16_passes);
     RUN(calibration_transfer);
     RUN(pool_entries);
     RUN(calibration_not_circular);

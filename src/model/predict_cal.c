@@ -33,25 +33,30 @@ static double mop_bw(const cb_device *d) {
 }
 
 // seconds of one memory-bound pass; the roofline on the copy bandwidth when nothing is calibrated
-static double mop_s(const cb_device *d, cb_mop m, const cb_conv_params *t) {
+// a memory-bound pass m over tensor t whose elements are es times fp32's bytes (0.5 on bf16
+// storage: the passes are calibrated on fp32, the fixed and per-plane costs stay, the bytes halve)
+static double mop_s(const cb_device *d, cb_mop m, const cb_conv_params *t, double es) {
     double s = cb_cal_mop_s(&d->cal, m, t);
-    if (s >= 0) return s;
-    return d->launch_s + cb_mop_bytes(m, t) / mop_bw(d);
+    const cb_cal_mop *c = d->cal.mop[m].n > 0 ? &d->cal.mop[m] : &d->cal.mop[CB_MOP_COPY];
+    if (s >= 0) return s - (c->bw > 0 ? (1 - es) * cb_mop_bytes(m, t) / c->bw : 0);
+    return d->launch_s + es * cb_mop_bytes(m, t) / mop_bw(d);
 }
+// the storage's element bytes against fp32's
+static double storage_es(const cb_model_opts *o) { return o->precision == CB_PREC_BF16 ? 0.5 : 1.0; }
 
 // does a layer after i (backward runs before i) also consume parent p? then i's gradient adds
 static bool accumulates(const cb_net *net, int i, int p) { return net->layers[p].last_child > i; }
 
 // data gradients into the parents: the op's own time is `core`; adds where gradients accumulate
-static double parents_s(const cb_device *d, const cb_net *net, int i, cb_mop direct) {
+static double parents_s(const cb_device *d, const cb_net *net, int i, cb_mop direct, double es) {
     const cb_layer *L = &net->layers[i];
     double s = 0;
     for (int k = 0; k < L->nparents; k++) {
         const cb_layer *P = &net->layers[L->parents[k]];
         if (P->op == CB_OP_INPUT) continue;
         cb_conv_params t = tensor_of(P->out);
-        if (direct < CB_MOP_COUNT) s += mop_s(d, direct, &t);
-        if (accumulates(net, i, L->parents[k])) s += mop_s(d, CB_MOP_ADD, &t);
+        if (direct < CB_MOP_COUNT) s += mop_s(d, direct, &t, es);
+        if (accumulates(net, i, L->parents[k])) s += mop_s(d, CB_MOP_ADD, &t, es);
     }
     return s;
 }
@@ -141,14 +146,8 @@ static int model_cpad(const cb_model_opts *o, const cb_conv_params *p) {
     int a = o->precision == CB_PREC_BF16 ? 8 : 4;
     return (p->c + a - 1) / a * a;
 }
-// a copy of tensor t in the storage's element type (the passes are calibrated on fp32: bf16 moves
-// half the bytes for the same fixed cost)
-static double copy_s(const cb_device *d, const cb_model_opts *o, const cb_conv_params *t) {
-    double s = mop_s(d, CB_MOP_COPY, t);
-    if (o->precision != CB_PREC_BF16) return s;
-    double fixed = d->cal.mop[CB_MOP_COPY].n > 0 ? cb_cal_fixed_s(&d->cal, d->cal.mop[CB_MOP_COPY].overhead_s) : d->launch_s;
-    return s > fixed ? fixed + 0.5 * (s - fixed) : s;
-}
+// a copy of tensor t in the storage's element type
+static double copy_s(const cb_device *d, const cb_model_opts *o, const cb_conv_params *t) { return mop_s(d, CB_MOP_COPY, t, storage_es(o)); }
 
 // the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM);
 // only: the one name allowed (NULL: any the backend runs)
@@ -176,6 +175,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
     if (L->op == CB_OP_INPUT || L->op == CB_OP_RESHAPE) return;
     bool dgrad = cb_model_needs_data_grad(net, i), relu = L->act != CB_ACT_NONE; // any activation: a ReLU-like pass
     cb_conv_params y = tensor_of(L->out), x = tensor_of(L->in);
+    double es = storage_es(o);
     double core = 0, extra = 0;
     if (L->op == CB_OP_CONV || L->op == CB_OP_FC) {
         bool fc = L->op == CB_OP_FC, bias = fc ? L->p.fc.bias : L->p.conv.bias;
@@ -226,50 +226,50 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
         bool fused_act = cal_caps(d)->conv_fuses_relu && !fc; // the forward kernels apply the ReLU
         bool masked = relu_masked(d, net, i), act_bias = d->cal.act_bias_fused && relu && bias && !L->bn && !masked;
         if (ph == CB_PHASE_FORWARD) {
-            if (bias) extra += mop_s(d, CB_MOP_BIAS_ADD, &y);
-            if (L->bn) extra += mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y);
-            if (relu && !fused_act) extra += mop_s(d, CB_MOP_RELU_FWD, &y);
+            if (bias) extra += mop_s(d, CB_MOP_BIAS_ADD, &y, es);
+            if (L->bn) extra += mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y, es);
+            if (relu && !fused_act) extra += mop_s(d, CB_MOP_RELU_FWD, &y, es);
         } else if (ph == CB_PHASE_BWD_DATA) {
-            if (relu && !masked) extra += mop_s(d, CB_MOP_RELU_BWD, &y); // (with the bias gradient where act_bias)
-            if (L->bn) extra += mop_s(d, CB_MOP_BN_BWD, &y);
-            if (dgrad) extra += parents_s(d, net, i, CB_MOP_COUNT);
-        } else if (bias && !act_bias) extra += mop_s(d, CB_MOP_BIAS_GRAD, &y);
+            if (relu && !masked) extra += mop_s(d, CB_MOP_RELU_BWD, &y, es); // (with the bias gradient where act_bias)
+            if (L->bn) extra += mop_s(d, CB_MOP_BN_BWD, &y, es);
+            if (dgrad) extra += parents_s(d, net, i, CB_MOP_COUNT, es);
+        } else if (bias && !act_bias) extra += mop_s(d, CB_MOP_BIAS_GRAD, &y, es);
     } else {
         if (ph == CB_PHASE_BWD_FILTER && L->op != CB_OP_BATCHNORM) return;
         switch (L->op) {
         case CB_OP_POOL: {
             cb_mop m = pool_mop(d, L, &x);
-            if (ph == CB_PHASE_FORWARD) core = mop_s(d, m, &x);
-            else if (dgrad) core = mop_s(d, (cb_mop)(m + 1), &x) + parents_s(d, net, i, CB_MOP_COUNT);
+            if (ph == CB_PHASE_FORWARD) core = mop_s(d, m, &x, es);
+            else if (dgrad) core = mop_s(d, (cb_mop)(m + 1), &x, es) + parents_s(d, net, i, CB_MOP_COUNT, es);
             break;
         }
         case CB_OP_BATCHNORM:
-            if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y);
-            else if (ph == CB_PHASE_BWD_DATA) core = mop_s(d, CB_MOP_BN_BWD, &y) + (dgrad ? parents_s(d, net, i, CB_MOP_COUNT) : 0);
+            if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y, es);
+            else if (ph == CB_PHASE_BWD_DATA) core = mop_s(d, CB_MOP_BN_BWD, &y, es) + (dgrad ? parents_s(d, net, i, CB_MOP_COUNT, es) : 0);
             break;
         case CB_OP_ACT:
-            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_RELU_FWD, &y);
-            else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &y) + parents_s(d, net, i, CB_MOP_COUNT);
+            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_RELU_FWD, &y, es);
+            else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &y, es) + parents_s(d, net, i, CB_MOP_COUNT, es);
             break;
         case CB_OP_ADD: // forward: read both, write one; backward: dy copied to each input
-            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_ADD, &y) + (relu ? mop_s(d, CB_MOP_RELU_FWD, &y) : 0);
-            else core = (relu ? mop_s(d, CB_MOP_RELU_BWD, &y) : 0) + (dgrad ? parents_s(d, net, i, CB_MOP_COPY) : 0);
+            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_ADD, &y, es) + (relu ? mop_s(d, CB_MOP_RELU_FWD, &y, es) : 0);
+            else core = (relu ? mop_s(d, CB_MOP_RELU_BWD, &y, es) : 0) + (dgrad ? parents_s(d, net, i, CB_MOP_COPY, es) : 0);
             break;
         case CB_OP_CONCAT: // one copy per input, forward and backward
             if (ph == CB_PHASE_FORWARD) {
                 for (int k = 0; k < L->nparents; k++) {
                     cb_conv_params t = tensor_of(net->layers[L->parents[k]].out);
-                    core += mop_s(d, CB_MOP_COPY, &t);
+                    core += mop_s(d, CB_MOP_COPY, &t, es);
                 }
-            } else if (dgrad) core = parents_s(d, net, i, CB_MOP_COPY);
+            } else if (dgrad) core = parents_s(d, net, i, CB_MOP_COPY, es);
             break;
         case CB_OP_DROPOUT: // mask and scale: x (or dy), mask in, y out
-            if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_COPY : CB_MOP_RELU_BWD, &y);
-            else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &y) + parents_s(d, net, i, CB_MOP_COUNT);
+            if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_COPY : CB_MOP_RELU_BWD, &y, es);
+            else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &y, es) + parents_s(d, net, i, CB_MOP_COUNT, es);
             break;
         default: // LRN, softmax and the rest: one pass over input and output per direction
-            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_COPY, &x) + mop_s(d, CB_MOP_COPY, &y) - cb_cal_fixed_s(&d->cal, d->cal.mop[CB_MOP_COPY].overhead_s);
-            else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &x) + parents_s(d, net, i, CB_MOP_COUNT);
+            if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_COPY, &x, es) + mop_s(d, CB_MOP_COPY, &y, es) - cb_cal_fixed_s(&d->cal, d->cal.mop[CB_MOP_COPY].overhead_s);
+            else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &x, es) + parents_s(d, net, i, CB_MOP_COUNT, es);
             break;
         }
         if (core > 0) out->algo = CB_ALGO_DIRECT, out->memory_bound = true;
@@ -400,9 +400,9 @@ void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts 
     cb_net_cost_total(net, &c);
     double P = (double)c.total.params;
     if (d->cal.nalgo > 0) { // forward: probabilities and loss; backward: the gradient; the update: 5 P floats
-        out->criterion_ms = 1e3 * (mop_s(d, CB_MOP_COPY, &logits) + mop_s(d, CB_MOP_COPY, &logits));
+        out->criterion_ms = 1e3 * (mop_s(d, CB_MOP_COPY, &logits, 1) + mop_s(d, CB_MOP_COPY, &logits, 1));
         cb_conv_params arena = {.n = 1, .c = 1, .h = 1, .w = (int)fmin(P, 2e9), .p = 1, .q = 1};
-        out->update_ms = 1e3 * (mop_s(d, CB_MOP_COPY, &arena) + 1.5 * cb_mop_bytes(CB_MOP_COPY, &arena) / mop_bw(d));
+        out->update_ms = 1e3 * (mop_s(d, CB_MOP_COPY, &arena, 1) + 1.5 * cb_mop_bytes(CB_MOP_COPY, &arena) / mop_bw(d));
     } else {
         cb_pred u;
         cb_predict_update(d, net, o, &u);
