@@ -60,6 +60,16 @@ NETS = {'alexnet': (alexnet, 128, 224), 'overfeat': (overfeat, 128, 231), 'vgg_a
         # outside the built-ins (dev/gen_resnets.py writes convbench's dev/nets/resnet34.json and resnet101.json)
         'resnet34': (tv('resnet34'), 256, 224), 'resnet101': (tv('resnet101'), 128, 224)}
 
+GRAPH_DIR = None  # --graph-dir: NAME.graph.json files (`convbench summary NET --graph --format json`)
+
+def graph_net(name):  # a network without a definition here, built from convbench's expanded graph (bench/peer_graph.py)
+    import os
+    from peer_graph import graph_module
+    path = os.path.join(GRAPH_DIR or '.', name + '.graph.json')
+    if not os.path.exists(path): raise KeyError("net '%s': not built in, and no %s" % (name, path))
+    m, chw, b = graph_module(path)
+    return (lambda: m), b, chw
+
 def set_mode(mode):
     tf = mode == 'tf32'
     torch.backends.cudnn.allow_tf32 = tf
@@ -73,10 +83,11 @@ def time_net(name, mode, cl, iters=20, warm=5, update=False, batch=None, compile
     # the torch.compile mode the module goes through ('default'; 'reduce-overhead' also replays
     # the compiled forward and backward as CUDA graphs), compile time spent in the warm-up
     set_mode(mode)
-    ctor, b, hw = NETS[name]
+    ctor, b, hw = NETS[name] if name in NETS else graph_net(name)
     b = batch or b
     m = ctor().to(dev).train()
-    x = torch.randn(b, 3, hw, hw, device=dev)
+    c, h, w = hw if isinstance(hw, tuple) else (3, hw, hw)
+    x = torch.randn(b, c, h, w, device=dev)
     if cl: m = m.to(memory_format=torch.channels_last); x = x.contiguous(memory_format=torch.channels_last)
     x.requires_grad_(False)
     opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.9, weight_decay=5e-4) if update else None
@@ -142,7 +153,10 @@ if __name__ == '__main__':
     ap.add_argument('--layouts', default='nchw,nhwc')
     ap.add_argument('--compile', action='store_true', help='each net eager and through torch.compile (--compile-modes)')
     ap.add_argument('--compile-modes', default='default', help="torch.compile modes with --compile, e.g. default,reduce-overhead")
+    ap.add_argument('--graph-dir', help='NAME.graph.json files (convbench summary NET --graph --format json) for nets not built in')
     a = ap.parse_args()
+    GRAPH_DIR = a.graph_dir
+    sys.path.insert(0, __import__('os').path.dirname(__import__('os').path.abspath(__file__)))
     out = []
     print('torch', torch.__version__, 'cudnn', torch.backends.cudnn.version(), torch.cuda.get_device_name(), flush=True)
     for mode in a.modes.split(','):

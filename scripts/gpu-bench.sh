@@ -122,13 +122,22 @@ suite)
                 --output "$RES/suite_$(basename $net .json)_${batch}_${prec}_${lay}${upd:+_update}_${be}.json" || echo "fullpass $cell $be failed"
         done
     done
+    # a network file the peer has no definition of: its expanded graph, which bench/peer_graph.py
+    # builds as a PyTorch module (the same layers, pads, groups, fused batch norm and activation)
+    mkdir -p "$RES/graphs"
+    for c in $SUITE; do
+        IFS=: read -r n b p l u <<<"$c"
+        case $n in *.json) $CB summary $n --graph --batch $b --format json --quiet --output "$RES/graphs/$(basename $n .json).graph.json" ||
+            echo "summary --graph $n failed" ;; esac
+    done
     # the peer: one process per precision:layout, every cell of it eager then compiled
     for mode in $(for c in $SUITE; do IFS=: read -r n b p l u <<<"$c"; echo $p:$l; done | sort -u); do
         nets=$(for c in $SUITE; do IFS=: read -r n b p l u <<<"$c"; [ "$p:$l" = "$mode" ] && echo -n "$(peer_name $(basename $n .json)):$b${u:+:train},"; done)
         late "suite peer $mode" && continue
         stamp "suite peer $mode: ${nets%,}"
         PYTHONUNBUFFERED=1 timeout ${PEER_S:-420} python3 bench/peer_pytorch.py "$RES/suitepeer_${mode/:/_}.json" --layers '' \
-            --nets "${nets%,}" --modes ${mode%%:*} --layouts ${mode##*:} ${SUITE_COMPILE---compile} --compile-modes ${SUITE_COMPILE_MODES:-default} 2>&1 \
+            --nets "${nets%,}" --modes ${mode%%:*} --layouts ${mode##*:} ${SUITE_COMPILE---compile} --compile-modes ${SUITE_COMPILE_MODES:-default} \
+            --graph-dir "$RES/graphs" 2>&1 \
             | tee "$RES/suitepeer_${mode/:/_}.out" | grep -v '^{' | tail -3
     done
     python3 scripts/suite-summary.py "$RES" | tee "$RES/suite_summary.md" ;;

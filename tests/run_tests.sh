@@ -39,6 +39,9 @@ run cli_test.sh "$here/cli_test.sh" "$build/convbench"
 run check_nets_torch.py /usr/bin/python3 "$here/../tools/check_nets_torch.py"
 # the four modern built-ins exported from torchvision to ONNX and imported: once, with the plain build
 [ "$build" = build ] && run check_onnx_builtins.py /usr/bin/python3 "$here/../tools/check_onnx_builtins.py" "$build/convbench"
+# the peer's PyTorch module built from `summary --graph` (bench/peer_graph.py): every layer's shape
+# and the parameter count as convbench's, built-in and random networks; once, with the plain build
+[ "$build" = build ] && run peer_graph_test.py /usr/bin/python3 "$here/peer_graph_test.py" "$build"
 # make install into a temporary PREFIX and use it from /: once, with the plain build
 [ "$build" = build ] && run install_test.sh "$here/install_test.sh"
 # convbench report's page in headless Chromium (skips without chromium)

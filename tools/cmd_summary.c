@@ -1,5 +1,6 @@
 // convbench summary NET: Paleo's static summary plus FLOPs per direction and training memory.
 #include "cli.h"
+#include "core/act.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -26,11 +27,68 @@ static int64_t planned_bytes(cb_net *net, cb_precision p) {
     return b;
 }
 
+// --graph: every layer after the parse, Block and ModelParallel expanded, with what a framework
+// needs to build the same network (bench/peer_pytorch.py builds a PyTorch module from it): parents
+// by name ('|'-separated), input and output (n, c, h, w), the window with all four pads, groups,
+// dilation, bias, the fused batch norm and activation, the pool's kind, FC outputs, dropout's keep
+static void graph_table(cb_report *r, const cb_net *net) {
+    const char *cols[] = {"layer", "op", "parents", "in", "out", "r", "s", "stride_h", "stride_w", "pad_top", "pad_bottom", "pad_left",
+                          "pad_right", "groups", "dil_h", "dil_w", "outputs", "bias", "batch_norm", "bn_eps", "activation", "pool", "keep"}; // (keep: LayerNorm's eps)
+    enum { NC = sizeof cols / sizeof cols[0] };
+    cb_table *t = cb_report_table(r, "graph", NC, cols);
+    for (int i = 0; i < net->nlayers; i++) {
+        const cb_layer *L = &net->layers[i];
+        char par[4096] = "", in[96], out[96];
+        for (int k = 0, at = 0; k < L->nparents && at < (int)sizeof par - 1; k++)
+            at += snprintf(par + at, sizeof par - (size_t)at, "%s%s", k ? "|" : "", net->layers[L->parents[k]].name);
+        snprintf(in, sizeof in, "%lld,%lld,%lld,%lld", (long long)L->in.n, (long long)L->in.c, (long long)L->in.h, (long long)L->in.w);
+        snprintf(out, sizeof out, "%lld,%lld,%lld,%lld", (long long)L->out.n, (long long)L->out.c, (long long)L->out.h, (long long)L->out.w);
+        cb_table_row(t);
+        cb_table_str(t, L->name);
+        cb_table_str(t, L->op == CB_OP_MUL ? "Product" : cb_op_name(L->op)); // (Paleo calls both sum and product Elementwise)
+        cb_table_str(t, par);
+        cb_table_str(t, in);
+        cb_table_str(t, out);
+        const cb_window *w = L->op == CB_OP_CONV ? &L->p.conv.win : L->op == CB_OP_POOL ? &L->p.pool.win : NULL;
+        if (w) {
+            int v[] = {w->r, w->s, w->stride_h, w->stride_w, w->pad_top, w->pad_bottom, w->pad_left, w->pad_right};
+            for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) cb_table_int(t, v[k]);
+        } else
+            for (int k = 0; k < 8; k++) cb_table_null(t);
+        if (L->op == CB_OP_CONV) {
+            cb_table_int(t, L->p.conv.groups);
+            cb_table_int(t, L->p.conv.dil_h > 1 ? L->p.conv.dil_h : 1);
+            cb_table_int(t, L->p.conv.dil_w > 1 ? L->p.conv.dil_w : 1);
+            cb_table_int(t, L->p.conv.k);
+            cb_table_str(t, L->p.conv.bias ? "yes" : "no");
+        } else if (L->op == CB_OP_FC) {
+            cb_table_null(t), cb_table_null(t), cb_table_null(t);
+            cb_table_int(t, L->p.fc.k);
+            cb_table_str(t, L->p.fc.bias ? "yes" : "no");
+        } else
+            for (int k = 0; k < 5; k++) cb_table_null(t);
+        bool norm = L->bn || L->op == CB_OP_BATCHNORM;
+        cb_table_str(t, norm ? "yes" : "no");
+        if (norm) cb_table_num(t, L->op == CB_OP_BATCHNORM ? L->p.bn.eps : L->bn_eps, 9);
+        else cb_table_null(t);
+        cb_act a = L->op == CB_OP_ACT ? L->p.act.fn : L->act;
+        cb_table_str(t, a == CB_ACT_NONE ? "none" : cb_act_name(a));
+        if (L->op == CB_OP_POOL) cb_table_str(t, L->p.pool.global ? "global avg" : L->p.pool.avg ? "avg" : "max");
+        else cb_table_null(t);
+        if (L->op == CB_OP_DROPOUT) cb_table_num(t, L->p.dropout.keep, 6);
+        else if (L->op == CB_OP_LAYERNORM) cb_table_num(t, L->p.ln.eps, 9);
+        else cb_table_null(t);
+    }
+}
+
 static int run(int argc, char **argv) {
     long batch = CLI_UNSET;
+    bool graph = false;
     cli_out o = {0};
     const cli_opt opts[] = {
         {"--batch", CLI_INT, &batch, "N", "override the batch size"},
+        {"--graph", CLI_FLAG, &graph, NULL, "add the expanded layer graph (parents, shapes, windows with all four pads, fused ops): "
+                                            "what another framework needs to build the same network"},
         CLI_OUT_OPTS(o),
         {0},
     };
@@ -138,6 +196,7 @@ static int run(int argc, char **argv) {
     cb_report_note(r, "train memory: every buffer held for the whole step; planned by liveness: the engine's plan of a "
                       "training step (fullpass --update --no-data-grad), buffers that live at different times sharing "
                       "bytes, fp32 weights, gradients and momentum, without a backend's own copies and workspace");
+    if (graph) graph_table(r, net);
     cb_report_note(r, "Number of params: %s (%s Bytes)", p1, p2);
     cb_report_note(r, "Activation: %s Bytes", p3);
     rc = cli_emit(&cmd_summary, r, &o, fmt);
@@ -147,4 +206,4 @@ static int run(int argc, char **argv) {
 }
 
 const cli_cmd cmd_summary = {"summary", "static summary: shapes, parameters, bytes, FLOPs per direction, training memory",
-                             "NET [--batch N]", run};
+                             "NET [--batch N] [--graph]", run};
