@@ -444,7 +444,7 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     }
     const cb_layer *last = &net->layers[n - 1];
     // parameters: one arena each for values, gradients, momentum; every tensor in them starts on
-    // a 256-byte boundary (param_slot), as a buffer of its own would: cuDNN's graph engines and
+    // a 256-byte boundary (cb_param_slot), as a buffer of its own would: cuDNN's graph engines and
     // vector loads read them (a weight gradient 4-byte aligned after an odd channel count's batch
     // norm took a tf32 backward-filter engine down with a misaligned address). The gaps stay 0.
     int64_t np = 0, ns = 0;

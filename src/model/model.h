@@ -336,7 +336,7 @@ bool cb_model_needs_data_grad(const cb_net *net, int i);
 // Calls the host issues for layer i in phase ph on a library backend (cudnn): every cuDNN, cuBLAS
 // or cudaMemcpyAsync call and every own-kernel launcher counts one (one that launches several
 // kernels still one); the table and its rules in src/model/predict_cal.c (host_calls).
-int cb_predict_layer_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph);
+int cb_predict_layer_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *o); // o NULL: fp32 NCHW
 
 // How the host bounds a pass (cb_calibration's host_floor): fullpass times each pass from an
 // empty GPU queue, and the host issues every call of it one after another, host_call_s each.

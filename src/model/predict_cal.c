@@ -313,7 +313,7 @@ static const int OP_CALLS[][CB_PHASE_COUNT] = {
 };
 _Static_assert(sizeof OP_CALLS / sizeof OP_CALLS[0] == CB_OP_COUNT, "a call count per op kind");
 
-static int host_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph) {
+static int host_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *o) {
     const cb_layer *L = &net->layers[i];
     const int *k = OP_CALLS[L->op];
     bool dgrad = cb_model_needs_data_grad(net, i), relu = L->act != CB_ACT_NONE;
@@ -326,12 +326,14 @@ static int host_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph)
             cb_conv_params p, xs;
             cb_conv_params_of(L, &p);
             own = cudnn_asymmetric(&p) && !cudnn_same_copy(&p, &xs);
-            copy = cudnn_asymmetric(&p) && !own;
+            copy = (cudnn_asymmetric(&p) || (o && model_cpad(o, &p) != p.c)) && !own; // (the TF SAME or channel-padded copy)
         }
+        // the filter gradient's return to the fp32 masters from a storage other than fp32 NCHW
+        bool back = !fc && cal_caps(d)->conv_library && !own && o && (o->layout == CB_LAYOUT_NHWC || o->precision == CB_PREC_BF16);
         bool masked = relu_masked(d, net, i), act_bias = d->cal.act_bias_fused && relu && bias && !L->bn && !masked;
         if (ph == CB_PHASE_FORWARD) return k[ph] + copy + bias + L->bn + (relu && (!bias || L->bn));
         if (ph == CB_PHASE_BWD_DATA) return (relu && !masked) + L->bn + (dgrad ? k[ph] + copy + (fc || copy || own ? acc : 0) : 0);
-        return k[ph] + copy + (bias && !act_bias);
+        return k[ph] + copy + back + (bias && !act_bias);
     }
     int inputs = L->op == CB_OP_CONCAT ? L->nparents : L->op == CB_OP_ADD ? (L->nparents > 1 ? L->nparents - 1 : 1) : 1;
     if (ph == CB_PHASE_FORWARD) return k[ph] * inputs + (relu && L->op != CB_OP_ADD && L->op != CB_OP_ACT);
@@ -341,7 +343,9 @@ static int host_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph)
     return per + (L->op == CB_OP_ADD ? 0 : acc) + (relu && L->op != CB_OP_ACT);
 }
 
-int cb_predict_layer_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph) { return host_calls(d, net, i, ph); }
+int cb_predict_layer_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *o) {
+    return host_calls(d, net, i, ph, o);
+}
 
 const char *cb_host_floor_name(cb_host_floor f) {
     static const char *const NAMES[] = {"none", "per pass", "per layer"};
@@ -375,7 +379,7 @@ void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts 
             cb_pred r;
             cb_predict_layer(d, net, i, (cb_phase)p, &t, &r);
             *ph[p] += r.ms;
-            int calls = host_calls(d, net, i, (cb_phase)p);
+            int calls = host_calls(d, net, i, (cb_phase)p, &t);
             if (p == CB_PHASE_FORWARD) out->calls_fwd += calls;
             else out->calls_bwd += calls;
             gpu[p > 0] += r.ms;
