@@ -30,10 +30,16 @@ class _Layer(nn.Module):
         self.pads = None
         if self.op in ('Convolution', 'Pooling'):
             t, b, le, ri = r['pad_top'], r['pad_bottom'], r['pad_left'], r['pad_right']
-            sym = t == b and le == ri
+            k, st = (r['r'], r['s']), (r['stride_h'], r['stride_w'])
+            dil = (r['dil_h'] or 1, r['dil_w'] or 1) if self.op == 'Convolution' else (1, 1)
+            oh, ow = _shape(r['out'])[2:]
+            # PyTorch pads both sides alike: the leading pads on both sides where that gives the same
+            # output (a trailing pad that convbench counts smaller is never read), else F.pad first, as a
+            # PyTorch user of TF SAME padding writes it
+            sym = (h + 2 * t - dil[0] * (k[0] - 1) - 1) // st[0] + 1 == oh and (w + 2 * le - dil[1] * (k[1] - 1) - 1) // st[1] + 1 == ow
+            sym = sym and (self.op == 'Convolution' or (2 * t <= k[0] and 2 * le <= k[1]))  # (a pool's pad: at most half its window)
             self.pads = None if sym else (le, ri, t, b)  # F.pad's order: last dimension first
             pad = (t, le) if sym else (0, 0)
-            k, st = (r['r'], r['s']), (r['stride_h'], r['stride_w'])
         if self.op == 'Convolution':
             self.f = nn.Conv2d(c, r['outputs'], k, st, pad, (r['dil_h'], r['dil_w']), r['groups'], r['bias'] == 'yes')
         elif self.op == 'Pooling':

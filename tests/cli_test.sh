@@ -38,6 +38,27 @@ expect "paleo vgg16 params" 0 "Number of params: 138,357,544 (553,430,176 Bytes)
 expect "alexnet params" 0 "Number of params: 61,100,840" -- "$cb" summary alexnet
 expect "summary --batch" 0 "[2, 224, 224, 64]" -- "$cb" summary vgg16 --batch 2
 expect "summary: memory planned by liveness" 0 "train memory planned by liveness, bf16 activations" -- "$cb" summary resnet50 --batch 8
+# --graph: every layer with its parents, shapes, all four pads (the trailing ones as used: ResNet-50's
+# conv1 reads 2 of its 3, a TF SAME stride-2 layer 1 and 0 leading) and fused ops
+"$cb" summary resnet50 --batch 2 --graph --format json --quiet --output "$tmp/graph.json" 2>/dev/null
+if python3 -c "
+import json; d = json.load(open('$tmp/graph.json')); g = {r['layer']: r for r in d['tables']['graph']}
+assert len(g) == len(d['tables']['layers']) - 1, 'a row per layer'
+c = g['conv1']; assert (c['r'], c['stride_h'], c['pad_top'], c['pad_bottom'], c['outputs'], c['batch_norm'], c['activation']) == (7, 2, 3, 2, 64, 'yes', 'relu'), c
+assert c['in'] == '2,3,224,224' and c['out'] == '2,64,112,112', c
+s = [r for r in g.values() if r['op'] == 'Elementwise'][0]; assert len(s['parents'].split('|')) == 2, s
+assert g[d['tables']['graph'][-1]['layer']]['out'].startswith('2,1000'), 'the last layer'
+" 2>"$tmp/py.err"; then ok "summary --graph: parents, shapes, pads, fused ops"; else bad "summary --graph: $(tail -2 "$tmp/py.err")"; fi
+python3 - "$tmp" <<'PY' > "$tmp/same.json"
+import json, sys
+print(json.dumps({"name": "same", "layers": {"data": {"parents": [], "type": "Input", "tensor": [1, 8, 8, 3]},
+    "conv": {"parents": ["data"], "type": "Convolution", "filter": [3, 3, 3, 4], "padding": "SAME", "strides": [1, 2, 2, 1],
+             "activation_fn": None, "bias": False}}}))
+PY
+if "$cb" summary "$tmp/same.json" --graph --format csv --quiet 2>/dev/null | python3 -c "
+import csv, sys; r = [r for r in csv.DictReader(sys.stdin) if r['table'] == 'graph' and r['layer'] == 'conv'][0]
+assert (r['pad_top'], r['pad_bottom'], r['pad_left'], r['pad_right']) == ('0', '1', '0', '1'), r" 2>"$tmp/py.err"; then
+    ok "summary --graph: TF SAME's asymmetric pads"; else bad "summary --graph asymmetric: $(tail -2 "$tmp/py.err")"; fi
 # layers (L1-L5) and the own-algorithm list
 expect "layers cpu L5 b1" 0 "L5" -- "$cb" layers --backend cpu --batch 1 --layers L5 --iters 1 --warmup 0 --quiet
 expect "layers bad layer" 2 "--layers: 'L9'" -- "$cb" layers --layers L9
@@ -237,6 +258,14 @@ expect "predict --measure other network" 2 "$tmp/palex.json' is of network" -- "
 expect "predict --measure other precision" 2 "measured in fp32" -- "$cb" predict fashion-lenet --batch 4 --device h200 --precision tf32 --measure "$tmp/pf.json"
 expect "predict --measure not a profile" 2 "is not the JSON of convbench profile" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/cal.json"
 expect "predict --measure missing file" 2 "cannot read the profile '$tmp/none.json'" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/none.json"
+# the layout: a profile records it (older ones in argv), predict --layout matches it, a bad one is refused
+if python3 -c "import json; assert json.load(open('$tmp/pf.json'))['layout'] == 'nchw'" 2>/dev/null; then ok "profile JSON names its layout"; else bad "profile JSON: no layout"; fi
+expect "predict --measure other layout" 2 "measured on nchw storage, the prediction is for nhwc" -- "$cb" predict fashion-lenet --batch 4 --device h200 --layout nhwc --measure "$tmp/pf.json"
+one_line "predict --measure other layout: one line" "$cb" predict fashion-lenet --batch 4 --device h200 --layout nhwc --measure "$tmp/pf.json"
+expect "predict bad --layout" 2 "--layout: 'chwn' is not nchw or nhwc" -- "$cb" predict fashion-lenet --device h200 --layout chwn
+python3 -c "
+import json; d = json.load(open('$tmp/pf.json')); del d['layout']; d['argv'] += ['--layout', 'nhwc']; json.dump(d, open('$tmp/pf_old.json', 'w'))"
+expect "predict --measure: an older profile's layout from its argv" 2 "measured on nhwc storage" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf_old.json"
 
 # random networks (tools/gen_random_net.py): same seed, same file; every one loads; the suite
 # covers 1x1 to 7x7 filters, stride 2 with TF SAME padding, odd channel counts, grouped convolutions
