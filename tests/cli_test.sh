@@ -59,6 +59,19 @@ if "$cb" summary "$tmp/same.json" --graph --format csv --quiet 2>/dev/null | pyt
 import csv, sys; r = [r for r in csv.DictReader(sys.stdin) if r['table'] == 'graph' and r['layer'] == 'conv'][0]
 assert (r['pad_top'], r['pad_bottom'], r['pad_left'], r['pad_right']) == ('0', '1', '0', '1'), r" 2>"$tmp/py.err"; then
     ok "summary --graph: TF SAME's asymmetric pads"; else bad "summary --graph asymmetric: $(tail -2 "$tmp/py.err")"; fi
+# a concatenation of 300 long-named branches: every parent listed, none cut
+python3 -c "
+import json
+L = {'data': {'parents': [], 'type': 'Input', 'tensor': [1, 4, 4, 2]}}
+for i in range(300):
+    L['a_rather_long_branch_name_%03d' % i] = {'parents': ['data'], 'type': 'Convolution', 'filter': [1, 1, 2, 2], 'padding': 'VALID',
+                                               'strides': [1, 1, 1, 1], 'activation_fn': None, 'bias': False}
+L['cat'] = {'parents': [n for n in L if n != 'data'], 'type': 'Concatenate', 'dim': 3}
+json.dump({'name': 'wide', 'layers': L}, open('$tmp/wide.json', 'w'))"
+if "$cb" summary "$tmp/wide.json" --graph --format json --quiet 2>/dev/null | python3 -c "
+import json, sys; r = [r for r in json.load(sys.stdin)['tables']['graph'] if r['layer'] == 'cat'][0]
+assert len(r['parents'].split('|')) == 300 and r['parents'].endswith('_299'), len(r['parents'])" 2>"$tmp/py.err"; then
+    ok "summary --graph: 300 parents, none cut"; else bad "summary --graph wide: $(tail -2 "$tmp/py.err")"; fi
 # layers (L1-L5) and the own-algorithm list
 expect "layers cpu L5 b1" 0 "L5" -- "$cb" layers --backend cpu --batch 1 --layers L5 --iters 1 --warmup 0 --quiet
 expect "layers bad layer" 2 "--layers: 'L9'" -- "$cb" layers --layers L9

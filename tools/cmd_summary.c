@@ -3,6 +3,7 @@
 #include "core/act.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void pad_str(const cb_window *w, char *buf, size_t n) {
@@ -38,15 +39,20 @@ static void graph_table(cb_report *r, const cb_net *net) {
     cb_table *t = cb_report_table(r, "graph", NC, cols);
     for (int i = 0; i < net->nlayers; i++) {
         const cb_layer *L = &net->layers[i];
-        char par[4096] = "", in[96], out[96];
-        for (int k = 0, at = 0; k < L->nparents && at < (int)sizeof par - 1; k++)
-            at += snprintf(par + at, sizeof par - (size_t)at, "%s%s", k ? "|" : "", net->layers[L->parents[k]].name);
+        char in[96], out[96];
+        size_t need = 1, at = 0;
+        for (int k = 0; k < L->nparents; k++) need += strlen(net->layers[L->parents[k]].name) + 1;
+        char *par = malloc(need); // (every parent: a sum or concat of '@all' may have thousands)
+        if (!par) abort();
+        par[0] = 0;
+        for (int k = 0; k < L->nparents; k++) at += (size_t)snprintf(par + at, need - at, "%s%s", k ? "|" : "", net->layers[L->parents[k]].name);
         snprintf(in, sizeof in, "%lld,%lld,%lld,%lld", (long long)L->in.n, (long long)L->in.c, (long long)L->in.h, (long long)L->in.w);
         snprintf(out, sizeof out, "%lld,%lld,%lld,%lld", (long long)L->out.n, (long long)L->out.c, (long long)L->out.h, (long long)L->out.w);
         cb_table_row(t);
         cb_table_str(t, L->name);
         cb_table_str(t, L->op == CB_OP_MUL ? "Product" : cb_op_name(L->op)); // (Paleo calls both sum and product Elementwise)
         cb_table_str(t, par);
+        free(par);
         cb_table_str(t, in);
         cb_table_str(t, out);
         const cb_window *w = L->op == CB_OP_CONV ? &L->p.conv.win : L->op == CB_OP_POOL ? &L->p.pool.win : NULL;
