@@ -3,7 +3,7 @@
 """Peer timings on an NVIDIA GPU with PyTorch (a measuring tool, not part of the project): the convnet-benchmarks 'imagenet winners'
 (forward, backward over batch), the layer-wise L1-L5 convs, and a VGG16 b16 train step.
 Modes: fp32 (tf32 off), tf32, bf16 autocast; NCHW and channels_last. Median of CUDA-event times."""
-import sys, json, time, statistics as st
+import os, sys, json, time, statistics as st
 import torch, torch.nn as nn, torch.nn.functional as F
 
 dev = 'cuda'
@@ -63,7 +63,7 @@ NETS = {'alexnet': (alexnet, 128, 224), 'overfeat': (overfeat, 128, 231), 'vgg_a
 GRAPH_DIR = None  # --graph-dir: NAME.graph.json files (`convbench summary NET --graph --format json`)
 
 def graph_net(name):  # a network without a definition here, built from convbench's expanded graph (bench/peer_graph.py)
-    import os
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from peer_graph import graph_module
     path = os.path.join(GRAPH_DIR or '.', name + '.graph.json')
     if not os.path.exists(path): raise KeyError("net '%s': not built in, and no %s" % (name, path))
@@ -156,7 +156,6 @@ if __name__ == '__main__':
     ap.add_argument('--graph-dir', help='NAME.graph.json files (convbench summary NET --graph --format json) for nets not built in')
     a = ap.parse_args()
     GRAPH_DIR = a.graph_dir
-    sys.path.insert(0, __import__('os').path.dirname(__import__('os').path.abspath(__file__)))
     out = []
     print('torch', torch.__version__, 'cudnn', torch.backends.cudnn.version(), torch.cuda.get_device_name(), flush=True)
     for mode in a.modes.split(','):

@@ -6,5 +6,4 @@ set -e
 . "$(dirname "$0")/emu/common.sh"
 emu_begin bias_fmt_emu
 emu_rewrite src/storage/bias_fmt.cu bias_fmt.cpp
-emu_run -fsanitize=address,alignment -fno-sanitize-recover=alignment -fno-strict-aliasing \
-    -DBIAS_FMT_SRC="\"$tmp/bias_fmt.cpp\"" dev/bias_fmt_emu.cpp -lpthread -lm
+emu_run $EMU_SAN -DBIAS_FMT_SRC="\"$tmp/bias_fmt.cpp\"" dev/bias_fmt_emu.cpp -lpthread -lm

@@ -7,5 +7,4 @@ set -e
 emu_begin chan_fmt_emu
 emu_rewrite src/storage/chan_fmt.cu chan_fmt.cpp
 emu_ref
-emu_run -fsanitize=address,alignment -fno-sanitize-recover=alignment -fno-strict-aliasing \
-    -DCHAN_FMT_SRC="\"$tmp/chan_fmt.cpp\"" dev/chan_fmt_emu.cpp "$tmp/ref.o" -lpthread -lm
+emu_run $EMU_SAN -DCHAN_FMT_SRC="\"$tmp/chan_fmt.cpp\"" dev/chan_fmt_emu.cpp "$tmp/ref.o" -lpthread -lm

@@ -7,5 +7,4 @@ set -e
 emu_begin dw_emu
 emu_rewrite src/cuda/conv_depthwise.cu dw.cpp
 emu_ref
-emu_run -fsanitize=address,alignment -fno-sanitize-recover=alignment -fno-strict-aliasing \
-    -DDW_SRC="\"$tmp/dw.cpp\"" dev/dw_emu.cpp "$tmp/ref.o" -lpthread -lm
+emu_run $EMU_SAN -DDW_SRC="\"$tmp/dw.cpp\"" dev/dw_emu.cpp "$tmp/ref.o" -lpthread -lm

@@ -6,5 +6,4 @@ set -e
 . "$(dirname "$0")/emu/common.sh"
 emu_begin format_emu
 emu_rewrite src/storage/format.cu format.cpp
-emu_run -fsanitize=address,alignment -fno-sanitize-recover=alignment -fno-strict-aliasing \
-    -DFORMAT_SRC="\"$tmp/format.cpp\"" dev/format_emu.cpp -lpthread -lm
+emu_run $EMU_SAN -DFORMAT_SRC="\"$tmp/format.cpp\"" dev/format_emu.cpp -lpthread -lm

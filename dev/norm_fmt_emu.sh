@@ -7,5 +7,4 @@ set -e
 . "$(dirname "$0")/emu/common.sh"
 emu_begin norm_fmt_emu
 emu_rewrite src/storage/norm_fmt.cu norm_fmt.cpp
-emu_run -fsanitize=address,alignment -fno-sanitize-recover=alignment -fno-strict-aliasing \
-    -DNORM_FMT_SRC="\"$tmp/norm_fmt.cpp\"" dev/norm_fmt_emu.cpp -lpthread
+emu_run $EMU_SAN -DNORM_FMT_SRC="\"$tmp/norm_fmt.cpp\"" dev/norm_fmt_emu.cpp -lpthread

@@ -11,6 +11,5 @@ emu_rewrite src/cuda/pool.cu pool.cpp
 emu_rewrite src/storage/pool_fmt.cu pool_fmt.cpp
 emu_ref
 # -fno-strict-aliasing: the kernels move bf16 and argmax bytes as uint4 / uint2 / uint32 words
-emu_run -fsanitize=address,alignment -fno-sanitize-recover=alignment -fno-strict-aliasing \
-    -DPOOL_LAUNCH_CAP=1500 -DPOOL_FMT_LAUNCH_CAP=1500 -DPOOL_SRC="\"$tmp/pool.cpp\"" -DPOOL_FMT_SRC="\"$tmp/pool_fmt.cpp\"" \
+emu_run $EMU_SAN -DPOOL_LAUNCH_CAP=1500 -DPOOL_FMT_LAUNCH_CAP=1500 -DPOOL_SRC="\"$tmp/pool.cpp\"" -DPOOL_FMT_SRC="\"$tmp/pool_fmt.cpp\"" \
     dev/pool_fmt_emu.cpp "$tmp/ref.o" -lpthread

@@ -959,12 +959,12 @@ static void channel_pad(void) {
     cb_cal_algo *a = d.cal.algo;
     static const cb_phase ph[3] = {CB_PHASE_FORWARD, CB_PHASE_BWD_DATA, CB_PHASE_BWD_FILTER};
     static const char *const names[3] = {"FWD_IMPLICIT_PRECOMP_GEMM", "BWD_DATA_ALGO_1", "BWD_FILTER_ALGO_1"};
-    for (int k = 0; k < 6; k++) { // each phase in fp32 and bf16
-        a[k] = (cb_cal_algo){.phase = ph[k % 3], .prec = k < 3 ? CB_PREC_FP32 : CB_PREC_BF16, .rate = 30e12, .overhead_s = 10e-6};
-        snprintf(a[k].name, sizeof a[k].name, "%s", names[k % 3]);
-        cb_algo_form_of(a[k].name, &a[k].form);
-    }
-    d.cal.nalgo = 6;
+#define ENTRY(nm, p, pr) {.name = nm, .phase = p, .prec = pr, .rate = 30e12, .overhead_s = 10e-6}
+    const cb_cal_algo list[6] = {ENTRY("FWD_IMPLICIT_PRECOMP_GEMM", CB_PHASE_FORWARD, CB_PREC_FP32), ENTRY("BWD_DATA_ALGO_1", CB_PHASE_BWD_DATA, CB_PREC_FP32),
+                                 ENTRY("BWD_FILTER_ALGO_1", CB_PHASE_BWD_FILTER, CB_PREC_FP32), ENTRY("FWD_IMPLICIT_PRECOMP_GEMM", CB_PHASE_FORWARD, CB_PREC_BF16),
+                                 ENTRY("BWD_DATA_ALGO_1", CB_PHASE_BWD_DATA, CB_PREC_BF16), ENTRY("BWD_FILTER_ALGO_1", CB_PHASE_BWD_FILTER, CB_PREC_BF16)};
+#undef ENTRY
+    set_algos(&d, list, 6); // each phase in fp32 and bf16
     d.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
     if (odd && even) {
         cb_conv_params xs = {.n = 8, .c = 64, .h = 28, .w = 28, .k = 96, .r = 3, .s = 3, .p = 28, .q = 28, .stride_h = 1, .stride_w = 1,
@@ -1005,9 +1005,8 @@ static void bf16_passes(void) {
                            "\"pool\": {\"parents\": [\"data\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1],"
                            "\"padding\": \"VALID\"}}}");
     cb_device d = gpu_device();
-    d.cal.algo[0] = (cb_cal_algo){.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6};
-    cb_algo_form_of(d.cal.algo[0].name, &d.cal.algo[0].form);
-    d.cal.nalgo = 1;
+    const cb_cal_algo conv = {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6};
+    set_algos(&d, &conv, 1);
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .plane_s = 1e-9, .n = 1};
     if (net) {
         cb_model_opts f = {CB_PREC_FP32, 0, false, CB_LAYOUT_NHWC}, b = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC};

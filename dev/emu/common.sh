@@ -6,6 +6,8 @@
 #   emu_ref               src/cpu/ref.c (the reference loops) into $tmp/ref.o
 #   emu_run ARGS...       g++ -std=c++20 -O1 -g -Idev/emu -Iinclude -Isrc ARGS -o $tmp/emu, then runs it
 #                         (ARGS: the sanitizers, -D flags, the harness, $tmp/ref.o, libraries)
+#   $EMU_SAN              AddressSanitizer with alignment checks that stop at the first report
+EMU_SAN="-fsanitize=address,alignment -fno-sanitize-recover=alignment -fno-strict-aliasing"
 emu_begin() {
     cd "$(dirname "$0")/.."
     tmp=${TMPDIR:-/tmp}/$1.$$

@@ -25,6 +25,13 @@ typedef struct cb_conv_params {
     int dil_h, dil_w;      // dilation (tap kh reads row oh*stride_h - pad_top + kh*dil_h); 0 or 1: none
 } cb_conv_params;
 
+// The input channels of a convolution's channel-padded copy on NHWC storage (the cudnn backend's,
+// src/storage/storage.c, and the model's price of it): c rounded up to 16 bytes' worth of elements.
+static inline int64_t cb_conv_cpad_to(int64_t c, bool bf16) {
+    int64_t a = bf16 ? 8 : 4;
+    return (c + a - 1) / a * a;
+}
+
 typedef struct cb_pool_params {
     int n, c, h, w;        // input (N, C, H, W)
     int r, s;              // window

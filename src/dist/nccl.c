@@ -119,6 +119,23 @@ static void slice_of(const cb_exec *e, int i, int64_t *off, int64_t *count) {
     *off = *count && first ? first - e->grads : 0;
 }
 
+// the learnable tensors (weights, biases, batch-norm scale and shift) in the engine's order, packed
+// (the parameter arena keeps each on 256 bytes): their count, and with out their values from
+// host, a copy of the whole arena
+static int64_t learnable(cb_exec *e, const float *host, float *out) {
+    int64_t n = 0;
+    for (int i = 0; i < e->net->nlayers; i++) {
+        cb_param ps[6];
+        int k = cb_exec_params(e, i, ps, 6);
+        for (int j = 0; j < k && j < 6; j++) {
+            if (!ps[j].grad) continue;
+            if (out) memcpy(out + n, host + (ps[j].data - e->params), (size_t)ps[j].count * sizeof(float));
+            n += ps[j].count;
+        }
+    }
+    return n;
+}
+
 // one training step; comm: all-reduce the gradients (overlapped with backward under o->overlap)
 static void step(replica *r, bool comm, double *ms, double *cms) {
     const cb_dist_opts *o = r->sh->o;
@@ -325,14 +342,7 @@ cb_status cb_dist_fullpass(cb_net *const *nets, const cb_exec_opts *eo, const cb
         res->comm_ms = median(rs[0].comm_ms, o->iters);
         res->loss = rs[0].loss;
         res->buckets = rs[0].nb;
-        // the learnable tensors in the arena's order, packed (the arena keeps each on 256 bytes)
-        cb_exec *e0 = rs[0].e;
-        int64_t learn = 0;
-        for (int i = 0; i < e0->net->nlayers; i++) {
-            cb_param ps[6];
-            int k = cb_exec_params(e0, i, ps, 6);
-            for (int j = 0; j < k && j < 6; j++) learn += ps[j].grad ? ps[j].count : 0;
-        }
+        int64_t learn = learnable(rs[0].e, NULL, NULL);
         res->params = learn;
         // every replica's parameters after the steps with the all-reduce: they must be equal
         res->max_param_diff = 0;
@@ -344,13 +354,7 @@ cb_status cb_dist_fullpass(cb_net *const *nets, const cb_exec_opts *eo, const cb
         if (params_out) {
             if (nparams_out != learn)
                 st = cb_fail(err, CB_STATUS_ARG, NULL, NULL, "parameters: %lld asked for, the network has %lld", (long long)nparams_out, (long long)learn);
-            int64_t at = 0;
-            for (int i = 0; st == CB_OK && i < e0->net->nlayers; i++) {
-                cb_param ps[6];
-                int k = cb_exec_params(e0, i, ps, 6);
-                for (int j = 0; j < k && j < 6; j++)
-                    if (ps[j].grad) memcpy(params_out + at, rs[0].params_host + (ps[j].data - e0->params), (size_t)ps[j].count * sizeof(float)), at += ps[j].count;
-            }
+            else learnable(rs[0].e, rs[0].params_host, params_out);
         }
         free(step);
         free(comp);

@@ -143,8 +143,7 @@ static bool cudnn_same_copy(const cb_conv_params *p, cb_conv_params *xs) {
 // of its input, except in tf32, where the graph race's engines take them as they are.
 static int model_cpad(const cb_model_opts *o, const cb_conv_params *p) {
     if (o->layout != CB_LAYOUT_NHWC || o->precision == CB_PREC_TF32 || p->groups != 1) return p->c;
-    int a = o->precision == CB_PREC_BF16 ? 8 : 4;
-    return (p->c + a - 1) / a * a;
+    return (int)cb_conv_cpad_to(p->c, o->precision == CB_PREC_BF16);
 }
 // a copy of tensor t in the storage's element type
 static double copy_s(const cb_device *d, const cb_model_opts *o, const cb_conv_params *t) { return mop_s(d, CB_MOP_COPY, t, storage_es(o)); }

@@ -29,9 +29,9 @@ const char *cb_store_fmt_label(int fmt) {
 // in tf32 under the graph race (fp32 runs the legacy algorithms only): d->cpad, set by the cudnn
 // backend (CONVBENCH_DNN_CPAD=on|off forces it).
 int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L) {
-    int64_t c = L->p.conv.cin, a = cb_store_bf16(e) ? 8 : 4;
-    if (!cb_store_nhwc(e) || !cb_store_of(e)->cpad || L->p.conv.groups != 1 || c % a == 0) return c;
-    return (c + a - 1) / a * a;
+    int64_t c = L->p.conv.cin;
+    if (!cb_store_nhwc(e) || !cb_store_of(e)->cpad || L->p.conv.groups != 1) return c;
+    return cb_conv_cpad_to(c, cb_store_bf16(e));
 }
 
 void *cb_store_alloc(cb_exec *e, size_t bytes) {
