@@ -971,6 +971,140 @@ static void test_grad_arena(void) {
     cb_net_free(net);
 }
 
+// A backend's weight copies in the arena (be->weight_copy, as the GPU backends' bf16 copies): the
+// cpu backend wrapped to keep an fp32 copy of each conv and FC layer's weights there, made where
+// cb_exec_copy_holds says the last one no longer holds (the backward's own, wcopy_bwd, where the
+// engine planned one), and compared with the masters wherever it is read without being made again.
+// In a step each copy is made once in the forward and once more in the backward where planned, and
+// found whole where read again; nothing holds once the backward is over; no byte of a copy is taken
+// by another buffer while it holds. On AlexNet b128 the copies raise the planned peak by less than
+// the FC layers' copies alone, and by less than keeping every copy to the backward does.
+enum { WC_MAX = 64 };
+static uint64_t wc_pass[WC_MAX][2];
+static bool wc_fwd[WC_MAX][2];
+static int wc_made_fwd, wc_made_bwd, wc_clobbered;
+static size_t wc_bytes(const cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    return e->opts.train && (L->op == CB_OP_CONV || L->op == CB_OP_FC) ? (size_t)e->lb[i].nw * 4 : 0;
+}
+static void wc_take(cb_exec *e, int i) {
+    cb_lbuf *b = &e->lb[i];
+    int k = e->in_backward && b->wcopy_bwd ? 1 : 0;
+    void *w = k ? b->wcopy_bwd : b->wcopy;
+    if (!w || i >= WC_MAX) return;
+    if (!cb_exec_copy_holds(e, wc_pass[i][k], wc_fwd[i][k])) {
+        memcpy(w, b->w, (size_t)b->nw * 4);
+        wc_pass[i][k] = e->pass, wc_fwd[i][k] = !e->in_backward;
+        ++*(e->in_backward ? &wc_made_bwd : &wc_made_fwd);
+    } else if (memcmp(w, b->w, (size_t)b->nw * 4)) wc_clobbered++;
+}
+static void wc_forward(cb_exec *e, int i, bool train) {
+    wc_take(e, i);
+    cb_backend_cpu.forward(e, i, train);
+}
+static void wc_backward_data(cb_exec *e, int i, int slot, float *dx) {
+    wc_take(e, i);
+    cb_backend_cpu.backward_data(e, i, slot, dx);
+}
+static bool wc_backward_data_add(cb_exec *e, int i, int slot, float *dx) {
+    wc_take(e, i);
+    return cb_backend_cpu.backward_data_add(e, i, slot, dx);
+}
+static const char *wc_mode(void) { return getenv("CONVBENCH_WEIGHT_COPY") ? getenv("CONVBENCH_WEIGHT_COPY") : "plan"; }
+
+static void weight_copy_case(const char *json, const char *name) {
+    static cb_backend wc;
+    wc = cb_backend_cpu;
+    wc.weight_copy = wc_bytes, wc.forward = wc_forward, wc.backward_data = wc_backward_data;
+    if (cb_backend_cpu.backward_data_add) wc.backward_data_add = wc_backward_data_add;
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, name, &err);
+    CHECK(net && net->nlayers <= WC_MAX, "%s: %s", name, err.msg);
+    if (!net || net->nlayers > WC_MAX) return cb_net_free(net);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.momentum = 0, o.weight_decay = 0, o.seed = 7;
+    cb_exec *w = cb_exec_create_on(net, &o, &wc, &err), *p = cb_exec_create(net, &o, &err);
+    CHECK(w && p, "%s: %s", name, err.msg);
+    if (w && p) {
+        int copies = 0, remade = 0, dgrads = 0;
+        for (int i = 1; i < net->nlayers; i++) {
+            copies += w->lb[i].wcopy != NULL;
+            remade += w->lb[i].wcopy_bwd != NULL;
+            dgrads += w->lb[i].wcopy && w->lb[net->layers[i].parents[0]].dy;
+            wc_pass[i][0] = wc_pass[i][1] = UINT64_MAX;
+        }
+        CHECK(copies > 0, "%s: no layer has a weight copy in the arena", name);
+        wc_made_fwd = wc_made_bwd = wc_clobbered = 0;
+        double lw = 0, lp = 0;
+        for (int step = 0; step < 2; step++) {
+            if (step) cb_exec_update(w, NULL), cb_exec_update(p, NULL);
+            lw = step_loss(w), lp = step_loss(p);
+            cb_exec_criterion_backward(w, NULL), cb_exec_criterion_backward(p, NULL);
+            cb_exec_backward(w, NULL), cb_exec_backward(p, NULL);
+        }
+        CHECK(lw == lp, "%s: loss %.9g with the copies, %.9g without", name, lw, lp);
+        CHECK(wc_made_fwd == 2 * copies && wc_made_bwd == 2 * remade && wc_clobbered == 0,
+              "%s: two steps made %d copies in forward (want %d), %d in backward (want %d); %d found overwritten", name, wc_made_fwd,
+              2 * copies, wc_made_bwd, 2 * remade, wc_clobbered);
+        if (!strcmp(wc_mode(), "remake")) CHECK(remade == dgrads, "%s: remake made %d copies again, %d take a data gradient", name, remade, dgrads);
+        if (!strcmp(wc_mode(), "step")) CHECK(remade == 0, "%s: step made %d copies again", name, remade);
+        // after the backward nothing made in the step holds (the next use of the bytes is another
+        // step's); between a forward and its backward, what the forward made does
+        uint64_t fwd = w->pass - 2;
+        CHECK(!cb_exec_copy_holds(w, fwd, true) && !cb_exec_copy_holds(w, fwd + 1, false), "%s: a copy holds after the backward", name);
+        step_loss(w);
+        CHECK(cb_exec_copy_holds(w, w->pass, true) && !cb_exec_copy_holds(w, w->pass - 1, true), "%s: after a forward", name);
+        printf("  %s (CONVBENCH_WEIGHT_COPY=%s): %d weight copies, %d made again in the backward, %zu bytes, %zu at the peak\n", name,
+               wc_mode(), copies, remade, cb_exec_memory(w, CB_MEM_BACKEND), cb_exec_memory_at_peak(w, CB_MEM_BACKEND));
+    }
+    cb_exec_destroy(w);
+    cb_exec_destroy(p);
+    cb_net_free(net);
+}
+
+static void test_weight_copies(void) {
+    const char *modes[] = {NULL, "step", "remake"};
+    for (int m = 0; m < 3; m++) {
+        if (modes[m]) setenv("CONVBENCH_WEIGHT_COPY", modes[m], 1);
+        weight_copy_case(NET_ALL, "all.json");
+        weight_copy_case(NET_SUMS, "sums.json");
+        unsetenv("CONVBENCH_WEIGHT_COPY");
+    }
+    // AlexNet b128 planned (nothing allocated): its FC layers' copies do not stand at the peak
+    static cb_backend wc;
+    wc = cb_backend_cpu;
+    wc.weight_copy = wc_bytes;
+    cb_error err = {0};
+    cb_net *net = cb_net_load("alexnet", &err);
+    CHECK(net && cb_net_set_batch(net, 128, &err) == CB_OK, "%s", err.msg);
+    if (!net) return;
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.plan_only = true, o.no_data_grad = true;
+    cb_exec *with = cb_exec_create_on(net, &o, &wc, &err), *without = cb_exec_create(net, &o, &err);
+    setenv("CONVBENCH_WEIGHT_COPY", "step", 1);
+    cb_exec *kept = cb_exec_create_on(net, &o, &wc, &err);
+    unsetenv("CONVBENCH_WEIGHT_COPY");
+    CHECK(with && without && kept, "%s", err.msg);
+    if (with && without && kept) {
+        size_t copies = 0, fc = 0; // (each copy once: one made again counts twice in the memory table)
+        for (int i = 0; i < net->nlayers; i++) {
+            copies += wc_bytes(with, i);
+            if (net->layers[i].op == CB_OP_FC) fc += wc_bytes(with, i);
+        }
+        size_t grew = cb_exec_peak_bytes(with) - cb_exec_peak_bytes(without), grew_kept = cb_exec_peak_bytes(kept) - cb_exec_peak_bytes(without);
+        CHECK(fc > 0 && grew < fc && grew < grew_kept, "alexnet: copies %zu bytes (FC %zu), the plan grew %zu (%zu with each kept)", copies, fc,
+              grew, grew_kept);
+        printf("  alexnet b128: copies %.1f MiB (FC layers' %.1f), the plan grew %.1f MiB (%.1f with each kept to the backward)\n",
+               copies / 1048576.0, fc / 1048576.0, grew / 1048576.0, grew_kept / 1048576.0);
+    }
+    cb_exec_destroy(kept);
+    cb_exec_destroy(with);
+    cb_exec_destroy(without);
+    cb_net_free(net);
+}
+
 int main(void) {
     RUN(test_grad_arena);
     RUN(test_plan_bn_add);
@@ -991,5 +1125,6 @@ int main(void) {
     RUN(test_out_of_memory_is_clean);
     RUN(test_no_update_no_momentum);
     RUN(test_plan_only_counts);
+    RUN(test_weight_copies);
     return test_summary();
 }

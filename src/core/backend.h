@@ -21,6 +21,10 @@ typedef struct cb_lbuf {
     // be->input_copy), placed in the arena: the forward's, the backward's (made again there, so
     // that no copy is held from forward to backward), and the input gradient's (NULL: none)
     void *xcopy, *xcopy_bwd, *dxcopy;
+    // a backend's copy of the layer's weights in its storage format (be->weight_copy), placed in
+    // the arena: made in each forward and kept to the data gradient, or, where keeping it would
+    // raise the peak, made again in the backward into wcopy_bwd (NULL: none)
+    void *wcopy, *wcopy_bwd;
     float *w, *b, *gamma, *beta;  // parameters (slices of the parameter arena)
     float *dw, *db, *dgamma, *dbeta;
     float *rmean, *rvar;          // running statistics (bn)
@@ -72,6 +76,13 @@ typedef struct cb_backend {
     // Optional: bytes of the copy of layer `layer`'s input that the backend's kernels read in
     // their own shape (cb_lbuf's xcopy), 0 for none; asked before the arena is placed
     size_t (*input_copy)(const cb_exec *e, int layer);
+    // Optional: bytes of the backend's copy of layer `layer`'s weights in its own storage format
+    // (cb_lbuf's wcopy: bf16, KRSC), 0 for none. Placed in the arena, so it holds nothing from one
+    // step to the next: the backend makes it in every forward (a training step's update changes the
+    // weights anyway) and reads it again in the data gradient, or makes it again there in wcopy_bwd
+    // where the engine found that keeping it would raise the peak (cb_exec_copy_holds tells the
+    // backend whether a copy it made still holds). Asked before the arena is placed.
+    size_t (*weight_copy)(const cb_exec *e, int layer);
     // choose algorithms and workspace for a layer; buffers exist already
     cb_status (*plan)(cb_exec *e, int layer, cb_error *err);
     void (*forward)(cb_exec *e, int layer, bool train);
@@ -147,6 +158,8 @@ struct cb_exec {
     uint64_t rng;
     size_t act_bytes;             // bytes per activation element: 4, or 2 where the backend stores bf16 (set in init)
     uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them
+    uint64_t pass;                // counts the passes: each forward, each backward, and the end of each backward
+    bool in_backward;             // a backward pass is under way: pass - 1 was the forward it follows
     bool graph_ready;             // a step graph was recorded (cb_exec_graph_capture) and still holds
     // what the backend said at plan of its own slow paths (cb_exec_note): results print them
     char notes[CB_EXEC_MAX_NOTES][CB_EXEC_NOTE_LEN];
@@ -165,6 +178,15 @@ static inline cb_choice cb_choice_of(cb_impl impl, int algo, const char *name) {
 
 // the next seed of the run's sequence for a GPU kernel's own generator (dropout)
 static inline uint64_t cb_exec_next_seed(cb_exec *e) { return cb_rng_lcg(&e->rng); }
+
+// The engine on backend be, which opts->backend names (cb_exec_create finds it by that name and asks
+// cb_backend_supports first): for a backend of the caller's own, as the tests' wrappers.
+cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backend *be, cb_error *err);
+
+// Does a copy made in pass `made` (made_forward: a forward pass; e->pass then) still hold? Made in
+// this pass, or in the forward that the backward under way follows: what a layer's weight copy
+// (be->weight_copy) may be read in, its arena bytes being its own from the forward to the backward.
+bool cb_exec_copy_holds(const cb_exec *e, uint64_t made, bool made_forward);
 
 // Layer i's output y is transient (no backward reads it): it shares the arena (exec.c).
 bool cb_exec_output_transient(const cb_net *net, int i, bool train);

@@ -258,22 +258,62 @@ static void add_buf(arena_buf *bufs, int *nb, void **slot, size_t bytes, int lo,
     if (bytes) bufs[(*nb)++] = (arena_buf){slot, (bytes + 255) & ~(size_t)255, lo, hi, k, 0};
 }
 
-// the point of the step (-1 .. T) where the arena's buffers hold the most bytes, and those bytes by
-// kind: what the peak is made of (the placement's total can exceed it where first-fit left holes)
-static void arena_peak(cb_exec *e, const arena_buf *bufs, int nb, int T) {
+// the point of the step (-1 .. T) where the arena's buffers hold the most bytes, and those bytes
+static int64_t live_peak(const arena_buf *bufs, int nb, int T, int *at) {
     int64_t *d = cb_xcalloc((size_t)T + 3, sizeof *d); // d[t + 1]: the change in live bytes at t
     for (int k = 0; k < nb; k++) d[bufs[k].lo + 1] += (int64_t)bufs[k].bytes, d[bufs[k].hi + 2] -= (int64_t)bufs[k].bytes;
-    int at = -1;
     int64_t live = 0, most = -1;
+    *at = -1;
     for (int t = -1; t <= T; t++) {
         live += d[t + 1];
-        if (live > most) most = live, at = t;
+        if (live > most) most = live, *at = t;
     }
+    free(d);
+    return most;
+}
+
+// that point, and what the peak is made of by kind (the placement's total can exceed it where
+// first-fit left holes)
+static void arena_peak(cb_exec *e, const arena_buf *bufs, int nb, int T) {
+    int at;
+    live_peak(bufs, nb, T, &at);
     e->peak_at = at;
     memset(e->mem_peak, 0, sizeof e->mem_peak);
     for (int k = 0; k < nb; k++)
         if (bufs[k].lo <= at && at <= bufs[k].hi) e->mem_peak[bufs[k].kind] += bufs[k].bytes;
-    free(d);
+}
+
+// The backend's weight copies (be->weight_copy) are kept from the forward to the data gradient,
+// except where that raises the peak: while the busiest point of the step falls between a copy's
+// forward and its backward, the largest such copy is made again in the backward instead (its
+// forward bytes then live over the forward alone, a second buffer at the backward), as long as
+// that lowers the peak. The price is one more conversion of those weights per step (the forward's
+// is made every step anyway). CONVBENCH_WEIGHT_COPY=remake makes every copy again, keep none
+// (keep-all is =step; =keep leaves the copies to the backend: cb_store_weight_copy).
+static int split_weight_copies(cb_exec *e, arena_buf *bufs, int nb, int T, const int *wbuf, const int *wend) {
+    const char *mode = getenv("CONVBENCH_WEIGHT_COPY");
+    bool all = mode && !strcmp(mode, "remake"), none = mode && !strcmp(mode, "step");
+    int n = e->net->nlayers;
+    for (;;) {
+        int at, best = -1;
+        int64_t most = live_peak(bufs, nb, T, &at);
+        for (int i = 1; i < n && !none; i++) {
+            int k = wbuf[i];
+            if (k < 0 || bufs[k].hi == wend[i]) continue; // (none, or made again already / no backward read)
+            if (!all && !(wend[i] < at && at < bufs[k].hi)) continue;
+            if (best < 0 || bufs[k].bytes > bufs[wbuf[best]].bytes) best = i;
+        }
+        if (best < 0) return nb;
+        arena_buf *f = &bufs[wbuf[best]];
+        int hi = f->hi;
+        bufs[nb] = (arena_buf){(void **)&e->lb[best].wcopy_bwd, f->bytes, hi, hi, f->kind, 0};
+        f->hi = wend[best];
+        if (!all && live_peak(bufs, nb + 1, T, &at) >= most) { // no lower: as it was, and done
+            f->hi = hi;
+            return nb;
+        }
+        nb++;
+    }
 }
 
 // Every activation-sized buffer: placed in the arena (or allocated one each under
@@ -283,7 +323,8 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
     const cb_net *net = e->net;
     int n = net->nlayers, nb = 0;
     bool train = e->opts.train;
-    arena_buf *bufs = cb_xcalloc((size_t)n * 7 + 1, sizeof *bufs);
+    arena_buf *bufs = cb_xcalloc((size_t)n * 9 + 1, sizeof *bufs);
+    int *wbuf = cb_xcalloc((size_t)n, sizeof *wbuf), *wend = cb_xcalloc((size_t)n, sizeof *wend); // a weight copy's buffer, its last forward read
     int *lowest = cb_xcalloc((size_t)n, sizeof *lowest); // a routed gradient buffer lives to its lowest holder's backward
     for (int i = 0; i < n; i++) lowest[i] = i;
     for (int i = 0; i < n; i++)
@@ -314,10 +355,21 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
             if (train) BUF(xcopy_bwd, xc, BWD(i), BWD(i), CB_MEM_BACKEND);
             if (train && (L->parents[0] > 0 || !e->opts.no_data_grad)) BUF(dxcopy, xc, BWD(i), BWD(i), CB_MEM_BACKEND);
         }
+        wbuf[i] = -1;
+        if (i > 0 && e->be->weight_copy) { // read by the forward and, where a parent takes a gradient, the data gradient
+            bool dgrad = train && (L->parents[0] > 0 || !e->opts.no_data_grad);
+            int k = nb;
+            wend[i] = i;
+            BUF(wcopy, e->be->weight_copy(e, i), lo, dgrad ? BWD(i) : i, CB_MEM_BACKEND);
+            if (nb > k) wbuf[i] = k;
+        }
     }
     if (train) add_buf(bufs, &nb, (void **)&e->scratch, maxact * e->act_bytes, -1, -1, CB_MEM_ACC);
 #undef BUF
 #undef BWD
+    if (train) nb = split_weight_copies(e, bufs, nb, T, wbuf, wend);
+    free(wbuf);
+    free(wend);
     for (int k = 0; k < nb; k++) e->mem[bufs[k].kind] += bufs[k].bytes, e->mem_arena[bufs[k].kind] += bufs[k].bytes;
     arena_peak(e, bufs, nb, T);
     if (arena_separate()) { // (one scratch serves every layer's accumulation, as before the arena)
@@ -390,7 +442,7 @@ void cb_exec_destroy(cb_exec *e) {
             bool dy_own = own && (!e->grad_alias || e->grad_alias[i] < 0); // (a routed dy is its sum's)
             void *bufs[] = {own ? b->y : NULL, dy_own ? b->dy : NULL, own ? b->pre : NULL, own ? b->dpre : NULL,
                             own ? b->act_in : NULL, own ? b->aux : NULL, own ? b->xcopy : NULL, own ? b->xcopy_bwd : NULL,
-                            own ? b->dxcopy : NULL, b->bn_mean, b->bn_invstd}; // (acc: the scratch, once)
+                            own ? b->dxcopy : NULL, own ? b->wcopy : NULL, own ? b->wcopy_bwd : NULL, b->bn_mean, b->bn_invstd}; // (acc: the scratch, once)
             for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
                 if (bufs[j]) e->be->release(e, bufs[j]);
         }
@@ -411,6 +463,10 @@ static const cb_backend plan_only_backend = {.name = "plan only"}; // (opts.plan
 
 cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     if (!opts->plan_only && cb_backend_supports(net, opts, err) != CB_REASON_NONE) return NULL;
+    return cb_exec_create_on(net, opts, opts->plan_only ? &plan_only_backend : cb_backend_find(opts->backend), err);
+}
+
+cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backend *be, cb_error *err) {
     const char *mem = getenv("CONVBENCH_MEMORY");
     if (mem && *mem && strcmp(mem, "reuse") && strcmp(mem, "separate")) {
         cb_fail(err, CB_STATUS_ARG, "CONVBENCH_MEMORY", NULL, "'%s' is not reuse or separate", mem);
@@ -421,7 +477,6 @@ cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
         cb_fail(err, CB_STATUS_ARG, "CONVBENCH_GRAD_ROUTE", NULL, "'%s' is not direct or copy", route);
         return NULL;
     }
-    const cb_backend *be = opts->plan_only ? &plan_only_backend : cb_backend_find(opts->backend);
     cb_exec *e = cb_xcalloc(1, sizeof *e);
     e->grad_copy = route && !strcmp(route, "copy");
     e->net = net;
@@ -633,6 +688,7 @@ static double clock_span(const pass_clock *c, int i, int p) {
 cb_status cb_exec_forward(cb_exec *e, bool train, cb_layer_times *t) {
     if (train && !e->opts.train) return CB_STATUS_ARG;
     if (train && e->be->step_begin) e->be->step_begin(e);
+    e->pass++, e->in_backward = false;
     pass_clock c = clock_begin(e, t);
     for (int i = 0; t && i < e->net->nlayers; i++) t[i].ms[CB_PHASE_FORWARD] = t[i].epilogue_ms[0] = 0;
     for (int i = 1; i < e->net->nlayers; i++) {
@@ -689,6 +745,7 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
     int n = e->net->nlayers;
     memset(e->grad_ready, 0, sizeof(bool) * (size_t)n);
     e->grad_ready[n - 1] = true;
+    e->pass++, e->in_backward = true;
     pass_clock c = clock_begin(e, t);
     for (int i = 0; t && i < n; i++) t[i].ms[CB_PHASE_BWD_DATA] = t[i].ms[CB_PHASE_BWD_FILTER] = t[i].epilogue_ms[1] = 0;
     for (int i = n - 1; i >= 1; i--) {
@@ -731,6 +788,7 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
         }
     }
     e->scratch = e->plan_scratch;
+    e->pass++, e->in_backward = false; // (no weight copy made in either pass holds now: the backward reused its bytes)
     for (int i = 1; t && i < n; i++) {
         if (c.marks) {
             t[i].epilogue_ms[1] = clock_span(&c, i, CB_SPAN_BWD_EPI);
@@ -740,6 +798,10 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
         t[i].ms[CB_PHASE_BWD_DATA] += t[i].epilogue_ms[1];
     }
     return CB_OK;
+}
+
+bool cb_exec_copy_holds(const cb_exec *e, uint64_t made, bool made_forward) {
+    return made == e->pass || (made_forward && e->in_backward && made + 1 == e->pass);
 }
 
 cb_status cb_exec_update(cb_exec *e, double *ms) {

@@ -145,6 +145,22 @@ static int model_cpad(const cb_model_opts *o, const cb_conv_params *p) {
     if (o->layout != CB_LAYOUT_NHWC || o->precision == CB_PREC_TF32 || p->groups != 1) return p->c;
     return (int)cb_conv_cpad_to(p->c, o->precision == CB_PREC_BF16);
 }
+// A training step's forward makes conv / FC layer L's weights again in the storage's format from the
+// fp32 masters (src/storage/storage.c, cb_store_weights: KRSC under NHWC, bf16; an FC layer reads
+// its masters on fp32 storage); inference keeps the copy from one pass to the next.
+static bool weight_cast(const cb_device *d, const cb_model_opts *o, const cb_layer *L) {
+    if (!o || o->inference || !cal_caps(d)->conv_library) return false;
+    if (L->op == CB_OP_FC) return o->precision == CB_PREC_BF16;
+    return L->op == CB_OP_CONV && (o->layout == CB_LAYOUT_NHWC || o->precision == CB_PREC_BF16);
+}
+// that cast's time: 4 bytes read and the storage's written per weight (a copy's 8 on fp32)
+static double weight_cast_s(const cb_device *d, const cb_model_opts *o, const cb_layer *L) {
+    cb_conv_params p;
+    cb_conv_params_of(L, &p);
+    int64_t c = L->op == CB_OP_CONV ? (p.groups > 1 ? p.c / p.groups : model_cpad(o, &p)) : p.c * p.h * p.w;
+    cb_conv_params t = tensor_of((cb_shape){.n = p.k, .c = c, .h = L->op == CB_OP_CONV ? p.r : 1, .w = L->op == CB_OP_CONV ? p.s : 1});
+    return mop_s(d, CB_MOP_COPY, &t, o->precision == CB_PREC_BF16 ? 0.75 : 1.0);
+}
 // a copy of tensor t in the storage's element type
 static double copy_s(const cb_device *d, const cb_model_opts *o, const cb_conv_params *t) { return mop_s(d, CB_MOP_COPY, t, storage_es(o)); }
 
@@ -225,6 +241,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
         bool fused_act = cal_caps(d)->conv_fuses_relu && !fc; // the forward kernels apply the ReLU
         bool masked = relu_masked(d, net, i), act_bias = d->cal.act_bias_fused && relu && bias && !L->bn && !masked;
         if (ph == CB_PHASE_FORWARD) {
+            if (weight_cast(d, o, L)) extra += weight_cast_s(d, o, L);
             if (bias) extra += mop_s(d, CB_MOP_BIAS_ADD, &y, es);
             if (L->bn) extra += mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y, es);
             if (relu && !fused_act) extra += mop_s(d, CB_MOP_RELU_FWD, &y, es);
@@ -330,7 +347,7 @@ static int host_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph,
         // the filter gradient's return to the fp32 masters from a storage other than fp32 NCHW
         bool back = !fc && cal_caps(d)->conv_library && !own && o && (o->layout == CB_LAYOUT_NHWC || o->precision == CB_PREC_BF16);
         bool masked = relu_masked(d, net, i), act_bias = d->cal.act_bias_fused && relu && bias && !L->bn && !masked;
-        if (ph == CB_PHASE_FORWARD) return k[ph] + copy + bias + L->bn + (relu && (!bias || L->bn));
+        if (ph == CB_PHASE_FORWARD) return k[ph] + copy + weight_cast(d, o, L) + bias + L->bn + (relu && (!bias || L->bn));
         if (ph == CB_PHASE_BWD_DATA) return (relu && !masked) + L->bn + (dgrad ? k[ph] + copy + (fc || copy || own ? acc : 0) : 0);
         return k[ph] + copy + back + (bias && !act_bias);
     }

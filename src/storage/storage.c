@@ -71,11 +71,23 @@ static cb_status alloc_buffers(cb_exec *e, cb_error *err) {
 
 
 // The weights of conv or FC layer i as cuDNN / cuBLAS read them: b->w itself in fp32 NCHW, else
-// the layer's copy in storage format, converted again when the parameters changed
+// the layer's copy in storage format. The arena's copy (training) is made in each forward pass and
+// read again in the backward that follows it, or made again there into b->wcopy_bwd where the engine
+// planned so; any other call (a plan's race between steps) makes it again. The backend's own copy
+// (inference, CONVBENCH_WEIGHT_COPY=keep) is converted again when the parameters changed.
 const void *cb_store_weights(cb_exec *e, int i) {
     cb_lbuf *b = &e->lb[i];
     cb_store_layer *l = cb_store_layer_of(e, i);
     if (cb_store_native(e) || !l->w) return b->w; // (an FC layer on fp32 storage reads the masters: fc_input)
+    if (l->step) {
+        int k = e->in_backward && b->wcopy_bwd ? 1 : 0;
+        void *w = k ? b->wcopy_bwd : l->w;
+        if (!cb_exec_copy_holds(e, l->wpass[k], l->wfwd[k])) {
+            cb_fmt_convert_pad(l->wk, l->wc, l->wcp, l->wr, l->ws, b->w, 0, w, cb_store_of(e)->fmt);
+            l->wpass[k] = e->pass, l->wfwd[k] = !e->in_backward;
+        }
+        return w;
+    }
     if (l->wver != e->param_version) {
         cb_fmt_convert_pad(l->wk, l->wc, l->wcp, l->wr, l->ws, b->w, 0, l->w, cb_store_of(e)->fmt);
         l->wver = e->param_version;
@@ -89,18 +101,39 @@ void cb_store_finish_wgrad(cb_exec *e, int i) {
     if (!cb_store_native(e)) cb_fmt_convert_pad(l->wk, l->wcp, l->wc, l->wr, l->ws, cb_store_of(e)->wgrad, cb_store_of(e)->fmt, e->lb[i].dw, 0);
 }
 
-// conv / FC layer i (fmt != 0): its storage-format weight copy and the dims it converts with
-cb_status cb_store_plan_weights(cb_exec *e, int i, cb_error *err) {
-    const cb_layer *L = &e->net->layers[i];
-    cb_store_layer *l = cb_store_layer_of(e, i);
+// conv / FC layer i's weight dims as its storage-format copy holds them (false: it has none)
+static bool weight_dims(const cb_exec *e, const cb_layer *L, cb_store_layer *l) {
     if (L->op == CB_OP_CONV) {
         l->wk = L->p.conv.k, l->wc = L->p.conv.cin, l->wr = L->p.conv.win.r, l->ws = L->p.conv.win.s;
         l->wcp = cb_store_conv_cpad(e, L);
-    } else { // FC: the masters' (K, C*H*W) as they are (fc_input turns the input to match); fp32 storage reads them
-        l->wk = L->p.fc.k, l->wc = l->wcp = L->in.c, l->wr = l->ws = 1;
-        if (!cb_store_bf16(e)) return CB_OK;
+        return true;
     }
-    l->w = cb_store_alloc(e, (size_t)(l->wk * l->wcp * l->wr * l->ws) * cb_fmt_bytes(cb_store_of(e)->fmt));
+    // FC: the masters' (K, C*H*W) as they are (fc_input turns the input to match); fp32 storage reads them
+    l->wk = L->p.fc.k, l->wc = l->wcp = L->in.c, l->wr = l->ws = 1;
+    return L->op == CB_OP_FC && cb_store_bf16(e);
+}
+
+size_t cb_store_weight_copy(const cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_store *d = cb_store_of(e);
+    cb_store_layer l;
+    if (d->fmt == 0 || !e->opts.train || d->keep_weights || (L->op != CB_OP_CONV && L->op != CB_OP_FC) || !weight_dims(e, L, &l)) return 0;
+    return (size_t)(l.wk * l.wcp * l.wr * l.ws) * cb_fmt_bytes(d->fmt);
+}
+
+// conv / FC layer i (fmt != 0): its storage-format weight copy, the arena's (b->wcopy) or its own
+cb_status cb_store_plan_weights(cb_exec *e, int i, cb_error *err) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_store_layer *l = cb_store_layer_of(e, i);
+    if (!weight_dims(e, L, l) || l->w) return CB_OK; // (none; or planned already)
+    size_t bytes = (size_t)(l->wk * l->wcp * l->wr * l->ws) * cb_fmt_bytes(cb_store_of(e)->fmt);
+    if (e->lb[i].wcopy && cb_store_weight_copy(e, i) == bytes) {
+        l->w = e->lb[i].wcopy, l->step = true; // (made now, for the plan)
+        l->wpass[0] = l->wpass[1] = UINT64_MAX, l->wfwd[0] = l->wfwd[1] = false;
+        cb_store_weights(e, i);
+        return CB_OK;
+    }
+    l->w = cb_store_alloc(e, bytes);
     if (!l->w) {
         char what[64];
         snprintf(what, sizeof what, "its %s weights", cb_store_fmt_label(cb_store_of(e)->fmt));
@@ -287,6 +320,10 @@ cb_status cb_store_init(cb_exec *e, bool cpad, cb_error *err) {
     d->fmt = cb_store_fmt_of(&e->opts);
     d->cpad = cpad;
     d->layer = cb_xcalloc((size_t)e->net->nlayers, sizeof *d->layer);
+    const char *wc = getenv("CONVBENCH_WEIGHT_COPY");
+    if (wc && *wc && strcmp(wc, "plan") && strcmp(wc, "step") && strcmp(wc, "remake") && strcmp(wc, "keep"))
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_WEIGHT_COPY", NULL, "'%s' is not plan, step, remake or keep", wc);
+    d->keep_weights = wc && !strcmp(wc, "keep");
     e->act_bytes = cb_fmt_bytes(d->fmt);
     return d->fmt == 0 ? CB_OK : alloc_buffers(e, err);
 }
@@ -295,9 +332,8 @@ void cb_store_destroy(cb_exec *e) {
     cb_cuda_state *s = e->state;
     cb_store *d = s ? s->store : NULL;
     if (!d) return;
-    for (int i = 0; i < e->net->nlayers; i++) {
-        cudaFree(d->layer[i].w);
-    }
+    for (int i = 0; i < e->net->nlayers; i++)
+        if (!d->layer[i].step) cudaFree(d->layer[i].w); // (a step's copy lies in the engine's arena)
     cudaFree(d->stage);
     cudaFree(d->crit);
     cudaFree(d->wgrad);

@@ -16,6 +16,9 @@
 typedef struct cb_store_layer {
     void *w;                     // (nw) conv / FC weights in storage format (fmt != 0), from b->w
     uint64_t wver;               // the e->param_version that w was converted at
+    bool step;                   // w is the arena's (b->wcopy, training): made in each forward, see cb_store_weights
+    uint64_t wpass[2];           // step: the e->pass that b->wcopy [0] and b->wcopy_bwd [1] were made in,
+    bool wfwd[2];                // and whether that pass was a forward one
     int64_t wk, wc, wr, ws;      // the weights' (K, C, R, S) dims: conv filter, or FC (K, C, H, W) of its input
     int64_t wcp;                 // C of the storage copy: wc, or a conv's channels padded (cb_store_conv_cpad)
     void *xperm, *xperm_bwd, *dxperm; // (N, C, H, W) in the storage's type: an FC layer's spatial NHWC input permuted
@@ -31,6 +34,7 @@ typedef struct cb_store {
     void *wgrad;                 // (largest nw) a weight gradient in storage format, before fp32 KCRS
     cb_store_layer *layer;       // (nlayers)
     bool cpad;                   // NHWC: pad a convolution's unaligned input channels (cb_store_conv_cpad)
+    bool keep_weights;           // CONVBENCH_WEIGHT_COPY=keep: weight copies the backend's own in training too
 } cb_store;
 
 static inline cb_store *cb_store_of(const cb_exec *e) { return ((cb_cuda_state *)e->state)->store; }
@@ -53,6 +57,13 @@ void cb_store_destroy(cb_exec *e);
 // channels added: the padded channel count (else L->p.conv.cin).
 int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L);
 
+// The backends' be->weight_copy: bytes of conv / FC layer i's storage-format weight copy that the
+// engine places in the arena, 0 where it is the backend's own. Training places it (made in each
+// forward: a step's update changes the weights anyway; kept to the backward or made again there as
+// the engine plans, CONVBENCH_WEIGHT_COPY=plan, step (keep each to the backward) or remake (make
+// each again)); inference, and training with CONVBENCH_WEIGHT_COPY=keep, keep it from one pass to
+// the next (refreshed only when the weights change), outside the arena.
+size_t cb_store_weight_copy(const cb_exec *e, int i);
 // conv / FC layer i (fmt != 0): its storage-format weight copy
 cb_status cb_store_plan_weights(cb_exec *e, int i, cb_error *err);
 // the weights of conv or FC layer i as the libraries read them (b->w itself in fp32 NCHW)

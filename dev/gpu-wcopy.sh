@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# After `scripts/gpu-run.sh check` in the same call (its build-gpu): the bf16 weight copies in the
+# arena (2026-11-27 evening). Each cell's fullpass with CONVBENCH_WEIGHT_COPY=keep (the copies the
+# backend's own, as before: made when the weights change), plan (the default: in the arena, made in
+# every forward, made again in the backward where keeping them would raise the peak) and remake
+# (every copy made again in the backward); time and planned memory side by side.
+#   bash dev/gpu-wcopy.sh [bench] [test]    (results in $OUT/wcopy.tgz)
+#   test: test_gpu --part storage and the graph cases with CONVBENCH_WEIGHT_COPY=remake (the
+#         backward's own copies on every layer, which the default plans only where they pay)
+set -u; B=build-gpu; R=/tmp/wcopy; rm -rf $R; mkdir -p $R $OUT; . scripts/device-env.sh
+parts=${*:-bench}
+for part in $parts; do
+case $part in
+test)
+    CONVBENCH_WEIGHT_COPY=remake timeout ${TEST_S:-200} $B/tests/test_gpu --part storage >$R/test_storage_remake.log 2>&1
+    echo "test_gpu --part storage, remake: rc=$? $(tail -1 $R/test_storage_remake.log)"
+    CONVBENCH_WEIGHT_COPY=remake timeout ${TEST_S:-200} $B/tests/test_gpu --part graph >$R/test_graph_remake.log 2>&1
+    echo "test_gpu --part graph, remake: rc=$? $(tail -1 $R/test_graph_remake.log)"
+    ;;
+bench)
+    CELLS=${CELLS:-"alexnet:128 vgg-a:64 resnet50:64 resnext50:64"}
+    for c in $CELLS; do
+        n=${c%%:*}; b=${c#*:}
+        for mode in keep plan remake; do
+            CONVBENCH_WEIGHT_COPY=$mode timeout 60 $B/convbench fullpass $n --batch $b --backend auto --precision bf16 --layout nhwc \
+                --no-data-grad --warmup 3 --iters 10 --format json --quiet --output $R/fp-$n-$b-$mode.json 2>$R/fp-$n-$b-$mode.log \
+                || echo "fullpass $n $mode failed: $(tail -1 $R/fp-$n-$b-$mode.log)"
+        done
+        for mode in keep plan; do # with the update: keep makes its copies every step too
+            CONVBENCH_WEIGHT_COPY=$mode timeout 60 $B/convbench fullpass $n --batch $b --backend auto --precision bf16 --layout nhwc \
+                --no-data-grad --update --warmup 3 --iters 10 --format json --quiet --output $R/fpu-$n-$b-$mode.json 2>/dev/null \
+                || echo "fullpass --update $n $mode failed"
+        done
+    done
+    python3 - $R <<'PY' | tee $R/summary.md
+import json, sys, glob, os
+R = sys.argv[1]
+print('| cell | mode | step ms | planned MiB | backend copies MiB (at the peak) | peak at |')
+print('|---|---|---:|---:|---:|---|')
+for f in sorted(glob.glob(R + '/fp*.json')):
+    try:
+        d = json.load(open(f))
+        tot = [r for r in d['tables']['fullpass'] if r['phase'].strip() == 'total'][0]['median_ms']
+        mem = {r['kind']: r for r in d['tables']['memory']}
+        bc = mem.get('backend copies', {'mib': 0, 'at_peak_mib': 0})
+        at = [n for n in d.get('notes', []) if 'busiest' in n]
+        at = at[0].split('busiest point, ')[1].split(' (')[0] if at else ''
+        name = os.path.basename(f)[:-5]
+        print('| %s | %s | %.3f | %.1f | %.1f (%.1f) | %s |' % (name.rsplit('-', 1)[0], name.rsplit('-', 1)[1], tot, mem['total planned']['mib'],
+              bc['mib'], bc['at_peak_mib'], at))
+    except Exception as e:
+        print('|', os.path.basename(f), '| unreadable', e, '|')
+PY
+    ;;
+esac
+done
+tar czf $OUT/wcopy.tgz -C /tmp wcopy
