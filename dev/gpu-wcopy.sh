@@ -12,22 +12,27 @@ parts=${*:-bench}
 for part in $parts; do
 case $part in
 test)
-    CONVBENCH_WEIGHT_COPY=remake timeout ${TEST_S:-200} $B/tests/test_gpu --part storage >$R/test_storage_remake.log 2>&1
-    echo "test_gpu --part storage, remake: rc=$? $(tail -1 $R/test_storage_remake.log)"
-    CONVBENCH_WEIGHT_COPY=remake timeout ${TEST_S:-200} $B/tests/test_gpu --part graph >$R/test_graph_remake.log 2>&1
-    echo "test_gpu --part graph, remake: rc=$? $(tail -1 $R/test_graph_remake.log)"
+    CONVBENCH_WEIGHT_COPY=remake timeout ${TEST_S:-200} $B/tests/test_gpu --part storage >$R/test_storage_remake.log 2>&1 & p1=$!
+    CONVBENCH_WEIGHT_COPY=remake timeout ${TEST_S:-200} $B/tests/test_gpu --part graph >$R/test_graph_remake.log 2>&1 & p2=$!
+    CONVBENCH_WEIGHT_COPY=remake timeout ${TEST_S:-200} compute-sanitizer --tool memcheck --print-limit 20 $B/tests/test_gpu --part storage-small \
+        >$R/memcheck_storage_remake.log 2>&1 & p3=$!
+    wait $p1; echo "test_gpu --part storage, remake: rc=$? $(tail -1 $R/test_storage_remake.log)"
+    wait $p2; echo "test_gpu --part graph, remake: rc=$? $(tail -1 $R/test_graph_remake.log)"
+    wait $p3; echo "memcheck --part storage-small, remake: rc=$? $(grep -h 'passed\|ERROR SUMMARY' $R/memcheck_storage_remake.log | tail -2 | tr '\n' ' ')"
     ;;
 bench)
     CELLS=${CELLS:-"alexnet:128 vgg-a:64 resnet50:64 resnext50:64"}
     for c in $CELLS; do
         n=${c%%:*}; b=${c#*:}
-        for mode in keep plan remake; do
-            CONVBENCH_WEIGHT_COPY=$mode timeout 60 $B/convbench fullpass $n --batch $b --backend auto --precision bf16 --layout nhwc \
+        for mode in ${MODES:-keep plan remake}; do # (default: the variable unset)
+            [ $mode = default ] && m= || m=$mode
+            CONVBENCH_WEIGHT_COPY=$m timeout 60 $B/convbench fullpass $n --batch $b --backend auto --precision bf16 --layout nhwc \
                 --no-data-grad --warmup 3 --iters 10 --format json --quiet --output $R/fp-$n-$b-$mode.json 2>$R/fp-$n-$b-$mode.log \
                 || echo "fullpass $n $mode failed: $(tail -1 $R/fp-$n-$b-$mode.log)"
         done
-        for mode in keep plan; do # with the update: keep makes its copies every step too
-            CONVBENCH_WEIGHT_COPY=$mode timeout 60 $B/convbench fullpass $n --batch $b --backend auto --precision bf16 --layout nhwc \
+        for mode in ${UMODES:-keep default}; do # with the update: keep makes its copies every step too
+            [ $mode = default ] && m= || m=$mode
+            CONVBENCH_WEIGHT_COPY=$m timeout 60 $B/convbench fullpass $n --batch $b --backend auto --precision bf16 --layout nhwc \
                 --no-data-grad --update --warmup 3 --iters 10 --format json --quiet --output $R/fpu-$n-$b-$mode.json 2>/dev/null \
                 || echo "fullpass --update $n $mode failed"
         done

@@ -66,4 +66,9 @@ cb_status cb_write_whole(const char *path, const void *data, size_t n, cb_error 
 // The whole of a text file, NUL-terminated (free it); NULL with err set ("PATH: cannot open/read")
 char *cb_read_text(const char *path, cb_error *err);
 
+// The inputs of sum a (layers[a], an Elementwise sum) whose gradient buffer is the sum's own in
+// training (the engine's gradient routing, src/core/exec.c): their count (0 to 2), the layers in
+// out; the sum's backward moves nothing to those (CONVBENCH_GRAD_ROUTE=copy turns the routing off).
+int cb_sum_routes(const cb_net *net, int a, int out[2]);
+
 #endif

@@ -17,6 +17,7 @@
 //   others       memory-bound passes (copies, adds, batch norm, ReLU), each overhead + bytes / bw
 //                as calibrated (the copy figures for any not measured).
 #include "model/model.h"
+#include "core/net.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -47,6 +48,12 @@ static double storage_es(const cb_model_opts *o) { return o->precision == CB_PRE
 // does a layer after i (backward runs before i) also consume parent p? then i's gradient adds
 static bool accumulates(const cb_net *net, int i, int p) { return net->layers[p].last_child > i; }
 
+// a sum's inputs that take its gradient buffer as their own (the engine's routing): no copy to them
+static bool routed(const cb_net *net, int i, int p) {
+    int to[2], k = cb_sum_routes(net, i, to);
+    return (k > 0 && to[0] == p) || (k > 1 && to[1] == p);
+}
+
 // data gradients into the parents: the op's own time is `core`; adds where gradients accumulate
 static double parents_s(const cb_device *d, const cb_net *net, int i, cb_mop direct, double es) {
     const cb_layer *L = &net->layers[i];
@@ -55,7 +62,7 @@ static double parents_s(const cb_device *d, const cb_net *net, int i, cb_mop dir
         const cb_layer *P = &net->layers[L->parents[k]];
         if (P->op == CB_OP_INPUT) continue;
         cb_conv_params t = tensor_of(P->out);
-        if (direct < CB_MOP_COUNT) s += mop_s(d, direct, &t, es);
+        if (direct < CB_MOP_COUNT && !(L->op == CB_OP_ADD && routed(net, i, L->parents[k]))) s += mop_s(d, direct, &t, es);
         if (accumulates(net, i, L->parents[k])) s += mop_s(d, CB_MOP_ADD, &t, es);
     }
     return s;
@@ -267,7 +274,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_RELU_FWD, &y, es);
             else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &y, es) + parents_s(d, net, i, CB_MOP_COUNT, es);
             break;
-        case CB_OP_ADD: // forward: read both, write one; backward: dy copied to each input
+        case CB_OP_ADD: // forward: read both, write one; backward: dy copied to each input that does not take its buffer
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_ADD, &y, es) + (relu ? mop_s(d, CB_MOP_RELU_FWD, &y, es) : 0);
             else core = (relu ? mop_s(d, CB_MOP_RELU_BWD, &y, es) : 0) + (dgrad ? parents_s(d, net, i, CB_MOP_COPY, es) : 0);
             break;
@@ -355,7 +362,8 @@ static int host_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph,
     if (ph == CB_PHASE_FORWARD) return k[ph] * inputs + (relu && L->op != CB_OP_ADD && L->op != CB_OP_ACT);
     if (ph == CB_PHASE_BWD_FILTER) return L->op == CB_OP_BATCHNORM ? !dgrad : k[ph];
     if (!dgrad) return relu && L->op != CB_OP_ACT;
-    int per = L->op == CB_OP_ADD ? L->nparents - 1 : L->op == CB_OP_CONCAT ? grads : k[ph] * grads;
+    int to[2], routes = L->op == CB_OP_ADD ? cb_sum_routes(net, i, to) : 0; // (a sum: a copy or an add to each input not routed)
+    int per = L->op == CB_OP_ADD ? grads - routes : L->op == CB_OP_CONCAT ? grads : k[ph] * grads;
     return per + (L->op == CB_OP_ADD ? 0 : acc) + (relu && L->op != CB_OP_ACT);
 }
 

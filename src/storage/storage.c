@@ -117,7 +117,9 @@ size_t cb_store_weight_copy(const cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_store *d = cb_store_of(e);
     cb_store_layer l;
-    if (d->fmt == 0 || !e->opts.train || d->keep_weights || (L->op != CB_OP_CONV && L->op != CB_OP_FC) || !weight_dims(e, L, &l)) return 0;
+    // (a plan without an update: its weights never change, and one conversion serves every step)
+    bool keep = d->weight_copy == WCOPY_KEEP || (d->weight_copy == WCOPY_DEFAULT && e->opts.no_update);
+    if (d->fmt == 0 || !e->opts.train || keep || (L->op != CB_OP_CONV && L->op != CB_OP_FC) || !weight_dims(e, L, &l)) return 0;
     return (size_t)(l.wk * l.wcp * l.wr * l.ws) * cb_fmt_bytes(d->fmt);
 }
 
@@ -323,7 +325,7 @@ cb_status cb_store_init(cb_exec *e, bool cpad, cb_error *err) {
     const char *wc = getenv("CONVBENCH_WEIGHT_COPY");
     if (wc && *wc && strcmp(wc, "plan") && strcmp(wc, "step") && strcmp(wc, "remake") && strcmp(wc, "keep"))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_WEIGHT_COPY", NULL, "'%s' is not plan, step, remake or keep", wc);
-    d->keep_weights = wc && !strcmp(wc, "keep");
+    d->weight_copy = !wc || !*wc ? WCOPY_DEFAULT : !strcmp(wc, "keep") ? WCOPY_KEEP : WCOPY_ARENA;
     e->act_bytes = cb_fmt_bytes(d->fmt);
     return d->fmt == 0 ? CB_OK : alloc_buffers(e, err);
 }

@@ -34,7 +34,7 @@ typedef struct cb_store {
     void *wgrad;                 // (largest nw) a weight gradient in storage format, before fp32 KCRS
     cb_store_layer *layer;       // (nlayers)
     bool cpad;                   // NHWC: pad a convolution's unaligned input channels (cb_store_conv_cpad)
-    bool keep_weights;           // CONVBENCH_WEIGHT_COPY=keep: weight copies the backend's own in training too
+    enum { WCOPY_DEFAULT, WCOPY_KEEP, WCOPY_ARENA } weight_copy; // CONVBENCH_WEIGHT_COPY: unset, keep, or plan / step / remake
 } cb_store;
 
 static inline cb_store *cb_store_of(const cb_exec *e) { return ((cb_cuda_state *)e->state)->store; }
@@ -58,11 +58,13 @@ void cb_store_destroy(cb_exec *e);
 int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L);
 
 // The backends' be->weight_copy: bytes of conv / FC layer i's storage-format weight copy that the
-// engine places in the arena, 0 where it is the backend's own. Training places it (made in each
-// forward: a step's update changes the weights anyway; kept to the backward or made again there as
-// the engine plans, CONVBENCH_WEIGHT_COPY=plan, step (keep each to the backward) or remake (make
-// each again)); inference, and training with CONVBENCH_WEIGHT_COPY=keep, keep it from one pass to
-// the next (refreshed only when the weights change), outside the arena.
+// engine places in the arena, 0 where it is the backend's own. A training plan with an update
+// places it: the update changes the weights every step, so the copy is made in every forward
+// anyway, and in the arena it holds no bytes between steps; the engine keeps it to the backward or
+// makes it again there (CONVBENCH_WEIGHT_COPY=plan, the default; step keeps each, remake makes each
+// again; these place the copies in a plan without an update too). Inference and a plan without an
+// update (its weights never change: one conversion serves every step), and CONVBENCH_WEIGHT_COPY=keep,
+// keep it from one pass to the next outside the arena, refreshed only when the weights change.
 size_t cb_store_weight_copy(const cb_exec *e, int i);
 // conv / FC layer i (fmt != 0): its storage-format weight copy
 cb_status cb_store_plan_weights(cb_exec *e, int i, cb_error *err);
