@@ -1042,6 +1042,37 @@ static void bf16_passes(void) {
     cb_net_free(net);
 }
 
+// A training step on bf16 storage prices each weight copy the engine makes again in the backward
+// (AlexNet b128: FC layers', kept off the peak; src/core/exec.c): against the same step with every
+// copy kept to the backward (CONVBENCH_WEIGHT_COPY=step) its backward has one cast and one call more
+// per such layer, at least fc6's 37.7M weights' 6 bytes each at the memory's bandwidth; fp32 NCHW
+// storage reads the masters and makes no copy either way.
+static void weight_copies_again(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load("alexnet", &err);
+    if (!net || cb_net_set_batch(net, 128, &err) != CB_OK) {
+        CHECK(0, "alexnet: %s", err.msg);
+        cb_net_free(net);
+        return;
+    }
+    cb_device d = gpu_device();
+    cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC}, f32 = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW};
+    cb_step_pred plan, kept, p32, k32;
+    cb_predict_step(&d, net, &bf, &plan);
+    cb_predict_step(&d, net, &f32, &p32);
+    setenv("CONVBENCH_WEIGHT_COPY", "step", 1);
+    cb_predict_step(&d, net, &bf, &kept);
+    cb_predict_step(&d, net, &f32, &k32);
+    unsetenv("CONVBENCH_WEIGHT_COPY");
+    int more = plan.calls_bwd - kept.calls_bwd;
+    double fc6 = 1e3 * 4096.0 * 9216 * 6 / d.mem_bw;
+    CHECK(more >= 1 && more <= 3 && plan.bwd_data_ms - kept.bwd_data_ms >= fc6 && plan.fwd_ms == kept.fwd_ms,
+          "bf16 NHWC: %d more calls, backward data %g ms against %g kept (want at least fc6's cast, %g)", more, plan.bwd_data_ms,
+          kept.bwd_data_ms, fc6);
+    CHECK(p32.total_ms == k32.total_ms && p32.calls_bwd == k32.calls_bwd, "fp32 NCHW: %g against %g ms", p32.total_ms, k32.total_ms);
+    cb_net_free(net);
+}
+
 // a calibration carried onto another GPU: rates with the peak, bandwidths with the memory's
 static void calibration_transfer(void) {
     cb_device c = gpu_device(), d = gpu_device(), same = gpu_device();
@@ -1298,6 +1329,7 @@ int main(void) {
     RUN(cudnn_fallback);
     RUN(channel_pad);
     RUN(bf16_passes);
+    RUN(weight_copies_again);
     RUN(calibration_transfer);
     RUN(pool_entries);
     RUN(calibration_not_circular);

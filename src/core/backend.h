@@ -25,6 +25,7 @@ typedef struct cb_lbuf {
     // the arena: made in each forward and kept to the data gradient, or, where keeping it would
     // raise the peak, made again in the backward into wcopy_bwd (NULL: none)
     void *wcopy, *wcopy_bwd;
+    bool wcopy_again;             // the plan makes the weight copy again in the backward (set in a plan-only exec too)
     float *w, *b, *gamma, *beta;  // parameters (slices of the parameter arena)
     float *dw, *db, *dgamma, *dbeta;
     float *rmean, *rvar;          // running statistics (bn)

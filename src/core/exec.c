@@ -319,6 +319,7 @@ static int split_weight_copies(cb_exec *e, arena_buf *bufs, int nb, int T, const
             f->hi = hi;
             return nb;
         }
+        e->lb[best].wcopy_again = true;
         nb++;
     }
 }

@@ -17,10 +17,12 @@
 //   others       memory-bound passes (copies, adds, batch norm, ReLU), each overhead + bytes / bw
 //                as calibrated (the copy figures for any not measured).
 #include "model/model.h"
+#include "core/backend.h"
 #include "core/net.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static cb_conv_params tensor_of(cb_shape s) {
@@ -168,6 +170,37 @@ static double weight_cast_s(const cb_device *d, const cb_model_opts *o, const cb
     cb_conv_params t = tensor_of((cb_shape){.n = p.k, .c = c, .h = L->op == CB_OP_CONV ? p.r : 1, .w = L->op == CB_OP_CONV ? p.s : 1});
     return mop_s(d, CB_MOP_COPY, &t, o->precision == CB_PREC_BF16 ? 0.75 : 1.0);
 }
+// The engine's plan of a training step's weight copies on o's storage: the layers whose copy it
+// makes again in the backward (src/core/exec.c, split_weight_copies), each one more cast there.
+// A plan-only engine whose backend declares the copies as the cudnn backend's storage makes them
+// (src/storage/storage.c: a conv's on NHWC or bf16, KRSC with its channels padded as model_cpad; an
+// FC layer's on bf16). Its arena lacks the backend's input copies; NULL: none made again, or no plan.
+static size_t model_weight_copy(const cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_model_opts o = {.precision = e->opts.precision, .layout = e->opts.layout};
+    bool bf16 = o.precision == CB_PREC_BF16;
+    cb_conv_params p;
+    if (L->op == CB_OP_FC) return bf16 ? (size_t)(L->in.c * L->p.fc.k) * 2 : 0;
+    if (L->op != CB_OP_CONV || (o.layout != CB_LAYOUT_NHWC && !bf16)) return 0;
+    cb_conv_params_of(L, &p);
+    int64_t c = p.groups > 1 ? p.c / p.groups : model_cpad(&o, &p);
+    return (size_t)((int64_t)p.k * c * p.r * p.s) * (bf16 ? 2 : 4);
+}
+static bool *copies_made_again(const cb_device *d, const cb_net *net, const cb_model_opts *o) {
+    if (!cal_caps(d)->conv_library || (o->layout != CB_LAYOUT_NHWC && o->precision != CB_PREC_BF16)) return NULL;
+    static const cb_backend be = {.name = "model", .weight_copy = model_weight_copy};
+    cb_exec_opts eo;
+    cb_exec_opts_default(&eo);
+    eo.backend = be.name, eo.plan_only = true, eo.precision = o->precision, eo.layout = o->layout, eo.no_data_grad = true;
+    cb_error err = {0};
+    cb_exec *e = cb_exec_create_on((cb_net *)net, &eo, &be, &err); // (a plan reads the network, never changes it)
+    if (!e) return NULL;
+    bool *again = cb_xcalloc((size_t)net->nlayers, sizeof *again);
+    for (int i = 0; i < net->nlayers; i++) again[i] = e->lb[i].wcopy_again;
+    cb_exec_destroy(e);
+    return again;
+}
+
 // a copy of tensor t in the storage's element type
 static double copy_s(const cb_device *d, const cb_model_opts *o, const cb_conv_params *t) { return mop_s(d, CB_MOP_COPY, t, storage_es(o)); }
 
@@ -397,13 +430,15 @@ void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts 
     double h = 1e3 * cb_cal_host_call_s(&d->cal, NULL); // ms per call
     cb_host_floor form = d->cal.nalgo > 0 && h > 0 ? (cb_host_floor)d->cal.host_floor : CB_HOST_FLOOR_NONE;
     double layer_max[2] = {0, 0}; // the passes in the per-layer form: forward, backward
+    bool *again = copies_made_again(d, net, &t);
     for (int i = 1; i < net->nlayers; i++) {
         double gpu[2] = {0, 0}, host[2] = {0, 0};
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             cb_pred r;
             cb_predict_layer(d, net, i, (cb_phase)p, &t, &r);
-            *ph[p] += r.ms;
             int calls = host_calls(d, net, i, (cb_phase)p, &t);
+            if (p == CB_PHASE_BWD_DATA && again && again[i]) r.ms += 1e3 * weight_cast_s(d, &t, &net->layers[i]), calls++;
+            *ph[p] += r.ms;
             if (p == CB_PHASE_FORWARD) out->calls_fwd += calls;
             else out->calls_bwd += calls;
             gpu[p > 0] += r.ms;
@@ -415,6 +450,7 @@ void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts 
             out->host_layers += host[k] > gpu[k];
         }
     }
+    free(again);
     out->host_fwd_ms = out->calls_fwd * h;
     out->host_bwd_ms = out->calls_bwd * h;
     double gf = out->fwd_ms, gb = out->bwd_data_ms + out->bwd_filter_ms;
