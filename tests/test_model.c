@@ -540,7 +540,7 @@ static cb_device gpu_device(void) {
 static void calibration_fit(void) {
     cb_conv_params sh[CB_CAL_MAX_SHAPES], ms[CB_CAL_MAX_SHAPES];
     int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), nm = cb_cal_mop_shapes(ms, CB_CAL_MAX_SHAPES), ng = 0, nu = 0;
-    cb_cal_sample *s = calloc((size_t)(2 * ns + 2 * nm), sizeof *s);
+    cb_cal_sample *s = calloc((size_t)(2 * ns + 3 * nm), sizeof *s);
     if (!s) abort();
     cb_device d = gpu_device();
     // dense shapes: 35 TFLOP/s; grouped ones (their own entry): 4 TFLOP/s; unaligned channels (their own,
@@ -566,6 +566,10 @@ static void calibration_fit(void) {
         s[n] = (cb_cal_sample){.kind = CB_SAMPLE_MOP, .name = "bn_bwd", .p = ms[i]};
         s[n++].ms = 1e3 * (8e-6 + cb_mop_bytes(CB_MOP_BN_BWD, &ms[i]) / 2e12 + 1.5e-9 * ms[i].n * ms[i].h * ms[i].w);
     }
+    for (int i = 0; i < nm; i++) { // the same pass on bf16 NHWC storage: 5 us + its fp32 bytes / 3.5 TB/s + 0.5 ns a pixel
+        s[n] = (cb_cal_sample){.kind = CB_SAMPLE_MOP, .name = "bn_bwd", .prec = CB_PREC_BF16, .p = ms[i]};
+        s[n++].ms = 1e3 * (5e-6 + cb_mop_bytes(CB_MOP_BN_BWD, &ms[i]) / 3.5e12 + 0.5e-9 * ms[i].n * ms[i].h * ms[i].w);
+    }
     cb_error err = {0};
     CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK, "%s", err.msg);
     CHECK(ng >= 6 && nu >= CB_CAL_MIN_UNALIGNED && d.cal.nalgo == 3, "a dense, an unaligned and a grouped entry, got %d (%d grouped, %d unaligned shapes)",
@@ -583,6 +587,32 @@ static void calibration_fit(void) {
     const cb_cal_mop *o = &d.cal.mop[CB_MOP_BN_BWD];
     CHECK(o->n == nm && close_rel(o->bw, 2e12, 1e-6) && close_rel(o->overhead_s, 8e-6, 1e-6) && close_rel(o->plane_s, 1.5e-9, 1e-6),
           "bn_bwd bw %g overhead %g plane %g", o->bw, o->overhead_s, o->plane_s);
+    // the bf16 samples fit their own entry (mop16), apart from fp32's; a pass without one has none
+    const cb_cal_mop *o16 = &d.cal.mop16[CB_MOP_BN_BWD];
+    CHECK(o16->n == nm && close_rel(o16->bw, 3.5e12, 1e-6) && close_rel(o16->overhead_s, 5e-6, 1e-6) && close_rel(o16->plane_s, 0.5e-9, 1e-6) &&
+              d.cal.mop16[CB_MOP_BN_FWD].n == 0 && cb_cal_mop16_s(&d.cal, CB_MOP_BN_FWD, &ms[0]) == -1,
+          "bf16 bn_bwd n %d bw %g overhead %g plane %g", o16->n, o16->bw, o16->overhead_s, o16->plane_s);
+    // a batch norm layer on bf16 storage is priced from that entry; fp32 NHWC from fp32's
+    {
+        cb_net *bn = json_net("{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [16, 30, 30, 48]},"
+                              "\"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1, 1, 48, 48], \"padding\": \"SAME\","
+                              "\"activation_fn\": null, \"bias\": false},"
+                              "\"bn\": {\"parents\": [\"c\"], \"type\": \"BatchNorm\"},"
+                              "\"c2\": {\"parents\": [\"bn\"], \"type\": \"Convolution\", \"filter\": [1, 1, 48, 8], \"padding\": \"SAME\","
+                              "\"activation_fn\": null, \"bias\": false}}}");
+        cb_model_opts b16 = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC}, f32 = {CB_PREC_FP32, 0, false, CB_LAYOUT_NHWC};
+        cb_pred pb, pf;
+        int i = bn ? cb_net_find(bn, "bn") : -1;
+        if (i > 0) {
+            cb_predict_layer(&d, bn, i, CB_PHASE_BWD_DATA, &b16, &pb);
+            cb_predict_layer(&d, bn, i, CB_PHASE_BWD_DATA, &f32, &pf);
+            cb_conv_params t = {.n = 16, .c = 48, .h = 30, .w = 30, .p = 30, .q = 30};
+            double want16 = cb_cal_mop16_s(&d.cal, CB_MOP_BN_BWD, &t), want32 = cb_cal_mop_s(&d.cal, CB_MOP_BN_BWD, &t);
+            CHECK(close_rel(pb.ms, 1e3 * want16, 1e-6) && close_rel(pf.ms, 1e3 * want32, 1e-6), "bn backward: bf16 %g ms (want %g), fp32 %g (want %g)",
+                  pb.ms, 1e3 * want16, pf.ms, 1e3 * want32);
+        } else CHECK(0, "bn net");
+        cb_net_free(bn);
+    }
     // the entry and the samples survive JSON
     cJSON *j = cb_device_to_json(&d), *arr = cb_cal_samples_to_json(s, n);
     cb_device back;
@@ -590,10 +620,11 @@ static void calibration_fit(void) {
     int n2 = 0;
     CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.nalgo == 3 && back.cal.sms == 132 &&
               close_rel(back.cal.algo[0].rate, a->rate, 1e-12) && close_rel(back.cal.mop[CB_MOP_BN_BWD].plane_s, o->plane_s, 1e-12) &&
-              !back.cal.algo[0].grouped && back.cal.algo[1].grouped && back.cal.algo[2].unaligned,
+              !back.cal.algo[0].grouped && back.cal.algo[1].grouped && back.cal.algo[2].unaligned &&
+              close_rel(back.cal.mop16[CB_MOP_BN_BWD].bw, o16->bw, 1e-12) && back.cal.mop16[CB_MOP_BN_BWD].n == nm && back.cal.mop16[CB_MOP_COPY].n == 0,
           "device round trip: %s", err.msg);
     CHECK(cb_cal_samples_from_json(arr, &s2, &n2, "test", &err) == CB_OK && n2 == n && s2 && s2[0].p.k == s[0].p.k &&
-              s2[0].ms == s[0].ms && s2[1].ms == -1,
+              s2[0].ms == s[0].ms && s2[1].ms == -1 && s2[n - 1].prec == CB_PREC_BF16,
           "samples round trip");
     free(s2);
     cJSON_Delete(j);

@@ -183,13 +183,14 @@ static void gpu_report(cb_report *r, const cb_device *d) {
         cb_table_num(t, a->err_median_pct, 1);
         cb_table_num(t, a->err_p90_pct, 1);
     }
-    const char *oc[] = {"pass", "samples", "bw_gbs", "overhead_us", "plane_ns", "window_ps", "fit_median_pct"};
-    cb_table *ot = cb_report_table(r, "passes", 7, oc);
-    for (int m = 0; m < CB_MOP_COUNT; m++) {
-        const cb_cal_mop *o = &d->cal.mop[m];
+    const char *oc[] = {"pass", "storage", "samples", "bw_gbs", "overhead_us", "plane_ns", "window_ps", "fit_median_pct"};
+    cb_table *ot = cb_report_table(r, "passes", 8, oc);
+    for (int m = 0; m < 2 * CB_MOP_COUNT; m++) { // fp32 NCHW, then bf16 NHWC (bw per fp32 byte of the tensor)
+        const cb_cal_mop *o = m < CB_MOP_COUNT ? &d->cal.mop[m] : &d->cal.mop16[m - CB_MOP_COUNT];
         if (o->n <= 0) continue;
         cb_table_row(ot);
-        cb_table_str(ot, cb_mop_name((cb_mop)m));
+        cb_table_str(ot, cb_mop_name((cb_mop)(m % CB_MOP_COUNT)));
+        cb_table_str(ot, m < CB_MOP_COUNT ? "fp32 NCHW" : "bf16 NHWC");
         cb_table_int(ot, o->n);
         cb_table_num(ot, o->bw / 1e9, 0);
         cb_table_num(ot, o->overhead_s * 1e6, 1);

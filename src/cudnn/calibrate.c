@@ -350,10 +350,90 @@ typedef struct mop_arg {
     cudnnTensorDescriptor_t td, od, bd, bnd;
     cudnnActivationDescriptor_t act;
     cudnnPoolingDescriptor_t pd;
+    bool bf16;                     // on bf16 NHWC storage (run_mop16)
+    bool bn_ex;                    // bf16: cuDNN's Ex batch norm takes this shape (as the cudnn backend's bn_ex_probe)
 } mop_arg;
+
+// A pass on bf16 NHWC storage as the cudnn backend runs it there: the storage's own kernels for the
+// bias, the activation, the sum and the bias gradient (src/storage); cuDNN's pooling and batch norm
+// on NHWC bf16 descriptors, training batch norm through the Ex API in persistent mode where the
+// backend takes it (channels a multiple of 8, no reserve space: every calibration shape), the own
+// pooling kernels for the padding cuDNN lacks.
+static int run_mop16(ctx *c, const mop_arg *a) {
+    const cb_conv_params *t = &a->t;
+    const float one = 1, zero = 0;
+    size_t count = (size_t)t->n * t->c * t->h * t->w;
+    int64_t rows = (int64_t)t->n * t->h * t->w;
+    const int fmt = CB_FMT_NHWC | CB_FMT_BF16;
+    cb_pool_params pp = {.n = t->n, .c = t->c, .h = t->h, .w = t->w, .r = t->r, .s = t->s, .p = t->p, .q = t->q,
+                         .stride_h = t->stride_h, .stride_w = t->stride_w, .pad_top = t->pad_top, .pad_left = t->pad_left,
+                         .is_avg = a->m == CB_MOP_AVGPOOL_FWD || a->m == CB_MOP_AVGPOOL_BWD};
+    float **vv = (float **)c->v;
+    const cudnnBatchNormMode_t px = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    switch (a->m) {
+    case CB_MOP_COPY:
+        return cudaMemcpyAsync(c->y, c->x, count * 2, cudaMemcpyDeviceToDevice, 0) != cudaSuccess;
+    case CB_MOP_BIAS_ADD:
+        cb_fmt_bias_act_fn(rows, t->c, 1, vv[0], c->y, CB_ACT_NONE, NULL, 1);
+        break;
+    case CB_MOP_RELU_FWD:
+        cb_fmt_act_forward(count, CB_ACT_RELU, c->y, NULL, c->y, 1);
+        break;
+    case CB_MOP_RELU_BWD:
+        cb_fmt_act_backward(count, CB_ACT_RELU, NULL, c->y, c->dy, c->dy, 1);
+        break;
+    case CB_MOP_BN_FWD:
+        st = cudnnBatchNormalizationForwardInference(c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, a->td, c->x, a->td, c->y, a->bnd,
+                                                     vv[0], vv[1], vv[2], vv[3], 1e-5);
+        break;
+    case CB_MOP_BN_FWD_TRAIN:
+        if (a->bn_ex)
+            st = cudnnBatchNormalizationForwardTrainingEx(c->dnn, px, CUDNN_BATCHNORM_OPS_BN, &one, &zero, a->td, c->x, NULL, NULL, a->td,
+                                                          c->y, a->bnd, vv[0], vv[1], 0.1, vv[2], vv[3], 1e-5, vv[4], vv[5], NULL, c->ws,
+                                                          c->ws_bytes, NULL, 0);
+        else
+            st = cudnnBatchNormalizationForwardTraining(c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, a->td, c->x, a->td, c->y, a->bnd,
+                                                        vv[0], vv[1], 0.1, vv[2], vv[3], 1e-5, vv[4], vv[5]);
+        break;
+    case CB_MOP_BN_BWD:
+        if (a->bn_ex)
+            st = cudnnBatchNormalizationBackwardEx(c->dnn, px, CUDNN_BATCHNORM_OPS_BN, &one, &zero, &one, &zero, a->td, c->x, NULL, NULL,
+                                                   a->td, c->dy, NULL, NULL, a->td, c->dx, a->bnd, vv[0], vv[1], vv[6], vv[7], 1e-5, vv[4],
+                                                   vv[5], NULL, c->ws, c->ws_bytes, NULL, 0);
+        else
+            st = cudnnBatchNormalizationBackward(c->dnn, CUDNN_BATCHNORM_SPATIAL, &one, &zero, &one, &zero, a->td, c->x, a->td, c->dy,
+                                                 a->td, c->dx, a->bnd, vv[0], vv[6], vv[7], 1e-5, vv[4], vv[5]);
+        break;
+    case CB_MOP_BIAS_GRAD:
+        cb_fmt_bias_grad(rows, t->c, 1, c->dy, 1, vv[6], c->ws_bytes >= 4 * cb_fmt_bias_part_floats(t->c) ? (float *)c->ws : NULL);
+        break;
+    case CB_MOP_ADD:
+        cb_fmt_add(count, c->dx, c->dy, 1);
+        break;
+    case CB_MOP_POOL_FWD:
+    case CB_MOP_AVGPOOL_FWD:
+        st = cudnnPoolingForward(c->dnn, a->pd, &one, a->td, c->x, &zero, a->od, c->y);
+        break;
+    case CB_MOP_POOL_BWD:
+    case CB_MOP_AVGPOOL_BWD:
+        st = cudnnPoolingBackward(c->dnn, a->pd, &one, a->od, c->y, a->od, c->dy, a->td, c->x, &zero, a->td, c->dx);
+        break;
+    case CB_MOP_OWNPOOL_FWD:
+        cb_fmt_pool_forward(&pp, fmt, c->x, c->y, c->argmax);
+        break;
+    case CB_MOP_OWNPOOL_BWD:
+        cb_fmt_pool_backward(&pp, fmt, c->dy, c->argmax, c->dx);
+        break;
+    default:
+        return 1;
+    }
+    return st != CUDNN_STATUS_SUCCESS || cudaPeekAtLastError() != cudaSuccess;
+}
 
 static int run_mop(ctx *c, void *v) {
     const mop_arg *a = v;
+    if (a->bf16) return run_mop16(c, a);
     const cb_conv_params *t = &a->t;
     const float one = 1, zero = 0;
     size_t count = (size_t)t->n * t->c * t->h * t->w;
@@ -426,7 +506,9 @@ static int run_mop(ctx *c, void *v) {
     return st != CUDNN_STATUS_SUCCESS || cudaPeekAtLastError() != cudaSuccess;
 }
 
-// every pass on the tensors of cb_cal_mop_shapes, then the pooling passes alone on cb_cal_pool_shapes
+// every pass on the tensors of cb_cal_mop_shapes, then the pooling passes alone on cb_cal_pool_shapes:
+// on fp32 NCHW, then (the cudnn backend, bf16 among the precisions) on bf16 NHWC storage, those
+// samples marked bf16 (the model's ops_bf16: the storage's kernels, not fp32's with half the bytes)
 static cb_status cal_mops(ctx *c) {
     cb_conv_params sh[2 * CB_CAL_MAX_SHAPES];
     int nm = cb_cal_mop_shapes(sh, CB_CAL_MAX_SHAPES), ns = nm + cb_cal_pool_shapes(sh + nm, CB_CAL_MAX_SHAPES);
@@ -440,36 +522,54 @@ static cb_status cal_mops(ctx *c) {
     st |= cudnnCreatePoolingDescriptor(&a.pd);
     st |= cudnnSetActivationDescriptor(a.act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0);
     cb_status rc = st == CUDNN_STATUS_SUCCESS ? CB_OK : cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN descriptors");
-    progress(c, "calibrate: memory-bound passes%s%s", "", "");
-    for (int i = 0; rc == CB_OK && i < ns; i++) {
-        const cb_conv_params *t = &sh[i];
-        a.t = *t;
-        st = cudnnSetTensor4dDescriptor(a.td, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, t->n, t->c, t->h, t->w);
-        st |= cudnnSetTensor4dDescriptor(a.od, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, t->n, t->c, t->p, t->q);
-        st |= cudnnSetTensor4dDescriptor(a.bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, t->c, 1, 1);
-        st |= cudnnDeriveBNTensorDescriptor(a.bnd, a.td, CUDNN_BATCHNORM_SPATIAL);
-        if (st != CUDNN_STATUS_SUCCESS) {
-            rc = cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN descriptors for a memory-bound pass");
-            break;
-        }
-        for (int m = 0; m < CB_MOP_COUNT; m++) {
-            if (i >= nm && !cb_mop_is_pool((cb_mop)m)) continue;
-            a.m = (cb_mop)m;
-            bool avg = m == CB_MOP_AVGPOOL_FWD || m == CB_MOP_AVGPOOL_BWD; // as src/cudnn/plan.c sets a pool layer's
-            if (cb_mop_is_pool((cb_mop)m) &&
-                cudnnSetPooling2dDescriptor(a.pd, avg ? CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING : CUDNN_POOLING_MAX_DETERMINISTIC,
-                                            CUDNN_NOT_PROPAGATE_NAN, t->r, t->s, t->pad_top, t->pad_left, t->stride_h,
-                                            t->stride_w) != CUDNN_STATUS_SUCCESS) {
-                rc = cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN pooling descriptor");
+    bool bf16 = false;
+    for (int k = 0; k < c->o->nprec; k++) bf16 |= c->o->precs[k] == CB_PREC_BF16;
+    for (int pass = 0; pass < (c->dnn_backend && bf16 ? 2 : 1) && rc == CB_OK; pass++) {
+        a.bf16 = pass == 1;
+        cudnnTensorFormat_t tf = a.bf16 ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+        cudnnDataType_t dt = a.bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
+        progress(c, "calibrate: memory-bound passes%s%s", a.bf16 ? ", bf16 NHWC" : "", "");
+        for (int i = 0; rc == CB_OK && i < ns; i++) {
+            const cb_conv_params *t = &sh[i];
+            a.t = *t;
+            st = cudnnSetTensor4dDescriptor(a.td, tf, dt, t->n, t->c, t->h, t->w);
+            st |= cudnnSetTensor4dDescriptor(a.od, tf, dt, t->n, t->c, t->p, t->q);
+            st |= cudnnSetTensor4dDescriptor(a.bd, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, t->c, 1, 1);
+            st |= cudnnDeriveBNTensorDescriptor(a.bnd, a.td, CUDNN_BATCHNORM_SPATIAL);
+            if (st != CUDNN_STATUS_SUCCESS) {
+                rc = cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN descriptors for a memory-bound pass");
                 break;
             }
-            progress(c, "  %s%s", cb_mop_name((cb_mop)m), "");
-            double ms = time_call(c, run_mop, &a, true);
-            if (ms < -2) {
-                rc = fatal(c, "pass", cb_mop_name((cb_mop)m));
-                break;
+            a.bn_ex = false;
+            if (a.bf16 && t->c % 8 == 0) { // (the backend's rule, src/cudnn/backend.c bn_ex_probe)
+                const cudnnBatchNormMode_t px = CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
+                size_t fw = 0, bw = 0, rs = 1;
+                a.bn_ex = !cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(c->dnn, px, CUDNN_BATCHNORM_OPS_BN, a.td, NULL, a.td,
+                                                                                     a.bnd, NULL, &fw) &&
+                          !cudnnGetBatchNormalizationBackwardExWorkspaceSize(c->dnn, px, CUDNN_BATCHNORM_OPS_BN, a.td, NULL, a.td, NULL,
+                                                                             a.td, a.bnd, NULL, &bw) &&
+                          !cudnnGetBatchNormalizationTrainingExReserveSpaceSize(c->dnn, px, CUDNN_BATCHNORM_OPS_BN, NULL, a.td, &rs) &&
+                          rs == 0 && fw <= c->ws_bytes && bw <= c->ws_bytes;
             }
-            add(c, CB_SAMPLE_MOP, cb_mop_name((cb_mop)m), CB_PHASE_FORWARD, CB_PREC_FP32, t, ms, 0);
+            for (int m = 0; m < CB_MOP_COUNT; m++) {
+                if (i >= nm && !cb_mop_is_pool((cb_mop)m)) continue;
+                a.m = (cb_mop)m;
+                bool avg = m == CB_MOP_AVGPOOL_FWD || m == CB_MOP_AVGPOOL_BWD; // as src/cudnn/plan.c sets a pool layer's
+                if (cb_mop_is_pool((cb_mop)m) &&
+                    cudnnSetPooling2dDescriptor(a.pd, avg ? CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING : CUDNN_POOLING_MAX_DETERMINISTIC,
+                                                CUDNN_NOT_PROPAGATE_NAN, t->r, t->s, t->pad_top, t->pad_left, t->stride_h,
+                                                t->stride_w) != CUDNN_STATUS_SUCCESS) {
+                    rc = cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN pooling descriptor");
+                    break;
+                }
+                progress(c, "  %s%s", cb_mop_name((cb_mop)m), a.bf16 ? " (bf16 NHWC)" : "");
+                double ms = time_call(c, run_mop, &a, true);
+                if (ms < -2) {
+                    rc = fatal(c, "pass", cb_mop_name((cb_mop)m));
+                    break;
+                }
+                add(c, CB_SAMPLE_MOP, cb_mop_name((cb_mop)m), CB_PHASE_FORWARD, a.bf16 ? CB_PREC_BF16 : CB_PREC_FP32, t, ms, 0);
+            }
         }
     }
     cudnnDestroyTensorDescriptor(a.td);

@@ -137,18 +137,21 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
         a->err_p90_pct = num(k, x, "err_p90_pct", 0, NUM_NONNEG);
         cal->nalgo++, i++;
     }
-    k->sect = "calibration.ops.";
-    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(c, "ops");
-    for (int m = 0; m < CB_MOP_COUNT; m++) {
-        const cJSON *y = cJSON_GetObjectItemCaseSensitive(ops, cb_mop_name((cb_mop)m));
-        if (!y) continue;
-        cal->mop[m].bw = num(k, y, "bw", 0, NUM_NONNEG);
-        cal->mop[m].overhead_s = num(k, y, "overhead_s", 0, NUM_NONNEG);
-        cal->mop[m].plane_s = num(k, y, "plane_s", 0, NUM_NONNEG);
-        cal->mop[m].win_s = num(k, y, "win_s", 0, NUM_NONNEG);
-        cal->mop[m].visit_s = num(k, y, "visit_s", 0, NUM_NONNEG);
-        cal->mop[m].n = (int)num(k, y, "n", 0, NUM_COUNT);
-        cal->mop[m].err_median_pct = num(k, y, "err_median_pct", 0, NUM_NONNEG);
+    for (int t = 0; t < 2; t++) { // "ops": fp32 NCHW; "ops_bf16": bf16 NHWC storage (older files: none)
+        k->sect = t ? "calibration.ops_bf16." : "calibration.ops.";
+        const cJSON *ops = cJSON_GetObjectItemCaseSensitive(c, t ? "ops_bf16" : "ops");
+        cb_cal_mop *tab = t ? cal->mop16 : cal->mop;
+        for (int m = 0; m < CB_MOP_COUNT; m++) {
+            const cJSON *y = cJSON_GetObjectItemCaseSensitive(ops, cb_mop_name((cb_mop)m));
+            if (!y) continue;
+            tab[m].bw = num(k, y, "bw", 0, NUM_NONNEG);
+            tab[m].overhead_s = num(k, y, "overhead_s", 0, NUM_NONNEG);
+            tab[m].plane_s = num(k, y, "plane_s", 0, NUM_NONNEG);
+            tab[m].win_s = num(k, y, "win_s", 0, NUM_NONNEG);
+            tab[m].visit_s = num(k, y, "visit_s", 0, NUM_NONNEG);
+            tab[m].n = (int)num(k, y, "n", 0, NUM_COUNT);
+            tab[m].err_median_pct = num(k, y, "err_median_pct", 0, NUM_NONNEG);
+        }
     }
     k->sect = NULL;
     return k->ok ? CB_OK : err->status;
@@ -190,9 +193,14 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
         cJSON_AddNumberToObject(x, "err_p90_pct", a->err_p90_pct);
         cJSON_AddItemToArray(arr, x);
     }
-    cJSON *ops = cJSON_AddObjectToObject(c, "ops");
-    for (int m = 0; m < CB_MOP_COUNT; m++) {
-        const cb_cal_mop *o = &cal->mop[m];
+    for (int t = 0; t < 2; t++) {
+        const cb_cal_mop *tab = t ? cal->mop16 : cal->mop;
+        bool any = false;
+        for (int m = 0; m < CB_MOP_COUNT; m++) any |= tab[m].n > 0;
+        if (t && !any) break; // (no bf16 passes measured: no "ops_bf16")
+        cJSON *ops = cJSON_AddObjectToObject(c, t ? "ops_bf16" : "ops");
+        for (int m = 0; m < CB_MOP_COUNT; m++) {
+        const cb_cal_mop *o = &tab[m];
         if (o->n <= 0) continue;
         cJSON *y = cJSON_AddObjectToObject(ops, cb_mop_name((cb_mop)m));
         cJSON_AddNumberToObject(y, "bw", o->bw);
@@ -202,6 +210,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
         if (o->visit_s > 0) cJSON_AddNumberToObject(y, "visit_s", o->visit_s);
         cJSON_AddNumberToObject(y, "n", o->n);
         cJSON_AddNumberToObject(y, "err_median_pct", o->err_median_pct);
+        }
     }
     return c;
 }
@@ -405,8 +414,8 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
         a->wave_rate *= pk[a->prec];
         a->bw *= d->cal.bw_onchip ? sm_clock : bw;
     }
-    for (int m = 0; m < CB_MOP_COUNT; m++) {
-        cb_cal_mop *o = &d->cal.mop[m];
+    for (int m = 0; m < 2 * CB_MOP_COUNT; m++) { // (fp32's passes, then bf16's)
+        cb_cal_mop *o = m < CB_MOP_COUNT ? &d->cal.mop[m] : &d->cal.mop16[m - CB_MOP_COUNT];
         o->bw *= bw, o->plane_s /= bw;
         o->win_s /= sm_clock, o->visit_s /= sm_clock; // pooling's window terms are the SMs' work (reads of a window, compares)
     }

@@ -155,12 +155,18 @@ double cb_cal_fixed_s(const cb_calibration *cal, double overhead_s) {
     return fmax(0, overhead_s - cal->launch_s);
 }
 
+static double mop_entry_s(const cb_calibration *cal, const cb_cal_mop *o, cb_mop m, const cb_conv_params *t) {
+    return cb_cal_fixed_s(cal, o->overhead_s) + (o->bw > 0 ? cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w +
+           o->win_s * cb_mop_window(m, t) + o->visit_s * cb_mop_visits(m, t);
+}
 double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t) {
     const cb_cal_mop *o = &cal->mop[m];
     if (o->n <= 0) o = &cal->mop[CB_MOP_COPY];
     if (o->n <= 0) return -1;
-    return cb_cal_fixed_s(cal, o->overhead_s) + (o->bw > 0 ? cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w +
-           o->win_s * cb_mop_window(m, t) + o->visit_s * cb_mop_visits(m, t);
+    return mop_entry_s(cal, o, m, t);
+}
+double cb_cal_mop16_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t) {
+    return cal->mop16[m].n > 0 ? mop_entry_s(cal, &cal->mop16[m], m, t) : -1;
 }
 
 static double peak_of(const cb_device *d, cb_precision p) { return d->peak[p] > 0 ? d->peak[p] : d->peak[CB_PREC_FP32]; }
@@ -290,18 +296,23 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
             if (a->n > 0) cal->nalgo++;
         }
     }
-    for (int op = 0; st == CB_OK && op < CB_MOP_COUNT; op++) {
+    // the passes: fp32 NCHW samples into mop, bf16 NHWC ones (marked bf16) into mop16
+    for (int op = 0; st == CB_OK && op < 2 * CB_MOP_COUNT; op++) {
         int m = 0;
+        bool b16 = op >= CB_MOP_COUNT;
         for (int j = 0; j < n; j++)
-            if (s[j].kind == CB_SAMPLE_MOP && s[j].ms > 0 && !strcmp(s[j].name, cb_mop_name((cb_mop)op))) idx[m++] = j;
+            if (s[j].kind == CB_SAMPLE_MOP && s[j].ms > 0 && (s[j].prec == CB_PREC_BF16) == b16 &&
+                !strcmp(s[j].name, cb_mop_name((cb_mop)(op % CB_MOP_COUNT))))
+                idx[m++] = j;
         if (!m) continue;
+        cb_mop mo = (cb_mop)(op % CB_MOP_COUNT);
         double *t = malloc(sizeof(double) * 6 * (size_t)m), *x = t + m, *pl = t + 2 * m, *wn = t + 3 * m, *vs = t + 4 * m, *e = t + 5 * m;
         if (!t) abort();
         bool win = false; // pooling samples with windows: the window terms instead of the plane's
-        for (int k = 0; k < m; k++) {
+        for (int k = 0; k < m; k++) { // (bf16's bytes counted as fp32's: its bw is per fp32 byte, as cb_cal_mop16_s reads it)
             const cb_conv_params *q = &s[idx[k]].p;
-            t[k] = s[idx[k]].ms / 1e3, x[k] = cb_mop_bytes((cb_mop)op, q), pl[k] = (double)q->n * q->h * q->w;
-            wn[k] = cb_mop_window((cb_mop)op, q), vs[k] = cb_mop_visits((cb_mop)op, q);
+            t[k] = s[idx[k]].ms / 1e3, x[k] = cb_mop_bytes(mo, q), pl[k] = (double)q->n * q->h * q->w;
+            wn[k] = cb_mop_window(mo, q), vs[k] = cb_mop_visits(mo, q);
             win |= wn[k] > 0;
         }
         // pooling: bytes, visits, overlap (on the 2026-11-25 H200 calibration's pooling samples the
@@ -310,7 +321,7 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
         const double *cols[3] = {x, win ? vs : pl, wn};
         double coef[4] = {0}, p90;
         cb_fit_nnls_n(t, cols, win ? 3 : 2, m, coef);
-        cb_cal_mop *o = &cal->mop[op];
+        cb_cal_mop *o = b16 ? &cal->mop16[mo] : &cal->mop[mo];
         o->overhead_s = coef[0];
         o->bw = coef[1] > 0 ? 1 / coef[1] : 0;
         o->plane_s = win ? 0 : coef[2];

@@ -149,6 +149,10 @@ typedef struct cb_calibration {
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
     cb_cal_mop mop[CB_MOP_COUNT];       // bw 0: not measured
+    // the same passes on bf16 NHWC storage as the cudnn backend runs them (the storage's kernels,
+    // cuDNN's NHWC pooling and Ex batch norm), fitted on samples marked bf16; n 0: not measured
+    // (the model then prices fp32's with half the bytes)
+    cb_cal_mop mop16[CB_MOP_COUNT];
 } cb_calibration;
 
 // One calibration measurement, kept in the saved entry so the fit can be redone (--refit).
@@ -291,6 +295,8 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
 // Predicted seconds of one calibrated algorithm on a shape (FC: p.n batch, p.c inputs, p.k outputs).
 double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c);
 double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t);
+// the same from the bf16 NHWC entries (cb_calibration.mop16); -1 when that pass has none
+double cb_cal_mop16_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t);
 // The host's seconds per call it issues: cal->host_call_s where calibrate measured it; for a
 // calibration without it (before 2026-11-27), CB_HOST_CALL_PER_LAUNCH x launch_s (see predict_cal.c
 // for why that multiple); 0 when neither is known. *measured (may be NULL): whether host_call_s was used.

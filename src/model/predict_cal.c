@@ -36,9 +36,12 @@ static double mop_bw(const cb_device *d) {
 }
 
 // seconds of one memory-bound pass; the roofline on the copy bandwidth when nothing is calibrated
-// a memory-bound pass m over tensor t whose elements are es times fp32's bytes (0.5 on bf16
-// storage: the passes are calibrated on fp32, the fixed and per-plane costs stay, the bytes halve)
+// a memory-bound pass m over tensor t whose elements are es times fp32's bytes: on bf16 storage
+// (0.5) the calibration's bf16 NHWC entry where it has one, else fp32's with the bytes halved (the
+// fixed and per-plane costs stay)
 static double mop_s(const cb_device *d, cb_mop m, const cb_conv_params *t, double es) {
+    double s16 = es == 0.5 ? cb_cal_mop16_s(&d->cal, m, t) : -1; // bf16 storage's own entry, where calibrated
+    if (s16 >= 0) return s16;
     double s = cb_cal_mop_s(&d->cal, m, t);
     const cb_cal_mop *c = d->cal.mop[m].n > 0 ? &d->cal.mop[m] : &d->cal.mop[CB_MOP_COPY];
     if (s >= 0) return s - (c->bw > 0 ? (1 - es) * cb_mop_bytes(m, t) / c->bw : 0);
