@@ -507,8 +507,9 @@ static int run_mop(ctx *c, void *v) {
 }
 
 // every pass on the tensors of cb_cal_mop_shapes, then the pooling passes alone on cb_cal_pool_shapes:
-// on fp32 NCHW, then (the cudnn backend, bf16 among the precisions) on bf16 NHWC storage, those
-// samples marked bf16 (the model's ops_bf16: the storage's kernels, not fp32's with half the bytes)
+// on fp32 NCHW, then (the cudnn backend) on bf16 NHWC storage, those samples marked bf16 (the
+// model's ops_bf16: the storage's kernels, not fp32's with half the bytes; whatever the convolution
+// precisions, as `--sections mops` runs alone)
 static cb_status cal_mops(ctx *c) {
     cb_conv_params sh[2 * CB_CAL_MAX_SHAPES];
     int nm = cb_cal_mop_shapes(sh, CB_CAL_MAX_SHAPES), ns = nm + cb_cal_pool_shapes(sh + nm, CB_CAL_MAX_SHAPES);
@@ -522,9 +523,7 @@ static cb_status cal_mops(ctx *c) {
     st |= cudnnCreatePoolingDescriptor(&a.pd);
     st |= cudnnSetActivationDescriptor(a.act, CUDNN_ACTIVATION_RELU, CUDNN_NOT_PROPAGATE_NAN, 0.0);
     cb_status rc = st == CUDNN_STATUS_SUCCESS ? CB_OK : cb_fail(c->err, CB_STATUS_DEVICE, "calibrate", NULL, "cuDNN descriptors");
-    bool bf16 = false;
-    for (int k = 0; k < c->o->nprec; k++) bf16 |= c->o->precs[k] == CB_PREC_BF16;
-    for (int pass = 0; pass < (c->dnn_backend && bf16 ? 2 : 1) && rc == CB_OK; pass++) {
+    for (int pass = 0; pass < (c->dnn_backend ? 2 : 1) && rc == CB_OK; pass++) {
         a.bf16 = pass == 1;
         cudnnTensorFormat_t tf = a.bf16 ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
         cudnnDataType_t dt = a.bf16 ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT;
