@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The held-out bf16 figures of ../2026-11-27-h200-wcopy.md (call 5), from the files here, no GPU:
+# the calibration as measured (its bf16 NHWC pass samples included), and the same with those
+# samples removed (the model then prices bf16 passes from fp32's with half the bytes).
+#   docs/results/2026-11-27-h200-model-bf16/eval.sh      (from the repository root; CB=build/convbench)
+set -u
+D=$(dirname "$0"); CB=${CB:-build/convbench}
+T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
+/usr/bin/python3 - "$D/h200-cal.json" "$T/without.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d.get('calibration', {}).pop('ops_bf16', None)
+d['samples'] = [s for s in d['samples'] if not (s['kind'] == 'op' and s['precision'] == 'bf16')]
+json.dump(d, open(sys.argv[2], 'w'))
+PY
+nets=$(ls "$D"/nets/*.json | paste -sd, -)
+for cal in "$D/h200-cal.json" "$T/without.json"; do
+    for k in conv all; do
+        echo "== bf16, --kinds $k, $( [ "$cal" = "$D/h200-cal.json" ] && echo 'with the bf16 passes' || echo 'without them')"
+        "$CB" model-eval --device "$cal" --nets "$nets" --precision bf16 --kinds $k --quiet "$D"/profiles/*-bf16.json "$D"/fullpass/*-bf16.json |
+            grep -E '^(fwd|bwd_data|bwd_filter|all) |note: whole'
+    done
+done
