@@ -1286,17 +1286,19 @@ static void host_floor(void) {
 static void host_call_json(void) {
     cb_device d = gpu_device(), back;
     cb_error err = {0};
-    d.cal.launch_s = 6e-6, d.cal.host_call_s = 7.5e-6, d.cal.host_floor = CB_HOST_FLOOR_PASS;
+    d.cal.launch_s = 6e-6, d.cal.host_call_s = 7.5e-6, d.cal.host_graph_call_s = 19e-6, d.cal.host_floor = CB_HOST_FLOOR_PASS;
     cJSON *j = cb_device_to_json(&d);
     memset(&back, 0, sizeof back);
     CHECK(j && cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.host_call_s == 7.5e-6 &&
-              back.cal.host_floor == CB_HOST_FLOOR_PASS,
-          "round trip: %g s, form %d (%s)", back.cal.host_call_s, back.cal.host_floor, err.msg);
+              back.cal.host_graph_call_s == 19e-6 && back.cal.host_floor == CB_HOST_FLOOR_PASS,
+          "round trip: %g s, graph %g s, form %d (%s)", back.cal.host_call_s, back.cal.host_graph_call_s, back.cal.host_floor, err.msg);
     bool measured = false;
     CHECK(cb_cal_host_call_s(&back.cal, &measured) == 7.5e-6 && measured, "the measured host time is used");
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "calibration"), "host_call_s");
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "calibration"), "host_floor");
-    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.host_call_s == 0 && back.cal.host_floor == CB_HOST_FLOOR_NONE,
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "calibration"), "host_graph_call_s");
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.host_call_s == 0 && back.cal.host_floor == CB_HOST_FLOOR_NONE &&
+              back.cal.host_graph_call_s == 0,
           "without the fields: %g s, form %d", back.cal.host_call_s, back.cal.host_floor);
     cJSON_Delete(j);
     const char *old = "docs/results/2026-11-25-h200-bias/call4/h200-cal.json";
@@ -1304,6 +1306,36 @@ static void host_call_json(void) {
               back.cal.host_floor == CB_HOST_FLOOR_NONE && close_rel(cb_cal_host_call_s(&back.cal, &measured), back.cal.launch_s, 1e-12) &&
               !measured,
           "%s: %s", old, err.msg);
+}
+
+// A convolution that the graph race runs (a *_GRAPH entry) costs the host a graph execution's time
+// (host_graph_call_s) instead of a call's; the step's host time grows by the difference per such
+// call and by nothing without the field
+static void host_graph_calls(void) {
+    cb_net *net = two_conv(64);
+    cb_device d = gpu_device();
+#define ENTRY(nm, p) {.name = nm, .phase = p, .prec = CB_PREC_BF16, .rate = 30e12, .overhead_s = 10e-6}
+    const cb_cal_algo list[3] = {ENTRY("FWD_GRAPH", CB_PHASE_FORWARD), ENTRY("BWD_DATA_GRAPH", CB_PHASE_BWD_DATA),
+                                 ENTRY("BWD_FILTER_GRAPH", CB_PHASE_BWD_FILTER)};
+#undef ENTRY
+    set_algos(&d, list, 3);
+    d.cal.host_call_s = 5e-6;
+    if (net) {
+        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC};
+        cb_step_pred a, b;
+        cb_predict_step(&d, net, &bf, &a);
+        d.cal.host_graph_call_s = 20e-6;
+        cb_predict_step(&d, net, &bf, &b);
+        // graph executions, 15 us more each: forward pre's and conv's; backward pre's filter gradient (its
+        // input takes none) and conv's two
+        double want[2] = {1e3 * 15e-6 * 2, 1e3 * 15e-6 * 3};
+        CHECK(a.host_graph_ms[0] == 0 && a.host_graph_ms[1] == 0 && close_rel(b.host_graph_ms[0], want[0], 1e-9) &&
+                  close_rel(b.host_graph_ms[1], want[1], 1e-9) &&
+                  close_rel(b.host_fwd_ms - a.host_fwd_ms, b.host_graph_ms[0], 1e-9) && close_rel(b.host_bwd_ms - a.host_bwd_ms, b.host_graph_ms[1], 1e-9),
+              "graph executions' host time: forward %g ms, backward %g (without the field %g, %g)", b.host_graph_ms[0], b.host_graph_ms[1],
+              a.host_graph_ms[0], a.host_graph_ms[1]);
+    } else CHECK(0, "load");
+    cb_net_free(net);
 }
 
 // the calibration grid holds none of the evaluation networks' convolutions (batch aside)
@@ -1366,5 +1398,6 @@ int main(void) {
     RUN(calibration_not_circular);
     RUN(host_floor);
     RUN(host_call_json);
+    RUN(host_graph_calls);
     return test_summary();
 }

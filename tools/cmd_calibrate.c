@@ -154,6 +154,7 @@ static void gpu_report(cb_report *r, const cb_device *d) {
     cb_report_meta_num(r, "sms", d->cal.sms);
     cb_report_meta_num(r, "launch_us", d->cal.launch_s * 1e6);
     if (d->cal.host_call_s > 0) cb_report_meta_num(r, "host_call_us", d->cal.host_call_s * 1e6);
+    if (d->cal.host_graph_call_s > 0) cb_report_meta_num(r, "host_graph_call_us", d->cal.host_graph_call_s * 1e6);
     const char *gc[] = {"precision", "peak_tflops", "measured_tflops", "fraction_of_peak"};
     cb_table *g = cb_report_table(r, "gemm", 4, gc);
     for (int p = 0; p < CB_PREC_COUNT; p++) {
@@ -242,7 +243,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     cb_device d;
     cb_cal_sample *all = NULL;
     int nall = 0, nfiles = 0, rc = -1;
-    double launch = 0, host_call = 0;
+    double launch = 0, host_call = 0, host_graph = 0;
     bool stream = true, fused = true; // every file's samples timed as a pass sees them; its epilogue fused
     for (char *save_ptr = NULL, *path = strtok_r(list, ",", &save_ptr); path && rc < 0; path = strtok_r(NULL, ",", &save_ptr)) {
         cJSON *root = cb_json_read(path, &err);
@@ -268,6 +269,9 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
         if (!nfiles++) d = di;
         if (di.cal.launch_s > launch) launch = di.cal.launch_s;
         if (di.cal.host_call_s > host_call) host_call = di.cal.host_call_s; // (0 in files calibrated before it)
+        // a graph execution's host time: the least of the parts' (each measures it on its first shape
+        // with a plan; more is a larger shape's GPU catching up, not the host)
+        if (di.cal.host_graph_call_s > 0 && (host_graph == 0 || di.cal.host_graph_call_s < host_graph)) host_graph = di.cal.host_graph_call_s;
         stream &= di.cal.stream_timed;
         fused &= di.cal.act_bias_fused;
         all = realloc(all, sizeof *all * (size_t)(nall + ns));
@@ -283,6 +287,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     if (!nfiles) return cli_usage_error(&cmd_calibrate, "--refit: no file named");
     d.cal.launch_s = launch;
     d.cal.host_call_s = host_call;
+    d.cal.host_graph_call_s = host_graph;
     d.cal.stream_timed = stream;
     d.cal.act_bias_fused = fused;
     if (link->bw > 0) d.interconnect = *link; // else the first file's, if it stores one
@@ -405,6 +410,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     d.cal.sms = gc.sms;
     d.cal.launch_s = gc.launch_s;
     d.cal.host_call_s = gc.host_call_s;
+    d.cal.host_graph_call_s = gc.host_graph_call_s;
     d.cal.stream_timed = true; // src/cudnn/calibrate.c times calls as a pass sees them
     d.cal.act_bias_fused = true; // this build's backward epilogue (cb_fmt_act_bias_grad)
     snprintf(d.meas_source, sizeof d.meas_source, "convbench calibrate --backend %s (commit %s) on %s: median of %ld",

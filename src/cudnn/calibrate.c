@@ -48,6 +48,7 @@ typedef struct ctx {
     size_t nx, nw, ny;             // the buffers' floats: x and dx, w and dw, y and dy
     float *pat;                    // (npat) the host pattern they were filled from
     size_t npat;
+    bool host_graph_done;          // the graph plans' host time per call measured (host_graph_call)
 } ctx;
 
 typedef int (*run_fn)(ctx *c, void *arg); // 0: ran
@@ -247,6 +248,8 @@ static int run_graph(ctx *c, void *v) {
 
 // phase ph's graph sample of the shape of descriptors a (its legacy descriptors): -1 where no
 // plan runs it (a grouped convolution: the backend keeps the legacy path)
+static double host_graph_call(ctx *c, const graph_arg *g);
+
 static cb_status cal_graph(ctx *c, const conv_arg *a, cb_phase ph, cb_precision prec) {
     graph_arg g = {ph, NULL};
     const void *x = ph == CB_PHASE_BWD_DATA ? (void *)c->dx : (void *)c->x, *w = ph == CB_PHASE_BWD_FILTER ? (void *)c->dw : (void *)c->w,
@@ -259,6 +262,12 @@ static cb_status cal_graph(ctx *c, const conv_arg *a, cb_phase ph, cb_precision 
         g.g) {
         ws = (double)cb_dnn_graph_workspace(g.g);
         ms = time_call(c, run_graph, &g, true);
+        // the host's time per graph execution, once, on the first plan that runs (the grid's first
+        // shapes are its smallest: the GPU keeps up, so the host's loop is what is timed)
+        if (ms >= 0 && !c->host_graph_done) {
+            double h = host_graph_call(c, &g);
+            if (h > 0) c->out->host_graph_call_s = h, c->host_graph_done = true;
+        }
     }
     if (lost >= 0) ms = -3; // (an engine took the device down: the calibration stops, as on any CUDA error)
     cb_dnn_graph_free(g.g);
@@ -615,6 +624,23 @@ static double time_host_call(ctx *c) {
     if (td) cudnnDestroyTensorDescriptor(td);
     if (act) cudnnDestroyActivationDescriptor(act);
     return s;
+}
+
+// The same for a cuDNN graph plan's execution (cudnnBackendExecute with its variant pack): what a
+// layer's convolution costs the host where the graph race chose an engine (the model's steps)
+static double host_graph_call(ctx *c, const graph_arg *g) {
+    double t[32];
+    int reps = c->o->reps < 32 ? c->o->reps : 32;
+    if (reps < 1) reps = 1;
+    bool ok = true;
+    for (int r = -1; r < reps && ok; r++) { // (r = -1: warm-up)
+        if (cudaDeviceSynchronize() != cudaSuccess) return -1;
+        double t0 = cb_now_ms();
+        for (int k = 0; k < HOST_CALLS && ok; k++) ok &= run_graph(c, (void *)g) == 0;
+        double t1 = cb_now_ms();
+        if (r >= 0) t[r] = (t1 - t0) / 1e3 / HOST_CALLS;
+    }
+    return ok && cudaDeviceSynchronize() == cudaSuccess ? cb_stats_of(t, reps).median : -1;
 }
 
 // ---- set-up ---------------------------------------------------------------------------------

@@ -38,6 +38,7 @@ typedef struct cb_gpu_cal {
     double clock_mhz, mem_bytes;
     double launch_s;
     double host_call_s;                  // the host's wall clock per call of back-to-back small cuDNN calls
+    double host_graph_call_s;            // the same for a cuDNN graph plan's execution (0: none ran)
     cb_cal_sample *s;                    // every measurement (malloc'd)
     int n, cap;
 } cb_gpu_cal;

@@ -143,6 +143,9 @@ typedef struct cb_calibration {
     // the host's time per call: wall clock over N back-to-back small cuDNN calls enqueued without a
     // sync, divided by N (calibrate since 2026-11-27); 0: not measured (cb_cal_host_call_s falls back)
     double host_call_s;
+    // the same for a cuDNN graph plan's execution, the convolution of a layer whose engine the graph
+    // race chose (calibrate since 2026-11-27 evening); 0: not measured (such a call costs host_call_s)
+    double host_graph_call_s;
     // the whole step's form (model-eval selects it leave-one-network-out): how the host's issuing of
     // calls bounds a pass (cb_host_floor; 0, the default: not at all, the form before 2026-11-27)
     int host_floor;
@@ -364,7 +367,8 @@ const char *cb_host_floor_name(cb_host_floor f);
 typedef struct cb_step_pred {
     double fwd_ms, bwd_data_ms, bwd_filter_ms, criterion_ms, update_ms, total_ms;
     int calls_fwd, calls_bwd;           // host calls per pass (cb_predict_layer_calls)
-    double host_fwd_ms, host_bwd_ms;    // those calls x cb_cal_host_call_s
+    double host_fwd_ms, host_bwd_ms;    // those calls x cb_cal_host_call_s, and host_graph_ms
+    double host_graph_ms[2];            // of those, forward and backward: what graph executions cost beyond a call (host_graph_call_s)
     double fwd_pass_ms, bwd_pass_ms;    // the passes as predicted (the floor applied)
     bool host_bound_fwd, host_bound_bwd; // the pass's host time exceeds its GPU time (whatever the form)
     int host_layers, layer_passes;      // (layer, pass) pairs with any call, and those whose host time exceeds their GPU time
