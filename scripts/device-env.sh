@@ -5,7 +5,10 @@
 #   tar -cJf .devpack/deps.tar.xz .deps      # .deps: headers and libraries copied from Debian
 #                                            # (cJSON, OpenBLAS, zlib, protobuf-c, SQLite)
 #   mkdir -p .devpack/gen && cp build/gen/onnx.pb-c.[ch] .devpack/gen/
-# and name .devpack in the device call's carry.
+# and name .devpack in the device call's carry. The device takes 64 MiB in all (the tracked tree
+# with what is carried): where the whole .devpack no longer fits beside the tree, carry
+# .devpack/deps.tar.xz and .devpack/gen alone; only the data set's users (the ECE408 lab, `infer`,
+# `train` on Fashion-MNIST) need fashion-mnist/, and without it they skip.
 if [ ! -d .deps ] && [ -f .devpack/deps.tar.xz ]; then tar -xJf .devpack/deps.tar.xz; fi
 if [ -d .deps ]; then
     export CPATH="$PWD/.deps/include${CPATH:+:$CPATH}" LIBRARY_PATH="$PWD/.deps/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
