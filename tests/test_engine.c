@@ -1048,6 +1048,9 @@ static void weight_copy_case(const char *json, const char *name) {
               "%s: two steps made %d copies in forward (want %d), %d in backward (want %d); %d found overwritten", name, wc_made_fwd,
               2 * copies, wc_made_bwd, 2 * remade, wc_clobbered);
         if (!strcmp(wc_mode(), "remake")) CHECK(remade == dgrads, "%s: remake made %d copies again, %d take a data gradient", name, remade, dgrads);
+        bool said = false; // the trade is said in a note wherever a copy is made again
+        for (int k = 0; k < cb_exec_note_count(w); k++) said |= strstr(cb_exec_note_at(w, k), "made again in the backward") != NULL;
+        CHECK(said == (remade > 0), "%s: %d copies made again, the note %s", name, remade, said ? "given" : "missing");
         if (!strcmp(wc_mode(), "step")) CHECK(remade == 0, "%s: step made %d copies again", name, remade);
         // after the backward nothing made in the step holds (the next use of the bytes is another
         // step's); between a forward and its backward, what the forward made does

@@ -300,9 +300,11 @@ static void arena_peak(cb_exec *e, const arena_buf *bufs, int nb, int T) {
 static int split_weight_copies(cb_exec *e, arena_buf *bufs, int nb, int T, const int *wbuf, const int *wend) {
     const char *mode = getenv("CONVBENCH_WEIGHT_COPY");
     bool all = mode && !strcmp(mode, "remake"), none = mode && !strcmp(mode, "step");
-    int n = e->net->nlayers;
+    int n = e->net->nlayers, again = 0, copies = 0, at;
+    int64_t before = live_peak(bufs, nb, T, &at), bytes = 0;
+    for (int i = 1; i < n; i++) copies += wbuf[i] >= 0;
     for (;;) {
-        int at, best = -1;
+        int best = -1;
         int64_t most = live_peak(bufs, nb, T, &at);
         for (int i = 1; i < n && !none; i++) {
             int k = wbuf[i];
@@ -310,18 +312,25 @@ static int split_weight_copies(cb_exec *e, arena_buf *bufs, int nb, int T, const
             if (!all && !(wend[i] < at && at < bufs[k].hi)) continue;
             if (best < 0 || bufs[k].bytes > bufs[wbuf[best]].bytes) best = i;
         }
-        if (best < 0) return nb;
+        if (best < 0) break;
         arena_buf *f = &bufs[wbuf[best]];
         int hi = f->hi;
         bufs[nb] = (arena_buf){(void **)&e->lb[best].wcopy_bwd, f->bytes, hi, hi, f->kind, 0};
         f->hi = wend[best];
         if (!all && live_peak(bufs, nb + 1, T, &at) > most - most / 100) { // not 1% lower: as it was, and done
             f->hi = hi;
-            return nb;
+            break;
         }
         e->lb[best].wcopy_again = true;
+        again++, bytes += (int64_t)f->bytes;
         nb++;
     }
+    // (a time-for-memory trade the plan made: said, as a slow path is)
+    if (again)
+        cb_exec_note(e, "weight copies: %d of %d made again in the backward (%.1f MiB of copies; the planned peak %.1f MiB lower), one "
+                        "more conversion each a step (CONVBENCH_WEIGHT_COPY=step keeps them)",
+                     again, copies, bytes / 1048576.0, (before - live_peak(bufs, nb, T, &at)) / 1048576.0);
+    return nb;
 }
 
 // Every activation-sized buffer: placed in the arena (or allocated one each under
