@@ -1745,7 +1745,8 @@ static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bo
 // reference with it on; then a standalone layer must record it (CB_CHOICE_BN_PERSISTENT) on auto's
 // forced cuDNN path and on the cudnn backend by default ($CONVBENCH_DNN_BN unset), with 32 channels,
 // and must not with 6 (its kernels fault on them: the legacy call); the small networks on the
-// cudnn backend by default (the residual one has 6 and 7 channels); a bad value refused by name.
+// cudnn backend by default (the residual one has 6 and 7 channels); a bad value refused by name (and
+// one of CONVBENCH_WEIGHT_COPY's).
 static const cb_choice *bn_choice_of(cb_net **net, cb_exec **g, const char *backend, cb_precision prec, int c, cb_error *err) {
     char json[256];
     snprintf(json, sizeof json, "{\"name\": \"n\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [4, 6, 6, %d]},"
@@ -1795,6 +1796,13 @@ static void dnn_bn_cases(void) {
     check("CONVBENCH_DNN_BN=sometimes refused by name", !g && net && strstr(err.msg, "CONVBENCH_DNN_BN") ? 0 : 1, 0);
     cb_exec_destroy(g);
     unsetenv("CONVBENCH_DNN_BN");
+    cb_net_free(net);
+    setenv("CONVBENCH_WEIGHT_COPY", "sometimes", 1); // (the storage's weight copies: src/storage/storage.c)
+    err = (cb_error){0};
+    bn_choice_of(&net, &g, "cudnn", CB_PREC_BF16, 32, &err);
+    check("CONVBENCH_WEIGHT_COPY=sometimes refused by name", !g && net && strstr(err.msg, "CONVBENCH_WEIGHT_COPY") ? 0 : 1, 0);
+    cb_exec_destroy(g);
+    unsetenv("CONVBENCH_WEIGHT_COPY");
     cb_net_free(net);
     test_layout = CB_LAYOUT_NCHW;
 }
