@@ -5,6 +5,7 @@
 #include "check.h"
 #include "convbench.h"
 #include "core/backend.h"
+#include "core/ops.h"
 #include "core/plan.h"
 
 #include <math.h>
@@ -632,7 +633,9 @@ static void test_no_update_no_momentum(void) {
 }
 
 // A plan-only exec (summary's planned memory) counts what a real one allocates, less the backend's
-// workspace and copies, and allocates nothing; bf16 activations plan less than fp32.
+// workspace and copies, and allocates nothing; bf16 activations plan less than fp32; a bf16 plan
+// places the GPU backends' bf16 weight copies (cb_weight_copy_bytes) in its arena unless
+// CONVBENCH_WEIGHT_COPY=keep leaves them to the backend: more than without, less than with all whole.
 static void test_plan_only_counts(void) {
     const char *nets[] = {"fashion-lenet", "googlenet", "resnet50"};
     for (int k = 0; k < 3; k++) {
@@ -647,9 +650,18 @@ static void test_plan_only_counts(void) {
         o.plan_only = true;
         cb_exec *plan = cb_exec_create(net, &o, &err);
         o.precision = CB_PREC_BF16;
+        setenv("CONVBENCH_WEIGHT_COPY", "keep", 1); // (the copies left to the backend: activations alone)
         cb_exec *half = cb_exec_create(net, &o, &err);
-        CHECK(real && plan && half, "%s: %s", nets[k], err.msg);
-        if (real && plan && half) {
+        unsetenv("CONVBENCH_WEIGHT_COPY");
+        cb_exec *copies = cb_exec_create(net, &o, &err); // with the GPU backends' bf16 weight copies in the arena
+        CHECK(real && plan && half && copies, "%s: %s", nets[k], err.msg);
+        if (real && plan && half && copies) {
+            size_t all = 0;
+            for (int i = 0; i < net->nlayers; i++) all += (cb_weight_copy_bytes(&net->layers[i], CB_PREC_BF16, CB_LAYOUT_NCHW) + 255) / 256 * 256;
+            CHECK(all > 0 && cb_exec_peak_bytes(copies) > cb_exec_peak_bytes(half) && cb_exec_peak_bytes(copies) <= cb_exec_peak_bytes(half) + all &&
+                      cb_exec_memory(copies, CB_MEM_BACKEND) >= all && cb_exec_memory(half, CB_MEM_BACKEND) == 0,
+                  "%s: bf16 plan %zu bytes with the weight copies (%zu of them), %zu without", nets[k], cb_exec_peak_bytes(copies), all,
+                  cb_exec_peak_bytes(half));
             size_t want = cb_exec_peak_bytes(real) - cb_exec_memory(real, CB_MEM_WORKSPACE) - cb_exec_memory(real, CB_MEM_BACKEND);
             CHECK(cb_exec_peak_bytes(plan) == want, "%s: planned %zu bytes, the cpu exec allocated %zu", nets[k],
                   cb_exec_peak_bytes(plan), want);
@@ -675,6 +687,7 @@ static void test_plan_only_counts(void) {
         cb_exec_destroy(real);
         cb_exec_destroy(plan);
         cb_exec_destroy(half);
+        cb_exec_destroy(copies);
         cb_net_free(net);
     }
 }

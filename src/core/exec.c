@@ -2,6 +2,7 @@
 // update on a backend, timing each layer and phase. No allocation happens after cb_exec_create.
 #include "core/backend.h"
 #include "core/net.h"
+#include "core/ops.h"
 #include "core/rng.h"
 #include "core/act.h"
 
@@ -476,7 +477,15 @@ void cb_exec_destroy(cb_exec *e) {
     free(e);
 }
 
-static const cb_backend plan_only_backend = {.name = "plan only"}; // (opts.plan_only: nothing runs)
+// opts.plan_only: nothing runs. Where the plan updates the weights, the GPU backends' storage copies
+// of them (bf16, NHWC) join its arena as those backends place them (cb_store_weight_copy), unless
+// CONVBENCH_WEIGHT_COPY=keep leaves them the backend's own
+static size_t plan_only_weight_copy(const cb_exec *e, int i) {
+    const char *mode = getenv("CONVBENCH_WEIGHT_COPY");
+    bool keep = (mode && !strcmp(mode, "keep")) || ((!mode || !*mode) && e->opts.no_update);
+    return e->opts.train && !keep ? cb_weight_copy_bytes(&e->net->layers[i], e->opts.precision, e->opts.layout) : 0;
+}
+static const cb_backend plan_only_backend = {.name = "plan only", .weight_copy = plan_only_weight_copy};
 
 cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     if (!opts->plan_only && cb_backend_supports(net, opts, err) != CB_REASON_NONE) return NULL;

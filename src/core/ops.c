@@ -32,3 +32,13 @@ void cb_bn_params_of(const cb_layer *L, cb_bn_params *p) {
     *p = (cb_bn_params){(int)L->out.n, (int)L->out.c, (int)L->out.h, (int)L->out.w,
                         L->op == CB_OP_BATCHNORM ? L->p.bn.eps : L->bn_eps};
 }
+
+size_t cb_weight_copy_bytes(const cb_layer *L, cb_precision p, cb_layout l) {
+    bool bf16 = p == CB_PREC_BF16;
+    if (L->op == CB_OP_FC) return bf16 ? (size_t)(L->in.c * L->p.fc.k) * 2 : 0;
+    if (L->op != CB_OP_CONV || (l != CB_LAYOUT_NHWC && !bf16)) return 0;
+    cb_conv_params q;
+    cb_conv_params_of(L, &q);
+    int64_t c = q.groups > 1 ? q.c / q.groups : l == CB_LAYOUT_NHWC && p != CB_PREC_TF32 ? cb_conv_cpad_to(q.c, bf16) : q.c;
+    return (size_t)((int64_t)q.k * c * q.r * q.s) * (bf16 ? 2 : 4);
+}

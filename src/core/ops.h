@@ -57,6 +57,12 @@ typedef struct cb_bn_params {
 // A convolution layer's geometry; an InnerProduct layer is the 1x1 convolution of its (N, C, 1, 1)
 // input with (K, C, 1, 1) weights (the same memory layouts).
 void cb_conv_params_of(const cb_layer *L, cb_conv_params *p);
+// Bytes of conv or FC layer L's weights as the GPU backends' storage keeps a copy of them for
+// precision p and layout l (src/storage/storage.c): a convolution's on NHWC or bf16 storage (KRSC
+// under NHWC, its input channels padded as cb_conv_cpad_to but in tf32, whose graph engines take them
+// as they are), an FC layer's on bf16; 0 where the layer reads its fp32 masters. The plans that
+// place these copies without a GPU use it (summary's, the model's).
+size_t cb_weight_copy_bytes(const cb_layer *L, cb_precision p, cb_layout l);
 void cb_pool_params_of(const cb_layer *L, cb_pool_params *p);
 void cb_lrn_params_of(const cb_layer *L, cb_lrn_params *p);
 // a BatchNorm layer's, or the batch norm fused after a Convolution / InnerProduct (L->bn)

@@ -179,15 +179,7 @@ static double weight_cast_s(const cb_device *d, const cb_model_opts *o, const cb
 // (src/storage/storage.c: a conv's on NHWC or bf16, KRSC with its channels padded as model_cpad; an
 // FC layer's on bf16). Its arena lacks the backend's input copies; NULL: none made again, or no plan.
 static size_t model_weight_copy(const cb_exec *e, int i) {
-    const cb_layer *L = &e->net->layers[i];
-    cb_model_opts o = {.precision = e->opts.precision, .layout = e->opts.layout};
-    bool bf16 = o.precision == CB_PREC_BF16;
-    cb_conv_params p;
-    if (L->op == CB_OP_FC) return bf16 ? (size_t)(L->in.c * L->p.fc.k) * 2 : 0;
-    if (L->op != CB_OP_CONV || (o.layout != CB_LAYOUT_NHWC && !bf16)) return 0;
-    cb_conv_params_of(L, &p);
-    int64_t c = p.groups > 1 ? p.c / p.groups : model_cpad(&o, &p);
-    return (size_t)((int64_t)p.k * c * p.r * p.s) * (bf16 ? 2 : 4);
+    return cb_weight_copy_bytes(&e->net->layers[i], e->opts.precision, e->opts.layout);
 }
 static bool *copies_made_again(const cb_device *d, const cb_net *net, const cb_model_opts *o) {
     if (!cal_caps(d)->conv_library || (o->layout != CB_LAYOUT_NHWC && o->precision != CB_PREC_BF16)) return NULL;
