@@ -175,20 +175,15 @@ static double weight_cast_s(const cb_device *d, const cb_model_opts *o, const cb
 }
 // The engine's plan of a training step's weight copies on o's storage: the layers whose copy it
 // makes again in the backward (src/core/exec.c, split_weight_copies), each one more cast there.
-// A plan-only engine whose backend declares the copies as the cudnn backend's storage makes them
-// (src/storage/storage.c: a conv's on NHWC or bf16, KRSC with its channels padded as model_cpad; an
-// FC layer's on bf16). Its arena lacks the backend's input copies; NULL: none made again, or no plan.
-static size_t model_weight_copy(const cb_exec *e, int i) {
-    return cb_weight_copy_bytes(&e->net->layers[i], e->opts.precision, e->opts.layout);
-}
+// A plan-only engine places the copies as the GPU backends' storage makes them (cb_weight_copy_bytes;
+// its arena lacks the backend's input copies). NULL: none made again, or no plan.
 static bool *copies_made_again(const cb_device *d, const cb_net *net, const cb_model_opts *o) {
     if (!cal_caps(d)->conv_library || (o->layout != CB_LAYOUT_NHWC && o->precision != CB_PREC_BF16)) return NULL;
-    static const cb_backend be = {.name = "model", .weight_copy = model_weight_copy};
     cb_exec_opts eo;
     cb_exec_opts_default(&eo);
-    eo.backend = be.name, eo.plan_only = true, eo.precision = o->precision, eo.layout = o->layout, eo.no_data_grad = true;
+    eo.plan_only = true, eo.precision = o->precision, eo.layout = o->layout, eo.no_data_grad = true;
     cb_error err = {0};
-    cb_exec *e = cb_exec_create_on((cb_net *)net, &eo, &be, &err); // (a plan reads the network, never changes it)
+    cb_exec *e = cb_exec_create((cb_net *)net, &eo, &err); // (a plan reads the network, never changes it)
     if (!e) return NULL;
     bool *again = cb_xcalloc((size_t)net->nlayers, sizeof *again);
     for (int i = 0; i < net->nlayers; i++) again[i] = e->lb[i].wcopy_again;
