@@ -316,6 +316,7 @@ typedef struct cb_pred {
     double flops, bytes, workspace;
     bool memory_bound;
     char name[40];                      // calibrated device: the algorithm entry chosen ("" otherwise)
+    bool graph;                         // that entry is cuDNN's graph race (its form's graph: a graph execution per call)
     double extra_ms;                    // calibrated device: the memory-bound passes around it (bias, BN, ReLU, adds)
 } cb_pred;
 

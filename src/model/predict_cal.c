@@ -158,20 +158,18 @@ static int model_cpad(const cb_model_opts *o, const cb_conv_params *p) {
     return (int)cb_conv_cpad_to(p->c, o->precision == CB_PREC_BF16);
 }
 // A training step's forward makes conv / FC layer L's weights again in the storage's format from the
-// fp32 masters (src/storage/storage.c, cb_store_weights: KRSC under NHWC, bf16; an FC layer reads
-// its masters on fp32 storage); inference keeps the copy from one pass to the next.
+// fp32 masters (src/storage/storage.c, cb_store_weights; which layers, and its bytes:
+// cb_weight_copy_bytes); inference keeps the copy from one pass to the next.
 static bool weight_cast(const cb_device *d, const cb_model_opts *o, const cb_layer *L) {
-    if (!o || o->inference || !cal_caps(d)->conv_library) return false;
-    if (L->op == CB_OP_FC) return o->precision == CB_PREC_BF16;
-    return L->op == CB_OP_CONV && (o->layout == CB_LAYOUT_NHWC || o->precision == CB_PREC_BF16);
+    return o && !o->inference && cal_caps(d)->conv_library && cb_weight_copy_bytes(L, o->precision, o->layout) > 0;
 }
-// that cast's time: 4 bytes read and the storage's written per weight (a copy's 8 on fp32)
+// that cast's time: the copy's elements read as fp32 and written in the storage's type (a copy's 8
+// bytes each on fp32, 6 on bf16)
 static double weight_cast_s(const cb_device *d, const cb_model_opts *o, const cb_layer *L) {
-    cb_conv_params p;
-    cb_conv_params_of(L, &p);
-    int64_t c = L->op == CB_OP_CONV ? (p.groups > 1 ? p.c / p.groups : model_cpad(o, &p)) : p.c * p.h * p.w;
-    cb_conv_params t = tensor_of((cb_shape){.n = p.k, .c = c, .h = L->op == CB_OP_CONV ? p.r : 1, .w = L->op == CB_OP_CONV ? p.s : 1});
-    return mop_s(d, CB_MOP_COPY, &t, o->precision == CB_PREC_BF16 ? 0.75 : 1.0);
+    bool bf16 = o->precision == CB_PREC_BF16;
+    size_t elems = cb_weight_copy_bytes(L, o->precision, o->layout) / (bf16 ? 2 : 4);
+    cb_conv_params t = tensor_of((cb_shape){.n = 1, .c = (int64_t)elems, .h = 1, .w = 1});
+    return mop_s(d, CB_MOP_COPY, &t, bf16 ? 0.75 : 1.0);
 }
 // The engine's plan of a training step's weight copies on o's storage: the layers whose copy it
 // makes again in the backward (src/core/exec.c, split_weight_copies), each one more cast there.
@@ -261,6 +259,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             if (a) {
                 core = s;
                 out->algo = a->form.family;
+                out->graph = a->form.graph;
                 snprintf(out->name, sizeof out->name, "%s", a->name);
                 out->flops = c.flops;
                 out->bytes = c.bytes;
@@ -435,7 +434,7 @@ void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts 
             gpu[p > 0] += r.ms;
             host[p > 0] += calls * h;
             // a convolution on a graph engine: its execution's host time instead of a call's
-            if (hg > 0 && calls > 0 && strstr(r.name, "_GRAPH")) host[p > 0] += hg - h, out->host_graph_ms[p > 0] += hg - h;
+            if (hg > 0 && calls > 0 && r.graph) host[p > 0] += hg - h, out->host_graph_ms[p > 0] += hg - h;
         }
         for (int k = 0; k < 2; k++) {
             layer_max[k] += fmax(gpu[k], host[k]);
