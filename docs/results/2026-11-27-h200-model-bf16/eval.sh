@@ -13,7 +13,9 @@ d.get('calibration', {}).pop('ops_bf16', None)
 d['samples'] = [s for s in d['samples'] if not (s['kind'] == 'op' and s['precision'] == 'bf16')]
 json.dump(d, open(sys.argv[2], 'w'))
 PY
-nets=$(ls "$D"/nets/*.json | paste -sd, -)
+# the random networks, made again from their seeds (the run's, byte for byte; not kept here)
+python3 tools/gen_random_net.py --suite "$T/nets" --seeds 1-3 --max-gflop 400 >/dev/null || { echo "eval.sh: gen_random_net failed" >&2; exit 2; }
+nets=$(ls "$T"/nets/*.json | paste -sd, -)
 for cal in "$D/h200-cal.json" "$T/without.json"; do
     for k in conv all; do
         echo "== bf16, --kinds $k, $( [ "$cal" = "$D/h200-cal.json" ] && echo 'with the bf16 passes' || echo 'without them')"
