@@ -319,6 +319,8 @@ typedef enum cb_choice_flag {
     CB_CHOICE_DILATED = 1 << 11,     // raced nothing: the own kernels take no dilation
     CB_CHOICE_GRAPH_API = 1 << 12,   // a cuDNN graph-API engine ($CONVBENCH_DNN_GRAPH); algo: its global index
     CB_CHOICE_BN_PERSISTENT = 1 << 13, // cuDNN's batch norm through its Ex API, persistent mode ($CONVBENCH_DNN_BN=ex)
+    CB_CHOICE_RELU_MASK = 1 << 14,   // own max pool: its argmax carries its input's ReLU mask, so that output is not kept
+                                     // (be->pool_relu_mask); ms and rival_ms: its time and cuDNN's, measured
 } cb_choice_flag;
 
 typedef struct cb_choice {

@@ -70,6 +70,30 @@ static const char *NET_SUMS =
     "\"fc2\": {\"parents\": [\"s4\"], \"type\": \"InnerProduct\", \"num_outputs\": 6, \"activation_fn\": null},"
     "\"out\": {\"parents\": [\"fc\", \"fc2\"], \"type\": \"Elementwise\"}}}";
 
+// max pools after ReLU layers, each way a pool may take a ReLU over (relu_by_pool): a convolution's
+// under an overlapping SAME window with a trailing pad (windows partly in the padding), a 1x1
+// window (each maximum the ReLU's own input: the mask is the ReLU's whole), a sum's, one with a
+// batch norm (taken over, its output kept: the batch norm's backward may read it); and a ReLU
+// layer read by a max pool and a second layer (not taken over), a max pool after a ReLU6 (not)
+static const char *NET_POOLS =
+    "{\"name\": \"pools\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [3, 12, 11, 4]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 4, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"p1\": {\"parents\": [\"c1\"], \"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"SAME\"},"
+    "\"c2\": {\"parents\": [\"p1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 6, 5], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"p2\": {\"parents\": [\"c2\"], \"type\": \"Pooling\", \"ksize\": [1, 1, 1, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\"},"
+    "\"c3\": {\"parents\": [\"p1\"], \"type\": \"Convolution\", \"filter\": [3, 3, 6, 5], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null},"
+    "\"s\": {\"parents\": [\"p2\", \"c3\"], \"type\": \"Elementwise\", \"activation_fn\": \"relu\"},"
+    "\"p3\": {\"parents\": [\"s\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\"},"
+    "\"cb\": {\"parents\": [\"p3\"], \"type\": \"Convolution\", \"filter\": [3, 3, 5, 4], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"p4\": {\"parents\": [\"cb\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"VALID\"},"
+    "\"c5\": {\"parents\": [\"p4\"], \"type\": \"Convolution\", \"filter\": [1, 1, 4, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"p5\": {\"parents\": [\"c5\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"},"
+    "\"c6\": {\"parents\": [\"c5\"], \"type\": \"Convolution\", \"filter\": [1, 1, 6, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu6\"},"
+    "\"p6\": {\"parents\": [\"c6\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"},"
+    "\"cat\": {\"parents\": [\"p5\", \"p6\"], \"type\": \"Concatenate\", \"dim\": 3},"
+    "\"fc\": {\"parents\": [\"cat\"], \"type\": \"InnerProduct\", \"num_outputs\": 7, \"activation_fn\": null}}}";
+
 static cb_exec *make(cb_net *net, const char *backend, float lr) {
     cb_exec_opts o;
     cb_exec_opts_default(&o);
@@ -636,6 +660,81 @@ static void test_no_update_no_momentum(void) {
 // workspace and copies, and allocates nothing; bf16 activations plan less than fp32; a bf16 plan
 // places the GPU backends' bf16 weight copies (cb_weight_copy_bytes) in its arena unless
 // CONVBENCH_WEIGHT_COPY=keep leaves them to the backend: more than without, less than with all whole.
+// The cpu backend's max pools take over the ReLU before them (be->pool_relu_mask): on exactly the
+// layers cb_pool_relu_input names, whose outputs are then not kept (but a batch-normed one's), with
+// the gradients of the reference (which keeps every ReLU's pass: ref has no such pools; its max
+// pool and ReLU gradients meet finite differences on NET_ALL; here a step of 1e-3 crosses ReLU
+// kinks of the small net's dead channels); CONVBENCH_FUSE_EPILOGUE=off keeps the passes; VGG-A b64's bf16 plan is
+// lower with the masks by at least the five outputs before its pools (their bytes stood at its
+// peak, the backward of fc6).
+static void grad_arena_case(const char *json, const char *name, int batch, bool run);
+static void test_pool_relu_masks(void) {
+    backend_matches_ref("cpu", NET_POOLS);
+    grad_arena_case(NET_POOLS, "pools.json", 0, true);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_POOLS, "pools.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    cb_exec *e = make(net, "cpu", 0.01f);
+    const char *taken[] = {"c1", "c2", "s", "cb"}, *gone[] = {"c1", "c2", "s"};
+    int ntaken = 0;
+    for (int i = 0; e && i < net->nlayers; i++) {
+        bool want = false, unkept = false;
+        for (int k = 0; k < 4; k++) want |= !strcmp(net->layers[i].name, taken[k]);
+        for (int k = 0; k < 3; k++) unkept |= !strcmp(net->layers[i].name, gone[k]);
+        unkept |= cb_exec_output_transient(net, i, true); // (c3: read by a sum alone)
+        CHECK(e->lb[i].relu_by_pool == want, "layer %s: relu_by_pool %d", net->layers[i].name, e->lb[i].relu_by_pool);
+        CHECK(cb_exec_output_kept(e, i) == !unkept, "layer %s: output kept %d", net->layers[i].name, cb_exec_output_kept(e, i));
+        ntaken += e->lb[i].relu_by_pool;
+    }
+    CHECK(ntaken == 4, "%d ReLUs taken over, not 4", ntaken);
+    bool noted = false;
+    for (int k = 0; e && k < cb_exec_note_count(e); k++) noted |= strstr(cb_exec_note_at(e, k), "max pools: 4 apply") != NULL;
+    CHECK(noted, "no note says the pools took 4 ReLUs over");
+    cb_exec_destroy(e);
+    cb_exec *r = make(net, "ref", 0.01f);
+    for (int i = 0; r && i < net->nlayers; i++)
+        CHECK(!r->lb[i].relu_by_pool && cb_exec_output_kept(r, i) == !cb_exec_output_transient(net, i, true), "ref: layer %s", net->layers[i].name);
+    cb_exec_destroy(r);
+    setenv("CONVBENCH_FUSE_EPILOGUE", "off", 1);
+    e = make(net, "cpu", 0.01f);
+    for (int i = 0; e && i < net->nlayers; i++) CHECK(!e->lb[i].relu_by_pool, "FUSE_EPILOGUE=off: layer %s taken over", net->layers[i].name);
+    cb_exec_destroy(e);
+    setenv("CONVBENCH_FUSE_EPILOGUE", "sometimes", 1);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "cpu";
+    e = cb_exec_create(net, &o, &err);
+    CHECK(!e && err.status == CB_STATUS_ARG && strstr(err.msg, "CONVBENCH_FUSE_EPILOGUE") && strstr(err.msg, "'sometimes'"), "%s", err.msg);
+    cb_exec_destroy(e);
+    unsetenv("CONVBENCH_FUSE_EPILOGUE");
+    cb_net_free(net);
+    // VGG-A b64, bf16 training plan (summary's)
+    net = cb_net_load("vgg-a", &err);
+    CHECK(net && cb_net_set_batch(net, 64, &err) == CB_OK, "%s", err.msg);
+    if (!net) return;
+    cb_exec_opts_default(&o);
+    o.plan_only = true, o.no_data_grad = true, o.precision = CB_PREC_BF16;
+    cb_exec *with = cb_exec_create(net, &o, &err);
+    setenv("CONVBENCH_FUSE_EPILOGUE", "off", 1);
+    cb_exec *without = cb_exec_create(net, &o, &err);
+    unsetenv("CONVBENCH_FUSE_EPILOGUE");
+    CHECK(with && without, "%s", err.msg);
+    if (with && without) {
+        size_t before_pools = 0;
+        int n = 0;
+        for (int i = 1; i < net->nlayers; i++)
+            if (cb_pool_relu_input(net, i) > 0) before_pools += (size_t)cb_shape_count(net->layers[cb_pool_relu_input(net, i)].out) * 2, n++;
+        CHECK(n == 5 && cb_exec_peak_bytes(with) + before_pools <= cb_exec_peak_bytes(without), "vgg-a: %d pools, %zu bytes before them; plan %zu with "
+              "the masks, %zu without", n, before_pools, cb_exec_peak_bytes(with), cb_exec_peak_bytes(without));
+        printf("  vgg-a b64 bf16 plan: %.1f MiB with the pools' masks, %.1f without (%.1f MiB of outputs before its %d pools)\n",
+               cb_exec_peak_bytes(with) / 1048576.0, cb_exec_peak_bytes(without) / 1048576.0, before_pools / 1048576.0, n);
+    }
+    cb_exec_destroy(with);
+    cb_exec_destroy(without);
+    cb_net_free(net);
+}
+
 static void test_plan_only_counts(void) {
     const char *nets[] = {"fashion-lenet", "googlenet", "resnet50"};
     for (int k = 0; k < 3; k++) {
@@ -817,6 +916,20 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
             for (int k = 0; k < net->layers[j].nparents; k++)
                 if (net->layers[j].parents[k] == i)
                     unread &= (net->layers[j].op == CB_OP_ADD || net->layers[j].op == CB_OP_CONCAT) && !net->layers[j].bn;
+        // a ReLU layer whose one consumer is a max pool: the cpu backend's pool takes its ReLU over
+        // (its argmax marks the windows not above 0), so nothing reads its output in the backward
+        // unless its own batch norm may
+        int mp = -1;
+        for (int j = i + 1; j < n && L->nchildren == 1; j++)
+            for (int k = 0; k < net->layers[j].nparents; k++)
+                if (net->layers[j].parents[k] == i) mp = j;
+        bool by_pool = i > 0 && L->act == CB_ACT_RELU && mp > 0 && net->layers[mp].op == CB_OP_POOL && !net->layers[mp].p.pool.avg &&
+                       net->layers[mp].nparents == 1;
+        CHECK(b->lb[i].relu_by_pool == by_pool, "%s: layer %s's ReLU %s by the max pool after it", name, L->name,
+              by_pool ? "is not taken over" : "is taken over");
+        unread |= !pinned && by_pool && !L->bn &&
+                  (L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_ADD || L->op == CB_OP_CONCAT || L->op == CB_OP_SCALE || L->op == CB_OP_MUL);
+        CHECK(cb_exec_output_kept(b, i) == (pinned || !unread), "%s: layer %s's output %s", name, L->name, unread ? "is kept" : "is not kept");
         transient += unread;
         const char *y = (const char *)b->lb[i].y;
         g[nb++] = (live_buf){y, bytes, pinned ? -1 : head, pinned ? T : unread ? hi[i] : bw};
@@ -1142,5 +1255,6 @@ int main(void) {
     RUN(test_no_update_no_momentum);
     RUN(test_plan_only_counts);
     RUN(test_weight_copies);
+    RUN(test_pool_relu_masks);
     return test_summary();
 }

@@ -719,13 +719,16 @@ enum { SMALL_NOBN, SMALL_BN, SMALL_RES }; // network_case_of's nets (true / fals
 // A flip that rounding explains is near 0 on both sides: the side that passed holds at most a
 // quarter of the layer's RMS output. One larger is no rounding (a wrong sign, a wrong value): its
 // layer is not adopted, and *large counts it (adopt_relu_masks_checked fails on any).
+// A layer whose output the GPU's plan does not keep to its backward (cb_exec_output_kept: the max
+// pool after it took its ReLU over, relu_by_pool) is passed over: its bytes served later layers,
+// and its mask is the pool's (a flip matters there only at a window's maximum).
 static int adopt_relu_masks_of(cb_exec *g, cb_exec *r, int *at, size_t *large_out) {
     int flips = 0;
     size_t large = 0;
     *at = -1;
     for (int i = 1; i < g->net->nlayers; i++) {
         const cb_layer *L = &g->net->layers[i];
-        if (L->act != CB_ACT_RELU && L->act != CB_ACT_RELU6) continue;
+        if ((L->act != CB_ACT_RELU && L->act != CB_ACT_RELU6) || !cb_exec_output_kept(g, i)) continue;
         size_t n = (size_t)cb_shape_count(L->out), f = 0, big = 0;
         float *a = download_act(g, i, g->lb[i].y), *b = download_act(r, i, r->lb[i].y);
         double ss = 0;
@@ -761,7 +764,7 @@ static void adopt_guard_case(const char *backend) {
     cb_exec_forward(r, true, NULL);
     int li = -1;
     for (int i = 1; i < net->nlayers && li < 0; i++)
-        if (net->layers[i].act == CB_ACT_RELU) li = i;
+        if (net->layers[i].act == CB_ACT_RELU && cb_exec_output_kept(g, i)) li = i; // (c1's: its pool took it over)
     size_t n = (size_t)cb_shape_count(net->layers[li].out), z = 0, pos = 0;
     float *y = download_act(r, li, r->lb[li].y);
     double ss = 0;

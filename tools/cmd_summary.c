@@ -16,8 +16,9 @@ static void pad_str(const cb_window *w, char *buf, size_t n) {
 
 // the engine's plan of a training step (fullpass --update --no-data-grad): every buffer by
 // liveness, activations of precision p's storage, fp32 weights, gradients and momentum, and on bf16
-// the GPU backends' bf16 weight copies as they place them in the arena; no other backend copies or
-// workspace. -1: the plan failed.
+// the GPU backends' bf16 weight copies as they place them in the arena, and the max pools that take
+// over the ReLU before them (cpu, cuda, auto: that ReLU's output is not kept for the backward); no
+// other backend copies or workspace. -1: the plan failed.
 static int64_t planned_bytes(cb_net *net, cb_precision p) {
     cb_exec_opts o;
     cb_exec_opts_default(&o);

@@ -26,6 +26,10 @@ typedef struct cb_lbuf {
     // raise the peak, made again in the backward into wcopy_bwd (NULL: none)
     void *wcopy, *wcopy_bwd;
     bool wcopy_again;             // the plan makes the weight copy again in the backward (set in a plan-only exec too)
+    // its ReLU's gradient is applied by the max pool that alone reads it (cb_pool_relu_input, where
+    // be->pool_relu_mask agrees; set before the arena is placed, in a plan-only exec too): its
+    // backward runs no ReLU pass, and, without a batch norm, no backward reads its output
+    bool relu_by_pool;
     float *w, *b, *gamma, *beta;  // parameters (slices of the parameter arena)
     float *dw, *db, *dgamma, *dbeta;
     float *rmean, *rvar;          // running statistics (bn)
@@ -53,6 +57,14 @@ typedef struct cb_backend {
     // int32 index); the arena reserves that many per output. The GPU backends keep a window
     // offset in one byte where the window has at most 255 taps (src/cuda/pool.cu, pool_fmt.cu).
     int (*pool_argmax_item)(const cb_layer *L);
+    // Optional: will max pool layer i's backward (training) apply the ReLU gradient of the layer it
+    // alone reads (cb_pool_relu_input), from its argmax, reading neither that layer's output nor
+    // its own? Asked after init, before the arena is placed, for each such pool; where true the
+    // engine sets that layer's relu_by_pool, and the backend must run the pool so (its argmax
+    // marking the windows whose maximum is not above 0, its backward skipping them) and skip the
+    // layer's ReLU pass. That layer's output is then kept only to the pool's forward where nothing
+    // else reads it in the backward (a batch norm's backward does). NULL: never.
+    bool (*pool_relu_mask)(const cb_exec *e, int i);
     // Optional (device backends): true while the device works; else false and one line into why.
     // Asked after each layer's plan, so that a kernel that failed there is named by its layer,
     // not taken later for an allocation that failed.
@@ -180,6 +192,12 @@ static inline cb_choice cb_choice_of(cb_impl impl, int algo, const char *name) {
 // the next seed of the run's sequence for a GPU kernel's own generator (dropout)
 static inline uint64_t cb_exec_next_seed(cb_exec *e) { return cb_rng_lcg(&e->rng); }
 
+// What opts.plan_only plans on (cb_exec_create): no backend runs; its hooks place what the GPU
+// backends' arena holds (their bf16 weight copies, the max pools that take over ReLUs as cuda and
+// auto do). A caller that plans another backend's way starts from a copy of it (the model's plan
+// of the cudnn backend, whose pools are cuDNN's).
+extern const cb_backend cb_backend_plan_only;
+
 // The engine on backend be, which opts->backend names (cb_exec_create finds it by that name and asks
 // cb_backend_supports first): for a backend of the caller's own, as the tests' wrappers.
 cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backend *be, cb_error *err);
@@ -191,6 +209,10 @@ bool cb_exec_copy_holds(const cb_exec *e, uint64_t made, bool made_forward);
 
 // Layer i's output y is transient (no backward reads it): it shares the arena (exec.c).
 bool cb_exec_output_transient(const cb_net *net, int i, bool train);
+// Does layer i's output hold its values from its forward to its backward? False where it is
+// transient: cb_exec_output_transient, or no backward reads it since the max pool after it applies
+// its ReLU's gradient (relu_by_pool). What reads outputs between the passes (a test) asks first.
+bool cb_exec_output_kept(const cb_exec *e, int i);
 
 // Gradient w.r.t. the op's own output (before batch norm and activation): dpre or dy.
 static inline float *cb_exec_op_grad(const cb_exec *e, int i) { return e->lb[i].dpre ? e->lb[i].dpre : e->lb[i].dy; }

@@ -13,7 +13,7 @@ void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n
     }
     // own kernels where a library was the first call: say so
     bool own_beside = c->impl == CB_IMPL_OWN &&
-                      (c->flags & (CB_CHOICE_RACED | CB_CHOICE_FORCED | CB_CHOICE_ASYM_PAD | CB_CHOICE_NO_LIB_FIT));
+                      (c->flags & (CB_CHOICE_RACED | CB_CHOICE_FORCED | CB_CHOICE_ASYM_PAD | CB_CHOICE_NO_LIB_FIT | CB_CHOICE_RELU_MASK));
     size_t k = 0;
 #define PUT(...) (k += (size_t)snprintf(buf + (k < n ? k : n - 1), k < n ? n - k : 1, __VA_ARGS__))
     PUT("%s%s", own_beside ? "own " : "", c->name ? c->name : "");
@@ -22,6 +22,7 @@ void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n
     if (c->flags & CB_CHOICE_FALLBACK) PUT(" (fallback)");
     if (c->flags & CB_CHOICE_PAIRED) PUT(" f+b");
     if (c->flags & CB_CHOICE_RACED) PUT(" %.3f<%.3f", c->ms, c->rival_ms);
+    if (c->flags & CB_CHOICE_RELU_MASK) PUT(" %.3f, cuDNN %.3f (ReLU mask)", c->ms, c->rival_ms);
     if (c->flags & CB_CHOICE_ASYM_PAD) PUT(" (asym. pad)");
     if (c->flags & CB_CHOICE_NO_LIB_FIT) PUT(" (no cuDNN fits)");
     if (c->flags & CB_CHOICE_CHANNEL_PAD)

@@ -164,23 +164,62 @@ static size_t arena_first_fit(arena_buf *bufs, int nb) {
     return total;
 }
 
+// What reads no output of its own in its backward but its activation (whose mask reads y): a
+// convolution, an FC layer, a sum, a concatenation, with or without batch norm (that reads its
+// input, pre); a layer scale or a product without batch norm (they read their inputs alone:
+// ConvNeXt's gamma before the residual sum, a C-channel activation per block that PyTorch's
+// autograd does not keep either). An activation (its mask), pooling, LRN, softmax and a standalone
+// batch norm read their own output.
+static bool own_output_unread(const cb_layer *L) {
+    return L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_ADD || L->op == CB_OP_CONCAT ||
+           ((L->op == CB_OP_SCALE || L->op == CB_OP_MUL) && !L->bn);
+}
+
 bool cb_exec_output_transient(const cb_net *net, int i, bool train) {
     int n = net->nlayers;
     const cb_layer *L = &net->layers[i];
     if (i == 0 || i == n - 1 || L->nchildren == 0) return false;
     if (!train) return true;
-    // what reads its own output in its backward: an activation (its mask), pooling, LRN, softmax,
-    // batch norm. A layer scale or a product reads its inputs alone (ConvNeXt's gamma before the
-    // residual sum: a C-channel activation per block that PyTorch's autograd does not keep either)
-    bool own_unread = L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_ADD || L->op == CB_OP_CONCAT ||
-                      ((L->op == CB_OP_SCALE || L->op == CB_OP_MUL) && !L->bn);
-    if (L->act != CB_ACT_NONE || !own_unread) return false;
+    if (L->act != CB_ACT_NONE || !own_output_unread(L)) return false;
     for (int j = i + 1; j <= L->last_child; j++) {
         const cb_layer *C = &net->layers[j];
         for (int k = 0; k < C->nparents; k++)
             if (C->parents[k] == i && ((C->op != CB_OP_ADD && C->op != CB_OP_CONCAT) || C->bn)) return false;
     }
     return true;
+}
+
+// Layer i's output in training where the max pool after it applies its ReLU's gradient
+// (relu_by_pool): no backward reads it (a fused batch norm's backward may apply the activation
+// itself from y: not with one), so it lives only to the pool's forward. On VGG-A b64 that is every
+// convolution before a pool, 747 MiB in bf16 at the step's busiest point; the pool's argmax, one
+// byte an output there, carries the mask instead.
+static bool relu_pool_transient(const cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    return e->opts.train && e->lb[i].relu_by_pool && !L->bn && own_output_unread(L) && i < e->net->nlayers - 1;
+}
+
+bool cb_exec_output_kept(const cb_exec *e, int i) {
+    return !cb_exec_output_transient(e->net, i, e->opts.train) && !relu_pool_transient(e, i);
+}
+
+// Each max pool that takes over the ReLU of the layer it alone reads, where the backend agrees
+// (be->pool_relu_mask), before the arena is placed
+static void relu_pools_plan(cb_exec *e) {
+    const cb_net *net = e->net;
+    int masked = 0;
+    int64_t freed = 0;
+    for (int i = 1; i < net->nlayers && e->opts.train && e->be->pool_relu_mask; i++) {
+        int j = cb_pool_relu_input(net, i);
+        if (j < 0 || !e->be->pool_relu_mask(e, i)) continue;
+        e->lb[j].relu_by_pool = true;
+        masked++;
+        if (relu_pool_transient(e, j)) freed += cb_shape_count(net->layers[j].out) * (int64_t)e->act_bytes;
+    }
+    if (masked && !e->opts.plan_only)
+        cb_exec_note(e, "max pools: %d apply the ReLU gradient of the layer they read from their argmax (its output, %.1f MiB, is kept "
+                        "only to the pool's forward; CONVBENCH_FUSE_EPILOGUE=off keeps it and runs the ReLU's pass)",
+                     masked, freed / 1048576.0);
 }
 
 // ---- gradient routing through sums ----------------------------------------------------------------
@@ -358,7 +397,7 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         int lo = e->plan.node[e->plan.node_of[i]].layer[0];
         int kept = train ? BWD(i) : i;                  // the last read of what a layer keeps for backward
         if (pinned) BUF(y, bytes, -1, T, CB_MEM_OUTPUTS);
-        else if (cb_exec_output_transient(net, i, train)) BUF(y, bytes, lo, hi, CB_MEM_OUTPUTS);
+        else if (cb_exec_output_transient(net, i, train) || relu_pool_transient(e, i)) BUF(y, bytes, lo, hi, CB_MEM_OUTPUTS);
         else BUF(y, bytes, lo, kept, CB_MEM_OUTPUTS);
         if (L->bn) BUF(pre, bytes, lo, kept, CB_MEM_SAVED);
         if (train && cb_act_needs_input(L->act)) BUF(act_in, bytes, lo, kept, CB_MEM_SAVED);
@@ -485,11 +524,17 @@ static size_t plan_only_weight_copy(const cb_exec *e, int i) {
     bool keep = (mode && !strcmp(mode, "keep")) || ((!mode || !*mode) && e->opts.no_update);
     return e->opts.train && !keep ? cb_weight_copy_bytes(&e->net->layers[i], e->opts.precision, e->opts.layout) : 0;
 }
-static const cb_backend plan_only_backend = {.name = "plan only", .weight_copy = plan_only_weight_copy};
+// and its max pools take over the ReLU before them as the cpu, cuda and auto backends' do (not
+// cudnn's cuDNN pools), unless CONVBENCH_FUSE_EPILOGUE=off
+static bool plan_only_pool_relu_mask(const cb_exec *e, int i) {
+    const char *fe = getenv("CONVBENCH_FUSE_EPILOGUE");
+    return !fe || (strcmp(fe, "off") && strcmp(fe, "0"));
+}
+const cb_backend cb_backend_plan_only = {.name = "plan only", .weight_copy = plan_only_weight_copy, .pool_relu_mask = plan_only_pool_relu_mask};
 
 cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     if (!opts->plan_only && cb_backend_supports(net, opts, err) != CB_REASON_NONE) return NULL;
-    return cb_exec_create_on(net, opts, opts->plan_only ? &plan_only_backend : cb_backend_find(opts->backend), err);
+    return cb_exec_create_on(net, opts, opts->plan_only ? &cb_backend_plan_only : cb_backend_find(opts->backend), err);
 }
 
 cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backend *be, cb_error *err) {
@@ -570,6 +615,7 @@ cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backe
         }
     }
     cb_plan_build(net, opts->train, &e->plan); // (the arena reads it)
+    relu_pools_plan(e);
     if (ok) arena_place(e, (size_t)maxact, &ok);
     int64_t classes = last->out.c * last->out.h * last->out.w;
     e->labels = take_kind(e, (size_t)last->out.n * 4, &ok, CB_MEM_CRITERION);

@@ -42,3 +42,9 @@ size_t cb_weight_copy_bytes(const cb_layer *L, cb_precision p, cb_layout l) {
     int64_t c = q.groups > 1 ? q.c / q.groups : l == CB_LAYOUT_NHWC && p != CB_PREC_TF32 ? cb_conv_cpad_to(q.c, bf16) : q.c;
     return (size_t)((int64_t)q.k * c * q.r * q.s) * (bf16 ? 2 : 4);
 }
+
+bool cb_pool_pads_symmetric(const cb_layer *L) {
+    const cb_window *w = &L->p.pool.win;
+    int sh = w->stride_h > 0 ? w->stride_h : 1, sw = w->stride_w > 0 ? w->stride_w : 1;
+    return (L->in.h + 2 * w->pad_top - w->r) / sh + 1 == L->out.h && (L->in.w + 2 * w->pad_left - w->s) / sw + 1 == L->out.w;
+}

@@ -63,6 +63,12 @@ void cb_conv_params_of(const cb_layer *L, cb_conv_params *p);
 // as they are), an FC layer's on bf16; 0 where the layer reads its fp32 masters. The plans that
 // place these copies without a GPU use it (summary's, the model's).
 size_t cb_weight_copy_bytes(const cb_layer *L, cb_precision p, cb_layout l);
+
+// Does pool layer L's output size follow from its leading pads on both sides (what cuDNN's pooling
+// expresses, cudnnGetPooling2dForwardOutputDim)? False for a TF SAME pool whose trailing pad
+// differs: the GPU backends run it on the own kernels (src/cudnn/plan.c), and the model prices so.
+bool cb_pool_pads_symmetric(const cb_layer *L);
+
 void cb_pool_params_of(const cb_layer *L, cb_pool_params *p);
 void cb_lrn_params_of(const cb_layer *L, cb_lrn_params *p);
 // a BatchNorm layer's, or the batch norm fused after a Convolution / InnerProduct (L->bn)

@@ -18,6 +18,13 @@ static int only_child(const cb_net *net, int i) {
     return -1;
 }
 
+int cb_pool_relu_input(const cb_net *net, int i) {
+    const cb_layer *L = &net->layers[i];
+    if (L->op != CB_OP_POOL || L->p.pool.avg || L->nparents != 1 || L->parents[0] < 1) return -1;
+    int j = L->parents[0];
+    return net->layers[j].act == CB_ACT_RELU && only_child(net, j) == i ? j : -1;
+}
+
 // Inference only: the conv's output is not kept, so nothing may read it but the pool.
 static bool conv_relu_pool(const cb_net *net, int i, bool train, int *j) {
     const cb_layer *L = &net->layers[i];

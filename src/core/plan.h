@@ -34,4 +34,12 @@ void cb_plan_build(const cb_net *net, bool train, cb_plan *p);
 void cb_plan_free(cb_plan *p);
 const char *cb_fusion_name(cb_fusion f);
 
+// The layer j whose ReLU a max pool i may take over in training: i is a max pool with one input,
+// j (not the input layer), whose activation is a ReLU and whose one consumer is i. Where the
+// backend agrees (be->pool_relu_mask), the pool's forward marks in its argmax the windows whose
+// maximum is not above 0 and its backward passes no gradient there: that is the ReLU's gradient
+// (a gradient reaches only the maximum of each window, and it passes the ReLU where that maximum,
+// the pool's output, is above 0), so j's backward runs no ReLU pass. -1: none.
+int cb_pool_relu_input(const cb_net *net, int i);
+
 #endif

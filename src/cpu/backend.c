@@ -3,6 +3,7 @@
 #include "core/backend.h"
 #include "cpu/kernels.h"
 #include "core/clock.h"
+#include "core/net.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,21 +11,34 @@
 
 typedef struct cpu_state {
     bool ref;
+    bool fuse_epilogue;           // $CONVBENCH_FUSE_EPILOGUE (default on): max pools take over ReLUs (cpu only)
     double t0[8];                 // timers nest: a phase timer around per-layer timers
     int depth;
 } cpu_state;
 
 static bool is_ref(const cb_exec *e) { return ((const cpu_state *)e->state)->ref; }
 
-static cb_status init_common(cb_exec *e, bool ref) {
+static cb_status init_common(cb_exec *e, bool ref, cb_error *err) {
+    const char *fe = getenv("CONVBENCH_FUSE_EPILOGUE"); // off: the ReLU's own pass, to compare
+    if (fe && strcmp(fe, "on") && strcmp(fe, "off") && strcmp(fe, "1") && strcmp(fe, "0"))
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_FUSE_EPILOGUE", NULL, "'%s' is not on, off, 1 or 0", fe);
     cpu_state *s = calloc(1, sizeof *s);
     if (!s) return CB_STATUS_NOMEM;
     s->ref = ref;
+    s->fuse_epilogue = !fe || !strcmp(fe, "on") || !strcmp(fe, "1");
     e->state = s;
     return CB_OK;
 }
-static cb_status init_cpu(cb_exec *e, cb_error *err) { return init_common(e, false); }
-static cb_status init_ref(cb_exec *e, cb_error *err) { return init_common(e, true); }
+static cb_status init_cpu(cb_exec *e, cb_error *err) { return init_common(e, false, err); }
+static cb_status init_ref(cb_exec *e, cb_error *err) { return init_common(e, true, err); }
+
+// be->pool_relu_mask: the cpu backend's max pools keep an argmax and read it alone in the backward,
+// so one may mark the windows whose maximum is not above 0 and take over the ReLU before it (the
+// memory of the GPU backends' plan, on the host); the reference keeps the plain passes
+static bool pool_relu_mask(const cb_exec *e, int i) {
+    const cpu_state *s = e->state;
+    return !s->ref && s->fuse_epilogue;
+}
 static void destroy(cb_exec *e) { free(e->state); }
 
 static void *alloc(cb_exec *e, size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
@@ -155,6 +169,7 @@ static void forward(cb_exec *e, int i, bool train) {
     case CB_OP_POOL: {
         cb_pool_params p;
         cb_pool_params_of(L, &p);
+        p.relu_mask = train && e->lb[L->parents[0]].relu_by_pool; // (never on the reference)
         if (ref) cb_ref_pool_forward(&p, x, out, b->aux);
         else cb_cpu_pool_forward(&p, x, out, b->aux);
         break;
@@ -230,7 +245,8 @@ static void backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     size_t n = (size_t)cb_shape_count(L->out);
-    if (L->act != CB_ACT_NONE) cb_cpu_act_backward(n, L->act, b->act_in, b->y, b->dy, b->dy);
+    if (L->act != CB_ACT_NONE && !b->relu_by_pool) // (the max pool after it applied the ReLU's gradient)
+        cb_cpu_act_backward(n, L->act, b->act_in, b->y, b->dy, b->dy);
     if (L->bn) {
         cb_bn_params bp;
         cb_bn_params_of(L, &bp);
@@ -371,7 +387,7 @@ static void softmax(cb_exec *e, const float *x, float *prob, int n, int k) { cb_
 #define CPU_BACKEND(NAME, INIT)                                                                                        \
     {.name = NAME, .device = false, .init = INIT, .destroy = destroy, .alloc = alloc, .release = release,            \
      .upload = copy, .download = copy, .timer_start = timer_start, .timer_stop = timer_stop, .supports = supports,    \
-     .plan = plan, .forward = forward, .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue,  \
+     .pool_relu_mask = pool_relu_mask, .plan = plan, .forward = forward, .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue,  \
      .backward_data = backward_data,                                                                                  \
      .backward_filter = backward_filter, .add = add, .fill = fill, .sgd = sgd, .xent_forward = xent_forward,          \
      .xent_backward = xent_backward, .softmax = softmax}

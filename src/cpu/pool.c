@@ -53,13 +53,15 @@ void cb_cpu_pool_forward(const cb_pool_params *p, const float *x, float *y, int3
                 } else {
                     int bi = window_argmax(xp, p->w, h0, h1, w0, w1);
                     yp[o] = xp[bi];
-                    if (ap) ap[o] = bi;
+                    if (ap) ap[o] = p->relu_mask && !(yp[o] > 0.0f) ? -1 : bi; // (relu_mask: the ReLU's gradient is 0 there)
                 }
             }
     }
 }
 
-// dy (N,C,P,Q) -> dx (N,C,H,W), overwritten; max recomputes the argmax from x when argmax is NULL
+// dy (N,C,P,Q) -> dx (N,C,H,W), overwritten; max recomputes the argmax from x when argmax is NULL,
+// and passes nothing where the forward marked a window -1 (wholly in the padding, or, with
+// relu_mask, its maximum not above 0)
 void cb_cpu_pool_backward(const cb_pool_params *p, const float *x, const float *dy, const int32_t *argmax, float *dx)
 {
     const int planes = p->n * p->c;

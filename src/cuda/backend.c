@@ -18,7 +18,6 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     s->conv = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->conv);
     s->fused_act = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fused_act);
     s->bias_done = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->bias_done);
-    s->relu_masked = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->relu_masked);
     const char *fe = getenv("CONVBENCH_FUSE_EPILOGUE"); // off: the separate passes, to compare
     if (fe && strcmp(fe, "on") && strcmp(fe, "off") && strcmp(fe, "1") && strcmp(fe, "0"))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_FUSE_EPILOGUE", NULL, "'%s' is not on, off, 1 or 0", fe);
@@ -71,7 +70,6 @@ void cb_cuda_destroy_state(cb_exec *e) {
     free(s->conv);
     free(s->fused_act);
     free(s->bias_done);
-    free(s->relu_masked);
     free(s->fuse_pool);
     free(s);
     e->state = NULL;
@@ -342,7 +340,7 @@ static cb_status plan(cb_exec *e, int i, cb_error *err) {
         cb_cuda_conv_choose(e, i, CB_PHASE_FORWARD, measure);
         if (e->lb[L->parents[0]].dy) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_DATA, measure);
         if (b->dw) cb_cuda_conv_choose(e, i, CB_PHASE_BWD_FILTER, measure);
-    } else if (L->op == CB_OP_POOL) cb_cuda_plan_relu_mask(e, i);
+    }
     return CB_OK;
 }
 
@@ -385,7 +383,7 @@ void cb_cuda_forward_op(cb_exec *e, int i, bool train) {
     case CB_OP_POOL: {
         cb_pool_params p;
         cb_pool_params_of(L, &p);
-        p.relu_mask = train && ((cb_cuda_state *)e->state)->relu_masked[L->parents[0]];
+        p.relu_mask = train && e->lb[L->parents[0]].relu_by_pool;
         cb_cuda_pool_forward(&p, x, out, b->aux);
         break;
     }
@@ -457,14 +455,7 @@ void cb_cuda_forward(cb_exec *e, int i, bool train) {
     cb_cuda_forward_op(e, i, train); // the engine calls cb_cuda_epilogue_forward (forward_epilogue)
 }
 
-void cb_cuda_plan_relu_mask(cb_exec *e, int i) {
-    const cb_layer *L = &e->net->layers[i];
-    if (!((cb_cuda_state *)e->state)->fuse_epilogue || L->op != CB_OP_POOL || L->p.pool.avg || !e->opts.train || L->nparents != 1 || L->parents[0] < 1) return;
-    int j = L->parents[0];
-    const cb_layer *P = &e->net->layers[j];
-    if (P->act != CB_ACT_RELU || P->nchildren != 1 || !e->lb[j].dy) return;
-    ((cb_cuda_state *)e->state)->relu_masked[j] = true;
-}
+bool cb_cuda_pool_relu_mask(const cb_exec *e, int i) { return ((const cb_cuda_state *)e->state)->fuse_epilogue; }
 
 bool cb_cuda_act_bias_grad(cb_exec *e, int i, bool nhwc, bool bf16) {
     const cb_layer *L = &e->net->layers[i];
@@ -488,7 +479,7 @@ bool cb_cuda_bias_taken(cb_exec *e, int i) {
 void cb_cuda_backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
-    bool masked = ((cb_cuda_state *)e->state)->relu_masked[i]; // (the max pool after it applied the ReLU's gradient)
+    bool masked = b->relu_by_pool; // (the max pool after it applied the ReLU's gradient)
     if (L->act != CB_ACT_NONE && !masked && !cb_cuda_act_bias_grad(e, i, false, false)) cb_cuda_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy);
     if (L->bn) {
         cb_bn_params bp;
@@ -592,7 +583,7 @@ void cb_cuda_softmax_(cb_exec *e, const float *x, float *prob, int n, int k) { c
 
 const cb_backend cb_backend_cuda = {
     .name = "cuda", .device = true, .init = cb_cuda_init_state, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
-    .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item,
+    .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item, .pool_relu_mask = cb_cuda_pool_relu_mask,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
     .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,
     .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = supports, .plan = plan,

@@ -24,8 +24,7 @@ typedef struct cb_cuda_state {
     cudaGraphExec_t graph;    // the recorded step, or NULL
     const cb_cuda_conv_algo *(*conv)[CB_PHASE_COUNT]; // (nlayers) own algorithm per conv layer and phase
     bool *fused_act;                                   // (nlayers) the forward kernel applied the activation (ReLU, or any with the bias)
-    bool *relu_masked; // (nlayers) its ReLU's gradient is applied by the max pool that alone reads it (cb_cuda_plan_relu_mask)
-    bool fuse_epilogue; // $CONVBENCH_FUSE_EPILOGUE (default on): cb_cuda_act_bias_grad and cb_cuda_plan_relu_mask run
+    bool fuse_epilogue; // $CONVBENCH_FUSE_EPILOGUE (default on): cb_cuda_act_bias_grad runs, and max pools take over ReLUs (be->pool_relu_mask)
     bool *bias_done; // (nlayers) the backward epilogue computed the bias gradient with the activation's (cb_cuda_act_bias_grad)
     int *fuse_pool; // (nlayers) inference: conv i also computes the max pool j after it: [i] = j, [j] = i; 0 none
     struct cb_store *store;  // the library backends' activation storage (src/storage), NULL for cuda
@@ -67,11 +66,13 @@ void cb_cuda_add_(cb_exec *e, float *dst, const float *src, size_t n);
 // gradient then skips that layer once (cb_cuda_bias_taken: true, and the mark cleared).
 bool cb_cuda_act_bias_grad(cb_exec *e, int i, bool nhwc, bool bf16);
 bool cb_cuda_bias_taken(cb_exec *e, int i);
-// Max pool layer i, on the own kernels both ways in training, whose input is the output of a layer
-// with a ReLU that nothing else reads: its forward keeps no argmax where a window's maximum is <= 0
-// (cb_pool_params.relu_mask), so its backward leaves the ReLU's gradient applied (y > 0 wherever a
-// gradient lands) and that layer's backward epilogue skips the ReLU's pass (relu_masked).
-void cb_cuda_plan_relu_mask(cb_exec *e, int i);
+// be->pool_relu_mask of the cuda backend, whose pools run on the own kernels: max pool layer i in
+// training, whose input is the output of a layer with a ReLU that nothing else reads
+// (cb_pool_relu_input), keeps no argmax where a window's maximum is <= 0 (cb_pool_params.relu_mask),
+// so its backward leaves the ReLU's gradient applied (y > 0 wherever a gradient lands) and that
+// layer's backward epilogue skips the ReLU's pass (its relu_by_pool); unless
+// $CONVBENCH_FUSE_EPILOGUE=off
+bool cb_cuda_pool_relu_mask(const cb_exec *e, int i);
 void cb_cuda_fill_(cb_exec *e, float *dst, float v, size_t n);
 void cb_cuda_sgd_(cb_exec *e, size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v);
 double cb_cuda_xent_forward_(cb_exec *e, const float *prob, const int32_t *labels, int n, int k);

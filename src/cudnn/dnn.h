@@ -19,6 +19,9 @@ typedef struct dnn_policy {
     // pool layer i that cuDNN can express: own (own[0] = own[1]) or cuDNN, and the choice of both
     // phases in *c (bwd: the pass trains)
     void (*pool)(cb_exec *e, int i, bool bwd, cb_choice *c);
+    // may max pool i (cb_pool_relu_input) run on the own kernels, whatever the race, to take over
+    // its input's ReLU (be->pool_relu_mask)? Asked before the plan; pool then keeps the own kernels
+    bool (*pool_relu_mask)(const cb_exec *e, int i);
     // the batch norm of layer i (fused or a layer) that both cuDNN and the own storage kernels take:
     // own_bn, and in *c the choice a standalone BatchNorm layer shows
     void (*bn)(cb_exec *e, int i, cb_choice *c);
@@ -114,10 +117,13 @@ double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train);
 // the engine's be->input_copy (src/cudnn/plan.c): a conv's padded input, an FC layer's permuted one
 bool cb_dnn_conv_xin(const cb_exec *e, const cb_layer *L, cb_shape *xin);
 size_t cb_dnn_input_copy(const cb_exec *e, int i);
+// the engine's be->pool_relu_mask (src/cudnn/plan.c)
+bool cb_dnn_pool_relu_mask(const cb_exec *e, int i);
 
 #define DNN_BACKEND(NAME, INIT, DESTROY, SUPPORTS)                                                                              \
     {.name = NAME, .device = true, .init = INIT, .destroy = DESTROY, .alloc = cb_cuda_alloc,                  \
      .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item,   \
+     .pool_relu_mask = cb_dnn_pool_relu_mask,                                                                         \
      .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,                             \
      .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,          \
      .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = SUPPORTS, .input_copy = cb_dnn_input_copy, .weight_copy = cb_store_weight_copy, .plan = cb_dnn_plan, \

@@ -331,7 +331,7 @@ cudnnStatus_t cb_dnn_run_pool(cb_exec *e, int i, bool own, int ph, float *dx) {
     dnn_layer *l = lay(e, i);
     cb_pool_params pp;
     cb_pool_params_of(L, &pp);
-    pp.relu_mask = ((cb_cuda_state *)e->state)->relu_masked[L->parents[0]]; // (cb_cuda_plan_relu_mask; only own kernels read it)
+    pp.relu_mask = e->lb[L->parents[0]].relu_by_pool; // (be->pool_relu_mask; only own kernels read it)
     const float *x = e->lb[L->parents[0]].y;           // (N, C, H, W)
     float *y = cb_exec_op_out(e, i);                     // (N, C, P, Q)
     if (!dx) dx = e->lb[L->parents[0]].dy;               // (N, C, H, W)
@@ -345,8 +345,18 @@ cudnnStatus_t cb_dnn_run_pool(cb_exec *e, int i, bool own, int ph, float *dx) {
     return CUDNN_STATUS_SUCCESS;
 }
 
+// be->pool_relu_mask: a max pool whose padding cuDNN lacks runs on the own kernels anyway; any
+// other where the policy (auto) lets it (not $CONVBENCH_AUTO_POOL=cudnn). The plain cudnn backend
+// keeps cuDNN's pooling, which reads its input in the backward. Not with $CONVBENCH_FUSE_EPILOGUE=off.
+bool cb_dnn_pool_relu_mask(const cb_exec *e, int i) {
+    const dnn_state *d = dnn(e);
+    if (!((const cb_cuda_state *)e->state)->fuse_epilogue) return false;
+    return !cb_pool_pads_symmetric(&e->net->layers[i]) || (d->policy && d->policy->pool_relu_mask && d->policy->pool_relu_mask(e, i));
+}
+
 // A pool layer runs on cuDNN, or on the own kernels where cuDNN cannot express its padding (in
-// every storage: GoogLeNet's SAME pools); "auto"'s policy chooses between them elsewhere.
+// every storage: GoogLeNet's SAME pools) or where it takes over its input's ReLU (relu_by_pool:
+// cb_dnn_pool_relu_mask); "auto"'s policy chooses between them elsewhere.
 static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -372,8 +382,12 @@ static cb_status plan_pool(cb_exec *e, int i, cb_error *err) {
                         "(2026-11-27) spent 9.9 ms of a 26.3 ms step in it, against 0.9 ms for the own pooling kernels that "
                         "--backend auto races (16.8 ms a step)");
     }
+    if (!L->p.pool.avg && e->lb[L->parents[0]].relu_by_pool && !(l->own[0] && l->own[1])) { // (the policy keeps them: not reached)
+        l->own[0] = l->own[1] = true;
+        pc = cb_choice_of(CB_IMPL_OWN, -1, "pool");
+        pc.flags |= CB_CHOICE_RELU_MASK;
+    }
     for (int p = 0; p < (bwd ? 2 : 1); p++) b->choice[p] = pc;
-    if (bwd && l->own[0] && l->own[1]) cb_cuda_plan_relu_mask(e, i); // the own max pool applies its input's ReLU gradient
     return native(e) || l->own[0] ? CB_OK : probe(e, i, err);
 }
 
@@ -429,9 +443,13 @@ cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char 
 // back in place. Every input of the sum must then read its gradient from that one buffer after h's
 // backward (exec.c's grad_alias: h and the shortcut share the sum's buffer), not get a copy of the
 // unmasked one when the sum's backward runs. ($CONVBENCH_FUSE_EPILOGUE=off: the separate pass.)
+// Not where the max pool after the sum applies that gradient (relu_by_pool: the sum's output, the
+// mask this pass would read, is not kept).
 static bool relu_in_bn(const cb_exec *e, int h, int i) {
     const cb_layer *S = &e->net->layers[i];
-    if (!e->opts.train || S->act != CB_ACT_RELU || !((cb_cuda_state *)e->state)->fuse_epilogue || e->grad_alias[h] != i) return false;
+    if (!e->opts.train || S->act != CB_ACT_RELU || !((cb_cuda_state *)e->state)->fuse_epilogue || e->grad_alias[h] != i ||
+        e->lb[i].relu_by_pool)
+        return false;
     for (int k = 0; k < S->nparents; k++) {
         int p = S->parents[k];
         if (e->lb[p].dy && e->grad_alias[p] != i) return false;

@@ -98,8 +98,7 @@ static cb_mop pool_mop(const cb_device *d, const cb_layer *L, cb_conv_params *x)
     const cb_window *w = &L->p.pool.win;
     x->p = (int)L->out.h, x->q = (int)L->out.w;
     x->r = w->r, x->s = w->s, x->stride_h = w->stride_h, x->stride_w = w->stride_w, x->pad_top = w->pad_top, x->pad_left = w->pad_left;
-    int sh = w->stride_h > 0 ? w->stride_h : 1, sw = w->stride_w > 0 ? w->stride_w : 1;
-    bool own = cal_caps(d)->conv_library && ((x->h + 2 * w->pad_top - w->r) / sh + 1 != x->p || (x->w + 2 * w->pad_left - w->s) / sw + 1 != x->q);
+    bool own = cal_caps(d)->conv_library && !cb_pool_pads_symmetric(L);
     cb_mop m = own ? CB_MOP_OWNPOOL_FWD : L->p.pool.avg ? CB_MOP_AVGPOOL_FWD : CB_MOP_POOL_FWD;
     return d->cal.mop[m].n > 0 && d->cal.mop[m + 1].n > 0 ? m : CB_MOP_POOL_FWD;
 }
@@ -174,14 +173,19 @@ static double weight_cast_s(const cb_device *d, const cb_model_opts *o, const cb
 // The engine's plan of a training step's weight copies on o's storage: the layers whose copy it
 // makes again in the backward (src/core/exec.c, split_weight_copies), each one more cast there.
 // A plan-only engine places the copies as the GPU backends' storage makes them (cb_weight_copy_bytes;
-// its arena lacks the backend's input copies). NULL: none made again, or no plan.
+// its arena lacks the backend's input copies), and the cudnn backend's max pools: cuDNN's, which
+// keep their input for the backward, but where cuDNN lacks the padding (cb_dnn_pool_relu_mask).
+// NULL: none made again, or no plan.
+static bool cudnn_pool_relu_mask(const cb_exec *e, int i) { return !cb_pool_pads_symmetric(&e->net->layers[i]); }
 static bool *copies_made_again(const cb_device *d, const cb_net *net, const cb_model_opts *o) {
     if (!cal_caps(d)->conv_library || (o->layout != CB_LAYOUT_NHWC && o->precision != CB_PREC_BF16)) return NULL;
     cb_exec_opts eo;
     cb_exec_opts_default(&eo);
     eo.plan_only = true, eo.precision = o->precision, eo.layout = o->layout, eo.no_data_grad = true;
     cb_error err = {0};
-    cb_exec *e = cb_exec_create((cb_net *)net, &eo, &err); // (a plan reads the network, never changes it)
+    cb_backend be = cb_backend_plan_only;
+    be.pool_relu_mask = cudnn_pool_relu_mask;
+    cb_exec *e = cb_exec_create_on((cb_net *)net, &eo, &be, &err); // (a plan reads the network, never changes it)
     if (!e) return NULL;
     bool *again = cb_xcalloc((size_t)net->nlayers, sizeof *again);
     for (int i = 0; i < net->nlayers; i++) again[i] = e->lb[i].wcopy_again;
