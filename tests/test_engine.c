@@ -73,7 +73,7 @@ static const char *NET_SUMS =
 // max pools after ReLU layers, each way a pool may take a ReLU over (relu_by_pool): a convolution's
 // under an overlapping SAME window with a trailing pad (windows partly in the padding), a 1x1
 // window (each maximum the ReLU's own input: the mask is the ReLU's whole), a sum's, one with a
-// batch norm (taken over, its output kept: the batch norm's backward may read it); and a ReLU
+// batch norm (its backward reads the batch norm's input, pre); and a ReLU
 // layer read by a max pool and a second layer (not taken over), a max pool after a ReLU6 (not)
 static const char *NET_POOLS =
     "{\"name\": \"pools\", \"layers\": {"
@@ -661,7 +661,7 @@ static void test_no_update_no_momentum(void) {
 // places the GPU backends' bf16 weight copies (cb_weight_copy_bytes) in its arena unless
 // CONVBENCH_WEIGHT_COPY=keep leaves them to the backend: more than without, less than with all whole.
 // The cpu backend's max pools take over the ReLU before them (be->pool_relu_mask): on exactly the
-// layers cb_pool_relu_input names, whose outputs are then not kept (but a batch-normed one's), with
+// layers cb_pool_relu_input names, whose outputs are then not kept (a batch-normed one's too), with
 // the gradients of the reference (which keeps every ReLU's pass: ref has no such pools; its max
 // pool and ReLU gradients meet finite differences on NET_ALL; here a step of 1e-3 crosses ReLU
 // kinks of the small net's dead channels); CONVBENCH_FUSE_EPILOGUE=off keeps the passes; VGG-A b64's bf16 plan is
@@ -676,12 +676,12 @@ static void test_pool_relu_masks(void) {
     CHECK(net, "%s", err.msg);
     if (!net) return;
     cb_exec *e = make(net, "cpu", 0.01f);
-    const char *taken[] = {"c1", "c2", "s", "cb"}, *gone[] = {"c1", "c2", "s"};
+    const char *taken[] = {"c1", "c2", "s", "cb"}, *gone[] = {"c1", "c2", "s", "cb"};
     int ntaken = 0;
     for (int i = 0; e && i < net->nlayers; i++) {
         bool want = false, unkept = false;
         for (int k = 0; k < 4; k++) want |= !strcmp(net->layers[i].name, taken[k]);
-        for (int k = 0; k < 3; k++) unkept |= !strcmp(net->layers[i].name, gone[k]);
+        for (int k = 0; k < 4; k++) unkept |= !strcmp(net->layers[i].name, gone[k]);
         unkept |= cb_exec_output_transient(net, i, true); // (c3: read by a sum alone)
         CHECK(e->lb[i].relu_by_pool == want, "layer %s: relu_by_pool %d", net->layers[i].name, e->lb[i].relu_by_pool);
         CHECK(cb_exec_output_kept(e, i) == !unkept, "layer %s: output kept %d", net->layers[i].name, cb_exec_output_kept(e, i));
@@ -918,7 +918,7 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
                     unread &= (net->layers[j].op == CB_OP_ADD || net->layers[j].op == CB_OP_CONCAT) && !net->layers[j].bn;
         // a ReLU layer whose one consumer is a max pool: the cpu backend's pool takes its ReLU over
         // (its argmax marks the windows not above 0), so nothing reads its output in the backward
-        // unless its own batch norm may
+        // (its batch norm's reads pre)
         int mp = -1;
         for (int j = i + 1; j < n && L->nchildren == 1; j++)
             for (int k = 0; k < net->layers[j].nparents; k++)
@@ -927,8 +927,9 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
                        net->layers[mp].nparents == 1;
         CHECK(b->lb[i].relu_by_pool == by_pool, "%s: layer %s's ReLU %s by the max pool after it", name, L->name,
               by_pool ? "is not taken over" : "is taken over");
-        unread |= !pinned && by_pool && !L->bn &&
-                  (L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_ADD || L->op == CB_OP_CONCAT || L->op == CB_OP_SCALE || L->op == CB_OP_MUL);
+        unread |= !pinned && by_pool &&
+                  (L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_ADD || L->op == CB_OP_CONCAT ||
+                   ((L->op == CB_OP_SCALE || L->op == CB_OP_MUL) && !L->bn));
         CHECK(cb_exec_output_kept(b, i) == (pinned || !unread), "%s: layer %s's output %s", name, L->name, unread ? "is kept" : "is not kept");
         transient += unread;
         const char *y = (const char *)b->lb[i].y;

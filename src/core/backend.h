@@ -28,7 +28,7 @@ typedef struct cb_lbuf {
     bool wcopy_again;             // the plan makes the weight copy again in the backward (set in a plan-only exec too)
     // its ReLU's gradient is applied by the max pool that alone reads it (cb_pool_relu_input, where
     // be->pool_relu_mask agrees; set before the arena is placed, in a plan-only exec too): its
-    // backward runs no ReLU pass, and, without a batch norm, no backward reads its output
+    // backward runs no ReLU pass, and no backward reads its output (a batch norm's reads pre)
     bool relu_by_pool;
     float *w, *b, *gamma, *beta;  // parameters (slices of the parameter arena)
     float *dw, *db, *dgamma, *dbeta;
@@ -62,8 +62,9 @@ typedef struct cb_backend {
     // its own? Asked after init, before the arena is placed, for each such pool; where true the
     // engine sets that layer's relu_by_pool, and the backend must run the pool so (its argmax
     // marking the windows whose maximum is not above 0, its backward skipping them) and skip the
-    // layer's ReLU pass. That layer's output is then kept only to the pool's forward where nothing
-    // else reads it in the backward (a batch norm's backward does). NULL: never.
+    // layer's ReLU pass, and read no output of that layer in its backward (its batch norm's reads
+    // pre; one that applies the activation too recomputes it from pre): that output is then kept
+    // only to the pool's forward. NULL: never.
     bool (*pool_relu_mask)(const cb_exec *e, int i);
     // Optional (device backends): true while the device works; else false and one line into why.
     // Asked after each layer's plan, so that a kernel that failed there is named by its layer,

@@ -190,13 +190,13 @@ bool cb_exec_output_transient(const cb_net *net, int i, bool train) {
 }
 
 // Layer i's output in training where the max pool after it applies its ReLU's gradient
-// (relu_by_pool): no backward reads it (a fused batch norm's backward may apply the activation
-// itself from y: not with one), so it lives only to the pool's forward. On VGG-A b64 that is every
-// convolution before a pool, 747 MiB in bf16 at the step's busiest point; the pool's argmax, one
-// byte an output there, carries the mask instead.
+// (relu_by_pool): no backward reads it (a fused batch norm's reads its input, pre, and the own
+// kernels that apply the activation there recompute it from pre, gamma and beta), so it lives
+// only to the pool's forward. On VGG-A b64 that is every convolution before a pool, 747 MiB in
+// bf16 at the step's busiest point, and ResNet-50's first convolution (98 MiB at b64); the pool's
+// argmax, one byte an output there, carries the mask instead.
 static bool relu_pool_transient(const cb_exec *e, int i) {
-    const cb_layer *L = &e->net->layers[i];
-    return e->opts.train && e->lb[i].relu_by_pool && !L->bn && own_output_unread(L) && i < e->net->nlayers - 1;
+    return e->opts.train && e->lb[i].relu_by_pool && own_output_unread(&e->net->layers[i]) && i < e->net->nlayers - 1;
 }
 
 bool cb_exec_output_kept(const cb_exec *e, int i) {
