@@ -761,7 +761,8 @@ static void test_plan_only_counts(void) {
                       cb_exec_memory(copies, CB_MEM_BACKEND) >= all && cb_exec_memory(half, CB_MEM_BACKEND) == 0,
                   "%s: bf16 plan %zu bytes with the weight copies (%zu of them), %zu without", nets[k], cb_exec_peak_bytes(copies), all,
                   cb_exec_peak_bytes(half));
-            size_t want = cb_exec_peak_bytes(real) - cb_exec_memory(real, CB_MEM_WORKSPACE) - cb_exec_memory(real, CB_MEM_BACKEND);
+            size_t want = cb_exec_peak_bytes(real) - (cb_exec_memory(real, CB_MEM_WORKSPACE) - real->mem_arena[CB_MEM_WORKSPACE]) -
+                          cb_exec_memory(real, CB_MEM_BACKEND); // (the workspace outside the arena: a plan has none)
             CHECK(cb_exec_peak_bytes(plan) == want, "%s: planned %zu bytes, the cpu exec allocated %zu", nets[k],
                   cb_exec_peak_bytes(plan), want);
             CHECK(plan->arena == NULL && plan->params == NULL && plan->lb[0].y == NULL, "%s: a plan-only exec allocated", nets[k]);
@@ -957,6 +958,19 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
             if (b->lb[i].acc) g[nb++] = (live_buf){(const char *)b->lb[i].acc, acc, bw, bw};
         }
     }
+    // a workspace in the arena: read by its own call alone, the forward at its plan node's head or
+    // the backward; any other outside it (one buffer, not checked here)
+    int in_arena = 0;
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            if (!b->lb[i].wsp[p]) continue;
+            int t = p == CB_PHASE_FORWARD ? b->plan.node[b->plan.node_of[i]].layer[0] : 2 * n - 1 - i;
+            const char *w = (const char *)b->lb[i].wsp[p], *a0 = (const char *)b->arena;
+            CHECK(w >= a0 && w + b->lb[i].ws[p] <= a0 + b->arena_bytes, "%s: layer %s's workspace lies outside the arena", name,
+                  net->layers[i].name);
+            g[nb++] = (live_buf){w, b->lb[i].ws[p], t, t};
+            in_arena++;
+        }
     int64_t maxact = 0;
     for (int i = 0; i < n; i++)
         if (cb_shape_count(net->layers[i].out) > maxact) maxact = cb_shape_count(net->layers[i].out);
@@ -971,8 +985,8 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
         }
     CHECK(clashes == 0, "%s: %d pairs of buffers live at once share bytes", name, clashes);
     double sa = (double)cb_exec_peak_bytes(a) / (1 << 20), sb = (double)cb_exec_peak_bytes(b) / (1 << 20);
-    printf("  %s: %d buffers (%d transient outputs, %d gradients passed on by a sum), %d pairs share bytes; planned %.2f MiB "
-           "(one buffer each %.2f)\n", name, nb, transient, routed, shared, sb, sa);
+    printf("  %s: %d buffers (%d transient outputs, %d gradients passed on by a sum, %d workspaces), %d pairs share bytes; planned "
+           "%.2f MiB (one buffer each %.2f)\n", name, nb, transient, routed, in_arena, shared, sb, sa);
     for (int a2 = 1; a2 < n - 1; a2++) { // every sum passes its buffer on where some input qualifies
         const cb_layer *S = &net->layers[a2];
         bool can = false;

@@ -35,6 +35,7 @@ typedef struct cb_lbuf {
     float *rmean, *rvar;          // running statistics (bn)
     int64_t nw, nb, nbn;          // element counts of w, b, gamma (= beta)
     size_t ws[CB_PHASE_COUNT];    // workspace bytes each phase needs
+    void *wsp[CB_PHASE_COUNT];    // that workspace where the arena holds it, in bytes no buffer live then uses (NULL: e->ws_all)
     cb_choice choice[CB_PHASE_COUNT]; // what plan chose (its workspace is ws[]); impl CB_IMPL_NONE: nothing
     char algo[CB_PHASE_COUNT][64];    // cb_choice_format of choice, set after plan (cb_exec_algo)
     void *priv;                   // backend's per-layer state
@@ -150,8 +151,15 @@ struct cb_exec {
     float *params, *grads, *moms; // flat arenas of every learnable parameter
     float *stats;                 // running statistics arena
     int64_t nparams, nstats;
-    void *ws;                     // shared workspace, max over layers and phases
-    size_t ws_bytes;
+    // the workspace of the layer and phase under way: set by the engine before each forward,
+    // data-gradient and filter-gradient call (lb[i].wsp[p] where the arena holds it, else ws_all);
+    // backends read e->ws with lb[i].ws[p] bytes
+    void *ws;
+    void *ws_all;                 // the workspace outside the arena, max over the layers and phases it serves
+    size_t ws_bytes;              // its bytes
+    // the arena's buffers as placed (offset, bytes, live interval), kept for the workspaces' placement
+    struct cb_arena_slot { size_t off, bytes; int lo, hi; } *arena_map;
+    int arena_nmap;
     float *scratch;               // accumulation scratch: the current layer's acc in backward, else plan_scratch
     float *plan_scratch;          // the largest activation's size, for the races while planning (before any step)
     void *arena;                  // every activation-sized buffer, placed by liveness (exec.c); NULL: one buffer each

@@ -437,6 +437,9 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         e->arena = take_kind(e, total, ok, CB_MEM_COUNT);
         e->arena_bytes = e->arena || e->opts.plan_only ? total : 0;
         for (int k = 0; k < nb && e->arena; k++) *bufs[k].slot = (char *)e->arena + bufs[k].off;
+        e->arena_map = cb_xcalloc((size_t)nb + 1, sizeof *e->arena_map); // (the workspaces' placement reads it)
+        for (int k = 0; k < nb; k++) e->arena_map[k] = (struct cb_arena_slot){bufs[k].off, bufs[k].bytes, bufs[k].lo, bufs[k].hi};
+        e->arena_nmap = nb;
     }
     e->plan_scratch = e->scratch;
     for (int i = 0; i < n; i++)
@@ -444,6 +447,72 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
     free(lowest);
     free(bufs);
 }
+
+// ---- the workspaces in the arena ------------------------------------------------------------------
+// A layer's workspace is read by its own call alone: its forward (at t = its plan node's head) or
+// its backward (t = 2n-1-i). Where the arena has bytes that no buffer live at that t uses (the
+// step's busiest point is elsewhere: the backward of the first layers, where most outputs are
+// gone, is where cuDNN's largest workspaces are asked), the workspace takes them, placed largest
+// first at the lowest such offset; only those that fit nowhere share one buffer outside the arena,
+// sized by the largest of them (AlexNet b128 tf32 NHWC on the H200 held 207 MiB there, above
+// torch.compile's whole peak less ours). $CONVBENCH_WORKSPACE=separate: one buffer for all, as before.
+// Returns the bytes outside the arena.
+static int ws_item_cmp(const void *a, const void *b) {
+    const struct cb_arena_slot *x = a, *y = b;
+    return x->bytes != y->bytes ? (x->bytes < y->bytes ? 1 : -1) : (x->lo > y->lo) - (x->lo < y->lo);
+}
+static size_t workspace_place(cb_exec *e) {
+    const char *mode = getenv("CONVBENCH_WORKSPACE");
+    int n = e->net->nlayers, ni = 0;
+    bool place = e->arena && e->arena_map && !(mode && !strcmp(mode, "separate"));
+    // items: off holds the layer and phase (i * CB_PHASE_COUNT + p) until placed
+    struct cb_arena_slot *it = cb_xcalloc((size_t)n * CB_PHASE_COUNT + 1, sizeof *it);
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            e->lb[i].wsp[p] = NULL;
+            if (!e->lb[i].ws[p]) continue;
+            int t = p == CB_PHASE_FORWARD ? e->plan.node[e->plan.node_of[i]].layer[0] : 2 * n - 1 - i;
+            it[ni++] = (struct cb_arena_slot){(size_t)(i * CB_PHASE_COUNT + p), (e->lb[i].ws[p] + 255) / 256 * 256, t, t};
+        }
+    qsort(it, (size_t)ni, sizeof *it, ws_item_cmp);
+    struct cb_arena_slot *done = cb_xcalloc((size_t)ni + 1, sizeof *done); // the workspaces placed so far
+    size_t outside = 0, *cand = cb_xcalloc((size_t)(e->arena_nmap + ni) + 1, sizeof *cand);
+    int nd = 0;
+    for (int k = 0; k < ni; k++) {
+        int i = (int)(it[k].off / CB_PHASE_COUNT), p = (int)(it[k].off % CB_PHASE_COUNT), t = it[k].lo, nc = 0;
+        size_t bytes = it[k].bytes, best = SIZE_MAX;
+        cand[nc++] = 0; // the lowest offset: 0 or the end of a buffer live at t
+        for (int m = 0; place && m < e->arena_nmap + nd; m++) {
+            const struct cb_arena_slot *s = m < e->arena_nmap ? &e->arena_map[m] : &done[m - e->arena_nmap];
+            if (s->lo <= t && t <= s->hi) cand[nc++] = s->off + s->bytes;
+        }
+        for (int c = 0; place && c < nc; c++) {
+            size_t off = cand[c];
+            if (off >= best || off + bytes > e->arena_bytes) continue;
+            bool clash = false;
+            for (int m = 0; m < e->arena_nmap + nd && !clash; m++) {
+                const struct cb_arena_slot *s = m < e->arena_nmap ? &e->arena_map[m] : &done[m - e->arena_nmap];
+                clash = s->lo <= t && t <= s->hi && off < s->off + s->bytes && s->off < off + bytes;
+            }
+            if (!clash) best = off;
+        }
+        if (best == SIZE_MAX) {
+            if (bytes > outside) outside = bytes;
+            continue;
+        }
+        e->lb[i].wsp[p] = (char *)e->arena + best;
+        done[nd++] = (struct cb_arena_slot){best, bytes, t, t};
+        e->mem[CB_MEM_WORKSPACE] += bytes, e->mem_arena[CB_MEM_WORKSPACE] += bytes;
+        if (t == e->peak_at) e->mem_peak[CB_MEM_WORKSPACE] += bytes;
+    }
+    free(cand);
+    free(done);
+    free(it);
+    return outside;
+}
+
+// the workspace of layer i's phase p (the engine sets e->ws to it before each call)
+static void *ws_of(const cb_exec *e, int i, int p) { return e->lb[i].wsp[p] ? e->lb[i].wsp[p] : e->ws_all; }
 
 static void param_counts(const cb_layer *L, int64_t *nw, int64_t *nb, int64_t *nbn) {
     *nw = *nb = *nbn = 0;
@@ -504,7 +573,7 @@ void cb_exec_destroy(cb_exec *e) {
                 if (bufs[j]) e->be->release(e, bufs[j]);
         }
     }
-    void *bufs[] = {e->params, e->grads, e->moms, e->stats, e->ws, e->arena ? NULL : e->plan_scratch, e->prob, e->labels, e->arena};
+    void *bufs[] = {e->params, e->grads, e->moms, e->stats, e->ws_all, e->arena ? NULL : e->plan_scratch, e->prob, e->labels, e->arena};
     for (size_t j = 0; j < sizeof bufs / sizeof bufs[0]; j++)
         if (bufs[j]) e->be->release(e, bufs[j]);
     if (e->be->destroy) e->be->destroy(e);
@@ -513,6 +582,7 @@ void cb_exec_destroy(cb_exec *e) {
     free(e->grad_ready);
     free(e->grad_alias);
     free(e->span);
+    free(e->arena_map);
     free(e);
 }
 
@@ -682,7 +752,8 @@ cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backe
             cb_choice_format(&b->choice[p], net, b->algo[p], sizeof b->algo[p]);
         }
     ok = true;
-    e->ws = take_kind(e, e->ws_bytes, &ok, CB_MEM_WORKSPACE);
+    e->ws_bytes = workspace_place(e);
+    e->ws = e->ws_all = take_kind(e, e->ws_bytes, &ok, CB_MEM_WORKSPACE);
     if (!ok) {
         char why[200] = "";
         bool lost = be->alloc_why && be->alloc_why(e, why, sizeof why);
@@ -766,7 +837,9 @@ cb_status cb_exec_forward(cb_exec *e, bool train, cb_layer_times *t) {
     for (int i = 1; i < e->net->nlayers; i++) {
         const cb_layer *L = &e->net->layers[i];
         clock_start(&c);
+        e->ws = ws_of(e, i, CB_PHASE_FORWARD);
         e->be->forward(e, i, train);
+        e->ws = e->ws_all;
         clock_stop(&c, i, CB_SPAN_FWD_OP, t ? &t[i].ms[CB_PHASE_FORWARD] : NULL);
         if (!e->be->forward_epilogue || (!L->bn && L->act == CB_ACT_NONE)) continue;
         clock_start(&c);
@@ -834,7 +907,9 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
         clock_stop(&c, i, CB_SPAN_BWD_EPI, ti ? &ti->epilogue_ms[1] : NULL);
         if (b->nw || b->nbn) {
             clock_start(&c);
+            e->ws = ws_of(e, i, CB_PHASE_BWD_FILTER);
             if (e->be->backward_filter) e->be->backward_filter(e, i);
+            e->ws = e->ws_all;
             clock_stop(&c, i, CB_SPAN_BWD_FILTER, ti ? &ti->ms[CB_PHASE_BWD_FILTER] : NULL);
             if (e->grad_hook) e->grad_hook(e, i, e->grad_hook_ctx);
         }
@@ -849,12 +924,14 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
             bool direct = !e->grad_ready[p];
             size_t count = (size_t)cb_shape_count(e->net->layers[p].out);
             clock_start(&c);
+            e->ws = ws_of(e, i, CB_PHASE_BWD_DATA);
             if (direct) e->be->backward_data(e, i, j, pb->dy);
             else if (L->op == CB_OP_ADD && !e->grad_copy) e->be->add(e, pb->dy, cb_exec_op_grad(e, i), count); // a sum's, as is
             else if (e->grad_copy || !e->be->backward_data_add || !e->be->backward_data_add(e, i, j, pb->dy)) {
                 e->be->backward_data(e, i, j, e->scratch);
                 e->be->add(e, pb->dy, e->scratch, count);
             }
+            e->ws = e->ws_all;
             clock_stop(&c, i, CB_SPAN_BWD_DATA, ti ? &ti->ms[CB_PHASE_BWD_DATA] : NULL);
             e->grad_ready[p] = true;
         }
