@@ -204,7 +204,8 @@ static int run(int argc, char **argv) {
     cb_report_note(r, "train memory: every buffer held for the whole step; planned by liveness: the engine's plan of a "
                       "training step (fullpass --update --no-data-grad), buffers that live at different times sharing "
                       "bytes, fp32 weights, gradients and momentum (bf16: with the GPU backends' bf16 weight copies in "
-                      "the arena), without a backend's other copies and workspace");
+                      "the arena), a ReLU layer's output freed after the max pool that alone reads it (as the cpu, cuda "
+                      "and auto backends' pools take its ReLU over), without a backend's other copies and workspace");
     if (graph) graph_table(r, net);
     cb_report_note(r, "Number of params: %s (%s Bytes)", p1, p2);
     cb_report_note(r, "Activation: %s Bytes", p3);
