@@ -454,12 +454,17 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
 // step's busiest point is elsewhere: the backward of the first layers, where most outputs are
 // gone, is where cuDNN's largest workspaces are asked), the workspace takes them, placed largest
 // first at the lowest such offset; only those that fit nowhere share one buffer outside the arena,
-// sized by the largest of them (AlexNet b128 tf32 NHWC on the H200 held 207 MiB there, above
-// torch.compile's whole peak less ours). $CONVBENCH_WORKSPACE=separate: one buffer for all, as before.
-// Returns the bytes outside the arena.
+// sized by the largest of them. On the H200 (2026-11-27) that took ResNet-50 b64 bf16's small
+// workspaces in (6 MiB off its plan), while AlexNet b128 tf32's 207 MiB and VGG-A b64 fp32's
+// 1,324 MiB found no gap that large and stayed outside. $CONVBENCH_WORKSPACE=separate: one buffer
+// for all, as before. Returns the bytes outside the arena.
 static int ws_item_cmp(const void *a, const void *b) {
     const struct cb_arena_slot *x = a, *y = b;
     return x->bytes != y->bytes ? (x->bytes < y->bytes ? 1 : -1) : (x->lo > y->lo) - (x->lo < y->lo);
+}
+static int size_cmp(const void *a, const void *b) {
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return (x > y) - (x < y);
 }
 static size_t workspace_place(cb_exec *e) {
     const char *mode = getenv("CONVBENCH_WORKSPACE");
@@ -476,24 +481,23 @@ static size_t workspace_place(cb_exec *e) {
         }
     qsort(it, (size_t)ni, sizeof *it, ws_item_cmp);
     struct cb_arena_slot *done = cb_xcalloc((size_t)ni + 1, sizeof *done); // the workspaces placed so far
+    const struct cb_arena_slot **live = cb_xcalloc((size_t)(e->arena_nmap + ni) + 1, sizeof *live);
     size_t outside = 0, *cand = cb_xcalloc((size_t)(e->arena_nmap + ni) + 1, sizeof *cand);
     int nd = 0;
     for (int k = 0; k < ni; k++) {
-        int i = (int)(it[k].off / CB_PHASE_COUNT), p = (int)(it[k].off % CB_PHASE_COUNT), t = it[k].lo, nc = 0;
+        int i = (int)(it[k].off / CB_PHASE_COUNT), p = (int)(it[k].off % CB_PHASE_COUNT), t = it[k].lo, nc = 0, nl = 0;
         size_t bytes = it[k].bytes, best = SIZE_MAX;
         cand[nc++] = 0; // the lowest offset: 0 or the end of a buffer live at t
         for (int m = 0; place && m < e->arena_nmap + nd; m++) {
             const struct cb_arena_slot *s = m < e->arena_nmap ? &e->arena_map[m] : &done[m - e->arena_nmap];
-            if (s->lo <= t && t <= s->hi) cand[nc++] = s->off + s->bytes;
+            if (s->lo <= t && t <= s->hi) live[nl++] = s, cand[nc++] = s->off + s->bytes;
         }
-        for (int c = 0; place && c < nc; c++) {
+        qsort(cand, (size_t)nc, sizeof *cand, size_cmp);
+        for (int c = 0; place && c < nc && best == SIZE_MAX; c++) { // (ascending: the first that fits is the lowest)
             size_t off = cand[c];
-            if (off >= best || off + bytes > e->arena_bytes) continue;
+            if (off + bytes > e->arena_bytes) break;
             bool clash = false;
-            for (int m = 0; m < e->arena_nmap + nd && !clash; m++) {
-                const struct cb_arena_slot *s = m < e->arena_nmap ? &e->arena_map[m] : &done[m - e->arena_nmap];
-                clash = s->lo <= t && t <= s->hi && off < s->off + s->bytes && s->off < off + bytes;
-            }
+            for (int m = 0; m < nl && !clash; m++) clash = off < live[m]->off + live[m]->bytes && live[m]->off < off + bytes;
             if (!clash) best = off;
         }
         if (best == SIZE_MAX) {
@@ -506,6 +510,7 @@ static size_t workspace_place(cb_exec *e) {
         if (t == e->peak_at) e->mem_peak[CB_MEM_WORKSPACE] += bytes;
     }
     free(cand);
+    free(live);
     free(done);
     free(it);
     return outside;
