@@ -1096,6 +1096,11 @@ static void test_grad_arena(void) {
     CHECK(!e && err.status == CB_STATUS_ARG && strstr(err.msg, "CONVBENCH_MEMORY") && strstr(err.msg, "'shared'"), "%s", err.msg);
     unsetenv("CONVBENCH_MEMORY");
     cb_exec_destroy(e);
+    setenv("CONVBENCH_WORKSPACE", "shared", 1);
+    e = net ? cb_exec_create(net, &o, &err) : NULL;
+    CHECK(!e && err.status == CB_STATUS_ARG && strstr(err.msg, "CONVBENCH_WORKSPACE") && strstr(err.msg, "'shared'"), "%s", err.msg);
+    unsetenv("CONVBENCH_WORKSPACE");
+    cb_exec_destroy(e);
     setenv("CONVBENCH_GRAD_ROUTE", "alias", 1);
     e = net ? cb_exec_create(net, &o, &err) : NULL;
     CHECK(!e && err.status == CB_STATUS_ARG && strstr(err.msg, "CONVBENCH_GRAD_ROUTE") && strstr(err.msg, "'alias'"), "%s", err.msg);

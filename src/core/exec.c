@@ -457,7 +457,7 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
 // sized by the largest of them. On the H200 (2026-11-27) that took ResNet-50 b64 bf16's small
 // workspaces in (6 MiB off its plan), while AlexNet b128 tf32's 207 MiB and VGG-A b64 fp32's
 // 1,324 MiB found no gap that large and stayed outside. $CONVBENCH_WORKSPACE=separate: one buffer
-// for all, as before. Returns the bytes outside the arena.
+// for all, as before (arena, or unset: this placement). Returns the bytes outside the arena.
 static int ws_item_cmp(const void *a, const void *b) {
     const struct cb_arena_slot *x = a, *y = b;
     return x->bytes != y->bytes ? (x->bytes < y->bytes ? 1 : -1) : (x->lo > y->lo) - (x->lo < y->lo);
@@ -616,6 +616,11 @@ cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backe
     const char *mem = getenv("CONVBENCH_MEMORY");
     if (mem && *mem && strcmp(mem, "reuse") && strcmp(mem, "separate")) {
         cb_fail(err, CB_STATUS_ARG, "CONVBENCH_MEMORY", NULL, "'%s' is not reuse or separate", mem);
+        return NULL;
+    }
+    const char *wsm = getenv("CONVBENCH_WORKSPACE");
+    if (wsm && *wsm && strcmp(wsm, "arena") && strcmp(wsm, "separate")) {
+        cb_fail(err, CB_STATUS_ARG, "CONVBENCH_WORKSPACE", NULL, "'%s' is not arena or separate", wsm);
         return NULL;
     }
     const char *route = getenv("CONVBENCH_GRAD_ROUTE");
