@@ -37,25 +37,7 @@ bench)
                 || echo "fullpass --update $n $mode failed"
         done
     done
-    python3 - $R <<'PY' | tee $R/summary.md
-import json, sys, glob, os
-R = sys.argv[1]
-print('| cell | mode | step ms | planned MiB | backend copies MiB (at the peak) | peak at |')
-print('|---|---|---:|---:|---:|---|')
-for f in sorted(glob.glob(R + '/fp*.json')):
-    try:
-        d = json.load(open(f))
-        tot = [r for r in d['tables']['fullpass'] if r['phase'].strip() == 'total'][0]['median_ms']
-        mem = {r['kind']: r for r in d['tables']['memory']}
-        bc = mem.get('backend copies', {'mib': 0, 'at_peak_mib': 0})
-        at = [n for n in d.get('notes', []) if 'busiest' in n]
-        at = at[0].split('busiest point, ')[1].split(' (')[0] if at else ''
-        name = os.path.basename(f)[:-5]
-        print('| %s | %s | %.3f | %.1f | %.1f (%.1f) | %s |' % (name.rsplit('-', 1)[0], name.rsplit('-', 1)[1], tot, mem['total planned']['mib'],
-              bc['mib'], bc['at_peak_mib'], at))
-    except Exception as e:
-        print('|', os.path.basename(f), '| unreadable', e, '|')
-PY
+    python3 dev/ab_table.py $R 'backend copies' | tee $R/summary.md
     ;;
 esac
 done

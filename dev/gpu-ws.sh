@@ -16,19 +16,5 @@ for c in $CELLS; do
             2>$R/fp-$n-$b-$p-$l-$mode.log || echo "fullpass $c $mode failed: $(tail -1 $R/fp-$n-$b-$p-$l-$mode.log)"
     done
 done
-python3 - $R <<'PY' | tee $R/summary.md
-import json, sys, glob
-R = sys.argv[1]
-print('| cell | workspace | step ms | planned MiB | workspace MiB: all (at the peak) |')
-print('|---|---|---:|---:|---:|')
-for f in sorted(glob.glob(R + '/fp-*.json')):
-    try:
-        d = json.load(open(f))
-        tot = [r for r in d['tables']['fullpass'] if r['phase'].strip() == 'total'][0]['median_ms']
-        ws = {r['kind']: r for r in d['tables']['memory']}.get('workspace', {'mib': 0, 'at_peak_mib': 0})
-        name = f.split('/fp-')[1][:-5]
-        print(f"| {name.rsplit('-', 1)[0]} | {name.rsplit('-', 1)[1]} | {tot:.2f} | {d['memory_mb']:.1f} | {ws['mib']:.1f} ({ws['at_peak_mib'] or 0:.1f}) |")
-    except Exception as ex:
-        print(f'| {f} | failed: {ex} | | | |')
-PY
+python3 dev/ab_table.py $R workspace | tee $R/summary.md
 tar -C $R -czf $OUT/ws.tgz .
