@@ -1073,6 +1073,64 @@ static void bf16_passes(void) {
     cb_net_free(net);
 }
 
+// cuDNN's batch norm on NHWC storage whose channels are not a multiple of 8 is the cudnn backend's
+// legacy call: priced from its own bf16 entries where the calibration has them (a conv's fused batch
+// norm and a BatchNorm layer, forward in training and backward), and only there: not with 64
+// channels, not on NCHW, not in inference, not without the entries (the Ex entries then)
+static cb_net *bn_net(int c) { // data -> conv (3x3 SAME, c channels, batch norm) -> a BatchNorm layer
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 16]},"
+             "\"conv\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 16, %d], \"padding\": \"SAME\","
+             "\"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+             "\"bn\": {\"parents\": [\"conv\"], \"type\": \"BatchNorm\"}}}",
+             c);
+    return json_net(json);
+}
+static void bn_legacy_nhwc(void) {
+    cb_net *odd = bn_net(57), *even = bn_net(64);
+    cb_device d = gpu_device();
+#define ENTRY(nm, p) {.name = nm, .phase = p, .prec = CB_PREC_BF16, .rate = 30e12, .overhead_s = 10e-6}
+    const cb_cal_algo list[3] = {ENTRY("FWD_IMPLICIT_PRECOMP_GEMM", CB_PHASE_FORWARD), ENTRY("BWD_DATA_ALGO_1", CB_PHASE_BWD_DATA),
+                                 ENTRY("BWD_FILTER_ALGO_1", CB_PHASE_BWD_FILTER)};
+#undef ENTRY
+    set_algos(&d, list, 3);
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = d.cal.mop16[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
+    cb_device none = d; // the same without the legacy entries
+    none.cal.mop16[CB_MOP_BN_FWD_TRAIN_ODD].n = none.cal.mop16[CB_MOP_BN_BWD_ODD].n = 0;
+    d.cal.mop16[CB_MOP_BN_FWD_TRAIN_ODD] = (cb_cal_mop){.bw = 2e10, .overhead_s = 30e-6, .n = 1}; // a hundredth of the Ex's bandwidth
+    d.cal.mop16[CB_MOP_BN_BWD_ODD] = (cb_cal_mop){.bw = 1e10, .overhead_s = 50e-6, .n = 1};
+    if (odd && even) {
+        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC}, nchw = {CB_PREC_BF16, 0, false, CB_LAYOUT_NCHW}, inf = bf;
+        inf.inference = true;
+        cb_conv_params y = {.n = 8, .c = 57, .h = 28, .w = 28, .p = 28, .q = 28};
+        const cb_mop fast[2] = {CB_MOP_BN_FWD_TRAIN, CB_MOP_BN_BWD}, slow[2] = {CB_MOP_BN_FWD_TRAIN_ODD, CB_MOP_BN_BWD_ODD};
+        for (int k = 0; k < 2; k++) { // forward, backward data
+            cb_phase ph = k ? CB_PHASE_BWD_DATA : CB_PHASE_FORWARD;
+            double more = 1e3 * (cb_cal_mop16_s(&d.cal, slow[k], &y) - cb_cal_mop16_s(&d.cal, fast[k], &y));
+            for (int i = 1; i <= 2; i++) { // the conv's batch norm, the BatchNorm layer
+                cb_pred p, q;
+                cb_predict_layer(&d, odd, i, ph, &bf, &p);
+                cb_predict_layer(&none, odd, i, ph, &bf, &q);
+                CHECK(more > 0 && close_rel(p.ms - q.ms, more, 1e-9), "57 channels, layer %d, %s: %g ms with the legacy entries, %g without "
+                      "(want %g more)", i, k ? "backward" : "forward", p.ms, q.ms, more);
+                cb_predict_layer(&d, even, i, ph, &bf, &p);
+                cb_predict_layer(&none, even, i, ph, &bf, &q);
+                CHECK(p.ms == q.ms, "64 channels, layer %d: the Ex entries (%g against %g ms)", i, p.ms, q.ms);
+                cb_predict_layer(&d, odd, i, ph, &nchw, &p);
+                cb_predict_layer(&none, odd, i, ph, &nchw, &q);
+                CHECK(p.ms == q.ms, "NCHW, layer %d: cuDNN's one batch norm (%g against %g ms)", i, p.ms, q.ms);
+                if (k) continue;
+                cb_predict_layer(&d, odd, i, ph, &inf, &p);
+                cb_predict_layer(&none, odd, i, ph, &inf, &q);
+                CHECK(p.ms == q.ms, "inference, layer %d: the inference entry (%g against %g ms)", i, p.ms, q.ms);
+            }
+        }
+    } else CHECK(0, "load");
+    cb_net_free(odd);
+    cb_net_free(even);
+}
+
 // A training step on bf16 storage prices each weight copy the engine makes again in the backward
 // (AlexNet b128: FC layers', kept off the peak; src/core/exec.c): against the same step with every
 // copy kept to the backward (CONVBENCH_WEIGHT_COPY=step) its backward has one cast and one call more
@@ -1392,6 +1450,7 @@ int main(void) {
     RUN(cudnn_fallback);
     RUN(channel_pad);
     RUN(bf16_passes);
+    RUN(bn_legacy_nhwc);
     RUN(weight_copies_again);
     RUN(calibration_transfer);
     RUN(pool_entries);

@@ -241,7 +241,7 @@ bool cb_algo_form_of(const char *name, cb_algo_form *f) {
 // ---- memory-bound operations --------------------------------------------------------------------
 static const char *const MOP_NAMES[] = {"copy",   "bias_add",  "relu_fwd", "relu_bwd", "bn_fwd",  "bn_fwd_train",
                                         "bn_bwd", "bias_grad", "add",      "pool_fwd", "pool_bwd", "avgpool_fwd",
-                                        "avgpool_bwd", "own_pool_fwd", "own_pool_bwd"};
+                                        "avgpool_bwd", "own_pool_fwd", "own_pool_bwd", "bn_fwd_train_odd", "bn_bwd_odd"};
 _Static_assert(sizeof MOP_NAMES / sizeof MOP_NAMES[0] == CB_MOP_COUNT, "memory-bound op names");
 
 const char *cb_mop_name(cb_mop m) { return m < CB_MOP_COUNT ? MOP_NAMES[m] : "?"; }
@@ -268,8 +268,10 @@ double cb_mop_bytes(cb_mop m, const cb_conv_params *t) {
     case CB_MOP_RELU_BWD:
     case CB_MOP_ADD:
     case CB_MOP_BN_FWD_TRAIN:
+    case CB_MOP_BN_FWD_TRAIN_ODD:
         return 3 * T;
     case CB_MOP_BN_BWD:
+    case CB_MOP_BN_BWD_ODD:
         return 5 * T;
     case CB_MOP_BIAS_GRAD:
         return T;

@@ -59,6 +59,8 @@ typedef enum cb_mop {
     CB_MOP_AVGPOOL_BWD,
     CB_MOP_OWNPOOL_FWD, // the own pooling kernels (src/cuda/pool.cu), which the cudnn backend runs
     CB_MOP_OWNPOOL_BWD, // where cuDNN cannot express the padding (TF SAME pools)
+    CB_MOP_BN_FWD_TRAIN_ODD, // cuDNN's batch norm, training, on NHWC storage whose channels are not a multiple of 8:
+    CB_MOP_BN_BWD_ODD,       // the legacy calls the cudnn backend makes there (not the Ex API); bf16 NHWC only
     CB_MOP_COUNT
 } cb_mop;
 const char *cb_mop_name(cb_mop m);

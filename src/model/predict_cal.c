@@ -122,6 +122,18 @@ static bool relu_masked(const cb_device *d, const cb_net *net, int i) {
     return false;
 }
 
+// A training batch norm's pass m (CB_MOP_BN_FWD_TRAIN or CB_MOP_BN_BWD) over c channels as the
+// cudnn backend runs it: on NHWC storage whose channels are not a multiple of 8 cuDNN's Ex API
+// declines and the backend makes cuDNN's legacy call, far slower there (gen-mobile-s2 b256 bf16 on
+// the H200, 2026-11-27: 224 ms of a 260 ms step, priced at 35 from the Ex entries); its own entry
+// where the calibration measured it (bf16 NHWC, calibrate since 2026-11-27), else m
+static cb_mop bn_pass(const cb_device *d, const cb_model_opts *o, int64_t c, cb_mop m) {
+    cb_mop odd = m == CB_MOP_BN_FWD_TRAIN ? CB_MOP_BN_FWD_TRAIN_ODD : m == CB_MOP_BN_BWD ? CB_MOP_BN_BWD_ODD : CB_MOP_COUNT;
+    bool legacy = odd < CB_MOP_COUNT && cal_caps(d)->conv_library && o->layout == CB_LAYOUT_NHWC && o->precision == CB_PREC_BF16 &&
+                  c % 8 != 0 && d->cal.mop16[odd].n > 0;
+    return legacy ? odd : m;
+}
+
 // an own algorithm of convbench's (not cuDNN's, not cuBLAS's)
 static bool is_own(const char *name) { return strncmp(name, "FWD_", 4) && strncmp(name, "BWD_", 4) && strncmp(name, "cublas", 6); }
 
@@ -276,11 +288,11 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
         if (ph == CB_PHASE_FORWARD) {
             if (weight_cast(d, o, L)) extra += weight_cast_s(d, o, L);
             if (bias) extra += mop_s(d, CB_MOP_BIAS_ADD, &y, es);
-            if (L->bn) extra += mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y, es);
+            if (L->bn) extra += mop_s(d, o->inference ? CB_MOP_BN_FWD : bn_pass(d, o, y.c, CB_MOP_BN_FWD_TRAIN), &y, es);
             if (relu && !fused_act) extra += mop_s(d, CB_MOP_RELU_FWD, &y, es);
         } else if (ph == CB_PHASE_BWD_DATA) {
             if (relu && !masked) extra += mop_s(d, CB_MOP_RELU_BWD, &y, es); // (with the bias gradient where act_bias)
-            if (L->bn) extra += mop_s(d, CB_MOP_BN_BWD, &y, es);
+            if (L->bn) extra += mop_s(d, bn_pass(d, o, y.c, CB_MOP_BN_BWD), &y, es);
             if (dgrad) extra += parents_s(d, net, i, CB_MOP_COUNT, es);
         } else if (bias && !act_bias) extra += mop_s(d, CB_MOP_BIAS_GRAD, &y, es);
     } else {
@@ -293,8 +305,9 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             break;
         }
         case CB_OP_BATCHNORM:
-            if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_BN_FWD : CB_MOP_BN_FWD_TRAIN, &y, es);
-            else if (ph == CB_PHASE_BWD_DATA) core = mop_s(d, CB_MOP_BN_BWD, &y, es) + (dgrad ? parents_s(d, net, i, CB_MOP_COUNT, es) : 0);
+            if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_BN_FWD : bn_pass(d, o, y.c, CB_MOP_BN_FWD_TRAIN), &y, es);
+            else if (ph == CB_PHASE_BWD_DATA)
+                core = mop_s(d, bn_pass(d, o, y.c, CB_MOP_BN_BWD), &y, es) + (dgrad ? parents_s(d, net, i, CB_MOP_COUNT, es) : 0);
             break;
         case CB_OP_ACT:
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_RELU_FWD, &y, es);
