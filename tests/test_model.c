@@ -45,6 +45,16 @@ static void set_algos(cb_device *d, const cb_cal_algo *list, int n) {
     }
     d->cal.nalgo = n;
 }
+// d's calibrated algorithms: one bf16 entry per phase, these names, 30 TFLOP/s and 10 us each
+static void set_bf16_algos(cb_device *d, const char *fwd, const char *bwd_data, const char *bwd_filter) {
+    const char *names[3] = {fwd, bwd_data, bwd_filter};
+    cb_cal_algo list[3];
+    for (int k = 0; k < 3; k++) {
+        list[k] = (cb_cal_algo){.phase = (cb_phase)k, .prec = CB_PREC_BF16, .rate = 30e12, .overhead_s = 10e-6};
+        snprintf(list[k].name, sizeof list[k].name, "%s", names[k]);
+    }
+    set_algos(d, list, 3);
+}
 
 // direct vs Winograd multiplies for a 3x3 convolution: 56x56 output, 64 -> 64 channels
 static void winograd_multiplies(void) {
@@ -1090,11 +1100,7 @@ static cb_net *bn_net(int c) { // data -> conv (3x3 SAME, c channels, batch norm
 static void bn_legacy_nhwc(void) {
     cb_net *odd = bn_net(57), *even = bn_net(64);
     cb_device d = gpu_device();
-#define ENTRY(nm, p) {.name = nm, .phase = p, .prec = CB_PREC_BF16, .rate = 30e12, .overhead_s = 10e-6}
-    const cb_cal_algo list[3] = {ENTRY("FWD_IMPLICIT_PRECOMP_GEMM", CB_PHASE_FORWARD), ENTRY("BWD_DATA_ALGO_1", CB_PHASE_BWD_DATA),
-                                 ENTRY("BWD_FILTER_ALGO_1", CB_PHASE_BWD_FILTER)};
-#undef ENTRY
-    set_algos(&d, list, 3);
+    set_bf16_algos(&d, "FWD_IMPLICIT_PRECOMP_GEMM", "BWD_DATA_ALGO_1", "BWD_FILTER_ALGO_1");
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = d.cal.mop16[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
     cb_device none = d; // the same without the legacy entries
     none.cal.mop16[CB_MOP_BN_FWD_TRAIN_ODD].n = none.cal.mop16[CB_MOP_BN_BWD_ODD].n = 0;
@@ -1372,11 +1378,7 @@ static void host_call_json(void) {
 static void host_graph_calls(void) {
     cb_net *net = two_conv(64);
     cb_device d = gpu_device();
-#define ENTRY(nm, p) {.name = nm, .phase = p, .prec = CB_PREC_BF16, .rate = 30e12, .overhead_s = 10e-6}
-    const cb_cal_algo list[3] = {ENTRY("FWD_GRAPH", CB_PHASE_FORWARD), ENTRY("BWD_DATA_GRAPH", CB_PHASE_BWD_DATA),
-                                 ENTRY("BWD_FILTER_GRAPH", CB_PHASE_BWD_FILTER)};
-#undef ENTRY
-    set_algos(&d, list, 3);
+    set_bf16_algos(&d, "FWD_GRAPH", "BWD_DATA_GRAPH", "BWD_FILTER_GRAPH");
     d.cal.host_call_s = 5e-6;
     if (net) {
         cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC};
