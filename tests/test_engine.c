@@ -442,6 +442,10 @@ static void test_choices_are_data(void) {
                     .pad_from = 3, .pad_to = 8};
     cb_choice_format(&c, net, buf, sizeof buf);
     CHECK(!strcmp(buf, "FWD_WINOGRAD (C 3->8, SAME)"), "padded: '%s'", buf);
+    c = (cb_choice){.impl = CB_IMPL_OWN, .algo = -1, .name = "pool", .ms = 0.12, .rival_ms = 0.09,
+                    .flags = CB_CHOICE_RELU_MASK | CB_CHOICE_PAIRED}; // (auto's own pool over a ReLU: both times, whichever is less)
+    cb_choice_format(&c, net, buf, sizeof buf);
+    CHECK(!strcmp(buf, "own pool f+b 0.120, cuDNN 0.090 (ReLU mask)"), "ReLU mask: '%s'", buf);
     c = (cb_choice){.impl = CB_IMPL_OWN, .algo = -1, .name = "", .flags = CB_CHOICE_IN_FUSED, .fused_with = 1};
     cb_choice_format(&c, net, buf, sizeof buf);
     CHECK(!strcmp(buf, "in c1"), "fused: '%s'", buf);
