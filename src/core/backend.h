@@ -207,6 +207,11 @@ static inline uint64_t cb_exec_next_seed(cb_exec *e) { return cb_rng_lcg(&e->rng
 // of the cudnn backend, whose pools are cuDNN's).
 extern const cb_backend cb_backend_plan_only;
 
+// $CONVBENCH_FUSE_EPILOGUE (on, off, 1 or 0; unset: on): whether a backend fuses its epilogues (the
+// activation's gradient with the bias's, max pools that take over ReLUs); off runs the separate
+// passes, to compare. Another value is refused by name (err may be NULL: then read as on).
+cb_status cb_env_fuse_epilogue(bool *on, cb_error *err);
+
 // The engine on backend be, which opts->backend names (cb_exec_create finds it by that name and asks
 // cb_backend_supports first): for a backend of the caller's own, as the tests' wrappers.
 cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backend *be, cb_error *err);

@@ -599,11 +599,20 @@ static size_t plan_only_weight_copy(const cb_exec *e, int i) {
     bool keep = (mode && !strcmp(mode, "keep")) || ((!mode || !*mode) && e->opts.no_update);
     return e->opts.train && !keep ? cb_weight_copy_bytes(&e->net->layers[i], e->opts.precision, e->opts.layout) : 0;
 }
+cb_status cb_env_fuse_epilogue(bool *on, cb_error *err) {
+    const char *fe = getenv("CONVBENCH_FUSE_EPILOGUE");
+    *on = true;
+    if (!fe || !strcmp(fe, "on") || !strcmp(fe, "1")) return CB_OK;
+    if (!strcmp(fe, "off") || !strcmp(fe, "0")) return *on = false, CB_OK;
+    return err ? cb_fail(err, CB_STATUS_ARG, "CONVBENCH_FUSE_EPILOGUE", NULL, "'%s' is not on, off, 1 or 0", fe) : CB_STATUS_ARG;
+}
+
 // and its max pools take over the ReLU before them as the cpu, cuda and auto backends' do (not
 // cudnn's cuDNN pools), unless CONVBENCH_FUSE_EPILOGUE=off
 static bool plan_only_pool_relu_mask(const cb_exec *e, int i) {
-    const char *fe = getenv("CONVBENCH_FUSE_EPILOGUE");
-    return !fe || (strcmp(fe, "off") && strcmp(fe, "0"));
+    bool on;
+    cb_env_fuse_epilogue(&on, NULL);
+    return on;
 }
 const cb_backend cb_backend_plan_only = {.name = "plan only", .weight_copy = plan_only_weight_copy, .pool_relu_mask = plan_only_pool_relu_mask};
 

@@ -3,7 +3,6 @@
 #include "core/backend.h"
 #include "cpu/kernels.h"
 #include "core/clock.h"
-#include "core/net.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,13 +18,13 @@ typedef struct cpu_state {
 static bool is_ref(const cb_exec *e) { return ((const cpu_state *)e->state)->ref; }
 
 static cb_status init_common(cb_exec *e, bool ref, cb_error *err) {
-    const char *fe = getenv("CONVBENCH_FUSE_EPILOGUE"); // off: the ReLU's own pass, to compare
-    if (fe && strcmp(fe, "on") && strcmp(fe, "off") && strcmp(fe, "1") && strcmp(fe, "0"))
-        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_FUSE_EPILOGUE", NULL, "'%s' is not on, off, 1 or 0", fe);
+    bool fuse;
+    cb_status st = cb_env_fuse_epilogue(&fuse, err); // off: the ReLU's own pass, to compare
+    if (st != CB_OK) return st;
     cpu_state *s = calloc(1, sizeof *s);
     if (!s) return CB_STATUS_NOMEM;
     s->ref = ref;
-    s->fuse_epilogue = !fe || !strcmp(fe, "on") || !strcmp(fe, "1");
+    s->fuse_epilogue = fuse;
     e->state = s;
     return CB_OK;
 }

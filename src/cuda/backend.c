@@ -18,10 +18,8 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     s->conv = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->conv);
     s->fused_act = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fused_act);
     s->bias_done = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->bias_done);
-    const char *fe = getenv("CONVBENCH_FUSE_EPILOGUE"); // off: the separate passes, to compare
-    if (fe && strcmp(fe, "on") && strcmp(fe, "off") && strcmp(fe, "1") && strcmp(fe, "0"))
-        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_FUSE_EPILOGUE", NULL, "'%s' is not on, off, 1 or 0", fe);
-    s->fuse_epilogue = !fe || !strcmp(fe, "on") || !strcmp(fe, "1");
+    cb_status fst = cb_env_fuse_epilogue(&s->fuse_epilogue, err); // off: the separate passes, to compare
+    if (fst != CB_OK) return fst;
     s->fuse_pool = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fuse_pool);
     if (e->opts.conv_algo && strcmp(e->opts.conv_algo, "auto") != 0) {
         const cb_cuda_conv_algo *a = cb_cuda_conv_algo_find(e->opts.conv_algo);
