@@ -233,6 +233,8 @@ typedef struct cb_exec_opts {
     float lr, momentum, weight_decay;
     uint64_t seed;
     size_t workspace_limit;       // bytes, for algorithm choice (GPU)
+    double workspace_slack;       // fraction: where algorithms race, the one of least workspace among those at most
+                                  // this much slower than the fastest is taken (cb_choice_pick; 0: the fastest)
     const char *conv_algo;        // own GPU convolution algorithm to use (NULL or "auto": the fastest)
     int verbose;
 } cb_exec_opts;
@@ -336,6 +338,12 @@ typedef struct cb_choice {
 
 // The one printer of a choice (net names the layer of fused_with).
 void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n);
+// The candidate a race takes among n (ms[j] < 0: it did not run): the least workspace among those
+// whose time is within slack (a fraction) of the fastest, the faster of equal workspaces; -1 when
+// none ran. A workspace can set a step's peak memory (AlexNet b128 tf32 NHWC on the H200: 207 MiB of
+// its 1,164), and times closer than a race's noise do not tell the faster apart.
+int cb_choice_pick(const double *ms, const size_t *ws, int n, double slack);
+#define CB_WORKSPACE_SLACK_DEFAULT 0.03
 const cb_choice *cb_exec_choice(const cb_exec *e, int layer, cb_phase ph);
 const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph); // cb_choice_format of it, "" when none
 // What the backend noted at plan of the slow paths it took where a faster one exists elsewhere

@@ -455,6 +455,22 @@ static void test_choices_are_data(void) {
     cb_net_free(net);
 }
 
+// A race's pick: the least workspace within the slack of the fastest; candidates that did not run
+// (ms < 0) never; the fastest at slack 0; the faster of equal workspaces; none when nothing ran.
+static void test_choice_pick(void) {
+    const double ms[] = {0.100, 0.102, -1, 0.140, 0.101};
+    const size_t ws[] = {200u << 20, 8u << 20, 0, 0, 8u << 20};
+    CHECK(cb_choice_pick(ms, ws, 5, 0) == 0, "slack 0: the fastest (%d)", cb_choice_pick(ms, ws, 5, 0));
+    CHECK(cb_choice_pick(ms, ws, 5, 0.03) == 4, "3%%: least workspace, then the faster (%d)", cb_choice_pick(ms, ws, 5, 0.03));
+    CHECK(cb_choice_pick(ms, ws, 5, 0.5) == 3, "50%%: no workspace, 40%% slower (%d)", cb_choice_pick(ms, ws, 5, 0.5));
+    CHECK(cb_choice_pick(ms, ws, 3, 1.0) == 1, "one that did not run is never taken (%d)", cb_choice_pick(ms, ws, 3, 1.0));
+    const double none[] = {-1, -2};
+    CHECK(cb_choice_pick(none, ws, 2, 0.03) == -1 && cb_choice_pick(ms, ws, 0, 0.03) == -1, "nothing ran: -1");
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    CHECK(o.workspace_slack == CB_WORKSPACE_SLACK_DEFAULT, "the default slack (%g)", o.workspace_slack);
+}
+
 // The graph rewrite into plan nodes: conv + ReLU + pool groups in inference, nothing in training,
 // nor where the conv has a batch norm or another consumer; every layer in exactly one node.
 static void test_plan_nodes(void) {
@@ -1259,6 +1275,7 @@ static void test_weight_copies(void) {
 }
 
 int main(void) {
+    RUN(test_choice_pick);
     RUN(test_grad_arena);
     RUN(test_plan_bn_add);
     RUN(test_cpu_matches_ref);

@@ -13,6 +13,7 @@ void run_opts_default(run_opts *r) {
     r->iters = 10;
     r->seed = 42;
     r->workspace_mb = 4096;
+    r->workspace_slack_pct = CB_WORKSPACE_SLACK_DEFAULT * 100;
     r->lr = 0.01;
     r->momentum = 0.9;
     r->weight_decay = 5e-4;
@@ -51,12 +52,15 @@ int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
     if (r->iters < 1 || r->iters > 100000) return cli_usage_error(cmd, "--iters: %ld must be in [1, 100000]", r->iters);
     if (r->workspace_mb < 0 || r->workspace_mb > (1L << 24))
         return cli_usage_error(cmd, "--workspace-mb: %ld must be in [0, %ld]", r->workspace_mb, 1L << 24);
+    if (!(r->workspace_slack_pct >= 0 && r->workspace_slack_pct <= 100))
+        return cli_usage_error(cmd, "--workspace-slack: %g must be in [0, 100]", r->workspace_slack_pct);
     if (!(r->lr >= 0 && r->lr < 1e6)) return cli_usage_error(cmd, "--lr must be a non-negative number");
     if (!(r->momentum >= 0 && r->momentum < 1)) return cli_usage_error(cmd, "--momentum must be in [0, 1)");
     if (!(r->weight_decay >= 0 && r->weight_decay < 1)) return cli_usage_error(cmd, "--weight-decay must be in [0, 1)");
     if ((rc = backend_opts_check(cmd, eo)) >= 0) return rc;
     eo->seed = (uint64_t)r->seed;
     eo->workspace_limit = (size_t)r->workspace_mb << 20;
+    eo->workspace_slack = r->workspace_slack_pct / 100;
     eo->lr = (float)r->lr;
     eo->momentum = (float)r->momentum;
     eo->weight_decay = (float)r->weight_decay;

@@ -8,7 +8,7 @@ typedef struct run_opts {
     const char *backend;
     const char *precision, *layout, *conv_algo;
     long batch, warmup, iters, seed, workspace_mb, threads;
-    double lr, momentum, weight_decay;
+    double lr, momentum, weight_decay, workspace_slack_pct;
     bool no_data_grad;
 } run_opts;
 
@@ -23,6 +23,7 @@ typedef struct run_opts {
         {"--layout", CLI_STR, &(r).layout, "L", "nchw (default) or nhwc (GPU backends)"},                             \
         {"--conv-algo", CLI_STR, &(r).conv_algo, "A", "own GPU convolution algorithm (cuda, auto backends): auto (default: the fastest) or a name from `convbench algos`"}, \
         {"--workspace-mb", CLI_INT, &(r).workspace_mb, "MB", "workspace limit for algorithm choice (default 4096)"},  \
+        {"--workspace-slack", CLI_FLOAT, &(r).workspace_slack_pct, "PCT", "cuDNN's algorithms: the least workspace among those at most PCT% slower than the fastest (default 3; 0: the fastest)"}, \
         {"--seed", CLI_INT, &(r).seed, "S", "seed for weights and inputs (default 42)"},                               \
         {"--threads", CLI_INT, &(r).threads, "N", "CPU threads (OpenMP and OpenBLAS; default: every core)"}
 

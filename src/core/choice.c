@@ -33,3 +33,14 @@ void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n
     if (c->flags & CB_CHOICE_DILATED) PUT(" (dilated)");
 #undef PUT
 }
+
+int cb_choice_pick(const double *ms, const size_t *ws, int n, double slack) {
+    int fast = -1, pick = -1;
+    for (int j = 0; j < n; j++)
+        if (ms[j] >= 0 && (fast < 0 || ms[j] < ms[fast])) fast = j;
+    if (fast < 0) return -1;
+    double bound = ms[fast] * (1 + (slack > 0 ? slack : 0));
+    for (int j = 0; j < n; j++)
+        if (ms[j] >= 0 && ms[j] <= bound && (pick < 0 || ws[j] < ws[pick] || (ws[j] == ws[pick] && ms[j] < ms[pick]))) pick = j;
+    return pick;
+}

@@ -38,6 +38,7 @@ void cb_exec_opts_default(cb_exec_opts *o) {
     o->weight_decay = 5e-4f;
     o->seed = 42;
     o->workspace_limit = (size_t)4096 << 20;
+    o->workspace_slack = CB_WORKSPACE_SLACK_DEFAULT;
 }
 
 // an allocation of the engine's, counted as kind k (CB_MEM_COUNT: counted by the caller)

@@ -9,7 +9,8 @@
 // plans, and the first 6 ($CONVBENCH_DNN_GRAPH_PLANS) within the workspace limit whose numerics
 // the precision allows (and not compiled at run time, unless $CONVBENCH_DNN_GRAPH_RTC=1) are timed
 // on the layer's buffers (one run, then the mean of 3);
-// the fastest is kept when it beats the legacy pick. $CONVBENCH_DNN_GRAPH: race (the default, tf32
+// the fastest is kept when it beats the legacy pick (both picks by cb_choice_pick: a plan of less
+// workspace within --workspace-slack of the fastest is taken instead). $CONVBENCH_DNN_GRAPH: race (the default, tf32
 // and bf16), off, force (the fastest graph plan wherever one runs: tests); fp32 never (below). On
 // the H200 (docs/results/2026-11-27-h200-dnngraph.md) the race puts VGG-A b64 tf32 NHWC's
 // convolutions on graph engines within 6% of PyTorch's cuDNN kernels (auto 16.99 -> 16.80 ms a
@@ -234,8 +235,13 @@ bool cb_dnn_graph_run(cb_exec *e, dnn_gplan *g, const void *x, const void *w, co
 double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const void *w, const void *y, void *ws, size_t wsz,
                          dnn_gplan **best, int64_t *lost) {
     dnn_layer *l = cb_dnn_layer(e, i);
-    return cb_dnn_graph_race_desc(cb_dnn_state(e)->h, l->xd, l->wd, l->yd, l->cd[p], p, e->opts.precision, (double)e->opts.workspace_limit,
-                                  cb_dnn_state(e)->pick, x, w, y, ws, wsz, best, lost);
+    static const char *const PH[CB_PHASE_COUNT] = {"forward", "backward-data", "backward-filter"};
+    char trace[160];
+    snprintf(trace, sizeof trace, "note: layer '%s' %s graph plan", e->net->layers[i].name, PH[p]);
+    cb_dnn_race_opts ro = {(double)e->opts.workspace_limit, cb_dnn_state(e)->pick, e->opts.workspace_slack,
+                           e->opts.verbose > 0 ? trace : NULL};
+    return cb_dnn_graph_race_desc(cb_dnn_state(e)->h, l->xd, l->wd, l->yd, l->cd[p], p, e->opts.precision, &ro, x, w, y, ws, wsz, best,
+                                  lost);
 }
 
 // ms of 3 runs of plan g after the one before (events on the handle's stream); -1 when one failed,
@@ -261,9 +267,11 @@ static double time_plan(cudnnHandle_t h, dnn_gplan *g, void *const ptr[3], void 
 }
 
 double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
-                              cudnnConvolutionDescriptor_t cd, cb_phase p, cb_precision prec, double ws_limit, int pick, const void *x,
+                              cudnnConvolutionDescriptor_t cd, cb_phase p, cb_precision prec, const cb_dnn_race_opts *ro, const void *x,
                               const void *w, const void *y, void *ws, size_t wsz, dnn_gplan **best, int64_t *lost) {
     *best = NULL;
+    const double ws_limit = ro->ws_limit;
+    const int pick = ro->pick;
     *lost = -1;
     void *ptr[3] = {(void *)x, (void *)w, (void *)y};
     uintptr_t al[3] = {align_of(x), align_of(w), align_of(y)};
@@ -280,11 +288,15 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
         graph = done(graph, graph && set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &op) &&
                                 set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &h));
     }
-    double best_ms = -1;
+    // the plans that ran, kept to the end: the pick weighs each one's time and workspace
+    dnn_gplan *cand[MAX_TIMED];
+    double cand_ms[MAX_TIMED];
+    size_t cand_ws[MAX_TIMED];
+    int ncand = 0;
     // the heuristics' list (mode A), then the fallback list: engine configs, best guess first
     static const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
     int64_t tried[2 * MAX_CFGS];
-    int ntried = 0, timed = 0, max_timed = cb_dnn_graph_plans(), ran_count = 0;
+    int ntried = 0, timed = 0, max_timed = cb_dnn_graph_plans();
     for (int m = 0; graph && m < 2 && timed < max_timed; m++) {
         bdesc heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
         heur = done(heur, heur && set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph) &&
@@ -330,22 +342,24 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
             if (ms < -1.5) { // the engine took the device down: nothing after it can run
                 *lost = engine;
                 gplan_free(g);
-                gplan_free(*best);
-                *best = NULL;
-                best_ms = -1;
+                for (int k = 0; k < ncand; k++) gplan_free(cand[k]);
+                ncand = 0;
                 timed = max_timed;
                 break;
             }
-            // $CONVBENCH_DNN_PICK=K: the K-th plan that ran (the last where fewer), whatever its time
-            int nth = ms >= 0 ? ran_count++ : -1;
-            if (ms >= 0 && (best_ms < 0 || (pick < 0 ? ms < best_ms : nth <= pick))) {
-                gplan_free(*best);
-                *best = g, best_ms = ms;
-            } else gplan_free(g);
+            if (ro->trace && ms >= 0) fprintf(stderr, "%s: engine %lld, %.4f ms, workspace %.2f MiB\n", ro->trace, (long long)engine, ms, need / 1048576.0);
+            if (ms >= 0 && ncand < MAX_TIMED) cand[ncand] = g, cand_ms[ncand] = ms, cand_ws[ncand++] = (size_t)need;
+            else gplan_free(g);
         }
         for (int64_t c = 0; c < made; c++) drop(cfg[c]);
         drop(heur);
     }
     drop(graph), drop(op), drop(conv), drop(tx), drop(tw), drop(ty);
+    // $CONVBENCH_DNN_PICK=K: the K-th plan that ran (the last where fewer), whatever its time
+    int j = pick >= 0 ? (ncand ? (pick < ncand ? pick : ncand - 1) : -1) : cb_choice_pick(cand_ms, cand_ws, ncand, ro->slack);
+    double best_ms = j >= 0 ? cand_ms[j] : -1;
+    for (int k = 0; k < ncand; k++)
+        if (k == j) *best = cand[k];
+        else gplan_free(cand[k]);
     return best_ms;
 }

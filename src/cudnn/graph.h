@@ -17,16 +17,26 @@ bool cb_dnn_graph_rtc(void);
 // Phase p of conv layer i (its legacy descriptors l->xd, l->wd, l->yd, l->cd[p], groups 1) as a
 // graph operation: every engine config the heuristics list whose numerics e's precision allows
 // and whose workspace fits wsz and the limit, timed on X (x, or dx for the data gradient), W (w,
-// or dw) and Y (y, or dy) with workspace ws; *best gets the fastest plan (NULL: none ran). Returns
+// or dw) and Y (y, or dy) with workspace ws; *best gets the plan cb_choice_pick takes (the fastest,
+// or one of less workspace within e's workspace slack; NULL: none ran). Returns
 // its ms (mean of 3 after one), -1 when none ran. *lost: the engine whose plan took the device
 // down (an error no later call survives: the race stops there, *best NULL), else -1.
 double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const void *w, const void *y, void *ws, size_t wsz,
                          dnn_gplan **best, int64_t *lost);
+// How a race picks: workspace within ws_limit (bytes); pick, the index $CONVBENCH_DNN_PICK names
+// (-1: by time); slack, cb_choice_pick's (the least workspace among those this much slower than
+// the fastest at most); trace, when not NULL, every timed candidate printed to stderr after it
+typedef struct cb_dnn_race_opts {
+    double ws_limit;
+    int pick;
+    double slack;
+    const char *trace;
+} cb_dnn_race_opts;
 // The race itself, on a handle and legacy descriptors (a layer's, or calibrate's): the engines
-// whose numerics precision prec allows, workspace within wsz and ws_limit (bytes); pick: the
-// index $CONVBENCH_DNN_PICK names (-1: the fastest); timed with events on the handle's stream.
+// whose numerics precision prec allows, workspace within wsz and ro->ws_limit; timed with events on
+// the handle's stream; *best is the one ro says (cb_choice_pick), its ms returned.
 double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
-                              cudnnConvolutionDescriptor_t cd, cb_phase p, cb_precision prec, double ws_limit, int pick, const void *x,
+                              cudnnConvolutionDescriptor_t cd, cb_phase p, cb_precision prec, const cb_dnn_race_opts *ro, const void *x,
                               const void *w, const void *y, void *ws, size_t wsz, dnn_gplan **best, int64_t *lost);
 // one run of the plan on handle h (cb_dnn_graph_run's, without an executor)
 bool cb_dnn_graph_exec(cudnnHandle_t h, dnn_gplan *g, const void *x, const void *w, const void *y, void *ws);

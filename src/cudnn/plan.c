@@ -178,18 +178,27 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     cudnnStatus_t sts[NA];
     int algs[NA];
     size_t mems[NA];
-    // each phase: the first of cudnnFind*AlgorithmEx's results (fastest first) that ran within the
-    // workspace limit becomes its algorithm, workspace, time and choice ($CONVBENCH_DNN_PICK: a test's K-th)
+    // each phase: of cudnnFind*AlgorithmEx's results (fastest first) that ran within the workspace
+    // limit, the least workspace within --workspace-slack of the fastest (cb_choice_pick) becomes its
+    // algorithm, workspace, time and choice ($CONVBENCH_DNN_PICK: a test's K-th); -v lists them all
 #define FIND_BEST(PERF_T, PH, PHASE_NAME, NAMES, NNAMES, ALGO_FIELD, FIND_CALL)                                      \
     do {                                                                                                               \
         PERF_T pf[NA];                                                                                                 \
         cudnnStatus_t st = FIND_CALL;                                                                                  \
         for (int j = 0; j < ret; j++) sts[j] = pf[j].status, algs[j] = pf[j].algo, mems[j] = pf[j].memory;             \
         note_skips(e, L, PHASE_NAME, ret, sts, algs, mems);                                                            \
-        int runs = 0, j = -1; /* the first that runs, or $CONVBENCH_DNN_PICK's (the last where fewer) */              \
-        for (int k = 0; st == CUDNN_STATUS_SUCCESS && k < ret; k++)                                                    \
-            if (pf[k].status == CUDNN_STATUS_SUCCESS && pf[k].memory <= e->opts.workspace_limit && (j < 0 || runs <= d->pick)) \
-                j = k, runs++;                                                                                         \
+        int runs = 0, j = -1; /* $CONVBENCH_DNN_PICK's (the last where fewer), else cb_choice_pick's */               \
+        double run_ms[NA];                                                                                             \
+        for (int k = 0; k < NA; k++) {                                                                                 \
+            bool ok = st == CUDNN_STATUS_SUCCESS && k < ret && pf[k].status == CUDNN_STATUS_SUCCESS &&                 \
+                      pf[k].memory <= e->opts.workspace_limit;                                                         \
+            run_ms[k] = ok ? pf[k].time : -1;                                                                          \
+            if (ok && e->opts.verbose > 0)                                                                             \
+                fprintf(stderr, "note: layer '%s' %s algorithm %s: %.4f ms, workspace %.2f MiB\n", L->name, PHASE_NAME,  \
+                        algo_name(NAMES, NNAMES, pf[k].algo), pf[k].time, pf[k].memory / 1048576.0);                   \
+            if (ok && d->pick >= 0 && (j < 0 || runs <= d->pick)) j = k, runs++;                                       \
+        }                                                                                                              \
+        if (d->pick < 0) j = cb_choice_pick(run_ms, mems, ret < NA ? ret : NA, e->opts.workspace_slack);               \
         if (j >= 0) {                                                                                                  \
             l->ALGO_FIELD = pf[j].algo;                                                                                \
             b->ws[PH] = pf[j].memory;                                                                                  \
@@ -226,7 +235,10 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
                            (long long)lost, p == 0 ? "forward" : p == 1 ? "backward-data" : "backward-filter", cudaGetErrorName(rc),
                            cudaGetErrorString(rc));
         }
-        if (g && (gm == CB_DNN_GRAPH_FORCE || dnn_ms[p] < 0 || ms < dnn_ms[p])) {
+        // the graph plan against the legacy pick, by cb_choice_pick's rule too
+        const double two_ms[2] = {dnn_ms[p], g ? ms : -1};
+        const size_t two_ws[2] = {b->ws[p], cb_dnn_graph_workspace(g)};
+        if (g && (gm == CB_DNN_GRAPH_FORCE || cb_choice_pick(two_ms, two_ws, 2, e->opts.workspace_slack) == 1)) {
             l->g[p] = g;
             b->ws[p] = cb_dnn_graph_workspace(g);
             b->choice[p] = cb_choice_of(CB_IMPL_CUDNN, (int)cb_dnn_graph_engine(g), "cuDNN graph engine");
