@@ -11,7 +11,7 @@ CELLS=${CELLS:-"alexnet:128:tf32:nhwc vgg-a:64:fp32:nchw resnet50:64:bf16:nhwc g
 for c in $CELLS; do
     IFS=: read -r n b p l <<<"$c"
     for s in ${SLACKS:-0 3 10}; do
-        v=; [ "$s" = 0 ] && v=-v
+        v=; [ "$s" = 0 ] && v=--verbose
         timeout 90 $B/convbench fullpass $n --batch $b --backend auto --precision $p --layout $l --workspace-slack $s $v \
             --no-data-grad --no-criterion --update --warmup 3 --iters 10 --format json --quiet --output $R/fp-$n-$b-$p-$l-s$s.json \
             2>$R/fp-$n-$b-$p-$l-s$s.log || echo "fullpass $c slack $s failed: $(tail -1 $R/fp-$n-$b-$p-$l-s$s.log)"

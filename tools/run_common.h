@@ -9,7 +9,7 @@ typedef struct run_opts {
     const char *precision, *layout, *conv_algo;
     long batch, warmup, iters, seed, workspace_mb, threads;
     double lr, momentum, weight_decay, workspace_slack_pct;
-    bool no_data_grad;
+    bool no_data_grad, verbose;
 } run_opts;
 
 #define RUN_OPTS(r) RUN_OPTS_BATCH(r, "batch size (default: the network's)")
@@ -25,7 +25,8 @@ typedef struct run_opts {
         {"--workspace-mb", CLI_INT, &(r).workspace_mb, "MB", "workspace limit for algorithm choice (default 4096)"},  \
         {"--workspace-slack", CLI_FLOAT, &(r).workspace_slack_pct, "PCT", "cuDNN's algorithms: the least workspace among those at most PCT% slower than the fastest (default 3; 0: the fastest)"}, \
         {"--seed", CLI_INT, &(r).seed, "S", "seed for weights and inputs (default 42)"},                               \
-        {"--threads", CLI_INT, &(r).threads, "N", "CPU threads (OpenMP and OpenBLAS; default: every core)"}
+        {"--threads", CLI_INT, &(r).threads, "N", "CPU threads (OpenMP and OpenBLAS; default: every core)"},              \
+        {"--verbose", CLI_FLAG, &(r).verbose, NULL, "the backend's planning on stderr (GPU: every algorithm raced, its time and workspace)"}
 
 void run_opts_default(run_opts *r);
 // --conv-algo NAME for a backend: -1 when fine, else the usage error's exit status
