@@ -1222,7 +1222,32 @@ static void pool_entries(void) {
     CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && close_rel(back.cal.mop[CB_MOP_AVGPOOL_BWD].win_s, o->win_s, 1e-12),
           "win_s round trip: %s", err.msg);
     cJSON_Delete(j);
+    // windows that tile the input (2x2 at stride 2) cost more per element on cuDNN's bf16 NHWC
+    // backward: the same samples with 20 ps per such element recover it; a fit whose samples are all
+    // of one kind (here: fp32's, unchanged above) leaves it at 0
+    int ntiled = 0;
+    for (int i = 0; i < n; i++) {
+        s[i].prec = CB_PREC_BF16;
+        s[i].ms += 1e3 * 20e-12 * cb_mop_tiled(CB_MOP_AVGPOOL_BWD, &s[i].p);
+        ntiled += cb_mop_tiled(CB_MOP_AVGPOOL_BWD, &s[i].p) > 0;
+    }
+    CHECK(ntiled >= 4 && ntiled < n / 2, "%d of %d pooling tensors tiled", ntiled, n);
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK, "%s", err.msg);
+    o = &d.cal.mop16[CB_MOP_AVGPOOL_BWD];
+    CHECK(close_rel(o->tile_s, 20e-12, 1e-6) && close_rel(o->win_s, 5e-12, 1e-6) && close_rel(o->bw, 3e12, 1e-6) && d.cal.mop[CB_MOP_AVGPOOL_BWD].tile_s == 0,
+          "tiled: %g per element, window %g, bw %g", o->tile_s, o->win_s, o->bw);
+    j = cb_device_to_json(&d);
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && close_rel(back.cal.mop16[CB_MOP_AVGPOOL_BWD].tile_s, o->tile_s, 1e-12),
+          "tile_s round trip: %s", err.msg);
+    cJSON_Delete(j);
     free(s);
+    // the tiled elements: N*C*H*W where the window equals the stride on both axes (and exceeds 1)
+    cb_conv_params tt = {.n = 2, .c = 3, .h = 10, .w = 10, .r = 2, .s = 2, .p = 5, .q = 5, .stride_h = 2, .stride_w = 2};
+    CHECK(cb_mop_tiled(CB_MOP_POOL_BWD, &tt) == 600 && cb_mop_tiled(CB_MOP_RELU_BWD, &tt) == 0, "tiled %g", cb_mop_tiled(CB_MOP_POOL_BWD, &tt));
+    tt.r = tt.s = 3, tt.p = tt.q = 4;
+    CHECK(cb_mop_tiled(CB_MOP_POOL_BWD, &tt) == 0, "3x3 at stride 2 overlaps: %g", cb_mop_tiled(CB_MOP_POOL_BWD, &tt));
+    tt.r = tt.s = tt.stride_h = tt.stride_w = 1;
+    CHECK(cb_mop_tiled(CB_MOP_POOL_FWD, &tt) == 0, "a 1x1 window: %g", cb_mop_tiled(CB_MOP_POOL_FWD, &tt));
     // the window term: N*C*H*W x (R / stride_h + S / stride_w) / 2; nothing for other passes
     cb_conv_params t = {.n = 2, .c = 3, .h = 10, .w = 10, .r = 3, .s = 3, .p = 10, .q = 10, .stride_h = 1, .stride_w = 1};
     CHECK(cb_mop_window(CB_MOP_POOL_BWD, &t) == 600 * 3.0 && cb_mop_window(CB_MOP_COPY, &t) == 0, "window %g", cb_mop_window(CB_MOP_POOL_BWD, &t));

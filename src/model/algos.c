@@ -296,6 +296,11 @@ double cb_mop_window(cb_mop m, const cb_conv_params *t) {
     return (double)t->n * t->c * t->h * t->w * (t->r / sh + t->s / sw) / 2;
 }
 
+double cb_mop_tiled(cb_mop m, const cb_conv_params *t) {
+    if (!cb_mop_is_pool(m) || t->r <= 1 || t->s <= 1 || t->r != t->stride_h || t->s != t->stride_w) return 0;
+    return (double)t->n * t->c * t->h * t->w;
+}
+
 double cb_mop_visits(cb_mop m, const cb_conv_params *t) {
     if (!cb_mop_is_pool(m) || t->r <= 0 || t->s <= 0) return 0;
     return (double)t->n * t->c * t->p * t->q * t->r * t->s;

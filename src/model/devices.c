@@ -151,6 +151,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
             tab[m].plane_s = num(k, y, "plane_s", 0, NUM_NONNEG);
             tab[m].win_s = num(k, y, "win_s", 0, NUM_NONNEG);
             tab[m].visit_s = num(k, y, "visit_s", 0, NUM_NONNEG);
+            tab[m].tile_s = num(k, y, "tile_s", 0, NUM_NONNEG);
             tab[m].n = (int)num(k, y, "n", 0, NUM_COUNT);
             tab[m].err_median_pct = num(k, y, "err_median_pct", 0, NUM_NONNEG);
         }
@@ -211,6 +212,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
         cJSON_AddNumberToObject(y, "plane_s", o->plane_s);
         if (o->win_s > 0) cJSON_AddNumberToObject(y, "win_s", o->win_s);
         if (o->visit_s > 0) cJSON_AddNumberToObject(y, "visit_s", o->visit_s);
+        if (o->tile_s > 0) cJSON_AddNumberToObject(y, "tile_s", o->tile_s);
         cJSON_AddNumberToObject(y, "n", o->n);
         cJSON_AddNumberToObject(y, "err_median_pct", o->err_median_pct);
         }
@@ -420,7 +422,7 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
     for (int m = 0; m < 2 * CB_MOP_COUNT; m++) { // (fp32's passes, then bf16's)
         cb_cal_mop *o = m < CB_MOP_COUNT ? &d->cal.mop[m] : &d->cal.mop16[m - CB_MOP_COUNT];
         o->bw *= bw, o->plane_s /= bw;
-        o->win_s /= sm_clock, o->visit_s /= sm_clock; // pooling's window terms are the SMs' work (reads of a window, compares)
+        o->win_s /= sm_clock, o->visit_s /= sm_clock, o->tile_s /= sm_clock; // pooling's window terms are the SMs' work (reads of a window, compares)
     }
     if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;
     if (c->launch_s > 0) d->launch_s = c->launch_s;

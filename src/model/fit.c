@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NCOL_MAX 4
+#define NCOL_MAX 5 // the constant and up to 4 columns
 
 // solve the k x k system A x = b (k <= NCOL_MAX) by Gaussian elimination with partial pivoting
 static bool solve(double A[NCOL_MAX][NCOL_MAX], double b[NCOL_MAX], int k, double x[NCOL_MAX]) {
@@ -64,7 +64,7 @@ static bool nnls_weighted(const double *t, const double *const *x, int nx, const
         }
     for (int j = 0; j < ncol; j++) scale[j] = scale[j] > 0 ? sqrt(scale[j] / n) : 1;
     double best = INFINITY;
-    memset(coef, 0, sizeof(double) * NCOL_MAX);
+    memset(coef, 0, sizeof(double) * (size_t)ncol); // (the caller's coef holds nx + 1)
     for (int mask = 1; mask < (1 << ncol); mask++) { // every non-empty set of free coefficients
         if (fixed >= 0 && (mask & 1)) continue;
         int idx[NCOL_MAX], k = 0;
@@ -90,7 +90,7 @@ static bool nnls_weighted(const double *t, const double *const *x, int nx, const
             double e = model_at(x, nx, c, i) / t[i] - 1;
             res += w[i] * e * e;
         }
-        if (res < best) best = res, memcpy(coef, c, sizeof c);
+        if (res < best) best = res, memcpy(coef, c, sizeof(double) * (size_t)ncol);
     }
     return isfinite(best);
 }
@@ -157,7 +157,7 @@ double cb_cal_fixed_s(const cb_calibration *cal, double overhead_s) {
 
 static double mop_entry_s(const cb_calibration *cal, const cb_cal_mop *o, cb_mop m, const cb_conv_params *t) {
     return cb_cal_fixed_s(cal, o->overhead_s) + (o->bw > 0 ? cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w +
-           o->win_s * cb_mop_window(m, t) + o->visit_s * cb_mop_visits(m, t);
+           o->win_s * cb_mop_window(m, t) + o->visit_s * cb_mop_visits(m, t) + o->tile_s * cb_mop_tiled(m, t);
 }
 double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t) {
     const cb_cal_mop *o = &cal->mop[m];
@@ -306,29 +306,38 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
                 idx[m++] = j;
         if (!m) continue;
         cb_mop mo = (cb_mop)(op % CB_MOP_COUNT);
-        double *t = malloc(sizeof(double) * 6 * (size_t)m), *x = t + m, *pl = t + 2 * m, *wn = t + 3 * m, *vs = t + 4 * m, *e = t + 5 * m;
+        double *t = malloc(sizeof(double) * 7 * (size_t)m), *x = t + m, *pl = t + 2 * m, *wn = t + 3 * m, *vs = t + 4 * m, *e = t + 5 * m,
+               *tl = t + 6 * m;
         if (!t) abort();
         bool win = false; // pooling samples with windows: the window terms instead of the plane's
+        int ntiled = 0;
         for (int k = 0; k < m; k++) { // (bf16's bytes counted as fp32's: its bw is per fp32 byte, as cb_cal_mop16_s reads it)
             const cb_conv_params *q = &s[idx[k]].p;
             t[k] = s[idx[k]].ms / 1e3, x[k] = cb_mop_bytes(mo, q), pl[k] = (double)q->n * q->h * q->w;
-            wn[k] = cb_mop_window(mo, q), vs[k] = cb_mop_visits(mo, q);
+            wn[k] = cb_mop_window(mo, q), vs[k] = cb_mop_visits(mo, q), tl[k] = cb_mop_tiled(mo, q);
             win |= wn[k] > 0;
+            ntiled += tl[k] > 0;
         }
         // pooling: bytes, visits, overlap (on the 2026-11-25 H200 calibration's pooling samples the
         // in-sample median error of the six pooling passes is 6-17%; 9-30% with the plane and
-        // the overlap, 5-24% with the plane and the visits); the other passes: bytes, plane
-        const double *cols[3] = {x, win ? vs : pl, wn};
-        double coef[4] = {0}, p90;
-        cb_fit_nnls_n(t, cols, win ? 3 : 2, m, coef);
+        // the overlap, 5-24% with the plane and the visits), and the tiled windows' elements where
+        // the samples hold both kinds (cb_mop_tiled); the other passes: bytes, plane
+        bool tiles = win && ntiled > 0 && ntiled < m;
+        const double *cols[4] = {x, win ? vs : pl, wn, tl};
+        double coef[5] = {0}, p90;
+        cb_fit_nnls_n(t, cols, win ? (tiles ? 4 : 3) : 2, m, coef);
         cb_cal_mop *o = b16 ? &cal->mop16[mo] : &cal->mop[mo];
         o->overhead_s = coef[0];
         o->bw = coef[1] > 0 ? 1 / coef[1] : 0;
         o->plane_s = win ? 0 : coef[2];
         o->visit_s = win ? coef[2] : 0;
         o->win_s = win ? coef[3] : 0;
+        o->tile_s = tiles ? coef[4] : 0;
         o->n = m;
-        for (int k = 0; k < m; k++) e[k] = 100 * fabs((coef[0] + coef[1] * x[k] + coef[2] * cols[1][k] + (win ? coef[3] * cols[2][k] : 0)) / t[k] - 1);
+        for (int k = 0; k < m; k++)
+            e[k] = 100 * fabs((coef[0] + coef[1] * x[k] + coef[2] * cols[1][k] + (win ? coef[3] * cols[2][k] : 0) + (tiles ? coef[4] * tl[k] : 0)) /
+                                  t[k] -
+                              1);
         err_stats(e, m, &o->err_median_pct, &p90);
         free(t);
     }

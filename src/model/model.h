@@ -77,6 +77,12 @@ bool cb_mop_is_pool(cb_mop m);
 // the visits.
 double cb_mop_window(cb_mop m, const cb_conv_params *t);
 double cb_mop_visits(cb_mop m, const cb_conv_params *t);
+// A pooling pass's input elements where its windows tile the input (window = stride on both axes,
+// larger than 1: 2x2 at stride 2), else 0. cuDNN runs such pools on other kernels: on bf16 NHWC
+// storage its max and average pooling backward took 2-3x the time per element of the 3x3 windows
+// at stride 2 (H200 calibration, 2026-11-27), which no window term of the overlap or the visits
+// says (both are smaller for a 2x2 window); VGG's five 2x2 pools were predicted 2.5x too fast.
+double cb_mop_tiled(cb_mop m, const cb_conv_params *t);
 
 typedef struct cb_cal_algo {
     char name[40];                      // "FWD_IMPLICIT_PRECOMP_GEMM", "igemm-simt", "cublasSgemm"
@@ -98,12 +104,13 @@ typedef struct cb_cal_algo {
     double err_median_pct, err_p90_pct; // in-sample |fit - measured| / measured
 } cb_cal_algo;
 
-// time = overhead + bytes / bw + plane_s * N*H*W + win_s * overlap + visit_s * visits: the third
-// term for passes that reduce or gather per channel and run a channel's plane serially (batch
-// norm, bias gradient), which then scale with the plane, not with the bytes; the last two for
-// pooling (cb_mop_window, cb_mop_visits; a pooling entry is fitted without the plane term)
+// time = overhead + bytes / bw + plane_s * N*H*W + win_s * overlap + visit_s * visits + tile_s * tiled:
+// the third term for passes that reduce or gather per channel and run a channel's plane serially
+// (batch norm, bias gradient), which then scale with the plane, not with the bytes; the last three
+// for pooling (cb_mop_window, cb_mop_visits, cb_mop_tiled; a pooling entry is fitted without the
+// plane term)
 typedef struct cb_cal_mop {
-    double bw, overhead_s, plane_s, win_s, visit_s;
+    double bw, overhead_s, plane_s, win_s, visit_s, tile_s;
     int n;
     double err_median_pct;
 } cb_cal_mop;
@@ -290,7 +297,7 @@ bool cb_conv_unaligned(const cb_conv_params *p);
 // Weighted least squares in relative error of t = a + x1 * b1 + x2 * b2 with every coefficient
 // >= 0 (the best of the feasible active sets); x2 may be NULL (one term). Returns false for n < 1.
 bool cb_fit_nnls(const double *t, const double *x1, const double *x2, int n, double *a, double *b1, double *b2);
-// the same with nx <= 3 columns x[0..nx): coef[0] the constant, coef[1 + j] the coefficient of x[j]
+// the same with nx <= 4 columns x[0..nx): coef[0] the constant, coef[1 + j] the coefficient of x[j]
 bool cb_fit_nnls_n(const double *t, const double *const *x, int nx, int n, double *coef);
 // the same with the constant fixed at `fixed` (>= 0; coef[0] = fixed), the other coefficients fitted
 bool cb_fit_nnls_fixed(const double *t, const double *const *x, int nx, int n, double fixed, double *coef);
