@@ -1891,13 +1891,9 @@ static void dnn_graph_cases(void) {
     test_layout = CB_LAYOUT_NCHW;
     network_case_of("cudnn", CB_PREC_FP32, SMALL_BN);
     network_case_of("auto", CB_PREC_FP32, SMALL_RES);
-    setenv("CONVBENCH_DNN_TIMES", "find", 1); // (cudnnFind's times choose, as before the step's timing)
-    network_case_of("cudnn", CB_PREC_FP32, SMALL_BN);
-    unsetenv("CONVBENCH_DNN_TIMES");
     test_layout = saved;
     cb_error err = {0};
     cb_net *net = cb_net_load_string(graph_net, "graph", &err);
-    env_refused(net, "CONVBENCH_DNN_TIMES", "cudnn");
     env_refused(net, "CONVBENCH_DNN_GRAPH", "sometimes");
     const char *bad_plans[] = {"0", "49", "6x", "-1"};
     for (int k = 0; k < 4; k++) env_refused(net, "CONVBENCH_DNN_GRAPH_PLANS", bad_plans[k]);

@@ -75,12 +75,6 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     if (pk && *pk && (*end || k < 0 || k > 47))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_PICK", NULL, "'%s' is not an algorithm index from 0 to 47", pk);
     d->pick = (int)k;
-    // $CONVBENCH_DNN_TIMES=find: choose among cuDNN's legacy algorithms by cudnnFind's own times (the
-    // code before 2026-11-27 late); unset or "step": each timed again as the step calls it (plan.c)
-    const char *tm = getenv("CONVBENCH_DNN_TIMES");
-    if (tm && *tm && strcmp(tm, "find") && strcmp(tm, "step"))
-        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_TIMES", NULL, "'%s' is not step or find", tm);
-    d->find_times = tm && !strcmp(tm, "find");
     DNN_TRY(cudnnCreate(&d->h));
     DNN_TRY(cudnnSetStream(d->h, cudaStreamPerThread)); // the stream a step graph captures (Makefile)
     return CB_OK;

@@ -44,7 +44,6 @@ typedef struct dnn_state {
     size_t bn_ws_bytes;
     bool bn_act_separate;        // $CONVBENCH_BN_ACT=separate: the own batch-norm kernels leave the activation
                                  // to a pass of its own (the fused passes' A/B; default fused)
-    bool find_times;             // $CONVBENCH_DNN_TIMES=find: cudnnFind's times choose the legacy algorithm (plan.c)
     int pick;                    // $CONVBENCH_DNN_PICK=K (tests: every algorithm cuDNN offers, not only the fastest):
                                  // each convolution phase takes the K-th algorithm of cudnnFind's list that runs, and
                                  // the graph race its K-th plan that ran, the last where fewer; -1 (unset): the fastest

@@ -96,40 +96,6 @@ size_t cb_dnn_input_copy(const cb_exec *e, int i) {
     return 0;
 }
 
-// ms of one legacy algorithm of phase p as the step calls it (the layer's descriptors and buffers,
-// alpha 1, beta 0, math type mt), by the graph race's timer: one run, then the mean of 3 with
-// events on the handle's stream; -1 when a call fails. cudnnFind's own time of a candidate is not
-// what the step sees: on the H200 (2026-11-27) it gave BWD_FILTER_ALGO_0 0.13 ms on three bf16
-// NHWC 1x1 layers of 238-275 channels that then took 0.90-0.97 ms in each step, against 0.15 for
-// the graph engine it beat by 3% there.
-static double time_legacy(cb_exec *e, int i, cb_phase p, int algo, cudnnMathType_t mt, const void *x, const void *w, void *y,
-                          void *dx, void *dw, void *ws, size_t wsz) {
-    dnn_state *d = dnn(e);
-    dnn_layer *l = lay(e, i);
-    cudnnSetConvolutionMathType(l->cd[p], mt);
-    cudaStream_t st = NULL;
-    cudaEvent_t t0 = NULL, t1 = NULL;
-    float ms = -1;
-    bool ok = cudnnGetStream(d->h, &st) == CUDNN_STATUS_SUCCESS && cudaEventCreate(&t0) == cudaSuccess && cudaEventCreate(&t1) == cudaSuccess;
-    for (int r = 0; ok && r < 4; r++) {
-        if (r == 1) cudaEventRecord(t0, st);
-        cudnnStatus_t rc =
-            p == CB_PHASE_FORWARD ? cudnnConvolutionForward(d->h, &one, l->xd, x, l->wd, w, l->cd[0], (cudnnConvolutionFwdAlgo_t)algo, ws, wsz,
-                                                            &zero, l->yd, y)
-            : p == CB_PHASE_BWD_DATA ? cudnnConvolutionBackwardData(d->h, &one, l->wd, w, l->yd, y, l->cd[1], (cudnnConvolutionBwdDataAlgo_t)algo,
-                                                                    ws, wsz, &zero, l->xd, dx)
-                                     : cudnnConvolutionBackwardFilter(d->h, &one, l->xd, x, l->yd, y, l->cd[2],
-                                                                      (cudnnConvolutionBwdFilterAlgo_t)algo, ws, wsz, &zero, l->wd, dw);
-        ok = rc == CUDNN_STATUS_SUCCESS;
-    }
-    if (ok) cudaEventRecord(t1, st);
-    if (!ok || cudaEventSynchronize(t1) != cudaSuccess || cudaEventElapsedTime(&ms, t0, t1) != cudaSuccess) ms = -3;
-    if (t0) cudaEventDestroy(t0);
-    if (t1) cudaEventDestroy(t1);
-    if (cudaGetLastError() != cudaSuccess || ms < 0) return -1;
-    return ms / 3;
-}
-
 static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -212,10 +178,9 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     cudnnStatus_t sts[NA];
     int algs[NA];
     size_t mems[NA];
-    // each phase: cudnnFind*AlgorithmEx's results that ran within the workspace limit, each timed
-    // again as the step calls it (time_legacy); of those, the least workspace within
-    // --workspace-slack of the fastest (cb_choice_pick) becomes its algorithm, workspace, time and
-    // choice ($CONVBENCH_DNN_PICK: a test's K-th of cudnnFind's order); --verbose lists them all
+    // each phase: of cudnnFind*AlgorithmEx's results (fastest first) that ran within the workspace
+    // limit, the least workspace within --workspace-slack of the fastest (cb_choice_pick) becomes its
+    // algorithm, workspace, time and choice ($CONVBENCH_DNN_PICK: a test's K-th); -v lists them all
 #define FIND_BEST(PERF_T, PH, PHASE_NAME, NAMES, NNAMES, ALGO_FIELD, FIND_CALL)                                      \
     do {                                                                                                               \
         PERF_T pf[NA];                                                                                                 \
@@ -224,32 +189,23 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         note_skips(e, L, PHASE_NAME, ret, sts, algs, mems);                                                            \
         int runs = 0, j = -1; /* $CONVBENCH_DNN_PICK's (the last where fewer), else cb_choice_pick's */               \
         double run_ms[NA];                                                                                             \
-        float find_best = -1; /* (candidates cudnnFind timed at over 4x its fastest are not timed again) */          \
-        for (int k = 0; st == CUDNN_STATUS_SUCCESS && k < ret && k < NA; k++)                                          \
-            if (pf[k].status == CUDNN_STATUS_SUCCESS && pf[k].memory <= e->opts.workspace_limit && pf[k].memory <= wsz && \
-                (find_best < 0 || pf[k].time < find_best))                                                             \
-                find_best = pf[k].time;                                                                                \
         for (int k = 0; k < NA; k++) {                                                                                 \
             bool ok = st == CUDNN_STATUS_SUCCESS && k < ret && pf[k].status == CUDNN_STATUS_SUCCESS &&                 \
-                      pf[k].memory <= e->opts.workspace_limit && pf[k].memory <= wsz &&                                \
-                      (pf[k].time <= 4 * find_best || d->pick >= 0);                                                   \
-            run_ms[k] = !ok ? -1                                                                                       \
-                        : d->find_times ? pf[k].time                                                                   \
-                                        : time_legacy(e, i, PH, (int)pf[k].algo, pf[k].mathType, x, wf, y, dx, dwf, ws, pf[k].memory); \
+                      pf[k].memory <= e->opts.workspace_limit;                                                         \
+            run_ms[k] = ok ? pf[k].time : -1;                                                                          \
             if (ok && e->opts.verbose > 0)                                                                             \
-                fprintf(stderr, "note: layer '%s' %s algorithm %s: %.4f ms (cudnnFind %.4f), workspace %.2f MiB\n",       \
-                        L->name, PHASE_NAME, algo_name(NAMES, NNAMES, pf[k].algo), run_ms[k], pf[k].time,              \
-                        pf[k].memory / 1048576.0);                                                                     \
+                fprintf(stderr, "note: layer '%s' %s algorithm %s: %.4f ms, workspace %.2f MiB\n", L->name, PHASE_NAME,  \
+                        algo_name(NAMES, NNAMES, pf[k].algo), pf[k].time, pf[k].memory / 1048576.0);                   \
             if (ok && d->pick >= 0 && (j < 0 || runs <= d->pick)) j = k, runs++;                                       \
         }                                                                                                              \
         if (d->pick < 0) j = cb_choice_pick(run_ms, mems, ret < NA ? ret : NA, e->opts.workspace_slack);               \
         if (j >= 0) {                                                                                                  \
             l->ALGO_FIELD = pf[j].algo;                                                                                \
             b->ws[PH] = pf[j].memory;                                                                                  \
-            dnn_ms[PH] = run_ms[j] >= 0 ? run_ms[j] : pf[j].time;                                                      \
+            dnn_ms[PH] = pf[j].time;                                                                                   \
             cudnnSetConvolutionMathType(l->cd[PH], pf[j].mathType);                                                    \
             b->choice[PH] = cb_choice_of(CB_IMPL_CUDNN, pf[j].algo, algo_name(NAMES, NNAMES, pf[j].algo));             \
-            b->choice[PH].ms = dnn_ms[PH];                                                                             \
+            b->choice[PH].ms = pf[j].time;                                                                             \
             if (d->pick >= 0) b->choice[PH].flags |= CB_CHOICE_FORCED;                                                 \
         }                                                                                                              \
     } while (0)
