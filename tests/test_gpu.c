@@ -1121,6 +1121,45 @@ static const struct {
         {"FC b128 K4096", 128, 4096, 1},
 };
 #define bias_ncases (sizeof bias_cases / sizeof bias_cases[0])
+// cb_fmt_concat_copy against a host loop, bit for bit: NHWC rows (inner 1) of 2- and 4-byte
+// elements into and out of a channel slice, with channel counts and offsets that allow each copy
+// unit (16, 8, 4 bytes, the element) and pointers offset by an element; NCHW (inner > 1) too.
+// Bytes outside the slice must stay as they were (the destination starts from other random bytes).
+static void concat_copy_cases(void) {
+    static const struct { int64_t n, c_dst, c_src, c_off, inner; } cc[] = {
+        {51, 275, 74, 0, 1}, {51, 275, 74, 74, 1}, {7, 275, 127, 148, 1}, {33, 256, 64, 128, 1}, {9, 12, 5, 7, 1},
+        {300, 18, 6, 12, 1}, {1, 3, 1, 2, 1}, {5, 40, 16, 8, 1}, {4, 20, 7, 13, 9}, {2, 16, 8, 8, 49},
+    };
+    for (size_t c = 0; c < sizeof cc / sizeof cc[0]; c++)
+        for (int bytes = 2; bytes <= 4; bytes += 2)
+            for (int to_slice = 0; to_slice < 2; to_slice++)
+                for (int shift = 0; shift < 2; shift++) {
+                    size_t big = (size_t)(cc[c].n * cc[c].c_dst * cc[c].inner) * bytes, small = (size_t)(cc[c].n * cc[c].c_src * cc[c].inner) * bytes;
+                    size_t nd = to_slice ? small : big, ns = to_slice ? big : small, sh = (size_t)shift * bytes;
+                    unsigned char *hs = malloc(ns), *hd = malloc(nd), *got = malloc(nd), *want = malloc(nd);
+                    for (size_t i = 0; i < ns; i++) hs[i] = (unsigned char)(urand() * 256);
+                    for (size_t i = 0; i < nd; i++) hd[i] = (unsigned char)(urand() * 256);
+                    memcpy(want, hd, nd);
+                    size_t row = (size_t)(cc[c].c_src * cc[c].inner) * bytes, pitch = (size_t)(cc[c].c_dst * cc[c].inner) * bytes,
+                           off = (size_t)(cc[c].c_off * cc[c].inner) * bytes;
+                    for (int64_t r = 0; r < cc[c].n; r++)
+                        if (to_slice) memcpy(want + r * row, hs + r * pitch + off, row);
+                        else memcpy(want + r * pitch + off, hs + r * row, row);
+                    unsigned char *ds = NULL, *dd = NULL;
+                    cudaMalloc((void **)&ds, ns + sh), cudaMalloc((void **)&dd, nd + sh);
+                    cudaMemcpy(ds + sh, hs, ns, cudaMemcpyHostToDevice), cudaMemcpy(dd + sh, hd, nd, cudaMemcpyHostToDevice);
+                    cb_fmt_concat_copy(cc[c].n, cc[c].c_dst, cc[c].c_src, cc[c].c_off, cc[c].inner, (size_t)bytes, dd + sh, ds + sh, to_slice);
+                    cudaError_t rc = cudaMemcpy(got, dd + sh, nd, cudaMemcpyDeviceToHost);
+                    char what[160];
+                    snprintf(what, sizeof what, "concat copy %s %d-byte n %lld C %lld<-%lld at %lld inner %lld%s", to_slice ? "out of" : "into",
+                             bytes, (long long)cc[c].n, (long long)cc[c].c_dst, (long long)cc[c].c_src, (long long)cc[c].c_off,
+                             (long long)cc[c].inner, shift ? " (pointers +1 element)" : "");
+                    check(what, rc == cudaSuccess && !memcmp(got, want, nd) ? 0 : 1, 0);
+                    cudaFree(ds), cudaFree(dd);
+                    free(hs), free(hd), free(got), free(want);
+                }
+}
+
 static void bias_grad_cases(void) {
     for (size_t c = 0; c < bias_ncases; c++)
         for (int bf = 0; bf < 2; bf++) {
@@ -2014,6 +2053,7 @@ static void storage_cases(void) {
     modern_cases();
     bn_cases();
     fmt_pool_cases();
+    concat_copy_cases();
     bias_grad_cases();
     act_bias_grad_cases();
     bn_relu_mask_cases();
