@@ -1194,6 +1194,60 @@ static void calibration_transfer(void) {
     CHECK(same.cal.algo[0].rate == 30e12 && same.cal.mop[CB_MOP_COPY].bw == 4e12 && same.cal.sms == 132, "same GPU: unchanged");
 }
 
+// the spill beyond the L2: samples of a known model (6 us + fp32-sized bytes / 20 TB/s + 1/4 ns per
+// storage byte past a 50 MiB L2) on the calibration's tensors give it back, in fp32 and bf16; a
+// device without l2_bytes fits none; the fp32 entry prices bf16 storage at its bytes (spill too);
+// l2_bytes and spill_s round-trip and a carried calibration takes the target's L2
+static void spill_entries(void) {
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    int nm = cb_cal_mop_shapes(sh, CB_CAL_MAX_SHAPES), n = 0;
+    const double L2 = 50.0 * (1 << 20), spill = 0.25e-9;
+    cb_cal_sample *s = calloc(2 * (size_t)nm, sizeof *s);
+    if (!s) abort();
+    int past = 0;
+    for (int b = 0; b < 2; b++)
+        for (int i = 0; i < nm; i++) {
+            double elem = b ? 2 : 4;
+            s[n] = (cb_cal_sample){.kind = CB_SAMPLE_MOP, .name = "relu_bwd", .prec = b ? CB_PREC_BF16 : CB_PREC_FP32, .p = sh[i]};
+            s[n++].ms = 1e3 * (6e-6 + cb_mop_bytes(CB_MOP_RELU_BWD, &sh[i]) / 20e12 + spill * cb_mop_spill(CB_MOP_RELU_BWD, &sh[i], elem, L2));
+            past += cb_mop_spill(CB_MOP_RELU_BWD, &sh[i], elem, L2) > 0;
+        }
+    CHECK(past >= 3 && past < n - 6, "%d of %d samples past the L2", past, n);
+    cb_device d = gpu_device();
+    d.l2_bytes = L2;
+    cb_error err = {0};
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK && d.cal.l2_bytes == L2, "%s", err.msg);
+    for (int b = 0; b < 2; b++) {
+        const cb_cal_mop *o = b ? &d.cal.mop16[CB_MOP_RELU_BWD] : &d.cal.mop[CB_MOP_RELU_BWD];
+        CHECK(close_rel(o->spill_s, spill, 1e-6) && close_rel(o->bw, 20e12, 1e-6) && o->err_median_pct < 1e-3,
+              "%s: spill %g s/B, bw %g", b ? "bf16" : "fp32", o->spill_s, o->bw);
+    }
+    // the fp32 entry on bf16 storage: half the bytes, the spill at 2-byte elements
+    cb_conv_params big = {.n = 64, .c = 64, .h = 100, .w = 100, .k = 64};
+    double want = 6e-6 + 0.5 * cb_mop_bytes(CB_MOP_RELU_BWD, &big) / 20e12 + spill * cb_mop_spill(CB_MOP_RELU_BWD, &big, 2, L2);
+    CHECK(cb_mop_spill(CB_MOP_RELU_BWD, &big, 2, L2) > 0 && close_rel(cb_cal_mop_es_s(&d.cal, CB_MOP_RELU_BWD, &big, 0.5), want, 1e-6),
+          "fp32 entry on bf16: %g s, want %g", cb_cal_mop_es_s(&d.cal, CB_MOP_RELU_BWD, &big, 0.5), want);
+    cJSON *j = cb_device_to_json(&d);
+    cb_device back;
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.l2_bytes == L2 && back.cal.l2_bytes == L2 &&
+              close_rel(back.cal.mop16[CB_MOP_RELU_BWD].spill_s, d.cal.mop16[CB_MOP_RELU_BWD].spill_s, 1e-12),
+          "l2_bytes and spill_s round trip: %s", err.msg);
+    cJSON_Delete(j);
+    cb_device h = gpu_device(); // a GPU of half the bandwidth and a 25 MiB L2: the spill costs twice
+    h.mem_bw = 2.4e12, h.l2_bytes = L2 / 2;
+    cb_device_transfer_calibration(&h, &d, "test");
+    CHECK(h.cal.l2_bytes == L2 / 2 && close_rel(h.cal.mop[CB_MOP_RELU_BWD].spill_s, 2 * spill, 1e-9), "carried: L2 %g, spill %g",
+          h.cal.l2_bytes, h.cal.mop[CB_MOP_RELU_BWD].spill_s);
+    d = gpu_device(); // no L2 known: no spill term, as before
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK && d.cal.mop[CB_MOP_RELU_BWD].spill_s == 0, "without l2_bytes: spill %g",
+          d.cal.mop[CB_MOP_RELU_BWD].spill_s);
+    free(s);
+    cb_conv_params t = {.n = 1, .c = 1, .h = 1024, .w = 1024};
+    CHECK(cb_mop_spill(CB_MOP_COPY, &t, 4, 0) == 0 && cb_mop_spill(CB_MOP_COPY, &t, 4, 1e12) == 0 &&
+              cb_mop_spill(CB_MOP_COPY, &t, 4, 1024) == cb_mop_bytes(CB_MOP_COPY, &t) - 1024,
+          "spill of a copy: %g", cb_mop_spill(CB_MOP_COPY, &t, 4, 1024));
+}
+
 // pooling: each kind's entry with a window term, recovered from samples made by a known model on
 // the calibration's pooling tensors; a layer priced by the entry of what the backend runs (cuDNN
 // max or average, the own kernels for padding cuDNN cannot express; max when no entry), the
@@ -1481,6 +1535,7 @@ int main(void) {
     RUN(weight_copies_again);
     RUN(calibration_transfer);
     RUN(pool_entries);
+    RUN(spill_entries);
     RUN(calibration_not_circular);
     RUN(host_floor);
     RUN(host_call_json);

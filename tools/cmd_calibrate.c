@@ -286,6 +286,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
         return rc;
     }
     if (!nfiles) return cli_usage_error(&cmd_calibrate, "--refit: no file named");
+    model_cli_fill_l2(NULL, &d);
     d.cal.launch_s = launch;
     d.cal.host_call_s = host_call;
     d.cal.host_graph_call_s = host_graph;

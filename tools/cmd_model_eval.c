@@ -263,6 +263,7 @@ static int run(int argc, char **argv) {
         free(dev), free(fd), free(src);
         return cli_usage_error(&cmd_model_eval, "'%s' holds no GPU calibration (calibrate --backend cudnn --save)", cal_path);
     }
+    model_cli_fill_l2(db_path, src);
     cb_cal_sample *smp = NULL;
     int nsmp = 0;
     cb_cal_samples_load_file(cal_path, &smp, &nsmp, &err);

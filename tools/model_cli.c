@@ -44,8 +44,25 @@ int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, 
     memset(db, 0, sizeof *db);
     if ((name || links || db_path) && cb_devdb_load(db_path, db, &err) != CB_OK) return cli_fail(cmd, &err);
     int rc = resolve(cmd, name, calibration, db, dev);
-    if (rc >= 0) cb_devdb_free(db);
+    if (rc >= 0) {
+        cb_devdb_free(db);
+        return rc;
+    }
+    model_cli_fill_l2(db_path, dev);
     return rc;
+}
+
+void model_cli_fill_l2(const char *db_path, cb_device *dev) {
+    if (dev->l2_bytes > 0 || !dev->model[0]) return;
+    cb_devdb db = {0};
+    cb_error err = {0};
+    if (cb_devdb_load(db_path, &db, &err) != CB_OK) return;
+    for (int i = 0; i < db.ndev; i++)
+        if (!strcmp(db.dev[i].model, dev->model) && db.dev[i].l2_bytes > 0) {
+            dev->l2_bytes = db.dev[i].l2_bytes;
+            break;
+        }
+    cb_devdb_free(&db);
 }
 
 static bool contains_nocase(const char *hay, const char *needle) {

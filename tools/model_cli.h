@@ -61,4 +61,9 @@ model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_
 // median and 90th percentile (linear interpolation) of v[0..n); v is sorted in place
 void model_cli_percentiles(double *v, int n, double *median, double *p90);
 
+// An entry saved before devices had l2_bytes (2026-11-27 late) takes its GPU's from the database
+// (db_path, or the default), matched by model name; none found: 0, and the passes' fit goes
+// without the spill term (cb_cal_mop)
+void model_cli_fill_l2(const char *db_path, cb_device *dev);
+
 #endif

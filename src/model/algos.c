@@ -301,6 +301,12 @@ double cb_mop_tiled(cb_mop m, const cb_conv_params *t) {
     return (double)t->n * t->c * t->h * t->w;
 }
 
+double cb_mop_spill(cb_mop m, const cb_conv_params *t, double elem, double l2) {
+    if (!(l2 > 0)) return 0;
+    double b = cb_mop_bytes(m, t) * elem / 4;
+    return b > l2 ? b - l2 : 0;
+}
+
 double cb_mop_visits(cb_mop m, const cb_conv_params *t) {
     if (!cb_mop_is_pool(m) || t->r <= 0 || t->s <= 0) return 0;
     return (double)t->n * t->c * t->p * t->q * t->r * t->s;

@@ -103,6 +103,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->wave_wgrad = (int)num(k, c, "wave_wgrad", 0, NUM_COUNT);
     cal->wave_both = (int)num(k, c, "wave_both", 0, NUM_COUNT);
     cal->bw_onchip = (int)num(k, c, "bw_onchip", 0, NUM_COUNT);
+    cal->l2_bytes = num(k, c, "l2_bytes", 0, NUM_NONNEG);
     cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_hidden"));
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(c, "timing");
     cal->stream_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream");
@@ -152,6 +153,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
             tab[m].win_s = num(k, y, "win_s", 0, NUM_NONNEG);
             tab[m].visit_s = num(k, y, "visit_s", 0, NUM_NONNEG);
             tab[m].tile_s = num(k, y, "tile_s", 0, NUM_NONNEG);
+            tab[m].spill_s = num(k, y, "spill_s", 0, NUM_NONNEG);
             tab[m].n = (int)num(k, y, "n", 0, NUM_COUNT);
             tab[m].err_median_pct = num(k, y, "err_median_pct", 0, NUM_NONNEG);
         }
@@ -172,6 +174,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);
     if (cal->wave_both) cJSON_AddNumberToObject(c, "wave_both", cal->wave_both);
     if (cal->bw_onchip) cJSON_AddNumberToObject(c, "bw_onchip", cal->bw_onchip);
+    if (cal->l2_bytes > 0) cJSON_AddNumberToObject(c, "l2_bytes", cal->l2_bytes);
     if (cal->launch_overlap) cJSON_AddBoolToObject(c, "launch_hidden", true);
     cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
     if (cal->act_bias_fused) cJSON_AddStringToObject(c, "epilogue", "act_bias");
@@ -213,6 +216,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
         if (o->win_s > 0) cJSON_AddNumberToObject(y, "win_s", o->win_s);
         if (o->visit_s > 0) cJSON_AddNumberToObject(y, "visit_s", o->visit_s);
         if (o->tile_s > 0) cJSON_AddNumberToObject(y, "tile_s", o->tile_s);
+        if (o->spill_s > 0) cJSON_AddNumberToObject(y, "spill_s", o->spill_s);
         cJSON_AddNumberToObject(y, "n", o->n);
         cJSON_AddNumberToObject(y, "err_median_pct", o->err_median_pct);
         }
@@ -328,6 +332,7 @@ cb_status cb_device_from_json(const cJSON *o, cb_device *d, const char *src, cb_
     d->mem_bytes = num(&k, o, "mem_bytes", 0, NUM_NONNEG);
     d->mem_bw = num(&k, o, "mem_bw", 0, NUM_POS);
     d->launch_s = num(&k, o, "launch_s", 0, NUM_NONNEG);
+    d->l2_bytes = num(&k, o, "l2_bytes", 0, NUM_NONNEG);
     d->cores = (int)num(&k, o, "cores", 0, NUM_POSCOUNT);
     const cJSON *pk = cJSON_GetObjectItemCaseSensitive(o, "peak");
     k.sect = "peak.";
@@ -366,6 +371,7 @@ cJSON *cb_device_to_json(const cb_device *d) {
     cJSON_AddNumberToObject(o, "clock_mhz", d->clock_mhz);
     cJSON_AddNumberToObject(o, "mem_bytes", d->mem_bytes);
     cJSON_AddNumberToObject(o, "mem_bw", d->mem_bw);
+    if (d->l2_bytes > 0) cJSON_AddNumberToObject(o, "l2_bytes", d->l2_bytes);
     if (d->cores) cJSON_AddNumberToObject(o, "cores", d->cores);
     cJSON *pk = cJSON_AddObjectToObject(o, "peak");
     for (int p = 0; p <= CB_PREC_COUNT; p++) cJSON_AddNumberToObject(pk, PREC_KEYS[p], d->peak[p]);
@@ -423,8 +429,10 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
         cb_cal_mop *o = m < CB_MOP_COUNT ? &d->cal.mop[m] : &d->cal.mop16[m - CB_MOP_COUNT];
         o->bw *= bw, o->plane_s /= bw;
         o->win_s /= sm_clock, o->visit_s /= sm_clock, o->tile_s /= sm_clock; // pooling's window terms are the SMs' work (reads of a window, compares)
+        o->spill_s /= bw; // (the bytes past the L2 go to the memory)
     }
     if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;
+    d->cal.l2_bytes = d->l2_bytes > 0 ? d->l2_bytes : c->cal.l2_bytes; // (the spill starts at the target's L2)
     if (c->launch_s > 0) d->launch_s = c->launch_s;
     if (c->interconnect.bw > 0) d->interconnect = c->interconnect; // the machine's link, whatever its GPU
     snprintf(d->meas_source, sizeof d->meas_source, "%s", source);

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NCOL_MAX 5 // the constant and up to 4 columns
+#define NCOL_MAX 6 // the constant and up to 5 columns
 
 // solve the k x k system A x = b (k <= NCOL_MAX) by Gaussian elimination with partial pivoting
 static bool solve(double A[NCOL_MAX][NCOL_MAX], double b[NCOL_MAX], int k, double x[NCOL_MAX]) {
@@ -155,18 +155,22 @@ double cb_cal_fixed_s(const cb_calibration *cal, double overhead_s) {
     return fmax(0, overhead_s - cal->launch_s);
 }
 
-static double mop_entry_s(const cb_calibration *cal, const cb_cal_mop *o, cb_mop m, const cb_conv_params *t) {
-    return cb_cal_fixed_s(cal, o->overhead_s) + (o->bw > 0 ? cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w +
-           o->win_s * cb_mop_window(m, t) + o->visit_s * cb_mop_visits(m, t) + o->tile_s * cb_mop_tiled(m, t);
+// an entry's time for tensor t whose bytes term counts scale x fp32's bytes and whose storage has
+// elem bytes an element (the spill term's bytes)
+static double mop_entry_s(const cb_calibration *cal, const cb_cal_mop *o, cb_mop m, const cb_conv_params *t, double scale, double elem) {
+    return cb_cal_fixed_s(cal, o->overhead_s) + (o->bw > 0 ? scale * cb_mop_bytes(m, t) / o->bw : 0) + o->plane_s * t->n * t->h * t->w +
+           o->win_s * cb_mop_window(m, t) + o->visit_s * cb_mop_visits(m, t) + o->tile_s * cb_mop_tiled(m, t) +
+           o->spill_s * cb_mop_spill(m, t, elem, cal->l2_bytes);
 }
-double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t) {
+double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t) { return cb_cal_mop_es_s(cal, m, t, 1); }
+double cb_cal_mop_es_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t, double es) {
     const cb_cal_mop *o = &cal->mop[m];
     if (o->n <= 0) o = &cal->mop[CB_MOP_COPY];
     if (o->n <= 0) return -1;
-    return mop_entry_s(cal, o, m, t);
+    return mop_entry_s(cal, o, m, t, es, 4 * es);
 }
 double cb_cal_mop16_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t) {
-    return cal->mop16[m].n > 0 ? mop_entry_s(cal, &cal->mop16[m], m, t) : -1;
+    return cal->mop16[m].n > 0 ? mop_entry_s(cal, &cal->mop16[m], m, t, 1, 2) : -1;
 }
 
 static double peak_of(const cb_device *d, cb_precision p) { return d->peak[p] > 0 ? d->peak[p] : d->peak[CB_PREC_FP32]; }
@@ -253,6 +257,7 @@ static void sample_classes(const cb_cal_sample *s, int n, unsigned char *cls) {
 cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err) {
     cb_calibration *cal = &d->cal;
     cal->nalgo = 0;
+    cal->l2_bytes = d->l2_bytes;
     memset(cal->mop, 0, sizeof cal->mop);
     int *idx = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1));
     bool *done = calloc((size_t)(n > 0 ? n : 1), 1);
@@ -306,38 +311,46 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
                 idx[m++] = j;
         if (!m) continue;
         cb_mop mo = (cb_mop)(op % CB_MOP_COUNT);
-        double *t = malloc(sizeof(double) * 7 * (size_t)m), *x = t + m, *pl = t + 2 * m, *wn = t + 3 * m, *vs = t + 4 * m, *e = t + 5 * m,
-               *tl = t + 6 * m;
+        double *t = malloc(sizeof(double) * 8 * (size_t)m), *x = t + m, *pl = t + 2 * m, *wn = t + 3 * m, *vs = t + 4 * m, *e = t + 5 * m,
+               *tl = t + 6 * m, *sp = t + 7 * m;
         if (!t) abort();
         bool win = false; // pooling samples with windows: the window terms instead of the plane's
-        int ntiled = 0;
+        int ntiled = 0, nspill = 0;
         for (int k = 0; k < m; k++) { // (bf16's bytes counted as fp32's: its bw is per fp32 byte, as cb_cal_mop16_s reads it)
             const cb_conv_params *q = &s[idx[k]].p;
             t[k] = s[idx[k]].ms / 1e3, x[k] = cb_mop_bytes(mo, q), pl[k] = (double)q->n * q->h * q->w;
             wn[k] = cb_mop_window(mo, q), vs[k] = cb_mop_visits(mo, q), tl[k] = cb_mop_tiled(mo, q);
+            sp[k] = cb_mop_spill(mo, q, b16 ? 2 : 4, d->l2_bytes);
             win |= wn[k] > 0;
-            ntiled += tl[k] > 0;
+            ntiled += tl[k] > 0, nspill += sp[k] > 0;
         }
         // pooling: bytes, visits, overlap (on the 2026-11-25 H200 calibration's pooling samples the
         // in-sample median error of the six pooling passes is 6-17%; 9-30% with the plane and
         // the overlap, 5-24% with the plane and the visits), and the tiled windows' elements where
         // the samples hold both kinds (cb_mop_tiled); the other passes: bytes, plane
-        bool tiles = win && ntiled > 0 && ntiled < m;
-        const double *cols[4] = {x, win ? vs : pl, wn, tl};
-        double coef[5] = {0}, p90;
-        cb_fit_nnls_n(t, cols, win ? (tiles ? 4 : 3) : 2, m, coef);
+        // and the spill beyond the L2 where some samples pass it and some do not (cb_mop_spill)
+        bool tiles = win && ntiled > 0 && ntiled < m, spill = nspill > 0 && nspill < m;
+        const double *cols[5] = {x, win ? vs : pl};
+        int nc = 2, c_win = -1, c_tile = -1, c_spill = -1;
+        if (win) c_win = nc, cols[nc++] = wn;
+        if (tiles) c_tile = nc, cols[nc++] = tl;
+        if (spill) c_spill = nc, cols[nc++] = sp;
+        double coef[6] = {0}, p90;
+        cb_fit_nnls_n(t, cols, nc, m, coef);
         cb_cal_mop *o = b16 ? &cal->mop16[mo] : &cal->mop[mo];
         o->overhead_s = coef[0];
         o->bw = coef[1] > 0 ? 1 / coef[1] : 0;
         o->plane_s = win ? 0 : coef[2];
         o->visit_s = win ? coef[2] : 0;
-        o->win_s = win ? coef[3] : 0;
-        o->tile_s = tiles ? coef[4] : 0;
+        o->win_s = c_win > 0 ? coef[1 + c_win] : 0;
+        o->tile_s = c_tile > 0 ? coef[1 + c_tile] : 0;
+        o->spill_s = c_spill > 0 ? coef[1 + c_spill] : 0;
         o->n = m;
-        for (int k = 0; k < m; k++)
-            e[k] = 100 * fabs((coef[0] + coef[1] * x[k] + coef[2] * cols[1][k] + (win ? coef[3] * cols[2][k] : 0) + (tiles ? coef[4] * tl[k] : 0)) /
-                                  t[k] -
-                              1);
+        for (int k = 0; k < m; k++) {
+            double f = coef[0];
+            for (int c = 0; c < nc; c++) f += coef[1 + c] * cols[c][k];
+            e[k] = 100 * fabs(f / t[k] - 1);
+        }
         err_stats(e, m, &o->err_median_pct, &p90);
         free(t);
     }

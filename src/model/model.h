@@ -83,6 +83,9 @@ double cb_mop_visits(cb_mop m, const cb_conv_params *t);
 // at stride 2 (H200 calibration, 2026-11-27), which no window term of the overlap or the visits
 // says (both are smaller for a 2x2 window); VGG's five 2x2 pools were predicted 2.5x too fast.
 double cb_mop_tiled(cb_mop m, const cb_conv_params *t);
+// A pass's traffic beyond l2 bytes, on storage of elem bytes an element (cb_mop_bytes counts fp32's):
+// max(0, bytes * elem / 4 - l2); 0 where l2 is 0 (unknown)
+double cb_mop_spill(cb_mop m, const cb_conv_params *t, double elem, double l2);
 
 typedef struct cb_cal_algo {
     char name[40];                      // "FWD_IMPLICIT_PRECOMP_GEMM", "igemm-simt", "cublasSgemm"
@@ -109,8 +112,13 @@ typedef struct cb_cal_algo {
 // (batch norm, bias gradient), which then scale with the plane, not with the bytes; the last three
 // for pooling (cb_mop_window, cb_mop_visits, cb_mop_tiled; a pooling entry is fitted without the
 // plane term)
+// A pass's traffic beyond the L2's size adds spill_s per byte (the pass's own bytes in its storage,
+// read and written, past cb_calibration.l2_bytes): calibrate repeats each call on the same
+// tensors, which stay in the L2 where they fit, and so does a step for a pass right after the one
+// that wrote its input; bf16 NHWC's ReLU gradient and sum ran 9 M elements at 950 per ns and 38-100 M
+// at 690-720 on the H200, and one bandwidth fitted to both priced the large ones up to 2x too fast.
 typedef struct cb_cal_mop {
-    double bw, overhead_s, plane_s, win_s, visit_s, tile_s;
+    double bw, overhead_s, plane_s, win_s, visit_s, tile_s, spill_s;
     int n;
     double err_median_pct;
 } cb_cal_mop;
@@ -158,6 +166,9 @@ typedef struct cb_calibration {
     // the whole step's form (model-eval selects it leave-one-network-out): how the host's issuing of
     // calls bounds a pass (cb_host_floor; 0, the default: not at all, the form before 2026-11-27)
     int host_floor;
+    // the L2's bytes the passes were fitted with (the device's l2_bytes at the fit; a carried
+    // calibration takes the target's): where a pass's traffic passes it, the spill term (cb_cal_mop)
+    double l2_bytes;
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
     cb_cal_mop mop[CB_MOP_COUNT];       // bw 0: not measured
@@ -187,6 +198,7 @@ typedef struct cb_link {
 typedef struct cb_device {
     char name[64], kind[8], model[160], source[512];
     double clock_mhz, mem_bytes, mem_bw, launch_s;
+    double l2_bytes;                    // the last-level cache (datasheet; 0: unknown): the passes' spill term (cb_cal_mop)
     int cores;
     double peak[CB_PREC_COUNT + 1];     // FLOP/s by precision, [CB_PREC_COUNT] = fp16; 0 = none
     // measured ceilings (0 = not measured): GEMM rate per precision, copy bandwidth
@@ -307,6 +319,9 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
 // Predicted seconds of one calibrated algorithm on a shape (FC: p.n batch, p.c inputs, p.k outputs).
 double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c);
 double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t);
+// the same on a storage of es x fp32's bytes an element (bf16: 0.5), from the fp32 entry: its bytes
+// and spill terms at those bytes (what a calibration without bf16 entries prices bf16 passes with)
+double cb_cal_mop_es_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t, double es);
 // the same from the bf16 NHWC entries (cb_calibration.mop16); -1 when that pass has none
 double cb_cal_mop16_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t);
 // The host's seconds per call it issues: cal->host_call_s where calibrate measured it; for a

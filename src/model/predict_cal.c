@@ -42,9 +42,8 @@ static double mop_bw(const cb_device *d) {
 static double mop_s(const cb_device *d, cb_mop m, const cb_conv_params *t, double es) {
     double s16 = es == 0.5 ? cb_cal_mop16_s(&d->cal, m, t) : -1; // bf16 storage's own entry, where calibrated
     if (s16 >= 0) return s16;
-    double s = cb_cal_mop_s(&d->cal, m, t);
-    const cb_cal_mop *c = d->cal.mop[m].n > 0 ? &d->cal.mop[m] : &d->cal.mop[CB_MOP_COPY];
-    if (s >= 0) return s - (c->bw > 0 ? (1 - es) * cb_mop_bytes(m, t) / c->bw : 0);
+    double s = cb_cal_mop_es_s(&d->cal, m, t, es);
+    if (s >= 0) return s;
     return d->launch_s + es * cb_mop_bytes(m, t) / mop_bw(d);
 }
 // the storage's element bytes against fp32's
