@@ -1216,6 +1216,9 @@ static void spill_entries(void) {
     cb_device d = gpu_device();
     d.l2_bytes = L2;
     cb_error err = {0};
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK && d.cal.mop[CB_MOP_RELU_BWD].spill_s == 0, "the default form: no spill term (%g)",
+          d.cal.mop[CB_MOP_RELU_BWD].spill_s);
+    d.cal.spill = 1;
     CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK && d.cal.l2_bytes == L2, "%s", err.msg);
     for (int b = 0; b < 2; b++) {
         const cb_cal_mop *o = b ? &d.cal.mop16[CB_MOP_RELU_BWD] : &d.cal.mop[CB_MOP_RELU_BWD];
@@ -1229,7 +1232,7 @@ static void spill_entries(void) {
           "fp32 entry on bf16: %g s, want %g", cb_cal_mop_es_s(&d.cal, CB_MOP_RELU_BWD, &big, 0.5), want);
     cJSON *j = cb_device_to_json(&d);
     cb_device back;
-    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.l2_bytes == L2 && back.cal.l2_bytes == L2 &&
+    CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.l2_bytes == L2 && back.cal.l2_bytes == L2 && back.cal.spill == 1 &&
               close_rel(back.cal.mop16[CB_MOP_RELU_BWD].spill_s, d.cal.mop16[CB_MOP_RELU_BWD].spill_s, 1e-12),
           "l2_bytes and spill_s round trip: %s", err.msg);
     cJSON_Delete(j);
@@ -1239,6 +1242,7 @@ static void spill_entries(void) {
     CHECK(h.cal.l2_bytes == L2 / 2 && close_rel(h.cal.mop[CB_MOP_RELU_BWD].spill_s, 2 * spill, 1e-9), "carried: L2 %g, spill %g",
           h.cal.l2_bytes, h.cal.mop[CB_MOP_RELU_BWD].spill_s);
     d = gpu_device(); // no L2 known: no spill term, as before
+    d.cal.spill = 1;
     CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK && d.cal.mop[CB_MOP_RELU_BWD].spill_s == 0, "without l2_bytes: spill %g",
           d.cal.mop[CB_MOP_RELU_BWD].spill_s);
     free(s);

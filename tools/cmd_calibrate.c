@@ -184,8 +184,8 @@ static void gpu_report(cb_report *r, const cb_device *d) {
         cb_table_num(t, a->err_median_pct, 1);
         cb_table_num(t, a->err_p90_pct, 1);
     }
-    const char *oc[] = {"pass", "storage", "samples", "bw_gbs", "overhead_us", "plane_ns", "window_ps", "tiled_ps", "fit_median_pct"};
-    cb_table *ot = cb_report_table(r, "passes", 9, oc);
+    const char *oc[] = {"pass", "storage", "samples", "bw_gbs", "overhead_us", "plane_ns", "window_ps", "tiled_ps", "spill_ps_per_byte", "fit_median_pct"};
+    cb_table *ot = cb_report_table(r, "passes", 10, oc);
     for (int m = 0; m < 2 * CB_MOP_COUNT; m++) { // fp32 NCHW, then bf16 NHWC (bw per fp32 byte of the tensor)
         const cb_cal_mop *o = m < CB_MOP_COUNT ? &d->cal.mop[m] : &d->cal.mop16[m - CB_MOP_COUNT];
         if (o->n <= 0) continue;
@@ -198,6 +198,7 @@ static void gpu_report(cb_report *r, const cb_device *d) {
         cb_table_num(ot, o->plane_s * 1e9, 3);
         cb_table_num(ot, o->win_s * 1e12, 3);
         cb_table_num(ot, o->tile_s * 1e12, 3);
+        cb_table_num(ot, o->spill_s * 1e12, 3);
         cb_table_num(ot, o->err_median_pct, 1);
     }
     cb_report_note(r, "per algorithm: time = overhead + FLOPs / (rate x wave utilisation) + bytes / bw, fitted to minimise the "

@@ -104,6 +104,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->wave_both = (int)num(k, c, "wave_both", 0, NUM_COUNT);
     cal->bw_onchip = (int)num(k, c, "bw_onchip", 0, NUM_COUNT);
     cal->l2_bytes = num(k, c, "l2_bytes", 0, NUM_NONNEG);
+    cal->spill = (int)num(k, c, "spill", 0, NUM_COUNT);
     cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_hidden"));
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(c, "timing");
     cal->stream_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream");
@@ -175,6 +176,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->wave_both) cJSON_AddNumberToObject(c, "wave_both", cal->wave_both);
     if (cal->bw_onchip) cJSON_AddNumberToObject(c, "bw_onchip", cal->bw_onchip);
     if (cal->l2_bytes > 0) cJSON_AddNumberToObject(c, "l2_bytes", cal->l2_bytes);
+    if (cal->spill) cJSON_AddNumberToObject(c, "spill", cal->spill);
     if (cal->launch_overlap) cJSON_AddBoolToObject(c, "launch_hidden", true);
     cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
     if (cal->act_bias_fused) cJSON_AddStringToObject(c, "epilogue", "act_bias");

@@ -320,7 +320,7 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
             const cb_conv_params *q = &s[idx[k]].p;
             t[k] = s[idx[k]].ms / 1e3, x[k] = cb_mop_bytes(mo, q), pl[k] = (double)q->n * q->h * q->w;
             wn[k] = cb_mop_window(mo, q), vs[k] = cb_mop_visits(mo, q), tl[k] = cb_mop_tiled(mo, q);
-            sp[k] = cb_mop_spill(mo, q, b16 ? 2 : 4, d->l2_bytes);
+            sp[k] = cal->spill ? cb_mop_spill(mo, q, b16 ? 2 : 4, d->l2_bytes) : 0;
             win |= wn[k] > 0;
             ntiled += tl[k] > 0, nspill += sp[k] > 0;
         }

@@ -169,6 +169,9 @@ typedef struct cb_calibration {
     // the L2's bytes the passes were fitted with (the device's l2_bytes at the fit; a carried
     // calibration takes the target's): where a pass's traffic passes it, the spill term (cb_cal_mop)
     double l2_bytes;
+    // the passes' form (model-eval selects it leave-one-network-out): 1, the spill term fitted where
+    // l2_bytes is known; 0, the default: none, the form before 2026-11-27 late
+    int spill;
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
     cb_cal_mop mop[CB_MOP_COUNT];       // bw 0: not measured
