@@ -347,7 +347,8 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
                 timed = max_timed;
                 break;
             }
-            if (ro->trace && ms >= 0) fprintf(stderr, "%s: engine %lld, %.4f ms, workspace %.2f MiB\n", ro->trace, (long long)engine, ms, need / 1048576.0);
+            if (ro->trace && ms >= 0)
+                fprintf(stderr, "%s: engine %lld, %.4f ms, workspace %.2f MiB\n", ro->trace, (long long)engine, ms, need / 1048576.0);
             if (ms >= 0 && ncand < MAX_TIMED) cand[ncand] = g, cand_ms[ncand] = ms, cand_ws[ncand++] = (size_t)need;
             else gplan_free(g);
         }

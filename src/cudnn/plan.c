@@ -180,7 +180,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
     size_t mems[NA];
     // each phase: of cudnnFind*AlgorithmEx's results (fastest first) that ran within the workspace
     // limit, the least workspace within --workspace-slack of the fastest (cb_choice_pick) becomes its
-    // algorithm, workspace, time and choice ($CONVBENCH_DNN_PICK: a test's K-th); -v lists them all
+    // algorithm, workspace, time and choice ($CONVBENCH_DNN_PICK: a test's K-th); --verbose lists them all
 #define FIND_BEST(PERF_T, PH, PHASE_NAME, NAMES, NNAMES, ALGO_FIELD, FIND_CALL)                                      \
     do {                                                                                                               \
         PERF_T pf[NA];                                                                                                 \
