@@ -3,23 +3,4 @@
 # the calibration as measured (its bf16 NHWC pass samples included), and the same with those
 # samples removed (the model then prices bf16 passes from fp32's with half the bytes).
 #   docs/results/2026-11-27-h200-model-bf16/eval.sh      (from the repository root; CB=build/convbench)
-set -u
-D=$(dirname "$0"); CB=${CB:-build/convbench}
-T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-/usr/bin/python3 - "$D/h200-cal.json" "$T/without.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-d.get('calibration', {}).pop('ops_bf16', None)
-d['samples'] = [s for s in d['samples'] if not (s['kind'] == 'op' and s['precision'] == 'bf16')]
-json.dump(d, open(sys.argv[2], 'w'))
-PY
-# the random networks, made again from their seeds (the run's, byte for byte; not kept here)
-python3 tools/gen_random_net.py --suite "$T/nets" --seeds 1-3 --max-gflop 400 >/dev/null || { echo "eval.sh: gen_random_net failed" >&2; exit 2; }
-nets=$(ls "$T"/nets/*.json | paste -sd, -)
-for cal in "$D/h200-cal.json" "$T/without.json"; do
-    for k in conv all; do
-        echo "== bf16, --kinds $k, $( [ "$cal" = "$D/h200-cal.json" ] && echo 'with the bf16 passes' || echo 'without them')"
-        "$CB" model-eval --device "$cal" --nets "$nets" --precision bf16 --kinds $k --quiet "$D"/profiles/*-bf16.json "$D"/fullpass/*-bf16.json |
-            grep -E '^(fwd|bwd_data|bwd_filter|all) |note: whole'
-    done
-done
+exec bash dev/heldout-eval.sh "$(dirname "$0")" bf16 "without the bf16 passes" "s['kind'] == 'op' and s['precision'] == 'bf16'" '*'
