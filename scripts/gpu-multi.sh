@@ -20,15 +20,20 @@ stamp() { echo "== $(date -u +%T) (+$((SECONDS - t0)) s) $*"; }
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpus.txt"
 nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
 N=$(nvidia-smi -L | wc -l)
+# the device simulate prices from: this machine's own kind, by name
+DEV=h200; nvidia-smi -L | head -1 | grep -q H100 && DEV=h100
+GS="$N"; [ "$N" -gt 2 ] && GS="2 $N" # worker counts measured: 2 and all
 stamp "build"
 make -j32 BUILD=$B ${COMMIT:+COMMIT=$COMMIT} "$CB" $B/tests/test_dist >"$OUT/build.log" 2>&1 || { echo "build failed:"; tail -30 "$OUT/build.log"; exit 1; }
 grep -q CB_HAVE_NCCL "$OUT/build.log" && echo "built with NCCL" || echo "built WITHOUT NCCL"
 stamp "test_dist"
 timeout 120 $B/tests/test_dist 2>&1 | tee "$OUT/test_dist.log" | tail -8
 stamp "allreduce"
-for dt in fp32 bf16; do
-    timeout 120 $CB allreduce --gpus "$N" --dtype $dt --format json --quiet --output "$OUT/allreduce_${N}gpu_$dt.json" &&
-        timeout 60 $CB allreduce --gpus "$N" --dtype $dt --min-mb 1 --iters 5 --quiet | tail -12
+for g in $GS; do
+    for dt in fp32 bf16; do
+        timeout 120 $CB allreduce --gpus "$g" --dtype $dt --format json --quiet --output "$OUT/allreduce_${g}gpu_$dt.json" &&
+            timeout 60 $CB allreduce --gpus "$g" --dtype $dt --min-mb 64 --iters 5 --quiet | tail -4
+    done
 done
 CAL=docs/results/2026-11-23-model-data/h200-cal.json
 if [ "$N" -ge 2 ]; then # the recorded calibration with this machine's all-reduce stored: simulate's link
@@ -37,22 +42,36 @@ if [ "$N" -ge 2 ]; then # the recorded calibration with this machine's all-reduc
         --output "$OUT/calibrate_link.json" 2>"$OUT/calibrate_link.err" && CAL=$OUT/cal-link.json ||
         echo "calibrate --allreduce-gpus failed: $(tail -2 "$OUT/calibrate_link.err")"
 fi
-run() { # NAME NET BATCH BACKEND PREC LAYOUT SCALING [GRAD]
-    local name=$1 net=$2 batch=$3 be=$4 prec=$5 lay=$6 sc=$7 grad=${8:-fp32}
+run() { # NAME NET BATCH BACKEND PREC LAYOUT SCALING [GRAD [GPUS]]
+    local name=$1 net=$2 batch=$3 be=$4 prec=$5 lay=$6 sc=$7 grad=${8:-fp32} g=${9:-$N}
+    name=${name}_${g}gpu
     stamp "fullpass $name"
-    timeout 150 $CB fullpass "$net" --batch "$batch" --backend "$be" --precision "$prec" --layout "$lay" --gpus "$N" --scaling "$sc" \
+    timeout 150 $CB fullpass "$net" --batch "$batch" --backend "$be" --precision "$prec" --layout "$lay" --gpus "$g" --scaling "$sc" \
         --grad-precision "$grad" --update --no-data-grad --warmup 3 --iters 10 --format json --quiet --output "$OUT/fullpass_$name.json" \
         2>"$OUT/fullpass_$name.err" || echo "fullpass $name failed: $(tail -2 "$OUT/fullpass_$name.err")"
-    timeout 60 $CB simulate "$net" --batch "$batch" --precision "$prec" --device h200 --calibration "$CAL" --workers 1,$N --scaling "$sc" \
+    timeout 60 $CB simulate "$net" --batch "$batch" --precision "$prec" --device $DEV --calibration "$CAL" --workers 1,$g --scaling "$sc" \
         --grad-precision "$grad" --overlap --format json --quiet --output "$OUT/simulate_$name.json" 2>"$OUT/simulate_$name.err" ||
         echo "simulate $name failed: $(tail -1 "$OUT/simulate_$name.err")"
 }
+for g in $GS; do
+    run resnet50_b128_bf16_weak resnet50 128 auto bf16 nhwc weak fp32 $g
+    run vgg16_b32_fp32_weak vgg16 32 cudnn fp32 nchw weak fp32 $g
+done
 run resnet50_b64_bf16_weak resnet50 64 auto bf16 nhwc weak
-run resnet50_b128_bf16_weak resnet50 128 auto bf16 nhwc weak
 run resnet50_b256_bf16_strong resnet50 256 auto bf16 nhwc strong
-run vgg16_b32_fp32_weak vgg16 32 cudnn fp32 nchw weak
 run vgg16_b32_bf16_weak vgg16 32 cudnn bf16 nhwc weak
 run vgg16_b32_fp32_weak_gradbf16 vgg16 32 cudnn fp32 nchw weak bf16
+if [ "$N" -ge 2 ]; then # one process per GPU, as a launcher starts them (RANK, WORLD_SIZE, LOCAL_RANK; a shared file)
+    stamp "two processes"
+    rm -f /tmp/cb-rdv
+    for r in 0 1; do
+        RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r timeout 150 $CB fullpass resnet50 --batch 64 --backend auto --precision bf16 --layout nhwc \
+            --rendezvous file:/tmp/cb-rdv --update --no-data-grad --warmup 3 --iters 10 --format json --quiet \
+            --output "$OUT/procs_rank$r.json" 2>"$OUT/procs_rank$r.err" &
+    done
+    wait
+    for r in 0 1; do [ -s "$OUT/procs_rank$r.json" ] && echo "rank $r: $(python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(json.dumps(d['tables'])[:300])" "$OUT/procs_rank$r.json")" || echo "rank $r failed: $(tail -2 "$OUT/procs_rank$r.err")"; done
+fi
 stamp "tables"
 python3 - "$OUT" <<'PY' | tee "$OUT/summary.md"
 import glob, json, os, sys
