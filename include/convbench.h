@@ -237,6 +237,9 @@ typedef struct cb_exec_opts {
                                   // this much slower than the fastest is taken (cb_choice_pick; 0: the fastest)
     const char *conv_algo;        // own GPU convolution algorithm to use (NULL or "auto": the fastest)
     int verbose;
+    bool step_check;              // training, on a backend that can revise its choices (cudnn, auto): after the
+                                  // plan, time each layer in whole steps and replace a choice that runs there far
+                                  // slower than its race said (cb_exec_create; running statistics restored)
 } cb_exec_opts;
 
 void cb_exec_opts_default(cb_exec_opts *o);
@@ -323,6 +326,8 @@ typedef enum cb_choice_flag {
     CB_CHOICE_BN_PERSISTENT = 1 << 13, // cuDNN's batch norm through its Ex API, persistent mode ($CONVBENCH_DNN_BN=ex)
     CB_CHOICE_RELU_MASK = 1 << 14,   // own max pool: its argmax carries its input's ReLU mask, so that output is not kept
                                      // (be->pool_relu_mask); ms and rival_ms: its time and cuDNN's, measured
+    CB_CHOICE_STEP_CHECKED = 1 << 15, // replaced after the plan's step check: ms is its time in the step, rival_ms
+                                     // the time there of the choice it replaced (which its race had made faster)
 } cb_choice_flag;
 
 typedef struct cb_choice {

@@ -5,6 +5,7 @@
 #include "check.h"
 #include "convbench.h"
 #include "core/backend.h"
+#include "core/clock.h"
 #include "core/ops.h"
 #include "core/plan.h"
 
@@ -1274,6 +1275,126 @@ static void test_weight_copies(void) {
     cb_net_free(net);
 }
 
+// The step check (cb_exec_opts.step_check, exec.c) on the cpu backend with a table of its own:
+// layer "x" (a conv) reports a fast race (0.01 ms) but its first candidate spins 3 ms in each
+// forward; revise switches it to a second candidate, fast (or, in the second case, as slow);
+// marks time the pieces on the host clock. The check must keep a switch that is faster in the
+// step, undo one that is not, touch nothing where off, and put the running statistics back.
+static int sc_variant, sc_switches, sc_undos;
+static bool sc_second_slow;
+static double sc_marks[4096];
+static int sc_nmarks;
+static void sc_mark_reset(cb_exec *e) { (void)e, sc_nmarks = 0; }
+static int sc_mark(cb_exec *e) {
+    (void)e;
+    if (sc_nmarks >= 4096) return -1;
+    sc_marks[sc_nmarks] = cb_now_ms();
+    return sc_nmarks++;
+}
+static double sc_mark_ms(cb_exec *e, int a, int b) { return (void)e, a >= 0 && b >= 0 ? sc_marks[b] - sc_marks[a] : 0; }
+static int sc_layer(const cb_exec *e) {
+    for (int i = 0; i < e->net->nlayers; i++)
+        if (!strcmp(e->net->layers[i].name, "x")) return i;
+    return -1;
+}
+static void sc_forward(cb_exec *e, int i, bool train) {
+    if (i == sc_layer(e) && (sc_variant == 0 || sc_second_slow))
+        for (double t0 = cb_now_ms(); cb_now_ms() - t0 < 3;) {
+        }
+    cb_backend_cpu.forward(e, i, train);
+}
+static cb_status sc_plan(cb_exec *e, int i, cb_error *err) {
+    cb_status st = cb_backend_cpu.plan ? cb_backend_cpu.plan(e, i, err) : CB_OK;
+    if (i == sc_layer(e)) {
+        e->lb[i].choice[CB_PHASE_FORWARD] = cb_choice_of(CB_IMPL_CPU, 0, "first");
+        e->lb[i].choice[CB_PHASE_FORWARD].ms = 0.01;
+    }
+    return st;
+}
+static bool sc_revise(cb_exec *e, int i, cb_phase p, bool undo) {
+    if (i != sc_layer(e) || p != CB_PHASE_FORWARD || (undo ? sc_variant != 1 : sc_variant != 0)) return false;
+    sc_variant = undo ? 0 : 1;
+    ++*(undo ? &sc_undos : &sc_switches);
+    cb_choice *c = &e->lb[i].choice[p];
+    c->algo = sc_variant, c->name = undo ? "first" : "second", c->ms = 0.01;
+    return true;
+}
+static void test_step_check(void) {
+    static cb_backend sc;
+    sc = cb_backend_cpu;
+    sc.mark_reset = sc_mark_reset, sc.mark = sc_mark, sc.mark_ms = sc_mark_ms;
+    sc.forward = sc_forward, sc.plan = sc_plan, sc.revise = sc_revise;
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    CHECK(net != NULL, "%s", err.msg);
+    if (!net) return;
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.seed = 5;
+    CHECK(!o.step_check, "the library's default leaves the check off");
+    cb_exec *plain = cb_exec_create(net, &o, &err);
+    CHECK(plain != NULL, "%s", err.msg);
+    int x = sc_layer(plain);
+    CHECK(x > 0, "layer x");
+    float *want = malloc((size_t)plain->nstats * 4), *got = malloc((size_t)plain->nstats * 4);
+    memcpy(want, plain->stats, (size_t)plain->nstats * 4);
+    for (int slow = 0; slow < 3; slow++) { // 0: the second is fast; 1: as slow; 2: the check off
+        sc_variant = sc_switches = sc_undos = 0, sc_second_slow = slow == 1;
+        o.step_check = slow != 2;
+        cb_exec *e = cb_exec_create_on(net, &o, &sc, &err);
+        CHECK(e != NULL, "%s", err.msg);
+        if (!e) continue;
+        const cb_choice *c = cb_exec_choice(e, x, CB_PHASE_FORWARD);
+        bool noted = false;
+        for (int k = 0; k < cb_exec_note_count(e); k++) noted |= strstr(cb_exec_note_at(e, k), "step check: 1 phases ran") && strstr(cb_exec_note_at(e, k), "'x' forward: first ");
+        if (slow == 0) {
+            CHECK(sc_switches == 1 && sc_undos == 0 && sc_variant == 1, "fast second: %d switches, %d undone", sc_switches, sc_undos);
+            CHECK(!strcmp(c->name, "second") && (c->flags & CB_CHOICE_STEP_CHECKED) && c->ms >= 0 && c->rival_ms > 2.5 && c->ms < c->rival_ms,
+                  "fast second: the choice %s, flags %x, %.3f<%.3f", c->name, c->flags, c->ms, c->rival_ms);
+            CHECK(noted && strstr(cb_exec_algo(e, x, CB_PHASE_FORWARD), "(in step ") != NULL, "fast second: noted %d, '%s'", noted,
+                  cb_exec_algo(e, x, CB_PHASE_FORWARD));
+        } else {
+            CHECK(sc_switches == (slow == 1) && sc_undos == (slow == 1) && sc_variant == 0, "case %d: %d switches, %d undone", slow,
+                  sc_switches, sc_undos);
+            CHECK(!strcmp(c->name, "first") && !(c->flags & CB_CHOICE_STEP_CHECKED) && !noted, "case %d: the choice %s, flags %x", slow,
+                  c->name, c->flags);
+        }
+        // the steps the check ran moved no running statistic (bn and the fused one)
+        memcpy(got, e->stats, (size_t)e->nstats * 4);
+        CHECK(e->nstats == plain->nstats && e->nstats > 0 && !memcmp(got, want, (size_t)e->nstats * 4), "case %d: running statistics moved",
+              slow);
+        // and the loss of a step is the plain backend's
+        double l1 = step_loss(e), l0 = step_loss(plain);
+        CHECK(l1 == l0, "case %d: loss %.9g, %.9g without the table", slow, l1, l0);
+        cb_exec_destroy(e);
+    }
+    // a bad $CONVBENCH_STEP_CHECK is refused by name
+    setenv("CONVBENCH_STEP_CHECK", "always", 1);
+    cb_exec *bad = cb_exec_create(net, &o, &err);
+    CHECK(!bad && strstr(err.msg, "CONVBENCH_STEP_CHECK") && strstr(err.msg, "always"), "bad value: %s", err.msg);
+    cb_exec_destroy(bad);
+    // force keeps the switch whatever the times; undo switches back
+    const char *modes[] = {"force", "undo"};
+    for (int m = 0; m < 2; m++) {
+        setenv("CONVBENCH_STEP_CHECK", modes[m], 1);
+        sc_variant = sc_switches = sc_undos = 0, sc_second_slow = true;
+        o.step_check = false;
+        cb_exec *e = cb_exec_create_on(net, &o, &sc, &err);
+        CHECK(e != NULL, "%s: %s", modes[m], err.msg);
+        if (e) {
+            const cb_choice *c = cb_exec_choice(e, x, CB_PHASE_FORWARD);
+            CHECK(sc_switches == 1 && sc_undos == m && !strcmp(c->name, m ? "first" : "second") && !!(c->flags & CB_CHOICE_STEP_CHECKED) == !m,
+                  "%s: %d switches, %d undone, the choice %s", modes[m], sc_switches, sc_undos, c->name);
+        }
+        cb_exec_destroy(e);
+    }
+    unsetenv("CONVBENCH_STEP_CHECK");
+    free(want);
+    free(got);
+    cb_exec_destroy(plain);
+    cb_net_free(net);
+}
+
 int main(void) {
     RUN(test_choice_pick);
     RUN(test_grad_arena);
@@ -1297,5 +1418,6 @@ int main(void) {
     RUN(test_plan_only_counts);
     RUN(test_weight_copies);
     RUN(test_pool_relu_masks);
+    RUN(test_step_check);
     return test_summary();
 }

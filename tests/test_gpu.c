@@ -1949,6 +1949,50 @@ static void dnn_graph_cases(void) {
 // $CONVBENCH_DNN_GRAPH=force, the K-th graph plan that ran (the last where fewer): the odd small
 // convolutions, the SE net and the small residual net against the reference, for K from 0 to
 // $CB_TEST_PICKS - 1 (default 6), in fp32 NCHW, tf32 NHWC and bf16 NHWC and NCHW.
+// The step check's switches (cb_dnn_revise) forced: $CONVBENCH_STEP_CHECK=force switches every
+// convolution phase on cuDNN that has another candidate within its workspace (legacy or graph, either
+// way) and keeps it, so the layer and network cases run the next candidates against the reference;
+// undo switches each and back. In fp32 NCHW, tf32 and bf16 NHWC on cudnn, and bf16 on auto. The
+// graph net under force must have switched some phase, and said so in one note.
+static void step_check_cases(void) {
+    struct { cb_layout lay; cb_precision prec; } st[] = {{CB_LAYOUT_NCHW, CB_PREC_FP32}, {CB_LAYOUT_NHWC, CB_PREC_TF32}, {CB_LAYOUT_NHWC, CB_PREC_BF16}};
+    bool saved_small = small_only;
+    cb_layout saved_layout = test_layout;
+    small_only = true;
+    const char *modes[] = {"force", "undo"};
+    for (int m = 0; m < 2; m++) {
+        setenv("CONVBENCH_STEP_CHECK", modes[m], 1);
+        snprintf(pick_tag, sizeof pick_tag, " step-check %s", modes[m]);
+        for (int s = 0; s < 3; s++) {
+            test_layout = st[s].lay;
+            if (m == 0) conv_cases("cudnn", st[s].prec);
+            network_case_of("cudnn", st[s].prec, SMALL_RES);
+        }
+        test_layout = CB_LAYOUT_NHWC;
+        network_case_of("auto", CB_PREC_BF16, SMALL_RES);
+    }
+    pick_tag[0] = 0;
+    small_only = saved_small;
+    test_layout = saved_layout;
+    setenv("CONVBENCH_STEP_CHECK", "force", 1);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(graph_net, "graph", &err);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "cudnn", o.precision = CB_PREC_BF16, o.layout = CB_LAYOUT_NHWC, o.train = true;
+    cb_exec *e = net ? cb_exec_create(net, &o, &err) : NULL;
+    int sw = 0, noted = 0;
+    for (int i = 1; e && i < net->nlayers; i++)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) sw += (cb_exec_choice(e, i, (cb_phase)p)->flags & CB_CHOICE_STEP_CHECKED) != 0;
+    for (int k = 0; e && k < cb_exec_note_count(e); k++) noted += strstr(cb_exec_note_at(e, k), "step check") != NULL;
+    printf("  step check forced on the graph net (cudnn bf16 NHWC): %d phases switched, %d notes\n", sw, noted);
+    check("step check force: phases switched and noted", e && sw > 0 && noted == 1 ? 0 : 1, 0);
+    cb_exec_destroy(e);
+    unsetenv("CONVBENCH_STEP_CHECK");
+    env_refused(net, "CONVBENCH_STEP_CHECK", "always");
+    cb_net_free(net);
+}
+
 static void pick_cases(void) {
     const char *np = getenv("CB_TEST_PICKS");
     int picks = np && atoi(np) > 0 ? atoi(np) : 6;
@@ -1982,6 +2026,7 @@ static void pick_cases(void) {
     const char *bad[] = {"-1", "48", "2x", "first"};
     for (int k = 0; k < 4; k++) env_refused(net, "CONVBENCH_DNN_PICK", bad[k]);
     cb_net_free(net);
+    step_check_cases();
 }
 
 // A net too large for the GPU is refused in one line that says so and how much memory was free

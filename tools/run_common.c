@@ -66,6 +66,7 @@ int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
     eo->weight_decay = (float)r->weight_decay;
     eo->no_data_grad = r->no_data_grad;
     eo->verbose = r->verbose;
+    eo->step_check = !r->no_step_check;
     eo->conv_algo = r->conv_algo;
     if (r->conv_algo && (rc = conv_algo_check(cmd, r->backend, r->conv_algo)) >= 0) return rc;
     return -1;

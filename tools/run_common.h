@@ -9,7 +9,7 @@ typedef struct run_opts {
     const char *precision, *layout, *conv_algo;
     long batch, warmup, iters, seed, workspace_mb, threads;
     double lr, momentum, weight_decay, workspace_slack_pct;
-    bool no_data_grad, verbose;
+    bool no_data_grad, verbose, no_step_check;
 } run_opts;
 
 #define RUN_OPTS(r) RUN_OPTS_BATCH(r, "batch size (default: the network's)")
@@ -26,7 +26,8 @@ typedef struct run_opts {
         {"--workspace-slack", CLI_FLOAT, &(r).workspace_slack_pct, "PCT", "cuDNN's algorithms: the least workspace among those at most PCT% slower than the fastest (default 3; 0: the fastest)"}, \
         {"--seed", CLI_INT, &(r).seed, "S", "seed for weights and inputs (default 42)"},                               \
         {"--threads", CLI_INT, &(r).threads, "N", "CPU threads (OpenMP and OpenBLAS; default: every core)"},              \
-        {"--verbose", CLI_FLAG, &(r).verbose, NULL, "the backend's planning on stderr (GPU: every algorithm raced, its time and workspace)"}
+        {"--verbose", CLI_FLAG, &(r).verbose, NULL, "the backend's planning on stderr (GPU: every algorithm raced, its time and workspace)"}, \
+        {"--no-step-check", CLI_FLAG, &(r).no_step_check, NULL, "training on cudnn or auto: keep the raced choices as they are (default: a choice that runs far slower inside whole steps than in its race gives way to the next, if that is faster there)"}
 
 void run_opts_default(run_opts *r);
 // --conv-algo NAME for a backend: -1 when fine, else the usage error's exit status

@@ -136,6 +136,11 @@ typedef struct cb_backend {
     bool (*graph_begin)(cb_exec *e, char *why, size_t n);
     bool (*graph_end)(cb_exec *e, char *why, size_t n);
     void (*graph_launch)(cb_exec *e);
+    // Optional: the plan's step check (cb_exec_opts.step_check, exec.c). Switch phase p of layer
+    // `layer` to the fastest other candidate its plan timed that fits the workspace placed for it,
+    // or (undo) back to the choice before that switch; lb[layer].choice[p] follows, its flags kept.
+    // False: nothing to switch to, or nothing to undo.
+    bool (*revise)(cb_exec *e, int layer, cb_phase p, bool undo);
 } cb_backend;
 
 // A backend's note of a slow path it took (once per text; beyond CB_EXEC_MAX_NOTES, dropped)

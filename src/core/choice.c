@@ -31,6 +31,8 @@ void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n
     if (c->flags & CB_CHOICE_FORCED) PUT(" (forced)");
     if (c->flags & CB_CHOICE_OWN_NCHW_ONLY) PUT(" (own: fp32 NCHW)");
     if (c->flags & CB_CHOICE_DILATED) PUT(" (dilated)");
+    if ((c->flags & CB_CHOICE_STEP_CHECKED) && c->ms >= 0 && c->rival_ms >= 0) PUT(" (in step %.3f<%.3f)", c->ms, c->rival_ms);
+    else if (c->flags & CB_CHOICE_STEP_CHECKED) PUT(" (step check)");
 #undef PUT
 }
 

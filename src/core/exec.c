@@ -617,6 +617,107 @@ static bool plan_only_pool_relu_mask(const cb_exec *e, int i) {
 }
 const cb_backend cb_backend_plan_only = {.name = "plan only", .weight_copy = plan_only_weight_copy, .pool_relu_mask = plan_only_pool_relu_mask};
 
+// The step check (cb_exec_opts.step_check): a choice raced alone, on its layer's buffers, can run
+// far slower inside the step (on the H200, cuDNN's BWD_FILTER_ALGO_0 took 0.13 ms in its race and
+// 0.90-0.97 ms in each step of a bf16 NHWC network, on three 1x1 layers, where the graph engine
+// it beat took 0.15). So after the plan, whole training steps (forward, criterion, backward, no
+// update) are timed layer by layer; each phase whose time there exceeds twice its race's plus
+// STEP_CHECK_SLACK_MS is switched to its next candidate (be->revise), the steps are timed again,
+// and the switch is kept only where that phase got faster by a fifth, else undone. A kept switch
+// is marked on its choice (CB_CHOICE_STEP_CHECKED) and said in a note. The running statistics the
+// steps moved are put back.
+#define STEP_CHECK_SLACK_MS 0.05
+// $CONVBENCH_STEP_CHECK (tests): unset or timed, as above (where opts.step_check asks); force: in
+// every training exec, each phase the backend can switch is switched and kept, whatever the times
+// (its next candidate then runs every step, against the reference in the tests); undo: each is
+// switched and undone (the choice must come back whole). -1: a bad value.
+enum { STEP_TIMED, STEP_FORCE, STEP_UNDO };
+static int step_check_mode(void) {
+    const char *m = getenv("CONVBENCH_STEP_CHECK");
+    return !m || !*m || !strcmp(m, "timed") ? STEP_TIMED : !strcmp(m, "force") ? STEP_FORCE : !strcmp(m, "undo") ? STEP_UNDO : -1;
+}
+static double piece_ms(const cb_layer_times *t, int i, int p) {
+    return p == CB_PHASE_FORWARD ? t[i].ms[p] - t[i].epilogue_ms[0] : p == CB_PHASE_BWD_DATA ? t[i].ms[p] - t[i].epilogue_ms[1] : t[i].ms[p];
+}
+// the least time of each layer's phases over `reps` steps after one untimed (into best)
+static void step_times(cb_exec *e, cb_layer_times *t, double *best, int reps) {
+    int n = e->net->nlayers;
+    for (int k = 0; k < n * CB_PHASE_COUNT; k++) best[k] = -1;
+    for (int r = 0; r <= reps; r++) {
+        cb_exec_forward(e, true, r ? t : NULL);
+        cb_exec_criterion_forward(e, NULL, NULL);
+        cb_exec_criterion_backward(e, NULL);
+        cb_exec_backward(e, r ? t : NULL);
+        for (int i = 1; r && i < n; i++)
+            for (int p = 0; p < CB_PHASE_COUNT; p++) {
+                double ms = piece_ms(t, i, p), *b = &best[i * CB_PHASE_COUNT + p];
+                if (*b < 0 || ms < *b) *b = ms;
+            }
+    }
+}
+static void step_check(cb_exec *e, int mode) {
+    const cb_backend *be = e->be;
+    int n = e->net->nlayers;
+    if (!be->revise || !be->mark) return;
+    static const char *const PH[CB_PHASE_COUNT] = {"forward", "backward-data", "backward-filter"};
+    cb_layer_times *t = calloc((size_t)n, sizeof *t);
+    double *before = malloc(sizeof(double) * (size_t)n * CB_PHASE_COUNT), *after = malloc(sizeof(double) * (size_t)n * CB_PHASE_COUNT);
+    bool *switched = calloc((size_t)n * CB_PHASE_COUNT, 1);
+    float *stats = e->nstats ? malloc((size_t)e->nstats * 4) : NULL;
+    if (!t || !before || !after || !switched || (e->nstats && !stats)) abort();
+    if (stats) be->download(e, stats, e->stats, (size_t)e->nstats * 4);
+    step_times(e, t, before, mode == STEP_TIMED ? 2 : 0);
+    int nsw = 0;
+    for (int i = 1; i < n; i++)
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            const cb_choice *c = &e->lb[i].choice[p];
+            double m = before[i * CB_PHASE_COUNT + p];
+            if (c->impl == CB_IMPL_NONE || (c->flags & (CB_CHOICE_FORCED | CB_CHOICE_IN_FUSED)) ||
+                (mode == STEP_TIMED && (c->ms <= 0 || m <= 2 * c->ms + STEP_CHECK_SLACK_MS)))
+                continue;
+            if (be->revise(e, i, (cb_phase)p, false)) switched[i * CB_PHASE_COUNT + p] = true, nsw++;
+        }
+    if (nsw) {
+        step_times(e, t, after, mode == STEP_TIMED ? 2 : 0);
+        // one note for all: each kept switch, as many as fit, then how many more
+        char note[CB_EXEC_NOTE_LEN];
+        size_t len = 0, room = sizeof note - 40;
+        int kept = 0, said = 0;
+        for (int i = 1; i < n; i++)
+            for (int p = 0; p < CB_PHASE_COUNT; p++) {
+                int k = i * CB_PHASE_COUNT + p;
+                if (!switched[k]) continue;
+                cb_lbuf *b = &e->lb[i];
+                if (mode == STEP_FORCE || (mode == STEP_TIMED && after[k] >= 0 && after[k] < 0.8 * before[k])) {
+                    char item[240];
+                    b->choice[p].flags |= CB_CHOICE_STEP_CHECKED;
+                    b->choice[p].ms = after[k], b->choice[p].rival_ms = before[k];
+                    int w = mode == STEP_FORCE ? snprintf(item, sizeof item, "%s'%s' %s: %s -> %s", kept ? "; " : "", e->net->layers[i].name,
+                                                          PH[p], b->algo[p], b->choice[p].name)
+                                               : snprintf(item, sizeof item, "%s'%s' %s: %s %.3f -> %s %.3f ms", kept ? "; " : "",
+                                                          e->net->layers[i].name, PH[p], b->algo[p], before[k], b->choice[p].name, after[k]);
+                    if (w > 0 && len + (size_t)w < room) memcpy(note + len, item, (size_t)w + 1), len += (size_t)w, said++;
+                    kept++;
+                    cb_choice_format(&b->choice[p], e->net, b->algo[p], sizeof b->algo[p]);
+                } else be->revise(e, i, (cb_phase)p, true);
+            }
+        if (kept) {
+            note[len] = 0;
+            if (mode == STEP_FORCE)
+                cb_exec_note(e, "step check (CONVBENCH_STEP_CHECK=force): %d phases switched: %s%s", kept, note, said < kept ? "; ..." : "");
+            else
+                cb_exec_note(e, "step check: %d phases ran at over twice their race's time in whole steps; %d replaced by a candidate "
+                                "faster there (time in the step): %s%s", nsw, kept, note, said < kept ? "; ..." : "");
+        }
+    }
+    if (stats) be->upload(e, e->stats, stats, (size_t)e->nstats * 4);
+    free(stats);
+    free(switched);
+    free(after);
+    free(before);
+    free(t);
+}
+
 cb_exec *cb_exec_create(cb_net *net, const cb_exec_opts *opts, cb_error *err) {
     if (!opts->plan_only && cb_backend_supports(net, opts, err) != CB_REASON_NONE) return NULL;
     return cb_exec_create_on(net, opts, opts->plan_only ? &cb_backend_plan_only : cb_backend_find(opts->backend), err);
@@ -636,6 +737,11 @@ cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backe
     const char *route = getenv("CONVBENCH_GRAD_ROUTE");
     if (route && *route && strcmp(route, "direct") && strcmp(route, "copy")) {
         cb_fail(err, CB_STATUS_ARG, "CONVBENCH_GRAD_ROUTE", NULL, "'%s' is not direct or copy", route);
+        return NULL;
+    }
+    int check_mode = step_check_mode();
+    if (check_mode < 0) {
+        cb_fail(err, CB_STATUS_ARG, "CONVBENCH_STEP_CHECK", NULL, "'%s' is not timed, force or undo", getenv("CONVBENCH_STEP_CHECK"));
         return NULL;
     }
     cb_exec *e = cb_xcalloc(1, sizeof *e);
@@ -782,6 +888,7 @@ cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backe
         cb_exec_destroy(e);
         return NULL;
     }
+    if (opts->train && (opts->step_check || check_mode != STEP_TIMED)) step_check(e, check_mode);
     return e;
 }
 

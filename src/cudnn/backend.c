@@ -99,7 +99,7 @@ void cb_dnn_destroy(cb_exec *e) {
         if (l->wd) cudnnDestroyFilterDescriptor(l->wd);
         for (int p = 0; p < CB_PHASE_COUNT; p++)
             if (l->cd[p]) cudnnDestroyConvolutionDescriptor(l->cd[p]);
-        for (int p = 0; p < CB_PHASE_COUNT; p++) cb_dnn_graph_free(l->g[p]);
+        for (int p = 0; p < CB_PHASE_COUNT; p++) cb_dnn_graph_free(l->g[p]), cb_dnn_graph_free(l->galt[p]);
         if (l->pd) cudnnDestroyPoolingDescriptor(l->pd);
         if (l->lrn) cudnnDestroyLRNDescriptor(l->lrn);
         if (l->act) cudnnDestroyActivationDescriptor(l->act);

@@ -70,6 +70,14 @@ typedef struct dnn_layer {
     cudnnConvolutionBwdDataAlgo_t bwd_data;
     cudnnConvolutionBwdFilterAlgo_t bwd_filter;
     dnn_gplan *g[CB_PHASE_COUNT]; // this phase runs a graph-API plan that beat the legacy algorithm (NULL: legacy)
+    // the candidates the plan timed, for the step check (cb_dnn_revise): cudnnFind's legacy
+    // algorithms that ran within the limits, fastest first, and the graph race's best plan where
+    // the legacy pick beat it (galt; while a switch to it holds, g, and galt NULL)
+    struct dnn_alt { int algo; cudnnMathType_t math; size_t ws; double ms; } alt[CB_PHASE_COUNT][8];
+    int nalt[CB_PHASE_COUNT];
+    dnn_gplan *galt[CB_PHASE_COUNT];
+    double galt_ms[CB_PHASE_COUNT];
+    struct dnn_prev { bool held; int algo; cudnnMathType_t math; bool graph; cb_choice choice; } prev[CB_PHASE_COUNT];
     cudnnPoolingDescriptor_t pd;
     cudnnLRNDescriptor_t lrn;
     cudnnActivationDescriptor_t act;
@@ -119,6 +127,8 @@ bool cb_dnn_conv_xin(const cb_exec *e, const cb_layer *L, cb_shape *xin);
 size_t cb_dnn_input_copy(const cb_exec *e, int i);
 // the engine's be->pool_relu_mask (src/cudnn/plan.c)
 bool cb_dnn_pool_relu_mask(const cb_exec *e, int i);
+// the engine's be->revise (src/cudnn/plan.c): a conv phase on cuDNN to its next candidate, or back
+bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, bool undo);
 
 #define DNN_BACKEND(NAME, INIT, DESTROY, SUPPORTS)                                                                              \
     {.name = NAME, .device = true, .init = INIT, .destroy = DESTROY, .alloc = cb_cuda_alloc,                  \
@@ -133,6 +143,6 @@ bool cb_dnn_pool_relu_mask(const cb_exec *e, int i);
      .xent_forward = cb_store_crit_xent_forward, .xent_backward = cb_store_crit_xent_backward,                        \
      .softmax = cb_store_crit_softmax, .act_upload = cb_store_act_upload, .act_download = cb_store_act_download,      \
      .act_fill = cb_store_act_fill, .step_begin = cb_cuda_step_begin, .graph_begin = cb_cuda_graph_begin,                \
-     .graph_end = cb_cuda_graph_end, .graph_launch = cb_cuda_graph_launch}
+     .graph_end = cb_cuda_graph_end, .graph_launch = cb_cuda_graph_launch, .revise = cb_dnn_revise}
 
 #endif

@@ -197,6 +197,8 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
                 fprintf(stderr, "note: layer '%s' %s algorithm %s: %.4f ms, workspace %.2f MiB\n", L->name, PHASE_NAME,  \
                         algo_name(NAMES, NNAMES, pf[k].algo), pf[k].time, pf[k].memory / 1048576.0);                   \
             if (ok && d->pick >= 0 && (j < 0 || runs <= d->pick)) j = k, runs++;                                       \
+            if (ok && l->nalt[PH] < 8)                                                                                 \
+                l->alt[PH][l->nalt[PH]++] = (struct dnn_alt){(int)pf[k].algo, pf[k].mathType, pf[k].memory, pf[k].time}; \
         }                                                                                                              \
         if (d->pick < 0) j = cb_choice_pick(run_ms, mems, ret < NA ? ret : NA, e->opts.workspace_slack);               \
         if (j >= 0) {                                                                                                  \
@@ -245,7 +247,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
             b->choice[p].ms = ms, b->choice[p].rival_ms = dnn_ms[p];
             b->choice[p].flags |= CB_CHOICE_RACED | CB_CHOICE_GRAPH_API | (gm == CB_DNN_GRAPH_FORCE ? CB_CHOICE_FORCED : 0);
             dnn_ms[p] = ms;
-        } else cb_dnn_graph_free(g);
+        } else if (g) l->galt[p] = g, l->galt_ms[p] = ms; // (the step check's candidate)
     }
     cudaFree(ws);
     cudaGetLastError();
@@ -544,4 +546,65 @@ cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err) {
     }
     if (!native(e) && (l->own[0] || l->own[1])) return decline(e, L, err, CB_REASON_LRN_RANGE, "an LRN size, k or beta outside cuDNN's range" OWN_NCHW);
     return native(e) ? CB_OK : probe(e, i, err);
+}
+
+// be->revise (the step check, src/core/exec.c): phase p of conv layer i, where it runs on cuDNN
+// (neither an own kernel, a cuBLAS GEMM nor the own depthwise one), to the fastest other
+// candidate its plan timed, legacy or graph, that needs no more workspace than was placed for it;
+// undo puts back the choice before. The choice keeps its flags (the channel padding) but for the
+// graph API's, which follows the candidate.
+static void set_legacy(dnn_layer *l, int p, int algo, cudnnMathType_t math) {
+    if (p == 0) l->fwd = (cudnnConvolutionFwdAlgo_t)algo;
+    else if (p == 1) l->bwd_data = (cudnnConvolutionBwdDataAlgo_t)algo;
+    else l->bwd_filter = (cudnnConvolutionBwdFilterAlgo_t)algo;
+    cudnnSetConvolutionMathType(l->cd[p], math);
+}
+bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, bool undo) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    if (!l || L->op != CB_OP_CONV || l->own[p] || l->blas[p] || l->dw[p] || b->choice[p].impl != CB_IMPL_CUDNN) return false;
+    struct dnn_prev *pv = &l->prev[p];
+    if (undo) {
+        if (!pv->held) return false;
+        if (l->g[p] && !pv->graph) l->galt[p] = l->g[p], l->g[p] = NULL;         // back from the graph plan
+        else if (!l->g[p] && pv->graph) l->g[p] = l->galt[p], l->galt[p] = NULL; // back to it
+        if (!pv->graph) set_legacy(l, p, pv->algo, pv->math);
+        b->choice[p] = pv->choice;
+        pv->held = false;
+        return true;
+    }
+    static const char *const *const NAMES[3] = {fwd_name, bwd_data_name, bwd_filter_name};
+    static const int NN[3] = {8, 6, 7};
+    int cur = p == 0 ? (int)l->fwd : p == 1 ? (int)l->bwd_data : (int)l->bwd_filter;
+    bool on_graph = l->g[p] != NULL;
+    int best = -1; // an index into alt, or nalt for the graph plan
+    double best_ms = -1;
+    for (int k = 0; k < l->nalt[p]; k++) {
+        const struct dnn_alt *a = &l->alt[p][k];
+        if ((!on_graph && a->algo == cur) || a->ws > b->ws[p] || (best >= 0 && a->ms >= best_ms)) continue;
+        best = k, best_ms = a->ms;
+    }
+    if (!on_graph && l->galt[p] && cb_dnn_graph_workspace(l->galt[p]) <= b->ws[p] && (best < 0 || l->galt_ms[p] < best_ms))
+        best = l->nalt[p], best_ms = l->galt_ms[p];
+    if (best < 0) return false;
+    cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+    cudnnGetConvolutionMathType(l->cd[p], &math);
+    *pv = (struct dnn_prev){true, cur, math, on_graph, b->choice[p]};
+    cb_choice c = b->choice[p];
+    c.flags &= ~(unsigned)(CB_CHOICE_GRAPH_API | CB_CHOICE_RACED);
+    c.rival_ms = -1;
+    if (best == l->nalt[p]) { // the graph race's plan
+        l->g[p] = l->galt[p], l->galt[p] = NULL;
+        c.algo = (int)cb_dnn_graph_engine(l->g[p]), c.name = "cuDNN graph engine", c.flags |= CB_CHOICE_GRAPH_API;
+        c.workspace = cb_dnn_graph_workspace(l->g[p]);
+    } else {
+        const struct dnn_alt *a = &l->alt[p][best];
+        if (on_graph) l->galt[p] = l->g[p], l->g[p] = NULL, l->galt_ms[p] = b->choice[p].ms;
+        set_legacy(l, p, a->algo, a->math);
+        c.algo = a->algo, c.name = algo_name(NAMES[p], NN[p], a->algo), c.workspace = a->ws;
+    }
+    c.ms = best_ms;
+    b->choice[p] = c;
+    return true;
 }
