@@ -689,13 +689,15 @@ static void step_check(cb_exec *e, int mode) {
                 if (!switched[k]) continue;
                 cb_lbuf *b = &e->lb[i];
                 if (mode == STEP_FORCE || (mode == STEP_TIMED && after[k] >= 0 && after[k] < 0.8 * before[k])) {
-                    char item[240];
+                    char item[240], now[64];
+                    b->choice[p].flags &= ~(unsigned)CB_CHOICE_RACED;
+                    cb_choice_format(&b->choice[p], e->net, now, sizeof now); // (before the mark: the name alone)
                     b->choice[p].flags |= CB_CHOICE_STEP_CHECKED;
                     b->choice[p].ms = after[k], b->choice[p].rival_ms = before[k];
                     int w = mode == STEP_FORCE ? snprintf(item, sizeof item, "%s'%s' %s: %s -> %s", kept ? "; " : "", e->net->layers[i].name,
-                                                          PH[p], b->algo[p], b->choice[p].name)
+                                                          PH[p], b->algo[p], now)
                                                : snprintf(item, sizeof item, "%s'%s' %s: %s %.3f -> %s %.3f ms", kept ? "; " : "",
-                                                          e->net->layers[i].name, PH[p], b->algo[p], before[k], b->choice[p].name, after[k]);
+                                                          e->net->layers[i].name, PH[p], b->algo[p], before[k], now, after[k]);
                     if (w > 0 && len + (size_t)w < room) memcpy(note + len, item, (size_t)w + 1), len += (size_t)w, said++;
                     kept++;
                     cb_choice_format(&b->choice[p], e->net, b->algo[p], sizeof b->algo[p]);
