@@ -411,6 +411,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     d.interconnect = ga->link;
     snprintf(d.cal.backend, sizeof d.cal.backend, "%s", backend);
     d.cal.sms = gc.sms;
+    if (gc.l2_bytes > 0) d.l2_bytes = gc.l2_bytes; // the device's own (the database's is its datasheet's)
     d.cal.launch_s = gc.launch_s;
     d.cal.host_call_s = gc.host_call_s;
     d.cal.host_graph_call_s = gc.host_graph_call_s;

@@ -36,6 +36,7 @@ typedef struct cb_gpu_cal {
     char gpu[128];
     int sms;
     double clock_mhz, mem_bytes;
+    double l2_bytes;                     // the device's own L2 size (cudaDeviceProp.l2CacheSize; the spill term's start)
     double launch_s;
     double host_call_s;                  // the host's wall clock per call of back-to-back small cuDNN calls
     double host_graph_call_s;            // the same for a cuDNN graph plan's execution (0: none ran)
