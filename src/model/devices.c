@@ -105,7 +105,6 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->bw_onchip = (int)num(k, c, "bw_onchip", 0, NUM_COUNT);
     cal->l2_bytes = num(k, c, "l2_bytes", 0, NUM_NONNEG);
     cal->spill = (int)num(k, c, "spill", 0, NUM_COUNT);
-    cal->narrow = (int)num(k, c, "narrow", 0, NUM_COUNT);
     cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_hidden"));
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(c, "timing");
     cal->stream_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream");
@@ -130,7 +129,6 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
         a->fc = cJSON_IsString(kind) && !strcmp(kind->valuestring, "fc");
         a->grouped = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "grouped"));
         a->unaligned = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "unaligned"));
-        a->narrow = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(x, "narrow"));
         k->sect = "calibration.algos[].";
         a->rate = num(k, x, "rate", 0, NUM_NONNEG);
         a->wave_rate = num(k, x, "wave_rate", 0, NUM_NONNEG);
@@ -179,7 +177,6 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->bw_onchip) cJSON_AddNumberToObject(c, "bw_onchip", cal->bw_onchip);
     if (cal->l2_bytes > 0) cJSON_AddNumberToObject(c, "l2_bytes", cal->l2_bytes);
     if (cal->spill) cJSON_AddNumberToObject(c, "spill", cal->spill);
-    if (cal->narrow) cJSON_AddNumberToObject(c, "narrow", cal->narrow);
     if (cal->launch_overlap) cJSON_AddBoolToObject(c, "launch_hidden", true);
     cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
     if (cal->act_bias_fused) cJSON_AddStringToObject(c, "epilogue", "act_bias");
@@ -191,7 +188,6 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
         cJSON_AddStringToObject(x, "kind", a->fc ? "fc" : "conv");
         if (a->grouped) cJSON_AddBoolToObject(x, "grouped", true);
         if (a->unaligned) cJSON_AddBoolToObject(x, "unaligned", true);
-        if (a->narrow) cJSON_AddBoolToObject(x, "narrow", true);
         cJSON_AddStringToObject(x, "family", cb_algo_name(a->form.family));
         cJSON_AddStringToObject(x, "phase", PHASE_KEYS[a->phase]);
         cJSON_AddStringToObject(x, "precision", PREC_KEYS[a->prec]);

@@ -235,34 +235,23 @@ static void fit_algo(const cb_cal_sample *s, const int *idx, int n, const cb_dev
 static bool grouped_sample(const cb_cal_sample *s) { return s->kind == CB_SAMPLE_CONV && s->p.groups > 1; }
 
 bool cb_conv_unaligned(const cb_conv_params *p) { return p->groups <= 1 && (p->c % 4 || p->k % 4); }
-bool cb_conv_narrow(const cb_conv_params *p) { return p->groups <= 1 && p->c <= 8; }
 
 static bool same_algo(const cb_cal_sample *a, const cb_cal_sample *b) {
     return a->kind == b->kind && a->phase == b->phase && a->prec == b->prec && !strcmp(a->name, b->name);
 }
 
-// each sample's entry: 0 dense, 1 grouped (depthwise: kernels of their own), 3 narrow (at most 8
-// input channels; the narrow form) where the algorithm has CB_CAL_MIN_NARROW such measured samples, 2 unaligned
-// channels where it has CB_CAL_MIN_UNALIGNED (else dense)
-static int conv_class(const cb_cal_sample *s, bool narrow) {
-    return grouped_sample(s) ? 1 : s->kind != CB_SAMPLE_CONV ? 0 : narrow && cb_conv_narrow(&s->p) ? 3 : cb_conv_unaligned(&s->p) ? 2 : 0;
-}
-static void demote(const cb_cal_sample *s, int n, unsigned char *cls, int c, int min, bool narrow) {
+// each sample's entry: 0 dense, 1 grouped (depthwise: kernels of their own), 2 unaligned channels
+// where the algorithm has CB_CAL_MIN_UNALIGNED such measured samples (else dense)
+static void sample_classes(const cb_cal_sample *s, int n, unsigned char *cls) {
+    for (int i = 0; i < n; i++) cls[i] = grouped_sample(&s[i]) ? 1 : s[i].kind == CB_SAMPLE_CONV && cb_conv_unaligned(&s[i].p) ? 2 : 0;
     for (int i = 0; i < n; i++) {
-        if (cls[i] != c) continue;
+        if (cls[i] != 2) continue;
         int m = 0;
-        for (int j = 0; j < n; j++) m += cls[j] == c && s[j].ms > 0 && same_algo(&s[i], &s[j]);
-        if (m < min)
+        for (int j = 0; j < n; j++) m += cls[j] == 2 && s[j].ms > 0 && same_algo(&s[i], &s[j]);
+        if (m < CB_CAL_MIN_UNALIGNED)
             for (int j = 0; j < n; j++)
-                if (cls[j] == c && same_algo(&s[i], &s[j])) cls[j] = (unsigned char)conv_class(&s[j], narrow);
+                if (cls[j] == 2 && same_algo(&s[i], &s[j])) cls[j] = 0;
     }
-}
-static void sample_classes(const cb_cal_sample *s, int n, unsigned char *cls, bool narrow) {
-    for (int i = 0; i < n; i++) cls[i] = (unsigned char)conv_class(&s[i], narrow);
-    demote(s, n, cls, 3, CB_CAL_MIN_NARROW, false); // (too few narrow ones: unaligned or dense, as before)
-    demote(s, n, cls, 2, CB_CAL_MIN_UNALIGNED, false);
-    for (int i = 0; i < n; i++)
-        if (cls[i] == 2 && !cb_conv_unaligned(&s[i].p)) cls[i] = 0; // (never: a guard)
 }
 
 cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err) {
@@ -274,14 +263,14 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
     bool *done = calloc((size_t)(n > 0 ? n : 1), 1);
     unsigned char *cls = calloc((size_t)(n > 0 ? n : 1), 1);
     if (!idx || !done || !cls) abort();
-    sample_classes(s, n, cls, cal->narrow > 0);
+    sample_classes(s, n, cls);
     cb_status st = CB_OK;
-    // the unaligned and narrow entries last: each takes its dense twin's fixed cost (a call's launch and host
+    // the unaligned entries last: each takes its dense twin's fixed cost (a call's launch and host
     // work do not depend on the channels; the 26 unaligned shapes hold only four latency-bound ones,
     // and a fixed cost of their own left the small unaligned layers 37% too fast)
     for (int pass = 0; pass < 2 && st == CB_OK; pass++) {
         for (int i = 0; i < n; i++) {
-            if (done[i] || s[i].kind == CB_SAMPLE_MOP || (cls[i] >= 2) != (pass == 1)) continue;
+            if (done[i] || s[i].kind == CB_SAMPLE_MOP || (cls[i] == 2) != (pass == 1)) continue;
             int m = 0;
             for (int j = i; j < n; j++)
                 if (!done[j] && same_algo(&s[i], &s[j]) && cls[i] == cls[j]) {
@@ -302,12 +291,10 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
             a->fc = s[i].kind == CB_SAMPLE_FC;
             a->grouped = cls[i] == 1;
             a->unaligned = cls[i] == 2;
-            a->narrow = cls[i] == 3;
             double fixed = -1;
-            for (int j = 0; (a->unaligned || a->narrow) && j < cal->nalgo; j++) {
+            for (int j = 0; a->unaligned && j < cal->nalgo; j++) {
                 const cb_cal_algo *b = &cal->algo[j];
-                if (!b->unaligned && !b->narrow && !b->grouped && b->fc == a->fc && b->phase == a->phase && b->prec == a->prec &&
-                    !strcmp(b->name, a->name))
+                if (!b->unaligned && !b->grouped && b->fc == a->fc && b->phase == a->phase && b->prec == a->prec && !strcmp(b->name, a->name))
                     fixed = b->overhead_s;
             }
             fit_algo(s, idx, m, d, cal, a, fixed);

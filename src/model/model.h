@@ -102,8 +102,6 @@ typedef struct cb_cal_algo {
     bool unaligned;                     // fitted on ungrouped convolutions whose channels are not multiples of 4
                                         // (cb_conv_unaligned): priced for those layers, the dense entries
                                         // serving them when the calibration has none
-    bool narrow;                        // fitted on ungrouped convolutions of at most 8 input channels as they run
-                                        // (cb_conv_narrow: first layers, bf16's padded to 8): priced for those
     int n;                              // samples it was fitted on
     int excluded;                       // measured samples its form's rules exclude (not fitted)
     double err_median_pct, err_p90_pct; // in-sample |fit - measured| / measured
@@ -174,9 +172,6 @@ typedef struct cb_calibration {
     // the passes' form (model-eval selects it leave-one-network-out): 1, the spill term fitted where
     // l2_bytes is known; 0, the default: none, the form before 2026-11-27 late
     int spill;
-    // the convolutions' form (model-eval selects it leave-one-network-out): 1, the narrow class
-    // (cb_conv_narrow) fitted apart; 0, the default: with the unaligned or dense entries, as before
-    int narrow;
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
     cb_cal_mop mop[CB_MOP_COUNT];       // bw 0: not measured
@@ -314,14 +309,6 @@ int cb_cal_pool_shapes(cb_conv_params *out, int cap);
 // CB_CAL_MIN_UNALIGNED such shapes of an algorithm (fewer: with the aligned ones, as before).
 bool cb_conv_unaligned(const cb_conv_params *p);
 #define CB_CAL_MIN_UNALIGNED 12
-// An ungrouped convolution of at most 8 input channels (first layers: RGB, or bf16's copy padded
-// to 8): a reduction of a few channels per tap, which cuDNN runs far below the dense grid's rate
-// (H200, bf16 NHWC, 11x11 at stride 4 on C 3 -> 8: forward 0.45 ms for 1.4 GMAC where the dense
-// fit said a third of that; AlexNet b128's conv1 0.57 ms against 0.19 predicted). Fitted apart,
-// before the unaligned class, where an algorithm has CB_CAL_MIN_NARROW such samples, in the
-// calibration's narrow form (cb_calibration.narrow).
-bool cb_conv_narrow(const cb_conv_params *p);
-#define CB_CAL_MIN_NARROW 5
 // Weighted least squares in relative error of t = a + x1 * b1 + x2 * b2 with every coefficient
 // >= 0 (the best of the feasible active sets); x2 may be NULL (one term). Returns false for n < 1.
 bool cb_fit_nnls(const double *t, const double *x1, const double *x2, int n, double *a, double *b1, double *b2);

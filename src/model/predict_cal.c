@@ -215,7 +215,7 @@ static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p,
     bool cuda = cal_caps(d)->own_conv_algos && !cal_caps(d)->conv_library; // the own kernels' backend
     for (int j = 0; j < d->cal.nalgo; j++) {
         const cb_cal_algo *a = &d->cal.algo[j];
-        if (a->phase != ph || a->prec != prec || a->fc != fc || (a->grouped ? 1 : a->unaligned ? 2 : a->narrow ? 3 : 0) != cls) continue;
+        if (a->phase != ph || a->prec != prec || a->fc != fc || (a->grouped ? 1 : a->unaligned ? 2 : 0) != cls) continue;
         if (only ? strcmp(a->name, only) : !fc && !cuda && is_own(a->name)) continue; // cudnn runs own kernels only as fallback
         if (fc && cuda && a->form.blas) continue; // its FC runs the own GEMM
         cb_algo_cost c;
@@ -263,15 +263,13 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
                 }
             }
             const cb_cal_algo *a = NULL;
-            // the precision's entries, else fp32's; the fallback's, else cuDNN's; a grouped, narrow
-            // or unaligned convolution's own entries (class 1, 3, 2), a narrow one's next the
-            // unaligned ones where it is unaligned, else the dense ones
-            int cls = fc ? 0 : p.groups > 1 ? 1 : cb_conv_narrow(&p) ? 3 : cb_conv_unaligned(&p) ? 2 : 0;
-            int cls2 = cls == 3 && cb_conv_unaligned(&p) ? 2 : 0;
-            for (int k = 0; k < (cls ? (cls2 ? 12 : 8) : 4) && !a; k++) {
+            // the precision's entries, else fp32's; the fallback's, else cuDNN's; a grouped or
+            // unaligned convolution's own entries (class 1, 2), else the dense ones
+            int cls = fc ? 0 : p.groups > 1 ? 1 : cb_conv_unaligned(&p) ? 2 : 0;
+            for (int k = 0; k < (cls ? 8 : 4) && !a; k++) {
                 cb_precision pr = k % 2 ? CB_PREC_FP32 : o->precision;
                 if (k % 2 && pr == o->precision) continue;
-                a = best_algo(d, &p, ph, pr, fc, k < 4 ? cls : k < 8 && cls2 ? cls2 : 0, o->workspace_limit, k % 4 < 2 ? only : NULL, &s, &c);
+                a = best_algo(d, &p, ph, pr, fc, k < 4 ? cls : 0, o->workspace_limit, k % 4 < 2 ? only : NULL, &s, &c);
             }
             if (a) {
                 core = s;
