@@ -4,9 +4,7 @@
 # each cell's fullpass --update --no-data-grad (step ms) and the per-layer profile's concatenation
 # rows (forward + backward, ms), under auto.
 #   CELLS="net:batch:prec:layout ..." bash dev/gpu-concat.sh      (results in $OUT/concat.tgz)
-set -u; B=build-gpu; R=/tmp/concat; rm -rf $R; mkdir -p $R $OUT; . scripts/device-env.sh
-[ -x $B/convbench ] || make -j16 BUILD=$B ${CB_COMMIT:+COMMIT=$CB_COMMIT} all >/tmp/concat-build.log 2>&1 || { tail -20 /tmp/concat-build.log; exit 1; }
-python3 tools/gen_random_net.py --suite /tmp/gn --seeds 1-3 --max-gflop 400 >/dev/null
+set -u; NAME=concat; . dev/gpu-prep.sh
 CELLS=${CELLS:-"googlenet:128:bf16:nhwc /tmp/gn/gen-inception-s2.json:192:bf16:nhwc /tmp/gn/gen-inception-s3.json:128:bf16:nhwc"}
 echo "| cell | concat | step ms | concat rows ms (fwd + bwd) |"; echo "|---|---|---:|---:|"
 for c in $CELLS; do

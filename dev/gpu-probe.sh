@@ -4,9 +4,7 @@
 # workspace), the per-layer profile and the step under cudnn and auto, to see where a layer's
 # choice and time come from. NET: a file or a built-in; the random ones are made first.
 #   NET=/tmp/gn/gen-inception-s3.json BATCH=128 PREC=bf16 LAYOUT=nhwc GREP="inception_1/1x1" bash dev/gpu-probe.sh
-set -u; B=build-gpu; R=/tmp/probe; rm -rf $R; mkdir -p $R $OUT; . scripts/device-env.sh
-[ -x $B/convbench ] || make -j16 BUILD=$B ${CB_COMMIT:+COMMIT=$CB_COMMIT} all >/tmp/probe-build.log 2>&1 || { tail -20 /tmp/probe-build.log; exit 1; }
-python3 tools/gen_random_net.py --suite /tmp/gn --seeds 1-3 --max-gflop 400 >/dev/null
+set -u; NAME=probe; . dev/gpu-prep.sh
 NET=${NET:-/tmp/gn/gen-inception-s3.json}; BATCH=${BATCH:-128}; PREC=${PREC:-bf16}; LAYOUT=${LAYOUT:-nhwc}
 for be in cudnn auto; do
     timeout 120 $B/convbench profile $NET --batch $BATCH --backend $be --precision $PREC --layout $LAYOUT --direction all --verbose \

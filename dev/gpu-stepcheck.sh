@@ -3,9 +3,7 @@
 # on by default in the commands) against --no-step-check, A/B in one call: each cell's fullpass
 # --update --no-data-grad (median step ms, wall seconds of the whole command) and the check's note.
 #   CELLS="net:batch:prec:layout:backend ..." bash dev/gpu-stepcheck.sh      (results in $OUT/stepcheck.tgz)
-set -u; B=build-gpu; R=/tmp/stepcheck; rm -rf $R; mkdir -p $R $OUT; . scripts/device-env.sh
-[ -x $B/convbench ] || make -j16 BUILD=$B ${CB_COMMIT:+COMMIT=$CB_COMMIT} all >/tmp/sc-build.log 2>&1 || { tail -20 /tmp/sc-build.log; exit 1; }
-python3 tools/gen_random_net.py --suite /tmp/gn --seeds 1-3 --max-gflop 400 >/dev/null
+set -u; NAME=stepcheck; . dev/gpu-prep.sh
 CELLS=${CELLS:-"/tmp/gn/gen-inception-s3.json:128:bf16:nhwc:auto /tmp/gn/gen-inception-s3.json:128:bf16:nhwc:cudnn googlenet:128:bf16:nhwc:auto resnet50:64:bf16:nhwc:auto"}
 echo "| cell | step check | step ms | command s |"; echo "|---|---|---:|---:|"
 for c in $CELLS; do
