@@ -871,7 +871,9 @@ static void calibrated_prediction(void) {
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &p);
     CHECK(!strcmp(p.name, a[0].name), "workspace limit: %s", p.name);
     cb_net_free(net);
-    // a bias and a ReLU: two passes of 2Y bytes each in the forward, a ReLU gradient in backward data
+    // a bias and a ReLU: two passes of 2Y bytes each in the forward for a calibration of code
+    // before the fused epilogues, one (the bias's applies the ReLU, cb_store_bias_act) for one of
+    // code after (act_bias_fused); a ReLU gradient in backward data
     char json[1024];
     snprintf(json, sizeof json,
              "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 64]},"
@@ -885,6 +887,10 @@ static void calibrated_prediction(void) {
     mo.workspace_limit = 0;
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &p);
     CHECK(close_rel(p.extra_ms, 2e3 * pass, 1e-12) && close_rel(p.ms, 1e3 * fmin(t0, t1) + p.extra_ms, 1e-12), "extras %g", p.extra_ms);
+    d.cal.act_bias_fused = true;
+    cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &p);
+    CHECK(close_rel(p.extra_ms, 1e3 * pass, 1e-12), "fused: extras %g", p.extra_ms);
+    d.cal.act_bias_fused = false;
     cb_predict_layer(&d, net, 1, CB_PHASE_BWD_DATA, &mo, &p);
     CHECK(close_rel(p.ms, 1e3 * (5e-6 + 3 * Y / 2e12), 1e-12), "relu gradient only: %g ms", p.ms);
     cb_net_free(net);
@@ -1097,6 +1103,60 @@ static cb_net *bn_net(int c) { // data -> conv (3x3 SAME, c channels, batch norm
              c);
     return json_net(json);
 }
+// The epilogues of a conv with a bias and a ReLU, no batch norm, as the backends run them: forward,
+// the bias's pass applies the ReLU (cb_store_bias_act), so the layer costs what the same conv
+// without the ReLU costs, one pass; backward, the ReLU's and the bias's gradients are one pass
+// (cb_fmt_act_bias_grad), priced from its own entry where the calibration has one (exactly its
+// price more than the ReLU gradient's), else as the ReLU's gradient; a batch-normed layer has its
+// ReLU pass either way and never that entry.
+static cb_net *epi_net(const char *act, const char *norm, int bias) {
+    char json[1024];
+    snprintf(json, sizeof json,
+             "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 16]},"
+             "\"c0\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 16, 32], \"padding\": \"SAME\"},"
+             "\"conv\": {\"parents\": [\"c0\"], \"type\": \"Convolution\", \"filter\": [3, 3, 32, 64], \"padding\": \"SAME\","
+             "\"strides\": [1, 1, 1, 1], \"activation_fn\": %s, \"normalizer_fn\": %s, \"bias\": %s}}}",
+             act, norm, bias ? "true" : "false");
+    return json_net(json);
+}
+static void conv_epilogues(void) {
+    cb_net *relu = epi_net("\"relu\"", "null", 1), *plain = epi_net("null", "null", 1), *bn = epi_net("\"relu\"", "\"batch_norm\"", 0);
+    cb_device d = gpu_device();
+    set_bf16_algos(&d, "FWD_IMPLICIT_PRECOMP_GEMM", "BWD_DATA_ALGO_1", "BWD_FILTER_ALGO_1");
+    d.cal.act_bias_fused = true;
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = d.cal.mop16[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
+    cb_device none = d;
+    none.cal.mop[CB_MOP_ACT_BIAS_GRAD].n = none.cal.mop16[CB_MOP_ACT_BIAS_GRAD].n = 0;
+    d.cal.mop[CB_MOP_ACT_BIAS_GRAD] = d.cal.mop16[CB_MOP_ACT_BIAS_GRAD] = (cb_cal_mop){.bw = 5e11, .overhead_s = 9e-6, .n = 1};
+    if (relu && plain && bn) {
+        cb_model_opts opts[2] = {{CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC}, {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW}};
+        cb_conv_params y = {.n = 8, .c = 64, .h = 28, .w = 28, .p = 28, .q = 28};
+        for (int k = 0; k < 2; k++) {
+            const cb_model_opts *o = &opts[k];
+            cb_pred p, q;
+            cb_predict_layer(&d, relu, 2, CB_PHASE_FORWARD, o, &p);
+            cb_predict_layer(&d, plain, 2, CB_PHASE_FORWARD, o, &q);
+            CHECK(p.ms > 0 && p.ms == q.ms, "%s forward: bias + ReLU %g ms, bias alone %g (one pass each)", k ? "fp32" : "bf16", p.ms, q.ms);
+            double with = k ? cb_cal_mop_es_s(&d.cal, CB_MOP_ACT_BIAS_GRAD, &y, 1) : cb_cal_mop16_s(&d.cal, CB_MOP_ACT_BIAS_GRAD, &y);
+            double relu_s = k ? cb_cal_mop_es_s(&d.cal, CB_MOP_RELU_BWD, &y, 1) : cb_cal_mop16_s(&d.cal, CB_MOP_RELU_BWD, &y);
+            cb_predict_layer(&d, relu, 2, CB_PHASE_BWD_DATA, o, &p);
+            cb_predict_layer(&none, relu, 2, CB_PHASE_BWD_DATA, o, &q);
+            CHECK(with > relu_s && close_rel(p.ms - q.ms, 1e3 * (with - relu_s), 1e-9), "%s backward: %g ms with the entry, %g without (want %g more)",
+                  k ? "fp32" : "bf16", p.ms, q.ms, 1e3 * (with - relu_s));
+            cb_predict_layer(&d, bn, 2, CB_PHASE_BWD_DATA, o, &p);
+            cb_predict_layer(&none, bn, 2, CB_PHASE_BWD_DATA, o, &q);
+            CHECK(p.ms == q.ms, "%s, batch-normed: no fused epilogue (%g against %g ms)", k ? "fp32" : "bf16", p.ms, q.ms);
+            cb_predict_layer(&d, bn, 2, CB_PHASE_FORWARD, o, &p);
+            CHECK(p.ms > 0, "batch-normed forward");
+        }
+        cb_mop m;
+        CHECK(cb_mop_parse("act_bias_grad", &m) && m == CB_MOP_ACT_BIAS_GRAD && !strcmp(cb_mop_name(m), "act_bias_grad"), "the entry's name");
+    } else CHECK(0, "load");
+    cb_net_free(relu);
+    cb_net_free(plain);
+    cb_net_free(bn);
+}
+
 static void bn_legacy_nhwc(void) {
     cb_net *odd = bn_net(57), *even = bn_net(64);
     cb_device d = gpu_device();
@@ -1536,6 +1596,7 @@ int main(void) {
     RUN(channel_pad);
     RUN(bf16_passes);
     RUN(bn_legacy_nhwc);
+    RUN(conv_epilogues);
     RUN(weight_copies_again);
     RUN(calibration_transfer);
     RUN(pool_entries);

@@ -433,6 +433,10 @@ static int run_mop16(ctx *c, const mop_arg *a) {
     case CB_MOP_BIAS_GRAD:
         cb_fmt_bias_grad(rows, t->c, 1, c->dy, 1, vv[6], c->ws_bytes >= 4 * cb_fmt_bias_part_floats(t->c) ? (float *)c->ws : NULL);
         break;
+    case CB_MOP_ACT_BIAS_GRAD:
+        cb_fmt_act_bias_grad(rows, t->c, 1, CB_ACT_RELU, NULL, c->y, c->dy, 1, vv[6],
+                             c->ws_bytes >= 4 * cb_fmt_bias_part_floats(t->c) ? (float *)c->ws : NULL);
+        break;
     case CB_MOP_ADD:
         cb_fmt_add(count, c->dx, c->dy, 1);
         break;
@@ -505,6 +509,10 @@ static int run_mop(ctx *c, void *v) {
         // both backends run the storage's chunked reduction (cb_store_bias_grad), its partial sums in the workspace
         cb_fmt_bias_grad(t->n, t->c, t->h * t->w, c->dy, 0, vv[6],
                          c->ws_bytes >= 4 * cb_fmt_bias_part_floats(t->c) ? (float *)c->ws : NULL);
+        break;
+    case CB_MOP_ACT_BIAS_GRAD: // the backward epilogue both backends run (cb_cuda_act_bias_grad)
+        cb_fmt_act_bias_grad(t->n, t->c, t->h * t->w, CB_ACT_RELU, NULL, c->y, c->dy, 0, vv[6],
+                             c->ws_bytes >= 4 * cb_fmt_bias_part_floats(t->c) ? (float *)c->ws : NULL);
         break;
     case CB_MOP_ADD:
         cb_cuda_add(count, c->dx, c->dy);

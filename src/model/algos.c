@@ -241,7 +241,8 @@ bool cb_algo_form_of(const char *name, cb_algo_form *f) {
 // ---- memory-bound operations --------------------------------------------------------------------
 static const char *const MOP_NAMES[] = {"copy",   "bias_add",  "relu_fwd", "relu_bwd", "bn_fwd",  "bn_fwd_train",
                                         "bn_bwd", "bias_grad", "add",      "pool_fwd", "pool_bwd", "avgpool_fwd",
-                                        "avgpool_bwd", "own_pool_fwd", "own_pool_bwd", "bn_fwd_train_odd", "bn_bwd_odd"};
+                                        "avgpool_bwd", "own_pool_fwd", "own_pool_bwd", "bn_fwd_train_odd", "bn_bwd_odd",
+                                        "act_bias_grad"};
 _Static_assert(sizeof MOP_NAMES / sizeof MOP_NAMES[0] == CB_MOP_COUNT, "memory-bound op names");
 
 const char *cb_mop_name(cb_mop m) { return m < CB_MOP_COUNT ? MOP_NAMES[m] : "?"; }
@@ -256,6 +257,7 @@ bool cb_mop_parse(const char *s, cb_mop *m) {
 //   copy, bias add, relu forward, BN forward (inference): read + write (2T); relu backward: y, dy
 //   in, dy out (3T); BN forward (training): statistics pass (T), normalise (2T); BN backward: reduction pass over
 //   x and dy (2T), then x, dy in and dx out (3T); bias grad: T; add: dst, src in, dst out (3T);
+//   the activation's and the bias's gradients in one pass: y, dy in, dy out (3T);
 //   pooling: in + out forward, in + out + dy + dx backward.
 double cb_mop_bytes(cb_mop m, const cb_conv_params *t) {
     double T = 4.0 * t->n * t->c * t->h * t->w, O = 4.0 * t->n * t->c * t->p * t->q;
@@ -266,6 +268,7 @@ double cb_mop_bytes(cb_mop m, const cb_conv_params *t) {
     case CB_MOP_BN_FWD:
         return 2 * T;
     case CB_MOP_RELU_BWD:
+    case CB_MOP_ACT_BIAS_GRAD:
     case CB_MOP_ADD:
     case CB_MOP_BN_FWD_TRAIN:
     case CB_MOP_BN_FWD_TRAIN_ODD:

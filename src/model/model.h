@@ -61,6 +61,8 @@ typedef enum cb_mop {
     CB_MOP_OWNPOOL_BWD, // where cuDNN cannot express the padding (TF SAME pools)
     CB_MOP_BN_FWD_TRAIN_ODD, // cuDNN's batch norm, training, on NHWC storage whose channels are not a multiple of 8:
     CB_MOP_BN_BWD_ODD,       // the legacy calls the cudnn backend makes there (not the Ex API); bf16 NHWC only
+    CB_MOP_ACT_BIAS_GRAD,    // a ReLU's gradient and the bias gradient in one pass over dy (cb_fmt_act_bias_grad): the
+                             // backward epilogue of a conv / FC layer with a bias and an activation, no batch norm
     CB_MOP_COUNT
 } cb_mop;
 const char *cb_mop_name(cb_mop m);

@@ -48,6 +48,13 @@ static double mop_s(const cb_device *d, cb_mop m, const cb_conv_params *t, doubl
 }
 // the storage's element bytes against fp32's
 static double storage_es(const cb_model_opts *o) { return o->precision == CB_PREC_BF16 ? 0.5 : 1.0; }
+// The backward epilogue's pass where the activation's and the bias's gradients are one pass
+// (act_bias): its own entry where the calibration measured it (calibrate since 2026-11-27 night),
+// else priced as the ReLU's gradient, the same bytes (the model before)
+static cb_mop act_bias_mop(const cb_device *d, double es) {
+    const cb_cal_mop *m = &d->cal.mop[CB_MOP_ACT_BIAS_GRAD], *m16 = &d->cal.mop16[CB_MOP_ACT_BIAS_GRAD];
+    return m->n > 0 || (es == 0.5 && m16->n > 0) ? CB_MOP_ACT_BIAS_GRAD : CB_MOP_RELU_BWD;
+}
 
 // does a layer after i (backward runs before i) also consume parent p? then i's gradient adds
 static bool accumulates(const cb_net *net, int i, int p) { return net->layers[p].last_child > i; }
@@ -288,9 +295,14 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             if (weight_cast(d, o, L)) extra += weight_cast_s(d, o, L);
             if (bias) extra += mop_s(d, CB_MOP_BIAS_ADD, &y, es);
             if (L->bn) extra += mop_s(d, o->inference ? CB_MOP_BN_FWD : bn_pass(d, o, y.c, CB_MOP_BN_FWD_TRAIN), &y, es);
-            if (relu && !fused_act) extra += mop_s(d, CB_MOP_RELU_FWD, &y, es);
+            // a bias's pass applies the activation that follows it directly, no batch norm between
+            // (cb_store_bias_act, in every storage since 2026-11-23), for a calibration of code that
+            // does so: one whose backward epilogue is fused too (act_bias_fused, since 2026-11-27);
+            // an older one's profiles ran the two passes (2026-11-21: cudnnAddTensor, then the ReLU)
+            bool bias_act = d->cal.act_bias_fused && bias && !L->bn;
+            if (relu && !fused_act && !bias_act) extra += mop_s(d, CB_MOP_RELU_FWD, &y, es);
         } else if (ph == CB_PHASE_BWD_DATA) {
-            if (relu && !masked) extra += mop_s(d, CB_MOP_RELU_BWD, &y, es); // (with the bias gradient where act_bias)
+            if (relu && !masked) extra += mop_s(d, act_bias ? act_bias_mop(d, es) : CB_MOP_RELU_BWD, &y, es); // (the bias's with it where act_bias)
             if (L->bn) extra += mop_s(d, bn_pass(d, o, y.c, CB_MOP_BN_BWD), &y, es);
             if (dgrad) extra += parents_s(d, net, i, CB_MOP_COUNT, es);
         } else if (bias && !act_bias) extra += mop_s(d, CB_MOP_BIAS_GRAD, &y, es);
