@@ -235,6 +235,10 @@ typedef struct cb_exec_opts {
     size_t workspace_limit;       // bytes, for algorithm choice (GPU)
     double workspace_slack;       // fraction: where algorithms race, the one of least workspace among those at most
                                   // this much slower than the fastest is taken (cb_choice_pick; 0: the fastest)
+    double memory_slack;          // fraction: a workspace that fits no gap of the activation arena (a buffer of its own,
+                                  // paid whole in the device's peak) gives way to its phase's fastest candidate of
+                                  // less workspace while the races' times add up to at most this much of the planned
+                                  // step (cb_exec_create; backends with revise: cudnn, auto; 0: the fastest always)
     const char *conv_algo;        // own GPU convolution algorithm to use (NULL or "auto": the fastest)
     int verbose;
     bool step_check;              // training, on a backend that can revise its choices (cudnn, auto): after the
@@ -328,6 +332,8 @@ typedef enum cb_choice_flag {
                                      // (be->pool_relu_mask); ms and rival_ms: its time and cuDNN's, measured
     CB_CHOICE_STEP_CHECKED = 1 << 15, // replaced after the plan's step check: ms is its time in the step, rival_ms
                                      // the time there of the choice it replaced (which its race had made faster)
+    CB_CHOICE_LESS_WORKSPACE = 1 << 16, // replaced after the plan by a candidate of less workspace (memory_slack):
+                                     // rival_ms the race time of the choice it replaced
 } cb_choice_flag;
 
 typedef struct cb_choice {
@@ -349,6 +355,7 @@ void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n
 // its 1,164), and times closer than a race's noise do not tell the faster apart.
 int cb_choice_pick(const double *ms, const size_t *ws, int n, double slack);
 #define CB_WORKSPACE_SLACK_DEFAULT 0.03
+#define CB_MEMORY_SLACK_DEFAULT 0.01
 const cb_choice *cb_exec_choice(const cb_exec *e, int layer, cb_phase ph);
 const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph); // cb_choice_format of it, "" when none
 // What the backend noted at plan of the slow paths it took where a faster one exists elsewhere
@@ -381,6 +388,7 @@ size_t cb_exec_memory_reused(const cb_exec *e);
 size_t cb_exec_memory_at_peak(const cb_exec *e, cb_mem_kind k);
 int cb_exec_memory_peak_layer(const cb_exec *e, bool *backward);
 size_t cb_exec_arena_bytes(const cb_exec *e); // 0 without the arena
+size_t cb_exec_arena_grown(const cb_exec *e); // of those, the bytes the workspaces past its first end added (GPU backends)
 bool cb_exec_memory_shared(const cb_exec *e); // the arena is in use (not $CONVBENCH_MEMORY=separate)
 const cb_net *cb_exec_net(const cb_exec *e);
 const char *cb_exec_backend_name(const cb_exec *e);

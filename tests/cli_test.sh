@@ -165,6 +165,8 @@ expect "bad backend" 2 "unknown backend 'tpu'" -- "$cb" fullpass fashion-lenet -
 expect "bad direction" 2 "--direction: 'sideways'" -- "$cb" profile fashion-lenet --direction sideways
 expect "bad precision on cpu" 2 "backend cpu does not compute in bf16 [unsupported: precision]" -- "$cb" fullpass fashion-lenet --precision bf16
 expect "bad iters" 2 "--iters: 0 must be in" -- "$cb" fullpass fashion-lenet --iters 0
+expect "bad memory slack" 2 "--memory-slack: -1 must be in" -- "$cb" fullpass fashion-lenet --memory-slack -1
+expect "bad memory slack (nan)" 2 "--memory-slack: nan is out of range" -- "$cb" profile fashion-lenet --memory-slack nan
 expect "out of memory" 3 "out of host memory" -- "$cb" fullpass vgg16 --batch 1000000 --quiet
 
 # the other commands' bad inputs

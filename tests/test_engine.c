@@ -1311,7 +1311,8 @@ static cb_status sc_plan(cb_exec *e, int i, cb_error *err) {
     }
     return st;
 }
-static bool sc_revise(cb_exec *e, int i, cb_phase p, bool undo) {
+static bool sc_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo) {
+    (void)max_ws;
     if (i != sc_layer(e) || p != CB_PHASE_FORWARD || (undo ? sc_variant != 1 : sc_variant != 0)) return false;
     sc_variant = undo ? 0 : 1;
     ++*(undo ? &sc_undos : &sc_switches);
@@ -1395,6 +1396,130 @@ static void test_step_check(void) {
     cb_net_free(net);
 }
 
+// The workspace trim (cb_exec_opts.memory_slack, exec.c) on the cpu backend with a table of its
+// own: layer "x" asks 32 MiB of workspace for its forward (no gap of the small net's arena holds
+// it, so it is a buffer of its own), race time 1 ms; revise offers one candidate of 1 MiB, wt_delta
+// ms slower. Within the slack the switch is kept and the buffer shrinks; past it, or with the
+// slack 0, nothing moves; the loss is the same either way.
+static double wt_delta;
+static int wt_variant, wt_undos;
+static size_t wt_cap;
+static cb_status wt_plan(cb_exec *e, int i, cb_error *err) {
+    cb_status st = cb_backend_cpu.plan ? cb_backend_cpu.plan(e, i, err) : CB_OK;
+    if (i == sc_layer(e)) {
+        e->lb[i].choice[CB_PHASE_FORWARD] = cb_choice_of(CB_IMPL_CPU, 0, "big");
+        e->lb[i].choice[CB_PHASE_FORWARD].ms = 1.0;
+        e->lb[i].ws[CB_PHASE_FORWARD] = (size_t)32 << 20;
+    }
+    return st;
+}
+static bool wt_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo) {
+    if (i != sc_layer(e) || p != CB_PHASE_FORWARD) return false;
+    cb_choice *c = &e->lb[i].choice[p];
+    if (undo) {
+        if (wt_variant != 1) return false;
+        wt_variant = 0, wt_undos++;
+        *c = cb_choice_of(CB_IMPL_CPU, 0, "big"), c->ms = 1.0, c->workspace = (size_t)32 << 20;
+        return true;
+    }
+    if (!wt_cap) wt_cap = max_ws; // (the first ask)
+    if (wt_variant != 0 || max_ws < ((size_t)1 << 20)) return false;
+    wt_variant = 1;
+    unsigned flags = c->flags;
+    *c = cb_choice_of(CB_IMPL_CPU, 1, "small"), c->ms = 1.0 + wt_delta, c->workspace = (size_t)1 << 20, c->flags = flags;
+    return true;
+}
+static size_t wt_reserved;
+static int wt_grows;
+static void *wt_alloc_growable(cb_exec *e, size_t bytes, size_t reserve) {
+    wt_reserved = reserve;
+    return cb_backend_cpu.alloc(e, reserve);
+}
+static bool wt_grow(cb_exec *e, void *p, size_t bytes) {
+    (void)e, (void)p;
+    wt_grows++;
+    return bytes <= wt_reserved;
+}
+static void test_workspace_trim(void) {
+    static cb_backend wt;
+    wt = cb_backend_cpu;
+    wt.plan = wt_plan, wt.revise = wt_revise;
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    CHECK(net != NULL, "%s", err.msg);
+    if (!net) return;
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.seed = 5;
+    CHECK(o.memory_slack == CB_MEMORY_SLACK_DEFAULT && o.memory_slack > 0, "the library's default: %g", o.memory_slack);
+    cb_exec *plain = cb_exec_create(net, &o, &err);
+    CHECK(plain != NULL, "%s", err.msg);
+    if (!plain) return;
+    int x = sc_layer(plain);
+    double l0 = step_loss(plain);
+    for (int c = 0; c < 3; c++) { // 0: 0.005 ms slower, within 1% of the step; 1: 0.5 ms slower; 2: the slack 0
+        wt_delta = c == 1 ? 0.5 : 0.005, wt_variant = wt_undos = 0, wt_cap = 0;
+        o.memory_slack = c == 2 ? 0 : 0.01;
+        cb_exec *e = cb_exec_create_on(net, &o, &wt, &err);
+        CHECK(e != NULL, "case %d: %s", c, err.msg);
+        if (!e) continue;
+        const cb_choice *ch = cb_exec_choice(e, x, CB_PHASE_FORWARD);
+        const char *note = "";
+        for (int k = 0; k < cb_exec_note_count(e); k++)
+            if (strstr(cb_exec_note_at(e, k), "workspace beyond the arena")) note = cb_exec_note_at(e, k);
+        if (c == 0) {
+            CHECK(wt_cap == ((size_t)32 << 20) - 1, "asked for less than 32 MiB: %zu", wt_cap);
+            CHECK(!strcmp(ch->name, "small") && (ch->flags & CB_CHOICE_LESS_WORKSPACE) && ch->rival_ms == 1.0 && wt_undos == 0,
+                  "kept: %s, flags %x, rival %.3f, %d undone", ch->name, ch->flags, ch->rival_ms, wt_undos);
+            CHECK(cb_exec_workspace(e, x, CB_PHASE_FORWARD) == (size_t)1 << 20 && e->ws_bytes <= (size_t)1 << 20,
+                  "workspace %zu, outside %zu", cb_exec_workspace(e, x, CB_PHASE_FORWARD), e->ws_bytes);
+            CHECK(strstr(note, "32.0 -> ") && strstr(note, "'x' forward") && strstr(cb_exec_algo(e, x, CB_PHASE_FORWARD), "less workspace"),
+                  "note '%s', algo '%s'", note, cb_exec_algo(e, x, CB_PHASE_FORWARD));
+        } else {
+            CHECK(!strcmp(ch->name, "big") && !(ch->flags & CB_CHOICE_LESS_WORKSPACE) && e->ws_bytes == (size_t)32 << 20,
+                  "case %d: %s, outside %zu", c, ch->name, e->ws_bytes);
+            CHECK(c == 2 ? wt_cap == 0 && !*note : wt_undos == 1 && strstr(note, "kept for speed") && strstr(note, "0.500 ms more"),
+                  "case %d: cap %zu, %d undone, note '%s'", c, wt_cap, wt_undos, note);
+        }
+        double l1 = step_loss(e);
+        CHECK(l1 == l0, "case %d: loss %.9g, %.9g without the table", c, l1, l0);
+        cb_exec_destroy(e);
+    }
+    // a growable arena (a host buffer of the reserved size; grow within it): the 32 MiB lie past the
+    // arena's end, which grows by no more than them, nothing outside; CONVBENCH_WORKSPACE=arena
+    // keeps them outside; the peak is no higher (lower by the bytes free at x's call), the loss the same
+    wt.alloc_growable = wt_alloc_growable, wt.grow = wt_grow;
+    o.memory_slack = 0, o.workspace_limit = (size_t)64 << 20;
+    size_t peak[2] = {0, 0};
+    for (int c = 0; c < 2; c++) {
+        if (c) setenv("CONVBENCH_WORKSPACE", "arena", 1);
+        wt_variant = wt_undos = 0, wt_cap = 0, wt_reserved = 0, wt_grows = 0;
+        cb_exec *e = cb_exec_create_on(net, &o, &wt, &err);
+        unsetenv("CONVBENCH_WORKSPACE");
+        CHECK(e != NULL, "grow %d: %s", c, err.msg);
+        if (!e) continue;
+        peak[c] = cb_exec_peak_bytes(e);
+        size_t arena = cb_exec_arena_bytes(e);
+        if (c == 0) {
+            CHECK(wt_reserved >= ((size_t)64 << 20) && e->ws_bytes == 0 && e->arena_grown > 0 && e->arena_grown <= ((size_t)32 << 20) &&
+                      wt_grows == 1 && e->lb[x].wsp[CB_PHASE_FORWARD] != NULL &&
+                      (char *)e->lb[x].wsp[CB_PHASE_FORWARD] + ((size_t)32 << 20) <= (char *)e->arena + arena,
+                  "grown: reserved %zu, outside %zu, grown %zu (%d grows), the workspace at %p in [%p, +%zu)", wt_reserved, e->ws_bytes,
+                  e->arena_grown, wt_grows, e->lb[x].wsp[CB_PHASE_FORWARD], e->arena, arena);
+            CHECK(cb_exec_memory_at_peak(e, CB_MEM_WORKSPACE) >= ((size_t)32 << 20), "the busiest point holds the workspace: %zu",
+                  cb_exec_memory_at_peak(e, CB_MEM_WORKSPACE));
+        } else
+            CHECK(e->ws_bytes == (size_t)32 << 20 && e->arena_grown == 0 && wt_grows == 0 && e->lb[x].wsp[CB_PHASE_FORWARD] == NULL,
+                  "arena mode: outside %zu, grown %zu", e->ws_bytes, e->arena_grown);
+        double l1 = step_loss(e);
+        CHECK(l1 == l0, "grow %d: loss %.9g, %.9g", c, l1, l0);
+        cb_exec_destroy(e);
+    }
+    CHECK(peak[0] > 0 && peak[0] <= peak[1], "the peak with growth %zu, without %zu", peak[0], peak[1]);
+    cb_exec_destroy(plain);
+    cb_net_free(net);
+}
+
 int main(void) {
     RUN(test_choice_pick);
     RUN(test_grad_arena);
@@ -1418,6 +1543,7 @@ int main(void) {
     RUN(test_plan_only_counts);
     RUN(test_weight_copies);
     RUN(test_pool_relu_masks);
+    RUN(test_workspace_trim);
     RUN(test_step_check);
     return test_summary();
 }

@@ -2054,6 +2054,92 @@ static void oom_cases(void) {
     }
 }
 
+// The growable arena (src/cuda/vmm.c): a buffer grown in place keeps its address and its bytes and
+// holds what is written past its first end; growing past the reserve is refused. Then AlexNet b16
+// tf32 NHWC on cudnn and auto, three SGD steps with the workspaces placed as by default (past the
+// arena's end where no gap holds one, the arena grown) and with CONVBENCH_WORKSPACE=arena (a
+// buffer outside): the same losses (the same seed and, but for the races' timing, the same
+// algorithms: within tf32's tolerance), the default's planned peak no higher.
+static void ws_grow_cases(void) {
+    cb_error err = {0};
+    cb_net *small = cb_net_load_string(graph_net, "graph", &err);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "cudnn";
+    cb_exec *e = small ? cb_exec_create(small, &o, &err) : NULL;
+    if (!e) {
+        printf("FAIL growable arena: %s\n", err.msg);
+        failed++;
+        cb_net_free(small);
+        return;
+    }
+    size_t a = (size_t)3 << 20, r = (size_t)64 << 20, b = (size_t)40 << 20;
+    unsigned char *h = malloc(b), *back = malloc(b);
+    for (size_t k = 0; k < b; k++) h[k] = (unsigned char)(urand() * 255);
+    char *p = e->be->alloc_growable(e, a, r);
+    bool grew = false, refused = false, same = false;
+    if (p) {
+        cudaMemcpy(p, h, a, cudaMemcpyHostToDevice);
+        grew = e->be->grow(e, p, b);
+        if (grew) {
+            cudaMemcpy(p + a, h + a, b - a, cudaMemcpyHostToDevice);
+            cudaMemcpy(back, p, b, cudaMemcpyDeviceToHost);
+            same = cudaGetLastError() == cudaSuccess && !memcmp(back, h, b);
+        }
+        refused = !e->be->grow(e, p, r + ((size_t)64 << 20));
+        e->be->release(e, p);
+    }
+    check("growable arena: 3 MiB grown to 40 in place, every byte kept and written, past the reserve refused",
+          p && grew && same && refused && cudaGetLastError() == cudaSuccess ? 0 : 1, 0);
+    free(h);
+    free(back);
+    cb_exec_destroy(e);
+    cb_net_free(small);
+    cb_net *net = cb_net_load("alexnet", &err);
+    if (!net || cb_net_set_batch(net, 16, &err) != CB_OK) {
+        printf("FAIL growable arena, alexnet: %s\n", err.msg);
+        failed++;
+        cb_net_free(net);
+        return;
+    }
+    const char *bes[] = {"cudnn", "auto"};
+    for (int k = 0; k < 2; k++) {
+        double loss[2][3] = {{0}};
+        size_t peak[2] = {0, 0}, grown = 0, outside[2] = {0, 0};
+        for (int m = 0; m < 2; m++) {
+            if (m) setenv("CONVBENCH_WORKSPACE", "arena", 1);
+            cb_exec_opts_default(&o);
+            o.backend = bes[k], o.precision = CB_PREC_TF32, o.layout = CB_LAYOUT_NHWC, o.seed = 9, o.memory_slack = 0;
+            cb_exec *x = cb_exec_create(net, &o, &err);
+            unsetenv("CONVBENCH_WORKSPACE");
+            if (!x) {
+                printf("FAIL growable arena, alexnet %s: %s\n", bes[k], err.msg);
+                failed++;
+                break;
+            }
+            for (int s = 0; s < 3; s++) {
+                cb_exec_forward(x, true, NULL);
+                cb_exec_criterion_forward(x, &loss[m][s], NULL);
+                cb_exec_criterion_backward(x, NULL);
+                cb_exec_backward(x, NULL);
+                cb_exec_update(x, NULL);
+            }
+            peak[m] = cb_exec_peak_bytes(x), outside[m] = x->ws_bytes;
+            if (!m) grown = x->arena_grown;
+            cb_exec_destroy(x);
+        }
+        double worst = 0;
+        for (int s = 0; s < 3; s++) worst = fmax(worst, fabs(loss[0][s] - loss[1][s]) / fmax(fabs(loss[1][s]), 1e-6));
+        char what[300];
+        snprintf(what, sizeof what,
+                 "alexnet b16 tf32 nhwc %s: grown arena %.1f MiB (outside %.1f) vs outside %.1f MiB: peak %.1f vs %.1f MiB, losses %.6f %.6f %.6f, worst %.1e",
+                 bes[k], grown / 1048576.0, outside[0] / 1048576.0, outside[1] / 1048576.0, peak[0] / 1048576.0, peak[1] / 1048576.0,
+                 loss[0][0], loss[0][1], loss[0][2], worst);
+        check(what, peak[0] > 0 && peak[0] <= peak[1] + ((size_t)2 << 20) && worst < 2e-3 && isfinite(loss[0][2]) ? 0 : 1, 0);
+    }
+    cb_net_free(net);
+}
+
 // A max pool's argmax as the GPU backends keep it: one byte an output where the window has at
 // most 255 taps, 4 above (cb_cuda_pool_argmax_item); the arena reserves that and no more, and
 // the pool's gradient stays the reference's (its cases run on these buffers)
@@ -2246,6 +2332,7 @@ int main(int argc, char **argv) {
             pool_fusion_cases();
             layer_cases_rest("cuda", CB_PREC_FP32);
             oom_cases();
+            ws_grow_cases();
             argmax_bytes_cases();
             network_case("cuda", CB_PREC_FP32);
             network_case("cuda", CB_PREC_TF32);

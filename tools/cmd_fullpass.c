@@ -122,6 +122,13 @@ static void memory_table(cb_report *r, const cb_exec *e) {
         cb_table_null(t);
         cb_table_num(t, (all > at_peak ? all - at_peak : 0) / (1 << 20), 1);
     }
+    if (cb_exec_arena_grown(e) > 0) { // (within the kinds above: the workspaces' share of the arena)
+        cb_table_row(t);
+        cb_table_str(t, "arena grown for workspaces");
+        cb_table_num(t, (double)cb_exec_arena_grown(e) / (1 << 20), 1);
+        cb_table_num(t, all > 0 ? 100 * (double)cb_exec_arena_grown(e) / all : 0, 1);
+        cb_table_null(t);
+    }
     cb_table_row(t);
     cb_table_str(t, "total planned");
     cb_table_num(t, all / (1 << 20), 1);

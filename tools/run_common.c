@@ -14,6 +14,7 @@ void run_opts_default(run_opts *r) {
     r->seed = 42;
     r->workspace_mb = 4096;
     r->workspace_slack_pct = CB_WORKSPACE_SLACK_DEFAULT * 100;
+    r->memory_slack_pct = CB_MEMORY_SLACK_DEFAULT * 100;
     r->lr = 0.01;
     r->momentum = 0.9;
     r->weight_decay = 5e-4;
@@ -54,6 +55,8 @@ int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
         return cli_usage_error(cmd, "--workspace-mb: %ld must be in [0, %ld]", r->workspace_mb, 1L << 24);
     if (!(r->workspace_slack_pct >= 0 && r->workspace_slack_pct <= 100))
         return cli_usage_error(cmd, "--workspace-slack: %g must be in [0, 100]", r->workspace_slack_pct);
+    if (!(r->memory_slack_pct >= 0 && r->memory_slack_pct <= 100))
+        return cli_usage_error(cmd, "--memory-slack: %g must be in [0, 100]", r->memory_slack_pct);
     if (!(r->lr >= 0 && r->lr < 1e6)) return cli_usage_error(cmd, "--lr must be a non-negative number");
     if (!(r->momentum >= 0 && r->momentum < 1)) return cli_usage_error(cmd, "--momentum must be in [0, 1)");
     if (!(r->weight_decay >= 0 && r->weight_decay < 1)) return cli_usage_error(cmd, "--weight-decay must be in [0, 1)");
@@ -61,6 +64,7 @@ int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
     eo->seed = (uint64_t)r->seed;
     eo->workspace_limit = (size_t)r->workspace_mb << 20;
     eo->workspace_slack = r->workspace_slack_pct / 100;
+    eo->memory_slack = r->memory_slack_pct / 100;
     eo->lr = (float)r->lr;
     eo->momentum = (float)r->momentum;
     eo->weight_decay = (float)r->weight_decay;

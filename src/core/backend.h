@@ -50,6 +50,11 @@ typedef struct cb_backend {
     cb_status (*init)(cb_exec *e, cb_error *err);
     void (*destroy)(cb_exec *e);
     void *(*alloc)(cb_exec *e, size_t bytes); // NULL when out of memory
+    // Optional (device backends): an allocation of `bytes` that grow can extend in place (every
+    // address in it kept) up to `reserve` bytes: the activation arena, so that a workspace may lie
+    // past its end (exec.c workspace_place). It may return an ordinary allocation, which grow refuses.
+    void *(*alloc_growable)(cb_exec *e, size_t bytes, size_t reserve);
+    bool (*grow)(cb_exec *e, void *p, size_t bytes); // false: not grown (nothing changed)
     // Optional (device backends): why the last alloc failed, one line into why (the device's
     // error, and the memory free when it was out of memory); true when the device itself has
     // failed (an error no later call survives, left by a kernel that failed), not its memory
@@ -136,11 +141,13 @@ typedef struct cb_backend {
     bool (*graph_begin)(cb_exec *e, char *why, size_t n);
     bool (*graph_end)(cb_exec *e, char *why, size_t n);
     void (*graph_launch)(cb_exec *e);
-    // Optional: the plan's step check (cb_exec_opts.step_check, exec.c). Switch phase p of layer
-    // `layer` to the fastest other candidate its plan timed that fits the workspace placed for it,
-    // or (undo) back to the choice before that switch; lb[layer].choice[p] follows, its flags kept.
-    // False: nothing to switch to, or nothing to undo.
-    bool (*revise)(cb_exec *e, int layer, cb_phase p, bool undo);
+    // Optional: the plan's step check (cb_exec_opts.step_check) and workspace trim
+    // (cb_exec_opts.memory_slack), exec.c. Switch phase p of layer `layer` to the fastest other
+    // candidate its plan timed that needs at most max_ws bytes of workspace (the step check: the
+    // workspace placed for it; the trim: less than it has), or (undo) back to the choice before that
+    // switch; lb[layer].choice[p] follows (its workspace the candidate's), its flags kept. The engine
+    // sets lb[layer].ws[p]. False: nothing to switch to, or nothing to undo.
+    bool (*revise)(cb_exec *e, int layer, cb_phase p, size_t max_ws, bool undo);
 } cb_backend;
 
 // A backend's note of a slow path it took (once per text; beyond CB_EXEC_MAX_NOTES, dropped)
@@ -163,12 +170,13 @@ struct cb_exec {
     void *ws_all;                 // the workspace outside the arena, max over the layers and phases it serves
     size_t ws_bytes;              // its bytes
     // the arena's buffers as placed (offset, bytes, live interval), kept for the workspaces' placement
-    struct cb_arena_slot { size_t off, bytes; int lo, hi; } *arena_map;
+    struct cb_arena_slot { size_t off, bytes; int lo, hi, kind; } *arena_map; // (kind: a cb_mem_kind)
     int arena_nmap;
     float *scratch;               // accumulation scratch: the current layer's acc in backward, else plan_scratch
     float *plan_scratch;          // the largest activation's size, for the races while planning (before any step)
     void *arena;                  // every activation-sized buffer, placed by liveness (exec.c); NULL: one buffer each
     size_t arena_bytes;
+    size_t arena_grown;           // of those, what the workspaces past its first end added (ws_grow, exec.c)
     float *prob;                  // (N, K) criterion probabilities when the net has no Softmax layer
     int32_t *labels;              // (N)
     bool *grad_ready;             // per layer, during backward

@@ -33,6 +33,7 @@ void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n
     if (c->flags & CB_CHOICE_DILATED) PUT(" (dilated)");
     if ((c->flags & CB_CHOICE_STEP_CHECKED) && c->ms >= 0 && c->rival_ms >= 0) PUT(" (in step %.3f<%.3f)", c->ms, c->rival_ms);
     else if (c->flags & CB_CHOICE_STEP_CHECKED) PUT(" (step check)");
+    if ((c->flags & CB_CHOICE_LESS_WORKSPACE) && !(c->flags & CB_CHOICE_STEP_CHECKED)) PUT(" (less workspace, %.3f>%.3f)", c->ms, c->rival_ms);
 #undef PUT
 }
 

@@ -39,6 +39,7 @@ void cb_exec_opts_default(cb_exec_opts *o) {
     o->seed = 42;
     o->workspace_limit = (size_t)4096 << 20;
     o->workspace_slack = CB_WORKSPACE_SLACK_DEFAULT;
+    o->memory_slack = CB_MEMORY_SLACK_DEFAULT;
 }
 
 // an allocation of the engine's, counted as kind k (CB_MEM_COUNT: counted by the caller)
@@ -59,6 +60,21 @@ static void *take_kind(cb_exec *e, size_t bytes, bool *ok, cb_mem_kind k) {
     return p;
 }
 
+// the arena: growable where the backend can (be->alloc_growable), with addresses reserved for the
+// largest workspace a plan may ask past its end (opts.workspace_limit), so that workspace_place
+// may grow it
+static void *take_arena(cb_exec *e, size_t bytes, bool *ok) {
+    const char *mode = getenv("CONVBENCH_WORKSPACE");
+    if (!e->be->alloc_growable || e->opts.plan_only || !*ok || !bytes || (mode && (!strcmp(mode, "arena") || !strcmp(mode, "separate"))))
+        return take_kind(e, bytes, ok, CB_MEM_COUNT);
+    size_t room = e->opts.workspace_limit < ((size_t)1 << 40) ? e->opts.workspace_limit : (size_t)1 << 40;
+    e->planned += (double)bytes;
+    void *p = e->be->alloc_growable(e, bytes, bytes + room);
+    if (!p) *ok = false;
+    else e->allocated += bytes, e->engine_bytes += bytes;
+    return p;
+}
+
 static const char *const MEM_NAMES[] = {"parameters", "layer outputs", "saved for backward", "activation gradients",
                                         "accumulation scratch", "workspace", "criterion", "backend copies"};
 _Static_assert(sizeof MEM_NAMES / sizeof MEM_NAMES[0] == CB_MEM_COUNT, "a memory kind lacks a name");
@@ -66,6 +82,7 @@ const char *cb_mem_kind_name(cb_mem_kind k) { return (unsigned)k < CB_MEM_COUNT 
 
 bool cb_exec_memory_shared(const cb_exec *e) { return e->arena != NULL || (e->opts.plan_only && e->arena_bytes); }
 size_t cb_exec_arena_bytes(const cb_exec *e) { return e->arena_bytes; }
+size_t cb_exec_arena_grown(const cb_exec *e) { return e->arena_grown; }
 
 size_t cb_exec_memory(const cb_exec *e, cb_mem_kind k) {
     if (k != CB_MEM_BACKEND) return (unsigned)k < CB_MEM_COUNT ? e->mem[k] : 0;
@@ -435,11 +452,11 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         for (int i = 1; i < n && train; i++) e->lb[i].acc = e->scratch;
     } else {
         size_t total = arena_first_fit(bufs, nb);
-        e->arena = take_kind(e, total, ok, CB_MEM_COUNT);
+        e->arena = take_arena(e, total, ok);
         e->arena_bytes = e->arena || e->opts.plan_only ? total : 0;
         for (int k = 0; k < nb && e->arena; k++) *bufs[k].slot = (char *)e->arena + bufs[k].off;
         e->arena_map = cb_xcalloc((size_t)nb + 1, sizeof *e->arena_map); // (the workspaces' placement reads it)
-        for (int k = 0; k < nb; k++) e->arena_map[k] = (struct cb_arena_slot){bufs[k].off, bufs[k].bytes, bufs[k].lo, bufs[k].hi};
+        for (int k = 0; k < nb; k++) e->arena_map[k] = (struct cb_arena_slot){bufs[k].off, bufs[k].bytes, bufs[k].lo, bufs[k].hi, bufs[k].kind};
         e->arena_nmap = nb;
     }
     e->plan_scratch = e->scratch;
@@ -458,7 +475,15 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
 // sized by the largest of them. On the H200 (2026-11-27) that took ResNet-50 b64 bf16's small
 // workspaces in (6 MiB off its plan), while AlexNet b128 tf32's 207 MiB and VGG-A b64 fp32's
 // 1,324 MiB found no gap that large and stayed outside. $CONVBENCH_WORKSPACE=separate: one buffer
-// for all, as before (arena, or unset: this placement). Returns the bytes outside the arena.
+// for all, as before; arena: this placement in the arena's gaps only; unset or grow: where the
+// backend's arena can grow (be->grow, the GPU backends), a workspace that fits no gap lies at the
+// lowest offset free at its call, past the arena's end if need be, and the arena grows to hold it
+// (AlexNet b128 tf32: 169 MiB of the arena live at conv1's backward filter, whose 206.8 MiB then
+// grow the arena by 109 MiB, where a buffer of its own took 207). Returns the bytes outside the
+// arena; top: the end of the highest placed (the arena's size, or what it must grow to). dry:
+// places nothing (wsp, the memory counts and the busiest point untouched); out (n *
+// CB_PHASE_COUNT, or NULL): 1 for each phase that sets the bytes added (the largest outside, the
+// highest past the end).
 static int ws_item_cmp(const void *a, const void *b) {
     const struct cb_arena_slot *x = a, *y = b;
     return x->bytes != y->bytes ? (x->bytes < y->bytes ? 1 : -1) : (x->lo > y->lo) - (x->lo < y->lo);
@@ -467,7 +492,35 @@ static int size_cmp(const void *a, const void *b) {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
     return (x > y) - (x < y);
 }
-static size_t workspace_place(cb_exec *e) {
+// the arena's busiest point again, with the workspaces placed in it (each live at its own call)
+static void arena_repeak(cb_exec *e, const struct cb_arena_slot *ws, int nws) {
+    int T = 2 * e->net->nlayers - 1, at = -1;
+    int64_t *d = cb_xcalloc((size_t)T + 3, sizeof *d), live = 0, most = -1;
+    for (int m = 0; m < e->arena_nmap + nws; m++) {
+        const struct cb_arena_slot *s = m < e->arena_nmap ? &e->arena_map[m] : &ws[m - e->arena_nmap];
+        d[s->lo + 1] += (int64_t)s->bytes, d[s->hi + 2] -= (int64_t)s->bytes;
+    }
+    for (int t = -1; t <= T; t++) {
+        live += d[t + 1];
+        if (live > most) most = live, at = t;
+    }
+    free(d);
+    e->peak_at = at;
+    memset(e->mem_peak, 0, sizeof e->mem_peak);
+    for (int m = 0; m < e->arena_nmap + nws; m++) {
+        const struct cb_arena_slot *s = m < e->arena_nmap ? &e->arena_map[m] : &ws[m - e->arena_nmap];
+        if (s->lo <= at && at <= s->hi && (unsigned)s->kind < CB_MEM_COUNT) e->mem_peak[s->kind] += s->bytes;
+    }
+}
+
+// May the workspaces lie past the arena's end, growing it (be->grow)? Not under
+// $CONVBENCH_WORKSPACE=arena (the arena's gaps only) or separate.
+static bool ws_grow(const cb_exec *e) {
+    const char *mode = getenv("CONVBENCH_WORKSPACE");
+    return e->arena && e->arena_map && e->be->grow && !e->opts.plan_only && !(mode && (!strcmp(mode, "arena") || !strcmp(mode, "separate")));
+}
+
+static size_t workspace_place(cb_exec *e, bool dry, unsigned char *out, bool grow, size_t *top) {
     const char *mode = getenv("CONVBENCH_WORKSPACE");
     int n = e->net->nlayers, ni = 0;
     bool place = e->arena && e->arena_map && !(mode && !strcmp(mode, "separate"));
@@ -475,16 +528,18 @@ static size_t workspace_place(cb_exec *e) {
     struct cb_arena_slot *it = cb_xcalloc((size_t)n * CB_PHASE_COUNT + 1, sizeof *it);
     for (int i = 0; i < n; i++)
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
-            e->lb[i].wsp[p] = NULL;
+            if (!dry) e->lb[i].wsp[p] = NULL;
+            if (out) out[i * CB_PHASE_COUNT + p] = 0;
             if (!e->lb[i].ws[p]) continue;
             int t = p == CB_PHASE_FORWARD ? e->plan.node[e->plan.node_of[i]].layer[0] : 2 * n - 1 - i;
-            it[ni++] = (struct cb_arena_slot){(size_t)(i * CB_PHASE_COUNT + p), (e->lb[i].ws[p] + 255) / 256 * 256, t, t};
+            it[ni++] = (struct cb_arena_slot){(size_t)(i * CB_PHASE_COUNT + p), (e->lb[i].ws[p] + 255) / 256 * 256, t, t, CB_MEM_WORKSPACE};
         }
     qsort(it, (size_t)ni, sizeof *it, ws_item_cmp);
     struct cb_arena_slot *done = cb_xcalloc((size_t)ni + 1, sizeof *done); // the workspaces placed so far
+    int *key = cb_xcalloc((size_t)ni + 1, sizeof *key), *left = cb_xcalloc((size_t)ni + 1, sizeof *left); // their phases; those outside
     const struct cb_arena_slot **live = cb_xcalloc((size_t)(e->arena_nmap + ni) + 1, sizeof *live);
-    size_t outside = 0, *cand = cb_xcalloc((size_t)(e->arena_nmap + ni) + 1, sizeof *cand);
-    int nd = 0;
+    size_t outside = 0, end = e->arena_bytes, *cand = cb_xcalloc((size_t)(e->arena_nmap + ni) + 1, sizeof *cand);
+    int nd = 0, nleft = 0;
     for (int k = 0; k < ni; k++) {
         int i = (int)(it[k].off / CB_PHASE_COUNT), p = (int)(it[k].off % CB_PHASE_COUNT), t = it[k].lo, nc = 0, nl = 0;
         size_t bytes = it[k].bytes, best = SIZE_MAX;
@@ -496,25 +551,129 @@ static size_t workspace_place(cb_exec *e) {
         qsort(cand, (size_t)nc, sizeof *cand, size_cmp);
         for (int c = 0; place && c < nc && best == SIZE_MAX; c++) { // (ascending: the first that fits is the lowest)
             size_t off = cand[c];
-            if (off + bytes > e->arena_bytes) break;
+            if (!grow && off + bytes > e->arena_bytes) break; // (growing: past the end too)
             bool clash = false;
             for (int m = 0; m < nl && !clash; m++) clash = off < live[m]->off + live[m]->bytes && live[m]->off < off + bytes;
             if (!clash) best = off;
         }
         if (best == SIZE_MAX) {
             if (bytes > outside) outside = bytes;
+            left[nleft++] = (int)it[k].off;
             continue;
         }
+        if (best + bytes > end) end = best + bytes;
+        key[nd] = (int)it[k].off;
+        done[nd++] = (struct cb_arena_slot){best, bytes, t, t, CB_MEM_WORKSPACE};
+        if (dry) continue;
         e->lb[i].wsp[p] = (char *)e->arena + best;
-        done[nd++] = (struct cb_arena_slot){best, bytes, t, t};
         e->mem[CB_MEM_WORKSPACE] += bytes, e->mem_arena[CB_MEM_WORKSPACE] += bytes;
-        if (t == e->peak_at) e->mem_peak[CB_MEM_WORKSPACE] += bytes;
     }
+    // the phases that set the bytes the workspaces add: the largest outside, the highest past the end
+    for (int k = 0; out && k < nleft; k++)
+        if ((e->lb[left[k] / CB_PHASE_COUNT].ws[left[k] % CB_PHASE_COUNT] + 255) / 256 * 256 == outside) out[left[k]] = 1;
+    for (int k = 0; out && k < nd && end > e->arena_bytes; k++)
+        if (done[k].off + done[k].bytes == end) out[key[k]] = 1;
+    if (!dry && place) arena_repeak(e, done, nd);
+    if (top) *top = end;
     free(cand);
     free(live);
+    free(left);
+    free(key);
     free(done);
     free(it);
     return outside;
+}
+
+// ---- workspace against time (cb_exec_opts.memory_slack) ------------------------------------------
+// The workspaces that fit no gap of the arena share one buffer of their own, as large as the
+// largest of them, which the device's peak pays whole (AlexNet b128 tf32 NHWC on the H200: one
+// backward filter's 206.8 MiB, the one buffer that put its peak above torch.compile's). The races
+// kept each phase's fastest candidate (of least workspace within --workspace-slack of its layer's
+// time); here the phases whose workspace sets that buffer give way to their fastest candidate of
+// less workspace (be->revise with a cap), phases of the same size together, for as long as the
+// buffer gets smaller and the races' times lost add up to at most memory_slack of the planned step
+// (the sum of every phase's race time). One note says what switched and, where the next switch would
+// cost more than is left, what it would have cost.
+static void workspace_trim(cb_exec *e) {
+    const cb_backend *be = e->be;
+    int n = e->net->nlayers, nk = n * CB_PHASE_COUNT;
+    if (!be->revise || !(e->opts.memory_slack > 0) || !e->arena || !e->arena_map) return;
+    static const char *const PH[CB_PHASE_COUNT] = {"forward", "backward-data", "backward-filter"};
+    double step = 0;
+    for (int i = 0; i < n; i++)
+        for (int p = 0; p < CB_PHASE_COUNT; p++)
+            if (e->lb[i].choice[p].impl != CB_IMPL_NONE && e->lb[i].choice[p].ms > 0) step += e->lb[i].choice[p].ms;
+    unsigned char *out = cb_xcalloc((size_t)nk + 1, 1);
+    int *group = cb_xcalloc((size_t)nk + 1, sizeof *group);
+    size_t *was_ws = cb_xcalloc((size_t)nk + 1, sizeof *was_ws);
+    double budget = e->opts.memory_slack * step, spent = 0;
+    bool grow = ws_grow(e);
+    size_t top = 0, outside = workspace_place(e, true, out, grow, &top);
+    outside += top - e->arena_bytes; // (the bytes the workspaces add: the buffer outside, the arena's growth)
+    size_t first = outside;
+    char note[CB_EXEC_NOTE_LEN] = "", why[200] = "";
+    size_t len = 0;
+    int kept = 0;
+    for (int round = 0; round < 64 && outside > 0; round++) {
+        int ng = 0;
+        bool all = true;
+        double cost = 0;
+        for (int k = 0; k < nk && all; k++) { // the phases of the buffer's size switch together
+            int i = k / CB_PHASE_COUNT, p = k % CB_PHASE_COUNT;
+            cb_lbuf *b = &e->lb[i];
+            if (!out[k]) continue;
+            double was_ms = b->choice[p].ms;
+            if (b->choice[p].flags & (CB_CHOICE_FORCED | CB_CHOICE_IN_FUSED) || !be->revise(e, i, (cb_phase)p, b->ws[p] - 1, false)) {
+                all = false;
+                break;
+            }
+            group[ng++] = k, was_ws[k] = b->ws[p];
+            b->ws[p] = b->choice[p].workspace;
+            cost += b->choice[p].ms - was_ms;
+            b->choice[p].rival_ms = was_ms;
+        }
+        size_t now = outside;
+        if (all && ng) now = workspace_place(e, true, out, grow, &top), now += top - e->arena_bytes;
+        bool keep = all && ng && now < outside && spent + cost <= budget;
+        if (!keep && all && ng && now < outside && !*why) {
+            const cb_layer *L = &e->net->layers[group[0] / CB_PHASE_COUNT];
+            snprintf(why, sizeof why, "; '%s' %s%s would take it to %.1f MiB for %.3f ms more", L->name, PH[group[0] % CB_PHASE_COUNT],
+                     ng > 1 ? " and its peers" : "", now / 1048576.0, cost);
+        }
+        for (int g = 0; g < ng; g++) {
+            int k = group[g], i = k / CB_PHASE_COUNT, p = k % CB_PHASE_COUNT;
+            cb_lbuf *b = &e->lb[i];
+            if (!keep) {
+                be->revise(e, i, (cb_phase)p, 0, true);
+                b->ws[p] = was_ws[k];
+                continue;
+            }
+            b->choice[p].flags |= CB_CHOICE_LESS_WORKSPACE;
+            char item[200];
+            int w = snprintf(item, sizeof item, "%s'%s' %s: %s %.1f -> %.1f MiB, %+.3f ms", kept ? "; " : "", e->net->layers[i].name, PH[p],
+                             b->algo[p], was_ws[k] / 1048576.0, b->ws[p] / 1048576.0, b->choice[p].ms - b->choice[p].rival_ms);
+            if (w > 0 && len + (size_t)w < 160) memcpy(note + len, item, (size_t)w + 1), len += (size_t)w;
+            else if (len + 6 < 170 && !strstr(note, "; ...")) memcpy(note + len, "; ...", 6), len += 5;
+            kept++;
+            b->choice[p].workspace = b->ws[p];
+            cb_choice_format(&b->choice[p], e->net, b->algo[p], sizeof b->algo[p]);
+        }
+        if (!keep) break;
+        spent += cost, outside = now;
+    }
+    if (kept || *why) {
+        note[len] = 0;
+        if (kept)
+            cb_exec_note(e, "workspace beyond the arena %.1f -> %.1f MiB: %d phases on less workspace, %+.3f ms of the %.3f that "
+                            "--memory-slack allows (%.3f ms planned): %s%s",
+                         first / 1048576.0, outside / 1048576.0, kept, spent, budget, step, note, why);
+        else
+            cb_exec_note(e, "workspace beyond the arena %.1f MiB, kept for speed (--memory-slack allows %.3f ms of the %.3f planned)%s",
+                         outside / 1048576.0, budget, step, why);
+    }
+    free(was_ws);
+    free(group);
+    free(out);
 }
 
 // the workspace of layer i's phase p (the engine sets e->ws to it before each call)
@@ -675,7 +834,7 @@ static void step_check(cb_exec *e, int mode) {
             if (c->impl == CB_IMPL_NONE || (c->flags & (CB_CHOICE_FORCED | CB_CHOICE_IN_FUSED)) ||
                 (mode == STEP_TIMED && (c->ms <= 0 || m <= 2 * c->ms + STEP_CHECK_SLACK_MS)))
                 continue;
-            if (be->revise(e, i, (cb_phase)p, false)) switched[i * CB_PHASE_COUNT + p] = true, nsw++;
+            if (be->revise(e, i, (cb_phase)p, e->lb[i].ws[p], false)) switched[i * CB_PHASE_COUNT + p] = true, nsw++;
         }
     if (nsw) {
         step_times(e, t, after, mode == STEP_TIMED ? 2 : 0);
@@ -701,7 +860,7 @@ static void step_check(cb_exec *e, int mode) {
                     if (w > 0 && len + (size_t)w < room) memcpy(note + len, item, (size_t)w + 1), len += (size_t)w, said++;
                     kept++;
                     cb_choice_format(&b->choice[p], e->net, b->algo[p], sizeof b->algo[p]);
-                } else be->revise(e, i, (cb_phase)p, true);
+                } else be->revise(e, i, (cb_phase)p, 0, true);
             }
         if (kept) {
             note[len] = 0;
@@ -880,7 +1039,22 @@ cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backe
             cb_choice_format(&b->choice[p], net, b->algo[p], sizeof b->algo[p]);
         }
     ok = true;
-    e->ws_bytes = workspace_place(e);
+    workspace_trim(e);
+    bool grow = ws_grow(e);
+    size_t top = 0;
+    if (grow) { // the arena grows to hold the workspaces past its end
+        workspace_place(e, true, NULL, true, &top);
+        size_t apart = top > e->arena_bytes ? workspace_place(e, true, NULL, false, NULL) : 0; // (without growing)
+        if (top > e->arena_bytes && e->be->grow(e, e->arena, top)) {
+            size_t more = top - e->arena_bytes;
+            e->planned += (double)more, e->allocated += more, e->engine_bytes += more, e->arena_grown = more;
+            cb_exec_note(e, "workspace: the arena grew %.1f MiB (to %.1f) to hold the workspaces no gap of it held, where a buffer of "
+                            "their own would take %.1f MiB ($CONVBENCH_WORKSPACE=arena)",
+                         more / 1048576.0, top / 1048576.0, apart / 1048576.0);
+            e->arena_bytes = top;
+        } else if (top > e->arena_bytes) grow = false; // (out of memory: the buffer outside, as without)
+    }
+    e->ws_bytes = workspace_place(e, false, NULL, grow, &top);
     e->ws = e->ws_all = take_kind(e, e->ws_bytes, &ok, CB_MEM_WORKSPACE);
     if (!ok) {
         char why[200] = "";

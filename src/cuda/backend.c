@@ -177,7 +177,9 @@ bool cb_cuda_device_ok(cb_exec *e, char *why, size_t n) {
     snprintf(why, n, "the GPU failed: %s (%s), which no later call survives", cudaGetErrorName(rc), cudaGetErrorString(rc));
     return false;
 }
-void cb_cuda_release(cb_exec *e, void *p) { cudaFree(p); }
+void cb_cuda_release(cb_exec *e, void *p) {
+    if (!cb_cuda_vmm_release(e, p)) cudaFree(p);
+}
 void cb_cuda_upload(cb_exec *e, void *dst, const void *src, size_t bytes) { cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice); }
 void cb_cuda_download(cb_exec *e, void *dst, const void *src, size_t bytes) { cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost); }
 
@@ -581,6 +583,7 @@ void cb_cuda_softmax_(cb_exec *e, const float *x, float *prob, int n, int k) { c
 
 const cb_backend cb_backend_cuda = {
     .name = "cuda", .device = true, .init = cb_cuda_init_state, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
+    .alloc_growable = cb_cuda_alloc_growable, .grow = cb_cuda_grow,
     .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item, .pool_relu_mask = cb_cuda_pool_relu_mask,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
     .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,

@@ -11,6 +11,17 @@
 
 // Backend-wide state; the cudnn backend keeps its handles in `lib`.
 #define CB_CUDA_TIMER_DEPTH 8
+// the growable arena's mapping (src/cuda/vmm.c): reserved addresses from base, the first `mapped`
+// bytes backed by nh physical pieces (handles h, sizes hbytes) of granularity gran
+enum { CB_CUDA_VMM_PIECES = 16 };
+typedef struct cb_cuda_vmm {
+    unsigned long long base; // a CUdeviceptr; 0: none
+    size_t reserved, mapped, gran;
+    int dev, nh;
+    unsigned long long h[CB_CUDA_VMM_PIECES];
+    size_t hbytes[CB_CUDA_VMM_PIECES];
+} cb_cuda_vmm;
+
 typedef struct cb_cuda_state {
     cudaEvent_t t0[CB_CUDA_TIMER_DEPTH], t1; // start events as a stack: timers nest (a step around its layers)
     int depth;
@@ -32,6 +43,7 @@ typedef struct cb_cuda_state {
     void *lib;               // their cuDNN state (src/cudnn)
     float *bias_part;        // training: cb_fmt_bias_grad's partial sums, for the largest bias (NULL: none)
     int alloc_err;           // the cudaError_t of the last cudaMalloc that failed (cb_cuda_alloc_why)
+    cb_cuda_vmm vmm;         // the arena, where it can grow (cb_cuda_alloc_growable)
 } cb_cuda_state;
 
 cb_status cb_cuda_init_state(cb_exec *e, cb_error *err);
@@ -42,6 +54,11 @@ bool cb_cuda_graph_begin(cb_exec *e, char *why, size_t n);
 bool cb_cuda_graph_end(cb_exec *e, char *why, size_t n);
 void cb_cuda_graph_launch(cb_exec *e);
 void *cb_cuda_alloc(cb_exec *e, size_t bytes);
+// be->alloc_growable, be->grow (src/cuda/vmm.c); cb_cuda_vmm_release: true where p was that allocation
+// (then freed)
+void *cb_cuda_alloc_growable(cb_exec *e, size_t bytes, size_t reserve);
+bool cb_cuda_grow(cb_exec *e, void *p, size_t bytes);
+bool cb_cuda_vmm_release(cb_exec *e, void *p);
 bool cb_cuda_alloc_why(cb_exec *e, char *why, size_t n);
 int cb_cuda_pool_argmax_item(const cb_layer *L); // 1 where the window has at most 255 taps, else 4
 bool cb_cuda_device_ok(cb_exec *e, char *why, size_t n);

@@ -128,10 +128,11 @@ size_t cb_dnn_input_copy(const cb_exec *e, int i);
 // the engine's be->pool_relu_mask (src/cudnn/plan.c)
 bool cb_dnn_pool_relu_mask(const cb_exec *e, int i);
 // the engine's be->revise (src/cudnn/plan.c): a conv phase on cuDNN to its next candidate, or back
-bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, bool undo);
+bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo);
 
 #define DNN_BACKEND(NAME, INIT, DESTROY, SUPPORTS)                                                                              \
     {.name = NAME, .device = true, .init = INIT, .destroy = DESTROY, .alloc = cb_cuda_alloc,                  \
+     .alloc_growable = cb_cuda_alloc_growable, .grow = cb_cuda_grow,                                                  \
      .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item,   \
      .pool_relu_mask = cb_dnn_pool_relu_mask,                                                                         \
      .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,                             \

@@ -548,9 +548,9 @@ cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err) {
     return native(e) ? CB_OK : probe(e, i, err);
 }
 
-// be->revise (the step check, src/core/exec.c): phase p of conv layer i, where it runs on cuDNN
-// (neither an own kernel, a cuBLAS GEMM nor the own depthwise one), to the fastest other
-// candidate its plan timed, legacy or graph, that needs no more workspace than was placed for it;
+// be->revise (the step check and the workspace trim, src/core/exec.c): phase p of conv layer i,
+// where it runs on cuDNN (neither an own kernel, a cuBLAS GEMM nor the own depthwise one), to the
+// fastest other candidate its plan timed, legacy or graph, that needs at most max_ws bytes;
 // undo puts back the choice before. The choice keeps its flags (the channel padding) but for the
 // graph API's, which follows the candidate.
 static void set_legacy(dnn_layer *l, int p, int algo, cudnnMathType_t math) {
@@ -559,7 +559,7 @@ static void set_legacy(dnn_layer *l, int p, int algo, cudnnMathType_t math) {
     else l->bwd_filter = (cudnnConvolutionBwdFilterAlgo_t)algo;
     cudnnSetConvolutionMathType(l->cd[p], math);
 }
-bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, bool undo) {
+bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
@@ -582,10 +582,10 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, bool undo) {
     double best_ms = -1;
     for (int k = 0; k < l->nalt[p]; k++) {
         const struct dnn_alt *a = &l->alt[p][k];
-        if ((!on_graph && a->algo == cur) || a->ws > b->ws[p] || (best >= 0 && a->ms >= best_ms)) continue;
+        if ((!on_graph && a->algo == cur) || a->ws > max_ws || (best >= 0 && a->ms >= best_ms)) continue;
         best = k, best_ms = a->ms;
     }
-    if (!on_graph && l->galt[p] && cb_dnn_graph_workspace(l->galt[p]) <= b->ws[p] && (best < 0 || l->galt_ms[p] < best_ms))
+    if (!on_graph && l->galt[p] && cb_dnn_graph_workspace(l->galt[p]) <= max_ws && (best < 0 || l->galt_ms[p] < best_ms))
         best = l->nalt[p], best_ms = l->galt_ms[p];
     if (best < 0) return false;
     cudnnMathType_t math = CUDNN_DEFAULT_MATH;
