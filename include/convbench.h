@@ -362,7 +362,7 @@ const char *cb_exec_algo(const cb_exec *e, int layer, cb_phase ph); // cb_choice
 // (cuDNN's batch norm or pooling backward on NHWC storage under --backend cudnn): note k of
 // cb_exec_note_count, NULL beyond. Results print them: no slow path is taken silently. At most
 // CB_EXEC_MAX_NOTES, each shorter than CB_EXEC_NOTE_LEN bytes.
-enum { CB_EXEC_MAX_NOTES = 4, CB_EXEC_NOTE_LEN = 400 };
+enum { CB_EXEC_MAX_NOTES = 8, CB_EXEC_NOTE_LEN = 400 };
 int cb_exec_note_count(const cb_exec *e);
 const char *cb_exec_note_at(const cb_exec *e, int k);
 size_t cb_exec_workspace(const cb_exec *e, int layer, cb_phase ph);

@@ -862,7 +862,7 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
     int n = net->nlayers, hi[1024], low[1024], nb = 0, transient = 0, routed = 0, badroute = 0;
     CHECK(n <= 1024, "%s: %d layers", name, n);
     if (n > 1024) goto out;
-    typedef struct { const char *p; size_t bytes; int lo, hi; } live_buf;
+    typedef struct { const char *p; size_t bytes; int lo, hi; bool ws; } live_buf;
     live_buf g[8 * 1024];
     for (int i = 0; i < n; i++) hi[i] = i;
     for (int j = 0; j < n; j++)
@@ -955,17 +955,17 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
         CHECK(cb_exec_output_kept(b, i) == (pinned || !unread), "%s: layer %s's output %s", name, L->name, unread ? "is kept" : "is not kept");
         transient += unread;
         const char *y = (const char *)b->lb[i].y;
-        g[nb++] = (live_buf){y, bytes, pinned ? -1 : head, pinned ? T : unread ? hi[i] : bw};
-        if (b->lb[i].pre) g[nb++] = (live_buf){(const char *)b->lb[i].pre, bytes, head, bw};
-        if (b->lb[i].act_in) g[nb++] = (live_buf){(const char *)b->lb[i].act_in, bytes, head, bw};
+        g[nb++] = (live_buf){y, bytes, pinned ? -1 : head, pinned ? T : unread ? hi[i] : bw, false};
+        if (b->lb[i].pre) g[nb++] = (live_buf){(const char *)b->lb[i].pre, bytes, head, bw, false};
+        if (b->lb[i].act_in) g[nb++] = (live_buf){(const char *)b->lb[i].act_in, bytes, head, bw, false};
         size_t aux = L->op == CB_OP_LAYERNORM ? (size_t)(L->out.n * L->out.h * L->out.w) * 8
                      : L->op == CB_OP_POOL && !L->p.pool.avg && b->be->pool_argmax_item // (the backend's argmax item)
                          ? (size_t)cb_shape_count(L->out) * (size_t)b->be->pool_argmax_item(L)
                          : bytes;
-        if (b->lb[i].aux) g[nb++] = (live_buf){(const char *)b->lb[i].aux, aux, head, bw};
+        if (b->lb[i].aux) g[nb++] = (live_buf){(const char *)b->lb[i].aux, aux, head, bw, false};
         if (b->lb[i].dy && low[i] >= 0)
-            g[nb++] = (live_buf){(const char *)b->lb[i].dy, bytes, pinned ? -1 : 2 * n - 1 - hi[i], pinned ? T : 2 * n - 1 - low[i]};
-        if (b->lb[i].dpre) g[nb++] = (live_buf){(const char *)b->lb[i].dpre, bytes, bw, bw};
+            g[nb++] = (live_buf){(const char *)b->lb[i].dy, bytes, pinned ? -1 : 2 * n - 1 - hi[i], pinned ? T : 2 * n - 1 - low[i], false};
+        if (b->lb[i].dpre) g[nb++] = (live_buf){(const char *)b->lb[i].dpre, bytes, bw, bw, false};
         // the accumulation scratch: every parent's gradient may pass through it, and a batch norm's dx
         size_t acc = L->op == CB_OP_BATCHNORM ? bytes : 0;
         for (int k = 0; k < L->nparents; k++) {
@@ -976,11 +976,12 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
         }
         if (acc) {
             CHECK(b->lb[i].acc != NULL, "%s: layer %s may accumulate a gradient but has no scratch", name, L->name);
-            if (b->lb[i].acc) g[nb++] = (live_buf){(const char *)b->lb[i].acc, acc, bw, bw};
+            if (b->lb[i].acc) g[nb++] = (live_buf){(const char *)b->lb[i].acc, acc, bw, bw, false};
         }
     }
     // a workspace in the arena: read by its own call alone, the forward at its plan node's head or
-    // the backward; any other outside it (one buffer, not checked here)
+    // the backward (where the data and filter gradients' run one after the other: two workspaces
+    // may share bytes); any other outside it (one buffer, not checked here)
     int in_arena = 0;
     for (int i = 0; i < n; i++)
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
@@ -989,19 +990,19 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
             const char *w = (const char *)b->lb[i].wsp[p], *a0 = (const char *)b->arena;
             CHECK(w >= a0 && w + b->lb[i].ws[p] <= a0 + b->arena_bytes, "%s: layer %s's workspace lies outside the arena", name,
                   net->layers[i].name);
-            g[nb++] = (live_buf){w, b->lb[i].ws[p], t, t};
+            g[nb++] = (live_buf){w, b->lb[i].ws[p], t, t, true};
             in_arena++;
         }
     int64_t maxact = 0;
     for (int i = 0; i < n; i++)
         if (cb_shape_count(net->layers[i].out) > maxact) maxact = cb_shape_count(net->layers[i].out);
-    g[nb++] = (live_buf){(const char *)b->plan_scratch, (size_t)maxact * 4, -1, -1};
+    g[nb++] = (live_buf){(const char *)b->plan_scratch, (size_t)maxact * 4, -1, -1, false};
     CHECK(cb_exec_memory_reused(b) > 0 && cb_exec_memory_reused(a) == 0, "%s: the arena shares nothing, or one buffer each shares", name);
     int clashes = 0, shared = 0;
     for (int x = 0; x < nb; x++)
         for (int y = x + 1; y < nb; y++) {
             bool disjoint = g[x].p + g[x].bytes <= g[y].p || g[y].p + g[y].bytes <= g[x].p;
-            if (!disjoint && live_overlap(g[x].lo, g[x].hi, g[y].lo, g[y].hi)) clashes++;
+            if (!disjoint && live_overlap(g[x].lo, g[x].hi, g[y].lo, g[y].hi) && !(g[x].ws && g[y].ws)) clashes++;
             if (!disjoint) shared++;
         }
     CHECK(clashes == 0, "%s: %d pairs of buffers live at once share bytes", name, clashes);

@@ -492,25 +492,31 @@ static int size_cmp(const void *a, const void *b) {
     size_t x = *(const size_t *)a, y = *(const size_t *)b;
     return (x > y) - (x < y);
 }
-// the arena's busiest point again, with the workspaces placed in it (each live at its own call)
+// the arena's busiest point again, with the workspaces placed in it (each live at its own call; of
+// those that share a t, the backward data and filter of a layer, one at a time: the largest counts)
 static void arena_repeak(cb_exec *e, const struct cb_arena_slot *ws, int nws) {
     int T = 2 * e->net->nlayers - 1, at = -1;
     int64_t *d = cb_xcalloc((size_t)T + 3, sizeof *d), live = 0, most = -1;
-    for (int m = 0; m < e->arena_nmap + nws; m++) {
-        const struct cb_arena_slot *s = m < e->arena_nmap ? &e->arena_map[m] : &ws[m - e->arena_nmap];
+    size_t *wmax = cb_xcalloc((size_t)T + 3, sizeof *wmax);
+    for (int m = 0; m < e->arena_nmap; m++) {
+        const struct cb_arena_slot *s = &e->arena_map[m];
         d[s->lo + 1] += (int64_t)s->bytes, d[s->hi + 2] -= (int64_t)s->bytes;
     }
+    for (int m = 0; m < nws; m++)
+        if (ws[m].bytes > wmax[ws[m].lo + 1]) wmax[ws[m].lo + 1] = ws[m].bytes;
     for (int t = -1; t <= T; t++) {
         live += d[t + 1];
-        if (live > most) most = live, at = t;
+        if (live + (int64_t)wmax[t + 1] > most) most = live + (int64_t)wmax[t + 1], at = t;
     }
-    free(d);
     e->peak_at = at;
     memset(e->mem_peak, 0, sizeof e->mem_peak);
-    for (int m = 0; m < e->arena_nmap + nws; m++) {
-        const struct cb_arena_slot *s = m < e->arena_nmap ? &e->arena_map[m] : &ws[m - e->arena_nmap];
+    for (int m = 0; m < e->arena_nmap; m++) {
+        const struct cb_arena_slot *s = &e->arena_map[m];
         if (s->lo <= at && at <= s->hi && (unsigned)s->kind < CB_MEM_COUNT) e->mem_peak[s->kind] += s->bytes;
     }
+    e->mem_peak[CB_MEM_WORKSPACE] += wmax[at + 1];
+    free(wmax);
+    free(d);
 }
 
 // May the workspaces lie past the arena's end, growing it (be->grow)? Not under
@@ -535,17 +541,19 @@ static size_t workspace_place(cb_exec *e, bool dry, unsigned char *out, bool gro
             it[ni++] = (struct cb_arena_slot){(size_t)(i * CB_PHASE_COUNT + p), (e->lb[i].ws[p] + 255) / 256 * 256, t, t, CB_MEM_WORKSPACE};
         }
     qsort(it, (size_t)ni, sizeof *it, ws_item_cmp);
-    struct cb_arena_slot *done = cb_xcalloc((size_t)ni + 1, sizeof *done); // the workspaces placed so far
+    struct cb_arena_slot *done = cb_xcalloc((size_t)ni + 1, sizeof *done); // the workspaces placed
     int *key = cb_xcalloc((size_t)ni + 1, sizeof *key), *left = cb_xcalloc((size_t)ni + 1, sizeof *left); // their phases; those outside
-    const struct cb_arena_slot **live = cb_xcalloc((size_t)(e->arena_nmap + ni) + 1, sizeof *live);
-    size_t outside = 0, end = e->arena_bytes, *cand = cb_xcalloc((size_t)(e->arena_nmap + ni) + 1, sizeof *cand);
+    const struct cb_arena_slot **live = cb_xcalloc((size_t)e->arena_nmap + 1, sizeof *live);
+    size_t outside = 0, end = e->arena_bytes, *cand = cb_xcalloc((size_t)e->arena_nmap + 2, sizeof *cand);
     int nd = 0, nleft = 0;
     for (int k = 0; k < ni; k++) {
         int i = (int)(it[k].off / CB_PHASE_COUNT), p = (int)(it[k].off % CB_PHASE_COUNT), t = it[k].lo, nc = 0, nl = 0;
         size_t bytes = it[k].bytes, best = SIZE_MAX;
         cand[nc++] = 0; // the lowest offset: 0 or the end of a buffer live at t
-        for (int m = 0; place && m < e->arena_nmap + nd; m++) {
-            const struct cb_arena_slot *s = m < e->arena_nmap ? &e->arena_map[m] : &done[m - e->arena_nmap];
+        // the arena's buffers live at t; not the other workspaces: one call at a time reads one
+        // (the backward data and filter of a layer share t, and run one after the other)
+        for (int m = 0; place && m < e->arena_nmap; m++) {
+            const struct cb_arena_slot *s = &e->arena_map[m];
             if (s->lo <= t && t <= s->hi) live[nl++] = s, cand[nc++] = s->off + s->bytes;
         }
         qsort(cand, (size_t)nc, sizeof *cand, size_cmp);
