@@ -151,10 +151,12 @@ typedef struct arena_buf {
     int lo, hi;       // live over lo..hi of the timeline
     cb_mem_kind kind; // what it is, for the report
     size_t off;
+    bool whole;       // live over the whole timeline (placed first, at the bottom)
 } arena_buf;
 
 static int arena_buf_cmp(const void *a, const void *b) {
     const arena_buf *x = a, *y = b;
+    if (x->whole != y->whole) return x->whole ? -1 : 1;
     return x->bytes != y->bytes ? (x->bytes < y->bytes ? 1 : -1) : (x->lo > y->lo) - (x->lo < y->lo);
 }
 static int off_cmp(const void *a, const void *b) {
@@ -318,7 +320,7 @@ static bool arena_separate(void) {
 }
 
 static void add_buf(arena_buf *bufs, int *nb, void **slot, size_t bytes, int lo, int hi, cb_mem_kind k) {
-    if (bytes) bufs[(*nb)++] = (arena_buf){slot, (bytes + 255) & ~(size_t)255, lo, hi, k, 0};
+    if (bytes) bufs[(*nb)++] = (arena_buf){slot, (bytes + 255) & ~(size_t)255, lo, hi, k, 0, false};
 }
 
 // the point of the step (-1 .. T) where the arena's buffers hold the most bytes, and those bytes
@@ -373,7 +375,7 @@ static int split_weight_copies(cb_exec *e, arena_buf *bufs, int nb, int T, const
         if (best < 0) break;
         arena_buf *f = &bufs[wbuf[best]];
         int hi = f->hi;
-        bufs[nb] = (arena_buf){(void **)&e->lb[best].wcopy_bwd, f->bytes, hi, hi, f->kind, 0};
+        bufs[nb] = (arena_buf){(void **)&e->lb[best].wcopy_bwd, f->bytes, hi, hi, f->kind, 0, false};
         f->hi = wend[best];
         if (!all && live_peak(bufs, nb + 1, T, &at) > most - most / 100) { // not 1% lower: as it was, and done
             f->hi = hi;
@@ -451,6 +453,7 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         for (int k = 0; k < nb; k++) *bufs[k].slot = take_kind(e, bufs[k].bytes, ok, CB_MEM_COUNT);
         for (int i = 1; i < n && train; i++) e->lb[i].acc = e->scratch;
     } else {
+        for (int k = 0; k < nb; k++) bufs[k].whole = bufs[k].lo <= -1 && bufs[k].hi >= T;
         size_t total = arena_first_fit(bufs, nb);
         e->arena = take_arena(e, total, ok);
         e->arena_bytes = e->arena || e->opts.plan_only ? total : 0;
