@@ -1276,6 +1276,16 @@ static void test_weight_copies(void) {
     cb_net_free(net);
 }
 
+// NET_ALL, and the default options with seed 5 (the step check's and the trim's tests)
+static cb_net *all_net(cb_exec_opts *o) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
+    CHECK(net != NULL, "%s", err.msg);
+    cb_exec_opts_default(o);
+    o->seed = 5;
+    return net;
+}
+
 // The step check (cb_exec_opts.step_check, exec.c) on the cpu backend with a table of its own:
 // layer "x" (a conv) reports a fast race (0.01 ms) but its first candidate spins 3 ms in each
 // forward; revise switches it to a second candidate, fast (or, in the second case, as slow);
@@ -1327,12 +1337,9 @@ static void test_step_check(void) {
     sc.mark_reset = sc_mark_reset, sc.mark = sc_mark, sc.mark_ms = sc_mark_ms;
     sc.forward = sc_forward, sc.plan = sc_plan, sc.revise = sc_revise;
     cb_error err = {0};
-    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
-    CHECK(net != NULL, "%s", err.msg);
-    if (!net) return;
     cb_exec_opts o;
-    cb_exec_opts_default(&o);
-    o.seed = 5;
+    cb_net *net = all_net(&o);
+    if (!net) return;
     CHECK(!o.step_check, "the library's default leaves the check off");
     cb_exec *plain = cb_exec_create(net, &o, &err);
     CHECK(plain != NULL, "%s", err.msg);
@@ -1454,12 +1461,9 @@ static void test_workspace_trim(void) {
     wt = cb_backend_cpu;
     wt.plan = wt_plan, wt.revise = wt_revise;
     cb_error err = {0};
-    cb_net *net = cb_net_load_string(NET_ALL, "all.json", &err);
-    CHECK(net != NULL, "%s", err.msg);
-    if (!net) return;
     cb_exec_opts o;
-    cb_exec_opts_default(&o);
-    o.seed = 5;
+    cb_net *net = all_net(&o);
+    if (!net) return;
     CHECK(o.memory_slack == CB_MEMORY_SLACK_DEFAULT && o.memory_slack > 0, "the library's default: %g", o.memory_slack);
     cb_exec *plain = cb_exec_create(net, &o, &err);
     CHECK(plain != NULL, "%s", err.msg);
