@@ -37,6 +37,18 @@ late() { [ $((SECONDS - t0)) -ge "$DEADLINE" ] && { echo "model-gpu: skipping $1
 echo "== model-gpu $TAG ($gpu) commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader
 
+# the GPU's clocks and power every 250 ms, and when each part began (clocks.csv, phases.txt in the
+# archive; a summary per part at the end): whether the calibration's short bursts and the profiles'
+# long runs see the same SM clock (the 2026-11-28 calibration priced every family 10-20% short)
+mark() { echo "$(date -u '+%Y/%m/%d %H:%M:%S.%3N') $1" >>"$RES/phases.txt"; }
+clkpid=
+if command -v nvidia-smi >/dev/null; then
+    nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader,nounits -lms 250 \
+        >"$RES/clocks.csv" 2>/dev/null &
+    clkpid=$!
+    trap 'kill "$clkpid" 2>/dev/null' EXIT
+fi
+mark build
 stamp "build"
 . scripts/device-env.sh
 make -j16 BUILD=$B "$CB" >"$RES/build.log" 2>&1 || { echo "build failed:"; tail -30 "$RES/build.log"; exit 1; }
@@ -44,6 +56,7 @@ make -j16 BUILD=$B "$CB" >"$RES/build.log" 2>&1 || { echo "build failed:"; tail 
 if [ -n "${CAL:-}" ]; then
     cp "$CAL" "$RES/$TAG-cal.json"
 else
+    mark calibrate
     stamp "calibrate cudnn"
     # every call is timed as a pass sees it (calls queued behind one more): about 3x the calls of
     # the idle timing before 2026-11-25; 84 convolution shapes and 28 tensors of pooling
@@ -60,6 +73,7 @@ fi
 cp "$RES/$TAG-cal.json" "$OUT/" 2>/dev/null
 BE=${PROFILE_BACKEND:-cudnn}
 
+mark profiles
 stamp "networks"
 python3 tools/gen_random_net.py --suite "$RES/nets" --seeds 1-3 --max-gflop "${MAX_GFLOP:-400}" >/dev/null || echo "model-gpu: gen_random_net failed"
 # seed 1, the built-ins, then seeds 2 and 3: what comes first survives the deadline
@@ -101,7 +115,10 @@ for item in $list; do
         --format json --quiet --output "$RES/fullpass2/$tag-fp32.json" 2>/dev/null || echo "model-gpu: fullpass again $tag failed"
 done
 
+mark model-eval
 stamp "model-eval"
+[ -n "$clkpid" ] && kill "$clkpid" 2>/dev/null
+[ -s "$RES/clocks.csv" ] && { python3 scripts/clock-summary.py "$RES/clocks.csv" "$RES/phases.txt" || echo "model-gpu: no clock summary"; }
 nets=$(ls "$RES"/nets/*.json | paste -sd, -)
 for prec in ${PRECS:-fp32}; do
     for k in conv all; do
