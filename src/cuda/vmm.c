@@ -139,7 +139,10 @@ bool cb_cuda_grow(cb_exec *e, void *ptr, size_t bytes) {
 bool cb_cuda_vmm_release(cb_exec *e, void *ptr) {
     cb_cuda_vmm *v = e->state ? &((cb_cuda_state *)e->state)->vmm : NULL;
     if (!v || !v->base || (uintptr_t)ptr != (uintptr_t)v->base) return false;
+    int cur = -1;
+    if (cudaGetDevice(&cur) == cudaSuccess && cur != v->dev) cudaSetDevice(v->dev); // (its device's queue, whichever is current)
     cudaDeviceSynchronize(); // (unmapping memory a queued kernel still reads)
+    if (cur >= 0 && cur != v->dev) cudaSetDevice(cur);
     size_t at = 0;
     for (int k = 0; k < v->nh; k++) {
         drv.unmap(v->base + at, v->hbytes[k]);
