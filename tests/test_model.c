@@ -610,7 +610,7 @@ static void calibration_fit(void) {
                               "\"bn\": {\"parents\": [\"c\"], \"type\": \"BatchNorm\"},"
                               "\"c2\": {\"parents\": [\"bn\"], \"type\": \"Convolution\", \"filter\": [1, 1, 48, 8], \"padding\": \"SAME\","
                               "\"activation_fn\": null, \"bias\": false}}}");
-        cb_model_opts b16 = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC}, f32 = {CB_PREC_FP32, 0, false, CB_LAYOUT_NHWC};
+        cb_model_opts b16 = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, f32 = {CB_PREC_FP32, 0, false, CB_LAYOUT_NHWC, false};
         cb_pred pb, pf;
         int i = bn ? cb_net_find(bn, "bn") : -1;
         if (i > 0) {
@@ -729,7 +729,7 @@ static void grouped_entries(void) {
                                  {.name = "FWD_GEMM", .phase = CB_PHASE_FORWARD, .rate = 2e12, .overhead_s = 7e-6, .grouped = true}};
     set_algos(&d, algos, 2);
     cb_cal_algo *a = d.cal.algo;
-    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false};
     cb_pred dw, pw;
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &dw);
     cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &mo, &pw);
@@ -771,7 +771,7 @@ static void graph_entries(void) {
         {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .rate = 30e12, .overhead_s = 10e-6},
         {.name = "FWD_GRAPH", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .rate = 90e12, .overhead_s = 8e-6}};
     set_algos(&d, algos, 2);
-    cb_model_opts mo = {CB_PREC_TF32, 0, true, CB_LAYOUT_NCHW};
+    cb_model_opts mo = {CB_PREC_TF32, 0, true, CB_LAYOUT_NCHW, false};
     cb_pred g, pw;
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &g);
     cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &mo, &pw);
@@ -798,7 +798,7 @@ static void unaligned_entries(void) {
     a[1] = (cb_cal_algo){.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 10e12, .overhead_s = 10e-6, .unaligned = true};
     for (int k = 0; k < 2; k++) cb_algo_form_of(a[k].name, &a[k].form);
     d.cal.nalgo = 2;
-    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false};
     cb_pred po, pe;
     cb_predict_layer(&d, odd, 1, CB_PHASE_FORWARD, &mo, &po);
     cb_predict_layer(&d, even, 1, CB_PHASE_FORWARD, &mo, &pe);
@@ -855,7 +855,7 @@ static void calibrated_prediction(void) {
     for (int k = 0; k < 3; k++) cb_algo_form_of(a[k].name, &a[k].form);
     d.cal.nalgo = 3;
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
-    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false};
     cb_pred p;
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &p);
     cb_conv_params cp = {.n = 8, .c = 64, .h = 28, .w = 28, .k = 96, .r = 3, .s = 3, .p = 28, .q = 28, .stride_h = 1, .stride_w = 1,
@@ -917,7 +917,7 @@ static void epilogue_prediction(void) {
                                  {.name = "BWD_FILTER_ALGO_1", .phase = CB_PHASE_BWD_FILTER, .rate = 30e12, .overhead_s = 10e-6}};
     set_algos(&d, algos, 2);
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
-    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false};
     double Y = 8.0 * 96 * 28 * 28 * 4, relu = 1e3 * (5e-6 + 3 * Y / 2e12), bias = 1e3 * (5e-6 + Y / 2e12);
     cb_pred p[2][3][2]; // [fused][layer c1, c2][phase: data, filter]
     for (int f = 0; f < 2; f++) {
@@ -959,7 +959,7 @@ static void cudnn_fallback(void) {
     for (int k = 0; k < 4; k++) cb_algo_form_of(a[k].name, &a[k].form);
     d.cal.nalgo = 4;
     d.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
-    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false};
     cb_pred p;
     if (same && sym && lead) {
         cb_predict_layer(&d, same, 1, CB_PHASE_FORWARD, &mo, &p);
@@ -1025,8 +1025,8 @@ static void channel_pad(void) {
         wt57.c = 57;
         double cast16 = fixed + 0.75 * (wcopy - fixed), cast_tf = cb_cal_mop_s(&d.cal, CB_MOP_COPY, &wt57);
         for (int k = 0; k < 3; k++) {
-            cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC}, nchw = {CB_PREC_BF16, 0, false, CB_LAYOUT_NCHW};
-            cb_model_opts tf = {CB_PREC_TF32, 0, false, CB_LAYOUT_NHWC};
+            cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, nchw = {CB_PREC_BF16, 0, false, CB_LAYOUT_NCHW, false};
+            cb_model_opts tf = {CB_PREC_TF32, 0, false, CB_LAYOUT_NHWC, false};
             cb_pred p, q, r, e;
             cb_predict_layer(&d, odd, 2, ph[k], &bf, &p);
             double conv = cb_cal_algo_s(&d.cal, &a[3 + k], &xs, false, NULL), cast = k == 0 ? cast16 : 0;
@@ -1042,6 +1042,13 @@ static void channel_pad(void) {
             cb_predict_layer(&d, even, 2, ph[k], &inf, &pi);
             CHECK(k != 0 || close_rel(e.ms - pi.ms, 1e3 * cast16, 1e-9), "bf16 NHWC forward: training %g ms, inference %g, want the cast %g between",
                   e.ms, pi.ms, 1e3 * cast16);
+            // a training forward without an update between steps (profile): the backend's copy kept, no cast
+            cb_model_opts fixed = bf;
+            fixed.weights_fixed = true;
+            cb_pred pw;
+            cb_predict_layer(&d, even, 2, ph[k], &fixed, &pw);
+            CHECK(close_rel(e.ms - pw.ms, k == 0 ? 1e3 * cast16 : 0, 1e-9) && (k != 0 || pw.ms > pi.ms - 1e-12),
+                  "bf16 NHWC %s, weights fixed: %g ms against %g training, want the cast %g between", names[k], pw.ms, e.ms, k == 0 ? 1e3 * cast16 : 0);
             cb_predict_layer(&d, odd, 2, ph[k], &nchw, &q);
             CHECK(q.ms < p.ms - 1e3 * copy16 * 0.5, "bf16 NCHW, %s: no channel copy (%g ms against NHWC's %g)", names[k], q.ms, p.ms);
             cb_predict_layer(&d, odd, 2, ph[k], &tf, &r);
@@ -1069,7 +1076,7 @@ static void bf16_passes(void) {
     set_algos(&d, &conv, 1);
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .plane_s = 1e-9, .n = 1};
     if (net) {
-        cb_model_opts f = {CB_PREC_FP32, 0, false, CB_LAYOUT_NHWC}, b = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC};
+        cb_model_opts f = {CB_PREC_FP32, 0, false, CB_LAYOUT_NHWC, false}, b = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false};
         cb_pred pf, pb;
         cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &f, &pf);
         cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &b, &pb);
@@ -1129,7 +1136,7 @@ static void conv_epilogues(void) {
     none.cal.mop[CB_MOP_ACT_BIAS_GRAD].n = none.cal.mop16[CB_MOP_ACT_BIAS_GRAD].n = 0;
     d.cal.mop[CB_MOP_ACT_BIAS_GRAD] = d.cal.mop16[CB_MOP_ACT_BIAS_GRAD] = (cb_cal_mop){.bw = 5e11, .overhead_s = 9e-6, .n = 1};
     if (relu && plain && bn) {
-        cb_model_opts opts[2] = {{CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC}, {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW}};
+        cb_model_opts opts[2] = {{CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false}};
         cb_conv_params y = {.n = 8, .c = 64, .h = 28, .w = 28, .p = 28, .q = 28};
         for (int k = 0; k < 2; k++) {
             const cb_model_opts *o = &opts[k];
@@ -1167,7 +1174,7 @@ static void bn_legacy_nhwc(void) {
     d.cal.mop16[CB_MOP_BN_FWD_TRAIN_ODD] = (cb_cal_mop){.bw = 2e10, .overhead_s = 30e-6, .n = 1}; // a hundredth of the Ex's bandwidth
     d.cal.mop16[CB_MOP_BN_BWD_ODD] = (cb_cal_mop){.bw = 1e10, .overhead_s = 50e-6, .n = 1};
     if (odd && even) {
-        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC}, nchw = {CB_PREC_BF16, 0, false, CB_LAYOUT_NCHW}, inf = bf;
+        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, nchw = {CB_PREC_BF16, 0, false, CB_LAYOUT_NCHW, false}, inf = bf;
         inf.inference = true;
         cb_conv_params y = {.n = 8, .c = 57, .h = 28, .w = 28, .p = 28, .q = 28};
         const cb_mop fast[2] = {CB_MOP_BN_FWD_TRAIN, CB_MOP_BN_BWD}, slow[2] = {CB_MOP_BN_FWD_TRAIN_ODD, CB_MOP_BN_BWD_ODD};
@@ -1211,7 +1218,7 @@ static void weight_copies_again(void) {
         return;
     }
     cb_device d = gpu_device();
-    cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC}, f32 = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW};
+    cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, f32 = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
     cb_step_pred plan, kept, p32, k32;
     cb_predict_step(&d, net, &bf, &plan);
     cb_predict_step(&d, net, &f32, &p32);
@@ -1392,7 +1399,7 @@ static void pool_entries(void) {
     e.cal.mop[CB_MOP_POOL_BWD].win_s = 1e-12;      // cuDNN max
     e.cal.mop[CB_MOP_AVGPOOL_BWD].win_s = 4e-12;   // cuDNN average
     e.cal.mop[CB_MOP_OWNPOOL_BWD].win_s = 0.25e-12; // the own kernels
-    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW};
+    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
     double base = 0, got[5] = {0}, X[5] = {0}, R[5] = {0};
     for (int i = 2; i <= 4; i++) {
         const cb_layer *L = &net->layers[i];
@@ -1452,7 +1459,7 @@ static void host_floor(void) {
     set_algos(&d, algos, 3);
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
     d.cal.host_call_s = 40e-6;
-    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW};
+    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
     int calls[2][CB_PHASE_COUNT] = {{2, 1, 2}, {2, 2, 2}}; // c1, c2: forward, backward data, backward filter
     for (int i = 1; i <= 2; i++)
         for (int ph = 0; ph < CB_PHASE_COUNT; ph++)
@@ -1524,7 +1531,7 @@ static void host_graph_calls(void) {
     set_bf16_algos(&d, "FWD_GRAPH", "BWD_DATA_GRAPH", "BWD_FILTER_GRAPH");
     d.cal.host_call_s = 5e-6;
     if (net) {
-        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC};
+        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false};
         cb_step_pred a, b;
         cb_predict_step(&d, net, &bf, &a);
         d.cal.host_graph_call_s = 20e-6;

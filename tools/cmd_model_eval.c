@@ -356,7 +356,7 @@ static int run(int argc, char **argv) {
         }
         int r = 0;
         for (int c = 0; c < ncase; c++) {
-            cb_model_opts mo = {cs[c].prec, (double)ws_mb * (1 << 20), false, cs[c].layout};
+            cb_model_opts mo = {cs[c].prec, (double)ws_mb * (1 << 20), false, cs[c].layout, false};
             int n = 0, sk = 0;
             model_row *rows = model_cli_compare(fd, cs[c].net, cs[c].m, cs[c].nm, kinds, mo, &n, &sk);
             if (!f) {
@@ -421,11 +421,11 @@ static int run(int argc, char **argv) {
             device_in_form(fd, dev, src, transfer, &FORMS[chosen[u]], smp, nsmp, cal_path, &err);
             for (int j = 0; j < nrow; j++)
                 if (ri[j].unit == u) {
-                    cb_model_opts mo = {cs[ri[j].ecase].prec, (double)ws_mb * (1 << 20), false, cs[ri[j].ecase].layout};
+                    cb_model_opts mo = {cs[ri[j].ecase].prec, (double)ws_mb * (1 << 20), false, cs[ri[j].ecase].layout, false};
                     const model_measure *m = cs[ri[j].ecase].m;
                     int k = 0;
                     while (k + 1 < cs[ri[j].ecase].nm && (m[k].phase != ri[j].phase || !(m[k].ms[ri[j].layer] > 0))) k++;
-                    mo.inference = !m[k].train_fwd;
+                    mo.inference = !m[k].train_fwd, mo.weights_fixed = true; // (as model_cli_compare)
                     cb_predict_layer(fd, cs[ri[j].ecase].net, ri[j].layer, ri[j].phase, &mo, &best[j].pred);
                 }
         }
@@ -556,7 +556,7 @@ static int run(int argc, char **argv) {
             while (u < nunit && strcmp(units[u], st->name)) u++;
             if (u < nunit) f = chosen[u];
             device_in_form(fd, dev, src, transfer, &FORMS[f], smp, nsmp, cal_path, &err);
-            cb_model_opts mo = {st->prec, (double)ws_mb * (1 << 20), false, st->layout};
+            cb_model_opts mo = {st->prec, (double)ws_mb * (1 << 20), false, st->layout, false};
             for (int h = 0; h < CB_HOST_FLOOR_COUNT; h++) {
                 cb_step_pred *q = &spf[k * CB_HOST_FLOOR_COUNT + h];
                 fd->cal.host_floor = h;

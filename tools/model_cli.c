@@ -285,6 +285,7 @@ model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_
     for (int k = 0; k < nm; k++) {
         cb_phase ph = m[k].phase;
         mo.inference = !m[k].train_fwd;
+        mo.weights_fixed = true; // (profile's steps: no update, its weight copies made once)
         for (int i = 1; i < net->nlayers; i++) {
             double mv = m[k].ms[i];
             if (!(mv > 0) || !model_cli_kind_selected(kinds, net->layers[i].op)) continue;

@@ -354,6 +354,8 @@ typedef struct cb_model_opts {
     double workspace_limit;             // bytes an algorithm may use (0: no limit); calibrated GPUs only
     bool inference;                     // forward as inference (batch norm with running statistics), as profile times it
     cb_layout layout;                   // the activations' storage (NHWC: the cudnn backend's padded-channel copies)
+    bool weights_fixed;                 // no update between the steps timed (profile): the storage's weight copies
+                                        // are the backend's own, converted once, so no cast is charged per step
 } cb_model_opts;
 
 // Effective rates the roofline uses (after efficiencies and measured ceilings).

@@ -176,9 +176,10 @@ static int model_cpad(const cb_model_opts *o, const cb_conv_params *p) {
 }
 // A training step's forward makes conv / FC layer L's weights again in the storage's format from the
 // fp32 masters (src/storage/storage.c, cb_store_weights; which layers, and its bytes:
-// cb_weight_copy_bytes); inference keeps the copy from one pass to the next.
+// cb_weight_copy_bytes); inference keeps the copy from one pass to the next, and so does a run
+// without an update (profile: the backend's own copy, converted again only when the weights change).
 static bool weight_cast(const cb_device *d, const cb_model_opts *o, const cb_layer *L) {
-    return o && !o->inference && cal_caps(d)->conv_library && cb_weight_copy_bytes(L, o->precision, o->layout) > 0;
+    return o && !o->inference && !o->weights_fixed && cal_caps(d)->conv_library && cb_weight_copy_bytes(L, o->precision, o->layout) > 0;
 }
 // that cast's time: the copy's elements read as fp32 and written in the storage's type (a copy's 8
 // bytes each on fp32, 6 on bf16)
@@ -442,7 +443,7 @@ double cb_cal_host_call_s(const cb_calibration *cal, bool *measured) {
 void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts *o, cb_step_pred *out) {
     memset(out, 0, sizeof *out);
     cb_model_opts t = *o;
-    t.inference = false;
+    t.inference = false, t.weights_fixed = false; // (a step with the update)
     double *ph[CB_PHASE_COUNT] = {&out->fwd_ms, &out->bwd_data_ms, &out->bwd_filter_ms};
     double h = 1e3 * cb_cal_host_call_s(&d->cal, NULL); // ms per call
     double hg = d->cal.host_call_s > 0 && d->cal.host_graph_call_s > 0 ? 1e3 * d->cal.host_graph_call_s : 0; // per graph execution
