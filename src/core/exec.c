@@ -60,12 +60,18 @@ static void *take_kind(cb_exec *e, size_t bytes, bool *ok, cb_mem_kind k) {
     return p;
 }
 
+// $CONVBENCH_WORKSPACE: unset or grow (the default), arena or separate (workspace_place); -1: another value
+enum { WS_GROW, WS_ARENA, WS_SEPARATE };
+static int ws_mode(void) {
+    const char *m = getenv("CONVBENCH_WORKSPACE");
+    return !m || !*m || !strcmp(m, "grow") ? WS_GROW : !strcmp(m, "arena") ? WS_ARENA : !strcmp(m, "separate") ? WS_SEPARATE : -1;
+}
+
 // the arena: growable where the backend can (be->alloc_growable), with addresses reserved for the
 // largest workspace a plan may ask past its end (opts.workspace_limit), so that workspace_place
 // may grow it
 static void *take_arena(cb_exec *e, size_t bytes, bool *ok) {
-    const char *mode = getenv("CONVBENCH_WORKSPACE");
-    if (!e->be->alloc_growable || e->opts.plan_only || !*ok || !bytes || (mode && (!strcmp(mode, "arena") || !strcmp(mode, "separate"))))
+    if (!e->be->alloc_growable || e->opts.plan_only || !*ok || !bytes || ws_mode() != WS_GROW)
         return take_kind(e, bytes, ok, CB_MEM_COUNT);
     size_t room = e->opts.workspace_limit < ((size_t)1 << 40) ? e->opts.workspace_limit : (size_t)1 << 40;
     e->planned += (double)bytes;
@@ -524,15 +530,11 @@ static void arena_repeak(cb_exec *e, const struct cb_arena_slot *ws, int nws) {
 
 // May the workspaces lie past the arena's end, growing it (be->grow)? Not under
 // $CONVBENCH_WORKSPACE=arena (the arena's gaps only) or separate.
-static bool ws_grow(const cb_exec *e) {
-    const char *mode = getenv("CONVBENCH_WORKSPACE");
-    return e->arena && e->arena_map && e->be->grow && !e->opts.plan_only && !(mode && (!strcmp(mode, "arena") || !strcmp(mode, "separate")));
-}
+static bool ws_grow(const cb_exec *e) { return e->arena && e->arena_map && e->be->grow && !e->opts.plan_only && ws_mode() == WS_GROW; }
 
 static size_t workspace_place(cb_exec *e, bool dry, unsigned char *out, bool grow, size_t *top) {
-    const char *mode = getenv("CONVBENCH_WORKSPACE");
     int n = e->net->nlayers, ni = 0;
-    bool place = e->arena && e->arena_map && !(mode && !strcmp(mode, "separate"));
+    bool place = e->arena && e->arena_map && ws_mode() != WS_SEPARATE;
     // items: off holds the layer and phase (i * CB_PHASE_COUNT + p) until placed
     struct cb_arena_slot *it = cb_xcalloc((size_t)n * CB_PHASE_COUNT + 1, sizeof *it);
     for (int i = 0; i < n; i++)
@@ -595,6 +597,9 @@ static size_t workspace_place(cb_exec *e, bool dry, unsigned char *out, bool gro
     return outside;
 }
 
+// the phases as the notes name them (the trim's and the step check's)
+static const char *const PH[CB_PHASE_COUNT] = {"forward", "backward-data", "backward-filter"};
+
 // ---- workspace against time (cb_exec_opts.memory_slack) ------------------------------------------
 // The workspaces that fit no gap of the arena add to the device's peak: the arena's growth past
 // its end, or (where it cannot grow) one buffer of their own as large as the largest (AlexNet b128
@@ -610,7 +615,6 @@ static void workspace_trim(cb_exec *e) {
     const cb_backend *be = e->be;
     int n = e->net->nlayers, nk = n * CB_PHASE_COUNT;
     if (!be->revise || !(e->opts.memory_slack > 0) || !e->arena || !e->arena_map) return;
-    static const char *const PH[CB_PHASE_COUNT] = {"forward", "backward-data", "backward-filter"};
     double step = 0;
     for (int i = 0; i < n; i++)
         for (int p = 0; p < CB_PHASE_COUNT; p++)
@@ -830,7 +834,6 @@ static void step_check(cb_exec *e, int mode) {
     const cb_backend *be = e->be;
     int n = e->net->nlayers;
     if (!be->revise || !be->mark) return;
-    static const char *const PH[CB_PHASE_COUNT] = {"forward", "backward-data", "backward-filter"};
     cb_layer_times *t = calloc((size_t)n, sizeof *t);
     double *before = malloc(sizeof(double) * (size_t)n * CB_PHASE_COUNT), *after = malloc(sizeof(double) * (size_t)n * CB_PHASE_COUNT);
     bool *switched = calloc((size_t)n * CB_PHASE_COUNT, 1);
@@ -902,9 +905,8 @@ cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backe
         cb_fail(err, CB_STATUS_ARG, "CONVBENCH_MEMORY", NULL, "'%s' is not reuse or separate", mem);
         return NULL;
     }
-    const char *wsm = getenv("CONVBENCH_WORKSPACE");
-    if (wsm && *wsm && strcmp(wsm, "arena") && strcmp(wsm, "separate")) {
-        cb_fail(err, CB_STATUS_ARG, "CONVBENCH_WORKSPACE", NULL, "'%s' is not arena or separate", wsm);
+    if (ws_mode() < 0) {
+        cb_fail(err, CB_STATUS_ARG, "CONVBENCH_WORKSPACE", NULL, "'%s' is not grow, arena or separate", getenv("CONVBENCH_WORKSPACE"));
         return NULL;
     }
     const char *route = getenv("CONVBENCH_GRAD_ROUTE");
