@@ -16,6 +16,8 @@ B=${B:-build-gpu}
 CB=$B/convbench
 t0=$SECONDS
 stamp() { echo "== $(date -u +%T) (+$((SECONDS - t0)) s) $*"; }
+DEADLINE_S=${DEADLINE_S:-540} # the device call's limit is 600 s: later parts are skipped, and said so
+left() { [ $((SECONDS - t0)) -lt "$DEADLINE_S" ] || { echo "skipped (deadline): $*"; return 1; }; }
 . scripts/device-env.sh
 nvidia-smi --query-gpu=index,name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpus.txt"
 nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
@@ -35,6 +37,18 @@ for g in $GS; do
             timeout 60 $CB allreduce --gpus "$g" --dtype $dt --min-mb 64 --iters 5 --quiet | tail -4
     done
 done
+if [ "$N" -ge 2 ]; then
+    stamp "peer all-reduce (PyTorch, same GPUs) and NCCL settings"
+    timeout 120 python3 bench/peer_dist.py allreduce --gpus "$N" --min-mb 16 --max-mb 1024 --output "$OUT/peer_allreduce_${N}gpu.json" 2>"$OUT/peer_allreduce.err" |
+        tail -4 || echo "peer all-reduce failed: $(tail -2 "$OUT/peer_allreduce.err")"
+    i=0
+    for env in "NCCL_ALGO=Ring" "NCCL_ALGO=Ring NCCL_PROTO=Simple" "NCCL_MIN_NCHANNELS=32" "NCCL_MIN_NCHANNELS=32 NCCL_ALGO=Ring NCCL_PROTO=Simple"; do
+        i=$((i + 1))
+        env $env timeout 60 $CB allreduce --gpus "$N" --min-mb 64 --max-mb 1024 --iters 10 --quiet --format json --output "$OUT/nccl_env$i.json" &&
+            python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2] + ': ' + ', '.join('%.0f MiB %.1f GB/s' % (r['bytes'] / 1048576, r['busbw_gbs']) for r in d['tables']['allreduce']))" \
+                "$OUT/nccl_env$i.json" "$env" || echo "$env: failed"
+    done
+fi
 CAL=docs/results/2026-11-23-model-data/h200-cal.json
 if [ "$N" -ge 2 ]; then # the recorded calibration with this machine's all-reduce stored: simulate's link
     stamp "calibrate --allreduce-gpus $N"
@@ -45,6 +59,7 @@ fi
 run() { # NAME NET BATCH BACKEND PREC LAYOUT SCALING [GRAD [GPUS]]
     local name=$1 net=$2 batch=$3 be=$4 prec=$5 lay=$6 sc=$7 grad=${8:-fp32} g=${9:-$N}
     name=${name}_${g}gpu
+    left "fullpass $name" || return 0
     stamp "fullpass $name"
     timeout 150 $CB fullpass "$net" --batch "$batch" --backend "$be" --precision "$prec" --layout "$lay" --gpus "$g" --scaling "$sc" \
         --grad-precision "$grad" --update --no-data-grad --warmup 3 --iters 10 --format json --quiet --output "$OUT/fullpass_$name.json" \
@@ -53,15 +68,25 @@ run() { # NAME NET BATCH BACKEND PREC LAYOUT SCALING [GRAD [GPUS]]
         --grad-precision "$grad" --overlap --format json --quiet --output "$OUT/simulate_$name.json" 2>"$OUT/simulate_$name.err" ||
         echo "simulate $name failed: $(tail -1 "$OUT/simulate_$name.err")"
 }
-for g in $GS; do
-    run resnet50_b128_bf16_weak resnet50 128 auto bf16 nhwc weak fp32 $g
-    run vgg16_b32_fp32_weak vgg16 32 cudnn fp32 nchw weak fp32 $g
-done
-run resnet50_b64_bf16_weak resnet50 64 auto bf16 nhwc weak
+# most telling first: weak scaling on all GPUs, then the peer, then the rest
+run resnet50_b128_bf16_weak resnet50 128 auto bf16 nhwc weak
+run vgg16_b32_fp32_weak vgg16 32 cudnn fp32 nchw weak
+if [ "$N" -ge 2 ] && left "peer DDP"; then
+    stamp "peer: PyTorch DDP, same GPUs"
+    timeout 150 python3 bench/peer_dist.py ddp --gpus "$N" --net resnet50 --batch 128 --precision bf16 --layout nhwc --iters 10 \
+        --output "$OUT/peer_ddp_resnet50_b128_bf16_${N}gpu.json" 2>"$OUT/peer_ddp.err" || echo "peer DDP failed: $(tail -2 "$OUT/peer_ddp.err")"
+    left "peer DDP vgg16" && timeout 120 python3 bench/peer_dist.py ddp --gpus "$N" --net vgg16 --batch 32 --precision fp32 --layout nchw --iters 10 \
+        --output "$OUT/peer_ddp_vgg16_b32_fp32_${N}gpu.json" 2>>"$OUT/peer_ddp.err" || echo "peer DDP vgg16 failed: $(tail -2 "$OUT/peer_ddp.err")"
+fi
 run resnet50_b256_bf16_strong resnet50 256 auto bf16 nhwc strong
 run vgg16_b32_bf16_weak vgg16 32 cudnn bf16 nhwc weak
 run vgg16_b32_fp32_weak_gradbf16 vgg16 32 cudnn fp32 nchw weak bf16
-if [ "$N" -ge 2 ]; then # one process per GPU, as a launcher starts them (RANK, WORLD_SIZE, LOCAL_RANK; a shared file)
+run resnet50_b64_bf16_weak resnet50 64 auto bf16 nhwc weak
+if [ "$N" -gt 2 ]; then # the simulator at 2 of the N GPUs too
+    run resnet50_b128_bf16_weak resnet50 128 auto bf16 nhwc weak fp32 2
+    run vgg16_b32_fp32_weak vgg16 32 cudnn fp32 nchw weak fp32 2
+fi
+if [ "$N" -ge 2 ] && left "two processes"; then # one process per GPU, as a launcher starts them (RANK, WORLD_SIZE, LOCAL_RANK; a shared file)
     stamp "two processes"
     rm -f /tmp/cb-rdv
     for r in 0 1; do
@@ -105,5 +130,11 @@ for f in sorted(glob.glob(f"{out}/fullpass_*.json")):
         sc = f"{sim[g][1]:.2f}" if g in sim else "-"
         print(f"| {name} | {g} | {r['batch_per_gpu']} | {r['step_ms']:.2f} | {r['compute_ms']:.2f} | {r['comm_ms']:.2f} | "
               f"{r['exposed_comm_ms']:.2f} | {r['images_per_s']:.0f} | {r['scaling_eff_pct']:.1f} | {sc} | {'-' if p is None else f'{p:.2f}'} | {err} |")
+for f in sorted(glob.glob(f"{out}/peer_*.json")):
+    d = json.load(open(f))
+    print()
+    print(f"{os.path.basename(f)}: {d['peer']}, {d['device']}")
+    for r in d["rows"]:
+        print("  " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()))
 PY
 stamp "done"

@@ -67,7 +67,8 @@ static int run(int argc, char **argv) {
     }
     cb_report_meta_num(r, "avg_busbw_gbs", sum_bus / ns);
     cb_report_meta_num(r, "busbw_largest_gbs", cb_allreduce_busbw((double)sizes[ns - 1], sec[ns - 1], n));
-    cb_report_note(r, "median of %ld all-reduces per size after %ld untimed; time: the slowest GPU's, CUDA events; "
+    cb_report_note(r, "median of %ld back-to-back all-reduces per size after %ld untimed; one's time: the gap between its CUDA event and the one before, the "
+                      "slowest GPU's; "
                       "algbw = bytes / time, busbw = algbw * 2(n-1)/n (nccl-tests' definitions; 0 on one GPU)",
                    iters, warmup);
     rc = cli_emit(&cmd_allreduce, r, &o, fmt);

@@ -389,55 +389,67 @@ cb_status cb_dist_allreduce_bench(int n, const int *devices, const size_t *bytes
     for (int k = 0; k < nsizes; k++) most = bytes[k] > most ? bytes[k] : most;
     ncclComm_t comm[CB_DIST_MAX_GPUS] = {0};
     cudaStream_t s[CB_DIST_MAX_GPUS] = {0};
-    cudaEvent_t t0[CB_DIST_MAX_GPUS] = {0}, t1[CB_DIST_MAX_GPUS] = {0};
+    // iters all-reduces back to back, an event after each on every GPU: one all-reduce's time is the
+    // gap between its event and the one before (nccl-tests times such a loop). The first gap starts
+    // at an event recorded after the warm-up's all-reduces, so the host's launch skew between the
+    // GPUs falls in the warm-up and not in a timed all-reduce.
+    int ne = (iters > 0 ? iters : 1) + 1;
+    cudaEvent_t *ev = calloc((size_t)n * (size_t)ne, sizeof *ev);
     void *buf[CB_DIST_MAX_GPUS] = {0};
+    if (!ev) abort();
     cb_status st = CB_OK;
     ncclResult_t nr = ncclCommInitAll(comm, n, devices);
-    if (nr != ncclSuccess) return nccl_fail(err, "ncclCommInitAll", nr);
+    if (nr != ncclSuccess) {
+        free(ev);
+        return nccl_fail(err, "ncclCommInitAll", nr);
+    }
     for (int r = 0; r < n && st == CB_OK; r++) {
         cudaError_t c = cudaSetDevice(devices[r]);
         if (c == cudaSuccess) c = cudaMalloc(&buf[r], most ? most : es);
         if (c == cudaSuccess) c = cudaMemset(buf[r], 0, most ? most : es); // sums of zeros: no overflow at any size
         if (c == cudaSuccess) c = cudaStreamCreateWithFlags(&s[r], cudaStreamNonBlocking);
-        if (c == cudaSuccess) c = cudaEventCreate(&t0[r]);
-        if (c == cudaSuccess) c = cudaEventCreate(&t1[r]);
+        for (int i = 0; i < ne && c == cudaSuccess; i++) c = cudaEventCreate(&ev[r * ne + i]);
         if (c != cudaSuccess) st = cuda_fail(err, "all-reduce buffers", c);
     }
-    double *v = malloc(sizeof(double) * (size_t)(iters > 0 ? iters : 1));
+    double *v = malloc(sizeof(double) * (size_t)ne);
     if (!v) abort();
     for (int k = 0; k < nsizes && st == CB_OK; k++) {
         size_t count = bytes[k] / es;
         for (int it = 0; it < warmup + iters && st == CB_OK; it++) {
-            for (int r = 0; r < n; r++) cudaSetDevice(devices[r]), cudaEventRecord(t0[r], s[r]);
+            if (it == warmup)
+                for (int r = 0; r < n; r++) cudaSetDevice(devices[r]), cudaEventRecord(ev[r * ne], s[r]);
             ncclGroupStart();
             for (int r = 0; r < n; r++) ncclAllReduce(buf[r], buf[r], count, bf16 ? ncclBfloat16 : ncclFloat, ncclSum, comm[r], s[r]);
             nr = ncclGroupEnd();
-            if (nr != ncclSuccess) {
-                st = nccl_fail(err, "ncclAllReduce", nr);
-                break;
-            }
+            if (nr != ncclSuccess) st = nccl_fail(err, "ncclAllReduce", nr);
+            if (it >= warmup)
+                for (int r = 0; r < n; r++) cudaSetDevice(devices[r]), cudaEventRecord(ev[r * ne + it - warmup + 1], s[r]);
+        }
+        for (int r = 0; r < n && st == CB_OK; r++) {
+            cudaSetDevice(devices[r]);
+            cudaError_t c = cudaEventSynchronize(ev[r * ne + ne - 1]);
+            if (c != cudaSuccess) st = cuda_fail(err, "all-reduce", c);
+        }
+        for (int i = 0; i < iters && st == CB_OK; i++) {
             double worst = 0;
             for (int r = 0; r < n; r++) {
                 float ms = 0;
-                cudaSetDevice(devices[r]);
-                cudaEventRecord(t1[r], s[r]);
-                cudaError_t c = cudaEventSynchronize(t1[r]);
-                if (c != cudaSuccess) st = cuda_fail(err, "all-reduce", c);
-                cudaEventElapsedTime(&ms, t0[r], t1[r]);
+                cudaEventElapsedTime(&ms, ev[r * ne + i], ev[r * ne + i + 1]);
                 if (ms > worst) worst = ms;
             }
-            if (it >= warmup) v[it - warmup] = worst * 1e-3;
+            v[i] = worst * 1e-3;
         }
         if (st == CB_OK) sec[k] = median(v, iters);
     }
     free(v);
     for (int r = 0; r < n; r++) {
         cudaSetDevice(devices[r]);
-        if (t0[r]) cudaEventDestroy(t0[r]);
-        if (t1[r]) cudaEventDestroy(t1[r]);
+        for (int i = 0; i < ne; i++)
+            if (ev[r * ne + i]) cudaEventDestroy(ev[r * ne + i]);
         if (s[r]) cudaStreamDestroy(s[r]);
         cudaFree(buf[r]);
         if (comm[r]) ncclCommDestroy(comm[r]);
     }
+    free(ev);
     return st;
 }
