@@ -137,4 +137,7 @@ for f in sorted(glob.glob(f"{out}/peer_*.json")):
     for r in d["rows"]:
         print("  " + ", ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}" for k, v in r.items()))
 PY
+# the device returns at most 8 files: everything in one archive, the summary beside it
+tar -czf /tmp/multi.tgz -C "$OUT" --exclude log.txt . && find "$OUT" -mindepth 1 ! -name log.txt ! -name summary.md -delete &&
+    mv /tmp/multi.tgz "$OUT/multi.tgz"
 stamp "done"

@@ -55,6 +55,18 @@ static void test_busbw(void) {
     CHECK(fabs(cb_allreduce_busbw(bytes, 1e-3, 8) - 268.435456 * 1.75) < 1e-9, "busbw %g", cb_allreduce_busbw(bytes, 1e-3, 8));
     CHECK(cb_allreduce_busbw(bytes, 1e-3, 1) == 0, "one rank moves nothing");
     CHECK(fabs(cb_allreduce_busbw(bytes, 1e-3, 2) - 268.435456) < 1e-9, "two ranks: busbw = algbw");
+    // the sweep: 8 B to 256 MiB in powers of two, 256 MiB itself the last (a sweep that started at
+    // 8e-6 MiB once ended at 134.2 MB and was reported as 256 MiB's)
+    size_t sz[64];
+    int n = cb_allreduce_sizes(8, 268435456.0, 4, sz, 64);
+    CHECK(n == 26 && sz[0] == 8 && sz[n - 1] == 268435456u, "8 B..256 MiB: %d sizes, last %zu", n, n ? sz[n - 1] : 0);
+    for (int k = 1; k < n; k++) CHECK(sz[k] == 2 * sz[k - 1], "size %d doubles", k);
+    n = cb_allreduce_sizes(1, 64, 2, sz, 64);
+    CHECK(n == 6 && sz[0] == 2 && sz[5] == 64, "bf16 from 1 byte: starts at one element (%d sizes)", n);
+    n = cb_allreduce_sizes(100, 1000, 4, sz, 64);
+    CHECK(n == 4 && sz[0] == 100 && sz[3] == 800, "100..1000: 100, 200, 400, 800 (%d)", n);
+    CHECK(cb_allreduce_sizes(64, 8, 4, sz, 64) == 0 && cb_allreduce_sizes(0, 8, 4, sz, 64) == 0, "empty or zero range: none");
+    CHECK(cb_allreduce_sizes(8, 1e12, 4, sz, 3) == 3, "the cap holds");
 }
 
 static const char *fake_env[16][2];

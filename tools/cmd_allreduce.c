@@ -12,7 +12,7 @@ static int run(int argc, char **argv) {
     cli_out o = {0};
     long gpus = CLI_UNSET, warmup = 5, iters = 20;
     const char *devices = NULL, *dtype = "fp32";
-    double min_mb = 0.000008, max_mb = 256;
+    double min_mb = 8.0 / 1048576, max_mb = 256; // 8 B to 256 MiB, powers of two as nccl-tests sweeps
     const cli_opt opts[] = {
         {"--gpus", CLI_INT, &gpus, "N", "GPUs 0..N-1 (default 1)"},
         {"--devices", CLI_STR, &devices, "LIST", "the GPUs by number, e.g. 0,2"},
@@ -36,12 +36,7 @@ static int run(int argc, char **argv) {
     int n, dev[CB_DIST_MAX_GPUS];
     if ((rc = dist_devices(&cmd_allreduce, gpus, devices, &n, dev)) >= 0) return rc;
     size_t es = bf16 ? 2 : 4, sizes[64];
-    int ns = 0;
-    for (double b = min_mb * 1048576.0; b <= max_mb * 1048576.0 * 1.0000001 && ns < 64; b *= 2) {
-        size_t s = (size_t)b / es * es;
-        if (s < es) s = es;
-        if (!ns || s != sizes[ns - 1]) sizes[ns++] = s;
-    }
+    int ns = cb_allreduce_sizes(min_mb * 1048576.0, max_mb * 1048576.0, es, sizes, 64);
     double sec[64];
     cli_progress(&o, "allreduce: %d GPU%s, %d sizes up to %.0f MiB, %s", n, n == 1 ? "" : "s", ns, max_mb, dtype);
     cb_error err = {0};

@@ -105,11 +105,12 @@ static int measure_link(const char *file, long gpus, const cli_out *o, cb_link *
     if (gpus < 2 || gpus > CB_DIST_MAX_GPUS) return cli_usage_error(&cmd_calibrate, "--allreduce-gpus: %ld is not in [2, %d]", gpus, CB_DIST_MAX_GPUS);
     if (gpus > have) return cli_usage_error(&cmd_calibrate, "--allreduce-gpus %ld: this machine has %d GPU%s", gpus, have, have == 1 ? "" : "s");
     // allreduce's default sweep: fp32, 8 B to 256 MiB, doubling
-    int n = (int)gpus, dev[CB_DIST_MAX_GPUS], ns = 0;
+    int n = (int)gpus, dev[CB_DIST_MAX_GPUS];
     size_t sizes[32];
     double bytes[32], sec[32];
     for (int k = 0; k < n; k++) dev[k] = k;
-    for (size_t b = 8; b <= (size_t)256 << 20; b *= 2) bytes[ns] = (double)b, sizes[ns++] = b;
+    int ns = cb_allreduce_sizes(8, 268435456.0, 4, sizes, 32);
+    for (int k = 0; k < ns; k++) bytes[k] = (double)sizes[k];
     cli_progress(o, "calibrate: all-reduce on %d GPUs, %d sizes from 8 B to 256 MiB", n, ns);
     if (cb_dist_allreduce_bench(n, dev, sizes, ns, false, 5, 20, sec, &err) != CB_OK) return cli_fail(&cmd_calibrate, &err);
     char source[256];

@@ -40,6 +40,15 @@ double cb_allreduce_algbw(double bytes, double seconds) { return seconds > 0 ? b
 
 double cb_allreduce_busbw(double bytes, double seconds, int n) { return n > 0 ? cb_allreduce_algbw(bytes, seconds) * 2.0 * (n - 1) / n : 0; }
 
+int cb_allreduce_sizes(double min_bytes, double max_bytes, size_t elem_bytes, size_t *sizes, int cap) {
+    if (!(min_bytes > 0) || !(max_bytes >= min_bytes) || elem_bytes == 0 || max_bytes > 1e15) return 0;
+    size_t s = (size_t)min_bytes / elem_bytes * elem_bytes;
+    if (s < elem_bytes) s = elem_bytes;
+    int n = 0;
+    for (; n < cap && (double)s <= max_bytes; s *= 2) sizes[n++] = s;
+    return n;
+}
+
 bool cb_grad_precision_parse(const char *s, cb_precision *p) {
     cb_precision q;
     if (!s || !cb_precision_parse(s, &q) || (q != CB_PREC_FP32 && q != CB_PREC_BF16)) return false;

@@ -30,6 +30,10 @@ int cb_bucket_plan(const int64_t *off, const int64_t *count, int nlayers, size_t
 // algorithm bandwidth bytes / seconds and the bus bandwidth algbw * 2 (n - 1) / n, in GB/s (1e9)
 double cb_allreduce_algbw(double bytes, double seconds);
 double cb_allreduce_busbw(double bytes, double seconds, int n);
+// The message sizes of an all-reduce sweep, in bytes: min_bytes rounded down to a whole element
+// (at least one), doubled while it stays within max_bytes; at most cap of them. 8 B to 256 MiB
+// gives 8, 16, ..., 268435456. Returns how many.
+int cb_allreduce_sizes(double min_bytes, double max_bytes, size_t elem_bytes, size_t *sizes, int cap);
 
 // --grad-precision: "fp32" or "bf16" (the all-reduce's element type); false for anything else
 bool cb_grad_precision_parse(const char *s, cb_precision *p);
