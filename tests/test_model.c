@@ -642,6 +642,62 @@ static void calibration_fit(void) {
     free(s);
 }
 
+// the local form: samples of a known model, slowed 2.5x where a filter tap has 16 channels or fewer
+// (what a roofline over FLOPs and bytes cannot express); the fit misses those shapes, the nearest
+// samples' residuals correct them, a shape far from every sample keeps its fitted time, the form is
+// off by default, and the residuals come back from the file's samples when it asks for the form
+static void calibration_local(void) {
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), n = 0;
+    cb_cal_sample *s = calloc((size_t)ns, sizeof *s);
+    if (!s) abort();
+    cb_device d = gpu_device();
+    cb_cal_algo truth = {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 35e12, .bw = 2.5e12, .overhead_s = 20e-6};
+    cb_algo_form_of(truth.name, &truth.form);
+    const double slow = 2.5;
+    for (int i = 0; i < ns; i++) {
+        if (sh[i].groups > 1 || cb_conv_unaligned(&sh[i])) continue; // the dense entry alone
+        s[n] = (cb_cal_sample){.kind = CB_SAMPLE_CONV, .phase = CB_PHASE_FORWARD, .p = sh[i]};
+        snprintf(s[n].name, sizeof s[n].name, "%s", truth.name);
+        s[n++].ms = 1e3 * cb_cal_algo_s(&d.cal, &truth, &sh[i], false, NULL) * (sh[i].c <= 16 ? slow : 1);
+    }
+    cb_error err = {0};
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK && d.cal.nalgo == 1, "%s", err.msg);
+    CHECK(d.cal.nres == n, "a residual per sample: %d of %d", d.cal.nres, n);
+    const cb_cal_algo *a = &d.cal.algo[0];
+    // a narrow layer between the grid's: the first narrow sample at twice its batch
+    int k = -1;
+    for (int i = 0; i < n && k < 0; i++)
+        if (s[i].p.c <= 16) k = i;
+    CHECK(k >= 0, "the grid holds a narrow shape");
+    if (k < 0) goto out;
+    cb_conv_params p = s[k].p;
+    p.n *= 2;
+    double want = cb_cal_algo_s(&d.cal, &truth, &p, false, NULL) * slow; // (truth: local off in d.cal)
+    double off = cb_cal_algo_s(&d.cal, a, &p, false, NULL);
+    CHECK(cb_cal_local(&d.cal, a, &p, false) == 1, "the form is off by default");
+    d.cal.local = 1;
+    double on = cb_cal_algo_s(&d.cal, a, &p, false, NULL);
+    CHECK(fabs(log(on / want)) < 0.8 * fabs(log(off / want)), "narrow layer: fitted %.4g ms, local %.4g, measured %.4g", 1e3 * off, 1e3 * on,
+          1e3 * want);
+    // far from every sample (2^20 times the rows): the fitted time
+    cb_conv_params far = p;
+    far.n *= 1 << 20;
+    CHECK(fabs(cb_cal_local(&d.cal, a, &far, false) - 1) < 1e-6, "far shape: factor %g", cb_cal_local(&d.cal, a, &far, false));
+    // the file: the form and the samples; the residuals made again on reading
+    {
+        cJSON *j = cb_device_to_json(&d);
+        cJSON_AddItemToObject(j, "samples", cb_cal_samples_to_json(s, n));
+        cb_device back;
+        CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.local == 1 && back.cal.nres == n, "round trip: local %d, %d residuals, %s",
+              back.cal.local, back.cal.nres, err.msg);
+        CHECK(close_rel(cb_cal_algo_s(&back.cal, &back.cal.algo[0], &p, false, NULL), on, 1e-5), "the same prediction after the round trip");
+        cJSON_Delete(j);
+    }
+out:
+    free(s);
+}
+
 // the wave_both form: a throughput term on the FLOPs and a wave term on FLOPs / util, each with its
 // own rate, both recovered from samples made by that model on the calibration grid
 static void calibration_fit_apart(void) {
@@ -1593,6 +1649,7 @@ int main(void) {
     RUN(nnls_recovers);
     RUN(calibration_fit);
     RUN(calibration_fit_apart);
+    RUN(calibration_local);
     RUN(launch_overlap);
     RUN(grouped_entries);
     RUN(graph_entries);

@@ -57,7 +57,7 @@ typedef struct ecase {
 // (spill 1: the passes' traffic past the L2 priced apart, cb_cal_mop's spill term; each base form
 // is tried without it, then with it)
 typedef struct base_form { int wave_tile, wave_wgrad, launch_overlap, wave_both, bw_onchip; } base_form;
-typedef struct form { int wave_tile, wave_wgrad, launch_overlap, wave_both, bw_onchip, spill; } form;
+typedef struct form { int wave_tile, wave_wgrad, launch_overlap, wave_both, bw_onchip, spill, local; } form;
 static const base_form BASE_FORMS[] = {
     {0, 0, 0, 0, 0},   {-1, 0, 0, 0, 0},  {0, 1, 0, 0, 0},   {0, 2, 0, 0, 0},   {128, 2, 0, 0, 0}, {0, 0, 1, 0, 0},  {-1, 0, 1, 0, 0},
     {32, 0, 1, 0, 0},  {128, 0, 1, 0, 0}, {256, 0, 1, 0, 0}, {0, 1, 1, 0, 0},   {32, 1, 1, 0, 0},  {128, 1, 1, 0, 0}, {256, 1, 1, 0, 0},
@@ -66,12 +66,14 @@ static const base_form BASE_FORMS[] = {
     {32, 0, 1, 0, 1},  {0, 0, 1, 1, 1},   {0, 2, 1, 1, 1},
 };
 #define NBASE ((int)(sizeof BASE_FORMS / sizeof BASE_FORMS[0]))
-#define NFORMS (2 * NBASE)
-static form FORMS[NFORMS]; // the base forms without the spill term (the default, the first, among them), then with it
+#define NFORMS (4 * NBASE)
+// the base forms without the spill term (the default, the first, among them), then with it; each of
+// those without the local correction, then with it (cb_cal_local)
+static form FORMS[NFORMS];
 static void forms_init(void) {
     for (int k = 0; k < NFORMS; k++) {
         const base_form *b = &BASE_FORMS[k % NBASE];
-        FORMS[k] = (form){b->wave_tile, b->wave_wgrad, b->launch_overlap, b->wave_both, b->bw_onchip, k >= NBASE};
+        FORMS[k] = (form){b->wave_tile, b->wave_wgrad, b->launch_overlap, b->wave_both, b->bw_onchip, (k / NBASE) % 2, k >= 2 * NBASE};
     }
 }
 
@@ -83,7 +85,7 @@ static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_d
     if (!s) abort();
     *s = *src;
     s->cal.wave_tile = f->wave_tile, s->cal.wave_wgrad = f->wave_wgrad, s->cal.launch_overlap = f->launch_overlap;
-    s->cal.wave_both = f->wave_both, s->cal.bw_onchip = f->bw_onchip, s->cal.spill = f->spill;
+    s->cal.wave_both = f->wave_both, s->cal.bw_onchip = f->bw_onchip, s->cal.spill = f->spill, s->cal.local = f->local;
     cb_status st = nsmp ? cb_cal_fit(smp, nsmp, s, err) : CB_OK;
     if (transfer) {
         *out = *dev;
@@ -96,10 +98,10 @@ static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_d
 static void form_name(const form *f, char *buf, size_t n) {
     const char *idle = f->launch_overlap ? ", launch hidden" : "", *both = f->wave_both ? ", apart" : "",
                *chip = f->bw_onchip ? ", bw on-chip" : "";
-    const char *spill = f->spill ? ", spill past L2" : "";
-    if (f->wave_tile < 0) snprintf(buf, n, "no wave term%s%s", idle, spill);
-    else snprintf(buf, n, "wave %d%s%s%s%s%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad == 2 ? " + wgrad split-K" : f->wave_wgrad ? " + wgrad" : "",
-                  both, idle, chip, spill);
+    const char *spill = f->spill ? ", spill past L2" : "", *local = f->local ? ", local" : "";
+    if (f->wave_tile < 0) snprintf(buf, n, "no wave term%s%s%s", idle, spill, local);
+    else snprintf(buf, n, "wave %d%s%s%s%s%s%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad == 2 ? " + wgrad split-K" : f->wave_wgrad ? " + wgrad" : "",
+                  both, idle, chip, spill, local);
 }
 
 // a row's network unit, direction and whether a fallback ran it (own kernel under cudnn)

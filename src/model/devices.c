@@ -105,6 +105,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->bw_onchip = (int)num(k, c, "bw_onchip", 0, NUM_COUNT);
     cal->l2_bytes = num(k, c, "l2_bytes", 0, NUM_NONNEG);
     cal->spill = (int)num(k, c, "spill", 0, NUM_COUNT);
+    cal->local = (int)num(k, c, "local", 0, NUM_COUNT);
     cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_hidden"));
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(c, "timing");
     cal->stream_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream");
@@ -177,6 +178,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->bw_onchip) cJSON_AddNumberToObject(c, "bw_onchip", cal->bw_onchip);
     if (cal->l2_bytes > 0) cJSON_AddNumberToObject(c, "l2_bytes", cal->l2_bytes);
     if (cal->spill) cJSON_AddNumberToObject(c, "spill", cal->spill);
+    if (cal->local) cJSON_AddNumberToObject(c, "local", cal->local);
     if (cal->launch_overlap) cJSON_AddBoolToObject(c, "launch_hidden", true);
     cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
     if (cal->act_bias_fused) cJSON_AddStringToObject(c, "epilogue", "act_bias");
@@ -362,7 +364,17 @@ cb_status cb_device_from_json(const cJSON *o, cb_device *d, const char *src, cb_
     }
     if (!k.ok) return err->status;
     if (link_from_json(cJSON_GetObjectItemCaseSensitive(o, "interconnect"), &d->interconnect, &k, src, err) != CB_OK) return err->status;
-    return cal_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &d->cal, &k, src, err);
+    if (cal_from_json(cJSON_GetObjectItemCaseSensitive(o, "calibration"), &d->cal, &k, src, err) != CB_OK) return err->status;
+    // the local form's residuals: from the entry's samples, against the fit the file holds
+    d->cal.nres = 0;
+    if (d->cal.local) {
+        cb_cal_sample *smp = NULL;
+        int nsmp = 0;
+        if (cb_cal_samples_from_json(cJSON_GetObjectItemCaseSensitive(o, "samples"), &smp, &nsmp, src, err) != CB_OK) return err->status;
+        cb_cal_residuals(&d->cal, smp, nsmp);
+        free(smp);
+    }
+    return CB_OK;
 }
 
 cJSON *cb_device_to_json(const cb_device *d) {

@@ -134,7 +134,72 @@ static void fc_cost(const cb_conv_params *p, int e, cb_algo_cost *c) {
     c->bytes = e * (n * ci + ci * k + n * k);
 }
 
+static void sample_classes(const cb_cal_sample *s, int n, unsigned char *cls);
+
+// the implicit GEMM's coordinates of a convolution phase (an FC layer: its GEMM), log2: rows, columns,
+// reduction, channels per filter tap
+static void cal_coords(const cb_conv_params *p, cb_phase ph, bool fc, float f[4]) {
+    double g = p->groups > 0 ? p->groups : 1, cg = p->c / g, kg = p->k / g, rs = (double)p->r * p->s;
+    double m, n, k, tap = fc ? p->c : cg;
+    if (fc) m = p->n, n = p->k, k = p->c;
+    else if (ph == CB_PHASE_FORWARD) m = (double)p->n * p->p * p->q, n = p->k, k = cg * rs;
+    else if (ph == CB_PHASE_BWD_DATA) m = (double)p->n * p->h * p->w, n = p->c, k = kg * rs;
+    else m = p->k, n = cg * rs, k = (double)p->n * p->p * p->q;
+    const double v[4] = {m, n, k, tap};
+    for (int i = 0; i < 4; i++) f[i] = (float)log2(v[i] > 1 ? v[i] : 1);
+}
+
+static double algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c, bool local);
+
+double cb_cal_local(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc) {
+    if (!cal->local || cal->nres <= 0 || a < cal->algo || a >= cal->algo + cal->nalgo) return 1;
+    int ai = (int)(a - cal->algo);
+    float f[4];
+    cal_coords(p, a->phase, fc, f);
+    double sw = 0, swr = 0;
+    for (int i = 0; i < cal->nres; i++) {
+        const cb_cal_resid *q = &cal->res[i];
+        if (q->algo != ai) continue;
+        double d2 = 0;
+        for (int j = 0; j < 4; j++) d2 += (double)(q->f[j] - f[j]) * (q->f[j] - f[j]);
+        double w = exp(-0.5 * d2);
+        sw += w, swr += w * q->r;
+    }
+    return exp(swr / (sw + 1.0));
+}
+
+void cb_cal_residuals(cb_calibration *cal, const cb_cal_sample *s, int n) {
+    cal->nres = 0;
+    unsigned char *cls = calloc((size_t)(n > 0 ? n : 1), 1);
+    if (!cls) abort();
+    sample_classes(s, n, cls);
+    for (int i = 0; i < n && cal->nres < CB_CAL_MAX_RESID; i++) {
+        const cb_cal_sample *q = &s[i];
+        if (q->kind == CB_SAMPLE_MOP || !(q->ms > 0)) continue;
+        bool fc = q->kind == CB_SAMPLE_FC;
+        for (int j = 0; j < cal->nalgo; j++) {
+            const cb_cal_algo *a = &cal->algo[j];
+            if (a->fc != fc || a->phase != q->phase || a->prec != q->prec || a->grouped != (cls[i] == 1) || a->unaligned != (cls[i] == 2) ||
+                strcmp(a->name, q->name))
+                continue;
+            double t = algo_s(cal, a, &q->p, fc, NULL, false);
+            if (t > 0) {
+                cb_cal_resid *r = &cal->res[cal->nres++];
+                r->algo = (short)j;
+                cal_coords(&q->p, a->phase, fc, r->f);
+                r->r = (float)log(q->ms / 1e3 / t);
+            }
+            break;
+        }
+    }
+    free(cls);
+}
+
 double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c) {
+    return algo_s(cal, a, p, fc, c, true);
+}
+
+static double algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c, bool local) {
     cb_algo_cost tmp;
     if (!c) c = &tmp;
     double util = 1;
@@ -146,8 +211,9 @@ double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_c
     }
     bool both = a->wave_rate > 0 || cal->wave_both; // the throughput term without the wave quantisation
     double work = a->rate > 0 ? c->flops / (a->rate * (both ? 1 : util)) : 0;
-    return cb_cal_fixed_s(cal, a->overhead_s) + work + (a->wave_rate > 0 ? c->flops / (a->wave_rate * util) : 0) +
-           (a->bw > 0 ? c->bytes / a->bw : 0);
+    double t = cb_cal_fixed_s(cal, a->overhead_s) + work + (a->wave_rate > 0 ? c->flops / (a->wave_rate * util) : 0) +
+               (a->bw > 0 ? c->bytes / a->bw : 0);
+    return local && cal->local ? t * cb_cal_local(cal, a, p, fc) : t;
 }
 
 double cb_cal_fixed_s(const cb_calibration *cal, double overhead_s) {
@@ -357,5 +423,6 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
     free(idx);
     free(done);
     free(cls);
+    if (st == CB_OK) cb_cal_residuals(cal, s, n);
     return st;
 }

@@ -126,6 +126,14 @@ typedef struct cb_cal_mop {
 } cb_cal_mop;
 
 #define CB_CAL_MAX_ALGOS 192
+// One calibration sample's residual against its entry's fitted form: r = ln(measured / fitted), at
+// the shape's coordinates f = log2 of the implicit GEMM's rows, columns, reduction and the
+// channels per filter tap (cb_cal_coords); algo: the entry's index in cb_calibration.algo.
+#define CB_CAL_MAX_RESID 6144
+typedef struct cb_cal_resid {
+    short algo;
+    float f[4], r;
+} cb_cal_resid;
 typedef struct cb_calibration {
     char backend[16];                   // "cudnn", "cuda"; "" = not calibrated this way
     int sms;                            // streaming multiprocessors (wave quantisation)
@@ -174,6 +182,12 @@ typedef struct cb_calibration {
     // the passes' form (model-eval selects it leave-one-network-out): 1, the spill term fitted where
     // l2_bytes is known; 0, the default: none, the form before 2026-11-27 late
     int spill;
+    // the convolutions' and GEMMs' form (model-eval selects it leave-one-network-out): 1, an entry's
+    // fitted time times the correction of its nearest calibration shapes (cb_cal_local: what the
+    // fitted form misses on the measured shapes near this one, res[] below); 0, the default: none
+    int local;
+    int nres;
+    cb_cal_resid res[CB_CAL_MAX_RESID]; // set by cb_cal_fit and cb_cal_residuals
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
     cb_cal_mop mop[CB_MOP_COUNT];       // bw 0: not measured
@@ -321,6 +335,15 @@ bool cb_fit_nnls_fixed(const double *t, const double *const *x, int nx, int n, d
 // Fits every (name, phase, precision) group of conv and FC samples and every memory-bound op
 // into d->cal (peaks from d for the efficiencies); sms and launch_s must be set before.
 cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err);
+// The residuals of the conv and FC samples against the entries cal holds (cal->res; what the local
+// form corrects with): cb_cal_fit sets them, and a calibration read from a file without a refit
+// gets them from its samples this way.
+void cb_cal_residuals(cb_calibration *cal, const cb_cal_sample *s, int n);
+// The local form's factor on entry a's fitted time for shape p (1 without residuals near it): the
+// residuals of a's samples weighted by a Gaussian of their distance in cb_cal_coords (one octave
+// per coordinate: a factor of 2 in any of them weighs e^-1/2), shrunk towards 1 by a prior weight
+// of one sample, so that a shape far from every sample keeps its fitted time.
+double cb_cal_local(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc);
 // Predicted seconds of one calibrated algorithm on a shape (FC: p.n batch, p.c inputs, p.k outputs).
 double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c);
 double cb_cal_mop_s(const cb_calibration *cal, cb_mop m, const cb_conv_params *t);
