@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Multi-GPU checks and timings (issue 15) on a machine with 2+ GPUs, in one device call of about
 # 5 minutes (carry .devpack):   OUT=dir scripts/gpu-multi.sh
+# ONLY=allreduce runs test_dist and the all-reduce parts alone.
 # Builds, runs tests/test_dist (replicas against one GPU on the whole batch, fp32 and bf16
 # gradients), `allreduce` (fp32 and bf16, 8 B to 256 MiB), `fullpass --gpus N` weak and strong
 # scaling (ResNet-50 bf16 NHWC on auto, VGG-16 fp32 on cudnn, VGG-16 with --grad-precision bf16),
@@ -49,8 +50,10 @@ if [ "$N" -ge 2 ]; then
                 "$OUT/nccl_env$i.json" "$env" || echo "$env: failed"
     done
 fi
+# ONLY=allreduce: the all-reduce parts alone (test_dist, the sweeps, the peer's); the rest is skipped as past the deadline
+[ "${ONLY:-}" = allreduce ] && DEADLINE_S=0
 CAL=docs/results/2026-11-23-model-data/h200-cal.json
-if [ "$N" -ge 2 ]; then # the recorded calibration with this machine's all-reduce stored: simulate's link
+if [ "$N" -ge 2 ] && left "calibrate --allreduce-gpus"; then # the recorded calibration with this machine's all-reduce stored: simulate's link
     stamp "calibrate --allreduce-gpus $N"
     timeout 120 $CB calibrate --refit "$CAL" --allreduce-gpus "$N" --save "$OUT/cal-link.json" --quiet --format json \
         --output "$OUT/calibrate_link.json" 2>"$OUT/calibrate_link.err" && CAL=$OUT/cal-link.json ||
