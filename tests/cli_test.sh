@@ -347,6 +347,19 @@ line=$("$cb" model-eval --device "$m4/h200-cal.json" --nets "$(ls "$m4"/nets/*.j
     --format json 2>/dev/null | python3 -c "import json,sys; p={x['direction']: x['rows'] for x in json.load(sys.stdin)['tables']['pooled']}; print(p.get('all'), p.get('all, cuDNN graph engines'), p.get('all, cuDNN legacy algorithms'))")
 if [ "$line" = "856 752 104" ]; then ok "model-eval: rows split by graph engine and legacy algorithm"; else bad "model-eval graph split: '$line'"; fi
 
+# --save: the calibration in the form best on every network, which predict then takes; an
+# unwritable path is refused by name and leaves nothing (2026-11-28's bf16 data, two networks)
+m5=$(dirname "$0")/../docs/results/2026-11-28-h200-local/model
+expect "model-eval --save" 0 "saved to $tmp/best-cal.json: the calibration in the form" -- "$cb" model-eval --device "$m5/h200-cal.json" \
+    --precision bf16 "$m5/profiles/alexnet-bf16.json" "$m5/profiles/vgg16-bf16.json" "$m5/fullpass/alexnet-bf16.json" --save "$tmp/best-cal.json" --format json
+if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['calibration']; sys.exit(not (len(d['samples']) == 3684 and c['algos'] and 'host_floor' in c))" "$tmp/best-cal.json" 2>/dev/null; then
+    ok "model-eval --save: the refitted entry with its samples and the steps' host floor"
+else bad "model-eval --save: $(head -c 300 "$tmp/best-cal.json" 2>&1)"; fi
+expect "predict with model-eval's saved form" 0 "training step" -- "$cb" predict alexnet --batch 128 --precision bf16 --layout nhwc --device "$tmp/best-cal.json"
+expect "model-eval --save unwritable" 2 "$tmp/no/dir/c.json: cannot write" -- "$cb" model-eval --device "$m5/h200-cal.json" --precision bf16 \
+    "$m5/profiles/alexnet-bf16.json" --save "$tmp/no/dir/c.json"
+if [ ! -e "$tmp/no/dir/c.json" ]; then ok "model-eval --save unwritable: nothing written"; else bad "model-eval --save unwritable: a file"; fi
+
 # --plot: an SVG of predicted against measured, written whole
 expect "predict --plot" 0 "conv1" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --plot "$tmp/p.svg"
 if head -c 4 "$tmp/p.svg" 2>/dev/null | grep -q '<svg' && grep -q '</svg>' "$tmp/p.svg" && [ "$(grep -c '<circle' "$tmp/p.svg")" -ge 8 ]; then ok "predict --plot: an SVG with the points"; else bad "predict --plot: no SVG"; fi
