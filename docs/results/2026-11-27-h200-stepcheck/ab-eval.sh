@@ -3,7 +3,7 @@
 # p90), then the steps. The model's forward epilogue fix was measured with the build before it
 # (commit b0c48d4) against the build with it (this stop's commit after, see the results file):
 #   bash docs/results/2026-11-27-h200-stepcheck/ab-eval.sh /path/before/convbench /path/after/convbench
-# (from the repository root)
+# (from the repository root; EXTRA_SETS="DIR ..." adds later bf16 H200 sets)
 set -u
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
 python3 tools/gen_random_net.py --suite "$T/nets" --seeds 1-3 --max-gflop 400 >/dev/null || exit 2
@@ -22,4 +22,7 @@ for BIN in "$@"; do
     done
     echo "bf16 H200 (late): $(row --device $H3/h200-cal.json --precision bf16 $H3/profiles/*-bf16.json $H3/fullpass/*-bf16.json)"
     echo "bf16 H200 (stepcheck): $(row --device $H4/h200-cal.json --precision bf16 $H4/profiles/*-bf16.json $H4/fullpass/*-bf16.json)"
+    for H in ${EXTRA_SETS:-}; do # later bf16 H200 sets (folders under docs/results), as ../2026-11-28-h200-local/ab-eval.sh names them
+        echo "bf16 H200 ($H): $(row --device $H/h200-cal.json --precision bf16 $H/profiles/*-bf16.json $H/fullpass/*-bf16.json)"
+    done
 done
