@@ -1152,6 +1152,44 @@ static void bf16_passes(void) {
     cb_net_free(net);
 }
 
+// a pass starts on an idle GPU: its first piece waits one launch_s (the forward's first layer; the
+// backward's last layer, in the phase that runs first), and each pass of a step carries it once
+static void pass_start(void) {
+    cb_net *sm = json_net("{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 8, 8, 16]},"
+                          "\"fc\": {\"parents\": [\"data\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": null},"
+                          "\"prob\": {\"parents\": [\"fc\"], \"type\": \"Softmax\"}}}");
+    cb_net *fc = json_net("{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 8, 8, 16]},"
+                          "\"fc\": {\"parents\": [\"data\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": null}}}");
+    cb_net *relu = json_net("{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 8, 8, 16]},"
+                            "\"fc\": {\"parents\": [\"data\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": \"relu\"}}}");
+    if (!sm || !fc || !relu) {
+        CHECK(0, "load");
+        goto out;
+    }
+    cb_phase ph;
+    CHECK(cb_pass_first(sm, false, &ph) == 1 && ph == CB_PHASE_FORWARD, "forward: the first layer");
+    CHECK(cb_pass_first(sm, true, &ph) == 2 && ph == CB_PHASE_BWD_DATA, "backward ending in a softmax: its data gradient");
+    CHECK(cb_pass_first(fc, true, &ph) == 1 && ph == CB_PHASE_BWD_FILTER, "backward ending in a plain FC layer: its weights' gradient");
+    CHECK(cb_pass_first(relu, true, &ph) == 1 && ph == CB_PHASE_BWD_DATA, "an FC layer with its activation: the activation's gradient first");
+    cb_device d = gpu_device();
+    const cb_cal_algo gemm = {.name = "cublasSgemm", .phase = CB_PHASE_FORWARD, .rate = 30e12, .overhead_s = 10e-6, .fc = true};
+    set_algos(&d, &gemm, 1);
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
+    d.cal.launch_s = 6e-6;
+    CHECK(cb_pass_start_s(&d) == 6e-6, "a GPU calibration's launch_s");
+    cb_model_opts o = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
+    cb_step_pred a, b;
+    cb_predict_step(&d, sm, &o, &a);
+    d.cal.launch_s = 0;
+    cb_predict_step(&d, sm, &o, &b);
+    CHECK(close_rel(a.total_ms - b.total_ms, 2 * 6e-3, 1e-9) && close_rel(a.fwd_pass_ms - b.fwd_pass_ms, 6e-3, 1e-9),
+          "each pass one launch_s: step %g vs %g ms", a.total_ms, b.total_ms);
+    cb_device none = {0};
+    CHECK(cb_pass_start_s(&none) == 0, "no calibration: nothing");
+out:
+    cb_net_free(sm), cb_net_free(fc), cb_net_free(relu);
+}
+
 // cuDNN's batch norm on NHWC storage whose channels are not a multiple of 8 is the cudnn backend's
 // legacy call: priced from its own bf16 entries where the calibration has them (a conv's fused batch
 // norm and a BatchNorm layer, forward in training and backward), and only there: not with 64
@@ -1650,6 +1688,7 @@ int main(void) {
     RUN(calibration_fit);
     RUN(calibration_fit_apart);
     RUN(calibration_local);
+    RUN(pass_start);
     RUN(launch_overlap);
     RUN(grouped_entries);
     RUN(graph_entries);

@@ -396,6 +396,14 @@ void cb_predict_layer(const cb_device *d, const cb_net *net, int i, cb_phase ph,
 void cb_predict_update(const cb_device *d, const cb_net *net, const cb_model_opts *o, cb_pred *out);
 // whether layer i computes a gradient w.r.t. its input (not when every parent is the net input)
 bool cb_model_needs_data_grad(const cb_net *net, int i);
+// A pass as profile and fullpass time it starts on an idle GPU: its first piece of work waits for
+// the host's first call and the GPU's pick-up, the calibration's launch_s (calibrate times every
+// call as a pass sees it, queued, so no fitted cost holds that wait). cb_pass_start_s: that time
+// (0 without a GPU calibration); cb_pass_first: the layer and phase whose time it falls in, the
+// forward's first layer, or the backward's first piece (the last layer's activation or batch norm
+// gradient, counted in its backward data; else its weights' gradient; else its backward data).
+double cb_pass_start_s(const cb_device *d);
+int cb_pass_first(const cb_net *net, bool backward, cb_phase *ph);
 
 // Calls the host issues for layer i in phase ph on a library backend (cudnn): every cuDNN, cuBLAS
 // or cudaMemcpyAsync call and every own-kernel launcher counts one (one that launches several
