@@ -157,9 +157,8 @@ double cb_cal_local(const cb_calibration *cal, const cb_cal_algo *a, const cb_co
     float f[4];
     cal_coords(p, a->phase, fc, f);
     double sw = 0, swr = 0;
-    for (int i = 0; i < cal->nres; i++) {
+    for (int i = cal->res_at[ai]; i < cal->res_at[ai + 1]; i++) {
         const cb_cal_resid *q = &cal->res[i];
-        if (q->algo != ai) continue;
         double d2 = 0;
         for (int j = 0; j < 4; j++) d2 += (double)(q->f[j] - f[j]) * (q->f[j] - f[j]);
         double w = exp(-0.5 * d2);
@@ -167,6 +166,8 @@ double cb_cal_local(const cb_calibration *cal, const cb_cal_algo *a, const cb_co
     }
     return exp(swr / (sw + 1.0));
 }
+
+static int cmp_resid(const void *a, const void *b) { return ((const cb_cal_resid *)a)->algo - ((const cb_cal_resid *)b)->algo; }
 
 void cb_cal_residuals(cb_calibration *cal, const cb_cal_sample *s, int n) {
     cal->nres = 0;
@@ -193,6 +194,13 @@ void cb_cal_residuals(cb_calibration *cal, const cb_cal_sample *s, int n) {
         }
     }
     free(cls);
+    // grouped by entry, each entry's from res_at[j] (qsort is not stable; the order within an entry
+    // does not matter: cb_cal_local sums over it)
+    qsort(cal->res, (size_t)cal->nres, sizeof *cal->res, cmp_resid);
+    for (int j = 0, i = 0; j <= CB_CAL_MAX_ALGOS; j++) {
+        while (i < cal->nres && cal->res[i].algo < j) i++;
+        cal->res_at[j] = (short)i;
+    }
 }
 
 double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c) {

@@ -187,7 +187,8 @@ typedef struct cb_calibration {
     // fitted form misses on the measured shapes near this one, res[] below); 0, the default: none
     int local;
     int nres;
-    cb_cal_resid res[CB_CAL_MAX_RESID]; // set by cb_cal_fit and cb_cal_residuals
+    cb_cal_resid res[CB_CAL_MAX_RESID]; // set by cb_cal_fit and cb_cal_residuals, grouped by entry:
+    short res_at[CB_CAL_MAX_ALGOS + 1]; // entry j's are res[res_at[j] .. res_at[j + 1])
     int nalgo;
     cb_cal_algo algo[CB_CAL_MAX_ALGOS]; // convolution algorithms, and the FC GEMMs (family gemm, name "cublas*")
     cb_cal_mop mop[CB_MOP_COUNT];       // bw 0: not measured
