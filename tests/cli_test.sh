@@ -177,6 +177,9 @@ expect "predict unknown device" 2 "nodev" -- "$cb" predict alexnet --device node
 expect "predict paleo" 0 "conv1" -- "$cb" predict alexnet --device titanx-maxwell --paleo
 expect "layers --help states its batch" 0 "default 128" -- "$cb" layers --help
 expect "simulate defaults a device and interconnect" 0 "default --network" -- "$cb" simulate alexnet --workers 1,2
+# a calibrated entry ("h200-cudnn") is an H200: NVLink 4, not the PCIe 3 of a GPU unknown (it was PCIe 3 before 2026-11-28)
+expect "simulate: a calibration's H200 gets NVLink 4" 0 "interconnect: nvlink4" -- "$cb" simulate resnet50 --workers 1,2 \
+    --calibration "$(dirname "$0")/../docs/results/2026-11-23-model-data/h200-cal.json"
 expect "calibrate cpu detects the CPU" 0 "cpu_isa:" -- "$cb" calibrate --backend cpu --size 128 --reps 1 --quiet
 # the results database: append, list, compare
 "$cb" fullpass fashion-lenet --batch 4 --warmup 1 --iters 5 --db "$tmp/r.db" --quiet >/dev/null 2>&1

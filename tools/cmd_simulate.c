@@ -121,7 +121,7 @@ static int run(int argc, char **argv) {
     }
     if (!network) {
         static char lname[64];
-        const char *l = model_cli_default_link(&db, dev.name);
+        const char *l = model_cli_default_link(&db, &dev);
         if (!l) {
             cb_devdb_free(&db);
             return cli_usage_error(&cmd_simulate, "--network: the device database has no interconnect");

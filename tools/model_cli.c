@@ -96,10 +96,15 @@ const char *model_cli_default_device(const cb_devdb *db, char *why, size_t n) {
     return NULL;
 }
 
-const char *model_cli_default_link(const cb_devdb *db, const char *device) {
+// the GPU a device entry is, by its name's start ("h200", "h200-cudnn": a calibration's) or its model
+static bool gpu_is(const cb_device *d, const char *gpu) {
+    return !strncasecmp(d->name, gpu, strlen(gpu)) || contains_nocase(d->model, gpu);
+}
+
+const char *model_cli_default_link(const cb_devdb *db, const cb_device *device) {
     const char *want = "pcie3";
-    if (device && (!strcasecmp(device, "h100") || !strcasecmp(device, "h200"))) want = "nvlink4";
-    else if (device && !strcasecmp(device, "a100")) want = "nvlink3";
+    if (device && (gpu_is(device, "h100") || gpu_is(device, "h200"))) want = "nvlink4";
+    else if (device && gpu_is(device, "a100")) want = "nvlink3";
     if (cb_devdb_link(db, want)) return want;
     return db->nlink ? db->link[0].name : NULL;
 }
