@@ -350,6 +350,11 @@ line=$("$cb" model-eval --device "$m4/h200-cal.json" --nets "$(ls "$m4"/nets/*.j
     --format json 2>/dev/null | python3 -c "import json,sys; p={x['direction']: x['rows'] for x in json.load(sys.stdin)['tables']['pooled']}; print(p.get('all'), p.get('all, cuDNN graph engines'), p.get('all, cuDNN legacy algorithms'))")
 if [ "$line" = "856 752 104" ]; then ok "model-eval: rows split by graph engine and legacy algorithm"; else bad "model-eval graph split: '$line'"; fi
 
+# the multi-GPU peer (bench/peer_dist.py, Debian's PyTorch): more GPUs than the machine has is one line, exit 1
+if /usr/bin/python3 -c 'import torch' 2>/dev/null; then
+    expect "peer_dist.py: too many GPUs" 1 "--gpus 99: this machine has" -- /usr/bin/python3 "$(dirname "$0")/../bench/peer_dist.py" allreduce --gpus 99
+else echo "skip peer_dist.py: no PyTorch under /usr/bin/python3"; fi
+
 # --save: the calibration in the form best on every network, which predict then takes; an
 # unwritable path is refused by name and leaves nothing (2026-11-28's bf16 data, two networks)
 m5=$(dirname "$0")/../docs/results/2026-11-28-h200-local/model
