@@ -96,15 +96,13 @@ const char *model_cli_default_device(const cb_devdb *db, char *why, size_t n) {
     return NULL;
 }
 
-// the GPU a device entry is, by its name's start ("h200", "h200-cudnn": a calibration's) or its model
-static bool gpu_is(const cb_device *d, const char *gpu) {
-    return !strncasecmp(d->name, gpu, strlen(gpu)) || contains_nocase(d->model, gpu);
-}
-
 const char *model_cli_default_link(const cb_devdb *db, const cb_device *device) {
-    const char *want = "pcie3";
-    if (device && (gpu_is(device, "h100") || gpu_is(device, "h200"))) want = "nvlink4";
-    else if (device && gpu_is(device, "a100")) want = "nvlink3";
+    // the entry's own word, else that of the database's entry of the same GPU model (a calibration
+    // saved before entries carried it), else PCIe 3
+    const char *want = device && device->link[0] ? device->link : NULL;
+    for (int i = 0; device && !want && i < db->ndev; i++)
+        if (db->dev[i].link[0] && device->model[0] && !strcmp(db->dev[i].model, device->model)) want = db->dev[i].link;
+    if (!want) want = "pcie3";
     if (cb_devdb_link(db, want)) return want;
     return db->nlink ? db->link[0].name : NULL;
 }

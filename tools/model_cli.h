@@ -17,8 +17,8 @@ int model_cli_device(const cli_cmd *cmd, const char *db_path, const char *name, 
 const cb_device *model_cli_gpu_entry(const cb_devdb *db, const char *gpu);
 // simulate's defaults: the database entry of this machine's GPU (its name in the GPU's, "h200"
 // in "NVIDIA H200"), else the database's first GPU; and that GPU's usual interconnect (NVLink 4
-// for H100/H200, NVLink 3 for A100, else PCIe 3; known by the entry's name start, "h200-cudnn" too, or
-// its model). why: a line saying what was chosen and why.
+// for H100/H200, NVLink 3 for A100, else PCIe 3: the entry's "link" in data/devices.json, or that of
+// the database's entry of its GPU model). why: a line saying what was chosen and why.
 const char *model_cli_default_device(const cb_devdb *db, char *why, size_t n);
 const char *model_cli_default_link(const cb_devdb *db, const cb_device *device);
 // One direction of a `convbench profile --format json` result, matched to a network's layers.

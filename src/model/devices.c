@@ -330,6 +330,7 @@ cb_status cb_device_from_json(const cJSON *o, cb_device *d, const char *src, cb_
     snprintf(d->kind, sizeof d->kind, "gpu");
     str(o, "kind", d->kind, sizeof d->kind);
     str(o, "model", d->model, sizeof d->model);
+    str(o, "link", d->link, sizeof d->link);
     str(o, "source", d->source, sizeof d->source);
     chk k = {src, d->name, NULL, err, true};
     d->clock_mhz = num(&k, o, "clock_mhz", 1000, NUM_POS);
@@ -377,11 +378,25 @@ cb_status cb_device_from_json(const cJSON *o, cb_device *d, const char *src, cb_
     return CB_OK;
 }
 
+char *cb_device_entry_text(const cb_device *d, const cb_cal_sample *s, int n) {
+    cJSON *j = cb_device_to_json(d);
+    if (s && n) cJSON_AddItemToObject(j, "samples", cb_cal_samples_to_json(s, n));
+    char *text = cJSON_Print(j);
+    cJSON_Delete(j);
+    if (!text) abort();
+    size_t len = strlen(text);
+    char *line = realloc(text, len + 2);
+    if (!line) abort();
+    line[len] = '\n', line[len + 1] = 0;
+    return line;
+}
+
 cJSON *cb_device_to_json(const cb_device *d) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "name", d->name);
     cJSON_AddStringToObject(o, "kind", d->kind);
     cJSON_AddStringToObject(o, "model", d->model);
+    if (d->link[0]) cJSON_AddStringToObject(o, "link", d->link);
     cJSON_AddNumberToObject(o, "clock_mhz", d->clock_mhz);
     cJSON_AddNumberToObject(o, "mem_bytes", d->mem_bytes);
     cJSON_AddNumberToObject(o, "mem_bw", d->mem_bw);

@@ -217,6 +217,7 @@ typedef struct cb_link {
 
 typedef struct cb_device {
     char name[64], kind[8], model[160], source[512];
+    char link[64];                      // its usual interconnect, by name in the database ("link"; "": none said)
     double clock_mhz, mem_bytes, mem_bw, launch_s;
     double l2_bytes;                    // the last-level cache (datasheet; 0: unknown): the passes' spill term (cb_cal_mop)
     int cores;
@@ -279,6 +280,9 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
 struct cJSON;
 cb_status cb_device_from_json(const struct cJSON *o, cb_device *d, const char *src, cb_error *err);
 struct cJSON *cb_device_to_json(const cb_device *d);
+// A saved entry's text: the entry, with the samples of a GPU calibration (s, n; NULL, 0: none), as
+// indented JSON and a final newline (malloc'd), as calibrate --save and model-eval --save write it.
+char *cb_device_entry_text(const cb_device *d, const cb_cal_sample *s, int n);
 // the "samples" array of a saved GPU calibration (malloc'd; *n = 0 and NULL when absent)
 cb_status cb_cal_samples_from_json(const struct cJSON *arr, cb_cal_sample **s, int *n, const char *src, cb_error *err);
 struct cJSON *cb_cal_samples_to_json(const cb_cal_sample *s, int n);
