@@ -11,7 +11,7 @@ One process per GPU (torch.multiprocessing), rendezvous through a file. NVLink m
 Usage: python3 bench/peer_dist.py allreduce|ddp --gpus N [--dtype fp32|bf16] [--net resnet50|vgg16]
        [--batch B] [--precision fp32|tf32|bf16] [--layout nchw|nhwc] [--output FILE.json]
 """
-import argparse, json, os, statistics, sys, tempfile, time
+import argparse, json, os, statistics, sys, tempfile
 
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
 os.environ.setdefault("TORCH_SYMM_MEM_DISABLE_MULTICAST", "1")

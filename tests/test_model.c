@@ -153,6 +153,20 @@ static void device_database(void) {
     }
     const cb_device *t = cb_devdb_device(&db, "titanx-maxwell");
     if (t) CHECK(t->peak[CB_PREC_FP32] == 6144e9 && t->mem_bw == 336.5e9, "Titan X as Paleo");
+    // each GPU's usual interconnect, a link the database holds, kept through a saved entry
+    for (int i = 0; i < db.ndev; i++)
+        if (db.dev[i].link[0]) CHECK(cb_devdb_link(&db, db.dev[i].link), "%s: link '%s' is in the database", db.dev[i].name, db.dev[i].link);
+    if (h) {
+        CHECK(!strcmp(h->link, "nvlink4"), "h200's link: '%s'", h->link);
+        cJSON *j = cb_device_to_json(h);
+        cb_device back;
+        CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && !strcmp(back.link, "nvlink4"), "the link survives a saved entry");
+        cJSON_Delete(j);
+        char *text = cb_device_entry_text(h, NULL, 0);
+        size_t len = strlen(text);
+        CHECK(len > 2 && text[len - 1] == '\n' && text[len - 2] == '}', "a saved entry's text ends in one newline");
+        free(text);
+    }
     CHECK(!cb_devdb_device(&db, "no-such-gpu"), "unknown device");
     cb_devdb_free(&db);
 }

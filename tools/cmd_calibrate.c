@@ -131,22 +131,10 @@ static void link_report(cb_report *r, const cb_device *d) {
 
 // writes the entry (plus the samples of a GPU calibration) whole or not at all
 static int save_entry(const char *save, const cb_device *d, const cb_cal_sample *smp, int ns, char **text_out) {
-    cJSON *j = cb_device_to_json(d);
-    if (smp && ns) cJSON_AddItemToObject(j, "samples", cb_cal_samples_to_json(smp, ns));
-    char *text = cJSON_Print(j);
-    cJSON_Delete(j);
-    if (!text) abort();
-    *text_out = text;
+    *text_out = cb_device_entry_text(d, smp, ns);
     if (!save) return 0;
-    size_t n = strlen(text);
-    char *line = malloc(n + 2);
-    if (!line) abort();
-    memcpy(line, text, n);
-    line[n] = '\n';
     cb_error err = {0};
-    cb_status st = cb_write_whole(save, line, n + 1, &err);
-    free(line);
-    return st == CB_OK ? 0 : cli_fail(&cmd_calibrate, &err);
+    return cb_write_whole(save, *text_out, strlen(*text_out), &err) == CB_OK ? 0 : cli_fail(&cmd_calibrate, &err);
 }
 
 // the report of a GPU calibration: the fitted algorithms, the passes, the GEMM ceilings

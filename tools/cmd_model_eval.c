@@ -682,19 +682,9 @@ static int run(int argc, char **argv) {
     if (save) { // refitted in that form (carried as the evaluation was), with the samples, whole or not at all
         device_in_form(fd, dev, src, transfer, &FORMS[all_best], smp, nsmp, cal_path, &err);
         if (best_floor >= 0) fd->cal.host_floor = best_floor;
-        cJSON *j = cb_device_to_json(fd);
-        if (smp && nsmp) cJSON_AddItemToObject(j, "samples", cb_cal_samples_to_json(smp, nsmp));
-        char *text = cJSON_Print(j);
-        cJSON_Delete(j);
-        if (!text) abort();
-        size_t len = strlen(text);
-        char *line = malloc(len + 2);
-        if (!line) abort();
-        memcpy(line, text, len);
-        line[len] = '\n';
+        char *text = cb_device_entry_text(fd, smp, nsmp);
+        cb_status ws = cb_write_whole(save, text, strlen(text), &err);
         free(text);
-        cb_status ws = cb_write_whole(save, line, len + 1, &err);
-        free(line);
         if (ws != CB_OK) {
             rc = cli_fail(&cmd_model_eval, &err);
             cb_report_free(r);
