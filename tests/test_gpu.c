@@ -63,6 +63,7 @@ static const char *force_pool; // $CONVBENCH_AUTO_POOL as set for "auto": "own",
 static bool expect_blas; // the case must run every phase on cuBLAS (auto's 1x1 GEMM forced)
 static int expect_graph;  // 1: a conv (groups 1) that cuDNN computes must run its phases on graph-API plans ($CONVBENCH_DNN_GRAPH=force); -1: none (fp32)
 static bool expect_dw;   // the case must run every phase on the own depthwise kernels (auto's forced)
+static bool expect_wg;   // the case's conv must run on the own wgmma kernel (auto's forced, bf16 NHWC): every phase but a strided backward data
 static bool no_data_grad; // the execs skip the input's gradient (a channel-padded first conv then pads no gradient)
 static uint64_t rng_state;
 
@@ -316,6 +317,21 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         snprintf(what, sizeof what, "%.100s runs the own depthwise kernels [%.40s]", name, g->lb[last].algo[0]);
         check(what, all_dw ? 0 : 1, 0);
     }
+#ifdef CB_HAVE_CUDA
+    if (expect_wg && L->op == CB_OP_CONV) {
+        bool as_wanted = true;
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
+            if (c->impl == CB_IMPL_NONE) continue;
+            bool wg = c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(&cb_conv_algo_igemm_wgmma_bf16);
+            bool want = p != CB_PHASE_BWD_DATA || (L->p.conv.win.stride_h == 1 && L->p.conv.win.stride_w == 1);
+            as_wanted = as_wanted && wg == want;
+        }
+        snprintf(what, sizeof what, "%.100s runs the own wgmma kernel where it can [%.30s | %.30s | %.30s]", name, g->lb[last].algo[0],
+                 g->lb[last].algo[1], g->lb[last].algo[2]);
+        check(what, as_wanted ? 0 : 1, 0);
+    }
+#endif
     // the algorithm runs none of this shape's phases (one that runs some is checked on those)
     if (conv_algo && all_fallback) {
         printf("skip %s: %s does not run it\n", name, conv_algo);
@@ -1672,6 +1688,124 @@ static void dw_cases(void) {
     test_layout = CB_LAYOUT_NCHW;
 }
 
+// The own wgmma implicit GEMM on bf16 NHWC storage as it is (auto, $CONVBENCH_AUTO_WGMMA=own), on
+// an H100 or H200 (compute capability 9.0; elsewhere it declines and the cases check that nothing
+// took it): convolutions with channels in multiples of 64, each phase's choice checked; then a
+// residual network of 64 and 128 channels whose wide layers run on it (a stride-2 TF SAME layer's
+// backward data on cuDNN's padded copy beside it), its loss and every gradient against the reference.
+static const char *wg_net =
+    "{\"name\": \"wg\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [3, 10, 12, 8]},"
+    "\"c0\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 8, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"r1a\": {\"parents\": [\"c0\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"r1b\": {\"parents\": [\"r1a\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"s1\": {\"parents\": [\"r1b\", \"c0\"], \"type\": \"Elementwise\", \"operation\": \"sum\", \"activation_fn\": \"relu\"},"
+    "\"r2\": {\"parents\": [\"s1\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 128], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"},"
+    "\"r3\": {\"parents\": [\"r2\"], \"type\": \"Convolution\", \"filter\": [1, 1, 128, 64], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"silu\"},"
+    "\"gp\": {\"parents\": [\"r3\"], \"type\": \"GlobalAvgPool\"},"
+    "\"fc\": {\"parents\": [\"gp\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": null},"
+    "\"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 10}}}";
+
+static void wg_net_case(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(wg_net, "wg", &err);
+    char what[256];
+    if (!net) {
+        printf("FAIL wg net: %s\n", err.msg);
+        failed++;
+        return;
+    }
+    cb_exec *g, *r;
+    if (!exec_pair(net, "auto", CB_PREC_BF16, "wg net auto bf16", &g, &r)) return;
+    bool hopper = cb_exec_choice(g, cb_net_find(net, "r1a"), CB_PHASE_FORWARD)->impl == CB_IMPL_OWN;
+    const char *wide[] = {"r1a", "r1b", "r2", "r3"};
+    int on_wg = 0, want = 0;
+    for (int j = 0; j < 4; j++) {
+        int li = cb_net_find(net, wide[j]);
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            const cb_choice *c = cb_exec_choice(g, li, (cb_phase)p);
+            bool strided_dgrad = p == CB_PHASE_BWD_DATA && net->layers[li].p.conv.win.stride_h > 1;
+            want += !strided_dgrad;
+            on_wg += c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(&cb_conv_algo_igemm_wgmma_bf16);
+        }
+    }
+    snprintf(what, sizeof what, "wg net: %d of the wide layers' %d phases on the wgmma kernel (%s)", on_wg, want,
+             hopper ? "compute capability 9.0" : "another GPU: none");
+    check(what, on_wg == (hopper ? want : 0) ? 0 : 1, 0);
+    cb_exec *ex[2] = {g, r};
+    double loss[2];
+    for (int step = 0; step < 3; step++) { // SGD steps: the later losses read the updated weights
+        for (int k = 0; k < 2; k++) {
+            cb_exec_forward(ex[k], true, NULL);
+            cb_exec_criterion_forward(ex[k], &loss[k], NULL);
+        }
+        int at, flips = adopt_relu_masks(g, r, &at, "wg net");
+        if (flips) printf("note wg net step %d: %d ReLU mask flips from layer %s on\n", step, flips, net->layers[at].name);
+        for (int k = 0; k < 2; k++) {
+            cb_exec_criterion_backward(ex[k], NULL);
+            cb_exec_backward(ex[k], NULL);
+        }
+        snprintf(what, sizeof what, "wg net auto bf16 step %d loss %.6f vs %.6f", step, loss[0], loss[1]);
+        check(what, fabs(loss[0] - loss[1]) / fabs(loss[1]), 0.25);
+        if (step == 0) {
+            const char *names[] = {"c0", "r1a", "r1b", "r2", "r3", "fc"};
+            for (int j = 0; j < 6; j++) {
+                int li = cb_net_find(net, names[j]);
+                cb_param pg[6], pr[6];
+                int np = cb_exec_params(g, li, pg, 6);
+                cb_exec_params(r, li, pr, 6);
+                for (int q = 0; q < np; q++) {
+                    if (!pg[q].grad || (net->layers[li].bn && !strcmp(pg[q].what, "bias"))) continue;
+                    float *a = download(g, pg[q].grad, (size_t)pg[q].count), *b = download(r, pr[q].grad, (size_t)pr[q].count);
+                    snprintf(what, sizeof what, "wg net auto bf16 d%s/%s", names[j], pg[q].what);
+                    bool bn_param = !strcmp(pg[q].what, "bn_scale") || !strcmp(pg[q].what, "bn_shift"); // (se_net_case's reason)
+                    check(what, nerr(a, b, (size_t)pg[q].count), bn_param ? 0.4 : 0.25);
+                    free(a), free(b);
+                }
+            }
+        }
+        for (int k = 0; k < 2; k++) cb_exec_update(ex[k], NULL);
+    }
+    cb_exec_destroy(g);
+    cb_exec_destroy(r);
+    cb_net_free(net);
+}
+
+static void wg_cases(void) {
+    setenv("CONVBENCH_AUTO_WGMMA", "own", 1);
+    test_layout = CB_LAYOUT_NHWC;
+    int d = 0, maj = 0, min = 0;
+    bool hopper = cudaGetDevice(&d) == cudaSuccess && cudaDeviceGetAttribute(&maj, cudaDevAttrComputeCapabilityMajor, d) == cudaSuccess &&
+                  cudaDeviceGetAttribute(&min, cudaDevAttrComputeCapabilityMinor, d) == cudaSuccess && maj == 9 && min == 0;
+    expect_wg = hopper;
+    layer_case("auto", CB_PREC_BF16, "wg conv 3x5 s2 SAME (asymmetric) C64->40 b1 relu", 1, 15, 12, 64,
+               "\"type\": \"Convolution\", \"filter\": [3, 5, 64, 40], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"");
+    layer_case("auto", CB_PREC_BF16, "wg conv 2x2 s1 SAME (trailing pad) C64->64 b2", 2, 7, 7, 64,
+               "\"type\": \"Convolution\", \"filter\": [2, 2, 64, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
+    layer_case("auto", CB_PREC_BF16, "wg conv 1x3 s1 SAME C128->64 b3 on 9x10", 3, 9, 10, 128,
+               "\"type\": \"Convolution\", \"filter\": [1, 3, 128, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
+    layer_case("auto", CB_PREC_BF16, "wg conv 3x3 pad 1 C64->72 + batch_norm + relu b2", 2, 9, 7, 64,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 72], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\"");
+    layer_case("auto", CB_PREC_BF16, "wg conv 1x1 C64->24 gelu (the storage's bias pass)", 2, 6, 5, 64,
+               "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 24], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"gelu\"");
+    layer_case("auto", CB_PREC_BF16, "wg conv 1x1 s2 C192->256 b1 on 7x7", 1, 7, 7, 192,
+               "\"type\": \"Convolution\", \"filter\": [1, 1, 192, 256], \"padding\": \"VALID\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"");
+    expect_wg = false;
+    wg_net_case();
+    setenv("CONVBENCH_AUTO_WGMMA", "fastest", 1); // a bad value is refused by name
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(wg_net, "wg", &err);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "auto", o.precision = CB_PREC_BF16, o.layout = CB_LAYOUT_NHWC;
+    cb_exec *x = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("auto CONVBENCH_AUTO_WGMMA=fastest is refused by name", !x && strstr(err.msg, "CONVBENCH_AUTO_WGMMA") ? 0 : 1, 0);
+    cb_exec_destroy(x);
+    cb_net_free(net);
+    unsetenv("CONVBENCH_AUTO_WGMMA");
+    test_layout = CB_LAYOUT_NCHW;
+}
+
 // small-res with dropout before its FC layer: batch norms, routed sums and a mask drawn each step
 static const char *graph_net =
     "{\"name\": \"graph\", \"layers\": {"
@@ -2183,6 +2317,7 @@ static void graph_cases(void) {
 }
 
 static void storage_cases(void) {
+    wg_cases();
     dw_cases();
     modern_cases();
     bn_cases();
@@ -2259,12 +2394,14 @@ int main(int argc, char **argv) {
     // storage cases, or everything else, so that a GPU machine can run the full suite as parallel
     // processes; --part net: the small networks on cuda, cudnn and auto in fp32, tf32 and bf16
     // (NCHW), $CB_TEST_REPEAT times, for a rate of rare failures; --part graph: graph_cases alone;
-    // --part pick: every algorithm cuDNN offers the small cases (pick_cases)
+    // --part pick: every algorithm cuDNN offers the small cases (pick_cases); --part wg: the own wgmma
+    // kernel on bf16 NHWC storage (wg_cases, part of storage)
     const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
     if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small") &&
-        strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph") && strcmp(part, "dnngraph-desc") && strcmp(part, "dnnbn") && strcmp(part, "pick")) {
-        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph, dnngraph-desc, dnnbn or pick\n",
+        strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph") && strcmp(part, "dnngraph-desc") && strcmp(part, "dnnbn") && strcmp(part, "pick") &&
+        strcmp(part, "wg")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph, dnngraph-desc, dnnbn, pick or wg\n",
                 part);
         return 2;
     }
@@ -2314,6 +2451,8 @@ int main(int argc, char **argv) {
             dnn_graph_cases();
         } else if (part && !strcmp(part, "pick")) { // every algorithm cuDNN offers, not only the fastest
             pick_cases();
+        } else if (part && !strcmp(part, "wg")) { // the own wgmma kernel on bf16 NHWC storage (also in storage)
+            wg_cases();
         } else if (part && !strcmp(part, "dnnbn")) { // cuDNN's Ex batch norm on
             dnn_bn_cases();
         } else if (part && !strcmp(part, "net")) { // the small networks alone, $CB_TEST_REPEAT times (fresh inputs each)

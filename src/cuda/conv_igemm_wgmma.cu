@@ -12,7 +12,7 @@
 
 static size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
-static bool supports(const cb_conv_params *p, cb_phase ph) {
+extern "C" bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph) {
     if (!cb_wg_shape_ok(p) || !cb_wg_device_ok()) return false;
     if (ph != CB_PHASE_BWD_DATA) return true;
     // as a forward over dy: its channels K are the k-steps' 64, C the outputs' 8
@@ -20,8 +20,11 @@ static bool supports(const cb_conv_params *p, cb_phase ph) {
            ((long)p->n * p->h * p->w / 128 + 1) * (p->c / 64 + 1) < (1L << 31);
 }
 
+static bool supports(const cb_conv_params *p, cb_phase ph) { return cb_cuda_wg_store_supports(p, ph); }
+
 // forward: x (N, H, W, C) and w (K, R, S, C); backward data: dy (N, P, Q, K) and wT (C, R, S, K);
 // backward filter: dy and x; bf16
+
 static size_t workspace(const cb_conv_params *p, cb_phase ph) {
     size_t wb = align256((size_t)p->k * p->c * p->r * p->s * 2);
     if (ph == CB_PHASE_FORWARD) return align256((size_t)p->n * p->c * p->h * p->w * 2) + wb;
@@ -62,3 +65,29 @@ extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16 = {
     "implicit GEMM on Hopper tensor cores (sm_90 only), wgmma bf16 from 128B-swizzled shared memory, 256x128 (or 128x128, 256x64, 128x64) x64 tiles, cp.async gathers of bf16 NHWC copies, fp32 accumulation; every phase (backward data at stride 1); C a multiple of 64, K of 8",
     supports, workspace, forward, backward_data, backward_filter,
 };
+
+// ---- on bf16 NHWC storage (launch.h): the kernels on the tensors as they are --------------------
+
+extern "C" size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph) {
+    return ph == CB_PHASE_BWD_DATA ? align256((size_t)p->k * p->c * p->r * p->s * 2) : 0;
+}
+
+extern "C" void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu) {
+    cb_wg_args a = cb_wg_args_fwd(p);
+    a.x = (const __nv_bfloat16 *)x, a.w = (const __nv_bfloat16 *)w, a.bias = b, a.y = y, a.relu = relu;
+    cb_wg_launch<false>(a, 0);
+}
+
+extern "C" void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const void *dy, const void *w, void *dx, void *ws) {
+    __nv_bfloat16 *wt = (__nv_bfloat16 *)ws;
+    cb_wg_flip(p, (const __nv_bfloat16 *)w, wt); // KRSC -> (C, R, S, K) flipped
+    cb_wg_args a = cb_wg_args_bwd_data(p);
+    a.x = (const __nv_bfloat16 *)dy, a.w = wt, a.y = dx;
+    cb_wg_launch<false>(a, 0);
+}
+
+extern "C" void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw) {
+    cb_wg_wgrad_args a = cb_wg_wgrad_args_make(p);
+    a.x = (const __nv_bfloat16 *)x, a.dy = (const __nv_bfloat16 *)dy, a.dw = dw;
+    cb_wg_wgrad_launch<true>(a, 0);
+}

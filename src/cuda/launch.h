@@ -32,6 +32,20 @@ void cb_cuda_dw_forward(const cb_conv_params *p, int nhwc, int bf16, const void 
 void cb_cuda_dw_backward_data(const cb_conv_params *p, int nhwc, int bf16, const void *dy, const void *w, void *dx);
 void cb_cuda_dw_backward_filter(const cb_conv_params *p, int nhwc, int bf16, const void *x, const void *dy, void *dw, float *ws);
 
+// ---- the Hopper wgmma implicit GEMM on bf16 NHWC storage (conv_igemm_wgmma.cu) --------------
+// The own-algorithm table's igemm-wgmma-bf16 without its conversions: x (N, H, W, C), y (N, P, Q, K)
+// and the filters w (K, R, S, C) bf16 as the cudnn and auto backends store them under --precision
+// bf16 --layout nhwc. cb_cuda_wg_store_supports: the GPU (compute capability 9.0) and phase ph of
+// p (C a multiple of 64, K of 8, groups 1, no dilation; the backward data at stride 1). Forward:
+// y = conv + b (fp32, or NULL), then ReLU when relu, in the epilogue. Backward data: dx overwritten;
+// ws: cb_cuda_wg_store_workspace bytes (the flipped filter). Backward filter: dw, the fp32 KCRS
+// master gradient, overwritten (zeroed, then pixel splits added with atomics: not deterministic).
+bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph);
+size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph);
+void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu);
+void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const void *dy, const void *w, void *dx, void *ws);
+void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw);
+
 // ---- pooling (pool.cu) -----------------------------------------------------------------------
 // argmax: one item per output (N, C, P, Q), a byte where the window has at most 255 taps, else 4
 // (cb_cuda_pool_argmax_item), written by the max forward (NULL there: not saved) for the backward

@@ -439,6 +439,57 @@ double cb_dnn_time_dw(cb_exec *e, int i, cb_phase ph) {
     return cudaGetLastError() == cudaSuccess ? t : -1;
 }
 
+bool cb_dnn_wg_ok(const cb_exec *e, int i, cb_phase ph) {
+    const cb_layer *L = &e->net->layers[i];
+    if (L->op != CB_OP_CONV || !is_nhwc(e) || !is_bf16(e) || !cb_dnn_conv_own_ok(L) || cb_store_conv_cpad(e, L) != L->p.conv.cin) return false;
+    cb_conv_params p;
+    cb_conv_params_of(L, &p);
+    return cb_cuda_wg_store_supports(&p, ph);
+}
+
+// the kernel reads the storage's tensors as they are: the input unpadded (it takes any padding),
+// the KRSC bf16 weight copy; its backward filter writes the fp32 KCRS master gradient itself
+void cb_dnn_run_wg(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    cb_conv_params p;
+    cb_conv_params_of(L, &p);
+    const void *x = e->lb[L->parents[0]].y;
+    void *y = cb_exec_op_out(e, i);
+    const void *dy = cb_exec_op_grad(e, i) ? (const void *)cb_exec_op_grad(e, i) : y; // (plan: no gradient yet)
+    if (ph == CB_PHASE_FORWARD) {
+        // bias and ReLU in the epilogue; another activation (no batch norm between) in the storage's pass
+        bool other = !L->bn && L->act != CB_ACT_NONE && L->act != CB_ACT_RELU, relu = !L->bn && L->act == CB_ACT_RELU;
+        cb_cuda_wg_store_forward(&p, x, cb_store_weights(e, i), other ? NULL : b->b, y, relu);
+        ((cb_cuda_state *)e->state)->fused_act[i] = relu;
+        if (other && b->b) cb_store_bias_act(e, i, b->b, y);
+    } else if (ph == CB_PHASE_BWD_DATA) {
+        cb_cuda_wg_store_backward_data(&p, dy, cb_store_weights(e, i), dx, ws);
+    } else {
+        cb_cuda_wg_store_backward_filter(&p, x, dy, b->dw);
+        if (b->db) cb_store_bias_grad(e, i, dy, b->db);
+    }
+}
+
+double cb_dnn_time_wg(cb_exec *e, int i, cb_phase ph) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_conv_params p;
+    cb_conv_params_of(L, &p);
+    size_t wsz = cb_cuda_wg_store_workspace(&p, ph);
+    void *ws = NULL, *dx = e->lb[L->parents[0]].dy;
+    if ((wsz && cudaMalloc(&ws, wsz) != cudaSuccess) || (ph == CB_PHASE_BWD_DATA && !dx) || (ph == CB_PHASE_BWD_FILTER && !e->lb[i].dw)) {
+        cudaGetLastError();
+        return -1;
+    }
+    for (int r = 0; r < 4; r++) {
+        if (r == 1) cb_cuda_timer_start(e);
+        cb_dnn_run_wg(e, i, ph, ws, dx);
+    }
+    double t = cb_cuda_timer_stop(e) / 3;
+    cudaFree(ws);
+    return cudaGetLastError() == cudaSuccess ? t : -1;
+}
+
 void cb_dnn_forward(cb_exec *e, int i, bool train) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -453,6 +504,7 @@ void cb_dnn_forward(cb_exec *e, int i, bool train) {
     case CB_OP_CONV:
         if (own) cb_cuda_forward_op(e, i, train);
         else if (l->dw[0]) cb_dnn_run_dw(e, i, CB_PHASE_FORWARD, NULL, NULL);
+        else if (l->wg[0]) cb_dnn_run_wg(e, i, CB_PHASE_FORWARD, NULL, NULL);
         else {
             const void *xc = x;
             if (l->xpad) {
@@ -546,6 +598,7 @@ void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
     case CB_OP_CONV:
         if (l->own[1]) cb_cuda_backward_data(e, i, slot, dx);
         else if (l->dw[1]) cb_dnn_run_dw(e, i, CB_PHASE_BWD_DATA, NULL, dx);
+        else if (l->wg[1]) cb_dnn_run_wg(e, i, CB_PHASE_BWD_DATA, e->ws, dx);
         else if (l->blas[1]) cb_blas_conv(e, i, CB_PHASE_BWD_DATA, dx);
         else if (l->dxpad) {
             dnn_dgrad(e, i, &zero, l->dxpad);
@@ -597,7 +650,7 @@ void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
 bool cb_dnn_backward_data_add(cb_exec *e, int i, int slot, float *dx) {
     const cb_layer *L = &e->net->layers[i];
     dnn_layer *l = lay(e, i);
-    if (L->op != CB_OP_CONV || l->own[1] || l->dw[1] || l->dxpad || (l->g[1] && !l->blas[1])) return false; // (a graph plan writes, beta 0)
+    if (L->op != CB_OP_CONV || l->own[1] || l->dw[1] || l->wg[1] || l->dxpad || (l->g[1] && !l->blas[1])) return false; // (a graph plan writes, beta 0)
     if (l->blas[1]) {
         cb_blas_conv_data_add(e, i, dx);
         return true;
@@ -615,6 +668,8 @@ void cb_dnn_backward_filter(cb_exec *e, int i) {
     const float *x = e->lb[L->parents[0]].y;
     if (L->op == CB_OP_CONV && l->dw[2]) {
         cb_dnn_run_dw(e, i, CB_PHASE_BWD_FILTER, e->ws, NULL);
+    } else if (L->op == CB_OP_CONV && l->wg[2]) {
+        cb_dnn_run_wg(e, i, CB_PHASE_BWD_FILTER, NULL, NULL);
     } else if (L->op == CB_OP_CONV && !l->own[2]) {
         // the padded input is made again here: the forward's copy was not kept (its bytes served
         // other buffers in between; a copy costs a pass over the input, keeping it its bytes over the step)

@@ -63,6 +63,10 @@ typedef struct dnn_layer {
     bool bn_ex;                  // cuDNN's batch norm of this layer runs the Ex API, persistent mode (dnn_state.bn_ex)
     bool dw[CB_PHASE_COUNT];     // this phase of a depthwise convolution runs the own depthwise kernel on the storage
                                  // (src/cuda/conv_depthwise.cu; fp32 NCHW reaches it through own[] instead)
+    bool wg[CB_PHASE_COUNT];     // this phase runs the own Hopper wgmma implicit GEMM on bf16 NHWC storage as it is
+                                 // (cb_cuda_wg_store_*; fp32 NCHW reaches it through own[] and its conversions)
+    cb_choice wg_rival[CB_PHASE_COUNT]; // (wg) cuDNN's choice it beat, and that choice's workspace: the step check's
+    size_t wg_rival_ws[CB_PHASE_COUNT]; // way back (cb_dnn_revise)
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd[CB_PHASE_COUNT];
@@ -77,7 +81,7 @@ typedef struct dnn_layer {
     int nalt[CB_PHASE_COUNT];
     dnn_gplan *galt[CB_PHASE_COUNT];
     double galt_ms[CB_PHASE_COUNT];
-    struct dnn_prev { bool held; int algo; cudnnMathType_t math; bool graph; cb_choice choice; } prev[CB_PHASE_COUNT];
+    struct dnn_prev { bool held; int algo; cudnnMathType_t math; bool graph; bool wg; cb_choice choice; } prev[CB_PHASE_COUNT];
     cudnnPoolingDescriptor_t pd;
     cudnnLRNDescriptor_t lrn;
     cudnnActivationDescriptor_t act;
@@ -118,6 +122,14 @@ bool cb_dnn_dw_ok(const cb_exec *e, int i);
 void cb_dnn_take_dw(cb_exec *e, int i, int p, unsigned why);
 void cb_dnn_run_dw(cb_exec *e, int i, cb_phase ph, void *ws, void *dx);
 double cb_dnn_time_dw(cb_exec *e, int i, cb_phase ph);
+// The own wgmma implicit GEMM on bf16 NHWC storage (src/cuda/conv_igemm_wgmma.cu): can it run phase
+// ph of conv layer i here (bf16 NHWC, the GPU and the shape), take it (its workspace and choice,
+// cuDNN's kept as the rival), one run (ws: its workspace; dx: the input gradient), and its ms
+// over 3 runs after one (-1: failed).
+bool cb_dnn_wg_ok(const cb_exec *e, int i, cb_phase ph);
+void cb_dnn_take_wg(cb_exec *e, int i, cb_phase ph);
+void cb_dnn_run_wg(cb_exec *e, int i, cb_phase ph, void *ws, void *dx);
+double cb_dnn_time_wg(cb_exec *e, int i, cb_phase ph);
 // ms of the batch norm of layer i, forward (training) plus backward when train, 3 runs after one,
 // on the own kernels or cuDNN's, on the layer's own buffers; running statistics untouched; -1: failed
 double cb_dnn_time_bn(cb_exec *e, int i, bool own, bool train);

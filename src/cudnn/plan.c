@@ -64,6 +64,21 @@ void cb_dnn_take_dw(cb_exec *e, int i, int p, unsigned why) {
     b->choice[p].flags |= why;
 }
 
+// (dnn.h) the own wgmma kernel on bf16 NHWC storage for phase p of conv layer i: its workspace and
+// choice; the choice it replaces (cuDNN's, where there was one) kept for the step check's way back
+void cb_dnn_take_wg(cb_exec *e, int i, cb_phase p) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = lay(e, i);
+    cb_conv_params cp;
+    cb_conv_params_of(L, &cp);
+    l->wg_rival[p] = b->choice[p], l->wg_rival_ws[p] = b->ws[p];
+    l->wg_rival[p].workspace = b->ws[p];
+    l->wg[p] = true;
+    b->ws[p] = cb_cuda_wg_store_workspace(&cp, p);
+    b->choice[p] = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(&cb_conv_algo_igemm_wgmma_bf16), cb_conv_algo_igemm_wgmma_bf16.name);
+}
+
 // The input that cuDNN's convolution of layer i reads: under NHWC its channels padded
 // (cb_store_conv_cpad), and where the trailing padding exceeds the leading (TF SAME) zero rows and
 // columns added at the end, as cuDNN pads both sides alike (its output size: (h + 2 pad - dil (r - 1)
@@ -137,6 +152,18 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
             cb_status st = cb_store_plan_weights(e, i, err);
             for (int p = 0; st == CB_OK && p < CB_PHASE_COUNT; p++)
                 if (p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw)) cb_dnn_take_dw(e, i, p, CB_CHOICE_ASYM_PAD);
+            return st;
+        }
+        bool wg_all = !native(e);
+        for (int p = 0; p < CB_PHASE_COUNT; p++)
+            if (p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw)) wg_all = wg_all && cb_dnn_wg_ok(e, i, (cb_phase)p);
+        if (wg_all) { // bf16 NHWC: the own wgmma kernel takes any padding
+            cb_status st = cb_store_plan_weights(e, i, err);
+            for (int p = 0; st == CB_OK && p < CB_PHASE_COUNT; p++)
+                if (p == 0 || (p == 1 && e->lb[L->parents[0]].dy) || (p == 2 && b->dw)) {
+                    cb_dnn_take_wg(e, i, (cb_phase)p);
+                    b->choice[p].flags |= CB_CHOICE_ASYM_PAD;
+                }
             return st;
         }
         if (!native(e) || !cb_dnn_conv_own_ok(L))
@@ -258,6 +285,9 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         cb_choice *c = &b->choice[p];
         if (dnn_ms[p] < 0 && cb_dnn_dw_ok(e, i)) { // no cuDNN algorithm fits: the own depthwise kernel
             cb_dnn_take_dw(e, i, p, CB_CHOICE_NO_LIB_FIT);
+        } else if (dnn_ms[p] < 0 && cb_dnn_wg_ok(e, i, (cb_phase)p)) { // or the own wgmma kernel on bf16 NHWC
+            cb_dnn_take_wg(e, i, (cb_phase)p);
+            c->flags |= CB_CHOICE_NO_LIB_FIT;
         } else if (dnn_ms[p] < 0 && (!native(e) || !cb_dnn_conv_own_ok(L))) {
             return decline(e, L, err, CB_REASON_NO_ALGORITHM, p == 0 ? "no cuDNN forward algorithm runs it within the workspace limit" OWN_NCHW
                                       : p == 1 ? "no cuDNN backward-data algorithm runs it within the workspace limit" OWN_NCHW
@@ -269,7 +299,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
         } else if (l->xpad && cg != L->p.conv.cin) {
             c->flags |= CB_CHOICE_CHANNEL_PAD | (xin.h != L->in.h || xin.w != L->in.w ? CB_CHOICE_SAME_COPY : 0);
             c->pad_from = L->p.conv.cin, c->pad_to = cg;
-        } else if (l->xpad && !(d->policy && (native(e) || cb_dnn_dw_ok(e, i)))) { // (auto: raced against own kernels)
+        } else if (l->xpad && !(d->policy && (native(e) || cb_dnn_dw_ok(e, i) || cb_dnn_wg_ok(e, i, (cb_phase)p)))) { // (auto: raced against own kernels)
             c->flags |= CB_CHOICE_SAME_COPY;
         } else if (d->policy) {
             d->policy->conv_phase(e, i, (cb_phase)p, dnn_ms[p], dnn_ws);
@@ -563,8 +593,23 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
-    if (!l || L->op != CB_OP_CONV || l->own[p] || l->blas[p] || l->dw[p] || b->choice[p].impl != CB_IMPL_CUDNN) return false;
+    if (!l || L->op != CB_OP_CONV) return false;
     struct dnn_prev *pv = &l->prev[p];
+    if (l->wg[p] || (undo && pv->held && pv->wg)) { // the own wgmma kernel back to the cuDNN choice it beat, or again
+        if (undo) {
+            if (!pv->held || !pv->wg) return false;
+            l->wg[p] = true, b->choice[p] = pv->choice, pv->held = false;
+            return true;
+        }
+        if (l->wg_rival[p].impl != CB_IMPL_CUDNN || l->wg_rival_ws[p] > max_ws) return false;
+        *pv = (struct dnn_prev){.held = true, .wg = true, .choice = b->choice[p]};
+        l->wg[p] = false;
+        b->choice[p] = l->wg_rival[p];
+        b->choice[p].flags &= ~(unsigned)CB_CHOICE_RACED;
+        b->choice[p].rival_ms = -1;
+        return true;
+    }
+    if (l->own[p] || l->blas[p] || l->dw[p] || b->choice[p].impl != CB_IMPL_CUDNN) return false;
     if (undo) {
         if (!pv->held) return false;
         if (l->g[p] && !pv->graph) l->galt[p] = l->g[p], l->g[p] = NULL;         // back from the graph plan
@@ -590,7 +635,7 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo) {
     if (best < 0) return false;
     cudnnMathType_t math = CUDNN_DEFAULT_MATH;
     cudnnGetConvolutionMathType(l->cd[p], &math);
-    *pv = (struct dnn_prev){true, cur, math, on_graph, b->choice[p]};
+    *pv = (struct dnn_prev){.held = true, .algo = cur, .math = math, .graph = on_graph, .choice = b->choice[p]};
     cb_choice c = b->choice[p];
     c.flags &= ~(unsigned)(CB_CHOICE_GRAPH_API | CB_CHOICE_RACED);
     c.rival_ms = -1;

@@ -6,11 +6,13 @@
 // 1x1 convolution of stride 1 (NHWC, or fp32 NCHW as one GEMM per image), against cuBLAS, each FC phase cuBLAS against the own GEMM, and each
 // max or average pool cuDNN against the own kernels (forward and backward as a pair: the own
 // backward reads the own forward's argmax). Own kernels read fp32 NCHW only: on another storage
-// only the pools, the 1x1 GEMMs and the depthwise convolutions (src/cuda/conv_depthwise.cu, which
-// reads every storage) race.
+// only the pools, the 1x1 GEMMs, the depthwise convolutions (src/cuda/conv_depthwise.cu, which
+// reads every storage) and, on bf16 NHWC, the Hopper wgmma implicit GEMM (src/cuda/conv_igemm_wgmma.cu,
+// every phase it takes, against the winner of the others) race.
 // Each batch norm races cuDNN's against the own storage kernels the same way. Test overrides force
 // a path whatever the timings say: $CONVBENCH_AUTO_POOL=own|cudnn, $CONVBENCH_AUTO_GEMM=cublas|cudnn
-// $CONVBENCH_AUTO_BN=own|cudnn and $CONVBENCH_AUTO_DW=own|cudnn (CB_CHOICE_FORCED).
+// $CONVBENCH_AUTO_BN=own|cudnn, $CONVBENCH_AUTO_DW=own|cudnn and $CONVBENCH_AUTO_WGMMA=own|cudnn
+// (CB_CHOICE_FORCED).
 #include "cudnn/dnn.h"
 #include "blas/blas.h"
 #include "core/net.h"
@@ -25,6 +27,7 @@ typedef struct sched_state {
     force_choice gemm1x1;        // $CONVBENCH_AUTO_GEMM=cublas|cudnn forces the 1x1 convolutions' (FORCE_OWN: cuBLAS)
     force_choice bn;             // $CONVBENCH_AUTO_BN=own|cudnn forces the batch norms' choice
     force_choice dw;             // $CONVBENCH_AUTO_DW=own|cudnn forces the depthwise convolutions' (other storages)
+    force_choice wg;             // $CONVBENCH_AUTO_WGMMA=own|cudnn forces the own wgmma kernel on bf16 NHWC, or the libraries
 } sched_state;
 
 static sched_state *sched(const cb_exec *e) { return cb_dnn_state(e)->policy_state; }
@@ -41,7 +44,7 @@ static cb_status env_force(const char *var, const char *own_name, force_choice *
     return CB_OK;
 }
 
-static void conv_phase(cb_exec *e, int i, cb_phase p, double dnn_ms, size_t dnn_ws) {
+static void conv_phase_lib(cb_exec *e, int i, cb_phase p, double dnn_ms, size_t dnn_ws) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = cb_dnn_layer(e, i);
@@ -81,8 +84,8 @@ static void conv_phase(cb_exec *e, int i, cb_phase p, double dnn_ms, size_t dnn_
             c->ms = own, c->rival_ms = dnn_ms;
         } else c->rival_ms = own;
         c->flags |= sched(e)->dw != FORCE_NONE ? CB_CHOICE_FORCED : CB_CHOICE_RACED;
-    } else if (!cb_store_native(e)) { // own kernels cannot read this storage: cuDNN's choice stands
-        c->flags |= CB_CHOICE_OWN_NCHW_ONLY;
+    } else if (!cb_store_native(e)) { // own kernels cannot read this storage (but bf16 NHWC's wgmma: wg_race): cuDNN's choice stands
+        if (!cb_dnn_wg_ok(e, i, p)) c->flags |= CB_CHOICE_OWN_NCHW_ONLY;
     } else if (!cb_dnn_conv_own_ok(L)) { // nor a dilation
         c->flags |= CB_CHOICE_DILATED;
     } else {
@@ -97,6 +100,31 @@ static void conv_phase(cb_exec *e, int i, cb_phase p, double dnn_ms, size_t dnn_
         }
         c->flags |= CB_CHOICE_RACED;
     }
+}
+
+// bf16 NHWC storage: the own wgmma kernel on the tensors as they are against the phase's winner so
+// far (cuDNN's pick, or cuBLAS where it beat that)
+static void wg_race(cb_exec *e, int i, cb_phase p, double dnn_ms) {
+    cb_lbuf *b = &e->lb[i];
+    dnn_layer *l = cb_dnn_layer(e, i);
+    cb_choice *c = &b->choice[p];
+    force_choice f = sched(e)->wg;
+    double best = c->ms > 0 ? c->ms : dnn_ms, own = cb_dnn_time_wg(e, i, p);
+    if (own >= 0 && (f == FORCE_OWN || best < 0 || own < best)) {
+        l->blas[p] = false;
+        cb_dnn_take_wg(e, i, p);
+        c->ms = own, c->rival_ms = best;
+        c->flags |= f == FORCE_OWN ? CB_CHOICE_FORCED : CB_CHOICE_RACED;
+    } else if (own >= 0) {
+        if (c->rival_ms < 0 || own < c->rival_ms) c->rival_ms = own;
+        c->flags |= CB_CHOICE_RACED;
+    }
+}
+
+static void conv_phase(cb_exec *e, int i, cb_phase p, double dnn_ms, size_t dnn_ws) {
+    conv_phase_lib(e, i, p, dnn_ms, dnn_ws);
+    const cb_choice *c = &e->lb[i].choice[p];
+    if (sched(e)->wg != FORCE_LIB && !(c->flags & CB_CHOICE_FORCED) && cb_dnn_wg_ok(e, i, p)) wg_race(e, i, p, dnn_ms);
 }
 
 static void fc_phase(cb_exec *e, int i, cb_phase p) {
@@ -179,11 +207,12 @@ static bool pool_relu_mask(const cb_exec *e, int i) { return ((sched_state *)cb_
 static const dnn_policy POLICY = {.conv_phase = conv_phase, .fc_phase = fc_phase, .pool = pool, .pool_relu_mask = pool_relu_mask, .bn = bn};
 
 static cb_status init(cb_exec *e, cb_error *err) {
-    sched_state f = {FORCE_NONE, FORCE_NONE, FORCE_NONE, FORCE_NONE};
+    sched_state f = {FORCE_NONE, FORCE_NONE, FORCE_NONE, FORCE_NONE, FORCE_NONE};
     cb_status st = env_force("CONVBENCH_AUTO_POOL", "own", &f.pool, err);
     if (st == CB_OK) st = env_force("CONVBENCH_AUTO_GEMM", "cublas", &f.gemm1x1, err);
     if (st == CB_OK) st = env_force("CONVBENCH_AUTO_BN", "own", &f.bn, err);
     if (st == CB_OK) st = env_force("CONVBENCH_AUTO_DW", "own", &f.dw, err);
+    if (st == CB_OK) st = env_force("CONVBENCH_AUTO_WGMMA", "own", &f.wg, err);
     if (st == CB_OK) st = cb_dnn_init(e, err, &POLICY);
     if (st != CB_OK) return st;
     sched_state *s = cb_xcalloc(1, sizeof *s);
