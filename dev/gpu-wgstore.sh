@@ -5,14 +5,17 @@
 #   race   auto as it is: the wgmma kernel raced per phase against cuDNN's pick (and cuBLAS's)
 #   lib    auto with CONVBENCH_AUTO_WGMMA=cudnn: the libraries alone, auto before this kernel joined
 #   cudnn  the cudnn backend
-# and, for PROFILE cells, `profile --backend auto,cudnn --direction all` with the own kernel forced
-# (CONVBENCH_AUTO_WGMMA=own) and both batch norms on cuDNN: every conv phase it runs beside cuDNN's
-# on the same storage (issue 12's own-kernel ratio without the fp32 NCHW conversions).
-#   CELLS="net:batch ..." PROFILE="net:batch ..." bash dev/gpu-wgstore.sh     (results: $OUT/wgstore.tgz)
+# and FORCED cells with the kernel forced (below): issue 12's own-kernel ratio on the storage itself,
+# without the fp32 NCHW conversions. STORAGE=1: test_gpu --part storage first.
+#   CELLS="net:batch ..." FORCED="net:batch ..." bash dev/gpu-wgstore.sh     (results: $OUT/wgstore.tgz)
 set -u; NAME=wgstore; . dev/gpu-prep.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 timeout ${TEST_S:-150} $B/tests/test_gpu --part wg > $R/t_wg.log 2>&1; echo "test_gpu --part wg: $(tail -1 $R/t_wg.log)"
 grep -E "^FAIL" $R/t_wg.log | head -20
+if [ -n "${STORAGE:-}" ]; then
+    timeout ${STORAGE_S:-260} $B/tests/test_gpu --part storage > $R/t_storage.log 2>&1; echo "test_gpu --part storage (rc $?): $(tail -1 $R/t_storage.log)"
+    grep -E "^FAIL" $R/t_storage.log | head -20
+fi
 DEADLINE=${DEADLINE:-520}; t0=$SECONDS
 late() { [ $((SECONDS - t0)) -ge $DEADLINE ] && { echo "skip (past $DEADLINE s): $*"; return 0; }; return 1; }
 echo "| cell | mode | step ms | img/s | wgmma phases |"; echo "|---|---|---:|---:|---:|"
@@ -36,24 +39,32 @@ for nte in fp.get('notes', []):
 PY
     done
 done
-for c in ${PROFILE:-resnet50:64}; do
+# FORCED cells: fullpass with the kernel forced wherever it runs (CONVBENCH_AUTO_WGMMA=own); each such
+# phase's choice keeps both race times, on the layer's own buffers: "(forced OWN, else LIB)", LIB the
+# best of cuDNN's pick (and cuBLAS's for a 1x1): own / library per phase, and the step with them all
+for c in ${FORCED:-resnet50:64}; do
     IFS=: read -r n b <<<"$c"; tag=$(basename $n .json)-$b
-    late "profile $c" && continue
-    CONVBENCH_AUTO_WGMMA=own CONVBENCH_AUTO_BN=cudnn timeout 200 $B/convbench profile $n --batch $b --backend auto,cudnn --precision bf16 \
-        --layout nhwc --direction all --warmup 2 --iters ${PITERS:-10} --format json --quiet --output $R/prof-$tag.json 2>$R/prof-$tag.log ||
-        { echo "profile $c failed: $(tail -2 $R/prof-$tag.log)"; continue; }
-    python3 - $R/prof-$tag.json "$c" <<'PY'
-import json, math, sys
+    late "forced $c" && continue
+    CONVBENCH_AUTO_WGMMA=own timeout 150 $B/convbench fullpass $n --batch $b --backend auto --precision bf16 --layout nhwc --no-data-grad \
+        --update --warmup 3 --iters ${ITERS:-10} --per-layer --format json --quiet --output $R/fp-$tag-forced.json 2>$R/fp-$tag-forced.log ||
+        { echo "fullpass $c forced failed: $(tail -2 $R/fp-$tag-forced.log)"; continue; }
+    python3 - $R/fp-$tag-forced.json "$c" $b <<'PY'
+import json, math, re, sys
 t = json.load(open(sys.argv[1]))['tables']
-allr = []
-for d in ('forward', 'bwd_data', 'bwd_filter'):
-    rows = [r for r in t.get(d, []) if 'wgmma' in str(r.get('auto_alg')) and r.get('cudnn_ms')]
-    conv = [r for r in t.get(d, []) if r.get('cudnn_alg') and r.get('cudnn_ms')]
-    rat = [r['auto_ms'] / r['cudnn_ms'] for r in rows]
+step = [r['median_ms'] for r in t['fullpass'] if r['phase'].strip() == 'total'][0]
+print('%s forced: step %.3f ms (%.0f img/s)' % (sys.argv[2], step, int(sys.argv[3]) * 1000 / step))
+allr, conv = [], 0
+for k in ('algo_fwd', 'algo_bwd_data', 'algo_bwd_filter'):
+    rat = []
+    for r in t['layers']:
+        a = r.get(k) or ''
+        m = re.search(r'igemm-wgmma-bf16 \(forced ([0-9.]+), else ([0-9.]+)\)', a)
+        if m: rat.append(float(m.group(1)) / float(m.group(2)))
+        conv += r.get('kind') == 'Convolution' and bool(a)
     allr += rat
-    if rat: print('%s %s: own wgmma / cuDNN geomean %.3f over %d of %d rows (min %.2f, max %.2f)' % (sys.argv[2], d,
-        math.exp(sum(map(math.log, rat)) / len(rat)), len(rat), len(conv), min(rat), max(rat)))
-if allr: print('%s all: %.3f over %d rows' % (sys.argv[2], math.exp(sum(map(math.log, allr)) / len(allr)), len(allr)))
+    if rat: print('  %s: own wgmma / library (race times) geomean %.3f over %d phases (min %.2f, max %.2f)' % (k[5:],
+        math.exp(sum(map(math.log, rat)) / len(rat)), len(rat), min(rat), max(rat)))
+if allr: print('  all: %.3f over %d of %d conv phases' % (math.exp(sum(map(math.log, allr)) / len(allr)), len(allr), conv))
 PY
 done
 tar -C $R -czf $OUT/wgstore.tgz .

@@ -324,7 +324,7 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
             const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
             if (c->impl == CB_IMPL_NONE) continue;
             bool wg = c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(&cb_conv_algo_igemm_wgmma_bf16);
-            bool want = p != CB_PHASE_BWD_DATA || (L->p.conv.win.stride_h == 1 && L->p.conv.win.stride_w == 1);
+            bool want = p != CB_PHASE_BWD_DATA || (L->p.conv.win.stride_h == 1 && L->p.conv.win.stride_w == 1 && L->p.conv.k % 64 == 0);
             as_wanted = as_wanted && wg == want;
         }
         snprintf(what, sizeof what, "%.100s runs the own wgmma kernel where it can [%.30s | %.30s | %.30s]", name, g->lb[last].algo[0],
@@ -1693,6 +1693,7 @@ static void dw_cases(void) {
 // took it): convolutions with channels in multiples of 64, each phase's choice checked; then a
 // residual network of 64 and 128 channels whose wide layers run on it (a stride-2 TF SAME layer's
 // backward data on cuDNN's padded copy beside it), its loss and every gradient against the reference.
+// Its backward data runs at stride 1 where K (its k-steps' channels) is a multiple of 64.
 static const char *wg_net =
     "{\"name\": \"wg\", \"layers\": {"
     "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [3, 10, 12, 8]},"
@@ -1724,7 +1725,7 @@ static void wg_net_case(void) {
         int li = cb_net_find(net, wide[j]);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             const cb_choice *c = cb_exec_choice(g, li, (cb_phase)p);
-            bool strided_dgrad = p == CB_PHASE_BWD_DATA && net->layers[li].p.conv.win.stride_h > 1;
+            bool strided_dgrad = p == CB_PHASE_BWD_DATA && (net->layers[li].p.conv.win.stride_h > 1 || net->layers[li].p.conv.k % 64);
             want += !strided_dgrad;
             on_wg += c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(&cb_conv_algo_igemm_wgmma_bf16);
         }
@@ -1788,6 +1789,9 @@ static void wg_cases(void) {
                "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 72], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\"");
     layer_case("auto", CB_PREC_BF16, "wg conv 1x1 C64->24 gelu (the storage's bias pass)", 2, 6, 5, 64,
                "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 24], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"gelu\"");
+    // leading pads over trailing ([top, left, bottom, right]), which cuDNN lacks: the kernel takes it
+    layer_case("auto", CB_PREC_BF16, "wg conv 3x3 pads [2, 1, 0, 1] C64->64 b2", 2, 8, 9, 64,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 64], \"padding\": [2, 1, 0, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
     layer_case("auto", CB_PREC_BF16, "wg conv 1x1 s2 C192->256 b1 on 7x7", 1, 7, 7, 192,
                "\"type\": \"Convolution\", \"filter\": [1, 1, 192, 256], \"padding\": \"VALID\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"");
     expect_wg = false;

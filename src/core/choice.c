@@ -28,7 +28,9 @@ void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n
     if (c->flags & CB_CHOICE_CHANNEL_PAD)
         PUT(" (C %d->%d%s)", c->pad_from, c->pad_to, c->flags & CB_CHOICE_SAME_COPY ? ", SAME" : "");
     else if (c->flags & CB_CHOICE_SAME_COPY) PUT(" (SAME copy)");
-    if (c->flags & CB_CHOICE_FORCED) PUT(" (forced)");
+    // (a forced choice that was timed beside the one it displaced, as auto's forced wgmma kernel: both times)
+    if ((c->flags & CB_CHOICE_FORCED) && !(c->flags & CB_CHOICE_RACED) && c->ms > 0 && c->rival_ms > 0) PUT(" (forced %.3f, else %.3f)", c->ms, c->rival_ms);
+    else if (c->flags & CB_CHOICE_FORCED) PUT(" (forced)");
     if (c->flags & CB_CHOICE_OWN_NCHW_ONLY) PUT(" (own: fp32 NCHW)");
     if (c->flags & CB_CHOICE_DILATED) PUT(" (dilated)");
     if ((c->flags & CB_CHOICE_STEP_CHECKED) && c->ms >= 0 && c->rival_ms >= 0) PUT(" (in step %.3f<%.3f)", c->ms, c->rival_ms);

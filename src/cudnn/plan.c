@@ -455,6 +455,15 @@ static bool dw_layer(const cb_layer *L) {
     return cb_cuda_dw_supports(&p);
 }
 
+// on bf16 NHWC, a convolution the own wgmma kernel runs on this GPU (its forward; plan_conv says
+// where a phase it lacks, a strided backward data, leaves the layer to decline)
+static bool wg_layer(const cb_layer *L, int fmt) {
+    if (fmt != (CB_FMT_NHWC | CB_FMT_BF16) || cb_conv_cpad_to(L->p.conv.cin, 1) != L->p.conv.cin) return false;
+    cb_conv_params p;
+    cb_conv_params_of(L, &p);
+    return cb_cuda_wg_store_supports(&p, CB_PHASE_FORWARD);
+}
+
 // In fp32 NCHW own kernels run whatever cuDNN cannot; in another storage (own convolution, LRN and
 // batch-norm kernels compute fp32 NCHW only) these are declined. What only cuDNN can tell (a
 // refused descriptor, no algorithm within the workspace) plan declines after asking it.
@@ -476,7 +485,7 @@ cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char 
     else if (L->op == CB_OP_LRN && (L->p.lrn.size < CUDNN_LRN_MIN_N || L->p.lrn.size > CUDNN_LRN_MAX_N || L->p.lrn.k < CUDNN_LRN_MIN_K ||
                                     L->p.lrn.beta < CUDNN_LRN_MIN_BETA))
         r = CB_REASON_LRN_RANGE, what = "an LRN size, k or beta outside cuDNN's range" OWN_NCHW;
-    else if (L->op == CB_OP_CONV && !conv_pads_fit(L) && !dw_layer(L))
+    else if (L->op == CB_OP_CONV && !conv_pads_fit(L) && !dw_layer(L) && !wg_layer(L, fmt))
         r = CB_REASON_ASYM_PADDING, what = "leading padding larger than trailing, which cuDNN lacks" OWN_NCHW;
     if (r != CB_REASON_NONE) snprintf(why, n, "%s tensors: %s", cb_store_fmt_label(fmt), what);
     return r;
