@@ -1840,7 +1840,7 @@ static void launched_step(cb_exec *e, bool criterion) {
 // the graph misses work a launched step does: dropout's mask moving on each step (a frozen mask
 // changes the FC layer's gradients by O(1)), the update, the sums' routed gradients. Whether it
 // catches a missed refresh of the bf16 weight copy is what dev/gpu-graph-mutant.sh asks.
-// Tolerance on the change, relative: 1e-4 fp32; tf32 and bf16 0.15: "auto" may race other
+// Tolerance on the change, relative: 1e-4 fp32 (2e-3 where the two execs' choices differ); tf32 and bf16 0.15: "auto" may race other
 // algorithms for the two execs, which round differently (auto tf32 measured 1.0-1.6e-2 on the H200
 // at 6042e2d, up to 3.24e-2 on a later seed at c148e4e, 6.03e-2 on a batch norm's shift at
 // 3d37d0c); what the test is for moves it by O(1).
@@ -1890,7 +1890,18 @@ static void graph_case(const char *backend, cb_precision prec, cb_layout lay, bo
             char w2[320];
             snprintf(w2, sizeof w2, "%s: 3 replays ran", what);
             check(w2, st == CB_OK && cudaGetLastError() == cudaSuccess ? 0 : 1, 0);
-            double tol = prec == CB_PREC_FP32 ? 1e-4 : 0.15;
+            // fp32: 1e-4 where both execs run the same algorithms; where auto's races chose differently (fp32
+            // NCHW, H200 at e6f9c61: 1.6-4.9e-4 on the first layers' changes, each exec's choices its own), 2e-3
+            int differ = 0;
+            for (int i = 1; i < n; i++)
+                for (int p = 0; p < CB_PHASE_COUNT; p++) {
+                    const cb_choice *ca = cb_exec_choice(x[0], i, (cb_phase)p), *cb = cb_exec_choice(x[1], i, (cb_phase)p);
+                    if (ca->impl != cb->impl || ca->algo != cb->algo) {
+                        if (!differ++) printf("note %s: the two execs' choices differ, first at '%s' phase %d: %s | %s\n", what, net->layers[i].name, p,
+                                               x[0]->lb[i].algo[p], x[1]->lb[i].algo[p]);
+                    }
+                }
+            double tol = prec == CB_PREC_FP32 ? (differ ? 2e-3 : 1e-4) : 0.15;
             for (int i = 1; i < n; i++) {
                 cb_param pa[6], pb[6];
                 int np = cb_exec_params(x[0], i, pa, 6);
