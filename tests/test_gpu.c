@@ -1584,6 +1584,27 @@ static void grad_trace(const char *json, const char *backend, cb_precision prec,
     rng_state = saved;
 }
 
+// every parameter gradient of the named layers, exec g against the reference r (but a batch-normed
+// layer's bias, which no step moves), relative error within tol; a batch norm's scale and shift bn_tol
+static void check_grads(cb_exec *g, cb_exec *r, const cb_net *net, const char *const *names, int nn, const char *label, double tol,
+                        double bn_tol) {
+    char what[256];
+    for (int j = 0; j < nn; j++) {
+        int li = cb_net_find(net, names[j]);
+        cb_param pg[6], pr[6];
+        int np = cb_exec_params(g, li, pg, 6);
+        cb_exec_params(r, li, pr, 6);
+        for (int q = 0; q < np; q++) {
+            if (!pg[q].grad || (net->layers[li].bn && !strcmp(pg[q].what, "bias"))) continue;
+            float *a = download(g, pg[q].grad, (size_t)pg[q].count), *b = download(r, pr[q].grad, (size_t)pr[q].count);
+            snprintf(what, sizeof what, "%s d%s/%s", label, names[j], pg[q].what);
+            bool bn_param = !strcmp(pg[q].what, "bn_scale") || !strcmp(pg[q].what, "bn_shift");
+            check(what, nerr(a, b, (size_t)pg[q].count), bn_param ? bn_tol : tol);
+            free(a), free(b);
+        }
+    }
+}
+
 static void se_net_case(const char *backend, cb_precision prec) {
     uint64_t state = rng_state;
     cb_error err = {0};
@@ -1616,23 +1637,11 @@ static void se_net_case(const char *backend, cb_precision prec) {
     snprintf(what, sizeof what, "se net %s %s loss %.6f vs %.6f", backend, prec_name(prec), loss[0], loss[1]);
     check(what, fabs(loss[0] - loss[1]) / fabs(loss[1]), tol);
     const char *names[] = {"c1", "se", "d2", "ln", "sc", "fc"};
-    for (int j = 0; j < 6; j++) {
-        int li = cb_net_find(net, names[j]);
-        cb_param pg[6], pr[6];
-        int np = cb_exec_params(g, li, pg, 6);
-        cb_exec_params(r, li, pr, 6);
-        for (int q = 0; q < np; q++) {
-            if (!pg[q].grad || (net->layers[li].bn && !strcmp(pg[q].what, "bias"))) continue;
-            float *a = download(g, pg[q].grad, (size_t)pg[q].count), *b = download(r, pr[q].grad, (size_t)pr[q].count);
-            snprintf(what, sizeof what, "se net %s %s d%s/%s", backend, prec_name(prec), names[j], pg[q].what);
-            // bf16: the first batch norm's scale and shift gradients are 24 sums over every pixel of
-            // gradients rounded to 8 bits through 8 layers, with cancellation: 0.269 seen once on
-            // the H200 (under memcheck, 93c28ef+), every other run within 0.25
-            bool bn_param = prec == CB_PREC_BF16 && (!strcmp(pg[q].what, "bn_scale") || !strcmp(pg[q].what, "bn_shift"));
-            check(what, nerr(a, b, (size_t)pg[q].count), bn_param ? 0.4 : tol);
-            free(a), free(b);
-        }
-    }
+    // bf16: the first batch norm's scale and shift gradients are 24 sums over every pixel of
+    // gradients rounded to 8 bits through 8 layers, with cancellation: 0.269 seen once on the
+    // H200 (under memcheck, 93c28ef+), every other run within 0.25
+    snprintf(what, sizeof what, "se net %s %s", backend, prec_name(prec));
+    check_grads(g, r, net, names, 6, what, tol, prec == CB_PREC_BF16 ? 0.4 : tol);
     // a failure names what the backend chose for every layer and phase (auto's races run on
     // timings), then traces the gradients (grad_trace). The SE gradients 0.3 off in bf16 NHWC
     // (2026-11-27) were one ReLU mask flip at the SE layer, the same on every path: adopt_relu_masks.
@@ -1748,22 +1757,9 @@ static void wg_net_case(void) {
         }
         snprintf(what, sizeof what, "wg net auto bf16 step %d loss %.6f vs %.6f", step, loss[0], loss[1]);
         check(what, fabs(loss[0] - loss[1]) / fabs(loss[1]), 0.25);
-        if (step == 0) {
+        if (step == 0) { // (batch norms' scale and shift: se_net_case's reason)
             const char *names[] = {"c0", "r1a", "r1b", "r2", "r3", "fc"};
-            for (int j = 0; j < 6; j++) {
-                int li = cb_net_find(net, names[j]);
-                cb_param pg[6], pr[6];
-                int np = cb_exec_params(g, li, pg, 6);
-                cb_exec_params(r, li, pr, 6);
-                for (int q = 0; q < np; q++) {
-                    if (!pg[q].grad || (net->layers[li].bn && !strcmp(pg[q].what, "bias"))) continue;
-                    float *a = download(g, pg[q].grad, (size_t)pg[q].count), *b = download(r, pr[q].grad, (size_t)pr[q].count);
-                    snprintf(what, sizeof what, "wg net auto bf16 d%s/%s", names[j], pg[q].what);
-                    bool bn_param = !strcmp(pg[q].what, "bn_scale") || !strcmp(pg[q].what, "bn_shift"); // (se_net_case's reason)
-                    check(what, nerr(a, b, (size_t)pg[q].count), bn_param ? 0.4 : 0.25);
-                    free(a), free(b);
-                }
-            }
+            check_grads(g, r, net, names, 6, "wg net auto bf16", 0.25, 0.4);
         }
         for (int k = 0; k < 2; k++) cb_exec_update(ex[k], NULL);
     }
@@ -1779,21 +1775,28 @@ static void wg_cases(void) {
     bool hopper = cudaGetDevice(&d) == cudaSuccess && cudaDeviceGetAttribute(&maj, cudaDevAttrComputeCapabilityMajor, d) == cudaSuccess &&
                   cudaDeviceGetAttribute(&min, cudaDevAttrComputeCapabilityMinor, d) == cudaSuccess && maj == 9 && min == 0;
     expect_wg = hopper;
-    layer_case("auto", CB_PREC_BF16, "wg conv 3x5 s2 SAME (asymmetric) C64->40 b1 relu", 1, 15, 12, 64,
-               "\"type\": \"Convolution\", \"filter\": [3, 5, 64, 40], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"");
-    layer_case("auto", CB_PREC_BF16, "wg conv 2x2 s1 SAME (trailing pad) C64->64 b2", 2, 7, 7, 64,
-               "\"type\": \"Convolution\", \"filter\": [2, 2, 64, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
-    layer_case("auto", CB_PREC_BF16, "wg conv 1x3 s1 SAME C128->64 b3 on 9x10", 3, 9, 10, 128,
-               "\"type\": \"Convolution\", \"filter\": [1, 3, 128, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null");
-    layer_case("auto", CB_PREC_BF16, "wg conv 3x3 pad 1 C64->72 + batch_norm + relu b2", 2, 9, 7, 64,
-               "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 72], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\"");
-    layer_case("auto", CB_PREC_BF16, "wg conv 1x1 C64->24 gelu (the storage's bias pass)", 2, 6, 5, 64,
-               "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 24], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"gelu\"");
-    // leading pads over trailing ([top, left, bottom, right]), which cuDNN lacks: the kernel takes it
-    layer_case("auto", CB_PREC_BF16, "wg conv 3x3 pads [2, 1, 0, 1] C64->64 b2", 2, 8, 9, 64,
-               "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 64], \"padding\": [2, 1, 0, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
-    layer_case("auto", CB_PREC_BF16, "wg conv 1x1 s2 C192->256 b1 on 7x7", 1, 7, 7, 192,
-               "\"type\": \"Convolution\", \"filter\": [1, 1, 192, 256], \"padding\": \"VALID\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"");
+    static const struct { const char *label; int n, h, w, c; const char *body; } cases[] = {
+        {"wg conv 3x5 s2 SAME (asymmetric) C64->40 b1 relu", 1, 15, 12, 64,
+         "\"filter\": [3, 5, 64, 40], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\""},
+        {"wg conv 2x2 s1 SAME (trailing pad) C64->64 b2", 2, 7, 7, 64,
+         "\"filter\": [2, 2, 64, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null"},
+        {"wg conv 1x3 s1 SAME C128->64 b3 on 9x10", 3, 9, 10, 128,
+         "\"filter\": [1, 3, 128, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null"},
+        {"wg conv 3x3 pad 1 C64->72 + batch_norm + relu b2", 2, 9, 7, 64,
+         "\"filter\": [3, 3, 64, 72], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\""},
+        {"wg conv 1x1 C64->24 gelu (the storage's bias pass)", 2, 6, 5, 64,
+         "\"filter\": [1, 1, 64, 24], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"gelu\""},
+        // leading pads over trailing ([top, left, bottom, right]), which cuDNN lacks: the kernel takes it
+        {"wg conv 3x3 pads [2, 1, 0, 1] C64->64 b2", 2, 8, 9, 64,
+         "\"filter\": [3, 3, 64, 64], \"padding\": [2, 1, 0, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\""},
+        {"wg conv 1x1 s2 C192->256 b1 on 7x7", 1, 7, 7, 192,
+         "\"filter\": [1, 1, 192, 256], \"padding\": \"VALID\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\""},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char body[400];
+        snprintf(body, sizeof body, "\"type\": \"Convolution\", %s", cases[k].body);
+        layer_case("auto", CB_PREC_BF16, cases[k].label, cases[k].n, cases[k].h, cases[k].w, cases[k].c, body);
+    }
     expect_wg = false;
     wg_net_case();
     setenv("CONVBENCH_AUTO_WGMMA", "fastest", 1); // a bad value is refused by name

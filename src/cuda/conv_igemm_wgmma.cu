@@ -1,5 +1,6 @@
 // The own-algorithm table's entry for the Hopper wgmma implicit GEMM (igemm_wgmma.cuh): every
-// phase (the backward data at stride 1), on compute capability 9.0 only. The table hands fp32 NCHW buffers,
+// phase (the backward data at stride 1), on compute capability 9.0 only; and (at the end) the same
+// kernels on bf16 NHWC storage as it is, for the cudnn and auto backends. The table hands fp32 NCHW buffers,
 // so the inputs go to bf16 NHWC / KRSC copies in the workspace first (the kernel's operands) and
 // the epilogue writes fp32 NCHW; the products and sums are those of bf16 storage (bf16 operands,
 // fp32 accumulation). Shapes it declines (cb_wg_shape_ok, and a stride other than 1 for the
@@ -62,7 +63,7 @@ static void backward_filter(const cb_conv_params *p, const float *x, const float
 
 extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16 = {
     "igemm-wgmma-bf16", CB_PREC_BF16,
-    "implicit GEMM on Hopper tensor cores (sm_90 only), wgmma bf16 from 128B-swizzled shared memory, 256x128 (or 128x128, 256x64, 128x64) x64 tiles, cp.async gathers of bf16 NHWC copies, fp32 accumulation; every phase (backward data at stride 1); C a multiple of 64, K of 8",
+    "implicit GEMM on Hopper tensor cores (sm_90 only), wgmma bf16 from 128B-swizzled shared memory, 256x128 (or 128x128, 256x64, 128x64) x64 tiles, cp.async gathers of bf16 NHWC copies (under cudnn and auto on bf16 NHWC: of the tensors themselves), fp32 accumulation; every phase (backward data at stride 1, K a multiple of 64); C a multiple of 64, K of 8",
     supports, workspace, forward, backward_data, backward_filter,
 };
 

@@ -399,44 +399,57 @@ bool cb_dnn_dw_ok(const cb_exec *e, int i) {
     return cb_cuda_dw_supports(&p);
 }
 
+// conv layer i's parameters and the tensors its own storage kernels read and write: input x, output y
+// and its gradient dy (y where the plan has none yet)
+typedef struct own_conv { cb_conv_params p; const void *x; void *y; const void *dy; } own_conv;
+static own_conv own_conv_of(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    own_conv c;
+    cb_conv_params_of(L, &c.p);
+    c.x = e->lb[L->parents[0]].y;
+    c.y = cb_exec_op_out(e, i);
+    c.dy = cb_exec_op_grad(e, i) ? (const void *)cb_exec_op_grad(e, i) : c.y;
+    return c;
+}
+
 void cb_dnn_run_dw(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
     const cb_layer *L = &e->net->layers[i];
-    cb_lbuf *b = &e->lb[i];
-    cb_conv_params p;
-    cb_conv_params_of(L, &p);
-    const void *x = e->lb[L->parents[0]].y;
-    void *y = cb_exec_op_out(e, i);
-    const void *dy = cb_exec_op_grad(e, i) ? (const void *)cb_exec_op_grad(e, i) : y; // (plan: no gradient yet)
+    own_conv c = own_conv_of(e, i);
     if (ph == CB_PHASE_FORWARD) {
         bool relu = L->act == CB_ACT_RELU && !L->bn;
-        cb_cuda_dw_forward(&p, is_nhwc(e), is_bf16(e), x, cb_store_weights(e, i), b->b, y, relu);
+        cb_cuda_dw_forward(&c.p, is_nhwc(e), is_bf16(e), c.x, cb_store_weights(e, i), e->lb[i].b, c.y, relu);
         ((cb_cuda_state *)e->state)->fused_act[i] = relu;
     } else if (ph == CB_PHASE_BWD_DATA) {
-        cb_cuda_dw_backward_data(&p, is_nhwc(e), is_bf16(e), dy, cb_store_weights(e, i), dx);
+        cb_cuda_dw_backward_data(&c.p, is_nhwc(e), is_bf16(e), c.dy, cb_store_weights(e, i), dx);
     } else {
-        cb_cuda_dw_backward_filter(&p, is_nhwc(e), is_bf16(e), x, dy, cb_store_wgrad(e, i), ws);
+        cb_cuda_dw_backward_filter(&c.p, is_nhwc(e), is_bf16(e), c.x, c.dy, cb_store_wgrad(e, i), ws);
         cb_store_finish_wgrad(e, i);
-        if (b->db) cb_store_bias_grad(e, i, dy, b->db);
+        if (e->lb[i].db) cb_store_bias_grad(e, i, c.dy, e->lb[i].db);
     }
 }
 
-double cb_dnn_time_dw(cb_exec *e, int i, cb_phase ph) {
+// mean ms of 3 runs after one of phase ph of conv layer i on an own storage kernel (run), with
+// wsz bytes of workspace; -1 where it cannot run (no input gradient, no memory) or failed
+static double time_own(cb_exec *e, int i, cb_phase ph, size_t wsz, void (*run)(cb_exec *, int, cb_phase, void *, void *)) {
     const cb_layer *L = &e->net->layers[i];
-    cb_conv_params p;
-    cb_conv_params_of(L, &p);
-    size_t wsz = ph == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(&p, is_nhwc(e)) : 0;
     void *ws = NULL, *dx = e->lb[L->parents[0]].dy;
-    if ((wsz && cudaMalloc(&ws, wsz) != cudaSuccess) || (ph == CB_PHASE_BWD_DATA && !dx)) {
+    if ((wsz && cudaMalloc(&ws, wsz) != cudaSuccess) || (ph == CB_PHASE_BWD_DATA && !dx) || (ph == CB_PHASE_BWD_FILTER && !e->lb[i].dw)) {
         cudaGetLastError();
         return -1;
     }
     for (int r = 0; r < 4; r++) {
         if (r == 1) cb_cuda_timer_start(e);
-        cb_dnn_run_dw(e, i, ph, ws, dx);
+        run(e, i, ph, ws, dx);
     }
     double t = cb_cuda_timer_stop(e) / 3;
     cudaFree(ws);
     return cudaGetLastError() == cudaSuccess ? t : -1;
+}
+
+double cb_dnn_time_dw(cb_exec *e, int i, cb_phase ph) {
+    cb_conv_params p;
+    cb_conv_params_of(&e->net->layers[i], &p);
+    return time_own(e, i, ph, ph == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(&p, is_nhwc(e)) : 0, cb_dnn_run_dw);
 }
 
 bool cb_dnn_wg_ok(const cb_exec *e, int i, cb_phase ph) {
@@ -452,42 +465,25 @@ bool cb_dnn_wg_ok(const cb_exec *e, int i, cb_phase ph) {
 void cb_dnn_run_wg(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
-    cb_conv_params p;
-    cb_conv_params_of(L, &p);
-    const void *x = e->lb[L->parents[0]].y;
-    void *y = cb_exec_op_out(e, i);
-    const void *dy = cb_exec_op_grad(e, i) ? (const void *)cb_exec_op_grad(e, i) : y; // (plan: no gradient yet)
+    own_conv c = own_conv_of(e, i);
     if (ph == CB_PHASE_FORWARD) {
         // bias and ReLU in the epilogue; another activation (no batch norm between) in the storage's pass
         bool other = !L->bn && L->act != CB_ACT_NONE && L->act != CB_ACT_RELU, relu = !L->bn && L->act == CB_ACT_RELU;
-        cb_cuda_wg_store_forward(&p, x, cb_store_weights(e, i), other ? NULL : b->b, y, relu);
+        cb_cuda_wg_store_forward(&c.p, c.x, cb_store_weights(e, i), other ? NULL : b->b, c.y, relu);
         ((cb_cuda_state *)e->state)->fused_act[i] = relu;
-        if (other && b->b) cb_store_bias_act(e, i, b->b, y);
+        if (other && b->b) cb_store_bias_act(e, i, b->b, c.y);
     } else if (ph == CB_PHASE_BWD_DATA) {
-        cb_cuda_wg_store_backward_data(&p, dy, cb_store_weights(e, i), dx, ws);
+        cb_cuda_wg_store_backward_data(&c.p, c.dy, cb_store_weights(e, i), dx, ws);
     } else {
-        cb_cuda_wg_store_backward_filter(&p, x, dy, b->dw);
-        if (b->db) cb_store_bias_grad(e, i, dy, b->db);
+        cb_cuda_wg_store_backward_filter(&c.p, c.x, c.dy, b->dw);
+        if (b->db) cb_store_bias_grad(e, i, c.dy, b->db);
     }
 }
 
 double cb_dnn_time_wg(cb_exec *e, int i, cb_phase ph) {
-    const cb_layer *L = &e->net->layers[i];
     cb_conv_params p;
-    cb_conv_params_of(L, &p);
-    size_t wsz = cb_cuda_wg_store_workspace(&p, ph);
-    void *ws = NULL, *dx = e->lb[L->parents[0]].dy;
-    if ((wsz && cudaMalloc(&ws, wsz) != cudaSuccess) || (ph == CB_PHASE_BWD_DATA && !dx) || (ph == CB_PHASE_BWD_FILTER && !e->lb[i].dw)) {
-        cudaGetLastError();
-        return -1;
-    }
-    for (int r = 0; r < 4; r++) {
-        if (r == 1) cb_cuda_timer_start(e);
-        cb_dnn_run_wg(e, i, ph, ws, dx);
-    }
-    double t = cb_cuda_timer_stop(e) / 3;
-    cudaFree(ws);
-    return cudaGetLastError() == cudaSuccess ? t : -1;
+    cb_conv_params_of(&e->net->layers[i], &p);
+    return time_own(e, i, ph, cb_cuda_wg_store_workspace(&p, ph), cb_dnn_run_wg);
 }
 
 void cb_dnn_forward(cb_exec *e, int i, bool train) {
