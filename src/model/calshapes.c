@@ -50,11 +50,14 @@ static const int CONV[][8] = {
     {64, 51, 70, 99, 3, 2, 1, 1}, {96, 117, 30, 131, 1, 2, 0, 1}, {1, 57, 48, 83, 3, 1, 1, 1}, {2, 147, 12, 179, 3, 1, 1, 1},
     {4, 45, 39, 73, 3, 2, 1, 1}, {1, 250, 9, 61, 1, 1, 0, 1},
 };
-// FC: batch, inputs, outputs (squares give the peak GEMM rate)
+// FC: batch, inputs, outputs (squares give the peak GEMM rate); then classifier heads of few
+// outputs (10, 100, 1000), whose backward GEMMs have a short side: the H200's profiles (2026-11-28)
+// measured a 10-class head's backward at 3-5x what the model priced from the wide shapes above
 static const int FC[][3] = {
     {32, 4608, 2048}, {64, 12000, 3000}, {128, 3000, 6000}, {256, 1024, 1024}, {96, 8192, 8192}, {128, 2000, 500},
     {64, 1536, 768},  {256, 6144, 4096}, {512, 2048, 2048}, {16, 4096, 4096},  {2048, 2048, 2048}, {4096, 4096, 4096},
     {8192, 8192, 8192},
+    {64, 2048, 10},   {256, 512, 10},    {1, 1024, 10},     {128, 1024, 100},   {64, 2048, 1000},   {192, 768, 10},
 };
 // memory-bound passes: tensors (N, C, H, W) from 16 KiB to 400 MB; pooling 3x3 or 2x2, stride 2,
 // no padding (cb_cal_pool_shapes adds the other windows)
