@@ -11,6 +11,20 @@ static inline unsigned cb_blocks(size_t n, int threads) {
     return (unsigned)(b > 1048576 ? 1048576 : (b ? b : 1));
 }
 
+// A kernel's raised dynamic shared memory limit (cudaFuncSetAttribute) holds for the current
+// device's context only, and the multi-GPU replicas run one device per thread: true the first time
+// this is asked on the calling thread's device for the flag word *devs (one per kernel; bit d for
+// device d), which the caller then sets the attribute for. Setting it twice is harmless.
+static inline bool cb_first_on_device(unsigned long long *devs) {
+    int d = 0;
+    if (cudaGetDevice(&d) != cudaSuccess || d < 0 || d >= 64) {
+        cudaGetLastError();
+        return true;
+    }
+    unsigned long long bit = 1ull << d;
+    return !(__atomic_fetch_or(devs, bit, __ATOMIC_RELAXED) & bit);
+}
+
 // grid-stride loop over [0, n)
 #define CB_FOR(i, n) for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n); i += (size_t)gridDim.x * blockDim.x)
 

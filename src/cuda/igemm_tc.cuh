@@ -20,6 +20,7 @@
 #ifndef CB_CUDA_IGEMM_TC_CUH
 #define CB_CUDA_IGEMM_TC_CUH
 
+#include "cuda/common.cuh"
 #include "cuda/conv_gather.cuh"
 
 #include <cuda_bf16.h>
@@ -454,11 +455,9 @@ static inline int cb_tc_splits(long tiles, int K, int waves, int minchunk, int *
 
 template <class Op, bool BF16, int BK, int MINB> static void cb_tc_launch_v1(const Op &op, int M, int N, int K, int groups, int splits, int kchunk) {
     typedef cb_tc_smem<BF16, BK, Op::B_ROWS> S;
-    static bool attr_set = false;
-    if (!attr_set) {
+    static unsigned long long attr_devs = 0;
+    if (cb_first_on_device(&attr_devs))
         cudaFuncSetAttribute(cb_igemm_tc_kernel<Op, BF16, BK, MINB>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)S::BYTES);
-        attr_set = true;
-    }
     dim3 grid((N + 127) / 128, (M + 127) / 128, groups * splits);
     cb_igemm_tc_kernel<Op, BF16, BK, MINB><<<grid, CB_TC_NT, S::BYTES>>>(op, M, N, K, kchunk, splits);
 }
@@ -470,16 +469,16 @@ template <class Op, int KIND, int BM, int BN> static void cb_tc_launch_v2(const 
     constexpr int STEP_BYTES = (S::A_EL + S::B_EL) * 4, FIT = 110 * 1024 / STEP_BYTES;
     constexpr int STAGES = FIT > 4 ? 4 : FIT < 2 ? 2 : FIT;
     const int bytes = STAGES * STEP_BYTES;
-    static bool attr_set = false;
+    static unsigned long long attr_devs = 0;
+    bool first = cb_first_on_device(&attr_devs);
     dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM, groups * splits);
     if (KIND == 0) {
-        if (!attr_set) cudaFuncSetAttribute(cb_igemm_simt_kernel<Op, BM, BN, BK, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (first) cudaFuncSetAttribute(cb_igemm_simt_kernel<Op, BM, BN, BK, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         cb_igemm_simt_kernel<Op, BM, BN, BK, STAGES><<<grid, CB_TC_NT, bytes>>>(op, M, N, K, kchunk, splits);
     } else {
-        if (!attr_set) cudaFuncSetAttribute(cb_igemm_mma_kernel<Op, KIND, BM, BN, BK, STAGES, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
+        if (first) cudaFuncSetAttribute(cb_igemm_mma_kernel<Op, KIND, BM, BN, BK, STAGES, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes);
         cb_igemm_mma_kernel<Op, KIND, BM, BN, BK, STAGES, 2><<<grid, CB_TC_NT, bytes>>>(op, M, N, K, kchunk, splits);
     }
-    attr_set = true;
 }
 
 // one GEMM with configuration c (the tile already resolved)

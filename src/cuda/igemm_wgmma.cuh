@@ -25,6 +25,7 @@
 #ifndef CB_CUDA_IGEMM_WGMMA_CUH
 #define CB_CUDA_IGEMM_WGMMA_CUH
 
+#include "cuda/common.cuh"
 #include "cuda/conv_gather.cuh"
 
 #include <cuda_bf16.h>
@@ -300,11 +301,9 @@ static inline int cb_wg_pick_tile(const cb_wg_args &a) {
 template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_args &a, cudaStream_t st) {
     constexpr int STAGE = 128 * MT * 128 + BN * 128, FIT = 220 * 1024 / STAGE, STAGES = FIT > 6 ? 6 : FIT;
     constexpr int BYTES = STAGES * STAGE + 1024;
-    static bool attr_set = false;
-    if (!attr_set) {
+    static unsigned long long attr_devs = 0;
+    if (cb_first_on_device(&attr_devs))
         cudaFuncSetAttribute(cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
-        attr_set = true;
-    }
     long blocks = (long)((a.m + 128 * MT - 1) / (128 * MT)) * ((a.k + BN - 1) / BN);
     cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW><<<(unsigned)blocks, 256, BYTES, st>>>(a);
 }
@@ -487,11 +486,9 @@ static inline void cb_wg_wgrad_split(cb_wg_wgrad_args &a, long tiles, int *split
 template <int MT, int BN, bool KCRS> static void cb_wg_wgrad_launch_t(cb_wg_wgrad_args a, cudaStream_t st) {
     constexpr int STAGE = 128 * MT * 128 + BN * 128, FIT = 220 * 1024 / STAGE, STAGES = FIT > 6 ? 6 : FIT;
     constexpr int BYTES = STAGES * STAGE + 1024;
-    static bool attr_set = false;
-    if (!attr_set) {
+    static unsigned long long attr_devs = 0;
+    if (cb_first_on_device(&attr_devs))
         cudaFuncSetAttribute(cb_wgmma_wgrad_kernel<MT, BN, STAGES, KCRS>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
-        attr_set = true;
-    }
     long tiles = (long)((a.k + 128 * MT - 1) / (128 * MT)) * ((a.rsc + BN - 1) / BN);
     int splits;
     cb_wg_wgrad_split(a, tiles, &splits);
