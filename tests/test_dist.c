@@ -200,7 +200,9 @@ static float *single(const char *spec, int64_t batch, const cb_exec_opts *eo, co
 // test allows 1/32 (3%) of the largest weight change over the steps, the room left for the
 // trajectories drifting apart, and asks the weights to differ from fp32's at all (the casts ran).
 // A network without batch norm, whose statistics would differ per replica.
-static void replicas(int n, cb_precision grad) {
+// compute: the backend and precision the replicas run (cudnn fp32, or the own kernels named by
+// conv_algo in tf32, whose raised shared-memory limit must hold on every replica's GPU)
+static void replicas_on(int n, cb_precision grad, const char *backend, cb_precision compute, const char *conv_algo) {
     const char *spec = "fashion-lenet";
     const int64_t per = 16, steps = 3;
     cb_error err = {0};
@@ -217,7 +219,9 @@ static void replicas(int n, cb_precision grad) {
     for (int64_t j = 0; j < per * n; j++) lab[j] = (int32_t)(cb_rng_lcg(&s) % (uint64_t)classes);
     cb_exec_opts eo;
     cb_exec_opts_default(&eo);
-    eo.backend = "cudnn";
+    eo.backend = backend;
+    eo.precision = compute;
+    eo.conv_algo = conv_algo;
     eo.train = true;
     eo.momentum = 0.9f;
     eo.lr = 0.05f;
@@ -245,11 +249,13 @@ static void replicas(int n, cb_precision grad) {
             if (fabs(ref[j]) > scale) scale = fabs(ref[j]);
             if (init && fabs((double)ref[j] - init[j]) > moved) moved = fabs((double)ref[j] - init[j]);
         }
-        printf("  %d GPU%s x batch %lld vs 1 GPU x %lld, %s gradients: %lld parameters, %d buckets, largest difference %.3g "
+        printf("  %d GPU%s x batch %lld vs 1 GPU x %lld, %s %s%s%s, %s gradients: %lld parameters, %d buckets, largest difference %.3g "
                "(largest weight %.3g, largest change %.3g), between GPUs %.3g\n",
-               n, n == 1 ? "" : "s", (long long)per, (long long)(per * n), cb_precision_name(grad), (long long)np, res.buckets, worst, scale,
-               moved, res.max_param_diff);
-        if (grad == CB_PREC_BF16) {
+               n, n == 1 ? "" : "s", (long long)per, (long long)(per * n), backend, cb_precision_name(compute), conv_algo ? " " : "",
+               conv_algo ? conv_algo : "", cb_precision_name(grad), (long long)np, res.buckets, worst, scale, moved, res.max_param_diff);
+        if (compute != CB_PREC_FP32) { // tf32 products: the batch split's sums round differently, as bf16 gradients do
+            CHECK(moved > 0 && worst <= moved / 32, "weights differ by %g, more than 1/32 of the largest change %g", worst, moved);
+        } else if (grad == CB_PREC_BF16) {
             CHECK(moved > 0 && worst <= moved / 32, "weights differ by %g, more than 1/32 of the largest change %g", worst, moved);
             CHECK(worst > 0, "the weights equal fp32's exactly: were the gradients cast to bf16?");
         } else {
@@ -266,6 +272,8 @@ static void replicas(int n, cb_precision grad) {
     free(x);
     free(lab);
 }
+
+static void replicas(int n, cb_precision grad) { replicas_on(n, grad, "cudnn", CB_PREC_FP32, NULL); }
 
 // whether this machine can run n replicas; else counts the case as skipped
 static bool have_gpus(const char *name, int n) {
@@ -286,6 +294,15 @@ static void test_replicas_bf16(void) {
     if (!have_gpus("test_replicas_bf16", 2)) return;
     int gpus = cb_dist_device_count();
     replicas(gpus < 4 ? gpus : 4, CB_PREC_BF16);
+}
+
+// the own tensor-core kernels (igemm-tf32: over 48 KiB of shared memory a block) on every replica's
+// GPU: the limit raised on each device, not only the first (before 2026-11-28 a second GPU's
+// launches failed), and the replicas against one GPU
+static void test_replicas_own(void) {
+    if (!have_gpus("test_replicas_own", 2)) return;
+    int gpus = cb_dist_device_count();
+    replicas_on(gpus < 4 ? gpus : 4, CB_PREC_FP32, "cuda", CB_PREC_TF32, "igemm-tf32");
 }
 
 // --grad-precision bf16 on one rank (fullpass --gpus 1, or one process of a launcher's): the
@@ -319,6 +336,7 @@ int main(void) {
     RUN(test_grad_precision);
     RUN(test_replicas);
     RUN(test_replicas_bf16);
+    RUN(test_replicas_own);
     RUN(test_one_rank_bf16);
     printf("%d passed, %d failed, %d skipped\n", tests_passed, tests_failed, skipped);
     return tests_failed ? 1 : 0;
