@@ -5,13 +5,16 @@
 #include "cuda/conv_algo.h"
 #include "cuda/conv_direct.cuh"
 
+#include <mutex>
 #include <string.h>
 
 // Plans cost CUDA attribute queries and, for large batches, timing the candidates (conv_direct.cuh);
 // the engine runs the same layer batch after batch, so they are kept: a small table keyed by
-// shape, fused pool and kind.
+// device, shape, fused pool and kind. The multi-GPU replicas plan and run from one thread per
+// device: the table is read and filled under a lock, and each caller gets its own copy of the entry.
 enum { KIND_CONST, KIND_SMEM, KIND_UNROLL, KIND_TF32, KIND_BF16, KIND_COUNT };
 typedef struct plan_entry {
+    int dev;  // the CUDA device planned on: planning raises each kernel's shared-memory limit there
     cb_conv_params p;
     int pool, kind;
     bool ok;
@@ -22,15 +25,19 @@ typedef struct plan_entry {
 #define PLAN_CACHE 64
 static plan_entry cache[PLAN_CACHE];
 static int cache_used, cache_next;
+static std::mutex cache_mutex;
 
-static const plan_entry *plan_of(const cb_conv_params *p, int pool, int kind) {
+static plan_entry plan_of(const cb_conv_params *p, int pool, int kind) {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    int dev = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) cudaGetLastError();
     for (int i = 0; i < cache_used; i++)
-        if (cache[i].pool == pool && cache[i].kind == kind && memcmp(&cache[i].p, p, sizeof *p) == 0) return &cache[i];
+        if (cache[i].dev == dev && cache[i].pool == pool && cache[i].kind == kind && memcmp(&cache[i].p, p, sizeof *p) == 0) return cache[i];
     plan_entry *e = &cache[cache_next];
     cache_next = (cache_next + 1) % PLAN_CACHE;
     if (cache_used < PLAN_CACHE) cache_used++;
     memset(e, 0, sizeof *e);
-    e->p = *p, e->pool = pool, e->kind = kind;
+    e->dev = dev, e->p = *p, e->pool = pool, e->kind = kind;
     if (p->groups == 1) {
         cd_shape g = cd_shape_of(p, pool, pool > 1);
         switch (kind) {
@@ -41,7 +48,7 @@ static const plan_entry *plan_of(const cb_conv_params *p, int pool, int kind) {
         case KIND_BF16: e->ok = cd_tc_plan_best(g, true, &e->tc); break;
         }
     }
-    return e;
+    return *e;
 }
 
 static void run(const plan_entry *e, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
@@ -61,20 +68,22 @@ static int pool_window(const cb_conv_params *p, const cb_pool_params *pp) {
 
 #define ALGO(fname, KIND)                                                                                              \
     static bool fname##_supports(const cb_conv_params *p, cb_phase ph) {                                               \
-        return ph == CB_PHASE_FORWARD && plan_of(p, 1, KIND)->ok;                                                      \
+        return ph == CB_PHASE_FORWARD && plan_of(p, 1, KIND).ok;                                                       \
     }                                                                                                                  \
     static void fname##_forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y,     \
                                 bool relu, void *ws) {                                                                 \
-        run(plan_of(p, 1, KIND), x, w, b, y, relu, ws);                                                                \
+        plan_entry e = plan_of(p, 1, KIND);                                                                            \
+        run(&e, x, w, b, y, relu, ws);                                                                                 \
     }
 #define ALGO_POOL(fname, KIND)                                                                                         \
     static bool fname##_supports_pool(const cb_conv_params *p, const cb_pool_params *pp) {                             \
         int pw = pool_window(p, pp);                                                                                   \
-        return pw && plan_of(p, pw, KIND)->ok;                                                                         \
+        return pw && plan_of(p, pw, KIND).ok;                                                                          \
     }                                                                                                                  \
     static void fname##_forward_pool(const cb_conv_params *p, const float *x, const float *w, const float *b,          \
                                      const cb_pool_params *pp, float *yp, void *ws) {                                  \
-        run(plan_of(p, pool_window(p, pp), KIND), x, w, b, yp, true, ws);                                              \
+        plan_entry e = plan_of(p, pool_window(p, pp), KIND);                                                           \
+        run(&e, x, w, b, yp, true, ws);                                                                                \
     }
 ALGO(dconst, KIND_CONST)
 ALGO(dsmem, KIND_SMEM)
