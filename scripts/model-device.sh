@@ -9,7 +9,7 @@
 # TAG names the entry (default h200: RES/TAG-calibrated[-BACKEND].json); CAL_SECTIONS the parts
 # measured (default "mops gemm conv"); PART_S each part's time limit (default 100 s); CAL_PRECISION
 # the convolution precisions (default fp32; fp32,tf32 takes about twice as long); CAL_GROUPS the
-# groups of six shapes, by first index, in the order measured (default "0 6 12 18 24 30 36 42 48 54 60 66 72 78";
+# groups of six shapes, by first index, in the order measured; CAL_NETS (below) other networks' shapes (default "0 6 12 18 24 30 36 42 48 54 60 66 72 78";
 # 36 and 42: the small, latency-bound shapes; 48: grouped (depthwise) convolutions; 54 and 60: long
 # reductions (first layers, large planes) and large depthwise; 66 to 78: channels not multiples of 4).
 # The calibration runs in parts (passes, GEMMs, groups of six convolution shapes), each its own
@@ -39,6 +39,16 @@ for lo in ${CAL_GROUPS:-0 6 12 18 24 30 36 42 48 54 60 66 72 78}; do
     for i in $(seq $lo $((lo + 5))); do
         late "calibration shape $i" && break
         cal conv${lo}_$i --sections conv --shapes $i --precision "${CAL_PRECISION:-fp32}"
+    done
+done
+# CAL_NETS="F1 F2": also these networks' convolutions (calibrate --shapes-from; random networks of
+# seeds the evaluation does not use), ten shapes a part, until calibrate says the list is done
+for f in ${CAL_NETS:-}; do
+    for lo in $(seq 0 10 500); do
+        late "calibration shapes of $f" && break
+        tag=net_$(basename "$f" .json)_$lo
+        cal "$tag" --sections conv --shapes-from "$f" --shapes $lo-$((lo + 9)) --precision "${CAL_PRECISION:-fp32}"
+        [ $? -eq 2 ] && { rm -f "$P/${BE}_$tag.log"; break; } # past the last shape
     done
 done
 parts=$(ls "$P"/${BE}_*.json 2>/dev/null | paste -sd, -)

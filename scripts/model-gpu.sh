@@ -60,7 +60,14 @@ else
     stamp "calibrate cudnn"
     # every call is timed as a pass sees it (calls queued behind one more): about 3x the calls of
     # the idle timing before 2026-11-25; 84 convolution shapes and 28 tensors of pooling
-    TAG=$TAG SKIP_PROFILES=1 CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) bash scripts/model-device.sh "$CB" "$RES" 170 cudnn
+    # CAL_SEEDS (e.g. 101-102): random networks of those seeds, never the evaluated seeds 1-3, give
+    # calibration shapes too (calibrate --shapes-from): realistic neighbours for the local form
+    calnets=
+    if [ -n "${CAL_SEEDS:-}" ]; then
+        python3 tools/gen_random_net.py --suite "$RES/calnets" --seeds "$CAL_SEEDS" --max-gflop "${MAX_GFLOP:-400}" >/dev/null &&
+            calnets=$(ls "$RES"/calnets/*.json)
+    fi
+    TAG=$TAG SKIP_PROFILES=1 CAL_NETS="$calnets" CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) bash scripts/model-device.sh "$CB" "$RES" ${CAL_S:-170} cudnn
     stamp "calibrate cuda (own convolutions: the fallback)"
     # the strided and large-filter shapes first: the fallback runs TF SAME's strided layers
     TAG=$TAG CAL_SECTIONS=conv CAL_GROUPS="36 30 24 0 12" PART_S=60 bash scripts/model-device.sh "$CB" "$RES" 60 cuda

@@ -1681,6 +1681,40 @@ static void calibration_not_circular(void) {
     CHECK(convs > 120 && ns >= 30, "%d convolutions, %d shapes", convs, ns);
 }
 
+// calibrate --shapes-from: a network's convolutions that calibrate measures as they are, once each
+static void calibration_net_shapes(void) {
+    const char *js =
+        "{\"name\": \"cal\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [4, 20, 20, 16]},"
+        "\"a\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 16, 32], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1]},"
+        "\"b\": {\"parents\": [\"a\"], \"type\": \"Convolution\", \"filter\": [3, 3, 32, 32], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1]},"
+        "\"c\": {\"parents\": [\"b\"], \"type\": \"Convolution\", \"filter\": [3, 3, 32, 32], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1]},"
+        "\"same\": {\"parents\": [\"c\"], \"type\": \"Convolution\", \"filter\": [3, 3, 32, 32], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1]},"
+        "\"dil\": {\"parents\": [\"same\"], \"type\": \"Convolution\", \"filter\": [3, 3, 32, 32], \"padding\": [2, 2], \"dilations\": [2, 2], \"strides\": [1, 1, 1, 1]},"
+        "\"grp\": {\"parents\": [\"dil\"], \"type\": \"Convolution\", \"filter\": [3, 3, 16, 32], \"padding\": [1, 1], \"groups\": 2, \"strides\": [1, 1, 1, 1]},"
+        "\"dw\": {\"parents\": [\"grp\"], \"type\": \"Convolution\", \"filter\": [3, 5, 1, 32], \"padding\": [1, 2], \"groups\": 32, \"strides\": [1, 1, 1, 1]},"
+        "\"fc\": {\"parents\": [\"dw\"], \"type\": \"InnerProduct\", \"num_outputs\": 10}}}";
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(js, "cal.json", &err);
+    CHECK(net != NULL, "%s", err.msg);
+    if (!net) return;
+    cb_conv_params out[8];
+    int n = cb_cal_net_conv_shapes(net, out, 0, 8);
+    // a, b (c repeats b), the TF SAME stride-2 layer as cuDNN runs it (20 px padded to 21: pads 0 and 1
+    // on 20 px, symmetric 0 on 21), dw; not the dilated or the grouped one
+    CHECK(n == 4, "4 shapes (a, b, same, dw), got %d", n);
+    if (n == 4) {
+        CHECK(out[0].c == 16 && out[0].k == 32 && out[1].c == 32 && out[1].groups == 1, "a then b, got C %d -> %d, C %d", out[0].c, out[0].k,
+              out[1].c);
+        CHECK(out[2].h == 21 && out[2].w == 21 && out[2].pad_top == 0 && out[2].p == 10 && out[2].stride_h == 2,
+              "the SAME layer on its padded copy, got %dx%d pad %d -> %d", out[2].h, out[2].w, out[2].pad_top, out[2].p);
+        CHECK(out[3].groups == 32 && out[3].r == 3 && out[3].s == 5 && out[3].pad_left == 2, "the depthwise 3x5, got groups %d %dx%d",
+              out[3].groups, out[3].r, out[3].s);
+    }
+    CHECK(cb_cal_net_conv_shapes(net, out, n, 8) == n, "a second pass adds nothing");
+    CHECK(cb_cal_net_conv_shapes(net, out, 0, 2) == 2, "the cap holds");
+    cb_net_free(net);
+}
+
 int main(void) {
     RUN(winograd_multiplies);
     RUN(winograd_single_tile);
@@ -1700,6 +1734,7 @@ int main(void) {
     RUN(wave_util);
     RUN(nnls_recovers);
     RUN(calibration_fit);
+    RUN(calibration_net_shapes);
     RUN(calibration_fit_apart);
     RUN(calibration_local);
     RUN(pass_start);

@@ -318,6 +318,8 @@ typedef struct gpu_args {
     cb_link link;                       // the interconnect to store (bw 0: none)
     unsigned sections;                  // CB_GPU_CAL_* bits (0 = all)
     int shape_lo, shape_hi;
+    const cb_conv_params *shapes;       // --shapes-from's convolutions (nshapes), instead of the grid
+    int nshapes;
     bool verbose;
 } gpu_args;
 
@@ -346,6 +348,30 @@ static int parse_gpu_args(const char *sections, const char *shapes, gpu_args *ga
     return -1;
 }
 
+// --shapes-from F1,F2: the convolutions of these networks (files or built-in names) that calibrate
+// measures as they are (cb_cal_net_conv_shapes), into *out (malloc'd); -1 when done
+static int shapes_from(const char *list, cb_conv_params **out, int *n) {
+    *out = cb_xcalloc(CB_CAL_MAX_NET_SHAPES, sizeof **out), *n = 0;
+    size_t len = strlen(list);
+    char *copy = cb_xcalloc(len + 1, 1);
+    memcpy(copy, list, len);
+    int rc = -1;
+    for (char *sp = NULL, *tok = strtok_r(copy, ",", &sp); tok && rc < 0; tok = strtok_r(NULL, ",", &sp)) {
+        cb_error err = {0};
+        cb_net *net = cb_net_load(tok, &err);
+        if (!net) {
+            rc = cli_fail(&cmd_calibrate, &err);
+            break;
+        }
+        *n = cb_cal_net_conv_shapes(net, *out, *n, CB_CAL_MAX_NET_SHAPES);
+        cb_net_free(net);
+    }
+    if (rc < 0 && !*n) rc = cli_usage_error(&cmd_calibrate, "--shapes-from: no convolution in '%s' that calibrate measures as it is", list);
+    free(copy);
+    if (rc >= 0) free(*out), *out = NULL, *n = 0;
+    return rc;
+}
+
 static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     const char *backend = ga->backend, *base = ga->base, *precs = ga->precs;
     long reps = ga->reps;
@@ -358,7 +384,8 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
                        (int)SECTION_CONV == (int)CB_GPU_CAL_CONV,
                    "sections");
     cb_gpu_cal_opts go = {.backend = backend, .reps = (int)reps, .workspace_limit = (double)ga->ws_mb * (1 << 20),
-                          .sections = ga->sections, .shape_lo = ga->shape_lo, .shape_hi = ga->shape_hi, .verbose = ga->verbose};
+                          .sections = ga->sections, .shape_lo = ga->shape_lo, .shape_hi = ga->shape_hi, .shapes = ga->shapes,
+                          .nshapes = ga->nshapes, .verbose = ga->verbose};
     char list[256];
     snprintf(list, sizeof list, "%s", precs);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
@@ -421,7 +448,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
 
 static int run(int argc, char **argv) {
     const char *backend = "cpu", *save = NULL, *base = NULL, *db_path = NULL, *precs = "fp32", *refit = NULL;
-    const char *sections = NULL, *shapes = NULL, *allreduce = NULL;
+    const char *sections = NULL, *shapes = NULL, *allreduce = NULL, *shapes_net = NULL;
     long size = 2048, reps = 5, ws_mb = 4096, allreduce_gpus = CLI_UNSET;
     bool verbose = false;
     cli_out o = {0};
@@ -434,7 +461,8 @@ static int run(int argc, char **argv) {
         {"--reps", CLI_INT, &reps, "K", "timed repetitions per measurement, median taken (default 5)"},
         {"--workspace-mb", CLI_INT, &ws_mb, "MB", "GPU: workspace limit, as profile's (default 4096)"},
         {"--sections", CLI_STR, &sections, "S1,S2", "GPU: measure only these of mops, gemm, conv (default all)"},
-        {"--shapes", CLI_STR, &shapes, "A-B", "GPU: only the convolution shapes A to B of the grid (0-based)"},
+        {"--shapes", CLI_STR, &shapes, "A-B", "GPU: only the convolution shapes A to B of the grid, or of --shapes-from's (0-based)"},
+        {"--shapes-from", CLI_STR, &shapes_net, "F1,F2", "GPU: measure these networks' convolutions instead of the grid (never the networks the model is evaluated on)"},
         {"--verbose", CLI_FLAG, &verbose, NULL, "GPU: progress for every measurement"},
         {"--refit", CLI_STR, &refit, "F1,F2", "fit again the samples of saved GPU calibrations, merged (no GPU needed)"},
         {"--allreduce", CLI_STR, &allreduce, "FILE", "store the interconnect fitted to `convbench allreduce --format json` (simulate's link)"},
@@ -460,8 +488,18 @@ static int run(int argc, char **argv) {
         gpu_args ga = {.backend = backend, .base = base, .db_path = db_path, .precs = precs, .save = save, .reps = reps,
                        .ws_mb = ws_mb, .verbose = verbose};
         if ((rc = parse_gpu_args(sections, shapes, &ga)) >= 0) return rc;
-        if ((rc = measure_link(allreduce, allreduce_gpus, &o, &ga.link)) >= 0) return rc;
-        return run_gpu(&ga, &o, fmt);
+        cb_conv_params *extra = NULL, grid[CB_CAL_MAX_SHAPES];
+        if (shapes_net && (rc = shapes_from(shapes_net, &extra, &ga.nshapes)) >= 0) return rc;
+        ga.shapes = extra;
+        int ns = extra ? ga.nshapes : cb_cal_conv_shapes(grid, CB_CAL_MAX_SHAPES);
+        if (ga.shape_lo >= ns) { // (a script's loop over the parts stops here)
+            free(extra);
+            return cli_usage_error(&cmd_calibrate, "--shapes: %d is past the last of the %d %s", ga.shape_lo, ns,
+                                   extra ? "shapes of --shapes-from" : "grid shapes");
+        }
+        if ((rc = measure_link(allreduce, allreduce_gpus, &o, &ga.link)) < 0) rc = run_gpu(&ga, &o, fmt);
+        free(extra);
+        return rc;
     }
     if (size < 64 || size > 16384) return cli_usage_error(&cmd_calibrate, "--size: %ld must be in [64, 16384]", size);
     if ((rc = measure_link(allreduce, allreduce_gpus, &o, &link)) >= 0) return rc;

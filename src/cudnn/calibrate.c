@@ -701,12 +701,20 @@ static bool fill(float *d, size_t n, const float *pat, size_t npat) {
     return true;
 }
 
+// the convolution shapes this run measures: the grid, or the ones given (o->shapes)
+static int conv_shapes(const ctx *c, cb_conv_params *grid, const cb_conv_params **sh) {
+    if (c->o->nshapes > 0) return *sh = c->o->shapes, c->o->nshapes;
+    *sh = grid;
+    return cb_cal_conv_shapes(grid, CB_CAL_MAX_SHAPES);
+}
+
 static cb_status setup(ctx *c) {
-    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    cb_conv_params sh[CB_CAL_MAX_SHAPES], grid[CB_CAL_MAX_SHAPES];
+    const cb_conv_params *cs;
     size_t nx = 1 << 16, nw = 1 << 16, ny = 1 << 16; // floats
-    int n = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES);
+    int n = conv_shapes(c, grid, &cs);
     for (int i = 0; i < n; i++) {
-        const cb_conv_params *p = &sh[i];
+        const cb_conv_params *p = &cs[i];
         size_t c = p->groups == 1 ? (size_t)cb_conv_cpad_to(p->c, true) : (size_t)p->c; // (bf16's padded copy, cal_conv_dnn)
         nx = max_z(nx, (size_t)p->n * c * p->h * p->w);
         nw = max_z(nw, (size_t)p->k * (c / (size_t)p->groups) * p->r * p->s);
@@ -833,8 +841,9 @@ cb_status cb_gpu_calibrate(const cb_gpu_cal_opts *o, cb_gpu_cal *out, cb_error *
         rc = cal_mops(&c);
     }
     if (rc == CB_OK && (sec & CB_GPU_CAL_GEMM)) rc = cal_gemm(&c);
-    cb_conv_params sh[CB_CAL_MAX_SHAPES];
-    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES);
+    cb_conv_params grid[CB_CAL_MAX_SHAPES];
+    const cb_conv_params *sh;
+    int ns = conv_shapes(&c, grid, &sh);
     int lo = o->shape_lo > 0 ? o->shape_lo : 0, hi = o->shape_hi >= 0 && o->shape_hi < ns ? o->shape_hi : ns - 1;
     for (int k = 0; rc == CB_OK && (sec & CB_GPU_CAL_CONV) && k < o->nprec; k++) {
         progress(&c, "calibrate: convolutions, %s, %s", o->backend, cb_precision_name(o->precs[k]));

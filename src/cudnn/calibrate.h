@@ -6,7 +6,8 @@
 //     bf16 inputs with fp32 accumulation) on square sizes and on FC-like shapes, in the three
 //     transpositions the FC layer uses (forward, backward data, backward filter);
 //   - every convolution algorithm (cuDNN's per direction, or the own table cb_cuda_conv_algos)
-//     on a fixed grid of calibration shapes (cb_cal_conv_shapes: none is an evaluation layer);
+//     on a fixed grid of calibration shapes (cb_cal_conv_shapes: none is an evaluation layer), or on
+//     the layers of networks given instead (cb_cal_net_conv_shapes: never the evaluated ones);
 //   - the memory-bound passes the backend runs (copy, bias, ReLU, batch norm, adds, pooling) on a
 //     range of tensor sizes, the launch latency of an empty-ish kernel, and the host's time per
 //     call (small cuDNN calls enqueued back to back, wall clock over their count).
@@ -27,6 +28,8 @@ typedef struct cb_gpu_cal_opts {
     double workspace_limit;              // bytes: algorithms needing more are recorded as such (-2)
     unsigned sections;                   // CB_GPU_CAL_* bits; 0 = all
     int shape_lo, shape_hi;              // convolution shapes [lo, hi] of the grid; hi < 0 = to the end
+    const cb_conv_params *shapes;        // (nshapes) the convolution shapes to measure instead of the grid (shape_lo and
+    int nshapes;                         // shape_hi index these): `calibrate --shapes-from`'s; NULL: the grid
     bool verbose;                        // progress for every measurement
     void (*progress)(void *ctx, const char *msg);
     void *ctx;

@@ -5,6 +5,8 @@
 // those networks do not have, so the evaluation is not circular (tests/test_model.c checks it).
 #include "model/model.h"
 
+#include <string.h>
+
 // n, c, h (= w), k, r (= s), stride, pad, groups
 static const int CONV[][8] = {
     // 3x3, stride 1
@@ -116,3 +118,27 @@ int cb_cal_pool_shapes(cb_conv_params *out, int cap) {
     }
     return n;
 }
+
+int cb_cal_net_conv_shapes(const cb_net *net, cb_conv_params *out, int n, int cap) {
+    for (int i = 0; i < net->nlayers && n < cap; i++) {
+        const cb_layer *L = &net->layers[i];
+        if (L->op != CB_OP_CONV) continue;
+        cb_conv_params p;
+        cb_conv_params_of(L, &p);
+        bool depthwise = p.groups == p.c && p.groups == p.k;
+        // TF SAME's larger trailing pad: cuDNN runs the zero-padded copy (cb_dnn_conv_xin), this shape
+        int eh = (p.p - 1) * p.stride_h + p.r - 2 * p.pad_top - p.h, ew = (p.q - 1) * p.stride_w + p.s - 2 * p.pad_left - p.w;
+        if (eh > 0) p.h += eh;
+        if (ew > 0) p.w += ew;
+        if ((p.groups != 1 && !depthwise) || p.dil_h > 1 || p.dil_w > 1 || (p.h + 2 * p.pad_top - p.r) / p.stride_h + 1 != p.p ||
+            (p.w + 2 * p.pad_left - p.s) / p.stride_w + 1 != p.q || p.h + 2 * p.pad_top < p.r || p.w + 2 * p.pad_left < p.s)
+            continue;
+        const double big = (double)(1 << 28); // elements of a tensor: the calibration's buffers hold every shape
+        if ((double)p.n * p.c * p.h * p.w > big || (double)p.n * p.k * p.p * p.q > big || (double)p.k * p.c * p.r * p.s > big) continue;
+        bool seen = false;
+        for (int j = 0; j < n && !seen; j++) seen = memcmp(&out[j], &p, sizeof p) == 0;
+        if (!seen) out[n++] = p;
+    }
+    return n;
+}
+

@@ -321,6 +321,14 @@ int cb_cal_mop_shapes(cb_conv_params *out, int cap); // tensors; r, s, stride, p
 // pooling alone (every pooling pass measured on each): stride 1 with padding, strided with
 // padding, large and global windows; r, s, stride, pad_top (= pad_left), p, q as a layer's
 int cb_cal_pool_shapes(cb_conv_params *out, int cap);
+// `calibrate --shapes-from`: the convolutions of a network other than those the model is evaluated
+// on (random networks of other seeds: realistic neighbours for the local form) that calibrate
+// measures as they are: groups 1 or depthwise, no dilation, padding cuDNN expresses (symmetric
+// leading pads give the output; TF SAME's larger trailing pad as the zero-padded copy cuDNN runs),
+// no tensor over 2^28 elements; each one not among out[0..n)
+// appended while n < cap. Returns the new count.
+#define CB_CAL_MAX_NET_SHAPES 512
+int cb_cal_net_conv_shapes(const cb_net *net, cb_conv_params *out, int n, int cap);
 
 // ---- calibration fit (src/model/fit.c) --------------------------------------------------------
 // An ungrouped convolution whose input or output channels are not a multiple of 4 (a float4):
