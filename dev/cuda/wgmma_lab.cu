@@ -3,7 +3,9 @@
 // values (odd shapes with C a multiple of 64, then the real layers at batch 2): forward with bias
 // (and ReLU on the odd shapes), the stride-1 backward data and the backward filter (KRSC fp32);
 // then times the three phases of ResNet-50 and VGG-A at batch 64 against today's own igemm-bf16
-// (mma.sync, fp32 NCHW buffers: cb_tc_conv_*) and cuDNN's best (cudnnFind*Ex, bf16 NHWC, tensor-op math),
+// (mma.sync, fp32 NCHW buffers: cb_tc_conv_*) and cuDNN's legacy best (cudnnFind*Ex, bf16 NHWC, tensor-op math:
+// not the graph-API engines the engine also races, 2-10x faster on ResNet-50's layers; the engine's
+// forced race, dev/gpu-wgstore.sh, is the fair comparison),
 // printing ms, TFLOP/s and the ratios, with their geometric means.
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude dev/cuda/wgmma_lab.cu -lcudnn -o wgmma_lab
 //   ./wgmma_lab [check] [time] [only=NAME,NAME] [csv=FILE]
