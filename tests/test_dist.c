@@ -297,8 +297,9 @@ static void test_replicas_bf16(void) {
 }
 
 // the own tensor-core kernels (igemm-tf32: over 48 KiB of shared memory a block) on every replica's
-// GPU: the limit raised on each device, not only the first (before 2026-11-28 a second GPU's
-// launches failed), and the replicas against one GPU
+// GPU: the limit raised on each device, not only the first (until 2026-11-28 it was raised once per
+// process; by CUDA's rules a second GPU's launches would then fail, never seen in a run), and the
+// replicas against one GPU
 static void test_replicas_own(void) {
     if (!have_gpus("test_replicas_own", 2)) return;
     int gpus = cb_dist_device_count();

@@ -348,26 +348,28 @@ static int parse_gpu_args(const char *sections, const char *shapes, gpu_args *ga
     return -1;
 }
 
-// --shapes-from F1,F2: the convolutions of these networks (files or built-in names) that calibrate
-// measures as they are (cb_cal_net_conv_shapes), into *out (malloc'd); -1 when done
-static int shapes_from(const char *list, cb_conv_params **out, int *n) {
+// --shapes-from F1,F2 (repeatable): the convolutions of these networks (files or built-in names)
+// that calibrate measures as they are (cb_cal_net_conv_shapes), into *out (malloc'd); -1 when done
+static int shapes_from(const cli_list *nets, cb_conv_params **out, int *n) {
     *out = cb_xcalloc(CB_CAL_MAX_NET_SHAPES, sizeof **out), *n = 0;
-    size_t len = strlen(list);
-    char *copy = cb_xcalloc(len + 1, 1);
-    memcpy(copy, list, len);
     int rc = -1;
-    for (char *sp = NULL, *tok = strtok_r(copy, ",", &sp); tok && rc < 0; tok = strtok_r(NULL, ",", &sp)) {
-        cb_error err = {0};
-        cb_net *net = cb_net_load(tok, &err);
-        if (!net) {
-            rc = cli_fail(&cmd_calibrate, &err);
-            break;
+    for (int j = 0; j < nets->n && rc < 0; j++)
+        for (const char *f = nets->v[j]; *f && rc < 0;) {
+            size_t len = strcspn(f, ",");
+            char path[2048];
+            snprintf(path, sizeof path, "%.*s", (int)len, f);
+            f += len + (f[len] == ',');
+            if (!len) continue;
+            cb_error err = {0};
+            cb_net *net = cb_net_load(path, &err);
+            if (!net) {
+                rc = cli_fail(&cmd_calibrate, &err);
+                break;
+            }
+            *n = cb_cal_net_conv_shapes(net, *out, *n, CB_CAL_MAX_NET_SHAPES);
+            cb_net_free(net);
         }
-        *n = cb_cal_net_conv_shapes(net, *out, *n, CB_CAL_MAX_NET_SHAPES);
-        cb_net_free(net);
-    }
-    if (rc < 0 && !*n) rc = cli_usage_error(&cmd_calibrate, "--shapes-from: no convolution in '%s' that calibrate measures as it is", list);
-    free(copy);
+    if (rc < 0 && !*n) rc = cli_usage_error(&cmd_calibrate, "--shapes-from: no convolution in '%s' that calibrate measures as it is", nets->v[0]);
     if (rc >= 0) free(*out), *out = NULL, *n = 0;
     return rc;
 }
@@ -448,7 +450,8 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
 
 static int run(int argc, char **argv) {
     const char *backend = "cpu", *save = NULL, *base = NULL, *db_path = NULL, *precs = "fp32", *refit = NULL;
-    const char *sections = NULL, *shapes = NULL, *allreduce = NULL, *shapes_net = NULL;
+    const char *sections = NULL, *shapes = NULL, *allreduce = NULL;
+    cli_list shapes_net = {0};
     long size = 2048, reps = 5, ws_mb = 4096, allreduce_gpus = CLI_UNSET;
     bool verbose = false;
     cli_out o = {0};
@@ -462,7 +465,7 @@ static int run(int argc, char **argv) {
         {"--workspace-mb", CLI_INT, &ws_mb, "MB", "GPU: workspace limit, as profile's (default 4096)"},
         {"--sections", CLI_STR, &sections, "S1,S2", "GPU: measure only these of mops, gemm, conv (default all)"},
         {"--shapes", CLI_STR, &shapes, "A-B", "GPU: only the convolution shapes A to B of the grid, or of --shapes-from's (0-based)"},
-        {"--shapes-from", CLI_STR, &shapes_net, "F1,F2", "GPU: measure these networks' convolutions instead of the grid (never the networks the model is evaluated on)"},
+        {"--shapes-from", CLI_LIST, &shapes_net, "F1,F2", "GPU: measure these networks' convolutions instead of the grid (never the networks the model is evaluated on; repeatable)"},
         {"--verbose", CLI_FLAG, &verbose, NULL, "GPU: progress for every measurement"},
         {"--refit", CLI_STR, &refit, "F1,F2", "fit again the samples of saved GPU calibrations, merged (no GPU needed)"},
         {"--allreduce", CLI_STR, &allreduce, "FILE", "store the interconnect fitted to `convbench allreduce --format json` (simulate's link)"},
@@ -489,7 +492,7 @@ static int run(int argc, char **argv) {
                        .ws_mb = ws_mb, .verbose = verbose};
         if ((rc = parse_gpu_args(sections, shapes, &ga)) >= 0) return rc;
         cb_conv_params *extra = NULL, grid[CB_CAL_MAX_SHAPES];
-        if (shapes_net && (rc = shapes_from(shapes_net, &extra, &ga.nshapes)) >= 0) return rc;
+        if (shapes_net.n && (rc = shapes_from(&shapes_net, &extra, &ga.nshapes)) >= 0) return rc;
         ga.shapes = extra;
         int ns = extra ? ga.nshapes : cb_cal_conv_shapes(grid, CB_CAL_MAX_SHAPES);
         if (ga.shape_lo >= ns) { // (a script's loop over the parts stops here)

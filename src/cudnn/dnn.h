@@ -65,8 +65,8 @@ typedef struct dnn_layer {
                                  // (src/cuda/conv_depthwise.cu; fp32 NCHW reaches it through own[] instead)
     bool wg[CB_PHASE_COUNT];     // this phase runs the own Hopper wgmma implicit GEMM on bf16 NHWC storage as it is
                                  // (cb_cuda_wg_store_*; fp32 NCHW reaches it through own[] and its conversions)
-    cb_choice wg_rival[CB_PHASE_COUNT]; // (wg) cuDNN's choice it beat, and that choice's workspace: the step check's
-    size_t wg_rival_ws[CB_PHASE_COUNT]; // way back (cb_dnn_revise)
+    cb_choice wg_rival[CB_PHASE_COUNT]; // (wg) cuDNN's choice it beat, its workspace in .workspace: the step check's
+                                 // way back (cb_dnn_revise)
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd[CB_PHASE_COUNT];

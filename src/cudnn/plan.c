@@ -72,7 +72,7 @@ void cb_dnn_take_wg(cb_exec *e, int i, cb_phase p) {
     dnn_layer *l = lay(e, i);
     cb_conv_params cp;
     cb_conv_params_of(L, &cp);
-    l->wg_rival[p] = b->choice[p], l->wg_rival_ws[p] = b->ws[p];
+    l->wg_rival[p] = b->choice[p];
     l->wg_rival[p].workspace = b->ws[p];
     l->wg[p] = true;
     b->ws[p] = cb_cuda_wg_store_workspace(&cp, p);
@@ -610,7 +610,7 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo) {
             l->wg[p] = true, b->choice[p] = pv->choice, pv->held = false;
             return true;
         }
-        if (l->wg_rival[p].impl != CB_IMPL_CUDNN || l->wg_rival_ws[p] > max_ws) return false;
+        if (l->wg_rival[p].impl != CB_IMPL_CUDNN || l->wg_rival[p].workspace > max_ws) return false;
         *pv = (struct dnn_prev){.held = true, .wg = true, .choice = b->choice[p]};
         l->wg[p] = false;
         b->choice[p] = l->wg_rival[p];
