@@ -1797,6 +1797,16 @@ static void wg_cases(void) {
         snprintf(body, sizeof body, "\"type\": \"Convolution\", %s", cases[k].body);
         layer_case("auto", CB_PREC_BF16, cases[k].label, cases[k].n, cases[k].h, cases[k].w, cases[k].c, body);
     }
+    // three blocks for every tile: each block's pipeline runs on into its next tiles (the 1x1 layer's
+    // single k-step each, so the loads ahead span several tiles), and the backward filter's units
+    setenv("CONVBENCH_WG_BLOCKS", "3", 1);
+    layer_case("auto", CB_PREC_BF16, "wg conv 1x1 C64->64 b3 on 20x20, 3 blocks", 3, 20, 20, 64,
+               "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 64], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+    layer_case("auto", CB_PREC_BF16, "wg conv 3x3 s2 SAME (asymmetric) C64->72 b2 on 30x25, 3 blocks", 2, 30, 25, 64,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 72], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": null");
+    layer_case("auto", CB_PREC_BF16, "wg conv 3x3 s1 pad 1 C128->128 b2 on 16x16, 3 blocks", 2, 16, 16, 128,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 128, 128], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+    unsetenv("CONVBENCH_WG_BLOCKS");
     expect_wg = false;
     wg_net_case();
     setenv("CONVBENCH_AUTO_WGMMA", "fastest", 1); // a bad value is refused by name

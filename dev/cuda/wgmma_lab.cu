@@ -8,7 +8,7 @@
 // forced race, dev/gpu-wgstore.sh, is the fair comparison),
 // printing ms, TFLOP/s and the ratios, with their geometric means.
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude dev/cuda/wgmma_lab.cu -lcudnn -o wgmma_lab
-//   ./wgmma_lab [check] [time] [only=NAME,NAME] [csv=FILE]
+//   ./wgmma_lab [check] [time] [only=NAME,NAME] [csv=FILE]     (LAB_OWN_ONLY=1: time the wgmma variants alone)
 // Tolerance (||own - ref|| / ||ref||): 1.5e-2, the bf16 tolerance of tests/test_gpu.c (the
 // operands are exact here, so what is left is fp32 summation and the bf16 rounding of the output).
 #include "cuda/igemm_tc.cuh"
@@ -287,18 +287,22 @@ static int check_all(const char *only) {
                p.pad_top, p.pad_left, p.p, p.q);
         for (int ph = 0; ph < 3; ph++) {
             if (ph == 1 && !bwd_ok(p)) continue;
-            for (int t = 0; t < CB_WG_TILES; t++) {
-                if (!tile_runs(ph, t)) continue;
-                CK(cudaMemset(B.y, 0xff, ny * 2)), CK(cudaMemset(B.dx, 0xff, nx * 2)); // NaN: every element must be written
-                CK(cudaMemset(B.dw, 0xff, nw * 4));                                     // (the backward filter zeroes it)
-                run_wg(ph, p, B, t, relu);
-                CK(cudaGetLastError());
-                CK(cudaDeviceSynchronize());
-                double e = ph == 0 ? nerr(B.y, ry, ny, relu) : ph == 1 ? nerr(B.dx, rdx, nx, false) : nerr_f(B.dw, rdw, nw);
-                bool ok = e <= TOL;
-                runs++, fails += !ok;
-                printf("  %s tile %d %-8s err %.2e\n", ok ? "ok  " : "FAIL", t, phase_name[ph], e);
-            }
+            for (int t = 0; t < CB_WG_TILES; t++)
+                for (int few = 0; few < 2; few++) { // few: 3 blocks run every tile (each crosses tile boundaries)
+                    if (!tile_runs(ph, t)) continue;
+                    if (few) setenv("CONVBENCH_WG_BLOCKS", "3", 1);
+                    else unsetenv("CONVBENCH_WG_BLOCKS");
+                    CK(cudaMemset(B.y, 0xff, ny * 2)), CK(cudaMemset(B.dx, 0xff, nx * 2)); // NaN: every element must be written
+                    CK(cudaMemset(B.dw, 0xff, nw * 4));                                     // (the backward filter zeroes it)
+                    run_wg(ph, p, B, t, relu);
+                    CK(cudaGetLastError());
+                    CK(cudaDeviceSynchronize());
+                    double e = ph == 0 ? nerr(B.y, ry, ny, relu) : ph == 1 ? nerr(B.dx, rdx, nx, false) : nerr_f(B.dw, rdw, nw);
+                    bool ok = e <= TOL;
+                    runs++, fails += !ok;
+                    printf("  %s tile %d %-8s%s err %.2e\n", ok ? "ok  " : "FAIL", t, phase_name[ph], few ? " 3 blocks" : "", e);
+                }
+            unsetenv("CONVBENCH_WG_BLOCKS");
         }
         cudaFree(ry), cudaFree(rdx), cudaFree(rdw);
         free_bufs(B);
@@ -374,8 +378,8 @@ static void time_all(const char *only, const char *csv_path) {
     CK(cudaMalloc(&ws, wsz));
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     if (csv) fprintf(csv, "layer,phase,gflop,version,ms,tflops\n");
-    double lg_dnn[3] = {0}, lg_own[3] = {0};
-    int cnt[3] = {0};
+    double lg_dnn[3] = {0}, lg_own[3] = {0}, lg_pl[3] = {0};
+    int cnt[3] = {0}, cpl[3] = {0};
     std::vector<std::string> summary;
     for (const layer &L : layers) {
         if (!L.big || (only && !strstr(only, L.name))) continue;
@@ -393,6 +397,28 @@ static void time_all(const char *only, const char *csv_path) {
                 tms[t] = time_ms([&] { run_wg(ph, p, B, t, false); }, 10, 2);
                 printf(" %d:%.3f", t, tms[t]);
                 if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, tms[t], gf / tms[t]);
+            }
+            if (ph == 2) // the backward filter's pixel split: about 1, 2 (the engine's) or 4 units per SM
+                for (int u : {1, 4}) {
+                    cb_wg_wgrad_units = u;
+                    double tu = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
+                    cb_wg_wgrad_units = 2;
+                    printf(" units%d:%.3f", u, tu);
+                    if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-units%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, u, tu, gf / tu);
+                }
+            cb_wg_persist = 0; // every tile its own block: the kernel before 2026-11-28
+            double plain = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
+            cb_wg_persist = 1;
+            printf(" plain:%.3f", plain);
+            if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-plain,%.4f,%.2f\n", L.name, phase_name[ph], gf, plain, gf / plain);
+            if (getenv("LAB_OWN_ONLY")) { // the wgmma variants alone (no igemm-bf16, no cuDNN Find)
+                printf("\n");
+                if (tms[0] > 0 && plain > 0) lg_pl[ph] += log(tms[0] / plain), cpl[ph]++;
+                char line[200];
+                snprintf(line, sizeof line, "%-24s %-8s %7.1f GF  wgmma %7.3f ms %5.0f TF  plain %7.3f ms %5.0f TF  wgmma/plain %.3f", L.name,
+                         phase_name[ph], gf, tms[0], gf / tms[0], plain, gf / plain, tms[0] / plain);
+                summary.push_back(line);
+                continue;
             }
             cb_tc_cfg c = {CB_TC_BF16, 0, 0};
             double old = time_ms([&] {
@@ -412,19 +438,20 @@ static void time_all(const char *only, const char *csv_path) {
             for (int t = 1; t < CB_WG_TILES; t++)
                 if (tms[t] > 0 && tms[t] < best) best = tms[t], bt = t;
             char line[400];
-            snprintf(line, sizeof line, "%-24s %-8s %7.1f GF  wgmma %7.3f ms %5.0f TF (tile %d; best %d %.3f)  igemm-bf16 %7.3f %5.0f TF  cudnn %7.3f %5.0f TF  wg/old %.2f  wg/cudnn %.2f",
-                     L.name, phase_name[ph], gf, tms[0], gf / tms[0], ph == 2 ? -1 : cb_wg_pick_tile(ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p)), bt, best,
+            snprintf(line, sizeof line, "%-24s %-8s %7.1f GF  wgmma %7.3f ms %5.0f TF (tile %d; best %d %.3f; plain %.3f)  igemm-bf16 %7.3f %5.0f TF  cudnn %7.3f %5.0f TF  wg/old %.2f  wg/cudnn %.2f",
+                     L.name, phase_name[ph], gf, tms[0], gf / tms[0], ph == 2 ? -1 : cb_wg_pick_tile(ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p)), bt, best, plain,
                      old, gf / old, dnn, gf / dnn, tms[0] / old, dnn > 0 ? tms[0] / dnn : 0);
             summary.push_back(line);
             if (tms[0] > 0 && old > 0 && dnn > 0) lg_own[ph] += log(tms[0] / old), lg_dnn[ph] += log(tms[0] / dnn), cnt[ph]++;
+            if (tms[0] > 0 && plain > 0) lg_pl[ph] += log(tms[0] / plain), cpl[ph]++;
         }
         free_bufs(B);
     }
     printf("\n== summary: wgmma (engine tile) vs igemm-bf16 (mma.sync, fp32 NCHW) and cuDNN best (bf16 NHWC); ratios are time / time\n");
     for (auto &s : summary) printf("%s\n", s.c_str());
     for (int ph = 0; ph < 3; ph++)
-        printf("geomean %-8s over %2d layers: wgmma/igemm-bf16 %.3f  wgmma/cudnn %.3f\n", phase_name[ph], cnt[ph],
-               cnt[ph] ? exp(lg_own[ph] / cnt[ph]) : 0, cnt[ph] ? exp(lg_dnn[ph] / cnt[ph]) : 0);
+        printf("geomean %-8s over %2d layers: wgmma/igemm-bf16 %.3f  wgmma/cudnn %.3f  wgmma/plain (one block per tile) %.3f\n", phase_name[ph],
+               cnt[ph], cnt[ph] ? exp(lg_own[ph] / cnt[ph]) : 0, cnt[ph] ? exp(lg_dnn[ph] / cnt[ph]) : 0, cpl[ph] ? exp(lg_pl[ph] / cpl[ph]) : 0);
     if (csv) fclose(csv);
     cudaFree(ws);
     cudnnDestroy(h);

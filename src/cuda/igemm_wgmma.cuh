@@ -30,6 +30,7 @@
 
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CB_WG_SM90A 1
@@ -111,28 +112,37 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
     extern __shared__ unsigned char cb_wg_raw[];
     const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u; // the swizzle needs 1024-byte alignment
     const int tid = threadIdx.x, wg = tid >> 7, ch = tid & 7, row0 = tid >> 3;
-    const int ntn = (a.k + BN - 1) / BN, tile = blockIdx.x;
-    const int m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN; // consecutive blocks share an A tile
-    const int H = a.h, W = a.w_, C = a.c;
-
-    // this thread's A rows row0 + 32 i: the input pixel of (n, oh*sh - pt, ow*sw - pl), channel chunk ch
-    int a_off[AR], a_ih[AR], a_iw[AR];
-#pragma unroll
-    for (int i = 0; i < AR; i++) {
-        int m = m0 + row0 + 32 * i;
-        if (m < a.m) {
-            int nn = cb_div(a.d_pq, m), o = m - nn * (a.p * a.q), oh = cb_div(a.d_q, o), ow = o - oh * a.q;
-            a_ih[i] = oh * a.sh - a.pt, a_iw[i] = ow * a.sw - a.pl;
-            a_off[i] = ((nn * H + a_ih[i]) * W + a_iw[i]) * C + ch * 8;
-        } else {
-            a_ih[i] = -(1 << 28), a_iw[i] = 0, a_off[i] = 0;
-        }
-    }
-    const long rsc = (long)a.nk * 64;
+    const int ntn = (a.k + BN - 1) / BN, ntiles = (a.m + BM - 1) / BM * ntn; // consecutive tiles share an A tile
+    const int H = a.h, W = a.w_, C = a.c, nk = a.nk;
+    const long rsc = (long)nk * 64;
     const uint32_t sw_off = row0 * 128 + ((ch ^ (row0 & 7)) << 4); // row0 % 8 == (row0 + 32 i) % 8
 
-    int lr = 0, ls = 0, lc = 0; // the tap and channel block of the next step loaded
-    auto load = [&](int t, int slot) {
+    // The block runs tiles blockIdx.x, + gridDim.x, ... as one stream of k-steps: the loads run D
+    // steps ahead of the multiply across tile boundaries, so a tile's first steps are in flight
+    // while the one before it is stored (a grid of one block per tile is the plain kernel).
+    // The load cursor: tile lt_tile, its step lt (tap lr, ls; channel block lc) and its rows:
+    // this thread's A rows row0 + 32 i, the input pixel of (n, oh*sh - pt, ow*sw - pl), chunk ch
+    int lt_tile = blockIdx.x, lt = 0, lr = 0, ls = 0, lc = 0, ln0 = 0;
+    int a_off[AR], a_ih[AR], a_iw[AR];
+    auto rows = [&]() {
+        const int m0 = (lt_tile / ntn) * BM;
+        ln0 = (lt_tile % ntn) * BN;
+#pragma unroll
+        for (int i = 0; i < AR; i++) {
+            int m = m0 + row0 + 32 * i;
+            if (m < a.m) {
+                int nn = cb_div(a.d_pq, m), o = m - nn * (a.p * a.q), oh = cb_div(a.d_q, o), ow = o - oh * a.q;
+                a_ih[i] = oh * a.sh - a.pt, a_iw[i] = ow * a.sw - a.pl;
+                a_off[i] = ((nn * H + a_ih[i]) * W + a_iw[i]) * C + ch * 8;
+            } else {
+                a_ih[i] = -(1 << 28), a_iw[i] = 0, a_off[i] = 0;
+            }
+        }
+    };
+    if (lt_tile < ntiles) rows();
+    // the cursor's step into slot, then the cursor one step on (nothing once past the last tile)
+    auto load = [&](int slot) {
+        if (lt_tile >= ntiles) return;
         const int doff = (lr * W + ls) * C + lc;
         const uint32_t ad = base + slot * STAGE + sw_off, bd = ad + A_BYTES;
 #pragma unroll
@@ -142,73 +152,81 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
         }
 #pragma unroll
         for (int i = 0; i < BR; i++) {
-            int k = n0 + row0 + 32 * i;
+            int k = ln0 + row0 + 32 * i;
             bool ok = k < a.k;
-            cb_wg_cp16(bd + i * 32 * 128, ok ? a.w + k * rsc + t * 64 + ch * 8 : a.w, ok);
+            cb_wg_cp16(bd + i * 32 * 128, ok ? a.w + k * rsc + lt * 64 + ch * 8 : a.w, ok);
         }
         lc += 64;
         if (lc == C) {
             lc = 0;
             if (++ls == a.s) ls = 0, lr++;
         }
+        if (++lt == nk) {
+            lt = lr = ls = lc = 0, lt_tile += gridDim.x;
+            if (lt_tile < ntiles) rows();
+        }
     };
 
     float acc[MT][BN / 2];
 #pragma unroll
-    for (int i = 0; i < MT; i++)
-#pragma unroll
-        for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.f;
-
-    const int nk = a.nk;
-#pragma unroll
     for (int t = 0; t < D; t++) {
-        if (t < nk) load(t, t);
+        load(t);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
-    for (int t = 0; t < nk; t++) {
-        asm volatile("cp.async.wait_group %0;\n" ::"n"(D - 1) : "memory"); // step t has landed (this thread's part)
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");     // visible to the tensor cores' reads
-        cb_wg_wait<1>();                                                     // step t-2's wgmma retired
-        __syncthreads();
-        if (t + D < nk) load(t + D, (t + D) % STAGES);                       // into step t-2's buffer
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
-        const uint32_t as = base + (t % STAGES) * STAGE + wg * MT * 8192, bs = base + (t % STAGES) * STAGE + A_BYTES;
-        cb_wg_fence();
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++)
-#pragma unroll
-            for (int i = 0; i < MT; i++) cb_wgmma<BN>(acc[i], cb_wg_desc(as + i * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
-        cb_wg_commit();
-    }
-    cb_wg_wait<0>();
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-
-    // accumulator fragment: warp v of the warpgroup holds rows 16 v + lane/4 (+8), columns
-    // 8 j + 2 (lane % 4) (+1) in acc[4 j + {0, 1}] (and {2, 3} for the row + 8)
+    // slots: cs of the step multiplied, ns of the step loaded (D further)
+    int cs = 0, ns = D;
     const int lane = tid & 31, wv = (tid & 127) >> 5, pq = a.p * a.q;
+    for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
 #pragma unroll
-    for (int i = 0; i < MT; i++)
+        for (int i = 0; i < MT; i++)
 #pragma unroll
-        for (int h2 = 0; h2 < 2; h2++) {
-            const int m = m0 + wg * 64 * MT + i * 64 + wv * 16 + (lane >> 2) + 8 * h2;
-            if (m >= a.m) continue;
-            int nn = 0, o = 0;
-            if (OUT_NCHW) nn = cb_div(a.d_pq, m), o = m - nn * pq;
+            for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.f;
+        for (int t = 0; t < nk; t++) {
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(D - 1) : "memory"); // this step has landed (this thread's part)
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");     // visible to the tensor cores' reads
+            cb_wg_wait<1>();                                                     // the step two back has retired
+            __syncthreads();
+            load(ns);                                                            // into that step's buffer
+            asm volatile("cp.async.commit_group;\n" ::: "memory");
+            const uint32_t as = base + cs * STAGE + wg * MT * 8192, bs = base + cs * STAGE + A_BYTES;
+            cb_wg_fence();
 #pragma unroll
-            for (int j = 0; j < BN / 8; j++) {
-                const int k = n0 + 8 * j + 2 * (lane & 3);
-                if (k >= a.k) continue; // K is a multiple of 8: k + 1 < K too
-                float v0 = acc[i][4 * j + 2 * h2], v1 = acc[i][4 * j + 2 * h2 + 1];
-                if (a.bias) v0 += __ldg(a.bias + k), v1 += __ldg(a.bias + k + 1);
-                if (a.relu) v0 = fmaxf(v0, 0.f), v1 = fmaxf(v1, 0.f);
-                if (OUT_NCHW) {
-                    float *y = (float *)a.y + ((long)nn * a.k + k) * pq + o;
-                    y[0] = v0, y[pq] = v1;
-                } else {
-                    *(__nv_bfloat162 *)((__nv_bfloat16 *)a.y + (long)m * a.k + k) = __floats2bfloat162_rn(v0, v1);
+            for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                for (int i = 0; i < MT; i++) cb_wgmma<BN>(acc[i], cb_wg_desc(as + i * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
+            cb_wg_commit();
+            cs = cs + 1 == STAGES ? 0 : cs + 1, ns = ns + 1 == STAGES ? 0 : ns + 1;
+        }
+        cb_wg_wait<0>();
+
+        // accumulator fragment: warp v of the warpgroup holds rows 16 v + lane/4 (+8), columns
+        // 8 j + 2 (lane % 4) (+1) in acc[4 j + {0, 1}] (and {2, 3} for the row + 8)
+        const int m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN;
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int h2 = 0; h2 < 2; h2++) {
+                const int m = m0 + wg * 64 * MT + i * 64 + wv * 16 + (lane >> 2) + 8 * h2;
+                if (m >= a.m) continue;
+                int nn = 0, o = 0;
+                if (OUT_NCHW) nn = cb_div(a.d_pq, m), o = m - nn * pq;
+#pragma unroll
+                for (int j = 0; j < BN / 8; j++) {
+                    const int k = n0 + 8 * j + 2 * (lane & 3);
+                    if (k >= a.k) continue; // K is a multiple of 8: k + 1 < K too
+                    float v0 = acc[i][4 * j + 2 * h2], v1 = acc[i][4 * j + 2 * h2 + 1];
+                    if (a.bias) v0 += __ldg(a.bias + k), v1 += __ldg(a.bias + k + 1);
+                    if (a.relu) v0 = fmaxf(v0, 0.f), v1 = fmaxf(v1, 0.f);
+                    if (OUT_NCHW) {
+                        float *y = (float *)a.y + ((long)nn * a.k + k) * pq + o;
+                        y[0] = v0, y[pq] = v1;
+                    } else {
+                        *(__nv_bfloat162 *)((__nv_bfloat16 *)a.y + (long)m * a.k + k) = __floats2bfloat162_rn(v0, v1);
+                    }
                 }
             }
-        }
+    }
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 #else
     __trap(); // built for a GPU without wgmma: the host never launches it there (cb_wg_device_ok)
 #endif
@@ -240,6 +258,16 @@ static inline bool cb_wg_device_ok() {
         return false;
     }
     return maj == 9 && min == 0;
+}
+
+// the current GPU's SMs (132 if it cannot say)
+static inline int cb_wg_sms() {
+    int sms = 132, d = 0;
+    if (cudaGetDevice(&d) != cudaSuccess || cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d) != cudaSuccess) {
+        cudaGetLastError();
+        sms = 132;
+    }
+    return sms;
 }
 
 // the shapes the kernel computes (besides the GPU): groups 1, no dilation, C a multiple of 64
@@ -284,8 +312,7 @@ static inline long cb_wg_blocks(const cb_wg_args &a, int t) {
 // has a deep reduction (R*S*C >= 2048): wide 1x1 layers ran slower on it
 static inline int cb_wg_pick_tile(const cb_wg_args &a) {
     static const double rate[CB_WG_TILES] = {0, 0.85, 0.93, 0.80, 1.0, 0.6};
-    int sms = 132, d = 0, best = a.k <= 64 ? 3 : 1;
-    if (cudaGetDevice(&d) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d);
+    int sms = cb_wg_sms(), best = a.k <= 64 ? 3 : 1;
     double best_cost = 1e300;
     for (int t = 1; t < CB_WG_TILES; t++) {
         int mt, bn;
@@ -298,6 +325,18 @@ static inline int cb_wg_pick_tile(const cb_wg_args &a) {
     return best;
 }
 
+// Blocks of a launch over `tiles` output tiles (or backward-filter units): one per SM, each running
+// its share in one pipeline. cb_wg_persist = 0 (the lab's comparison) gives every tile its own
+// block, as before 2026-11-28; CONVBENCH_WG_BLOCKS=N caps the blocks (tests: a few blocks run many
+// tiles each, so every tile boundary of the pipeline is crossed on small shapes too)
+static int cb_wg_persist = 1;
+static inline long cb_wg_grid(long tiles) {
+    long cap = cb_wg_persist ? cb_wg_sms() : tiles;
+    const char *e = getenv("CONVBENCH_WG_BLOCKS");
+    if (e && atol(e) > 0) cap = atol(e);
+    return tiles < cap ? tiles : cap;
+}
+
 template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_args &a, cudaStream_t st) {
     constexpr int STAGE = 128 * MT * 128 + BN * 128, FIT = 220 * 1024 / STAGE, STAGES = FIT > 6 ? 6 : FIT;
     constexpr int BYTES = STAGES * STAGE + 1024;
@@ -305,7 +344,7 @@ template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_
     if (cb_first_on_device(&attr_devs))
         cudaFuncSetAttribute(cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
     long blocks = (long)((a.m + 128 * MT - 1) / (128 * MT)) * ((a.k + BN - 1) / BN);
-    cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW><<<(unsigned)blocks, 256, BYTES, st>>>(a);
+    cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW><<<(unsigned)cb_wg_grid(blocks), 256, BYTES, st>>>(a);
 }
 
 // one launch of a with tile t (0: picked)
@@ -336,8 +375,8 @@ static inline void cb_wg_flip(const cb_conv_params *p, const __nv_bfloat16 *w, _
 // swizzle: A has BM/64 panels of channels of dy, B BN/64 panels of (tap, 64 channels) of x. The
 // descriptors' leading byte offset is then the stride between panels (8192 bytes), the stride
 // byte offset the 8 pixel rows of a swizzle pattern (1024); a 16-deep slice is 16 rows further.
-// blockIdx.y splits the pixels; each block adds its partial sums into a zeroed fp32 dw with
-// atomics: KCRS (the table's) or KRSC.
+// The pixels are split (cb_wg_wgrad_split); each (tile, split) unit adds its partial sums into a
+// zeroed fp32 dw with atomics: KCRS (the table's) or KRSC.
 struct cb_wg_wgrad_args {
     const __nv_bfloat16 *x;  // (N, H, W, C)
     const __nv_bfloat16 *dy; // (N, P, Q, K)
@@ -355,35 +394,43 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_wgrad_kernel(cb_wg_wgrad_args
     extern __shared__ unsigned char cb_wg_raw[];
     const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
     const int tid = threadIdx.x, wg = tid >> 7, ch = tid & 7, row0 = tid >> 3;
-    const int ntn = (a.rsc + BN - 1) / BN;
-    const int m0 = (blockIdx.x / ntn) * BM, n0 = (blockIdx.x % ntn) * BN;
-    const int pb = blockIdx.y * a.chunk, pe = min(a.npq, pb + a.chunk);
+    const int ntn = (a.rsc + BN - 1) / BN, ntiles = (a.k + BM - 1) / BM * ntn, nsplit = (a.npq + a.chunk - 1) / a.chunk;
+    const int nunits = ntiles * nsplit; // unit u: tile u % ntiles, pixels of split u / ntiles
     const int H = a.h, W = a.w_, C = a.c;
-    const int nk = pe > pb ? (pe - pb + 63) / 64 : 0;
-
-    // the B panels' taps and first channels
-    int boff[PB], br[PB], bs[PB];
-#pragma unroll
-    for (int b = 0; b < PB; b++) {
-        int col = n0 + 64 * b;
-        if (col < a.rsc) {
-            int tap = cb_div(a.d_c, col), c0 = col - tap * C, r = cb_div(a.d_s, tap);
-            br[b] = r, bs[b] = tap - r * a.s, boff[b] = (br[b] * W + bs[b]) * C + c0 + ch * 8;
-        } else {
-            br[b] = -(1 << 28), bs[b] = 0, boff[b] = 0;
-        }
-    }
     const uint32_t sw_off = row0 * 128 + ((ch ^ (row0 & 7)) << 4);
+    auto steps = [&](int u) { return (min(a.npq, (u / ntiles + 1) * a.chunk) - (u / ntiles) * a.chunk + 63) / 64; };
 
-    auto load = [&](int t, int slot) {
+    // The block runs units blockIdx.x, + gridDim.x, ... as one stream of k-steps (as the forward
+    // kernel does its tiles): the load cursor is unit lu, its step lt, its first pixel lpb and end
+    // lpe, its channels lm0 and the taps and first channels of its B panels
+    int lu = blockIdx.x, lt = 0, lnk = 0, lpb = 0, lpe = 0, lm0 = 0;
+    int boff[PB], br[PB], bs[PB];
+    auto unit = [&]() {
+        const int tile = lu % ntiles;
+        lm0 = (tile / ntn) * BM, lpb = (lu / ntiles) * a.chunk, lpe = min(a.npq, lpb + a.chunk), lnk = steps(lu);
+#pragma unroll
+        for (int b = 0; b < PB; b++) {
+            int col = (tile % ntn) * BN + 64 * b;
+            if (col < a.rsc) {
+                int tap = cb_div(a.d_c, col), c0 = col - tap * C, r = cb_div(a.d_s, tap);
+                br[b] = r, bs[b] = tap - r * a.s, boff[b] = (br[b] * W + bs[b]) * C + c0 + ch * 8;
+            } else {
+                br[b] = -(1 << 28), bs[b] = 0, boff[b] = 0;
+            }
+        }
+    };
+    if (lu < nunits) unit();
+
+    auto load = [&](int slot) {
+        if (lu >= nunits) return;
         const uint32_t ad = base + slot * STAGE + sw_off, bd = ad + A_BYTES;
 #pragma unroll
         for (int i = 0; i < 2; i++) {
-            const int pix = pb + t * 64 + row0 + 32 * i;
-            const bool pok = pix < pe;
+            const int pix = lpb + lt * 64 + row0 + 32 * i;
+            const bool pok = pix < lpe;
 #pragma unroll
             for (int b = 0; b < PA; b++) {
-                int kc = m0 + 64 * b + ch * 8;
+                int kc = lm0 + 64 * b + ch * 8;
                 bool ok = pok && kc < a.k;
                 cb_wg_cp16(ad + b * 8192 + i * 32 * 128, ok ? a.dy + (long)pix * a.k + kc : a.dy, ok);
             }
@@ -399,63 +446,72 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_wgrad_kernel(cb_wg_wgrad_args
                 cb_wg_cp16(bd + b * 8192 + i * 32 * 128, ok ? a.x + xoff + boff[b] : a.x, ok);
             }
         }
+        if (++lt == lnk) {
+            lt = 0, lu += gridDim.x;
+            if (lu < nunits) unit();
+        }
     };
 
     float acc[MT][BN / 2];
 #pragma unroll
-    for (int i = 0; i < MT; i++)
-#pragma unroll
-        for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.f;
-
-#pragma unroll
     for (int t = 0; t < D; t++) {
-        if (t < nk) load(t, t);
+        load(t);
         asm volatile("cp.async.commit_group;\n" ::: "memory");
     }
-    for (int t = 0; t < nk; t++) {
-        asm volatile("cp.async.wait_group %0;\n" ::"n"(D - 1) : "memory");
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        cb_wg_wait<1>();
-        __syncthreads();
-        if (t + D < nk) load(t + D, (t + D) % STAGES);
-        asm volatile("cp.async.commit_group;\n" ::: "memory");
-        const uint32_t as = base + (t % STAGES) * STAGE + wg * MT * 8192, bs_ = base + (t % STAGES) * STAGE + A_BYTES;
-        const uint64_t mn = (1ull << 62) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)(8192 >> 4) << 16);
-        cb_wg_fence();
-#pragma unroll
-        for (int kk = 0; kk < 4; kk++)
-#pragma unroll
-            for (int i = 0; i < MT; i++)
-                cb_wgmma_mn<BN>(acc[i], mn | (((as + i * 8192 + kk * 2048) & 0x3FFFF) >> 4), mn | (((bs_ + kk * 2048) & 0x3FFFF) >> 4));
-        cb_wg_commit();
-    }
-    cb_wg_wait<0>();
-    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-    if (nk == 0) return;
-
+    int cs = 0, ns = D;
     const int lane = tid & 31, wv = (tid & 127) >> 5;
+    const uint64_t mn = (1ull << 62) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)(8192 >> 4) << 16);
+    for (int u = blockIdx.x; u < nunits; u += gridDim.x) {
+        const int nk = steps(u);
 #pragma unroll
-    for (int i = 0; i < MT; i++)
+        for (int i = 0; i < MT; i++)
 #pragma unroll
-        for (int h2 = 0; h2 < 2; h2++) {
-            const int k = m0 + wg * 64 * MT + i * 64 + wv * 16 + (lane >> 2) + 8 * h2;
-            if (k >= a.k) continue;
+            for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.f;
+        for (int t = 0; t < nk; t++) {
+            asm volatile("cp.async.wait_group %0;\n" ::"n"(D - 1) : "memory");
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+            cb_wg_wait<1>();
+            __syncthreads();
+            load(ns);
+            asm volatile("cp.async.commit_group;\n" ::: "memory");
+            const uint32_t as = base + cs * STAGE + wg * MT * 8192, bs_ = base + cs * STAGE + A_BYTES;
+            cb_wg_fence();
 #pragma unroll
-            for (int j = 0; j < BN / 8; j++)
+            for (int kk = 0; kk < 4; kk++)
 #pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int col = n0 + 8 * j + 2 * (lane & 3) + e;
-                    if (col >= a.rsc) continue;
-                    long idx;
-                    if (KCRS) {
-                        int tap = cb_div(a.d_c, col), c = col - tap * C, r = cb_div(a.d_s, tap), s = tap - r * a.s;
-                        idx = (((long)k * C + c) * a.r + r) * a.s + s;
-                    } else {
-                        idx = (long)k * a.rsc + col;
-                    }
-                    atomicAdd(a.dw + idx, acc[i][4 * j + 2 * h2 + e]);
-                }
+                for (int i = 0; i < MT; i++)
+                    cb_wgmma_mn<BN>(acc[i], mn | (((as + i * 8192 + kk * 2048) & 0x3FFFF) >> 4), mn | (((bs_ + kk * 2048) & 0x3FFFF) >> 4));
+            cb_wg_commit();
+            cs = cs + 1 == STAGES ? 0 : cs + 1, ns = ns + 1 == STAGES ? 0 : ns + 1;
         }
+        cb_wg_wait<0>();
+        if (nk <= 0) continue;
+
+        const int tile = u % ntiles, m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN;
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int h2 = 0; h2 < 2; h2++) {
+                const int k = m0 + wg * 64 * MT + i * 64 + wv * 16 + (lane >> 2) + 8 * h2;
+                if (k >= a.k) continue;
+#pragma unroll
+                for (int j = 0; j < BN / 8; j++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int col = n0 + 8 * j + 2 * (lane & 3) + e;
+                        if (col >= a.rsc) continue;
+                        long idx;
+                        if (KCRS) {
+                            int tap = cb_div(a.d_c, col), c = col - tap * C, r = cb_div(a.d_s, tap), s = tap - r * a.s;
+                            idx = (((long)k * C + c) * a.r + r) * a.s + s;
+                        } else {
+                            idx = (long)k * a.rsc + col;
+                        }
+                        atomicAdd(a.dw + idx, acc[i][4 * j + 2 * h2 + e]);
+                    }
+            }
+    }
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
 #else
     __trap();
 #endif
@@ -471,10 +527,10 @@ static inline cb_wg_wgrad_args cb_wg_wgrad_args_make(const cb_conv_params *p) {
 }
 
 // the pixel split: about two blocks per SM over the output tiles, each split at least 512 pixels
+static int cb_wg_wgrad_units = 2; // units per SM the split aims at (the lab tries others)
 static inline void cb_wg_wgrad_split(cb_wg_wgrad_args &a, long tiles, int *splits) {
-    int sms = 132, d = 0;
-    if (cudaGetDevice(&d) == cudaSuccess) cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, d);
-    long want = (2L * sms + tiles - 1) / tiles, most = (a.npq + 511) / 512;
+    const int sms = cb_wg_sms();
+    long want = ((long)cb_wg_wgrad_units * sms + tiles - 1) / tiles, most = (a.npq + 511) / 512;
     long s = want < most ? want : most;
     if (s < 1) s = 1;
     long chunk = ((a.npq + s - 1) / s + 63) / 64 * 64;
@@ -492,8 +548,7 @@ template <int MT, int BN, bool KCRS> static void cb_wg_wgrad_launch_t(cb_wg_wgra
     long tiles = (long)((a.k + 128 * MT - 1) / (128 * MT)) * ((a.rsc + BN - 1) / BN);
     int splits;
     cb_wg_wgrad_split(a, tiles, &splits);
-    dim3 grid((unsigned)tiles, (unsigned)splits);
-    cb_wgmma_wgrad_kernel<MT, BN, STAGES, KCRS><<<grid, 256, BYTES, st>>>(a);
+    cb_wgmma_wgrad_kernel<MT, BN, STAGES, KCRS><<<(unsigned)cb_wg_grid(tiles * splits), 256, BYTES, st>>>(a);
 }
 template <bool KCRS> static void cb_wg_wgrad_launch(const cb_wg_wgrad_args &a, int t, cudaStream_t st = 0) {
     cudaMemsetAsync(a.dw, 0, (size_t)a.k * a.rsc * sizeof(float), st);
