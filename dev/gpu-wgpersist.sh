@@ -16,7 +16,10 @@ wait
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 timeout ${CHECK_S:-150} /tmp/wgmma_lab check >$R/lab_check.txt 2>&1 &
 timeout ${TEST_S:-150} $B/tests/test_gpu --part wg >$R/t_wg.log 2>&1 &
+# STORAGE=1: test_gpu --part storage as well (every storage's networks on auto, which may pick the kernel)
+[ -n "${STORAGE:-}" ] && timeout ${STORAGE_S:-260} $B/tests/test_gpu --part storage >$R/t_storage.log 2>&1 &
 wait
+[ -n "${STORAGE:-}" ] && { echo "test_gpu --part storage: $(tail -1 $R/t_storage.log)"; grep -E "^FAIL" $R/t_storage.log | head -20; }
 grep -E "FAIL|check:" $R/lab_check.txt | head -20
 echo "test_gpu --part wg: $(tail -1 $R/t_wg.log)"; grep -E "^FAIL" $R/t_wg.log | head -20
 LAB_OWN_ONLY=1 timeout ${TIME_S:-150} /tmp/wgmma_lab time csv=$R/lab.csv >$R/lab_time.txt 2>&1; echo "lab time rc=$?"

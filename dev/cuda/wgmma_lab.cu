@@ -398,11 +398,11 @@ static void time_all(const char *only, const char *csv_path) {
                 printf(" %d:%.3f", t, tms[t]);
                 if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, tms[t], gf / tms[t]);
             }
-            if (ph == 2) // the backward filter's pixel split: about 1, 2 (the engine's) or 4 units per SM
-                for (int u : {1, 4}) {
+            if (ph == 2) // the backward filter's pixel split: about 1, 2 (the rule before 2026-11-28's wave model) or 4 units per SM
+                for (int u : {1, 2, 4}) {
                     cb_wg_wgrad_units = u;
                     double tu = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
-                    cb_wg_wgrad_units = 2;
+                    cb_wg_wgrad_units = 0;
                     printf(" units%d:%.3f", u, tu);
                     if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-units%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, u, tu, gf / tu);
                 }

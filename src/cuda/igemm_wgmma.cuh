@@ -326,12 +326,12 @@ static inline int cb_wg_pick_tile(const cb_wg_args &a) {
 }
 
 // Blocks of a launch over `tiles` output tiles (or backward-filter units): one per SM, each running
-// its share in one pipeline. cb_wg_persist = 0 (the lab's comparison) gives every tile its own
+// its share in one pipeline (!persist: one per tile). cb_wg_persist = 0 (the lab's comparison) gives every tile its own
 // block, as before 2026-11-28; CONVBENCH_WG_BLOCKS=N caps the blocks (tests: a few blocks run many
 // tiles each, so every tile boundary of the pipeline is crossed on small shapes too)
 static int cb_wg_persist = 1;
-static inline long cb_wg_grid(long tiles) {
-    long cap = cb_wg_persist ? cb_wg_sms() : tiles;
+static inline long cb_wg_grid(long tiles, bool persist = true) {
+    long cap = persist && cb_wg_persist ? cb_wg_sms() : tiles;
     const char *e = getenv("CONVBENCH_WG_BLOCKS");
     if (e && atol(e) > 0) cap = atol(e);
     return tiles < cap ? tiles : cap;
@@ -526,12 +526,27 @@ static inline cb_wg_wgrad_args cb_wg_wgrad_args_make(const cb_conv_params *p) {
     return a;
 }
 
-// the pixel split: about two blocks per SM over the output tiles, each split at least 512 pixels
-static int cb_wg_wgrad_units = 2; // units per SM the split aims at (the lab tries others)
+// The pixel split s: the (tile, split) units run in waves of one block per SM, and each unit ends
+// with an epilogue of atomics worth about 5 k-steps (the lab, H200, 2026-11-28: the one-parameter fit
+// of ResNet-50's 1x1 64->64 and VGG-A conv4 at one and two, resp. two and four, units per SM), so
+// the split is the one of least waves x (steps per unit + 5), each split at least 512 pixels, at
+// most about four units per SM. cb_wg_wgrad_units = N > 0 (the lab's comparison) is the rule before:
+// about N units per SM.
+static int cb_wg_wgrad_units = 0;
 static inline void cb_wg_wgrad_split(cb_wg_wgrad_args &a, long tiles, int *splits) {
-    const int sms = cb_wg_sms();
-    long want = ((long)cb_wg_wgrad_units * sms + tiles - 1) / tiles, most = (a.npq + 511) / 512;
-    long s = want < most ? want : most;
+    const long sms = cb_wg_sms(), most = (a.npq + 511) / 512, steps = (a.npq + 63) / 64;
+    long s = 1;
+    if (cb_wg_wgrad_units > 0) {
+        s = ((long)cb_wg_wgrad_units * sms + tiles - 1) / tiles;
+    } else {
+        const long top = (4 * sms + tiles - 1) / tiles;
+        double best = 1e300;
+        for (long t = 1; t <= top && t <= most; t++) {
+            double cost = (double)((tiles * t + sms - 1) / sms) * ((steps + t - 1) / t + 5);
+            if (cost < best * 0.999) best = cost, s = t;
+        }
+    }
+    if (s > most) s = most;
     if (s < 1) s = 1;
     long chunk = ((a.npq + s - 1) / s + 63) / 64 * 64;
     a.chunk = (int)chunk;
@@ -548,7 +563,9 @@ template <int MT, int BN, bool KCRS> static void cb_wg_wgrad_launch_t(cb_wg_wgra
     long tiles = (long)((a.k + 128 * MT - 1) / (128 * MT)) * ((a.rsc + BN - 1) / BN);
     int splits;
     cb_wg_wgrad_split(a, tiles, &splits);
-    cb_wgmma_wgrad_kernel<MT, BN, STAGES, KCRS><<<(unsigned)cb_wg_grid(tiles * splits), 256, BYTES, st>>>(a);
+    // a block per unit: one block per SM running its units in one pipeline measured 2% slower (the
+    // lab, H200, 2026-11-28), the atomics of a unit's end not overlapping as a store does
+    cb_wgmma_wgrad_kernel<MT, BN, STAGES, KCRS><<<(unsigned)cb_wg_grid(tiles * splits, false), 256, BYTES, st>>>(a);
 }
 template <bool KCRS> static void cb_wg_wgrad_launch(const cb_wg_wgrad_args &a, int t, cudaStream_t st = 0) {
     cudaMemsetAsync(a.dw, 0, (size_t)a.k * a.rsc * sizeof(float), st);
