@@ -151,9 +151,10 @@ $(BUILD)/%.o: %.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
+# (-MMD -MP: the .cu.d beside the object, so a changed kernel header rebuilds what includes it)
 $(BUILD)/%.cu.o: %.cu
 	@mkdir -p $(@D)
-	$(NVCC) $(NVFLAGS) -c -o $@ $<
+	$(NVCC) $(NVFLAGS) -MMD -MP -c -o $@ $<
 
 # the whole suite: plain, then ASan+UBSan
 test: test-plain test-san

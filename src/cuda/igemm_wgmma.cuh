@@ -67,11 +67,6 @@ __device__ __forceinline__ uint64_t cb_wg_desc(uint32_t addr) {
 __device__ __forceinline__ void cb_wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void cb_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cb_wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
-
-// d (64 x N fragment, fp32) += A (64 x 16, descriptor da) * B (16 x N, descriptor db): both operands
-// K-major (TRANS 0) or both MN-major (TRANS 1: M resp. N contiguous, imm-trans-a = imm-trans-b = 1).
-// One asm statement per N (the fragment's registers listed by the macros below); the predicate
-// (scale-d) is 1: accumulate.
 #define CB_WG_REGS32 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define CB_WG_OUTS32 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 #define CB_WG_REGS64 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
@@ -101,6 +96,33 @@ template <> __device__ __forceinline__ void cb_wgmma_t<256, 1>(float (&d)[128], 
 }
 template <int N> __device__ __forceinline__ void cb_wgmma(float (&d)[N / 2], uint64_t da, uint64_t db) { cb_wgmma_t<N, 0>(d, da, db); }
 template <int N> __device__ __forceinline__ void cb_wgmma_mn(float (&d)[N / 2], uint64_t da, uint64_t db) { cb_wgmma_t<N, 1>(d, da, db); }
+
+// One tile's (or unit's) nk k-steps into acc, zeroed first, with D steps loaded ahead in STAGES
+// buffers: each step starts when this thread's part of it has landed (and is visible to the tensor
+// cores' reads), the wgmma of the step two back has retired and the block is there; then load(ns)
+// refills that step's buffer (the load cursor moves on across tiles), and mma(cs) issues the step's
+// wgmma as one group. cs, ns: the slots of the step multiplied and the step loaded, carried from
+// tile to tile. Ends with every wgmma retired.
+template <int STAGES, int D, int MT, int NA, class Load, class Mma>
+__device__ __forceinline__ void cb_wg_mainloop(float (&acc)[MT][NA], int nk, int &cs, int &ns, Load &load, Mma mma) {
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int j = 0; j < NA; j++) acc[i][j] = 0.f;
+    for (int t = 0; t < nk; t++) {
+        asm volatile("cp.async.wait_group %0;\n" ::"n"(D - 1) : "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        cb_wg_wait<1>();
+        __syncthreads();
+        load(ns);
+        asm volatile("cp.async.commit_group;\n" ::: "memory");
+        cb_wg_fence();
+        mma(cs);
+        cb_wg_commit();
+        cs = cs + 1 == STAGES ? 0 : cs + 1, ns = ns + 1 == STAGES ? 0 : ns + 1;
+    }
+    cb_wg_wait<0>();
+}
 #endif
 
 template <int MT, int BN, int STAGES, bool OUT_NCHW>
@@ -177,27 +199,13 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
     int cs = 0, ns = D;
     const int lane = tid & 31, wv = (tid & 127) >> 5, pq = a.p * a.q;
     for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
-#pragma unroll
-        for (int i = 0; i < MT; i++)
-#pragma unroll
-            for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.f;
-        for (int t = 0; t < nk; t++) {
-            asm volatile("cp.async.wait_group %0;\n" ::"n"(D - 1) : "memory"); // this step has landed (this thread's part)
-            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");     // visible to the tensor cores' reads
-            cb_wg_wait<1>();                                                     // the step two back has retired
-            __syncthreads();
-            load(ns);                                                            // into that step's buffer
-            asm volatile("cp.async.commit_group;\n" ::: "memory");
-            const uint32_t as = base + cs * STAGE + wg * MT * 8192, bs = base + cs * STAGE + A_BYTES;
-            cb_wg_fence();
+        cb_wg_mainloop<STAGES, D>(acc, nk, cs, ns, load, [&](int slot) {
+            const uint32_t as = base + slot * STAGE + wg * MT * 8192, bs = base + slot * STAGE + A_BYTES;
 #pragma unroll
             for (int kk = 0; kk < 4; kk++)
 #pragma unroll
                 for (int i = 0; i < MT; i++) cb_wgmma<BN>(acc[i], cb_wg_desc(as + i * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
-            cb_wg_commit();
-            cs = cs + 1 == STAGES ? 0 : cs + 1, ns = ns + 1 == STAGES ? 0 : ns + 1;
-        }
-        cb_wg_wait<0>();
+        });
 
         // accumulator fragment: warp v of the warpgroup holds rows 16 v + lane/4 (+8), columns
         // 8 j + 2 (lane % 4) (+1) in acc[4 j + {0, 1}] (and {2, 3} for the row + 8)
@@ -463,28 +471,14 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_wgrad_kernel(cb_wg_wgrad_args
     const uint64_t mn = (1ull << 62) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)(8192 >> 4) << 16);
     for (int u = blockIdx.x; u < nunits; u += gridDim.x) {
         const int nk = steps(u);
-#pragma unroll
-        for (int i = 0; i < MT; i++)
-#pragma unroll
-            for (int j = 0; j < BN / 2; j++) acc[i][j] = 0.f;
-        for (int t = 0; t < nk; t++) {
-            asm volatile("cp.async.wait_group %0;\n" ::"n"(D - 1) : "memory");
-            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-            cb_wg_wait<1>();
-            __syncthreads();
-            load(ns);
-            asm volatile("cp.async.commit_group;\n" ::: "memory");
-            const uint32_t as = base + cs * STAGE + wg * MT * 8192, bs_ = base + cs * STAGE + A_BYTES;
-            cb_wg_fence();
+        cb_wg_mainloop<STAGES, D>(acc, nk, cs, ns, load, [&](int slot) {
+            const uint32_t as = base + slot * STAGE + wg * MT * 8192, bs_ = base + slot * STAGE + A_BYTES;
 #pragma unroll
             for (int kk = 0; kk < 4; kk++)
 #pragma unroll
                 for (int i = 0; i < MT; i++)
                     cb_wgmma_mn<BN>(acc[i], mn | (((as + i * 8192 + kk * 2048) & 0x3FFFF) >> 4), mn | (((bs_ + kk * 2048) & 0x3FFFF) >> 4));
-            cb_wg_commit();
-            cs = cs + 1 == STAGES ? 0 : cs + 1, ns = ns + 1 == STAGES ? 0 : ns + 1;
-        }
-        cb_wg_wait<0>();
+        });
         if (nk <= 0) continue;
 
         const int tile = u % ntiles, m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN;
