@@ -12,7 +12,9 @@
 // layout (chunk j of row r at r*128 + ((j ^ (r % 8)) * 16), zero-filled outside the image, the
 // M rows or the K filters), STAGES buffers, STAGES-2 steps ahead: a buffer is refilled only
 // after the wgmma group that read it has retired (wgmma.wait_group 1 and a barrier), so one
-// group of wgmma stays in flight while the next step is waited for.
+// group of wgmma stays in flight while the next step is waited for. A block runs its tiles as one
+// stream of k-steps (cb_wg_mainloop; one block per SM, cb_wg_grid), the loads running on into the
+// next tile while a tile is stored.
 //
 // The epilogue adds the bias (fp32), applies the ReLU when asked (cb_tc_conv_forward's order:
 // y = max(conv + b, 0)), and stores bf16 NHWC, or fp32 NCHW (OUT_NCHW: the own-algorithm table's
@@ -67,6 +69,11 @@ __device__ __forceinline__ uint64_t cb_wg_desc(uint32_t addr) {
 __device__ __forceinline__ void cb_wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void cb_wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cb_wg_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+
+// d (64 x N fragment, fp32) += A (64 x 16, descriptor da) * B (16 x N, descriptor db): both operands
+// K-major (TRANS 0) or both MN-major (TRANS 1: M resp. N contiguous, imm-trans-a = imm-trans-b = 1).
+// One asm statement per N (the fragment's registers listed by the macros below); the predicate
+// (scale-d) is 1: accumulate.
 #define CB_WG_REGS32 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define CB_WG_OUTS32 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 #define CB_WG_REGS64 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
@@ -334,9 +341,9 @@ static inline int cb_wg_pick_tile(const cb_wg_args &a) {
 }
 
 // Blocks of a launch over `tiles` output tiles (or backward-filter units): one per SM, each running
-// its share in one pipeline (!persist: one per tile). cb_wg_persist = 0 (the lab's comparison) gives every tile its own
-// block, as before 2026-11-28; CONVBENCH_WG_BLOCKS=N caps the blocks (tests: a few blocks run many
-// tiles each, so every tile boundary of the pipeline is crossed on small shapes too)
+// its share in one pipeline; !persist, or cb_wg_persist = 0 (the lab's comparison), gives every tile
+// its own block, as before 2026-11-28. CONVBENCH_WG_BLOCKS=N caps the blocks (tests: a few blocks
+// run many tiles each, so every tile boundary of the pipeline is crossed on small shapes too).
 static int cb_wg_persist = 1;
 static inline long cb_wg_grid(long tiles, bool persist = true) {
     long cap = persist && cb_wg_persist ? cb_wg_sms() : tiles;
