@@ -11,6 +11,13 @@
 #include <string.h>
 
 cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
+    // $CONVBENCH_WG_BLOCKS=N: at most N blocks for the own wgmma kernels (tests: every tile boundary of
+    // their pipeline crossed on small shapes; igemm_wgmma.cuh, cb_wg_grid reads it)
+    const char *wb = getenv("CONVBENCH_WG_BLOCKS");
+    char *end = NULL;
+    long nb = wb && *wb ? strtol(wb, &end, 10) : 1;
+    if (wb && *wb && (*end || nb < 1 || nb > 1L << 20))
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_WG_BLOCKS", NULL, "'%s' is not a count of blocks from 1 to 1048576", wb);
     if (!cb_gpu_available())
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "backend %s: no CUDA device is visible", e->be->name);
     cb_cuda_state *s = cb_xcalloc(1, sizeof *s);
