@@ -290,8 +290,7 @@ static int check_all(const char *only) {
             for (int t = 0; t < CB_WG_TILES; t++)
                 for (int few = 0; few < 2; few++) { // few: 3 blocks run every tile (each crosses tile boundaries)
                     if (!tile_runs(ph, t)) continue;
-                    if (few) setenv("CONVBENCH_WG_BLOCKS", "3", 1);
-                    else unsetenv("CONVBENCH_WG_BLOCKS");
+                    cb_wg_max_blocks = few ? 3 : 0;
                     CK(cudaMemset(B.y, 0xff, ny * 2)), CK(cudaMemset(B.dx, 0xff, nx * 2)); // NaN: every element must be written
                     CK(cudaMemset(B.dw, 0xff, nw * 4));                                     // (the backward filter zeroes it)
                     run_wg(ph, p, B, t, relu);
@@ -302,7 +301,7 @@ static int check_all(const char *only) {
                     runs++, fails += !ok;
                     printf("  %s tile %d %-8s%s err %.2e\n", ok ? "ok  " : "FAIL", t, phase_name[ph], few ? " 3 blocks" : "", e);
                 }
-            unsetenv("CONVBENCH_WG_BLOCKS");
+            cb_wg_max_blocks = 0;
         }
         cudaFree(ry), cudaFree(rdx), cudaFree(rdw);
         free_bufs(B);

@@ -12,10 +12,10 @@
 
 cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     // $CONVBENCH_WG_BLOCKS=N: at most N blocks for the own wgmma kernels (tests: every tile boundary of
-    // their pipeline crossed on small shapes; igemm_wgmma.cuh, cb_wg_grid reads it)
+    // their pipeline crossed on small shapes; igemm_wgmma.cuh, cb_wg_grid)
     const char *wb = getenv("CONVBENCH_WG_BLOCKS");
     char *end = NULL;
-    long nb = wb && *wb ? strtol(wb, &end, 10) : 1;
+    long nb = wb && *wb ? strtol(wb, &end, 10) : 0;
     if (wb && *wb && (*end || nb < 1 || nb > 1L << 20))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_WG_BLOCKS", NULL, "'%s' is not a count of blocks from 1 to 1048576", wb);
     if (!cb_gpu_available())
@@ -25,6 +25,7 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     s->conv = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->conv);
     s->fused_act = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fused_act);
     s->bias_done = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->bias_done);
+    cb_cuda_wg_set_blocks(nb);
     cb_status fst = cb_env_fuse_epilogue(&s->fuse_epilogue, err); // off: the separate passes, to compare
     if (fst != CB_OK) return fst;
     s->fuse_pool = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fuse_pool);

@@ -13,6 +13,9 @@
 
 static size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
+// (threads of one process may start backends at once, all with the same value)
+extern "C" void cb_cuda_wg_set_blocks(long n) { __atomic_store_n(&cb_wg_max_blocks, n > 0 ? n : 0, __ATOMIC_RELAXED); }
+
 extern "C" bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph) {
     if (!cb_wg_shape_ok(p) || !cb_wg_device_ok()) return false;
     if (ph != CB_PHASE_BWD_DATA) return true;

@@ -32,7 +32,6 @@
 
 #include <cuda_bf16.h>
 #include <stdint.h>
-#include <stdlib.h>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define CB_WG_SM90A 1
@@ -342,13 +341,14 @@ static inline int cb_wg_pick_tile(const cb_wg_args &a) {
 
 // Blocks of a launch over `tiles` output tiles (or backward-filter units): one per SM, each running
 // its share in one pipeline; !persist, or cb_wg_persist = 0 (the lab's comparison), gives every tile
-// its own block, as before 2026-11-28. CONVBENCH_WG_BLOCKS=N caps the blocks (tests: a few blocks
-// run many tiles each, so every tile boundary of the pipeline is crossed on small shapes too).
+// its own block, as before 2026-11-28. cb_wg_max_blocks > 0 caps the blocks (tests: a few blocks run
+// many tiles each, so every tile boundary of the pipeline is crossed on small shapes too); the
+// backends set it at start from $CONVBENCH_WG_BLOCKS (cb_cuda_wg_set_blocks), not per launch.
 static int cb_wg_persist = 1;
+static long cb_wg_max_blocks = 0;
 static inline long cb_wg_grid(long tiles, bool persist = true) {
-    long cap = persist && cb_wg_persist ? cb_wg_sms() : tiles;
-    const char *e = getenv("CONVBENCH_WG_BLOCKS");
-    if (e && atol(e) > 0) cap = atol(e);
+    long cap = persist && cb_wg_persist ? cb_wg_sms() : tiles, most = __atomic_load_n(&cb_wg_max_blocks, __ATOMIC_RELAXED);
+    if (most > 0) cap = most;
     return tiles < cap ? tiles : cap;
 }
 

@@ -41,6 +41,9 @@ void cb_cuda_dw_backward_filter(const cb_conv_params *p, int nhwc, int bf16, con
 // ws: cb_cuda_wg_store_workspace bytes (the flipped filter). Backward filter: dw, the fp32 KCRS
 // master gradient, overwritten (zeroed, then pixel splits added with atomics: not deterministic).
 bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph);
+// at most n blocks for every launch of the wgmma kernels after this (0: one per SM), from
+// $CONVBENCH_WG_BLOCKS at a backend's start (tests)
+void cb_cuda_wg_set_blocks(long n);
 size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph);
 void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu);
 void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const void *dy, const void *w, void *dx, void *ws);
