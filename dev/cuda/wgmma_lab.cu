@@ -193,6 +193,7 @@ static std::vector<float> to_nchw(const std::vector<float> &v, int n, int a, int
 struct bufs {
     bf16 *x, *w, *y, *dy, *dx, *wt, *dwb; // NHWC / KRSC bf16; wt (C, R, S, K) the flipped filter; dwb cuDNN's dw
     float *dw;                           // (K, R, S, C) fp32, the wgmma backward filter's (KCRS for igemm-bf16)
+    float *dwk, *dws;                    // (K, C, R, S) fp32 by way of the KRSC workspace dws (cb_wg_wgrad_kcrs)
     float *b, *xf, *wf, *yf, *dyf, *dxf; // bias; fp32 NCHW / KCRS copies for igemm-bf16
 };
 static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed, bool f32) {
@@ -202,7 +203,7 @@ static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed, bool f3
     std::vector<float> b = random_bf16(p.k, seed * 7 + 3);
     B.x = to_dev_bf16(x), B.w = to_dev_bf16(w), B.dy = to_dev_bf16(dy), B.b = to_dev_f32(b);
     CK(cudaMalloc(&B.y, ny * 2)), CK(cudaMalloc(&B.dx, nx * 2)), CK(cudaMalloc(&B.wt, nw * 2));
-    CK(cudaMalloc(&B.dwb, nw * 2)), CK(cudaMalloc(&B.dw, nw * 4));
+    CK(cudaMalloc(&B.dwb, nw * 2)), CK(cudaMalloc(&B.dw, nw * 4)), CK(cudaMalloc(&B.dwk, nw * 4)), CK(cudaMalloc(&B.dws, nw * 4));
     cb_wg_flip(&p, B.w, B.wt);
     if (f32) {
         B.xf = to_dev_f32(to_nchw(x, p.n, p.h, p.w, p.c)), B.wf = to_dev_f32(to_nchw(w, p.k, p.r, p.s, p.c));
@@ -213,7 +214,7 @@ static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed, bool f3
     return B;
 }
 static void free_bufs(bufs &B) {
-    void *all[] = {B.x, B.w, B.y, B.dy, B.dx, B.wt, B.dwb, B.dw, B.b, B.xf, B.wf, B.yf, B.dyf, B.dxf};
+    void *all[] = {B.x, B.w, B.y, B.dy, B.dx, B.wt, B.dwb, B.dw, B.dwk, B.dws, B.b, B.xf, B.wf, B.yf, B.dyf, B.dxf};
     for (void *q : all) cudaFree(q);
 }
 
@@ -244,12 +245,34 @@ static double nerr_f(const float *own_d, const double *ref_d, size_t n) {
     return sqrt(num) / std::max(sqrt(den), 1e-30);
 }
 
+// the KCRS dw against the KRSC reference
+static double nerr_kcrs(const float *own_d, const double *ref_d, const cb_conv_params &p) {
+    size_t n = (size_t)p.k * p.c * p.r * p.s;
+    std::vector<float> a(n), t(n);
+    CK(cudaMemcpy(a.data(), own_d, n * 4, cudaMemcpyDeviceToHost));
+    for (long k = 0; k < p.k; k++)
+        for (long c = 0; c < p.c; c++)
+            for (long rs = 0; rs < p.r * p.s; rs++) t[(k * p.r * p.s + rs) * p.c + c] = a[(k * p.c + c) * p.r * p.s + rs];
+    float *d;
+    CK(cudaMalloc(&d, n * 4));
+    CK(cudaMemcpy(d, t.data(), n * 4, cudaMemcpyHostToDevice));
+    double e = nerr_f(d, ref_d, n);
+    cudaFree(d);
+    return e;
+}
+
 static bool bwd_ok(const cb_conv_params &p) { return p.stride_h == 1 && p.stride_w == 1 && p.k % 64 == 0 && p.c % 8 == 0; }
 
 // the backward filter's tiles: 0 (picked), 1, 2, 4
 static bool tile_runs(int ph, int t) { return ph < 2 || t == 0 || t == 1 || t == 2 || t == 4; }
 
 static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, bool relu) {
+    if (ph == 3) { // the backward filter into KCRS (the engine's master gradient)
+        cb_wg_wgrad_args g = cb_wg_wgrad_args_make(&p);
+        g.x = B.x, g.dy = B.dy, g.dw = B.dwk;
+        cb_wg_wgrad_kcrs(g, B.dws, tile);
+        return;
+    }
     if (ph == 2) {
         cb_wg_wgrad_args g = cb_wg_wgrad_args_make(&p);
         g.x = B.x, g.dy = B.dy, g.dw = B.dw;
@@ -300,6 +323,14 @@ static int check_all(const char *only) {
                     bool ok = e <= TOL;
                     runs++, fails += !ok;
                     printf("  %s tile %d %-8s%s err %.2e\n", ok ? "ok  " : "FAIL", t, phase_name[ph], few ? " 3 blocks" : "", e);
+                    if (ph == 2 && t == 0) { // and into KCRS, by way of the KRSC workspace
+                        CK(cudaMemset(B.dwk, 0xff, nw * 4)), CK(cudaMemset(B.dws, 0xff, nw * 4));
+                        run_wg(3, p, B, 0, false);
+                        CK(cudaGetLastError());
+                        CK(cudaDeviceSynchronize());
+                        e = nerr_kcrs(B.dwk, rdw, p), ok = e <= TOL, runs++, fails += !ok;
+                        printf("  %s tile 0 bwd-filt KCRS%s err %.2e\n", ok ? "ok  " : "FAIL", few ? " 3 blocks" : "", e);
+                    }
                 }
             cb_wg_max_blocks = 0;
         }
@@ -377,8 +408,8 @@ static void time_all(const char *only, const char *csv_path) {
     CK(cudaMalloc(&ws, wsz));
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     if (csv) fprintf(csv, "layer,phase,gflop,version,ms,tflops\n");
-    double lg_dnn[3] = {0}, lg_own[3] = {0}, lg_pl[3] = {0};
-    int cnt[3] = {0}, cpl[3] = {0};
+    double lg_dnn[3] = {0}, lg_own[3] = {0}, lg_pl[3] = {0}, lg_st[3] = {0};
+    int cnt[3] = {0}, cpl[3] = {0}, cst[3] = {0};
     std::vector<std::string> summary;
     for (const layer &L : layers) {
         if (!L.big || (only && !strstr(only, L.name))) continue;
@@ -405,6 +436,25 @@ static void time_all(const char *only, const char *csv_path) {
                     printf(" units%d:%.3f", u, tu);
                     if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-units%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, u, tu, gf / tu);
                 }
+            // the store as before 2026-11-28 (late): fragments straight to global memory, resp. the
+            // backward filter's atomics straight into KCRS, against the staged epilogue resp. the KRSC workspace
+            double tnew = -1, told = -1;
+            if (ph < 2) {
+                cb_wg_direct = 1;
+                told = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
+                cb_wg_direct = 0;
+                tnew = tms[0];
+                printf(" direct:%.3f", told);
+            } else {
+                tnew = time_ms([&] { run_wg(3, p, B, 0, false); }, 10, 2);
+                cb_wg_kcrs_direct = 1;
+                told = time_ms([&] { run_wg(3, p, B, 0, false); }, 10, 2);
+                cb_wg_kcrs_direct = 0;
+                printf(" kcrs:%.3f kcrs-direct:%.3f", tnew, told);
+            }
+            if (csv) fprintf(csv, "%s,%s,%.3f,%s,%.4f,%.2f\n%s,%s,%.3f,%s,%.4f,%.2f\n", L.name, phase_name[ph], gf, ph < 2 ? "wgmma-staged" : "wgmma-kcrs",
+                             tnew, gf / tnew, L.name, phase_name[ph], gf, ph < 2 ? "wgmma-direct" : "wgmma-kcrs-direct", told, gf / told);
+            if (tnew > 0 && told > 0) lg_st[ph] += log(tnew / told), cst[ph]++;
             cb_wg_persist = 0; // every tile its own block: the kernel before 2026-11-28
             double plain = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
             cb_wg_persist = 1;
@@ -451,6 +501,9 @@ static void time_all(const char *only, const char *csv_path) {
     for (int ph = 0; ph < 3; ph++)
         printf("geomean %-8s over %2d layers: wgmma/igemm-bf16 %.3f  wgmma/cudnn %.3f  wgmma/plain (one block per tile) %.3f\n", phase_name[ph],
                cnt[ph], cnt[ph] ? exp(lg_own[ph] / cnt[ph]) : 0, cnt[ph] ? exp(lg_dnn[ph] / cnt[ph]) : 0, cpl[ph] ? exp(lg_pl[ph] / cpl[ph]) : 0);
+    for (int ph = 0; ph < 3; ph++)
+        printf("geomean %-8s over %2d layers: %s %.3f\n", phase_name[ph], cst[ph], ph < 2 ? "staged epilogue / direct stores" : "KCRS by way of KRSC / atomics into KCRS",
+               cst[ph] ? exp(lg_st[ph] / cst[ph]) : 0);
     if (csv) fclose(csv);
     cudaFree(ws);
     cudnnDestroy(h);

@@ -33,7 +33,7 @@ static size_t workspace(const cb_conv_params *p, cb_phase ph) {
     size_t wb = align256((size_t)p->k * p->c * p->r * p->s * 2);
     if (ph == CB_PHASE_FORWARD) return align256((size_t)p->n * p->c * p->h * p->w * 2) + wb;
     size_t yb = align256((size_t)p->n * p->k * p->p * p->q * 2);
-    return ph == CB_PHASE_BWD_DATA ? yb + wb : yb + align256((size_t)p->n * p->c * p->h * p->w * 2);
+    return ph == CB_PHASE_BWD_DATA ? yb + wb : yb + align256((size_t)p->n * p->c * p->h * p->w * 2) + cb_wg_wgrad_kcrs_workspace(p);
 }
 
 static void forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
@@ -55,12 +55,13 @@ static void backward_data(const cb_conv_params *p, const float *dy, const float 
 }
 
 static void backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws) {
-    __nv_bfloat16 *dyb = (__nv_bfloat16 *)ws, *xb = (__nv_bfloat16 *)((char *)ws + align256((size_t)p->n * p->k * p->p * p->q * 2));
+    const size_t yb = align256((size_t)p->n * p->k * p->p * p->q * 2), xbb = align256((size_t)p->n * p->c * p->h * p->w * 2);
+    __nv_bfloat16 *dyb = (__nv_bfloat16 *)ws, *xb = (__nv_bfloat16 *)((char *)ws + yb);
     cb_fmt_convert(p->n, p->k, p->p, p->q, dy, 0, dyb, CB_FMT_NHWC | CB_FMT_BF16);
     cb_fmt_convert(p->n, p->c, p->h, p->w, x, 0, xb, CB_FMT_NHWC | CB_FMT_BF16);
     cb_wg_wgrad_args a = cb_wg_wgrad_args_make(p);
     a.x = xb, a.dy = dyb, a.dw = dw;
-    cb_wg_wgrad_launch<true>(a, 0);
+    cb_wg_wgrad_kcrs(a, (float *)((char *)ws + yb + xbb), 0);
     if (db) cb_cuda_bias_grad(p->n, p->k, p->p * p->q, dy, db);
 }
 
@@ -73,7 +74,7 @@ extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16 = {
 // ---- on bf16 NHWC storage (launch.h): the kernels on the tensors as they are --------------------
 
 extern "C" size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph) {
-    return ph == CB_PHASE_BWD_DATA ? align256((size_t)p->k * p->c * p->r * p->s * 2) : 0;
+    return ph == CB_PHASE_BWD_DATA ? align256((size_t)p->k * p->c * p->r * p->s * 2) : ph == CB_PHASE_BWD_FILTER ? cb_wg_wgrad_kcrs_workspace(p) : 0;
 }
 
 extern "C" void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu) {
@@ -90,8 +91,8 @@ extern "C" void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const vo
     cb_wg_launch<false>(a, 0);
 }
 
-extern "C" void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw) {
+extern "C" void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw, void *ws) {
     cb_wg_wgrad_args a = cb_wg_wgrad_args_make(p);
     a.x = (const __nv_bfloat16 *)x, a.dy = (const __nv_bfloat16 *)dy, a.dw = dw;
-    cb_wg_wgrad_launch<true>(a, 0);
+    cb_wg_wgrad_kcrs(a, (float *)ws, 0);
 }

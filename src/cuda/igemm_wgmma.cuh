@@ -47,6 +47,7 @@ struct cb_wg_args {
     int m;                  // N*P*Q
     int nk;                 // R*S*C/64 k-steps
     int relu;
+    int direct;             // bf16 NHWC output stored from the fragments as they are (the lab's comparison; cb_wg_direct)
     cb_divmod d_pq, d_q;
 };
 
@@ -55,6 +56,13 @@ __device__ __forceinline__ uint32_t cb_wg_smem(const void *p) { return (uint32_t
 // 16 bytes global -> shared, bypassing L1; zeros when !ok (src is then not read)
 __device__ __forceinline__ void cb_wg_cp16(uint32_t dst, const void *src, bool ok) {
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");
+}
+
+__device__ __forceinline__ void cb_wg_st32(uint32_t a, uint32_t v) { asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(a), "r"(v) : "memory"); }
+__device__ __forceinline__ uint4 cb_wg_ld128(uint32_t a) {
+    uint4 v;
+    asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(a) : "memory");
+    return v;
 }
 
 // a K-major operand tile of rows of 64 bf16 (128 bytes) under the 128-byte swizzle: 8-row groups
@@ -139,6 +147,7 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
     constexpr int D = STAGES - 2;             // steps loaded ahead of the one multiplied
     extern __shared__ unsigned char cb_wg_raw[];
     const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u; // the swizzle needs 1024-byte alignment
+    const uint32_t epi = base + STAGES * STAGE;                      // the epilogue's 8 x 2 KB (bf16 NHWC output)
     const int tid = threadIdx.x, wg = tid >> 7, ch = tid & 7, row0 = tid >> 3;
     const int ntn = (a.k + BN - 1) / BN, ntiles = (a.m + BM - 1) / BM * ntn; // consecutive tiles share an A tile
     const int H = a.h, W = a.w_, C = a.c, nk = a.nk;
@@ -216,6 +225,42 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
         // accumulator fragment: warp v of the warpgroup holds rows 16 v + lane/4 (+8), columns
         // 8 j + 2 (lane % 4) (+1) in acc[4 j + {0, 1}] (and {2, 3} for the row + 8)
         const int m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN;
+        if (!OUT_NCHW && !a.direct) {
+            // bf16 NHWC through the warp's own 2 KB of shared memory, 16 rows x 64 channels at a time
+            // (16-byte chunks swizzled by row: conflict-free both ways), then stored as whole
+            // 128-byte row segments, 16 bytes a lane: a fragment's own stores would write 16 bytes
+            // of each of 8 rows an instruction, half sectors (4x slower on 1x1 layers, the lab)
+            const uint32_t ep = epi + (tid >> 5) * 2048;
+#pragma unroll
+            for (int i = 0; i < MT; i++)
+#pragma unroll
+                for (int c = 0; c < BN / 64; c++) {
+#pragma unroll
+                    for (int jj = 0; jj < 8; jj++) {
+                        const int j = 8 * c + jj, k = n0 + 8 * j + 2 * (lane & 3);
+                        float b0 = 0.f, b1 = 0.f;
+                        if (a.bias && k < a.k) b0 = __ldg(a.bias + k), b1 = __ldg(a.bias + k + 1);
+#pragma unroll
+                        for (int h2 = 0; h2 < 2; h2++) {
+                            const int r = (lane >> 2) + 8 * h2;
+                            float v0 = acc[i][4 * j + 2 * h2] + b0, v1 = acc[i][4 * j + 2 * h2 + 1] + b1;
+                            if (a.relu) v0 = fmaxf(v0, 0.f), v1 = fmaxf(v1, 0.f);
+                            __nv_bfloat162 v = __floats2bfloat162_rn(v0, v1);
+                            cb_wg_st32(ep + r * 128 + ((jj ^ (r & 7)) << 4) + 4 * (lane & 3), *(uint32_t *)&v);
+                        }
+                    }
+                    __syncwarp();
+#pragma unroll
+                    for (int it = 0; it < 4; it++) {
+                        const int idx = it * 32 + lane, r = idx >> 3, chk = idx & 7;
+                        const uint4 v = cb_wg_ld128(ep + r * 128 + ((chk ^ (r & 7)) << 4));
+                        const int m = m0 + wg * 64 * MT + i * 64 + wv * 16 + r, k = n0 + 64 * c + 8 * chk;
+                        if (m < a.m && k < a.k) *(uint4 *)((__nv_bfloat16 *)a.y + (long)m * a.k + k) = v; // K % 8 == 0: whole chunks
+                    }
+                    __syncwarp();
+                }
+            continue;
+        }
 #pragma unroll
         for (int i = 0; i < MT; i++)
 #pragma unroll
@@ -345,6 +390,9 @@ static inline int cb_wg_pick_tile(const cb_wg_args &a) {
 // many tiles each, so every tile boundary of the pipeline is crossed on small shapes too); the
 // backends set it at start from $CONVBENCH_WG_BLOCKS (cb_cuda_wg_set_blocks), not per launch.
 static int cb_wg_persist = 1;
+// 1: bf16 NHWC outputs stored from the accumulator fragments directly, as before 2026-11-28's staged
+// epilogue (the lab's comparison)
+static int cb_wg_direct = 0;
 static long cb_wg_max_blocks = 0;
 static inline long cb_wg_grid(long tiles, bool persist = true) {
     long cap = persist && cb_wg_persist ? cb_wg_sms() : tiles, most = __atomic_load_n(&cb_wg_max_blocks, __ATOMIC_RELAXED);
@@ -352,14 +400,18 @@ static inline long cb_wg_grid(long tiles, bool persist = true) {
     return tiles < cap ? tiles : cap;
 }
 
+// shared memory: STAGES buffers (at most 6, within 220 KB with the epilogue's 16 KB), 1 KB for alignment
 template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_args &a, cudaStream_t st) {
-    constexpr int STAGE = 128 * MT * 128 + BN * 128, FIT = 220 * 1024 / STAGE, STAGES = FIT > 6 ? 6 : FIT;
-    constexpr int BYTES = STAGES * STAGE + 1024;
+    constexpr int EPI = OUT_NCHW ? 0 : 8 * 2048;
+    constexpr int STAGE = 128 * MT * 128 + BN * 128, FIT = (220 * 1024 - EPI) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
+    constexpr int BYTES = STAGES * STAGE + EPI + 1024;
     static unsigned long long attr_devs = 0;
     if (cb_first_on_device(&attr_devs))
         cudaFuncSetAttribute(cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
     long blocks = (long)((a.m + 128 * MT - 1) / (128 * MT)) * ((a.k + BN - 1) / BN);
-    cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW><<<(unsigned)cb_wg_grid(blocks), 256, BYTES, st>>>(a);
+    cb_wg_args b = a;
+    b.direct = cb_wg_direct;
+    cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW><<<(unsigned)cb_wg_grid(blocks), 256, BYTES, st>>>(b);
 }
 
 // one launch of a with tile t (0: picked)
@@ -581,6 +633,37 @@ template <bool KCRS> static void cb_wg_wgrad_launch(const cb_wg_wgrad_args &a, i
     if (t == 2) cb_wg_wgrad_launch_t<2, 128, KCRS>(a, st);
     else if (t == 4) cb_wg_wgrad_launch_t<1, 256, KCRS>(a, st);
     else cb_wg_wgrad_launch_t<1, 128, KCRS>(a, st);
+}
+
+// out (K, C, RS) = in (K, RS, C) transposed per filter, fp32: 32 x 32 tiles through shared memory
+__global__ void cb_wg_krsc_kcrs_kernel(int C, int RS, const float *__restrict__ in, float *__restrict__ out) {
+    __shared__ float t[32][33];
+    const long base = (long)blockIdx.z * RS * C;
+    const int c0 = blockIdx.x * 32, rs0 = blockIdx.y * 32;
+    for (int y = threadIdx.y; y < 32; y += 8)
+        if (rs0 + y < RS && c0 + (int)threadIdx.x < C) t[y][threadIdx.x] = in[base + (long)(rs0 + y) * C + c0 + threadIdx.x];
+    __syncthreads();
+    for (int y = threadIdx.y; y < 32; y += 8)
+        if (c0 + y < C && rs0 + (int)threadIdx.x < RS) out[base + (long)(c0 + y) * RS + rs0 + threadIdx.x] = t[threadIdx.x][y];
+}
+
+// Bytes of fp32 workspace cb_wg_wgrad_kcrs takes: a KRSC dw, where KCRS differs (R*S > 1)
+static inline size_t cb_wg_wgrad_kcrs_workspace(const cb_conv_params *p) {
+    return p->r * p->s > 1 ? (size_t)p->k * p->r * p->s * p->c * sizeof(float) : 0;
+}
+// dw (fp32 KCRS, a.dw) with tile t: the units' atomics go to a KRSC dw in ws (cb_wg_wgrad_kcrs_workspace
+// bytes), where a fragment's lanes add to whole 32-byte sectors, then one transpose to KCRS: the
+// atomics straight into KCRS land R*S floats apart, a sector each (1.7x the kernel's time on
+// ResNet-50's 3x3 layers, the engine's race, H200, 2026-11-28). cb_wg_kcrs_direct = 1: straight (the lab's comparison).
+static int cb_wg_kcrs_direct = 0;
+static inline void cb_wg_wgrad_kcrs(cb_wg_wgrad_args a, float *ws, int t, cudaStream_t st = 0) {
+    if (a.r * a.s == 1) return cb_wg_wgrad_launch<false>(a, t, st); // KCRS is KRSC
+    if (cb_wg_kcrs_direct || a.k > 65535) return cb_wg_wgrad_launch<true>(a, t, st);
+    float *dw = a.dw;
+    a.dw = ws;
+    cb_wg_wgrad_launch<false>(a, t, st);
+    const int rs = a.r * a.s;
+    cb_wg_krsc_kcrs_kernel<<<dim3((a.c + 31) / 32, (rs + 31) / 32, a.k), dim3(32, 8), 0, st>>>(a.c, rs, ws, dw);
 }
 
 #endif

@@ -39,7 +39,8 @@ void cb_cuda_dw_backward_filter(const cb_conv_params *p, int nhwc, int bf16, con
 // p (C a multiple of 64, K of 8, groups 1, no dilation; the backward data at stride 1). Forward:
 // y = conv + b (fp32, or NULL), then ReLU when relu, in the epilogue. Backward data: dx overwritten;
 // ws: cb_cuda_wg_store_workspace bytes (the flipped filter). Backward filter: dw, the fp32 KCRS
-// master gradient, overwritten (zeroed, then pixel splits added with atomics: not deterministic).
+// master gradient, overwritten (pixel splits added with atomics into a zeroed KRSC copy in ws, its
+// cb_cuda_wg_store_workspace bytes, then transposed: not deterministic).
 bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph);
 // at most n blocks for every launch of the wgmma kernels after this (0: one per SM), from
 // $CONVBENCH_WG_BLOCKS at a backend's start (tests)
@@ -47,7 +48,7 @@ void cb_cuda_wg_set_blocks(long n);
 size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph);
 void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu);
 void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const void *dy, const void *w, void *dx, void *ws);
-void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw);
+void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw, void *ws);
 
 // ---- pooling (pool.cu) -----------------------------------------------------------------------
 // argmax: one item per output (N, C, P, Q), a byte where the window has at most 255 taps, else 4

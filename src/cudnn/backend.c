@@ -475,7 +475,7 @@ void cb_dnn_run_wg(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
     } else if (ph == CB_PHASE_BWD_DATA) {
         cb_cuda_wg_store_backward_data(&c.p, c.dy, cb_store_weights(e, i), dx, ws);
     } else {
-        cb_cuda_wg_store_backward_filter(&c.p, c.x, c.dy, b->dw);
+        cb_cuda_wg_store_backward_filter(&c.p, c.x, c.dy, b->dw, ws);
         if (b->db) cb_store_bias_grad(e, i, c.dy, b->db);
     }
 }
@@ -665,7 +665,7 @@ void cb_dnn_backward_filter(cb_exec *e, int i) {
     if (L->op == CB_OP_CONV && l->dw[2]) {
         cb_dnn_run_dw(e, i, CB_PHASE_BWD_FILTER, e->ws, NULL);
     } else if (L->op == CB_OP_CONV && l->wg[2]) {
-        cb_dnn_run_wg(e, i, CB_PHASE_BWD_FILTER, NULL, NULL);
+        cb_dnn_run_wg(e, i, CB_PHASE_BWD_FILTER, e->ws, NULL);
     } else if (L->op == CB_OP_CONV && !l->own[2]) {
         // the padded input is made again here: the forward's copy was not kept (its bytes served
         // other buffers in between; a copy costs a pass over the input, keeping it its bytes over the step)
