@@ -291,6 +291,166 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
 #endif
 }
 
+// ---- warp-specialized: a producer warpgroup and two consumer warpgroups taking tiles in turn ----
+//
+// 384 threads. Warpgroup 0 gathers every k-step of the block's tiles (blockIdx.x, + gridDim.x, ...)
+// into STAGES buffers with cp.async, 128 rows of A and BN rows of B a step; it keeps LAG steps of
+// its own copies in flight and hands a step over once they have landed (cp.async.wait_group, the
+// proxy fence, then an arrive on the step's full barrier, 128 arrivals). Warpgroups 1 and 2 take the
+// tiles in turn (tile j of the block to consumer j % 2), each a whole 128 x BN tile (two m64 row
+// blocks): wait on the step's full barrier, issue its wgmma as one group, and once the group before
+// has retired, release that group's buffer (its empty barrier, one arrival per warp). While one
+// consumer stores a tile (the staged epilogue) the other multiplies the next, and no barrier spans
+// the block: the producer runs up to STAGES steps ahead of both.
+__device__ __forceinline__ void cb_wg_bar_init(uint32_t b, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
+}
+__device__ __forceinline__ void cb_wg_bar_arrive(uint32_t b) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(b) : "memory");
+}
+__device__ __forceinline__ void cb_wg_bar_wait(uint32_t b, uint32_t parity) {
+    asm volatile("{\n.reg .pred p;\nWAIT_%=:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra WAIT_%=;\n}\n" ::"r"(b), "r"(parity) : "memory");
+}
+
+template <int BN, int STAGES>
+__global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
+#ifdef CB_WG_SM90A
+    constexpr int BM = 128, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128, LAG = STAGES - 2 < 3 ? STAGES - 2 : 3;
+    constexpr int AR = BM / 16, BR = BN / 16; // rows of A and B per producer thread per step
+    extern __shared__ unsigned char cb_wg_raw[];
+    const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
+    const uint32_t epi = base + STAGES * STAGE, full = epi + 8 * 2048, empty = full + 8 * STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7;
+    const int ntn = (a.k + BN - 1) / BN, ntiles = (a.m + BM - 1) / BM * ntn, nk = a.nk;
+    if (tid == 0)
+        for (int i = 0; i < STAGES; i++) cb_wg_bar_init(full + 8 * i, 128), cb_wg_bar_init(empty + 8 * i, 4);
+    __syncthreads();
+
+    if (wg == 0) { // the producer, its registers given over to the consumers
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 120;\n" ::: "memory");
+        const int ch = tid & 7, row0 = tid >> 3, H = a.h, W = a.w_, C = a.c;
+        const long rsc = (long)nk * 64;
+        const uint32_t sw_off = row0 * 128 + ((ch ^ (row0 & 7)) << 4); // (row0 + 16 i) % 8 == row0 % 8
+        int a_off[AR], a_ih[AR], a_iw[AR];
+        int it = 0;
+        for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+            const int m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN;
+#pragma unroll
+            for (int i = 0; i < AR; i++) {
+                int m = m0 + row0 + 16 * i;
+                if (m < a.m) {
+                    int nn = cb_div(a.d_pq, m), o = m - nn * (a.p * a.q), oh = cb_div(a.d_q, o), ow = o - oh * a.q;
+                    a_ih[i] = oh * a.sh - a.pt, a_iw[i] = ow * a.sw - a.pl;
+                    a_off[i] = ((nn * H + a_ih[i]) * W + a_iw[i]) * C + ch * 8;
+                } else {
+                    a_ih[i] = -(1 << 28), a_iw[i] = 0, a_off[i] = 0;
+                }
+            }
+            int lr = 0, ls = 0, lc = 0;
+            for (int t = 0; t < nk; t++, it++) {
+                const int slot = it % STAGES;
+                if (it >= STAGES) cb_wg_bar_wait(empty + 8 * slot, ((it / STAGES) & 1) ^ 1);
+                const int doff = (lr * W + ls) * C + lc;
+                const uint32_t ad = base + slot * STAGE + sw_off, bd = ad + A_BYTES;
+#pragma unroll
+                for (int i = 0; i < AR; i++) {
+                    bool ok = (unsigned)(a_ih[i] + lr) < (unsigned)H && (unsigned)(a_iw[i] + ls) < (unsigned)W;
+                    cb_wg_cp16(ad + i * 16 * 128, ok ? a.x + a_off[i] + doff : a.x, ok);
+                }
+#pragma unroll
+                for (int i = 0; i < BR; i++) {
+                    int k = n0 + row0 + 16 * i;
+                    bool ok = k < a.k;
+                    cb_wg_cp16(bd + i * 16 * 128, ok ? a.w + k * rsc + t * 64 + ch * 8 : a.w, ok);
+                }
+                asm volatile("cp.async.commit_group;\n" ::: "memory");
+                lc += 64;
+                if (lc == C) {
+                    lc = 0;
+                    if (++ls == a.s) ls = 0, lr++;
+                }
+                if (it >= LAG) { // the step LAG back has landed (this thread's part): hand it over
+                    asm volatile("cp.async.wait_group %0;\n" ::"n"(LAG) : "memory");
+                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+                    cb_wg_bar_arrive(full + 8 * ((it - LAG) % STAGES));
+                }
+            }
+        }
+        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+        for (int q = it - LAG < 0 ? 0 : it - LAG; q < it; q++) cb_wg_bar_arrive(full + 8 * (q % STAGES));
+        return;
+    }
+
+    // a consumer: c = 0 or 1, tiles j = c, c + 2, ... of the block; it counts every step of the block
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 192;\n" ::: "memory"); // 168 each at launch: 128 x 120 + 256 x 192 (no spills)
+    const int c = wg - 1, lane = tid & 31, wv = (tid >> 5) & 3;
+    const uint32_t ep = epi + ((tid >> 5) - 4) * 2048;
+    float acc[2][BN / 2];
+    int it = 0;
+    for (int tile = blockIdx.x, j = 0; tile < ntiles; tile += gridDim.x, j++) {
+        if ((j & 1) != c) {
+            it += nk;
+            continue;
+        }
+#pragma unroll
+        for (int i = 0; i < 2; i++)
+#pragma unroll
+            for (int q = 0; q < BN / 2; q++) acc[i][q] = 0.f;
+        for (int t = 0; t < nk; t++, it++) {
+            const int slot = it % STAGES;
+            cb_wg_bar_wait(full + 8 * slot, (it / STAGES) & 1);
+            cb_wg_fence();
+            const uint32_t as = base + slot * STAGE, bs = as + A_BYTES;
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                for (int i = 0; i < 2; i++) cb_wgmma<BN>(acc[i], cb_wg_desc(as + i * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
+            cb_wg_commit();
+            cb_wg_wait<1>();
+            if (t > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+        }
+        cb_wg_wait<0>();
+        if (nk > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+
+        // the staged epilogue (as cb_wgmma_conv_kernel's): warp wv holds rows 64 i + 16 wv + lane/4 (+8)
+        const int m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN;
+#pragma unroll
+        for (int i = 0; i < 2; i++)
+#pragma unroll
+            for (int cc = 0; cc < BN / 64; cc++) {
+#pragma unroll
+                for (int jj = 0; jj < 8; jj++) {
+                    const int q = 8 * cc + jj, k = n0 + 8 * q + 2 * (lane & 3);
+                    float b0 = 0.f, b1 = 0.f;
+                    if (a.bias && k < a.k) b0 = __ldg(a.bias + k), b1 = __ldg(a.bias + k + 1);
+#pragma unroll
+                    for (int h2 = 0; h2 < 2; h2++) {
+                        const int r = (lane >> 2) + 8 * h2;
+                        float v0 = acc[i][4 * q + 2 * h2] + b0, v1 = acc[i][4 * q + 2 * h2 + 1] + b1;
+                        if (a.relu) v0 = fmaxf(v0, 0.f), v1 = fmaxf(v1, 0.f);
+                        __nv_bfloat162 v = __floats2bfloat162_rn(v0, v1);
+                        cb_wg_st32(ep + r * 128 + ((jj ^ (r & 7)) << 4) + 4 * (lane & 3), *(uint32_t *)&v);
+                    }
+                }
+                __syncwarp();
+#pragma unroll
+                for (int u = 0; u < 4; u++) {
+                    const int idx = u * 32 + lane, r = idx >> 3, chk = idx & 7;
+                    const uint4 v = cb_wg_ld128(ep + r * 128 + ((chk ^ (r & 7)) << 4));
+                    const int m = m0 + i * 64 + wv * 16 + r, k = n0 + 64 * cc + 8 * chk;
+                    if (m < a.m && k < a.k) *(uint4 *)((__nv_bfloat16 *)a.y + (long)m * a.k + k) = v;
+                }
+                __syncwarp();
+            }
+    }
+#else
+    __trap();
+#endif
+}
+
 // (dw) wT (C, R, S, K) bf16 = w flipped in r and s: wT[c, R-1-r, S-1-s, k] = w[k, c, r, s] for w
 // fp32 KCRS (KRSC: bf16 (K, R, S, C)), the filter of the stride-1 backward data as a forward
 template <bool KRSC, class T>
@@ -354,10 +514,11 @@ static inline cb_wg_args cb_wg_args_bwd_data(const cb_conv_params *p) {
     return cb_wg_args_make(p->n, p->p, p->q, p->k, p->c, p->r, p->s, p->h, p->w, 1, 1, p->r - 1 - p->pad_top, p->s - 1 - p->pad_left);
 }
 
-// tiles: 0 = picked from the shape, 1 = 128x128, 2 = 256x128, 3 = 256x64, 4 = 128x256, 5 = 128x64
-enum { CB_WG_TILES = 6 };
+// tiles: 0 = picked from the shape, 1 = 128x128, 2 = 256x128, 3 = 256x64, 4 = 128x256, 5 = 128x64,
+// 6 = 128x128 warp-specialized (cb_wgmma_ws_kernel; bf16 NHWC output only)
+enum { CB_WG_TILES = 7 };
 static inline void cb_wg_tile_dims(int t, int *mt, int *bn) {
-    static const int MT[CB_WG_TILES] = {0, 1, 2, 2, 1, 1}, BN[CB_WG_TILES] = {0, 128, 128, 64, 256, 64};
+    static const int MT[CB_WG_TILES] = {0, 1, 2, 2, 1, 1, 1}, BN[CB_WG_TILES] = {0, 128, 128, 64, 256, 64, 128};
     *mt = MT[t], *bn = BN[t];
 }
 static inline long cb_wg_blocks(const cb_wg_args &a, int t) {
@@ -370,10 +531,11 @@ static inline long cb_wg_blocks(const cb_wg_args &a, int t) {
 // K <= 64 takes the BN 64 tiles alone, and 128x256 only where K is a multiple of 256 that is 256 or
 // has a deep reduction (R*S*C >= 2048): wide 1x1 layers ran slower on it
 static inline int cb_wg_pick_tile(const cb_wg_args &a) {
-    static const double rate[CB_WG_TILES] = {0, 0.85, 0.93, 0.80, 1.0, 0.6};
+    static const double rate[CB_WG_TILES] = {0, 0.85, 0.93, 0.80, 1.0, 0.6, 0};
     int sms = cb_wg_sms(), best = a.k <= 64 ? 3 : 1;
     double best_cost = 1e300;
     for (int t = 1; t < CB_WG_TILES; t++) {
+        if (rate[t] <= 0) continue;
         int mt, bn;
         cb_wg_tile_dims(t, &mt, &bn);
         if (a.k <= 64 && bn > 64) continue;
@@ -414,9 +576,19 @@ template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_
     cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW><<<(unsigned)cb_wg_grid(blocks), 256, BYTES, st>>>(b);
 }
 
+template <int BN> static void cb_wg_ws_launch_t(const cb_wg_args &a, cudaStream_t st) {
+    constexpr int STAGE = 128 * 128 + BN * 128, FIT = (220 * 1024 - 8 * 2048) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
+    constexpr int BYTES = STAGES * STAGE + 8 * 2048 + 16 * STAGES + 1024;
+    static unsigned long long attr_devs = 0;
+    if (cb_first_on_device(&attr_devs)) cudaFuncSetAttribute(cb_wgmma_ws_kernel<BN, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+    long tiles = (long)((a.m + 127) / 128) * ((a.k + BN - 1) / BN);
+    cb_wgmma_ws_kernel<BN, STAGES><<<(unsigned)cb_wg_grid(tiles), 384, BYTES, st>>>(a);
+}
+
 // one launch of a with tile t (0: picked)
 template <bool OUT_NCHW> static void cb_wg_launch(const cb_wg_args &a, int t, cudaStream_t st = 0) {
     if (a.m <= 0 || a.k <= 0) return;
+    if (t == 6 && !OUT_NCHW) return cb_wg_ws_launch_t<128>(a, st);
     switch (t ? t : cb_wg_pick_tile(a)) {
     case 2: cb_wg_launch_t<2, 128, OUT_NCHW>(a, st); break;
     case 3: cb_wg_launch_t<2, 64, OUT_NCHW>(a, st); break;
