@@ -299,9 +299,10 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
 // proxy fence, then an arrive on the step's full barrier, 128 arrivals). Warpgroups 1 and 2 take the
 // tiles in turn (tile j of the block to consumer j % 2), each a whole 128 x BN tile (two m64 row
 // blocks): wait on the step's full barrier, issue its wgmma as one group, and once the group before
-// has retired, release that group's buffer (its empty barrier, one arrival per warp). While one
-// consumer stores a tile (the staged epilogue) the other multiplies the next, and no barrier spans
-// the block: the producer runs up to STAGES steps ahead of both.
+// has retired, release that group's buffer (its empty barrier, one arrival per warp). The consumers'
+// main loops run in tile order (the done barriers), so while one consumer stores a tile (the staged
+// epilogue) the other multiplies the next; no barrier spans the block, and the producer runs up to
+// STAGES steps ahead.
 __device__ __forceinline__ void cb_wg_bar_init(uint32_t b, int count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
 }
@@ -321,11 +322,12 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
     constexpr int AR = BM / 16, BR = BN / 16; // rows of A and B per producer thread per step
     extern __shared__ unsigned char cb_wg_raw[];
     const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
-    const uint32_t epi = base + STAGES * STAGE, full = epi + 8 * 2048, empty = full + 8 * STAGES;
+    const uint32_t epi = base + STAGES * STAGE, full = epi + 8 * 2048, empty = full + 8 * STAGES, done = empty + 8 * STAGES;
     const int tid = threadIdx.x, wg = tid >> 7;
     const int ntn = (a.k + BN - 1) / BN, ntiles = (a.m + BM - 1) / BM * ntn, nk = a.nk;
     if (tid == 0)
         for (int i = 0; i < STAGES; i++) cb_wg_bar_init(full + 8 * i, 128), cb_wg_bar_init(empty + 8 * i, 4);
+    if (tid == 0) cb_wg_bar_init(done, 4), cb_wg_bar_init(done + 8, 4);
     __syncthreads();
 
     if (wg == 0) { // the producer, its registers given over to the consumers
@@ -395,6 +397,11 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
             it += nk;
             continue;
         }
+        // the multiplies in tile order: tile j's start once tile j - 1's (the other consumer's) are
+        // issued and retired (done[1 - c]'s phase j / 2 for c = 1, j / 2 - 1 for c = 0); so each
+        // full barrier waited on is at most one phase from the step's, as a wait on parity needs
+        // (a consumer skipping ahead would take a phase long past for its own)
+        if (j > 0) cb_wg_bar_wait(done + 8 * (1 - c), ((j >> 1) - (c == 0)) & 1);
 #pragma unroll
         for (int i = 0; i < 2; i++)
 #pragma unroll
@@ -413,7 +420,7 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
             if (t > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
         }
         cb_wg_wait<0>();
-        if (nk > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+        if (lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES)), cb_wg_bar_arrive(done + 8 * c);
 
         // the staged epilogue (as cb_wgmma_conv_kernel's): warp wv holds rows 64 i + 16 wv + lane/4 (+8)
         const int m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN;
@@ -578,7 +585,7 @@ template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_
 
 template <int BN> static void cb_wg_ws_launch_t(const cb_wg_args &a, cudaStream_t st) {
     constexpr int STAGE = 128 * 128 + BN * 128, FIT = (220 * 1024 - 8 * 2048) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
-    constexpr int BYTES = STAGES * STAGE + 8 * 2048 + 16 * STAGES + 1024;
+    constexpr int BYTES = STAGES * STAGE + 8 * 2048 + 16 * STAGES + 16 + 1024;
     static unsigned long long attr_devs = 0;
     if (cb_first_on_device(&attr_devs)) cudaFuncSetAttribute(cb_wgmma_ws_kernel<BN, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
     long tiles = (long)((a.m + 127) / 128) * ((a.k + BN - 1) / BN);
