@@ -408,8 +408,8 @@ static void time_all(const char *only, const char *csv_path) {
     CK(cudaMalloc(&ws, wsz));
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     if (csv) fprintf(csv, "layer,phase,gflop,version,ms,tflops\n");
-    double lg_dnn[3] = {0}, lg_own[3] = {0}, lg_pl[3] = {0}, lg_st[3] = {0}, lg_ws[3] = {0};
-    int cnt[3] = {0}, cpl[3] = {0}, cst[3] = {0}, cws[3] = {0};
+    double lg_dnn[3] = {0}, lg_own[3] = {0}, lg_pl[3] = {0}, lg_st[3] = {0}, lg_ws[3][2] = {{0}};
+    int cnt[3] = {0}, cpl[3] = {0}, cst[3] = {0}, cws[3][2] = {{0}};
     std::vector<std::string> summary;
     for (const layer &L : layers) {
         if (!L.big || (only && !strstr(only, L.name))) continue;
@@ -455,7 +455,8 @@ static void time_all(const char *only, const char *csv_path) {
             if (csv) fprintf(csv, "%s,%s,%.3f,%s,%.4f,%.2f\n%s,%s,%.3f,%s,%.4f,%.2f\n", L.name, phase_name[ph], gf, ph < 2 ? "wgmma-staged" : "wgmma-kcrs",
                              tnew, gf / tnew, L.name, phase_name[ph], gf, ph < 2 ? "wgmma-direct" : "wgmma-kcrs-direct", told, gf / told);
             if (tnew > 0 && told > 0) lg_st[ph] += log(tnew / told), cst[ph]++;
-            if (ph < 2 && tms[6] > 0 && tms[0] > 0) lg_ws[ph] += log(tms[6] / tms[0]), cws[ph]++;
+            for (int t = 6; ph < 2 && t < CB_WG_TILES; t++)
+                if (tms[t] > 0 && tms[0] > 0) lg_ws[t - 6][ph] += log(tms[t] / tms[0]), cws[t - 6][ph]++;
             cb_wg_persist = 0; // every tile its own block: the kernel before 2026-11-28
             double plain = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
             cb_wg_persist = 1;
@@ -505,9 +506,10 @@ static void time_all(const char *only, const char *csv_path) {
     for (int ph = 0; ph < 3; ph++)
         printf("geomean %-8s over %2d layers: %s %.3f\n", phase_name[ph], cst[ph], ph < 2 ? "staged epilogue / direct stores" : "KCRS by way of KRSC / atomics into KCRS",
                cst[ph] ? exp(lg_st[ph] / cst[ph]) : 0);
-    for (int ph = 0; ph < 2; ph++)
-        printf("geomean %-8s over %2d layers: warp-specialized 128x128 (tile 6) / the picked tile %.3f\n", phase_name[ph], cws[ph],
-               cws[ph] ? exp(lg_ws[ph] / cws[ph]) : 0);
+    for (int t = 6; t < CB_WG_TILES; t++)
+        for (int ph = 0; ph < 2; ph++)
+            printf("geomean %-8s over %2d layers: warp-specialized tile %d / the picked tile %.3f\n", phase_name[ph], cws[t - 6][ph], t,
+                   cws[t - 6][ph] ? exp(lg_ws[t - 6][ph] / cws[t - 6][ph]) : 0);
     if (csv) fclose(csv);
     cudaFree(ws);
     cudnnDestroy(h);

@@ -315,10 +315,10 @@ __device__ __forceinline__ void cb_wg_bar_wait(uint32_t b, uint32_t parity) {
                  "@!p bra WAIT_%=;\n}\n" ::"r"(b), "r"(parity) : "memory");
 }
 
-template <int BN, int STAGES>
+template <int WM, int BN, int STAGES, bool COOP>
 __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
 #ifdef CB_WG_SM90A
-    constexpr int BM = 128, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128, LAG = STAGES - 2 < 3 ? STAGES - 2 : 3;
+    constexpr int MT = WM / 64, BM = COOP ? 2 * WM : WM, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128, LAG = STAGES - 2 < 3 ? STAGES - 2 : 3;
     constexpr int AR = BM / 16, BR = BN / 16; // rows of A and B per producer thread per step
     extern __shared__ unsigned char cb_wg_raw[];
     const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
@@ -326,7 +326,7 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
     const int tid = threadIdx.x, wg = tid >> 7;
     const int ntn = (a.k + BN - 1) / BN, ntiles = (a.m + BM - 1) / BM * ntn, nk = a.nk;
     if (tid == 0)
-        for (int i = 0; i < STAGES; i++) cb_wg_bar_init(full + 8 * i, 128), cb_wg_bar_init(empty + 8 * i, 4);
+        for (int i = 0; i < STAGES; i++) cb_wg_bar_init(full + 8 * i, 128), cb_wg_bar_init(empty + 8 * i, COOP ? 8 : 4);
     if (tid == 0) cb_wg_bar_init(done, 4), cb_wg_bar_init(done + 8, 4);
     __syncthreads();
 
@@ -386,14 +386,15 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
         return;
     }
 
-    // a consumer: c = 0 or 1, tiles j = c, c + 2, ... of the block; it counts every step of the block
+    // a consumer, c = 0 or 1: COOP, rows WM c of every tile; else tiles j = c, c + 2, ... of the
+    // block (it counts every step of the block)
     asm volatile("setmaxnreg.inc.sync.aligned.u32 192;\n" ::: "memory"); // 168 each at launch: 128 x 120 + 256 x 192 (no spills)
-    const int c = wg - 1, lane = tid & 31, wv = (tid >> 5) & 3;
+    const int c = wg - 1, lane = tid & 31, wv = (tid >> 5) & 3, row_off = COOP ? c * WM : 0;
     const uint32_t ep = epi + ((tid >> 5) - 4) * 2048;
-    float acc[2][BN / 2];
+    float acc[MT][BN / 2];
     int it = 0;
     for (int tile = blockIdx.x, j = 0; tile < ntiles; tile += gridDim.x, j++) {
-        if ((j & 1) != c) {
+        if (!COOP && (j & 1) != c) {
             it += nk;
             continue;
         }
@@ -401,9 +402,9 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
         // issued and retired (done[1 - c]'s phase j / 2 for c = 1, j / 2 - 1 for c = 0); so each
         // full barrier waited on is at most one phase from the step's, as a wait on parity needs
         // (a consumer skipping ahead would take a phase long past for its own)
-        if (j > 0) cb_wg_bar_wait(done + 8 * (1 - c), ((j >> 1) - (c == 0)) & 1);
+        if (!COOP && j > 0) cb_wg_bar_wait(done + 8 * (1 - c), ((j >> 1) - (c == 0)) & 1);
 #pragma unroll
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < MT; i++)
 #pragma unroll
             for (int q = 0; q < BN / 2; q++) acc[i][q] = 0.f;
         for (int t = 0; t < nk; t++, it++) {
@@ -414,18 +415,21 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
 #pragma unroll
             for (int kk = 0; kk < 4; kk++)
 #pragma unroll
-                for (int i = 0; i < 2; i++) cb_wgmma<BN>(acc[i], cb_wg_desc(as + i * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
+                for (int i = 0; i < MT; i++) cb_wgmma<BN>(acc[i], cb_wg_desc(as + (row_off / 64 + i) * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
             cb_wg_commit();
             cb_wg_wait<1>();
             if (t > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
         }
         cb_wg_wait<0>();
-        if (lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES)), cb_wg_bar_arrive(done + 8 * c);
+        if (lane == 0) {
+            cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+            if (!COOP) cb_wg_bar_arrive(done + 8 * c);
+        }
 
         // the staged epilogue (as cb_wgmma_conv_kernel's): warp wv holds rows 64 i + 16 wv + lane/4 (+8)
-        const int m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN;
+        const int m0 = (tile / ntn) * BM + row_off, n0 = (tile % ntn) * BN;
 #pragma unroll
-        for (int i = 0; i < 2; i++)
+        for (int i = 0; i < MT; i++)
 #pragma unroll
             for (int cc = 0; cc < BN / 64; cc++) {
 #pragma unroll
@@ -522,10 +526,11 @@ static inline cb_wg_args cb_wg_args_bwd_data(const cb_conv_params *p) {
 }
 
 // tiles: 0 = picked from the shape, 1 = 128x128, 2 = 256x128, 3 = 256x64, 4 = 128x256, 5 = 128x64,
-// 6 = 128x128 warp-specialized (cb_wgmma_ws_kernel; bf16 NHWC output only)
-enum { CB_WG_TILES = 7 };
+// warp-specialized (cb_wgmma_ws_kernel; bf16 NHWC output only): 6 = 128x128 a consumer in turn,
+// 7 = 128x256 and 8 = 256x128 both consumers on each tile
+enum { CB_WG_TILES = 9 };
 static inline void cb_wg_tile_dims(int t, int *mt, int *bn) {
-    static const int MT[CB_WG_TILES] = {0, 1, 2, 2, 1, 1, 1}, BN[CB_WG_TILES] = {0, 128, 128, 64, 256, 64, 128};
+    static const int MT[CB_WG_TILES] = {0, 1, 2, 2, 1, 1, 1, 1, 2}, BN[CB_WG_TILES] = {0, 128, 128, 64, 256, 64, 128, 256, 128};
     *mt = MT[t], *bn = BN[t];
 }
 static inline long cb_wg_blocks(const cb_wg_args &a, int t) {
@@ -538,7 +543,7 @@ static inline long cb_wg_blocks(const cb_wg_args &a, int t) {
 // K <= 64 takes the BN 64 tiles alone, and 128x256 only where K is a multiple of 256 that is 256 or
 // has a deep reduction (R*S*C >= 2048): wide 1x1 layers ran slower on it
 static inline int cb_wg_pick_tile(const cb_wg_args &a) {
-    static const double rate[CB_WG_TILES] = {0, 0.85, 0.93, 0.80, 1.0, 0.6, 0};
+    static const double rate[CB_WG_TILES] = {0, 0.85, 0.93, 0.80, 1.0, 0.6, 0, 0, 0};
     int sms = cb_wg_sms(), best = a.k <= 64 ? 3 : 1;
     double best_cost = 1e300;
     for (int t = 1; t < CB_WG_TILES; t++) {
@@ -583,19 +588,22 @@ template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_
     cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW><<<(unsigned)cb_wg_grid(blocks), 256, BYTES, st>>>(b);
 }
 
-template <int BN> static void cb_wg_ws_launch_t(const cb_wg_args &a, cudaStream_t st) {
-    constexpr int STAGE = 128 * 128 + BN * 128, FIT = (220 * 1024 - 8 * 2048) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
+template <int WM, int BN, bool COOP> static void cb_wg_ws_launch_t(const cb_wg_args &a, cudaStream_t st) {
+    constexpr int BM = COOP ? 2 * WM : WM, STAGE = BM * 128 + BN * 128, FIT = (220 * 1024 - 8 * 2048) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
     constexpr int BYTES = STAGES * STAGE + 8 * 2048 + 16 * STAGES + 16 + 1024;
     static unsigned long long attr_devs = 0;
-    if (cb_first_on_device(&attr_devs)) cudaFuncSetAttribute(cb_wgmma_ws_kernel<BN, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
-    long tiles = (long)((a.m + 127) / 128) * ((a.k + BN - 1) / BN);
-    cb_wgmma_ws_kernel<BN, STAGES><<<(unsigned)cb_wg_grid(tiles), 384, BYTES, st>>>(a);
+    if (cb_first_on_device(&attr_devs))
+        cudaFuncSetAttribute(cb_wgmma_ws_kernel<WM, BN, STAGES, COOP>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+    long tiles = (long)((a.m + BM - 1) / BM) * ((a.k + BN - 1) / BN);
+    cb_wgmma_ws_kernel<WM, BN, STAGES, COOP><<<(unsigned)cb_wg_grid(tiles), 384, BYTES, st>>>(a);
 }
 
 // one launch of a with tile t (0: picked)
 template <bool OUT_NCHW> static void cb_wg_launch(const cb_wg_args &a, int t, cudaStream_t st = 0) {
     if (a.m <= 0 || a.k <= 0) return;
-    if (t == 6 && !OUT_NCHW) return cb_wg_ws_launch_t<128>(a, st);
+    if (t == 6 && !OUT_NCHW) return cb_wg_ws_launch_t<128, 128, false>(a, st);
+    if (t == 7 && !OUT_NCHW) return cb_wg_ws_launch_t<64, 256, true>(a, st);
+    if (t == 8 && !OUT_NCHW) return cb_wg_ws_launch_t<128, 128, true>(a, st);
     switch (t ? t : cb_wg_pick_tile(a)) {
     case 2: cb_wg_launch_t<2, 128, OUT_NCHW>(a, st); break;
     case 3: cb_wg_launch_t<2, 64, OUT_NCHW>(a, st); break;
