@@ -318,7 +318,7 @@ __device__ __forceinline__ void cb_wg_bar_wait(uint32_t b, uint32_t parity) {
 template <int WM, int BN, int STAGES, bool COOP>
 __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
 #ifdef CB_WG_SM90A
-    constexpr int MT = WM / 64, BM = COOP ? 2 * WM : WM, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128, LAG = STAGES - 2 < 3 ? STAGES - 2 : 3;
+    constexpr int MT = WM / 64, BM = COOP ? 2 * WM : WM, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128;
     constexpr int AR = BM / 16, BR = BN / 16; // rows of A and B per producer thread per step
     extern __shared__ unsigned char cb_wg_raw[];
     const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
@@ -367,22 +367,16 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
                     bool ok = k < a.k;
                     cb_wg_cp16(bd + i * 16 * 128, ok ? a.w + k * rsc + t * 64 + ch * 8 : a.w, ok);
                 }
-                asm volatile("cp.async.commit_group;\n" ::: "memory");
+                // the step's full barrier gets this thread's arrival once its copies have landed
+                asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(full + 8 * slot) : "memory");
                 lc += 64;
                 if (lc == C) {
                     lc = 0;
                     if (++ls == a.s) ls = 0, lr++;
                 }
-                if (it >= LAG) { // the step LAG back has landed (this thread's part): hand it over
-                    asm volatile("cp.async.wait_group %0;\n" ::"n"(LAG) : "memory");
-                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-                    cb_wg_bar_arrive(full + 8 * ((it - LAG) % STAGES));
-                }
             }
         }
-        asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-        asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-        for (int q = it - LAG < 0 ? 0 : it - LAG; q < it; q++) cb_wg_bar_arrive(full + 8 * (q % STAGES));
+        asm volatile("cp.async.wait_all;\n" ::: "memory");
         return;
     }
 
@@ -410,6 +404,7 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
         for (int t = 0; t < nk; t++, it++) {
             const int slot = it % STAGES;
             cb_wg_bar_wait(full + 8 * slot, (it / STAGES) & 1);
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the copies (generic proxy) before the wgmma's reads
             cb_wg_fence();
             const uint32_t as = base + slot * STAGE, bs = as + A_BYTES;
 #pragma unroll
