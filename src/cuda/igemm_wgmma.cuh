@@ -17,10 +17,11 @@
 // next tile while a tile is stored.
 //
 // The epilogue adds the bias (fp32), applies the ReLU when asked (cb_tc_conv_forward's order:
-// y = max(conv + b, 0)), and stores bf16 NHWC, or fp32 NCHW (OUT_NCHW: the own-algorithm table's
-// buffers). The backward data of a stride-1 convolution is the same GEMM over dy with the filter
+// y = max(conv + b, 0)), and stores bf16 NHWC (by way of each warp's 2 KB of shared memory, whole
+// 128-byte row segments), or fp32 NCHW (OUT_NCHW: the own-algorithm table's buffers). The backward data of a stride-1 convolution is the same GEMM over dy with the filter
 // flipped and transposed (cb_wg_flip_*): (C, R, S, K), leading pads R-1-pt and S-1-pl. The
-// backward filter (cb_wgmma_wgrad_kernel, below) sums over pixels with both operands MN-major.
+// backward filter (cb_wgmma_wgrad_kernel, below) sums over pixels with both operands MN-major
+// (into KCRS by way of a KRSC workspace: cb_wg_wgrad_kcrs).
 //
 // Device code only for sm_90a (__CUDA_ARCH_FEAT_SM90_ALL); elsewhere the kernel traps, and the
 // host side declines any GPU other than compute capability 9.0 (cb_wg_device_ok).
@@ -291,18 +292,23 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
 #endif
 }
 
-// ---- warp-specialized: a producer warpgroup and two consumer warpgroups taking tiles in turn ----
+// ---- warp-specialized: a producer warpgroup and two consumer warpgroups (the lab's tiles 6-8) ----
 //
 // 384 threads. Warpgroup 0 gathers every k-step of the block's tiles (blockIdx.x, + gridDim.x, ...)
-// into STAGES buffers with cp.async, 128 rows of A and BN rows of B a step; it keeps LAG steps of
-// its own copies in flight and hands a step over once they have landed (cp.async.wait_group, the
-// proxy fence, then an arrive on the step's full barrier, 128 arrivals). Warpgroups 1 and 2 take the
-// tiles in turn (tile j of the block to consumer j % 2), each a whole 128 x BN tile (two m64 row
-// blocks): wait on the step's full barrier, issue its wgmma as one group, and once the group before
-// has retired, release that group's buffer (its empty barrier, one arrival per warp). The consumers'
-// main loops run in tile order (the done barriers), so while one consumer stores a tile (the staged
-// epilogue) the other multiplies the next; no barrier spans the block, and the producer runs up to
-// STAGES steps ahead.
+// into STAGES buffers with cp.async, BM rows of A and BN rows of B a step; each thread's copies
+// arrive on the step's full barrier as they land (cp.async.mbarrier.arrive.noinc, 128 arrivals), and
+// it waits only for a free buffer (the step's empty barrier). A consumer waits on the full barrier,
+// fences the proxies (the copies are the generic proxy's writes, the wgmma reads the async proxy's),
+// issues the step's wgmma as one group, and once the group before has retired releases that
+// group's buffer (one arrival per warp). !COOP: the consumers take the tiles in turn (tile j of the
+// block to consumer j % 2), each a whole WM x BN tile, their main loops in tile order (the done
+// barriers), so one stores a tile (the staged epilogue) while the other multiplies the next. COOP:
+// both take every tile, consumer c its rows WM c, as cb_wgmma_conv_kernel's warpgroups do.
+// Measured on the H200 (2026-11-28, docs/results/2026-11-28-epistage.md): 1.13-1.6x the time of the
+// tiles above on the lab's layers; one producer warpgroup's cp.async gathers do not keep the tensor
+// cores fed (cuDNN's persistent 128x128 kernel, 384 threads, fed by TMA, reaches 93% of the SM's
+// throughput where cb_wgmma_conv_kernel reaches 64%, Nsight Compute). So cb_wg_pick_tile never
+// picks these; they are the pipeline a TMA (im2col) producer is to feed.
 __device__ __forceinline__ void cb_wg_bar_init(uint32_t b, int count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
 }
