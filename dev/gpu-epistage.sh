@@ -8,14 +8,7 @@
 # kernel / library per phase on the storage: the issue's ratio); NCU=1: Nsight Compute's sections
 # for the kernel and for cuDNN's on a few layers (where the main loop loses).
 #   FORCED="resnet50:64 vgg-a:64" NCU=1 bash dev/gpu-epistage.sh          (results: $OUT/epistage.tgz)
-set -u; NAME=epistage
-CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")}
-nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude dev/cuda/wgmma_lab.cu -L"$CUDA_HOME/lib64" \
-    -L"$CUDA_HOME/lib" -Xlinker -rpath,"$CUDA_HOME/lib64:$CUDA_HOME/lib" -lcudnn -o /tmp/wgmma_lab >/tmp/lab_build.log 2>&1 &
-. dev/gpu-prep.sh
-wait
-[ -x /tmp/wgmma_lab ] || { tail -20 /tmp/lab_build.log; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+set -u; NAME=epistage; . dev/gpu-lab-prep.sh
 if [ "${CHECK:-1}" != 0 ]; then
     timeout ${CHECK_S:-150} /tmp/wgmma_lab check >$R/lab_check.txt 2>&1 &
     timeout ${TEST_S:-150} $B/tests/test_gpu --part wg >$R/t_wg.log 2>&1 &

@@ -1,7 +1,8 @@
 # Sourced by the dev/gpu-*.sh A/B scripts on the GPU machine, after `set -u` and NAME=...:
 # B (the build folder), R=/tmp/NAME made afresh, $OUT, the device's environment (scripts/device-env.sh),
-# a build into $B where none is there (its log in /tmp/NAME-build.log), and the random networks
+# an incremental build into $B (its log in /tmp/NAME-build.log: a warm machine keeps the last call's
+# objects, and a binary left from an older tree would be timed otherwise), and the random networks
 # of seeds 1-3 in /tmp/gn (tools/gen_random_net.py, as the stored runs made them).
 B=build-gpu; R=/tmp/$NAME; rm -rf $R; mkdir -p $R $OUT; . scripts/device-env.sh
-[ -x $B/convbench ] || make -j16 BUILD=$B ${CB_COMMIT:+COMMIT=$CB_COMMIT} all >/tmp/$NAME-build.log 2>&1 || { tail -20 /tmp/$NAME-build.log; exit 1; }
+make -j16 BUILD=$B ${CB_COMMIT:+COMMIT=$CB_COMMIT} all >/tmp/$NAME-build.log 2>&1 || { tail -20 /tmp/$NAME-build.log; exit 1; }
 python3 tools/gen_random_net.py --suite /tmp/gn --seeds 1-3 --max-gflop 400 >/dev/null

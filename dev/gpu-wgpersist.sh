@@ -6,14 +6,7 @@
 # against one block per tile and the backward filter's split (LAB_OWN_ONLY: no cuDNN Find); then
 # dev/gpu-wgstore.sh's FORCED cells: the kernel / library per phase on the storage (the issue's ratio).
 #   FORCED="resnet50:64 vgg-a:64" bash dev/gpu-wgpersist.sh          (results: $OUT/wgpersist.tgz)
-set -u; NAME=wgpersist
-CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")}
-nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude dev/cuda/wgmma_lab.cu -L"$CUDA_HOME/lib64" \
-    -L"$CUDA_HOME/lib" -Xlinker -rpath,"$CUDA_HOME/lib64:$CUDA_HOME/lib" -lcudnn -o /tmp/wgmma_lab >/tmp/lab_build.log 2>&1 &
-. dev/gpu-prep.sh
-wait
-[ -x /tmp/wgmma_lab ] || { tail -20 /tmp/lab_build.log; exit 1; }
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+set -u; NAME=wgpersist; . dev/gpu-lab-prep.sh
 timeout ${CHECK_S:-150} /tmp/wgmma_lab check >$R/lab_check.txt 2>&1 &
 timeout ${TEST_S:-150} $B/tests/test_gpu --part wg >$R/t_wg.log 2>&1 &
 # STORAGE=1: test_gpu --part storage as well (every storage's networks on auto, which may pick the kernel)

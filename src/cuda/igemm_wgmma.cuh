@@ -138,6 +138,44 @@ __device__ __forceinline__ void cb_wg_mainloop(float (&acc)[MT][NA], int nk, int
     }
     cb_wg_wait<0>();
 }
+
+// The bf16 NHWC store of a warp's accumulators (rows m0 + 64 i + 16 wv + lane/4 (+8): the fragment
+// as cb_wgmma_conv_kernel's epilogue describes it), with the bias and ReLU: by way of the warp's own 2 KB of shared
+// memory at ep, 16 rows x 64 channels at a time (16-byte chunks swizzled by row: conflict-free both
+// ways), then whole 128-byte row segments, 16 bytes a lane. Stored from the fragments as they are,
+// each instruction would write 16 bytes of each of 8 rows, half sectors (4x slower on 1x1 layers,
+// the lab, H200, 2026-11-28).
+template <int MT, int BN>
+__device__ __forceinline__ void cb_wg_store_bf16(float (&acc)[MT][BN / 2], const cb_wg_args &a, uint32_t ep, int m0, int n0, int lane, int wv) {
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int c = 0; c < BN / 64; c++) {
+#pragma unroll
+            for (int jj = 0; jj < 8; jj++) {
+                const int j = 8 * c + jj, k = n0 + 8 * j + 2 * (lane & 3);
+                float b0 = 0.f, b1 = 0.f;
+                if (a.bias && k < a.k) b0 = __ldg(a.bias + k), b1 = __ldg(a.bias + k + 1);
+#pragma unroll
+                for (int h2 = 0; h2 < 2; h2++) {
+                    const int r = (lane >> 2) + 8 * h2;
+                    float v0 = acc[i][4 * j + 2 * h2] + b0, v1 = acc[i][4 * j + 2 * h2 + 1] + b1;
+                    if (a.relu) v0 = fmaxf(v0, 0.f), v1 = fmaxf(v1, 0.f);
+                    __nv_bfloat162 v = __floats2bfloat162_rn(v0, v1);
+                    cb_wg_st32(ep + r * 128 + ((jj ^ (r & 7)) << 4) + 4 * (lane & 3), *(uint32_t *)&v);
+                }
+            }
+            __syncwarp();
+#pragma unroll
+            for (int it = 0; it < 4; it++) {
+                const int idx = it * 32 + lane, r = idx >> 3, chk = idx & 7;
+                const uint4 v = cb_wg_ld128(ep + r * 128 + ((chk ^ (r & 7)) << 4));
+                const int m = m0 + i * 64 + wv * 16 + r, k = n0 + 64 * c + 8 * chk;
+                if (m < a.m && k < a.k) *(uint4 *)((__nv_bfloat16 *)a.y + (long)m * a.k + k) = v; // K % 8 == 0: whole chunks
+            }
+            __syncwarp();
+        }
+}
 #endif
 
 template <int MT, int BN, int STAGES, bool OUT_NCHW>
@@ -226,40 +264,8 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
         // accumulator fragment: warp v of the warpgroup holds rows 16 v + lane/4 (+8), columns
         // 8 j + 2 (lane % 4) (+1) in acc[4 j + {0, 1}] (and {2, 3} for the row + 8)
         const int m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN;
-        if (!OUT_NCHW && !a.direct) {
-            // bf16 NHWC through the warp's own 2 KB of shared memory, 16 rows x 64 channels at a time
-            // (16-byte chunks swizzled by row: conflict-free both ways), then stored as whole
-            // 128-byte row segments, 16 bytes a lane: a fragment's own stores would write 16 bytes
-            // of each of 8 rows an instruction, half sectors (4x slower on 1x1 layers, the lab)
-            const uint32_t ep = epi + (tid >> 5) * 2048;
-#pragma unroll
-            for (int i = 0; i < MT; i++)
-#pragma unroll
-                for (int c = 0; c < BN / 64; c++) {
-#pragma unroll
-                    for (int jj = 0; jj < 8; jj++) {
-                        const int j = 8 * c + jj, k = n0 + 8 * j + 2 * (lane & 3);
-                        float b0 = 0.f, b1 = 0.f;
-                        if (a.bias && k < a.k) b0 = __ldg(a.bias + k), b1 = __ldg(a.bias + k + 1);
-#pragma unroll
-                        for (int h2 = 0; h2 < 2; h2++) {
-                            const int r = (lane >> 2) + 8 * h2;
-                            float v0 = acc[i][4 * j + 2 * h2] + b0, v1 = acc[i][4 * j + 2 * h2 + 1] + b1;
-                            if (a.relu) v0 = fmaxf(v0, 0.f), v1 = fmaxf(v1, 0.f);
-                            __nv_bfloat162 v = __floats2bfloat162_rn(v0, v1);
-                            cb_wg_st32(ep + r * 128 + ((jj ^ (r & 7)) << 4) + 4 * (lane & 3), *(uint32_t *)&v);
-                        }
-                    }
-                    __syncwarp();
-#pragma unroll
-                    for (int it = 0; it < 4; it++) {
-                        const int idx = it * 32 + lane, r = idx >> 3, chk = idx & 7;
-                        const uint4 v = cb_wg_ld128(ep + r * 128 + ((chk ^ (r & 7)) << 4));
-                        const int m = m0 + wg * 64 * MT + i * 64 + wv * 16 + r, k = n0 + 64 * c + 8 * chk;
-                        if (m < a.m && k < a.k) *(uint4 *)((__nv_bfloat16 *)a.y + (long)m * a.k + k) = v; // K % 8 == 0: whole chunks
-                    }
-                    __syncwarp();
-                }
+        if (!OUT_NCHW && !a.direct) { // bf16 NHWC: staged through the warp's 2 KB
+            cb_wg_store_bf16<MT, BN>(acc, a, epi + (tid >> 5) * 2048, m0 + wg * 64 * MT, n0, lane, wv);
             continue;
         }
 #pragma unroll
@@ -427,36 +433,7 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_ws_kernel(cb_wg_args a) {
             if (!COOP) cb_wg_bar_arrive(done + 8 * c);
         }
 
-        // the staged epilogue (as cb_wgmma_conv_kernel's): warp wv holds rows 64 i + 16 wv + lane/4 (+8)
-        const int m0 = (tile / ntn) * BM + row_off, n0 = (tile % ntn) * BN;
-#pragma unroll
-        for (int i = 0; i < MT; i++)
-#pragma unroll
-            for (int cc = 0; cc < BN / 64; cc++) {
-#pragma unroll
-                for (int jj = 0; jj < 8; jj++) {
-                    const int q = 8 * cc + jj, k = n0 + 8 * q + 2 * (lane & 3);
-                    float b0 = 0.f, b1 = 0.f;
-                    if (a.bias && k < a.k) b0 = __ldg(a.bias + k), b1 = __ldg(a.bias + k + 1);
-#pragma unroll
-                    for (int h2 = 0; h2 < 2; h2++) {
-                        const int r = (lane >> 2) + 8 * h2;
-                        float v0 = acc[i][4 * q + 2 * h2] + b0, v1 = acc[i][4 * q + 2 * h2 + 1] + b1;
-                        if (a.relu) v0 = fmaxf(v0, 0.f), v1 = fmaxf(v1, 0.f);
-                        __nv_bfloat162 v = __floats2bfloat162_rn(v0, v1);
-                        cb_wg_st32(ep + r * 128 + ((jj ^ (r & 7)) << 4) + 4 * (lane & 3), *(uint32_t *)&v);
-                    }
-                }
-                __syncwarp();
-#pragma unroll
-                for (int u = 0; u < 4; u++) {
-                    const int idx = u * 32 + lane, r = idx >> 3, chk = idx & 7;
-                    const uint4 v = cb_wg_ld128(ep + r * 128 + ((chk ^ (r & 7)) << 4));
-                    const int m = m0 + i * 64 + wv * 16 + r, k = n0 + 64 * cc + 8 * chk;
-                    if (m < a.m && k < a.k) *(uint4 *)((__nv_bfloat16 *)a.y + (long)m * a.k + k) = v;
-                }
-                __syncwarp();
-            }
+        cb_wg_store_bf16<MT, BN>(acc, a, ep, (tile / ntn) * BM + row_off, (tile % ntn) * BN, lane, wv); // the staged store
     }
 #else
     __trap();
@@ -541,8 +518,10 @@ static inline long cb_wg_blocks(const cb_wg_args &a, int t) {
 }
 // the tile of least estimated time: waves of blocks over the SMs, times a block's outputs over
 // the tile's rate relative to 128x256 (from the lab's ResNet-50 / VGG-A timings on the H200, 2026-11-25);
-// K <= 64 takes the BN 64 tiles alone, and 128x256 only where K is a multiple of 256 that is 256 or
-// has a deep reduction (R*S*C >= 2048): wide 1x1 layers ran slower on it
+// K <= 64 takes the BN 64 tiles alone, and 128x256 only where K is a multiple of 256. (Until the
+// staged store it also needed K = 256 or R*S*C >= 2048: wide 1x1 layers ran slower on it, for the
+// fragments' own stores. With the staged store the 11 layers that rule kept off it run 0.97x on it,
+// in each of three calls: docs/results/2026-11-28-epistage.md.)
 static inline int cb_wg_pick_tile(const cb_wg_args &a) {
     static const double rate[CB_WG_TILES] = {0, 0.85, 0.93, 0.80, 1.0, 0.6, 0, 0, 0};
     int sms = cb_wg_sms(), best = a.k <= 64 ? 3 : 1;
@@ -552,7 +531,7 @@ static inline int cb_wg_pick_tile(const cb_wg_args &a) {
         int mt, bn;
         cb_wg_tile_dims(t, &mt, &bn);
         if (a.k <= 64 && bn > 64) continue;
-        if (t == 4 && !(a.k % 256 == 0 && (a.k == 256 || a.nk >= 32))) continue;
+        if (t == 4 && a.k % 256) continue;
         double cost = (double)((cb_wg_blocks(a, t) + sms - 1) / sms) * (128.0 * mt * bn) / rate[t];
         if (cost < best_cost * 0.999) best_cost = cost, best = t;
     }
