@@ -140,11 +140,11 @@ __device__ __forceinline__ void cb_wg_mainloop(float (&acc)[MT][NA], int nk, int
 }
 
 // The bf16 NHWC store of a warp's accumulators (rows m0 + 64 i + 16 wv + lane/4 (+8): the fragment
-// as cb_wgmma_conv_kernel's epilogue describes it), with the bias and ReLU: by way of the warp's own 2 KB of shared
-// memory at ep, 16 rows x 64 channels at a time (16-byte chunks swizzled by row: conflict-free both
-// ways), then whole 128-byte row segments, 16 bytes a lane. Stored from the fragments as they are,
-// each instruction would write 16 bytes of each of 8 rows, half sectors (4x slower on 1x1 layers,
-// the lab, H200, 2026-11-28).
+// as cb_wgmma_conv_kernel's epilogue describes it), with the bias and ReLU, by way of the warp's own
+// 2 KB of shared memory at ep: 16 rows x 64 channels at a time (16-byte chunks swizzled by row:
+// conflict-free both ways), then whole 128-byte row segments, 16 bytes a lane. Stored from the
+// fragments as they are, each instruction would write 16 bytes of each of 8 rows, half sectors
+// (4x slower on 1x1 layers, the lab, H200, 2026-11-28).
 template <int MT, int BN>
 __device__ __forceinline__ void cb_wg_store_bf16(float (&acc)[MT][BN / 2], const cb_wg_args &a, uint32_t ep, int m0, int n0, int lane, int wv) {
 #pragma unroll
