@@ -13,6 +13,7 @@
 // operands are exact here, so what is left is fp32 summation and the bf16 rounding of the output).
 #include "cuda/igemm_tc.cuh"
 #include "cuda/igemm_wgmma.cuh"
+#include "wgmma_ws.cuh"
 
 #include "lab.cuh"
 
@@ -282,8 +283,12 @@ static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, boo
     cb_wg_args a = ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p);
     if (ph == 0) a.x = B.x, a.w = B.w, a.bias = B.b, a.y = B.y, a.relu = relu;
     else a.x = B.dy, a.w = B.wt, a.y = B.dx;
-    cb_wg_launch<false>(a, tile);
+    if (tile >= CB_WS_TILE0) cb_wg_ws_launch(a, tile); // the warp-specialized tiles (wgmma_ws.cuh)
+    else cb_wg_launch<false>(a, tile);
 }
+
+// the library's tiles (0 the picked one), then wgmma_ws.cuh's
+enum { LAB_TILES = CB_WG_TILES + CB_WS_TILES };
 
 static const char *phase_name[3] = {"fwd", "bwd-data", "bwd-filt"};
 static const double TOL = 1.5e-2;
@@ -310,7 +315,7 @@ static int check_all(const char *only) {
                p.pad_top, p.pad_left, p.p, p.q);
         for (int ph = 0; ph < 3; ph++) {
             if (ph == 1 && !bwd_ok(p)) continue;
-            for (int t = 0; t < CB_WG_TILES; t++)
+            for (int t = 0; t < LAB_TILES; t++)
                 for (int few = 0; few < 2; few++) { // few: 3 blocks run every tile (each crosses tile boundaries)
                     if (!tile_runs(ph, t)) continue;
                     cb_wg_max_blocks = few ? 3 : 0;
@@ -408,8 +413,8 @@ static void time_all(const char *only, const char *csv_path) {
     CK(cudaMalloc(&ws, wsz));
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     if (csv) fprintf(csv, "layer,phase,gflop,version,ms,tflops\n");
-    double lg_dnn[3] = {0}, lg_own[3] = {0}, lg_pl[3] = {0}, lg_st[3] = {0}, lg_ws[3][2] = {{0}};
-    int cnt[3] = {0}, cpl[3] = {0}, cst[3] = {0}, cws[3][2] = {{0}};
+    double lg_dnn[3] = {0}, lg_own[3] = {0}, lg_pl[3] = {0}, lg_st[3] = {0}, lg_ws[CB_WS_TILES][2] = {{0}};
+    int cnt[3] = {0}, cpl[3] = {0}, cst[3] = {0}, cws[CB_WS_TILES][2] = {{0}};
     std::vector<std::string> summary;
     for (const layer &L : layers) {
         if (!L.big || (only && !strstr(only, L.name))) continue;
@@ -419,9 +424,9 @@ static void time_all(const char *only, const char *csv_path) {
         double gf = flops(p) / 1e9;
         for (int ph = 0; ph < 3; ph++) {
             if (ph == 1 && !bwd_ok(p)) continue;
-            double tms[CB_WG_TILES];
+            double tms[LAB_TILES];
             printf("%-24s %-8s %7.1f GF | tiles", L.name, phase_name[ph], gf);
-            for (int t = 0; t < CB_WG_TILES; t++) {
+            for (int t = 0; t < LAB_TILES; t++) {
                 tms[t] = -1;
                 if (!tile_runs(ph, t)) continue;
                 tms[t] = time_ms([&] { run_wg(ph, p, B, t, false); }, 10, 2);
@@ -455,8 +460,8 @@ static void time_all(const char *only, const char *csv_path) {
             if (csv) fprintf(csv, "%s,%s,%.3f,%s,%.4f,%.2f\n%s,%s,%.3f,%s,%.4f,%.2f\n", L.name, phase_name[ph], gf, ph < 2 ? "wgmma-staged" : "wgmma-kcrs",
                              tnew, gf / tnew, L.name, phase_name[ph], gf, ph < 2 ? "wgmma-direct" : "wgmma-kcrs-direct", told, gf / told);
             if (tnew > 0 && told > 0) lg_st[ph] += log(tnew / told), cst[ph]++;
-            for (int t = 6; ph < 2 && t < CB_WG_TILES; t++)
-                if (tms[t] > 0 && tms[0] > 0) lg_ws[t - 6][ph] += log(tms[t] / tms[0]), cws[t - 6][ph]++;
+            for (int t = CB_WS_TILE0; ph < 2 && t < LAB_TILES; t++)
+                if (tms[t] > 0 && tms[0] > 0) lg_ws[t - CB_WS_TILE0][ph] += log(tms[t] / tms[0]), cws[t - CB_WS_TILE0][ph]++;
             cb_wg_persist = 0; // every tile its own block: the kernel before 2026-11-28
             double plain = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
             cb_wg_persist = 1;
@@ -486,7 +491,7 @@ static void time_all(const char *only, const char *csv_path) {
             }
             double best = 1e30;
             int bt = 0;
-            for (int t = 1; t < CB_WG_TILES; t++)
+            for (int t = 1; t < LAB_TILES; t++)
                 if (tms[t] > 0 && tms[t] < best) best = tms[t], bt = t;
             char line[400];
             snprintf(line, sizeof line, "%-24s %-8s %7.1f GF  wgmma %7.3f ms %5.0f TF (tile %d; best %d %.3f; plain %.3f)  igemm-bf16 %7.3f %5.0f TF  cudnn %7.3f %5.0f TF  wg/old %.2f  wg/cudnn %.2f",
@@ -506,10 +511,10 @@ static void time_all(const char *only, const char *csv_path) {
     for (int ph = 0; ph < 3; ph++)
         printf("geomean %-8s over %2d layers: %s %.3f\n", phase_name[ph], cst[ph], ph < 2 ? "staged epilogue / direct stores" : "KCRS by way of KRSC / atomics into KCRS",
                cst[ph] ? exp(lg_st[ph] / cst[ph]) : 0);
-    for (int t = 6; t < CB_WG_TILES; t++)
+    for (int t = CB_WS_TILE0; t < LAB_TILES; t++)
         for (int ph = 0; ph < 2; ph++)
-            printf("geomean %-8s over %2d layers: warp-specialized tile %d / the picked tile %.3f\n", phase_name[ph], cws[t - 6][ph], t,
-                   cws[t - 6][ph] ? exp(lg_ws[t - 6][ph] / cws[t - 6][ph]) : 0);
+            printf("geomean %-8s over %2d layers: warp-specialized tile %d / the picked tile %.3f\n", phase_name[ph], cws[t - CB_WS_TILE0][ph], t,
+                   cws[t - CB_WS_TILE0][ph] ? exp(lg_ws[t - CB_WS_TILE0][ph] / cws[t - CB_WS_TILE0][ph]) : 0);
     if (csv) fclose(csv);
     cudaFree(ws);
     cudnnDestroy(h);
