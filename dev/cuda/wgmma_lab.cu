@@ -335,6 +335,14 @@ static int check_all(const char *only) {
                         CK(cudaDeviceSynchronize());
                         e = nerr_kcrs(B.dwk, rdw, p), ok = e <= TOL, runs++, fails += !ok;
                         printf("  %s tile 0 bwd-filt KCRS%s err %.2e\n", ok ? "ok  " : "FAIL", few ? " 3 blocks" : "", e);
+                        cb_wg_red_scalar = 1; // the atomics one float each (before 2026-11-29)
+                        CK(cudaMemset(B.dw, 0xff, nw * 4));
+                        run_wg(2, p, B, 0, false);
+                        CK(cudaGetLastError());
+                        CK(cudaDeviceSynchronize());
+                        cb_wg_red_scalar = 0;
+                        e = nerr_f(B.dw, rdw, nw), ok = e <= TOL, runs++, fails += !ok;
+                        printf("  %s tile 0 bwd-filt scalar atomics%s err %.2e\n", ok ? "ok  " : "FAIL", few ? " 3 blocks" : "", e);
                     }
                 }
             cb_wg_max_blocks = 0;
@@ -432,6 +440,20 @@ static void time_all(const char *only, const char *csv_path) {
                 tms[t] = time_ms([&] { run_wg(ph, p, B, t, false); }, 10, 2);
                 printf(" %d:%.3f", t, tms[t]);
                 if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, tms[t], gf / tms[t]);
+            }
+            if (ph == 2) { // the atomics one float each (before 2026-11-29), and the split's epilogue weight swept
+                cb_wg_red_scalar = 1;
+                double ts = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
+                cb_wg_red_scalar = 0;
+                printf(" scalar:%.3f", ts);
+                if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-red-scalar,%.4f,%.2f\n", L.name, phase_name[ph], gf, ts, gf / ts);
+                for (double ep : {1.0, 2.0, 3.0, 8.0}) {
+                    cb_wg_wgrad_epi = ep;
+                    double te = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
+                    cb_wg_wgrad_epi = 5;
+                    printf(" epi%g:%.3f", ep, te);
+                    if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-epi%g,%.4f,%.2f\n", L.name, phase_name[ph], gf, ep, te, gf / te);
+                }
             }
             if (ph == 2) // the backward filter's pixel split: about 1, 2 (the rule before 2026-11-28's wave model) or 4 units per SM
                 for (int u : {1, 2, 4}) {

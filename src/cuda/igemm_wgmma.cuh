@@ -460,8 +460,16 @@ struct cb_wg_wgrad_args {
     float *dw;               // (K, C, R, S) with KCRS, else (K, R, S, C); zeroed
     int h, w_, c, k, r, s, p, q, sh, sw, pt, pl;
     int npq, rsc, chunk;     // pixels, columns, pixels per split (a multiple of 64)
+    int scalar;              // KRSC: one float per atomic, as before 2026-11-29 (the lab's comparison; cb_wg_red_scalar)
     cb_divmod d_pq, d_q, d_c, d_s;
 };
+
+#ifdef CB_WG_SM90A
+// dst[0..3] += v, one 16-byte vector reduction in the L2 (sm_90; dst 16-byte aligned)
+__device__ __forceinline__ void cb_wg_red4(float *dst, float v0, float v1, float v2, float v3) {
+    asm volatile("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};\n" ::"l"(dst), "f"(v0), "f"(v1), "f"(v2), "f"(v3) : "memory");
+}
+#endif
 
 template <int MT, int BN, int STAGES, bool KCRS>
 __global__ void __launch_bounds__(256, 1) cb_wgmma_wgrad_kernel(cb_wg_wgrad_args a) {
@@ -551,6 +559,29 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_wgrad_kernel(cb_wg_wgrad_args
         if (nk <= 0) continue;
 
         const int tile = u % ntiles, m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN;
+        if (!KCRS && !a.scalar) {
+            // KRSC, 4 floats an atomic: the lanes of a pair swap halves (shfl_xor 1), the even one then
+            // holding columns 8 j + 2 (lane & 2) .. + 3 of row lane/4, the odd one those of row lane/4 + 8
+            // (the fragment as the forward kernel's epilogue describes it); R*S*C is a multiple of 64,
+            // so the 4 columns are in range together and 16-byte aligned
+            const bool odd = lane & 1;
+            const int col0 = n0 + 2 * (lane & 2);
+#pragma unroll
+            for (int i = 0; i < MT; i++) {
+                const int k = m0 + wg * 64 * MT + i * 64 + wv * 16 + (lane >> 2) + (odd ? 8 : 0);
+#pragma unroll
+                for (int j = 0; j < BN / 8; j++) {
+                    const float a0 = acc[i][4 * j], a1 = acc[i][4 * j + 1], b0 = acc[i][4 * j + 2], b1 = acc[i][4 * j + 3];
+                    const float r0 = __shfl_xor_sync(0xffffffffu, odd ? a0 : b0, 1), r1 = __shfl_xor_sync(0xffffffffu, odd ? a1 : b1, 1);
+                    const int col = col0 + 8 * j;
+                    if (k < a.k && col < a.rsc) {
+                        if (odd) cb_wg_red4(a.dw + (long)k * a.rsc + col, r0, r1, b0, b1);
+                        else cb_wg_red4(a.dw + (long)k * a.rsc + col, a0, a1, r0, r1);
+                    }
+                }
+            }
+            continue;
+        }
 #pragma unroll
         for (int i = 0; i < MT; i++)
 #pragma unroll
@@ -596,6 +627,10 @@ static inline cb_wg_wgrad_args cb_wg_wgrad_args_make(const cb_conv_params *p) {
 // most about four units per SM. cb_wg_wgrad_units = N > 0 (the lab's comparison) is the rule before:
 // about N units per SM.
 static int cb_wg_wgrad_units = 0;
+// a unit's epilogue of atomics, in k-steps (the lab's sweep sets others)
+static double cb_wg_wgrad_epi = 5;
+// 1: the KRSC backward filter's atomics one float each, as before 2026-11-29's 16-byte reductions (the lab's comparison)
+static int cb_wg_red_scalar = 0;
 static inline void cb_wg_wgrad_split(cb_wg_wgrad_args &a, long tiles, int *splits) {
     const long sms = cb_wg_sms(), most = (a.npq + 511) / 512, steps = (a.npq + 63) / 64;
     long s = 1;
@@ -605,7 +640,7 @@ static inline void cb_wg_wgrad_split(cb_wg_wgrad_args &a, long tiles, int *split
         const long top = (4 * sms + tiles - 1) / tiles;
         double best = 1e300;
         for (long t = 1; t <= top && t <= most; t++) {
-            double cost = (double)((tiles * t + sms - 1) / sms) * ((steps + t - 1) / t + 5);
+            double cost = (double)((tiles * t + sms - 1) / sms) * ((steps + t - 1) / t + cb_wg_wgrad_epi);
             if (cost < best * 0.999) best = cost, s = t;
         }
     }
@@ -626,6 +661,7 @@ template <int MT, int BN, bool KCRS> static void cb_wg_wgrad_launch_t(cb_wg_wgra
     long tiles = (long)((a.k + 128 * MT - 1) / (128 * MT)) * ((a.rsc + BN - 1) / BN);
     int splits;
     cb_wg_wgrad_split(a, tiles, &splits);
+    a.scalar = cb_wg_red_scalar;
     // a block per unit: one block per SM running its units in one pipeline measured 2% slower (the
     // lab, H200, 2026-11-28), the atomics of a unit's end not overlapping as a store does
     cb_wgmma_wgrad_kernel<MT, BN, STAGES, KCRS><<<(unsigned)cb_wg_grid(tiles * splits, false), 256, BYTES, st>>>(a);
