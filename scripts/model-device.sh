@@ -8,7 +8,8 @@
 #   scripts/model-device.sh CONVBENCH RES [DEADLINE_S] [BACKEND]   # SKIP_PROFILES=1: calibration only
 # TAG names the entry (default h200: RES/TAG-calibrated[-BACKEND].json); CAL_SECTIONS the parts
 # measured (default "mops gemm conv"); PART_S each part's time limit (default 100 s); CAL_PRECISION
-# the convolution precisions (default fp32; fp32,tf32 takes about twice as long); CAL_GROUPS the
+# the convolution precisions (default fp32; fp32,tf32 takes about twice as long); CAL_ARGS more
+# calibrate arguments for every part (e.g. --cache hot); CAL_GROUPS the
 # groups of six shapes, by first index, in the order measured; CAL_NETS (below) other networks' shapes (default "0 6 12 18 24 30 36 42 48 54 60 66 72 78";
 # 36 and 42: the small, latency-bound shapes; 48: grouped (depthwise) convolutions; 54 and 60: long
 # reductions (first layers, large planes) and large depthwise; 66 to 78: channels not multiples of 4).
@@ -23,7 +24,7 @@ start=$SECONDS
 late() { [ $((SECONDS - start)) -ge "$DEADLINE" ] && { echo "model-device: skipping $1 (past ${DEADLINE}s)"; return 0; }; return 1; }
 cal() { # TAG ARGS...: one part; on failure its last progress lines
     local tag=$1; shift
-    timeout "${PART_S:-100}" "$CB" calibrate --backend "$BE" --save "$P/${BE}_$tag.json" --format json --output /dev/null --verbose "$@" \
+    timeout "${PART_S:-100}" "$CB" calibrate --backend "$BE" --save "$P/${BE}_$tag.json" --format json --output /dev/null --verbose ${CAL_ARGS:-} "$@" \
         2>"$P/${BE}_$tag.log"
     local rc=$?
     # (END_OK=1: exit 2, a start past the end of --shapes-from's list, is the list's end, not a failure)

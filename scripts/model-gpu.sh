@@ -10,6 +10,8 @@
 #      (profile --direction all), and a whole training step (fullpass --update) of each; then each
 #      step once more (fullpass2/, fp32: the run-to-run spread of a step)
 #   4. convbench model-eval on them, leave one network out (conv layers; all layers)
+# CACHE_AB=1: the GEMMs and convolutions calibrated a second time back to back (calibrate --cache
+# hot, the timing before 2026-11-29) into TAG-cal-hot.json, both evaluated on this call's profiles.
 # PRECS="fp32 tf32" also calibrates and profiles TF32 (about 3 minutes more; default fp32); bf16 runs on
 # NHWC storage (calibrate and the profiles).
 # Steps that would start after DEADLINE_S (default 400, counted from the start) are skipped. Results in $OUT (4 files):
@@ -76,6 +78,16 @@ else
     parts=$({ ls "$RES"/calparts/cudnn_*.json; ls "$RES"/calparts/cuda_*.json; } 2>/dev/null | paste -sd, -)
     "$CB" calibrate --refit "$parts" --save "$RES/$TAG-cal.json" --format json --output "$RES/calibrate_merged.json" --quiet ||
         echo "model-gpu: merged refit failed"
+    if [ -n "${CACHE_AB:-}" ]; then
+        stamp "calibrate cudnn again, back to back (--cache hot)"
+        TAG=$TAG SKIP_PROFILES=1 CAL_SECTIONS="gemm conv" CAL_ARGS="--cache hot" CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) \
+            bash scripts/model-device.sh "$CB" "$RES/hot" ${CAL_S:-170} cudnn
+        # the passes' part (no input copies: the same either way) and the own fallback's from above
+        parts=$({ ls "$RES"/calparts/cudnn_mops.json "$RES"/hot/calparts/cudnn_*.json; ls "$RES"/calparts/cuda_*.json; } 2>/dev/null | paste -sd, -)
+        "$CB" calibrate --refit "$parts" --save "$RES/$TAG-cal-hot.json" --format json --output /dev/null --quiet ||
+            echo "model-gpu: the hot refit failed"
+        cp "$RES/$TAG-cal-hot.json" "$OUT/" 2>/dev/null
+    fi
 fi
 cp "$RES/$TAG-cal.json" "$OUT/" 2>/dev/null
 BE=${PROFILE_BACKEND:-cudnn}
@@ -127,6 +139,15 @@ stamp "model-eval"
 [ -n "$clkpid" ] && kill "$clkpid" 2>/dev/null
 [ -s "$RES/clocks.csv" ] && { python3 scripts/clock-summary.py "$RES/clocks.csv" "$RES/phases.txt" || echo "model-gpu: no clock summary"; }
 nets=$(ls "$RES"/nets/*.json | paste -sd, -)
+if [ -s "$RES/$TAG-cal-hot.json" ]; then
+    for prec in ${PRECS:-fp32}; do
+        for k in conv all; do
+            echo "### model-eval --precision $prec --kinds $k ($TAG calibration back to back, --cache hot; $TAG profiles)"
+            "$CB" model-eval --device "$RES/$TAG-cal-hot.json" --nets "$nets" --precision $prec --kinds $k --quiet \
+                "$RES"/profiles/*.json "$RES"/fullpass/*.json | grep -E "^(all|fwd|bwd_data|bwd_filter) |note: whole"
+        done
+    done >"$OUT/eval-$TAG-hot.txt" 2>&1
+fi
 for prec in ${PRECS:-fp32}; do
     for k in conv all; do
         echo "### model-eval --precision $prec --kinds $k ($TAG calibration, $TAG profiles)"

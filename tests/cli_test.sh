@@ -230,12 +230,15 @@ else
     expect "cudnn nhwc bf16 without CUDA" 2 "no CUDA" -- "$cb" fullpass alexnet --backend cudnn --layout nhwc --precision bf16
 fi
 expect "calibrate bad --shapes" 2 "--shapes" -- "$cb" calibrate --backend cudnn --shapes 5-2
+expect "calibrate bad --cache" 2 "--cache: 'warm' is not step or hot" -- "$cb" calibrate --backend cudnn --cache warm
 # --shapes-from: a network that cannot be read, and one with no convolution calibrate measures, in one line each
 expect "calibrate --shapes-from a missing file" 2 "nonet.json" -- "$cb" calibrate --backend cudnn --shapes-from "$tmp/nonet.json"
 printf '{"name": "fc", "layers": {"data": {"parents": [], "type": "Input", "tensor": [2, 1, 1, 8]}, "fc": {"parents": ["data"], "type": "InnerProduct", "num_outputs": 4}}}' > "$tmp/noconv.json"
 expect "calibrate --shapes-from without a convolution" 2 "no convolution" -- "$cb" calibrate --backend cudnn --shapes-from "$tmp/noconv.json"
 one_line "calibrate --shapes-from without a convolution: one line" "$cb" calibrate --backend cudnn --shapes-from "$tmp/noconv.json"
 expect "calibrate refit" 0 "FWD_WINOGRAD_NONFUSED" -- "$cb" calibrate --refit tests/data/h200-cal-subset.json --save "$tmp/cal.json" --quiet
+# a refit keeps how the samples were timed: this file's are back to back (before 2026-11-29), not in a step's cache state
+expect "calibrate refit keeps the cache state" 0 '"hot"' -- grep '"cache"' "$tmp/cal.json"
 expect "predict on a calibrated entry" 0 "FWD_" -- "$cb" predict vgg16 --batch 8 --device "$tmp/cal.json"
 printf '{"name": "x", "peak": {"fp32": 1e12}, "mem_bw": 1e11}' > "$tmp/nosamples.json"
 expect "refit without samples" 2 "no GPU calibration samples" -- "$cb" calibrate --refit "$tmp/nosamples.json"

@@ -235,7 +235,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     cb_cal_sample *all = NULL;
     int nall = 0, nfiles = 0, rc = -1;
     double launch = 0, host_call = 0, host_graph = 0;
-    bool stream = true, fused = true; // every file's samples timed as a pass sees them; its epilogue fused
+    bool stream = true, fused = true, step = true; // every file's samples timed as a pass sees them; its epilogue fused; the step's cache
     for (char *save_ptr = NULL, *path = strtok_r(list, ",", &save_ptr); path && rc < 0; path = strtok_r(NULL, ",", &save_ptr)) {
         cJSON *root = cb_json_read(path, &err);
         if (!root) {
@@ -265,6 +265,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
         if (di.cal.host_graph_call_s > 0 && (host_graph == 0 || di.cal.host_graph_call_s < host_graph)) host_graph = di.cal.host_graph_call_s;
         stream &= di.cal.stream_timed;
         fused &= di.cal.act_bias_fused;
+        step &= di.cal.cache_step;
         all = realloc(all, sizeof *all * (size_t)(nall + ns));
         if (!all) abort();
         memcpy(all + nall, s, sizeof *s * (size_t)ns);
@@ -282,6 +283,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     d.cal.host_graph_call_s = host_graph;
     d.cal.stream_timed = stream;
     d.cal.act_bias_fused = fused;
+    d.cal.cache_step = step;
     if (link->bw > 0) d.interconnect = *link; // else the first file's, if it stores one
     cb_report *r = cb_report_new("calibrate");
     cb_report_meta_str(r, "backend", d.cal.backend);
@@ -320,7 +322,7 @@ typedef struct gpu_args {
     int shape_lo, shape_hi;
     const cb_conv_params *shapes;       // --shapes-from's convolutions (nshapes), instead of the grid
     int nshapes;
-    bool verbose;
+    bool verbose, cache_hot;
 } gpu_args;
 
 enum { SECTION_MOPS = 1, SECTION_GEMM = 2, SECTION_CONV = 4 }; // as CB_GPU_CAL_* (src/cudnn/calibrate.h)
@@ -387,7 +389,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
                    "sections");
     cb_gpu_cal_opts go = {.backend = backend, .reps = (int)reps, .workspace_limit = (double)ga->ws_mb * (1 << 20),
                           .sections = ga->sections, .shape_lo = ga->shape_lo, .shape_hi = ga->shape_hi, .shapes = ga->shapes,
-                          .nshapes = ga->nshapes, .verbose = ga->verbose};
+                          .nshapes = ga->nshapes, .verbose = ga->verbose, .cache_hot = ga->cache_hot};
     char list[256];
     snprintf(list, sizeof list, "%s", precs);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
@@ -435,6 +437,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     d.cal.host_graph_call_s = gc.host_graph_call_s;
     d.cal.stream_timed = true; // src/cudnn/calibrate.c times calls as a pass sees them
     d.cal.act_bias_fused = true; // this build's backward epilogue (cb_fmt_act_bias_grad)
+    d.cal.cache_step = !ga->cache_hot;
     snprintf(d.meas_source, sizeof d.meas_source, "convbench calibrate --backend %s (commit %s) on %s: median of %ld",
              backend, cb_env_commit(), gc.gpu, reps);
     cb_report *r = cb_report_new("calibrate");
@@ -450,7 +453,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
 
 static int run(int argc, char **argv) {
     const char *backend = "cpu", *save = NULL, *base = NULL, *db_path = NULL, *precs = "fp32", *refit = NULL;
-    const char *sections = NULL, *shapes = NULL, *allreduce = NULL;
+    const char *sections = NULL, *shapes = NULL, *allreduce = NULL, *cache = "step";
     cli_list shapes_net = {0};
     long size = 2048, reps = 5, ws_mb = 4096, allreduce_gpus = CLI_UNSET;
     bool verbose = false;
@@ -466,6 +469,7 @@ static int run(int argc, char **argv) {
         {"--sections", CLI_STR, &sections, "S1,S2", "GPU: measure only these of mops, gemm, conv (default all)"},
         {"--shapes", CLI_STR, &shapes, "A-B", "GPU: only the convolution shapes A to B of the grid, or of --shapes-from's (0-based)"},
         {"--shapes-from", CLI_LIST, &shapes_net, "F1,F2", "GPU: measure these networks' convolutions instead of the grid (never the networks the model is evaluated on; repeatable)"},
+        {"--cache", CLI_STR, &cache, "C", "GPU: step (default: the L2 flushed and the input written again before each timed convolution or GEMM, as a step leaves them) or hot (back to back)"},
         {"--verbose", CLI_FLAG, &verbose, NULL, "GPU: progress for every measurement"},
         {"--refit", CLI_STR, &refit, "F1,F2", "fit again the samples of saved GPU calibrations, merged (no GPU needed)"},
         {"--allreduce", CLI_STR, &allreduce, "FILE", "store the interconnect fitted to `convbench allreduce --format json` (simulate's link)"},
@@ -480,6 +484,7 @@ static int run(int argc, char **argv) {
     if ((rc = cli_out_check(&cmd_calibrate, &o, &fmt)) >= 0) return rc;
     if (reps < 1 || reps > 16) return cli_usage_error(&cmd_calibrate, "--reps: %ld must be in [1, 16]", reps);
     if (ws_mb < 0 || ws_mb > (1L << 24)) return cli_usage_error(&cmd_calibrate, "--workspace-mb: %ld must be in [0, %ld]", ws_mb, 1L << 24);
+    if (strcmp(cache, "step") && strcmp(cache, "hot")) return cli_usage_error(&cmd_calibrate, "--cache: '%s' is not step or hot", cache);
     cb_link link;
     if (refit) {
         if ((rc = measure_link(allreduce, allreduce_gpus, &o, &link)) >= 0) return rc;
@@ -489,7 +494,7 @@ static int run(int argc, char **argv) {
     if (!caps || !caps->calibrates) return cli_usage_error(&cmd_calibrate, "--backend: '%s' is not cpu, cuda or cudnn", backend);
     if (caps->device) {
         gpu_args ga = {.backend = backend, .base = base, .db_path = db_path, .precs = precs, .save = save, .reps = reps,
-                       .ws_mb = ws_mb, .verbose = verbose};
+                       .ws_mb = ws_mb, .verbose = verbose, .cache_hot = !strcmp(cache, "hot")};
         if ((rc = parse_gpu_args(sections, shapes, &ga)) >= 0) return rc;
         cb_conv_params *extra = NULL, grid[CB_CAL_MAX_SHAPES];
         if (shapes_net.n && (rc = shapes_from(&shapes_net, &extra, &ga.nshapes)) >= 0) return rc;

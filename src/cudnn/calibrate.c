@@ -49,6 +49,11 @@ typedef struct ctx {
     float *pat;                    // (npat) the host pattern they were filled from
     size_t npat;
     bool host_graph_done;          // the graph plans' host time per call measured (host_graph_call)
+    // the step's cache state (o->cache_hot false): before each timed call the L2 is flushed (a
+    // write of flush_bytes to scratch) and the phase's input written again (through scratch), as a
+    // pass leaves it: the input just made by the layer before, the weights long evicted
+    void *scratch;
+    size_t scratch_bytes, flush_bytes;
 } ctx;
 
 typedef int (*run_fn)(ctx *c, void *arg); // 0: ran
@@ -67,8 +72,13 @@ static void progress(ctx *c, const char *fmt, const char *a, const char *b) {
 // events recorded behind one more call already queued, so the launch latency hides behind the
 // work ahead and a call whose host side is the slower part shows that (max(host, GPU) per call).
 // Else (the launch latency itself): one call between events on an idle GPU.
+// in (in_bytes; NULL: none): the call's input, for the step's cache state (ctx.scratch): each
+// repetition then flushes the L2, writes the input again and times one call queued behind those
+// copies (the work ahead). Back to back, a call finds its weights and inputs in the L2, which a
+// pass does not give it: ResNet-50 b64's own convolutions took a median 1.24x their back-to-back
+// time inside the step (H200, 2026-11-28; docs/results/2026-11-29-cache.md).
 #define STREAM_CALLS 3
-static double time_call(ctx *c, run_fn fn, void *arg, bool stream) {
+static double time_call_in(ctx *c, run_fn fn, void *arg, bool stream, const void *in, size_t in_bytes) {
     if (cudaDeviceSynchronize() != cudaSuccess) return -3;
     cudaEventRecord(c->e0, 0);
     if (fn(c, arg) != 0) { // declined, or a launch that failed cleanly (resources): not a candidate
@@ -79,11 +89,18 @@ static double time_call(ctx *c, run_fn fn, void *arg, bool stream) {
     if (cudaEventSynchronize(c->e1) != cudaSuccess) return -3;
     float first = 0;
     cudaEventElapsedTime(&first, c->e0, c->e1);
-    int reps = first > 30 ? 2 : c->o->reps, calls = stream && first < 1 ? STREAM_CALLS : 1;
+    const bool cold = stream && in && c->scratch && in_bytes <= c->scratch_bytes;
+    int reps = first > 30 ? 2 : c->o->reps, calls = stream && !cold && first < 1 ? STREAM_CALLS : 1;
     double t[32];
     for (int r = 0; r < reps; r++) {
         float ms = 0;
-        if (stream) fn(c, arg); // the work ahead
+        if (cold) { // (the copies are the work ahead)
+            cudaMemsetAsync(c->scratch, r & 0xff, c->flush_bytes, 0);
+            cudaMemcpyAsync(c->scratch, in, in_bytes, cudaMemcpyDeviceToDevice, 0);
+            cudaMemcpyAsync((void *)in, c->scratch, in_bytes, cudaMemcpyDeviceToDevice, 0);
+        } else if (stream) {
+            fn(c, arg); // the work ahead
+        }
         cudaEventRecord(c->e0, 0);
         for (int k = 0; k < calls; k++) fn(c, arg);
         cudaEventRecord(c->e1, 0);
@@ -93,6 +110,14 @@ static double time_call(ctx *c, run_fn fn, void *arg, bool stream) {
     }
     if (cudaGetLastError() != cudaSuccess) return -3;
     return cb_stats_of(t, reps).median;
+}
+static double time_call(ctx *c, run_fn fn, void *arg, bool stream) { return time_call_in(c, fn, arg, stream, NULL, 0); }
+
+// a phase's input (for the step's cache state): the forward's x (inplane elements), the backwards'
+// dy (outplane elements), elem bytes each
+static const void *phase_input(const ctx *c, cb_phase ph, size_t inplane, size_t outplane, int elem, size_t *bytes) {
+    *bytes = (ph == CB_PHASE_FORWARD ? inplane : outplane) * (size_t)elem;
+    return ph == CB_PHASE_FORWARD ? (const void *)c->x : (const void *)c->dy;
 }
 
 static void add(ctx *c, cb_sample_kind k, const char *name, cb_phase ph, cb_precision prec, const cb_conv_params *p, double ms,
@@ -170,7 +195,9 @@ static cb_status cal_gemm(ctx *c) {
                 if (square && ph != CB_PHASE_FORWARD) continue;
                 gemm_arg g = {(cb_phase)ph, (cb_precision)pr, fc[i].n, fc[i].c, fc[i].k};
                 progress(c, "  gemm %s %s", cb_precision_name((cb_precision)pr), ph == 0 ? "forward" : ph == 1 ? "bwd_data" : "bwd_filter");
-                double ms = time_call(c, run_gemm, &g, true);
+                size_t ib;
+                const void *in = phase_input(c, (cb_phase)ph, (size_t)g.n * g.c, (size_t)g.n * g.k, pr == CB_PREC_BF16 ? 2 : 4, &ib);
+                double ms = time_call_in(c, run_gemm, &g, true, in, ib);
                 if (ms < -2) return fatal(c, "GEMM", gemm_name((cb_precision)pr));
                 add(c, CB_SAMPLE_FC, gemm_name((cb_precision)pr), (cb_phase)ph, (cb_precision)pr, &fc[i], ms, 0);
             }
@@ -182,7 +209,9 @@ static cb_status cal_gemm(ctx *c) {
         for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
             if (fc[i].n == fc[i].c && fc[i].c == fc[i].k && ph != CB_PHASE_FORWARD) continue;
             gemm_arg g = {(cb_phase)ph, CB_PREC_FP32, fc[i].n, fc[i].c, fc[i].k};
-            double ms = time_call(c, run_own_fc, &g, true);
+            size_t ib;
+            const void *in = phase_input(c, (cb_phase)ph, (size_t)g.n * g.c, (size_t)g.n * g.k, 4, &ib);
+            double ms = time_call_in(c, run_own_fc, &g, true, in, ib);
             if (ms < -2) return fatal(c, "FC", "own");
             add(c, CB_SAMPLE_FC, "own-fc", (cb_phase)ph, CB_PREC_FP32, &fc[i], ms, 0);
         }
@@ -221,6 +250,11 @@ static int run_conv(ctx *c, void *v) {
         st = cudnnConvolutionBackwardFilter(c->dnn, &one, a->xd, c->x, a->yd, c->dy, a->cd,
                                             (cudnnConvolutionBwdFilterAlgo_t)a->algo, c->ws, a->wsz, &zero, a->wd, c->dw);
     return st != CUDNN_STATUS_SUCCESS;
+}
+
+// a convolution phase's input, elem bytes an element
+static const void *conv_input(const ctx *c, const cb_conv_params *p, cb_phase ph, int elem, size_t *bytes) {
+    return phase_input(c, ph, (size_t)p->n * p->c * p->h * p->w, (size_t)p->n * p->k * p->p * p->q, elem, bytes);
 }
 
 static cudnnStatus_t dnn_ws(ctx *c, conv_arg *a, size_t *sz) {
@@ -262,7 +296,9 @@ static cb_status cal_graph(ctx *c, const conv_arg *a, cb_phase ph, cb_precision 
     if (cb_dnn_graph_race_desc(c->dnn, a->xd, a->wd, a->yd, a->cd, ph, prec, &ro, x, w, y, c->ws, c->ws_bytes, &g.g, &lost) >= 0 &&
         g.g) {
         ws = (double)cb_dnn_graph_workspace(g.g);
-        ms = time_call(c, run_graph, &g, true);
+        size_t ib;
+        const void *in = conv_input(c, &a->p, ph, prec == CB_PREC_BF16 ? 2 : 4, &ib);
+        ms = time_call_in(c, run_graph, &g, true, in, ib);
         // the host's time per graph execution, once, on the first plan that runs (the grid's first
         // shapes are its smallest: the GPU keeps up, so the host's loop is what is timed)
         if (ms >= 0 && !c->host_graph_done) {
@@ -323,7 +359,9 @@ static cb_status cal_conv_dnn(ctx *c, const cb_conv_params *p0, cb_precision pre
             else if (sz > c->ws_bytes || (double)sz > c->o->workspace_limit) ms = -2;
             else {
                 a.wsz = sz;
-                ms = time_call(c, run_conv, &a, true);
+                size_t ib;
+                const void *in = conv_input(c, p, (cb_phase)ph, bf ? 2 : 4, &ib);
+                ms = time_call_in(c, run_conv, &a, true, in, ib);
                 if (ms < -2) {
                     rc = fatal(c, "convolution", names[j]);
                     break;
@@ -353,7 +391,11 @@ static cb_status cal_conv_own(ctx *c, const cb_conv_params *p, cb_precision prec
             else if ((sz = (double)cb_cuda_conv_algo_workspace(al, p, (cb_phase)ph)) > (double)c->ws_bytes ||
                      sz > c->o->workspace_limit)
                 ms = -2;
-            else if ((ms = time_call(c, run_conv, &a, true)) < -2) return fatal(c, "convolution", al->name);
+            else {
+                size_t ib;
+                const void *in = conv_input(c, p, (cb_phase)ph, 4, &ib);
+                if ((ms = time_call_in(c, run_conv, &a, true, in, ib)) < -2) return fatal(c, "convolution", al->name);
+            }
             add(c, CB_SAMPLE_CONV, al->name, (cb_phase)ph, prec, p, ms, sz);
         }
     }
@@ -767,6 +809,16 @@ static cb_status setup(ctx *c) {
         want /= 2;
     }
     c->ws_bytes = c->ws ? want : 0;
+    if (!c->o->cache_hot) { // the step's cache state: a scratch of twice the L2 (the flush) and at least any input
+        int dev = 0, l2 = 0;
+        cudaGetDevice(&dev);
+        if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, dev) != cudaSuccess || l2 <= 0) l2 = 64 << 20;
+        c->flush_bytes = 2 * (size_t)l2;
+        c->scratch_bytes = max_z(c->flush_bytes, 4 * max_z(nx, ny));
+        if (cudaMalloc(&c->scratch, c->scratch_bytes) != cudaSuccess)
+            return cb_fail(c->err, CB_STATUS_NOMEM, "calibrate", NULL,
+                           "out of device memory for the cache flush's %.0f MB (--cache hot needs none)", c->scratch_bytes / 1e6);
+    }
     return CB_OK;
 }
 
@@ -776,6 +828,7 @@ static void teardown(ctx *c) {
         if (b[i]) cudaFree(b[i]);
     if (c->argmax) cudaFree(c->argmax);
     if (c->ws) cudaFree(c->ws);
+    if (c->scratch) cudaFree(c->scratch);
     if (c->e0) cudaEventDestroy(c->e0);
     if (c->e1) cudaEventDestroy(c->e1);
     if (c->dnn) cudnnDestroy(c->dnn);

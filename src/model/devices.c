@@ -109,6 +109,8 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_hidden"));
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(c, "timing");
     cal->stream_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream");
+    const cJSON *cache = cJSON_GetObjectItemCaseSensitive(c, "cache");
+    cal->cache_step = cJSON_IsString(cache) && !strcmp(cache->valuestring, "step");
     const cJSON *epi = cJSON_GetObjectItemCaseSensitive(c, "epilogue");
     cal->act_bias_fused = cJSON_IsString(epi) && !strcmp(epi->valuestring, "act_bias");
     const cJSON *x;
@@ -181,6 +183,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->local) cJSON_AddNumberToObject(c, "local", cal->local);
     if (cal->launch_overlap) cJSON_AddBoolToObject(c, "launch_hidden", true);
     cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
+    if (cal->nalgo > 0) cJSON_AddStringToObject(c, "cache", cal->cache_step ? "step" : "hot");
     if (cal->act_bias_fused) cJSON_AddStringToObject(c, "epilogue", "act_bias");
     cJSON *arr = cJSON_AddArrayToObject(c, "algos");
     for (int i = 0; i < cal->nalgo; i++) {

@@ -160,6 +160,11 @@ typedef struct cb_calibration {
     // since 2026-11-25: calls queued behind another one): nothing to take off.
     int launch_overlap;
     bool stream_timed;
+    // the convolutions and GEMMs timed in a step's cache state (calibrate --cache step, the default
+    // since 2026-11-29, "cache": "step"): the L2 flushed, the input written again before each call;
+    // false: back to back, their data in the L2 (older files, --cache hot). A record of how the
+    // samples were taken; the model reads them the same either way.
+    bool cache_step;
     // the backends' backward epilogue as calibrated (calibrate since 2026-11-27, "epilogue":
     // "act_bias"): a conv or FC layer's activation gradient and bias gradient in one pass, none
     // where an own max pool applies the ReLU's (src/model/predict_cal.c, relu_masked); false: the
