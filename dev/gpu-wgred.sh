@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The backward filter's atomics as 16-byte vector reductions (2026-11-29), on the GPU machine in one
+# The backward filter's atomics as 16-byte vector reductions (stop 44, 2026-11-28), on the GPU machine in one
 # call: build convbench and the lab; the lab's check (every tile, the scalar atomics too) beside
 # test_gpu --part storage, own and rest; the lab's timing (LAB_OWN_ONLY: vector against scalar
 # atomics, the split's epilogue weight swept); then dev/gpu-wgstore.sh's FORCED cells (the kernel /

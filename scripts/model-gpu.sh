@@ -11,7 +11,7 @@
 #      step once more (fullpass2/, fp32: the run-to-run spread of a step)
 #   4. convbench model-eval on them, leave one network out (conv layers; all layers)
 # CACHE_AB=1: the GEMMs and convolutions calibrated a second time back to back (calibrate --cache
-# hot, the timing before 2026-11-29) into TAG-cal-hot.json, both evaluated on this call's profiles.
+# hot, the timing before stop 44, 2026-11-28) into TAG-cal-hot.json, both evaluated on this call's profiles.
 # PRECS="fp32 tf32" also calibrates and profiles TF32 (about 3 minutes more; default fp32); bf16 runs on
 # NHWC storage (calibrate and the profiles).
 # Steps that would start after DEADLINE_S (default 400, counted from the start) are skipped. Results in $OUT (4 files):

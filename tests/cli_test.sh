@@ -237,7 +237,7 @@ printf '{"name": "fc", "layers": {"data": {"parents": [], "type": "Input", "tens
 expect "calibrate --shapes-from without a convolution" 2 "no convolution" -- "$cb" calibrate --backend cudnn --shapes-from "$tmp/noconv.json"
 one_line "calibrate --shapes-from without a convolution: one line" "$cb" calibrate --backend cudnn --shapes-from "$tmp/noconv.json"
 expect "calibrate refit" 0 "FWD_WINOGRAD_NONFUSED" -- "$cb" calibrate --refit tests/data/h200-cal-subset.json --save "$tmp/cal.json" --quiet
-# a refit keeps how the samples were timed: this file's are back to back (before 2026-11-29), not in a step's cache state
+# a refit keeps how the samples were timed: this file's are back to back (before stop 44, 2026-11-28), not in a step's cache state
 expect "calibrate refit keeps the cache state" 0 '"hot"' -- grep '"cache"' "$tmp/cal.json"
 expect "predict on a calibrated entry" 0 "FWD_" -- "$cb" predict vgg16 --batch 8 --device "$tmp/cal.json"
 printf '{"name": "x", "peak": {"fp32": 1e12}, "mem_bw": 1e11}' > "$tmp/nosamples.json"

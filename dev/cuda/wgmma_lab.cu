@@ -335,7 +335,7 @@ static int check_all(const char *only) {
                         CK(cudaDeviceSynchronize());
                         e = nerr_kcrs(B.dwk, rdw, p), ok = e <= TOL, runs++, fails += !ok;
                         printf("  %s tile 0 bwd-filt KCRS%s err %.2e\n", ok ? "ok  " : "FAIL", few ? " 3 blocks" : "", e);
-                        cb_wg_red_scalar = 1; // the atomics one float each (before 2026-11-29)
+                        cb_wg_red_scalar = 1; // the atomics one float each (before stop 44, 2026-11-28)
                         CK(cudaMemset(B.dw, 0xff, nw * 4));
                         run_wg(2, p, B, 0, false);
                         CK(cudaGetLastError());
@@ -441,7 +441,7 @@ static void time_all(const char *only, const char *csv_path) {
                 printf(" %d:%.3f", t, tms[t]);
                 if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, tms[t], gf / tms[t]);
             }
-            if (ph == 2) { // the atomics one float each (before 2026-11-29), and the split's epilogue weight swept
+            if (ph == 2) { // the atomics one float each (before stop 44, 2026-11-28), and the split's epilogue weight swept
                 cb_wg_red_scalar = 1;
                 double ts = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
                 cb_wg_red_scalar = 0;

@@ -460,7 +460,7 @@ struct cb_wg_wgrad_args {
     float *dw;               // (K, C, R, S) with KCRS, else (K, R, S, C); zeroed
     int h, w_, c, k, r, s, p, q, sh, sw, pt, pl;
     int npq, rsc, chunk;     // pixels, columns, pixels per split (a multiple of 64)
-    int scalar;              // KRSC: one float per atomic, as before 2026-11-29 (the lab's comparison; cb_wg_red_scalar)
+    int scalar;              // KRSC: one float per atomic, as before stop 44, 2026-11-28 (the lab's comparison; cb_wg_red_scalar)
     cb_divmod d_pq, d_q, d_c, d_s;
 };
 
@@ -629,7 +629,7 @@ static inline cb_wg_wgrad_args cb_wg_wgrad_args_make(const cb_conv_params *p) {
 static int cb_wg_wgrad_units = 0;
 // a unit's epilogue of atomics, in k-steps (the lab's sweep sets others)
 static double cb_wg_wgrad_epi = 5;
-// 1: the KRSC backward filter's atomics one float each, as before 2026-11-29's 16-byte reductions (the lab's comparison)
+// 1: the KRSC backward filter's atomics one float each, as before stop 44's 16-byte reductions (2026-11-28) (the lab's comparison)
 static int cb_wg_red_scalar = 0;
 static inline void cb_wg_wgrad_split(cb_wg_wgrad_args &a, long tiles, int *splits) {
     const long sms = cb_wg_sms(), most = (a.npq + 511) / 512, steps = (a.npq + 63) / 64;

@@ -78,7 +78,8 @@ static void progress(ctx *c, const char *fmt, const char *a, const char *b) {
 // finds its weights and inputs in the L2, which a pass does not give it (ResNet-50 b64's own
 // convolutions took a median 1.24x their back-to-back time inside the step, H200, 2026-11-28); the
 // flush alone is long enough to hide the host's side of a small call, which a pass shows (the
-// 2026-11-29 calibration of the flushed series alone put the FC layers' GEMMs 0.49x short).
+// 2026-11-28 calibration of the flushed series alone put the FC layers' GEMMs 0.49x short;
+// docs/results/2026-11-28-cache.md).
 #define STREAM_CALLS 3
 static double series(ctx *c, run_fn fn, void *arg, int reps, int calls, bool stream, const void *in, size_t in_bytes) {
     double t[32];

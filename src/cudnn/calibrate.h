@@ -30,7 +30,7 @@ typedef struct cb_gpu_cal_opts {
     int shape_lo, shape_hi;              // convolution shapes [lo, hi] of the grid; hi < 0 = to the end
     const cb_conv_params *shapes;        // (nshapes) the convolution shapes to measure instead of the grid (shape_lo and
     int nshapes;                         // shape_hi index these): `calibrate --shapes-from`'s; NULL: the grid
-    bool cache_hot;                      // calls timed back to back, their data in the L2 (before 2026-11-29); else in a
+    bool cache_hot;                      // calls timed back to back, their data in the L2 (before stop 44, 2026-11-28); else in a
                                          // step's cache state: the L2 flushed, the phase's input written again (calibrate --cache)
     bool verbose;                        // progress for every measurement
     void (*progress)(void *ctx, const char *msg);

@@ -183,7 +183,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->local) cJSON_AddNumberToObject(c, "local", cal->local);
     if (cal->launch_overlap) cJSON_AddBoolToObject(c, "launch_hidden", true);
     cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
-    if (cal->nalgo > 0) cJSON_AddStringToObject(c, "cache", cal->cache_step ? "step" : "hot");
+    cJSON_AddStringToObject(c, "cache", cal->cache_step ? "step" : "hot"); // (a passes-only part too: a refit ANDs them)
     if (cal->act_bias_fused) cJSON_AddStringToObject(c, "epilogue", "act_bias");
     cJSON *arr = cJSON_AddArrayToObject(c, "algos");
     for (int i = 0; i < cal->nalgo; i++) {

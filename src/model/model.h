@@ -161,7 +161,7 @@ typedef struct cb_calibration {
     int launch_overlap;
     bool stream_timed;
     // the convolutions and GEMMs timed in a step's cache state (calibrate --cache step, the default
-    // since 2026-11-29, "cache": "step"): the L2 flushed, the input written again before each call;
+    // since stop 44, 2026-11-28, "cache": "step"): the L2 flushed, the input written again before each call;
     // false: back to back, their data in the L2 (older files, --cache hot). A record of how the
     // samples were taken; the model reads them the same either way.
     bool cache_step;
