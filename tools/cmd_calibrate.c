@@ -469,7 +469,7 @@ static int run(int argc, char **argv) {
         {"--sections", CLI_STR, &sections, "S1,S2", "GPU: measure only these of mops, gemm, conv (default all)"},
         {"--shapes", CLI_STR, &shapes, "A-B", "GPU: only the convolution shapes A to B of the grid, or of --shapes-from's (0-based)"},
         {"--shapes-from", CLI_LIST, &shapes_net, "F1,F2", "GPU: measure these networks' convolutions instead of the grid (never the networks the model is evaluated on; repeatable)"},
-        {"--cache", CLI_STR, &cache, "C", "GPU: step (default: the L2 flushed and the input written again before each timed convolution or GEMM, as a step leaves them) or hot (back to back)"},
+        {"--cache", CLI_STR, &cache, "C", "GPU: step (default: each call also timed after an L2 flush with its input written again, as a step leaves them; the larger time kept) or hot (back to back only)"},
         {"--verbose", CLI_FLAG, &verbose, NULL, "GPU: progress for every measurement"},
         {"--refit", CLI_STR, &refit, "F1,F2", "fit again the samples of saved GPU calibrations, merged (no GPU needed)"},
         {"--allreduce", CLI_STR, &allreduce, "FILE", "store the interconnect fitted to `convbench allreduce --format json` (simulate's link)"},
