@@ -1272,6 +1272,32 @@ static void conv_epilogues(void) {
     cb_net_free(bn);
 }
 
+// A residual sum with its ReLU: one pass (the add's entry) where a library backend runs it on its
+// storage (bf16 or NHWC: src/storage/storage.c), and on fp32 NCHW (src/cuda/backend.c) a copy of the
+// first parent, the add and the ReLU apart; the calls follow (cb_predict_layer_calls)
+static void sum_passes(void) {
+    cb_net *net = json_net("{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 64]},"
+                           "\"a\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]},"
+                           "\"sum\": {\"parents\": [\"a\", \"data\"], \"type\": \"Elementwise\", \"operation\": \"sum\", \"activation_fn\": \"relu\"}}}");
+    cb_device d = gpu_device();
+    set_bf16_algos(&d, "FWD_IMPLICIT_PRECOMP_GEMM", "BWD_DATA_ALGO_1", "BWD_FILTER_ALGO_1");
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = d.cal.mop16[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = (3 + m) * 1e-6, .n = 1};
+    if (net) {
+        cb_model_opts b = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, f = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
+        cb_conv_params y = {.n = 8, .c = 64, .h = 28, .w = 28, .p = 28, .q = 28};
+        cb_pred pb, pf;
+        cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &b, &pb);
+        cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &f, &pf);
+        double add16 = cb_cal_mop16_s(&d.cal, CB_MOP_ADD, &y);
+        double three = cb_cal_mop_s(&d.cal, CB_MOP_COPY, &y) + cb_cal_mop_s(&d.cal, CB_MOP_ADD, &y) + cb_cal_mop_s(&d.cal, CB_MOP_RELU_FWD, &y);
+        CHECK(close_rel(pb.ms, 1e3 * add16, 1e-9), "bf16 NHWC: the sum and its ReLU one pass, %g ms (want %g)", pb.ms, 1e3 * add16);
+        CHECK(close_rel(pf.ms, 1e3 * three, 1e-9), "fp32 NCHW: copy, add, ReLU, %g ms (want %g)", pf.ms, 1e3 * three);
+        int cb = cb_predict_layer_calls(&d, net, 2, CB_PHASE_FORWARD, &b), cf = cb_predict_layer_calls(&d, net, 2, CB_PHASE_FORWARD, &f);
+        CHECK(cb == 1 && cf == 3, "calls: %d on the storage (want 1), %d on fp32 NCHW (want 3)", cb, cf);
+    } else CHECK(0, "load");
+    cb_net_free(net);
+}
+
 static void bn_legacy_nhwc(void) {
     cb_net *odd = bn_net(57), *even = bn_net(64);
     cb_device d = gpu_device();
@@ -1749,6 +1775,7 @@ int main(void) {
     RUN(bf16_passes);
     RUN(bn_legacy_nhwc);
     RUN(conv_epilogues);
+    RUN(sum_passes);
     RUN(weight_copies_again);
     RUN(calibration_transfer);
     RUN(pool_entries);
