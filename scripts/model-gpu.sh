@@ -10,8 +10,9 @@
 #      (profile --direction all), and a whole training step (fullpass --update) of each; then each
 #      step once more (fullpass2/, fp32: the run-to-run spread of a step)
 #   4. convbench model-eval on them, leave one network out (conv layers; all layers)
-# CACHE_AB=1: the GEMMs and convolutions calibrated a second time back to back (calibrate --cache
-# hot, the timing before stop 44, 2026-11-28) into TAG-cal-hot.json, both evaluated on this call's profiles.
+# CACHE_AB=1: the passes, GEMMs and convolutions calibrated a second time back to back (calibrate
+# --cache hot, the timing before stop 44, 2026-11-28) into TAG-cal-hot.json, both evaluated on this
+# call's profiles (the own fallback's convolutions are the same in both).
 # PRECS="fp32 tf32" also calibrates and profiles TF32 (about 3 minutes more; default fp32); bf16 runs on
 # NHWC storage (calibrate and the profiles).
 # Steps that would start after DEADLINE_S (default 400, counted from the start) are skipped. Results in $OUT (4 files):
@@ -80,10 +81,9 @@ else
         echo "model-gpu: merged refit failed"
     if [ -n "${CACHE_AB:-}" ]; then
         stamp "calibrate cudnn again, back to back (--cache hot)"
-        TAG=$TAG SKIP_PROFILES=1 CAL_SECTIONS="gemm conv" CAL_ARGS="--cache hot" CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) \
+        TAG=$TAG SKIP_PROFILES=1 CAL_ARGS="--cache hot" CAL_PRECISION=$(echo ${PRECS:-fp32} | tr ' ' ,) \
             bash scripts/model-device.sh "$CB" "$RES/hot" ${CAL_S:-170} cudnn
-        # the passes' part (no input copies: the same either way) and the own fallback's from above
-        parts=$({ ls "$RES"/calparts/cudnn_mops.json "$RES"/hot/calparts/cudnn_*.json; ls "$RES"/calparts/cuda_*.json; } 2>/dev/null | paste -sd, -)
+        parts=$({ ls "$RES"/hot/calparts/cudnn_*.json; ls "$RES"/calparts/cuda_*.json; } 2>/dev/null | paste -sd, -)
         "$CB" calibrate --refit "$parts" --save "$RES/$TAG-cal-hot.json" --format json --output /dev/null --quiet ||
             echo "model-gpu: the hot refit failed"
         cp "$RES/$TAG-cal-hot.json" "$OUT/" 2>/dev/null

@@ -3,6 +3,8 @@
 // profile and fullpass see a layer inside a pass, so the fixed costs the model fits (cuDNN's host
 // work where it is the slower side, the GPU's own fixed costs) are the ones the profiles contain,
 // without the launch latency from an idle GPU that a pass hides (timing: "stream" in the entry).
+// By default (--cache step, "cache": "step") each call is timed once more in the cache state a
+// step leaves it (the L2 flushed, its input written again) and keeps the larger median (time_call_in).
 #include "cudnn/calibrate.h"
 #include "cudnn/graph.h"
 #include "bench/stats.h"

@@ -1,7 +1,8 @@
 // GPU calibration (convbench calibrate --backend cuda|cudnn): measures, on the GPU, what the
 // model's fit needs, timing every call as convbench profile times a layer inside a pass (an event
-// pair around calls queued behind one more, median of the repetitions; the launch latency alone
-// from an idle GPU):
+// pair around calls queued behind one more, median of the repetitions; by default the larger of
+// that and the median after an L2 flush with the call's input written again, as a step leaves the
+// caches; the launch latency alone from an idle GPU):
 //   - cuBLAS GEMMs per precision (cublasSgemm pedantic fp32, TF32 tensor-op math, cublasGemmEx
 //     bf16 inputs with fp32 accumulation) on square sizes and on FC-like shapes, in the three
 //     transpositions the FC layer uses (forward, backward data, backward filter);
