@@ -1298,6 +1298,35 @@ static void sum_passes(void) {
     cb_net_free(net);
 }
 
+// An FC layer on a spatial input under NHWC storage: its GEMMs read the input in the masters' (c, h, w)
+// order, so each phase converts it (src/blas/blas.c): a copy's time and one call more than on NCHW
+static void fc_permute(void) {
+    cb_net *net = json_net("{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 7, 7, 64]},"
+                           "\"a\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 64], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]},"
+                           "\"fc\": {\"parents\": [\"a\"], \"type\": \"InnerProduct\", \"num_outputs\": 100}}}");
+    cb_device d = gpu_device();
+    set_bf16_algos(&d, "FWD_IMPLICIT_PRECOMP_GEMM", "BWD_DATA_ALGO_1", "BWD_FILTER_ALGO_1");
+    const cb_cal_algo gemm[3] = {{.name = "cublas_tf32", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .fc = true, .rate = 100e12, .overhead_s = 5e-6},
+                                 {.name = "cublas_tf32", .phase = CB_PHASE_BWD_DATA, .prec = CB_PREC_TF32, .fc = true, .rate = 100e12, .overhead_s = 5e-6},
+                                 {.name = "cublas_tf32", .phase = CB_PHASE_BWD_FILTER, .prec = CB_PREC_TF32, .fc = true, .rate = 100e12, .overhead_s = 5e-6}};
+    for (int k = 0; k < 3; k++) d.cal.algo[d.cal.nalgo++] = gemm[k];
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
+    if (net) {
+        cb_model_opts nhwc = {CB_PREC_TF32, 0, false, CB_LAYOUT_NHWC, false}, nchw = {CB_PREC_TF32, 0, false, CB_LAYOUT_NCHW, false};
+        cb_conv_params x = {.n = 8, .c = 7 * 7 * 64, .h = 1, .w = 1, .p = 1, .q = 1};
+        double copy = 1e3 * cb_cal_mop_s(&d.cal, CB_MOP_COPY, &x);
+        for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
+            cb_pred a, b;
+            cb_predict_layer(&d, net, 2, (cb_phase)ph, &nhwc, &a);
+            cb_predict_layer(&d, net, 2, (cb_phase)ph, &nchw, &b);
+            CHECK(b.ms > 0 && close_rel(a.ms - b.ms, copy, 1e-9), "phase %d: NHWC %g ms, NCHW %g (want a copy, %g, more)", ph, a.ms, b.ms, copy);
+            int ca = cb_predict_layer_calls(&d, net, 2, (cb_phase)ph, &nhwc), cn = cb_predict_layer_calls(&d, net, 2, (cb_phase)ph, &nchw);
+            CHECK(ca == cn + 1, "phase %d: %d calls on NHWC, %d on NCHW (want one more)", ph, ca, cn);
+        }
+    } else CHECK(0, "load");
+    cb_net_free(net);
+}
+
 static void bn_legacy_nhwc(void) {
     cb_net *odd = bn_net(57), *even = bn_net(64);
     cb_device d = gpu_device();
@@ -1776,6 +1805,7 @@ int main(void) {
     RUN(bn_legacy_nhwc);
     RUN(conv_epilogues);
     RUN(sum_passes);
+    RUN(fc_permute);
     RUN(weight_copies_again);
     RUN(calibration_transfer);
     RUN(pool_entries);

@@ -232,6 +232,16 @@ static bool *copies_made_again(const cb_device *d, const cb_net *net, const cb_m
 // a copy of tensor t in the storage's element type
 static double copy_s(const cb_device *d, const cb_model_opts *o, const cb_conv_params *t) { return mop_s(d, CB_MOP_COPY, t, storage_es(o)); }
 
+// An FC layer on a library backend's NHWC storage whose input is spatial: its GEMMs read the input
+// in the masters' (c, h, w) column order, so each phase converts it (src/blas/blas.c,
+// cb_blas_fc_permutes): the forward's input and the filter's, and the data gradient back to NHWC.
+// Priced as a copy of the input.
+static bool fc_permutes(const cb_device *d, const cb_net *net, const cb_layer *L, const cb_model_opts *o) {
+    if (L->op != CB_OP_FC || !cal_caps(d)->conv_library || !o || o->layout != CB_LAYOUT_NHWC || L->nparents < 1) return false;
+    cb_shape in = net->layers[L->parents[0]].out; // (L->in is the flattened (N, C*H*W))
+    return in.h * in.w > 1;
+}
+
 // the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM);
 // only: the one name allowed (NULL: any the backend runs)
 static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p, cb_phase ph, cb_precision prec, bool fc,
@@ -268,6 +278,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             double s = 0;
             cb_algo_cost c = {0};
             const char *only = NULL;
+            if (fc_permutes(d, net, L, o)) extra += copy_s(d, o, &x); // (the forward's and the filter's input; the data gradient back)
             if (!fc && cal_caps(d)->conv_library) {
                 bool asym = cudnn_asymmetric(&p);
                 if (asym && !cudnn_same_copy(&p, &xs)) only = CUDNN_FALLBACK;
@@ -431,6 +442,7 @@ static int host_calls(const cb_device *d, const cb_net *net, int i, cb_phase ph,
         // the filter gradient's return to the fp32 masters from a storage other than fp32 NCHW
         bool back = !fc && cal_caps(d)->conv_library && !own && o && (o->layout == CB_LAYOUT_NHWC || o->precision == CB_PREC_BF16);
         bool masked = relu_masked(d, net, i), act_bias = d->cal.act_bias_fused && relu && bias && !L->bn && !masked;
+        copy |= fc_permutes(d, net, L, o);
         if (ph == CB_PHASE_FORWARD) return k[ph] + copy + weight_cast(d, o, L) + bias + L->bn + (relu && (!bias || L->bn));
         if (ph == CB_PHASE_BWD_DATA) return (relu && !masked) + L->bn + (dgrad ? k[ph] + copy + (fc || copy || own ? acc : 0) : 0);
         return k[ph] + copy + back + (bias && !act_bias);
