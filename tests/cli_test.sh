@@ -332,6 +332,8 @@ expect "model-eval uncalibrated device" 2 "holds no GPU calibration" -- "$cb" mo
 "$cb" fullpass fashion-lenet --batch 4 --backend cpu --update --no-data-grad --iters 1 --warmup 0 --quiet --format json --output "$tmp/fp.json"
 expect "model-eval whole steps" 0 "step_model_ms" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" "$tmp/fp.json"
 expect "model-eval steps alone" 0 "whole steps (1)" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/fp.json"
+# the report says how the calibration's samples were timed (this one's back to back: before stop 44)
+expect "model-eval names the calibration's cache state" 0 "calibration_cache: hot" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/fp.json"
 
 # scripts/suite-summary.py (gpu-bench.sh suite's table): a cell with both peers, one whose peer did not run
 mkdir -p "$tmp/suite"

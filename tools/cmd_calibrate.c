@@ -144,6 +144,7 @@ static void gpu_report(cb_report *r, const cb_device *d) {
     cb_report_meta_num(r, "launch_us", d->cal.launch_s * 1e6);
     if (d->cal.host_call_s > 0) cb_report_meta_num(r, "host_call_us", d->cal.host_call_s * 1e6);
     if (d->cal.host_graph_call_s > 0) cb_report_meta_num(r, "host_graph_call_us", d->cal.host_graph_call_s * 1e6);
+    cb_report_meta_str(r, "cache", d->cal.cache_step ? "step (each call also timed after an L2 flush, the larger kept)" : "hot (back to back)");
     const char *gc[] = {"precision", "peak_tflops", "measured_tflops", "fraction_of_peak"};
     cb_table *g = cb_report_table(r, "gemm", 4, gc);
     for (int p = 0; p < CB_PREC_COUNT; p++) {

@@ -462,6 +462,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_str(r, "calibration", cal_path);
     if (transfer) cb_report_meta_str(r, "transfer", "the calibration's efficiencies and passes carried onto the device's datasheet figures");
     cb_report_meta_num(r, "calibration_samples", nsmp);
+    cb_report_meta_str(r, "calibration_cache", dev->cal.cache_step ? "step (timed as a step leaves the L2)" : "hot (timed back to back)");
     cb_report_meta_str(r, "kinds", kinds);
     cb_report_meta_num(r, "networks", nunit);
     cb_report_meta_num(r, "profiles", nprof);
