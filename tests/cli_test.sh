@@ -332,6 +332,19 @@ expect "model-eval uncalibrated device" 2 "holds no GPU calibration" -- "$cb" mo
 "$cb" fullpass fashion-lenet --batch 4 --backend cpu --update --no-data-grad --iters 1 --warmup 0 --quiet --format json --output "$tmp/fp.json"
 expect "model-eval whole steps" 0 "step_model_ms" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/pf.json" "$tmp/fp.json"
 expect "model-eval steps alone" 0 "whole steps (1)" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/fp.json"
+# a step measured with --update is predicted with its update: fullpass writes the flag as a JSON
+# boolean, fullpass --gpus wrote "yes" before 2026-11-28 (model-eval once read only the string, and
+# left every single-GPU step's update out of the prediction while the measured step held it)
+python3 - "$tmp/fp.json" "$tmp/fp-yes.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); d["update"] = "yes"; json.dump(d, open(sys.argv[2], "w"))
+PY
+for f in fp fp-yes; do
+    if "$cb" model-eval --device "$tmp/cal.json" "$tmp/$f.json" --format json 2>/dev/null | python3 -c '
+import json, sys
+s = json.load(sys.stdin)["tables"]["steps"][0]
+sys.exit(not (s["update_ms"] > 0 and s["update_model_ms"] and s["update_model_ms"] > 0))'; then ok "model-eval: $f.json's update predicted"; else bad "model-eval: $f.json's update left out"; fi
+done
 # the report says how the calibration's samples were timed (this one's back to back: before stop 44)
 expect "model-eval names the calibration's cache state" 0 "calibration_cache: hot" -- "$cb" model-eval --device "$tmp/cal.json" "$tmp/fp.json"
 

@@ -1327,6 +1327,30 @@ static void fc_permute(void) {
     cb_net_free(net);
 }
 
+// The step's update: one pass over the parameters' flat arrays, 20 bytes a parameter (weight,
+// gradient and momentum read, weight and momentum written), at the copy's calibrated bandwidth and
+// fixed cost; the copy's per-plane term (one plane here) does not scale with the parameter count
+static void update_pass(void) {
+    cb_net *net = json_net("{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 7, 7, 64]},"
+                           "\"fc\": {\"parents\": [\"data\"], \"type\": \"InnerProduct\", \"num_outputs\": 1000}}}");
+    cb_device d = gpu_device();
+    set_bf16_algos(&d, "FWD_IMPLICIT_PRECOMP_GEMM", "BWD_DATA_ALGO_1", "BWD_FILTER_ALGO_1");
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = d.cal.mop16[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
+    if (net) {
+        cb_model_opts o = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false};
+        cb_net_cost c;
+        cb_net_cost_total(net, &c);
+        double P = (double)c.total.params, want = 1e3 * (4e-6 + 20 * P / 2e12);
+        cb_step_pred a, b;
+        cb_predict_step(&d, net, &o, &a);
+        d.cal.mop[CB_MOP_COPY].plane_s = 1e-9; // a per-plane cost, as the H200's copy entry has (5e-12)
+        cb_predict_step(&d, net, &o, &b);
+        CHECK(close_rel(a.update_ms, want, 1e-9), "update %g ms for %.0f parameters (want %g)", a.update_ms, P, want);
+        CHECK(close_rel(b.update_ms, a.update_ms, 1e-3), "update with a per-plane copy term %g ms (want %g)", b.update_ms, a.update_ms);
+    } else CHECK(0, "load");
+    cb_net_free(net);
+}
+
 static void bn_legacy_nhwc(void) {
     cb_net *odd = bn_net(57), *even = bn_net(64);
     cb_device d = gpu_device();
@@ -1806,6 +1830,7 @@ int main(void) {
     RUN(conv_epilogues);
     RUN(sum_passes);
     RUN(fc_permute);
+    RUN(update_pass);
     RUN(weight_copies_again);
     RUN(calibration_transfer);
     RUN(pool_entries);

@@ -156,6 +156,10 @@ static cJSON *read_json(const char *path) {
     return root;
 }
 
+// a fullpass result's flag: a JSON boolean (fullpass), or "yes"/"no" (fullpass --gpus before 2026-11-28).
+// (Reading only the string once left every single-GPU step's update out of its prediction.)
+static bool json_yes(const cJSON *v) { return cJSON_IsTrue(v) || (cJSON_IsString(v) && !strcmp(v->valuestring, "yes")); }
+
 // whether path holds a fullpass result; if so, *st filled (-1 returned) or an exit status
 static int load_step(const char *path, bool *is, step *st) {
     cJSON *root = read_json(path);
@@ -175,8 +179,8 @@ static int load_step(const char *path, bool *is, step *st) {
             snprintf(st->name, sizeof st->name, "%s", net->valuestring);
             st->batch = (long)b->valuedouble;
             st->layout = model_cli_json_layout(root);
-            st->update = cJSON_IsString(up) && !strcmp(up->valuestring, "yes");
-            st->data_grad = cJSON_IsString(dg) && !strcmp(dg->valuestring, "yes");
+            st->update = json_yes(up);
+            st->data_grad = json_yes(dg);
             const cJSON *r;
             cJSON_ArrayForEach(r, rows) {
                 const cJSON *ph = cJSON_GetObjectItemCaseSensitive(r, "phase"), *ms = cJSON_GetObjectItemCaseSensitive(r, "median_ms");

@@ -40,7 +40,7 @@ static cb_report *dist_report(const char *name, const cb_exec_opts *eo, int gpus
     cb_report_meta_num(r, "global_batch", (double)per * gpus);
     cb_report_meta_num(r, "bucket_mb", bucket_mb);
     cb_report_meta_num(r, "buckets", buckets);
-    cb_report_meta_str(r, "overlap", overlap ? "yes" : "no");
+    cb_report_meta_bool(r, "overlap", overlap);
     cb_report_meta_str(r, "grad_precision", cb_precision_name(grad));
     cb_report_meta_num(r, "params", (double)params);
     return r;
@@ -86,9 +86,9 @@ int fullpass_dist(const char *spec, const run_opts *ro, const cb_exec_opts *eo_i
     for (int k = 0; k < n; k++) snprintf(list + strlen(list), sizeof list - strlen(list), "%s%d", k ? "," : "", dev[k]);
     cb_report_meta_str(r, "devices", list);
     cb_report_meta_str(r, "scaling", strong ? "strong" : "weak");
-    cb_report_meta_str(r, "update", update ? "yes" : "no");
+    cb_report_meta_bool(r, "update", update);
     cb_report_meta_str(r, "criterion", criterion ? "softmax cross-entropy" : "no");
-    cb_report_meta_str(r, "data_grad", eo.no_data_grad ? "no" : "yes");
+    cb_report_meta_bool(r, "data_grad", !eo.no_data_grad);
     cb_report_meta_num(r, "warmup", (double)ro->warmup);
     cb_report_meta_num(r, "iterations", (double)ro->iters);
     cb_report_meta_num(r, "max_param_diff", res[1].max_param_diff);
