@@ -32,7 +32,8 @@ cal() { # TAG ARGS...: one part; on failure its last progress lines
     return $rc
 }
 t0=$SECONDS
-case " $SECTIONS " in *" mops "*) cal mops --sections mops ;; esac
+# (--precision: the engine's host time per call is measured on that storage, with the passes)
+case " $SECTIONS " in *" mops "*) cal mops --sections mops --precision "${CAL_PRECISION:-fp32}" ;; esac
 case " $SECTIONS " in *" gemm "*) cal gemm --sections gemm ;; esac
 case " $SECTIONS " in *" conv "*) ;; *) false ;; esac &&
 for lo in ${CAL_GROUPS:-0 6 12 18 24 30 36 42 48 54 60 66 72 78}; do

@@ -144,6 +144,7 @@ static void gpu_report(cb_report *r, const cb_device *d) {
     cb_report_meta_num(r, "launch_us", d->cal.launch_s * 1e6);
     if (d->cal.host_call_s > 0) cb_report_meta_num(r, "host_call_us", d->cal.host_call_s * 1e6);
     if (d->cal.host_graph_call_s > 0) cb_report_meta_num(r, "host_graph_call_us", d->cal.host_graph_call_s * 1e6);
+    if (d->cal.host_engine_call_s > 0) cb_report_meta_num(r, "host_engine_call_us", d->cal.host_engine_call_s * 1e6);
     cb_report_meta_str(r, "cache", d->cal.cache_step ? "step (each call also timed after an L2 flush, the larger kept)" : "hot (back to back)");
     const char *gc[] = {"precision", "peak_tflops", "measured_tflops", "fraction_of_peak"};
     cb_table *g = cb_report_table(r, "gemm", 4, gc);
@@ -235,7 +236,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     cb_device d;
     cb_cal_sample *all = NULL;
     int nall = 0, nfiles = 0, rc = -1;
-    double launch = 0, host_call = 0, host_graph = 0;
+    double launch = 0, host_call = 0, host_graph = 0, host_engine = 0;
     bool stream = true, fused = true, step = true; // every file's samples timed as a pass sees them; its epilogue fused; the step's cache
     for (char *save_ptr = NULL, *path = strtok_r(list, ",", &save_ptr); path && rc < 0; path = strtok_r(NULL, ",", &save_ptr)) {
         cJSON *root = cb_json_read(path, &err);
@@ -264,6 +265,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
         // a graph execution's host time: the least of the parts' (each measures it on its first shape
         // with a plan; more is a larger shape's GPU catching up, not the host)
         if (di.cal.host_graph_call_s > 0 && (host_graph == 0 || di.cal.host_graph_call_s < host_graph)) host_graph = di.cal.host_graph_call_s;
+        if (di.cal.host_engine_call_s > host_engine) host_engine = di.cal.host_engine_call_s; // (the part with the passes)
         stream &= di.cal.stream_timed;
         fused &= di.cal.act_bias_fused;
         step &= di.cal.cache_step;
@@ -282,6 +284,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     d.cal.launch_s = launch;
     d.cal.host_call_s = host_call;
     d.cal.host_graph_call_s = host_graph;
+    d.cal.host_engine_call_s = host_engine;
     d.cal.stream_timed = stream;
     d.cal.act_bias_fused = fused;
     d.cal.cache_step = step;
@@ -313,6 +316,76 @@ static const cb_device *guess_base(const cb_devdb *db, const char *gpu) {
 
 #ifdef CB_HAVE_CUDA
 static void gpu_progress(void *ctx, const char *msg) { cli_progress(ctx, "%s", msg); }
+
+// The engine's host time per call as a training step issues them: a small network of the usual
+// layers (3x3 and 1x1 convolutions with bias and ReLU, channels 8 apart or not, a residual sum,
+// pooling, an FC head) at batch 1 on backend's storage, so that every call's GPU work is a few
+// microseconds. Each pass's issuing is timed on the host from an idle GPU to the return of its
+// last call, without a sync between, and divided by the calls the model counts for it
+// (cb_predict_layer_calls). That holds what the back-to-back cuDNN calls of host_call_s leave out:
+// the engine's own work between calls (descriptors, choices, weight copies' bookkeeping, the
+// storage's padded copies). Seconds, the median over reps steps; -1 where the network does not run.
+// (The four batch-1 random networks of the 2026-11-28 H200 profiles took 1.6-2.0x their calls x
+// host_call_s a step, and the model put them 14-32% short.)
+static const char HOST_NET[] =
+    "{\"name\": \"calibrate: host time per call\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [1, 16, 16, 16]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 16, 24], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"c2\": {\"parents\": [\"c1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 24, 37], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"c3\": {\"parents\": [\"c2\"], \"type\": \"Convolution\", \"filter\": [3, 3, 37, 24], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]},"
+    "\"sum\": {\"parents\": [\"c3\", \"c1\"], \"type\": \"Elementwise\", \"operation\": \"sum\", \"activation_fn\": \"relu\"},"
+    "\"pool1\": {\"parents\": [\"sum\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"},"
+    "\"c4\": {\"parents\": [\"pool1\"], \"type\": \"Convolution\", \"filter\": [3, 3, 24, 32], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"c5\": {\"parents\": [\"c4\"], \"type\": \"Convolution\", \"filter\": [1, 1, 32, 32], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"c6\": {\"parents\": [\"c5\"], \"type\": \"Convolution\", \"filter\": [3, 3, 32, 48], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"pool2\": {\"parents\": [\"c6\"], \"type\": \"Pooling\", \"ksize\": [1, 2, 2, 1], \"strides\": [1, 2, 2, 1], \"padding\": \"VALID\"},"
+    "\"fc\": {\"parents\": [\"pool2\"], \"type\": \"InnerProduct\", \"num_outputs\": 10},"
+    "\"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 10}}}";
+
+static void exec_sync(cb_exec *e) { // (a timer stopped waits for the stream)
+    cb_exec_timer_start(e);
+    (void)cb_exec_timer_stop(e);
+}
+
+static double engine_host_call_s(const cb_device *d, const char *backend, cb_precision prec, int reps, cli_out *o) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(HOST_NET, "calibrate", &err);
+    if (!net) return -1;
+    cb_exec_opts eo;
+    cb_exec_opts_default(&eo);
+    eo.backend = backend, eo.precision = prec, eo.layout = prec == CB_PREC_BF16 ? CB_LAYOUT_NHWC : CB_LAYOUT_NCHW;
+    eo.train = true, eo.no_data_grad = true;
+    cb_exec *e = cb_exec_create(net, &eo, &err);
+    double s = -1;
+    if (e) {
+        cb_model_opts mo = {prec, (double)eo.workspace_limit, false, eo.layout, false};
+        int calls = 0;
+        for (int i = 1; i < net->nlayers; i++)
+            for (int p = 0; p < CB_PHASE_COUNT; p++) calls += cb_predict_layer_calls(d, net, i, (cb_phase)p, &mo);
+        double t[32], loss = 0;
+        int n = reps < 3 ? 3 : reps > 32 ? 32 : reps;
+        bool ok = calls > 0;
+        for (int r = -3; r < n && ok; r++) { // (three warm-up steps)
+            exec_sync(e);
+            double t0 = cb_now_ms();
+            ok &= cb_exec_forward(e, true, NULL) == CB_OK;
+            double t1 = cb_now_ms();
+            ok &= cb_exec_criterion_forward(e, &loss, NULL) == CB_OK && cb_exec_criterion_backward(e, NULL) == CB_OK;
+            exec_sync(e);
+            double t2 = cb_now_ms();
+            ok &= cb_exec_backward(e, NULL) == CB_OK;
+            double t3 = cb_now_ms();
+            ok &= cb_exec_update(e, NULL) == CB_OK;
+            if (r >= 0) t[r] = (t1 - t0 + t3 - t2) / 1e3 / calls;
+        }
+        exec_sync(e);
+        if (ok) s = cb_stats_of(t, n).median;
+        cli_progress(o, "calibrate: the engine's host time per call %.2f us (%d calls a step, %s)", s * 1e6, calls, cb_precision_name(prec));
+        cb_exec_destroy(e);
+    }
+    cb_net_free(net);
+    return s;
+}
 #endif
 
 typedef struct gpu_args {
@@ -439,6 +512,10 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     d.cal.stream_timed = true; // src/cudnn/calibrate.c times calls as a pass sees them
     d.cal.act_bias_fused = true; // this build's backward epilogue (cb_fmt_act_bias_grad)
     d.cal.cache_step = !ga->cache_hot;
+    if (!ga->sections || (ga->sections & SECTION_MOPS)) { // (with the passes: once a calibration)
+        double h = engine_host_call_s(&d, backend, go.precs[0], (int)reps, o);
+        if (h > 0) d.cal.host_engine_call_s = h;
+    }
     snprintf(d.meas_source, sizeof d.meas_source, "convbench calibrate --backend %s (commit %s) on %s: median of %ld",
              backend, cb_env_commit(), gc.gpu, reps);
     cb_report *r = cb_report_new("calibrate");

@@ -87,7 +87,8 @@ static cb_status bad_entry(cb_error *err, const char *src, const char *what, int
 // "calibration": {"backend", "sms", "launch_s", "host_call_s", "algos": [...], "ops": {"copy": {...}, ...}}
 // ("host_call_s" and "host_floor" since 2026-11-27: an entry without them loads with 0, the
 // model then prices a call's host time from launch_s, cb_cal_host_call_s; "host_graph_call_s"
-// since that evening, 0 without: a graph execution then costs what any call does)
+// since that evening, 0 without: a graph execution then costs what any call does; "host_engine_call_s"
+// since 2026-11-28, 0 without: the calls then cost host_call_s and host_graph_call_s)
 static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, const char *src, cb_error *err) {
     memset(cal, 0, sizeof *cal);
     if (!cJSON_IsObject(c)) return CB_OK;
@@ -97,6 +98,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->launch_s = num(k, c, "launch_s", 0, NUM_NONNEG);
     cal->host_call_s = num(k, c, "host_call_s", 0, NUM_NONNEG);
     cal->host_graph_call_s = num(k, c, "host_graph_call_s", 0, NUM_NONNEG);
+    cal->host_engine_call_s = num(k, c, "host_engine_call_s", 0, NUM_NONNEG);
     cal->host_floor = (int)num(k, c, "host_floor", 0, NUM_COUNT);
     if (cal->host_floor >= CB_HOST_FLOOR_COUNT) cal->host_floor = CB_HOST_FLOOR_NONE; // (a later form: the default)
     cal->wave_tile = (int)num(k, c, "wave_tile", 0, NUM_COUNT);
@@ -173,6 +175,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     cJSON_AddNumberToObject(c, "launch_s", cal->launch_s);
     if (cal->host_call_s > 0) cJSON_AddNumberToObject(c, "host_call_s", cal->host_call_s);
     if (cal->host_graph_call_s > 0) cJSON_AddNumberToObject(c, "host_graph_call_s", cal->host_graph_call_s);
+    if (cal->host_engine_call_s > 0) cJSON_AddNumberToObject(c, "host_engine_call_s", cal->host_engine_call_s);
     if (cal->host_floor) cJSON_AddNumberToObject(c, "host_floor", cal->host_floor);
     if (cal->wave_tile) cJSON_AddNumberToObject(c, "wave_tile", cal->wave_tile);
     if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);

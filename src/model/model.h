@@ -178,6 +178,10 @@ typedef struct cb_calibration {
     // the same for a cuDNN graph plan's execution, the convolution of a layer whose engine the graph
     // race chose (calibrate since 2026-11-27 evening); 0: not measured (such a call costs host_call_s)
     double host_graph_call_s;
+    // the engine's host time per call in a training step: a small network's passes at batch 1 issued
+    // from an idle GPU, over the calls cb_predict_layer_calls counts (calibrate since 2026-11-28,
+    // tools/cmd_calibrate.c); where measured, a step's calls cost this, graph executions included
+    double host_engine_call_s;
     // the whole step's form (model-eval selects it leave-one-network-out): how the host's issuing of
     // calls bounds a pass (cb_host_floor; 0, the default: not at all, the form before 2026-11-27)
     int host_floor;
