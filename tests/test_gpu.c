@@ -1141,13 +1141,26 @@ static const struct {
 // elements into and out of a channel slice, with channel counts and offsets that allow each copy
 // unit (16, 8, 4 bytes, the element) and pointers offset by an element; NCHW (inner > 1) too.
 // Bytes outside the slice must stay as they were (the destination starts from other random bytes).
+// Units of 2, 4 and 8 bytes run over the flat index in tiles of 8 x 256 units
+// (src/storage/format.cu): rows of 1 unit, of widths prime to 32 and past 256, totals off the tile
+// and on it, one row, and millions (past the grid: its stride; left out under small_only).
+// $CONVBENCH_CONCAT is read once a process: these check the kernels its value picks (the default
+// unless set; =rows, the warp per row for every unit).
 static void concat_copy_cases(void) {
     static const struct { int64_t n, c_dst, c_src, c_off, inner; } cc[] = {
         {51, 275, 74, 0, 1}, {51, 275, 74, 74, 1}, {7, 275, 127, 148, 1}, {33, 256, 64, 128, 1}, {9, 12, 5, 7, 1},
         {300, 18, 6, 12, 1}, {1, 3, 1, 2, 1}, {5, 40, 16, 8, 1}, {4, 20, 7, 13, 9}, {2, 16, 8, 8, 49},
+        // the unit in bytes, bf16 / fp32, pointers as allocated (shifted by one: the element): rows of
+        // 1 channel (2 / 4), of 4 at 36 (8 / 16, a unit a row: 2048 rows, one whole tile), of 8 (16 / 16)
+        {1000, 5, 1, 3, 1}, {4097, 2, 1, 0, 1}, {2048, 40, 4, 36, 1}, {4000, 24, 8, 16, 1},
+        // 37 channels at 33 and 601 at 301 (2 / 4), 1028 at 4 (8 / 16: 257 units), 1000 at 8 (16 / 16),
+        // 12 at 4 (8 / 16)
+        {3001, 101, 37, 33, 1}, {70, 1203, 601, 301, 1}, {40, 2052, 1028, 4, 1}, {40, 2048, 1000, 8, 1}, {2000, 20, 12, 4, 1},
+        // one row (2 / 4), whole rows (pitch = width: both sides flat), 2.5 M rows of 3 channels (2 / 4)
+        {1, 700, 555, 77, 1}, {1000, 37, 37, 0, 1}, {2500000, 5, 3, 1, 1},
     };
     for (size_t c = 0; c < sizeof cc / sizeof cc[0]; c++)
-        for (int bytes = 2; bytes <= 4; bytes += 2)
+        for (int bytes = 2; bytes <= 4 && (!small_only || cc[c].n * cc[c].c_dst < 1000000); bytes += 2)
             for (int to_slice = 0; to_slice < 2; to_slice++)
                 for (int shift = 0; shift < 2; shift++) {
                     size_t big = (size_t)(cc[c].n * cc[c].c_dst * cc[c].inner) * bytes, small = (size_t)(cc[c].n * cc[c].c_src * cc[c].inner) * bytes;

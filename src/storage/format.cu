@@ -474,7 +474,7 @@ extern "C" void cb_fmt_act_backward(size_t n, cb_act a, const void *x, const voi
 
 // n rows of w units U: dst row r at dst + r * dp + c <- src row r at src + r * sp + c (pitches and
 // offsets in units). A warp per row, its lanes along the row (coalesced on both sides), rows
-// grid-strided.
+// grid-strided. The 16-byte path; $CONVBENCH_CONCAT=rows takes it for every unit (to compare).
 template <class U> __global__ void rows_copy_kernel(int64_t n, int64_t w, int64_t dp, int64_t sp, U *__restrict__ dst, const U *__restrict__ src) {
     const int64_t warps = (int64_t)gridDim.x * (blockDim.x / 32);
     for (int64_t r = (int64_t)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32; r < n; r += warps)
@@ -485,11 +485,100 @@ template <class U> static void rows_copy(int64_t n, int64_t w, int64_t dp, int64
     rows_copy_kernel<U><<<(unsigned)(blocks < 65535 ? blocks : 65535), 256>>>(n, w, dp, sp, (U *)dst, (const U *)src);
 }
 
+// The same copy over the flat index j in [0, n w) of the contiguous side (src into the slice, dst
+// out of it; its pitch is w), the strided side at (j / w) * pitch + j % w; for units of 2, 4 and 8
+// bytes. Rows of 2- and 4-byte units (channel counts not a multiple of 8, or an odd offset: random
+// networks) left the warp per row with one 2-byte access in flight per thread and lanes idle past
+// the row's end: a bf16 concatenation that the copy-bandwidth model prices at 0.06-0.07 ms took
+// 0.20-0.22 ms (about 1.1 of 4.5 TB/s; H200, 2026-11-28). Here a block's tile is FLAT_K * 256
+// consecutive units, thread t's the k-th at tile + k * 256 + t: every load and store of the
+// contiguous side coalesces whatever w is, and each thread issues its FLAT_K loads (16 to 64
+// bytes) before its stores. The strided side's offset o and column c (c = j % w) are divided out
+// once per thread (64-bit) and then advanced by steps fixed on the host: a step of s units adds
+// (s / w) * pitch + s % w to o and s % w to c, then pitch - w to o where c wrapped past w.
+#define FLAT_K 8
+#define FLAT_THREADS 256
+struct flat_step {
+    int64_t o; // (s / w) * pitch + s % w
+    uint32_t c; // s % w
+};
+static flat_step flat_step_of(int64_t s, int64_t w, int64_t pitch) {
+    flat_step f = {(s / w) * pitch + s % w, (uint32_t)(s % w)};
+    return f;
+}
+__device__ __forceinline__ void flat_advance(int64_t &o, uint32_t &c, flat_step s, uint32_t w, int64_t wrap) {
+    o += s.o, c += s.c; // (c + s.c < 2w <= 2^32: w < 2^31, the host's condition)
+    if (c >= w) c -= w, o += wrap;
+}
+// one tile's FLAT_K units of this thread (the k-th at d or s + k * FLAT_THREADS on the contiguous
+// side, at o, o + lane, ... on the strided one), all loads before the stores; ALL: every unit in
+// range (left: how many units from this thread's first to the end), else only k * 256 < left
+template <class U, bool TO_SLICE, bool ALL>
+__device__ __forceinline__ void flat_tile(int64_t left, int64_t o, uint32_t c, uint32_t w, int64_t wrap, flat_step lane,
+                                          U *__restrict__ d, const U *__restrict__ s, U *__restrict__ dst, const U *__restrict__ src) {
+    U v[FLAT_K];
+    if (TO_SLICE) {
+#pragma unroll
+        for (int k = 0; k < FLAT_K; k++) {
+            if (ALL || k * FLAT_THREADS < left) v[k] = src[o];
+            flat_advance(o, c, lane, w, wrap);
+        }
+#pragma unroll
+        for (int k = 0; k < FLAT_K; k++)
+            if (ALL || k * FLAT_THREADS < left) d[k * FLAT_THREADS] = v[k];
+    } else {
+#pragma unroll
+        for (int k = 0; k < FLAT_K; k++)
+            if (ALL || k * FLAT_THREADS < left) v[k] = s[k * FLAT_THREADS];
+#pragma unroll
+        for (int k = 0; k < FLAT_K; k++) {
+            if (ALL || k * FLAT_THREADS < left) dst[o] = v[k];
+            flat_advance(o, c, lane, w, wrap);
+        }
+    }
+}
+// TO_SLICE: src is the strided side (pitch sp), dst contiguous; else src contiguous, dst strided (dp)
+template <class U, bool TO_SLICE>
+__global__ void __launch_bounds__(FLAT_THREADS) flat_copy_kernel(int64_t total, uint32_t w, int64_t pitch, flat_step lane, flat_step grid,
+                                                                 U *__restrict__ dst, const U *__restrict__ src) {
+    const int64_t tile = (int64_t)FLAT_K * FLAT_THREADS, wrap = pitch - w;
+    int64_t base = (int64_t)blockIdx.x * tile, j0 = base + threadIdx.x;
+    int64_t r = j0 / w, o = r * pitch + (j0 - r * w); // (past the end where the grid is wider than the rows: not read)
+    uint32_t c = (uint32_t)(j0 - r * w);
+    for (; base < total; base += (int64_t)gridDim.x * tile) {
+        const int64_t left = total - base - threadIdx.x;
+        U *d = dst + base + threadIdx.x;
+        const U *s = src + base + threadIdx.x;
+        if (left > (FLAT_K - 1) * FLAT_THREADS) flat_tile<U, TO_SLICE, true>(left, o, c, w, wrap, lane, d, s, dst, src);
+        else flat_tile<U, TO_SLICE, false>(left, o, c, w, wrap, lane, d, s, dst, src);
+        flat_advance(o, c, grid, w, wrap);
+    }
+}
+// blocks: enough for two waves of 2048 threads on every SM, grid-strided beyond
+template <class U> static void flat_copy(int64_t n, int64_t w, int64_t dp, int64_t sp, void *dst, const void *src, int to_slice) {
+    static int sms;
+    if (!sms) {
+        int dev = 0;
+        cudaGetDevice(&dev);
+        if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess || sms < 1) sms = 132;
+    }
+    const int64_t total = n * w, tile = (int64_t)FLAT_K * FLAT_THREADS, most = 2 * (int64_t)sms * (2048 / FLAT_THREADS);
+    int64_t blocks = (total + tile - 1) / tile;
+    if (blocks > most) blocks = most;
+    const int64_t pitch = to_slice ? sp : dp;
+    flat_step lane = flat_step_of(FLAT_THREADS, w, pitch), grid = flat_step_of(blocks * tile, w, pitch);
+    if (to_slice) flat_copy_kernel<U, true><<<(unsigned)blocks, FLAT_THREADS>>>(total, (uint32_t)w, pitch, lane, grid, (U *)dst, (const U *)src);
+    else flat_copy_kernel<U, false><<<(unsigned)blocks, FLAT_THREADS>>>(total, (uint32_t)w, pitch, lane, grid, (U *)dst, (const U *)src);
+}
+
 // NHWC (inner 1): each row is a pixel's channels, too narrow for cudaMemcpy2DAsync, which copied
 // them at a third to a seventh of the memory's bandwidth on the H200 (GoogLeNet b128 bf16: 1.39 ms
-// of its 14.8 ms step in the concatenations; 17 M elements of 275 channels in 0.163 ms): one
-// kernel, in the widest unit (16, 8, 4 bytes, else the element) that the row, both pitches, the
-// offset and both pointers allow. NCHW rows (a channel block of an image) stay with the copy engine.
+// of its 14.8 ms step in the concatenations; 17 M elements of 275 channels in 0.163 ms): own
+// kernels, in the widest unit (16, 8, 4 bytes, else the element) that the row, both pitches, the
+// offset and both pointers allow; 16-byte units a warp per row (fast as it is), narrower ones over
+// the flat index (flat_copy). NCHW rows (a channel block of an image) stay with the copy engine.
+// $CONVBENCH_CONCAT (read once a process): copy2d, the copy engine for NHWC rows too, as before
+// 2026-11-27 late; rows, the warp per row for every unit, as before 2026-11-28 (both to compare).
 extern "C" void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, int64_t inner, size_t bytes,
                                    void *dst, const void *src, int to_slice) {
     size_t blk = (size_t)(c_src * inner) * bytes, pitch = (size_t)(c_dst * inner) * bytes, off = (size_t)(c_off * inner) * bytes;
@@ -497,21 +586,25 @@ extern "C" void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int6
     const char *s = to_slice ? (const char *)src + off : (const char *)src;
     size_t dpitch = to_slice ? blk : pitch, spitch = to_slice ? pitch : blk;
     if (!n || !blk) return;
-    static int copy2d = -1; // $CONVBENCH_CONCAT=copy2d: the copy engine for NHWC rows too, as before (to compare)
-    if (copy2d < 0) {
+    static int mode = -1; // 0 the default, 1 copy2d, 2 rows
+    if (mode < 0) {
         const char *v = getenv("CONVBENCH_CONCAT");
-        copy2d = v && !strcmp(v, "copy2d");
+        mode = !v ? 0 : !strcmp(v, "copy2d") ? 1 : !strcmp(v, "rows") ? 2 : 0;
     }
-    if (inner != 1 || copy2d) {
+    if (inner != 1 || mode == 1) {
         cudaMemcpy2DAsync(d, dpitch, s, spitch, blk, (size_t)n, cudaMemcpyDeviceToDevice);
         return;
     }
     uintptr_t all = (uintptr_t)d | (uintptr_t)s | blk | dpitch | spitch;
     size_t u = all % 16 == 0 ? 16 : all % 8 == 0 ? 8 : all % 4 == 0 ? 4 : bytes;
     int64_t w = (int64_t)(blk / u), dp = (int64_t)(dpitch / u), sp = (int64_t)(spitch / u);
+    bool flat = mode == 0 && w < INT32_MAX; // (flat_advance's column stays within 32 bits)
     if (u == 16) rows_copy<uint4>(n, w, dp, sp, d, s);
+    else if (u == 8 && flat) flat_copy<uint2>(n, w, dp, sp, d, s, to_slice);
+    else if (u == 4 && flat) flat_copy<uint32_t>(n, w, dp, sp, d, s, to_slice);
+    else if (u == 2 && flat) flat_copy<uint16_t>(n, w, dp, sp, d, s, to_slice); // (bf16 elements at an offset of an odd count)
     else if (u == 8) rows_copy<uint2>(n, w, dp, sp, d, s);
     else if (u == 4) rows_copy<uint32_t>(n, w, dp, sp, d, s);
-    else if (u == 2) rows_copy<uint16_t>(n, w, dp, sp, d, s); // (bf16 elements at an offset of an odd count)
+    else if (u == 2) rows_copy<uint16_t>(n, w, dp, sp, d, s);
     else cudaMemcpy2DAsync(d, dpitch, s, spitch, blk, (size_t)n, cudaMemcpyDeviceToDevice);
 }
