@@ -1327,6 +1327,62 @@ static void fc_permute(void) {
     cb_net_free(net);
 }
 
+// An NHWC concatenation: each input's copy into its channel slice is priced by the calibration's
+// concatenation entry for its rows' copy unit (16-byte rows: concat; else concat_narrow), forward
+// and backward; without those entries, and on NCHW storage, by the copy's as before
+static cb_net *concat_net(int k1, int k2) {
+    char js[1024];
+    snprintf(js, sizeof js,
+             "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 14, 14, 64]},"
+             "\"a\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1, 1, 64, %d], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]},"
+             "\"b\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1, 1, 64, %d], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1]},"
+             "\"cat\": {\"parents\": [\"a\", \"b\"], \"type\": \"Concatenate\", \"dim\": 3}}}",
+             k1, k2);
+    return json_net(js);
+}
+static void concat_entries(void) {
+    cb_net *wide = concat_net(32, 48), *narrow = concat_net(37, 40);
+    cb_device d = gpu_device();
+    set_bf16_algos(&d, "FWD_IMPLICIT_PRECOMP_GEMM", "BWD_DATA_ALGO_1", "BWD_FILTER_ALGO_1");
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = d.cal.mop16[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
+    d.cal.mop[CB_MOP_CONCAT].n = d.cal.mop16[CB_MOP_CONCAT].n = d.cal.mop[CB_MOP_CONCAT_NARROW].n = d.cal.mop16[CB_MOP_CONCAT_NARROW].n = 0;
+    cb_device none = d; // the same without the concatenation entries
+    d.cal.mop16[CB_MOP_CONCAT] = (cb_cal_mop){.bw = 1e12, .overhead_s = 3e-6, .plane_s = 1e-11, .n = 1};
+    d.cal.mop16[CB_MOP_CONCAT_NARROW] = (cb_cal_mop){.bw = 2e11, .overhead_s = 5e-6, .plane_s = 4e-11, .n = 1};
+    CHECK(cb_mop_concat(32, 80, 0, 2) == CB_MOP_CONCAT && cb_mop_concat(48, 80, 32, 2) == CB_MOP_CONCAT &&
+              cb_mop_concat(37, 77, 0, 2) == CB_MOP_CONCAT_NARROW && cb_mop_concat(40, 77, 37, 2) == CB_MOP_CONCAT_NARROW &&
+              cb_mop_concat(36, 72, 36, 4) == CB_MOP_CONCAT && cb_mop_concat(36, 72, 36, 2) == CB_MOP_CONCAT_NARROW,
+          "the copy unit's classes");
+    if (wide && narrow) {
+        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, nchw = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
+        const cb_net *nets[2] = {wide, narrow};
+        for (int w = 0; w < 2; w++) {
+            const cb_net *net = nets[w];
+            CHECK(net->nlayers == 4 && net->layers[3].op == CB_OP_CONCAT, "the network: %d layers", net->nlayers);
+            cb_mop m = w ? CB_MOP_CONCAT_NARROW : CB_MOP_CONCAT;
+            double want = 0, copy = 0, fp = 0;
+            for (int k = 0; k < 2; k++) {
+                cb_conv_params t = {.n = 8, .c = (int)net->layers[1 + k].out.c, .h = 14, .w = 14, .p = 14, .q = 14};
+                copy += 1e3 * cb_cal_mop16_s(&d.cal, CB_MOP_COPY, &t);
+                fp += 1e3 * cb_cal_mop_s(&d.cal, CB_MOP_COPY, &t);
+                t.k = (int)net->layers[3].out.c;
+                want += 1e3 * cb_cal_mop16_s(&d.cal, m, &t);
+            }
+            for (int ph = 0; ph < 2; ph++) { // forward, backward data
+                cb_pred a, b, c;
+                cb_predict_layer(&d, net, 3, (cb_phase)ph, &bf, &a);
+                cb_predict_layer(&none, net, 3, (cb_phase)ph, &bf, &b);
+                cb_predict_layer(&d, net, 3, (cb_phase)ph, &nchw, &c);
+                CHECK(close_rel(a.ms, want, 1e-9) && close_rel(b.ms, copy, 1e-9) && close_rel(c.ms, fp, 1e-9),
+                      "%s rows, phase %d: %g ms with the entries (want %g), %g without (want the copy's %g), %g on fp32 NCHW (want %g)",
+                      w ? "narrow" : "16-byte", ph, a.ms, want, b.ms, copy, c.ms, fp);
+            }
+        }
+    } else CHECK(0, "load");
+    cb_net_free(wide);
+    cb_net_free(narrow);
+}
+
 // The step's update: one pass over the parameters' flat arrays, 20 bytes a parameter (weight,
 // gradient and momentum read, weight and momentum written), at the copy's calibrated bandwidth and
 // fixed cost; the copy's per-plane term (one plane here) does not scale with the parameter count
@@ -1848,6 +1904,7 @@ int main(void) {
     RUN(sum_passes);
     RUN(fc_permute);
     RUN(update_pass);
+    RUN(concat_entries);
     RUN(weight_copies_again);
     RUN(calibration_transfer);
     RUN(pool_entries);

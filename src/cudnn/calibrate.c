@@ -491,6 +491,10 @@ static int run_mop16(ctx *c, const mop_arg *a) {
         cb_fmt_act_bias_grad(rows, t->c, 1, CB_ACT_RELU, NULL, c->y, c->dy, 1, vv[6],
                              c->ws_bytes >= 4 * cb_fmt_bias_part_floats(t->c) ? (float *)c->ws : NULL);
         break;
+    case CB_MOP_CONCAT:
+    case CB_MOP_CONCAT_NARROW: // (x into its slice of y, rows of t->k channels)
+        cb_fmt_concat_copy(rows, t->k, t->c, t->k - t->c, 1, 2, c->y, c->x, 0);
+        break;
     case CB_MOP_ADD:
         cb_fmt_add(count, c->dx, c->dy, 1);
         break;
@@ -596,6 +600,10 @@ static int run_mop(ctx *c, void *v) {
     case CB_MOP_ADD:
         cb_cuda_add(count, c->dx, c->dy);
         break;
+    case CB_MOP_CONCAT: // the storage's kernel on 4-byte elements: an fp32/tf32 NHWC concatenation (an NCHW one
+    case CB_MOP_CONCAT_NARROW: // copies channel blocks on the copy engine: the copy's entry prices it)
+        cb_fmt_concat_copy((int64_t)t->n * t->h * t->w, t->k, t->c, t->k - t->c, 1, 4, c->y, c->x, 0);
+        break;
     case CB_MOP_POOL_FWD:
     case CB_MOP_AVGPOOL_FWD:
         if (dnn) st = cudnnPoolingForward(c->dnn, a->pd, &one, a->td, c->x, &zero, a->od, c->y);
@@ -672,6 +680,18 @@ static cb_status cal_mops(ctx *c) {
                 // channels are a multiple of 8; the sample records that shape
                 bool odd = m == CB_MOP_BN_FWD_TRAIN_ODD || m == CB_MOP_BN_BWD_ODD;
                 if (odd && !a.bf16) continue;
+                // a concatenation's input (the shape's channels, a multiple of 8: 16-byte rows) into the
+                // second half of an output of twice its channels; the narrow entry's input has one channel
+                // fewer at the same offset (2- or 4-byte units, as random networks' odd channel counts run:
+                // 0.6 ms of gen-inception-s2 b192's forward where the copy's entry priced 0.2, H200 2026-11-28)
+                bool cat = m == CB_MOP_CONCAT || m == CB_MOP_CONCAT_NARROW;
+                if (cat) {
+                    a.t.c = m == CB_MOP_CONCAT ? t->c : t->c - 1, a.t.k = t->c + a.t.c;
+                    if (cb_mop_concat(a.t.c, a.t.k, t->c, a.bf16 ? 2 : 4) != (cb_mop)m) {
+                        a.t = *t;
+                        continue;
+                    }
+                }
                 if (odd) {
                     a.t.c = t->c % 8 ? t->c : t->c - 1;
                     st = a.t.c > 0 ? cudnnSetTensor4dDescriptor(a.td, tf, dt, t->n, a.t.c, t->h, t->w) : CUDNN_STATUS_BAD_PARAM;
@@ -698,6 +718,7 @@ static cb_status cal_mops(ctx *c) {
                     break;
                 }
                 add(c, CB_SAMPLE_MOP, cb_mop_name((cb_mop)m), CB_PHASE_FORWARD, a.bf16 ? CB_PREC_BF16 : CB_PREC_FP32, &a.t, ms, 0);
+                if (cat) a.t = *t;
                 if (odd) { // (the shape's own descriptors again for what follows)
                     a.t = *t;
                     if (cudnnSetTensor4dDescriptor(a.td, tf, dt, t->n, t->c, t->h, t->w) != CUDNN_STATUS_SUCCESS ||
@@ -808,11 +829,12 @@ static cb_status setup(ctx *c) {
         ny = max_z(ny, (size_t)sh[i].n * sh[i].k);
     }
     n = cb_cal_mop_shapes(sh, CB_CAL_MAX_SHAPES);
+    int nm = n;
     n += cb_cal_pool_shapes(sh + n, CB_CAL_MAX_SHAPES - n);
     for (int i = 0; i < n; i++) {
         size_t t = (size_t)sh[i].n * sh[i].c * sh[i].h * sh[i].w;
         nx = max_z(nx, t);
-        ny = max_z(ny, t);
+        ny = max_z(ny, i < nm ? 2 * t : t); // (a concatenation's output: twice its input)
     }
     float **bufs[] = {&c->x, &c->dx, &c->w, &c->dw, &c->y, &c->dy};
     size_t sizes[] = {nx, nx, nw, nw, ny, ny};

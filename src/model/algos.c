@@ -242,10 +242,16 @@ bool cb_algo_form_of(const char *name, cb_algo_form *f) {
 static const char *const MOP_NAMES[] = {"copy",   "bias_add",  "relu_fwd", "relu_bwd", "bn_fwd",  "bn_fwd_train",
                                         "bn_bwd", "bias_grad", "add",      "pool_fwd", "pool_bwd", "avgpool_fwd",
                                         "avgpool_bwd", "own_pool_fwd", "own_pool_bwd", "bn_fwd_train_odd", "bn_bwd_odd",
-                                        "act_bias_grad"};
+                                        "act_bias_grad", "concat", "concat_narrow"};
 _Static_assert(sizeof MOP_NAMES / sizeof MOP_NAMES[0] == CB_MOP_COUNT, "memory-bound op names");
 
 const char *cb_mop_name(cb_mop m) { return m < CB_MOP_COUNT ? MOP_NAMES[m] : "?"; }
+
+// (src/storage/format.cu, cb_fmt_concat_copy: the row, both pitches and the offset in 16-byte
+// units, the buffers being aligned to more)
+cb_mop cb_mop_concat(int64_t c, int64_t c_dst, int64_t off, int elem) {
+    return (c * elem) % 16 == 0 && (c_dst * elem) % 16 == 0 && (off * elem) % 16 == 0 ? CB_MOP_CONCAT : CB_MOP_CONCAT_NARROW;
+}
 
 bool cb_mop_parse(const char *s, cb_mop *m) {
     for (int i = 0; i < CB_MOP_COUNT; i++)
@@ -263,6 +269,8 @@ double cb_mop_bytes(cb_mop m, const cb_conv_params *t) {
     double T = 4.0 * t->n * t->c * t->h * t->w, O = 4.0 * t->n * t->c * t->p * t->q;
     switch (m) {
     case CB_MOP_COPY:
+    case CB_MOP_CONCAT: // (the input read, its slice of the output written)
+    case CB_MOP_CONCAT_NARROW:
     case CB_MOP_BIAS_ADD:
     case CB_MOP_RELU_FWD:
     case CB_MOP_BN_FWD:

@@ -63,9 +63,15 @@ typedef enum cb_mop {
     CB_MOP_BN_BWD_ODD,       // the legacy calls the cudnn backend makes there (not the Ex API); bf16 NHWC only
     CB_MOP_ACT_BIAS_GRAD,    // a ReLU's gradient and the bias gradient in one pass over dy (cb_fmt_act_bias_grad): the
                              // backward epilogue of a conv / FC layer with a bias and an activation, no batch norm
+    CB_MOP_CONCAT,           // one input of an NHWC concatenation copied into its channel slice (cb_fmt_concat_copy), t the
+    CB_MOP_CONCAT_NARROW,    // input and t.k the output's channels, the slice at k - c: rows of 16-byte units (every
+                             // channel count and offset allows them), or narrower (the flat kernel): cb_mop_concat
     CB_MOP_COUNT
 } cb_mop;
 const char *cb_mop_name(cb_mop m);
+// the concatenation entry an input of c channels at channel offset off of an output of c_dst takes on
+// storage of elem bytes an element: CB_MOP_CONCAT where the rows copy in 16-byte units, else _NARROW
+cb_mop cb_mop_concat(int64_t c, int64_t c_dst, int64_t off, int elem);
 bool cb_mop_parse(const char *s, cb_mop *m);
 // bytes one call moves: t (N,C,H,W) is the tensor (pooling: the input, out = the pooled shape)
 double cb_mop_bytes(cb_mop m, const cb_conv_params *t);

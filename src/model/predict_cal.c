@@ -242,6 +242,22 @@ static bool fc_permutes(const cb_device *d, const cb_net *net, const cb_layer *L
     return in.h * in.w > 1;
 }
 
+// An NHWC concatenation's copy of its k-th input into that input's channel slice (forward; the
+// gradient comes back out of it the same way): the storage's kernel (cb_fmt_concat_copy), priced by
+// its own entry for the rows' copy unit where the calibration measured it (calibrate since
+// 2026-11-28: narrow rows, odd channel counts, ran at a third of the copy's bandwidth on the H200),
+// else the copy's as before. NCHW storage copies whole channel blocks on the copy engine: the copy's.
+static double concat_part_s(const cb_device *d, const cb_net *net, const cb_layer *L, int k, const cb_model_opts *o, double es) {
+    cb_conv_params t = tensor_of(net->layers[L->parents[k]].out);
+    if (!(cal_caps(d)->conv_library && o && o->layout == CB_LAYOUT_NHWC)) return mop_s(d, CB_MOP_COPY, &t, es);
+    int64_t off = 0;
+    for (int j = 0; j < k; j++) off += net->layers[L->parents[j]].out.c;
+    cb_mop m = cb_mop_concat(t.c, L->out.c, off, es == 0.5 ? 2 : 4);
+    bool have = d->cal.mop[m].n > 0 || (es == 0.5 && d->cal.mop16[m].n > 0);
+    t.k = (int)L->out.c;
+    return mop_s(d, have ? m : CB_MOP_COPY, &t, es);
+}
+
 // the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM);
 // only: the one name allowed (NULL: any the backend runs)
 static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p, cb_phase ph, cb_precision prec, bool fc,
@@ -366,13 +382,15 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             }
             else core = (relu ? mop_s(d, CB_MOP_RELU_BWD, &y, es) : 0) + (dgrad ? parents_s(d, net, i, CB_MOP_COPY, es) : 0);
             break;
-        case CB_OP_CONCAT: // one copy per input, forward and backward
-            if (ph == CB_PHASE_FORWARD) {
-                for (int k = 0; k < L->nparents; k++) {
-                    cb_conv_params t = tensor_of(net->layers[L->parents[k]].out);
-                    core += mop_s(d, CB_MOP_COPY, &t, es);
+        case CB_OP_CONCAT: // one copy per input, forward and backward (where the gradient accumulates, an add too)
+            for (int k = 0; k < L->nparents; k++) {
+                const cb_layer *P = &net->layers[L->parents[k]];
+                if (ph == CB_PHASE_FORWARD) core += concat_part_s(d, net, L, k, o, es);
+                else if (dgrad && P->op != CB_OP_INPUT) {
+                    cb_conv_params t = tensor_of(P->out);
+                    core += concat_part_s(d, net, L, k, o, es) + (accumulates(net, i, L->parents[k]) ? mop_s(d, CB_MOP_ADD, &t, es) : 0);
                 }
-            } else if (dgrad) core = parents_s(d, net, i, CB_MOP_COPY, es);
+            }
             break;
         case CB_OP_DROPOUT: // mask and scale: x (or dy), mask in, y out
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_COPY : CB_MOP_RELU_BWD, &y, es);
