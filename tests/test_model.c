@@ -1758,15 +1758,16 @@ static void host_call_json(void) {
               back.cal.host_graph_call_s == 0,
           "without the fields: %g s, form %d", back.cal.host_call_s, back.cal.host_floor);
     cJSON_Delete(j);
-    // the engine's own time per call in a step (calibrate since 2026-11-28): saved, loaded, and first
+    // the engine's own time per call in a step (calibrate since 2026-11-28): saved and loaded; recorded,
+    // not priced (host_call_s stays the step's)
     d.cal.host_engine_call_s = 9.25e-6;
     j = cb_device_to_json(&d);
     CHECK(j && cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.host_engine_call_s == 9.25e-6 &&
-              cb_cal_host_call_s(&back.cal, &measured) == 9.25e-6 && measured,
-          "the engine's host time: %g s round trip, %g s used", back.cal.host_engine_call_s, cb_cal_host_call_s(&back.cal, NULL));
+              cb_cal_host_call_s(&back.cal, &measured) == 7.5e-6 && measured,
+          "the engine's host time: %g s round trip, %g s priced", back.cal.host_engine_call_s, cb_cal_host_call_s(&back.cal, NULL));
     cJSON_DeleteItemFromObject(cJSON_GetObjectItem(j, "calibration"), "host_engine_call_s");
     CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.host_engine_call_s == 0 && cb_cal_host_call_s(&back.cal, NULL) == 7.5e-6,
-          "without it: %g s, host_call_s used", back.cal.host_engine_call_s);
+          "without it: %g s, host_call_s priced", back.cal.host_engine_call_s);
     cJSON_Delete(j);
     const char *old = "docs/results/2026-11-25-h200-bias/call4/h200-cal.json";
     CHECK(cb_device_load_file(old, &back, &err) == CB_OK && back.cal.nalgo > 0 && back.cal.host_call_s == 0 &&
@@ -1797,13 +1798,12 @@ static void host_graph_calls(void) {
                   close_rel(b.host_fwd_ms - a.host_fwd_ms, b.host_graph_ms[0], 1e-9) && close_rel(b.host_bwd_ms - a.host_bwd_ms, b.host_graph_ms[1], 1e-9),
               "graph executions' host time: forward %g ms, backward %g (without the field %g, %g)", b.host_graph_ms[0], b.host_graph_ms[1],
               a.host_graph_ms[0], a.host_graph_ms[1]);
-        // the engine's measured time per call holds its graph executions: every call costs it, no more
+        // the engine's recorded time per call changes nothing priced
+        cb_step_pred c;
         d.cal.host_engine_call_s = 9e-6;
-        cb_predict_step(&d, net, &bf, &b);
-        CHECK(b.host_graph_ms[0] == 0 && b.host_graph_ms[1] == 0 && close_rel(b.host_fwd_ms, 1e3 * 9e-6 * b.calls_fwd, 1e-9) &&
-                  close_rel(b.host_bwd_ms, 1e3 * 9e-6 * b.calls_bwd, 1e-9),
-              "with the engine's time per call: forward %g ms for %d calls, backward %g for %d, graph %g, %g", b.host_fwd_ms, b.calls_fwd,
-              b.host_bwd_ms, b.calls_bwd, b.host_graph_ms[0], b.host_graph_ms[1]);
+        cb_predict_step(&d, net, &bf, &c);
+        CHECK(c.host_fwd_ms == b.host_fwd_ms && c.host_bwd_ms == b.host_bwd_ms && c.total_ms == b.total_ms,
+              "with the engine's time per call recorded: host %g, %g ms (want %g, %g)", c.host_fwd_ms, c.host_bwd_ms, b.host_fwd_ms, b.host_bwd_ms);
     } else CHECK(0, "load");
     cb_net_free(net);
 }

@@ -325,6 +325,7 @@ static void gpu_progress(void *ctx, const char *msg) { cli_progress(ctx, "%s", m
 // (cb_predict_layer_calls). That holds what the back-to-back cuDNN calls of host_call_s leave out:
 // the engine's own work between calls (descriptors, choices, weight copies' bookkeeping, the
 // storage's padded copies). Seconds, the median over reps steps; -1 where the network does not run.
+// Recorded beside host_call_s, not priced (src/model/predict_cal.c, cb_cal_host_call_s says why).
 // (The four batch-1 random networks of the 2026-11-28 H200 profiles took 1.6-2.0x their calls x
 // host_call_s a step, and the model put them 14-32% short.)
 static const char HOST_NET[] =

@@ -14,7 +14,7 @@
 // are compared with cb_predict_step in the form held out for their network, and in the host-floor
 // form (cb_host_floor: how the host's issuing of calls bounds a pass) chosen on the other
 // networks' steps, leave one network out as the per-layer forms: the host's time per call itself
-// is the calibration's (host_engine_call_s, else host_call_s, else launch_s), never fitted to a step.
+// is the calibration's (host_call_s, else launch_s), never fitted to a step.
 //
 // Profiles are `convbench profile --format json` outputs (one direction each, or --direction
 // all); each names its network, batch and precision. The network is found by its name among the
@@ -669,9 +669,12 @@ static int run(int argc, char **argv) {
                           "host time); per layer: the sum of each layer's max); bound: the larger side per pass, and the (layer, "
                           "pass) pairs whose host time is the larger",
                        ne, m, p90, m0, p0);
-        if (measured)
-            cb_report_note(r, "host time per call: %.2f us, the calibration's %s (calls: cb_predict_layer_calls)", 1e6 * hs,
-                           dev->cal.host_engine_call_s > 0 ? "host_engine_call_s (the engine's, in a small network's step)" : "host_call_s");
+        if (measured) {
+            cb_report_note(r, "host time per call: %.2f us, the calibration's host_call_s (calls: cb_predict_layer_calls)", 1e6 * hs);
+            if (dev->cal.host_engine_call_s > 0)
+                cb_report_note(r, "the engine's own host time per call in a small network's step: %.2f us (%.2fx; recorded, not priced)",
+                               1e6 * dev->cal.host_engine_call_s, dev->cal.host_engine_call_s / hs);
+        }
         else
             cb_report_note(r, "host time per call: %.2f us = %.1f x the calibration's launch_s (it has no host_call_s: calibrated "
                               "before 2026-11-27); calls: cb_predict_layer_calls",

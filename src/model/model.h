@@ -186,7 +186,7 @@ typedef struct cb_calibration {
     double host_graph_call_s;
     // the engine's host time per call in a training step: a small network's passes at batch 1 issued
     // from an idle GPU, over the calls cb_predict_layer_calls counts (calibrate since 2026-11-28,
-    // tools/cmd_calibrate.c); where measured, a step's calls cost this, graph executions included
+    // tools/cmd_calibrate.c); recorded and reported beside host_call_s, not priced (cb_cal_host_call_s)
     double host_engine_call_s;
     // the whole step's form (model-eval selects it leave-one-network-out): how the host's issuing of
     // calls bounds a pass (cb_host_floor; 0, the default: not at all, the form before 2026-11-27)

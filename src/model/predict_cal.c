@@ -493,11 +493,12 @@ const char *cb_host_floor_name(cb_host_floor f) {
 // fixed costs of the calls a small layer makes (its memory-bound passes' overhead_s, 2.2 to 6.8 us
 // on the H200 against launch_s 5.9 us) bracket it, and a calibration that measured both on an
 // H200 found host_call_s 5.19 us against launch_s 6.30 us (docs/results/2026-11-27-h200-host.md).
-// The engine's own time per call in a step (host_engine_call_s, calibrate since 2026-11-28) comes
-// first where measured.
+// The engine's own time per call in a small network's step (host_engine_call_s, calibrate since
+// 2026-11-28) is recorded, not used: on two H200s it came to 1.01x and 1.28x host_call_s, and priced
+// with it the held-out steps of eight stored sets were better on three and worse on two
+// (docs/results/2026-11-28-hostcall.md; the batch-1 steps' spread is the machines', not the engine's).
 double cb_cal_host_call_s(const cb_calibration *cal, bool *measured) {
-    if (measured) *measured = cal->host_engine_call_s > 0 || cal->host_call_s > 0;
-    if (cal->host_engine_call_s > 0) return cal->host_engine_call_s;
+    if (measured) *measured = cal->host_call_s > 0;
     return cal->host_call_s > 0 ? cal->host_call_s : CB_HOST_CALL_PER_LAUNCH * cal->launch_s;
 }
 
@@ -507,8 +508,7 @@ void cb_predict_step(const cb_device *d, const cb_net *net, const cb_model_opts 
     t.inference = false, t.weights_fixed = false; // (a step with the update)
     double *ph[CB_PHASE_COUNT] = {&out->fwd_ms, &out->bwd_data_ms, &out->bwd_filter_ms};
     double h = 1e3 * cb_cal_host_call_s(&d->cal, NULL); // ms per call
-    // per graph execution (the engine's measured time per call holds its graph executions)
-    double hg = d->cal.host_engine_call_s <= 0 && d->cal.host_call_s > 0 && d->cal.host_graph_call_s > 0 ? 1e3 * d->cal.host_graph_call_s : 0;
+    double hg = d->cal.host_call_s > 0 && d->cal.host_graph_call_s > 0 ? 1e3 * d->cal.host_graph_call_s : 0; // per graph execution
     cb_host_floor form = d->cal.nalgo > 0 && h > 0 ? (cb_host_floor)d->cal.host_floor : CB_HOST_FLOOR_NONE;
     double layer_max[2] = {0, 0}; // the passes in the per-layer form: forward, backward
     bool *again = copies_made_again(d, net, &t);
