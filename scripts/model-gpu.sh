@@ -37,7 +37,8 @@ CB=$B/convbench
 t0=$SECONDS
 stamp() { echo "== $(date -u +%T) (+$((SECONDS - t0)) s) $*"; }
 late() { [ $((SECONDS - t0)) -ge "$DEADLINE" ] && { echo "model-gpu: skipping $1 (past ${DEADLINE} s)"; return 0; }; return 1; }
-echo "== model-gpu $TAG ($gpu) commit $(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)"
+# (CB_COMMIT: the tree's commit where the device's copy of .git is older; the results name it)
+echo "== model-gpu $TAG ($gpu) commit ${CB_COMMIT:-$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)}"
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm --format=csv,noheader
 
 # the GPU's clocks and power every 250 ms, and when each part began (clocks.csv, phases.txt in the
@@ -54,7 +55,7 @@ fi
 mark build
 stamp "build"
 . scripts/device-env.sh
-make -j16 BUILD=$B "$CB" >"$RES/build.log" 2>&1 || { echo "build failed:"; tail -30 "$RES/build.log"; exit 1; }
+make -j16 BUILD=$B ${CB_COMMIT:+COMMIT=$CB_COMMIT} "$CB" >"$RES/build.log" 2>&1 || { echo "build failed:"; tail -30 "$RES/build.log"; exit 1; }
 
 if [ -n "${CAL:-}" ]; then
     cp "$CAL" "$RES/$TAG-cal.json"
