@@ -418,7 +418,7 @@ double cb_roofline_s(double flops, double rate, double bytes, double bw, double 
 // of the precision that the shape allows (fp32 entries when the precision has none), plus the
 // memory-bound passes the cudnn backend runs around it; src/model/predict_cal.c.
 void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *o, cb_pred *out);
-// fastest applicable algorithm for layer i in phase ph
+// fastest applicable algorithm for layer i in phase ph (layer 0, the input, or i past the last: 0 ms)
 void cb_predict_layer(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *o, cb_pred *out);
 // weight update (SGD with momentum): read w, g, v; write v, w
 void cb_predict_update(const cb_device *d, const cb_net *net, const cb_model_opts *o, cb_pred *out);

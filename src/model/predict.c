@@ -46,6 +46,11 @@ double cb_roofline_s(double flops, double rate, double bytes, double bw, double 
 static int elem_bytes(cb_precision p) { return p == CB_PREC_BF16 ? 2 : 4; }
 
 void cb_predict_layer(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *o, cb_pred *out) {
+    if (i < 1 || i >= net->nlayers) { // (the input, or no such layer: nothing to price; a test once asked past the end)
+        memset(out, 0, sizeof *out);
+        out->algo = CB_ALGO_COUNT;
+        return;
+    }
     if (d->cal.nalgo > 0) {
         cb_predict_layer_cal(d, net, i, ph, o, out);
         return;
