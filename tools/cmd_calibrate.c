@@ -380,10 +380,12 @@ static double engine_host_call_s(const cb_device *d, const char *backend, cb_pre
             if (r >= 0) t[r] = (t1 - t0 + t3 - t2) / 1e3 / calls;
         }
         exec_sync(e);
-        if (ok) s = cb_stats_of(t, n).median;
-        cli_progress(o, "calibrate: the engine's host time per call %.2f us (%d calls a step, %s)", s * 1e6, calls, cb_precision_name(prec));
+        if (ok) {
+            s = cb_stats_of(t, n).median;
+            cli_progress(o, "calibrate: the engine's host time per call %.2f us (%d calls a step, %s)", s * 1e6, calls, cb_precision_name(prec));
+        } else cli_progress(o, "calibrate: the engine's host time per call: a step of its network failed (not recorded)");
         cb_exec_destroy(e);
-    }
+    } else cli_progress(o, "calibrate: the engine's host time per call: its network did not plan (%s; not recorded)", err.msg);
     cb_net_free(net);
     return s;
 }

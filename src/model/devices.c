@@ -88,7 +88,7 @@ static cb_status bad_entry(cb_error *err, const char *src, const char *what, int
 // ("host_call_s" and "host_floor" since 2026-11-27: an entry without them loads with 0, the
 // model then prices a call's host time from launch_s, cb_cal_host_call_s; "host_graph_call_s"
 // since that evening, 0 without: a graph execution then costs what any call does; "host_engine_call_s"
-// since 2026-11-28, 0 without: the calls then cost host_call_s and host_graph_call_s)
+// since 2026-11-28, 0 without: recorded for reports, not priced)
 static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, const char *src, cb_error *err) {
     memset(cal, 0, sizeof *cal);
     if (!cJSON_IsObject(c)) return CB_OK;
