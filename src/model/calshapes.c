@@ -79,6 +79,11 @@ static const int POOL[][6] = {
     // tensors of 100-400 MB (the first pools of VGG-style networks at batch 64-256): the H200's
     // 2026-11-28 set priced VGG-16 b64's pool backward 25-30% short, extrapolated from samples of 77 MB at most
     {64, 48, 200, 2, 2, 0}, {32, 96, 160, 3, 2, 1}, {128, 32, 180, 2, 2, 0},
+    // and of 70-180 MB with 72-144 channels: cuDNN's bf16 NHWC backward of 2x2 windows costs 0.014 ns an
+    // input element at 32 channels, 0.019 at 48 and 0.024-0.025 from 80 up (the H200, 2026-11-28),
+    // and the large samples above had only the few channels (VGG-16 b64's pool1, 64 channels, was
+    // priced 0.66 of its 5.2 ms)
+    {32, 72, 200, 2, 2, 0}, {64, 96, 120, 2, 2, 0}, {16, 144, 150, 2, 2, 0}, {32, 128, 110, 3, 2, 1},
 };
 
 #define COUNT(a) ((int)(sizeof a / sizeof a[0]))
