@@ -6,7 +6,8 @@
 #   c1-nets      call 1 as run: the grid and eight random networks' convolutions (CAL_SEEDS=101-102)
 #   c5           call 5: the grid, with the concatenation entries
 #   c5-nocat     call 5 without its concatenation samples (the model then prices a concatenation as copies)
-# Per set and calibration: conv rows, all rows, steps (median / p90 %). No GPU (about 3 minutes;
+#   c5-pools     call 5 with call 6's four large pools of 72-144 channels (every pooling pass on them), refit
+# Per set and calibration: conv rows, all rows, steps (median / p90 %). No GPU (about 4 minutes;
 # CALS="c5 c5-nocat" for some):
 #   bash docs/results/2026-11-28-hostcall/ab-hostcall.sh [CONVBENCH]     (from the repository root)
 set -u
@@ -32,6 +33,26 @@ def strip(o):
         for v in o: strip(v)
 strip(d); json.dump(d, open(sys.argv[2], "w"))
 PY
+gunzip -c $D/call6/mops.json.gz >"$T/call6.json"
+python3 - "$T/c5.json" "$T/call6.json" "$T/c5-pools-in.json" <<'PY'
+import json, sys
+def holder(o): # the object holding the samples
+    if isinstance(o, dict):
+        if isinstance(o.get("samples"), list): return o
+        for v in o.values():
+            r = holder(v)
+            if r is not None: return r
+    elif isinstance(o, list):
+        for v in o:
+            r = holder(v)
+            if r is not None: return r
+base, new = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+tensors = {(32, 72, 200), (64, 96, 120), (16, 144, 150), (32, 128, 110)} # (calshapes.c's four added pools)
+pools = ("pool_fwd", "pool_bwd", "avgpool_fwd", "avgpool_bwd", "own_pool_fwd", "own_pool_bwd")
+holder(base)["samples"] += [s for s in holder(new)["samples"] if tuple(s["shape"][:3]) in tensors and s["name"] in pools]
+json.dump(base, open(sys.argv[3], "w"))
+PY
+"$CB" calibrate --refit "$T/c5-pools-in.json" --save "$T/c5-pools.json" --format json --output /dev/null --quiet || exit 2
 ev() { # CAL SET KINDS -> "median / p90" of the rows (all: and of the steps)
     "$CB" model-eval --device "$1" --nets "$nets" --precision bf16 --kinds "$3" --quiet "$2"/profiles/*-bf16.json $([ "$3" = all ] && echo "$2"/fullpass/*-bf16.json) |
         grep -E '^all  |note: whole' | tr -s ' ' | sed -E 's/^all [0-9,]+ ([0-9.]+) ([0-9.]+).*/\1 \/ \2/; s/.*held-out median error ([0-9.]+)%, p90 ([0-9.]+)%.*/\1 \/ \2/' | paste -sd'|'
@@ -40,7 +61,7 @@ echo "| profiles | calibration | conv rows | all rows | steps |"
 echo "|---|---|---|---|---|"
 for S in $D/call5 $D/call1 docs/results/2026-11-28-cache/call2 docs/results/2026-11-28-calnets/model docs/results/2026-11-28-h200-local/model \
          docs/results/2026-11-28-workspace/model docs/results/2026-11-27-h200-stepcheck/model docs/results/2026-11-27-h200-late/model; do
-    for C in ${CALS:-stop44 c1-grid c1-nets c5 c5-nocat}; do
+    for C in ${CALS:-stop44 c1-grid c1-nets c5 c5-nocat c5-pools}; do
         c=$(ev "$T/$C.json" "$S" conv) a=$(ev "$T/$C.json" "$S" all)
         echo "| $S | $C | $c | ${a%%|*} | ${a##*|} |"
     done
