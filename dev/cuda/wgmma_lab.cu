@@ -265,7 +265,16 @@ static double nerr_kcrs(const float *own_d, const double *ref_d, const cb_conv_p
 static bool bwd_ok(const cb_conv_params &p) { return p.stride_h == 1 && p.stride_w == 1 && p.k % 64 == 0 && p.c % 8 == 0; }
 
 // the backward filter's tiles: 0 (picked), 1, 2, 4
-static bool tile_runs(int ph, int t) { return ph < 2 || t == 0 || t == 1 || t == 2 || t == 4; }
+// LAB_SKIP=6,7,8: tiles left out of the check and the timing
+static bool skipped(int t) {
+    const char *e = getenv("LAB_SKIP");
+    if (!e) return false;
+    char key[8];
+    snprintf(key, sizeof key, ",%d,", t);
+    std::string list = std::string(",") + e + ",";
+    return list.find(key) != std::string::npos;
+}
+static bool tile_runs(int ph, int t) { return !skipped(t) && (ph < 2 || t == 0 || t == 1 || t == 2 || t == 4); }
 
 static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, bool relu) {
     if (ph == 3) { // the backward filter into KCRS (the engine's master gradient)
@@ -430,8 +439,10 @@ static void time_all(const char *only, const char *csv_path) {
         if (!cb_wg_shape_ok(&p)) continue;
         bufs B = alloc_bufs(p, 777, true);
         double gf = flops(p) / 1e9;
+        const bool quick = getenv("LAB_QUICK") != NULL; // the tiles of the forward and backward data alone
         for (int ph = 0; ph < 3; ph++) {
             if (ph == 1 && !bwd_ok(p)) continue;
+            if (quick && ph == 2) continue;
             double tms[LAB_TILES];
             printf("%-24s %-8s %7.1f GF | tiles", L.name, phase_name[ph], gf);
             for (int t = 0; t < LAB_TILES; t++) {
@@ -440,6 +451,12 @@ static void time_all(const char *only, const char *csv_path) {
                 tms[t] = time_ms([&] { run_wg(ph, p, B, t, false); }, 10, 2);
                 printf(" %d:%.3f", t, tms[t]);
                 if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, tms[t], gf / tms[t]);
+            }
+            if (quick) {
+                printf("\n");
+                for (int t = CB_WS_TILE0; t < LAB_TILES; t++)
+                    if (tms[t] > 0 && tms[0] > 0) lg_ws[t - CB_WS_TILE0][ph] += log(tms[t] / tms[0]), cws[t - CB_WS_TILE0][ph]++;
+                continue;
             }
             if (ph == 2) { // the atomics one float each (before stop 44, 2026-11-28), and the split's epilogue weight swept
                 cb_wg_red_scalar = 1;
