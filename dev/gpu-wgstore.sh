@@ -5,6 +5,7 @@
 #   race   auto as it is: the wgmma kernel raced per phase against cuDNN's pick (and cuBLAS's)
 #   lib    auto with CONVBENCH_AUTO_WGMMA=cudnn: the libraries alone, auto before this kernel joined
 #   cudnn  the cudnn backend
+#   tmaoff auto with CONVBENCH_WG_TMA=off: the wgmma kernel's cp.async tiles, as before 2026-11-29
 # and FORCED cells with the kernel forced (below): issue 12's own-kernel ratio on the storage itself,
 # without the fp32 NCHW conversions. STORAGE=1: test_gpu --part storage first.
 #   CELLS="net:batch ..." FORCED="net:batch ..." bash dev/gpu-wgstore.sh     (results: $OUT/wgstore.tgz)
@@ -27,7 +28,7 @@ for c in ${CELLS-resnet50:64 resnet50:256 vgg-a:64}; do
     for mode in ${MODES:-race lib cudnn}; do
         late "$c $mode" && continue
         be=auto; [ $mode = cudnn ] && be=cudnn
-        env=; [ $mode = lib ] && env="CONVBENCH_AUTO_WGMMA=cudnn"
+        env=; [ $mode = lib ] && env="CONVBENCH_AUTO_WGMMA=cudnn"; [ $mode = tmaoff ] && env="CONVBENCH_WG_TMA=off"
         env $env timeout 150 $B/convbench fullpass $n --batch $b --backend $be --precision bf16 --layout nhwc --no-data-grad --update \
             --warmup 3 --iters ${ITERS:-10} --per-layer --format json --quiet --output $R/fp-$tag-$mode.json 2>$R/fp-$tag-$mode.log ||
             { echo "fullpass $c $mode failed: $(tail -2 $R/fp-$tag-$mode.log)"; continue; }
@@ -45,10 +46,13 @@ done
 # FORCED cells: fullpass with the kernel forced wherever it runs (CONVBENCH_AUTO_WGMMA=own); each such
 # phase's choice keeps both race times, on the layer's own buffers: "(forced OWN, else LIB)", LIB the
 # best of cuDNN's pick (and cuBLAS's for a 1x1): own / library per phase, and the step with them all
+# (FORCED_TMA="on off": each forced cell with the TMA tiles and again without, CONVBENCH_WG_TMA)
 for c in ${FORCED:-resnet50:64}; do
-    IFS=: read -r n b <<<"$c"; tag=$(basename $n .json)-$b
+  for tma in ${FORCED_TMA:-on}; do
+    IFS=: read -r n b <<<"$c"; tag=$(basename $n .json)-$b; [ $tma = off ] && tag=$tag-tmaoff
     late "forced $c" && continue
-    CONVBENCH_AUTO_WGMMA=own timeout 150 $B/convbench fullpass $n --batch $b --backend auto --precision bf16 --layout nhwc --no-data-grad \
+    echo "FORCED $c (CONVBENCH_WG_TMA=$tma)"
+    CONVBENCH_WG_TMA=$tma CONVBENCH_AUTO_WGMMA=own timeout 150 $B/convbench fullpass $n --batch $b --backend auto --precision bf16 --layout nhwc --no-data-grad \
         --update --warmup 3 --iters ${ITERS:-10} --per-layer --format json --quiet --output $R/fp-$tag-forced.json 2>$R/fp-$tag-forced.log ||
         { echo "fullpass $c forced failed: $(tail -2 $R/fp-$tag-forced.log)"; continue; }
     python3 - $R/fp-$tag-forced.json "$c" $b <<'PY'
@@ -69,5 +73,6 @@ for k in ('algo_fwd', 'algo_bwd_data', 'algo_bwd_filter'):
         math.exp(sum(map(math.log, rat)) / len(rat)), len(rat), min(rat), max(rat)))
 if allr: print('  all: %.3f over %d of %d conv phases' % (math.exp(sum(map(math.log, allr)) / len(allr)), len(allr), conv))
 PY
+  done
 done
 tar -C $R -czf $OUT/wgstore.tgz .

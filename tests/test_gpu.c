@@ -1819,7 +1819,17 @@ static void wg_cases(void) {
                "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 72], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": null");
     layer_case("auto", CB_PREC_BF16, "wg conv 3x3 s1 pad 1 C128->128 b2 on 16x16, 3 blocks", 2, 16, 16, 128,
                "\"type\": \"Convolution\", \"filter\": [3, 3, 128, 128], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+    // the same on the cp.async tiles (CONVBENCH_WG_TMA=off), which run where the TMA maps are refused
+    setenv("CONVBENCH_WG_TMA", "off", 1);
+    layer_case("auto", CB_PREC_BF16, "wg conv 3x3 s2 SAME (asymmetric) C64->72 b2 on 30x25, 3 blocks, cp.async tiles", 2, 30, 25, 64,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 72], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": null");
+    layer_case("auto", CB_PREC_BF16, "wg conv 3x3 s1 pad 1 C128->128 b2 on 16x16, 3 blocks, cp.async tiles", 2, 16, 16, 128,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 128, 128], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+    unsetenv("CONVBENCH_WG_TMA");
     unsetenv("CONVBENCH_WG_BLOCKS");
+    // wide enough for the 256-row and 256-column TMA tiles to be picked (K 256, M 2 x 32 x 32)
+    layer_case("auto", CB_PREC_BF16, "wg conv 3x3 pad 1 C64->256 b2 on 32x32 relu", 2, 32, 32, 64,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 256], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
     expect_wg = false;
     wg_net_case();
     setenv("CONVBENCH_AUTO_WGMMA", "fastest", 1); // a bad value is refused by name

@@ -13,7 +13,6 @@
 // operands are exact here, so what is left is fp32 summation and the bf16 rounding of the output).
 #include "cuda/igemm_tc.cuh"
 #include "cuda/igemm_wgmma.cuh"
-#include "wgmma_ws.cuh"
 
 #include "lab.cuh"
 
@@ -292,12 +291,11 @@ static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, boo
     cb_wg_args a = ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p);
     if (ph == 0) a.x = B.x, a.w = B.w, a.bias = B.b, a.y = B.y, a.relu = relu;
     else a.x = B.dy, a.w = B.wt, a.y = B.dx;
-    if (tile >= CB_WS_TILE0) cb_wg_ws_launch(a, tile); // the warp-specialized tiles (wgmma_ws.cuh)
-    else cb_wg_launch<false>(a, tile);
+    cb_wg_launch<false>(a, tile);
 }
 
-// the library's tiles (0 the picked one), then wgmma_ws.cuh's
-enum { LAB_TILES = CB_WG_TILES + CB_WS_TILES };
+// the library's tiles (0 the picked one; 6-10 TMA-fed)
+enum { LAB_TILES = CB_WG_TILES, WS_TILES = CB_WG_TILES - CB_WG_TMA0 };
 
 static const char *phase_name[3] = {"fwd", "bwd-data", "bwd-filt"};
 static const double TOL = 1.5e-2;
@@ -430,8 +428,8 @@ static void time_all(const char *only, const char *csv_path) {
     CK(cudaMalloc(&ws, wsz));
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     if (csv) fprintf(csv, "layer,phase,gflop,version,ms,tflops\n");
-    double lg_dnn[3] = {0}, lg_own[3] = {0}, lg_pl[3] = {0}, lg_st[3] = {0}, lg_ws[CB_WS_TILES][2] = {{0}};
-    int cnt[3] = {0}, cpl[3] = {0}, cst[3] = {0}, cws[CB_WS_TILES][2] = {{0}};
+    double lg_dnn[3] = {0}, lg_own[3] = {0}, lg_pl[3] = {0}, lg_st[3] = {0}, lg_ws[WS_TILES][2] = {{0}};
+    int cnt[3] = {0}, cpl[3] = {0}, cst[3] = {0}, cws[WS_TILES][2] = {{0}};
     std::vector<std::string> summary;
     for (const layer &L : layers) {
         if (!L.big || (only && !strstr(only, L.name))) continue;
@@ -452,10 +450,14 @@ static void time_all(const char *only, const char *csv_path) {
                 printf(" %d:%.3f", t, tms[t]);
                 if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, tms[t], gf / tms[t]);
             }
-            if (quick) {
-                printf("\n");
-                for (int t = CB_WS_TILE0; t < LAB_TILES; t++)
-                    if (tms[t] > 0 && tms[0] > 0) lg_ws[t - CB_WS_TILE0][ph] += log(tms[t] / tms[0]), cws[t - CB_WS_TILE0][ph]++;
+            if (quick) { // and the pick among cb_wgmma_conv_kernel's tiles (as before TMA)
+                cb_wg_tma = 0;
+                double tc = ph < 2 ? time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2) : -1;
+                cb_wg_tma = 1;
+                printf(" cp.async-picked:%.3f\n", tc);
+                if (csv && tc > 0) fprintf(csv, "%s,%s,%.3f,wgmma-cpasync,%.4f,%.2f\n", L.name, phase_name[ph], gf, tc, gf / tc);
+                for (int t = CB_WG_TMA0; t < LAB_TILES; t++)
+                    if (tms[t] > 0 && tms[0] > 0) lg_ws[t - CB_WG_TMA0][ph] += log(tms[t] / tms[0]), cws[t - CB_WG_TMA0][ph]++;
                 continue;
             }
             if (ph == 2) { // the atomics one float each (before stop 44, 2026-11-28), and the split's epilogue weight swept
@@ -499,8 +501,8 @@ static void time_all(const char *only, const char *csv_path) {
             if (csv) fprintf(csv, "%s,%s,%.3f,%s,%.4f,%.2f\n%s,%s,%.3f,%s,%.4f,%.2f\n", L.name, phase_name[ph], gf, ph < 2 ? "wgmma-staged" : "wgmma-kcrs",
                              tnew, gf / tnew, L.name, phase_name[ph], gf, ph < 2 ? "wgmma-direct" : "wgmma-kcrs-direct", told, gf / told);
             if (tnew > 0 && told > 0) lg_st[ph] += log(tnew / told), cst[ph]++;
-            for (int t = CB_WS_TILE0; ph < 2 && t < LAB_TILES; t++)
-                if (tms[t] > 0 && tms[0] > 0) lg_ws[t - CB_WS_TILE0][ph] += log(tms[t] / tms[0]), cws[t - CB_WS_TILE0][ph]++;
+            for (int t = CB_WG_TMA0; ph < 2 && t < LAB_TILES; t++)
+                if (tms[t] > 0 && tms[0] > 0) lg_ws[t - CB_WG_TMA0][ph] += log(tms[t] / tms[0]), cws[t - CB_WG_TMA0][ph]++;
             cb_wg_persist = 0; // every tile its own block: the kernel before 2026-11-28
             double plain = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
             cb_wg_persist = 1;
@@ -550,10 +552,10 @@ static void time_all(const char *only, const char *csv_path) {
     for (int ph = 0; ph < 3; ph++)
         printf("geomean %-8s over %2d layers: %s %.3f\n", phase_name[ph], cst[ph], ph < 2 ? "staged epilogue / direct stores" : "KCRS by way of KRSC / atomics into KCRS",
                cst[ph] ? exp(lg_st[ph] / cst[ph]) : 0);
-    for (int t = CB_WS_TILE0; t < LAB_TILES; t++)
+    for (int t = CB_WG_TMA0; t < LAB_TILES; t++)
         for (int ph = 0; ph < 2; ph++)
-            printf("geomean %-8s over %2d layers: warp-specialized tile %d / the picked tile %.3f\n", phase_name[ph], cws[t - CB_WS_TILE0][ph], t,
-                   cws[t - CB_WS_TILE0][ph] ? exp(lg_ws[t - CB_WS_TILE0][ph] / cws[t - CB_WS_TILE0][ph]) : 0);
+            printf("geomean %-8s over %2d layers: TMA tile %d / the picked tile %.3f\n", phase_name[ph], cws[t - CB_WG_TMA0][ph], t,
+                   cws[t - CB_WG_TMA0][ph] ? exp(lg_ws[t - CB_WG_TMA0][ph] / cws[t - CB_WG_TMA0][ph]) : 0);
     if (csv) fclose(csv);
     cudaFree(ws);
     cudnnDestroy(h);

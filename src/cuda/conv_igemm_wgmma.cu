@@ -15,6 +15,7 @@ static size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 
 // (threads of one process may start backends at once, all with the same value)
 extern "C" void cb_cuda_wg_set_blocks(long n) { __atomic_store_n(&cb_wg_max_blocks, n > 0 ? n : 0, __ATOMIC_RELAXED); }
+extern "C" void cb_cuda_wg_set_tma(int on) { __atomic_store_n(&cb_wg_tma, on ? 1 : 0, __ATOMIC_RELAXED); }
 
 extern "C" bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph) {
     if (!cb_wg_shape_ok(p) || !cb_wg_device_ok()) return false;
@@ -67,7 +68,7 @@ static void backward_filter(const cb_conv_params *p, const float *x, const float
 
 extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16 = {
     "igemm-wgmma-bf16", CB_PREC_BF16,
-    "implicit GEMM on Hopper tensor cores (sm_90 only), wgmma bf16 from 128B-swizzled shared memory, 256x128 (or 128x128, 256x64, 128x64) x64 tiles, cp.async gathers of bf16 NHWC copies (under cudnn and auto on bf16 NHWC: of the tensors themselves), fp32 accumulation; every phase (backward data at stride 1, K a multiple of 64); C a multiple of 64, K of 8",
+    "implicit GEMM on Hopper tensor cores (sm_90 only), wgmma bf16 from 128B-swizzled shared memory, 256x128 (or 128x128, 256x64, 128x64) x64 tiles, cp.async gathers of bf16 NHWC copies, fp32 accumulation (under cudnn and auto on bf16 NHWC: the tensors themselves, the forward and backward data by TMA im2col loads into a warp-specialized pipeline); every phase (backward data at stride 1, K a multiple of 64); C a multiple of 64, K of 8",
     supports, workspace, forward, backward_data, backward_filter,
 };
 

@@ -31,7 +31,9 @@
 #include "cuda/common.cuh"
 #include "cuda/conv_gather.cuh"
 
+#include <cuda.h> // CUtensorMap and its encoders' types (the encoders come from the driver at run time)
 #include <cuda_bf16.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -298,6 +300,143 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
 #endif
 }
 
+// ---- the TMA-fed, warp-specialized kernel (tiles 6-10; bf16 NHWC output) ------------------------
+//
+// 384 threads: warpgroup 0 the producer, 1 and 2 the consumers. One producer thread issues each
+// k-step's two tensor copies (TMA) into one of STAGES buffers: A by the im2col map ta (BM output
+// pixels' input pixels at tap (r, s), 64 channels each; zeros outside the image, the padding, and
+// past the last image), B by the tiled map tb (BN filters x 64 of w as a (K, R*S*C) matrix; zeros
+// past K). Both land as 128-byte rows under the 128-byte swizzle, the layout cb_wg_desc describes,
+// and arrive on the buffer's full barrier by their byte count. A consumer waits for the full
+// barrier, issues the step's wgmma as one group, and once the group before has retired frees that
+// group's buffer (its empty barrier, one arrival per warp). No thread gathers, and nothing waits on
+// a block-wide barrier.
+//   !COOP ("ping-pong"): the consumers take the block's tiles in turn, each a whole WM x BN tile;
+//   their main loops run in tile order (the done barriers), so one stores a tile (the staged
+//   epilogue) while the other multiplies the next.
+//   COOP: both take every tile, consumer c its rows WM c .. WM c + WM - 1.
+// The same kernel fed by cp.async gathers from one producer warpgroup ran 1.13-1.6x the time of
+// cb_wgmma_conv_kernel (docs/results/2026-11-28-epistage.md); fed by TMA it runs 0.86x of it on
+// ResNet-50's and VGG-A's forward and backward-data layers (docs/results/2026-11-29-wgtma.md).
+#ifdef CB_WG_SM90A
+__device__ __forceinline__ void cb_wg_bar_init(uint32_t b, int count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
+}
+__device__ __forceinline__ void cb_wg_bar_arrive(uint32_t b) {
+    asm volatile("{\n.reg .b64 st;\nmbarrier.arrive.shared::cta.b64 st, [%0];\n}\n" ::"r"(b) : "memory");
+}
+// waits for the phase of the given parity to complete (the current phase or the one before it only)
+__device__ __forceinline__ void cb_wg_bar_wait(uint32_t b, uint32_t parity) {
+    asm volatile("{\n.reg .pred p;\nWAIT_%=:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+                 "@!p bra WAIT_%=;\n}\n" ::"r"(b), "r"(parity) : "memory");
+}
+// this thread's arrival, with `bytes` more of asynchronous copies for the phase to wait for
+__device__ __forceinline__ void cb_wg_bar_expect(uint32_t b, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(b), "r"(bytes) : "memory");
+}
+// TMA im2col: the map's pixelsPerColumn pixels from (n, h, w) on (w by the stride within the pixel
+// box, then h, then n), channelsPerPixel channels each from c, at filter offset (ow, oh)
+__device__ __forceinline__ void cb_wg_tma_im2col(uint32_t dst, const void *m, int c, int w, int h, int n, uint32_t bar, uint16_t ow, uint16_t oh) {
+    asm volatile("cp.async.bulk.tensor.4d.shared::cluster.global.im2col.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, %5}], [%6], {%7, %8};\n"
+                 ::"r"(dst), "l"((uint64_t)m), "r"(c), "r"(w), "r"(h), "r"(n), "r"(bar), "h"(ow), "h"(oh) : "memory");
+}
+// TMA tiled, 2D: the box at column x, row y
+__device__ __forceinline__ void cb_wg_tma_2d(uint32_t dst, const void *m, int x, int y, uint32_t bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+                 ::"r"(dst), "l"((uint64_t)m), "r"(x), "r"(y), "r"(bar) : "memory");
+}
+#endif
+
+template <int WM, int BN, int STAGES, bool COOP>
+__global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb) {
+#ifdef CB_WG_SM90A
+    constexpr int MT = WM / 64, BM = COOP ? 2 * WM : WM, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128;
+    extern __shared__ unsigned char cb_wg_raw[];
+    const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
+    const uint32_t epi = base + STAGES * STAGE, full = epi + 8 * 2048, empty = full + 8 * STAGES, done = empty + 8 * STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7;
+    const int ntn = (a.k + BN - 1) / BN, ntiles = (a.m + BM - 1) / BM * ntn, nk = a.nk;
+    if (tid == 0) {
+        for (int i = 0; i < STAGES; i++) cb_wg_bar_init(full + 8 * i, 1), cb_wg_bar_init(empty + 8 * i, COOP ? 8 : 4);
+        cb_wg_bar_init(done, 4), cb_wg_bar_init(done + 8, 4);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); // the inits, seen by the copies
+    }
+    __syncthreads();
+
+    if (wg == 0) { // the producer: its registers given over to the consumers, one thread issuing
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (tid != 0) return;
+        asm volatile("prefetch.tensormap [%0];\nprefetch.tensormap [%1];\n" ::"l"((uint64_t)&ta), "l"((uint64_t)&tb) : "memory");
+        const int pq = a.p * a.q;
+        int it = 0;
+        for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+            const int m0 = (tile / ntn) * BM, n0 = (tile % ntn) * BN;
+            const int nn = cb_div(a.d_pq, m0), o = m0 - nn * pq, oh = cb_div(a.d_q, o), ow = o - oh * a.q;
+            const int h0 = oh * a.sh - a.pt, w0 = ow * a.sw - a.pl;
+            int lr = 0, ls = 0, lc = 0;
+            for (int t = 0; t < nk; t++, it++) {
+                const int slot = it % STAGES;
+                if (it >= STAGES) cb_wg_bar_wait(empty + 8 * slot, ((it / STAGES) & 1) ^ 1);
+                const uint32_t fb = full + 8 * slot, ad = base + slot * STAGE;
+                cb_wg_bar_expect(fb, STAGE);
+                cb_wg_tma_im2col(ad, &ta, lc, w0, h0, nn, fb, (uint16_t)ls, (uint16_t)lr);
+                cb_wg_tma_2d(ad + A_BYTES, &tb, t * 64, n0, fb);
+                lc += 64;
+                if (lc == a.c) {
+                    lc = 0;
+                    if (++ls == a.s) ls = 0, lr++;
+                }
+            }
+        }
+        return;
+    }
+
+    // a consumer, c = 0 or 1: COOP, rows WM c of every tile; else tiles j = c, c + 2, ... of the
+    // block (it counts every step of the block)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory"); // 128 x 40 + 256 x 232 <= 64K
+    const int c = wg - 1, lane = tid & 31, wv = (tid >> 5) & 3, row_off = COOP ? c * WM : 0;
+    const uint32_t ep = epi + ((tid >> 5) - 4) * 2048;
+    float acc[MT][BN / 2];
+    int it = 0;
+    for (int tile = blockIdx.x, j = 0; tile < ntiles; tile += gridDim.x, j++) {
+        if (!COOP && (j & 1) != c) {
+            it += nk;
+            continue;
+        }
+        // the multiplies in tile order: tile j's start once tile j - 1's (the other consumer's) are
+        // issued and retired (done[1 - c]'s phase j / 2 for c = 1, j / 2 - 1 for c = 0); so each
+        // full barrier waited on is at most one phase from the step's, as a wait on parity needs
+        if (!COOP && j > 0) cb_wg_bar_wait(done + 8 * (1 - c), ((j >> 1) - (c == 0)) & 1);
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int q = 0; q < BN / 2; q++) acc[i][q] = 0.f;
+        for (int t = 0; t < nk; t++, it++) {
+            const int slot = it % STAGES;
+            cb_wg_bar_wait(full + 8 * slot, (it / STAGES) & 1);
+            cb_wg_fence();
+            const uint32_t as = base + slot * STAGE, bs = as + A_BYTES;
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                for (int i = 0; i < MT; i++) cb_wgmma<BN>(acc[i], cb_wg_desc(as + (row_off / 64 + i) * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
+            cb_wg_commit();
+            cb_wg_wait<1>();
+            if (t > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+        }
+        cb_wg_wait<0>();
+        if (lane == 0) {
+            cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+            if (!COOP) cb_wg_bar_arrive(done + 8 * c);
+        }
+        cb_wg_store_bf16<MT, BN>(acc, a, ep, (tile / ntn) * BM + row_off, (tile % ntn) * BN, lane, wv);
+    }
+#else
+    __trap();
+#endif
+}
+
 // (dw) wT (C, R, S, K) bf16 = w flipped in r and s: wT[c, R-1-r, S-1-s, k] = w[k, c, r, s] for w
 // fp32 KCRS (KRSC: bf16 (K, R, S, C)), the filter of the stride-1 backward data as a forward
 template <bool KRSC, class T>
@@ -361,37 +500,50 @@ static inline cb_wg_args cb_wg_args_bwd_data(const cb_conv_params *p) {
     return cb_wg_args_make(p->n, p->p, p->q, p->k, p->c, p->r, p->s, p->h, p->w, 1, 1, p->r - 1 - p->pad_top, p->s - 1 - p->pad_left);
 }
 
-// tiles: 0 = picked from the shape, 1 = 128x128, 2 = 256x128, 3 = 256x64, 4 = 128x256, 5 = 128x64
-// (the lab's warp-specialized tiles 6-8: dev/cuda/wgmma_ws.cuh)
-enum { CB_WG_TILES = 6 };
+// tiles: 0 = picked from the shape; cb_wgmma_conv_kernel's 1 = 128x128, 2 = 256x128, 3 = 256x64,
+// 4 = 128x256, 5 = 128x64; cb_wgmma_tma_kernel's (bf16 NHWC output only) 6 = 128x128 and 9 = 128x64
+// a consumer in turn, 7 = 128x256, 8 = 256x128 and 10 = 256x64 both consumers on every tile
+enum { CB_WG_TMA0 = 6, CB_WG_TILES = 11 };
+static inline void cb_wg_tile_bm_bn(int t, int *bm, int *bn) {
+    static const int BM[CB_WG_TILES] = {0, 128, 256, 256, 128, 128, 128, 128, 256, 128, 256}, BN[CB_WG_TILES] = {0, 128, 128, 64, 256, 64, 128, 256, 128, 64, 64};
+    *bm = BM[t], *bn = BN[t];
+}
 static inline void cb_wg_tile_dims(int t, int *mt, int *bn) {
-    static const int MT[CB_WG_TILES] = {0, 1, 2, 2, 1, 1}, BN[CB_WG_TILES] = {0, 128, 128, 64, 256, 64};
-    *mt = MT[t], *bn = BN[t];
+    int bm;
+    cb_wg_tile_bm_bn(t, &bm, bn);
+    *mt = bm / 128;
 }
 static inline long cb_wg_blocks(const cb_wg_args &a, int t) {
-    int mt, bn;
-    cb_wg_tile_dims(t, &mt, &bn);
-    return (long)((a.m + 128 * mt - 1) / (128 * mt)) * ((a.k + bn - 1) / bn);
+    int bm, bn;
+    cb_wg_tile_bm_bn(t, &bm, &bn);
+    return (long)((a.m + bm - 1) / bm) * ((a.k + bn - 1) / bn);
 }
-// the tile of least estimated time: waves of blocks over the SMs, times a block's outputs over
-// the tile's rate relative to 128x256 (from the lab's ResNet-50 / VGG-A timings on the H200, 2026-11-25);
-// K <= 64 takes the BN 64 tiles alone, and 128x256 only where K is a multiple of 256. (Until the
-// staged store it also needed K = 256 or R*S*C >= 2048: wide 1x1 layers ran slower on it, for the
-// fragments' own stores. With the staged store the 11 layers that rule kept off it run 0.97x on it,
-// in each of three calls: docs/results/2026-11-28-epistage.md.)
-static inline int cb_wg_pick_tile(const cb_wg_args &a) {
-    static const double rate[CB_WG_TILES] = {0, 0.85, 0.93, 0.80, 1.0, 0.6};
-    int sms = cb_wg_sms(), best = a.k <= 64 ? 3 : 1;
+// the tile of least estimated time among tiles [t0, t1): waves of blocks over the SMs, times a
+// block's outputs over the tile's rate; BN 64 tiles alone where K <= 64, BN 256 only where K is a
+// multiple of 256. cb_wgmma_conv_kernel's rates are relative to 128x256 (from the lab's ResNet-50 /
+// VGG-A timings on the H200, 2026-11-25). (Until the staged store 128x256 also needed K = 256 or
+// R*S*C >= 2048: wide 1x1 layers ran slower on it, for the fragments' own stores. With the staged
+// store the 11 layers that rule kept off it run 0.97x on it, in each of three calls:
+// docs/results/2026-11-28-epistage.md.) The TMA tiles' rates are relative to 128x128 a consumer in
+// turn: the two 256-row or -column tiles read fewer operand bytes per output, the 64-column ones more
+// (docs/results/2026-11-29-wgtma.md).
+static inline int cb_wg_pick_among(const cb_wg_args &a, int t0, int t1) {
+    static const double rate[CB_WG_TILES] = {0, 0.85, 0.93, 0.80, 1.0, 0.6, 1.0, 1.04, 1.04, 0.9, 0.93};
+    int sms = cb_wg_sms(), best = -1;
     double best_cost = 1e300;
-    for (int t = 1; t < CB_WG_TILES; t++) {
-        int mt, bn;
-        cb_wg_tile_dims(t, &mt, &bn);
-        if (a.k <= 64 && bn > 64) continue;
-        if (t == 4 && a.k % 256) continue;
-        double cost = (double)((cb_wg_blocks(a, t) + sms - 1) / sms) * (128.0 * mt * bn) / rate[t];
-        if (cost < best_cost * 0.999) best_cost = cost, best = t;
+    for (int t = t0; t < t1; t++) {
+        int bm, bn;
+        cb_wg_tile_bm_bn(t, &bm, &bn);
+        if ((a.k <= 64) != (bn == 64)) continue;
+        if (bn == 256 && a.k % 256) continue;
+        double cost = (double)((cb_wg_blocks(a, t) + sms - 1) / sms) * ((double)bm * bn) / rate[t];
+        if (best < 0 || cost < best_cost * 0.999) best_cost = cost, best = t;
     }
     return best;
+}
+static inline int cb_wg_pick_tile(const cb_wg_args &a) {
+    int t = cb_wg_pick_among(a, 1, CB_WG_TMA0);
+    return t > 0 ? t : a.k <= 64 ? 3 : 1;
 }
 
 // Blocks of a launch over `tiles` output tiles (or backward-filter units): one per SM, each running
@@ -424,9 +576,131 @@ template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_
     cb_wgmma_conv_kernel<MT, BN, STAGES, OUT_NCHW><<<(unsigned)cb_wg_grid(blocks), 256, BYTES, st>>>(b);
 }
 
-// one launch of a with tile t (0: picked)
+// ---- the TMA tiles' launch --------------------------------------------------------------------
+
+// 1 (the default): bf16 NHWC outputs on the TMA tiles (6-10); 0: cb_wgmma_conv_kernel's, as before
+// 2026-11-29 (the lab's comparison; $CONVBENCH_WG_TMA=off, cb_cuda_wg_set_tma)
+static int cb_wg_tma = 1;
+
+typedef CUresult (*cb_wg_enc_im2col_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, const int *,
+                                        const int *, cuuint32_t, cuuint32_t, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                        CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+typedef CUresult (*cb_wg_enc_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *,
+                                       const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                       CUtensorMapFloatOOBfill);
+struct cb_wg_encoders {
+    cb_wg_enc_im2col_fn im2col;
+    cb_wg_enc_tiled_fn tiled;
+};
+static inline cb_wg_encoders cb_wg_encoders_load() {
+    cb_wg_encoders e = {NULL, NULL};
+    void *f1 = NULL, *f2 = NULL;
+    cudaDriverEntryPointQueryResult q1, q2;
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeIm2col", &f1, 12000, cudaEnableDefault, &q1) == cudaSuccess &&
+        cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f2, 12000, cudaEnableDefault, &q2) == cudaSuccess && f1 && f2)
+        e.im2col = (cb_wg_enc_im2col_fn)f1, e.tiled = (cb_wg_enc_tiled_fn)f2;
+    cudaGetLastError();
+    return e;
+}
+
+// The two maps of a launch with a BM x BN tile. ta: im2col over x (N, H, W, C), BM pixels of 64
+// channels, its pixel box the top-left taps of the P x Q outputs ([-pl, (Q-1) sw - pl] in w, the same
+// in h) traversed by the strides. tb: tiled over w as a (K, R*S*C) matrix, 64 x BN boxes. Both bf16,
+// 128-byte swizzle, zeros out of bounds. NULL, or why not (the driver lacks the encoders; a pad
+// beyond the rank-4 box's [-128, 127]; the encoder refused).
+static inline const char *cb_wg_tma_maps(const cb_wg_args &a, int bm, int bn, CUtensorMap *ta, CUtensorMap *tb) {
+    static const cb_wg_encoders enc = cb_wg_encoders_load();
+    if (!enc.im2col || !enc.tiled) return "the driver has no tensor map encoders";
+    const int n = a.m / (a.p * a.q);
+    const int pb = (a.p - 1) * a.sh + a.r - a.h - a.pt, pr = (a.q - 1) * a.sw + a.s - a.w_ - a.pl; // the trailing pads in use
+    int lo[2] = {-a.pl, -a.pt}, up[2] = {pr - (a.s - 1), pb - (a.r - 1)};
+    for (int i = 0; i < 2; i++)
+        if (lo[i] < -128 || lo[i] > 127 || up[i] < -128 || up[i] > 127) return "a pad beyond the tensor map's pixel box range";
+    cuuint64_t dim[4] = {(cuuint64_t)a.c, (cuuint64_t)a.w_, (cuuint64_t)a.h, (cuuint64_t)n};
+    cuuint64_t str[3] = {(cuuint64_t)a.c * 2, (cuuint64_t)a.w_ * a.c * 2, (cuuint64_t)a.h * a.w_ * a.c * 2};
+    cuuint32_t es[4] = {1, (cuuint32_t)a.sw, (cuuint32_t)a.sh, 1};
+    if (enc.im2col(ta, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)a.x, dim, str, lo, up, 64, (cuuint32_t)bm, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                   CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+        return "the im2col tensor map was refused";
+    cuuint64_t wd[2] = {(cuuint64_t)a.nk * 64, (cuuint64_t)a.k}, ws[1] = {(cuuint64_t)a.nk * 64 * 2};
+    cuuint32_t box[2] = {64, (cuuint32_t)bn}, e2[2] = {1, 1};
+    if (enc.tiled(tb, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)a.w, wd, ws, box, e2, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+        return "the filter's tensor map was refused";
+    return NULL;
+}
+
+// the maps of launch a on tile t, encoded once and kept (a step calls every layer with the same
+// tensors; the encoding is host time the GPU would wait for): per thread (a device each), the last
+// 64 launches' maps, the oldest replaced
+struct cb_wg_map_entry {
+    const void *x, *w;
+    int h, w_, c, k, r, s, p, q, sh, sw, pt, pl, m, tile;
+    CUtensorMap ta, tb;
+};
+static inline const char *cb_wg_maps_for(const cb_wg_args &a, int t, const CUtensorMap **ta, const CUtensorMap **tb) {
+    enum { N = 64 };
+    static thread_local cb_wg_map_entry cache[N];
+    static thread_local int used = 0, next = 0;
+    for (int i = 0; i < used; i++) {
+        const cb_wg_map_entry &e = cache[i];
+        if (e.x == a.x && e.w == a.w && e.h == a.h && e.w_ == a.w_ && e.c == a.c && e.k == a.k && e.r == a.r && e.s == a.s && e.p == a.p &&
+            e.q == a.q && e.sh == a.sh && e.sw == a.sw && e.pt == a.pt && e.pl == a.pl && e.m == a.m && e.tile == t) {
+            *ta = &e.ta, *tb = &e.tb;
+            return NULL;
+        }
+    }
+    cb_wg_map_entry &e = cache[next];
+    int bm, bn;
+    cb_wg_tile_bm_bn(t, &bm, &bn);
+    const char *why = cb_wg_tma_maps(a, bm, bn, &e.ta, &e.tb);
+    if (why) return why;
+    e.x = a.x, e.w = a.w, e.h = a.h, e.w_ = a.w_, e.c = a.c, e.k = a.k, e.r = a.r, e.s = a.s, e.p = a.p, e.q = a.q, e.sh = a.sh, e.sw = a.sw;
+    e.pt = a.pt, e.pl = a.pl, e.m = a.m, e.tile = t;
+    next = (next + 1) % N, used = used < N ? used + 1 : N;
+    *ta = &e.ta, *tb = &e.tb;
+    return NULL;
+}
+
+// shared memory: STAGES buffers (at most 6, within 220 KB with the epilogue's 16 KB), the barriers,
+// 1 KB for alignment
+template <int WM, int BN, bool COOP> static void cb_wg_tma_launch_t(const cb_wg_args &a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
+    constexpr int BM = COOP ? 2 * WM : WM, STAGE = BM * 128 + BN * 128, FIT = (220 * 1024 - 8 * 2048) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
+    constexpr int BYTES = STAGES * STAGE + 8 * 2048 + 16 * STAGES + 16 + 1024;
+    static unsigned long long attr_devs = 0;
+    if (cb_first_on_device(&attr_devs))
+        cudaFuncSetAttribute(cb_wgmma_tma_kernel<WM, BN, STAGES, COOP>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+    long tiles = (long)((a.m + BM - 1) / BM) * ((a.k + BN - 1) / BN);
+    cb_wgmma_tma_kernel<WM, BN, STAGES, COOP><<<(unsigned)cb_wg_grid(tiles), 384, BYTES, st>>>(a, ta, tb);
+}
+// false where the maps are refused (said once on stderr): the caller runs cb_wgmma_conv_kernel's tiles
+static inline bool cb_wg_tma_launch(const cb_wg_args &a, int t, cudaStream_t st) {
+    const CUtensorMap *ta, *tb;
+    const char *why = cb_wg_maps_for(a, t, &ta, &tb);
+    if (why) {
+        static int said = 0;
+        if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+            fprintf(stderr, "convbench: note: own wgmma kernel: %s; its layers run the kernel without TMA\n", why);
+        return false;
+    }
+    switch (t) {
+    case 6: cb_wg_tma_launch_t<128, 128, false>(a, *ta, *tb, st); break;
+    case 7: cb_wg_tma_launch_t<64, 256, true>(a, *ta, *tb, st); break;
+    case 8: cb_wg_tma_launch_t<128, 128, true>(a, *ta, *tb, st); break;
+    case 9: cb_wg_tma_launch_t<128, 64, false>(a, *ta, *tb, st); break;
+    default: cb_wg_tma_launch_t<128, 64, true>(a, *ta, *tb, st); break;
+    }
+    return true;
+}
+
+// one launch of a with tile t (0: picked; the TMA tiles for bf16 NHWC output unless cb_wg_tma is 0)
 template <bool OUT_NCHW> static void cb_wg_launch(const cb_wg_args &a, int t, cudaStream_t st = 0) {
     if (a.m <= 0 || a.k <= 0) return;
+    if (t == 0 && !OUT_NCHW && cb_wg_tma) t = cb_wg_pick_among(a, CB_WG_TMA0, CB_WG_TILES);
+    if (t >= CB_WG_TMA0) {
+        if (!OUT_NCHW && cb_wg_tma_launch(a, t, st)) return;
+        t = 0;
+    }
     switch (t ? t : cb_wg_pick_tile(a)) {
     case 2: cb_wg_launch_t<2, 128, OUT_NCHW>(a, st); break;
     case 3: cb_wg_launch_t<2, 64, OUT_NCHW>(a, st); break;

@@ -45,6 +45,9 @@ bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph);
 // at most n blocks for every launch of the wgmma kernels after this (0: one per SM), from
 // $CONVBENCH_WG_BLOCKS at a backend's start (tests)
 void cb_cuda_wg_set_blocks(long n);
+// on (the default): the forward and backward data on bf16 NHWC storage run the TMA-fed tiles; off:
+// the cp.async ones as before 2026-11-29 (from $CONVBENCH_WG_TMA=on|off at a backend's start, to compare)
+void cb_cuda_wg_set_tma(int on);
 size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph);
 void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu);
 void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const void *dy, const void *w, void *dx, void *ws);
