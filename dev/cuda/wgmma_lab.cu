@@ -263,7 +263,7 @@ static double nerr_kcrs(const float *own_d, const double *ref_d, const cb_conv_p
 
 static bool bwd_ok(const cb_conv_params &p) { return p.stride_h == 1 && p.stride_w == 1 && p.k % 64 == 0 && p.c % 8 == 0; }
 
-// the backward filter's tiles: 0 (picked), 1, 2, 4
+// the backward filter's tiles: 0 (picked), 1, 2, 4 (cp.async), 6-8 (TMA)
 // LAB_SKIP=6,7,8: tiles left out of the check and the timing
 static bool skipped(int t) {
     const char *e = getenv("LAB_SKIP");
@@ -273,7 +273,7 @@ static bool skipped(int t) {
     std::string list = std::string(",") + e + ",";
     return list.find(key) != std::string::npos;
 }
-static bool tile_runs(int ph, int t) { return !skipped(t) && (ph < 2 || t == 0 || t == 1 || t == 2 || t == 4); }
+static bool tile_runs(int ph, int t) { return !skipped(t) && (ph < 2 || t == 0 || t == 1 || t == 2 || t == 4 || (t >= 6 && t <= 8)); }
 
 static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, bool relu) {
     if (ph == 3) { // the backward filter into KCRS (the engine's master gradient)
@@ -440,7 +440,6 @@ static void time_all(const char *only, const char *csv_path) {
         const bool quick = getenv("LAB_QUICK") != NULL; // the tiles of the forward and backward data alone
         for (int ph = 0; ph < 3; ph++) {
             if (ph == 1 && !bwd_ok(p)) continue;
-            if (quick && ph == 2) continue;
             double tms[LAB_TILES];
             printf("%-24s %-8s %7.1f GF | tiles", L.name, phase_name[ph], gf);
             for (int t = 0; t < LAB_TILES; t++) {
@@ -452,7 +451,7 @@ static void time_all(const char *only, const char *csv_path) {
             }
             if (quick) { // and the pick among cb_wgmma_conv_kernel's tiles (as before TMA)
                 cb_wg_tma = 0;
-                double tc = ph < 2 ? time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2) : -1;
+                double tc = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
                 cb_wg_tma = 1;
                 printf(" cp.async-picked:%.3f\n", tc);
                 if (csv && tc > 0) fprintf(csv, "%s,%s,%.3f,wgmma-cpasync,%.4f,%.2f\n", L.name, phase_name[ph], gf, tc, gf / tc);

@@ -578,8 +578,9 @@ template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_
 
 // ---- the TMA tiles' launch --------------------------------------------------------------------
 
-// 1 (the default): bf16 NHWC outputs on the TMA tiles (6-10); 0: cb_wgmma_conv_kernel's, as before
-// 2026-11-29 (the lab's comparison; $CONVBENCH_WG_TMA=off, cb_cuda_wg_set_tma)
+// 1 (the default): bf16 NHWC outputs on the TMA tiles (6-10) and the KRSC backward filter on its own
+// (6-8); 0: the cp.async tiles alone, as before 2026-11-29 (the lab's comparison; $CONVBENCH_WG_TMA=off,
+// cb_cuda_wg_set_tma)
 static int cb_wg_tma = 1;
 
 typedef CUresult (*cb_wg_enc_im2col_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, const int *,
@@ -603,14 +604,13 @@ static inline cb_wg_encoders cb_wg_encoders_load() {
     return e;
 }
 
-// The two maps of a launch with a BM x BN tile. ta: im2col over x (N, H, W, C), BM pixels of 64
-// channels, its pixel box the top-left taps of the P x Q outputs ([-pl, (Q-1) sw - pl] in w, the same
-// in h) traversed by the strides. tb: tiled over w as a (K, R*S*C) matrix, 64 x BN boxes. Both bf16,
-// 128-byte swizzle, zeros out of bounds. NULL, or why not (the driver lacks the encoders; a pad
-// beyond the rank-4 box's [-128, 127]; the encoder refused).
-static inline const char *cb_wg_tma_maps(const cb_wg_args &a, int bm, int bn, CUtensorMap *ta, CUtensorMap *tb) {
+// The im2col map over a's input x (N, H, W, C): columns of `pixels` pixels of 64 channels, its pixel
+// box the top-left taps of the P x Q outputs ([-pl, (Q-1) sw - pl] in w, the same in h) traversed by
+// the strides; bf16, 128-byte swizzle, zeros out of bounds. NULL, or why not (the driver lacks the
+// encoders; a pad beyond the rank-4 box's [-128, 127]; the encoder refused).
+static inline const char *cb_wg_im2col_map(const cb_wg_args &a, int pixels, CUtensorMap *m) {
     static const cb_wg_encoders enc = cb_wg_encoders_load();
-    if (!enc.im2col || !enc.tiled) return "the driver has no tensor map encoders";
+    if (!enc.im2col) return "the driver has no tensor map encoders";
     const int n = a.m / (a.p * a.q);
     const int pb = (a.p - 1) * a.sh + a.r - a.h - a.pt, pr = (a.q - 1) * a.sw + a.s - a.w_ - a.pl; // the trailing pads in use
     int lo[2] = {-a.pl, -a.pt}, up[2] = {pr - (a.s - 1), pb - (a.r - 1)};
@@ -619,15 +619,28 @@ static inline const char *cb_wg_tma_maps(const cb_wg_args &a, int bm, int bn, CU
     cuuint64_t dim[4] = {(cuuint64_t)a.c, (cuuint64_t)a.w_, (cuuint64_t)a.h, (cuuint64_t)n};
     cuuint64_t str[3] = {(cuuint64_t)a.c * 2, (cuuint64_t)a.w_ * a.c * 2, (cuuint64_t)a.h * a.w_ * a.c * 2};
     cuuint32_t es[4] = {1, (cuuint32_t)a.sw, (cuuint32_t)a.sh, 1};
-    if (enc.im2col(ta, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)a.x, dim, str, lo, up, 64, (cuuint32_t)bm, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+    if (enc.im2col(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)a.x, dim, str, lo, up, 64, (cuuint32_t)pixels, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
         return "the im2col tensor map was refused";
-    cuuint64_t wd[2] = {(cuuint64_t)a.nk * 64, (cuuint64_t)a.k}, ws[1] = {(cuuint64_t)a.nk * 64 * 2};
-    cuuint32_t box[2] = {64, (cuuint32_t)bn}, e2[2] = {1, 1};
-    if (enc.tiled(tb, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)a.w, wd, ws, box, e2, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
-        return "the filter's tensor map was refused";
     return NULL;
+}
+// The tiled map over a (rows, cols) bf16 matrix at p: boxes of 64 columns x box_rows rows, 128-byte
+// swizzle, zeros out of bounds. NULL, or why not.
+static inline const char *cb_wg_matrix_map(const void *p, long rows, long cols, int box_rows, CUtensorMap *m, const char *what) {
+    static const cb_wg_encoders enc = cb_wg_encoders_load();
+    if (!enc.tiled) return "the driver has no tensor map encoders";
+    cuuint64_t d[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, str[1] = {(cuuint64_t)cols * 2};
+    cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, e2[2] = {1, 1};
+    if (enc.tiled(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)p, d, str, box, e2, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                  CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
+        return what;
+    return NULL;
+}
+// the two maps of a launch with a BM x BN tile: ta im2col over x, BM pixels a column; tb over w as a
+// (K, R*S*C) matrix, 64 x BN boxes
+static inline const char *cb_wg_tma_maps(const cb_wg_args &a, int bm, int bn, CUtensorMap *ta, CUtensorMap *tb) {
+    const char *why = cb_wg_im2col_map(a, bm, ta);
+    return why ? why : cb_wg_matrix_map(a.w, a.k, (long)a.nk * 64, bn, tb, "the filter's tensor map was refused");
 }
 
 // the maps of launch a on tile t, encoded once and kept (a step calls every layer with the same
@@ -885,6 +898,123 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_wgrad_kernel(cb_wg_wgrad_args
 #endif
 }
 
+// The backward filter fed by TMA, warp-specialized as cb_wgmma_tma_kernel (384 threads: one producer
+// thread, two consumer warpgroups), over the same units as cb_wgmma_wgrad_kernel: a k-step's A panels
+// (64 pixels x 64 channels of dy) by the tiled map ta over dy as an (N*P*Q, K) matrix, its B panels
+// (64 pixels x 64 channels of one tap) by the im2col map tb over x, 64 pixels a column, at the
+// panel's tap. Zeros past the last pixel and K come from the maps' bounds (a split's pixels are whole
+// k-steps but for the last one's end, N*P*Q). !COOP: the consumers take the block's units in turn,
+// so one's atomics overlap the other's multiplies; COOP: both on every unit, WM rows each. KRSC dw
+// only, the atomics 16 bytes each (the KCRS and scalar paths are cb_wgmma_wgrad_kernel's).
+template <int WM, int BN, int STAGES, bool COOP>
+__global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tma_kernel(cb_wg_wgrad_args a, const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb) {
+#ifdef CB_WG_SM90A
+    constexpr int MT = WM / 64, BM = COOP ? 2 * WM : WM, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128, PA = BM / 64, PB = BN / 64;
+    extern __shared__ unsigned char cb_wg_raw[];
+    const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
+    const uint32_t full = base + STAGES * STAGE, empty = full + 8 * STAGES, done = empty + 8 * STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7;
+    const int ntn = (a.rsc + BN - 1) / BN, ntiles = (a.k + BM - 1) / BM * ntn, nsplit = (a.npq + a.chunk - 1) / a.chunk;
+    const int nunits = ntiles * nsplit; // unit u: tile u % ntiles, pixels of split u / ntiles
+    auto steps = [&](int u) { return (min(a.npq, (u / ntiles + 1) * a.chunk) - (u / ntiles) * a.chunk + 63) / 64; };
+    if (tid == 0) {
+        for (int i = 0; i < STAGES; i++) cb_wg_bar_init(full + 8 * i, 1), cb_wg_bar_init(empty + 8 * i, COOP ? 8 : 4);
+        cb_wg_bar_init(done, 4), cb_wg_bar_init(done + 8, 4);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if (tid != 0) return;
+        asm volatile("prefetch.tensormap [%0];\nprefetch.tensormap [%1];\n" ::"l"((uint64_t)&ta), "l"((uint64_t)&tb) : "memory");
+        const int pq = a.p * a.q;
+        int it = 0;
+        for (int u = blockIdx.x; u < nunits; u += gridDim.x) {
+            const int tile = u % ntiles, m0 = (tile / ntn) * BM, pb = (u / ntiles) * a.chunk, nk = steps(u);
+            int br[PB], bsx[PB], bc[PB];
+#pragma unroll
+            for (int b = 0; b < PB; b++) { // the tap and first channel of B panel b (past R*S*C: a tap past R, all zeros)
+                const int col = (tile % ntn) * BN + 64 * b, tap = cb_div(a.d_c, col), r = cb_div(a.d_s, tap);
+                br[b] = r, bsx[b] = tap - r * a.s, bc[b] = col - tap * a.c;
+            }
+            for (int t = 0; t < nk; t++, it++) {
+                const int slot = it % STAGES;
+                if (it >= STAGES) cb_wg_bar_wait(empty + 8 * slot, ((it / STAGES) & 1) ^ 1);
+                const uint32_t fb = full + 8 * slot, ad = base + slot * STAGE, bd = ad + A_BYTES;
+                cb_wg_bar_expect(fb, STAGE);
+                const int pix = pb + t * 64;
+#pragma unroll
+                for (int b = 0; b < PA; b++) cb_wg_tma_2d(ad + b * 8192, &ta, m0 + 64 * b, pix, fb);
+                const int nn = cb_div(a.d_pq, pix), o = pix - nn * pq, oh = cb_div(a.d_q, o), ow = o - oh * a.q;
+#pragma unroll
+                for (int b = 0; b < PB; b++)
+                    cb_wg_tma_im2col(bd + b * 8192, &tb, bc[b], ow * a.sw - a.pl, oh * a.sh - a.pt, nn, fb, (uint16_t)bsx[b], (uint16_t)br[b]);
+            }
+        }
+        return;
+    }
+
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory");
+    const int c = wg - 1, lane = tid & 31, wv = (tid >> 5) & 3, row_off = COOP ? c * WM : 0;
+    const uint64_t mn = (1ull << 62) | ((uint64_t)(1024 >> 4) << 32) | ((uint64_t)(8192 >> 4) << 16);
+    float acc[MT][BN / 2];
+    int it = 0;
+    for (int u = blockIdx.x, j = 0; u < nunits; u += gridDim.x, j++) {
+        const int nk = steps(u);
+        if (!COOP && (j & 1) != c) {
+            it += nk;
+            continue;
+        }
+        if (!COOP && j > 0) cb_wg_bar_wait(done + 8 * (1 - c), ((j >> 1) - (c == 0)) & 1);
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int q = 0; q < BN / 2; q++) acc[i][q] = 0.f;
+        for (int t = 0; t < nk; t++, it++) {
+            const int slot = it % STAGES;
+            cb_wg_bar_wait(full + 8 * slot, (it / STAGES) & 1);
+            cb_wg_fence();
+            const uint32_t as = base + slot * STAGE + (row_off / 64) * 8192, bs_ = base + slot * STAGE + A_BYTES;
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                for (int i = 0; i < MT; i++)
+                    cb_wgmma_mn<BN>(acc[i], mn | (((as + i * 8192 + kk * 2048) & 0x3FFFF) >> 4), mn | (((bs_ + kk * 2048) & 0x3FFFF) >> 4));
+            cb_wg_commit();
+            cb_wg_wait<1>();
+            if (t > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+        }
+        cb_wg_wait<0>();
+        if (lane == 0) {
+            if (nk > 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+            if (!COOP) cb_wg_bar_arrive(done + 8 * c);
+        }
+        if (nk <= 0) continue;
+        // KRSC, 4 floats an atomic (cb_wgmma_wgrad_kernel's epilogue)
+        const int tile = u % ntiles, m0 = (tile / ntn) * BM + row_off, n0 = (tile % ntn) * BN;
+        const bool odd = lane & 1;
+        const int col0 = n0 + 2 * (lane & 2);
+#pragma unroll
+        for (int i = 0; i < MT; i++) {
+            const int k = m0 + i * 64 + wv * 16 + (lane >> 2) + (odd ? 8 : 0);
+#pragma unroll
+            for (int jj = 0; jj < BN / 8; jj++) {
+                const float a0 = acc[i][4 * jj], a1 = acc[i][4 * jj + 1], b0 = acc[i][4 * jj + 2], b1 = acc[i][4 * jj + 3];
+                const float r0 = __shfl_xor_sync(0xffffffffu, odd ? a0 : b0, 1), r1 = __shfl_xor_sync(0xffffffffu, odd ? a1 : b1, 1);
+                const int col = col0 + 8 * jj;
+                if (k < a.k && col < a.rsc) {
+                    if (odd) cb_wg_red4(a.dw + (long)k * a.rsc + col, r0, r1, b0, b1);
+                    else cb_wg_red4(a.dw + (long)k * a.rsc + col, a0, a1, r0, r1);
+                }
+            }
+        }
+    }
+#else
+    __trap();
+#endif
+}
+
 static inline cb_wg_wgrad_args cb_wg_wgrad_args_make(const cb_conv_params *p) {
     cb_wg_wgrad_args a = {};
     a.h = p->h, a.w_ = p->w, a.c = p->c, a.k = p->k, a.r = p->r, a.s = p->s, a.p = p->p, a.q = p->q;
@@ -940,9 +1070,82 @@ template <int MT, int BN, bool KCRS> static void cb_wg_wgrad_launch_t(cb_wg_wgra
     // lab, H200, 2026-11-28), the atomics of a unit's end not overlapping as a store does
     cb_wgmma_wgrad_kernel<MT, BN, STAGES, KCRS><<<(unsigned)cb_wg_grid(tiles * splits, false), 256, BYTES, st>>>(a);
 }
+// The TMA maps of the backward filter: ta tiled over dy as an (N*P*Q, K) matrix, 64 x 64 boxes;
+// tb im2col over x, columns of 64 pixels of 64 channels, the pixel box that of the forward's
+// outputs. NULL, or why not (cb_wg_tma_maps's reasons).
+static inline const char *cb_wg_wgrad_maps(const cb_wg_wgrad_args &a, CUtensorMap *ta, CUtensorMap *tb) {
+    const char *why = cb_wg_matrix_map(a.dy, a.npq, a.k, 64, ta, "the gradient's tensor map was refused");
+    if (why) return why;
+    cb_wg_args f = cb_wg_args_make(a.npq / (a.p * a.q), a.h, a.w_, a.c, a.k, a.r, a.s, a.p, a.q, a.sh, a.sw, a.pt, a.pl);
+    f.x = a.x;
+    return cb_wg_im2col_map(f, 64, tb);
+}
+template <int WM, int BN, bool COOP> static void cb_wg_wgrad_tma_launch_t(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
+    constexpr int BM = COOP ? 2 * WM : WM, STAGE = BM * 128 + BN * 128, FIT = (220 * 1024) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
+    constexpr int BYTES = STAGES * STAGE + 16 * STAGES + 16 + 1024;
+    static unsigned long long attr_devs = 0;
+    if (cb_first_on_device(&attr_devs))
+        cudaFuncSetAttribute(cb_wgmma_wgrad_tma_kernel<WM, BN, STAGES, COOP>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+    long tiles = (long)((a.k + BM - 1) / BM) * ((a.rsc + BN - 1) / BN);
+    int splits;
+    cb_wg_wgrad_split(a, tiles, &splits);
+    cb_wgmma_wgrad_tma_kernel<WM, BN, STAGES, COOP><<<(unsigned)cb_wg_grid(tiles * splits), 384, BYTES, st>>>(a, ta, tb);
+}
+// tiles 6 (128x128, the consumers on units in turn), 7 (128x256) and 8 (256x128), both consumers on
+// every unit; false where the maps are refused (said once on stderr)
+static inline bool cb_wg_wgrad_tma_launch(const cb_wg_wgrad_args &a, int t, cudaStream_t st) {
+    // the maps of the last 64 launches, per thread, as cb_wg_maps_for keeps the forward's
+    struct entry {
+        const void *x, *dy;
+        int h, w_, c, k, r, s, p, q, sh, sw, pt, pl, npq;
+        CUtensorMap ta, tb;
+    };
+    enum { N = 64 };
+    static thread_local entry cache[N];
+    static thread_local int used = 0, next = 0;
+    const entry *e = NULL;
+    for (int i = 0; i < used && !e; i++) {
+        const entry &c = cache[i];
+        if (c.x == a.x && c.dy == a.dy && c.h == a.h && c.w_ == a.w_ && c.c == a.c && c.k == a.k && c.r == a.r && c.s == a.s && c.p == a.p &&
+            c.q == a.q && c.sh == a.sh && c.sw == a.sw && c.pt == a.pt && c.pl == a.pl && c.npq == a.npq)
+            e = &c;
+    }
+    if (!e) {
+        entry &n = cache[next];
+        const char *why = cb_wg_wgrad_maps(a, &n.ta, &n.tb);
+        if (why) {
+            static int said = 0;
+            if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+                fprintf(stderr, "convbench: note: own wgmma backward filter: %s; it runs the kernel without TMA\n", why);
+            return false;
+        }
+        n.x = a.x, n.dy = a.dy, n.h = a.h, n.w_ = a.w_, n.c = a.c, n.k = a.k, n.r = a.r, n.s = a.s, n.p = a.p, n.q = a.q;
+        n.sh = a.sh, n.sw = a.sw, n.pt = a.pt, n.pl = a.pl, n.npq = a.npq;
+        next = (next + 1) % N, used = used < N ? used + 1 : N;
+        e = &n;
+    }
+    if (t == 7) cb_wg_wgrad_tma_launch_t<64, 256, true>(a, e->ta, e->tb, st);
+    else if (t == 8) cb_wg_wgrad_tma_launch_t<128, 128, true>(a, e->ta, e->tb, st);
+    else cb_wg_wgrad_tma_launch_t<128, 128, false>(a, e->ta, e->tb, st);
+    return true;
+}
+
+// (tiles 6-8: cb_wgmma_wgrad_tma_kernel, KRSC only, not the scalar atomics; 0 picks among them unless
+// cb_wg_tma is 0)
 template <bool KCRS> static void cb_wg_wgrad_launch(const cb_wg_wgrad_args &a, int t, cudaStream_t st = 0) {
     cudaMemsetAsync(a.dw, 0, (size_t)a.k * a.rsc * sizeof(float), st);
     if (a.npq <= 0) return;
+    const bool tma_ok = !KCRS && !cb_wg_red_scalar;
+    if (t == 0 && tma_ok && cb_wg_tma) { // 128x256 where the units run long (as below), else 128x128 a consumer in turn
+        cb_wg_wgrad_args w = a;
+        int splits;
+        cb_wg_wgrad_split(w, (long)((a.k + 127) / 128) * ((a.rsc + 255) / 256), &splits);
+        t = w.chunk / 64 >= 40 && a.rsc % 256 == 0 ? 7 : 6;
+    }
+    if (t >= 6) {
+        if (tma_ok && cb_wg_wgrad_tma_launch(a, t, st)) return;
+        t = 0;
+    }
     if (t == 0) { // 128x256 where its blocks run long (>= 40 steps of 64 pixels: VGG's layers), else 128x128 (the
                   // ResNet-50 layers, whose short splits the wider tile's epilogue of atomics outweighs; lab, H200)
         cb_wg_wgrad_args w = a;
