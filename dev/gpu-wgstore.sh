@@ -7,7 +7,7 @@
 #   cudnn  the cudnn backend
 #   tmaoff auto with CONVBENCH_WG_TMA=off: the wgmma kernel's cp.async tiles, as before 2026-11-29
 # and FORCED cells with the kernel forced (below): issue 12's own-kernel ratio on the storage itself,
-# without the fp32 NCHW conversions. STORAGE=1: test_gpu --part storage first.
+# without the fp32 NCHW conversions. STORAGE=1: test_gpu --part storage first; OWN=1: --part own.
 #   CELLS="net:batch ..." FORCED="net:batch ..." bash dev/gpu-wgstore.sh     (results: $OUT/wgstore.tgz)
 # (CELLS="" runs no A/B cell; TEST=0 leaves the test out)
 set -u; NAME=wgstore; . dev/gpu-prep.sh
@@ -15,6 +15,10 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,
 if [ "${TEST:-1}" != 0 ]; then # TEST=0: no test_gpu --part wg
     timeout ${TEST_S:-150} $B/tests/test_gpu --part wg > $R/t_wg.log 2>&1; echo "test_gpu --part wg: $(tail -1 $R/t_wg.log)"
     grep -E "^FAIL" $R/t_wg.log | head -20
+fi
+if [ -n "${OWN:-}" ]; then # the cuda backend's own-algorithm table (igemm-wgmma-bf16 on fp32 NCHW buffers among them)
+    timeout ${OWN_S:-150} $B/tests/test_gpu --part own > $R/t_own.log 2>&1; echo "test_gpu --part own (rc $?): $(tail -1 $R/t_own.log)"
+    grep -E "^FAIL" $R/t_own.log | head -20
 fi
 if [ -n "${STORAGE:-}" ]; then
     timeout ${STORAGE_S:-260} $B/tests/test_gpu --part storage > $R/t_storage.log 2>&1; echo "test_gpu --part storage (rc $?): $(tail -1 $R/t_storage.log)"

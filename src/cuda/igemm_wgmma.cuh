@@ -1091,8 +1091,8 @@ template <int WM, int BN, bool COOP> static void cb_wg_wgrad_tma_launch_t(cb_wg_
     cb_wg_wgrad_split(a, tiles, &splits);
     cb_wgmma_wgrad_tma_kernel<WM, BN, STAGES, COOP><<<(unsigned)cb_wg_grid(tiles * splits), 384, BYTES, st>>>(a, ta, tb);
 }
-// tiles 6 (128x128, the consumers on units in turn), 7 (128x256) and 8 (256x128), both consumers on
-// every unit; false where the maps are refused (said once on stderr)
+// tiles 6 (128x128), 9 (64x256) and 10 (64x128), the consumers on units in turn; 7 (128x256) and 8
+// (256x128), both consumers on every unit; false where the maps are refused (said once on stderr)
 static inline bool cb_wg_wgrad_tma_launch(const cb_wg_wgrad_args &a, int t, cudaStream_t st) {
     // the maps of the last 64 launches, per thread, as cb_wg_maps_for keeps the forward's
     struct entry {
@@ -1124,9 +1124,13 @@ static inline bool cb_wg_wgrad_tma_launch(const cb_wg_wgrad_args &a, int t, cuda
         next = (next + 1) % N, used = used < N ? used + 1 : N;
         e = &n;
     }
-    if (t == 7) cb_wg_wgrad_tma_launch_t<64, 256, true>(a, e->ta, e->tb, st);
-    else if (t == 8) cb_wg_wgrad_tma_launch_t<128, 128, true>(a, e->ta, e->tb, st);
-    else cb_wg_wgrad_tma_launch_t<128, 128, false>(a, e->ta, e->tb, st);
+    switch (t) {
+    case 7: cb_wg_wgrad_tma_launch_t<64, 256, true>(a, e->ta, e->tb, st); break;
+    case 8: cb_wg_wgrad_tma_launch_t<128, 128, true>(a, e->ta, e->tb, st); break;
+    case 9: cb_wg_wgrad_tma_launch_t<64, 256, false>(a, e->ta, e->tb, st); break;
+    case 10: cb_wg_wgrad_tma_launch_t<64, 128, false>(a, e->ta, e->tb, st); break;
+    default: cb_wg_wgrad_tma_launch_t<128, 128, false>(a, e->ta, e->tb, st); break;
+    }
     return true;
 }
 
@@ -1136,11 +1140,14 @@ template <bool KCRS> static void cb_wg_wgrad_launch(const cb_wg_wgrad_args &a, i
     cudaMemsetAsync(a.dw, 0, (size_t)a.k * a.rsc * sizeof(float), st);
     if (a.npq <= 0) return;
     const bool tma_ok = !KCRS && !cb_wg_red_scalar;
-    if (t == 0 && tma_ok && cb_wg_tma) { // 128x256 where the units run long (as below), else 128x128 a consumer in turn
+    if (t == 0 && tma_ok && cb_wg_tma) { // the 256-column tile where the units run long (as below), else 128
+                                          // columns; 64 rows (filters) where K <= 64, else 128
+        const int bm = a.k <= 64 ? 64 : 128;
         cb_wg_wgrad_args w = a;
         int splits;
-        cb_wg_wgrad_split(w, (long)((a.k + 127) / 128) * ((a.rsc + 255) / 256), &splits);
-        t = w.chunk / 64 >= 40 && a.rsc % 256 == 0 ? 7 : 6;
+        cb_wg_wgrad_split(w, (long)((a.k + bm - 1) / bm) * ((a.rsc + 255) / 256), &splits);
+        const bool wide = w.chunk / 64 >= 40 && a.rsc % 256 == 0;
+        t = bm == 64 ? (wide ? 9 : 10) : wide ? 7 : 6;
     }
     if (t >= 6) {
         if (tma_ok && cb_wg_wgrad_tma_launch(a, t, st)) return;
