@@ -5,7 +5,7 @@
 #   race   auto as it is: the wgmma kernel raced per phase against cuDNN's pick (and cuBLAS's)
 #   lib    auto with CONVBENCH_AUTO_WGMMA=cudnn: the libraries alone, auto before this kernel joined
 #   cudnn  the cudnn backend
-#   tmaoff auto with CONVBENCH_WG_TMA=off: the wgmma kernel's cp.async tiles, as before 2026-11-29
+#   tmaoff auto with CONVBENCH_WG_TMA=off: the wgmma kernel's cp.async tiles, as before 2026-11-28 (evening)
 # and FORCED cells with the kernel forced (below): issue 12's own-kernel ratio on the storage itself,
 # without the fp32 NCHW conversions. STORAGE=1: test_gpu --part storage first; OWN=1: --part own.
 #   CELLS="net:batch ..." FORCED="net:batch ..." bash dev/gpu-wgstore.sh     (results: $OUT/wgstore.tgz)

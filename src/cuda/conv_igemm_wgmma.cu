@@ -68,7 +68,7 @@ static void backward_filter(const cb_conv_params *p, const float *x, const float
 
 extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16 = {
     "igemm-wgmma-bf16", CB_PREC_BF16,
-    "implicit GEMM on Hopper tensor cores (sm_90 only), wgmma bf16 from 128B-swizzled shared memory, 256x128 (or 128x128, 256x64, 128x64) x64 tiles, cp.async gathers of bf16 NHWC copies, fp32 accumulation (under cudnn and auto on bf16 NHWC: the tensors themselves, the forward and backward data by TMA im2col loads into a warp-specialized pipeline); every phase (backward data at stride 1, K a multiple of 64); C a multiple of 64, K of 8",
+    "implicit GEMM on Hopper tensor cores (sm_90 only), wgmma bf16 from 128B-swizzled shared memory, 256x128 (or 128x128, 256x64, 128x64) x64 tiles, cp.async gathers of bf16 NHWC copies (the backward filter, and under cudnn and auto on bf16 NHWC every phase on the tensors themselves: TMA im2col loads into a warp-specialized pipeline), fp32 accumulation; every phase (backward data at stride 1, K a multiple of 64); C a multiple of 64, K of 8",
     supports, workspace, forward, backward_data, backward_filter,
 };
 

@@ -16,6 +16,12 @@
 // stream of k-steps (cb_wg_mainloop; one block per SM, cb_wg_grid), the loads running on into the
 // next tile while a tile is stored.
 //
+// On bf16 NHWC output (the storage's tensors) the forward and backward data run instead on
+// cb_wgmma_tma_kernel (tiles 6-10, below), and the KRSC backward filter on cb_wgmma_wgrad_tma_kernel:
+// one producer thread's TMA copies (im2col for the gathered activations) feed two consumer warpgroups
+// through mbarriers. cb_wgmma_conv_kernel stays for fp32 NCHW output (the own-algorithm table), and
+// where the driver refuses the tensor maps; $CONVBENCH_WG_TMA=off runs it everywhere, to compare.
+//
 // The epilogue adds the bias (fp32), applies the ReLU when asked (cb_tc_conv_forward's order:
 // y = max(conv + b, 0)), and stores bf16 NHWC (by way of each warp's 2 KB of shared memory, whole
 // 128-byte row segments), or fp32 NCHW (OUT_NCHW: the own-algorithm table's buffers). The backward data of a stride-1 convolution is the same GEMM over dy with the filter
@@ -316,8 +322,11 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
 //   epilogue) while the other multiplies the next.
 //   COOP: both take every tile, consumer c its rows WM c .. WM c + WM - 1.
 // The same kernel fed by cp.async gathers from one producer warpgroup ran 1.13-1.6x the time of
-// cb_wgmma_conv_kernel (docs/results/2026-11-28-epistage.md); fed by TMA it runs 0.86x of it on
-// ResNet-50's and VGG-A's forward and backward-data layers (docs/results/2026-11-29-wgtma.md).
+// cb_wgmma_conv_kernel (docs/results/2026-11-28-epistage.md); fed by TMA, the picked tile runs 0.84x
+// (forward) and 0.83x (backward data) of cb_wgmma_conv_kernel's pick on 33 layers of ResNet-50,
+// VGG-A and GoogLeNet (the lab, H200; docs/results/2026-11-28-wgtma.md). (Its consumer loop and
+// cb_wgmma_wgrad_tma_kernel's are alike line for line; they are not yet one function because these
+// two are the kernels the GPU checked, and a shared one would be a new kernel to check.)
 #ifdef CB_WG_SM90A
 __device__ __forceinline__ void cb_wg_bar_init(uint32_t b, int count) {
     asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(b), "r"(count) : "memory");
@@ -526,7 +535,7 @@ static inline long cb_wg_blocks(const cb_wg_args &a, int t) {
 // store the 11 layers that rule kept off it run 0.97x on it, in each of three calls:
 // docs/results/2026-11-28-epistage.md.) The TMA tiles' rates are relative to 128x128 a consumer in
 // turn: the two 256-row or -column tiles read fewer operand bytes per output, the 64-column ones more
-// (docs/results/2026-11-29-wgtma.md).
+// (docs/results/2026-11-28-wgtma.md).
 static inline int cb_wg_pick_among(const cb_wg_args &a, int t0, int t1) {
     static const double rate[CB_WG_TILES] = {0, 0.85, 0.93, 0.80, 1.0, 0.6, 1.0, 1.04, 1.04, 0.9, 0.93};
     int sms = cb_wg_sms(), best = -1;
@@ -579,7 +588,7 @@ template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_
 // ---- the TMA tiles' launch --------------------------------------------------------------------
 
 // 1 (the default): bf16 NHWC outputs on the TMA tiles (6-10) and the KRSC backward filter on its own
-// (6-8); 0: the cp.async tiles alone, as before 2026-11-29 (the lab's comparison; $CONVBENCH_WG_TMA=off,
+// (6-8); 0: the cp.async tiles alone, as before 2026-11-28 (evening) (the lab's comparison; $CONVBENCH_WG_TMA=off,
 // cb_cuda_wg_set_tma)
 static int cb_wg_tma = 1;
 
