@@ -17,6 +17,9 @@ RES=${RES:-gpu-res}
 CB=$B/convbench
 ITERS=${ITERS:-10}
 mkdir -p "$RES"
+# the device image's missing libraries (a carried .devpack): without them every run fails to load
+# (libcjson.so.1), as one call of 2026-11-28 (wgtma, call 5) found
+[ -f scripts/device-env.sh ] && . scripts/device-env.sh
 sections=${*:-nets layers profiles peer}
 
 NETS="alexnet:128 overfeat-fast:128 vgg-a:64 googlenet:128 vgg16:16"
