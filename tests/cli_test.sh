@@ -146,7 +146,7 @@ CONVBENCH_MEMORY=separate expect "CONVBENCH_MEMORY=separate runs" 0 "memory_mode
 if "$cb" algos 2>/dev/null | grep -q igemm-simt; then
     for be in cuda cudnn auto; do
         CONVBENCH_WG_BLOCKS=0x3 expect "CONVBENCH_WG_BLOCKS refused by name ($be)" 2 "CONVBENCH_WG_BLOCKS: '0x3' is not a count of blocks" -- "$cb" fullpass fashion-lenet --backend $be --batch 2 --warmup 0 --iters 1 --quiet
-        CONVBENCH_WG_TMA=yes expect "CONVBENCH_WG_TMA refused by name ($be)" 2 "CONVBENCH_WG_TMA: 'yes' is not on or off" -- "$cb" fullpass fashion-lenet --backend $be --batch 2 --warmup 0 --iters 1 --quiet
+        CONVBENCH_WG_TMA=yes expect "CONVBENCH_WG_TMA refused by name ($be)" 2 "CONVBENCH_WG_TMA: 'yes' is not on, off, 1 or 0" -- "$cb" fullpass fashion-lenet --backend $be --batch 2 --warmup 0 --iters 1 --quiet
     done
 fi
 CONVBENCH_GRAD_ROUTE=alias expect "CONVBENCH_GRAD_ROUTE refused by name" 2 "CONVBENCH_GRAD_ROUTE: 'alias' is not direct or copy" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --quiet

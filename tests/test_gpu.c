@@ -1827,7 +1827,9 @@ static void wg_cases(void) {
                "\"type\": \"Convolution\", \"filter\": [3, 3, 128, 128], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
     unsetenv("CONVBENCH_WG_TMA");
     unsetenv("CONVBENCH_WG_BLOCKS");
-    // wide enough for the 256-row and 256-column TMA tiles to be picked (K 256, M 2 x 32 x 32)
+    // a 3x3 64 -> 256 layer of 2 x 32 x 32 pixels: the engine's glue on a multi-tile K (the picker takes
+    // 128x128 here; every TMA tile, 256-wide ones included, is checked against float64 by the lab,
+    // dev/cuda/wgmma_lab.cu, on odd and real shapes with 3 blocks crossing tile boundaries)
     layer_case("auto", CB_PREC_BF16, "wg conv 3x3 pad 1 C64->256 b2 on 32x32 relu", 2, 32, 32, 64,
                "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 256], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
     expect_wg = false;

@@ -220,6 +220,10 @@ static inline uint64_t cb_exec_next_seed(cb_exec *e) { return cb_rng_lcg(&e->rng
 // of the cudnn backend, whose pools are cuDNN's).
 extern const cb_backend cb_backend_plan_only;
 
+// An on/off switch in the environment, var: *on = 1 for on or 1, 0 for off or 0, -1 unset or empty;
+// another value is refused by name (err may be NULL: then CB_STATUS_ARG alone, *on -1).
+cb_status cb_env_on_off(const char *var, int *on, cb_error *err);
+
 // $CONVBENCH_FUSE_EPILOGUE (on, off, 1 or 0; unset: on): whether a backend fuses its epilogues (the
 // activation's gradient with the bias's, max pools that take over ReLUs); off runs the separate
 // passes, to compare. Another value is refused by name (err may be NULL: then read as on).

@@ -775,12 +775,19 @@ static size_t plan_only_weight_copy(const cb_exec *e, int i) {
     bool keep = (mode && !strcmp(mode, "keep")) || ((!mode || !*mode) && e->opts.no_update);
     return e->opts.train && !keep ? cb_weight_copy_bytes(&e->net->layers[i], e->opts.precision, e->opts.layout) : 0;
 }
+cb_status cb_env_on_off(const char *var, int *on, cb_error *err) {
+    const char *v = getenv(var);
+    *on = -1;
+    if (!v || !*v) return CB_OK;
+    if (!strcmp(v, "on") || !strcmp(v, "1")) return *on = 1, CB_OK;
+    if (!strcmp(v, "off") || !strcmp(v, "0")) return *on = 0, CB_OK;
+    return err ? cb_fail(err, CB_STATUS_ARG, var, NULL, "'%s' is not on, off, 1 or 0", v) : CB_STATUS_ARG;
+}
 cb_status cb_env_fuse_epilogue(bool *on, cb_error *err) {
-    const char *fe = getenv("CONVBENCH_FUSE_EPILOGUE");
-    *on = true;
-    if (!fe || !strcmp(fe, "on") || !strcmp(fe, "1")) return CB_OK;
-    if (!strcmp(fe, "off") || !strcmp(fe, "0")) return *on = false, CB_OK;
-    return err ? cb_fail(err, CB_STATUS_ARG, "CONVBENCH_FUSE_EPILOGUE", NULL, "'%s' is not on, off, 1 or 0", fe) : CB_STATUS_ARG;
+    int v;
+    cb_status st = cb_env_on_off("CONVBENCH_FUSE_EPILOGUE", &v, err);
+    *on = v != 0;
+    return st;
 }
 
 // and its max pools take over the ReLU before them as the cpu, cuda and auto backends' do (not

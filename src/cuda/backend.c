@@ -19,9 +19,8 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     if (wb && *wb && (*end || nb < 1 || nb > 1L << 20))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_WG_BLOCKS", NULL, "'%s' is not a count of blocks from 1 to 1048576", wb);
     // $CONVBENCH_WG_TMA=on|off: the wgmma kernel's TMA-fed tiles on bf16 NHWC storage, or the cp.async ones
-    const char *wt = getenv("CONVBENCH_WG_TMA");
-    if (wt && *wt && strcmp(wt, "on") != 0 && strcmp(wt, "off") != 0)
-        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_WG_TMA", NULL, "'%s' is not on or off", wt);
+    int wt;
+    if (cb_env_on_off("CONVBENCH_WG_TMA", &wt, err) != CB_OK) return CB_STATUS_ARG;
     if (!cb_gpu_available())
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "backend %s: no CUDA device is visible", e->be->name);
     cb_cuda_state *s = cb_xcalloc(1, sizeof *s);
@@ -30,7 +29,7 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     s->fused_act = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fused_act);
     s->bias_done = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->bias_done);
     cb_cuda_wg_set_blocks(nb);
-    cb_cuda_wg_set_tma(!(wt && strcmp(wt, "off") == 0));
+    cb_cuda_wg_set_tma(wt != 0);
     cb_status fst = cb_env_fuse_epilogue(&s->fuse_epilogue, err); // off: the separate passes, to compare
     if (fst != CB_OK) return fst;
     s->fuse_pool = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fuse_pool);
