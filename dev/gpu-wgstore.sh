@@ -8,6 +8,7 @@
 #   tmaoff auto with CONVBENCH_WG_TMA=off: the wgmma kernel's cp.async tiles, as before 2026-11-28 (evening)
 # and FORCED cells with the kernel forced (below): issue 12's own-kernel ratio on the storage itself,
 # without the fp32 NCHW conversions. STORAGE=1: test_gpu --part storage first; OWN=1: --part own.
+# PREC=tf32: the same on fp32 NHWC storage with tf32 products (the kernel's forward and backward data).
 #   CELLS="net:batch ..." FORCED="net:batch ..." bash dev/gpu-wgstore.sh     (results: $OUT/wgstore.tgz)
 # (CELLS="" runs no A/B cell; TEST=0 leaves the test out)
 set -u; NAME=wgstore; . dev/gpu-prep.sh
@@ -17,7 +18,7 @@ if [ "${TEST:-1}" != 0 ]; then # TEST=0: no test_gpu --part wg
     grep -E "^FAIL" $R/t_wg.log | head -20
 fi
 if [ -n "${OWN:-}" ]; then # the cuda backend's own-algorithm table (igemm-wgmma-bf16 on fp32 NCHW buffers among them)
-    timeout ${OWN_S:-150} $B/tests/test_gpu --part own > $R/t_own.log 2>&1; echo "test_gpu --part own (rc $?): $(tail -1 $R/t_own.log)"
+    timeout ${OWN_S:-150} env ${OWN_ALGOS:+CB_TEST_ALGOS=$OWN_ALGOS} $B/tests/test_gpu --part own > $R/t_own.log 2>&1; echo "test_gpu --part own (rc $?): $(tail -1 $R/t_own.log)"
     grep -E "^FAIL" $R/t_own.log | head -20
 fi
 if [ -n "${STORAGE:-}" ]; then
@@ -28,12 +29,12 @@ DEADLINE=${DEADLINE:-520}; t0=$SECONDS
 late() { [ $((SECONDS - t0)) -ge $DEADLINE ] && { echo "skip (past $DEADLINE s): $*"; return 0; }; return 1; }
 echo "| cell | mode | step ms | img/s | wgmma phases |"; echo "|---|---|---:|---:|---:|"
 for c in ${CELLS-resnet50:64 resnet50:256 vgg-a:64}; do
-    IFS=: read -r n b <<<"$c"; tag=$(basename $n .json)-$b
+    IFS=: read -r n b <<<"$c"; tag=$(basename $n .json)-$b-${PREC:-bf16}
     for mode in ${MODES:-race lib cudnn}; do
         late "$c $mode" && continue
         be=auto; [ $mode = cudnn ] && be=cudnn
         env=; [ $mode = lib ] && env="CONVBENCH_AUTO_WGMMA=cudnn"; [ $mode = tmaoff ] && env="CONVBENCH_WG_TMA=off"
-        env $env timeout 150 $B/convbench fullpass $n --batch $b --backend $be --precision bf16 --layout nhwc --no-data-grad --update \
+        env $env timeout 150 $B/convbench fullpass $n --batch $b --backend $be --precision ${PREC:-bf16} --layout nhwc --no-data-grad --update \
             --warmup 3 --iters ${ITERS:-10} --per-layer --format json --quiet --output $R/fp-$tag-$mode.json 2>$R/fp-$tag-$mode.log ||
             { echo "fullpass $c $mode failed: $(tail -2 $R/fp-$tag-$mode.log)"; continue; }
         python3 - $R/fp-$tag-$mode.json "$c" $mode $b <<'PY'
@@ -53,10 +54,10 @@ done
 # (FORCED_TMA="on off": each forced cell with the TMA tiles and again without, CONVBENCH_WG_TMA)
 for c in ${FORCED:-resnet50:64}; do
   for tma in ${FORCED_TMA:-on}; do
-    IFS=: read -r n b <<<"$c"; tag=$(basename $n .json)-$b; [ $tma = off ] && tag=$tag-tmaoff
+    IFS=: read -r n b <<<"$c"; tag=$(basename $n .json)-$b-${PREC:-bf16}; [ $tma = off ] && tag=$tag-tmaoff
     late "forced $c" && continue
     echo "FORCED $c (CONVBENCH_WG_TMA=$tma)"
-    CONVBENCH_WG_TMA=$tma CONVBENCH_AUTO_WGMMA=own timeout 150 $B/convbench fullpass $n --batch $b --backend auto --precision bf16 --layout nhwc --no-data-grad \
+    CONVBENCH_WG_TMA=$tma CONVBENCH_AUTO_WGMMA=own timeout 150 $B/convbench fullpass $n --batch $b --backend auto --precision ${PREC:-bf16} --layout nhwc --no-data-grad \
         --update --warmup 3 --iters ${ITERS:-10} --per-layer --format json --quiet --output $R/fp-$tag-forced.json 2>$R/fp-$tag-forced.log ||
         { echo "fullpass $c forced failed: $(tail -2 $R/fp-$tag-forced.log)"; continue; }
     python3 - $R/fp-$tag-forced.json "$c" $b <<'PY'
@@ -69,7 +70,7 @@ for k in ('algo_fwd', 'algo_bwd_data', 'algo_bwd_filter'):
     rat = []
     for r in t['layers']:
         a = r.get(k) or ''
-        m = re.search(r'igemm-wgmma-bf16 \(forced ([0-9.]+), else ([0-9.]+)\)', a)
+        m = re.search(r'igemm-wgmma-(?:bf16|tf32) \(forced ([0-9.]+), else ([0-9.]+)\)', a)
         if m: rat.append(float(m.group(1)) / float(m.group(2)))
         conv += r.get('kind') == 'Convolution' and bool(a)
     allr += rat

@@ -323,8 +323,13 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
             if (c->impl == CB_IMPL_NONE) continue;
-            bool wg = c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(&cb_conv_algo_igemm_wgmma_bf16);
-            bool want = p != CB_PHASE_BWD_DATA || (L->p.conv.win.stride_h == 1 && L->p.conv.win.stride_w == 1 && L->p.conv.k % 64 == 0);
+            // bf16: every phase; tf32 (fp32 NHWC): no backward filter; the backward data at stride 1 with K a multiple of 64 (tf32: 32)
+            const cb_cuda_conv_algo *want_algo = prec == CB_PREC_BF16 ? &cb_conv_algo_igemm_wgmma_bf16 : &cb_conv_algo_igemm_wgmma_tf32;
+            bool wg = c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(want_algo);
+            bool want = p == CB_PHASE_FORWARD ||
+                        (p == CB_PHASE_BWD_DATA && L->p.conv.win.stride_h == 1 && L->p.conv.win.stride_w == 1 &&
+                         L->p.conv.k % (prec == CB_PREC_BF16 ? 64 : 32) == 0) ||
+                        (p == CB_PHASE_BWD_FILTER && prec == CB_PREC_BF16);
             as_wanted = as_wanted && wg == want;
         }
         snprintf(what, sizeof what, "%.100s runs the own wgmma kernel where it can [%.30s | %.30s | %.30s]", name, g->lb[last].algo[0],
@@ -1729,7 +1734,7 @@ static const char *wg_net =
     "\"fc\": {\"parents\": [\"gp\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": null},"
     "\"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 10}}}";
 
-static void wg_net_case(void) {
+static void wg_net_case(cb_precision prec) {
     cb_error err = {0};
     cb_net *net = cb_net_load_string(wg_net, "wg", &err);
     char what[256];
@@ -1739,7 +1744,9 @@ static void wg_net_case(void) {
         return;
     }
     cb_exec *g, *r;
-    if (!exec_pair(net, "auto", CB_PREC_BF16, "wg net auto bf16", &g, &r)) return;
+    const bool bf = prec == CB_PREC_BF16;
+    const char *tag = bf ? "wg net auto bf16" : "wg net auto tf32";
+    if (!exec_pair(net, "auto", prec, tag, &g, &r)) return;
     bool hopper = cb_exec_choice(g, cb_net_find(net, "r1a"), CB_PHASE_FORWARD)->impl == CB_IMPL_OWN;
     const char *wide[] = {"r1a", "r1b", "r2", "r3"};
     int on_wg = 0, want = 0;
@@ -1747,12 +1754,12 @@ static void wg_net_case(void) {
         int li = cb_net_find(net, wide[j]);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             const cb_choice *c = cb_exec_choice(g, li, (cb_phase)p);
-            bool strided_dgrad = p == CB_PHASE_BWD_DATA && (net->layers[li].p.conv.win.stride_h > 1 || net->layers[li].p.conv.k % 64);
-            want += !strided_dgrad;
-            on_wg += c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(&cb_conv_algo_igemm_wgmma_bf16);
+            bool strided_dgrad = p == CB_PHASE_BWD_DATA && (net->layers[li].p.conv.win.stride_h > 1 || net->layers[li].p.conv.k % (bf ? 64 : 32));
+            want += !strided_dgrad && (bf || p != CB_PHASE_BWD_FILTER); // (tf32: no backward filter)
+            on_wg += c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(bf ? &cb_conv_algo_igemm_wgmma_bf16 : &cb_conv_algo_igemm_wgmma_tf32);
         }
     }
-    snprintf(what, sizeof what, "wg net: %d of the wide layers' %d phases on the wgmma kernel (%s)", on_wg, want,
+    snprintf(what, sizeof what, "%s: %d of the wide layers' %d phases on the wgmma kernel (%s)", tag, on_wg, want,
              hopper ? "compute capability 9.0" : "another GPU: none");
     check(what, on_wg == (hopper ? want : 0) ? 0 : 1, 0);
     cb_exec *ex[2] = {g, r};
@@ -1762,17 +1769,17 @@ static void wg_net_case(void) {
             cb_exec_forward(ex[k], true, NULL);
             cb_exec_criterion_forward(ex[k], &loss[k], NULL);
         }
-        int at, flips = adopt_relu_masks(g, r, &at, "wg net");
+        int at, flips = adopt_relu_masks(g, r, &at, tag);
         if (flips) printf("note wg net step %d: %d ReLU mask flips from layer %s on\n", step, flips, net->layers[at].name);
         for (int k = 0; k < 2; k++) {
             cb_exec_criterion_backward(ex[k], NULL);
             cb_exec_backward(ex[k], NULL);
         }
-        snprintf(what, sizeof what, "wg net auto bf16 step %d loss %.6f vs %.6f", step, loss[0], loss[1]);
+        snprintf(what, sizeof what, "%s step %d loss %.6f vs %.6f", tag, step, loss[0], loss[1]);
         check(what, fabs(loss[0] - loss[1]) / fabs(loss[1]), 0.25);
         if (step == 0) { // (batch norms' scale and shift: se_net_case's reason)
             const char *names[] = {"c0", "r1a", "r1b", "r2", "r3", "fc"};
-            check_grads(g, r, net, names, 6, "wg net auto bf16", 0.25, 0.4);
+            check_grads(g, r, net, names, 6, tag, 0.25, 0.4);
         }
         for (int k = 0; k < 2; k++) cb_exec_update(ex[k], NULL);
     }
@@ -1832,8 +1839,34 @@ static void wg_cases(void) {
     // dev/cuda/wgmma_lab.cu, on odd and real shapes with 3 blocks crossing tile boundaries)
     layer_case("auto", CB_PREC_BF16, "wg conv 3x3 pad 1 C64->256 b2 on 32x32 relu", 2, 32, 32, 64,
                "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 256], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+    // tf32 on fp32 NHWC storage: the forward and the stride-1 backward data (K a multiple of 32) on the
+    // kernel's 32-channel k-steps, every phase checked against the float64 reference
+    static const struct { const char *label; int n, h, w, c; const char *body; } tcases[] = {
+        {"wg tf32 conv 3x5 s2 SAME (asymmetric) C32->40 b1 relu", 1, 15, 12, 32,
+         "\"filter\": [3, 5, 32, 40], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\""},
+        {"wg tf32 conv 3x3 pad 1 C96->64 + batch_norm + relu b2", 2, 9, 7, 96,
+         "\"filter\": [3, 3, 96, 64], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\""},
+        {"wg tf32 conv 2x2 s1 SAME (trailing pad) C64->32 b2", 2, 7, 7, 64,
+         "\"filter\": [2, 2, 64, 32], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null"},
+        {"wg tf32 conv 1x1 C32->24 gelu (the storage's bias pass)", 2, 6, 5, 32,
+         "\"filter\": [1, 1, 32, 24], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"gelu\""},
+        {"wg tf32 conv 1x3 s1 SAME C160->96 b3 on 9x10", 3, 9, 10, 160,
+         "\"filter\": [1, 3, 160, 96], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null"},
+    };
+    for (size_t k = 0; k < sizeof tcases / sizeof tcases[0]; k++) {
+        char body[400];
+        snprintf(body, sizeof body, "\"type\": \"Convolution\", %s", tcases[k].body);
+        layer_case("auto", CB_PREC_TF32, tcases[k].label, tcases[k].n, tcases[k].h, tcases[k].w, tcases[k].c, body);
+    }
+    setenv("CONVBENCH_WG_BLOCKS", "3", 1);
+    layer_case("auto", CB_PREC_TF32, "wg tf32 conv 3x3 s1 pad 1 C128->128 b2 on 16x16, 3 blocks", 2, 16, 16, 128,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 128, 128], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+    layer_case("auto", CB_PREC_TF32, "wg tf32 conv 1x1 C64->64 b3 on 20x20, 3 blocks", 3, 20, 20, 64,
+               "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 64], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+    unsetenv("CONVBENCH_WG_BLOCKS");
     expect_wg = false;
-    wg_net_case();
+    wg_net_case(CB_PREC_BF16);
+    wg_net_case(CB_PREC_TF32);
     setenv("CONVBENCH_AUTO_WGMMA", "fastest", 1); // a bad value is refused by name
     cb_error err = {0};
     cb_net *net = cb_net_load_string(wg_net, "wg", &err);

@@ -12,7 +12,7 @@ extern const cb_cuda_conv_algo cb_conv_algo_fft_cufft;
 extern const cb_cuda_conv_algo cb_conv_algo_winograd_f2x2;
 extern const cb_cuda_conv_algo cb_conv_algo_igemm_simt128, cb_conv_algo_igemm_tf32, cb_conv_algo_igemm_bf16,
     cb_conv_algo_bwd_data_direct;
-extern const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16;
+extern const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16, cb_conv_algo_igemm_wgmma_tf32;
 
 const cb_cuda_conv_algo *const cb_cuda_conv_algos[] = {
     &cb_conv_algo_igemm_simt,
@@ -20,7 +20,7 @@ const cb_cuda_conv_algo *const cb_cuda_conv_algos[] = {
     &cb_conv_algo_unroll_smem, &cb_conv_algo_direct_tf32, &cb_conv_algo_direct_tf32_pool, &cb_conv_algo_direct_bf16,
     &cb_conv_algo_direct_bf16_pool,
     &cb_conv_algo_igemm_simt128, &cb_conv_algo_igemm_tf32, &cb_conv_algo_igemm_bf16, &cb_conv_algo_bwd_data_direct,
-    &cb_conv_algo_igemm_wgmma_bf16,
+    &cb_conv_algo_igemm_wgmma_bf16, &cb_conv_algo_igemm_wgmma_tf32,
     &cb_conv_algo_fft_cufft,
     &cb_conv_algo_winograd_f2x2,
     &cb_conv_algo_depthwise,

@@ -44,8 +44,8 @@ typedef struct cb_cuda_conv_algo {
 extern const cb_cuda_conv_algo *const cb_cuda_conv_algos[];
 // the depthwise entry (conv_depthwise.cu), whose id the other storages' depthwise choice records
 extern const cb_cuda_conv_algo cb_conv_algo_depthwise;
-// the Hopper wgmma entry (conv_igemm_wgmma.cu), whose id the bf16 NHWC storage's choice records too
-extern const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16;
+// the Hopper wgmma entries (conv_igemm_wgmma.cu), whose ids the bf16 NHWC (tf32: fp32 NHWC) storage's choices record too
+extern const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16, cb_conv_algo_igemm_wgmma_tf32;
 
 const cb_cuda_conv_algo *cb_cuda_conv_algo_find(const char *name);
 int cb_cuda_conv_algo_index(const cb_cuda_conv_algo *a); // its place in cb_cuda_conv_algos (a choice's algo id)

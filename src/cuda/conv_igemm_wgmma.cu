@@ -17,15 +17,20 @@ static size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 extern "C" void cb_cuda_wg_set_blocks(long n) { __atomic_store_n(&cb_wg_max_blocks, n > 0 ? n : 0, __ATOMIC_RELAXED); }
 extern "C" void cb_cuda_wg_set_tma(int on) { __atomic_store_n(&cb_wg_tma, on ? 1 : 0, __ATOMIC_RELAXED); }
 
-extern "C" bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph) {
-    if (!cb_wg_shape_ok(p) || !cb_wg_device_ok()) return false;
+extern "C" bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph, int f32) {
+    if (!cb_wg_shape_ok(p, f32) || !cb_wg_device_ok()) return false;
+    if (f32) { // the TMA tiles alone: no backward filter (tf32 has no MN-major operands), and the maps must take the padding
+        if (ph == CB_PHASE_BWD_FILTER) return false;
+        cb_wg_args a = ph == CB_PHASE_FORWARD ? cb_wg_args_fwd(p) : cb_wg_args_bwd_data(p);
+        if (!cb_wg_pads_fit(a)) return false;
+    }
     if (ph != CB_PHASE_BWD_DATA) return true;
-    // as a forward over dy: its channels K are the k-steps' 64, C the outputs' 8
-    return p->stride_h == 1 && p->stride_w == 1 && p->k % 64 == 0 && p->c % 8 == 0 &&
+    // as a forward over dy: its channels K are the k-steps' 64 (32), C the outputs' 8
+    return p->stride_h == 1 && p->stride_w == 1 && p->k % (f32 ? 32 : 64) == 0 && p->c % 8 == 0 &&
            ((long)p->n * p->h * p->w / 128 + 1) * (p->c / 64 + 1) < (1L << 31);
 }
 
-static bool supports(const cb_conv_params *p, cb_phase ph) { return cb_cuda_wg_store_supports(p, ph); }
+static bool supports(const cb_conv_params *p, cb_phase ph) { return cb_cuda_wg_store_supports(p, ph, 0); }
 
 // forward: x (N, H, W, C) and w (K, R, S, C); backward data: dy (N, P, Q, K) and wT (C, R, S, K);
 // backward filter: dy and x; bf16
@@ -72,23 +77,70 @@ extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16 = {
     supports, workspace, forward, backward_data, backward_filter,
 };
 
-// ---- on bf16 NHWC storage (launch.h): the kernels on the tensors as they are --------------------
+// ---- tf32 (igemm-wgmma-tf32): the TMA tiles on fp32 NHWC copies ------------------------------
+// The forward and the stride-1 backward data on fp32 copies in NHWC / KRSC (C a multiple of 32), tf32
+// products, the output NHWC in the workspace, then back to NCHW; no backward filter (wgmma's tf32
+// takes K-major operands only, and the filter gradient's sum runs over pixels, which NHWC keeps apart).
 
-extern "C" size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph) {
-    return ph == CB_PHASE_BWD_DATA ? align256((size_t)p->k * p->c * p->r * p->s * 2) : ph == CB_PHASE_BWD_FILTER ? cb_wg_wgrad_kcrs_workspace(p) : 0;
+static bool supports_tf32(const cb_conv_params *p, cb_phase ph) { return cb_cuda_wg_store_supports(p, ph, 1); }
+
+// forward: x, w, y copies; backward data: dy, wT, dx copies
+static size_t workspace_tf32(const cb_conv_params *p, cb_phase ph) {
+    const size_t xb = align256((size_t)p->n * p->c * p->h * p->w * 4), yb = align256((size_t)p->n * p->k * p->p * p->q * 4);
+    return xb + yb + align256((size_t)p->k * p->c * p->r * p->s * 4);
 }
 
-extern "C" void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu) {
+static void forward_tf32(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
+    float *xs = (float *)ws, *ys = (float *)((char *)ws + align256((size_t)p->n * p->c * p->h * p->w * 4));
+    float *wk = (float *)((char *)ys + align256((size_t)p->n * p->k * p->p * p->q * 4));
+    cb_fmt_convert(p->n, p->c, p->h, p->w, x, 0, xs, CB_FMT_NHWC);
+    cb_fmt_convert(p->k, p->c, p->r, p->s, w, 0, wk, CB_FMT_NHWC); // KCRS -> KRSC
+    cb_wg_args a = cb_wg_args_tf32(cb_wg_args_fwd(p));
+    a.x = xs, a.w = wk, a.bias = b, a.y = ys, a.relu = relu;
+    cb_wg_launch<false>(a, 0);
+    cb_fmt_convert(p->n, p->k, p->p, p->q, ys, CB_FMT_NHWC, y, 0);
+}
+
+static void backward_data_tf32(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws) {
+    float *dys = (float *)ws, *dxs = (float *)((char *)ws + align256((size_t)p->n * p->k * p->p * p->q * 4));
+    float *wt = (float *)((char *)dxs + align256((size_t)p->n * p->c * p->h * p->w * 4));
+    cb_fmt_convert(p->n, p->k, p->p, p->q, dy, 0, dys, CB_FMT_NHWC);
+    cb_wg_flip_f32(p, w, wt, false); // KCRS -> (C, R, S, K) flipped
+    cb_wg_args a = cb_wg_args_tf32(cb_wg_args_bwd_data(p));
+    a.x = dys, a.w = wt, a.y = dxs;
+    cb_wg_launch<false>(a, 0);
+    cb_fmt_convert(p->n, p->c, p->h, p->w, dxs, CB_FMT_NHWC, dx, 0);
+}
+
+extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_tf32 = {
+    "igemm-wgmma-tf32", CB_PREC_TF32,
+    "implicit GEMM on Hopper tensor cores (sm_90 only), wgmma tf32 on fp32 operands fed by TMA (im2col for the activations) into a warp-specialized pipeline, 128x128 to 256x128 x32 tiles, fp32 accumulation; on fp32 NHWC copies (fp32 NHWC storage under cudnn and auto: the tensors themselves); forward and stride-1 backward data (C, and K for the backward data, multiples of 32; K of 8); no backward filter",
+    supports_tf32, workspace_tf32, forward_tf32, backward_data_tf32, NULL,
+};
+
+// ---- on bf16 NHWC storage (launch.h): the kernels on the tensors as they are --------------------
+
+extern "C" size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph, int f32) {
+    return ph == CB_PHASE_BWD_DATA ? align256((size_t)p->k * p->c * p->r * p->s * (f32 ? 4 : 2))
+                                   : ph == CB_PHASE_BWD_FILTER ? cb_wg_wgrad_kcrs_workspace(p) : 0;
+}
+
+extern "C" void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu, int f32) {
     cb_wg_args a = cb_wg_args_fwd(p);
-    a.x = (const __nv_bfloat16 *)x, a.w = (const __nv_bfloat16 *)w, a.bias = b, a.y = y, a.relu = relu;
+    if (f32) a = cb_wg_args_tf32(a);
+    a.x = x, a.w = w, a.bias = b, a.y = y, a.relu = relu;
     cb_wg_launch<false>(a, 0);
 }
 
-extern "C" void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const void *dy, const void *w, void *dx, void *ws) {
-    __nv_bfloat16 *wt = (__nv_bfloat16 *)ws;
-    cb_wg_flip(p, (const __nv_bfloat16 *)w, wt); // KRSC -> (C, R, S, K) flipped
+extern "C" void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const void *dy, const void *w, void *dx, void *ws, int f32) {
     cb_wg_args a = cb_wg_args_bwd_data(p);
-    a.x = (const __nv_bfloat16 *)dy, a.w = wt, a.y = dx;
+    if (f32) { // KRSC fp32 -> (C, R, S, K) flipped
+        cb_wg_flip_f32(p, (const float *)w, (float *)ws, true);
+        a = cb_wg_args_tf32(a);
+    } else {
+        cb_wg_flip(p, (const __nv_bfloat16 *)w, (__nv_bfloat16 *)ws); // KRSC -> (C, R, S, K) flipped
+    }
+    a.x = dy, a.w = ws, a.y = dx;
     cb_wg_launch<false>(a, 0);
 }
 

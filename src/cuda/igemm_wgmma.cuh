@@ -48,13 +48,14 @@
 
 // what one launch computes (filled by cb_wg_args_fwd / cb_wg_args_bwd_data)
 struct cb_wg_args {
-    const __nv_bfloat16 *x; // (N, H, W, C)
-    const __nv_bfloat16 *w; // (K, R, S, C)
+    const void *x;          // (N, H, W, C) bf16 (fp32 with f32)
+    const void *w;          // (K, R, S, C) bf16 (fp32 with f32)
     const float *bias;      // (K) or NULL
-    void *y;                // (N, P, Q, K) bf16, or (N, K, P, Q) fp32 with OUT_NCHW
+    void *y;                // (N, P, Q, K) bf16 (fp32 with f32), or (N, K, P, Q) fp32 with OUT_NCHW
     int h, w_, c, k, r, s, p, q, sh, sw, pt, pl;
     int m;                  // N*P*Q
-    int nk;                 // R*S*C/64 k-steps
+    int nk;                 // R*S*C/64 k-steps (R*S*C/32 with f32: a step is 128 bytes of channels either way)
+    int f32;                // fp32 operands and output, tf32 products (cb_wg_args_tf32; the TMA tiles only)
     int relu;
     int direct;             // bf16 NHWC output stored from the fragments as they are (the lab's comparison; cb_wg_direct)
     cb_divmod d_pq, d_q;
@@ -115,6 +116,22 @@ template <> __device__ __forceinline__ void cb_wgmma_t<256, 0>(float (&d)[128], 
 }
 template <> __device__ __forceinline__ void cb_wgmma_t<256, 1>(float (&d)[128], uint64_t da, uint64_t db) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {" CB_WG_REGS128 "}, %128, %129, p, 1, 1, 1, 1;\n}\n"
+                 : CB_WG_OUTS128 : "l"(da), "l"(db), "r"(1));
+}
+// the same on fp32 operands as tf32 (the tensor cores read the top 19 bits of each): d (64 x N) +=
+// A (64 x 8) * B (8 x N), K-major only (tf32 has no transposed form); 8 fp32 are the 32 bytes that
+// 16 bf16 are, so the descriptors and their steps are the bf16 ones
+template <int N> __device__ __forceinline__ void cb_wgmma_tf32(float (&d)[N / 2], uint64_t da, uint64_t db);
+template <> __device__ __forceinline__ void cb_wgmma_tf32<64>(float (&d)[32], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\nwgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" CB_WG_REGS32 "}, %32, %33, p, 1, 1;\n}\n"
+                 : CB_WG_OUTS32 : "l"(da), "l"(db), "r"(1));
+}
+template <> __device__ __forceinline__ void cb_wgmma_tf32<128>(float (&d)[64], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" CB_WG_REGS64 "}, %64, %65, p, 1, 1;\n}\n"
+                 : CB_WG_OUTS64 : "l"(da), "l"(db), "r"(1));
+}
+template <> __device__ __forceinline__ void cb_wgmma_tf32<256>(float (&d)[128], uint64_t da, uint64_t db) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" CB_WG_REGS128 "}, %128, %129, p, 1, 1;\n}\n"
                  : CB_WG_OUTS128 : "l"(da), "l"(db), "r"(1));
 }
 template <int N> __device__ __forceinline__ void cb_wgmma(float (&d)[N / 2], uint64_t da, uint64_t db) { cb_wgmma_t<N, 0>(d, da, db); }
@@ -184,6 +201,41 @@ __device__ __forceinline__ void cb_wg_store_bf16(float (&acc)[MT][BN / 2], const
             __syncwarp();
         }
 }
+
+// the same for fp32 NHWC output (a.f32): 16 rows x 32 channels at a time through the warp's 2 KB,
+// each lane's pair of columns an 8-byte half of a swizzled 16-byte chunk, then whole 128-byte row
+// segments, 16 bytes a lane
+template <int MT, int BN>
+__device__ __forceinline__ void cb_wg_store_f32(float (&acc)[MT][BN / 2], const cb_wg_args &a, uint32_t ep, int m0, int n0, int lane, int wv) {
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int c = 0; c < BN / 32; c++) {
+#pragma unroll
+            for (int jj = 0; jj < 4; jj++) {
+                const int j = 4 * c + jj, k = n0 + 8 * j + 2 * (lane & 3), chk = 2 * jj + ((lane & 3) >> 1);
+                float b0 = 0.f, b1 = 0.f;
+                if (a.bias && k < a.k) b0 = __ldg(a.bias + k), b1 = __ldg(a.bias + k + 1);
+#pragma unroll
+                for (int h2 = 0; h2 < 2; h2++) {
+                    const int r = (lane >> 2) + 8 * h2;
+                    float v0 = acc[i][4 * j + 2 * h2] + b0, v1 = acc[i][4 * j + 2 * h2 + 1] + b1;
+                    if (a.relu) v0 = fmaxf(v0, 0.f), v1 = fmaxf(v1, 0.f);
+                    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(ep + r * 128 + ((chk ^ (r & 7)) << 4) + 8 * (lane & 1)), "f"(v0), "f"(v1)
+                                 : "memory");
+                }
+            }
+            __syncwarp();
+#pragma unroll
+            for (int it = 0; it < 4; it++) {
+                const int idx = it * 32 + lane, r = idx >> 3, chk = idx & 7;
+                const uint4 v = cb_wg_ld128(ep + r * 128 + ((chk ^ (r & 7)) << 4));
+                const int m = m0 + i * 64 + wv * 16 + r, k = n0 + 32 * c + 4 * chk;
+                if (m < a.m && k < a.k) *(uint4 *)((float *)a.y + (long)m * a.k + k) = v; // K % 8 == 0: whole chunks
+            }
+            __syncwarp();
+        }
+}
 #endif
 
 template <int MT, int BN, int STAGES, bool OUT_NCHW>
@@ -199,6 +251,7 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
     const int ntn = (a.k + BN - 1) / BN, ntiles = (a.m + BM - 1) / BM * ntn; // consecutive tiles share an A tile
     const int H = a.h, W = a.w_, C = a.c, nk = a.nk;
     const long rsc = (long)nk * 64;
+    const __nv_bfloat16 *X = (const __nv_bfloat16 *)a.x, *Wt = (const __nv_bfloat16 *)a.w;
     const uint32_t sw_off = row0 * 128 + ((ch ^ (row0 & 7)) << 4); // row0 % 8 == (row0 + 32 i) % 8
 
     // The block runs tiles blockIdx.x, + gridDim.x, ... as one stream of k-steps: the loads run D
@@ -232,13 +285,13 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
 #pragma unroll
         for (int i = 0; i < AR; i++) {
             bool ok = (unsigned)(a_ih[i] + lr) < (unsigned)H && (unsigned)(a_iw[i] + ls) < (unsigned)W;
-            cb_wg_cp16(ad + i * 32 * 128, ok ? a.x + a_off[i] + doff : a.x, ok);
+            cb_wg_cp16(ad + i * 32 * 128, ok ? X + a_off[i] + doff : X, ok);
         }
 #pragma unroll
         for (int i = 0; i < BR; i++) {
             int k = ln0 + row0 + 32 * i;
             bool ok = k < a.k;
-            cb_wg_cp16(bd + i * 32 * 128, ok ? a.w + k * rsc + lt * 64 + ch * 8 : a.w, ok);
+            cb_wg_cp16(bd + i * 32 * 128, ok ? Wt + k * rsc + lt * 64 + ch * 8 : Wt, ok);
         }
         lc += 64;
         if (lc == C) {
@@ -357,10 +410,11 @@ __device__ __forceinline__ void cb_wg_tma_2d(uint32_t dst, const void *m, int x,
 }
 #endif
 
-template <int WM, int BN, int STAGES, bool COOP>
+template <int WM, int BN, int STAGES, bool COOP, bool F32>
 __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb) {
 #ifdef CB_WG_SM90A
     constexpr int MT = WM / 64, BM = COOP ? 2 * WM : WM, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128;
+    constexpr int CH = F32 ? 32 : 64; // channels of a k-step: 128 bytes
     extern __shared__ unsigned char cb_wg_raw[];
     const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
     const uint32_t epi = base + STAGES * STAGE, full = epi + 8 * 2048, empty = full + 8 * STAGES, done = empty + 8 * STAGES;
@@ -390,8 +444,8 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, cons
                 const uint32_t fb = full + 8 * slot, ad = base + slot * STAGE;
                 cb_wg_bar_expect(fb, STAGE);
                 cb_wg_tma_im2col(ad, &ta, lc, w0, h0, nn, fb, (uint16_t)ls, (uint16_t)lr);
-                cb_wg_tma_2d(ad + A_BYTES, &tb, t * 64, n0, fb);
-                lc += 64;
+                cb_wg_tma_2d(ad + A_BYTES, &tb, t * CH, n0, fb);
+                lc += CH;
                 if (lc == a.c) {
                     lc = 0;
                     if (++ls == a.s) ls = 0, lr++;
@@ -429,7 +483,11 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, cons
 #pragma unroll
             for (int kk = 0; kk < 4; kk++)
 #pragma unroll
-                for (int i = 0; i < MT; i++) cb_wgmma<BN>(acc[i], cb_wg_desc(as + (row_off / 64 + i) * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
+                for (int i = 0; i < MT; i++) {
+                    const uint64_t da = cb_wg_desc(as + (row_off / 64 + i) * 8192 + kk * 32), db = cb_wg_desc(bs + kk * 32);
+                    if constexpr (F32) cb_wgmma_tf32<BN>(acc[i], da, db);
+                    else cb_wgmma<BN>(acc[i], da, db);
+                }
             cb_wg_commit();
             cb_wg_wait<1>();
             if (t > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
@@ -439,17 +497,20 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, cons
             cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
             if (!COOP) cb_wg_bar_arrive(done + 8 * c);
         }
-        cb_wg_store_bf16<MT, BN>(acc, a, ep, (tile / ntn) * BM + row_off, (tile % ntn) * BN, lane, wv);
+        if constexpr (F32) cb_wg_store_f32<MT, BN>(acc, a, ep, (tile / ntn) * BM + row_off, (tile % ntn) * BN, lane, wv);
+        else cb_wg_store_bf16<MT, BN>(acc, a, ep, (tile / ntn) * BM + row_off, (tile % ntn) * BN, lane, wv);
     }
 #else
     __trap();
 #endif
 }
 
-// (dw) wT (C, R, S, K) bf16 = w flipped in r and s: wT[c, R-1-r, S-1-s, k] = w[k, c, r, s] for w
-// fp32 KCRS (KRSC: bf16 (K, R, S, C)), the filter of the stride-1 backward data as a forward
-template <bool KRSC, class T>
-__global__ void cb_wg_flip_kernel(int K, int C, int R, int S, const T *__restrict__ w, __nv_bfloat16 *__restrict__ wt) {
+// (dw) wT (C, R, S, K) bf16 (O float: fp32) = w flipped in r and s: wT[c, R-1-r, S-1-s, k] = w[k, c, r, s]
+// for w KCRS (KRSC: (K, R, S, C)), the filter of the stride-1 backward data as a forward
+__device__ __forceinline__ void cb_wg_put(__nv_bfloat16 *o, float v) { *o = __float2bfloat16_rn(v); }
+__device__ __forceinline__ void cb_wg_put(float *o, float v) { *o = v; }
+template <bool KRSC, class T, class O>
+__global__ void cb_wg_flip_kernel(int K, int C, int R, int S, const T *__restrict__ w, O *__restrict__ wt) {
     long total = (long)K * C * R * S;
     for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
         int k = (int)(i % K);
@@ -457,7 +518,7 @@ __global__ void cb_wg_flip_kernel(int K, int C, int R, int S, const T *__restric
         int s = (int)(t % S), r = (int)(t / S % R), c = (int)(t / ((long)S * R));
         int rs = R - 1 - r, ss = S - 1 - s;
         float v = KRSC ? (float)w[(((long)k * R + rs) * S + ss) * C + c] : (float)w[(((long)k * C + c) * R + rs) * S + ss];
-        wt[i] = __float2bfloat16_rn(v);
+        cb_wg_put(wt + i, v);
     }
 }
 
@@ -485,10 +546,11 @@ static inline int cb_wg_sms() {
 }
 
 // the shapes the kernel computes (besides the GPU): groups 1, no dilation, C a multiple of 64
-// (a k-step is one tap's 64 channels), K of 8 (whole 16-byte output rows), 32-bit offsets
-static inline bool cb_wg_shape_ok(const cb_conv_params *p) {
+// (a k-step is one tap's 64 channels; f32: 32 channels, the same 128 bytes), K of 8 (whole 16-byte
+// output chunks), 32-bit offsets
+static inline bool cb_wg_shape_ok(const cb_conv_params *p, bool f32 = false) {
     const long lim = 1L << 31;
-    return p->groups == 1 && p->dil_h <= 1 && p->dil_w <= 1 && p->c % 64 == 0 && p->k % 8 == 0 && p->k > 0 &&
+    return p->groups == 1 && p->dil_h <= 1 && p->dil_w <= 1 && p->c % (f32 ? 32 : 64) == 0 && p->k % 8 == 0 && p->k > 0 &&
            (long)p->n * p->h * p->w * p->c < lim && (long)p->n * p->p * p->q * p->k < lim && (long)p->k * p->r * p->s * p->c < lim &&
            ((long)p->n * p->p * p->q / 128 + 1) * (p->k / 64 + 1) < lim; // blocks of the smallest tile
 }
@@ -507,6 +569,19 @@ static inline cb_wg_args cb_wg_args_fwd(const cb_conv_params *p) {
 // the stride-1 backward data of p as a forward: dy (N, P, Q, K), wT (C, R, S, K) -> dx (N, H, W, C)
 static inline cb_wg_args cb_wg_args_bwd_data(const cb_conv_params *p) {
     return cb_wg_args_make(p->n, p->p, p->q, p->k, p->c, p->r, p->s, p->h, p->w, 1, 1, p->r - 1 - p->pad_top, p->s - 1 - p->pad_left);
+}
+// a on fp32 tensors with tf32 products (the TMA tiles; the input's channels a multiple of 32)
+static inline cb_wg_args cb_wg_args_tf32(cb_wg_args a) {
+    a.f32 = 1, a.nk = a.r * a.s * a.c / 32;
+    return a;
+}
+// whether the padding of a fits the im2col map's pixel box offsets ([-128, 127] for a rank-4 map)
+static inline bool cb_wg_pads_fit(const cb_wg_args &a) {
+    const int pb = (a.p - 1) * a.sh + a.r - a.h - a.pt, pr = (a.q - 1) * a.sw + a.s - a.w_ - a.pl; // the trailing pads in use
+    const int v[4] = {-a.pl, -a.pt, pr - (a.s - 1), pb - (a.r - 1)};
+    for (int i = 0; i < 4; i++)
+        if (v[i] < -128 || v[i] > 127) return false;
+    return true;
 }
 
 // tiles: 0 = picked from the shape; cb_wgmma_conv_kernel's 1 = 128x128, 2 = 256x128, 3 = 256x64,
@@ -620,27 +695,28 @@ static inline cb_wg_encoders cb_wg_encoders_load() {
 static inline const char *cb_wg_im2col_map(const cb_wg_args &a, int pixels, CUtensorMap *m) {
     static const cb_wg_encoders enc = cb_wg_encoders_load();
     if (!enc.im2col) return "the driver has no tensor map encoders";
-    const int n = a.m / (a.p * a.q);
+    if (!cb_wg_pads_fit(a)) return "a pad beyond the tensor map's pixel box range";
+    const int n = a.m / (a.p * a.q), esz = a.f32 ? 4 : 2;
     const int pb = (a.p - 1) * a.sh + a.r - a.h - a.pt, pr = (a.q - 1) * a.sw + a.s - a.w_ - a.pl; // the trailing pads in use
     int lo[2] = {-a.pl, -a.pt}, up[2] = {pr - (a.s - 1), pb - (a.r - 1)};
-    for (int i = 0; i < 2; i++)
-        if (lo[i] < -128 || lo[i] > 127 || up[i] < -128 || up[i] > 127) return "a pad beyond the tensor map's pixel box range";
     cuuint64_t dim[4] = {(cuuint64_t)a.c, (cuuint64_t)a.w_, (cuuint64_t)a.h, (cuuint64_t)n};
-    cuuint64_t str[3] = {(cuuint64_t)a.c * 2, (cuuint64_t)a.w_ * a.c * 2, (cuuint64_t)a.h * a.w_ * a.c * 2};
+    cuuint64_t str[3] = {(cuuint64_t)a.c * esz, (cuuint64_t)a.w_ * a.c * esz, (cuuint64_t)a.h * a.w_ * a.c * esz};
     cuuint32_t es[4] = {1, (cuuint32_t)a.sw, (cuuint32_t)a.sh, 1};
-    if (enc.im2col(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)a.x, dim, str, lo, up, 64, (cuuint32_t)pixels, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+    if (enc.im2col(m, a.f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 4, (void *)a.x, dim, str, lo, up, 128 / esz,
+                   (cuuint32_t)pixels, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
                    CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
         return "the im2col tensor map was refused";
     return NULL;
 }
-// The tiled map over a (rows, cols) bf16 matrix at p: boxes of 64 columns x box_rows rows, 128-byte
-// swizzle, zeros out of bounds. NULL, or why not.
-static inline const char *cb_wg_matrix_map(const void *p, long rows, long cols, int box_rows, CUtensorMap *m, const char *what) {
+// The tiled map over a (rows, cols) bf16 (f32: fp32) matrix at p: boxes of 128 bytes of columns x
+// box_rows rows, 128-byte swizzle, zeros out of bounds. NULL, or why not.
+static inline const char *cb_wg_matrix_map(const void *p, long rows, long cols, int box_rows, CUtensorMap *m, const char *what, bool f32 = false) {
     static const cb_wg_encoders enc = cb_wg_encoders_load();
     if (!enc.tiled) return "the driver has no tensor map encoders";
-    cuuint64_t d[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, str[1] = {(cuuint64_t)cols * 2};
-    cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, e2[2] = {1, 1};
-    if (enc.tiled(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)p, d, str, box, e2, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+    const int esz = f32 ? 4 : 2;
+    cuuint64_t d[2] = {(cuuint64_t)cols, (cuuint64_t)rows}, str[1] = {(cuuint64_t)cols * esz};
+    cuuint32_t box[2] = {(cuuint32_t)(128 / esz), (cuuint32_t)box_rows}, e2[2] = {1, 1};
+    if (enc.tiled(m, f32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)p, d, str, box, e2, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                   CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) != CUDA_SUCCESS)
         return what;
     return NULL;
@@ -649,7 +725,7 @@ static inline const char *cb_wg_matrix_map(const void *p, long rows, long cols, 
 // (K, R*S*C) matrix, 64 x BN boxes
 static inline const char *cb_wg_tma_maps(const cb_wg_args &a, int bm, int bn, CUtensorMap *ta, CUtensorMap *tb) {
     const char *why = cb_wg_im2col_map(a, bm, ta);
-    return why ? why : cb_wg_matrix_map(a.w, a.k, (long)a.nk * 64, bn, tb, "the filter's tensor map was refused");
+    return why ? why : cb_wg_matrix_map(a.w, a.k, (long)a.nk * (a.f32 ? 32 : 64), bn, tb, "the filter's tensor map was refused", a.f32);
 }
 
 // the maps of launch a on tile t, encoded once and kept (a step calls every layer with the same
@@ -657,7 +733,7 @@ static inline const char *cb_wg_tma_maps(const cb_wg_args &a, int bm, int bn, CU
 // 64 launches' maps, the oldest replaced
 struct cb_wg_map_entry {
     const void *x, *w;
-    int h, w_, c, k, r, s, p, q, sh, sw, pt, pl, m, tile;
+    int h, w_, c, k, r, s, p, q, sh, sw, pt, pl, m, tile, f32;
     CUtensorMap ta, tb;
 };
 static inline const char *cb_wg_maps_for(const cb_wg_args &a, int t, const CUtensorMap **ta, const CUtensorMap **tb) {
@@ -667,7 +743,7 @@ static inline const char *cb_wg_maps_for(const cb_wg_args &a, int t, const CUten
     for (int i = 0; i < used; i++) {
         const cb_wg_map_entry &e = cache[i];
         if (e.x == a.x && e.w == a.w && e.h == a.h && e.w_ == a.w_ && e.c == a.c && e.k == a.k && e.r == a.r && e.s == a.s && e.p == a.p &&
-            e.q == a.q && e.sh == a.sh && e.sw == a.sw && e.pt == a.pt && e.pl == a.pl && e.m == a.m && e.tile == t) {
+            e.q == a.q && e.sh == a.sh && e.sw == a.sw && e.pt == a.pt && e.pl == a.pl && e.m == a.m && e.tile == t && e.f32 == a.f32) {
             *ta = &e.ta, *tb = &e.tb;
             return NULL;
         }
@@ -678,7 +754,7 @@ static inline const char *cb_wg_maps_for(const cb_wg_args &a, int t, const CUten
     const char *why = cb_wg_tma_maps(a, bm, bn, &e.ta, &e.tb);
     if (why) return why;
     e.x = a.x, e.w = a.w, e.h = a.h, e.w_ = a.w_, e.c = a.c, e.k = a.k, e.r = a.r, e.s = a.s, e.p = a.p, e.q = a.q, e.sh = a.sh, e.sw = a.sw;
-    e.pt = a.pt, e.pl = a.pl, e.m = a.m, e.tile = t;
+    e.pt = a.pt, e.pl = a.pl, e.m = a.m, e.tile = t, e.f32 = a.f32;
     next = (next + 1) % N, used = used < N ? used + 1 : N;
     *ta = &e.ta, *tb = &e.tb;
     return NULL;
@@ -686,14 +762,23 @@ static inline const char *cb_wg_maps_for(const cb_wg_args &a, int t, const CUten
 
 // shared memory: STAGES buffers (at most 6, within 220 KB with the epilogue's 16 KB), the barriers,
 // 1 KB for alignment
-template <int WM, int BN, bool COOP> static void cb_wg_tma_launch_t(const cb_wg_args &a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
+template <int WM, int BN, bool COOP, bool F32> static void cb_wg_tma_launch_t(const cb_wg_args &a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
     constexpr int BM = COOP ? 2 * WM : WM, STAGE = BM * 128 + BN * 128, FIT = (220 * 1024 - 8 * 2048) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
     constexpr int BYTES = STAGES * STAGE + 8 * 2048 + 16 * STAGES + 16 + 1024;
     static unsigned long long attr_devs = 0;
     if (cb_first_on_device(&attr_devs))
-        cudaFuncSetAttribute(cb_wgmma_tma_kernel<WM, BN, STAGES, COOP>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+        cudaFuncSetAttribute(cb_wgmma_tma_kernel<WM, BN, STAGES, COOP, F32>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
     long tiles = (long)((a.m + BM - 1) / BM) * ((a.k + BN - 1) / BN);
-    cb_wgmma_tma_kernel<WM, BN, STAGES, COOP><<<(unsigned)cb_wg_grid(tiles), 384, BYTES, st>>>(a, ta, tb);
+    cb_wgmma_tma_kernel<WM, BN, STAGES, COOP, F32><<<(unsigned)cb_wg_grid(tiles), 384, BYTES, st>>>(a, ta, tb);
+}
+template <bool F32> static void cb_wg_tma_tile(const cb_wg_args &a, int t, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
+    switch (t) {
+    case 6: cb_wg_tma_launch_t<128, 128, false, F32>(a, ta, tb, st); break;
+    case 7: cb_wg_tma_launch_t<64, 256, true, F32>(a, ta, tb, st); break;
+    case 8: cb_wg_tma_launch_t<128, 128, true, F32>(a, ta, tb, st); break;
+    case 9: cb_wg_tma_launch_t<128, 64, false, F32>(a, ta, tb, st); break;
+    default: cb_wg_tma_launch_t<128, 64, true, F32>(a, ta, tb, st); break;
+    }
 }
 // false where the maps are refused (said once on stderr): the caller runs cb_wgmma_conv_kernel's tiles
 static inline bool cb_wg_tma_launch(const cb_wg_args &a, int t, cudaStream_t st) {
@@ -705,19 +790,19 @@ static inline bool cb_wg_tma_launch(const cb_wg_args &a, int t, cudaStream_t st)
             fprintf(stderr, "convbench: note: own wgmma kernel: %s; its layers run the kernel without TMA\n", why);
         return false;
     }
-    switch (t) {
-    case 6: cb_wg_tma_launch_t<128, 128, false>(a, *ta, *tb, st); break;
-    case 7: cb_wg_tma_launch_t<64, 256, true>(a, *ta, *tb, st); break;
-    case 8: cb_wg_tma_launch_t<128, 128, true>(a, *ta, *tb, st); break;
-    case 9: cb_wg_tma_launch_t<128, 64, false>(a, *ta, *tb, st); break;
-    default: cb_wg_tma_launch_t<128, 64, true>(a, *ta, *tb, st); break;
-    }
+    if (a.f32) cb_wg_tma_tile<true>(a, t, *ta, *tb, st);
+    else cb_wg_tma_tile<false>(a, t, *ta, *tb, st);
     return true;
 }
 
 // one launch of a with tile t (0: picked; the TMA tiles for bf16 NHWC output unless cb_wg_tma is 0)
 template <bool OUT_NCHW> static void cb_wg_launch(const cb_wg_args &a, int t, cudaStream_t st = 0) {
     if (a.m <= 0 || a.k <= 0) return;
+    if (a.f32) { // fp32 NHWC in and out: the TMA tiles alone; refused maps (said on stderr) leave y NaN, never silently stale
+        if (t < CB_WG_TMA0) t = cb_wg_pick_among(a, CB_WG_TMA0, CB_WG_TILES);
+        if (!cb_wg_tma_launch(a, t, st)) cudaMemsetAsync(a.y, 0xff, (size_t)a.m * a.k * 4, st);
+        return;
+    }
     if (t == 0 && !OUT_NCHW && cb_wg_tma) t = cb_wg_pick_among(a, CB_WG_TMA0, CB_WG_TILES);
     if (t >= CB_WG_TMA0) {
         if (!OUT_NCHW && cb_wg_tma_launch(a, t, st)) return;
@@ -738,6 +823,11 @@ static inline void cb_wg_flip(const cb_conv_params *p, const float *w, __nv_bflo
 }
 static inline void cb_wg_flip(const cb_conv_params *p, const __nv_bfloat16 *w, __nv_bfloat16 *wt, cudaStream_t st = 0) {
     cb_wg_flip_kernel<true><<<1024, 256, 0, st>>>(p->k, p->c, p->r, p->s, w, wt);
+}
+// wT (C, R, S, K) fp32 <- w fp32 (K, R, S, C) (krsc) or KCRS
+static inline void cb_wg_flip_f32(const cb_conv_params *p, const float *w, float *wt, bool krsc, cudaStream_t st = 0) {
+    if (krsc) cb_wg_flip_kernel<true><<<1024, 256, 0, st>>>(p->k, p->c, p->r, p->s, w, wt);
+    else cb_wg_flip_kernel<false><<<1024, 256, 0, st>>>(p->k, p->c, p->r, p->s, w, wt);
 }
 
 // ---- backward filter: dw[k, (r, s, c)] = sum over pixels m = (n, oh, ow) of dy[m, k] x[n, ih, iw, c] ----

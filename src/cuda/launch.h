@@ -41,16 +41,18 @@ void cb_cuda_dw_backward_filter(const cb_conv_params *p, int nhwc, int bf16, con
 // ws: cb_cuda_wg_store_workspace bytes (the flipped filter). Backward filter: dw, the fp32 KCRS
 // master gradient, overwritten (pixel splits added with atomics into a zeroed KRSC copy in ws, its
 // cb_cuda_wg_store_workspace bytes, then transposed: not deterministic).
-bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph);
+// f32: the same on fp32 NHWC storage (--precision tf32 --layout nhwc; filters fp32 KRSC) with tf32
+// products, forward and backward data only (C, and K for the backward data, multiples of 32).
+bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph, int f32);
 // at most n blocks for every launch of the wgmma kernels after this (0: one per SM), from
 // $CONVBENCH_WG_BLOCKS at a backend's start (tests)
 void cb_cuda_wg_set_blocks(long n);
 // on (the default): the forward and backward data on bf16 NHWC storage run the TMA-fed tiles; off:
 // the cp.async ones as before 2026-11-28 (evening) (from $CONVBENCH_WG_TMA=on|off at a backend's start, to compare)
 void cb_cuda_wg_set_tma(int on);
-size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph);
-void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu);
-void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const void *dy, const void *w, void *dx, void *ws);
+size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph, int f32);
+void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu, int f32);
+void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const void *dy, const void *w, void *dx, void *ws, int f32);
 void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw, void *ws);
 
 // ---- pooling (pool.cu) -----------------------------------------------------------------------

@@ -75,8 +75,9 @@ void cb_dnn_take_wg(cb_exec *e, int i, cb_phase p) {
     l->wg_rival[p] = b->choice[p];
     l->wg_rival[p].workspace = b->ws[p];
     l->wg[p] = true;
-    b->ws[p] = cb_cuda_wg_store_workspace(&cp, p);
-    b->choice[p] = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(&cb_conv_algo_igemm_wgmma_bf16), cb_conv_algo_igemm_wgmma_bf16.name);
+    const cb_cuda_conv_algo *a = is_bf16(e) ? &cb_conv_algo_igemm_wgmma_bf16 : &cb_conv_algo_igemm_wgmma_tf32;
+    b->ws[p] = cb_cuda_wg_store_workspace(&cp, p, !is_bf16(e));
+    b->choice[p] = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(a), a->name);
 }
 
 // The input that cuDNN's convolution of layer i reads: under NHWC its channels padded
@@ -461,7 +462,7 @@ static bool wg_layer(const cb_layer *L, int fmt) {
     if (fmt != (CB_FMT_NHWC | CB_FMT_BF16) || cb_conv_cpad_to(L->p.conv.cin, 1) != L->p.conv.cin) return false;
     cb_conv_params p;
     cb_conv_params_of(L, &p);
-    return cb_cuda_wg_store_supports(&p, CB_PHASE_FORWARD);
+    return cb_cuda_wg_store_supports(&p, CB_PHASE_FORWARD, 0);
 }
 
 // In fp32 NCHW own kernels run whatever cuDNN cannot; in another storage (own convolution, LRN and

@@ -1,0 +1,320 @@
+// Lab for the own wgmma kernel's tf32 form (src/cuda/igemm_wgmma.cuh, cb_wgmma_tma_kernel with F32:
+// fp32 NHWC operands and output, tf32 products, TMA-fed): checks every TMA tile (6-10, and the
+// picked one) of the forward (bias; ReLU on the odd shapes) and the stride-1 backward data against a
+// float64 direct convolution on the GPU, on odd shapes (C a multiple of 32, stride 2, TF SAME,
+// non-square filters, batch 1) and on real layers at batch 2, each also with 3 blocks running every
+// tile; then times the picked tile and every tile on ResNet-50, VGG-A and GoogLeNet layers against
+// cuDNN's legacy best on fp32 NHWC with tensor-op math (tf32; cudnnFind*Ex: not the graph-API engines
+// the engine also races; the engine's forced race, dev/gpu-wgstore.sh PREC=tf32, is the fair one).
+//   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude dev/cuda/wgmma_tf32_lab.cu -lcudnn -o wgmma_tf32_lab
+//   ./wgmma_tf32_lab [check] [time] [only=NAME,NAME] [csv=FILE]
+// The inputs are drawn on the bf16 grid (8 significant bits), so tf32 holds them exactly and every
+// product is exact: what is left is fp32 summation. Tolerance (||own - ref|| / ||ref||): 1e-5.
+#include "cuda/igemm_wgmma.cuh"
+
+#include "lab.cuh"
+
+#include <math.h>
+#include <string>
+
+struct layer {
+    const char *name;
+    int n, c, h, w, k, r, s, stride, pad; // pad -1: TF SAME (asymmetric where odd)
+    bool big;                              // timed (and checked at batch 2)
+};
+
+static const layer layers[] = {
+    {"odd-3x5-s2-same-c32-k40", 1, 32, 15, 12, 40, 3, 5, 2, -1, false},
+    {"odd-1x1-s2-c96-k72", 3, 96, 9, 9, 72, 1, 1, 2, 0, false},
+    {"odd-2x2-same-c64-k32", 2, 64, 7, 7, 32, 2, 2, 1, -1, false},
+    {"odd-3x3-c160-k200", 2, 160, 10, 11, 200, 3, 3, 1, 1, false},
+    {"odd-7x1-same-b1-c32-k96", 1, 32, 17, 9, 96, 7, 1, 1, -1, false},
+    {"odd-5x5-valid-c64-k136", 1, 64, 12, 13, 136, 5, 5, 1, 0, false},
+    {"odd-tiny-m25-c32-k64", 1, 32, 5, 5, 64, 3, 3, 1, 1, false},
+    {"odd-1x1-c256-k1000", 5, 256, 1, 1, 1000, 1, 1, 1, 0, false},
+    {"r50-l1-1x1-64-64", 64, 64, 56, 56, 64, 1, 1, 1, 0, true},
+    {"r50-l1-3x3-64", 64, 64, 56, 56, 64, 3, 3, 1, 1, true},
+    {"r50-l1-1x1-64-256", 64, 64, 56, 56, 256, 1, 1, 1, 0, true},
+    {"r50-l1-1x1-256-64", 64, 256, 56, 56, 64, 1, 1, 1, 0, true},
+    {"r50-l2-3x3-128-s2", 64, 128, 56, 56, 128, 3, 3, 2, 1, true},
+    {"r50-l2-1x1-128-512", 64, 128, 28, 28, 512, 1, 1, 1, 0, true},
+    {"r50-l2-1x1-512-128", 64, 512, 28, 28, 128, 1, 1, 1, 0, true},
+    {"r50-l2-3x3-128", 64, 128, 28, 28, 128, 3, 3, 1, 1, true},
+    {"r50-l3-3x3-256", 64, 256, 14, 14, 256, 3, 3, 1, 1, true},
+    {"r50-l3-1x1-1024-256", 64, 1024, 14, 14, 256, 1, 1, 1, 0, true},
+    {"r50-l4-3x3-512", 64, 512, 7, 7, 512, 3, 3, 1, 1, true},
+    {"r50-l4-1x1-512-2048", 64, 512, 7, 7, 2048, 1, 1, 1, 0, true},
+    {"vgga-conv2-64-128", 64, 64, 112, 112, 128, 3, 3, 1, 1, true},
+    {"vgga-conv3-128-256", 64, 128, 56, 56, 256, 3, 3, 1, 1, true},
+    {"vgga-conv4-256-256", 64, 256, 56, 56, 256, 3, 3, 1, 1, true},
+    {"vgga-conv6-512-512", 64, 512, 28, 28, 512, 3, 3, 1, 1, true},
+    {"vgga-conv7-512-14", 64, 512, 14, 14, 512, 3, 3, 1, 1, true},
+    {"gnet-3a-1x1-192-64", 128, 192, 28, 28, 64, 1, 1, 1, 0, true},
+    {"gnet-3a-3x3-96-128", 128, 96, 28, 28, 128, 3, 3, 1, 1, true},
+    {"gnet-4b-3x3-reduce-512-112", 128, 512, 14, 14, 112, 1, 1, 1, 0, true},
+};
+
+static cb_conv_params params_of(const layer &L, int n) {
+    cb_conv_params p = {};
+    p.n = n, p.c = L.c, p.h = L.h, p.w = L.w, p.k = L.k, p.r = L.r, p.s = L.s;
+    p.stride_h = p.stride_w = L.stride, p.groups = 1, p.dil_h = p.dil_w = 1;
+    if (L.pad >= 0) {
+        p.pad_top = p.pad_left = L.pad;
+        p.p = (L.h + 2 * L.pad - L.r) / L.stride + 1, p.q = (L.w + 2 * L.pad - L.s) / L.stride + 1;
+    } else { // TF SAME: out = ceil(in / stride), leading pad = total / 2
+        p.p = (L.h + L.stride - 1) / L.stride, p.q = (L.w + L.stride - 1) / L.stride;
+        int th = std::max((p.p - 1) * L.stride + L.r - L.h, 0), tw = std::max((p.q - 1) * L.stride + L.s - L.w, 0);
+        p.pad_top = th / 2, p.pad_left = tw / 2;
+    }
+    return p;
+}
+static double flops(const cb_conv_params &p) { return 2.0 * p.n * p.k * p.p * p.q * (double)p.c * p.r * p.s; }
+static bool bwd_ok(const cb_conv_params &p) { return p.stride_h == 1 && p.stride_w == 1 && p.k % 32 == 0 && p.c % 8 == 0; }
+
+// ---- float64 references on NHWC / KRSC fp32 ----------------------------------------------------
+
+__global__ void ref_fwd(cb_conv_params p, const float *x, const float *w, const float *b, double *y) {
+    long total = (long)p.n * p.p * p.q * p.k;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
+        int k = i % p.k, oq = (i / p.k) % p.q, op = (i / ((long)p.k * p.q)) % p.p, n = i / ((long)p.k * p.q * p.p);
+        double acc = b ? b[k] : 0.0;
+        for (int r = 0; r < p.r; r++) {
+            int ih = op * p.stride_h - p.pad_top + r;
+            if (ih < 0 || ih >= p.h) continue;
+            for (int s = 0; s < p.s; s++) {
+                int iw = oq * p.stride_w - p.pad_left + s;
+                if (iw < 0 || iw >= p.w) continue;
+                const float *xr = x + (((long)n * p.h + ih) * p.w + iw) * p.c, *wr = w + (((long)k * p.r + r) * p.s + s) * p.c;
+                for (int c = 0; c < p.c; c++) acc += (double)xr[c] * wr[c];
+            }
+        }
+        y[i] = acc;
+    }
+}
+
+__global__ void ref_bwd_data(cb_conv_params p, const float *dy, const float *w, double *dx) {
+    long total = (long)p.n * p.h * p.w * p.c;
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
+        int c = i % p.c, iw = (i / p.c) % p.w, ih = (i / ((long)p.c * p.w)) % p.h, n = i / ((long)p.c * p.w * p.h);
+        double acc = 0;
+        for (int r = 0; r < p.r; r++) {
+            int th = ih + p.pad_top - r;
+            if (th < 0 || th % p.stride_h || th / p.stride_h >= p.p) continue;
+            for (int s = 0; s < p.s; s++) {
+                int tw = iw + p.pad_left - s;
+                if (tw < 0 || tw % p.stride_w || tw / p.stride_w >= p.q) continue;
+                const float *d = dy + (((long)n * p.p + th / p.stride_h) * p.q + tw / p.stride_w) * p.k;
+                for (int k = 0; k < p.k; k++) acc += (double)d[k] * w[(((long)k * p.r + r) * p.s + s) * p.c + c];
+            }
+        }
+        dx[i] = acc;
+    }
+}
+
+// ---- buffers ----------------------------------------------------------------------------------
+
+// values on the bf16 grid in [-1, 1): exact in tf32
+static std::vector<float> random_grid(size_t n, unsigned long long seed) {
+    std::vector<float> h(n);
+    for (size_t i = 0; i < n; i++) {
+        seed ^= seed >> 12, seed ^= seed << 25, seed ^= seed >> 27;
+        float v = (float)((seed * 2685821657736338717ULL) >> 40) / 16777216.0f * 2.f - 1.f;
+        h[i] = __bfloat162float(__float2bfloat16_rn(v));
+    }
+    return h;
+}
+static float *to_dev(const std::vector<float> &h) {
+    float *d;
+    CK(cudaMalloc(&d, h.size() * 4 + 16));
+    CK(cudaMemcpy(d, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+    return d;
+}
+
+struct bufs {
+    float *x, *w, *b, *y, *dy, *dx, *wt; // NHWC / KRSC fp32; wt (C, R, S, K) the flipped filter
+};
+static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed) {
+    bufs B = {};
+    size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.k * p.p * p.q, nw = (size_t)p.k * p.c * p.r * p.s;
+    B.x = to_dev(random_grid(nx, seed)), B.w = to_dev(random_grid(nw, seed * 5 + 2)), B.dy = to_dev(random_grid(ny, seed * 3 + 1));
+    B.b = to_dev(random_grid(p.k, seed * 7 + 3));
+    CK(cudaMalloc(&B.y, ny * 4)), CK(cudaMalloc(&B.dx, nx * 4)), CK(cudaMalloc(&B.wt, nw * 4));
+    cb_wg_flip_f32(&p, B.w, B.wt, true);
+    CK(cudaDeviceSynchronize());
+    return B;
+}
+static void free_bufs(bufs &B) {
+    void *all[] = {B.x, B.w, B.b, B.y, B.dy, B.dx, B.wt};
+    for (void *q : all) cudaFree(q);
+}
+
+static double nerr(const float *own_d, const double *ref_d, size_t n, bool relu) {
+    std::vector<float> a(n);
+    std::vector<double> b(n);
+    CK(cudaMemcpy(a.data(), own_d, n * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(b.data(), ref_d, n * 8, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r = relu ? std::max(b[i], 0.0) : b[i];
+        if (!isfinite(a[i])) return INFINITY;
+        num += (a[i] - r) * (a[i] - r), den += r * r;
+    }
+    return sqrt(num) / std::max(sqrt(den), 1e-30);
+}
+
+// phase 0 forward (bias, relu), 1 backward data; tile 0 = picked, else 6-10
+static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, bool relu) {
+    cb_wg_args a = cb_wg_args_tf32(ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p));
+    if (ph == 0) a.x = B.x, a.w = B.w, a.bias = B.b, a.y = B.y, a.relu = relu;
+    else a.x = B.dy, a.w = B.wt, a.y = B.dx;
+    cb_wg_launch<false>(a, tile);
+}
+
+static const char *phase_name[2] = {"fwd", "bwd-data"};
+static const int tiles[] = {0, 6, 7, 8, 9, 10};
+static const double TOL = 1e-5;
+
+static int check_all(const char *only) {
+    int fails = 0, runs = 0;
+    for (const layer &L : layers) {
+        if (only && !strstr(only, L.name)) continue;
+        cb_conv_params p = params_of(L, L.big ? 2 : L.n);
+        if (!cb_wg_shape_ok(&p, true)) {
+            printf("check %-26s declined by cb_wg_shape_ok\n", L.name);
+            continue;
+        }
+        bufs B = alloc_bufs(p, 4242 + runs);
+        size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.k * p.p * p.q;
+        double *ry, *rdx;
+        CK(cudaMalloc(&ry, ny * 8)), CK(cudaMalloc(&rdx, nx * 8));
+        ref_fwd<<<1024, 256>>>(p, B.x, B.w, B.b, ry);
+        ref_bwd_data<<<1024, 256>>>(p, B.dy, B.w, rdx);
+        CK(cudaDeviceSynchronize());
+        bool relu = !L.big;
+        printf("check %-26s n%d c%d %dx%d k%d %dx%d s%d pad %d,%d -> %dx%d\n", L.name, p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.stride_h,
+               p.pad_top, p.pad_left, p.p, p.q);
+        for (int ph = 0; ph < 2; ph++) {
+            if (ph == 1 && !bwd_ok(p)) continue;
+            for (int t : tiles)
+                for (int few = 0; few < 2; few++) { // few: 3 blocks run every tile (each crosses tile boundaries)
+                    cb_wg_max_blocks = few ? 3 : 0;
+                    CK(cudaMemset(B.y, 0xff, ny * 4)), CK(cudaMemset(B.dx, 0xff, nx * 4)); // NaN: every element must be written
+                    run_wg(ph, p, B, t, relu);
+                    CK(cudaGetLastError());
+                    CK(cudaDeviceSynchronize());
+                    double e = ph == 0 ? nerr(B.y, ry, ny, relu) : nerr(B.dx, rdx, nx, false);
+                    bool ok = e <= TOL;
+                    runs++, fails += !ok;
+                    printf("  %s tile %2d %-8s%s err %.2e\n", ok ? "ok  " : "FAIL", t, phase_name[ph], few ? " 3 blocks" : "", e);
+                }
+            cb_wg_max_blocks = 0;
+        }
+        cudaFree(ry), cudaFree(rdx);
+        free_bufs(B);
+    }
+    printf("check: %d runs, %d failed\n", runs, fails);
+    return fails;
+}
+
+// cuDNN's legacy best for the phase on fp32 NHWC, tensor-op math (tf32): Find, then our own timing
+static double dnn_best(cudnnHandle_t h, const cb_conv_params &p, int ph, const bufs &B, void *ws, size_t wsz, int *algo) {
+    double ms = -1;
+    *algo = -1;
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    cudnnCreateTensorDescriptor(&xd), cudnnCreateTensorDescriptor(&yd), cudnnCreateFilterDescriptor(&wd);
+    cudnnCreateConvolutionDescriptor(&cd);
+    DNN(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, p.n, p.c, p.h, p.w));
+    DNN(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, p.n, p.k, p.p, p.q));
+    DNN(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, p.k, p.c, p.r, p.s));
+    DNN(cudnnSetConvolution2dDescriptor(cd, p.pad_top, p.pad_left, p.stride_h, p.stride_w, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    DNN(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
+    float one = 1.f, zero = 0.f;
+    int ret = 0;
+    if (ph == 0) {
+        cudnnConvolutionFwdAlgoPerf_t pf[10];
+        if (DNN(cudnnFindConvolutionForwardAlgorithmEx(h, xd, B.x, wd, B.w, cd, yd, B.y, 10, &ret, pf, ws, wsz)))
+            for (int j = 0; j < ret; j++)
+                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
+                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
+                    cudnnConvolutionFwdAlgo_t a = pf[j].algo;
+                    *algo = a;
+                    ms = time_ms([&] { cudnnConvolutionForward(h, &one, xd, B.x, wd, B.w, cd, a, ws, wsz, &zero, yd, B.y); }, 10, 2);
+                    break;
+                }
+    } else {
+        cudnnConvolutionBwdDataAlgoPerf_t pf[10];
+        if (DNN(cudnnFindConvolutionBackwardDataAlgorithmEx(h, wd, B.w, yd, B.dy, cd, xd, B.dx, 10, &ret, pf, ws, wsz)))
+            for (int j = 0; j < ret; j++)
+                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
+                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
+                    cudnnConvolutionBwdDataAlgo_t a = pf[j].algo;
+                    *algo = a;
+                    ms = time_ms([&] { cudnnConvolutionBackwardData(h, &one, wd, B.w, yd, B.dy, cd, a, ws, wsz, &zero, xd, B.dx); }, 10, 2);
+                    break;
+                }
+    }
+    cudaGetLastError();
+    cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(yd), cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyConvolutionDescriptor(cd);
+    return ms;
+}
+
+static void time_all(const char *only, const char *csv_path) {
+    cudnnHandle_t h;
+    DNN(cudnnCreate(&h));
+    size_t wsz = 1024ull << 20;
+    void *ws = NULL;
+    CK(cudaMalloc(&ws, wsz));
+    FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
+    if (csv) fprintf(csv, "layer,phase,gflop,version,ms,tflops\n");
+    double lg[2] = {0, 0}, lr[2] = {0, 0};
+    int cnt[2] = {0, 0};
+    for (const layer &L : layers) {
+        if (!L.big || (only && !strstr(only, L.name))) continue;
+        cb_conv_params p = params_of(L, L.n);
+        if (!cb_wg_shape_ok(&p, true)) continue;
+        bufs B = alloc_bufs(p, 777);
+        double gf = flops(p) / 1e9;
+        for (int ph = 0; ph < 2; ph++) {
+            if (ph == 1 && !bwd_ok(p)) continue;
+            printf("%-28s %-8s %7.1f GF |", L.name, phase_name[ph], gf);
+            double t0 = -1, best = 1e30;
+            for (int t : tiles) {
+                double ms = time_ms([&] { run_wg(ph, p, B, t, false); }, 10, 2);
+                printf(" %d:%.3f", t, ms);
+                if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-tf32-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, ms, gf / ms);
+                if (t == 0) t0 = ms;
+                else if (ms > 0 && ms < best) best = ms;
+            }
+            int algo;
+            double dnn = dnn_best(h, p, ph, B, ws, wsz, &algo);
+            if (csv && dnn > 0) fprintf(csv, "%s,%s,%.3f,cudnn-%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, algo, dnn, gf / dnn);
+            printf(" | cudnn %.3f (algo %d) | picked %.0f TF/s, own/cudnn %.3f, picked/best %.3f\n", dnn, algo, gf / t0, t0 / dnn, t0 / best);
+            if (t0 > 0 && dnn > 0) lg[ph] += log(t0 / dnn), lr[ph] += log(t0 / best), cnt[ph]++;
+        }
+        free_bufs(B);
+    }
+    for (int ph = 0; ph < 2; ph++)
+        printf("geomean %-8s over %2d layers: own tf32 (picked tile) / cuDNN legacy best %.3f; picked / best tile %.3f\n", phase_name[ph], cnt[ph],
+               cnt[ph] ? exp(lg[ph] / cnt[ph]) : 0, cnt[ph] ? exp(lr[ph] / cnt[ph]) : 0);
+    if (csv) fclose(csv);
+    cudaFree(ws);
+    cudnnDestroy(h);
+}
+
+int main(int argc, char **argv) {
+    lab_args a;
+    if (!lab_parse(argc, argv, &a)) return 2;
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    printf("device: %s, %d SMs, cc %d.%d, cuDNN %zu\n", prop.name, prop.multiProcessorCount, prop.major, prop.minor, cudnnGetVersion());
+    if (!cb_wg_device_ok()) {
+        printf("not a compute capability 9.0 GPU: nothing to run\n");
+        return 1;
+    }
+    int fails = a.check ? check_all(a.only) : 0;
+    if (a.time) time_all(a.only, a.csv);
+    return fails ? 1 : 0;
+}
