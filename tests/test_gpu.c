@@ -323,13 +323,11 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
             if (c->impl == CB_IMPL_NONE) continue;
-            // bf16: every phase; tf32 (fp32 NHWC): no backward filter; the backward data at stride 1 with K a multiple of 64 (tf32: 32)
+            // every phase; the backward data at stride 1 with K a multiple of 64 (tf32 on fp32 NHWC: 32)
             const cb_cuda_conv_algo *want_algo = prec == CB_PREC_BF16 ? &cb_conv_algo_igemm_wgmma_bf16 : &cb_conv_algo_igemm_wgmma_tf32;
             bool wg = c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(want_algo);
-            bool want = p == CB_PHASE_FORWARD ||
-                        (p == CB_PHASE_BWD_DATA && L->p.conv.win.stride_h == 1 && L->p.conv.win.stride_w == 1 &&
-                         L->p.conv.k % (prec == CB_PREC_BF16 ? 64 : 32) == 0) ||
-                        (p == CB_PHASE_BWD_FILTER && prec == CB_PREC_BF16);
+            bool want = p != CB_PHASE_BWD_DATA || (L->p.conv.win.stride_h == 1 && L->p.conv.win.stride_w == 1 &&
+                                                   L->p.conv.k % (prec == CB_PREC_BF16 ? 64 : 32) == 0);
             as_wanted = as_wanted && wg == want;
         }
         snprintf(what, sizeof what, "%.100s runs the own wgmma kernel where it can [%.30s | %.30s | %.30s]", name, g->lb[last].algo[0],
@@ -1755,7 +1753,7 @@ static void wg_net_case(cb_precision prec) {
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             const cb_choice *c = cb_exec_choice(g, li, (cb_phase)p);
             bool strided_dgrad = p == CB_PHASE_BWD_DATA && (net->layers[li].p.conv.win.stride_h > 1 || net->layers[li].p.conv.k % (bf ? 64 : 32));
-            want += !strided_dgrad && (bf || p != CB_PHASE_BWD_FILTER); // (tf32: no backward filter)
+            want += !strided_dgrad;
             on_wg += c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(bf ? &cb_conv_algo_igemm_wgmma_bf16 : &cb_conv_algo_igemm_wgmma_tf32);
         }
     }
@@ -1839,8 +1837,8 @@ static void wg_cases(void) {
     // dev/cuda/wgmma_lab.cu, on odd and real shapes with 3 blocks crossing tile boundaries)
     layer_case("auto", CB_PREC_BF16, "wg conv 3x3 pad 1 C64->256 b2 on 32x32 relu", 2, 32, 32, 64,
                "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 256], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
-    // tf32 on fp32 NHWC storage: the forward and the stride-1 backward data (K a multiple of 32) on the
-    // kernel's 32-channel k-steps, every phase checked against the float64 reference
+    // tf32 on fp32 NHWC storage: the kernels' 32-channel (the backward filter's 32-pixel) k-steps, every
+    // phase checked against the float64 reference
     static const struct { const char *label; int n, h, w, c; const char *body; } tcases[] = {
         {"wg tf32 conv 3x5 s2 SAME (asymmetric) C32->40 b1 relu", 1, 15, 12, 32,
          "\"filter\": [3, 5, 32, 40], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\""},

@@ -1,9 +1,10 @@
-// Lab for the own wgmma kernel's tf32 form (src/cuda/igemm_wgmma.cuh, cb_wgmma_tma_kernel with F32:
-// fp32 NHWC operands and output, tf32 products, TMA-fed): checks every TMA tile (6-10, and the
-// picked one) of the forward (bias; ReLU on the odd shapes) and the stride-1 backward data against a
-// float64 direct convolution on the GPU, on odd shapes (C a multiple of 32, stride 2, TF SAME,
-// non-square filters, batch 1) and on real layers at batch 2, each also with 3 blocks running every
-// tile; then times the picked tile and every tile on ResNet-50, VGG-A and GoogLeNet layers against
+// Lab for the own wgmma kernels' tf32 form (src/cuda/igemm_wgmma.cuh, cb_wgmma_tma_kernel with F32:
+// fp32 NHWC operands and output, tf32 products, TMA-fed; cb_wgmma_wgrad_tf32_kernel for the backward
+// filter): checks every TMA tile (6-10, and the picked one) of the forward (bias; ReLU on the odd
+// shapes) and the stride-1 backward data, and the backward filter's two tiles (KRSC, and KCRS by way of
+// the KRSC workspace) against a float64 direct convolution on the GPU, on odd shapes (C a multiple of
+// 32, stride 2, TF SAME, non-square filters, batch 1) and on real layers at batch 2, each also with 3
+// blocks running every tile; then times the picked tile and every tile on ResNet-50, VGG-A and GoogLeNet layers against
 // cuDNN's legacy best on fp32 NHWC with tensor-op math (tf32; cudnnFind*Ex: not the graph-API engines
 // the engine also races; the engine's forced race, dev/gpu-wgstore.sh PREC=tf32, is the fair one).
 //   nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude dev/cuda/wgmma_tf32_lab.cu -lcudnn -o wgmma_tf32_lab
@@ -111,6 +112,28 @@ __global__ void ref_bwd_data(cb_conv_params p, const float *dy, const float *w, 
     }
 }
 
+// dw (K, R, S, C): one block per element
+__global__ void ref_bwd_filter(cb_conv_params p, const float *x, const float *dy, double *dw) {
+    long i = blockIdx.x;
+    int c = i % p.c, s = (i / p.c) % p.s, r = (i / ((long)p.c * p.s)) % p.r, k = i / ((long)p.c * p.s * p.r);
+    long npq = (long)p.n * p.p * p.q;
+    double acc = 0;
+    for (long j = threadIdx.x; j < npq; j += blockDim.x) {
+        int oq = j % p.q, op = (j / p.q) % p.p, n = j / ((long)p.p * p.q);
+        int ih = op * p.stride_h - p.pad_top + r, iw = oq * p.stride_w - p.pad_left + s;
+        if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
+        acc += (double)dy[j * p.k + k] * x[(((long)n * p.h + ih) * p.w + iw) * p.c + c];
+    }
+    __shared__ double part[256];
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int o = 128; o > 0; o >>= 1) {
+        if (threadIdx.x < o) part[threadIdx.x] += part[threadIdx.x + o];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) dw[i] = part[0];
+}
+
 // ---- buffers ----------------------------------------------------------------------------------
 
 // values on the bf16 grid in [-1, 1): exact in tf32
@@ -132,6 +155,7 @@ static float *to_dev(const std::vector<float> &h) {
 
 struct bufs {
     float *x, *w, *b, *y, *dy, *dx, *wt; // NHWC / KRSC fp32; wt (C, R, S, K) the flipped filter
+    float *dw, *dwk, *dws;               // KRSC dw; KCRS dw and its KRSC workspace
 };
 static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed) {
     bufs B = {};
@@ -139,12 +163,13 @@ static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed) {
     B.x = to_dev(random_grid(nx, seed)), B.w = to_dev(random_grid(nw, seed * 5 + 2)), B.dy = to_dev(random_grid(ny, seed * 3 + 1));
     B.b = to_dev(random_grid(p.k, seed * 7 + 3));
     CK(cudaMalloc(&B.y, ny * 4)), CK(cudaMalloc(&B.dx, nx * 4)), CK(cudaMalloc(&B.wt, nw * 4));
+    CK(cudaMalloc(&B.dw, nw * 4)), CK(cudaMalloc(&B.dwk, nw * 4)), CK(cudaMalloc(&B.dws, nw * 4));
     cb_wg_flip_f32(&p, B.w, B.wt, true);
     CK(cudaDeviceSynchronize());
     return B;
 }
 static void free_bufs(bufs &B) {
-    void *all[] = {B.x, B.w, B.b, B.y, B.dy, B.dx, B.wt};
+    void *all[] = {B.x, B.w, B.b, B.y, B.dy, B.dx, B.wt, B.dw, B.dwk, B.dws};
     for (void *q : all) cudaFree(q);
 }
 
@@ -162,16 +187,43 @@ static double nerr(const float *own_d, const double *ref_d, size_t n, bool relu)
     return sqrt(num) / std::max(sqrt(den), 1e-30);
 }
 
-// phase 0 forward (bias, relu), 1 backward data; tile 0 = picked, else 6-10
+// the KCRS dw against the KRSC reference
+static double nerr_kcrs(const float *own_d, const double *ref_d, const cb_conv_params &p) {
+    size_t n = (size_t)p.k * p.c * p.r * p.s;
+    std::vector<float> a(n);
+    std::vector<double> b(n);
+    CK(cudaMemcpy(a.data(), own_d, n * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(b.data(), ref_d, n * 8, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (long k = 0; k < p.k; k++)
+        for (long c = 0; c < p.c; c++)
+            for (long rs = 0; rs < p.r * p.s; rs++) {
+                double v = a[(k * p.c + c) * p.r * p.s + rs], r = b[(k * p.r * p.s + rs) * p.c + c];
+                if (!isfinite(v)) return INFINITY;
+                num += (v - r) * (v - r), den += r * r;
+            }
+    return sqrt(num) / std::max(sqrt(den), 1e-30);
+}
+
+// phase 0 forward (bias, relu), 1 backward data, 2 backward filter (KRSC), 3 the same into KCRS;
+// tile 0 = picked, else 6-10 (the backward filter: 6 = 128 filters a tile, 10 = 64)
 static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, bool relu) {
+    if (ph >= 2) {
+        cb_wg_wgrad_args g = cb_wg_wgrad_args_make(&p);
+        g.x = B.x, g.dy = B.dy, g.f32 = 1, g.dw = ph == 2 ? B.dw : B.dwk;
+        if (ph == 2) cb_wg_wgrad_launch<false>(g, tile);
+        else cb_wg_wgrad_kcrs(g, B.dws, tile);
+        return;
+    }
     cb_wg_args a = cb_wg_args_tf32(ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p));
     if (ph == 0) a.x = B.x, a.w = B.w, a.bias = B.b, a.y = B.y, a.relu = relu;
     else a.x = B.dy, a.w = B.wt, a.y = B.dx;
     cb_wg_launch<false>(a, tile);
 }
 
-static const char *phase_name[2] = {"fwd", "bwd-data"};
+static const char *phase_name[4] = {"fwd", "bwd-data", "bwd-filt", "bwd-filt-kcrs"};
 static const int tiles[] = {0, 6, 7, 8, 9, 10};
+static bool tile_runs(int ph, int t) { return ph < 2 || t == 0 || t == 6 || t == 10; }
 static const double TOL = 1e-5;
 
 static int check_all(const char *only) {
@@ -184,32 +236,36 @@ static int check_all(const char *only) {
             continue;
         }
         bufs B = alloc_bufs(p, 4242 + runs);
-        size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.k * p.p * p.q;
-        double *ry, *rdx;
-        CK(cudaMalloc(&ry, ny * 8)), CK(cudaMalloc(&rdx, nx * 8));
+        size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.k * p.p * p.q, nw = (size_t)p.k * p.c * p.r * p.s;
+        double *ry, *rdx, *rdw;
+        CK(cudaMalloc(&ry, ny * 8)), CK(cudaMalloc(&rdx, nx * 8)), CK(cudaMalloc(&rdw, nw * 8));
         ref_fwd<<<1024, 256>>>(p, B.x, B.w, B.b, ry);
         ref_bwd_data<<<1024, 256>>>(p, B.dy, B.w, rdx);
+        ref_bwd_filter<<<(unsigned)nw, 256>>>(p, B.x, B.dy, rdw);
         CK(cudaDeviceSynchronize());
         bool relu = !L.big;
         printf("check %-26s n%d c%d %dx%d k%d %dx%d s%d pad %d,%d -> %dx%d\n", L.name, p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.stride_h,
                p.pad_top, p.pad_left, p.p, p.q);
-        for (int ph = 0; ph < 2; ph++) {
+        for (int ph = 0; ph < 4; ph++) {
             if (ph == 1 && !bwd_ok(p)) continue;
             for (int t : tiles)
                 for (int few = 0; few < 2; few++) { // few: 3 blocks run every tile (each crosses tile boundaries)
+                    if (!tile_runs(ph, t) || (ph == 3 && t)) continue;
                     cb_wg_max_blocks = few ? 3 : 0;
                     CK(cudaMemset(B.y, 0xff, ny * 4)), CK(cudaMemset(B.dx, 0xff, nx * 4)); // NaN: every element must be written
+                    CK(cudaMemset(B.dw, 0xff, nw * 4)), CK(cudaMemset(B.dwk, 0xff, nw * 4)), CK(cudaMemset(B.dws, 0xff, nw * 4));
                     run_wg(ph, p, B, t, relu);
                     CK(cudaGetLastError());
                     CK(cudaDeviceSynchronize());
-                    double e = ph == 0 ? nerr(B.y, ry, ny, relu) : nerr(B.dx, rdx, nx, false);
+                    double e = ph == 0 ? nerr(B.y, ry, ny, relu) : ph == 1 ? nerr(B.dx, rdx, nx, false) : ph == 2 ? nerr(B.dw, rdw, nw, false)
+                                                                                                                   : nerr_kcrs(B.dwk, rdw, p);
                     bool ok = e <= TOL;
                     runs++, fails += !ok;
-                    printf("  %s tile %2d %-8s%s err %.2e\n", ok ? "ok  " : "FAIL", t, phase_name[ph], few ? " 3 blocks" : "", e);
+                    printf("  %s tile %2d %-13s%s err %.2e\n", ok ? "ok  " : "FAIL", t, phase_name[ph], few ? " 3 blocks" : "", e);
                 }
             cb_wg_max_blocks = 0;
         }
-        cudaFree(ry), cudaFree(rdx);
+        cudaFree(ry), cudaFree(rdx), cudaFree(rdw);
         free_bufs(B);
     }
     printf("check: %d runs, %d failed\n", runs, fails);
@@ -243,6 +299,17 @@ static double dnn_best(cudnnHandle_t h, const cb_conv_params &p, int ph, const b
                     ms = time_ms([&] { cudnnConvolutionForward(h, &one, xd, B.x, wd, B.w, cd, a, ws, wsz, &zero, yd, B.y); }, 10, 2);
                     break;
                 }
+    } else if (ph == 2) {
+        cudnnConvolutionBwdFilterAlgoPerf_t pf[10];
+        if (DNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, xd, B.x, yd, B.dy, cd, wd, B.dws, 10, &ret, pf, ws, wsz)))
+            for (int j = 0; j < ret; j++)
+                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
+                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
+                    cudnnConvolutionBwdFilterAlgo_t a = pf[j].algo;
+                    *algo = a;
+                    ms = time_ms([&] { cudnnConvolutionBackwardFilter(h, &one, xd, B.x, yd, B.dy, cd, a, ws, wsz, &zero, wd, B.dws); }, 10, 2);
+                    break;
+                }
     } else {
         cudnnConvolutionBwdDataAlgoPerf_t pf[10];
         if (DNN(cudnnFindConvolutionBackwardDataAlgorithmEx(h, wd, B.w, yd, B.dy, cd, xd, B.dx, 10, &ret, pf, ws, wsz)))
@@ -269,19 +336,26 @@ static void time_all(const char *only, const char *csv_path) {
     CK(cudaMalloc(&ws, wsz));
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
     if (csv) fprintf(csv, "layer,phase,gflop,version,ms,tflops\n");
-    double lg[2] = {0, 0}, lr[2] = {0, 0};
-    int cnt[2] = {0, 0};
+    double lg[4] = {0}, lr[4] = {0};
+    int cnt[4] = {0};
     for (const layer &L : layers) {
         if (!L.big || (only && !strstr(only, L.name))) continue;
         cb_conv_params p = params_of(L, L.n);
         if (!cb_wg_shape_ok(&p, true)) continue;
         bufs B = alloc_bufs(p, 777);
         double gf = flops(p) / 1e9;
-        for (int ph = 0; ph < 2; ph++) {
+        for (int ph = 0; ph < 4; ph++) {
             if (ph == 1 && !bwd_ok(p)) continue;
+            if (ph == 3) { // into KCRS (the engine's master gradient), against cuDNN's KRSC (fp32 NHWC filter) best
+                double tk = time_ms([&] { run_wg(3, p, B, 0, false); }, 10, 2);
+                printf("%-28s %-8s %7.1f GF | kcrs %.3f\n", L.name, phase_name[ph], gf, tk);
+                if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-tf32-kcrs,%.4f,%.2f\n", L.name, phase_name[2], gf, tk, gf / tk);
+                continue;
+            }
             printf("%-28s %-8s %7.1f GF |", L.name, phase_name[ph], gf);
             double t0 = -1, best = 1e30;
             for (int t : tiles) {
+                if (!tile_runs(ph, t)) continue;
                 double ms = time_ms([&] { run_wg(ph, p, B, t, false); }, 10, 2);
                 printf(" %d:%.3f", t, ms);
                 if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-tf32-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, ms, gf / ms);
@@ -296,7 +370,7 @@ static void time_all(const char *only, const char *csv_path) {
         }
         free_bufs(B);
     }
-    for (int ph = 0; ph < 2; ph++)
+    for (int ph = 0; ph < 3; ph++)
         printf("geomean %-8s over %2d layers: own tf32 (picked tile) / cuDNN legacy best %.3f; picked / best tile %.3f\n", phase_name[ph], cnt[ph],
                cnt[ph] ? exp(lg[ph] / cnt[ph]) : 0, cnt[ph] ? exp(lr[ph] / cnt[ph]) : 0);
     if (csv) fclose(csv);

@@ -19,10 +19,9 @@ extern "C" void cb_cuda_wg_set_tma(int on) { __atomic_store_n(&cb_wg_tma, on ? 1
 
 extern "C" bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph, int f32) {
     if (!cb_wg_shape_ok(p, f32) || !cb_wg_device_ok()) return false;
-    if (f32) { // the TMA tiles alone: no backward filter (tf32 has no MN-major operands), and the maps must take the padding
-        if (ph == CB_PHASE_BWD_FILTER) return false;
-        cb_wg_args a = ph == CB_PHASE_FORWARD ? cb_wg_args_fwd(p) : cb_wg_args_bwd_data(p);
-        if (!cb_wg_pads_fit(a)) return false;
+    if (f32) { // the TMA kernels alone: the maps must take the padding (the backward filter's im2col map is the forward's)
+        cb_wg_args a = ph == CB_PHASE_BWD_DATA ? cb_wg_args_bwd_data(p) : cb_wg_args_fwd(p);
+        if (!cb_wg_pads_fit(a) || (ph == CB_PHASE_BWD_FILTER && p->k > 65535)) return false; // (the KCRS transpose's grid)
     }
     if (ph != CB_PHASE_BWD_DATA) return true;
     // as a forward over dy: its channels K are the k-steps' 64 (32), C the outputs' 8
@@ -77,17 +76,17 @@ extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16 = {
     supports, workspace, forward, backward_data, backward_filter,
 };
 
-// ---- tf32 (igemm-wgmma-tf32): the TMA tiles on fp32 NHWC copies ------------------------------
-// The forward and the stride-1 backward data on fp32 copies in NHWC / KRSC (C a multiple of 32), tf32
-// products, the output NHWC in the workspace, then back to NCHW; no backward filter (wgmma's tf32
-// takes K-major operands only, and the filter gradient's sum runs over pixels, which NHWC keeps apart).
+// ---- tf32 (igemm-wgmma-tf32): the TMA kernels on fp32 NHWC copies -----------------------------
+// Every phase (the backward data at stride 1) on fp32 copies in NHWC / KRSC (C a multiple of 32), tf32
+// products: the forward's and backward data's output NHWC in the workspace, then back to NCHW; the
+// backward filter by way of its transposing kernel (cb_wgmma_wgrad_tf32_kernel) into KRSC, then KCRS.
 
 static bool supports_tf32(const cb_conv_params *p, cb_phase ph) { return cb_cuda_wg_store_supports(p, ph, 1); }
 
-// forward: x, w, y copies; backward data: dy, wT, dx copies
+// forward: x, w, y copies; backward data: dy, wT, dx copies; backward filter: x, dy copies and the KRSC sums
 static size_t workspace_tf32(const cb_conv_params *p, cb_phase ph) {
     const size_t xb = align256((size_t)p->n * p->c * p->h * p->w * 4), yb = align256((size_t)p->n * p->k * p->p * p->q * 4);
-    return xb + yb + align256((size_t)p->k * p->c * p->r * p->s * 4);
+    return xb + yb + (ph == CB_PHASE_BWD_FILTER ? cb_wg_wgrad_kcrs_workspace(p) : align256((size_t)p->k * p->c * p->r * p->s * 4));
 }
 
 static void forward_tf32(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
@@ -112,10 +111,21 @@ static void backward_data_tf32(const cb_conv_params *p, const float *dy, const f
     cb_fmt_convert(p->n, p->c, p->h, p->w, dxs, CB_FMT_NHWC, dx, 0);
 }
 
+static void backward_filter_tf32(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws) {
+    float *xs = (float *)ws, *dys = (float *)((char *)ws + align256((size_t)p->n * p->c * p->h * p->w * 4));
+    float *kr = (float *)((char *)dys + align256((size_t)p->n * p->k * p->p * p->q * 4));
+    cb_fmt_convert(p->n, p->c, p->h, p->w, x, 0, xs, CB_FMT_NHWC);
+    cb_fmt_convert(p->n, p->k, p->p, p->q, dy, 0, dys, CB_FMT_NHWC);
+    cb_wg_wgrad_args a = cb_wg_wgrad_args_make(p);
+    a.x = xs, a.dy = dys, a.dw = dw, a.f32 = 1;
+    cb_wg_wgrad_kcrs(a, kr, 0);
+    if (db) cb_cuda_bias_grad(p->n, p->k, p->p * p->q, dy, db);
+}
+
 extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_tf32 = {
     "igemm-wgmma-tf32", CB_PREC_TF32,
-    "implicit GEMM on Hopper tensor cores (sm_90 only), wgmma tf32 on fp32 operands fed by TMA (im2col for the activations) into a warp-specialized pipeline, 128x128 to 256x128 x32 tiles, fp32 accumulation; on fp32 NHWC copies (fp32 NHWC storage under cudnn and auto: the tensors themselves); forward and stride-1 backward data (C, and K for the backward data, multiples of 32; K of 8); no backward filter",
-    supports_tf32, workspace_tf32, forward_tf32, backward_data_tf32, NULL,
+    "implicit GEMM on Hopper tensor cores (sm_90 only), wgmma tf32 on fp32 operands fed by TMA (im2col for the activations) into warp-specialized pipelines, 128x128 to 256x128 x32 tiles (the backward filter's panels transposed to K-major in shared memory by three warps), fp32 accumulation; on fp32 NHWC copies (fp32 NHWC storage under cudnn and auto: the tensors themselves); every phase (backward data at stride 1, K a multiple of 32); C a multiple of 32, K of 8",
+    supports_tf32, workspace_tf32, forward_tf32, backward_data_tf32, backward_filter_tf32,
 };
 
 // ---- on bf16 NHWC storage (launch.h): the kernels on the tensors as they are --------------------
@@ -144,8 +154,8 @@ extern "C" void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const vo
     cb_wg_launch<false>(a, 0);
 }
 
-extern "C" void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw, void *ws) {
+extern "C" void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw, void *ws, int f32) {
     cb_wg_wgrad_args a = cb_wg_wgrad_args_make(p);
-    a.x = (const __nv_bfloat16 *)x, a.dy = (const __nv_bfloat16 *)dy, a.dw = dw;
+    a.x = x, a.dy = dy, a.dw = dw, a.f32 = f32;
     cb_wg_wgrad_kcrs(a, (float *)ws, 0);
 }

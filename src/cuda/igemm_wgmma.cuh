@@ -841,12 +841,13 @@ static inline void cb_wg_flip_f32(const cb_conv_params *p, const float *w, float
 // The pixels are split (cb_wg_wgrad_split); each (tile, split) unit adds its partial sums into a
 // zeroed fp32 dw with atomics: KCRS (the table's) or KRSC.
 struct cb_wg_wgrad_args {
-    const __nv_bfloat16 *x;  // (N, H, W, C)
-    const __nv_bfloat16 *dy; // (N, P, Q, K)
+    const void *x;           // (N, H, W, C) bf16 (fp32 with f32)
+    const void *dy;          // (N, P, Q, K) bf16 (fp32 with f32)
     float *dw;               // (K, C, R, S) with KCRS, else (K, R, S, C); zeroed
     int h, w_, c, k, r, s, p, q, sh, sw, pt, pl;
     int npq, rsc, chunk;     // pixels, columns, pixels per split (a multiple of 64)
     int scalar;              // KRSC: one float per atomic, as before stop 44, 2026-11-28 (the lab's comparison; cb_wg_red_scalar)
+    int f32;                 // fp32 operands, tf32 products: cb_wgmma_wgrad_tf32_kernel (KRSC)
     cb_divmod d_pq, d_q, d_c, d_s;
 };
 
@@ -903,7 +904,7 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_wgrad_kernel(cb_wg_wgrad_args
             for (int b = 0; b < PA; b++) {
                 int kc = lm0 + 64 * b + ch * 8;
                 bool ok = pok && kc < a.k;
-                cb_wg_cp16(ad + b * 8192 + i * 32 * 128, ok ? a.dy + (long)pix * a.k + kc : a.dy, ok);
+                cb_wg_cp16(ad + b * 8192 + i * 32 * 128, ok ? (const __nv_bfloat16 *)a.dy + (long)pix * a.k + kc : a.dy, ok);
             }
             int ih0 = -(1 << 28), iw0 = 0, xoff = 0;
             if (pok) {
@@ -914,7 +915,7 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_wgrad_kernel(cb_wg_wgrad_args
 #pragma unroll
             for (int b = 0; b < PB; b++) {
                 bool ok = (unsigned)(ih0 + br[b]) < (unsigned)H && (unsigned)(iw0 + bs[b]) < (unsigned)W;
-                cb_wg_cp16(bd + b * 8192 + i * 32 * 128, ok ? a.x + xoff + boff[b] : a.x, ok);
+                cb_wg_cp16(bd + b * 8192 + i * 32 * 128, ok ? (const __nv_bfloat16 *)a.x + xoff + boff[b] : a.x, ok);
             }
         }
         if (++lt == lnk) {
@@ -996,6 +997,31 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_wgrad_kernel(cb_wg_wgrad_args
     __trap();
 #endif
 }
+
+#ifdef CB_WG_SM90A
+// a unit's partial sums (rows m0 + 64 i + 16 wv + lane/4 (+8) of filters, columns n0 + ... of R*S*C)
+// added into the KRSC dw, 4 floats an atomic: lane pairs trade halves so that each holds 4
+// consecutive columns of one row
+template <int MT, int BN>
+__device__ __forceinline__ void cb_wg_wgrad_red(float (&acc)[MT][BN / 2], const cb_wg_wgrad_args &a, int m0, int n0, int lane, int wv) {
+    const bool odd = lane & 1;
+    const int col0 = n0 + 2 * (lane & 2);
+#pragma unroll
+    for (int i = 0; i < MT; i++) {
+        const int k = m0 + i * 64 + wv * 16 + (lane >> 2) + (odd ? 8 : 0);
+#pragma unroll
+        for (int jj = 0; jj < BN / 8; jj++) {
+            const float a0 = acc[i][4 * jj], a1 = acc[i][4 * jj + 1], b0 = acc[i][4 * jj + 2], b1 = acc[i][4 * jj + 3];
+            const float r0 = __shfl_xor_sync(0xffffffffu, odd ? a0 : b0, 1), r1 = __shfl_xor_sync(0xffffffffu, odd ? a1 : b1, 1);
+            const int col = col0 + 8 * jj;
+            if (k < a.k && col < a.rsc) {
+                if (odd) cb_wg_red4(a.dw + (long)k * a.rsc + col, r0, r1, b0, b1);
+                else cb_wg_red4(a.dw + (long)k * a.rsc + col, a0, a1, r0, r1);
+            }
+        }
+    }
+}
+#endif
 
 // The backward filter fed by TMA, warp-specialized as cb_wgmma_tma_kernel (384 threads: one producer
 // thread, two consumer warpgroups), over the same units as cb_wgmma_wgrad_kernel: a k-step's A panels
@@ -1091,23 +1117,143 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tma_kernel(cb_wg_wgrad_
         }
         if (nk <= 0) continue;
         // KRSC, 4 floats an atomic (cb_wgmma_wgrad_kernel's epilogue)
-        const int tile = u % ntiles, m0 = (tile / ntn) * BM + row_off, n0 = (tile % ntn) * BN;
-        const bool odd = lane & 1;
-        const int col0 = n0 + 2 * (lane & 2);
+        const int tile = u % ntiles;
+        cb_wg_wgrad_red<MT, BN>(acc, a, (tile / ntn) * BM + row_off, (tile % ntn) * BN, lane, wv);
+    }
+#else
+    __trap();
+#endif
+}
+
+// The backward filter in tf32 (a.f32: fp32 x and dy, KRSC dw). wgmma's tf32 takes K-major operands
+// only, and here the sum runs over pixels, which NHWC keeps apart: so each k-step (32 pixels) lands
+// by TMA as MN-major panels (32 pixels x 32 channels, 128-byte rows: A's of dy by the tiled map ta,
+// B's of one tap of x by the im2col map tb), and three transposer warps write it again K-major (32
+// channels x 32 pixels a panel) beside it, 4 x 4 blocks through registers, 16 bytes an access (an 8-lane
+// phase's blocks (q, q + c) hit 8 distinct 16-byte columns, loading and storing). 384 threads: warp 0's
+// lane 0 issues the copies (full barriers), warps 1-3 transpose (ready barriers), two consumer
+// warpgroups take the units in turn and multiply from the K-major copies (empty barriers, as
+// cb_wgmma_wgrad_tma_kernel's), then add into dw (cb_wg_wgrad_red). Units and splits as there, in
+// steps of 32 pixels. Per stage: K-major A, K-major B, then the MN-major staging of both.
+template <int WM, int BN, int STAGES>
+__global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad_args a, const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb) {
+#ifdef CB_WG_SM90A
+    constexpr int MT = WM / 64, BM = WM, KB = (BM + BN) * 128, STAGE = 2 * KB, PA = BM / 32, PB = BN / 32;
+    extern __shared__ unsigned char cb_wg_raw[];
+    const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
+    const uint32_t full = base + STAGES * STAGE, ready = full + 8 * STAGES, empty = ready + 8 * STAGES, done = empty + 8 * STAGES;
+    const int tid = threadIdx.x, wg = tid >> 7;
+    const int ntn = (a.rsc + BN - 1) / BN, ntiles = (a.k + BM - 1) / BM * ntn, nsplit = (a.npq + a.chunk - 1) / a.chunk;
+    const int nunits = ntiles * nsplit; // unit u: tile u % ntiles, pixels of split u / ntiles
+    auto steps = [&](int u) { return (min(a.npq, (u / ntiles + 1) * a.chunk) - (u / ntiles) * a.chunk + 31) / 32; };
+    if (tid == 0) {
+        for (int i = 0; i < STAGES; i++) cb_wg_bar_init(full + 8 * i, 1), cb_wg_bar_init(ready + 8 * i, 96), cb_wg_bar_init(empty + 8 * i, 4);
+        cb_wg_bar_init(done, 4), cb_wg_bar_init(done + 8, 4);
+        asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    }
+    __syncthreads();
+
+    if (tid < 32) { // the copies
+        if (tid != 0) return;
+        asm volatile("prefetch.tensormap [%0];\nprefetch.tensormap [%1];\n" ::"l"((uint64_t)&ta), "l"((uint64_t)&tb) : "memory");
+        const int pq = a.p * a.q;
+        int it = 0;
+        for (int u = blockIdx.x; u < nunits; u += gridDim.x) {
+            const int tile = u % ntiles, m0 = (tile / ntn) * BM, pb = (u / ntiles) * a.chunk, nk = steps(u);
+            int br[PB], bsx[PB], bc[PB];
 #pragma unroll
-        for (int i = 0; i < MT; i++) {
-            const int k = m0 + i * 64 + wv * 16 + (lane >> 2) + (odd ? 8 : 0);
+            for (int b = 0; b < PB; b++) { // the tap and first channel of B panel b (past R*S*C: a tap past R, all zeros)
+                const int col = (tile % ntn) * BN + 32 * b, tap = cb_div(a.d_c, col), r = cb_div(a.d_s, tap);
+                br[b] = r, bsx[b] = tap - r * a.s, bc[b] = col - tap * a.c;
+            }
+            for (int t = 0; t < nk; t++, it++) {
+                const int slot = it % STAGES;
+                if (it >= STAGES) cb_wg_bar_wait(empty + 8 * slot, ((it / STAGES) & 1) ^ 1);
+                const uint32_t fb = full + 8 * slot, sa = base + slot * STAGE + KB, sb = sa + BM * 128;
+                cb_wg_bar_expect(fb, KB);
+                const int pix = pb + t * 32;
 #pragma unroll
-            for (int jj = 0; jj < BN / 8; jj++) {
-                const float a0 = acc[i][4 * jj], a1 = acc[i][4 * jj + 1], b0 = acc[i][4 * jj + 2], b1 = acc[i][4 * jj + 3];
-                const float r0 = __shfl_xor_sync(0xffffffffu, odd ? a0 : b0, 1), r1 = __shfl_xor_sync(0xffffffffu, odd ? a1 : b1, 1);
-                const int col = col0 + 8 * jj;
-                if (k < a.k && col < a.rsc) {
-                    if (odd) cb_wg_red4(a.dw + (long)k * a.rsc + col, r0, r1, b0, b1);
-                    else cb_wg_red4(a.dw + (long)k * a.rsc + col, a0, a1, r0, r1);
-                }
+                for (int b = 0; b < PA; b++) cb_wg_tma_2d(sa + b * 4096, &ta, m0 + 32 * b, pix, fb);
+                const int nn = cb_div(a.d_pq, pix), o = pix - nn * pq, oh = cb_div(a.d_q, o), ow = o - oh * a.q;
+#pragma unroll
+                for (int b = 0; b < PB; b++)
+                    cb_wg_tma_im2col(sb + b * 4096, &tb, bc[b], ow * a.sw - a.pl, oh * a.sh - a.pt, nn, fb, (uint16_t)bsx[b], (uint16_t)br[b]);
             }
         }
+        return;
+    }
+    if (wg == 0) { // the transposers, 96 threads
+        const int tt = tid - 32;
+        int it = 0;
+        for (int u = blockIdx.x; u < nunits; u += gridDim.x) {
+            const int nk = steps(u);
+            for (int t = 0; t < nk; t++, it++) {
+                const int slot = it % STAGES;
+                cb_wg_bar_wait(full + 8 * slot, (it / STAGES) & 1);
+                const uint32_t km = base + slot * STAGE, sm = km + KB;
+                for (int task = tt; task < (PA + PB) * 64; task += 96) {
+                    // block (q, jb) of a panel: pixels 4q .. 4q+3, channels 4jb .. 4jb+3
+                    const int panel = task >> 6, b = task & 63, q = b & 7, jb = (q + (b >> 3)) & 7;
+                    const uint32_t src = sm + panel * 4096, dst = km + panel * 4096;
+                    uint4 v[4];
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        const int pr = 4 * q + i;
+                        v[i] = cb_wg_ld128(src + pr * 128 + ((jb ^ (pr & 7)) << 4));
+                    }
+                    const uint32_t o[4][4] = {{v[0].x, v[1].x, v[2].x, v[3].x}, {v[0].y, v[1].y, v[2].y, v[3].y},
+                                              {v[0].z, v[1].z, v[2].z, v[3].z}, {v[0].w, v[1].w, v[2].w, v[3].w}};
+#pragma unroll
+                    for (int i = 0; i < 4; i++) {
+                        const int row = 4 * jb + i;
+                        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + row * 128 + ((q ^ (row & 7)) << 4)), "r"(o[i][0]),
+                                     "r"(o[i][1]), "r"(o[i][2]), "r"(o[i][3])
+                                     : "memory");
+                    }
+                }
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the copies, seen by wgmma
+                cb_wg_bar_arrive(ready + 8 * slot);
+            }
+        }
+        return;
+    }
+
+    // a consumer, c = 0 or 1: units j = c, c + 2, ... of the block, in unit order (the done barriers)
+    const int c = wg - 1, lane = tid & 31, wv = (tid >> 5) & 3;
+    float acc[MT][BN / 2];
+    int it = 0;
+    for (int u = blockIdx.x, j = 0; u < nunits; u += gridDim.x, j++) {
+        const int nk = steps(u);
+        if ((j & 1) != c) {
+            it += nk;
+            continue;
+        }
+        if (j > 0) cb_wg_bar_wait(done + 8 * (1 - c), ((j >> 1) - (c == 0)) & 1);
+#pragma unroll
+        for (int i = 0; i < MT; i++)
+#pragma unroll
+            for (int q = 0; q < BN / 2; q++) acc[i][q] = 0.f;
+        for (int t = 0; t < nk; t++, it++) {
+            const int slot = it % STAGES;
+            cb_wg_bar_wait(ready + 8 * slot, (it / STAGES) & 1);
+            cb_wg_fence();
+            const uint32_t as = base + slot * STAGE, bs = as + BM * 128;
+#pragma unroll
+            for (int kk = 0; kk < 4; kk++)
+#pragma unroll
+                for (int i = 0; i < MT; i++) cb_wgmma_tf32<BN>(acc[i], cb_wg_desc(as + i * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
+            cb_wg_commit();
+            cb_wg_wait<1>();
+            if (t > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+        }
+        cb_wg_wait<0>();
+        if (lane == 0) {
+            if (nk > 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+            cb_wg_bar_arrive(done + 8 * c);
+        }
+        if (nk <= 0) continue;
+        const int tile = u % ntiles;
+        cb_wg_wgrad_red<MT, BN>(acc, a, (tile / ntn) * BM, (tile % ntn) * BN, lane, wv);
     }
 #else
     __trap();
@@ -1172,12 +1318,25 @@ template <int MT, int BN, bool KCRS> static void cb_wg_wgrad_launch_t(cb_wg_wgra
 // The TMA maps of the backward filter: ta tiled over dy as an (N*P*Q, K) matrix, 64 x 64 boxes;
 // tb im2col over x, columns of 64 pixels of 64 channels, the pixel box that of the forward's
 // outputs. NULL, or why not (cb_wg_tma_maps's reasons).
+// (f32: 32 x 32 boxes, columns of 32 pixels of 32 channels, fp32)
 static inline const char *cb_wg_wgrad_maps(const cb_wg_wgrad_args &a, CUtensorMap *ta, CUtensorMap *tb) {
-    const char *why = cb_wg_matrix_map(a.dy, a.npq, a.k, 64, ta, "the gradient's tensor map was refused");
+    const int box = a.f32 ? 32 : 64;
+    const char *why = cb_wg_matrix_map(a.dy, a.npq, a.k, box, ta, "the gradient's tensor map was refused", a.f32);
     if (why) return why;
     cb_wg_args f = cb_wg_args_make(a.npq / (a.p * a.q), a.h, a.w_, a.c, a.k, a.r, a.s, a.p, a.q, a.sh, a.sw, a.pt, a.pl);
-    f.x = a.x;
-    return cb_wg_im2col_map(f, 64, tb);
+    f.x = a.x, f.f32 = a.f32;
+    return cb_wg_im2col_map(f, box, tb);
+}
+template <int WM, int BN> static void cb_wg_wgrad_tf32_launch_t(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
+    constexpr int STAGE = 2 * (WM + BN) * 128, FIT = (220 * 1024) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
+    constexpr int BYTES = STAGES * STAGE + 24 * STAGES + 16 + 1024;
+    static unsigned long long attr_devs = 0;
+    if (cb_first_on_device(&attr_devs))
+        cudaFuncSetAttribute(cb_wgmma_wgrad_tf32_kernel<WM, BN, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+    long tiles = (long)((a.k + WM - 1) / WM) * ((a.rsc + BN - 1) / BN);
+    int splits;
+    cb_wg_wgrad_split(a, tiles, &splits);
+    cb_wgmma_wgrad_tf32_kernel<WM, BN, STAGES><<<(unsigned)cb_wg_grid(tiles * splits), 384, BYTES, st>>>(a, ta, tb);
 }
 template <int WM, int BN, bool COOP> static void cb_wg_wgrad_tma_launch_t(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
     constexpr int BM = COOP ? 2 * WM : WM, STAGE = BM * 128 + BN * 128, FIT = (220 * 1024) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
@@ -1196,7 +1355,7 @@ static inline bool cb_wg_wgrad_tma_launch(const cb_wg_wgrad_args &a, int t, cuda
     // the maps of the last 64 launches, per thread, as cb_wg_maps_for keeps the forward's
     struct entry {
         const void *x, *dy;
-        int h, w_, c, k, r, s, p, q, sh, sw, pt, pl, npq;
+        int h, w_, c, k, r, s, p, q, sh, sw, pt, pl, npq, f32;
         CUtensorMap ta, tb;
     };
     enum { N = 64 };
@@ -1206,7 +1365,7 @@ static inline bool cb_wg_wgrad_tma_launch(const cb_wg_wgrad_args &a, int t, cuda
     for (int i = 0; i < used && !e; i++) {
         const entry &c = cache[i];
         if (c.x == a.x && c.dy == a.dy && c.h == a.h && c.w_ == a.w_ && c.c == a.c && c.k == a.k && c.r == a.r && c.s == a.s && c.p == a.p &&
-            c.q == a.q && c.sh == a.sh && c.sw == a.sw && c.pt == a.pt && c.pl == a.pl && c.npq == a.npq)
+            c.q == a.q && c.sh == a.sh && c.sw == a.sw && c.pt == a.pt && c.pl == a.pl && c.npq == a.npq && c.f32 == a.f32)
             e = &c;
     }
     if (!e) {
@@ -1219,9 +1378,14 @@ static inline bool cb_wg_wgrad_tma_launch(const cb_wg_wgrad_args &a, int t, cuda
             return false;
         }
         n.x = a.x, n.dy = a.dy, n.h = a.h, n.w_ = a.w_, n.c = a.c, n.k = a.k, n.r = a.r, n.s = a.s, n.p = a.p, n.q = a.q;
-        n.sh = a.sh, n.sw = a.sw, n.pt = a.pt, n.pl = a.pl, n.npq = a.npq;
+        n.sh = a.sh, n.sw = a.sw, n.pt = a.pt, n.pl = a.pl, n.npq = a.npq, n.f32 = a.f32;
         next = (next + 1) % N, used = used < N ? used + 1 : N;
         e = &n;
+    }
+    if (a.f32) { // tf32: 64 rows (filters) where K <= 64 (tile 10), else 128 (6)
+        if (t == 10) cb_wg_wgrad_tf32_launch_t<64, 128>(a, e->ta, e->tb, st);
+        else cb_wg_wgrad_tf32_launch_t<128, 128>(a, e->ta, e->tb, st);
+        return true;
     }
     switch (t) {
     case 7: cb_wg_wgrad_tma_launch_t<64, 256, true>(a, e->ta, e->tb, st); break;
@@ -1238,6 +1402,11 @@ static inline bool cb_wg_wgrad_tma_launch(const cb_wg_wgrad_args &a, int t, cuda
 template <bool KCRS> static void cb_wg_wgrad_launch(const cb_wg_wgrad_args &a, int t, cudaStream_t st = 0) {
     cudaMemsetAsync(a.dw, 0, (size_t)a.k * a.rsc * sizeof(float), st);
     if (a.npq <= 0) return;
+    if (a.f32) { // tf32: the transposing TMA kernel alone (KRSC); refused maps (said on stderr) leave dw NaN
+        if (t != 6 && t != 10) t = a.k <= 64 ? 10 : 6;
+        if (KCRS || !cb_wg_wgrad_tma_launch(a, t, st)) cudaMemsetAsync(a.dw, 0xff, (size_t)a.k * a.rsc * sizeof(float), st);
+        return;
+    }
     const bool tma_ok = !KCRS && !cb_wg_red_scalar;
     if (t == 0 && tma_ok && cb_wg_tma) { // the 256-column tile where the units run long (as below), else 128
                                           // columns; 64 rows (filters) where K <= 64, else 128
@@ -1287,7 +1456,7 @@ static inline size_t cb_wg_wgrad_kcrs_workspace(const cb_conv_params *p) {
 static int cb_wg_kcrs_direct = 0;
 static inline void cb_wg_wgrad_kcrs(cb_wg_wgrad_args a, float *ws, int t, cudaStream_t st = 0) {
     if (a.r * a.s == 1) return cb_wg_wgrad_launch<false>(a, t, st); // KCRS is KRSC
-    if (cb_wg_kcrs_direct || a.k > 65535) return cb_wg_wgrad_launch<true>(a, t, st); // (gridDim.z: a filter a block)
+    if (!a.f32 && (cb_wg_kcrs_direct || a.k > 65535)) return cb_wg_wgrad_launch<true>(a, t, st); // (gridDim.z: a filter a block)
     float *dw = a.dw;
     a.dw = ws;
     cb_wg_wgrad_launch<false>(a, t, st);

@@ -42,7 +42,7 @@ void cb_cuda_dw_backward_filter(const cb_conv_params *p, int nhwc, int bf16, con
 // master gradient, overwritten (pixel splits added with atomics into a zeroed KRSC copy in ws, its
 // cb_cuda_wg_store_workspace bytes, then transposed: not deterministic).
 // f32: the same on fp32 NHWC storage (--precision tf32 --layout nhwc; filters fp32 KRSC) with tf32
-// products, forward and backward data only (C, and K for the backward data, multiples of 32).
+// products (C, and K for the backward data, multiples of 32).
 bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph, int f32);
 // at most n blocks for every launch of the wgmma kernels after this (0: one per SM), from
 // $CONVBENCH_WG_BLOCKS at a backend's start (tests)
@@ -53,7 +53,7 @@ void cb_cuda_wg_set_tma(int on);
 size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph, int f32);
 void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu, int f32);
 void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const void *dy, const void *w, void *dx, void *ws, int f32);
-void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw, void *ws);
+void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw, void *ws, int f32);
 
 // ---- pooling (pool.cu) -----------------------------------------------------------------------
 // argmax: one item per output (N, C, P, Q), a byte where the window has at most 255 taps, else 4

@@ -462,7 +462,7 @@ bool cb_dnn_wg_ok(const cb_exec *e, int i, cb_phase ph) {
 }
 
 // the kernel reads the storage's tensors as they are: the input unpadded (it takes any padding),
-// the KRSC bf16 (tf32: fp32) weight copy; its backward filter (bf16) writes the fp32 KCRS master gradient itself
+// the KRSC bf16 (tf32: fp32) weight copy; its backward filter writes the fp32 KCRS master gradient itself
 void cb_dnn_run_wg(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
@@ -476,7 +476,7 @@ void cb_dnn_run_wg(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
     } else if (ph == CB_PHASE_BWD_DATA) {
         cb_cuda_wg_store_backward_data(&c.p, c.dy, cb_store_weights(e, i), dx, ws, !is_bf16(e));
     } else {
-        cb_cuda_wg_store_backward_filter(&c.p, c.x, c.dy, b->dw, ws);
+        cb_cuda_wg_store_backward_filter(&c.p, c.x, c.dy, b->dw, ws, !is_bf16(e));
         if (b->db) cb_store_bias_grad(e, i, c.dy, b->db);
     }
 }
