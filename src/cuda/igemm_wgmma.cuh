@@ -1134,20 +1134,24 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tma_kernel(cb_wg_wgrad_
 // lane 0 issues the copies (full barriers), warps 1-3 transpose (ready barriers), two consumer
 // warpgroups take the units in turn and multiply from the K-major copies (empty barriers, as
 // cb_wgmma_wgrad_tma_kernel's), then add into dw (cb_wg_wgrad_red). Units and splits as there, in
-// steps of 32 pixels. Per stage: K-major A, K-major B, then the MN-major staging of both.
-template <int WM, int BN, int STAGES>
+// steps of 32 pixels. Two rings: S2 K-major buffers (A then B) the consumers read, then S1 staging
+// buffers the copies land in, so that the copies run S1 steps ahead (one ring of 3 stages of both ran
+// at 96-158 TF/s in the lab, H200, 2026-11-28: too few copies in flight).
+template <int WM, int BN, int S1, int S2>
 __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad_args a, const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb) {
 #ifdef CB_WG_SM90A
-    constexpr int MT = WM / 64, BM = WM, KB = (BM + BN) * 128, STAGE = 2 * KB, PA = BM / 32, PB = BN / 32;
+    constexpr int MT = WM / 64, BM = WM, KB = (BM + BN) * 128, PA = BM / 32, PB = BN / 32;
     extern __shared__ unsigned char cb_wg_raw[];
-    const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
-    const uint32_t full = base + STAGES * STAGE, ready = full + 8 * STAGES, empty = ready + 8 * STAGES, done = empty + 8 * STAGES;
+    const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u, stage1 = base + S2 * KB;
+    // full, empty1: the staging ring (copies -> transposers); ready, empty: the K-major ring (transposers -> consumers)
+    const uint32_t full = stage1 + S1 * KB, empty1 = full + 8 * S1, ready = empty1 + 8 * S1, empty = ready + 8 * S2, done = empty + 8 * S2;
     const int tid = threadIdx.x, wg = tid >> 7;
     const int ntn = (a.rsc + BN - 1) / BN, ntiles = (a.k + BM - 1) / BM * ntn, nsplit = (a.npq + a.chunk - 1) / a.chunk;
     const int nunits = ntiles * nsplit; // unit u: tile u % ntiles, pixels of split u / ntiles
     auto steps = [&](int u) { return (min(a.npq, (u / ntiles + 1) * a.chunk) - (u / ntiles) * a.chunk + 31) / 32; };
     if (tid == 0) {
-        for (int i = 0; i < STAGES; i++) cb_wg_bar_init(full + 8 * i, 1), cb_wg_bar_init(ready + 8 * i, 96), cb_wg_bar_init(empty + 8 * i, 4);
+        for (int i = 0; i < S1; i++) cb_wg_bar_init(full + 8 * i, 1), cb_wg_bar_init(empty1 + 8 * i, 96);
+        for (int i = 0; i < S2; i++) cb_wg_bar_init(ready + 8 * i, 96), cb_wg_bar_init(empty + 8 * i, 4);
         cb_wg_bar_init(done, 4), cb_wg_bar_init(done + 8, 4);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -1167,9 +1171,9 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
                 br[b] = r, bsx[b] = tap - r * a.s, bc[b] = col - tap * a.c;
             }
             for (int t = 0; t < nk; t++, it++) {
-                const int slot = it % STAGES;
-                if (it >= STAGES) cb_wg_bar_wait(empty + 8 * slot, ((it / STAGES) & 1) ^ 1);
-                const uint32_t fb = full + 8 * slot, sa = base + slot * STAGE + KB, sb = sa + BM * 128;
+                const int slot = it % S1;
+                if (it >= S1) cb_wg_bar_wait(empty1 + 8 * slot, ((it / S1) & 1) ^ 1);
+                const uint32_t fb = full + 8 * slot, sa = stage1 + slot * KB, sb = sa + BM * 128;
                 cb_wg_bar_expect(fb, KB);
                 const int pix = pb + t * 32;
 #pragma unroll
@@ -1188,9 +1192,10 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
         for (int u = blockIdx.x; u < nunits; u += gridDim.x) {
             const int nk = steps(u);
             for (int t = 0; t < nk; t++, it++) {
-                const int slot = it % STAGES;
-                cb_wg_bar_wait(full + 8 * slot, (it / STAGES) & 1);
-                const uint32_t km = base + slot * STAGE, sm = km + KB;
+                const int s1 = it % S1, s2 = it % S2;
+                cb_wg_bar_wait(full + 8 * s1, (it / S1) & 1);
+                if (it >= S2) cb_wg_bar_wait(empty + 8 * s2, ((it / S2) & 1) ^ 1);
+                const uint32_t km = base + s2 * KB, sm = stage1 + s1 * KB;
                 for (int task = tt; task < (PA + PB) * 64; task += 96) {
                     // block (q, jb) of a panel: pixels 4q .. 4q+3, channels 4jb .. 4jb+3
                     const int panel = task >> 6, b = task & 63, q = b & 7, jb = (q + (b >> 3)) & 7;
@@ -1212,7 +1217,8 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
                     }
                 }
                 asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the copies, seen by wgmma
-                cb_wg_bar_arrive(ready + 8 * slot);
+                cb_wg_bar_arrive(empty1 + 8 * s1);
+                cb_wg_bar_arrive(ready + 8 * s2);
             }
         }
         return;
@@ -1234,21 +1240,21 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
 #pragma unroll
             for (int q = 0; q < BN / 2; q++) acc[i][q] = 0.f;
         for (int t = 0; t < nk; t++, it++) {
-            const int slot = it % STAGES;
-            cb_wg_bar_wait(ready + 8 * slot, (it / STAGES) & 1);
+            const int slot = it % S2;
+            cb_wg_bar_wait(ready + 8 * slot, (it / S2) & 1);
             cb_wg_fence();
-            const uint32_t as = base + slot * STAGE, bs = as + BM * 128;
+            const uint32_t as = base + slot * KB, bs = as + BM * 128;
 #pragma unroll
             for (int kk = 0; kk < 4; kk++)
 #pragma unroll
                 for (int i = 0; i < MT; i++) cb_wgmma_tf32<BN>(acc[i], cb_wg_desc(as + i * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
             cb_wg_commit();
             cb_wg_wait<1>();
-            if (t > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+            if (t > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % S2));
         }
         cb_wg_wait<0>();
         if (lane == 0) {
-            if (nk > 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
+            if (nk > 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % S2));
             cb_wg_bar_arrive(done + 8 * c);
         }
         if (nk <= 0) continue;
@@ -1327,16 +1333,17 @@ static inline const char *cb_wg_wgrad_maps(const cb_wg_wgrad_args &a, CUtensorMa
     f.x = a.x, f.f32 = a.f32;
     return cb_wg_im2col_map(f, box, tb);
 }
+// shared memory: S2 = 2 K-major buffers, as many staging buffers as fit in 220 KB (at most 6), the barriers, 1 KB for alignment
 template <int WM, int BN> static void cb_wg_wgrad_tf32_launch_t(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
-    constexpr int STAGE = 2 * (WM + BN) * 128, FIT = (220 * 1024) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
-    constexpr int BYTES = STAGES * STAGE + 24 * STAGES + 16 + 1024;
+    constexpr int KB = (WM + BN) * 128, S2 = 2, FIT = (220 * 1024 - S2 * KB) / KB, S1 = FIT > 6 ? 6 : FIT;
+    constexpr int BYTES = (S1 + S2) * KB + 16 * (S1 + S2) + 16 + 1024;
     static unsigned long long attr_devs = 0;
     if (cb_first_on_device(&attr_devs))
-        cudaFuncSetAttribute(cb_wgmma_wgrad_tf32_kernel<WM, BN, STAGES>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+        cudaFuncSetAttribute(cb_wgmma_wgrad_tf32_kernel<WM, BN, S1, S2>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
     long tiles = (long)((a.k + WM - 1) / WM) * ((a.rsc + BN - 1) / BN);
     int splits;
     cb_wg_wgrad_split(a, tiles, &splits);
-    cb_wgmma_wgrad_tf32_kernel<WM, BN, STAGES><<<(unsigned)cb_wg_grid(tiles * splits), 384, BYTES, st>>>(a, ta, tb);
+    cb_wgmma_wgrad_tf32_kernel<WM, BN, S1, S2><<<(unsigned)cb_wg_grid(tiles * splits), 384, BYTES, st>>>(a, ta, tb);
 }
 template <int WM, int BN, bool COOP> static void cb_wg_wgrad_tma_launch_t(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
     constexpr int BM = COOP ? 2 * WM : WM, STAGE = BM * 128 + BN * 128, FIT = (220 * 1024) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
