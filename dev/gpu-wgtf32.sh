@@ -31,3 +31,7 @@ if [ -n "${ENGINE:-}" ]; then
     PREC=tf32 OWN=${OWN-1} OWN_ALGOS=${OWN_ALGOS-igemm-wgmma-tf32} MODES=${MODES:-race lib} bash dev/gpu-wgstore.sh
     echo "engine part: $((SECONDS - t)) s"
 fi
+# last: the check's and the timing's summary lines, and every file in one archive (a call brings few files back)
+grep -h -E "^check:" $R/lab_check.txt 2>/dev/null; grep -h "^geomean" $R/lab_time.txt 2>/dev/null
+[ -d /tmp/wgstore ] && cp -r /tmp/wgstore $R/
+tar -C $OUT -czf $OUT/wgtf32.tgz wgtf32 && rm -rf $R
