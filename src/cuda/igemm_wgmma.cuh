@@ -1130,7 +1130,8 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tma_kernel(cb_wg_wgrad_
 // by TMA as MN-major panels (32 pixels x 32 channels, 128-byte rows: A's of dy by the tiled map ta,
 // B's of one tap of x by the im2col map tb), and three transposer warps write it again K-major (32
 // channels x 32 pixels a panel) beside it, 4 x 4 blocks through registers, 16 bytes an access (an 8-lane
-// phase's blocks (q, q + c) hit 8 distinct 16-byte columns, loading and storing). 384 threads: warp 0's
+// phase's blocks (q, q + c) hit 8 distinct 16-byte columns, loading and storing; two blocks in flight a
+// thread, one arrival a warp). 384 threads: warp 0's
 // lane 0 issues the copies (full barriers), warps 1-3 transpose (ready barriers), two consumer
 // warpgroups take the units in turn and multiply from the K-major copies (empty barriers, as
 // cb_wgmma_wgrad_tma_kernel's), then add into dw (cb_wg_wgrad_red). Units and splits as there, in
@@ -1150,8 +1151,8 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
     const int nunits = ntiles * nsplit; // unit u: tile u % ntiles, pixels of split u / ntiles
     auto steps = [&](int u) { return (min(a.npq, (u / ntiles + 1) * a.chunk) - (u / ntiles) * a.chunk + 31) / 32; };
     if (tid == 0) {
-        for (int i = 0; i < S1; i++) cb_wg_bar_init(full + 8 * i, 1), cb_wg_bar_init(empty1 + 8 * i, 96);
-        for (int i = 0; i < S2; i++) cb_wg_bar_init(ready + 8 * i, 96), cb_wg_bar_init(empty + 8 * i, 4);
+        for (int i = 0; i < S1; i++) cb_wg_bar_init(full + 8 * i, 1), cb_wg_bar_init(empty1 + 8 * i, 3);
+        for (int i = 0; i < S2; i++) cb_wg_bar_init(ready + 8 * i, 3), cb_wg_bar_init(empty + 8 * i, 4);
         cb_wg_bar_init(done, 4), cb_wg_bar_init(done + 8, 4);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     }
@@ -1196,29 +1197,42 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
                 cb_wg_bar_wait(full + 8 * s1, (it / S1) & 1);
                 if (it >= S2) cb_wg_bar_wait(empty + 8 * s2, ((it / S2) & 1) ^ 1);
                 const uint32_t km = base + s2 * KB, sm = stage1 + s1 * KB;
-                for (int task = tt; task < (PA + PB) * 64; task += 96) {
-                    // block (q, jb) of a panel: pixels 4q .. 4q+3, channels 4jb .. 4jb+3
-                    const int panel = task >> 6, b = task & 63, q = b & 7, jb = (q + (b >> 3)) & 7;
-                    const uint32_t src = sm + panel * 4096, dst = km + panel * 4096;
-                    uint4 v[4];
+                // two blocks an iteration (8 loads in flight), the second where there is one
+                for (int task = tt; task < (PA + PB) * 64; task += 192) {
+                    uint4 v[2][4];
+                    uint32_t dst[2];
+                    int qq[2], jj[2];
+                    const bool two = task + 96 < (PA + PB) * 64;
 #pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        const int pr = 4 * q + i;
-                        v[i] = cb_wg_ld128(src + pr * 128 + ((jb ^ (pr & 7)) << 4));
+                    for (int h = 0; h < 2; h++) {
+                        // block (q, jb) of a panel: pixels 4q .. 4q+3, channels 4jb .. 4jb+3
+                        const int tk = task + 96 * h, panel = tk >> 6, b = tk & 63, q = b & 7, jb = (q + (b >> 3)) & 7;
+                        const uint32_t src = sm + panel * 4096;
+                        dst[h] = km + panel * 4096, qq[h] = q, jj[h] = jb;
+                        if (h == 1 && !two) break;
+#pragma unroll
+                        for (int i = 0; i < 4; i++) {
+                            const int pr = 4 * q + i;
+                            v[h][i] = cb_wg_ld128(src + pr * 128 + ((jb ^ (pr & 7)) << 4));
+                        }
                     }
-                    const uint32_t o[4][4] = {{v[0].x, v[1].x, v[2].x, v[3].x}, {v[0].y, v[1].y, v[2].y, v[3].y},
-                                              {v[0].z, v[1].z, v[2].z, v[3].z}, {v[0].w, v[1].w, v[2].w, v[3].w}};
 #pragma unroll
-                    for (int i = 0; i < 4; i++) {
-                        const int row = 4 * jb + i;
-                        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst + row * 128 + ((q ^ (row & 7)) << 4)), "r"(o[i][0]),
-                                     "r"(o[i][1]), "r"(o[i][2]), "r"(o[i][3])
-                                     : "memory");
+                    for (int h = 0; h < 2; h++) {
+                        if (h == 1 && !two) break;
+                        const uint32_t o[4][4] = {{v[h][0].x, v[h][1].x, v[h][2].x, v[h][3].x}, {v[h][0].y, v[h][1].y, v[h][2].y, v[h][3].y},
+                                                  {v[h][0].z, v[h][1].z, v[h][2].z, v[h][3].z}, {v[h][0].w, v[h][1].w, v[h][2].w, v[h][3].w}};
+#pragma unroll
+                        for (int i = 0; i < 4; i++) {
+                            const int row = 4 * jj[h] + i;
+                            asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst[h] + row * 128 + ((qq[h] ^ (row & 7)) << 4)),
+                                         "r"(o[i][0]), "r"(o[i][1]), "r"(o[i][2]), "r"(o[i][3])
+                                         : "memory");
+                        }
                     }
                 }
                 asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the copies, seen by wgmma
-                cb_wg_bar_arrive(empty1 + 8 * s1);
-                cb_wg_bar_arrive(ready + 8 * s2);
+                __syncwarp();
+                if ((tid & 31) == 0) cb_wg_bar_arrive(empty1 + 8 * s1), cb_wg_bar_arrive(ready + 8 * s2); // a warp's arrival
             }
         }
         return;
