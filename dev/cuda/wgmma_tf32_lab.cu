@@ -224,6 +224,11 @@ static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, boo
 static const char *phase_name[4] = {"fwd", "bwd-data", "bwd-filt", "bwd-filt-kcrs"};
 static const int tiles[] = {0, 6, 7, 8, 9, 10};
 static bool tile_runs(int ph, int t) { return ph < 2 || t == 0 || t == 6 || t == 10; }
+// $LAB_PH=N: phase N alone (2: the backward filter, with its KCRS form)
+static bool phase_runs(int ph) {
+    const char *e = getenv("LAB_PH");
+    return !e || atoi(e) == ph || (atoi(e) == 2 && ph == 3);
+}
 static const double TOL = 1e-5;
 
 static int check_all(const char *only) {
@@ -247,7 +252,7 @@ static int check_all(const char *only) {
         printf("check %-26s n%d c%d %dx%d k%d %dx%d s%d pad %d,%d -> %dx%d\n", L.name, p.n, p.c, p.h, p.w, p.k, p.r, p.s, p.stride_h,
                p.pad_top, p.pad_left, p.p, p.q);
         for (int ph = 0; ph < 4; ph++) {
-            if (ph == 1 && !bwd_ok(p)) continue;
+            if ((ph == 1 && !bwd_ok(p)) || !phase_runs(ph)) continue;
             for (int t : tiles)
                 for (int few = 0; few < 2; few++) { // few: 3 blocks run every tile (each crosses tile boundaries)
                     if (!tile_runs(ph, t) || (ph == 3 && t)) continue;
@@ -345,7 +350,7 @@ static void time_all(const char *only, const char *csv_path) {
         bufs B = alloc_bufs(p, 777);
         double gf = flops(p) / 1e9;
         for (int ph = 0; ph < 4; ph++) {
-            if (ph == 1 && !bwd_ok(p)) continue;
+            if ((ph == 1 && !bwd_ok(p)) || !phase_runs(ph)) continue;
             if (ph == 3) { // into KCRS (the engine's master gradient), against cuDNN's KRSC (fp32 NHWC filter) best
                 double tk = time_ms([&] { run_wg(3, p, B, 0, false); }, 10, 2);
                 printf("%-28s %-8s %7.1f GF | kcrs %.3f\n", L.name, phase_name[ph], gf, tk);
@@ -361,6 +366,13 @@ static void time_all(const char *only, const char *csv_path) {
                 if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-tf32-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, ms, gf / ms);
                 if (t == 0) t0 = ms;
                 else if (ms > 0 && ms < best) best = ms;
+            }
+            if (ph == 2) { // the K-major ring of 2 buffers (as at first) against the picked 3
+                cb_wg_tf32_s2 = 2;
+                double t2 = time_ms([&] { run_wg(ph, p, B, 0, false); }, 10, 2);
+                cb_wg_tf32_s2 = 3;
+                printf(" s2=2:%.3f", t2);
+                if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-tf32-s2-2,%.4f,%.2f\n", L.name, phase_name[ph], gf, t2, gf / t2);
             }
             int algo;
             double dnn = dnn_best(h, p, ph, B, ws, wsz, &algo);

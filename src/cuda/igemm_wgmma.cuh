@@ -1347,9 +1347,11 @@ static inline const char *cb_wg_wgrad_maps(const cb_wg_wgrad_args &a, CUtensorMa
     f.x = a.x, f.f32 = a.f32;
     return cb_wg_im2col_map(f, box, tb);
 }
-// shared memory: S2 = 2 K-major buffers, as many staging buffers as fit in 220 KB (at most 6), the barriers, 1 KB for alignment
-template <int WM, int BN> static void cb_wg_wgrad_tf32_launch_t(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
-    constexpr int KB = (WM + BN) * 128, S2 = 2, FIT = (220 * 1024 - S2 * KB) / KB, S1 = FIT > 6 ? 6 : FIT;
+// shared memory: S2 K-major buffers (cb_wg_tf32_s2: 2 or 3), as many staging buffers as fit in 220 KB
+// (at most 6), the barriers, 1 KB for alignment
+static int cb_wg_tf32_s2 = 3;
+template <int WM, int BN, int S2> static void cb_wg_wgrad_tf32_launch_s(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
+    constexpr int KB = (WM + BN) * 128, FIT = (220 * 1024 - S2 * KB) / KB, S1 = FIT > 6 ? 6 : FIT;
     constexpr int BYTES = (S1 + S2) * KB + 16 * (S1 + S2) + 16 + 1024;
     static unsigned long long attr_devs = 0;
     if (cb_first_on_device(&attr_devs))
@@ -1358,6 +1360,10 @@ template <int WM, int BN> static void cb_wg_wgrad_tf32_launch_t(cb_wg_wgrad_args
     int splits;
     cb_wg_wgrad_split(a, tiles, &splits);
     cb_wgmma_wgrad_tf32_kernel<WM, BN, S1, S2><<<(unsigned)cb_wg_grid(tiles * splits), 384, BYTES, st>>>(a, ta, tb);
+}
+template <int WM, int BN> static void cb_wg_wgrad_tf32_launch_t(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
+    if (cb_wg_tf32_s2 == 2) return cb_wg_wgrad_tf32_launch_s<WM, BN, 2>(a, ta, tb, st);
+    cb_wg_wgrad_tf32_launch_s<WM, BN, 3>(a, ta, tb, st);
 }
 template <int WM, int BN, bool COOP> static void cb_wg_wgrad_tma_launch_t(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
     constexpr int BM = COOP ? 2 * WM : WM, STAGE = BM * 128 + BN * 128, FIT = (220 * 1024) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
