@@ -17,7 +17,7 @@ if [ "${TEST:-1}" != 0 ]; then # TEST=0: no test_gpu --part wg
     timeout ${TEST_S:-150} $B/tests/test_gpu --part wg > $R/t_wg.log 2>&1; echo "test_gpu --part wg: $(tail -1 $R/t_wg.log)"
     grep -E "^FAIL" $R/t_wg.log | head -20
 fi
-if [ -n "${OWN:-}" ]; then # the cuda backend's own-algorithm table (igemm-wgmma-bf16 on fp32 NCHW buffers among them)
+if [ "${OWN:-0}" != 0 ]; then # the cuda backend's own-algorithm table (igemm-wgmma-bf16 on fp32 NCHW buffers among them)
     timeout ${OWN_S:-150} env ${OWN_ALGOS:+CB_TEST_ALGOS=$OWN_ALGOS} $B/tests/test_gpu --part own > $R/t_own.log 2>&1; echo "test_gpu --part own (rc $?): $(tail -1 $R/t_own.log)"
     grep -E "^FAIL" $R/t_own.log | head -20
 fi
