@@ -56,20 +56,7 @@ static const layer layers[] = {
     {"L5", 128, 384, 13, 13, 384, 3, 3, 1, 1, 1, true},
 };
 
-static cb_conv_params params_of(const layer &L, int n) {
-    cb_conv_params p;
-    p.n = n, p.c = L.c, p.h = L.h, p.w = L.w, p.k = L.k, p.r = L.r, p.s = L.s;
-    p.stride_h = p.stride_w = L.stride, p.groups = L.groups;
-    if (L.pad >= 0) {
-        p.pad_top = p.pad_left = L.pad;
-        p.p = (L.h + 2 * L.pad - L.r) / L.stride + 1, p.q = (L.w + 2 * L.pad - L.s) / L.stride + 1;
-    } else { // TF SAME: out = ceil(in / stride), leading pad = total / 2
-        p.p = (L.h + L.stride - 1) / L.stride, p.q = (L.w + L.stride - 1) / L.stride;
-        int th = std::max((p.p - 1) * L.stride + L.r - L.h, 0), tw = std::max((p.q - 1) * L.stride + L.s - L.w, 0);
-        p.pad_top = th / 2, p.pad_left = tw / 2;
-    }
-    return p;
-}
+static cb_conv_params params_of(const layer &L, int n) { return lab_conv_params(n, L.c, L.h, L.w, L.k, L.r, L.s, L.stride, L.pad, L.groups); }
 
 static double flops(const cb_conv_params &p) { return 2.0 * p.n * p.k * p.p * p.q * (double)(p.c / p.groups) * p.r * p.s; }
 
@@ -156,20 +143,7 @@ static void fill_random(float *d, size_t n, unsigned long long seed) {
     CK(cudaMemcpy(d, h.data(), n * 4, cudaMemcpyHostToDevice));
 }
 
-// ||own - ref|| / ||ref|| (own optionally through relu; ref relu'd the same way)
-static double nerr(const float *own_d, const double *ref_d, size_t n, bool relu) {
-    std::vector<float> a(n);
-    std::vector<double> b(n);
-    CK(cudaMemcpy(a.data(), own_d, n * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(b.data(), ref_d, n * 8, cudaMemcpyDeviceToHost));
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double r = relu ? std::max(b[i], 0.0) : b[i];
-        if (!isfinite(a[i])) return INFINITY;
-        num += (a[i] - r) * (a[i] - r), den += r * r;
-    }
-    return sqrt(num) / std::max(sqrt(den), 1e-30);
-}
+static double nerr(const float *own_d, const double *ref_d, size_t n, bool relu) { return lab_nerr(own_d, ref_d, n, relu); }
 
 struct version {
     const char *name;

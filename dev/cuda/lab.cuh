@@ -3,9 +3,12 @@
 #ifndef CB_DEV_LAB_CUH
 #define CB_DEV_LAB_CUH
 
+#include "core/ops.h"
+
 #include <cudnn.h>
 
 #include <algorithm>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,100 @@ template <class F> static double time_ms(F f, int iters, int warmup = 1) {
     if (cudaGetLastError() != cudaSuccess) return -1;
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
+}
+
+// ---- shapes, errors and cuDNN's legacy best (the convolution labs) -------------------------------
+
+// the convolution of n images of c x h x w by k filters of c/groups x r x s at the stride; pad -1:
+// TF SAME (out = ceil(in / stride), leading pad = total / 2, asymmetric where odd)
+static inline cb_conv_params lab_conv_params(int n, int c, int h, int w, int k, int r, int s, int stride, int pad, int groups) {
+    cb_conv_params p = {};
+    p.n = n, p.c = c, p.h = h, p.w = w, p.k = k, p.r = r, p.s = s;
+    p.stride_h = p.stride_w = stride, p.groups = groups, p.dil_h = p.dil_w = 1;
+    if (pad >= 0) {
+        p.pad_top = p.pad_left = pad;
+        p.p = (h + 2 * pad - r) / stride + 1, p.q = (w + 2 * pad - s) / stride + 1;
+    } else {
+        p.p = (h + stride - 1) / stride, p.q = (w + stride - 1) / stride;
+        int th = std::max((p.p - 1) * stride + r - h, 0), tw = std::max((p.q - 1) * stride + s - w, 0);
+        p.pad_top = th / 2, p.pad_left = tw / 2;
+    }
+    return p;
+}
+
+// ||own - ref|| / ||ref|| over n values (own fp32 on the device, ref float64 on the device; ref through
+// ReLU when relu); infinite where own holds a NaN or infinity
+static inline double lab_nerr(const float *own_d, const double *ref_d, size_t n, bool relu) {
+    std::vector<float> a(n);
+    std::vector<double> b(n);
+    CK(cudaMemcpy(a.data(), own_d, n * 4, cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(b.data(), ref_d, n * 8, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r = relu ? std::max(b[i], 0.0) : b[i];
+        if (!isfinite(a[i])) return INFINITY;
+        num += (a[i] - r) * (a[i] - r), den += r * r;
+    }
+    return sqrt(num) / std::max(sqrt(den), 1e-30);
+}
+
+// cuDNN's legacy best for phase ph (0 forward, 1 backward data, 2 backward filter) of p on NHWC
+// tensors of type dt (filters KRSC), tensor-op math: cudnnFind*Ex, then our own median of 10 runs of
+// the first that ran (its algorithm in *algo); -1 where none ran
+static inline double lab_dnn_best(cudnnHandle_t h, const cb_conv_params &p, int ph, cudnnDataType_t dt, const void *x, const void *w, void *y,
+                                  const void *dy, void *dx, void *dw, void *ws, size_t wsz, int *algo) {
+    double ms = -1;
+    *algo = -1;
+    cudnnTensorDescriptor_t xd, yd;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    cudnnCreateTensorDescriptor(&xd), cudnnCreateTensorDescriptor(&yd), cudnnCreateFilterDescriptor(&wd);
+    cudnnCreateConvolutionDescriptor(&cd);
+    DNN(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, dt, p.n, p.c, p.h, p.w));
+    DNN(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, dt, p.n, p.k, p.p, p.q));
+    DNN(cudnnSetFilter4dDescriptor(wd, dt, CUDNN_TENSOR_NHWC, p.k, p.c, p.r, p.s));
+    DNN(cudnnSetConvolution2dDescriptor(cd, p.pad_top, p.pad_left, p.stride_h, p.stride_w, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    DNN(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
+    float one = 1.f, zero = 0.f;
+    int ret = 0;
+    if (ph == 0) {
+        cudnnConvolutionFwdAlgoPerf_t pf[10];
+        if (DNN(cudnnFindConvolutionForwardAlgorithmEx(h, xd, x, wd, w, cd, yd, y, 10, &ret, pf, ws, wsz)))
+            for (int j = 0; j < ret; j++)
+                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
+                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
+                    cudnnConvolutionFwdAlgo_t a = pf[j].algo;
+                    *algo = a;
+                    ms = time_ms([&] { cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, a, ws, wsz, &zero, yd, y); }, 10, 2);
+                    break;
+                }
+    } else if (ph == 2) {
+        cudnnConvolutionBwdFilterAlgoPerf_t pf[10];
+        if (DNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, xd, x, yd, dy, cd, wd, dw, 10, &ret, pf, ws, wsz)))
+            for (int j = 0; j < ret; j++)
+                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
+                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
+                    cudnnConvolutionBwdFilterAlgo_t a = pf[j].algo;
+                    *algo = a;
+                    ms = time_ms([&] { cudnnConvolutionBackwardFilter(h, &one, xd, x, yd, dy, cd, a, ws, wsz, &zero, wd, dw); }, 10, 2);
+                    break;
+                }
+    } else {
+        cudnnConvolutionBwdDataAlgoPerf_t pf[10];
+        if (DNN(cudnnFindConvolutionBackwardDataAlgorithmEx(h, wd, w, yd, dy, cd, xd, dx, 10, &ret, pf, ws, wsz)))
+            for (int j = 0; j < ret; j++)
+                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
+                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
+                    cudnnConvolutionBwdDataAlgo_t a = pf[j].algo;
+                    *algo = a;
+                    ms = time_ms([&] { cudnnConvolutionBackwardData(h, &one, wd, w, yd, dy, cd, a, ws, wsz, &zero, xd, dx); }, 10, 2);
+                    break;
+                }
+    }
+    cudaGetLastError();
+    cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(yd), cudnnDestroyFilterDescriptor(wd);
+    cudnnDestroyConvolutionDescriptor(cd);
+    return ms;
 }
 
 struct lab_args {

@@ -13,6 +13,7 @@
 // product is exact: what is left is fp32 summation. Tolerance (||own - ref|| / ||ref||): 1e-5.
 #include "cuda/igemm_wgmma.cuh"
 
+#include "conv_ref.cuh"
 #include "lab.cuh"
 
 #include <math.h>
@@ -55,97 +56,12 @@ static const layer layers[] = {
     {"gnet-4b-3x3-reduce-512-112", 128, 512, 14, 14, 112, 1, 1, 1, 0, true},
 };
 
-static cb_conv_params params_of(const layer &L, int n) {
-    cb_conv_params p = {};
-    p.n = n, p.c = L.c, p.h = L.h, p.w = L.w, p.k = L.k, p.r = L.r, p.s = L.s;
-    p.stride_h = p.stride_w = L.stride, p.groups = 1, p.dil_h = p.dil_w = 1;
-    if (L.pad >= 0) {
-        p.pad_top = p.pad_left = L.pad;
-        p.p = (L.h + 2 * L.pad - L.r) / L.stride + 1, p.q = (L.w + 2 * L.pad - L.s) / L.stride + 1;
-    } else { // TF SAME: out = ceil(in / stride), leading pad = total / 2
-        p.p = (L.h + L.stride - 1) / L.stride, p.q = (L.w + L.stride - 1) / L.stride;
-        int th = std::max((p.p - 1) * L.stride + L.r - L.h, 0), tw = std::max((p.q - 1) * L.stride + L.s - L.w, 0);
-        p.pad_top = th / 2, p.pad_left = tw / 2;
-    }
-    return p;
-}
+static cb_conv_params params_of(const layer &L, int n) { return lab_conv_params(n, L.c, L.h, L.w, L.k, L.r, L.s, L.stride, L.pad, 1); }
 static double flops(const cb_conv_params &p) { return 2.0 * p.n * p.k * p.p * p.q * (double)p.c * p.r * p.s; }
 static bool bwd_ok(const cb_conv_params &p) { return p.stride_h == 1 && p.stride_w == 1 && p.k % 32 == 0 && p.c % 8 == 0; }
 
-// ---- float64 references on NHWC / KRSC fp32 ----------------------------------------------------
-
-__global__ void ref_fwd(cb_conv_params p, const float *x, const float *w, const float *b, double *y) {
-    long total = (long)p.n * p.p * p.q * p.k;
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
-        int k = i % p.k, oq = (i / p.k) % p.q, op = (i / ((long)p.k * p.q)) % p.p, n = i / ((long)p.k * p.q * p.p);
-        double acc = b ? b[k] : 0.0;
-        for (int r = 0; r < p.r; r++) {
-            int ih = op * p.stride_h - p.pad_top + r;
-            if (ih < 0 || ih >= p.h) continue;
-            for (int s = 0; s < p.s; s++) {
-                int iw = oq * p.stride_w - p.pad_left + s;
-                if (iw < 0 || iw >= p.w) continue;
-                const float *xr = x + (((long)n * p.h + ih) * p.w + iw) * p.c, *wr = w + (((long)k * p.r + r) * p.s + s) * p.c;
-                for (int c = 0; c < p.c; c++) acc += (double)xr[c] * wr[c];
-            }
-        }
-        y[i] = acc;
-    }
-}
-
-__global__ void ref_bwd_data(cb_conv_params p, const float *dy, const float *w, double *dx) {
-    long total = (long)p.n * p.h * p.w * p.c;
-    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < total; i += (long)gridDim.x * blockDim.x) {
-        int c = i % p.c, iw = (i / p.c) % p.w, ih = (i / ((long)p.c * p.w)) % p.h, n = i / ((long)p.c * p.w * p.h);
-        double acc = 0;
-        for (int r = 0; r < p.r; r++) {
-            int th = ih + p.pad_top - r;
-            if (th < 0 || th % p.stride_h || th / p.stride_h >= p.p) continue;
-            for (int s = 0; s < p.s; s++) {
-                int tw = iw + p.pad_left - s;
-                if (tw < 0 || tw % p.stride_w || tw / p.stride_w >= p.q) continue;
-                const float *d = dy + (((long)n * p.p + th / p.stride_h) * p.q + tw / p.stride_w) * p.k;
-                for (int k = 0; k < p.k; k++) acc += (double)d[k] * w[(((long)k * p.r + r) * p.s + s) * p.c + c];
-            }
-        }
-        dx[i] = acc;
-    }
-}
-
-// dw (K, R, S, C): one block per element
-__global__ void ref_bwd_filter(cb_conv_params p, const float *x, const float *dy, double *dw) {
-    long i = blockIdx.x;
-    int c = i % p.c, s = (i / p.c) % p.s, r = (i / ((long)p.c * p.s)) % p.r, k = i / ((long)p.c * p.s * p.r);
-    long npq = (long)p.n * p.p * p.q;
-    double acc = 0;
-    for (long j = threadIdx.x; j < npq; j += blockDim.x) {
-        int oq = j % p.q, op = (j / p.q) % p.p, n = j / ((long)p.p * p.q);
-        int ih = op * p.stride_h - p.pad_top + r, iw = oq * p.stride_w - p.pad_left + s;
-        if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
-        acc += (double)dy[j * p.k + k] * x[(((long)n * p.h + ih) * p.w + iw) * p.c + c];
-    }
-    __shared__ double part[256];
-    part[threadIdx.x] = acc;
-    __syncthreads();
-    for (int o = 128; o > 0; o >>= 1) {
-        if (threadIdx.x < o) part[threadIdx.x] += part[threadIdx.x + o];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) dw[i] = part[0];
-}
-
 // ---- buffers ----------------------------------------------------------------------------------
 
-// values on the bf16 grid in [-1, 1): exact in tf32
-static std::vector<float> random_grid(size_t n, unsigned long long seed) {
-    std::vector<float> h(n);
-    for (size_t i = 0; i < n; i++) {
-        seed ^= seed >> 12, seed ^= seed << 25, seed ^= seed >> 27;
-        float v = (float)((seed * 2685821657736338717ULL) >> 40) / 16777216.0f * 2.f - 1.f;
-        h[i] = __bfloat162float(__float2bfloat16_rn(v));
-    }
-    return h;
-}
 static float *to_dev(const std::vector<float> &h) {
     float *d;
     CK(cudaMalloc(&d, h.size() * 4 + 16));
@@ -160,8 +76,8 @@ struct bufs {
 static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed) {
     bufs B = {};
     size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.k * p.p * p.q, nw = (size_t)p.k * p.c * p.r * p.s;
-    B.x = to_dev(random_grid(nx, seed)), B.w = to_dev(random_grid(nw, seed * 5 + 2)), B.dy = to_dev(random_grid(ny, seed * 3 + 1));
-    B.b = to_dev(random_grid(p.k, seed * 7 + 3));
+    B.x = to_dev(lab_random_grid(nx, seed)), B.w = to_dev(lab_random_grid(nw, seed * 5 + 2)), B.dy = to_dev(lab_random_grid(ny, seed * 3 + 1));
+    B.b = to_dev(lab_random_grid(p.k, seed * 7 + 3));
     CK(cudaMalloc(&B.y, ny * 4)), CK(cudaMalloc(&B.dx, nx * 4)), CK(cudaMalloc(&B.wt, nw * 4));
     CK(cudaMalloc(&B.dw, nw * 4)), CK(cudaMalloc(&B.dwk, nw * 4)), CK(cudaMalloc(&B.dws, nw * 4));
     cb_wg_flip_f32(&p, B.w, B.wt, true);
@@ -171,20 +87,6 @@ static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed) {
 static void free_bufs(bufs &B) {
     void *all[] = {B.x, B.w, B.b, B.y, B.dy, B.dx, B.wt, B.dw, B.dwk, B.dws};
     for (void *q : all) cudaFree(q);
-}
-
-static double nerr(const float *own_d, const double *ref_d, size_t n, bool relu) {
-    std::vector<float> a(n);
-    std::vector<double> b(n);
-    CK(cudaMemcpy(a.data(), own_d, n * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(b.data(), ref_d, n * 8, cudaMemcpyDeviceToHost));
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double r = relu ? std::max(b[i], 0.0) : b[i];
-        if (!isfinite(a[i])) return INFINITY;
-        num += (a[i] - r) * (a[i] - r), den += r * r;
-    }
-    return sqrt(num) / std::max(sqrt(den), 1e-30);
 }
 
 // the KCRS dw against the KRSC reference
@@ -262,7 +164,7 @@ static int check_all(const char *only) {
                     run_wg(ph, p, B, t, relu);
                     CK(cudaGetLastError());
                     CK(cudaDeviceSynchronize());
-                    double e = ph == 0 ? nerr(B.y, ry, ny, relu) : ph == 1 ? nerr(B.dx, rdx, nx, false) : ph == 2 ? nerr(B.dw, rdw, nw, false)
+                    double e = ph == 0 ? lab_nerr(B.y, ry, ny, relu) : ph == 1 ? lab_nerr(B.dx, rdx, nx, false) : ph == 2 ? lab_nerr(B.dw, rdw, nw, false)
                                                                                                                    : nerr_kcrs(B.dwk, rdw, p);
                     bool ok = e <= TOL;
                     runs++, fails += !ok;
@@ -275,62 +177,6 @@ static int check_all(const char *only) {
     }
     printf("check: %d runs, %d failed\n", runs, fails);
     return fails;
-}
-
-// cuDNN's legacy best for the phase on fp32 NHWC, tensor-op math (tf32): Find, then our own timing
-static double dnn_best(cudnnHandle_t h, const cb_conv_params &p, int ph, const bufs &B, void *ws, size_t wsz, int *algo) {
-    double ms = -1;
-    *algo = -1;
-    cudnnTensorDescriptor_t xd, yd;
-    cudnnFilterDescriptor_t wd;
-    cudnnConvolutionDescriptor_t cd;
-    cudnnCreateTensorDescriptor(&xd), cudnnCreateTensorDescriptor(&yd), cudnnCreateFilterDescriptor(&wd);
-    cudnnCreateConvolutionDescriptor(&cd);
-    DNN(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, p.n, p.c, p.h, p.w));
-    DNN(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_FLOAT, p.n, p.k, p.p, p.q));
-    DNN(cudnnSetFilter4dDescriptor(wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC, p.k, p.c, p.r, p.s));
-    DNN(cudnnSetConvolution2dDescriptor(cd, p.pad_top, p.pad_left, p.stride_h, p.stride_w, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    DNN(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
-    float one = 1.f, zero = 0.f;
-    int ret = 0;
-    if (ph == 0) {
-        cudnnConvolutionFwdAlgoPerf_t pf[10];
-        if (DNN(cudnnFindConvolutionForwardAlgorithmEx(h, xd, B.x, wd, B.w, cd, yd, B.y, 10, &ret, pf, ws, wsz)))
-            for (int j = 0; j < ret; j++)
-                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
-                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
-                    cudnnConvolutionFwdAlgo_t a = pf[j].algo;
-                    *algo = a;
-                    ms = time_ms([&] { cudnnConvolutionForward(h, &one, xd, B.x, wd, B.w, cd, a, ws, wsz, &zero, yd, B.y); }, 10, 2);
-                    break;
-                }
-    } else if (ph == 2) {
-        cudnnConvolutionBwdFilterAlgoPerf_t pf[10];
-        if (DNN(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, xd, B.x, yd, B.dy, cd, wd, B.dws, 10, &ret, pf, ws, wsz)))
-            for (int j = 0; j < ret; j++)
-                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
-                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
-                    cudnnConvolutionBwdFilterAlgo_t a = pf[j].algo;
-                    *algo = a;
-                    ms = time_ms([&] { cudnnConvolutionBackwardFilter(h, &one, xd, B.x, yd, B.dy, cd, a, ws, wsz, &zero, wd, B.dws); }, 10, 2);
-                    break;
-                }
-    } else {
-        cudnnConvolutionBwdDataAlgoPerf_t pf[10];
-        if (DNN(cudnnFindConvolutionBackwardDataAlgorithmEx(h, wd, B.w, yd, B.dy, cd, xd, B.dx, 10, &ret, pf, ws, wsz)))
-            for (int j = 0; j < ret; j++)
-                if (pf[j].status == CUDNN_STATUS_SUCCESS) {
-                    cudnnSetConvolutionMathType(cd, pf[j].mathType);
-                    cudnnConvolutionBwdDataAlgo_t a = pf[j].algo;
-                    *algo = a;
-                    ms = time_ms([&] { cudnnConvolutionBackwardData(h, &one, wd, B.w, yd, B.dy, cd, a, ws, wsz, &zero, xd, B.dx); }, 10, 2);
-                    break;
-                }
-    }
-    cudaGetLastError();
-    cudnnDestroyTensorDescriptor(xd), cudnnDestroyTensorDescriptor(yd), cudnnDestroyFilterDescriptor(wd);
-    cudnnDestroyConvolutionDescriptor(cd);
-    return ms;
 }
 
 static void time_all(const char *only, const char *csv_path) {
@@ -375,7 +221,7 @@ static void time_all(const char *only, const char *csv_path) {
                 if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-tf32-s2-2,%.4f,%.2f\n", L.name, phase_name[ph], gf, t2, gf / t2);
             }
             int algo;
-            double dnn = dnn_best(h, p, ph, B, ws, wsz, &algo);
+            double dnn = lab_dnn_best(h, p, ph, CUDNN_DATA_FLOAT, B.x, B.w, B.y, B.dy, B.dx, B.dws, ws, wsz, &algo); // (tf32: tensor-op math on fp32)
             if (csv && dnn > 0) fprintf(csv, "%s,%s,%.3f,cudnn-%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, algo, dnn, gf / dnn);
             printf(" | cudnn %.3f (algo %d) | picked %.0f TF/s, own/cudnn %.3f, picked/best %.3f\n", dnn, algo, gf / t0, t0 / dnn, t0 / best);
             if (t0 > 0 && dnn > 0) lg[ph] += log(t0 / dnn), lr[ph] += log(t0 / best), cnt[ph]++;

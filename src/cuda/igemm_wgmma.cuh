@@ -1158,7 +1158,8 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
     }
     __syncthreads();
 
-    if (tid < 32) { // the copies
+    if (tid < 32) { // the copies (cb_wgmma_wgrad_tma_kernel's producer, with 32-wide panels into the staging ring; the two are
+                    // not one function yet: the bf16 one is the form the GPU checked, and a shared one would be a new kernel to check)
         if (tid != 0) return;
         asm volatile("prefetch.tensormap [%0];\nprefetch.tensormap [%1];\n" ::"l"((uint64_t)&ta), "l"((uint64_t)&tb) : "memory");
         const int pq = a.p * a.q;
