@@ -624,7 +624,7 @@ static void calibration_fit(void) {
                               "\"bn\": {\"parents\": [\"c\"], \"type\": \"BatchNorm\"},"
                               "\"c2\": {\"parents\": [\"bn\"], \"type\": \"Convolution\", \"filter\": [1, 1, 48, 8], \"padding\": \"SAME\","
                               "\"activation_fn\": null, \"bias\": false}}}");
-        cb_model_opts b16 = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, f32 = {CB_PREC_FP32, 0, false, CB_LAYOUT_NHWC, false};
+        cb_model_opts b16 = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false}, f32 = {CB_PREC_FP32, 0, false, CB_LAYOUT_NHWC, false, false};
         cb_pred pb, pf;
         int i = bn ? cb_net_find(bn, "bn") : -1;
         if (i > 0) {
@@ -799,7 +799,7 @@ static void grouped_entries(void) {
                                  {.name = "FWD_GEMM", .phase = CB_PHASE_FORWARD, .rate = 2e12, .overhead_s = 7e-6, .grouped = true}};
     set_algos(&d, algos, 2);
     cb_cal_algo *a = d.cal.algo;
-    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false, false};
     cb_pred dw, pw;
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &dw);
     cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &mo, &pw);
@@ -841,7 +841,7 @@ static void graph_entries(void) {
         {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .rate = 30e12, .overhead_s = 10e-6},
         {.name = "FWD_GRAPH", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .rate = 90e12, .overhead_s = 8e-6}};
     set_algos(&d, algos, 2);
-    cb_model_opts mo = {CB_PREC_TF32, 0, true, CB_LAYOUT_NCHW, false};
+    cb_model_opts mo = {CB_PREC_TF32, 0, true, CB_LAYOUT_NCHW, false, false};
     cb_pred g, pw;
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &g);
     cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &mo, &pw);
@@ -868,7 +868,7 @@ static void unaligned_entries(void) {
     a[1] = (cb_cal_algo){.name = "FWD_IMPLICIT_GEMM", .phase = CB_PHASE_FORWARD, .rate = 10e12, .overhead_s = 10e-6, .unaligned = true};
     for (int k = 0; k < 2; k++) cb_algo_form_of(a[k].name, &a[k].form);
     d.cal.nalgo = 2;
-    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false, false};
     cb_pred po, pe;
     cb_predict_layer(&d, odd, 1, CB_PHASE_FORWARD, &mo, &po);
     cb_predict_layer(&d, even, 1, CB_PHASE_FORWARD, &mo, &pe);
@@ -925,7 +925,7 @@ static void calibrated_prediction(void) {
     for (int k = 0; k < 3; k++) cb_algo_form_of(a[k].name, &a[k].form);
     d.cal.nalgo = 3;
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
-    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false, false};
     cb_pred p;
     cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &p);
     cb_conv_params cp = {.n = 8, .c = 64, .h = 28, .w = 28, .k = 96, .r = 3, .s = 3, .p = 28, .q = 28, .stride_h = 1, .stride_w = 1,
@@ -987,7 +987,7 @@ static void epilogue_prediction(void) {
                                  {.name = "BWD_FILTER_ALGO_1", .phase = CB_PHASE_BWD_FILTER, .rate = 30e12, .overhead_s = 10e-6}};
     set_algos(&d, algos, 2);
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
-    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false, false};
     double Y = 8.0 * 96 * 28 * 28 * 4, relu = 1e3 * (5e-6 + 3 * Y / 2e12), bias = 1e3 * (5e-6 + Y / 2e12);
     cb_pred p[2][3][2]; // [fused][layer c1, c2][phase: data, filter]
     for (int f = 0; f < 2; f++) {
@@ -1029,7 +1029,7 @@ static void cudnn_fallback(void) {
     for (int k = 0; k < 4; k++) cb_algo_form_of(a[k].name, &a[k].form);
     d.cal.nalgo = 4;
     d.cal.mop[CB_MOP_COPY] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
-    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false};
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false, false};
     cb_pred p;
     if (same && sym && lead) {
         cb_predict_layer(&d, same, 1, CB_PHASE_FORWARD, &mo, &p);
@@ -1095,8 +1095,8 @@ static void channel_pad(void) {
         wt57.c = 57;
         double cast16 = fixed + 0.75 * (wcopy - fixed), cast_tf = cb_cal_mop_s(&d.cal, CB_MOP_COPY, &wt57);
         for (int k = 0; k < 3; k++) {
-            cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, nchw = {CB_PREC_BF16, 0, false, CB_LAYOUT_NCHW, false};
-            cb_model_opts tf = {CB_PREC_TF32, 0, false, CB_LAYOUT_NHWC, false};
+            cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false}, nchw = {CB_PREC_BF16, 0, false, CB_LAYOUT_NCHW, false, false};
+            cb_model_opts tf = {CB_PREC_TF32, 0, false, CB_LAYOUT_NHWC, false, false};
             cb_pred p, q, r, e;
             cb_predict_layer(&d, odd, 2, ph[k], &bf, &p);
             double conv = cb_cal_algo_s(&d.cal, &a[3 + k], &xs, false, NULL), cast = k == 0 ? cast16 : 0;
@@ -1146,7 +1146,7 @@ static void bf16_passes(void) {
     set_algos(&d, &conv, 1);
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .plane_s = 1e-9, .n = 1};
     if (net) {
-        cb_model_opts f = {CB_PREC_FP32, 0, false, CB_LAYOUT_NHWC, false}, b = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false};
+        cb_model_opts f = {CB_PREC_FP32, 0, false, CB_LAYOUT_NHWC, false, false}, b = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false};
         cb_pred pf, pb;
         cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &f, &pf);
         cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &b, &pb);
@@ -1191,7 +1191,7 @@ static void pass_start(void) {
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
     d.cal.launch_s = 6e-6;
     CHECK(cb_pass_start_s(&d) == 6e-6, "a GPU calibration's launch_s");
-    cb_model_opts o = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
+    cb_model_opts o = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false, false};
     cb_step_pred a, b;
     cb_predict_step(&d, sm, &o, &a);
     d.cal.launch_s = 0;
@@ -1244,7 +1244,7 @@ static void conv_epilogues(void) {
     none.cal.mop[CB_MOP_ACT_BIAS_GRAD].n = none.cal.mop16[CB_MOP_ACT_BIAS_GRAD].n = 0;
     d.cal.mop[CB_MOP_ACT_BIAS_GRAD] = d.cal.mop16[CB_MOP_ACT_BIAS_GRAD] = (cb_cal_mop){.bw = 5e11, .overhead_s = 9e-6, .n = 1};
     if (relu && plain && bn) {
-        cb_model_opts opts[2] = {{CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false}};
+        cb_model_opts opts[2] = {{CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false}, {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false, false}};
         cb_conv_params y = {.n = 8, .c = 64, .h = 28, .w = 28, .p = 28, .q = 28};
         for (int k = 0; k < 2; k++) {
             const cb_model_opts *o = &opts[k];
@@ -1283,7 +1283,7 @@ static void sum_passes(void) {
     set_bf16_algos(&d, "FWD_IMPLICIT_PRECOMP_GEMM", "BWD_DATA_ALGO_1", "BWD_FILTER_ALGO_1");
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = d.cal.mop16[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = (3 + m) * 1e-6, .n = 1};
     if (net) {
-        cb_model_opts b = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, f = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
+        cb_model_opts b = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false}, f = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false, false};
         cb_conv_params y = {.n = 8, .c = 64, .h = 28, .w = 28, .p = 28, .q = 28};
         cb_pred pb, pf;
         cb_predict_layer(&d, net, 2, CB_PHASE_FORWARD, &b, &pb);
@@ -1312,7 +1312,7 @@ static void fc_permute(void) {
     for (int k = 0; k < 3; k++) d.cal.algo[d.cal.nalgo++] = gemm[k];
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
     if (net) {
-        cb_model_opts nhwc = {CB_PREC_TF32, 0, false, CB_LAYOUT_NHWC, false}, nchw = {CB_PREC_TF32, 0, false, CB_LAYOUT_NCHW, false};
+        cb_model_opts nhwc = {CB_PREC_TF32, 0, false, CB_LAYOUT_NHWC, false, false}, nchw = {CB_PREC_TF32, 0, false, CB_LAYOUT_NCHW, false, false};
         cb_conv_params x = {.n = 8, .c = 7 * 7 * 64, .h = 1, .w = 1, .p = 1, .q = 1};
         double copy = 1e3 * cb_cal_mop_s(&d.cal, CB_MOP_COPY, &x);
         for (int ph = 0; ph < CB_PHASE_COUNT; ph++) {
@@ -1354,7 +1354,7 @@ static void concat_entries(void) {
               cb_mop_concat(36, 72, 36, 4) == CB_MOP_CONCAT && cb_mop_concat(36, 72, 36, 2) == CB_MOP_CONCAT_NARROW,
           "the copy unit's classes");
     if (wide && narrow) {
-        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, nchw = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
+        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false}, nchw = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false, false};
         const cb_net *nets[2] = {wide, narrow};
         for (int w = 0; w < 2; w++) {
             const cb_net *net = nets[w];
@@ -1396,7 +1396,7 @@ static void update_pass(void) {
     set_bf16_algos(&d, "FWD_IMPLICIT_PRECOMP_GEMM", "BWD_DATA_ALGO_1", "BWD_FILTER_ALGO_1");
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = d.cal.mop16[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 4e-6, .n = 1};
     if (net) {
-        cb_model_opts o = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false};
+        cb_model_opts o = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false};
         cb_net_cost c;
         cb_net_cost_total(net, &c);
         double P = (double)c.total.params, want = 1e3 * (4e-6 + 20 * P / 2e12);
@@ -1420,7 +1420,7 @@ static void bn_legacy_nhwc(void) {
     d.cal.mop16[CB_MOP_BN_FWD_TRAIN_ODD] = (cb_cal_mop){.bw = 2e10, .overhead_s = 30e-6, .n = 1}; // a hundredth of the Ex's bandwidth
     d.cal.mop16[CB_MOP_BN_BWD_ODD] = (cb_cal_mop){.bw = 1e10, .overhead_s = 50e-6, .n = 1};
     if (odd && even) {
-        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, nchw = {CB_PREC_BF16, 0, false, CB_LAYOUT_NCHW, false}, inf = bf;
+        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false}, nchw = {CB_PREC_BF16, 0, false, CB_LAYOUT_NCHW, false, false}, inf = bf;
         inf.inference = true;
         cb_conv_params y = {.n = 8, .c = 57, .h = 28, .w = 28, .p = 28, .q = 28};
         const cb_mop fast[2] = {CB_MOP_BN_FWD_TRAIN, CB_MOP_BN_BWD}, slow[2] = {CB_MOP_BN_FWD_TRAIN_ODD, CB_MOP_BN_BWD_ODD};
@@ -1464,7 +1464,7 @@ static void weight_copies_again(void) {
         return;
     }
     cb_device d = gpu_device();
-    cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false}, f32 = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
+    cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false}, f32 = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false, false};
     cb_step_pred plan, kept, p32, k32;
     cb_predict_step(&d, net, &bf, &plan);
     cb_predict_step(&d, net, &f32, &p32);
@@ -1645,7 +1645,7 @@ static void pool_entries(void) {
     e.cal.mop[CB_MOP_POOL_BWD].win_s = 1e-12;      // cuDNN max
     e.cal.mop[CB_MOP_AVGPOOL_BWD].win_s = 4e-12;   // cuDNN average
     e.cal.mop[CB_MOP_OWNPOOL_BWD].win_s = 0.25e-12; // the own kernels
-    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
+    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false, false};
     double base = 0, got[5] = {0}, X[5] = {0}, R[5] = {0};
     for (int i = 2; i <= 4; i++) {
         const cb_layer *L = &net->layers[i];
@@ -1671,6 +1671,57 @@ static void pool_entries(void) {
     CHECK(close_rel(f.cal.mop[CB_MOP_OWNPOOL_BWD].win_s, 0.125e-12, 1e-12), "window term carried: %g", f.cal.mop[CB_MOP_OWNPOOL_BWD].win_s);
     cb_net_free(net);
 }
+
+// auto's race of the own wgmma kernel (cb_model_opts.own_race): on NHWC storage in bf16 (tf32), a
+// convolution phase is priced at the faster of the libraries' best and the calibration's
+// igemm-wgmma-bf16 (-tf32) entry, where the shape takes the kernel (C a multiple of 64, resp. 32; the
+// backward data at stride 1 with K a multiple of 64, resp. 32); never under cudnn's pricing
+// (own_race off), on NCHW, or where the entry is the slower.
+static void own_race_entries(void) {
+    cb_net *n64 = conv_net(8, 28, 64, 128, 3, 1, "[1, 1]"), *n48 = conv_net(8, 28, 48, 128, 3, 1, "[1, 1]"), *two = two_conv(64);
+    cb_device d = gpu_device();
+    cb_cal_algo list[8] = {
+        {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_BF16, .rate = 30e12, .overhead_s = 10e-6},
+        {.name = "igemm-wgmma-bf16", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_BF16, .rate = 60e12, .overhead_s = 10e-6},
+        {.name = "BWD_DATA_ALGO_1", .phase = CB_PHASE_BWD_DATA, .prec = CB_PREC_BF16, .rate = 30e12, .overhead_s = 10e-6},
+        {.name = "igemm-wgmma-bf16", .phase = CB_PHASE_BWD_DATA, .prec = CB_PREC_BF16, .rate = 60e12, .overhead_s = 10e-6},
+        {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .rate = 20e12, .overhead_s = 10e-6},
+        {.name = "igemm-wgmma-tf32", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .rate = 40e12, .overhead_s = 10e-6},
+        {.name = "BWD_DATA_ALGO_1", .phase = CB_PHASE_BWD_DATA, .prec = CB_PREC_TF32, .rate = 20e12, .overhead_s = 10e-6},
+        {.name = "igemm-wgmma-tf32", .phase = CB_PHASE_BWD_DATA, .prec = CB_PREC_TF32, .rate = 40e12, .overhead_s = 10e-6},
+    };
+    set_algos(&d, list, 8);
+    cb_model_opts lib = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false}, race = lib;
+    race.own_race = true;
+    cb_pred p, q;
+    if (n64 && n48 && two) {
+        cb_predict_layer(&d, n64, 1, CB_PHASE_FORWARD, &lib, &p);
+        CHECK(!strcmp(p.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "cudnn's pricing: the library's, not the own kernel (%s)", p.name);
+        cb_predict_layer(&d, n64, 1, CB_PHASE_FORWARD, &race, &q);
+        CHECK(!strcmp(q.name, "igemm-wgmma-bf16") && q.ms < p.ms, "auto's race, C 64: the faster own kernel (%s, %g < %g ms)", q.name, q.ms, p.ms);
+        cb_predict_layer(&d, n48, 1, CB_PHASE_FORWARD, &race, &q);
+        CHECK(!strcmp(q.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "C 48, not a multiple of 64: the library's (%s)", q.name);
+        cb_predict_layer(&d, two, 2, CB_PHASE_BWD_DATA, &race, &q);
+        CHECK(!strcmp(q.name, "BWD_DATA_ALGO_1"), "backward data over K 96 (not a multiple of 64): the library's (%s)", q.name);
+        cb_model_opts nchw = race;
+        nchw.layout = CB_LAYOUT_NCHW;
+        cb_predict_layer(&d, n64, 1, CB_PHASE_FORWARD, &nchw, &q);
+        CHECK(!strcmp(q.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "bf16 NCHW storage: the library's (%s)", q.name);
+        cb_model_opts t = race;
+        t.precision = CB_PREC_TF32;
+        cb_predict_layer(&d, two, 2, CB_PHASE_BWD_DATA, &t, &q);
+        CHECK(!strcmp(q.name, "igemm-wgmma-tf32"), "tf32, backward data over K 96 (a multiple of 32): the own kernel (%s)", q.name);
+        cb_predict_layer(&d, n48, 1, CB_PHASE_FORWARD, &t, &q);
+        CHECK(!strcmp(q.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "tf32, C 48 (not a multiple of 32): the library's (%s)", q.name);
+        d.cal.algo[1].rate = 10e12; // the own kernel the slower: the race keeps the library's
+        cb_predict_layer(&d, n64, 1, CB_PHASE_FORWARD, &race, &q);
+        CHECK(!strcmp(q.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "the slower own entry loses the race (%s)", q.name);
+    } else CHECK(0, "load");
+    cb_net_free(n64);
+    cb_net_free(n48);
+    cb_net_free(two);
+}
+
 
 // The host floor (cb_predict_step): c1 -> c2, 3x3 convolutions with a bias and a ReLU. At batch 1
 // the host's calls (40 us each here) outlast the GPU's work: a pass takes the host's time (per
@@ -1705,7 +1756,7 @@ static void host_floor(void) {
     set_algos(&d, algos, 3);
     for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
     d.cal.host_call_s = 40e-6;
-    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
+    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false, false};
     int calls[2][CB_PHASE_COUNT] = {{2, 1, 2}, {2, 2, 2}}; // c1, c2: forward, backward data, backward filter
     for (int i = 1; i <= 2; i++)
         for (int ph = 0; ph < CB_PHASE_COUNT; ph++)
@@ -1788,7 +1839,7 @@ static void host_graph_calls(void) {
     set_bf16_algos(&d, "FWD_GRAPH", "BWD_DATA_GRAPH", "BWD_FILTER_GRAPH");
     d.cal.host_call_s = 5e-6;
     if (net) {
-        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false};
+        cb_model_opts bf = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false};
         cb_step_pred a, b;
         cb_predict_step(&d, net, &bf, &a);
         d.cal.host_graph_call_s = 20e-6;
@@ -1900,6 +1951,7 @@ int main(void) {
     RUN(calibrated_prediction);
     RUN(epilogue_prediction);
     RUN(cudnn_fallback);
+    RUN(own_race_entries);
     RUN(channel_pad);
     RUN(bf16_passes);
     RUN(bn_legacy_nhwc);

@@ -144,6 +144,7 @@ typedef struct step {
     cb_precision prec;
     cb_layout layout;
     bool update, data_grad;
+    bool auto_race;                    // run on the auto backend (its race takes the own wgmma kernel where faster)
     double fwd, crit, bwd, upd, total; // ms (median)
     const char *path;
 } step;
@@ -181,6 +182,8 @@ static int load_step(const char *path, bool *is, step *st) {
             st->layout = model_cli_json_layout(root);
             st->update = json_yes(up);
             st->data_grad = json_yes(dg);
+            const cJSON *be = cJSON_GetObjectItemCaseSensitive(root, "backend");
+            st->auto_race = cJSON_IsString(be) && !strcmp(be->valuestring, "auto");
             const cJSON *r;
             cJSON_ArrayForEach(r, rows) {
                 const cJSON *ph = cJSON_GetObjectItemCaseSensitive(r, "phase"), *ms = cJSON_GetObjectItemCaseSensitive(r, "median_ms");
@@ -385,7 +388,8 @@ static int run(int argc, char **argv) {
         }
         int r = 0;
         for (int c = 0; c < ncase; c++) {
-            cb_model_opts mo = {cs[c].prec, (double)ws_mb * (1 << 20), false, cs[c].layout, false};
+            cb_model_opts mo = {cs[c].prec, (double)ws_mb * (1 << 20), false, cs[c].layout, false, false};
+            mo.own_race = cs[c].nm && !strcmp(cs[c].m[0].backend, "auto"); // (auto's race of the own wgmma kernel)
             int n = 0, sk = 0;
             model_row *rows = model_cli_compare(fd, cs[c].net, cs[c].m, cs[c].nm, kinds, mo, &n, &sk);
             if (!f) {
@@ -439,8 +443,9 @@ static int run(int argc, char **argv) {
             device_in_form(fd, dev, src, transfer, &FORMS[chosen[u]], smp, nsmp, cal_path, &err);
             for (int j = 0; j < nrow; j++)
                 if (ri[j].unit == u) {
-                    cb_model_opts mo = {cs[ri[j].ecase].prec, (double)ws_mb * (1 << 20), false, cs[ri[j].ecase].layout, false};
+                    cb_model_opts mo = {cs[ri[j].ecase].prec, (double)ws_mb * (1 << 20), false, cs[ri[j].ecase].layout, false, false};
                     const model_measure *m = cs[ri[j].ecase].m;
+                    mo.own_race = !strcmp(m[0].backend, "auto");
                     int k = 0;
                     while (k + 1 < cs[ri[j].ecase].nm && (m[k].phase != ri[j].phase || !(m[k].ms[ri[j].layer] > 0))) k++;
                     mo.inference = !m[k].train_fwd, mo.weights_fixed = true; // (as model_cli_compare)
@@ -575,7 +580,8 @@ static int run(int argc, char **argv) {
             while (u < nunit && strcmp(units[u], st->name)) u++;
             if (u < nunit) f = chosen[u];
             device_in_form(fd, dev, src, transfer, &FORMS[f], smp, nsmp, cal_path, &err);
-            cb_model_opts mo = {st->prec, (double)ws_mb * (1 << 20), false, st->layout, false};
+            cb_model_opts mo = {st->prec, (double)ws_mb * (1 << 20), false, st->layout, false, false};
+            mo.own_race = st->auto_race;
             for (int h = 0; h < CB_HOST_FLOOR_COUNT; h++) {
                 cb_step_pred *q = &spf[k * CB_HOST_FLOOR_COUNT + h];
                 fd->cal.host_floor = h;

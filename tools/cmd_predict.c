@@ -47,7 +47,7 @@ static int run(int argc, char **argv) {
     if (rc >= 0) return rc;
     cb_format fmt;
     if ((rc = cli_out_check(&cmd_predict, &o, &fmt)) >= 0) return rc;
-    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false};
+    cb_model_opts mo = {CB_PREC_FP32, 0, false, CB_LAYOUT_NCHW, false, false};
     if (ws_mb < 0) return cli_usage_error(&cmd_predict, "--workspace-mb: %ld must not be negative", ws_mb);
     mo.workspace_limit = (double)ws_mb * (1 << 20);
     if ((rc = model_cli_kinds_check(&cmd_predict, kinds)) >= 0) return rc;
@@ -74,6 +74,7 @@ static int run(int argc, char **argv) {
             if ((rc = model_cli_load_measure(&cmd_predict, path, net, mo.precision, mo.layout, dev.cal.backend[0] ? dev.cal.backend : NULL, meas, &nmeas, MAX_MEASURE)) >= 0) goto out;
         }
     }
+    mo.own_race = nmeas && !strcmp(meas[0].backend, "auto"); // measured on auto: its race of the own wgmma kernel priced too
 
     cb_report *r = cb_report_new("predict");
     cb_report_meta_str(r, "network", net->name);

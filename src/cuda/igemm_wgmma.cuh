@@ -664,7 +664,7 @@ template <int MT, int BN, bool OUT_NCHW> static void cb_wg_launch_t(const cb_wg_
 
 // 1 (the default): bf16 NHWC outputs on the TMA tiles (6-10) and the KRSC backward filter on its own
 // (6-8); 0: the cp.async tiles alone, as before 2026-11-28 (evening) (the lab's comparison; $CONVBENCH_WG_TMA=off,
-// cb_cuda_wg_set_tma)
+// cb_cuda_wg_set_tma). fp32 operands (tf32) have the TMA kernels only and take them either way.
 static int cb_wg_tma = 1;
 
 typedef CUresult (*cb_wg_enc_im2col_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *, const cuuint64_t *, const int *,

@@ -48,7 +48,8 @@ bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph, int f32);
 // $CONVBENCH_WG_BLOCKS at a backend's start (tests)
 void cb_cuda_wg_set_blocks(long n);
 // on (the default): the forward and backward data on bf16 NHWC storage run the TMA-fed tiles; off:
-// the cp.async ones as before 2026-11-28 (evening) (from $CONVBENCH_WG_TMA=on|off at a backend's start, to compare)
+// the cp.async ones as before 2026-11-28 (evening) (from $CONVBENCH_WG_TMA=on|off at a backend's start, to compare).
+// The tf32 form (f32) has the TMA kernels only and runs them either way.
 void cb_cuda_wg_set_tma(int on);
 size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph, int f32);
 void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu, int f32);

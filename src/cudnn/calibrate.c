@@ -329,6 +329,39 @@ static cb_status cal_graph(ctx *c, const conv_arg *a, cb_phase ph, cb_precision 
     return CB_OK;
 }
 
+// The own wgmma implicit GEMM on the storage as it is, as auto races it against cuDNN per conv phase
+// (src/sched/auto.c's wg_race): bf16 NHWC, and tf32 on fp32 NHWC (cb_cuda_wg_store_*, compute
+// capability 9.0 only). Its samples ("igemm-wgmma-bf16" / "-tf32") sit beside cuDNN's; the model
+// prices them for auto's steps only (cb_model_opts.own_race). The buffers are the calibration's:
+// bf16 values in bf16, the pattern's floats in tf32, read as NHWC; the filter gradient goes to dw as fp32.
+typedef struct wg_arg { cb_phase ph; cb_conv_params p; int f32; } wg_arg;
+
+static int run_wg(ctx *c, void *v) {
+    const wg_arg *a = v;
+    if (a->ph == CB_PHASE_FORWARD) cb_cuda_wg_store_forward(&a->p, c->x, c->w, NULL, c->y, 0, a->f32);
+    else if (a->ph == CB_PHASE_BWD_DATA) cb_cuda_wg_store_backward_data(&a->p, c->dy, c->w, c->dx, c->ws, a->f32);
+    else cb_cuda_wg_store_backward_filter(&a->p, c->x, c->dy, c->dw, c->ws, a->f32);
+    return cudaPeekAtLastError() != cudaSuccess;
+}
+
+// phase ph of p on the own wgmma kernel, where this GPU and the shape take it (else no sample)
+static cb_status cal_wg(ctx *c, const cb_conv_params *p, cb_phase ph, cb_precision prec) {
+    const int f32 = prec == CB_PREC_TF32;
+    const char *name = f32 ? "igemm-wgmma-tf32" : "igemm-wgmma-bf16";
+    if ((prec != CB_PREC_BF16 && !f32) || !cb_cuda_wg_store_supports(p, ph, f32)) return CB_OK;
+    progress(c, "  %s %s", name, ph == CB_PHASE_FORWARD ? "forward" : ph == CB_PHASE_BWD_DATA ? "bwd_data" : "bwd_filter");
+    const size_t sz = cb_cuda_wg_store_workspace(p, ph, f32);
+    double ms = -2;
+    if (sz <= c->ws_bytes) {
+        wg_arg a = {ph, *p, f32};
+        size_t ib;
+        const void *in = conv_input(c, p, ph, f32 ? 4 : 2, &ib);
+        if ((ms = time_call_in(c, run_wg, &a, true, in, ib)) < -2) return fatal(c, "convolution", name);
+    }
+    add(c, CB_SAMPLE_CONV, name, ph, prec, p, ms, (double)sz);
+    return CB_OK;
+}
+
 static cb_status cal_conv_dnn(ctx *c, const cb_conv_params *p0, cb_precision prec) {
     // bf16 NHWC: a dense convolution whose input channels are not 16 bytes' worth runs on a
     // channel-padded copy in the backend (cb_store_conv_cpad) and is priced so (the model's
@@ -381,8 +414,9 @@ static cb_status cal_conv_dnn(ctx *c, const cb_conv_params *p0, cb_precision pre
             }
             add(c, CB_SAMPLE_CONV, names[j], (cb_phase)ph, prec, p, ms, (double)sz);
         }
-        // in tf32 and bf16 the backend races the graph API's engines against them (graph.c)
+        // in tf32 and bf16 the backend races the graph API's engines against them (graph.c), and auto the own wgmma kernel
         if (rc == CB_OK && cb_dnn_graph_mode_of(prec) != CB_DNN_GRAPH_OFF) rc = cal_graph(c, &a, (cb_phase)ph, prec);
+        if (rc == CB_OK && p0->groups == 1 && q.c == p0->c) rc = cal_wg(c, p, (cb_phase)ph, prec); // (a padded copy: cuDNN's layer)
     }
     cudnnDestroyTensorDescriptor(a.xd);
     cudnnDestroyTensorDescriptor(a.yd);

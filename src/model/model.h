@@ -407,6 +407,10 @@ typedef struct cb_model_opts {
     cb_layout layout;                   // the activations' storage (NHWC: the cudnn backend's padded-channel copies)
     bool weights_fixed;                 // no update between the steps timed (profile): the storage's weight copies
                                         // are the backend's own, converted once, so no cast is charged per step
+    bool own_race;                      // auto's race (not cudnn's): a convolution phase on NHWC storage (bf16, or fp32
+                                        // under tf32) is priced at the faster of the libraries' best and the own wgmma
+                                        // kernel's entry (igemm-wgmma-bf16 / -tf32: calibrate times it on the storage,
+                                        // Hopper only) where the shape takes it; without those entries, as before
 } cb_model_opts;
 
 // Effective rates the roofline uses (after efficiencies and measured ceilings).

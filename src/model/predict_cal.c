@@ -258,16 +258,33 @@ static double concat_part_s(const cb_device *d, const cb_net *net, const cb_laye
     return mop_s(d, have ? m : CB_MOP_COPY, &t, es);
 }
 
+// Whether auto's race can take the own wgmma kernel's entry a for phase ph of p on storage o (own_race):
+// a's precision the storage's (bf16 NHWC, or tf32 on fp32 NHWC), and the shape the kernel takes, as
+// cb_cuda_wg_store_supports rules (src/cuda/conv_igemm_wgmma.cu; the GPU's part, compute capability
+// 9.0, is the calibration's: its entries exist only where it ran): groups 1, no dilation, C a
+// multiple of 64 (tf32: 32), K of 8; the backward data at stride 1 with K a multiple of 64 (32).
+static bool wg_entry_takes(const cb_cal_algo *a, const cb_conv_params *p, cb_phase ph, const cb_model_opts *o) {
+    const bool f32 = o->precision == CB_PREC_TF32;
+    const char *want = f32 ? "igemm-wgmma-tf32" : "igemm-wgmma-bf16";
+    if (!o->own_race || o->layout != CB_LAYOUT_NHWC || (o->precision != CB_PREC_BF16 && !f32) || strcmp(a->name, want)) return false;
+    const int cm = f32 ? 32 : 64;
+    bool ok = p->groups <= 1 && p->dil_h <= 1 && p->dil_w <= 1 && p->c % cm == 0 && p->k % 8 == 0 && p->k > 0;
+    return ok && (ph != CB_PHASE_BWD_DATA || (p->stride_h == 1 && p->stride_w == 1 && p->k % cm == 0 && p->c % 8 == 0));
+}
+
 // the fastest calibrated algorithm of phase ph and precision p for a convolution (fc: a GEMM);
-// only: the one name allowed (NULL: any the backend runs)
+// only: the one name allowed (NULL: any the backend runs; o: with o->own_race, the own wgmma entry
+// where wg_entry_takes)
 static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p, cb_phase ph, cb_precision prec, bool fc,
-                                    int cls, double ws_limit, const char *only, double *best_s, cb_algo_cost *best_c) {
+                                    int cls, double ws_limit, const char *only, const cb_model_opts *o, double *best_s,
+                                    cb_algo_cost *best_c) {
     const cb_cal_algo *best = NULL;
     bool cuda = cal_caps(d)->own_conv_algos && !cal_caps(d)->conv_library; // the own kernels' backend
     for (int j = 0; j < d->cal.nalgo; j++) {
         const cb_cal_algo *a = &d->cal.algo[j];
         if (a->phase != ph || a->prec != prec || a->fc != fc || (a->grouped ? 1 : a->unaligned ? 2 : 0) != cls) continue;
-        if (only ? strcmp(a->name, only) : !fc && !cuda && is_own(a->name)) continue; // cudnn runs own kernels only as fallback
+        if (only ? strcmp(a->name, only) : !fc && !cuda && is_own(a->name) && !(o && wg_entry_takes(a, p, ph, o)))
+            continue; // cudnn runs own kernels only as fallback (auto races the wgmma kernel on the storage)
         if (fc && cuda && a->form.blas) continue; // its FC runs the own GEMM
         cb_algo_cost c;
         double s = cb_cal_algo_s(&d->cal, a, p, fc, &c);
@@ -294,6 +311,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             double s = 0;
             cb_algo_cost c = {0};
             const char *only = NULL;
+            bool copied = false; // cuDNN on a padded copy (the own wgmma kernel is not priced there: it would take the layer uncopied)
             if (fc_permutes(d, net, L, o)) extra += copy_s(d, o, &x); // (the forward's and the filter's input; the data gradient back)
             if (!fc && cal_caps(d)->conv_library) {
                 bool asym = cudnn_asymmetric(&p);
@@ -305,7 +323,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
                         // filter's gradient (the forward's is not kept), the data gradient's cut back
                         cb_conv_params t = tensor_of((cb_shape){.n = xs.n, .c = xs.c, .h = xs.h, .w = xs.w});
                         extra += copy_s(d, o, &t);
-                        p = xs;
+                        p = xs, copied = true;
                     }
                 }
                 if (ph == CB_PHASE_BWD_FILTER && (o->layout == CB_LAYOUT_NHWC || o->precision == CB_PREC_BF16)) {
@@ -321,7 +339,7 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             for (int k = 0; k < (cls ? 8 : 4) && !a; k++) {
                 cb_precision pr = k % 2 ? CB_PREC_FP32 : o->precision;
                 if (k % 2 && pr == o->precision) continue;
-                a = best_algo(d, &p, ph, pr, fc, k < 4 ? cls : 0, o->workspace_limit, k % 4 < 2 ? only : NULL, &s, &c);
+                a = best_algo(d, &p, ph, pr, fc, k < 4 ? cls : 0, o->workspace_limit, k % 4 < 2 ? only : NULL, only || copied ? NULL : o, &s, &c);
             }
             if (a) {
                 core = s;
