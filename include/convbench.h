@@ -258,6 +258,8 @@ typedef struct cb_backend_caps {
     bool calibrates;              // `convbench calibrate --backend` measures it
     bool conv_fuses_relu;         // its convolution kernels apply the ReLU that follows (no separate pass)
     bool fc_on_library;           // its fully connected layers run on a vendor GEMM (cuBLAS)
+    bool races_own_conv;          // times its own storage kernels against the library's per conv phase and keeps
+                                  // the faster (auto): the model prices both for its runs (cb_model_opts.own_race)
 } cb_backend_caps;
 
 // What backend `name` declares, whether or not this build has it; NULL: no such backend.

@@ -1713,6 +1713,8 @@ static void own_race_entries(void) {
         CHECK(!strcmp(q.name, "igemm-wgmma-tf32"), "tf32, backward data over K 96 (a multiple of 32): the own kernel (%s)", q.name);
         cb_predict_layer(&d, n48, 1, CB_PHASE_FORWARD, &t, &q);
         CHECK(!strcmp(q.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "tf32, C 48 (not a multiple of 32): the library's (%s)", q.name);
+        const cb_backend_caps *ac = cb_backend_caps_of("auto"), *dc = cb_backend_caps_of("cudnn");
+        CHECK(ac && ac->races_own_conv && dc && !dc->races_own_conv, "auto declares the race of its own storage kernels, cudnn does not");
         d.cal.algo[1].rate = 10e12; // the own kernel the slower: the race keeps the library's
         cb_predict_layer(&d, n64, 1, CB_PHASE_FORWARD, &race, &q);
         CHECK(!strcmp(q.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "the slower own entry loses the race (%s)", q.name);

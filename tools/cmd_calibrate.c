@@ -359,7 +359,7 @@ static double engine_host_call_s(const cb_device *d, const char *backend, cb_pre
     cb_exec *e = cb_exec_create(net, &eo, &err);
     double s = -1;
     if (e) {
-        cb_model_opts mo = {prec, (double)eo.workspace_limit, false, eo.layout, false};
+        cb_model_opts mo = {prec, (double)eo.workspace_limit, false, eo.layout, false, false};
         int calls = 0;
         for (int i = 1; i < net->nlayers; i++)
             for (int p = 0; p < CB_PHASE_COUNT; p++) calls += cb_predict_layer_calls(d, net, i, (cb_phase)p, &mo);

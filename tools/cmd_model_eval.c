@@ -144,10 +144,16 @@ typedef struct step {
     cb_precision prec;
     cb_layout layout;
     bool update, data_grad;
-    bool auto_race;                    // run on the auto backend (its race takes the own wgmma kernel where faster)
+    bool auto_race;                    // run on a backend that races its own storage kernels (auto: cb_backend_caps.races_own_conv)
     double fwd, crit, bwd, upd, total; // ms (median)
     const char *path;
 } step;
+
+// does backend name race its own storage kernels against the library's (the model then prices both)?
+static bool races_own(const char *name) {
+    const cb_backend_caps *c = cb_backend_caps_of(name);
+    return c && c->races_own_conv;
+}
 
 static cJSON *read_json(const char *path) {
     cb_error err = {0};
@@ -183,7 +189,7 @@ static int load_step(const char *path, bool *is, step *st) {
             st->update = json_yes(up);
             st->data_grad = json_yes(dg);
             const cJSON *be = cJSON_GetObjectItemCaseSensitive(root, "backend");
-            st->auto_race = cJSON_IsString(be) && !strcmp(be->valuestring, "auto");
+            st->auto_race = cJSON_IsString(be) && races_own(be->valuestring);
             const cJSON *r;
             cJSON_ArrayForEach(r, rows) {
                 const cJSON *ph = cJSON_GetObjectItemCaseSensitive(r, "phase"), *ms = cJSON_GetObjectItemCaseSensitive(r, "median_ms");
@@ -389,7 +395,7 @@ static int run(int argc, char **argv) {
         int r = 0;
         for (int c = 0; c < ncase; c++) {
             cb_model_opts mo = {cs[c].prec, (double)ws_mb * (1 << 20), false, cs[c].layout, false, false};
-            mo.own_race = cs[c].nm && !strcmp(cs[c].m[0].backend, "auto"); // (auto's race of the own wgmma kernel)
+            mo.own_race = cs[c].nm && races_own(cs[c].m[0].backend); // (auto's race of the own wgmma kernel)
             int n = 0, sk = 0;
             model_row *rows = model_cli_compare(fd, cs[c].net, cs[c].m, cs[c].nm, kinds, mo, &n, &sk);
             if (!f) {
@@ -445,7 +451,7 @@ static int run(int argc, char **argv) {
                 if (ri[j].unit == u) {
                     cb_model_opts mo = {cs[ri[j].ecase].prec, (double)ws_mb * (1 << 20), false, cs[ri[j].ecase].layout, false, false};
                     const model_measure *m = cs[ri[j].ecase].m;
-                    mo.own_race = !strcmp(m[0].backend, "auto");
+                    mo.own_race = races_own(m[0].backend);
                     int k = 0;
                     while (k + 1 < cs[ri[j].ecase].nm && (m[k].phase != ri[j].phase || !(m[k].ms[ri[j].layer] > 0))) k++;
                     mo.inference = !m[k].train_fwd, mo.weights_fixed = true; // (as model_cli_compare)

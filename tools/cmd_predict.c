@@ -74,7 +74,8 @@ static int run(int argc, char **argv) {
             if ((rc = model_cli_load_measure(&cmd_predict, path, net, mo.precision, mo.layout, dev.cal.backend[0] ? dev.cal.backend : NULL, meas, &nmeas, MAX_MEASURE)) >= 0) goto out;
         }
     }
-    mo.own_race = nmeas && !strcmp(meas[0].backend, "auto"); // measured on auto: its race of the own wgmma kernel priced too
+    const cb_backend_caps *mb = nmeas ? cb_backend_caps_of(meas[0].backend) : NULL;
+    mo.own_race = mb && mb->races_own_conv; // measured on auto: its race of the own wgmma kernel priced too
 
     cb_report *r = cb_report_new("predict");
     cb_report_meta_str(r, "network", net->name);

@@ -65,7 +65,7 @@ static const struct {
      BE(cb_backend_cudnn)},
     {"auto",
      {.precisions = ALL_PREC, .layouts = ALL_LAYOUT, .device = true, .own_conv_algos = true, .conv_library = true,
-      .fc_on_library = true},
+      .fc_on_library = true, .races_own_conv = true},
      BE(cb_backend_auto)},
 #undef BE
 };

@@ -347,7 +347,7 @@ static int run_wg(ctx *c, void *v) {
 // phase ph of p on the own wgmma kernel, where this GPU and the shape take it (else no sample)
 static cb_status cal_wg(ctx *c, const cb_conv_params *p, cb_phase ph, cb_precision prec) {
     const int f32 = prec == CB_PREC_TF32;
-    const char *name = f32 ? "igemm-wgmma-tf32" : "igemm-wgmma-bf16";
+    const char *name = (f32 ? &cb_conv_algo_igemm_wgmma_tf32 : &cb_conv_algo_igemm_wgmma_bf16)->name; // (the engine's choice names them so)
     if ((prec != CB_PREC_BF16 && !f32) || !cb_cuda_wg_store_supports(p, ph, f32)) return CB_OK;
     progress(c, "  %s %s", name, ph == CB_PHASE_FORWARD ? "forward" : ph == CB_PHASE_BWD_DATA ? "bwd_data" : "bwd_filter");
     const size_t sz = cb_cuda_wg_store_workspace(p, ph, f32);

@@ -34,6 +34,9 @@ typedef struct cb_algo_form {
     bool blas;         // a cuBLAS GEMM (an FC layer's on the library backends)
     bool graph;        // cuDNN's graph-API race in tf32 and bf16 (calibrate's FWD_GRAPH, BWD_DATA_GRAPH,
                        // BWD_FILTER_GRAPH: the fastest engine per shape): ungrouped convolutions only
+    int store_cmul;    // an own kernel on the library backends' NHWC storage that auto races (the wgmma implicit
+                       // GEMM, igemm-wgmma-*): the multiple its channels must be in (its entry's precision
+                       // the storage's); 0: none
 } cb_algo_form;
 // The form of a named algorithm: cuDNN's ("FWD_FFT_TILING", "BWD_DATA_ALGO_1", ...), an own one
 // or a cuBLAS GEMM, by exact name from tables (an own name the table lacks: implicit GEMM).

@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
 """Reprints the tables of docs/results/2026-11-28-tf32wg.md from the files of this folder (no GPU):
 the own wgmma kernels' tf32 form against the libraries, per call."""
-import collections, csv, glob, json, math, os, re, sys
+import collections, csv, glob, gzip, json, math, os, re, sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TREES = {'call1': 'fa2b4a3', 'call3': 'ddb7c23', 'call4': '43720d0', 'call5': '5c5aec1', 'call6': '1661f42'}
+
+
+def load(path):
+    """a result file, plain or gzipped (the large ones are stored as .json.gz)"""
+    if os.path.exists(path + '.gz'): path += '.gz'
+    return json.load(gzip.open(path, 'rt') if path.endswith('.gz') else open(path))
 
 
 def gm(v):
@@ -23,8 +29,8 @@ print('## Forced: own wgmma / library, race times per conv phase (fullpass --bac
 print('| call | tree | cell | step ms | forward | backward data | backward filter | all | phases taken |')
 print('|---|---|---|---:|---:|---:|---:|---:|---|')
 for call in sorted(TREES):
-    for f in sorted(glob.glob(os.path.join(HERE, call, 'fp-*-forced.json'))):
-        fp = json.load(open(f))
+    for f in sorted([f[:-3] if f.endswith('.gz') else f for f in glob.glob(os.path.join(HERE, call, 'fp-*-forced.json*'))]):
+        fp = load(f)
         rows, per, allr, conv = fp['tables']['layers'], {}, [], 0
         for k in ('algo_fwd', 'algo_bwd_data', 'algo_bwd_filter'):
             rat = []
@@ -43,12 +49,12 @@ print('\n## auto as it is (race) against the libraries alone (lib: CONVBENCH_AUT
 print('| call | tree | cell | race | lib | own wgmma phases in the race |')
 print('|---|---|---|---:|---:|---:|')
 for call in sorted(TREES):
-    for f in sorted(glob.glob(os.path.join(HERE, call, 'fp-*-race.json'))):
-        fp = json.load(open(f))
+    for f in sorted([f[:-3] if f.endswith('.gz') else f for f in glob.glob(os.path.join(HERE, call, 'fp-*-race.json*'))]):
+        fp = load(f)
         lib = f.replace('-race.json', '-lib.json')
         wg = sum(1 for r in fp['tables']['layers'] for k, v in r.items() if k.startswith('algo') and v and 'wgmma' in str(v))
         print('| %s | %s | %s | %.3f | %s | %d |' % (call, TREES[call], os.path.basename(f)[3:-10], step_ms(fp),
-              '%.3f' % step_ms(json.load(open(lib))) if os.path.exists(lib) else '-', wg))
+              '%.3f' % step_ms(load(lib)) if os.path.exists(lib) or os.path.exists(lib + '.gz') else '-', wg))
 
 print('\n## The lab (dev/cuda/wgmma_tf32_lab.cu): own tf32 (picked tile) / cuDNN legacy best (cudnnFind, fp32 NHWC, tensor-op math), geometric means\n')
 print('| call | tree | forward | backward data | backward filter | layers |')
