@@ -8,7 +8,8 @@
 #   tmaoff auto with CONVBENCH_WG_TMA=off: the wgmma kernel's cp.async tiles, as before 2026-11-28 (evening)
 # and FORCED cells with the kernel forced (below): issue 12's own-kernel ratio on the storage itself,
 # without the fp32 NCHW conversions. STORAGE=1: test_gpu --part storage first; OWN=1: --part own.
-# PREC=tf32: the same on fp32 NHWC storage with tf32 products (the kernel's forward and backward data).
+# PREC=tf32: the same on fp32 NHWC storage with tf32 products (the kernel's forward and backward data);
+# PREC=fp32: with 3xTF32 products (the forward and stride-1 backward data).
 #   CELLS="net:batch ..." FORCED="net:batch ..." bash dev/gpu-wgstore.sh     (results: $OUT/wgstore.tgz)
 # (CELLS="" runs no A/B cell; TEST=0 leaves the test out)
 set -u; NAME=wgstore; . dev/gpu-prep.sh
@@ -70,7 +71,7 @@ for k in ('algo_fwd', 'algo_bwd_data', 'algo_bwd_filter'):
     rat = []
     for r in t['layers']:
         a = r.get(k) or ''
-        m = re.search(r'igemm-wgmma-(?:bf16|tf32) \(forced ([0-9.]+), else ([0-9.]+)\)', a)
+        m = re.search(r'igemm-wgmma-(?:bf16|tf32|3xtf32) \(forced ([0-9.]+), else ([0-9.]+)\)', a)
         if m: rat.append(float(m.group(1)) / float(m.group(2)))
         conv += r.get('kind') == 'Convolution' and bool(a)
     allr += rat

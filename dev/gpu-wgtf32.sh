@@ -6,8 +6,11 @@
 # convbench built beside it, then dev/gpu-wgstore.sh with PREC=tf32 (test_gpu --part wg, the table's
 # igemm-wgmma-tf32 under --part own, the CELLS' race against the libraries and the FORCED cells' own /
 # library ratio per conv phase on fp32 NHWC storage).
+# PREC=fp32: the 3xTF32 form (LAB_X3=1: fp32-accurate products, inputs at fp32's full 24 bits, timed
+# against cuDNN's strict fp32; the engine part on fp32 NHWC storage under --precision fp32).
 #   CHECK_S=100 TIME_S=150 ENGINE=1 CELLS="vgg-a:64" FORCED="resnet50:64" bash dev/gpu-wgtf32.sh   (results: $OUT/wgtf32/)
 set -u
+PREC=${PREC:-tf32}; [ "$PREC" = fp32 ] && export LAB_X3=1
 R=$OUT/wgtf32; mkdir -p $R
 if [ -n "${ENGINE:-}" ]; then
     (. scripts/device-env.sh; make -j15 BUILD=build-gpu ${CB_COMMIT:+COMMIT=$CB_COMMIT} all >/tmp/wgtf32-build.log 2>&1) &
@@ -28,7 +31,8 @@ if [ -n "${ENGINE:-}" ]; then
     wait
     tail -3 /tmp/wgtf32-build.log
     t=$SECONDS
-    PREC=tf32 OWN=${OWN-1} OWN_ALGOS=${OWN_ALGOS-igemm-wgmma-tf32} MODES=${MODES:-race lib} bash dev/gpu-wgstore.sh
+    own=igemm-wgmma-tf32; [ "$PREC" = fp32 ] && own=igemm-wgmma-3xtf32
+    PREC=$PREC OWN=${OWN-1} OWN_ALGOS=${OWN_ALGOS-$own} MODES=${MODES:-race lib} bash dev/gpu-wgstore.sh
     echo "engine part: $((SECONDS - t)) s"
 fi
 # last: the check's and the timing's summary lines, and every file in one archive (a call brings few files back)

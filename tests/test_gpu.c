@@ -323,11 +323,15 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
             if (c->impl == CB_IMPL_NONE) continue;
-            // every phase; the backward data at stride 1 with K a multiple of 64 (tf32 on fp32 NHWC: 32)
-            const cb_cuda_conv_algo *want_algo = prec == CB_PREC_BF16 ? &cb_conv_algo_igemm_wgmma_bf16 : &cb_conv_algo_igemm_wgmma_tf32;
+            // every phase; the backward data at stride 1 with K a multiple of 64 (tf32 on fp32 NHWC: 32);
+            // strict fp32 (3xTF32) the forward and that backward data, not the backward filter
+            const cb_cuda_conv_algo *want_algo = prec == CB_PREC_BF16   ? &cb_conv_algo_igemm_wgmma_bf16
+                                                 : prec == CB_PREC_TF32 ? &cb_conv_algo_igemm_wgmma_tf32
+                                                                        : &cb_conv_algo_igemm_wgmma_x3;
             bool wg = c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(want_algo);
-            bool want = p != CB_PHASE_BWD_DATA || (L->p.conv.win.stride_h == 1 && L->p.conv.win.stride_w == 1 &&
-                                                   L->p.conv.k % (prec == CB_PREC_BF16 ? 64 : 32) == 0);
+            bool want = p == CB_PHASE_FORWARD || (p == CB_PHASE_BWD_FILTER && prec != CB_PREC_FP32) ||
+                        (p == CB_PHASE_BWD_DATA && L->p.conv.win.stride_h == 1 && L->p.conv.win.stride_w == 1 &&
+                         L->p.conv.k % (prec == CB_PREC_BF16 ? 64 : 32) == 0);
             as_wanted = as_wanted && wg == want;
         }
         snprintf(what, sizeof what, "%.100s runs the own wgmma kernel where it can [%.30s | %.30s | %.30s]", name, g->lb[last].algo[0],
@@ -1742,8 +1746,8 @@ static void wg_net_case(cb_precision prec) {
         return;
     }
     cb_exec *g, *r;
-    const bool bf = prec == CB_PREC_BF16;
-    const char *tag = bf ? "wg net auto bf16" : "wg net auto tf32";
+    const bool bf = prec == CB_PREC_BF16, x3 = prec == CB_PREC_FP32;
+    const char *tag = bf ? "wg net auto bf16" : x3 ? "wg net auto fp32 (3xTF32)" : "wg net auto tf32";
     if (!exec_pair(net, "auto", prec, tag, &g, &r)) return;
     bool hopper = cb_exec_choice(g, cb_net_find(net, "r1a"), CB_PHASE_FORWARD)->impl == CB_IMPL_OWN;
     const char *wide[] = {"r1a", "r1b", "r2", "r3"};
@@ -1753,8 +1757,9 @@ static void wg_net_case(cb_precision prec) {
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             const cb_choice *c = cb_exec_choice(g, li, (cb_phase)p);
             bool strided_dgrad = p == CB_PHASE_BWD_DATA && (net->layers[li].p.conv.win.stride_h > 1 || net->layers[li].p.conv.k % (bf ? 64 : 32));
-            want += !strided_dgrad;
-            on_wg += c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(bf ? &cb_conv_algo_igemm_wgmma_bf16 : &cb_conv_algo_igemm_wgmma_tf32);
+            want += !strided_dgrad && !(x3 && p == CB_PHASE_BWD_FILTER);
+            on_wg += c->impl == CB_IMPL_OWN &&
+                     c->algo == cb_cuda_conv_algo_index(bf ? &cb_conv_algo_igemm_wgmma_bf16 : x3 ? &cb_conv_algo_igemm_wgmma_x3 : &cb_conv_algo_igemm_wgmma_tf32);
         }
     }
     snprintf(what, sizeof what, "%s: %d of the wide layers' %d phases on the wgmma kernel (%s)", tag, on_wg, want,
@@ -1774,10 +1779,10 @@ static void wg_net_case(cb_precision prec) {
             cb_exec_backward(ex[k], NULL);
         }
         snprintf(what, sizeof what, "%s step %d loss %.6f vs %.6f", tag, step, loss[0], loss[1]);
-        check(what, fabs(loss[0] - loss[1]) / fabs(loss[1]), 0.25);
+        check(what, fabs(loss[0] - loss[1]) / fabs(loss[1]), x3 ? 1e-4 : 0.25); // (fp32: the precision's own tolerance)
         if (step == 0) { // (batch norms' scale and shift: se_net_case's reason)
             const char *names[] = {"c0", "r1a", "r1b", "r2", "r3", "fc"};
-            check_grads(g, r, net, names, 6, tag, 0.25, 0.4);
+            check_grads(g, r, net, names, 6, tag, x3 ? 1e-3 : 0.25, x3 ? 1e-3 : 0.4);
         }
         for (int k = 0; k < 2; k++) cb_exec_update(ex[k], NULL);
     }
@@ -1862,9 +1867,24 @@ static void wg_cases(void) {
     layer_case("auto", CB_PREC_TF32, "wg tf32 conv 1x1 C64->64 b3 on 20x20, 3 blocks", 3, 20, 20, 64,
                "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 64], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
     unsetenv("CONVBENCH_WG_BLOCKS");
+    // strict fp32 on fp32 NHWC storage: 3xTF32 products (the forward and the stride-1 backward data),
+    // within fp32's tolerance of the float64 reference on inputs off any tf32 grid
+    for (size_t k = 0; k < sizeof tcases / sizeof tcases[0]; k++) {
+        char body[400], label[160];
+        snprintf(body, sizeof body, "\"type\": \"Convolution\", %s", tcases[k].body);
+        snprintf(label, sizeof label, "wg fp32 (3xTF32)%s", tcases[k].label + strlen("wg tf32"));
+        layer_case("auto", CB_PREC_FP32, label, tcases[k].n, tcases[k].h, tcases[k].w, tcases[k].c, body);
+    }
+    setenv("CONVBENCH_WG_BLOCKS", "3", 1);
+    layer_case("auto", CB_PREC_FP32, "wg fp32 (3xTF32) conv 3x3 s1 pad 1 C128->128 b2 on 16x16, 3 blocks", 2, 16, 16, 128,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 128, 128], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+    layer_case("auto", CB_PREC_FP32, "wg fp32 (3xTF32) conv 1x1 C64->64 b3 on 20x20, 3 blocks", 3, 20, 20, 64,
+               "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 64], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
+    unsetenv("CONVBENCH_WG_BLOCKS");
     expect_wg = false;
     wg_net_case(CB_PREC_BF16);
     wg_net_case(CB_PREC_TF32);
+    wg_net_case(CB_PREC_FP32);
     setenv("CONVBENCH_AUTO_WGMMA", "fastest", 1); // a bad value is refused by name
     cb_error err = {0};
     cb_net *net = cb_net_load_string(wg_net, "wg", &err);

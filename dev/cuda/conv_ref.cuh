@@ -86,5 +86,14 @@ static inline std::vector<float> lab_random_grid(size_t n, unsigned long long se
     }
     return h;
 }
+// the same draw at fp32's full 24 bits (off the tf32 and bf16 grids: for fp32-accurate kernels)
+static inline std::vector<float> lab_random_f32(size_t n, unsigned long long seed) {
+    std::vector<float> h(n);
+    for (size_t i = 0; i < n; i++) {
+        seed ^= seed >> 12, seed ^= seed << 25, seed ^= seed >> 27;
+        h[i] = (float)((seed * 2685821657736338717ULL) >> 40) / 16777216.0f * 2.f - 1.f;
+    }
+    return h;
+}
 
 #endif

@@ -83,8 +83,10 @@ static inline double lab_nerr(const float *own_d, const double *ref_d, size_t n,
     return sqrt(num) / std::max(sqrt(den), 1e-30);
 }
 
+// the math cuDNN's legacy best is found under (CUDNN_FMA_MATH: strict fp32, as against 3xTF32)
+static cudnnMathType_t lab_dnn_math = CUDNN_TENSOR_OP_MATH;
 // cuDNN's legacy best for phase ph (0 forward, 1 backward data, 2 backward filter) of p on NHWC
-// tensors of type dt (filters KRSC), tensor-op math: cudnnFind*Ex, then our own median of 10 runs of
+// tensors of type dt (filters KRSC), lab_dnn_math: cudnnFind*Ex, then our own median of 10 runs of
 // the first that ran (its algorithm in *algo); -1 where none ran
 static inline double lab_dnn_best(cudnnHandle_t h, const cb_conv_params &p, int ph, cudnnDataType_t dt, const void *x, const void *w, void *y,
                                   const void *dy, void *dx, void *dw, void *ws, size_t wsz, int *algo) {
@@ -99,7 +101,7 @@ static inline double lab_dnn_best(cudnnHandle_t h, const cb_conv_params &p, int 
     DNN(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, dt, p.n, p.k, p.p, p.q));
     DNN(cudnnSetFilter4dDescriptor(wd, dt, CUDNN_TENSOR_NHWC, p.k, p.c, p.r, p.s));
     DNN(cudnnSetConvolution2dDescriptor(cd, p.pad_top, p.pad_left, p.stride_h, p.stride_w, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-    DNN(cudnnSetConvolutionMathType(cd, CUDNN_TENSOR_OP_MATH));
+    DNN(cudnnSetConvolutionMathType(cd, lab_dnn_math));
     float one = 1.f, zero = 0.f;
     int ret = 0;
     if (ph == 0) {

@@ -11,6 +11,9 @@
 //   ./wgmma_tf32_lab [check] [time] [only=NAME,NAME] [csv=FILE]
 // The inputs are drawn on the bf16 grid (8 significant bits), so tf32 holds them exactly and every
 // product is exact: what is left is fp32 summation. Tolerance (||own - ref|| / ||ref||): 1e-5.
+// LAB_X3=1: the 3xTF32 form (cb_wg_args_x3: fp32-accurate products; tiles 6 and 9, the forward and
+// backward data) on inputs at fp32's full 24 bits, the same tolerance (fp32's, as the tests' own
+// kernels'), timed against cuDNN's legacy best under CUDNN_FMA_MATH (strict fp32).
 #include "cuda/igemm_wgmma.cuh"
 
 #include "conv_ref.cuh"
@@ -59,6 +62,9 @@ static const layer layers[] = {
 static cb_conv_params params_of(const layer &L, int n) { return lab_conv_params(n, L.c, L.h, L.w, L.k, L.r, L.s, L.stride, L.pad, 1); }
 static double flops(const cb_conv_params &p) { return 2.0 * p.n * p.k * p.p * p.q * (double)p.c * p.r * p.s; }
 static bool bwd_ok(const cb_conv_params &p) { return p.stride_h == 1 && p.stride_w == 1 && p.k % 32 == 0 && p.c % 8 == 0; }
+static const bool x3 = getenv("LAB_X3") && atoi(getenv("LAB_X3")) == 1;
+static std::vector<float> draw(size_t n, unsigned long long seed) { return x3 ? lab_random_f32(n, seed) : lab_random_grid(n, seed); }
+static bool plain_tf32 = false; // with x3: the tf32 form on the same inputs (the check's contrast: it must fail fp32's tolerance)
 
 // ---- buffers ----------------------------------------------------------------------------------
 
@@ -76,8 +82,8 @@ struct bufs {
 static bufs alloc_bufs(const cb_conv_params &p, unsigned long long seed) {
     bufs B = {};
     size_t nx = (size_t)p.n * p.c * p.h * p.w, ny = (size_t)p.n * p.k * p.p * p.q, nw = (size_t)p.k * p.c * p.r * p.s;
-    B.x = to_dev(lab_random_grid(nx, seed)), B.w = to_dev(lab_random_grid(nw, seed * 5 + 2)), B.dy = to_dev(lab_random_grid(ny, seed * 3 + 1));
-    B.b = to_dev(lab_random_grid(p.k, seed * 7 + 3));
+    B.x = to_dev(draw(nx, seed)), B.w = to_dev(draw(nw, seed * 5 + 2)), B.dy = to_dev(draw(ny, seed * 3 + 1));
+    B.b = to_dev(draw(p.k, seed * 7 + 3));
     CK(cudaMalloc(&B.y, ny * 4)), CK(cudaMalloc(&B.dx, nx * 4)), CK(cudaMalloc(&B.wt, nw * 4));
     CK(cudaMalloc(&B.dw, nw * 4)), CK(cudaMalloc(&B.dwk, nw * 4)), CK(cudaMalloc(&B.dws, nw * 4));
     cb_wg_flip_f32(&p, B.w, B.wt, true);
@@ -117,7 +123,8 @@ static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, boo
         else cb_wg_wgrad_kcrs(g, B.dws, tile);
         return;
     }
-    cb_wg_args a = cb_wg_args_tf32(ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p));
+    cb_wg_args a = ph == 0 ? cb_wg_args_fwd(&p) : cb_wg_args_bwd_data(&p);
+    a = x3 && !plain_tf32 ? cb_wg_args_x3(a) : cb_wg_args_tf32(a);
     if (ph == 0) a.x = B.x, a.w = B.w, a.bias = B.b, a.y = B.y, a.relu = relu;
     else a.x = B.dy, a.w = B.wt, a.y = B.dx;
     cb_wg_launch<false>(a, tile);
@@ -125,10 +132,11 @@ static void run_wg(int ph, const cb_conv_params &p, const bufs &B, int tile, boo
 
 static const char *phase_name[4] = {"fwd", "bwd-data", "bwd-filt", "bwd-filt-kcrs"};
 static const int tiles[] = {0, 6, 7, 8, 9, 10};
-static bool tile_runs(int ph, int t) { return ph < 2 || t == 0 || t == 6 || t == 10; }
+static bool tile_runs(int ph, int t) { return x3 ? ph < 2 && (t == 0 || t == 6 || t == 9) : ph < 2 || t == 0 || t == 6 || t == 10; }
 // $LAB_PH=N: phase N alone (2: the backward filter, with its KCRS form)
 static bool phase_runs(int ph) {
     const char *e = getenv("LAB_PH");
+    if (x3 && ph >= 2) return false; // (no 3xTF32 backward filter)
     return !e || atoi(e) == ph || (atoi(e) == 2 && ph == 3);
 }
 static const double TOL = 1e-5;
@@ -169,6 +177,14 @@ static int check_all(const char *only) {
                     bool ok = e <= TOL;
                     runs++, fails += !ok;
                     printf("  %s tile %2d %-13s%s err %.2e\n", ok ? "ok  " : "FAIL", t, phase_name[ph], few ? " 3 blocks" : "", e);
+                    if (x3 && t == 0 && !few) { // the contrast: tf32 products on the same inputs
+                        plain_tf32 = true;
+                        run_wg(ph, p, B, t, relu);
+                        CK(cudaDeviceSynchronize());
+                        plain_tf32 = false;
+                        double e2 = ph == 0 ? lab_nerr(B.y, ry, ny, relu) : lab_nerr(B.dx, rdx, nx, false);
+                        printf("       (tf32 products on the same inputs: err %.2e, %s fp32's tolerance)\n", e2, e2 > TOL ? "outside" : "WITHIN");
+                    }
                 }
             cb_wg_max_blocks = 0;
         }
@@ -186,6 +202,8 @@ static void time_all(const char *only, const char *csv_path) {
     void *ws = NULL;
     CK(cudaMalloc(&ws, wsz));
     FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
+    if (x3) lab_dnn_math = CUDNN_FMA_MATH;
+    const char *form = x3 ? "wgmma-3xtf32" : "wgmma-tf32";
     if (csv) fprintf(csv, "layer,phase,gflop,version,ms,tflops\n");
     double lg[4] = {0}, lr[4] = {0};
     int cnt[4] = {0};
@@ -209,7 +227,7 @@ static void time_all(const char *only, const char *csv_path) {
                 if (!tile_runs(ph, t)) continue;
                 double ms = time_ms([&] { run_wg(ph, p, B, t, false); }, 10, 2);
                 printf(" %d:%.3f", t, ms);
-                if (csv) fprintf(csv, "%s,%s,%.3f,wgmma-tf32-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, t, ms, gf / ms);
+                if (csv) fprintf(csv, "%s,%s,%.3f,%s-t%d,%.4f,%.2f\n", L.name, phase_name[ph], gf, form, t, ms, gf / ms);
                 if (t == 0) t0 = ms;
                 else if (ms > 0 && ms < best) best = ms;
             }
@@ -229,7 +247,7 @@ static void time_all(const char *only, const char *csv_path) {
         free_bufs(B);
     }
     for (int ph = 0; ph < 3; ph++)
-        printf("geomean %-8s over %2d layers: own tf32 (picked tile) / cuDNN legacy best %.3f; picked / best tile %.3f\n", phase_name[ph], cnt[ph],
+        printf("geomean %-8s over %2d layers: own %s (picked tile) / cuDNN legacy best %.3f; picked / best tile %.3f\n", phase_name[ph], cnt[ph], x3 ? "3xtf32" : "tf32",
                cnt[ph] ? exp(lg[ph] / cnt[ph]) : 0, cnt[ph] ? exp(lr[ph] / cnt[ph]) : 0);
     if (csv) fclose(csv);
     cudaFree(ws);

@@ -19,8 +19,11 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     if (wb && *wb && (*end || nb < 1 || nb > 1L << 20))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_WG_BLOCKS", NULL, "'%s' is not a count of blocks from 1 to 1048576", wb);
     // $CONVBENCH_WG_TMA=on|off: the wgmma kernel's TMA-fed tiles on bf16 NHWC storage, or the cp.async ones
-    int wt;
+    int wt, x3;
     if (cb_env_on_off("CONVBENCH_WG_TMA", &wt, err) != CB_OK) return CB_STATUS_ARG;
+    // $CONVBENCH_FP32_3XTF32=on|off: under strict fp32, the own wgmma kernels' fp32-accurate 3xTF32
+    // products (on, the default), or fp32 FMA products alone
+    if (cb_env_on_off("CONVBENCH_FP32_3XTF32", &x3, err) != CB_OK) return CB_STATUS_ARG;
     if (!cb_gpu_available())
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "backend %s: no CUDA device is visible", e->be->name);
     cb_cuda_state *s = cb_xcalloc(1, sizeof *s);
@@ -30,6 +33,7 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     s->bias_done = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->bias_done);
     cb_cuda_wg_set_blocks(nb);
     cb_cuda_wg_set_tma(wt != 0);
+    cb_cuda_wg_set_x3(x3 != 0);
     cb_status fst = cb_env_fuse_epilogue(&s->fuse_epilogue, err); // off: the separate passes, to compare
     if (fst != CB_OK) return fst;
     s->fuse_pool = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fuse_pool);

@@ -12,7 +12,7 @@ extern const cb_cuda_conv_algo cb_conv_algo_fft_cufft;
 extern const cb_cuda_conv_algo cb_conv_algo_winograd_f2x2;
 extern const cb_cuda_conv_algo cb_conv_algo_igemm_simt128, cb_conv_algo_igemm_tf32, cb_conv_algo_igemm_bf16,
     cb_conv_algo_bwd_data_direct;
-extern const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16, cb_conv_algo_igemm_wgmma_tf32;
+extern const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16, cb_conv_algo_igemm_wgmma_tf32, cb_conv_algo_igemm_wgmma_x3;
 
 const cb_cuda_conv_algo *const cb_cuda_conv_algos[] = {
     &cb_conv_algo_igemm_simt,
@@ -24,6 +24,7 @@ const cb_cuda_conv_algo *const cb_cuda_conv_algos[] = {
     &cb_conv_algo_fft_cufft,
     &cb_conv_algo_winograd_f2x2,
     &cb_conv_algo_depthwise,
+    &cb_conv_algo_igemm_wgmma_x3, // (last: the ids before it unchanged)
     NULL,
 };
 

@@ -19,7 +19,7 @@ extern "C" {
 
 typedef struct cb_cuda_conv_algo {
     const char *name;      // "igemm-simt", ...: what --conv-algo takes and the profile shows
-    cb_precision prec;     // its arithmetic: FP32 (exact fp32 FMA), TF32 or BF16 (tensor cores)
+    cb_precision prec;     // its arithmetic: FP32 (fp32 FMA, or fp32-accurate 3xTF32 products), TF32 or BF16 (tensor cores)
     const char *about;     // one line for --help and the docs
     // can it run phase ph of p? (NULL function pointer for a phase means no)
     bool (*supports)(const cb_conv_params *p, cb_phase ph);
@@ -45,7 +45,8 @@ extern const cb_cuda_conv_algo *const cb_cuda_conv_algos[];
 // the depthwise entry (conv_depthwise.cu), whose id the other storages' depthwise choice records
 extern const cb_cuda_conv_algo cb_conv_algo_depthwise;
 // the Hopper wgmma entries (conv_igemm_wgmma.cu), whose ids the bf16 NHWC (tf32: fp32 NHWC) storage's choices record too
-extern const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16, cb_conv_algo_igemm_wgmma_tf32;
+// (x3: fp32 NHWC storage under strict fp32, 3xTF32)
+extern const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_bf16, cb_conv_algo_igemm_wgmma_tf32, cb_conv_algo_igemm_wgmma_x3;
 
 const cb_cuda_conv_algo *cb_cuda_conv_algo_find(const char *name);
 int cb_cuda_conv_algo_index(const cb_cuda_conv_algo *a); // its place in cb_cuda_conv_algos (a choice's algo id)

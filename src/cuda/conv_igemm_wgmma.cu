@@ -16,8 +16,11 @@ static size_t align256(size_t b) { return (b + 255) / 256 * 256; }
 // (threads of one process may start backends at once, all with the same value)
 extern "C" void cb_cuda_wg_set_blocks(long n) { __atomic_store_n(&cb_wg_max_blocks, n > 0 ? n : 0, __ATOMIC_RELAXED); }
 extern "C" void cb_cuda_wg_set_tma(int on) { __atomic_store_n(&cb_wg_tma, on ? 1 : 0, __ATOMIC_RELAXED); }
+static int cb_wg_x3_on = 1;
+extern "C" void cb_cuda_wg_set_x3(int on) { __atomic_store_n(&cb_wg_x3_on, on ? 1 : 0, __ATOMIC_RELAXED); }
 
 extern "C" bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph, int f32) {
+    if (f32 == 2 && (ph == CB_PHASE_BWD_FILTER || !__atomic_load_n(&cb_wg_x3_on, __ATOMIC_RELAXED))) return false; // (3xTF32: no backward filter yet)
     if (!cb_wg_shape_ok(p, f32) || !cb_wg_device_ok()) return false;
     if (f32) { // the TMA kernels alone: the maps must take the padding (the backward filter's im2col map is the forward's)
         cb_wg_args a = ph == CB_PHASE_BWD_DATA ? cb_wg_args_bwd_data(p) : cb_wg_args_fwd(p);
@@ -89,27 +92,32 @@ static size_t workspace_tf32(const cb_conv_params *p, cb_phase ph) {
     return xb + yb + (ph == CB_PHASE_BWD_FILTER ? cb_wg_wgrad_kcrs_workspace(p) : align256((size_t)p->k * p->c * p->r * p->s * 4));
 }
 
-static void forward_tf32(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
+// (x3: fp32-accurate products, 3xTF32: igemm-wgmma-3xtf32 below)
+static void forward_f32(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws, bool x3) {
     float *xs = (float *)ws, *ys = (float *)((char *)ws + align256((size_t)p->n * p->c * p->h * p->w * 4));
     float *wk = (float *)((char *)ys + align256((size_t)p->n * p->k * p->p * p->q * 4));
     cb_fmt_convert(p->n, p->c, p->h, p->w, x, 0, xs, CB_FMT_NHWC);
     cb_fmt_convert(p->k, p->c, p->r, p->s, w, 0, wk, CB_FMT_NHWC); // KCRS -> KRSC
-    cb_wg_args a = cb_wg_args_tf32(cb_wg_args_fwd(p));
+    cb_wg_args a = x3 ? cb_wg_args_x3(cb_wg_args_fwd(p)) : cb_wg_args_tf32(cb_wg_args_fwd(p));
     a.x = xs, a.w = wk, a.bias = b, a.y = ys, a.relu = relu;
     cb_wg_launch<false>(a, 0);
     cb_fmt_convert(p->n, p->k, p->p, p->q, ys, CB_FMT_NHWC, y, 0);
 }
 
-static void backward_data_tf32(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws) {
+static void backward_data_f32(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws, bool x3) {
     float *dys = (float *)ws, *dxs = (float *)((char *)ws + align256((size_t)p->n * p->k * p->p * p->q * 4));
     float *wt = (float *)((char *)dxs + align256((size_t)p->n * p->c * p->h * p->w * 4));
     cb_fmt_convert(p->n, p->k, p->p, p->q, dy, 0, dys, CB_FMT_NHWC);
     cb_wg_flip_f32(p, w, wt, false); // KCRS -> (C, R, S, K) flipped
-    cb_wg_args a = cb_wg_args_tf32(cb_wg_args_bwd_data(p));
+    cb_wg_args a = x3 ? cb_wg_args_x3(cb_wg_args_bwd_data(p)) : cb_wg_args_tf32(cb_wg_args_bwd_data(p));
     a.x = dys, a.w = wt, a.y = dxs;
     cb_wg_launch<false>(a, 0);
     cb_fmt_convert(p->n, p->c, p->h, p->w, dxs, CB_FMT_NHWC, dx, 0);
 }
+static void forward_tf32(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
+    forward_f32(p, x, w, b, y, relu, ws, false);
+}
+static void backward_data_tf32(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws) { backward_data_f32(p, dy, w, dx, ws, false); }
 
 static void backward_filter_tf32(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws) {
     float *xs = (float *)ws, *dys = (float *)((char *)ws + align256((size_t)p->n * p->c * p->h * p->w * 4));
@@ -128,6 +136,24 @@ extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_tf32 = {
     supports_tf32, workspace_tf32, forward_tf32, backward_data_tf32, backward_filter_tf32,
 };
 
+// ---- fp32 (igemm-wgmma-3xtf32): the same on fp32 NHWC copies, fp32-accurate products ----------
+// Each operand split in shared memory into a tf32 high part and a tf32 remainder, three tf32 wgmma
+// per slice (hi*hi + hi*lo + lo*hi; the lo*lo term, under 2^-22 of a product, left out): products
+// within fp32's error, on tensor cores (the fp32 tolerance of the checks, against float64). The
+// forward and the stride-1 backward data; not the backward filter yet.
+
+static bool supports_x3(const cb_conv_params *p, cb_phase ph) { return cb_cuda_wg_store_supports(p, ph, 2); }
+static void forward_x3(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
+    forward_f32(p, x, w, b, y, relu, ws, true);
+}
+static void backward_data_x3(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws) { backward_data_f32(p, dy, w, dx, ws, true); }
+
+extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_x3 = {
+    "igemm-wgmma-3xtf32", CB_PREC_FP32,
+    "implicit GEMM on Hopper tensor cores (sm_90 only) with fp32-accurate products: fp32 operands fed by TMA, split in shared memory into tf32 high parts and remainders, three tf32 wgmma a slice (3xTF32), 128x128 or 128x64 x32 tiles, fp32 accumulation; on fp32 NHWC copies (fp32 NHWC storage under cudnn and auto: the tensors themselves); forward and backward data (stride 1, K a multiple of 32); C a multiple of 32, K of 8",
+    supports_x3, workspace_tf32, forward_x3, backward_data_x3, NULL,
+};
+
 // ---- on bf16 NHWC storage (launch.h): the kernels on the tensors as they are --------------------
 
 extern "C" size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph, int f32) {
@@ -137,7 +163,7 @@ extern "C" size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase p
 
 extern "C" void cb_cuda_wg_store_forward(const cb_conv_params *p, const void *x, const void *w, const float *b, void *y, int relu, int f32) {
     cb_wg_args a = cb_wg_args_fwd(p);
-    if (f32) a = cb_wg_args_tf32(a);
+    if (f32) a = f32 == 2 ? cb_wg_args_x3(a) : cb_wg_args_tf32(a);
     a.x = x, a.w = w, a.bias = b, a.y = y, a.relu = relu;
     cb_wg_launch<false>(a, 0);
 }
@@ -146,7 +172,7 @@ extern "C" void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const vo
     cb_wg_args a = cb_wg_args_bwd_data(p);
     if (f32) { // KRSC fp32 -> (C, R, S, K) flipped
         cb_wg_flip_f32(p, (const float *)w, (float *)ws, true);
-        a = cb_wg_args_tf32(a);
+        a = f32 == 2 ? cb_wg_args_x3(a) : cb_wg_args_tf32(a);
     } else {
         cb_wg_flip(p, (const __nv_bfloat16 *)w, (__nv_bfloat16 *)ws); // KRSC -> (C, R, S, K) flipped
     }
@@ -156,6 +182,6 @@ extern "C" void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const vo
 
 extern "C" void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw, void *ws, int f32) {
     cb_wg_wgrad_args a = cb_wg_wgrad_args_make(p);
-    a.x = x, a.dy = dy, a.dw = dw, a.f32 = f32;
+    a.x = x, a.dy = dy, a.dw = dw, a.f32 = f32 != 0; // (never 2: cb_cuda_wg_store_supports)
     cb_wg_wgrad_kcrs(a, (float *)ws, 0);
 }

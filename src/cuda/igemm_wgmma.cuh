@@ -56,6 +56,7 @@ struct cb_wg_args {
     int m;                  // N*P*Q
     int nk;                 // R*S*C/64 k-steps (R*S*C/32 with f32: a step is 128 bytes of channels either way)
     int f32;                // fp32 operands and output, tf32 products (cb_wg_args_tf32; the TMA tiles only)
+    int x3;                 // with f32: fp32-accurate products, three tf32 ones each (3xTF32: cb_wg_args_x3; tiles 6 and 9)
     int relu;
     int direct;             // bf16 NHWC output stored from the fragments as they are (the lab's comparison; cb_wg_direct)
     cb_divmod d_pq, d_q;
@@ -374,6 +375,12 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
 //   their main loops run in tile order (the done barriers), so one stores a tile (the staged
 //   epilogue) while the other multiplies the next.
 //   COOP: both take every tile, consumer c its rows WM c .. WM c + WM - 1.
+// X3 (fp32 operands, fp32-accurate products by 3xTF32): each stage has a second buffer beside it.
+// Warps 1-3 of the producer's warpgroup (the splitters) wait for the stage's copies, write each
+// operand x again as hi = tf32(x) (round to nearest) in place and lo = tf32(x - hi) into the second
+// buffer (an element for an element: the swizzle is the same), and arrive on the stage's ready
+// barrier; the consumers wait for that one and issue three tf32 wgmma per slice, lo*hi, hi*lo, then
+// hi*hi. (No register reallocation then: the splitters keep theirs.)
 // The same kernel fed by cp.async gathers from one producer warpgroup ran 1.13-1.6x the time of
 // cb_wgmma_conv_kernel (docs/results/2026-11-28-epistage.md); fed by TMA, the picked tile runs 0.84x
 // (forward) and 0.83x (backward data) of cb_wgmma_conv_kernel's pick on 33 layers of ResNet-50,
@@ -408,27 +415,64 @@ __device__ __forceinline__ void cb_wg_tma_2d(uint32_t dst, const void *m, int x,
     asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
                  ::"r"(dst), "l"((uint64_t)m), "r"(x), "r"(y), "r"(bar) : "memory");
 }
+// x as hi = tf32(x) (round to nearest, ties away) and lo = tf32(x - hi), both as fp32 bits; lo 0
+// where x is not finite
+__device__ __forceinline__ void cb_wg_split_tf32(uint32_t x, uint32_t &hi, uint32_t &lo) {
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(hi) : "f"(__uint_as_float(x)));
+    float r = __uint_as_float(x) - __uint_as_float(hi);
+    if (!(fabsf(r) < INFINITY)) r = 0.f;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(lo) : "f"(r));
+}
 #endif
 
-template <int WM, int BN, int STAGES, bool COOP, bool F32>
+template <int WM, int BN, int STAGES, bool COOP, bool F32, bool X3 = false>
 __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb) {
 #ifdef CB_WG_SM90A
+    static_assert(!X3 || F32, "3xTF32 takes fp32 operands");
     constexpr int MT = WM / 64, BM = COOP ? 2 * WM : WM, A_BYTES = BM * 128, STAGE = A_BYTES + BN * 128;
-    constexpr int CH = F32 ? 32 : 64; // channels of a k-step: 128 bytes
+    constexpr int SLOT = X3 ? 2 * STAGE : STAGE; // X3: the stage's lo parts beside it
+    constexpr int CH = F32 ? 32 : 64;            // channels of a k-step: 128 bytes
     extern __shared__ unsigned char cb_wg_raw[];
     const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u;
-    const uint32_t epi = base + STAGES * STAGE, full = epi + 8 * 2048, empty = full + 8 * STAGES, done = empty + 8 * STAGES;
+    const uint32_t epi = base + STAGES * SLOT, full = epi + 8 * 2048, empty = full + 8 * STAGES, done = empty + 8 * STAGES;
+    const uint32_t ready = done + 16; // X3: the splitters -> the consumers
     const int tid = threadIdx.x, wg = tid >> 7;
     const int ntn = (a.k + BN - 1) / BN, ntiles = (a.m + BM - 1) / BM * ntn, nk = a.nk;
     if (tid == 0) {
         for (int i = 0; i < STAGES; i++) cb_wg_bar_init(full + 8 * i, 1), cb_wg_bar_init(empty + 8 * i, COOP ? 8 : 4);
+        if constexpr (X3)
+            for (int i = 0; i < STAGES; i++) cb_wg_bar_init(ready + 8 * i, 3);
         cb_wg_bar_init(done, 4), cb_wg_bar_init(done + 8, 4);
         asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); // the inits, seen by the copies
     }
     __syncthreads();
 
+    if constexpr (X3)
+        if (wg == 0 && tid >= 32) { // the splitters, 96 threads, every stage of the block in order
+            int it = 0;
+            for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x)
+                for (int t = 0; t < nk; t++, it++) {
+                    const int slot = it % STAGES;
+                    cb_wg_bar_wait(full + 8 * slot, (it / STAGES) & 1);
+                    const uint32_t s0 = base + slot * SLOT;
+#pragma unroll 4
+                    for (int q = tid - 32; q < STAGE / 16; q += 96) {
+                        const uint4 v = cb_wg_ld128(s0 + q * 16);
+                        uint4 hi, lo;
+                        cb_wg_split_tf32(v.x, hi.x, lo.x), cb_wg_split_tf32(v.y, hi.y, lo.y);
+                        cb_wg_split_tf32(v.z, hi.z, lo.z), cb_wg_split_tf32(v.w, hi.w, lo.w);
+                        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(s0 + q * 16), "r"(hi.x), "r"(hi.y), "r"(hi.z), "r"(hi.w) : "memory");
+                        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(s0 + STAGE + q * 16), "r"(lo.x), "r"(lo.y), "r"(lo.z), "r"(lo.w)
+                                     : "memory");
+                    }
+                    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); // the writes, seen by wgmma
+                    __syncwarp();
+                    if ((tid & 31) == 0) cb_wg_bar_arrive(ready + 8 * slot);
+                }
+            return;
+        }
     if (wg == 0) { // the producer: its registers given over to the consumers, one thread issuing
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
+        if constexpr (!X3) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n" ::: "memory");
         if (tid != 0) return;
         asm volatile("prefetch.tensormap [%0];\nprefetch.tensormap [%1];\n" ::"l"((uint64_t)&ta), "l"((uint64_t)&tb) : "memory");
         const int pq = a.p * a.q;
@@ -441,7 +485,7 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, cons
             for (int t = 0; t < nk; t++, it++) {
                 const int slot = it % STAGES;
                 if (it >= STAGES) cb_wg_bar_wait(empty + 8 * slot, ((it / STAGES) & 1) ^ 1);
-                const uint32_t fb = full + 8 * slot, ad = base + slot * STAGE;
+                const uint32_t fb = full + 8 * slot, ad = base + slot * SLOT;
                 cb_wg_bar_expect(fb, STAGE);
                 cb_wg_tma_im2col(ad, &ta, lc, w0, h0, nn, fb, (uint16_t)ls, (uint16_t)lr);
                 cb_wg_tma_2d(ad + A_BYTES, &tb, t * CH, n0, fb);
@@ -457,7 +501,7 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, cons
 
     // a consumer, c = 0 or 1: COOP, rows WM c of every tile; else tiles j = c, c + 2, ... of the
     // block (it counts every step of the block)
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory"); // 128 x 40 + 256 x 232 <= 64K
+    if constexpr (!X3) asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n" ::: "memory"); // 128 x 40 + 256 x 232 <= 64K
     const int c = wg - 1, lane = tid & 31, wv = (tid >> 5) & 3, row_off = COOP ? c * WM : 0;
     const uint32_t ep = epi + ((tid >> 5) - 4) * 2048;
     float acc[MT][BN / 2];
@@ -477,14 +521,19 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, cons
             for (int q = 0; q < BN / 2; q++) acc[i][q] = 0.f;
         for (int t = 0; t < nk; t++, it++) {
             const int slot = it % STAGES;
-            cb_wg_bar_wait(full + 8 * slot, (it / STAGES) & 1);
+            cb_wg_bar_wait((X3 ? ready : full) + 8 * slot, (it / STAGES) & 1);
             cb_wg_fence();
-            const uint32_t as = base + slot * STAGE, bs = as + A_BYTES;
+            const uint32_t as = base + slot * SLOT, bs = as + A_BYTES;
 #pragma unroll
             for (int kk = 0; kk < 4; kk++)
 #pragma unroll
                 for (int i = 0; i < MT; i++) {
-                    const uint64_t da = cb_wg_desc(as + (row_off / 64 + i) * 8192 + kk * 32), db = cb_wg_desc(bs + kk * 32);
+                    const uint32_t ao = (row_off / 64 + i) * 8192 + kk * 32;
+                    const uint64_t da = cb_wg_desc(as + ao), db = cb_wg_desc(bs + kk * 32);
+                    if constexpr (X3) { // the small terms first
+                        cb_wgmma_tf32<BN>(acc[i], cb_wg_desc(as + STAGE + ao), db);
+                        cb_wgmma_tf32<BN>(acc[i], da, cb_wg_desc(bs + STAGE + kk * 32));
+                    }
                     if constexpr (F32) cb_wgmma_tf32<BN>(acc[i], da, db);
                     else cb_wgmma<BN>(acc[i], da, db);
                 }
@@ -573,6 +622,13 @@ static inline cb_wg_args cb_wg_args_bwd_data(const cb_conv_params *p) {
 // a on fp32 tensors with tf32 products (the TMA tiles; the input's channels a multiple of 32)
 static inline cb_wg_args cb_wg_args_tf32(cb_wg_args a) {
     a.f32 = 1, a.nk = a.r * a.s * a.c / 32;
+    return a;
+}
+// a on fp32 tensors with fp32-accurate products: each operand split into a tf32 high part and a tf32
+// remainder, hi*hi + hi*lo + lo*hi (3xTF32; the lo*lo term, below 2^-22 of the product, left out)
+static inline cb_wg_args cb_wg_args_x3(cb_wg_args a) {
+    a = cb_wg_args_tf32(a);
+    a.x3 = 1;
     return a;
 }
 // whether the padding of a fits the im2col map's pixel box offsets ([-128, 127] for a rank-4 map)
@@ -762,16 +818,26 @@ static inline const char *cb_wg_maps_for(const cb_wg_args &a, int t, const CUten
 
 // shared memory: STAGES buffers (at most 6, within 220 KB with the epilogue's 16 KB), the barriers,
 // 1 KB for alignment
-template <int WM, int BN, bool COOP, bool F32> static void cb_wg_tma_launch_t(const cb_wg_args &a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
-    constexpr int BM = COOP ? 2 * WM : WM, STAGE = BM * 128 + BN * 128, FIT = (220 * 1024 - 8 * 2048) / STAGE, STAGES = FIT > 6 ? 6 : FIT;
-    constexpr int BYTES = STAGES * STAGE + 8 * 2048 + 16 * STAGES + 16 + 1024;
+// (X3: a stage is twice its bytes, with its lo parts, and has a ready barrier more)
+template <int WM, int BN, bool COOP, bool F32, bool X3 = false>
+static void cb_wg_tma_launch_t(const cb_wg_args &a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
+    constexpr int BM = COOP ? 2 * WM : WM, SLOT = (BM * 128 + BN * 128) * (X3 ? 2 : 1), FIT = (220 * 1024 - 8 * 2048) / SLOT, STAGES = FIT > 6 ? 6 : FIT;
+    constexpr int BYTES = STAGES * SLOT + 8 * 2048 + (X3 ? 24 : 16) * STAGES + 16 + 1024;
     static unsigned long long attr_devs = 0;
     if (cb_first_on_device(&attr_devs))
-        cudaFuncSetAttribute(cb_wgmma_tma_kernel<WM, BN, STAGES, COOP, F32>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+        cudaFuncSetAttribute(cb_wgmma_tma_kernel<WM, BN, STAGES, COOP, F32, X3>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
     long tiles = (long)((a.m + BM - 1) / BM) * ((a.k + BN - 1) / BN);
-    cb_wgmma_tma_kernel<WM, BN, STAGES, COOP, F32><<<(unsigned)cb_wg_grid(tiles), 384, BYTES, st>>>(a, ta, tb);
+    cb_wgmma_tma_kernel<WM, BN, STAGES, COOP, F32, X3><<<(unsigned)cb_wg_grid(tiles), 384, BYTES, st>>>(a, ta, tb);
 }
+// 3xTF32 on the consumers-in-turn tiles alone (6 and 9: 3 and 4 stages of twice the bytes; the
+// two-consumer tiles would have 2): 7 and 8 run 6, 10 runs 9
+static inline int cb_wg_x3_tile(int t) { return t == 7 || t == 8 ? 6 : t == 10 ? 9 : t; }
 template <bool F32> static void cb_wg_tma_tile(const cb_wg_args &a, int t, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
+    if (F32 && a.x3) {
+        if (cb_wg_x3_tile(t) == 9) cb_wg_tma_launch_t<128, 64, false, true, true>(a, ta, tb, st);
+        else cb_wg_tma_launch_t<128, 128, false, true, true>(a, ta, tb, st);
+        return;
+    }
     switch (t) {
     case 6: cb_wg_tma_launch_t<128, 128, false, F32>(a, ta, tb, st); break;
     case 7: cb_wg_tma_launch_t<64, 256, true, F32>(a, ta, tb, st); break;
@@ -800,6 +866,7 @@ template <bool OUT_NCHW> static void cb_wg_launch(const cb_wg_args &a, int t, cu
     if (a.m <= 0 || a.k <= 0) return;
     if (a.f32) { // fp32 NHWC in and out: the TMA tiles alone; refused maps (said on stderr) leave y NaN, never silently stale
         if (t < CB_WG_TMA0) t = cb_wg_pick_among(a, CB_WG_TMA0, CB_WG_TILES);
+        if (a.x3) t = cb_wg_x3_tile(t);
         if (!cb_wg_tma_launch(a, t, st)) cudaMemsetAsync(a.y, 0xff, (size_t)a.m * a.k * 4, st);
         return;
     }

@@ -451,14 +451,17 @@ double cb_dnn_time_dw(cb_exec *e, int i, cb_phase ph) {
     return time_own(e, i, ph, ph == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(&p, is_nhwc(e)) : 0, cb_dnn_run_dw);
 }
 
+// the wgmma kernels' form on this storage (cb_cuda_wg_store_*'s f32): 0 bf16; on fp32, 1 tf32
+// products under tf32, 2 fp32-accurate ones (3xTF32) under strict fp32
+int cb_dnn_wg_mode(const cb_exec *e) { return is_bf16(e) ? 0 : e->opts.precision == CB_PREC_TF32 ? 1 : 2; }
+
 bool cb_dnn_wg_ok(const cb_exec *e, int i, cb_phase ph) {
     const cb_layer *L = &e->net->layers[i];
-    // bf16 NHWC, or fp32 NHWC under tf32 (strict fp32 takes no tensor-core products)
-    bool store = is_nhwc(e) && (is_bf16(e) || e->opts.precision == CB_PREC_TF32);
-    if (L->op != CB_OP_CONV || !store || !cb_dnn_conv_own_ok(L) || cb_store_conv_cpad(e, L) != L->p.conv.cin) return false;
+    // NHWC: bf16; fp32 with tf32 products under tf32, with 3xTF32 ones under fp32 (unless $CONVBENCH_FP32_3XTF32=off)
+    if (L->op != CB_OP_CONV || !is_nhwc(e) || !cb_dnn_conv_own_ok(L) || cb_store_conv_cpad(e, L) != L->p.conv.cin) return false;
     cb_conv_params p;
     cb_conv_params_of(L, &p);
-    return cb_cuda_wg_store_supports(&p, ph, !is_bf16(e));
+    return cb_cuda_wg_store_supports(&p, ph, cb_dnn_wg_mode(e));
 }
 
 // the kernel reads the storage's tensors as they are: the input unpadded (it takes any padding),
@@ -470,13 +473,13 @@ void cb_dnn_run_wg(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
     if (ph == CB_PHASE_FORWARD) {
         // bias and ReLU in the epilogue; another activation (no batch norm between) in the storage's pass
         bool other = !L->bn && L->act != CB_ACT_NONE && L->act != CB_ACT_RELU, relu = !L->bn && L->act == CB_ACT_RELU;
-        cb_cuda_wg_store_forward(&c.p, c.x, cb_store_weights(e, i), other ? NULL : b->b, c.y, relu, !is_bf16(e));
+        cb_cuda_wg_store_forward(&c.p, c.x, cb_store_weights(e, i), other ? NULL : b->b, c.y, relu, cb_dnn_wg_mode(e));
         ((cb_cuda_state *)e->state)->fused_act[i] = relu;
         if (other && b->b) cb_store_bias_act(e, i, b->b, c.y);
     } else if (ph == CB_PHASE_BWD_DATA) {
-        cb_cuda_wg_store_backward_data(&c.p, c.dy, cb_store_weights(e, i), dx, ws, !is_bf16(e));
+        cb_cuda_wg_store_backward_data(&c.p, c.dy, cb_store_weights(e, i), dx, ws, cb_dnn_wg_mode(e));
     } else {
-        cb_cuda_wg_store_backward_filter(&c.p, c.x, c.dy, b->dw, ws, !is_bf16(e));
+        cb_cuda_wg_store_backward_filter(&c.p, c.x, c.dy, b->dw, ws, cb_dnn_wg_mode(e));
         if (b->db) cb_store_bias_grad(e, i, c.dy, b->db);
     }
 }
@@ -484,7 +487,7 @@ void cb_dnn_run_wg(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
 double cb_dnn_time_wg(cb_exec *e, int i, cb_phase ph) {
     cb_conv_params p;
     cb_conv_params_of(&e->net->layers[i], &p);
-    return time_own(e, i, ph, cb_cuda_wg_store_workspace(&p, ph, !is_bf16(e)), cb_dnn_run_wg);
+    return time_own(e, i, ph, cb_cuda_wg_store_workspace(&p, ph, cb_dnn_wg_mode(e)), cb_dnn_run_wg);
 }
 
 void cb_dnn_forward(cb_exec *e, int i, bool train) {

@@ -330,8 +330,9 @@ static cb_status cal_graph(ctx *c, const conv_arg *a, cb_phase ph, cb_precision 
 }
 
 // The own wgmma implicit GEMM on the storage as it is, as auto races it against cuDNN per conv phase
-// (src/sched/auto.c's wg_race): bf16 NHWC, and tf32 on fp32 NHWC (cb_cuda_wg_store_*, compute
-// capability 9.0 only). Its samples ("igemm-wgmma-bf16" / "-tf32") sit beside cuDNN's; the model
+// (src/sched/auto.c's wg_race): bf16 NHWC, tf32 on fp32 NHWC, and 3xTF32 on fp32 NHWC under strict fp32
+// (cb_cuda_wg_store_*, compute capability 9.0 only). Its samples ("igemm-wgmma-bf16" / "-tf32" /
+// "-3xtf32") sit beside cuDNN's; the model
 // prices them for auto's steps only (cb_model_opts.own_race). The buffers are the calibration's:
 // bf16 values in bf16, the pattern's floats in tf32, read as NHWC; the filter gradient goes to dw as fp32.
 typedef struct wg_arg { cb_phase ph; cb_conv_params p; int f32; } wg_arg;
@@ -346,9 +347,9 @@ static int run_wg(ctx *c, void *v) {
 
 // phase ph of p on the own wgmma kernel, where this GPU and the shape take it (else no sample)
 static cb_status cal_wg(ctx *c, const cb_conv_params *p, cb_phase ph, cb_precision prec) {
-    const int f32 = prec == CB_PREC_TF32;
-    const char *name = (f32 ? &cb_conv_algo_igemm_wgmma_tf32 : &cb_conv_algo_igemm_wgmma_bf16)->name; // (the engine's choice names them so)
-    if ((prec != CB_PREC_BF16 && !f32) || !cb_cuda_wg_store_supports(p, ph, f32)) return CB_OK;
+    const int f32 = prec == CB_PREC_TF32 ? 1 : prec == CB_PREC_FP32 ? 2 : 0; // (fp32: 3xTF32 products)
+    const char *name = (f32 == 2 ? &cb_conv_algo_igemm_wgmma_x3 : f32 ? &cb_conv_algo_igemm_wgmma_tf32 : &cb_conv_algo_igemm_wgmma_bf16)->name; // (the engine's choice names them so)
+    if (!cb_cuda_wg_store_supports(p, ph, f32)) return CB_OK;
     progress(c, "  %s %s", name, ph == CB_PHASE_FORWARD ? "forward" : ph == CB_PHASE_BWD_DATA ? "bwd_data" : "bwd_filter");
     const size_t sz = cb_cuda_wg_store_workspace(p, ph, f32);
     double ms = -2;

@@ -127,6 +127,7 @@ double cb_dnn_time_dw(cb_exec *e, int i, cb_phase ph);
 // cuDNN's kept as the rival), one run (ws: its workspace; dx: the input gradient), and its ms
 // over 3 runs after one (-1: failed).
 bool cb_dnn_wg_ok(const cb_exec *e, int i, cb_phase ph);
+int cb_dnn_wg_mode(const cb_exec *e);
 void cb_dnn_take_wg(cb_exec *e, int i, cb_phase ph);
 void cb_dnn_run_wg(cb_exec *e, int i, cb_phase ph, void *ws, void *dx);
 double cb_dnn_time_wg(cb_exec *e, int i, cb_phase ph);

@@ -75,8 +75,9 @@ void cb_dnn_take_wg(cb_exec *e, int i, cb_phase p) {
     l->wg_rival[p] = b->choice[p];
     l->wg_rival[p].workspace = b->ws[p];
     l->wg[p] = true;
-    const cb_cuda_conv_algo *a = is_bf16(e) ? &cb_conv_algo_igemm_wgmma_bf16 : &cb_conv_algo_igemm_wgmma_tf32;
-    b->ws[p] = cb_cuda_wg_store_workspace(&cp, p, !is_bf16(e));
+    const int mode = cb_dnn_wg_mode(e);
+    const cb_cuda_conv_algo *a = mode == 0 ? &cb_conv_algo_igemm_wgmma_bf16 : mode == 1 ? &cb_conv_algo_igemm_wgmma_tf32 : &cb_conv_algo_igemm_wgmma_x3;
+    b->ws[p] = cb_cuda_wg_store_workspace(&cp, p, mode);
     b->choice[p] = cb_choice_of(CB_IMPL_OWN, cb_cuda_conv_algo_index(a), a->name);
 }
 

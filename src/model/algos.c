@@ -210,6 +210,7 @@ static const struct { const char *name; cb_algo_form f; } OWN_FORMS[] = {
     {"igemm-tf32", {.family = CB_ALGO_IMPLICIT_GEMM}},      {"igemm-bf16", {.family = CB_ALGO_IMPLICIT_GEMM}},
     {"igemm-wgmma-bf16", {.family = CB_ALGO_IMPLICIT_GEMM, .store_cmul = 64}},
     {"igemm-wgmma-tf32", {.family = CB_ALGO_IMPLICIT_GEMM, .store_cmul = 32}},
+    {"igemm-wgmma-3xtf32", {.family = CB_ALGO_IMPLICIT_GEMM, .store_cmul = 32}},
     {"direct-const", {.family = CB_ALGO_IMPLICIT_GEMM}},    {"direct-const+pool", {.family = CB_ALGO_IMPLICIT_GEMM}},
     {"direct-smem", {.family = CB_ALGO_IMPLICIT_GEMM}},     {"direct-smem+pool", {.family = CB_ALGO_IMPLICIT_GEMM}},
     {"unroll-smem", {.family = CB_ALGO_IMPLICIT_GEMM}},     {"direct-tf32", {.family = CB_ALGO_IMPLICIT_GEMM}},

@@ -259,15 +259,13 @@ static double concat_part_s(const cb_device *d, const cb_net *net, const cb_laye
 }
 
 // Whether auto's race can take entry a, an own storage kernel (its form's store_cmul), for phase ph of
-// p on storage o (own_race): a's precision the storage's (bf16 NHWC, or tf32 on fp32 NHWC), and the
+// p on storage o (own_race): a's precision the storage's (bf16 NHWC, or on fp32 NHWC tf32, or fp32 by 3xTF32), and the
 // shape the kernel takes, as cb_cuda_wg_store_supports rules (src/cuda/conv_igemm_wgmma.cu; the GPU's
 // part, compute capability 9.0, is the calibration's: its entries exist only where it ran): groups 1,
 // no dilation, C a multiple of store_cmul, K of 8; the backward data at stride 1 with K a multiple of store_cmul.
 static bool wg_entry_takes(const cb_cal_algo *a, const cb_conv_params *p, cb_phase ph, const cb_model_opts *o) {
     const int cm = a->form.store_cmul;
-    if (!o->own_race || !cm || o->layout != CB_LAYOUT_NHWC || a->prec != o->precision ||
-        (o->precision != CB_PREC_BF16 && o->precision != CB_PREC_TF32))
-        return false;
+    if (!o->own_race || !cm || o->layout != CB_LAYOUT_NHWC || a->prec != o->precision) return false;
     bool ok = p->groups <= 1 && p->dil_h <= 1 && p->dil_w <= 1 && p->c % cm == 0 && p->k % 8 == 0 && p->k > 0;
     return ok && (ph != CB_PHASE_BWD_DATA || (p->stride_h == 1 && p->stride_w == 1 && p->k % cm == 0 && p->c % 8 == 0));
 }
