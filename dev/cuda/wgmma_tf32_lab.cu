@@ -143,6 +143,14 @@ static const double TOL = 1e-5;
 
 static int check_all(const char *only) {
     int fails = 0, runs = 0;
+    cudnnHandle_t h = NULL;
+    void *dws = NULL;
+    const size_t dwsz = 256ull << 20;
+    if (x3) { // the contrast's cuDNN under strict fp32 (FMA)
+        DNN(cudnnCreate(&h));
+        CK(cudaMalloc(&dws, dwsz));
+        lab_dnn_math = CUDNN_FMA_MATH;
+    }
     for (const layer &L : layers) {
         if (only && !strstr(only, L.name)) continue;
         cb_conv_params p = params_of(L, L.big ? 2 : L.n);
@@ -155,6 +163,8 @@ static int check_all(const char *only) {
         double *ry, *rdx, *rdw;
         CK(cudaMalloc(&ry, ny * 8)), CK(cudaMalloc(&rdx, nx * 8)), CK(cudaMalloc(&rdw, nw * 8));
         ref_fwd<<<1024, 256>>>(p, B.x, B.w, B.b, ry);
+        double *ry0 = NULL; // x3: without the bias, for cuDNN's
+        if (x3) CK(cudaMalloc(&ry0, ny * 8)), ref_fwd<<<1024, 256>>>(p, B.x, B.w, (const float *)NULL, ry0);
         ref_bwd_data<<<1024, 256>>>(p, B.dy, B.w, rdx);
         ref_bwd_filter<<<(unsigned)nw, 256>>>(p, B.x, B.dy, rdw);
         CK(cudaDeviceSynchronize());
@@ -184,14 +194,20 @@ static int check_all(const char *only) {
                         plain_tf32 = false;
                         double e2 = ph == 0 ? lab_nerr(B.y, ry, ny, relu) : lab_nerr(B.dx, rdx, nx, false);
                         printf("       (tf32 products on the same inputs: err %.2e, %s fp32's tolerance)\n", e2, e2 > TOL ? "outside" : "WITHIN");
+                        int algo;
+                        if (lab_dnn_best(h, p, ph, CUDNN_DATA_FLOAT, B.x, B.w, B.y, B.dy, B.dx, B.dws, dws, dwsz, &algo) > 0) {
+                            double e3 = ph == 0 ? lab_nerr(B.y, ry0, ny, false) : lab_nerr(B.dx, rdx, nx, false); // (no bias, no ReLU)
+                            printf("       (cuDNN strict fp32, algo %d, on the same inputs without bias: err %.2e)\n", algo, e3);
+                        }
                     }
                 }
             cb_wg_max_blocks = 0;
         }
-        cudaFree(ry), cudaFree(rdx), cudaFree(rdw);
+        cudaFree(ry), cudaFree(rdx), cudaFree(rdw), cudaFree(ry0);
         free_bufs(B);
     }
     printf("check: %d runs, %d failed\n", runs, fails);
+    if (h) cudnnDestroy(h), cudaFree(dws);
     return fails;
 }
 

@@ -121,19 +121,19 @@ template <> __device__ __forceinline__ void cb_wgmma_t<256, 1>(float (&d)[128], 
 }
 // the same on fp32 operands as tf32 (the tensor cores read the top 19 bits of each): d (64 x N) +=
 // A (64 x 8) * B (8 x N), K-major only (tf32 has no transposed form); 8 fp32 are the 32 bytes that
-// 16 bf16 are, so the descriptors and their steps are the bf16 ones
-template <int N> __device__ __forceinline__ void cb_wgmma_tf32(float (&d)[N / 2], uint64_t da, uint64_t db);
-template <> __device__ __forceinline__ void cb_wgmma_tf32<64>(float (&d)[32], uint64_t da, uint64_t db) {
+// 16 bf16 are, so the descriptors and their steps are the bf16 ones; acc 0: d = A * B (scale-d 0)
+template <int N> __device__ __forceinline__ void cb_wgmma_tf32(float (&d)[N / 2], uint64_t da, uint64_t db, int acc = 1);
+template <> __device__ __forceinline__ void cb_wgmma_tf32<64>(float (&d)[32], uint64_t da, uint64_t db, int acc) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\nwgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 {" CB_WG_REGS32 "}, %32, %33, p, 1, 1;\n}\n"
-                 : CB_WG_OUTS32 : "l"(da), "l"(db), "r"(1));
+                 : CB_WG_OUTS32 : "l"(da), "l"(db), "r"(acc));
 }
-template <> __device__ __forceinline__ void cb_wgmma_tf32<128>(float (&d)[64], uint64_t da, uint64_t db) {
+template <> __device__ __forceinline__ void cb_wgmma_tf32<128>(float (&d)[64], uint64_t da, uint64_t db, int acc) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\nwgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {" CB_WG_REGS64 "}, %64, %65, p, 1, 1;\n}\n"
-                 : CB_WG_OUTS64 : "l"(da), "l"(db), "r"(1));
+                 : CB_WG_OUTS64 : "l"(da), "l"(db), "r"(acc));
 }
-template <> __device__ __forceinline__ void cb_wgmma_tf32<256>(float (&d)[128], uint64_t da, uint64_t db) {
+template <> __device__ __forceinline__ void cb_wgmma_tf32<256>(float (&d)[128], uint64_t da, uint64_t db, int acc) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\nwgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {" CB_WG_REGS128 "}, %128, %129, p, 1, 1;\n}\n"
-                 : CB_WG_OUTS128 : "l"(da), "l"(db), "r"(1));
+                 : CB_WG_OUTS128 : "l"(da), "l"(db), "r"(acc));
 }
 template <int N> __device__ __forceinline__ void cb_wgmma(float (&d)[N / 2], uint64_t da, uint64_t db) { cb_wgmma_t<N, 0>(d, da, db); }
 template <int N> __device__ __forceinline__ void cb_wgmma_mn(float (&d)[N / 2], uint64_t da, uint64_t db) { cb_wgmma_t<N, 1>(d, da, db); }
@@ -380,7 +380,12 @@ __global__ void __launch_bounds__(256, 1) cb_wgmma_conv_kernel(cb_wg_args a) {
 // operand x again as hi = tf32(x) (round to nearest) in place and lo = tf32(x - hi) into the second
 // buffer (an element for an element: the swizzle is the same), and arrive on the stage's ready
 // barrier; the consumers wait for that one and issue three tf32 wgmma per slice, lo*hi, hi*lo, then
-// hi*hi. (No register reallocation then: the splitters keep theirs.)
+// hi*hi. The tensor cores' additions truncate, so a long sum in their accumulator drifts (the first
+// form's error grew with the reduction: 4.5e-7 at 64 terms, 2.9e-5 at 4,608, the lab on the H200,
+// 2026-11-28): each k-step's products go to a fresh accumulator (scale-d 0), which is added into the
+// tile's fp32 sums (rounded to nearest) once the step's group has retired. X3 runs COOP with 64 rows
+// a consumer (the two sets of registers), the consumers overlapping each other's waits. (No register
+// reallocation then: the splitters keep theirs.)
 // The same kernel fed by cp.async gathers from one producer warpgroup ran 1.13-1.6x the time of
 // cb_wgmma_conv_kernel (docs/results/2026-11-28-epistage.md); fed by TMA, the picked tile runs 0.84x
 // (forward) and 0.83x (backward data) of cb_wgmma_conv_kernel's pick on 33 layers of ResNet-50,
@@ -505,6 +510,7 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, cons
     const int c = wg - 1, lane = tid & 31, wv = (tid >> 5) & 3, row_off = COOP ? c * WM : 0;
     const uint32_t ep = epi + ((tid >> 5) - 4) * 2048;
     float acc[MT][BN / 2];
+    float sum[X3 ? MT : 1][X3 ? BN / 2 : 1]; // X3: the tile's sums, each k-step's accumulator added in
     int it = 0;
     for (int tile = blockIdx.x, j = 0; tile < ntiles; tile += gridDim.x, j++) {
         if (!COOP && (j & 1) != c) {
@@ -518,7 +524,10 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, cons
 #pragma unroll
         for (int i = 0; i < MT; i++)
 #pragma unroll
-            for (int q = 0; q < BN / 2; q++) acc[i][q] = 0.f;
+            for (int q = 0; q < BN / 2; q++) {
+                acc[i][q] = 0.f;
+                if constexpr (X3) sum[i][q] = 0.f;
+            }
         for (int t = 0; t < nk; t++, it++) {
             const int slot = it % STAGES;
             cb_wg_bar_wait((X3 ? ready : full) + 8 * slot, (it / STAGES) & 1);
@@ -530,23 +539,33 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, cons
                 for (int i = 0; i < MT; i++) {
                     const uint32_t ao = (row_off / 64 + i) * 8192 + kk * 32;
                     const uint64_t da = cb_wg_desc(as + ao), db = cb_wg_desc(bs + kk * 32);
-                    if constexpr (X3) { // the small terms first
-                        cb_wgmma_tf32<BN>(acc[i], cb_wg_desc(as + STAGE + ao), db);
+                    if constexpr (X3) { // the small terms first, the step's first product into a fresh accumulator
+                        cb_wgmma_tf32<BN>(acc[i], cb_wg_desc(as + STAGE + ao), db, kk > 0);
                         cb_wgmma_tf32<BN>(acc[i], da, cb_wg_desc(bs + STAGE + kk * 32));
                     }
                     if constexpr (F32) cb_wgmma_tf32<BN>(acc[i], da, db);
                     else cb_wgmma<BN>(acc[i], da, db);
                 }
             cb_wg_commit();
+            if constexpr (X3) { // the step retired: its buffer freed, its sums added in (rounded to nearest)
+                cb_wg_wait<0>();
+                if (lane == 0) cb_wg_bar_arrive(empty + 8 * slot);
+#pragma unroll
+                for (int i = 0; i < MT; i++)
+#pragma unroll
+                    for (int q = 0; q < BN / 2; q++) sum[i][q] += acc[i][q];
+                continue;
+            }
             cb_wg_wait<1>();
             if (t > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
         }
-        cb_wg_wait<0>();
-        if (lane == 0) {
-            cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
-            if (!COOP) cb_wg_bar_arrive(done + 8 * c);
+        if constexpr (!X3) {
+            cb_wg_wait<0>();
+            if (lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % STAGES));
         }
-        if constexpr (F32) cb_wg_store_f32<MT, BN>(acc, a, ep, (tile / ntn) * BM + row_off, (tile % ntn) * BN, lane, wv);
+        if (lane == 0 && !COOP) cb_wg_bar_arrive(done + 8 * c);
+        if constexpr (X3) cb_wg_store_f32<MT, BN>(sum, a, ep, (tile / ntn) * BM + row_off, (tile % ntn) * BN, lane, wv);
+        else if constexpr (F32) cb_wg_store_f32<MT, BN>(acc, a, ep, (tile / ntn) * BM + row_off, (tile % ntn) * BN, lane, wv);
         else cb_wg_store_bf16<MT, BN>(acc, a, ep, (tile / ntn) * BM + row_off, (tile % ntn) * BN, lane, wv);
     }
 #else
@@ -829,13 +848,13 @@ static void cb_wg_tma_launch_t(const cb_wg_args &a, const CUtensorMap &ta, const
     long tiles = (long)((a.m + BM - 1) / BM) * ((a.k + BN - 1) / BN);
     cb_wgmma_tma_kernel<WM, BN, STAGES, COOP, F32, X3><<<(unsigned)cb_wg_grid(tiles), 384, BYTES, st>>>(a, ta, tb);
 }
-// 3xTF32 on the consumers-in-turn tiles alone (6 and 9: 3 and 4 stages of twice the bytes; the
-// two-consumer tiles would have 2): 7 and 8 run 6, 10 runs 9
+// 3xTF32 on 128 x 128 and 128 x 64 tiles (their maps are tiles 6's and 9's), both consumers on every
+// tile with 64 rows each (3 and 4 stages of twice the bytes): 7 and 8 run as 6, 10 as 9
 static inline int cb_wg_x3_tile(int t) { return t == 7 || t == 8 ? 6 : t == 10 ? 9 : t; }
 template <bool F32> static void cb_wg_tma_tile(const cb_wg_args &a, int t, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
     if (F32 && a.x3) {
-        if (cb_wg_x3_tile(t) == 9) cb_wg_tma_launch_t<128, 64, false, true, true>(a, ta, tb, st);
-        else cb_wg_tma_launch_t<128, 128, false, true, true>(a, ta, tb, st);
+        if (cb_wg_x3_tile(t) == 9) cb_wg_tma_launch_t<64, 64, true, true, true>(a, ta, tb, st);
+        else cb_wg_tma_launch_t<64, 128, true, true, true>(a, ta, tb, st);
         return;
     }
     switch (t) {
