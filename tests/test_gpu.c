@@ -323,13 +323,13 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
             if (c->impl == CB_IMPL_NONE) continue;
-            // every phase; the backward data at stride 1 with K a multiple of 64 (tf32 on fp32 NHWC: 32);
-            // strict fp32 (3xTF32) the forward and that backward data, not the backward filter
+            // every phase; the backward data at stride 1 with K a multiple of 64 (tf32 and strict fp32's
+            // 3xTF32 on fp32 NHWC: 32)
             const cb_cuda_conv_algo *want_algo = prec == CB_PREC_BF16   ? &cb_conv_algo_igemm_wgmma_bf16
                                                  : prec == CB_PREC_TF32 ? &cb_conv_algo_igemm_wgmma_tf32
                                                                         : &cb_conv_algo_igemm_wgmma_x3;
             bool wg = c->impl == CB_IMPL_OWN && c->algo == cb_cuda_conv_algo_index(want_algo);
-            bool want = p == CB_PHASE_FORWARD || (p == CB_PHASE_BWD_FILTER && prec != CB_PREC_FP32) ||
+            bool want = p == CB_PHASE_FORWARD || p == CB_PHASE_BWD_FILTER ||
                         (p == CB_PHASE_BWD_DATA && L->p.conv.win.stride_h == 1 && L->p.conv.win.stride_w == 1 &&
                          L->p.conv.k % (prec == CB_PREC_BF16 ? 64 : 32) == 0);
             as_wanted = as_wanted && wg == want;
@@ -1757,7 +1757,7 @@ static void wg_net_case(cb_precision prec) {
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             const cb_choice *c = cb_exec_choice(g, li, (cb_phase)p);
             bool strided_dgrad = p == CB_PHASE_BWD_DATA && (net->layers[li].p.conv.win.stride_h > 1 || net->layers[li].p.conv.k % (bf ? 64 : 32));
-            want += !strided_dgrad && !(x3 && p == CB_PHASE_BWD_FILTER);
+            want += !strided_dgrad;
             on_wg += c->impl == CB_IMPL_OWN &&
                      c->algo == cb_cuda_conv_algo_index(bf ? &cb_conv_algo_igemm_wgmma_bf16 : x3 ? &cb_conv_algo_igemm_wgmma_x3 : &cb_conv_algo_igemm_wgmma_tf32);
         }
@@ -1867,7 +1867,7 @@ static void wg_cases(void) {
     layer_case("auto", CB_PREC_TF32, "wg tf32 conv 1x1 C64->64 b3 on 20x20, 3 blocks", 3, 20, 20, 64,
                "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 64], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
     unsetenv("CONVBENCH_WG_BLOCKS");
-    // strict fp32 on fp32 NHWC storage: 3xTF32 products (the forward and the stride-1 backward data),
+    // strict fp32 on fp32 NHWC storage: 3xTF32 products (every phase, the backward data at stride 1),
     // within fp32's tolerance of the float64 reference on inputs off any tf32 grid
     for (size_t k = 0; k < sizeof tcases / sizeof tcases[0]; k++) {
         char body[400], label[160];

@@ -20,7 +20,7 @@ static int cb_wg_x3_on = 1;
 extern "C" void cb_cuda_wg_set_x3(int on) { __atomic_store_n(&cb_wg_x3_on, on ? 1 : 0, __ATOMIC_RELAXED); }
 
 extern "C" bool cb_cuda_wg_store_supports(const cb_conv_params *p, cb_phase ph, int f32) {
-    if (f32 == 2 && (ph == CB_PHASE_BWD_FILTER || !__atomic_load_n(&cb_wg_x3_on, __ATOMIC_RELAXED))) return false; // (3xTF32: no backward filter yet)
+    if (f32 == 2 && !__atomic_load_n(&cb_wg_x3_on, __ATOMIC_RELAXED)) return false;
     if (!cb_wg_shape_ok(p, f32) || !cb_wg_device_ok()) return false;
     if (f32) { // the TMA kernels alone: the maps must take the padding (the backward filter's im2col map is the forward's)
         cb_wg_args a = ph == CB_PHASE_BWD_DATA ? cb_wg_args_bwd_data(p) : cb_wg_args_fwd(p);
@@ -119,15 +119,18 @@ static void forward_tf32(const cb_conv_params *p, const float *x, const float *w
 }
 static void backward_data_tf32(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws) { backward_data_f32(p, dy, w, dx, ws, false); }
 
-static void backward_filter_tf32(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws) {
+static void backward_filter_f32(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws, bool x3) {
     float *xs = (float *)ws, *dys = (float *)((char *)ws + align256((size_t)p->n * p->c * p->h * p->w * 4));
     float *kr = (float *)((char *)dys + align256((size_t)p->n * p->k * p->p * p->q * 4));
     cb_fmt_convert(p->n, p->c, p->h, p->w, x, 0, xs, CB_FMT_NHWC);
     cb_fmt_convert(p->n, p->k, p->p, p->q, dy, 0, dys, CB_FMT_NHWC);
     cb_wg_wgrad_args a = cb_wg_wgrad_args_make(p);
-    a.x = xs, a.dy = dys, a.dw = dw, a.f32 = 1;
+    a.x = xs, a.dy = dys, a.dw = dw, a.f32 = 1, a.x3 = x3;
     cb_wg_wgrad_kcrs(a, kr, 0);
     if (db) cb_cuda_bias_grad(p->n, p->k, p->p * p->q, dy, db);
+}
+static void backward_filter_tf32(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws) {
+    backward_filter_f32(p, x, dy, dw, db, ws, false);
 }
 
 extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_tf32 = {
@@ -138,20 +141,23 @@ extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_tf32 = {
 
 // ---- fp32 (igemm-wgmma-3xtf32): the same on fp32 NHWC copies, fp32-accurate products ----------
 // Each operand split in shared memory into a tf32 high part and a tf32 remainder, three tf32 wgmma
-// per slice (hi*hi + hi*lo + lo*hi; the lo*lo term, under 2^-22 of a product, left out): products
-// within fp32's error, on tensor cores (the fp32 tolerance of the checks, against float64). The
-// forward and the stride-1 backward data; not the backward filter yet.
+// per slice (hi*hi + hi*lo + lo*hi; the lo*lo term, under 2^-22 of a product, left out), each k-step's
+// sum added into fp32 registers: within fp32's error, on tensor cores (the fp32 tolerance of the
+// checks, against float64). Every phase (the backward data at stride 1).
 
 static bool supports_x3(const cb_conv_params *p, cb_phase ph) { return cb_cuda_wg_store_supports(p, ph, 2); }
 static void forward_x3(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
     forward_f32(p, x, w, b, y, relu, ws, true);
 }
 static void backward_data_x3(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws) { backward_data_f32(p, dy, w, dx, ws, true); }
+static void backward_filter_x3(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws) {
+    backward_filter_f32(p, x, dy, dw, db, ws, true);
+}
 
 extern "C" const cb_cuda_conv_algo cb_conv_algo_igemm_wgmma_x3 = {
     "igemm-wgmma-3xtf32", CB_PREC_FP32,
-    "implicit GEMM on Hopper tensor cores (sm_90 only) with fp32-accurate products: fp32 operands fed by TMA, split in shared memory into tf32 high parts and remainders, three tf32 wgmma a slice (3xTF32), 128x128 or 128x64 x32 tiles, fp32 accumulation; on fp32 NHWC copies (fp32 NHWC storage under cudnn and auto: the tensors themselves); forward and backward data (stride 1, K a multiple of 32); C a multiple of 32, K of 8",
-    supports_x3, workspace_tf32, forward_x3, backward_data_x3, NULL,
+    "implicit GEMM on Hopper tensor cores (sm_90 only) with fp32-accurate products: fp32 operands fed by TMA, split in shared memory into tf32 high parts and remainders, three tf32 wgmma a slice (3xTF32), each k-step's sum added into fp32 registers, 128x128 or 128x64 x32 tiles (the backward filter 64x128, its panels transposed to K-major); on fp32 NHWC copies (fp32 NHWC storage under cudnn and auto: the tensors themselves); every phase (backward data at stride 1, K a multiple of 32); C a multiple of 32, K of 8",
+    supports_x3, workspace_tf32, forward_x3, backward_data_x3, backward_filter_x3,
 };
 
 // ---- on bf16 NHWC storage (launch.h): the kernels on the tensors as they are --------------------
@@ -182,6 +188,6 @@ extern "C" void cb_cuda_wg_store_backward_data(const cb_conv_params *p, const vo
 
 extern "C" void cb_cuda_wg_store_backward_filter(const cb_conv_params *p, const void *x, const void *dy, float *dw, void *ws, int f32) {
     cb_wg_wgrad_args a = cb_wg_wgrad_args_make(p);
-    a.x = x, a.dy = dy, a.dw = dw, a.f32 = f32 != 0; // (never 2: cb_cuda_wg_store_supports)
+    a.x = x, a.dy = dy, a.dw = dw, a.f32 = f32 != 0, a.x3 = f32 == 2;
     cb_wg_wgrad_kcrs(a, (float *)ws, 0);
 }

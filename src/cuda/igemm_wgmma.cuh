@@ -934,6 +934,7 @@ struct cb_wg_wgrad_args {
     int npq, rsc, chunk;     // pixels, columns, pixels per split (a multiple of 64)
     int scalar;              // KRSC: one float per atomic, as before stop 44, 2026-11-28 (the lab's comparison; cb_wg_red_scalar)
     int f32;                 // fp32 operands, tf32 products: cb_wgmma_wgrad_tf32_kernel (KRSC)
+    int x3;                  // with f32: fp32-accurate products (3xTF32, 64 filters a tile)
     cb_divmod d_pq, d_q, d_c, d_s;
 };
 
@@ -1224,12 +1225,17 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tma_kernel(cb_wg_wgrad_
 // steps of 32 pixels. Two rings: S2 K-major buffers (A then B) the consumers read, then S1 staging
 // buffers the copies land in, so that the copies run S1 steps ahead (one ring of 3 stages of both ran
 // at 96-158 TF/s in the lab, H200, 2026-11-28: too few copies in flight).
-template <int WM, int BN, int S1, int S2>
+// X3 (fp32-accurate products, 3xTF32, cb_wgmma_tma_kernel's way): the transposers write each value's
+// tf32 high part K-major and its tf32 remainder in a second K-major buffer beside it; the consumers
+// issue three products a slice, each k-step into a fresh accumulator added into fp32 sums (64 filters
+// a tile: the two sets of registers).
+template <int WM, int BN, int S1, int S2, bool X3 = false>
 __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad_args a, const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb) {
 #ifdef CB_WG_SM90A
     constexpr int MT = WM / 64, BM = WM, KB = (BM + BN) * 128, PA = BM / 32, PB = BN / 32;
+    constexpr int KS = X3 ? 2 * KB : KB; // a K-major slot (X3: with the remainders)
     extern __shared__ unsigned char cb_wg_raw[];
-    const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u, stage1 = base + S2 * KB;
+    const uint32_t base = (cb_wg_smem(cb_wg_raw) + 1023u) & ~1023u, stage1 = base + S2 * KS;
     // full, empty1: the staging ring (copies -> transposers); ready, empty: the K-major ring (transposers -> consumers)
     const uint32_t full = stage1 + S1 * KB, empty1 = full + 8 * S1, ready = empty1 + 8 * S1, empty = ready + 8 * S2, done = empty + 8 * S2;
     const int tid = threadIdx.x, wg = tid >> 7;
@@ -1283,7 +1289,7 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
                 const int s1 = it % S1, s2 = it % S2;
                 cb_wg_bar_wait(full + 8 * s1, (it / S1) & 1);
                 if (it >= S2) cb_wg_bar_wait(empty + 8 * s2, ((it / S2) & 1) ^ 1);
-                const uint32_t km = base + s2 * KB, sm = stage1 + s1 * KB;
+                const uint32_t km = base + s2 * KS, sm = stage1 + s1 * KB;
                 // two blocks an iteration (8 loads in flight), the second where there is one
                 for (int task = tt; task < (PA + PB) * 64; task += 192) {
                     uint4 v[2][4];
@@ -1311,9 +1317,17 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
 #pragma unroll
                         for (int i = 0; i < 4; i++) {
                             const int row = 4 * jj[h] + i;
-                            asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(dst[h] + row * 128 + ((qq[h] ^ (row & 7)) << 4)),
-                                         "r"(o[i][0]), "r"(o[i][1]), "r"(o[i][2]), "r"(o[i][3])
-                                         : "memory");
+                            const uint32_t at = dst[h] + row * 128 + ((qq[h] ^ (row & 7)) << 4);
+                            if constexpr (X3) {
+                                uint32_t hi[4], lo[4];
+#pragma unroll
+                                for (int e = 0; e < 4; e++) cb_wg_split_tf32(o[i][e], hi[e], lo[e]);
+                                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(at), "r"(hi[0]), "r"(hi[1]), "r"(hi[2]), "r"(hi[3]) : "memory");
+                                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(at + KB), "r"(lo[0]), "r"(lo[1]), "r"(lo[2]), "r"(lo[3]) : "memory");
+                            } else {
+                                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(at), "r"(o[i][0]), "r"(o[i][1]), "r"(o[i][2]), "r"(o[i][3])
+                                             : "memory");
+                            }
                         }
                     }
                 }
@@ -1328,6 +1342,7 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
     // a consumer, c = 0 or 1: units j = c, c + 2, ... of the block, in unit order (the done barriers)
     const int c = wg - 1, lane = tid & 31, wv = (tid >> 5) & 3;
     float acc[MT][BN / 2];
+    float sum[X3 ? MT : 1][X3 ? BN / 2 : 1]; // X3: the unit's sums, each k-step's accumulator added in
     int it = 0;
     for (int u = blockIdx.x, j = 0; u < nunits; u += gridDim.x, j++) {
         const int nk = steps(u);
@@ -1339,28 +1354,48 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
 #pragma unroll
         for (int i = 0; i < MT; i++)
 #pragma unroll
-            for (int q = 0; q < BN / 2; q++) acc[i][q] = 0.f;
+            for (int q = 0; q < BN / 2; q++) {
+                acc[i][q] = 0.f;
+                if constexpr (X3) sum[i][q] = 0.f;
+            }
         for (int t = 0; t < nk; t++, it++) {
             const int slot = it % S2;
             cb_wg_bar_wait(ready + 8 * slot, (it / S2) & 1);
             cb_wg_fence();
-            const uint32_t as = base + slot * KB, bs = as + BM * 128;
+            const uint32_t as = base + slot * KS, bs = as + BM * 128;
 #pragma unroll
             for (int kk = 0; kk < 4; kk++)
 #pragma unroll
-                for (int i = 0; i < MT; i++) cb_wgmma_tf32<BN>(acc[i], cb_wg_desc(as + i * 8192 + kk * 32), cb_wg_desc(bs + kk * 32));
+                for (int i = 0; i < MT; i++) {
+                    const uint64_t da = cb_wg_desc(as + i * 8192 + kk * 32), db = cb_wg_desc(bs + kk * 32);
+                    if constexpr (X3) { // the small terms first, the step's first product into a fresh accumulator
+                        cb_wgmma_tf32<BN>(acc[i], cb_wg_desc(as + KB + i * 8192 + kk * 32), db, kk > 0);
+                        cb_wgmma_tf32<BN>(acc[i], da, cb_wg_desc(bs + KB + kk * 32));
+                    }
+                    cb_wgmma_tf32<BN>(acc[i], da, db);
+                }
             cb_wg_commit();
+            if constexpr (X3) { // the step retired: its buffer freed, its sums added in (rounded to nearest)
+                cb_wg_wait<0>();
+                if (lane == 0) cb_wg_bar_arrive(empty + 8 * slot);
+#pragma unroll
+                for (int i = 0; i < MT; i++)
+#pragma unroll
+                    for (int q = 0; q < BN / 2; q++) sum[i][q] += acc[i][q];
+                continue;
+            }
             cb_wg_wait<1>();
             if (t > 0 && lane == 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % S2));
         }
-        cb_wg_wait<0>();
-        if (lane == 0) {
-            if (nk > 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % S2));
-            cb_wg_bar_arrive(done + 8 * c);
+        if constexpr (!X3) {
+            cb_wg_wait<0>();
+            if (lane == 0 && nk > 0) cb_wg_bar_arrive(empty + 8 * ((it - 1) % S2));
         }
+        if (lane == 0) cb_wg_bar_arrive(done + 8 * c);
         if (nk <= 0) continue;
         const int tile = u % ntiles;
-        cb_wg_wgrad_red<MT, BN>(acc, a, (tile / ntn) * BM, (tile % ntn) * BN, lane, wv);
+        if constexpr (X3) cb_wg_wgrad_red<MT, BN>(sum, a, (tile / ntn) * BM, (tile % ntn) * BN, lane, wv);
+        else cb_wg_wgrad_red<MT, BN>(acc, a, (tile / ntn) * BM, (tile % ntn) * BN, lane, wv);
     }
 #else
     __trap();
@@ -1434,21 +1469,23 @@ static inline const char *cb_wg_wgrad_maps(const cb_wg_wgrad_args &a, CUtensorMa
     f.x = a.x, f.f32 = a.f32;
     return cb_wg_im2col_map(f, box, tb);
 }
-// shared memory: S2 K-major buffers (cb_wg_tf32_s2: 2 or 3), as many staging buffers as fit in 220 KB
-// (at most 6), the barriers, 1 KB for alignment
+// shared memory: S2 K-major buffers (cb_wg_tf32_s2: 2 or 3; X3: each twice the bytes), as many staging
+// buffers as fit in 220 KB (at most 6), the barriers, 1 KB for alignment
 static int cb_wg_tf32_s2 = 3;
-template <int WM, int BN, int S2> static void cb_wg_wgrad_tf32_launch_s(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
-    constexpr int KB = (WM + BN) * 128, FIT = (220 * 1024 - S2 * KB) / KB, S1 = FIT > 6 ? 6 : FIT;
-    constexpr int BYTES = (S1 + S2) * KB + 16 * (S1 + S2) + 16 + 1024;
+template <int WM, int BN, int S2, bool X3 = false>
+static void cb_wg_wgrad_tf32_launch_s(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
+    constexpr int KB = (WM + BN) * 128, KS = X3 ? 2 * KB : KB, FIT = (220 * 1024 - S2 * KS) / KB, S1 = FIT > 6 ? 6 : FIT;
+    constexpr int BYTES = S2 * KS + S1 * KB + 16 * (S1 + S2) + 16 + 1024;
     static unsigned long long attr_devs = 0;
     if (cb_first_on_device(&attr_devs))
-        cudaFuncSetAttribute(cb_wgmma_wgrad_tf32_kernel<WM, BN, S1, S2>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
+        cudaFuncSetAttribute(cb_wgmma_wgrad_tf32_kernel<WM, BN, S1, S2, X3>, cudaFuncAttributeMaxDynamicSharedMemorySize, BYTES);
     long tiles = (long)((a.k + WM - 1) / WM) * ((a.rsc + BN - 1) / BN);
     int splits;
     cb_wg_wgrad_split(a, tiles, &splits);
-    cb_wgmma_wgrad_tf32_kernel<WM, BN, S1, S2><<<(unsigned)cb_wg_grid(tiles * splits), 384, BYTES, st>>>(a, ta, tb);
+    cb_wgmma_wgrad_tf32_kernel<WM, BN, S1, S2, X3><<<(unsigned)cb_wg_grid(tiles * splits), 384, BYTES, st>>>(a, ta, tb);
 }
 template <int WM, int BN> static void cb_wg_wgrad_tf32_launch_t(cb_wg_wgrad_args a, const CUtensorMap &ta, const CUtensorMap &tb, cudaStream_t st) {
+    if (a.x3) return cb_wg_wgrad_tf32_launch_s<64, BN, 3, true>(a, ta, tb, st); // (3xTF32: 64 filters a tile)
     if (cb_wg_tf32_s2 == 2) return cb_wg_wgrad_tf32_launch_s<WM, BN, 2>(a, ta, tb, st);
     cb_wg_wgrad_tf32_launch_s<WM, BN, 3>(a, ta, tb, st);
 }
@@ -1518,6 +1555,7 @@ template <bool KCRS> static void cb_wg_wgrad_launch(const cb_wg_wgrad_args &a, i
     if (a.npq <= 0) return;
     if (a.f32) { // tf32: the transposing TMA kernel alone (KRSC); refused maps (said on stderr) leave dw NaN
         if (t != 6 && t != 10) t = a.k <= 64 ? 10 : 6;
+        if (a.x3) t = 10; // (64 filters a tile)
         if (KCRS || !cb_wg_wgrad_tma_launch(a, t, st)) cudaMemsetAsync(a.dw, 0xff, (size_t)a.k * a.rsc * sizeof(float), st);
         return;
     }

@@ -51,8 +51,8 @@ void cb_cuda_wg_set_blocks(long n);
 // the cp.async ones as before 2026-11-28 (evening) (from $CONVBENCH_WG_TMA=on|off at a backend's start, to compare).
 // The tf32 form (f32) has the TMA kernels only and runs them either way.
 void cb_cuda_wg_set_tma(int on);
-// f32 = 2: fp32 NHWC storage under strict fp32, fp32-accurate products by 3xTF32 (the forward and the
-// stride-1 backward data). on (the default): the kernels take it (and the table's igemm-wgmma-3xtf32
+// f32 = 2: fp32 NHWC storage under strict fp32, fp32-accurate products by 3xTF32 (every phase, the
+// backward data at stride 1). on (the default): the kernels take it (and the table's igemm-wgmma-3xtf32
 // runs); off: none (from $CONVBENCH_FP32_3XTF32=on|off at a backend's start: fp32 FMA products alone).
 void cb_cuda_wg_set_x3(int on);
 size_t cb_cuda_wg_store_workspace(const cb_conv_params *p, cb_phase ph, int f32);
