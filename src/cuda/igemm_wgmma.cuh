@@ -428,6 +428,17 @@ __device__ __forceinline__ void cb_wg_split_tf32(uint32_t x, uint32_t &hi, uint3
     if (!(fabsf(r) < INFINITY)) r = 0.f;
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(lo) : "f"(r));
 }
+// 3xTF32's end of a k-step (both kernels): its group retired, its buffer freed (a warp's arrival on
+// empty_bar), its accumulator added into the sums, rounded to nearest
+template <int MT, int BN>
+__device__ __forceinline__ void cb_wg_x3_retire(float (&sum)[MT][BN / 2], const float (&acc)[MT][BN / 2], uint32_t empty_bar, int lane) {
+    cb_wg_wait<0>();
+    if (lane == 0) cb_wg_bar_arrive(empty_bar);
+#pragma unroll
+    for (int i = 0; i < MT; i++)
+#pragma unroll
+        for (int q = 0; q < BN / 2; q++) sum[i][q] += acc[i][q];
+}
 #endif
 
 template <int WM, int BN, int STAGES, bool COOP, bool F32, bool X3 = false>
@@ -547,13 +558,8 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_tma_kernel(cb_wg_args a, cons
                     else cb_wgmma<BN>(acc[i], da, db);
                 }
             cb_wg_commit();
-            if constexpr (X3) { // the step retired: its buffer freed, its sums added in (rounded to nearest)
-                cb_wg_wait<0>();
-                if (lane == 0) cb_wg_bar_arrive(empty + 8 * slot);
-#pragma unroll
-                for (int i = 0; i < MT; i++)
-#pragma unroll
-                    for (int q = 0; q < BN / 2; q++) sum[i][q] += acc[i][q];
+            if constexpr (X3) {
+                cb_wg_x3_retire<MT, BN>(sum, acc, empty + 8 * slot, lane);
                 continue;
             }
             cb_wg_wait<1>();
@@ -1375,13 +1381,8 @@ __global__ void __launch_bounds__(384, 1) cb_wgmma_wgrad_tf32_kernel(cb_wg_wgrad
                     cb_wgmma_tf32<BN>(acc[i], da, db);
                 }
             cb_wg_commit();
-            if constexpr (X3) { // the step retired: its buffer freed, its sums added in (rounded to nearest)
-                cb_wg_wait<0>();
-                if (lane == 0) cb_wg_bar_arrive(empty + 8 * slot);
-#pragma unroll
-                for (int i = 0; i < MT; i++)
-#pragma unroll
-                    for (int q = 0; q < BN / 2; q++) sum[i][q] += acc[i][q];
+            if constexpr (X3) {
+                cb_wg_x3_retire<MT, BN>(sum, acc, empty + 8 * slot, lane);
                 continue;
             }
             cb_wg_wait<1>();
