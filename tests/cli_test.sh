@@ -147,6 +147,7 @@ if "$cb" algos 2>/dev/null | grep -q igemm-simt; then
     for be in cuda cudnn auto; do
         CONVBENCH_WG_BLOCKS=0x3 expect "CONVBENCH_WG_BLOCKS refused by name ($be)" 2 "CONVBENCH_WG_BLOCKS: '0x3' is not a count of blocks" -- "$cb" fullpass fashion-lenet --backend $be --batch 2 --warmup 0 --iters 1 --quiet
         CONVBENCH_WG_TMA=yes expect "CONVBENCH_WG_TMA refused by name ($be)" 2 "CONVBENCH_WG_TMA: 'yes' is not on, off, 1 or 0" -- "$cb" fullpass fashion-lenet --backend $be --batch 2 --warmup 0 --iters 1 --quiet
+        CONVBENCH_FP32_3XTF32=fast expect "CONVBENCH_FP32_3XTF32 refused by name ($be)" 2 "CONVBENCH_FP32_3XTF32: 'fast' is not on, off, 1 or 0" -- "$cb" fullpass fashion-lenet --backend $be --batch 2 --warmup 0 --iters 1 --quiet
     done
 fi
 CONVBENCH_GRAD_ROUTE=alias expect "CONVBENCH_GRAD_ROUTE refused by name" 2 "CONVBENCH_GRAD_ROUTE: 'alias' is not direct or copy" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --quiet

@@ -1680,7 +1680,7 @@ static void pool_entries(void) {
 static void own_race_entries(void) {
     cb_net *n64 = conv_net(8, 28, 64, 128, 3, 1, "[1, 1]"), *n48 = conv_net(8, 28, 48, 128, 3, 1, "[1, 1]"), *two = two_conv(64);
     cb_device d = gpu_device();
-    cb_cal_algo list[8] = {
+    cb_cal_algo list[10] = {
         {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_BF16, .rate = 30e12, .overhead_s = 10e-6},
         {.name = "igemm-wgmma-bf16", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_BF16, .rate = 60e12, .overhead_s = 10e-6},
         {.name = "BWD_DATA_ALGO_1", .phase = CB_PHASE_BWD_DATA, .prec = CB_PREC_BF16, .rate = 30e12, .overhead_s = 10e-6},
@@ -1689,8 +1689,10 @@ static void own_race_entries(void) {
         {.name = "igemm-wgmma-tf32", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_TF32, .rate = 40e12, .overhead_s = 10e-6},
         {.name = "BWD_DATA_ALGO_1", .phase = CB_PHASE_BWD_DATA, .prec = CB_PREC_TF32, .rate = 20e12, .overhead_s = 10e-6},
         {.name = "igemm-wgmma-tf32", .phase = CB_PHASE_BWD_DATA, .prec = CB_PREC_TF32, .rate = 40e12, .overhead_s = 10e-6},
+        {.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_FP32, .rate = 15e12, .overhead_s = 10e-6},
+        {.name = "igemm-wgmma-3xtf32", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_FP32, .rate = 45e12, .overhead_s = 10e-6},
     };
-    set_algos(&d, list, 8);
+    set_algos(&d, list, 10);
     cb_model_opts lib = {CB_PREC_BF16, 0, false, CB_LAYOUT_NHWC, false, false}, race = lib;
     race.own_race = true;
     cb_pred p, q;
@@ -1713,6 +1715,15 @@ static void own_race_entries(void) {
         CHECK(!strcmp(q.name, "igemm-wgmma-tf32"), "tf32, backward data over K 96 (a multiple of 32): the own kernel (%s)", q.name);
         cb_predict_layer(&d, n48, 1, CB_PHASE_FORWARD, &t, &q);
         CHECK(!strcmp(q.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "tf32, C 48 (not a multiple of 32): the library's (%s)", q.name);
+        cb_model_opts f = race; // strict fp32: the 3xTF32 entry, at its own precision only
+        f.precision = CB_PREC_FP32;
+        cb_predict_layer(&d, n64, 1, CB_PHASE_FORWARD, &f, &q);
+        CHECK(!strcmp(q.name, "igemm-wgmma-3xtf32"), "fp32, C 64: the faster 3xTF32 entry (%s)", q.name);
+        cb_predict_layer(&d, n48, 1, CB_PHASE_FORWARD, &f, &q);
+        CHECK(!strcmp(q.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "fp32, C 48 (not a multiple of 32): the library's (%s)", q.name);
+        f.own_race = false;
+        cb_predict_layer(&d, n64, 1, CB_PHASE_FORWARD, &f, &q);
+        CHECK(!strcmp(q.name, "FWD_IMPLICIT_PRECOMP_GEMM"), "fp32 under cudnn: the library's (%s)", q.name);
         const cb_backend_caps *ac = cb_backend_caps_of("auto"), *dc = cb_backend_caps_of("cudnn");
         CHECK(ac && ac->races_own_conv && dc && !dc->races_own_conv, "auto declares the race of its own storage kernels, cudnn does not");
         d.cal.algo[1].rate = 10e12; // the own kernel the slower: the race keeps the library's
