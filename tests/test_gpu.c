@@ -1842,45 +1842,36 @@ static void wg_cases(void) {
     // dev/cuda/wgmma_lab.cu, on odd and real shapes with 3 blocks crossing tile boundaries)
     layer_case("auto", CB_PREC_BF16, "wg conv 3x3 pad 1 C64->256 b2 on 32x32 relu", 2, 32, 32, 64,
                "\"type\": \"Convolution\", \"filter\": [3, 3, 64, 256], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
-    // tf32 on fp32 NHWC storage: the kernels' 32-channel (the backward filter's 32-pixel) k-steps, every
-    // phase checked against the float64 reference
-    static const struct { const char *label; int n, h, w, c; const char *body; } tcases[] = {
-        {"wg tf32 conv 3x5 s2 SAME (asymmetric) C32->40 b1 relu", 1, 15, 12, 32,
+    // fp32 NHWC storage, each case and the 3-block ones (a block running every tile) in both forms: tf32
+    // products under tf32, fp32-accurate 3xTF32 ones under fp32 (within fp32's tolerance of the float64
+    // reference, on inputs off any tf32 grid); the kernels' 32-channel (the backward filter's 32-pixel)
+    // k-steps, every phase checked against the reference
+    static const struct { const char *label; int n, h, w, c, blocks3; const char *body; } tcases[] = {
+        {"conv 3x5 s2 SAME (asymmetric) C32->40 b1 relu", 1, 15, 12, 32, 0,
          "\"filter\": [3, 5, 32, 40], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\""},
-        {"wg tf32 conv 3x3 pad 1 C96->64 + batch_norm + relu b2", 2, 9, 7, 96,
+        {"conv 3x3 pad 1 C96->64 + batch_norm + relu b2", 2, 9, 7, 96, 0,
          "\"filter\": [3, 3, 96, 64], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\""},
-        {"wg tf32 conv 2x2 s1 SAME (trailing pad) C64->32 b2", 2, 7, 7, 64,
+        {"conv 2x2 s1 SAME (trailing pad) C64->32 b2", 2, 7, 7, 64, 0,
          "\"filter\": [2, 2, 64, 32], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null"},
-        {"wg tf32 conv 1x1 C32->24 gelu (the storage's bias pass)", 2, 6, 5, 32,
+        {"conv 1x1 C32->24 gelu (the storage's bias pass)", 2, 6, 5, 32, 0,
          "\"filter\": [1, 1, 32, 24], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"gelu\""},
-        {"wg tf32 conv 1x3 s1 SAME C160->96 b3 on 9x10", 3, 9, 10, 160,
+        {"conv 1x3 s1 SAME C160->96 b3 on 9x10", 3, 9, 10, 160, 0,
          "\"filter\": [1, 3, 160, 96], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null"},
+        {"conv 3x3 s1 pad 1 C128->128 b2 on 16x16, 3 blocks", 2, 16, 16, 128, 1,
+         "\"filter\": [3, 3, 128, 128], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\""},
+        {"conv 1x1 C64->64 b3 on 20x20, 3 blocks", 3, 20, 20, 64, 1,
+         "\"filter\": [1, 1, 64, 64], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\""},
     };
-    for (size_t k = 0; k < sizeof tcases / sizeof tcases[0]; k++) {
-        char body[400];
-        snprintf(body, sizeof body, "\"type\": \"Convolution\", %s", tcases[k].body);
-        layer_case("auto", CB_PREC_TF32, tcases[k].label, tcases[k].n, tcases[k].h, tcases[k].w, tcases[k].c, body);
-    }
-    setenv("CONVBENCH_WG_BLOCKS", "3", 1);
-    layer_case("auto", CB_PREC_TF32, "wg tf32 conv 3x3 s1 pad 1 C128->128 b2 on 16x16, 3 blocks", 2, 16, 16, 128,
-               "\"type\": \"Convolution\", \"filter\": [3, 3, 128, 128], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
-    layer_case("auto", CB_PREC_TF32, "wg tf32 conv 1x1 C64->64 b3 on 20x20, 3 blocks", 3, 20, 20, 64,
-               "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 64], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
-    unsetenv("CONVBENCH_WG_BLOCKS");
-    // strict fp32 on fp32 NHWC storage: 3xTF32 products (every phase, the backward data at stride 1),
-    // within fp32's tolerance of the float64 reference on inputs off any tf32 grid
-    for (size_t k = 0; k < sizeof tcases / sizeof tcases[0]; k++) {
-        char body[400], label[160];
-        snprintf(body, sizeof body, "\"type\": \"Convolution\", %s", tcases[k].body);
-        snprintf(label, sizeof label, "wg fp32 (3xTF32)%s", tcases[k].label + strlen("wg tf32"));
-        layer_case("auto", CB_PREC_FP32, label, tcases[k].n, tcases[k].h, tcases[k].w, tcases[k].c, body);
-    }
-    setenv("CONVBENCH_WG_BLOCKS", "3", 1);
-    layer_case("auto", CB_PREC_FP32, "wg fp32 (3xTF32) conv 3x3 s1 pad 1 C128->128 b2 on 16x16, 3 blocks", 2, 16, 16, 128,
-               "\"type\": \"Convolution\", \"filter\": [3, 3, 128, 128], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
-    layer_case("auto", CB_PREC_FP32, "wg fp32 (3xTF32) conv 1x1 C64->64 b3 on 20x20, 3 blocks", 3, 20, 20, 64,
-               "\"type\": \"Convolution\", \"filter\": [1, 1, 64, 64], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
-    unsetenv("CONVBENCH_WG_BLOCKS");
+    const cb_precision fprecs[] = {CB_PREC_TF32, CB_PREC_FP32};
+    for (int fp = 0; fp < 2; fp++)
+        for (size_t k = 0; k < sizeof tcases / sizeof tcases[0]; k++) {
+            char body[400], label[160];
+            snprintf(body, sizeof body, "\"type\": \"Convolution\", %s", tcases[k].body);
+            snprintf(label, sizeof label, "wg %s %s", fprecs[fp] == CB_PREC_TF32 ? "tf32" : "fp32 (3xTF32)", tcases[k].label);
+            if (tcases[k].blocks3) setenv("CONVBENCH_WG_BLOCKS", "3", 1);
+            layer_case("auto", fprecs[fp], label, tcases[k].n, tcases[k].h, tcases[k].w, tcases[k].c, body);
+            unsetenv("CONVBENCH_WG_BLOCKS");
+        }
     expect_wg = false;
     wg_net_case(CB_PREC_BF16);
     wg_net_case(CB_PREC_TF32);

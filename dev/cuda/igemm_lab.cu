@@ -376,13 +376,4 @@ static void time_all(const char *only, const char *csv_path) {
     cudnnDestroy(h);
 }
 
-int main(int argc, char **argv) {
-    lab_args a;
-    if (!lab_parse(argc, argv, &a)) return 2;
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    printf("device: %s, %d SMs, cuDNN %zu\n", prop.name, prop.multiProcessorCount, cudnnGetVersion());
-    int fails = a.check ? check_all(a.only) : 0;
-    if (a.time) time_all(a.only, a.csv);
-    return fails ? 1 : 0;
-}
+int main(int argc, char **argv) { return lab_main(argc, argv, check_all, time_all, false); }

@@ -5,6 +5,7 @@
 
 #include "core/ops.h"
 
+#include <cuda_bf16.h>
 #include <cudnn.h>
 
 #include <algorithm>
@@ -67,19 +68,39 @@ static inline cb_conv_params lab_conv_params(int n, int c, int h, int w, int k, 
     return p;
 }
 
-// ||own - ref|| / ||ref|| over n values (own fp32 on the device, ref float64 on the device; ref through
-// ReLU when relu); infinite where own holds a NaN or infinity
-static inline double lab_nerr(const float *own_d, const double *ref_d, size_t n, bool relu) {
+// ||own - ref|| / ||ref|| over n values (own fp32 or bf16 on the device, ref float64 on the device;
+// ref through ReLU when relu); infinite where own holds a NaN or infinity
+static inline double lab_host_v(float v) { return v; }
+static inline double lab_host_v(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <class T> static inline double lab_nerr(const T *own_d, const double *ref_d, size_t n, bool relu) {
+    std::vector<T> a(n);
+    std::vector<double> b(n);
+    CK(cudaMemcpy(a.data(), own_d, n * sizeof(T), cudaMemcpyDeviceToHost));
+    CK(cudaMemcpy(b.data(), ref_d, n * 8, cudaMemcpyDeviceToHost));
+    double num = 0, den = 0;
+    for (size_t i = 0; i < n; i++) {
+        double r = relu ? std::max(b[i], 0.0) : b[i], v = lab_host_v(a[i]);
+        if (!isfinite(v)) return INFINITY;
+        num += (v - r) * (v - r), den += r * r;
+    }
+    return sqrt(num) / std::max(sqrt(den), 1e-30);
+}
+
+// the same for a KCRS fp32 dw against a KRSC (K, R, S, C) reference
+static inline double lab_nerr_kcrs(const float *own_d, const double *ref_d, const cb_conv_params &p) {
+    size_t n = (size_t)p.k * p.c * p.r * p.s;
     std::vector<float> a(n);
     std::vector<double> b(n);
     CK(cudaMemcpy(a.data(), own_d, n * 4, cudaMemcpyDeviceToHost));
     CK(cudaMemcpy(b.data(), ref_d, n * 8, cudaMemcpyDeviceToHost));
     double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double r = relu ? std::max(b[i], 0.0) : b[i];
-        if (!isfinite(a[i])) return INFINITY;
-        num += (a[i] - r) * (a[i] - r), den += r * r;
-    }
+    for (long k = 0; k < p.k; k++)
+        for (long c = 0; c < p.c; c++)
+            for (long rs = 0; rs < p.r * p.s; rs++) {
+                double v = a[(k * p.c + c) * p.r * p.s + rs], r = b[(k * p.r * p.s + rs) * p.c + c];
+                if (!isfinite(v)) return INFINITY;
+                num += (v - r) * (v - r), den += r * r;
+            }
     return sqrt(num) / std::max(sqrt(den), 1e-30);
 }
 
@@ -164,6 +185,23 @@ static bool lab_parse(int argc, char **argv, lab_args *a) {
     if (!a->check && !a->time) a->check = a->time = true;
     setvbuf(stdout, NULL, _IOLBF, 0);
     return true;
+}
+
+// a lab's main: the command line, the device line, then check_all (its failures: the exit status)
+// and time_all; sm90: compute capability 9.0 only (the wgmma labs), elsewhere nothing runs (exit 1)
+static int lab_main(int argc, char **argv, int (*check_all)(const char *), void (*time_all)(const char *, const char *), bool sm90) {
+    lab_args a;
+    if (!lab_parse(argc, argv, &a)) return 2;
+    cudaDeviceProp prop;
+    CK(cudaGetDeviceProperties(&prop, 0));
+    printf("device: %s, %d SMs, cc %d.%d, cuDNN %zu\n", prop.name, prop.multiProcessorCount, prop.major, prop.minor, cudnnGetVersion());
+    if (sm90 && !(prop.major == 9 && prop.minor == 0)) {
+        printf("not a compute capability 9.0 GPU: nothing to run\n");
+        return 1;
+    }
+    int fails = a.check ? check_all(a.only) : 0;
+    if (a.time) time_all(a.only, a.csv);
+    return fails ? 1 : 0;
 }
 
 #endif

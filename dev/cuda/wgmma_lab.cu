@@ -140,38 +140,6 @@ static void free_bufs(bufs &B) {
     for (void *q : all) cudaFree(q);
 }
 
-static double nerr(const bf16 *own_d, const double *ref_d, size_t n, bool relu) {
-    std::vector<bf16> a(n);
-    std::vector<double> b(n);
-    CK(cudaMemcpy(a.data(), own_d, n * 2, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(b.data(), ref_d, n * 8, cudaMemcpyDeviceToHost));
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double r = relu ? std::max(b[i], 0.0) : b[i], v = __bfloat162float(a[i]);
-        if (!isfinite(v)) return INFINITY;
-        num += (v - r) * (v - r), den += r * r;
-    }
-    return sqrt(num) / std::max(sqrt(den), 1e-30);
-}
-
-static double nerr_f(const float *own_d, const double *ref_d, size_t n) { return lab_nerr(own_d, ref_d, n, false); }
-
-// the KCRS dw against the KRSC reference
-static double nerr_kcrs(const float *own_d, const double *ref_d, const cb_conv_params &p) {
-    size_t n = (size_t)p.k * p.c * p.r * p.s;
-    std::vector<float> a(n), t(n);
-    CK(cudaMemcpy(a.data(), own_d, n * 4, cudaMemcpyDeviceToHost));
-    for (long k = 0; k < p.k; k++)
-        for (long c = 0; c < p.c; c++)
-            for (long rs = 0; rs < p.r * p.s; rs++) t[(k * p.r * p.s + rs) * p.c + c] = a[(k * p.c + c) * p.r * p.s + rs];
-    float *d;
-    CK(cudaMalloc(&d, n * 4));
-    CK(cudaMemcpy(d, t.data(), n * 4, cudaMemcpyHostToDevice));
-    double e = nerr_f(d, ref_d, n);
-    cudaFree(d);
-    return e;
-}
-
 static bool bwd_ok(const cb_conv_params &p) { return p.stride_h == 1 && p.stride_w == 1 && p.k % 64 == 0 && p.c % 8 == 0; }
 
 // the backward filter's tiles: 0 (picked), 1, 2, 4 (cp.async), 6-10 (TMA: 128x128, 128x256, 256x128, 64x256, 64x128)
@@ -242,7 +210,7 @@ static int check_all(const char *only) {
                     run_wg(ph, p, B, t, relu);
                     CK(cudaGetLastError());
                     CK(cudaDeviceSynchronize());
-                    double e = ph == 0 ? nerr(B.y, ry, ny, relu) : ph == 1 ? nerr(B.dx, rdx, nx, false) : nerr_f(B.dw, rdw, nw);
+                    double e = ph == 0 ? lab_nerr(B.y, ry, ny, relu) : ph == 1 ? lab_nerr(B.dx, rdx, nx, false) : lab_nerr(B.dw, rdw, nw, false);
                     bool ok = e <= TOL;
                     runs++, fails += !ok;
                     printf("  %s tile %d %-8s%s err %.2e\n", ok ? "ok  " : "FAIL", t, phase_name[ph], few ? " 3 blocks" : "", e);
@@ -251,7 +219,7 @@ static int check_all(const char *only) {
                         run_wg(3, p, B, 0, false);
                         CK(cudaGetLastError());
                         CK(cudaDeviceSynchronize());
-                        e = nerr_kcrs(B.dwk, rdw, p), ok = e <= TOL, runs++, fails += !ok;
+                        e = lab_nerr_kcrs(B.dwk, rdw, p), ok = e <= TOL, runs++, fails += !ok;
                         printf("  %s tile 0 bwd-filt KCRS%s err %.2e\n", ok ? "ok  " : "FAIL", few ? " 3 blocks" : "", e);
                         cb_wg_red_scalar = 1; // the atomics one float each (before stop 44, 2026-11-28)
                         CK(cudaMemset(B.dw, 0xff, nw * 4));
@@ -259,7 +227,7 @@ static int check_all(const char *only) {
                         CK(cudaGetLastError());
                         CK(cudaDeviceSynchronize());
                         cb_wg_red_scalar = 0;
-                        e = nerr_f(B.dw, rdw, nw), ok = e <= TOL, runs++, fails += !ok;
+                        e = lab_nerr(B.dw, rdw, nw, false), ok = e <= TOL, runs++, fails += !ok;
                         printf("  %s tile 0 bwd-filt scalar atomics%s err %.2e\n", ok ? "ok  " : "FAIL", few ? " 3 blocks" : "", e);
                     }
                 }
@@ -421,17 +389,4 @@ static void time_all(const char *only, const char *csv_path) {
     cudnnDestroy(h);
 }
 
-int main(int argc, char **argv) {
-    lab_args a;
-    if (!lab_parse(argc, argv, &a)) return 2;
-    cudaDeviceProp prop;
-    CK(cudaGetDeviceProperties(&prop, 0));
-    printf("device: %s, %d SMs, cc %d.%d, cuDNN %zu\n", prop.name, prop.multiProcessorCount, prop.major, prop.minor, cudnnGetVersion());
-    if (!cb_wg_device_ok()) {
-        printf("not a compute capability 9.0 GPU: nothing to run\n");
-        return 1;
-    }
-    int fails = a.check ? check_all(a.only) : 0;
-    if (a.time) time_all(a.only, a.csv);
-    return fails ? 1 : 0;
-}
+int main(int argc, char **argv) { return lab_main(argc, argv, check_all, time_all, true); }
