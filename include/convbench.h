@@ -347,6 +347,8 @@ typedef struct cb_choice {
     unsigned flags;               // cb_choice_flag
     int pad_from, pad_to;         // CB_CHOICE_CHANNEL_PAD: the input channels before and after
     int fused_with;               // CB_CHOICE_FUSED / IN_FUSED: the other layer
+    double check_err;             // CB_CHOICE_GRAPH_API: ||its result - a legacy FMA algorithm's|| / ||legacy's|| on
+                                  // random operands at plan time (src/cudnn/graph.c); -1 not checked
 } cb_choice;
 
 // The one printer of a choice (net names the layer of fused_with).

@@ -35,6 +35,7 @@
 #ifdef CB_HAVE_CUDA
 #include "cpu/kernels.h"
 #include "cuda/conv_algo.h"
+#include "cuda/launch.h"
 #include "storage/format.h"
 #ifdef CB_HAVE_CUDA
 #include "cudnn/dnn.h"
@@ -61,7 +62,10 @@ static bool may_decline; // the case may be declined (UNSUPPORTED, a known reaso
 static bool tie_inputs; // inputs of five values, -1 to 1 by 0.5
 static const char *force_pool; // $CONVBENCH_AUTO_POOL as set for "auto": "own", "cudnn" or NULL
 static bool expect_blas; // the case must run every phase on cuBLAS (auto's 1x1 GEMM forced)
-static int expect_graph;  // 1: a conv (groups 1) that cuDNN computes must run its phases on graph-API plans ($CONVBENCH_DNN_GRAPH=force); -1: none (fp32)
+static int expect_graph;  // 1: a conv (groups 1) that cuDNN computes must run its phases on graph-API plans ($CONVBENCH_DNN_GRAPH=force),
+                          // each checked against the legacy algorithm within its bound; -1: none; 2: those it runs within
+                          // the bound, and graph_kept_out counts its cuDNN phases on legacy algorithms
+static int graph_kept_out;
 static bool expect_dw;   // the case must run every phase on the own depthwise kernels (auto's forced)
 static bool expect_wg;   // the case's conv must run on the own wgmma kernel (auto's forced, bf16 NHWC): every phase but a strided backward data
 static bool no_data_grad; // the execs skip the input's gradient (a channel-padded first conv then pads no gradient)
@@ -183,9 +187,12 @@ static bool cudnn_transform_algo(const cb_choice *c, cb_phase ph) {
     return false;
 #endif
 }
+// (a graph-API plan in fp32: its engine's method is not known, so the bound src/cudnn/graph.c admits
+// it under, checked against a legacy FMA algorithm, which is the transforms' bound)
 static double tol_phase(const cb_exec *g, int layer, cb_phase ph, const char *backend, cb_precision prec) {
     double t = tol_for(backend, prec);
-    if (prec == CB_PREC_FP32 && cudnn_transform_algo(cb_exec_choice(g, layer, ph), ph)) t = 3e-3;
+    const cb_choice *c = cb_exec_choice(g, layer, ph);
+    if (prec == CB_PREC_FP32 && (cudnn_transform_algo(c, ph) || (c->flags & CB_CHOICE_GRAPH_API))) t = 3e-3;
     return t;
 }
 
@@ -300,14 +307,23 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
     }
     if (expect_graph && L->op == CB_OP_CONV && L->p.conv.groups == 1) {
         bool all = true, any = false;
+        double worst = 0; // (the largest check_err of the graph plans; INFINITY where one was not checked)
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             const cb_choice *c = cb_exec_choice(g, last, (cb_phase)p);
             if (c->impl != CB_IMPL_CUDNN) continue; // (a phase not run, or an own kernel for padding cuDNN lacks)
             bool gr = c->flags & CB_CHOICE_GRAPH_API;
             all = all && gr, any = any || gr;
+            if (gr) worst = fmax(worst, c->check_err >= 0 ? c->check_err : INFINITY);
+            graph_kept_out += !gr;
         }
         snprintf(what, sizeof what, "%.100s runs %sgraph-API plans [%.40s]", name, expect_graph > 0 ? "" : "no ", g->lb[last].algo[0]);
-        check(what, (expect_graph > 0 ? all && any : !any) ? 0 : 1, 0);
+        if (expect_graph != 2) check(what, (expect_graph > 0 ? all && any : !any) ? 0 : 1, 0);
+        if (any) { // each checked against the legacy FMA algorithm at plan time, within the bound
+            snprintf(what, sizeof what, "%.100s graph plans checked against the legacy algorithm", name);
+#ifdef CB_HAVE_CUDA
+            check(what, worst, cb_dnn_graph_tol(prec));
+#endif
+        }
     }
     if (expect_blas) {
         snprintf(what, sizeof what, "%.100s runs on cuBLAS [%.40s]", name, g->lb[last].algo[0]);
@@ -2142,17 +2158,68 @@ static void env_refused(cb_net *net, const char *var, const char *value) {
 // plan wherever one runs): the conv cases in fp32 NCHW (no graph plan: fp32 keeps the legacy ones), tf32 and
 // bf16 NHWC against the reference, each convolution cuDNN computes having run its phases on graph
 // plans; then the small networks' SGD steps against the reference; and a bad value refused by name.
+// The plan-time check's kernels (src/cuda/elementwise.cu): random operands in [-1, 1), fp32 and bf16,
+// neither constant nor all of one sign; ||a - b|| / ||b|| against the host's, 0 for a buffer and
+// itself, INFINITY where a holds a NaN
+static void check_kernel_cases(void) {
+    enum { N = 4099 };
+    float *d = NULL, h[2][N];
+    uint16_t hb[N];
+    bool ok = cudaMalloc((void **)&d, 2 * N * sizeof(float)) == cudaSuccess;
+    ok = ok && cb_cuda_fill_uniform(N, d, 0, 11) == 0 && cb_cuda_fill_uniform(N, d + N, 0, 12) == 0 &&
+         cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess;
+    double num = 0, den = 0, lo = 1, hi = -1, mean = 0;
+    for (int i = 0; ok && i < N; i++) {
+        lo = fmin(lo, h[0][i]), hi = fmax(hi, h[0][i]), mean += h[0][i] / N;
+        num += ((double)h[0][i] - h[1][i]) * ((double)h[0][i] - h[1][i]), den += (double)h[1][i] * h[1][i];
+    }
+    printf("  plan-time check: uniform fp32 in [%.3f, %.3f], mean %.3f\n", lo, hi, mean);
+    check("plan-time check: fp32 values uniform in [-1, 1)", ok && lo >= -1 && hi < 1 && lo < -0.9 && hi > 0.9 && fabs(mean) < 0.05 ? 0 : 1, 0);
+    double want = sqrt(num / den), got = ok ? cb_cuda_nerr(N, d, d + N, 0) : -1;
+    check("plan-time check: ||a - b|| / ||b|| as the host's", fabs(got - want) / want, 1e-12);
+    check("plan-time check: a buffer against itself", ok ? cb_cuda_nerr(N, d, d, 0) : 1, 0);
+    float nan = NAN;
+    ok = ok && cudaMemcpy(d + 17, &nan, 4, cudaMemcpyHostToDevice) == cudaSuccess;
+    check("plan-time check: a NaN is off by any bound", ok && isinf(cb_cuda_nerr(N, d, d + N, 0)) ? 0 : 1, 0);
+    ok = ok && cb_cuda_fill_uniform(N, d, 1, 13) == 0 && cudaMemcpy(hb, d, sizeof hb, cudaMemcpyDeviceToHost) == cudaSuccess;
+    int neg = 0, distinct = 0;
+    bool in = true;
+    for (int i = 0; ok && i < N; i++) {
+        uint32_t u = (uint32_t)hb[i] << 16;
+        float v;
+        memcpy(&v, &u, 4);
+        in = in && v >= -1 && v < 1, neg += v < 0, distinct += i > 0 && hb[i] != hb[i - 1];
+    }
+    check("plan-time check: bf16 values in [-1, 1), of both signs", ok && in && neg > N / 3 && neg < 2 * N / 3 && distinct > N / 2 ? 0 : 1, 0);
+    cudaFree(d);
+}
+
 static void dnn_graph_cases(void) {
+    check_kernel_cases();
     setenv("CONVBENCH_DNN_GRAPH", "force", 1);
     cb_layout saved = test_layout;
     test_layout = CB_LAYOUT_NCHW;
-    expect_graph = -1; // fp32: the legacy algorithms only, even forced (src/cudnn/graph.c)
+    expect_graph = 1; // (fp32 too: each plan checked against the legacy FMA algorithm, src/cudnn/graph.c)
     conv_cases("cudnn", CB_PREC_FP32);
-    expect_graph = 1;
     conv_cases("cudnn", CB_PREC_TF32);
     test_layout = CB_LAYOUT_NHWC;
+    conv_cases("cudnn", CB_PREC_FP32);
     conv_cases("cudnn", CB_PREC_TF32);
     conv_cases("cudnn", CB_PREC_BF16);
+    // the check keeps out what is off: under a bound of 0, forced, a tf32 phase runs a graph plan
+    // only where its result equals the legacy FMA algorithm's (an FMA engine), and the tensor-core
+    // engines' phases go back to the legacy algorithms (some must)
+    setenv("CONVBENCH_DNN_GRAPH_TOL", "0", 1);
+    bool saved_small = small_only;
+    small_only = true;
+    expect_graph = 2, graph_kept_out = 0;
+    snprintf(pick_tag, sizeof pick_tag, " graph tol 0");
+    conv_cases("cudnn", CB_PREC_TF32);
+    printf("  graph plans forced under a bound of 0: %d cuDNN phases on legacy algorithms\n", graph_kept_out);
+    check("graph plans forced under a bound of 0: phases kept out", graph_kept_out > 0 ? 0 : 1, 0);
+    pick_tag[0] = 0;
+    small_only = saved_small;
+    unsetenv("CONVBENCH_DNN_GRAPH_TOL");
     expect_graph = 0;
     network_case_of("cudnn", CB_PREC_BF16, SMALL_RES);
     network_case_of("cudnn", CB_PREC_TF32, SMALL_BN);
@@ -2166,6 +2233,8 @@ static void dnn_graph_cases(void) {
     env_refused(net, "CONVBENCH_CONCAT", "memcpy");
     const char *bad_plans[] = {"0", "49", "6x", "-1"};
     for (int k = 0; k < 4; k++) env_refused(net, "CONVBENCH_DNN_GRAPH_PLANS", bad_plans[k]);
+    const char *bad_tol[] = {"-1e-3", "2", "1e-3x", "loose"};
+    for (int k = 0; k < 4; k++) env_refused(net, "CONVBENCH_DNN_GRAPH_TOL", bad_tol[k]);
     env_refused(net, "CONVBENCH_DNN_CPAD", "sometimes");
     env_refused(net, "CONVBENCH_FUSE_EPILOGUE", "sometimes");
     cb_net_free(net);
@@ -2231,7 +2300,7 @@ static void pick_cases(void) {
     cb_layout saved_layout = test_layout;
     small_only = true;
     for (int s = 0; s < 4; s++)
-        for (int graph = 0; graph < (st[s].prec == CB_PREC_FP32 ? 1 : 2); graph++) // (fp32: legacy algorithms only)
+        for (int graph = 0; graph < 2; graph++)
             for (int k = 0; k < picks; k++) {
                 char v[16];
                 snprintf(v, sizeof v, "%d", k);

@@ -207,7 +207,7 @@ struct cb_exec {
 
 // A choice of implementation impl, algorithm id algo (-1: none) named name, nothing measured.
 static inline cb_choice cb_choice_of(cb_impl impl, int algo, const char *name) {
-    cb_choice c = {.impl = impl, .algo = algo, .name = name ? name : "", .ms = -1, .rival_ms = -1, .fused_with = -1};
+    cb_choice c = {.impl = impl, .algo = algo, .name = name ? name : "", .ms = -1, .rival_ms = -1, .fused_with = -1, .check_err = -1};
     return c;
 }
 

@@ -18,6 +18,7 @@ void cb_choice_format(const cb_choice *c, const cb_net *net, char *buf, size_t n
 #define PUT(...) (k += (size_t)snprintf(buf + (k < n ? k : n - 1), k < n ? n - k : 1, __VA_ARGS__))
     PUT("%s%s", own_beside ? "own " : "", c->name ? c->name : "");
     if (c->flags & CB_CHOICE_GRAPH_API) PUT(" %d", c->algo); // (the engine's global index)
+    if ((c->flags & CB_CHOICE_GRAPH_API) && c->check_err >= 0) PUT(" (err %.0e)", c->check_err); // (graph.c's check)
     if (c->flags & CB_CHOICE_BN_PERSISTENT) PUT(" (persistent)");
     if (c->flags & CB_CHOICE_FALLBACK) PUT(" (fallback)");
     if (c->flags & CB_CHOICE_PAIRED) PUT(" f+b");

@@ -105,6 +105,11 @@ void cb_cuda_fill(size_t n, float *dst, float v);
 void cb_cuda_sgd(size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v);
 // dst (N, C_dst, inner) channel block at c_off <- src (N, C_src, inner), or the reverse when `out`
 void cb_cuda_concat_copy(int n, int c_dst, int c_src, int c_off, int inner, float *dst, const float *src, int to_slice);
+// Plan-time checks (they allocate and synchronise, unlike the rest): n values at p (fp32, or bf16
+// where bf16) drawn uniform in [-1, 1) from a hash of index and seed (0, or -1 on a CUDA error);
+// ||a - b|| / ||b|| over n values (INFINITY where a holds one not finite; -1 on a CUDA error)
+int cb_cuda_fill_uniform(size_t n, void *p, int bf16, uint64_t seed);
+double cb_cuda_nerr(size_t n, const void *a, const void *b, int bf16);
 
 #ifdef __cplusplus
 }

@@ -30,6 +30,8 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     if (cb_dnn_graph_plans() < 0)
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH_PLANS", NULL, "'%s' is not a count of plans from 1 to 48",
                        getenv("CONVBENCH_DNN_GRAPH_PLANS"));
+    if (cb_dnn_graph_tol(e->opts.precision) < 0)
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH_TOL", NULL, "'%s' is not a number from 0 to 1", getenv("CONVBENCH_DNN_GRAPH_TOL"));
     int cp; // $CONVBENCH_DNN_CPAD (cb_store_conv_cpad: unpadded only in tf32 under the graph race)
     if (cb_env_on_off("CONVBENCH_DNN_CPAD", &cp, err) != CB_OK) return CB_STATUS_ARG;
     bool cpad = cp >= 0 ? cp == 1 : e->opts.precision != CB_PREC_TF32 || cb_dnn_graph_mode_of(e->opts.precision) == CB_DNN_GRAPH_OFF;

@@ -10,13 +10,24 @@
 // the precision allows (and not compiled at run time, unless $CONVBENCH_DNN_GRAPH_RTC=1) are timed
 // on the layer's buffers (one run, then the mean of 3);
 // the fastest is kept when it beats the legacy pick (both picks by cb_choice_pick: a plan of less
-// workspace within --workspace-slack of the fastest is taken instead). $CONVBENCH_DNN_GRAPH: race (the default, tf32
-// and bf16), off, force (the fastest graph plan wherever one runs: tests); fp32 never (below). On
+// workspace within --workspace-slack of the fastest is taken instead). $CONVBENCH_DNN_GRAPH: race (the default),
+// off, force (the fastest graph plan wherever one runs: tests). On
 // the H200 (docs/results/2026-11-27-h200-dnngraph.md) the race puts VGG-A b64 tf32 NHWC's
 // convolutions on graph engines within 6% of PyTorch's cuDNN kernels (auto 16.99 -> 16.80 ms a
 // step), and timing 16 plans or the run-time compiled engines finds nothing faster.
+//
+// The engines' numerical notes are not trusted alone: no note marks every engine that computes
+// below fp32's accuracy (on the H200, 2026-11-25, engine 17 computed AlexNet conv2's NHWC fp32
+// filter gradient at 1.4e-3 relative error with no tensor-core note). So the plan a race would
+// take is first run on fresh random operands beside a legacy FMA algorithm (implicit GEMM) on the
+// same descriptors, and taken only when ||plan - legacy|| / ||legacy|| is within the precision's
+// bound (cb_dnn_graph_tol); otherwise the next is checked. fp32's bound is what cudnnFind's own FFT and
+// non-fused Winograd algorithms are allowed in fp32 (3e-3, tests/test_gpu.c), which is also how
+// PyTorch's fp32 computes (FFT, Winograd): the check keeps out what is worse, and the choice
+// carries the error measured (cb_choice.check_err).
 #include "cudnn/graph.h"
 #include "cuda/backend.h"
+#include "cuda/launch.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,22 +48,20 @@ struct dnn_gplan {
     int64_t ws_bytes;
     int64_t engine;      // the engine's global index
     uintptr_t align[3];  // the byte alignment each tensor was declared with
+    double check_err;    // ||plan - legacy FMA|| / ||legacy|| on random operands (check_plan); -1 not checked
 };
 
 int64_t cb_dnn_graph_engine(const dnn_gplan *g) { return g ? g->engine : -1; }
+double cb_dnn_graph_check_err(const dnn_gplan *g) { return g ? g->check_err : -1; }
 size_t cb_dnn_graph_workspace(const dnn_gplan *g) { return g ? (size_t)g->ws_bytes : 0; }
 
-// fp32 runs the legacy algorithms only: no engine note marks every engine that computes below fp32's
-// accuracy (on the H200, 2026-11-25, engine 17 computed AlexNet conv2's NHWC fp32 filter gradient at
-// 1.4e-3 relative error with no tensor-core note, where the legacy algorithms meet the tests' 1e-4), and the
-// fp32 cells the race was measured on gained nothing (AlexNet b128 NCHW 7.70 -> 7.71 ms).
 cb_dnn_graph_mode cb_dnn_graph_mode_of(cb_precision prec) {
+    (void)prec; // (every precision: the plans are checked, check_plan)
     const char *v = getenv("CONVBENCH_DNN_GRAPH");
-    cb_dnn_graph_mode m = !v || !*v || !strcmp(v, "race") ? CB_DNN_GRAPH_RACE
-                          : !strcmp(v, "off")              ? CB_DNN_GRAPH_OFF
-                          : !strcmp(v, "force")            ? CB_DNN_GRAPH_FORCE
-                                                           : CB_DNN_GRAPH_BAD;
-    return m != CB_DNN_GRAPH_BAD && prec == CB_PREC_FP32 ? CB_DNN_GRAPH_OFF : m;
+    return !v || !*v || !strcmp(v, "race") ? CB_DNN_GRAPH_RACE
+           : !strcmp(v, "off")              ? CB_DNN_GRAPH_OFF
+           : !strcmp(v, "force")            ? CB_DNN_GRAPH_FORCE
+                                            : CB_DNN_GRAPH_BAD;
 }
 
 int cb_dnn_graph_plans(void) {
@@ -266,6 +275,118 @@ static double time_plan(cudnnHandle_t h, dnn_gplan *g, void *const ptr[3], void 
     return ms / 3;
 }
 
+// The most a graph plan's result may differ from the legacy FMA algorithm's on the same random
+// operands, ||plan - legacy|| / ||legacy||: fp32, cudnnFind's own FFT and non-fused Winograd
+// algorithms' bound in fp32 (tests/test_gpu.c: 1e-3 to 1.5e-3 measured for AlexNet conv2's 5x5);
+// tf32 and bf16, twice the tests' per-layer tolerances (5e-3, 1.5e-2; the legacy side rounds too)
+// ($CONVBENCH_DNN_GRAPH_TOL, a number from 0 to 1, replaces it in every precision: tests)
+double cb_dnn_graph_tol(cb_precision prec) {
+    const char *v = getenv("CONVBENCH_DNN_GRAPH_TOL");
+    if (v && *v) {
+        char *end = NULL;
+        double t = strtod(v, &end);
+        return *end || !(t >= 0 && t <= 1) ? -1 : t;
+    }
+    return prec == CB_PREC_BF16 ? 3e-2 : prec == CB_PREC_TF32 ? 1e-2 : 3e-3;
+}
+
+// a tensor descriptor's elements as laid out (the last one's offset + 1) and whether they are bf16;
+// 0 where it cannot be read or holds another type
+static size_t tensor_span(cudnnTensorDescriptor_t td, int *bf16) {
+    cudnnDataType_t dt;
+    int n, c, h, w, ns, cs, hs, ws;
+    if (cudnnGetTensor4dDescriptor(td, &dt, &n, &c, &h, &w, &ns, &cs, &hs, &ws) != CUDNN_STATUS_SUCCESS ||
+        (dt != CUDNN_DATA_FLOAT && dt != CUDNN_DATA_BFLOAT16) || n < 1 || c < 1 || h < 1 || w < 1)
+        return 0;
+    *bf16 = dt == CUDNN_DATA_BFLOAT16;
+    return 1 + (size_t)(n - 1) * ns + (size_t)(c - 1) * cs + (size_t)(h - 1) * hs + (size_t)(w - 1) * ws;
+}
+static size_t filter_span(cudnnFilterDescriptor_t wd, int *bf16) {
+    cudnnDataType_t dt;
+    cudnnTensorFormat_t fmt;
+    int k, c, r, s;
+    if (cudnnGetFilter4dDescriptor(wd, &dt, &fmt, &k, &c, &r, &s) != CUDNN_STATUS_SUCCESS ||
+        (dt != CUDNN_DATA_FLOAT && dt != CUDNN_DATA_BFLOAT16) || k < 1 || c < 1 || r < 1 || s < 1)
+        return 0;
+    *bf16 = dt == CUDNN_DATA_BFLOAT16;
+    return (size_t)k * c * r * s;
+}
+
+// phase p by a legacy algorithm that multiplies in fp32 (implicit GEMM first; FMA math where the
+// data is fp32) on buffers x, w, y (the output among them), workspace ws of wsz bytes: false where
+// none of them runs
+static bool legacy_ref(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
+                       cudnnConvolutionDescriptor_t cd, cb_phase p, bool fp32_data, void *x, void *w, void *y, void *ws, size_t wsz) {
+    static const cudnnConvolutionFwdAlgo_t fa[] = {CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM,
+                                                   CUDNN_CONVOLUTION_FWD_ALGO_GEMM};
+    static const cudnnConvolutionBwdDataAlgo_t da[] = {CUDNN_CONVOLUTION_BWD_DATA_ALGO_1, CUDNN_CONVOLUTION_BWD_DATA_ALGO_0};
+    static const cudnnConvolutionBwdFilterAlgo_t wa[] = {CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_0,
+                                                         CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3};
+    cudnnMathType_t saved = CUDNN_DEFAULT_MATH;
+    cudnnGetConvolutionMathType(cd, &saved);
+    if (fp32_data) cudnnSetConvolutionMathType(cd, CUDNN_FMA_MATH);
+    const float one = 1, zero = 0;
+    bool ran = false;
+    for (int k = 0; !ran && k < 3; k++) {
+        size_t need = 0;
+        cudnnStatus_t st = CUDNN_STATUS_NOT_SUPPORTED;
+        if (p == CB_PHASE_FORWARD) {
+            if (cudnnGetConvolutionForwardWorkspaceSize(h, xd, wd, cd, yd, fa[k], &need) == CUDNN_STATUS_SUCCESS && need <= wsz)
+                st = cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, fa[k], ws, wsz, &zero, yd, y);
+        } else if (p == CB_PHASE_BWD_DATA) {
+            if (k < 2 && cudnnGetConvolutionBackwardDataWorkspaceSize(h, wd, yd, cd, xd, da[k], &need) == CUDNN_STATUS_SUCCESS && need <= wsz)
+                st = cudnnConvolutionBackwardData(h, &one, wd, w, yd, y, cd, da[k], ws, wsz, &zero, xd, x);
+        } else if (cudnnGetConvolutionBackwardFilterWorkspaceSize(h, xd, yd, cd, wd, wa[k], &need) == CUDNN_STATUS_SUCCESS && need <= wsz) {
+            st = cudnnConvolutionBackwardFilter(h, &one, xd, x, yd, y, cd, wa[k], ws, wsz, &zero, wd, w);
+        }
+        ran = st == CUDNN_STATUS_SUCCESS && cudaDeviceSynchronize() == cudaSuccess;
+    }
+    cudnnSetConvolutionMathType(cd, saved);
+    return ran;
+}
+
+// plan g's ||result - legacy|| / ||legacy|| for phase p on fresh random operands in buffers of its
+// own (uniform in [-1, 1), seeded by the shape), against legacy_ref; -1 where it could not be
+// measured (*why says: no memory for the operands, no legacy algorithm ran, a CUDA error)
+static double check_plan(cudnnHandle_t h, dnn_gplan *g, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
+                         cudnnConvolutionDescriptor_t cd, cb_phase p, void *ws, size_t wsz, const char **why) {
+    int bx = 0, bw = 0, by = 0;
+    size_t n[3] = {tensor_span(xd, &bx), filter_span(wd, &bw), tensor_span(yd, &by)};
+    int bf[3] = {bx, bw, by};
+    *why = "a descriptor it cannot read";
+    if (!n[0] || !n[1] || !n[2]) return -1;
+    int out = p == CB_PHASE_FORWARD ? 2 : p == CB_PHASE_BWD_DATA ? 0 : 1; // (the operand the phase writes)
+    void *buf[3] = {NULL, NULL, NULL}, *ref = NULL;
+    double err = -1;
+    *why = "no memory for its operands";
+    bool ok = true;
+    for (int k = 0; k < 3; k++) ok = ok && cudaMalloc(&buf[k], n[k] * (bf[k] ? 2 : 4)) == cudaSuccess;
+    ok = ok && cudaMalloc(&ref, n[out] * (bf[out] ? 2 : 4)) == cudaSuccess;
+    if (ok) {
+        *why = "a CUDA error";
+        uint64_t seed = 0x5EED ^ ((uint64_t)n[0] << 20) ^ ((uint64_t)n[1] << 7) ^ (uint64_t)n[2];
+        for (int k = 0; ok && k < 3; k++)
+            ok = k == out ? cudaMemset(buf[k], 0, n[k] * (bf[k] ? 2 : 4)) == cudaSuccess
+                          : cb_cuda_fill_uniform(n[k], buf[k], bf[k], seed + (uint64_t)k) == 0;
+        ok = ok && cudaMemset(ref, 0, n[out] * (bf[out] ? 2 : 4)) == cudaSuccess && cudaDeviceSynchronize() == cudaSuccess;
+        ok = ok && cb_dnn_graph_exec(h, g, buf[0], buf[1], buf[2], ws) && cudaDeviceSynchronize() == cudaSuccess;
+        if (ok) {
+            void *r[3] = {buf[0], buf[1], buf[2]};
+            r[out] = ref;
+            *why = "no legacy algorithm ran it";
+            ok = legacy_ref(h, xd, wd, yd, cd, p, !bf[0] && !bf[1] && !bf[2], r[0], r[1], r[2], ws, wsz);
+        }
+        if (ok) {
+            *why = "a CUDA error";
+            err = cb_cuda_nerr(n[out], buf[out], ref, bf[out]);
+        }
+    }
+    for (int k = 0; k < 3; k++) cudaFree(buf[k]);
+    cudaFree(ref);
+    cudaGetLastError();
+    return ok ? err : -1;
+}
+
 double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
                               cudnnConvolutionDescriptor_t cd, cb_phase p, cb_precision prec, const cb_dnn_race_opts *ro, const void *x,
                               const void *w, const void *y, void *ws, size_t wsz, dnn_gplan **best, int64_t *lost) {
@@ -335,7 +456,7 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
             }
             dnn_gplan *g = calloc(1, sizeof *g);
             if (!g) abort();
-            g->plan = plan, g->ws_bytes = need, g->engine = engine;
+            g->plan = plan, g->ws_bytes = need, g->engine = engine, g->check_err = -1;
             memcpy(g->align, al, sizeof al);
             double ms = time_plan(h, g, ptr, ws);
             timed++;
@@ -356,9 +477,30 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
         drop(heur);
     }
     drop(graph), drop(op), drop(conv), drop(tx), drop(tw), drop(ty);
-    // $CONVBENCH_DNN_PICK=K: the K-th plan that ran (the last where fewer), whatever its time
-    int j = pick >= 0 ? (ncand ? (pick < ncand ? pick : ncand - 1) : -1) : cb_choice_pick(cand_ms, cand_ws, ncand, ro->slack);
+    // $CONVBENCH_DNN_PICK=K: the K-th plan that ran (the last where fewer), whatever its time; the
+    // pick checked against the legacy algorithm, and dropped (the next picked) where it is off
+    int j = -1;
+    while (ncand > 0) {
+        j = pick >= 0 ? (pick < ncand ? pick : ncand - 1) : cb_choice_pick(cand_ms, cand_ws, ncand, ro->slack);
+        if (j < 0) break;
+        const char *why = "";
+        double err = check_plan(h, cand[j], xd, wd, yd, cd, p, ws, wsz, &why);
+        cand[j]->check_err = err;
+        if (err >= 0 && err <= cb_dnn_graph_tol(prec)) break;
+        if (ro->trace) {
+            if (err >= 0)
+                fprintf(stderr, "%s: engine %lld left out: %.2e from the legacy algorithm's result, over %.0e\n", ro->trace,
+                        (long long)cand[j]->engine, err, cb_dnn_graph_tol(prec));
+            else fprintf(stderr, "%s: engine %lld left out: not checked (%s)\n", ro->trace, (long long)cand[j]->engine, why);
+        }
+        gplan_free(cand[j]);
+        for (int k = j; k + 1 < ncand; k++) cand[k] = cand[k + 1], cand_ms[k] = cand_ms[k + 1], cand_ws[k] = cand_ws[k + 1];
+        ncand--, j = -1;
+    }
     double best_ms = j >= 0 ? cand_ms[j] : -1;
+    if (j >= 0 && ro->trace)
+        fprintf(stderr, "%s: engine %lld checked: %.2e from the legacy algorithm's result\n", ro->trace, (long long)cand[j]->engine,
+                cand[j]->check_err);
     for (int k = 0; k < ncand; k++)
         if (k == j) *best = cand[k];
         else gplan_free(cand[k]);

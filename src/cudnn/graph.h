@@ -7,10 +7,13 @@
 
 typedef enum { CB_DNN_GRAPH_RACE, CB_DNN_GRAPH_OFF, CB_DNN_GRAPH_FORCE, CB_DNN_GRAPH_BAD } cb_dnn_graph_mode;
 // $CONVBENCH_DNN_GRAPH for precision prec: race (the default: unset or empty), off, force; anything
-// else CB_DNN_GRAPH_BAD. fp32 is always CB_DNN_GRAPH_OFF: its legacy algorithms only (graph.c says why).
+// else CB_DNN_GRAPH_BAD; the same in every precision (each plan taken is checked first: graph.c).
 cb_dnn_graph_mode cb_dnn_graph_mode_of(cb_precision prec);
 // $CONVBENCH_DNN_GRAPH_PLANS: plans the race times per phase (6 when unset; -1: not a number in 1..48)
 int cb_dnn_graph_plans(void);
+// the most a plan's result may differ from a legacy FMA algorithm's, ||plan - legacy|| / ||legacy||,
+// on random operands (graph.c); $CONVBENCH_DNN_GRAPH_TOL replaces it (-1: not a number in 0..1)
+double cb_dnn_graph_tol(cb_precision prec);
 // $CONVBENCH_DNN_GRAPH_RTC=1: engines compiled at run time (NVRTC) may race too
 bool cb_dnn_graph_rtc(void);
 
@@ -18,7 +21,8 @@ bool cb_dnn_graph_rtc(void);
 // graph operation: every engine config the heuristics list whose numerics e's precision allows
 // and whose workspace fits wsz and the limit, timed on X (x, or dx for the data gradient), W (w,
 // or dw) and Y (y, or dy) with workspace ws; *best gets the plan cb_choice_pick takes (the fastest,
-// or one of less workspace within e's workspace slack; NULL: none ran). Returns
+// or one of less workspace within e's workspace slack; NULL: none ran) among those whose result on
+// random operands is within the precision's bound of a legacy FMA algorithm's (graph.c). Returns
 // its ms (mean of 3 after one), -1 when none ran. *lost: the engine whose plan took the device
 // down (an error no later call survives: the race stops there, *best NULL), else -1.
 double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const void *w, const void *y, void *ws, size_t wsz,
@@ -44,6 +48,9 @@ bool cb_dnn_graph_exec(cudnnHandle_t h, dnn_gplan *g, const void *x, const void 
 // pointer less aligned than the plan was built for, or cuDNN refused): the caller falls back.
 bool cb_dnn_graph_run(cb_exec *e, dnn_gplan *g, const void *x, const void *w, const void *y, void *ws);
 int64_t cb_dnn_graph_engine(const dnn_gplan *g); // the engine's global index
+// ||its result - a legacy FMA algorithm's|| / ||legacy's|| on random operands, measured before the
+// race returned it (-1: not checked)
+double cb_dnn_graph_check_err(const dnn_gplan *g);
 // the graph operation of phase p built from these legacy descriptors and finalised: what the race
 // builds before it needs a handle (no GPU needed; a test of the descriptors' attributes)
 bool cb_dnn_graph_op_ok(cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,

@@ -273,7 +273,7 @@ static cb_status plan_conv(cb_exec *e, int i, cb_error *err) {
             l->g[p] = g;
             b->ws[p] = cb_dnn_graph_workspace(g);
             b->choice[p] = cb_choice_of(CB_IMPL_CUDNN, (int)cb_dnn_graph_engine(g), "cuDNN graph engine");
-            b->choice[p].ms = ms, b->choice[p].rival_ms = dnn_ms[p];
+            b->choice[p].ms = ms, b->choice[p].rival_ms = dnn_ms[p], b->choice[p].check_err = cb_dnn_graph_check_err(g);
             b->choice[p].flags |= CB_CHOICE_RACED | CB_CHOICE_GRAPH_API | (gm == CB_DNN_GRAPH_FORCE ? CB_CHOICE_FORCED : 0);
             dnn_ms[p] = ms;
         } else if (g) l->galt[p] = g, l->galt_ms[p] = ms; // (the step check's candidate)
@@ -653,12 +653,13 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo) {
     if (best == l->nalt[p]) { // the graph race's plan
         l->g[p] = l->galt[p], l->galt[p] = NULL;
         c.algo = (int)cb_dnn_graph_engine(l->g[p]), c.name = "cuDNN graph engine", c.flags |= CB_CHOICE_GRAPH_API;
+        c.check_err = cb_dnn_graph_check_err(l->g[p]);
         c.workspace = cb_dnn_graph_workspace(l->g[p]);
     } else {
         const struct dnn_alt *a = &l->alt[p][best];
         if (on_graph) l->galt[p] = l->g[p], l->g[p] = NULL, l->galt_ms[p] = b->choice[p].ms;
         set_legacy(l, p, a->algo, a->math);
-        c.algo = a->algo, c.name = algo_name(NAMES[p], NN[p], a->algo), c.workspace = a->ws;
+        c.algo = a->algo, c.name = algo_name(NAMES[p], NN[p], a->algo), c.workspace = a->ws, c.check_err = -1;
     }
     c.ms = best_ms;
     b->choice[p] = c;
