@@ -65,7 +65,7 @@ static bool expect_blas; // the case must run every phase on cuBLAS (auto's 1x1 
 static int expect_graph;  // 1: a conv (groups 1) that cuDNN computes must run its phases on graph-API plans ($CONVBENCH_DNN_GRAPH=force),
                           // each checked against the legacy algorithm within its bound; -1: none; 2: those it runs within
                           // the bound, and graph_kept_out counts its cuDNN phases on legacy algorithms
-static int graph_kept_out;
+static int graph_kept_out, graph_noted; // (and graph_noted its execs that noted a plan left out)
 static bool expect_dw;   // the case must run every phase on the own depthwise kernels (auto's forced)
 static bool expect_wg;   // the case's conv must run on the own wgmma kernel (auto's forced, bf16 NHWC): every phase but a strided backward data
 static bool no_data_grad; // the execs skip the input's gradient (a channel-padded first conv then pads no gradient)
@@ -316,6 +316,7 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
             if (gr) worst = fmax(worst, c->check_err >= 0 ? c->check_err : INFINITY);
             graph_kept_out += !gr;
         }
+        for (int k = 0; expect_graph == 2 && k < cb_exec_note_count(g); k++) graph_noted += strstr(cb_exec_note_at(g, k), "left out of the race") != NULL;
         snprintf(what, sizeof what, "%.100s runs %sgraph-API plans [%.40s]", name, expect_graph > 0 ? "" : "no ", g->lb[last].algo[0]);
         if (expect_graph != 2) check(what, (expect_graph > 0 ? all && any : !any) ? 0 : 1, 0);
         if (any) { // each checked against the legacy FMA algorithm at plan time, within the bound
@@ -2212,11 +2213,12 @@ static void dnn_graph_cases(void) {
     setenv("CONVBENCH_DNN_GRAPH_TOL", "0", 1);
     bool saved_small = small_only;
     small_only = true;
-    expect_graph = 2, graph_kept_out = 0;
+    expect_graph = 2, graph_kept_out = 0, graph_noted = 0;
     snprintf(pick_tag, sizeof pick_tag, " graph tol 0");
     conv_cases("cudnn", CB_PREC_TF32);
     printf("  graph plans forced under a bound of 0: %d cuDNN phases on legacy algorithms\n", graph_kept_out);
     check("graph plans forced under a bound of 0: phases kept out", graph_kept_out > 0 ? 0 : 1, 0);
+    check("graph plans forced under a bound of 0: the plans left out noted", graph_noted > 0 ? 0 : 1, 0);
     pick_tag[0] = 0;
     small_only = saved_small;
     unsetenv("CONVBENCH_DNN_GRAPH_TOL");

@@ -304,7 +304,7 @@ static cb_status cal_graph(ctx *c, const conv_arg *a, cb_phase ph, cb_precision 
     double ms = -1, ws = 0;
     int64_t lost = -1;
     // (the pick the backend makes, cb_choice_pick's workspace slack included)
-    const cb_dnn_race_opts ro = {c->o->workspace_limit, -1, CB_WORKSPACE_SLACK_DEFAULT, NULL};
+    const cb_dnn_race_opts ro = {c->o->workspace_limit, -1, CB_WORKSPACE_SLACK_DEFAULT, NULL, NULL, NULL};
     if (cb_dnn_graph_race_desc(c->dnn, a->xd, a->wd, a->yd, a->cd, ph, prec, &ro, x, w, y, c->ws, c->ws_bytes, &g.g, &lost) >= 0 &&
         g.g) {
         ws = (double)cb_dnn_graph_workspace(g.g);

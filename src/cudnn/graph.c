@@ -247,10 +247,17 @@ double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const voi
     static const char *const PH[CB_PHASE_COUNT] = {"forward", "backward-data", "backward-filter"};
     char trace[160];
     snprintf(trace, sizeof trace, "note: layer '%s' %s graph plan", e->net->layers[i].name, PH[p]);
+    int left = 0;
+    const char *why = "";
     cb_dnn_race_opts ro = {(double)e->opts.workspace_limit, cb_dnn_state(e)->pick, e->opts.workspace_slack,
-                           e->opts.verbose > 0 ? trace : NULL};
-    return cb_dnn_graph_race_desc(cb_dnn_state(e)->h, l->xd, l->wd, l->yd, l->cd[p], p, e->opts.precision, &ro, x, w, y, ws, wsz, best,
-                                  lost);
+                           e->opts.verbose > 0 ? trace : NULL, &left, &why};
+    double ms = cb_dnn_graph_race_desc(cb_dnn_state(e)->h, l->xd, l->wd, l->yd, l->cd[p], p, e->opts.precision, &ro, x, w, y, ws, wsz,
+                                       best, lost);
+    // (a plan the race would have taken, kept out by the check: never silently)
+    if (left)
+        cb_exec_note(e, "layer '%s' %s: %d cuDNN graph plan%s left out of the race before the %s, the first: %s (--verbose: each)",
+                     e->net->layers[i].name, PH[p], left, left > 1 ? "s" : "", *best ? "one taken" : "legacy algorithm", why);
+    return ms;
 }
 
 // ms of 3 runs of plan g after the one before (events on the handle's stream); -1 when one failed,
@@ -347,23 +354,23 @@ static bool legacy_ref(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterD
 
 // plan g's ||result - legacy|| / ||legacy|| for phase p on fresh random operands in buffers of its
 // own (uniform in [-1, 1), seeded by the shape), against legacy_ref; -1 where it could not be
-// measured (*why says: no memory for the operands, no legacy algorithm ran, a CUDA error)
+// measured (*why says why: no memory for the operands, no legacy algorithm ran, a CUDA error)
 static double check_plan(cudnnHandle_t h, dnn_gplan *g, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
                          cudnnConvolutionDescriptor_t cd, cb_phase p, void *ws, size_t wsz, const char **why) {
     int bx = 0, bw = 0, by = 0;
     size_t n[3] = {tensor_span(xd, &bx), filter_span(wd, &bw), tensor_span(yd, &by)};
     int bf[3] = {bx, bw, by};
-    *why = "a descriptor it cannot read";
+    *why = "not checked, a descriptor it cannot read";
     if (!n[0] || !n[1] || !n[2]) return -1;
     int out = p == CB_PHASE_FORWARD ? 2 : p == CB_PHASE_BWD_DATA ? 0 : 1; // (the operand the phase writes)
     void *buf[3] = {NULL, NULL, NULL}, *ref = NULL;
     double err = -1;
-    *why = "no memory for its operands";
+    *why = "not checked, no memory for its operands";
     bool ok = true;
     for (int k = 0; k < 3; k++) ok = ok && cudaMalloc(&buf[k], n[k] * (bf[k] ? 2 : 4)) == cudaSuccess;
     ok = ok && cudaMalloc(&ref, n[out] * (bf[out] ? 2 : 4)) == cudaSuccess;
     if (ok) {
-        *why = "a CUDA error";
+        *why = "not checked, a CUDA error";
         uint64_t seed = 0x5EED ^ ((uint64_t)n[0] << 20) ^ ((uint64_t)n[1] << 7) ^ (uint64_t)n[2];
         for (int k = 0; ok && k < 3; k++)
             ok = k == out ? cudaMemset(buf[k], 0, n[k] * (bf[k] ? 2 : 4)) == cudaSuccess
@@ -373,11 +380,11 @@ static double check_plan(cudnnHandle_t h, dnn_gplan *g, cudnnTensorDescriptor_t 
         if (ok) {
             void *r[3] = {buf[0], buf[1], buf[2]};
             r[out] = ref;
-            *why = "no legacy algorithm ran it";
+            *why = "not checked, no legacy algorithm ran it";
             ok = legacy_ref(h, xd, wd, yd, cd, p, !bf[0] && !bf[1] && !bf[2], r[0], r[1], r[2], ws, wsz);
         }
         if (ok) {
-            *why = "a CUDA error";
+            *why = "not checked, a CUDA error";
             err = cb_cuda_nerr(n[out], buf[out], ref, bf[out]);
         }
     }
@@ -487,11 +494,13 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
         double err = check_plan(h, cand[j], xd, wd, yd, cd, p, ws, wsz, &why);
         cand[j]->check_err = err;
         if (err >= 0 && err <= cb_dnn_graph_tol(prec)) break;
+        if (ro->left_out && !(*ro->left_out)++ && ro->left_why)
+            *ro->left_why = err >= 0 ? "its result off the legacy algorithm's beyond the precision's bound" : why;
         if (ro->trace) {
             if (err >= 0)
                 fprintf(stderr, "%s: engine %lld left out: %.2e from the legacy algorithm's result, over %.0e\n", ro->trace,
                         (long long)cand[j]->engine, err, cb_dnn_graph_tol(prec));
-            else fprintf(stderr, "%s: engine %lld left out: not checked (%s)\n", ro->trace, (long long)cand[j]->engine, why);
+            else fprintf(stderr, "%s: engine %lld left out: %s\n", ro->trace, (long long)cand[j]->engine, why);
         }
         gplan_free(cand[j]);
         for (int k = j; k + 1 < ncand; k++) cand[k] = cand[k + 1], cand_ms[k] = cand_ms[k + 1], cand_ws[k] = cand_ws[k + 1];

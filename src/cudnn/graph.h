@@ -30,11 +30,15 @@ double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const voi
 // How a race picks: workspace within ws_limit (bytes); pick, the index $CONVBENCH_DNN_PICK names
 // (-1: by time); slack, cb_choice_pick's (the least workspace among those this much slower than
 // the fastest at most); trace, when not NULL, every timed candidate printed to stderr after it
+// left_out, when not NULL, gets how many plans the check dropped, and left_why the first one's reason
+// (static text: over the bound, or why it could not be checked)
 typedef struct cb_dnn_race_opts {
     double ws_limit;
     int pick;
     double slack;
     const char *trace;
+    int *left_out;
+    const char **left_why;
 } cb_dnn_race_opts;
 // The race itself, on a handle and legacy descriptors (a layer's, or calibrate's): the engines
 // whose numerics precision prec allows, workspace within wsz and ro->ws_limit; timed with events on
