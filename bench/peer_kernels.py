@@ -1,7 +1,7 @@
 """Where PyTorch's time goes on one workload of bench/peer_pytorch.py (a measuring tool, not part of
 convbench): torch.profiler over a few forward+backward steps, the GPU kernels summed per name and
 divided by the steps, the largest first. For comparing with convbench's per-layer profile.
-  python3 bench/peer_kernels.py NET MODE LAYOUT [--steps 5] [--top 30]"""
+  python3 bench/peer_kernels.py NET MODE LAYOUT [--steps 5] [--top 30] [--graph-dir DIR: NET.graph.json for a net not built in]"""
 import argparse, collections, os, sys
 import torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -11,12 +11,15 @@ ap = argparse.ArgumentParser(description=__doc__)
 ap.add_argument('net'); ap.add_argument('mode'); ap.add_argument('layout')
 ap.add_argument('--steps', type=int, default=5); ap.add_argument('--top', type=int, default=30)
 ap.add_argument('--update', action='store_true'); ap.add_argument('--batch', type=int)
+ap.add_argument('--graph-dir', help='NAME.graph.json files (convbench summary NET --graph --format json) for nets not built in')
 a = ap.parse_args()
 P.set_mode(a.mode)
-ctor, b, hw = P.NETS[a.net]
+P.GRAPH_DIR = a.graph_dir
+ctor, b, hw = P.NETS[a.net] if a.net in P.NETS else P.graph_net(a.net)
 b = a.batch or b
 m = ctor().to(P.dev)
-x = torch.randn(b, 3, hw, hw, device=P.dev)
+c, h, w = hw if isinstance(hw, tuple) else (3, hw, hw)
+x = torch.randn(b, c, h, w, device=P.dev)
 if a.layout == 'nhwc':
     m = m.to(memory_format=torch.channels_last); x = x.contiguous(memory_format=torch.channels_last)
 opt = torch.optim.SGD(m.parameters(), lr=0.01) if a.update else None

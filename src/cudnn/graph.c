@@ -255,8 +255,9 @@ double cb_dnn_graph_race(cb_exec *e, int i, cb_phase p, const void *x, const voi
                                        best, lost);
     // (a plan the race would have taken, kept out by the check: never silently)
     if (left)
-        cb_exec_note(e, "layer '%s' %s: %d cuDNN graph plan%s left out of the race before the %s, the first: %s (--verbose: each)",
-                     e->net->layers[i].name, PH[p], left, left > 1 ? "s" : "", *best ? "one taken" : "legacy algorithm", why);
+        cb_exec_note(e, "layer '%s' %s: %d cuDNN graph plan%s left out of the race (%s), the first: %s (--verbose: each)",
+                     e->net->layers[i].name, PH[p], left, left > 1 ? "s" : "",
+                     *best ? "a slower one raced the legacy algorithm" : "none left to race the legacy algorithm", why);
     return ms;
 }
 
