@@ -121,7 +121,7 @@ assert d['schema_version'] == 2 and d['verb'] == 'fullpass'
 assert d['argv'] == ['convbench', 'fullpass', 'fashion-lenet', '--batch', '4', '--warmup', '0', '--iters', '2', '--format', 'json', '--quiet']
 assert d['command'] == 'convbench fullpass fashion-lenet --batch 4 --warmup 0 --iters 2 --format json --quiet'
 assert d['update'] is False and d['data_grad'] is True and isinstance(d['convbench_dirty'], bool) and d['convbench_commit']
-assert d['host_max_rss_mb'] > 0 and d['memory_mb'] > 0
+assert d['host_max_rss_mb'] > 0 and d['memory_mb'] > 0 and 0 < d['plan_s'] < 60
 s = [x for x in d['tables']['samples'] if x['phase'] == 'total']
 assert [x['iteration'] for x in s] == [0, 1] and all(x['ms'] > 0 for x in s)
 r = {x['phase'].strip(): x for x in d['tables']['fullpass']}['total']
@@ -148,6 +148,11 @@ if "$cb" algos 2>/dev/null | grep -q igemm-simt; then
         CONVBENCH_WG_BLOCKS=0x3 expect "CONVBENCH_WG_BLOCKS refused by name ($be)" 2 "CONVBENCH_WG_BLOCKS: '0x3' is not a count of blocks" -- "$cb" fullpass fashion-lenet --backend $be --batch 2 --warmup 0 --iters 1 --quiet
         CONVBENCH_WG_TMA=yes expect "CONVBENCH_WG_TMA refused by name ($be)" 2 "CONVBENCH_WG_TMA: 'yes' is not on, off, 1 or 0" -- "$cb" fullpass fashion-lenet --backend $be --batch 2 --warmup 0 --iters 1 --quiet
         CONVBENCH_FP32_3XTF32=fast expect "CONVBENCH_FP32_3XTF32 refused by name ($be)" 2 "CONVBENCH_FP32_3XTF32: 'fast' is not on, off, 1 or 0" -- "$cb" fullpass fashion-lenet --backend $be --batch 2 --warmup 0 --iters 1 --quiet
+    done
+    for be in cudnn auto; do # (the graph race's check bound: a number from 0 to 1)
+        for v in 2 -1e-3 1e-3x; do
+            CONVBENCH_DNN_GRAPH_TOL=$v expect "CONVBENCH_DNN_GRAPH_TOL=$v refused by name ($be)" 2 "CONVBENCH_DNN_GRAPH_TOL: '$v' is not a number from 0 to 1" -- "$cb" fullpass fashion-lenet --backend $be --batch 2 --warmup 0 --iters 1 --quiet
+        done
     done
 fi
 CONVBENCH_GRAD_ROUTE=alias expect "CONVBENCH_GRAD_ROUTE refused by name" 2 "CONVBENCH_GRAD_ROUTE: 'alias' is not direct or copy" -- "$cb" fullpass fashion-lenet --batch 2 --warmup 0 --iters 1 --quiet

@@ -256,7 +256,9 @@ static int run(int argc, char **argv) {
     cb_error err = {0};
     bool on_gpu = strcmp(ro.backend, "cpu") && strcmp(ro.backend, "ref");
     size_t dev_base = on_gpu ? gpu_mem_used() : 0, dev_peak = dev_base;
+    double t_plan = cb_now_ms(); // (planning: the buffers, every race and check, the step check)
     cb_exec *e = cb_exec_create(net, &eo, &err);
+    t_plan = (cb_now_ms() - t_plan) / 1e3;
     if (!e) {
         cb_net_free(net);
         return cli_fail(&cmd_fullpass, &err);
@@ -364,6 +366,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_bool(r, "update", update);
     cb_report_meta_str(r, "criterion", no_criterion ? "none" : "softmax cross-entropy");
     cb_report_meta_bool(r, "data_grad", !ro.no_data_grad);
+    cb_report_meta_num(r, "plan_s", t_plan);
     cb_report_meta_num(r, "memory_mb", (double)cb_exec_peak_bytes(e) / (1 << 20));
     cb_report_meta_num(r, "host_max_rss_mb", cb_env_max_rss_mb());
     if (on_gpu && dev_peak > dev_base) cb_report_meta_num(r, "device_peak_mb", (double)(dev_peak - dev_base) / (1 << 20));
@@ -444,7 +447,8 @@ static int run(int argc, char **argv) {
                        at < 0 ? "before the step" : bwd ? "the backward of layer '" : "the forward of layer '", at < 0 ? "" : cb_exec_net(e)->layers[at].name,
                        at < 0 ? "" : "'");
     }
-    cb_report_note(r, "memory_mb: the planned buffers; host_max_rss_mb: the process's measured peak resident memory%s",
+    cb_report_note(r, "plan_s: the seconds planning took (buffers, the races of algorithms and their checks, the step check), "
+                      "before the warm-up; memory_mb: the planned buffers; host_max_rss_mb: the process's measured peak resident memory%s",
                    on_gpu ? "; device_peak_mb: the measured high-water mark of device memory in use (cudaMemGetInfo "
                             "after start-up and after each step) above what was in use before" : "");
     rc = cli_emit(&cmd_fullpass, r, &o, fmt);
