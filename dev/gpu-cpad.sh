@@ -15,7 +15,7 @@ if [ "${TEST:-1}" != 0 ]; then
     echo "test_gpu --part dnngraph (rc $?, $((SECONDS - t)) s): $(tail -1 $R/t_dnngraph.txt)"; grep -E "^FAIL" $R/t_dnngraph.txt | head -20
 fi
 DEADLINE=${DEADLINE:-300}; t0=$SECONDS
-echo "| cell | channel copies | step ms | conv phases padded |"; echo "|---|---|---:|---:|"
+echo "| cell | channel copies | step ms | conv phases padded | plan s |"; echo "|---|---|---:|---:|---:|"
 for c in ${CELLS-gen-inception-s3:128:fp32 gen-resnet-s2:96:fp32 gen-inception-s2:192:fp32 googlenet:128:fp32}; do
     IFS=: read -r n b prec <<<"$c"; net=$n; [ -f /tmp/gn/$n.json ] && net=/tmp/gn/$n.json
     for cp in on off; do
@@ -25,10 +25,10 @@ for c in ${CELLS-gen-inception-s3:128:fp32 gen-resnet-s2:96:fp32 gen-inception-s
             2>$R/fp-$n-$b-$prec-$cp.txt || { echo "fullpass $c $cp failed: $(tail -2 $R/fp-$n-$b-$prec-$cp.txt)"; continue; }
         python3 - $R/fp-$n-$b-$prec-$cp.json "$c" $cp <<'PY'
 import json, sys
-t = json.load(open(sys.argv[1]))['tables']
+d = json.load(open(sys.argv[1])); t = d['tables']
 step = [r['median_ms'] for r in t['fullpass'] if r['phase'].strip() == 'total'][0]
 pad = sum(1 for r in t.get('layers', []) for k, v in r.items() if k.startswith('algo') and v and '(C ' in str(v))
-print('| %s | %s | %.3f | %d |' % (sys.argv[2], sys.argv[3], step, pad))
+print('| %s | %s | %.3f | %d | %.1f |' % (sys.argv[2], sys.argv[3], step, pad, d.get('plan_s', -1)))
 PY
     done
 done
