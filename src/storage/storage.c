@@ -26,8 +26,9 @@ const char *cb_store_fmt_label(int fmt) {
 // to 37 MiB. In bf16 unpadded gained at most 0.13 ms (ResNet-50 b64) and cost workspace (ResNet-50
 // 8 -> 55 MiB, VGG-A 16 -> 51: two cells' planned peaks went above PyTorch's); with the legacy
 // algorithms alone ResNet-50 b64 bf16 was 0.28 ms slower unpadded. So the padding is left out only
-// in tf32 under the graph race (fp32 runs the legacy algorithms only): d->cpad, set by the cudnn
-// backend (CONVBENCH_DNN_CPAD=on|off forces it).
+// in tf32 under the graph race. fp32 keeps it: its graph race (since 2026-11-28) has not been
+// measured unpadded (dev/gpu-cpad.sh). d->cpad, set by the cudnn backend (CONVBENCH_DNN_CPAD=on|off
+// forces it).
 int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L) {
     int64_t c = L->p.conv.cin;
     if (!cb_store_nhwc(e) || !cb_store_of(e)->cpad || L->p.conv.groups != 1) return c;
