@@ -7,6 +7,7 @@
 #define CB_DEV_CONV_REF_CUH
 
 #include "core/ops.h"
+#include "lab.cuh"
 
 #include <cuda_bf16.h>
 
@@ -65,14 +66,8 @@ template <class T> __global__ void ref_bwd_filter(cb_conv_params p, const T *x, 
         if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
         acc += lab_v(dy[j * p.k + k]) * lab_v(x[(((long)n * p.h + ih) * p.w + iw) * p.c + c]);
     }
-    __shared__ double part[256];
-    part[threadIdx.x] = acc;
-    __syncthreads();
-    for (int o = 128; o > 0; o >>= 1) {
-        if (threadIdx.x < o) part[threadIdx.x] += part[threadIdx.x + o];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) dw[i] = part[0];
+    acc = lab_block_sum256(acc);
+    if (threadIdx.x == 0) dw[i] = acc;
 }
 
 // host values on the bf16 grid in [-1, 1) (8 significant bits: exact in bf16 and in tf32, so every

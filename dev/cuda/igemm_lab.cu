@@ -122,14 +122,8 @@ __global__ void ref_bwd_filter(cb_conv_params p, const float *x, const float *dy
         if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) continue;
         acc += (double)dy[(((long)n * p.k + k) * p.p + op) * p.q + oq] * x[(((long)n * p.c + g * cg + c) * p.h + ih) * p.w + iw];
     }
-    __shared__ double part[256];
-    part[threadIdx.x] = acc;
-    __syncthreads();
-    for (int o = 128; o > 0; o >>= 1) {
-        if (threadIdx.x < o) part[threadIdx.x] += part[threadIdx.x + o];
-        __syncthreads();
-    }
-    if (threadIdx.x == 0) dw[i] = part[0];
+    acc = lab_block_sum256(acc);
+    if (threadIdx.x == 0) dw[i] = acc;
 }
 
 // ---- helpers ----------------------------------------------------------------------------------

@@ -15,6 +15,18 @@
 #include <string.h>
 #include <vector>
 
+// the sum of v over a block of 256 threads, in thread 0 (the float64 references' reductions)
+__device__ __forceinline__ double lab_block_sum256(double v) {
+    __shared__ double part[256];
+    part[threadIdx.x] = v;
+    __syncthreads();
+    for (int o = 128; o > 0; o >>= 1) {
+        if (threadIdx.x < o) part[threadIdx.x] += part[threadIdx.x + o];
+        __syncthreads();
+    }
+    return part[0];
+}
+
 #define CK(x) cuda_check((x), __FILE__, __LINE__)
 static void cuda_check(cudaError_t e, const char *f, int l) {
     if (e != cudaSuccess) {
