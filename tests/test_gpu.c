@@ -285,11 +285,11 @@ static void layer_case(const char *backend, cb_precision prec, const char *label
     char what[256];
     if (L->op == CB_OP_POOL && !strcmp(backend, "auto")) check_auto_pool(g, last, name);
     // under NHWC, cudnn and auto pad a convolution's unaligned input channels (and say so) but in
-    // tf32 under cuDNN's graph race (not CONVBENCH_DNN_GRAPH=off), or as CONVBENCH_DNN_CPAD says
+    // bf16, or without cuDNN's graph race (CONVBENCH_DNN_GRAPH=off), or as CONVBENCH_DNN_CPAD says
     if (L->op == CB_OP_CONV && test_layout == CB_LAYOUT_NHWC && strcmp(backend, "cuda") && L->p.conv.groups == 1 &&
         L->p.conv.cin % (prec == CB_PREC_BF16 ? 8 : 4) != 0) {
         const char *cp = getenv("CONVBENCH_DNN_CPAD"), *gm = getenv("CONVBENCH_DNN_GRAPH");
-        bool want = cp && *cp ? !strcmp(cp, "on") : prec != CB_PREC_TF32 || (gm && !strcmp(gm, "off"));
+        bool want = cp && *cp ? !strcmp(cp, "on") : prec == CB_PREC_BF16 || (gm && !strcmp(gm, "off"));
         bool padded = cb_exec_choice(g, last, CB_PHASE_FORWARD)->flags & CB_CHOICE_CHANNEL_PAD;
         snprintf(what, sizeof what, "%s channels %s [%s]", name, want ? "padded" : "as they are", g->lb[last].algo[0]);
         check(what, padded == want ? 0 : 1, 0);

@@ -39,7 +39,7 @@ size_t cb_weight_copy_bytes(const cb_layer *L, cb_precision p, cb_layout l) {
     if (L->op != CB_OP_CONV || (l != CB_LAYOUT_NHWC && !bf16)) return 0;
     cb_conv_params q;
     cb_conv_params_of(L, &q);
-    int64_t c = q.groups > 1 ? q.c / q.groups : l == CB_LAYOUT_NHWC && p != CB_PREC_TF32 ? cb_conv_cpad_to(q.c, bf16) : q.c;
+    int64_t c = q.groups > 1 ? q.c / q.groups : l == CB_LAYOUT_NHWC && cb_conv_cpad_default(p) ? cb_conv_cpad_to(q.c, bf16) : q.c;
     return (size_t)((int64_t)q.k * c * q.r * q.s) * (bf16 ? 2 : 4);
 }
 

@@ -31,6 +31,9 @@ static inline int64_t cb_conv_cpad_to(int64_t c, bool bf16) {
     int64_t a = bf16 ? 8 : 4;
     return (c + a - 1) / a * a;
 }
+// Does the cudnn backend pad them by default in precision p under cuDNN's graph race (storage.c
+// says why): only in bf16. fp32 and tf32 take the channels as they are (the graph engines do).
+static inline bool cb_conv_cpad_default(cb_precision p) { return p == CB_PREC_BF16; }
 
 typedef struct cb_pool_params {
     int n, c, h, w;        // input (N, C, H, W)
@@ -59,8 +62,7 @@ typedef struct cb_bn_params {
 void cb_conv_params_of(const cb_layer *L, cb_conv_params *p);
 // Bytes of conv or FC layer L's weights as the GPU backends' storage keeps a copy of them for
 // precision p and layout l (src/storage/storage.c): a convolution's on NHWC or bf16 storage (KRSC
-// under NHWC, its input channels padded as cb_conv_cpad_to but in tf32, whose graph engines take them
-// as they are), an FC layer's on bf16; 0 where the layer reads its fp32 masters. The plans that
+// under NHWC, its input channels padded as cb_conv_cpad_to where cb_conv_cpad_default says: in bf16), an FC layer's on bf16; 0 where the layer reads its fp32 masters. The plans that
 // place these copies without a GPU use it (summary's, the model's).
 size_t cb_weight_copy_bytes(const cb_layer *L, cb_precision p, cb_layout l);
 

@@ -32,9 +32,9 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
                        getenv("CONVBENCH_DNN_GRAPH_PLANS"));
     if (cb_dnn_graph_tol(e->opts.precision) < 0)
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH_TOL", NULL, "'%s' is not a number from 0 to 1", getenv("CONVBENCH_DNN_GRAPH_TOL"));
-    int cp; // $CONVBENCH_DNN_CPAD (cb_store_conv_cpad: unpadded only in tf32 under the graph race)
+    int cp; // $CONVBENCH_DNN_CPAD (cb_store_conv_cpad: padded in bf16, or without the graph race)
     if (cb_env_on_off("CONVBENCH_DNN_CPAD", &cp, err) != CB_OK) return CB_STATUS_ARG;
-    bool cpad = cp >= 0 ? cp == 1 : e->opts.precision != CB_PREC_TF32 || cb_dnn_graph_mode_of(e->opts.precision) == CB_DNN_GRAPH_OFF;
+    bool cpad = cp >= 0 ? cp == 1 : cb_conv_cpad_default(e->opts.precision) || cb_dnn_graph_mode_of(e->opts.precision) == CB_DNN_GRAPH_OFF;
     cb_status st = cb_cuda_init_state(e, err);
     if (st == CB_OK) st = cb_store_init(e, cpad, err);
     if (st == CB_OK) st = cb_blas_init(e, err);

@@ -186,9 +186,9 @@ static bool cudnn_same_copy(const cb_conv_params *p, cb_conv_params *xs) {
 
 // The cudnn backend's input-channel padding on NHWC storage (cb_store_conv_cpad): a dense
 // convolution whose input channels are not a multiple of 16 bytes' worth runs on a zero-padded copy
-// of its input, except in tf32, where the graph race's engines take them as they are.
+// of its input in bf16 (cb_conv_cpad_default); fp32's and tf32's graph engines take them as they are.
 static int model_cpad(const cb_model_opts *o, const cb_conv_params *p) {
-    if (o->layout != CB_LAYOUT_NHWC || o->precision == CB_PREC_TF32 || p->groups != 1) return p->c;
+    if (o->layout != CB_LAYOUT_NHWC || !cb_conv_cpad_default(o->precision) || p->groups != 1) return p->c;
     return (int)cb_conv_cpad_to(p->c, o->precision == CB_PREC_BF16);
 }
 // A training step's forward makes conv / FC layer L's weights again in the storage's format from the

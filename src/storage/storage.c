@@ -25,10 +25,12 @@ const char *cb_store_fmt_label(int fmt) {
 // ab_calls1_3.md) VGG-A b64 tf32's step went from 15.73 to 15.15 ms unpadded, its workspace from 834
 // to 37 MiB. In bf16 unpadded gained at most 0.13 ms (ResNet-50 b64) and cost workspace (ResNet-50
 // 8 -> 55 MiB, VGG-A 16 -> 51: two cells' planned peaks went above PyTorch's); with the legacy
-// algorithms alone ResNet-50 b64 bf16 was 0.28 ms slower unpadded. So the padding is left out only
-// in tf32 under the graph race. fp32 keeps it: its graph race (since 2026-11-28) has not been
-// measured unpadded (dev/gpu-cpad.sh). d->cpad, set by the cudnn backend (CONVBENCH_DNN_CPAD=on|off
-// forces it).
+// algorithms alone ResNet-50 b64 bf16 was 0.28 ms slower unpadded. In fp32 under the graph race
+// (since 2026-11-28) unpadded won every cell measured (2026-11-28-cpad, dev/gpu-cpad.sh, auto, fp32
+// NHWC, ms per step padded/unpadded): the Inception-like random network seed 3 b128 10.12/8.06,
+// seed 2 b192 68.39/53.55, the ResNet-like seed 2 b96 17.03/15.30, GoogLeNet b128 37.40/36.27, and
+// less memory in each. So the padding stays only in bf16 (cb_conv_cpad_default) and where the graph
+// race is off. d->cpad, set by the cudnn backend (CONVBENCH_DNN_CPAD=on|off forces it).
 int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L) {
     int64_t c = L->p.conv.cin;
     if (!cb_store_nhwc(e) || !cb_store_of(e)->cpad || L->p.conv.groups != 1) return c;

@@ -52,7 +52,7 @@ void *cb_store_alloc(cb_exec *e, size_t bytes);
 cb_status cb_store_init(cb_exec *e, bool cpad, cb_error *err);
 void cb_store_destroy(cb_exec *e);
 
-// Under NHWC with cpad (the cudnn backend's choice: all but tf32 under cuDNN's graph race), a convolution
+// Under NHWC with cpad (the cudnn backend's choice: bf16, or any precision without cuDNN's graph race), a convolution
 // whose input channels are not a multiple of 16 bytes' worth runs on a copy of its input with zero
 // channels added: the padded channel count (else L->p.conv.cin).
 int64_t cb_store_conv_cpad(const cb_exec *e, const cb_layer *L);
