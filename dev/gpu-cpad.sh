@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# fp32 NHWC with unaligned input channels: cuDNN's convolutions on zero-padded input copies (the
-# default in fp32 and bf16, cb_store_conv_cpad) against the channels as they are (CONVBENCH_DNN_CPAD=off,
-# tf32's default under the graph race, whose engines take any C), now that fp32 races the graph
-# engines too (2026-11-28-fp32graph: the Inception-like random network, seed 3, was 8% slower than
+# NHWC with unaligned input channels: cuDNN's convolutions on zero-padded input copies
+# (CONVBENCH_DNN_CPAD=on; the default in bf16 alone since 2026-11-28-cpad, cb_conv_cpad_default) against
+# the channels as they are (off: fp32's and tf32's default under the graph race, whose engines take
+# any C). 2026-11-28-cpad's call 1 measured fp32 (the Inception-like random network, seed 3, had been 8% slower than
 # eager PyTorch, its channels odd). On the GPU machine, in one call: build; test_gpu --part dnngraph
 # (TEST=0 leaves it out); then per cell, auto with the copies (on) and without (off), fullpass
 # --update --no-data-grad --no-criterion --per-layer (the padded-copy time inside each conv row), and
 # PyTorch's kernels for the random networks' cells (bench/peer_kernels.py through their graphs).
-#   CELLS="gen-inception-s3:128:fp32 googlenet:128:fp32" bash dev/gpu-cpad.sh     (results: $OUT/cpad.tgz)
+#   CELLS="gen-inception-s3:128:fp32 googlenet:128:fp32" PEER_CELLS="gen-inception-s3:128:fp32" bash dev/gpu-cpad.sh
+# (results: $OUT/cpad.tgz; the precision of a cell is any of fp32, tf32, bf16)
 set -u; NAME=cpad; . dev/gpu-prep.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 if [ "${TEST:-1}" != 0 ]; then
@@ -32,9 +33,9 @@ print('| %s | %s | %.3f | %d | %.1f |' % (sys.argv[2], sys.argv[3], step, pad, d
 PY
     done
 done
-for c in ${PEER_CELLS-gen-inception-s3:128}; do
-    IFS=: read -r n b <<<"$c"; [ -f /tmp/gn/$n.json ] || continue
+for c in ${PEER_CELLS-gen-inception-s3:128:fp32}; do
+    IFS=: read -r n b prec <<<"$c"; [ -f /tmp/gn/$n.json ] || continue
     $B/convbench summary /tmp/gn/$n.json --graph --batch $b --format json --quiet --output $R/$n.graph.json &&
-        timeout 120 python3 bench/peer_kernels.py $n fp32 nhwc --update --batch $b --graph-dir $R > $R/peer-$n.txt 2>&1; head -20 $R/peer-$n.txt
+        timeout 120 python3 bench/peer_kernels.py $n ${prec:-fp32} nhwc --update --batch $b --graph-dir $R > $R/peer-$n.txt 2>&1; head -${PEER_TOP:-20} $R/peer-$n.txt
 done
 tar -C /tmp -czf $OUT/cpad.tgz cpad
