@@ -233,6 +233,10 @@ if "$cb" algos 2>/dev/null | grep -q igemm-simt; then # a CUDA build
         expect "auto nhwc without a GPU" 3 "no CUDA device" -- "$cb" fullpass alexnet --backend auto --layout nhwc
     fi
     expect "cuda nhwc refused" 2 "backend cuda stores nchw only" -- "$cb" fullpass alexnet --backend cuda --layout nhwc
+    if nvidia-smi -L >/dev/null 2>&1; then # (on a GPU machine) --verbose shows what cuDNN's graph race was offered, and what it left out
+        expect "cudnn --verbose: the graph race's lists" 0 "the heuristics list offers" -- \
+            "$cb" fullpass fashion-lenet --batch 4 --backend cudnn --precision tf32 --layout nhwc --warmup 0 --iters 1 --verbose
+    fi
 else
     expect "cudnn nhwc bf16 without CUDA" 2 "no CUDA" -- "$cb" fullpass alexnet --backend cudnn --layout nhwc --precision bf16
 fi

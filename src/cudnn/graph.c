@@ -179,7 +179,10 @@ bool cb_dnn_graph_op_ok(cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, 
 
 // may an engine with these numerical notes compute precision prec? fp32: no tensor cores (TF32);
 // never inputs converted down (to fp16) or a reduction in reduced precision
-static bool notes_ok(bdesc cfg, cb_precision prec, int64_t *engine) {
+// Why the race leaves engine config cfg out, or NULL where it may run: its numerical notes in
+// precision prec (inputs converted down, a reduced-precision reduction; tensor cores in fp32), or
+// compiled at run time (NVRTC: a second or more to finalise; $CONVBENCH_DNN_GRAPH_RTC=1 lets them in)
+static const char *notes_why(bdesc cfg, cb_precision prec, int64_t *engine) {
     bdesc eng = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
     int64_t got = 0;
     cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
@@ -188,21 +191,24 @@ static bool notes_ok(bdesc cfg, cb_precision prec, int64_t *engine) {
     if (ok && cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &got, engine) != CUDNN_STATUS_SUCCESS)
         *engine = -1;
     got = 0;
-    ok = ok && cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT,
-                                        &got, notes) == CUDNN_STATUS_SUCCESS;
-    for (int64_t j = 0; ok && j < got; j++)
-        ok = notes[j] != CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS && notes[j] != CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION &&
-             !(prec == CB_PREC_FP32 && notes[j] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE);
-    // engines compiled at run time (NVRTC) take a second or more to finalise: left out of the race
-    // unless $CONVBENCH_DNN_GRAPH_RTC=1
+    const char *why = NULL;
+    if (!ok || cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, CUDNN_NUMERICAL_NOTE_TYPE_COUNT,
+                                        &got, notes) != CUDNN_STATUS_SUCCESS)
+        why = "its engine or numerical notes not readable";
+    for (int64_t j = 0; !why && j < got; j++)
+        why = notes[j] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS                 ? "numerical note: inputs converted down"
+              : notes[j] == CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION       ? "numerical note: reduced-precision reduction"
+              : prec == CB_PREC_FP32 && notes[j] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ? "numerical note: tensor cores (fp32)"
+                                                                                   : NULL;
     cudnnBackendBehaviorNote_t beh[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
     got = 0;
-    if (ok && !cb_dnn_graph_rtc() &&
+    if (!why && !cb_dnn_graph_rtc() &&
         cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &got,
                                  beh) == CUDNN_STATUS_SUCCESS)
-        for (int64_t j = 0; j < got; j++) ok = ok && beh[j] != CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+        for (int64_t j = 0; !why && j < got; j++)
+            if (beh[j] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) why = "compiled at run time (CONVBENCH_DNN_GRAPH_RTC=1 lets it in)";
     drop(eng);
-    return ok;
+    return why;
 }
 
 static void gplan_free(dnn_gplan *g) {
@@ -436,6 +442,9 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
             drop(heur);
             continue;
         }
+        if (ro->trace)
+            fprintf(stderr, "%s: the %s list offers %lld engine config%s (%d read at most)\n", ro->trace, m ? "fallback" : "heuristics",
+                    (long long)count, count == 1 ? "" : "s", MAX_CFGS);
         if (count > MAX_CFGS) count = MAX_CFGS;
         bdesc cfg[MAX_CFGS] = {0};
         int64_t made = 0;
@@ -447,7 +456,11 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
             got = 0;
         for (int64_t c = 0; c < got && timed < max_timed; c++) {
             int64_t engine = -1;
-            if (!notes_ok(cfg[c], prec, &engine)) continue;
+            const char *skip = notes_why(cfg[c], prec, &engine);
+            if (skip) { // (--verbose: every config the heuristics offered, and why one did not run)
+                if (ro->trace) fprintf(stderr, "%s: engine %lld (%s list) left out: %s\n", ro->trace, (long long)engine, m ? "fallback" : "heuristics", skip);
+                continue;
+            }
             bool seen = false;
             for (int k = 0; m == 1 && k < ntried; k++) seen |= tried[k] == engine && engine >= 0;
             if (seen) continue; // (the fallback list repeats mode A's engines; within a list, knob variants differ)
@@ -459,6 +472,12 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
             if (!plan || cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got, &need) !=
                              CUDNN_STATUS_SUCCESS ||
                 need < 0 || (size_t)need > wsz || (double)need > ws_limit) {
+                if (ro->trace)
+                    fprintf(stderr, "%s: engine %lld (%s list) left out: %s\n", ro->trace, (long long)engine, m ? "fallback" : "heuristics",
+                            !plan ? "its plan not finalised (not supported)" : need < 0 ? "its workspace size not readable" : "workspace beyond the limit");
+                if (ro->trace && plan && need >= 0)
+                    fprintf(stderr, "%s: engine %lld: workspace %.2f MiB, limit %.2f MiB\n", ro->trace, (long long)engine, need / 1048576.0,
+                            (wsz < ws_limit ? (double)wsz : ws_limit) / 1048576.0);
                 drop(plan);
                 continue;
             }
@@ -478,6 +497,8 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
             }
             if (ro->trace && ms >= 0)
                 fprintf(stderr, "%s: engine %lld, %.4f ms, workspace %.2f MiB\n", ro->trace, (long long)engine, ms, need / 1048576.0);
+            else if (ro->trace)
+                fprintf(stderr, "%s: engine %lld (%s list) left out: it failed to run\n", ro->trace, (long long)engine, m ? "fallback" : "heuristics");
             if (ms >= 0 && ncand < MAX_TIMED) cand[ncand] = g, cand_ms[ncand] = ms, cand_ws[ncand++] = (size_t)need;
             else gplan_free(g);
         }
