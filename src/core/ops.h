@@ -62,8 +62,9 @@ typedef struct cb_bn_params {
 void cb_conv_params_of(const cb_layer *L, cb_conv_params *p);
 // Bytes of conv or FC layer L's weights as the GPU backends' storage keeps a copy of them for
 // precision p and layout l (src/storage/storage.c): a convolution's on NHWC or bf16 storage (KRSC
-// under NHWC, its input channels padded as cb_conv_cpad_to where cb_conv_cpad_default says: in bf16), an FC layer's on bf16; 0 where the layer reads its fp32 masters. The plans that
-// place these copies without a GPU use it (summary's, the model's).
+// under NHWC, its input channels padded as cb_conv_cpad_to where cb_conv_cpad_default says: in
+// bf16), an FC layer's on bf16; 0 where the layer reads its fp32 masters. The plans that place these
+// copies without a GPU use it (summary's, the model's).
 size_t cb_weight_copy_bytes(const cb_layer *L, cb_precision p, cb_layout l);
 
 // Does pool layer L's output size follow from its leading pads on both sides (what cuDNN's pooling

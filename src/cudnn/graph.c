@@ -6,15 +6,15 @@
 // layer's legacy descriptors (the same tensors, filter, padding, strides, dilation, data and
 // compute types), so the graph path runs exactly the convolution the legacy one does, on the same
 // buffers: the heuristics' engine configs (mode A, then the fallback list) are finalised into
-// plans, and the first 6 ($CONVBENCH_DNN_GRAPH_PLANS) within the workspace limit whose numerics
-// the precision allows (and not compiled at run time, unless $CONVBENCH_DNN_GRAPH_RTC=1) are timed
-// on the layer's buffers (one run, then the mean of 3);
+// plans, and the first of each list ($CONVBENCH_DNN_GRAPH_PLANS=N: the first N over both) within the
+// workspace limit whose numerics the precision allows (and not compiled at run time, unless
+// $CONVBENCH_DNN_GRAPH_RTC=1) are timed on the layer's buffers (one run, then the mean of 3);
 // the fastest is kept when it beats the legacy pick (both picks by cb_choice_pick: a plan of less
 // workspace within --workspace-slack of the fastest is taken instead). $CONVBENCH_DNN_GRAPH: race (the default),
 // off, force (the fastest graph plan wherever one runs: tests). On
 // the H200 (docs/results/2026-11-27-h200-dnngraph.md) the race puts VGG-A b64 tf32 NHWC's
 // convolutions on graph engines within 6% of PyTorch's cuDNN kernels (auto 16.99 -> 16.80 ms a
-// step), and timing 16 plans or the run-time compiled engines finds nothing faster.
+// step). (That run's "timing 16 plans finds nothing faster" timed two: see MAX_CFGS.)
 //
 // The engines' numerical notes are not trusted alone: no note marks every engine that computes
 // below fp32's accuracy (on the H200, 2026-11-25, engine 17 computed AlexNet conv2's NHWC fp32
@@ -35,10 +35,15 @@
 
 typedef cudnnBackendDescriptor_t bdesc;
 
-// MAX_CFGS: engine configs read from each heuristics list; plans timed per phase: the heuristics'
-// first that run, DEF_TIMED unless $CONVBENCH_DNN_GRAPH_PLANS says (1..MAX_TIMED; planning a
-// ResNet-50 times 53 x 3 phases)
-enum { UID_X = 1, UID_W = 2, UID_Y = 3, MAX_CFGS = 24, DEF_TIMED = 6, MAX_TIMED = 2 * MAX_CFGS };
+// MAX_CFGS: engine configs read from each heuristics list; plans timed per phase: unless
+// $CONVBENCH_DNN_GRAPH_PLANS says (1..MAX_TIMED over both lists), the first of each list that
+// finalises (ONE_PER_LIST; planning a ResNet-50 times 53 x 3 phases). Until 2026-11-28 (night) the
+// workspace query wrote its element count over the list's, so every race stopped after the first
+// config of each list whatever $CONVBENCH_DNN_GRAPH_PLANS said; every figure recorded before
+// then ran that. It stays the default until the wider race is measured on a GPU (docs/results/
+// 2026-11-28-cpad.md: on gen-vgg seed 3 tf32 the race saw two plans for a layer where eager
+// PyTorch's cuDNN runs a kernel 2.7x faster).
+enum { UID_X = 1, UID_W = 2, UID_Y = 3, MAX_CFGS = 24, ONE_PER_LIST = 0, MAX_TIMED = 2 * MAX_CFGS };
 
 struct dnn_gplan {
     bdesc plan;
@@ -66,7 +71,7 @@ cb_dnn_graph_mode cb_dnn_graph_mode_of(cb_precision prec) {
 
 int cb_dnn_graph_plans(void) {
     const char *v = getenv("CONVBENCH_DNN_GRAPH_PLANS");
-    if (!v || !*v) return DEF_TIMED;
+    if (!v || !*v) return ONE_PER_LIST;
     char *end = NULL;
     long n = strtol(v, &end, 10);
     return *end || n < 1 || n > MAX_TIMED ? -1 : (int)n;
@@ -177,8 +182,6 @@ bool cb_dnn_graph_op_ok(cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, 
     return ok;
 }
 
-// may an engine with these numerical notes compute precision prec? fp32: no tensor cores (TF32);
-// never inputs converted down (to fp16) or a reduction in reduced precision
 // Why the race leaves engine config cfg out, or NULL where it may run: its numerical notes in
 // precision prec (inputs converted down, a reduced-precision reduction; tensor cores in fp32), or
 // compiled at run time (NVRTC: a second or more to finalise; $CONVBENCH_DNN_GRAPH_RTC=1 lets them in)
@@ -431,7 +434,8 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
     // the heuristics' list (mode A), then the fallback list: engine configs, best guess first
     static const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
     int64_t tried[2 * MAX_CFGS];
-    int ntried = 0, timed = 0, max_timed = cb_dnn_graph_plans();
+    const int want = cb_dnn_graph_plans(); // (0: the first of each list)
+    int ntried = 0, timed = 0, max_timed = want > 0 ? want : MAX_TIMED;
     for (int m = 0; graph && m < 2 && timed < max_timed; m++) {
         bdesc heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
         heur = done(heur, heur && set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &graph) &&
@@ -454,7 +458,8 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
         if (made && cudnnBackendGetAttribute(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, made, &got, cfg) !=
                         CUDNN_STATUS_SUCCESS)
             got = 0;
-        for (int64_t c = 0; c < got && timed < max_timed; c++) {
+        bool finalised = false; // (one of this list's configs made a plan)
+        for (int64_t c = 0; c < got && timed < max_timed && !(want == ONE_PER_LIST && finalised); c++) {
             int64_t engine = -1;
             const char *skip = notes_why(cfg[c], prec, &engine);
             if (skip) { // (--verbose: every config the heuristics offered, and why one did not run)
@@ -468,16 +473,17 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
             bdesc plan = make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
             plan = done(plan, plan && set(plan, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &h) &&
                                   set(plan, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &cfg[c]));
-            int64_t need = 0;
-            if (!plan || cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &got, &need) !=
-                             CUDNN_STATUS_SUCCESS ||
-                need < 0 || (size_t)need > wsz || (double)need > ws_limit) {
-                if (ro->trace)
+            int64_t need = -1, nv = 0; // (nv: its own count, never the list's)
+            finalised |= plan != NULL;
+            bool sized = plan && cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &nv, &need) ==
+                                     CUDNN_STATUS_SUCCESS && need >= 0;
+            if (!sized || (size_t)need > wsz || (double)need > ws_limit) {
+                if (ro->trace && sized) // (--verbose)
+                    fprintf(stderr, "%s: engine %lld (%s list) left out: workspace %.2f MiB beyond the limit, %.2f MiB\n", ro->trace,
+                            (long long)engine, m ? "fallback" : "heuristics", need / 1048576.0, (wsz < ws_limit ? (double)wsz : ws_limit) / 1048576.0);
+                else if (ro->trace)
                     fprintf(stderr, "%s: engine %lld (%s list) left out: %s\n", ro->trace, (long long)engine, m ? "fallback" : "heuristics",
-                            !plan ? "its plan not finalised (not supported)" : need < 0 ? "its workspace size not readable" : "workspace beyond the limit");
-                if (ro->trace && plan && need >= 0)
-                    fprintf(stderr, "%s: engine %lld: workspace %.2f MiB, limit %.2f MiB\n", ro->trace, (long long)engine, need / 1048576.0,
-                            (wsz < ws_limit ? (double)wsz : ws_limit) / 1048576.0);
+                            plan ? "its workspace size not readable" : "its plan not finalised (not supported for this shape)");
                 drop(plan);
                 continue;
             }
