@@ -2308,6 +2308,10 @@ static void pick_cases(void) {
                 snprintf(v, sizeof v, "%d", k);
                 setenv("CONVBENCH_DNN_PICK", v, 1);
                 setenv("CONVBENCH_DNN_GRAPH", graph ? "force" : "off", 1);
+                // (every plan picked timed: the race times the first of each list by default)
+                char np_s[16];
+                snprintf(np_s, sizeof np_s, "%d", picks < 48 ? picks : 48);
+                setenv("CONVBENCH_DNN_GRAPH_PLANS", np_s, 1);
                 snprintf(pick_tag, sizeof pick_tag, " pick %d%s", k, graph ? " graph" : "");
                 test_layout = st[s].lay;
                 expect_graph = graph ? 1 : -1;
@@ -2318,6 +2322,7 @@ static void pick_cases(void) {
             }
     unsetenv("CONVBENCH_DNN_PICK");
     unsetenv("CONVBENCH_DNN_GRAPH");
+    unsetenv("CONVBENCH_DNN_GRAPH_PLANS");
     pick_tag[0] = 0;
     small_only = saved_small;
     test_layout = saved_layout;
