@@ -126,45 +126,27 @@ extern "C" void cb_cuda_concat_copy(int n, int c_dst, int c_src, int c_off, int 
 
 // Plan-time numerical checks (src/cudnn/graph.c checks a graph plan against a legacy algorithm):
 // n values (fp32, or bf16 where bf16) drawn uniform in [-1, 1) from a hash of their index and the
-// seed, and ||a - b|| / ||b|| over n such values
-__device__ __forceinline__ float hash_uniform(uint64_t i, uint64_t seed) {
-    uint64_t z = i * 0x9E3779B97F4A7C15ULL + seed; // splitmix64's finaliser
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    z ^= z >> 31;
-    return (float)(z >> 40) * (1.f / 8388608.f) - 1.f;
-}
+// seed (cb_hash_uniform), and ||a - b|| / ||b|| over n such values
 __device__ __forceinline__ float load_any(const void *p, size_t i, int bf16) {
     return bf16 ? __uint_as_float((uint32_t)((const uint16_t *)p)[i] << 16) : ((const float *)p)[i];
 }
 __global__ void fill_uniform_kernel(size_t n, void *p, int bf16, uint64_t seed) {
     CB_FOR(i, n) {
-        float v = hash_uniform(i, seed);
+        float v = 2.f * cb_hash_uniform(seed, i) - 1.f;
         if (bf16) ((uint16_t *)p)[i] = (uint16_t)(__float_as_uint(v) >> 16); // (truncated: any bf16 value will do)
         else ((float *)p)[i] = v;
     }
 }
 // acc[0] += sum (a - b)^2, acc[1] += sum b^2, acc[2] += the values of a that are not finite
 __global__ void nerr_kernel(size_t n, const void *a, const void *b, int bf16, double *acc) {
-    __shared__ double s[3][8];
     double d2 = 0, b2 = 0, bad = 0;
     CB_FOR(i, n) {
         float x = load_any(a, i, bf16), y = load_any(b, i, bf16);
         if (!isfinite(x)) bad += 1;
         else d2 += ((double)x - y) * ((double)x - y), b2 += (double)y * y;
     }
-    for (int o = 16; o; o >>= 1) {
-        d2 += __shfl_xor_sync(~0u, d2, o), b2 += __shfl_xor_sync(~0u, b2, o);
-        bad += __shfl_xor_sync(~0u, bad, o);
-    }
-    int w = threadIdx.x / 32;
-    if ((threadIdx.x & 31) == 0) s[0][w] = d2, s[1][w] = b2, s[2][w] = bad;
-    __syncthreads();
-    if (threadIdx.x < 3) {
-        double t = 0;
-        for (int k = 0; k < (int)blockDim.x / 32; k++) t += s[threadIdx.x][k];
-        atomicAdd(&acc[threadIdx.x], t);
-    }
+    d2 = cb_block_sum(d2), b2 = cb_block_sum(b2), bad = cb_block_sum(bad);
+    if (threadIdx.x == 0) atomicAdd(&acc[0], d2), atomicAdd(&acc[1], b2), atomicAdd(&acc[2], bad);
 }
 extern "C" int cb_cuda_fill_uniform(size_t n, void *p, int bf16, uint64_t seed) {
     if (n) fill_uniform_kernel<<<cb_blocks(n, 256), 256>>>(n, p, bf16, seed);

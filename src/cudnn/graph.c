@@ -404,6 +404,11 @@ static double check_plan(cudnnHandle_t h, dnn_gplan *g, cudnnTensorDescriptor_t 
     return ok ? err : -1;
 }
 
+// --verbose: an engine config of list m (0 the heuristics', 1 the fallback) that the race did not time, and why
+static void trace_left(const cb_dnn_race_opts *ro, int64_t engine, int m, const char *why) {
+    if (ro->trace) fprintf(stderr, "%s: engine %lld (%s list) left out: %s\n", ro->trace, (long long)engine, m ? "fallback" : "heuristics", why);
+}
+
 double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, cudnnTensorDescriptor_t yd,
                               cudnnConvolutionDescriptor_t cd, cb_phase p, cb_precision prec, const cb_dnn_race_opts *ro, const void *x,
                               const void *w, const void *y, void *ws, size_t wsz, dnn_gplan **best, int64_t *lost) {
@@ -462,8 +467,8 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
         for (int64_t c = 0; c < got && timed < max_timed && !(want == ONE_PER_LIST && finalised); c++) {
             int64_t engine = -1;
             const char *skip = notes_why(cfg[c], prec, &engine);
-            if (skip) { // (--verbose: every config the heuristics offered, and why one did not run)
-                if (ro->trace) fprintf(stderr, "%s: engine %lld (%s list) left out: %s\n", ro->trace, (long long)engine, m ? "fallback" : "heuristics", skip);
+            if (skip) {
+                trace_left(ro, engine, m, skip);
                 continue;
             }
             bool seen = false;
@@ -478,12 +483,10 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
             bool sized = plan && cudnnBackendGetAttribute(plan, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &nv, &need) ==
                                      CUDNN_STATUS_SUCCESS && need >= 0;
             if (!sized || (size_t)need > wsz || (double)need > ws_limit) {
-                if (ro->trace && sized) // (--verbose)
-                    fprintf(stderr, "%s: engine %lld (%s list) left out: workspace %.2f MiB beyond the limit, %.2f MiB\n", ro->trace,
-                            (long long)engine, m ? "fallback" : "heuristics", need / 1048576.0, (wsz < ws_limit ? (double)wsz : ws_limit) / 1048576.0);
-                else if (ro->trace)
-                    fprintf(stderr, "%s: engine %lld (%s list) left out: %s\n", ro->trace, (long long)engine, m ? "fallback" : "heuristics",
-                            plan ? "its workspace size not readable" : "its plan not finalised (not supported for this shape)");
+                char why[96];
+                snprintf(why, sizeof why, "workspace %.2f MiB beyond the limit, %.2f MiB", need / 1048576.0,
+                         (wsz < ws_limit ? (double)wsz : ws_limit) / 1048576.0);
+                trace_left(ro, engine, m, sized ? why : plan ? "its workspace size not readable" : "its plan not finalised (not supported for this shape)");
                 drop(plan);
                 continue;
             }
@@ -503,8 +506,7 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
             }
             if (ro->trace && ms >= 0)
                 fprintf(stderr, "%s: engine %lld, %.4f ms, workspace %.2f MiB\n", ro->trace, (long long)engine, ms, need / 1048576.0);
-            else if (ro->trace)
-                fprintf(stderr, "%s: engine %lld (%s list) left out: it failed to run\n", ro->trace, (long long)engine, m ? "fallback" : "heuristics");
+            else trace_left(ro, engine, m, "it failed to run");
             if (ms >= 0 && ncand < MAX_TIMED) cand[ncand] = g, cand_ms[ncand] = ms, cand_ws[ncand++] = (size_t)need;
             else gplan_free(g);
         }
