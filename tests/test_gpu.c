@@ -2233,8 +2233,8 @@ static void dnn_graph_cases(void) {
     cb_net *net = cb_net_load_string(graph_net, "graph", &err);
     env_refused(net, "CONVBENCH_DNN_GRAPH", "sometimes");
     env_refused(net, "CONVBENCH_CONCAT", "memcpy");
-    const char *bad_plans[] = {"0", "49", "6x", "-1"};
-    for (int k = 0; k < 4; k++) env_refused(net, "CONVBENCH_DNN_GRAPH_PLANS", bad_plans[k]);
+    const char *bad_plans[] = {"0", "49", "6x", "-1", "firsts"};
+    for (int k = 0; k < 5; k++) env_refused(net, "CONVBENCH_DNN_GRAPH_PLANS", bad_plans[k]);
     const char *bad_tol[] = {"-1e-3", "2", "1e-3x", "loose"};
     for (int k = 0; k < 4; k++) env_refused(net, "CONVBENCH_DNN_GRAPH_TOL", bad_tol[k]);
     env_refused(net, "CONVBENCH_DNN_CPAD", "sometimes");

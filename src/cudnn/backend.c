@@ -28,7 +28,7 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     if (cb_dnn_graph_mode_of(e->opts.precision) == CB_DNN_GRAPH_BAD)
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH", NULL, "'%s' is not race, off or force", getenv("CONVBENCH_DNN_GRAPH"));
     if (cb_dnn_graph_plans() < 0)
-        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH_PLANS", NULL, "'%s' is not a count of plans from 1 to 48",
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH_PLANS", NULL, "'%s' is not a count of plans from 1 to 48, or first",
                        getenv("CONVBENCH_DNN_GRAPH_PLANS"));
     if (cb_dnn_graph_tol(e->opts.precision) < 0)
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH_TOL", NULL, "'%s' is not a number from 0 to 1", getenv("CONVBENCH_DNN_GRAPH_TOL"));

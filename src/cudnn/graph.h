@@ -10,7 +10,7 @@ typedef enum { CB_DNN_GRAPH_RACE, CB_DNN_GRAPH_OFF, CB_DNN_GRAPH_FORCE, CB_DNN_G
 // else CB_DNN_GRAPH_BAD; the same in every precision (each plan taken is checked first: graph.c).
 cb_dnn_graph_mode cb_dnn_graph_mode_of(cb_precision prec);
 // $CONVBENCH_DNN_GRAPH_PLANS: plans the race times per phase, over the heuristics' and the fallback
-// list (0 when unset: the first of each list; -1: not a number in 1..48)
+// list (16 when unset; 0 for "first": the first of each list that finalises; -1: not a number in 1..48)
 int cb_dnn_graph_plans(void);
 // the most a plan's result may differ from a legacy FMA algorithm's, ||plan - legacy|| / ||legacy||,
 // on random operands (graph.c); $CONVBENCH_DNN_GRAPH_TOL replaces it (-1: not a number in 0..1)
