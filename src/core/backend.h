@@ -185,6 +185,7 @@ struct cb_exec {
     int *span;                    // (nlayers, CB_SPAN_COUNT, 2) per-layer timing: first and last mark of each piece
     size_t allocated;             // bytes taken through be->alloc (and a backend's own copies)
     double planned;               // bytes the plan asked for, allocated or not (for the out-of-memory message)
+    bool past_ram;                // a host allocation refused: the buffers would pass the machine's memory
     size_t mem[CB_MEM_COUNT];     // bytes of the engine's buffers by kind, in the arena or not (CB_MEM_BACKEND: unused here)
     size_t mem_arena[CB_MEM_COUNT]; // of those, the arena's buffers
     size_t mem_peak[CB_MEM_COUNT];  // the arena's buffers live at its busiest point of the step, by kind

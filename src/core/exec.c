@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *cb_layer_cpu_only(const cb_layer *L) {
     return L->op == CB_OP_MUL         ? "an Elementwise mul"
@@ -43,12 +44,26 @@ void cb_exec_opts_default(cb_exec_opts *o) {
 }
 
 // an allocation of the engine's, counted as kind k (CB_MEM_COUNT: counted by the caller)
+// the machine's physical memory in bytes (0: unknown). A host backend's buffers past it are refused
+// before they are taken: where the kernel overcommits (vm.overcommit_memory=1, common on GPU hosts)
+// malloc grants any size and the first pass over it swaps or meets the OOM killer (on an H200
+// host, `fullpass vgg16 --batch 1000000` ran past cli_test's 180 s instead of failing at once)
+static double host_ram(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+}
+
 static void *take_kind(cb_exec *e, size_t bytes, bool *ok, cb_mem_kind k) {
     e->planned += (double)bytes; // counted on after a failure: the message gives the whole plan
     if (!*ok || bytes == 0) return NULL;
     if (e->opts.plan_only) { // (counted as if allocated)
         e->allocated += bytes, e->engine_bytes += bytes;
         if (k < CB_MEM_COUNT) e->mem[k] += bytes;
+        return NULL;
+    }
+    double ram = e->be->device ? 0 : host_ram();
+    if (ram > 0 && (double)e->allocated + (double)bytes > ram) {
+        e->past_ram = true, *ok = false;
         return NULL;
     }
     void *p = e->be->alloc(e, bytes);
@@ -1002,10 +1017,11 @@ cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backe
     if (!ok) {
         char why[200] = "";
         bool lost = be->alloc_why && be->alloc_why(e, why, sizeof why);
+        if (!lost && e->past_ram) snprintf(why, sizeof why, "this machine has %.1f MiB", host_ram() / (1 << 20));
         cb_fail(err, lost ? CB_STATUS_DEVICE : CB_STATUS_NOMEM, net->path, NULL,
-                "%s %s memory: the buffers at batch %lld need %.1f MiB (an allocation failed after %.1f MiB)%s%s",
+                "%s %s memory: the buffers at batch %lld need %.1f MiB (%s after %.1f MiB)%s%s",
                 lost ? "no" : "out of", be->device ? "device" : "host", (long long)cb_net_batch(net), e->planned / (1 << 20),
-                (double)e->allocated / (1 << 20), *why ? ": " : "", why);
+                e->past_ram ? "refused" : "an allocation failed", (double)e->allocated / (1 << 20), *why ? ": " : "", why);
         cb_exec_destroy(e);
         return NULL;
     }
