@@ -189,6 +189,9 @@ int main() {
     run_case("avg 3x3 s2 pads 0/1 8x8", 2, 5, 8, 8, 3, 3, 2, 2, 0, 1, 0, 1, 1);
     run_case("avg 5x5 s1 VALID 5x5 (global) c4", 3, 4, 5, 5, 5, 5, 1, 1, 0, 0, 0, 0, 1);
     run_case("avg 2x2 s2 pad top 2 (window all pad)", 1, 2, 5, 6, 2, 2, 2, 2, 2, 0, 0, 0, 1);
+    run_case("max 3x3 s2 pads 3/0 1/2 b2 c5 (window all pad)", 2, 5, 6, 7, 3, 3, 2, 2, 3, 0, 1, 2, 0);
+    run_case("avg 3x3 s1 pads 3/1 2/2 c3 (window all pad)", 1, 3, 5, 6, 3, 3, 1, 1, 3, 1, 2, 2, 1);
+    run_case("max 2x2 s1 VALID 6x5 b2 c7", 2, 7, 6, 5, 2, 2, 1, 1, 0, 0, 0, 0, 0);
     // the vector paths (C a multiple of 8 or 16), C = 1, misaligned buffers
     run_case("max 3x3 s2 SAME 12x12 c8", 2, 8, 12, 12, 3, 3, 2, 2, 0, 1, 0, 1, 0);
     run_case("max 2x2 s2 10x10 b3 c16 (launches)", 3, 16, 10, 10, 2, 2, 2, 2, 0, 0, 0, 0, 0);
@@ -204,6 +207,8 @@ int main() {
     run_case("avg 6x9 global b2 c40 (channel slices)", 2, 40, 6, 9, 6, 9, 1, 1, 0, 0, 0, 0, 1);
     run_case("avg 2x2 s2 pad top 2 c16 (window all pad)", 1, 16, 5, 6, 2, 2, 2, 2, 2, 0, 0, 0, 1);
     run_case("avg 3x3 s2 pads 1/1 7x7 c8 (misaligned)", 2, 8, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, true);
+    run_case("max 3x3 s1 pads 3/0 0/3 c16 (window all pad)", 1, 16, 5, 6, 3, 3, 1, 1, 3, 0, 0, 3, 0);
+    run_case("avg 2x2 s1 VALID 5x6 b2 c8", 2, 8, 5, 6, 2, 2, 1, 1, 0, 0, 0, 0, 1);
     printf("%d failed\n", failed);
     return failed ? 1 : 0;
 }

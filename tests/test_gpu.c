@@ -1135,9 +1135,24 @@ static void fmt_pool_cases(void) {
         {"avg 2x2 s2 SAME C5 9x9", 2, 5, 9, 9, 2, 2, 2, 2, 0, 1, 0, 1, 1},
         {"avg 7x7 s1 VALID b3 C32 (global)", 3, 32, 7, 7, 7, 7, 1, 1, 0, 0, 0, 0, 1},
         {"avg 2x2 s2 pad top 2 C8 (window all pad)", 1, 8, 5, 6, 2, 2, 2, 2, 2, 0, 0, 0, 1},
+        {"max 3x3 s1 SAME b3 C37 36x36 (odd C)", 3, 37, 36, 36, 3, 3, 1, 1, 1, 1, 1, 1, 0},
+        {"max 3x3 s2 pads 3/0 1/2 C16 (window all pad)", 2, 16, 6, 7, 3, 3, 2, 2, 3, 0, 1, 2, 0},
+        {"avg 3x3 s1 pads 3/1 2/2 C3 (window all pad)", 1, 3, 5, 6, 3, 3, 1, 1, 3, 1, 2, 2, 1},
+        {"max 2x2 s1 VALID b2 C24 9x8", 2, 24, 9, 8, 2, 2, 1, 1, 0, 0, 0, 0, 0},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) // small_only (compute-sanitizer): the small ones
-        if (!small_only || (size_t)cases[i].n * cases[i].c * cases[i].h * cases[i].w < 100000) fmt_pool_case_run(&cases[i]);
+    // 2x2 and 3x3 windows take the compile-time kernels under NHWC; CONVBENCH_POOL_RS=off the runtime
+    // loops: both run every case
+    for (int rs = 0; rs < 2; rs++) {
+        if (rs) setenv("CONVBENCH_POOL_RS", "off", 1);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) { // small_only (compute-sanitizer): the small ones
+            fmt_pool_case k = cases[i];
+            char label[96];
+            snprintf(label, sizeof label, "%s%s", k.label, rs ? " (CONVBENCH_POOL_RS=off)" : "");
+            k.label = label;
+            if (!small_only || (size_t)k.n * k.c * k.h * k.w < 100000) fmt_pool_case_run(&k);
+        }
+    }
+    unsetenv("CONVBENCH_POOL_RS");
 }
 
 // cb_fmt_bias_grad (every backend's bias gradient) called directly: db against float64 sums of

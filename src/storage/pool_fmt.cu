@@ -23,6 +23,8 @@
 
 #include <cuda_bf16.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef __nv_bfloat16 bf16;
 
@@ -222,6 +224,143 @@ pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A 
     pf_store<V>(dx + i * V, acc);
 }
 
+// ---- NHWC, the window's size known at compile time ------------------------------------------------
+
+// The kernels above walk the window in runtime loops, each tap's load awaited before the next is
+// compared: a warp has one load in flight. On the H200 (2026-11-28-plans) an Inception-like
+// random network's 3x3 stride-1 max pools on fp32 NHWC with odd C (V = 1) ran forward at about a
+// quarter of DRAM bandwidth (0.58 ms for 276 MB in, 276 MB out) and backward at a fifth. With R x S
+// known (2x2 and 3x3, nearly every pool) every tap's load is issued first, predicated on the tap
+// lying in the image (forward) or the window existing (backward), and the compares follow in the
+// same order as above: the same results bit for bit (dev/pool_fmt_emu.sh runs both against the
+// reference loops). Forward: one thread per (image, oh, ow, group) as pf_nhwc_fwd_kernel.
+template <class T, class A, int V, bool AVG, int R, int S>
+__global__ void __launch_bounds__(PF_THREADS)
+pf_nhwc_fwd_rs_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__restrict__ y, A *__restrict__ argmax) {
+    uint32_t o = blockIdx.x * PF_THREADS + threadIdx.x;
+    if (o >= total) return;
+    const cb_pool_params &p = g.p;
+    uint32_t t = cb_fast_div_q(g.by_g, o), grp = o - t * g.groups;
+    uint32_t u = cb_fast_div_q(g.by_q, t), ow = t - u * (uint32_t)p.q;
+    uint32_t n = cb_fast_div_q(g.by_p, u), oh = u - n * (uint32_t)p.p;
+    int h0 = (int)oh * p.stride_h - p.pad_top, w0 = (int)ow * p.stride_w - p.pad_left;
+    const T *img = x + n * g.hw * g.c + grp * V; // (the launch holds whole images under 2^31 elements)
+    float v[R * S][V];
+    bool in[R * S];
+#pragma unroll
+    for (int kh = 0; kh < R; kh++)
+#pragma unroll
+        for (int kw = 0; kw < S; kw++) {
+            int h = h0 + kh, w = w0 + kw, k = kh * S + kw;
+            in[k] = (unsigned)h < (unsigned)p.h && (unsigned)w < (unsigned)p.w;
+            if (in[k]) pf_load<V>(img + ((uint32_t)h * (uint32_t)p.w + (uint32_t)w) * g.c, v[k]);
+        }
+    float acc[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) acc[j] = 0.f;
+    if (AVG) {
+        int count = 0;
+#pragma unroll
+        for (int k = 0; k < R * S; k++)
+            if (in[k]) {
+                count++;
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[j] += v[k][j];
+            }
+        if (count) // (else a window wholly in the padding: 0)
+#pragma unroll
+            for (int j = 0; j < V; j++) acc[j] = acc[j] / (float)count;
+        pf_store<V>(y + o * V, acc);
+    } else {
+        int bi[V]; // -1: no tap yet (a window wholly in the padding keeps y 0 and no maximum)
+#pragma unroll
+        for (int j = 0; j < V; j++) bi[j] = -1;
+#pragma unroll
+        for (int k = 0; k < R * S; k++)
+            if (in[k])
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    if (bi[j] < 0 || v[k][j] > acc[j]) acc[j] = v[k][j], bi[j] = k; // strict: the first maximum stays
+        pf_store<V>(y + o * V, acc);
+        if (argmax) {
+            __align__(16) A at[V];
+#pragma unroll
+            for (int j = 0; j < V; j++) at[j] = bi[j] < 0 || (p.relu_mask && !(acc[j] > 0.f)) ? (A)-1 : (A)bi[j];
+            pf_copy<V>(argmax + o * V, at);
+        }
+    }
+}
+
+// Backward: one thread per (image, ih, iw, group) as pf_nhwc_bwd_kernel; at most R x S windows
+// cover a pixel (stride 1), their argmax items (or dy, average) loaded first, then dy where some
+// channel's maximum is this pixel, then summed in window order.
+template <class T, class A, int V, bool AVG, int R, int S>
+__global__ void __launch_bounds__(PF_THREADS)
+pf_nhwc_bwd_rs_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A *__restrict__ argmax, T *__restrict__ dx) {
+    uint32_t i = blockIdx.x * PF_THREADS + threadIdx.x;
+    if (i >= total) return;
+    const cb_pool_params &p = g.p;
+    uint32_t t = cb_fast_div_q(g.by_g, i), grp = i - t * g.groups;
+    uint32_t u = cb_fast_div_q(g.by_w, t), iw = t - u * (uint32_t)p.w;
+    uint32_t n = cb_fast_div_q(g.by_h, u), ih = u - n * (uint32_t)p.h;
+    int a = (int)ih + p.pad_top, b = (int)iw + p.pad_left;
+    int oh1 = a < 0 ? -1 : min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)a));
+    int ow1 = b < 0 ? -1 : min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)b));
+    int bh = a - R + 1, bw = b - S + 1;
+    int oh0 = bh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(bh + p.stride_h - 1));
+    int ow0 = bw <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(bw + p.stride_w - 1));
+    uint32_t img = n * g.pq * g.c + grp * V;
+    bool win[R * S]; // window (oh0 + dh, ow0 + dw) exists and covers the pixel
+    uint32_t at[R * S];
+#pragma unroll
+    for (int dh = 0; dh < R; dh++)
+#pragma unroll
+        for (int dw = 0; dw < S; dw++) {
+            int k = dh * S + dw;
+            win[k] = oh0 + dh <= oh1 && ow0 + dw <= ow1;
+            at[k] = img + ((uint32_t)(oh0 + dh) * (uint32_t)p.q + (uint32_t)(ow0 + dw)) * g.c;
+        }
+    float acc[V], d[R * S][V];
+#pragma unroll
+    for (int j = 0; j < V; j++) acc[j] = 0.f;
+    if (AVG) {
+#pragma unroll
+        for (int k = 0; k < R * S; k++)
+            if (win[k]) pf_load<V>(dy + at[k], d[k]);
+#pragma unroll
+        for (int k = 0; k < R * S; k++)
+            if (win[k]) {
+                int hs = (oh0 + k / S) * p.stride_h - p.pad_top, ws = (ow0 + k % S) * p.stride_w - p.pad_left;
+                int rows = min(hs + R, p.h) - max(hs, 0), cols = min(ws + S, p.w) - max(ws, 0);
+                float inv = 1.f / (float)(rows * cols);
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[j] += d[k][j] * inv;
+            }
+    } else {
+        __align__(16) A am[R * S][V];
+#pragma unroll
+        for (int k = 0; k < R * S; k++)
+            if (win[k]) pf_copy<V>(am[k], argmax + at[k]);
+        bool hit[R * S][V], any[R * S];
+#pragma unroll
+        for (int k = 0; k < R * S; k++) {
+            // this pixel's offset in window k: row a - oh * sh, column b - ow * sw
+            int mine = (a - (oh0 + k / S) * p.stride_h) * S + (b - (ow0 + k % S) * p.stride_w);
+            any[k] = false;
+#pragma unroll
+            for (int j = 0; j < V; j++) any[k] |= hit[k][j] = win[k] && (int)am[k][j] == mine;
+            if (any[k]) pf_load<V>(dy + at[k], d[k]); // dy is read only where some channel's maximum is this pixel
+        }
+#pragma unroll
+        for (int k = 0; k < R * S; k++)
+            if (any[k])
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    if (hit[k][j]) acc[j] += d[k][j];
+    }
+    pf_store<V>(dx + i * V, acc);
+}
+
 // ---- launches -----------------------------------------------------------------------------------
 
 // whole images (NHWC) or planes (NCHW) per launch, so that every flat index of a launch stays
@@ -247,14 +386,26 @@ template <class F> static void pf_each_launch(int64_t units, int64_t in, int64_t
     }
 }
 
+// the square window the compile-time kernels take (2 or 3), else 0 (the runtime loops);
+// $CONVBENCH_POOL_RS=off: always the runtime loops (to compare)
+static int pf_rs(const cb_pool_params *p) {
+    const char *v = getenv("CONVBENCH_POOL_RS"); // (read each pass: test_gpu runs both; well under a microsecond)
+    return !(v && !strcmp(v, "off")) && p->r == p->s && (p->r == 2 || p->r == 3) ? p->r : 0;
+}
+
 template <class T, class A, int V, bool AVG>
 static void pf_nhwc_forward(const cb_pool_params *p, const T *x, T *y, A *argmax) {
     PF_NOTE_V(V);
     pf_geom g = pf_geom_of(p, V);
     int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c; // elements per image
+    int rs = pf_rs(p);
     pf_each_launch(p->n, in, out, (int64_t)g.pq * g.groups, [&](int64_t n0, uint32_t total, uint32_t blocks) {
-        pf_nhwc_fwd_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, total, x + n0 * in, y + n0 * out,
-                                                                 argmax ? argmax + n0 * out : argmax);
+        A *am = argmax ? argmax + n0 * out : argmax;
+        if constexpr (sizeof(A) == 1) { // (R x S <= 255)
+            if (rs == 3) return (void)pf_nhwc_fwd_rs_kernel<T, A, V, AVG, 3, 3><<<blocks, PF_THREADS>>>(g, total, x + n0 * in, y + n0 * out, am);
+            if (rs == 2) return (void)pf_nhwc_fwd_rs_kernel<T, A, V, AVG, 2, 2><<<blocks, PF_THREADS>>>(g, total, x + n0 * in, y + n0 * out, am);
+        }
+        pf_nhwc_fwd_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, total, x + n0 * in, y + n0 * out, am);
     });
 }
 
@@ -263,9 +414,14 @@ static void pf_nhwc_backward(const cb_pool_params *p, const T *dy, const A *argm
     PF_NOTE_V(V);
     pf_geom g = pf_geom_of(p, V);
     int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c;
+    int rs = pf_rs(p);
     pf_each_launch(p->n, in, out, (int64_t)g.hw * g.groups, [&](int64_t n0, uint32_t total, uint32_t blocks) {
-        pf_nhwc_bwd_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, total, dy + n0 * out, AVG ? argmax : argmax + n0 * out,
-                                                                 dx + n0 * in);
+        const A *am = AVG ? argmax : argmax + n0 * out;
+        if constexpr (sizeof(A) == 1) {
+            if (rs == 3) return (void)pf_nhwc_bwd_rs_kernel<T, A, V, AVG, 3, 3><<<blocks, PF_THREADS>>>(g, total, dy + n0 * out, am, dx + n0 * in);
+            if (rs == 2) return (void)pf_nhwc_bwd_rs_kernel<T, A, V, AVG, 2, 2><<<blocks, PF_THREADS>>>(g, total, dy + n0 * out, am, dx + n0 * in);
+        }
+        pf_nhwc_bwd_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, total, dy + n0 * out, am, dx + n0 * in);
     });
 }
 
