@@ -188,7 +188,13 @@ expect "out of memory: the machine's memory named" 3 "this machine has" -- "$cb"
 # the other commands' bad inputs
 expect "train missing data" 2 "$tmp/nodata" -- "$cb" train fashion-lenet --data "$tmp/nodata" --quiet
 expect "train wrong size" 2 "pass --resize 86" -- "$cb" train fashion-ece408 --epochs 1 --limit 64 --quiet
-expect "infer missing weights" 2 "$tmp/none.cbw" -- "$cb" infer fashion-lenet --weights "$tmp/none.cbw" --quiet
+# a small valid Fashion-MNIST test set (100 random 28x28 images, labels 0-9) for the infer checks
+# that come after the data is read, so that they do not depend on the installed set (a GPU machine
+# without it failed them, 2026-11-28-plans)
+mkdir -p "$tmp/idx100"
+{ printf '\0\0\10\3\0\0\0\144\0\0\0\34\0\0\0\34'; head -c 78400 /dev/urandom; } > "$tmp/idx100/t10k-images-idx3-ubyte"
+{ printf '\0\0\10\1\0\0\0\144'; for i in $(seq 0 99); do printf "\\$(printf %03o $((i % 10)))"; done; } > "$tmp/idx100/t10k-labels-idx1-ubyte"
+expect "infer missing weights" 2 "$tmp/none.cbw" -- "$cb" infer fashion-lenet --data "$tmp/idx100" --weights "$tmp/none.cbw" --quiet
 expect "predict unknown device" 2 "nodev" -- "$cb" predict alexnet --device nodev
 expect "predict paleo" 0 "conv1" -- "$cb" predict alexnet --device titanx-maxwell --paleo
 expect "layers --help states its batch" 0 "default 128" -- "$cb" layers --help
@@ -548,9 +554,9 @@ bad_input "device bandwidth 1e999" "'mem_bw' is inf" -- "$cb" predict alexnet --
 bad_input "device duplicate key" "duplicate key 'mem_bw'" -- "$cb" predict alexnet --device "$b/device-duplicate-key.json"
 bad_input "interconnect bandwidth 1e999" "devdb-link-1e999.json: interconnect 0" -- "$cb" simulate alexnet --devices "$b/devdb-link-1e999.json" --device v100 --network fast
 for n in 5 7; do
-    bad_input "weights file of $n bytes" "weights-$n-bytes.cbw: truncated: $n bytes" -- "$cb" infer fashion-lenet --weights "$b/weights-$n-bytes.cbw" --batch 100 --quiet
+    bad_input "weights file of $n bytes" "weights-$n-bytes.cbw: truncated: $n bytes" -- "$cb" infer fashion-lenet --data "$tmp/idx100" --weights "$b/weights-$n-bytes.cbw" --batch 100 --quiet
 done
-bad_input "weights from an endless file" "/dev/zero: more than" -- "$cb" infer fashion-lenet --weights /dev/zero --batch 100 --quiet
+bad_input "weights from an endless file" "/dev/zero: more than" -- "$cb" infer fashion-lenet --data "$tmp/idx100" --weights /dev/zero --batch 100 --quiet
 bad_input "IDX claims 6.5 GB in 17 bytes" "truncated: 1 bytes of data, 1677721600000000 needed" -- "$cb" train fashion-lenet --data "$b/idx-huge" --epochs 1 --quiet
 bad_input "IDX truncated gzip" "truncated gzip stream" -- "$cb" train fashion-lenet --data "$b/idx-gzip-truncated" --epochs 1 --quiet
 out=$("$cb" train fashion-lenet --data "$b/idx-gzip-crc" --epochs 1 --quiet 2>&1)
