@@ -3,8 +3,8 @@
 # (dev/emu/cuda_runtime.h and cuda_bf16.h stand in for CUDA; each kernel launch becomes emu_launch)
 # with AddressSanitizer, alignment checks (the 16-byte vector accesses) and a small cap on elements
 # per launch, so that a tensor runs as several launches, and checks it against the reference loops;
-# then again with CONVBENCH_POOL_RS=off (NHWC 2x2 and 3x3 windows through the runtime loops, not
-# the compile-time kernels: both must pass).
+# NHWC 2x2 and 3x3 windows with CONVBENCH_POOL_RS=on (the compile-time kernels at every vector width)
+# and off (the runtime loops): both must pass.
 #   sh dev/pool_fmt_emu.sh
 set -e
 . "$(dirname "$0")/emu/common.sh"
@@ -13,6 +13,6 @@ emu_rewrite src/cuda/pool.cu pool.cpp
 emu_rewrite src/storage/pool_fmt.cu pool_fmt.cpp
 emu_ref
 # -fno-strict-aliasing: the kernels move bf16 and argmax bytes as uint4 / uint2 / uint32 words
-emu_run $EMU_SAN -DPOOL_LAUNCH_CAP=1500 -DPOOL_FMT_LAUNCH_CAP=1500 -DPOOL_SRC="\"$tmp/pool.cpp\"" -DPOOL_FMT_SRC="\"$tmp/pool_fmt.cpp\"" \
+CONVBENCH_POOL_RS=on emu_run $EMU_SAN -DPOOL_LAUNCH_CAP=1500 -DPOOL_FMT_LAUNCH_CAP=1500 -DPOOL_SRC="\"$tmp/pool.cpp\"" -DPOOL_FMT_SRC="\"$tmp/pool_fmt.cpp\"" \
     dev/pool_fmt_emu.cpp "$tmp/ref.o" -lpthread
 echo "== CONVBENCH_POOL_RS=off"; CONVBENCH_POOL_RS=off "$tmp/emu"

@@ -1140,14 +1140,14 @@ static void fmt_pool_cases(void) {
         {"avg 3x3 s1 pads 3/1 2/2 C3 (window all pad)", 1, 3, 5, 6, 3, 3, 1, 1, 3, 1, 2, 2, 1},
         {"max 2x2 s1 VALID b2 C24 9x8", 2, 24, 9, 8, 2, 2, 1, 1, 0, 0, 0, 0, 0},
     };
-    // 2x2 and 3x3 windows take the compile-time kernels under NHWC; CONVBENCH_POOL_RS=off the runtime
-    // loops: both run every case
+    // 2x2 and 3x3 windows under NHWC: the compile-time kernels (CONVBENCH_POOL_RS=on; by default
+    // where V = 1) and the runtime loops (off): both run every case
     for (int rs = 0; rs < 2; rs++) {
-        if (rs) setenv("CONVBENCH_POOL_RS", "off", 1);
+        setenv("CONVBENCH_POOL_RS", rs ? "off" : "on", 1);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) { // small_only (compute-sanitizer): the small ones
             fmt_pool_case k = cases[i];
             char label[96];
-            snprintf(label, sizeof label, "%s%s", k.label, rs ? " (CONVBENCH_POOL_RS=off)" : "");
+            snprintf(label, sizeof label, "%s (CONVBENCH_POOL_RS=%s)", k.label, rs ? "off" : "on");
             k.label = label;
             if (!small_only || (size_t)k.n * k.c * k.h * k.w < 100000) fmt_pool_case_run(&k);
         }
@@ -2253,6 +2253,7 @@ static void dnn_graph_cases(void) {
     const char *bad_tol[] = {"-1e-3", "2", "1e-3x", "loose"};
     for (int k = 0; k < 4; k++) env_refused(net, "CONVBENCH_DNN_GRAPH_TOL", bad_tol[k]);
     env_refused(net, "CONVBENCH_DNN_CPAD", "sometimes");
+    env_refused(net, "CONVBENCH_POOL_RS", "sometimes");
     env_refused(net, "CONVBENCH_FUSE_EPILOGUE", "sometimes");
     cb_net_free(net);
 }

@@ -226,14 +226,14 @@ pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A 
 
 // ---- NHWC, the window's size known at compile time ------------------------------------------------
 
-// The kernels above walk the window in runtime loops, each tap's load awaited before the next is
-// compared: a warp has one load in flight. On the H200 (2026-11-28-plans) an Inception-like
-// random network's 3x3 stride-1 max pools on fp32 NHWC with odd C (V = 1) ran forward at about a
-// quarter of DRAM bandwidth (0.58 ms for 276 MB in, 276 MB out) and backward at a fifth. With R x S
-// known (2x2 and 3x3, nearly every pool) every tap's load is issued first, predicated on the tap
-// lying in the image (forward) or the window existing (backward), and the compares follow in the
-// same order as above: the same results bit for bit (dev/pool_fmt_emu.sh runs both against the
-// reference loops). Forward: one thread per (image, oh, ow, group) as pf_nhwc_fwd_kernel.
+// The kernels above walk the window in runtime loops. On the H200 (2026-11-28-plans) an
+// Inception-like random network's 3x3 stride-1 max pools on fp32 NHWC with odd C (V = 1) ran forward
+// at about a quarter of DRAM bandwidth (0.59 ms for 276 MB in, 276 MB out), and backward at a fifth.
+// With R x S known (2x2 and 3x3, nearly every pool) every tap's load is issued first, predicated on
+// the tap lying in the image (forward) or the window existing (backward), and the compares follow
+// in the same order as above: the same results bit for bit (dev/pool_fmt_emu.sh and test_gpu run
+// both against the reference loops). Where each is faster: pf_rs. Forward: one thread per (image,
+// oh, ow, group) as pf_nhwc_fwd_kernel.
 template <class T, class A, int V, bool AVG, int R, int S>
 __global__ void __launch_bounds__(PF_THREADS)
 pf_nhwc_fwd_rs_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__restrict__ y, A *__restrict__ argmax) {
@@ -386,11 +386,20 @@ template <class F> static void pf_each_launch(int64_t units, int64_t in, int64_t
     }
 }
 
-// the square window the compile-time kernels take (2 or 3), else 0 (the runtime loops);
-// $CONVBENCH_POOL_RS=off: always the runtime loops (to compare)
-static int pf_rs(const cb_pool_params *p) {
-    const char *v = getenv("CONVBENCH_POOL_RS"); // (read each pass: test_gpu runs both; well under a microsecond)
-    return !(v && !strcmp(v, "off")) && p->r == p->s && (p->r == 2 || p->r == 3) ? p->r : 0;
+// The square window the compile-time kernels take (2 or 3), else 0 (the runtime loops). Measured on
+// the H200 (docs/results/2026-11-28-plans.md, call 4: auto tf32 / bf16 NHWC, ms per pool layer,
+// runtime loops -> compile-time): forward with one channel a thread (V = 1, C not a multiple of 4)
+// faster, an Inception-like random network's four 0.144 -> 0.097, 0.216 -> 0.178, 0.590 -> 0.480,
+// 0.684 -> 0.557; with 16-byte groups even (GoogLeNet fp32 V = 4, 15 pools within 0.01) or slower
+// (ResNet-50 b256 bf16 V = 8 pool1 0.206 -> 0.260); backward slower nearly everywhere (stride-2
+// pools most: GoogLeNet pool1 0.217 -> 0.502, ResNet-50 pool1 0.292 -> 0.757; the R x S windows are
+// walked where at most 4 cover a pixel), 3% faster on V = 1 stride 1. So by default the forward
+// where V = 1 alone; $CONVBENCH_POOL_RS=on takes them in both passes at every V, off never
+// (checked by cb_dnn_init).
+static int pf_rs(const cb_pool_params *p, int v, bool forward) {
+    const char *e = getenv("CONVBENCH_POOL_RS"); // (read each pass: test_gpu runs each way; well under a microsecond)
+    bool on = e && !strcmp(e, "on"), off = e && !strcmp(e, "off");
+    return !off && (on || (forward && v == 1)) && p->r == p->s && (p->r == 2 || p->r == 3) ? p->r : 0;
 }
 
 template <class T, class A, int V, bool AVG>
@@ -398,7 +407,7 @@ static void pf_nhwc_forward(const cb_pool_params *p, const T *x, T *y, A *argmax
     PF_NOTE_V(V);
     pf_geom g = pf_geom_of(p, V);
     int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c; // elements per image
-    int rs = pf_rs(p);
+    int rs = pf_rs(p, V, true);
     pf_each_launch(p->n, in, out, (int64_t)g.pq * g.groups, [&](int64_t n0, uint32_t total, uint32_t blocks) {
         A *am = argmax ? argmax + n0 * out : argmax;
         if constexpr (sizeof(A) == 1) { // (R x S <= 255)
@@ -414,7 +423,7 @@ static void pf_nhwc_backward(const cb_pool_params *p, const T *dy, const A *argm
     PF_NOTE_V(V);
     pf_geom g = pf_geom_of(p, V);
     int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c;
-    int rs = pf_rs(p);
+    int rs = pf_rs(p, V, false);
     pf_each_launch(p->n, in, out, (int64_t)g.hw * g.groups, [&](int64_t n0, uint32_t total, uint32_t blocks) {
         const A *am = AVG ? argmax : argmax + n0 * out;
         if constexpr (sizeof(A) == 1) {
