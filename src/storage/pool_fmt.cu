@@ -97,6 +97,32 @@ static pf_geom pf_geom_of(const cb_pool_params *p, int v) {
 
 // ---- NHWC -------------------------------------------------------------------------------------
 
+// a thread's flat index -> (image n, row, column, channel group) over rows x cols pixels of
+// g.groups groups each: the output's P x Q (forward) or the input's H x W (backward)
+struct pf_at {
+    uint32_t n, row, col, grp;
+};
+__device__ static __forceinline__ pf_at pf_split(const pf_geom &g, uint32_t idx, cb_fast_div by_cols, uint32_t cols, cb_fast_div by_rows,
+                                                 uint32_t rows) {
+    pf_at r;
+    uint32_t t = cb_fast_div_q(g.by_g, idx), u;
+    r.grp = idx - t * g.groups;
+    u = cb_fast_div_q(by_cols, t), r.col = t - u * cols;
+    r.n = cb_fast_div_q(by_rows, u), r.row = u - r.n * rows;
+    return r;
+}
+
+// the windows (oh0..oh1, ow0..ow1) of an r x s pool that cover input pixel (a, b) in padded
+// coordinates: window oh covers it when oh*sh <= a <= oh*sh + r - 1 (empty where oh0 > oh1)
+__device__ static __forceinline__ void pf_cover(const pf_geom &g, int a, int b, int r, int s, int *oh0, int *oh1, int *ow0, int *ow1) {
+    const cb_pool_params &p = g.p;
+    *oh1 = a < 0 ? -1 : min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)a));
+    *ow1 = b < 0 ? -1 : min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)b));
+    int bh = a - r + 1, bw = b - s + 1; // the first window: ceil(bh / stride), at least 0
+    *oh0 = bh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(bh + p.stride_h - 1));
+    *ow0 = bw <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(bw + p.stride_w - 1));
+}
+
 // x (images, H, W, C) -> y (images, P, Q, C), argmax (images, P, Q, C) window offsets (max only;
 // may be NULL). One thread per (image, oh, ow, group); thread o's V outputs start at y + o * V.
 template <class T, class A, int V, bool AVG>
@@ -105,9 +131,8 @@ pf_nhwc_fwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__rest
     uint32_t o = blockIdx.x * PF_THREADS + threadIdx.x;
     if (o >= total) return;
     const cb_pool_params &p = g.p;
-    uint32_t t = cb_fast_div_q(g.by_g, o), grp = o - t * g.groups; // t: the output pixel
-    uint32_t u = cb_fast_div_q(g.by_q, t), ow = t - u * (uint32_t)p.q;
-    uint32_t n = cb_fast_div_q(g.by_p, u), oh = u - n * (uint32_t)p.p;
+    pf_at px = pf_split(g, o, g.by_q, (uint32_t)p.q, g.by_p, (uint32_t)p.p); // the output pixel
+    uint32_t n = px.n, oh = px.row, ow = px.col, grp = px.grp;
     int h0 = (int)oh * p.stride_h - p.pad_top, w0 = (int)ow * p.stride_w - p.pad_left;
     // the taps inside the image, so that the loops below test nothing
     int kh0 = max(0, -h0), kh1 = min(p.r, p.h - h0), kw0 = max(0, -w0), kw1 = min(p.s, p.w - w0);
@@ -178,16 +203,10 @@ pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A 
     uint32_t i = blockIdx.x * PF_THREADS + threadIdx.x;
     if (i >= total) return;
     const cb_pool_params &p = g.p;
-    uint32_t t = cb_fast_div_q(g.by_g, i), grp = i - t * g.groups; // t: the input pixel
-    uint32_t u = cb_fast_div_q(g.by_w, t), iw = t - u * (uint32_t)p.w;
-    uint32_t n = cb_fast_div_q(g.by_h, u), ih = u - n * (uint32_t)p.h;
-    // the pixel in padded coordinates; window oh covers it when oh*sh <= a <= oh*sh + r - 1
-    int a = (int)ih + p.pad_top, b = (int)iw + p.pad_left;
-    int oh1 = a < 0 ? -1 : min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)a));
-    int ow1 = b < 0 ? -1 : min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)b));
-    int bh = a - p.r + 1, bw = b - p.s + 1; // the first window: ceil(bh / stride), at least 0
-    int oh0 = bh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(bh + p.stride_h - 1));
-    int ow0 = bw <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(bw + p.stride_w - 1));
+    pf_at px = pf_split(g, i, g.by_w, (uint32_t)p.w, g.by_h, (uint32_t)p.h); // the input pixel
+    uint32_t n = px.n, ih = px.row, iw = px.col, grp = px.grp;
+    int a = (int)ih + p.pad_top, b = (int)iw + p.pad_left, oh0, oh1, ow0, ow1; // (the pixel in padded coordinates)
+    pf_cover(g, a, b, p.r, p.s, &oh0, &oh1, &ow0, &ow1);
     uint32_t img = n * g.pq * g.c + grp * V; // element (n, 0, 0, grp * V) of dy and argmax
     float acc[V];
 #pragma unroll
@@ -240,9 +259,8 @@ pf_nhwc_fwd_rs_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__r
     uint32_t o = blockIdx.x * PF_THREADS + threadIdx.x;
     if (o >= total) return;
     const cb_pool_params &p = g.p;
-    uint32_t t = cb_fast_div_q(g.by_g, o), grp = o - t * g.groups;
-    uint32_t u = cb_fast_div_q(g.by_q, t), ow = t - u * (uint32_t)p.q;
-    uint32_t n = cb_fast_div_q(g.by_p, u), oh = u - n * (uint32_t)p.p;
+    pf_at px = pf_split(g, o, g.by_q, (uint32_t)p.q, g.by_p, (uint32_t)p.p); // the output pixel
+    uint32_t n = px.n, oh = px.row, ow = px.col, grp = px.grp;
     int h0 = (int)oh * p.stride_h - p.pad_top, w0 = (int)ow * p.stride_w - p.pad_left;
     const T *img = x + n * g.hw * g.c + grp * V; // (the launch holds whole images under 2^31 elements)
     float v[R * S][V];
@@ -300,15 +318,10 @@ pf_nhwc_bwd_rs_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const
     uint32_t i = blockIdx.x * PF_THREADS + threadIdx.x;
     if (i >= total) return;
     const cb_pool_params &p = g.p;
-    uint32_t t = cb_fast_div_q(g.by_g, i), grp = i - t * g.groups;
-    uint32_t u = cb_fast_div_q(g.by_w, t), iw = t - u * (uint32_t)p.w;
-    uint32_t n = cb_fast_div_q(g.by_h, u), ih = u - n * (uint32_t)p.h;
-    int a = (int)ih + p.pad_top, b = (int)iw + p.pad_left;
-    int oh1 = a < 0 ? -1 : min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)a));
-    int ow1 = b < 0 ? -1 : min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)b));
-    int bh = a - R + 1, bw = b - S + 1;
-    int oh0 = bh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(bh + p.stride_h - 1));
-    int ow0 = bw <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(bw + p.stride_w - 1));
+    pf_at px = pf_split(g, i, g.by_w, (uint32_t)p.w, g.by_h, (uint32_t)p.h);
+    uint32_t n = px.n, ih = px.row, iw = px.col, grp = px.grp;
+    int a = (int)ih + p.pad_top, b = (int)iw + p.pad_left, oh0, oh1, ow0, ow1;
+    pf_cover(g, a, b, R, S, &oh0, &oh1, &ow0, &ow1);
     uint32_t img = n * g.pq * g.c + grp * V;
     bool win[R * S]; // window (oh0 + dh, ow0 + dw) exists and covers the pixel
     uint32_t at[R * S];
