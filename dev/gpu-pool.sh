@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # NHWC pooling with the window's size known at compile time (src/storage/pool_fmt.cu, 2x2 and 3x3:
-# every tap's load issued before the compares) against the runtime loops (CONVBENCH_POOL_RS=off),
-# 2026-11-28-plans. On the GPU machine, in one call: build; test_gpu --part storage (every pool case
+# every tap's load issued before the compares) against the runtime loops, 2026-11-28-plans:
+# CONVBENCH_POOL_RS=off (the loops), unset (the default since fbbdf7f: the new forward at one channel
+# a thread), on (the new kernels in both passes at every width; call 4 ran this as 1dc7f39's default). On the GPU machine, in one call: build; test_gpu --part storage (every pool case
 # both ways) beside tests/cli_test.sh (TEST=0 leaves them out); per cell of $CELLS, auto fullpass
 # --update --no-data-grad --no-criterion --per-layer with the runtime loops and without, the step and
 # the pool layers' sum; then scripts/gpu-bench.sh's suite for $SUITE (auto beside eager and compiled
@@ -16,15 +17,15 @@ if [ "${TEST:-1}" != 0 ]; then
     for p in storage cli; do echo "$p ($((SECONDS - t)) s): $(grep -c '^ok' $R/t_$p.txt) ok; $(tail -1 $R/t_$p.txt)"; grep -E "^FAIL" $R/t_$p.txt | head -10; done
 fi
 DEADLINE=${DEADLINE:-150}; t0=$SECONDS
-echo "| cell | pool kernels | step ms | pools fwd+bwd ms |"; echo "|---|---|---:|---:|"
+echo "| cell | CONVBENCH_POOL_RS | step ms | pools fwd+bwd ms |"; echo "|---|---|---:|---:|"
 for c in ${CELLS-gen-inception-s2:192:tf32 googlenet:128:tf32}; do
     IFS=: read -r n b prec <<<"$c"; net=$n; [ -f /tmp/gn/$n.json ] && net=/tmp/gn/$n.json
-    for rs in off on; do
+    for rs in ${MODES-off default on}; do
         [ $((SECONDS - t0)) -ge $DEADLINE ] && { echo "skip (past $DEADLINE s): $c $rs"; continue; }
-        f=$R/fp-$n-$b-$prec-rs$rs; CONVBENCH_POOL_RS=$rs timeout 120 $B/convbench fullpass $net --batch $b --backend auto --precision $prec \
+        f=$R/fp-$n-$b-$prec-rs$rs; env $([ $rs = default ] || echo CONVBENCH_POOL_RS=$rs) timeout 120 $B/convbench fullpass $net --batch $b --backend auto --precision $prec \
             --layout nhwc --no-data-grad --no-criterion --update --warmup 3 --iters ${ITERS:-10} --per-layer --format json --quiet \
             --output $f.json 2>$f.txt || { echo "fullpass $c $rs failed: $(tail -2 $f.txt)"; continue; }
-        python3 - $f.json "$c" $([ $rs = on ] && echo "compile-time 2x2/3x3" || echo "runtime loops") <<'PY'
+        python3 - $f.json "$c" $rs <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1])); t = d['tables']
 step = [r['median_ms'] for r in t['fullpass'] if r['phase'].strip() == 'total'][0]
