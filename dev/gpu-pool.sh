@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # NHWC pooling with the window's size known at compile time (src/storage/pool_fmt.cu, 2x2 and 3x3:
 # every tap's load issued before the compares) against the runtime loops, 2026-11-28-plans:
-# CONVBENCH_POOL_RS=off (the loops), unset (the default since fbbdf7f: the new forward at one channel
-# a thread), on (the new kernels in both passes at every width; call 4 ran this as 1dc7f39's default). On the GPU machine, in one call: build; test_gpu --part storage (every pool case
-# both ways) beside tests/cli_test.sh (TEST=0 leaves them out); per cell of $CELLS, auto fullpass
-# --update --no-data-grad --no-criterion --per-layer with the runtime loops and without, the step and
-# the pool layers' sum; then scripts/gpu-bench.sh's suite for $SUITE (auto beside eager and compiled
-# PyTorch). Results: $OUT/pool.tgz.
+# CONVBENCH_POOL_RS=off (the loops), unset (the default: the new forward at one channel a thread),
+# on (the new forward at every width). Call 4 ran 1dc7f39, whose default and `on` also had a
+# backward of that form (measured slower, since removed). On the GPU machine, in one call: build;
+# test_gpu --part storage (every pool case both ways) beside tests/cli_test.sh (TEST=0 leaves them
+# out); per cell of $CELLS and setting of $MODES, auto fullpass --update --no-data-grad
+# --no-criterion --per-layer, the step and the pool layers' sum; then scripts/gpu-bench.sh's suite
+# for $SUITE (auto beside eager and compiled PyTorch). Results: $OUT/pool.tgz.
 #   CELLS="gen-inception-s2:192:tf32 googlenet:128:tf32" SUITE="/tmp/gn/gen-inception-s2.json:192:tf32:nhwc:update" bash dev/gpu-pool.sh
 set -u; NAME=pool; . dev/gpu-prep.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader

@@ -173,6 +173,8 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
 }
 
 int main() {
+    const char *rs = getenv("CONVBENCH_POOL_RS"); // (as cb_dnn_init: on, off, or unset for the default)
+    cb_fmt_pool_rs(rs && !strcmp(rs, "on") ? 1 : rs && !strcmp(rs, "off") ? 0 : -1);
     // label, N, C, H, W, R, S, stride h, w, pads top, bottom, left, right, avg
     // dev/pool_emu.cpp's cases
     run_case("max 3x3 s2 VALID 13x15 b2 c5", 2, 5, 13, 15, 3, 3, 2, 2, 0, 0, 0, 0, 0);

@@ -3,8 +3,8 @@
 # (dev/emu/cuda_runtime.h and cuda_bf16.h stand in for CUDA; each kernel launch becomes emu_launch)
 # with AddressSanitizer, alignment checks (the 16-byte vector accesses) and a small cap on elements
 # per launch, so that a tensor runs as several launches, and checks it against the reference loops;
-# NHWC 2x2 and 3x3 windows with CONVBENCH_POOL_RS=on (the compile-time kernels at every vector width)
-# and off (the runtime loops): both must pass.
+# NHWC 2x2 and 3x3 windows' forward with CONVBENCH_POOL_RS=on (the window known at compile time, at
+# every vector width) and off (the runtime loops): both must pass.
 #   sh dev/pool_fmt_emu.sh
 set -e
 . "$(dirname "$0")/emu/common.sh"

@@ -1140,10 +1140,10 @@ static void fmt_pool_cases(void) {
         {"avg 3x3 s1 pads 3/1 2/2 C3 (window all pad)", 1, 3, 5, 6, 3, 3, 1, 1, 3, 1, 2, 2, 1},
         {"max 2x2 s1 VALID b2 C24 9x8", 2, 24, 9, 8, 2, 2, 1, 1, 0, 0, 0, 0, 0},
     };
-    // 2x2 and 3x3 windows under NHWC: the compile-time kernels (CONVBENCH_POOL_RS=on; by default
-    // where V = 1) and the runtime loops (off): both run every case
+    // a 2x2 or 3x3 window's NHWC forward: the compile-time window (cb_fmt_pool_rs(1), as
+    // CONVBENCH_POOL_RS=on; by default where V = 1) and the runtime loops (0, off): both run every case
     for (int rs = 0; rs < 2; rs++) {
-        setenv("CONVBENCH_POOL_RS", rs ? "off" : "on", 1);
+        cb_fmt_pool_rs(rs ? 0 : 1);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) { // small_only (compute-sanitizer): the small ones
             fmt_pool_case k = cases[i];
             char label[96];
@@ -1152,7 +1152,7 @@ static void fmt_pool_cases(void) {
             if (!small_only || (size_t)k.n * k.c * k.h * k.w < 100000) fmt_pool_case_run(&k);
         }
     }
-    unsetenv("CONVBENCH_POOL_RS");
+    cb_fmt_pool_rs(-1);
 }
 
 // cb_fmt_bias_grad (every backend's bias gradient) called directly: db against float64 sums of

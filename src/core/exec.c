@@ -43,7 +43,6 @@ void cb_exec_opts_default(cb_exec_opts *o) {
     o->memory_slack = CB_MEMORY_SLACK_DEFAULT;
 }
 
-// an allocation of the engine's, counted as kind k (CB_MEM_COUNT: counted by the caller)
 // the machine's physical memory in bytes (0: unknown). A host backend's buffers past it are refused
 // before they are taken: where the kernel overcommits (vm.overcommit_memory=1, common on GPU hosts)
 // malloc grants any size and the first pass over it swaps or meets the OOM killer (on an H200
@@ -53,6 +52,7 @@ static double host_ram(void) {
     return pages > 0 && page > 0 ? (double)pages * (double)page : 0;
 }
 
+// an allocation of the engine's, counted as kind k (CB_MEM_COUNT: counted by the caller)
 static void *take_kind(cb_exec *e, size_t bytes, bool *ok, cb_mem_kind k) {
     e->planned += (double)bytes; // counted on after a failure: the message gives the whole plan
     if (!*ok || bytes == 0) return NULL;

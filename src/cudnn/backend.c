@@ -32,8 +32,9 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
                        getenv("CONVBENCH_DNN_GRAPH_PLANS"));
     if (cb_dnn_graph_tol(e->opts.precision) < 0)
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH_TOL", NULL, "'%s' is not a number from 0 to 1", getenv("CONVBENCH_DNN_GRAPH_TOL"));
-    int prs; // $CONVBENCH_POOL_RS (src/storage/pool_fmt.cu: the compile-time window pools, on / off / unset)
+    int prs; // $CONVBENCH_POOL_RS: the NHWC pools' compile-time window forward everywhere (on), nowhere (off)
     if (cb_env_on_off("CONVBENCH_POOL_RS", &prs, err) != CB_OK) return CB_STATUS_ARG;
+    cb_fmt_pool_rs(prs);
     int cp; // $CONVBENCH_DNN_CPAD (cb_store_conv_cpad: padded in bf16, or without the graph race)
     if (cb_env_on_off("CONVBENCH_DNN_CPAD", &cp, err) != CB_OK) return CB_STATUS_ARG;
     bool cpad = cp >= 0 ? cp == 1 : cb_conv_cpad_default(e->opts.precision) || cb_dnn_graph_mode_of(e->opts.precision) == CB_DNN_GRAPH_OFF;

@@ -86,6 +86,10 @@ void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, 
 // first maximum in window order. NHWC takes 16-byte accesses when c is a multiple of 8 (bf16) or
 // 4 (fp32) and the buffers are 16-byte aligned.
 void cb_fmt_pool_forward(const cb_pool_params *p, int fmt, const void *x, void *y, void *argmax);
+// which NHWC forward a 2x2 or 3x3 pool takes (pool_fmt.cu, pf_rs): -1 (the default) the window known
+// at compile time where a thread holds one channel, 1 at every vector width, 0 the runtime loops;
+// for the process ($CONVBENCH_POOL_RS=on|off through cb_dnn_init; tests)
+void cb_fmt_pool_rs(int mode);
 // dx (n, c, h, w) overwritten: one gather per input element over the windows that cover it (no
 // atomics, deterministic); max reads the forward's argmax, average ignores it
 void cb_fmt_pool_backward(const cb_pool_params *p, int fmt, const void *dy, const void *argmax, void *dx);

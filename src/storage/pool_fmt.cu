@@ -23,8 +23,6 @@
 
 #include <cuda_bf16.h>
 #include <stdint.h>
-#include <stdlib.h>
-#include <string.h>
 
 typedef __nv_bfloat16 bf16;
 
@@ -97,43 +95,69 @@ static pf_geom pf_geom_of(const cb_pool_params *p, int v) {
 
 // ---- NHWC -------------------------------------------------------------------------------------
 
-// a thread's flat index -> (image n, row, column, channel group) over rows x cols pixels of
-// g.groups groups each: the output's P x Q (forward) or the input's H x W (backward)
-struct pf_at {
-    uint32_t n, row, col, grp;
-};
-__device__ static __forceinline__ pf_at pf_split(const pf_geom &g, uint32_t idx, cb_fast_div by_cols, uint32_t cols, cb_fast_div by_rows,
-                                                 uint32_t rows) {
-    pf_at r;
-    uint32_t t = cb_fast_div_q(g.by_g, idx), u;
-    r.grp = idx - t * g.groups;
-    u = cb_fast_div_q(by_cols, t), r.col = t - u * cols;
-    r.n = cb_fast_div_q(by_rows, u), r.row = u - r.n * rows;
-    return r;
-}
-
-// the windows (oh0..oh1, ow0..ow1) of an r x s pool that cover input pixel (a, b) in padded
-// coordinates: window oh covers it when oh*sh <= a <= oh*sh + r - 1 (empty where oh0 > oh1)
-__device__ static __forceinline__ void pf_cover(const pf_geom &g, int a, int b, int r, int s, int *oh0, int *oh1, int *ow0, int *ow1) {
+// R x S known at compile time (R > 0: 2x2 and 3x3, nearly every pool; pf_rs says where): every
+// tap's load issued first, predicated on the tap lying in the image, then the compares in the order
+// of the runtime loops below, so the same results bit for bit (dev/pool_fmt_emu.sh and test_gpu run
+// both against the reference loops). The loops await each tap's load before the next compare: on
+// the H200 (2026-11-28-plans) an Inception-like random network's 3x3 stride-1 max pools on fp32
+// NHWC with odd C (V = 1) ran forward at about a quarter of DRAM bandwidth (0.59 ms for 276 MB in,
+// 276 MB out). Thread o's output element at y + o * V; img: element (n, 0, 0, grp * V) of x.
+template <class T, class A, int V, bool AVG, int R, int S>
+__device__ static __forceinline__ void pf_nhwc_fwd_rs(const pf_geom &g, uint32_t o, int h0, int w0, const T *__restrict__ img,
+                                                      T *__restrict__ y, A *__restrict__ argmax) {
     const cb_pool_params &p = g.p;
-    *oh1 = a < 0 ? -1 : min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)a));
-    *ow1 = b < 0 ? -1 : min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)b));
-    int bh = a - r + 1, bw = b - s + 1; // the first window: ceil(bh / stride), at least 0
-    *oh0 = bh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(bh + p.stride_h - 1));
-    *ow0 = bw <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(bw + p.stride_w - 1));
+    float v[R * S][V];
+    bool in[R * S];
+#pragma unroll
+    for (int kh = 0; kh < R; kh++)
+#pragma unroll
+        for (int kw = 0; kw < S; kw++) {
+            int h = h0 + kh, w = w0 + kw, k = kh * S + kw;
+            in[k] = (unsigned)h < (unsigned)p.h && (unsigned)w < (unsigned)p.w;
+            if (in[k]) pf_load<V>(img + ((uint32_t)h * (uint32_t)p.w + (uint32_t)w) * g.c, v[k]);
+        }
+    float acc[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) acc[j] = 0.f;
+    if constexpr (AVG) {
+        int count = 0;
+#pragma unroll
+        for (int k = 0; k < R * S; k++)
+            if (in[k]) {
+                count++;
+#pragma unroll
+                for (int j = 0; j < V; j++) acc[j] += v[k][j];
+            }
+        if (count) // (else a window wholly in the padding: 0)
+#pragma unroll
+            for (int j = 0; j < V; j++) acc[j] = acc[j] / (float)count;
+        pf_store<V>(y + o * V, acc);
+    } else {
+        int bi[V]; // -1: no tap yet (a window wholly in the padding keeps y 0 and no maximum)
+#pragma unroll
+        for (int j = 0; j < V; j++) bi[j] = -1;
+#pragma unroll
+        for (int k = 0; k < R * S; k++)
+            if (in[k])
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    if (bi[j] < 0 || v[k][j] > acc[j]) acc[j] = v[k][j], bi[j] = k; // strict: the first maximum stays
+        pf_store<V>(y + o * V, acc);
+        if (argmax) {
+            __align__(16) A at[V];
+#pragma unroll
+            for (int j = 0; j < V; j++) at[j] = bi[j] < 0 || (p.relu_mask && !(acc[j] > 0.f)) ? (A)-1 : (A)bi[j];
+            pf_copy<V>(argmax + o * V, at);
+        }
+    }
 }
 
-// x (images, H, W, C) -> y (images, P, Q, C), argmax (images, P, Q, C) window offsets (max only;
-// may be NULL). One thread per (image, oh, ow, group); thread o's V outputs start at y + o * V.
+// Any window, in runtime loops over the taps inside the image: thread o's output (image n,
+// channel group grp) whose window starts at (h0, w0)
 template <class T, class A, int V, bool AVG>
-__global__ void __launch_bounds__(PF_THREADS)
-pf_nhwc_fwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__restrict__ y, A *__restrict__ argmax) {
-    uint32_t o = blockIdx.x * PF_THREADS + threadIdx.x;
-    if (o >= total) return;
+__device__ static __forceinline__ void pf_nhwc_fwd_loops(const pf_geom &g, uint32_t o, uint32_t n, uint32_t grp, int h0, int w0,
+                                                         const T *__restrict__ x, T *__restrict__ y, A *__restrict__ argmax) {
     const cb_pool_params &p = g.p;
-    pf_at px = pf_split(g, o, g.by_q, (uint32_t)p.q, g.by_p, (uint32_t)p.p); // the output pixel
-    uint32_t n = px.n, oh = px.row, ow = px.col, grp = px.grp;
-    int h0 = (int)oh * p.stride_h - p.pad_top, w0 = (int)ow * p.stride_w - p.pad_left;
     // the taps inside the image, so that the loops below test nothing
     int kh0 = max(0, -h0), kh1 = min(p.r, p.h - h0), kw0 = max(0, -w0), kw1 = min(p.s, p.w - w0);
     float acc[V];
@@ -195,6 +219,24 @@ pf_nhwc_fwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__rest
     }
 }
 
+// x (images, H, W, C) -> y (images, P, Q, C), argmax (images, P, Q, C) window offsets (max only;
+// may be NULL). One thread per (image, oh, ow, group); thread o's V outputs start at y + o * V.
+// RS > 0: an RS x RS window, through pf_nhwc_fwd_rs; 0: any window, in runtime loops.
+template <class T, class A, int V, bool AVG, int RS>
+__global__ void __launch_bounds__(PF_THREADS)
+pf_nhwc_fwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__restrict__ y, A *__restrict__ argmax) {
+    uint32_t o = blockIdx.x * PF_THREADS + threadIdx.x;
+    if (o >= total) return;
+    const cb_pool_params &p = g.p;
+    uint32_t t = cb_fast_div_q(g.by_g, o), grp = o - t * g.groups; // t: the output pixel
+    uint32_t u = cb_fast_div_q(g.by_q, t), ow = t - u * (uint32_t)p.q;
+    uint32_t n = cb_fast_div_q(g.by_p, u), oh = u - n * (uint32_t)p.p;
+    int h0 = (int)oh * p.stride_h - p.pad_top, w0 = (int)ow * p.stride_w - p.pad_left;
+    // (the launch holds whole images under 2^31 elements)
+    if constexpr (RS > 0) pf_nhwc_fwd_rs<T, A, V, AVG, RS, RS>(g, o, h0, w0, x + n * g.hw * g.c + grp * V, y, argmax);
+    else pf_nhwc_fwd_loops<T, A, V, AVG>(g, o, n, grp, h0, w0, x, y, argmax);
+}
+
 // dy (images, P, Q, C), argmax (images, P, Q, C) -> dx (images, H, W, C), overwritten. One thread
 // per (image, ih, iw, group); thread i's V elements start at dx + i * V.
 template <class T, class A, int V, bool AVG>
@@ -203,10 +245,16 @@ pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A 
     uint32_t i = blockIdx.x * PF_THREADS + threadIdx.x;
     if (i >= total) return;
     const cb_pool_params &p = g.p;
-    pf_at px = pf_split(g, i, g.by_w, (uint32_t)p.w, g.by_h, (uint32_t)p.h); // the input pixel
-    uint32_t n = px.n, ih = px.row, iw = px.col, grp = px.grp;
-    int a = (int)ih + p.pad_top, b = (int)iw + p.pad_left, oh0, oh1, ow0, ow1; // (the pixel in padded coordinates)
-    pf_cover(g, a, b, p.r, p.s, &oh0, &oh1, &ow0, &ow1);
+    uint32_t t = cb_fast_div_q(g.by_g, i), grp = i - t * g.groups; // t: the input pixel
+    uint32_t u = cb_fast_div_q(g.by_w, t), iw = t - u * (uint32_t)p.w;
+    uint32_t n = cb_fast_div_q(g.by_h, u), ih = u - n * (uint32_t)p.h;
+    // the pixel in padded coordinates; window oh covers it when oh*sh <= a <= oh*sh + r - 1
+    int a = (int)ih + p.pad_top, b = (int)iw + p.pad_left;
+    int oh1 = a < 0 ? -1 : min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)a));
+    int ow1 = b < 0 ? -1 : min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)b));
+    int bh = a - p.r + 1, bw = b - p.s + 1; // the first window: ceil(bh / stride), at least 0
+    int oh0 = bh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(bh + p.stride_h - 1));
+    int ow0 = bw <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(bw + p.stride_w - 1));
     uint32_t img = n * g.pq * g.c + grp * V; // element (n, 0, 0, grp * V) of dy and argmax
     float acc[V];
 #pragma unroll
@@ -243,137 +291,6 @@ pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A 
     pf_store<V>(dx + i * V, acc);
 }
 
-// ---- NHWC, the window's size known at compile time ------------------------------------------------
-
-// The kernels above walk the window in runtime loops. On the H200 (2026-11-28-plans) an
-// Inception-like random network's 3x3 stride-1 max pools on fp32 NHWC with odd C (V = 1) ran forward
-// at about a quarter of DRAM bandwidth (0.59 ms for 276 MB in, 276 MB out), and backward at a fifth.
-// With R x S known (2x2 and 3x3, nearly every pool) every tap's load is issued first, predicated on
-// the tap lying in the image (forward) or the window existing (backward), and the compares follow
-// in the same order as above: the same results bit for bit (dev/pool_fmt_emu.sh and test_gpu run
-// both against the reference loops). Where each is faster: pf_rs. Forward: one thread per (image,
-// oh, ow, group) as pf_nhwc_fwd_kernel.
-template <class T, class A, int V, bool AVG, int R, int S>
-__global__ void __launch_bounds__(PF_THREADS)
-pf_nhwc_fwd_rs_kernel(pf_geom g, uint32_t total, const T *__restrict__ x, T *__restrict__ y, A *__restrict__ argmax) {
-    uint32_t o = blockIdx.x * PF_THREADS + threadIdx.x;
-    if (o >= total) return;
-    const cb_pool_params &p = g.p;
-    pf_at px = pf_split(g, o, g.by_q, (uint32_t)p.q, g.by_p, (uint32_t)p.p); // the output pixel
-    uint32_t n = px.n, oh = px.row, ow = px.col, grp = px.grp;
-    int h0 = (int)oh * p.stride_h - p.pad_top, w0 = (int)ow * p.stride_w - p.pad_left;
-    const T *img = x + n * g.hw * g.c + grp * V; // (the launch holds whole images under 2^31 elements)
-    float v[R * S][V];
-    bool in[R * S];
-#pragma unroll
-    for (int kh = 0; kh < R; kh++)
-#pragma unroll
-        for (int kw = 0; kw < S; kw++) {
-            int h = h0 + kh, w = w0 + kw, k = kh * S + kw;
-            in[k] = (unsigned)h < (unsigned)p.h && (unsigned)w < (unsigned)p.w;
-            if (in[k]) pf_load<V>(img + ((uint32_t)h * (uint32_t)p.w + (uint32_t)w) * g.c, v[k]);
-        }
-    float acc[V];
-#pragma unroll
-    for (int j = 0; j < V; j++) acc[j] = 0.f;
-    if (AVG) {
-        int count = 0;
-#pragma unroll
-        for (int k = 0; k < R * S; k++)
-            if (in[k]) {
-                count++;
-#pragma unroll
-                for (int j = 0; j < V; j++) acc[j] += v[k][j];
-            }
-        if (count) // (else a window wholly in the padding: 0)
-#pragma unroll
-            for (int j = 0; j < V; j++) acc[j] = acc[j] / (float)count;
-        pf_store<V>(y + o * V, acc);
-    } else {
-        int bi[V]; // -1: no tap yet (a window wholly in the padding keeps y 0 and no maximum)
-#pragma unroll
-        for (int j = 0; j < V; j++) bi[j] = -1;
-#pragma unroll
-        for (int k = 0; k < R * S; k++)
-            if (in[k])
-#pragma unroll
-                for (int j = 0; j < V; j++)
-                    if (bi[j] < 0 || v[k][j] > acc[j]) acc[j] = v[k][j], bi[j] = k; // strict: the first maximum stays
-        pf_store<V>(y + o * V, acc);
-        if (argmax) {
-            __align__(16) A at[V];
-#pragma unroll
-            for (int j = 0; j < V; j++) at[j] = bi[j] < 0 || (p.relu_mask && !(acc[j] > 0.f)) ? (A)-1 : (A)bi[j];
-            pf_copy<V>(argmax + o * V, at);
-        }
-    }
-}
-
-// Backward: one thread per (image, ih, iw, group) as pf_nhwc_bwd_kernel; at most R x S windows
-// cover a pixel (stride 1), their argmax items (or dy, average) loaded first, then dy where some
-// channel's maximum is this pixel, then summed in window order.
-template <class T, class A, int V, bool AVG, int R, int S>
-__global__ void __launch_bounds__(PF_THREADS)
-pf_nhwc_bwd_rs_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A *__restrict__ argmax, T *__restrict__ dx) {
-    uint32_t i = blockIdx.x * PF_THREADS + threadIdx.x;
-    if (i >= total) return;
-    const cb_pool_params &p = g.p;
-    pf_at px = pf_split(g, i, g.by_w, (uint32_t)p.w, g.by_h, (uint32_t)p.h);
-    uint32_t n = px.n, ih = px.row, iw = px.col, grp = px.grp;
-    int a = (int)ih + p.pad_top, b = (int)iw + p.pad_left, oh0, oh1, ow0, ow1;
-    pf_cover(g, a, b, R, S, &oh0, &oh1, &ow0, &ow1);
-    uint32_t img = n * g.pq * g.c + grp * V;
-    bool win[R * S]; // window (oh0 + dh, ow0 + dw) exists and covers the pixel
-    uint32_t at[R * S];
-#pragma unroll
-    for (int dh = 0; dh < R; dh++)
-#pragma unroll
-        for (int dw = 0; dw < S; dw++) {
-            int k = dh * S + dw;
-            win[k] = oh0 + dh <= oh1 && ow0 + dw <= ow1;
-            at[k] = img + ((uint32_t)(oh0 + dh) * (uint32_t)p.q + (uint32_t)(ow0 + dw)) * g.c;
-        }
-    float acc[V], d[R * S][V];
-#pragma unroll
-    for (int j = 0; j < V; j++) acc[j] = 0.f;
-    if (AVG) {
-#pragma unroll
-        for (int k = 0; k < R * S; k++)
-            if (win[k]) pf_load<V>(dy + at[k], d[k]);
-#pragma unroll
-        for (int k = 0; k < R * S; k++)
-            if (win[k]) {
-                int hs = (oh0 + k / S) * p.stride_h - p.pad_top, ws = (ow0 + k % S) * p.stride_w - p.pad_left;
-                int rows = min(hs + R, p.h) - max(hs, 0), cols = min(ws + S, p.w) - max(ws, 0);
-                float inv = 1.f / (float)(rows * cols);
-#pragma unroll
-                for (int j = 0; j < V; j++) acc[j] += d[k][j] * inv;
-            }
-    } else {
-        __align__(16) A am[R * S][V];
-#pragma unroll
-        for (int k = 0; k < R * S; k++)
-            if (win[k]) pf_copy<V>(am[k], argmax + at[k]);
-        bool hit[R * S][V], any[R * S];
-#pragma unroll
-        for (int k = 0; k < R * S; k++) {
-            // this pixel's offset in window k: row a - oh * sh, column b - ow * sw
-            int mine = (a - (oh0 + k / S) * p.stride_h) * S + (b - (ow0 + k % S) * p.stride_w);
-            any[k] = false;
-#pragma unroll
-            for (int j = 0; j < V; j++) any[k] |= hit[k][j] = win[k] && (int)am[k][j] == mine;
-            if (any[k]) pf_load<V>(dy + at[k], d[k]); // dy is read only where some channel's maximum is this pixel
-        }
-#pragma unroll
-        for (int k = 0; k < R * S; k++)
-            if (any[k])
-#pragma unroll
-                for (int j = 0; j < V; j++)
-                    if (hit[k][j]) acc[j] += d[k][j];
-    }
-    pf_store<V>(dx + i * V, acc);
-}
-
 // ---- launches -----------------------------------------------------------------------------------
 
 // whole images (NHWC) or planes (NCHW) per launch, so that every flat index of a launch stays
@@ -399,20 +316,20 @@ template <class F> static void pf_each_launch(int64_t units, int64_t in, int64_t
     }
 }
 
-// The square window the compile-time kernels take (2 or 3), else 0 (the runtime loops). Measured on
-// the H200 (docs/results/2026-11-28-plans.md, call 4: auto tf32 / bf16 NHWC, ms per pool layer,
+// The compile-time window (pf_nhwc_fwd_rs) where it is faster, else 0 (the runtime loops). Measured
+// on the H200 (docs/results/2026-11-28-plans.md, call 4: auto tf32 / bf16 NHWC, ms per pool layer,
 // runtime loops -> compile-time): forward with one channel a thread (V = 1, C not a multiple of 4)
 // faster, an Inception-like random network's four 0.144 -> 0.097, 0.216 -> 0.178, 0.590 -> 0.480,
-// 0.684 -> 0.557; with 16-byte groups even (GoogLeNet fp32 V = 4, 15 pools within 0.01) or slower
-// (ResNet-50 b256 bf16 V = 8 pool1 0.206 -> 0.260); backward slower nearly everywhere (stride-2
-// pools most: GoogLeNet pool1 0.217 -> 0.502, ResNet-50 pool1 0.292 -> 0.757; the R x S windows are
-// walked where at most 4 cover a pixel), 3% faster on V = 1 stride 1. So by default the forward
-// where V = 1 alone; $CONVBENCH_POOL_RS=on takes them in both passes at every V, off never
-// (checked by cb_dnn_init).
-static int pf_rs(const cb_pool_params *p, int v, bool forward) {
-    const char *e = getenv("CONVBENCH_POOL_RS"); // (read each pass: test_gpu runs each way; well under a microsecond)
-    bool on = e && !strcmp(e, "on"), off = e && !strcmp(e, "off");
-    return !off && (on || (forward && v == 1)) && p->r == p->s && (p->r == 2 || p->r == 3) ? p->r : 0;
+// 0.684 -> 0.557; with 16-byte groups even (GoogLeNet fp32 V = 4, 15 pools within 0.011) or slower
+// (ResNet-50 b256 bf16 V = 8 pool1 0.206 -> 0.260: R x S x V values held a thread). The same form of
+// the backward was slower nearly everywhere (GoogLeNet pool1 0.217 -> 0.502, ResNet-50 pool1 0.292
+// -> 0.757: it walked R x S windows where at most 4 cover a pixel) and is not kept. pf_rs_mode
+// (cb_fmt_pool_rs): -1 where V = 1, 1 at every V, 0 never.
+static int pf_rs_mode = -1;
+extern "C" void cb_fmt_pool_rs(int mode) { pf_rs_mode = mode < 0 ? -1 : mode > 0; }
+static int pf_rs(const cb_pool_params *p, int v) {
+    bool on = pf_rs_mode > 0 || (pf_rs_mode < 0 && v == 1);
+    return on && p->r == p->s && (p->r == 2 || p->r == 3) ? p->r : 0;
 }
 
 template <class T, class A, int V, bool AVG>
@@ -420,14 +337,16 @@ static void pf_nhwc_forward(const cb_pool_params *p, const T *x, T *y, A *argmax
     PF_NOTE_V(V);
     pf_geom g = pf_geom_of(p, V);
     int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c; // elements per image
-    int rs = pf_rs(p, V, true);
+    int rs = pf_rs(p, V);
     pf_each_launch(p->n, in, out, (int64_t)g.pq * g.groups, [&](int64_t n0, uint32_t total, uint32_t blocks) {
+        const T *xl = x + n0 * in;
+        T *yl = y + n0 * out;
         A *am = argmax ? argmax + n0 * out : argmax;
-        if constexpr (sizeof(A) == 1) { // (R x S <= 255)
-            if (rs == 3) return (void)pf_nhwc_fwd_rs_kernel<T, A, V, AVG, 3, 3><<<blocks, PF_THREADS>>>(g, total, x + n0 * in, y + n0 * out, am);
-            if (rs == 2) return (void)pf_nhwc_fwd_rs_kernel<T, A, V, AVG, 2, 2><<<blocks, PF_THREADS>>>(g, total, x + n0 * in, y + n0 * out, am);
+        if constexpr (sizeof(A) == 1) { // (2x2 and 3x3 keep byte offsets)
+            if (rs == 3) return (void)pf_nhwc_fwd_kernel<T, A, V, AVG, 3><<<blocks, PF_THREADS>>>(g, total, xl, yl, am);
+            if (rs == 2) return (void)pf_nhwc_fwd_kernel<T, A, V, AVG, 2><<<blocks, PF_THREADS>>>(g, total, xl, yl, am);
         }
-        pf_nhwc_fwd_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, total, x + n0 * in, y + n0 * out, am);
+        pf_nhwc_fwd_kernel<T, A, V, AVG, 0><<<blocks, PF_THREADS>>>(g, total, xl, yl, am);
     });
 }
 
@@ -436,14 +355,9 @@ static void pf_nhwc_backward(const cb_pool_params *p, const T *dy, const A *argm
     PF_NOTE_V(V);
     pf_geom g = pf_geom_of(p, V);
     int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c;
-    int rs = pf_rs(p, V, false);
     pf_each_launch(p->n, in, out, (int64_t)g.hw * g.groups, [&](int64_t n0, uint32_t total, uint32_t blocks) {
-        const A *am = AVG ? argmax : argmax + n0 * out;
-        if constexpr (sizeof(A) == 1) {
-            if (rs == 3) return (void)pf_nhwc_bwd_rs_kernel<T, A, V, AVG, 3, 3><<<blocks, PF_THREADS>>>(g, total, dy + n0 * out, am, dx + n0 * in);
-            if (rs == 2) return (void)pf_nhwc_bwd_rs_kernel<T, A, V, AVG, 2, 2><<<blocks, PF_THREADS>>>(g, total, dy + n0 * out, am, dx + n0 * in);
-        }
-        pf_nhwc_bwd_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, total, dy + n0 * out, am, dx + n0 * in);
+        pf_nhwc_bwd_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, total, dy + n0 * out, AVG ? argmax : argmax + n0 * out,
+                                                                 dx + n0 * in);
     });
 }
 
