@@ -1056,7 +1056,7 @@ static void fmt_pool_case_run(const fmt_pool_case *k) {
     for (int fmt = 0; fmt < 4; fmt++)
         for (int mode = 0; mode < (k->avg ? 2 : 3); mode++) {
             bool bf = fmt & CB_FMT_BF16, ties = mode == 1, mask = mode == 2;
-            char name[160];
+            char name[256];
             snprintf(name, sizeof name, "fmt pool %s %s%s", fmt_names[fmt], k->label, ties ? " (ties)" : mask ? " (relu mask)" : "");
             for (size_t i = 0; i < nx; i++) {
                 x[i] = ties ? (float)((int)((urand() + 1.f) * 2.5f) - 2) * 0.5f : urand();
@@ -1078,7 +1078,7 @@ static void fmt_pool_case_run(const fmt_pool_case *k) {
             cb_fmt_pool_forward(&p, fmt, dxs, dys, k->avg ? NULL : amd);
             fmt_download(y, p.n, p.c, p.p, p.q, fmt, dys, dyd);
             cudaMemcpy(am, amd, ny * 4, cudaMemcpyDeviceToHost);
-            char what[200];
+            char what[300];
             snprintf(what, sizeof what, "%s forward%s", name, bf && k->avg ? " (elements off)" : "");
             if (!k->avg) {
                 double bad = 0;
@@ -1139,20 +1139,30 @@ static void fmt_pool_cases(void) {
         {"max 3x3 s2 pads 3/0 1/2 C16 (window all pad)", 2, 16, 6, 7, 3, 3, 2, 2, 3, 0, 1, 2, 0},
         {"avg 3x3 s1 pads 3/1 2/2 C3 (window all pad)", 1, 3, 5, 6, 3, 3, 1, 1, 3, 1, 2, 2, 1},
         {"max 2x2 s1 VALID b2 C24 9x8", 2, 24, 9, 8, 2, 2, 1, 1, 0, 0, 0, 0, 0},
+        // the tiled kernels' chunks of channels (C 322: 11 of 30 in fp32, 6 of 56 at V 8 in bf16),
+        // part tiles at the edges, a tile cut down to fit (17x17)
+        {"max 3x3 s1 SAME b2 C322 36x36 (chunks)", 2, 322, 36, 36, 3, 3, 1, 1, 1, 1, 1, 1, 0},
+        {"avg 3x3 s1 SAME b2 C40 21x37 (tiles)", 2, 40, 21, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        {"max 5x3 s(2,1) pads 2/2 1/1 C33 17x19", 2, 33, 17, 19, 5, 3, 2, 1, 2, 2, 1, 1, 0},
+        {"max 17x17 s3 C40 20x21 (int32, small tile)", 1, 40, 20, 21, 17, 17, 3, 3, 0, 0, 0, 0, 0},
     };
-    // a 2x2 or 3x3 window's NHWC forward: the compile-time window (cb_fmt_pool_rs(1), as
-    // CONVBENCH_POOL_RS=on; by default where V = 1) and the runtime loops (0, off): both run every case
-    for (int rs = 0; rs < 2; rs++) {
-        cb_fmt_pool_rs(rs ? 0 : 1);
+    // the NHWC kernels each setting takes: overlapping windows through shared memory (tile, the
+    // default) or each window from the L2 (CONVBENCH_POOL_TILE=off, cb_fmt_pool_tile(0)); there, a 2x2
+    // or 3x3 window's forward known at compile time (cb_fmt_pool_rs(1), CONVBENCH_POOL_RS=on; by
+    // default where V = 1) or in runtime loops (0, off): every case runs under each
+    static const struct { int rs, tile; const char *label; } modes[] = {
+        {1, -1, "CONVBENCH_POOL_RS=on"}, {1, 0, "CONVBENCH_POOL_RS=on CONVBENCH_POOL_TILE=off"}, {0, 0, "CONVBENCH_POOL_RS=off CONVBENCH_POOL_TILE=off"}};
+    for (int m = 0; m < 3; m++) {
+        cb_fmt_pool_rs(modes[m].rs), cb_fmt_pool_tile(modes[m].tile);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) { // small_only (compute-sanitizer): the small ones
             fmt_pool_case k = cases[i];
-            char label[96];
-            snprintf(label, sizeof label, "%s (CONVBENCH_POOL_RS=%s)", k.label, rs ? "off" : "on");
+            char label[160];
+            snprintf(label, sizeof label, "%s (%s)", k.label, modes[m].label);
             k.label = label;
             if (!small_only || (size_t)k.n * k.c * k.h * k.w < 100000) fmt_pool_case_run(&k);
         }
     }
-    cb_fmt_pool_rs(-1);
+    cb_fmt_pool_rs(-1), cb_fmt_pool_tile(-1);
 }
 
 // cb_fmt_bias_grad (every backend's bias gradient) called directly: db against float64 sums of
@@ -2254,6 +2264,7 @@ static void dnn_graph_cases(void) {
     for (int k = 0; k < 4; k++) env_refused(net, "CONVBENCH_DNN_GRAPH_TOL", bad_tol[k]);
     env_refused(net, "CONVBENCH_DNN_CPAD", "sometimes");
     env_refused(net, "CONVBENCH_POOL_RS", "sometimes");
+    env_refused(net, "CONVBENCH_POOL_TILE", "tiles");
     env_refused(net, "CONVBENCH_FUSE_EPILOGUE", "sometimes");
     cb_net_free(net);
 }
