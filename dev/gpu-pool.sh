@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # NHWC pooling A/B on the GPU machine (src/storage/pool_fmt.cu), per setting of $MODES: each
-# "default" or VAR=value, such as CONVBENCH_POOL_TILE=off (the kernels that read each overlapping
-# window from the L2, not the tiled ones through shared memory) or CONVBENCH_POOL_RS=off|on (a 2x2
+# "default" or VAR=value, such as CONVBENCH_POOL_TILE=on (overlapping windows through shared memory,
+# the tiled kernels, not each window read from the L2) or CONVBENCH_POOL_RS=off|on (a 2x2
 # or 3x3 window's forward known at compile time, 2026-11-28-plans). In one call: build; test_gpu
 # --part storage (every pool case under each setting) beside tests/cli_test.sh (TEST=0 leaves
 # them out, CLI=0 the second); per cell of $CELLS and setting of $MODES, auto fullpass --update
 # --no-data-grad --no-criterion --per-layer, the step and the pool layers' sum (and each pool
 # row: pools.md); then scripts/gpu-bench.sh's suite for $SUITE (auto beside eager and compiled
 # PyTorch). Results: $OUT/pool.tgz.
-#   CELLS="gen-inception-s2:192:tf32 googlenet:128:tf32" MODES="default CONVBENCH_POOL_TILE=off" SUITE= bash dev/gpu-pool.sh
+#   CELLS="gen-inception-s2:192:tf32 googlenet:128:tf32" MODES="default CONVBENCH_POOL_TILE=on" SUITE= bash dev/gpu-pool.sh
 set -u; NAME=pool; . dev/gpu-prep.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 if [ "${TEST:-1}" != 0 ]; then
@@ -22,7 +22,7 @@ DEADLINE=${DEADLINE:-150}; t0=$SECONDS
 echo "| cell | setting | step ms | pools fwd+bwd ms |"; echo "|---|---|---:|---:|"
 for c in ${CELLS-gen-inception-s2:192:tf32 googlenet:128:tf32}; do
     IFS=: read -r n b prec <<<"$c"; net=$n; [ -f /tmp/gn/$n.json ] && net=/tmp/gn/$n.json
-    for m in ${MODES-default CONVBENCH_POOL_TILE=off}; do
+    for m in ${MODES-default CONVBENCH_POOL_TILE=on}; do
         [ $((SECONDS - t0)) -ge $DEADLINE ] && { echo "skip (past $DEADLINE s): $c $m"; continue; }
         f=$R/fp-$n-$b-$prec-$(echo $m | tr -c 'a-zA-Z0-9\n' '_'); env $([ $m = default ] || echo $m) timeout 120 $B/convbench fullpass $net --batch $b --backend auto --precision $prec \
             --layout nhwc --no-data-grad --no-criterion --update --warmup 3 --iters ${ITERS:-10} --per-layer --format json --quiet \

@@ -120,8 +120,8 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
             int vw = bf ? 8 : 4, want_v = !nhwc || global ? 0 : c % vw == 0 && !misalign ? vw : 1;
             bool ok_v = true;
 
-            // the tiled kernels where windows overlap on NHWC storage (unless off), in both passes
-            bool want_tile = nhwc && !global && tile_mode != 0 && (r > sh || s > sw);
+            // the tiled kernels where windows overlap on NHWC storage (when on), in both passes
+            bool want_tile = nhwc && !global && tile_mode == 1 && (r > sh || s > sw);
             note_v = 0, note_tile = 0;
             cb_fmt_pool_forward(&p, fmt, xs.p(), ys.p(), avg ? NULL : am.p());
             ok_v &= note_v == want_v && (note_tile > 0) == want_tile;

@@ -1146,12 +1146,12 @@ static void fmt_pool_cases(void) {
         {"max 5x3 s(2,1) pads 2/2 1/1 C33 17x19", 2, 33, 17, 19, 5, 3, 2, 1, 2, 2, 1, 1, 0},
         {"max 17x17 s3 C40 20x21 (int32, small tile)", 1, 40, 20, 21, 17, 17, 3, 3, 0, 0, 0, 0, 0},
     };
-    // the NHWC kernels each setting takes: overlapping windows through shared memory (tile, the
-    // default) or each window from the L2 (CONVBENCH_POOL_TILE=off, cb_fmt_pool_tile(0)); there, a 2x2
+    // the NHWC kernels each setting takes: overlapping windows through shared memory
+    // (CONVBENCH_POOL_TILE=on, cb_fmt_pool_tile(1)) or each window from the L2 (the default); there, a 2x2
     // or 3x3 window's forward known at compile time (cb_fmt_pool_rs(1), CONVBENCH_POOL_RS=on; by
     // default where V = 1) or in runtime loops (0, off): every case runs under each
     static const struct { int rs, tile; const char *label; } modes[] = {
-        {1, -1, "CONVBENCH_POOL_RS=on"}, {1, 0, "CONVBENCH_POOL_RS=on CONVBENCH_POOL_TILE=off"}, {0, 0, "CONVBENCH_POOL_RS=off CONVBENCH_POOL_TILE=off"}};
+        {1, 1, "CONVBENCH_POOL_RS=on CONVBENCH_POOL_TILE=on"}, {1, -1, "CONVBENCH_POOL_RS=on"}, {0, 0, "CONVBENCH_POOL_RS=off CONVBENCH_POOL_TILE=off"}};
     for (int m = 0; m < 3; m++) {
         cb_fmt_pool_rs(modes[m].rs), cb_fmt_pool_tile(modes[m].tile);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) { // small_only (compute-sanitizer): the small ones

@@ -35,7 +35,7 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     int prs; // $CONVBENCH_POOL_RS: the NHWC pools' compile-time window forward everywhere (on), nowhere (off)
     if (cb_env_on_off("CONVBENCH_POOL_RS", &prs, err) != CB_OK) return CB_STATUS_ARG;
     cb_fmt_pool_rs(prs);
-    int ptile; // $CONVBENCH_POOL_TILE: the NHWC pools of overlapping windows through shared memory (on, the default) or not
+    int ptile; // $CONVBENCH_POOL_TILE: the NHWC pools of overlapping windows through shared memory (on) or not (off, the default)
     if (cb_env_on_off("CONVBENCH_POOL_TILE", &ptile, err) != CB_OK) return CB_STATUS_ARG;
     cb_fmt_pool_tile(ptile);
     int cp; // $CONVBENCH_DNN_CPAD (cb_store_conv_cpad: padded in bf16, or without the graph race)

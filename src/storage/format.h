@@ -91,9 +91,9 @@ void cb_fmt_pool_forward(const cb_pool_params *p, int fmt, const void *x, void *
 // for the process ($CONVBENCH_POOL_RS=on|off through cb_dnn_init; tests)
 void cb_fmt_pool_rs(int mode);
 // whether NHWC pools of overlapping windows (R > stride or S > stride) stage each block's tile in
-// shared memory (pool_fmt.cu, pf_tile_of), forward and backward: -1 (the default) and 1 yes, 0 no
-// (the kernels that read every window from the L2; $CONVBENCH_POOL_TILE=on|off through
-// cb_dnn_init; tests)
+// shared memory (pool_fmt.cu, pf_tile_of), forward and backward: 1 yes; -1 (the default, until
+// timed on a GPU) and 0 no: the kernels that read every window from the L2
+// ($CONVBENCH_POOL_TILE=on|off through cb_dnn_init; tests)
 void cb_fmt_pool_tile(int mode);
 // dx (n, c, h, w) overwritten: one gather per input element over the windows that cover it (no
 // atomics, deterministic); max reads the forward's argmax, average ignores it

@@ -98,6 +98,34 @@ static pf_geom pf_geom_of(const cb_pool_params *p, int v) {
 
 // ---- NHWC -------------------------------------------------------------------------------------
 
+// Output o's V values of a max and, where argmax is not NULL, their window offsets: bi[j] < 0 (no tap)
+// or, with relu_mask, a maximum <= 0 keeps none
+template <class T, class A, int V>
+__device__ static __forceinline__ void pf_put_max(const cb_pool_params &p, T *__restrict__ y, A *__restrict__ argmax, uint32_t o,
+                                                  const float *acc, const int *bi) {
+    pf_store<V>(y + o * V, acc);
+    if (argmax) {
+        __align__(16) A at[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) at[j] = bi[j] < 0 || (p.relu_mask && !(acc[j] > 0.f)) ? (A)-1 : (A)bi[j];
+        pf_copy<V>(argmax + o * V, at);
+    }
+}
+// output o of a window wholly in the padding: 0, and no maximum
+template <class T, class A, int V, bool AVG>
+__device__ static __forceinline__ void pf_put_empty(T *__restrict__ y, A *__restrict__ argmax, uint32_t o) {
+    float zero[V];
+#pragma unroll
+    for (int j = 0; j < V; j++) zero[j] = 0.f;
+    pf_store<V>(y + o * V, zero);
+    if (!AVG && argmax) {
+        __align__(16) A none[V];
+#pragma unroll
+        for (int j = 0; j < V; j++) none[j] = (A)-1;
+        pf_copy<V>(argmax + o * V, none);
+    }
+}
+
 // R x S known at compile time (R > 0: 2x2 and 3x3, nearly every pool; pf_rs says where): every
 // tap's load issued first, predicated on the tap lying in the image, then the compares in the order
 // of the runtime loops below, so the same results bit for bit (dev/pool_fmt_emu.sh and test_gpu run
@@ -145,13 +173,7 @@ __device__ static __forceinline__ void pf_nhwc_fwd_rs(const pf_geom &g, uint32_t
 #pragma unroll
                 for (int j = 0; j < V; j++)
                     if (bi[j] < 0 || v[k][j] > acc[j]) acc[j] = v[k][j], bi[j] = k; // strict: the first maximum stays
-        pf_store<V>(y + o * V, acc);
-        if (argmax) {
-            __align__(16) A at[V];
-#pragma unroll
-            for (int j = 0; j < V; j++) at[j] = bi[j] < 0 || (p.relu_mask && !(acc[j] > 0.f)) ? (A)-1 : (A)bi[j];
-            pf_copy<V>(argmax + o * V, at);
-        }
+        pf_put_max<T, A, V>(p, y, argmax, o, acc, bi);
     }
 }
 
@@ -163,19 +185,8 @@ __device__ static __forceinline__ void pf_nhwc_fwd_loops(const pf_geom &g, uint3
     const cb_pool_params &p = g.p;
     // the taps inside the image, so that the loops below test nothing
     int kh0 = max(0, -h0), kh1 = min(p.r, p.h - h0), kw0 = max(0, -w0), kw1 = min(p.s, p.w - w0);
+    if (kh0 >= kh1 || kw0 >= kw1) return pf_put_empty<T, A, V, AVG>(y, argmax, o); // a window wholly in the padding
     float acc[V];
-    if (kh0 >= kh1 || kw0 >= kw1) { // a window wholly in the padding
-#pragma unroll
-        for (int j = 0; j < V; j++) acc[j] = 0.f;
-        pf_store<V>(y + o * V, acc);
-        if (!AVG && argmax) {
-            __align__(16) A none[V];
-#pragma unroll
-            for (int j = 0; j < V; j++) none[j] = (A)-1;
-            pf_copy<V>(argmax + o * V, none);
-        }
-        return;
-    }
     // element (n, h0 + kh0, w0 + kw0, grp * V); the launch holds whole images under 2^31 elements
     uint32_t first = ((n * (uint32_t)p.h + (uint32_t)(h0 + kh0)) * (uint32_t)p.w + (uint32_t)(w0 + kw0)) * g.c + grp * V;
     uint32_t row_step = (uint32_t)p.w * g.c;
@@ -212,13 +223,7 @@ __device__ static __forceinline__ void pf_nhwc_fwd_loops(const pf_geom &g, uint3
                     if (v[j] > acc[j]) acc[j] = v[j], bi[j] = kh * p.s + kw; // strict: the first maximum stays
             }
         }
-        pf_store<V>(y + o * V, acc);
-        if (argmax) {
-            __align__(16) A at[V];
-#pragma unroll
-            for (int j = 0; j < V; j++) at[j] = p.relu_mask && !(acc[j] > 0.f) ? (A)-1 : (A)bi[j];
-            pf_copy<V>(argmax + o * V, at);
-        }
+        pf_put_max<T, A, V>(p, y, argmax, o, acc, bi);
     }
 }
 
@@ -306,7 +311,8 @@ pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A 
 // input rows and columns the tile's windows read (forward) or the output windows that cover the
 // tile (backward), as fp32, then computes each pixel as the kernels above do, in the same order
 // (the same results bit for bit). Thread (slot, j): j the channel group in the block's chunk,
-// slot the pixel, stepping by slots = PF_THREADS / gs.
+// slot the pixel, stepping by slots = PF_THREADS / gs. Shared memory moves through pf_copy: at
+// V = 4 or 8, 16 bytes a thread, consecutive threads on consecutive 16 bytes (no bank conflict).
 enum { PF_TILE_FLOATS = 8192, PF_CHUNK = 32 }; // 32 KiB of shared memory a block; channels a block
 
 typedef struct pf_tile {
@@ -315,43 +321,6 @@ typedef struct pf_tile {
     uint32_t gs, slots, chunks, tiles_w, tiles_h;
     cb_fast_div by_gs, by_ic, by_tq, by_chunks, by_tw, by_th;
 } pf_tile;
-
-// V floats from shared memory (16-byte reads where V is a multiple of 4: consecutive threads,
-// consecutive 16 bytes, no bank conflict)
-template <int V> __device__ static __forceinline__ void pf_sload(const float *s, float *f) {
-    if constexpr (V % 4 == 0) {
-#pragma unroll
-        for (int k = 0; k < V / 4; k++) {
-            float4 q = reinterpret_cast<const float4 *>(s)[k];
-            f[4 * k] = q.x, f[4 * k + 1] = q.y, f[4 * k + 2] = q.z, f[4 * k + 3] = q.w;
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < V; k++) f[k] = s[k];
-    }
-}
-
-template <int V> __device__ static __forceinline__ void pf_sstore(float *s, const float *f) {
-    if constexpr (V % 4 == 0) {
-#pragma unroll
-        for (int k = 0; k < V / 4; k++) reinterpret_cast<float4 *>(s)[k] = make_float4(f[4 * k], f[4 * k + 1], f[4 * k + 2], f[4 * k + 3]);
-    } else {
-#pragma unroll
-        for (int k = 0; k < V; k++) s[k] = f[k];
-    }
-}
-template <int V> __device__ static __forceinline__ void pf_sload_int(const int *s, int *f) {
-    if constexpr (V % 4 == 0) {
-#pragma unroll
-        for (int k = 0; k < V / 4; k++) {
-            uint4 q = reinterpret_cast<const uint4 *>(s)[k];
-            f[4 * k] = (int)q.x, f[4 * k + 1] = (int)q.y, f[4 * k + 2] = (int)q.z, f[4 * k + 3] = (int)q.w;
-        }
-    } else {
-#pragma unroll
-        for (int k = 0; k < V; k++) f[k] = s[k];
-    }
-}
 
 // the block's (image, tile row, tile column, chunk), chunk fastest, and this thread's (slot, j)
 struct pf_tile_pos {
@@ -385,9 +354,9 @@ pf_nhwc_fwd_tile_kernel(pf_geom g, pf_tile t, const T *__restrict__ x, T *__rest
             uint32_t r = cb_fast_div_q(t.by_ic, k), c = k - r * (uint32_t)t.ic;
             int h = ih0 + (int)r, w = iw0 + (int)c;
             if ((unsigned)h < (unsigned)p.h && (unsigned)w < (unsigned)p.w) {
-                float v[V];
+                __align__(16) float v[V];
                 pf_load<V>(img + ((uint32_t)h * (uint32_t)p.w + (uint32_t)w) * g.c, v);
-                pf_sstore<V>(s + k * px + b.j * V, v);
+                pf_copy<V>(s + k * px + b.j * V, v);
             }
         }
     }
@@ -400,19 +369,11 @@ pf_nhwc_fwd_tile_kernel(pf_geom g, pf_tile t, const T *__restrict__ x, T *__rest
         int h0 = oh * p.stride_h - p.pad_top, w0 = ow * p.stride_w - p.pad_left;
         int kh0 = max(0, -h0), kh1 = min(p.r, p.h - h0), kw0 = max(0, -w0), kw1 = min(p.s, p.w - w0);
         uint32_t oi = ((b.n * (uint32_t)p.p + (uint32_t)oh) * (uint32_t)p.q + (uint32_t)ow) * g.groups + b.grp;
-        float acc[V];
         if (kh0 >= kh1 || kw0 >= kw1) { // a window wholly in the padding
-#pragma unroll
-            for (int jj = 0; jj < V; jj++) acc[jj] = 0.f;
-            pf_store<V>(y + oi * V, acc);
-            if (!AVG && argmax) {
-                __align__(16) A none[V];
-#pragma unroll
-                for (int jj = 0; jj < V; jj++) none[jj] = (A)-1;
-                pf_copy<V>(argmax + oi * V, none);
-            }
+            pf_put_empty<T, A, V, AVG>(y, argmax, oi);
             continue;
         }
+        __align__(16) float acc[V];
         // tap (kh, kw) is staged pixel (a * sh + kh, bq * sw + kw)
         const float *base = s + ((a * (uint32_t)p.stride_h) * (uint32_t)t.ic + bq * (uint32_t)p.stride_w) * px + b.j * V;
         if (AVG) {
@@ -420,8 +381,8 @@ pf_nhwc_fwd_tile_kernel(pf_geom g, pf_tile t, const T *__restrict__ x, T *__rest
             for (int jj = 0; jj < V; jj++) acc[jj] = 0.f;
             for (int kh = kh0; kh < kh1; kh++)
                 for (int kw = kw0; kw < kw1; kw++) {
-                    float v[V];
-                    pf_sload<V>(base + ((uint32_t)kh * (uint32_t)t.ic + (uint32_t)kw) * px, v);
+                    __align__(16) float v[V];
+                    pf_copy<V>(v, base + ((uint32_t)kh * (uint32_t)t.ic + (uint32_t)kw) * px);
 #pragma unroll
                     for (int jj = 0; jj < V; jj++) acc[jj] += v[jj];
                 }
@@ -431,24 +392,18 @@ pf_nhwc_fwd_tile_kernel(pf_geom g, pf_tile t, const T *__restrict__ x, T *__rest
             pf_store<V>(y + oi * V, acc);
         } else {
             int bi[V];
-            pf_sload<V>(base + ((uint32_t)kh0 * (uint32_t)t.ic + (uint32_t)kw0) * px, acc);
+            pf_copy<V>(acc, base + ((uint32_t)kh0 * (uint32_t)t.ic + (uint32_t)kw0) * px);
 #pragma unroll
             for (int jj = 0; jj < V; jj++) bi[jj] = kh0 * p.s + kw0;
             for (int kh = kh0; kh < kh1; kh++)
                 for (int kw = kw0; kw < kw1; kw++) {
-                    float v[V];
-                    pf_sload<V>(base + ((uint32_t)kh * (uint32_t)t.ic + (uint32_t)kw) * px, v);
+                    __align__(16) float v[V];
+                    pf_copy<V>(v, base + ((uint32_t)kh * (uint32_t)t.ic + (uint32_t)kw) * px);
 #pragma unroll
                     for (int jj = 0; jj < V; jj++)
                         if (v[jj] > acc[jj]) acc[jj] = v[jj], bi[jj] = kh * p.s + kw; // strict: the first maximum stays
                 }
-            pf_store<V>(y + oi * V, acc);
-            if (argmax) {
-                __align__(16) A at[V];
-#pragma unroll
-                for (int jj = 0; jj < V; jj++) at[jj] = p.relu_mask && !(acc[jj] > 0.f) ? (A)-1 : (A)bi[jj];
-                pf_copy<V>(argmax + oi * V, at);
-            }
+            pf_put_max<T, A, V>(p, y, argmax, oi, acc, bi);
         }
     }
 }
@@ -477,22 +432,16 @@ pf_nhwc_bwd_tile_kernel(pf_geom g, pf_tile t, const T *__restrict__ dy, const A 
             uint32_t r = cb_fast_div_q(t.by_ic, k), c = k - r * (uint32_t)t.ic;
             if (c >= (uint32_t)cols) continue;
             uint32_t e = img + (((uint32_t)oh_lo + r) * (uint32_t)p.q + (uint32_t)ow_lo + c) * g.c;
-            float d[V];
+            __align__(16) float d[V];
             pf_load<V>(dy + e, d);
-            pf_sstore<V>(s + k * px + b.j * V, d);
+            pf_copy<V>(s + k * px + b.j * V, d);
             if (!AVG) {
                 __align__(16) A am[V];
                 __align__(16) int ai[V];
                 pf_copy<V>(am, argmax + e);
 #pragma unroll
                 for (int jj = 0; jj < V; jj++) ai[jj] = (int)am[jj];
-                if constexpr (V % 4 == 0) {
-#pragma unroll
-                    for (int q = 0; q < V / 4; q++) reinterpret_cast<uint4 *>(si + k * px + b.j * V)[q] = reinterpret_cast<const uint4 *>(ai)[q];
-                } else {
-#pragma unroll
-                    for (int jj = 0; jj < V; jj++) si[k * px + b.j * V + jj] = ai[jj];
-                }
+                pf_copy<V>(si + k * px + b.j * V, ai);
             }
         }
     }
@@ -517,16 +466,17 @@ pf_nhwc_bwd_tile_kernel(pf_geom g, pf_tile t, const T *__restrict__ dy, const A 
             uint32_t k = (uint32_t)(oh - oh_lo) * (uint32_t)t.ic + (uint32_t)(ow0 - ow_lo);
             for (int ow = ow0; ow <= ow1; ow++, k++) {
                 int ws = ow * p.stride_w;
-                float d[V];
-                pf_sload<V>(s + k * px + b.j * V, d);
+                __align__(16) float d[V];
+                pf_copy<V>(d, s + k * px + b.j * V);
                 if (AVG) {
                     int cls = min(ws - p.pad_left + p.s, p.w) - max(ws - p.pad_left, 0);
                     float inv = 1.f / (float)(rws * cls);
 #pragma unroll
                     for (int jj = 0; jj < V; jj++) acc[jj] += d[jj] * inv;
                 } else {
-                    int am[V], mine = kh * p.s + (bb - ws);
-                    pf_sload_int<V>(si + k * px + b.j * V, am);
+                    __align__(16) int am[V];
+                    int mine = kh * p.s + (bb - ws);
+                    pf_copy<V>(am, si + k * px + b.j * V);
 #pragma unroll
                     for (int jj = 0; jj < V; jj++)
                         if (am[jj] == mine) acc[jj] += d[jj];
@@ -607,8 +557,10 @@ static int pf_rs(const cb_pool_params *p, int v) {
     return on && p->r == p->s && (p->r == 2 || p->r == 3) ? p->r : 0;
 }
 
-// The tiled kernels (pf_tile_of) where windows overlap: pf_tile_mode (cb_fmt_pool_tile) -1 or 1,
-// else 0 never
+// The tiled kernels (pf_tile_of) where windows overlap: pf_tile_mode (cb_fmt_pool_tile) 1; -1 (the
+// default) and 0 never. They are opt-in until timed on a GPU: built and checked against the
+// reference (test_gpu --part storage, dev/pool_fmt_emu.sh) on 2026-11-29, when the session had no
+// device time left (dev/gpu-pool.sh with MODES="default CONVBENCH_POOL_TILE=on" is the A/B).
 static int pf_tile_mode = -1;
 extern "C" void cb_fmt_pool_tile(int mode) { pf_tile_mode = mode < 0 ? -1 : mode > 0; }
 
@@ -628,7 +580,7 @@ static void pf_nhwc_forward(const cb_pool_params *p, const T *x, T *y, A *argmax
     pf_geom g = pf_geom_of(p, V);
     int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c; // elements per image
     pf_tile t;
-    if (pf_tile_mode != 0 && pf_tile_of(p, V, false, &t))
+    if (pf_tile_mode > 0 && pf_tile_of(p, V, false, &t))
         return pf_each_tile_launch(p, in, out, t, [&](int64_t n0, uint32_t blocks) {
             pf_nhwc_fwd_tile_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, t, x + n0 * in, y + n0 * out, argmax ? argmax + n0 * out : argmax);
         });
@@ -651,7 +603,7 @@ static void pf_nhwc_backward(const cb_pool_params *p, const T *dy, const A *argm
     pf_geom g = pf_geom_of(p, V);
     int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c;
     pf_tile t;
-    if (pf_tile_mode != 0 && pf_tile_of(p, V, true, &t))
+    if (pf_tile_mode > 0 && pf_tile_of(p, V, true, &t))
         return pf_each_tile_launch(p, in, out, t, [&](int64_t n0, uint32_t blocks) {
             pf_nhwc_bwd_tile_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, t, dy + n0 * out, AVG ? argmax : argmax + n0 * out, dx + n0 * in);
         });
