@@ -3,8 +3,8 @@
 # "default" or VAR=value, such as CONVBENCH_POOL_TILE=on (overlapping windows through shared memory,
 # the tiled kernels, not each window read from the L2) or CONVBENCH_POOL_RS=off|on (a 2x2
 # or 3x3 window's forward known at compile time, 2026-11-28-plans). In one call: build; test_gpu
-# --part storage (every pool case under each setting) beside tests/cli_test.sh (TEST=0 leaves
-# them out, CLI=0 the second); per cell of $CELLS and setting of $MODES, auto fullpass --update
+# --part storage (every pool case under each setting; PARTS="storage dnngraph" runs more parts at
+# once) beside tests/cli_test.sh (TEST=0 leaves them out, CLI=0 the second); per cell of $CELLS and setting of $MODES, auto fullpass --update
 # --no-data-grad --no-criterion --per-layer, the step and the pool layers' sum (and each pool
 # row: pools.md); then scripts/gpu-bench.sh's suite for $SUITE (auto beside eager and compiled
 # PyTorch). Results: $OUT/pool.tgz.
@@ -13,10 +13,10 @@ set -u; NAME=pool; . dev/gpu-prep.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 if [ "${TEST:-1}" != 0 ]; then
     t=$SECONDS
-    timeout ${TEST_S:-170} $B/tests/test_gpu --part storage > $R/t_storage.txt 2>&1 &
+    for p in ${PARTS:-storage}; do timeout ${TEST_S:-170} $B/tests/test_gpu --part $p > $R/t_$p.txt 2>&1 & done
     [ "${CLI:-1}" != 0 ] && { timeout ${TEST_S:-170} bash tests/cli_test.sh $B/convbench > $R/t_cli.txt 2>&1 & }
     wait
-    for p in storage $([ "${CLI:-1}" != 0 ] && echo cli); do echo "$p ($((SECONDS - t)) s): $(grep -c '^ok' $R/t_$p.txt) ok; $(tail -1 $R/t_$p.txt)"; grep -E "^FAIL" $R/t_$p.txt | head -10; done
+    for p in ${PARTS:-storage} $([ "${CLI:-1}" != 0 ] && echo cli); do echo "$p ($((SECONDS - t)) s): $(grep -c '^ok' $R/t_$p.txt) ok; $(tail -1 $R/t_$p.txt)"; grep -E "^FAIL" $R/t_$p.txt | head -10; done
 fi
 DEADLINE=${DEADLINE:-150}; t0=$SECONDS
 echo "| cell | setting | step ms | pools fwd+bwd ms |"; echo "|---|---|---:|---:|"

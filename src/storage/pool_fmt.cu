@@ -11,10 +11,11 @@
 //
 // NHWC runs one thread per (n, row, column, group of V channels), consecutive threads on
 // consecutive groups: V = 8 bf16 or 4 fp32 (16-byte accesses) when C is a multiple of V and the
-// buffers are aligned for it, else V = 1. NCHW bf16 runs pool.cu's kernels (cuda/pool_nchw.cuh)
-// on bf16 elements; fp32 NCHW (fmt 0) is pool.cu itself. Index math is 32-bit with divisions by
-// multiply and shift (fast_div.h); a tensor of 2^31 elements or more runs as several launches,
-// each over whole images (NHWC) or planes (NCHW).
+// buffers are aligned for it, else V = 1; with CONVBENCH_POOL_TILE=on, windows that overlap run
+// through shared memory a tile at a time (the kernels under "NHWC through shared memory"). NCHW
+// bf16 runs pool.cu's kernels (cuda/pool_nchw.cuh) on bf16 elements; fp32 NCHW (fmt 0) is pool.cu
+// itself. Index math is 32-bit with divisions by multiply and shift (fast_div.h); a tensor of 2^31
+// elements or more runs as several launches, each over whole images (NHWC) or planes (NCHW).
 #include "cuda/common.cuh"
 #include "cuda/fast_div.h"
 #include "cuda/launch.h"
@@ -305,8 +306,8 @@ pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A 
 // in the backward, each output's gradient and window offset) once for every window that covers it,
 // from the L2: 9 times for a 3x3 stride-1 pool. On the H200 an Inception-like random network's 3x3
 // stride-1 max pools on fp32 NHWC, one channel a thread, ran at 0.56 ms (forward, compile-time
-// window) and 0.94 ms (backward) for 720 MB of DRAM traffic each, about what 9 reads of 320 MB from
-// the L2 take. These kernels stage a block's tile once in shared memory: a block holds one image's
+// window) and 0.94 ms (backward) for about 720 MB of DRAM traffic each (0.18 ms at 4 TB/s); 9 reads
+// of 320 MB from the L2 at its 5-7 TB/s would explain the forward. These kernels stage a block's tile once in shared memory: a block holds one image's
 // tp x tq pixels (forward: outputs; backward: inputs) of up to PF_CHUNK channels; it stages the
 // input rows and columns the tile's windows read (forward) or the output windows that cover the
 // tile (backward), as fp32, then computes each pixel as the kernels above do, in the same order
@@ -489,8 +490,8 @@ pf_nhwc_bwd_tile_kernel(pf_geom g, pf_tile t, const T *__restrict__ dy, const A 
 }
 
 // The tile of a pass (bwd: the backward) over windows that overlap, the largest of at most 8 x 16
-// pixels whose staged pixels fit PF_TILE_FLOATS; false where windows do not overlap (no element
-// is read twice: the kernels above) or even one pixel's do not fit
+// pixels, evened out over the image, whose staged pixels fit PF_TILE_FLOATS; false where windows
+// do not overlap (no element is read twice: the kernels above) or even one pixel's do not fit
 static bool pf_tile_of(const cb_pool_params *p, int v, bool bwd, pf_tile *t) {
     if (p->r <= p->stride_h && p->s <= p->stride_w) return false;
     uint32_t groups = (uint32_t)(p->c / v), most = PF_CHUNK / (uint32_t)v;
@@ -499,10 +500,13 @@ static bool pf_tile_of(const cb_pool_params *p, int v, bool bwd, pf_tile *t) {
     int rows = bwd ? p->h : p->p, cols = bwd ? p->w : p->q;
     int tp = rows < 8 ? rows : 8, tq = cols < 16 ? cols : 16;
     for (;;) {
-        int ir = bwd ? (tp + p->r - 2) / p->stride_h + 1 : (tp - 1) * p->stride_h + p->r;
-        int ic = bwd ? (tq + p->s - 2) / p->stride_w + 1 : (tq - 1) * p->stride_w + p->s;
+        // the tiles of at most tp x tq evened out over the image (36 columns: 3 of 12, not 16, 16, 4)
+        int ep = (rows + tp - 1) / tp, eq = (cols + tq - 1) / tq;
+        ep = (rows + ep - 1) / ep, eq = (cols + eq - 1) / eq;
+        int ir = bwd ? (ep + p->r - 2) / p->stride_h + 1 : (ep - 1) * p->stride_h + p->r;
+        int ic = bwd ? (eq + p->s - 2) / p->stride_w + 1 : (eq - 1) * p->stride_w + p->s;
         if ((uint64_t)ir * (uint64_t)ic * per_px <= PF_TILE_FLOATS) {
-            t->tp = tp, t->tq = tq, t->ir = ir, t->ic = ic;
+            t->tp = ep, t->tq = eq, t->ir = ir, t->ic = ic;
             break;
         }
         if (tp == 1 && tq == 1) return false;
