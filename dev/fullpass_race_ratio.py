@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Conv phases inside the step against the plan race's own time (issue 14), from stored fullpass files.
 
-Reads every `fullpass --per-layer --format json` file under the given folders (those whose layer
+Reads every `fullpass --per-layer --format json` file (.json or .json.gz) under the given folders (those whose layer
 table has the race's times in its algorithm text, "... <taken ms><<runner-up ms>") and prints, per
 phase and algorithm family (cuDNN graph engine, the own kernels, the rest), the row's time in the
 step over the time the race measured for the same plan alone on the layer's buffers.
@@ -9,6 +9,7 @@ step over the time the race measured for the same plan alone on the layer's buff
 """
 import collections
 import glob
+import gzip
 import json
 import re
 import statistics
@@ -16,10 +17,10 @@ import sys
 
 ratio = collections.defaultdict(list)
 for folder in sys.argv[1:]:
-    for f in glob.glob(folder + '/**/*.json', recursive=True):
+    for f in glob.glob(folder + '/**/*.json', recursive=True) + glob.glob(folder + '/**/*.json.gz', recursive=True):
         try:
-            t = json.load(open(f))
-        except (ValueError, UnicodeDecodeError):
+            t = json.load(gzip.open(f, 'rt') if f.endswith('.gz') else open(f))
+        except (ValueError, UnicodeDecodeError, OSError):
             continue
         layers = t.get('tables', {}).get('layers') if isinstance(t, dict) and isinstance(t.get('tables'), dict) else None
         for r in layers or []:

@@ -99,8 +99,8 @@ static pf_geom pf_geom_of(const cb_pool_params *p, int v) {
 
 // ---- NHWC -------------------------------------------------------------------------------------
 
-// Output o's V values of a max and, where argmax is not NULL, their window offsets: bi[j] < 0 (no tap)
-// or, with relu_mask, a maximum <= 0 keeps none
+// Output o's V values of a max and, where argmax is not NULL, their window offsets: bi[j] = -1 (no
+// tap) casts to the none mark (255 or -1), and with relu_mask a maximum <= 0 keeps none
 template <class T, class A, int V>
 __device__ static __forceinline__ void pf_put_max(const cb_pool_params &p, T *__restrict__ y, A *__restrict__ argmax, uint32_t o,
                                                   const float *acc, const int *bi) {
@@ -108,7 +108,7 @@ __device__ static __forceinline__ void pf_put_max(const cb_pool_params &p, T *__
     if (argmax) {
         __align__(16) A at[V];
 #pragma unroll
-        for (int j = 0; j < V; j++) at[j] = bi[j] < 0 || (p.relu_mask && !(acc[j] > 0.f)) ? (A)-1 : (A)bi[j];
+        for (int j = 0; j < V; j++) at[j] = p.relu_mask && !(acc[j] > 0.f) ? (A)-1 : (A)bi[j];
         pf_copy<V>(argmax + o * V, at);
     }
 }
