@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
 # NHWC pooling A/B on the GPU machine (src/storage/pool_fmt.cu), per setting of $MODES: each
-# "default" or VAR=value, such as CONVBENCH_POOL_TILE=on (overlapping windows through shared memory,
-# the tiled kernels, not each window read from the L2) or CONVBENCH_POOL_RS=off|on (a 2x2
-# or 3x3 window's forward known at compile time, 2026-11-28-plans). In one call: build; test_gpu
+# "default" or VAR=value[,VAR=value...], such as CONVBENCH_POOL_SCATTER=off (the fp32 max backward at
+# one channel a thread as the gather, 2026-11-29-pools) or CONVBENCH_POOL_RS=off|on (a 2x2 or 3x3
+# window's forward known at compile time, 2026-11-28-plans). In one call: build; BENCH=1:
+# dev/pool_bench.c (the kernels alone on pool shapes of several networks, each setting, against
+# the DRAM floor: pool_bench.md); test_gpu
 # --part storage (every pool case under each setting; PARTS="storage dnngraph" runs more parts at
 # once) beside tests/cli_test.sh (TEST=0 leaves them out, CLI=0 the second); per cell of $CELLS and setting of $MODES, auto fullpass --update
 # --no-data-grad --no-criterion --per-layer, the step and the pool layers' sum (and each pool
 # row: pools.md); then scripts/gpu-bench.sh's suite for $SUITE (auto beside eager and compiled
 # PyTorch). Results: $OUT/pool.tgz.
-#   CELLS="gen-inception-s2:192:tf32 googlenet:128:tf32" MODES="default CONVBENCH_POOL_TILE=on" SUITE= bash dev/gpu-pool.sh
+#   CELLS="gen-inception-s2:192:tf32 googlenet:128:tf32" MODES="default CONVBENCH_POOL_SCATTER=off" SUITE= bash dev/gpu-pool.sh
 set -u; NAME=pool; . dev/gpu-prep.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+if [ "${BENCH:-0}" = 1 ]; then
+    CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")}
+    gcc -O2 -std=c11 -DCB_HAVE_CUDA -Iinclude -Isrc -I$CUDA_HOME/include dev/pool_bench.c -L$B -lconvbench -Wl,-rpath,$PWD/$B \
+        -L$CUDA_HOME/lib64 -lcudart -o $R/pool_bench && timeout 120 $R/pool_bench > $R/pool_bench.md 2>&1
+    echo "pool_bench rc $?"; cat $R/pool_bench.md
+fi
 if [ "${TEST:-1}" != 0 ]; then
     t=$SECONDS
     for p in ${PARTS:-storage}; do timeout ${TEST_S:-170} $B/tests/test_gpu --part $p > $R/t_$p.txt 2>&1 & done
@@ -22,9 +30,9 @@ DEADLINE=${DEADLINE:-150}; t0=$SECONDS
 echo "| cell | setting | step ms | pools fwd+bwd ms |"; echo "|---|---|---:|---:|"
 for c in ${CELLS-gen-inception-s2:192:tf32 googlenet:128:tf32}; do
     IFS=: read -r n b prec <<<"$c"; net=$n; [ -f /tmp/gn/$n.json ] && net=/tmp/gn/$n.json
-    for m in ${MODES-default CONVBENCH_POOL_TILE=on}; do
+    for m in ${MODES-default CONVBENCH_POOL_SCATTER=off}; do
         [ $((SECONDS - t0)) -ge $DEADLINE ] && { echo "skip (past $DEADLINE s): $c $m"; continue; }
-        f=$R/fp-$n-$b-$prec-$(echo $m | tr -c 'a-zA-Z0-9\n' '_'); env $([ $m = default ] || echo $m) timeout 120 $B/convbench fullpass $net --batch $b --backend auto --precision $prec \
+        f=$R/fp-$n-$b-$prec-$(echo $m | tr -c 'a-zA-Z0-9\n' '_'); env $([ $m = default ] || echo $m | tr , ' ') timeout 120 $B/convbench fullpass $net --batch $b --backend auto --precision $prec \
             --layout nhwc --no-data-grad --no-criterion --update --warmup 3 --iters ${ITERS:-10} --per-layer --format json --quiet \
             --output $f.json 2>$f.txt || { echo "fullpass $c $m failed: $(tail -2 $f.txt)"; continue; }
         python3 - $f.json "$c" $m $R/pools.md <<'PY'

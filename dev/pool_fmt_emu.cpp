@@ -16,9 +16,9 @@ extern "C" {
 }
 static int note_v; // the vector width of the last NHWC launch (0: none ran)
 #define PF_NOTE_V(v) (note_v = (v))
-static int note_tile; // launches of the tiled kernels (shared memory) since reset
-#define PF_NOTE_TILE(on) (note_tile += (on))
-static int tile_mode = -1; // CONVBENCH_POOL_TILE as cb_dnn_init reads it
+static int note_scatter; // backward launches of the scatter since reset
+#define PF_NOTE_SCATTER() (note_scatter++)
+static int scatter_mode = -1; // CONVBENCH_POOL_SCATTER as cb_dnn_init reads it
 #include POOL_SRC
 #include POOL_FMT_SRC
 #include "emu_check.h"
@@ -120,11 +120,9 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
             int vw = bf ? 8 : 4, want_v = !nhwc || global ? 0 : c % vw == 0 && !misalign ? vw : 1;
             bool ok_v = true;
 
-            // the tiled kernels where windows overlap on NHWC storage (when on), in both passes
-            bool want_tile = nhwc && !global && tile_mode == 1 && (r > sh || s > sw);
-            note_v = 0, note_tile = 0;
+            note_v = 0;
             cb_fmt_pool_forward(&p, fmt, xs.p(), ys.p(), avg ? NULL : am.p());
-            ok_v &= note_v == want_v && (note_tile > 0) == want_tile;
+            ok_v &= note_v == want_v;
             note_v = 0;
             cb_fmt_pool_forward(&p, fmt, xs.p(), ys2.p(), NULL);
             ok_v &= note_v == want_v;
@@ -158,9 +156,11 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
                             }
             }
 
-            note_v = 0, note_tile = 0;
+            // the scatter: max, fp32 NHWC at V = 1 with byte offsets (unless off)
+            bool want_scatter = want_v == 1 && !avg && !bf && byte && scatter_mode != 0;
+            note_v = 0, note_scatter = 0;
             cb_fmt_pool_backward(&p, fmt, dys.p(), avg ? NULL : am.p(), dxs.p());
-            ok_v &= note_v == want_v && (note_tile > 0) == want_tile;
+            ok_v &= note_v == want_v && (note_scatter > 0) == want_scatter;
             std::vector<float> dxg = from_storage(dxs.p(), dx_d, fmt);
             double be = bf ? bf16_bad(dxg, dxr, 1e-5) : nerr(dxg, dxr);
             bool bok = bf ? be == 0 : be <= 1e-6;
@@ -172,7 +172,7 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
                    avg && bf ? " bad" : "", avg ? "argmax -" : byte ? "argmax u8 bad" : "argmax i32 bad", am_bad, be,
                    bf ? " bad" : "");
             if (!same) printf("     forward without argmax differs\n");
-            if (!ok_v) printf("     vector width: wanted %d, %s the tiled kernels\n", want_v, want_tile ? "in" : "not in");
+            if (!ok_v) printf("     vector width: wanted %d, %s\n", want_v, want_scatter ? "the scatter" : "no scatter");
             failed += !ok;
         }
 }
@@ -180,9 +180,9 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
 int main() {
     const char *rs = getenv("CONVBENCH_POOL_RS"); // (as cb_dnn_init: on, off, or unset for the default)
     cb_fmt_pool_rs(rs && !strcmp(rs, "on") ? 1 : rs && !strcmp(rs, "off") ? 0 : -1);
-    const char *tl = getenv("CONVBENCH_POOL_TILE");
-    tile_mode = tl && !strcmp(tl, "on") ? 1 : tl && !strcmp(tl, "off") ? 0 : -1;
-    cb_fmt_pool_tile(tile_mode);
+    const char *sc = getenv("CONVBENCH_POOL_SCATTER");
+    scatter_mode = sc && !strcmp(sc, "on") ? 1 : sc && !strcmp(sc, "off") ? 0 : -1;
+    cb_fmt_pool_scatter(scatter_mode);
     // label, N, C, H, W, R, S, stride h, w, pads top, bottom, left, right, avg
     // dev/pool_emu.cpp's cases
     run_case("max 3x3 s2 VALID 13x15 b2 c5", 2, 5, 13, 15, 3, 3, 2, 2, 0, 0, 0, 0, 0);
@@ -219,14 +219,18 @@ int main() {
     run_case("avg 3x3 s2 pads 1/1 7x7 c8 (misaligned)", 2, 8, 7, 7, 3, 3, 2, 2, 1, 1, 1, 1, 1, true);
     run_case("max 3x3 s1 pads 3/0 0/3 c16 (window all pad)", 1, 16, 5, 6, 3, 3, 1, 1, 3, 0, 0, 3, 0);
     run_case("avg 2x2 s1 VALID 5x6 b2 c8", 2, 8, 5, 6, 2, 2, 1, 1, 0, 0, 0, 0, 1);
-    // the tiled kernels: several tiles down and across (8 x 16 pixels), part tiles at the edges,
-    // several channel chunks of up to 32 (C 37: 2 of 19; C 72 at V 8: 3 of 24), a tile cut down to
-    // fit the shared memory (a 17x17 window)
-    run_case("max 3x3 s1 SAME 19x35 c37 (tiles, chunks)", 1, 37, 19, 35, 3, 3, 1, 1, 1, 1, 1, 1, 0);
-    run_case("max 3x3 s2 pads 0/1 21x37 b2 c72 (tiles)", 2, 72, 21, 37, 3, 3, 2, 2, 0, 1, 0, 1, 0);
-    run_case("avg 3x3 s1 pads 2/0 1/1 18x20 c40 (tiles)", 1, 40, 18, 20, 3, 3, 1, 1, 2, 0, 1, 1, 1);
+    // larger planes and C past 32 channel groups (C 37 and 300 at V 1, C 72 at V 8, C 264 at V 4 and
+    // 8), several images, windows at every edge; 5x5 and 17x17 windows at stride 2 and 3
+    run_case("max 3x3 s1 SAME 19x35 c37", 1, 37, 19, 35, 3, 3, 1, 1, 1, 1, 1, 1, 0);
+    run_case("max 3x3 s2 pads 0/1 21x37 b2 c72", 2, 72, 21, 37, 3, 3, 2, 2, 0, 1, 0, 1, 0);
+    run_case("avg 3x3 s1 pads 2/0 1/1 18x20 c40", 1, 40, 18, 20, 3, 3, 1, 1, 2, 0, 1, 1, 1);
     run_case("max 5x3 s(2,1) pads 2/2 1/1 17x19 c33", 1, 33, 17, 19, 5, 3, 2, 1, 2, 2, 1, 1, 0);
-    run_case("max 17x17 s3 20x21 c40 (int32, small tile)", 1, 40, 20, 21, 17, 17, 3, 3, 0, 0, 0, 0, 0);
+    run_case("max 17x17 s3 20x21 c40 (int32 offsets)", 1, 40, 20, 21, 17, 17, 3, 3, 0, 0, 0, 0, 0);
+    run_case("max 3x3 s2 pad 1 9x7 b3 c264", 3, 264, 9, 7, 3, 3, 2, 2, 1, 1, 1, 1, 0);
+    run_case("avg 3x3 s2 pad 1 7x9 b2 c264", 2, 264, 7, 9, 3, 3, 2, 2, 1, 1, 1, 1, 1);
+    run_case("max 3x3 s1 SAME 5x6 c300 (misaligned)", 1, 300, 5, 6, 3, 3, 1, 1, 1, 1, 1, 1, 0, true);
+    run_case("max 5x5 s2 pads 2/1 2/1 13x12 b2 c35", 2, 35, 13, 12, 5, 5, 2, 2, 2, 1, 2, 1, 0);
+    run_case("avg 5x5 s2 VALID 11x13 c8", 1, 8, 11, 13, 5, 5, 2, 2, 0, 0, 0, 0, 1);
     printf("%d failed\n", failed);
     return failed ? 1 : 0;
 }

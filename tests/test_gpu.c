@@ -1139,21 +1139,25 @@ static void fmt_pool_cases(void) {
         {"max 3x3 s2 pads 3/0 1/2 C16 (window all pad)", 2, 16, 6, 7, 3, 3, 2, 2, 3, 0, 1, 2, 0},
         {"avg 3x3 s1 pads 3/1 2/2 C3 (window all pad)", 1, 3, 5, 6, 3, 3, 1, 1, 3, 1, 2, 2, 1},
         {"max 2x2 s1 VALID b2 C24 9x8", 2, 24, 9, 8, 2, 2, 1, 1, 0, 0, 0, 0, 0},
-        // the tiled kernels' chunks of channels (C 322: 11 of 30 in fp32, 6 of 56 at V 8 in bf16),
-        // part tiles at the edges, a tile cut down to fit (17x17)
-        {"max 3x3 s1 SAME b2 C322 36x36 (chunks)", 2, 322, 36, 36, 3, 3, 1, 1, 1, 1, 1, 1, 0},
-        {"avg 3x3 s1 SAME b2 C40 21x37 (tiles)", 2, 40, 21, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1},
+        // C past 32 channel groups (C 322 at V 1, C 264 at V 4 and 8), windows at the edges, several
+        // images; square windows covered by 2 x 2 and 3 x 3 windows (3x3 and 5x5 at stride 2)
+        {"max 3x3 s1 SAME b2 C322 36x36", 2, 322, 36, 36, 3, 3, 1, 1, 1, 1, 1, 1, 0},
+        {"avg 3x3 s1 SAME b2 C40 21x37", 2, 40, 21, 37, 3, 3, 1, 1, 1, 1, 1, 1, 1},
         {"max 5x3 s(2,1) pads 2/2 1/1 C33 17x19", 2, 33, 17, 19, 5, 3, 2, 1, 2, 2, 1, 1, 0},
-        {"max 17x17 s3 C40 20x21 (int32, small tile)", 1, 40, 20, 21, 17, 17, 3, 3, 0, 0, 0, 0, 0},
+        {"max 17x17 s3 C40 20x21 (int32 offsets)", 1, 40, 20, 21, 17, 17, 3, 3, 0, 0, 0, 0, 0},
+        {"max 3x3 s2 pad 1 b3 C264 15x17", 3, 264, 15, 17, 3, 3, 2, 2, 1, 1, 1, 1, 0},
+        {"avg 3x3 s2 pad 1 b2 C264 9x11", 2, 264, 9, 11, 3, 3, 2, 2, 1, 1, 1, 1, 1},
+        {"max 5x5 s2 pads 2/1 2/1 b2 C35 13x12", 2, 35, 13, 12, 5, 5, 2, 2, 2, 1, 2, 1, 0},
+        {"avg 5x5 s2 VALID b2 C8 11x13", 2, 8, 11, 13, 5, 5, 2, 2, 0, 0, 0, 0, 1},
     };
-    // the NHWC kernels each setting takes: overlapping windows through shared memory
-    // (CONVBENCH_POOL_TILE=on, cb_fmt_pool_tile(1)) or each window from the L2 (the default); there, a 2x2
-    // or 3x3 window's forward known at compile time (cb_fmt_pool_rs(1), CONVBENCH_POOL_RS=on; by
-    // default where V = 1) or in runtime loops (0, off): every case runs under each
-    static const struct { int rs, tile; const char *label; } modes[] = {
-        {1, 1, "CONVBENCH_POOL_RS=on CONVBENCH_POOL_TILE=on"}, {1, -1, "CONVBENCH_POOL_RS=on"}, {0, 0, "CONVBENCH_POOL_RS=off CONVBENCH_POOL_TILE=off"}};
+    // the NHWC kernels each setting takes (every case runs under each): a 2x2 or 3x3 window's
+    // forward known at compile time (cb_fmt_pool_rs(1), CONVBENCH_POOL_RS=on; by default where V =
+    // 1) or in runtime loops (0, off); the fp32 max backward at V = 1 as a scatter of atomic adds
+    // (cb_fmt_pool_scatter, CONVBENCH_POOL_SCATTER; on by default: within 1e-6 as the gather) or the gather
+    static const struct { int rs, scatter; const char *label; } modes[] = {
+        {1, -1, "CONVBENCH_POOL_RS=on"}, {0, 0, "CONVBENCH_POOL_RS=off CONVBENCH_POOL_SCATTER=off"}, {-1, 1, "CONVBENCH_POOL_SCATTER=on"}};
     for (int m = 0; m < 3; m++) {
-        cb_fmt_pool_rs(modes[m].rs), cb_fmt_pool_tile(modes[m].tile);
+        cb_fmt_pool_rs(modes[m].rs), cb_fmt_pool_scatter(modes[m].scatter);
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) { // small_only (compute-sanitizer): the small ones
             fmt_pool_case k = cases[i];
             char label[160];
@@ -1162,7 +1166,7 @@ static void fmt_pool_cases(void) {
             if (!small_only || (size_t)k.n * k.c * k.h * k.w < 100000) fmt_pool_case_run(&k);
         }
     }
-    cb_fmt_pool_rs(-1), cb_fmt_pool_tile(-1);
+    cb_fmt_pool_rs(-1), cb_fmt_pool_scatter(-1);
 }
 
 // cb_fmt_bias_grad (every backend's bias gradient) called directly: db against float64 sums of
@@ -2264,7 +2268,7 @@ static void dnn_graph_cases(void) {
     for (int k = 0; k < 4; k++) env_refused(net, "CONVBENCH_DNN_GRAPH_TOL", bad_tol[k]);
     env_refused(net, "CONVBENCH_DNN_CPAD", "sometimes");
     env_refused(net, "CONVBENCH_POOL_RS", "sometimes");
-    env_refused(net, "CONVBENCH_POOL_TILE", "tiles");
+    env_refused(net, "CONVBENCH_POOL_SCATTER", "atomics");
     env_refused(net, "CONVBENCH_FUSE_EPILOGUE", "sometimes");
     cb_net_free(net);
 }

@@ -7,6 +7,7 @@
 #define EMU_CUDA_RUNTIME_H
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <cmath>
 #include <cstddef>
@@ -45,6 +46,12 @@ static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cuda
     if (n) std::memmove(d, s, n);
     return cudaSuccess;
 }
+static inline cudaError_t cudaMemsetAsync(void *d, int v, size_t n, cudaStream_t = 0) {
+    if (n) std::memset(d, v, n);
+    return cudaSuccess;
+}
+// a block's threads run at once: atomic as on the GPU
+static inline float atomicAdd(float *p, float v) { return std::atomic_ref<float>(*p).fetch_add(v); }
 static inline cudaError_t cudaMemcpy2DAsync(void *d, size_t dp, const void *s, size_t sp, size_t w, size_t h, cudaMemcpyKind, cudaStream_t = 0) {
     for (size_t r = 0; r < h; r++) std::memmove((char *)d + r * dp, (const char *)s + r * sp, w);
     return cudaSuccess;

@@ -35,9 +35,9 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     int prs; // $CONVBENCH_POOL_RS: the NHWC pools' compile-time window forward everywhere (on), nowhere (off)
     if (cb_env_on_off("CONVBENCH_POOL_RS", &prs, err) != CB_OK) return CB_STATUS_ARG;
     cb_fmt_pool_rs(prs);
-    int ptile; // $CONVBENCH_POOL_TILE: the NHWC pools of overlapping windows through shared memory (on) or not (off, the default)
-    if (cb_env_on_off("CONVBENCH_POOL_TILE", &ptile, err) != CB_OK) return CB_STATUS_ARG;
-    cb_fmt_pool_tile(ptile);
+    int psc; // $CONVBENCH_POOL_SCATTER: fp32 NHWC max pools at one channel a thread scatter their gradients by atomic adds (on, the default) or gather them (off: deterministic)
+    if (cb_env_on_off("CONVBENCH_POOL_SCATTER", &psc, err) != CB_OK) return CB_STATUS_ARG;
+    cb_fmt_pool_scatter(psc);
     int cp; // $CONVBENCH_DNN_CPAD (cb_store_conv_cpad: padded in bf16, or without the graph race)
     if (cb_env_on_off("CONVBENCH_DNN_CPAD", &cp, err) != CB_OK) return CB_STATUS_ARG;
     bool cpad = cp >= 0 ? cp == 1 : cb_conv_cpad_default(e->opts.precision) || cb_dnn_graph_mode_of(e->opts.precision) == CB_DNN_GRAPH_OFF;

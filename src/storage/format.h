@@ -90,13 +90,14 @@ void cb_fmt_pool_forward(const cb_pool_params *p, int fmt, const void *x, void *
 // at compile time where a thread holds one channel, 1 at every vector width, 0 the runtime loops;
 // for the process ($CONVBENCH_POOL_RS=on|off through cb_dnn_init; tests)
 void cb_fmt_pool_rs(int mode);
-// whether NHWC pools of overlapping windows (R > stride or S > stride) stage each block's tile in
-// shared memory (pool_fmt.cu, pf_tile_of), forward and backward: 1 yes; -1 (the default, until
-// timed on a GPU) and 0 no: the kernels that read every window from the L2
-// ($CONVBENCH_POOL_TILE=on|off through cb_dnn_init; tests)
-void cb_fmt_pool_tile(int mode);
+// whether that max backward scatters (pool_fmt.cu, pf_scatter_mode): -1 (the default) and 1 yes,
+// 0 the gather ($CONVBENCH_POOL_SCATTER=on|off through cb_dnn_init; tests)
+void cb_fmt_pool_scatter(int mode);
 // dx (n, c, h, w) overwritten: one gather per input element over the windows that cover it (no
-// atomics, deterministic); max reads the forward's argmax, average ignores it
+// atomics, deterministic); max reads the forward's argmax, average ignores it. A max on fp32 NHWC
+// storage whose c is not a multiple of 4 (or whose buffers are not 16-byte aligned) scatters
+// instead: dx zeroed, each output's gradient added to its maximum's input by an atomic add (not
+// deterministic in the last bits), unless cb_fmt_pool_scatter(0)
 void cb_fmt_pool_backward(const cb_pool_params *p, int fmt, const void *dy, const void *argmax, void *dx);
 
 // Batch normalisation on a storage (norm_fmt.cu), any fmt (0 too): x (n, c, h, w) -> y over the

@@ -4,15 +4,19 @@
 // first maximum in window order (kh outer, kw inner), a window wholly in the padding gives 0 and
 // no maximum. The max forward saves, per output element and in y's layout, the window offset
 // kh * s + kw of its maximum: one byte when the window has at most 255 taps (255 = none), else
-// int32 (-1 = none). The backward gathers per input element over the windows that cover it: no
-// atomics, each dx written once. With relu_mask (the input a ReLU's output, its gradient applied
+// int32 (-1 = none). The backward gathers per input element over the windows that cover it (no
+// atomics, each dx written once), except the max backward on fp32 NHWC storage at V = 1 (below),
+// which scatters by atomic adds unless cb_fmt_pool_scatter(0). With relu_mask (the input a ReLU's output, its gradient applied
 // here) a window whose maximum is <= 0 keeps no maximum either. Elements are read into fp32 and rounded to nearest even when
 // stored as bf16; a max compares the converted values, so it is exact.
 //
 // NHWC runs one thread per (n, row, column, group of V channels), consecutive threads on
 // consecutive groups: V = 8 bf16 or 4 fp32 (16-byte accesses) when C is a multiple of V and the
-// buffers are aligned for it, else V = 1; with CONVBENCH_POOL_TILE=on, windows that overlap run
-// through shared memory a tile at a time (the kernels under "NHWC through shared memory"). NCHW
+// buffers are aligned for it, else V = 1. The max backward gathers per input element over the
+// windows that cover it, except on fp32 storage at V = 1, where it scatters each output's gradient
+// by an atomic add (pf_nhwc_scatter_kernel). Three other forms were timed on the H200 and lost
+// (docs/results/2026-11-29-pools.md): a block's tile staged in shared memory, blocks of several
+// pixels per chunk of channels, and the backward's covering windows known at compile time. NCHW
 // bf16 runs pool.cu's kernels (cuda/pool_nchw.cuh) on bf16 elements; fp32 NCHW (fmt 0) is pool.cu
 // itself. Index math is 32-bit with divisions by multiply and shift (fast_div.h); a tensor of 2^31
 // elements or more runs as several launches, each over whole images (NHWC) or planes (NCHW).
@@ -33,8 +37,8 @@ enum { PF_THREADS = 256 };
 #ifndef PF_NOTE_V
 #define PF_NOTE_V(v) ((void)0)
 #endif
-#ifndef PF_NOTE_TILE // (and whether it takes the tiled kernels)
-#define PF_NOTE_TILE(on) ((void)0)
+#ifndef PF_NOTE_SCATTER // (and where the backward takes the scatter)
+#define PF_NOTE_SCATTER() ((void)0)
 #endif
 
 
@@ -300,224 +304,26 @@ pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A 
     pf_store<V>(dx + i * V, acc);
 }
 
-// ---- NHWC through shared memory -------------------------------------------------------------------
-//
-// Where windows overlap (R > stride or S > stride), the kernels above read each input element (or,
-// in the backward, each output's gradient and window offset) once for every window that covers it,
-// from the L2: 9 times for a 3x3 stride-1 pool. On the H200 an Inception-like random network's 3x3
-// stride-1 max pools on fp32 NHWC, one channel a thread, ran at 0.56 ms (forward, compile-time
-// window) and 0.94 ms (backward) for about 720 MB of DRAM traffic each (0.18 ms at 4 TB/s); 9 reads
-// of 320 MB from the L2 at its 5-7 TB/s would explain the forward. These kernels stage a block's tile once in shared memory: a block holds one image's
-// tp x tq pixels (forward: outputs; backward: inputs) of up to PF_CHUNK channels; it stages the
-// input rows and columns the tile's windows read (forward) or the output windows that cover the
-// tile (backward), as fp32, then computes each pixel as the kernels above do, in the same order
-// (the same results bit for bit). Thread (slot, j): j the channel group in the block's chunk,
-// slot the pixel, stepping by slots = PF_THREADS / gs. Shared memory moves through pf_copy: at
-// V = 4 or 8, 16 bytes a thread, consecutive threads on consecutive 16 bytes (no bank conflict).
-enum { PF_TILE_FLOATS = 8192, PF_CHUNK = 32 }; // 32 KiB of shared memory a block; channels a block
-
-typedef struct pf_tile {
-    int tp, tq;                                // the block's pixels: tp rows x tq columns
-    int ir, ic;                                // staged pixels at most: ir rows x ic columns
-    uint32_t gs, slots, chunks, tiles_w, tiles_h;
-    cb_fast_div by_gs, by_ic, by_tq, by_chunks, by_tw, by_th;
-} pf_tile;
-
-// the block's (image, tile row, tile column, chunk), chunk fastest, and this thread's (slot, j)
-struct pf_tile_pos {
-    uint32_t n, th, tw, chunk, slot, j, grp;
-    bool active; // a thread of a slot, on a channel group of the tensor
-};
-__device__ static __forceinline__ pf_tile_pos pf_tile_pos_of(const pf_geom &g, const pf_tile &t) {
-    pf_tile_pos s;
-    uint32_t b = blockIdx.x, q = cb_fast_div_q(t.by_chunks, b);
-    s.chunk = b - q * t.chunks, b = q, q = cb_fast_div_q(t.by_tw, b);
-    s.tw = b - q * t.tiles_w, b = q, q = cb_fast_div_q(t.by_th, b);
-    s.th = b - q * t.tiles_h, s.n = q;
-    s.slot = cb_fast_div_q(t.by_gs, threadIdx.x), s.j = threadIdx.x - s.slot * t.gs;
-    s.grp = s.chunk * t.gs + s.j;
-    s.active = s.slot < t.slots && s.grp < g.groups;
-    return s;
-}
-
-template <class T, class A, int V, bool AVG>
+// The max backward as a scatter, fp32 storage with one channel a thread (V = 1): dx zeroed, then
+// thread o adds output o's gradient to the input of its maximum (an atomic add: the adds to one
+// input come in any order, so dx is not bit for bit the same from run to run, nor the gather's;
+// within fp32 rounding of the same sum). The gather above reads, for each input element, each
+// covering window's offset one byte a thread; on the H200 (docs/results/2026-11-29-pools.md,
+// dev/pool_bench.cu) it ran 3x3 pools with C 49-322 at V = 1 at 6-8x the DRAM floor, where this ran
+// 1.7-1.8x faster (2-3.6x in a network, where the ReLU mask leaves windows without a maximum); at
+// V = 4 (C 64-480) the gather was 1.25-1.35x faster, so there it stays.
 __global__ void __launch_bounds__(PF_THREADS)
-pf_nhwc_fwd_tile_kernel(pf_geom g, pf_tile t, const T *__restrict__ x, T *__restrict__ y, A *__restrict__ argmax) {
-    __shared__ __align__(16) float s[PF_TILE_FLOATS];
+pf_nhwc_scatter_kernel(pf_geom g, uint32_t total, const float *__restrict__ dy, const uint8_t *__restrict__ argmax, float *__restrict__ dx) {
+    uint32_t o = blockIdx.x * PF_THREADS + threadIdx.x;
+    if (o >= total) return;
+    int off = argmax[o];
+    if (off == 255) return; // no maximum
     const cb_pool_params &p = g.p;
-    pf_tile_pos b = pf_tile_pos_of(g, t);
-    int oh0 = (int)b.th * t.tp, ow0 = (int)b.tw * t.tq;
-    int ih0 = oh0 * p.stride_h - p.pad_top, iw0 = ow0 * p.stride_w - p.pad_left; // staged pixel (0, 0)
-    uint32_t px = t.gs * V;                                                      // floats a staged pixel
-    if (b.active) {
-        const T *img = x + b.n * g.hw * g.c + b.grp * V;
-        for (uint32_t k = b.slot; k < (uint32_t)(t.ir * t.ic); k += t.slots) {
-            uint32_t r = cb_fast_div_q(t.by_ic, k), c = k - r * (uint32_t)t.ic;
-            int h = ih0 + (int)r, w = iw0 + (int)c;
-            if ((unsigned)h < (unsigned)p.h && (unsigned)w < (unsigned)p.w) {
-                __align__(16) float v[V];
-                pf_load<V>(img + ((uint32_t)h * (uint32_t)p.w + (uint32_t)w) * g.c, v);
-                pf_copy<V>(s + k * px + b.j * V, v);
-            }
-        }
-    }
-    __syncthreads();
-    if (!b.active) return;
-    for (uint32_t o = b.slot; o < (uint32_t)(t.tp * t.tq); o += t.slots) {
-        uint32_t a = cb_fast_div_q(t.by_tq, o), bq = o - a * (uint32_t)t.tq;
-        int oh = oh0 + (int)a, ow = ow0 + (int)bq;
-        if (oh >= p.p || ow >= p.q) continue;
-        int h0 = oh * p.stride_h - p.pad_top, w0 = ow * p.stride_w - p.pad_left;
-        int kh0 = max(0, -h0), kh1 = min(p.r, p.h - h0), kw0 = max(0, -w0), kw1 = min(p.s, p.w - w0);
-        uint32_t oi = ((b.n * (uint32_t)p.p + (uint32_t)oh) * (uint32_t)p.q + (uint32_t)ow) * g.groups + b.grp;
-        if (kh0 >= kh1 || kw0 >= kw1) { // a window wholly in the padding
-            pf_put_empty<T, A, V, AVG>(y, argmax, oi);
-            continue;
-        }
-        __align__(16) float acc[V];
-        // tap (kh, kw) is staged pixel (a * sh + kh, bq * sw + kw)
-        const float *base = s + ((a * (uint32_t)p.stride_h) * (uint32_t)t.ic + bq * (uint32_t)p.stride_w) * px + b.j * V;
-        if (AVG) {
-#pragma unroll
-            for (int jj = 0; jj < V; jj++) acc[jj] = 0.f;
-            for (int kh = kh0; kh < kh1; kh++)
-                for (int kw = kw0; kw < kw1; kw++) {
-                    __align__(16) float v[V];
-                    pf_copy<V>(v, base + ((uint32_t)kh * (uint32_t)t.ic + (uint32_t)kw) * px);
-#pragma unroll
-                    for (int jj = 0; jj < V; jj++) acc[jj] += v[jj];
-                }
-            float count = (float)((kh1 - kh0) * (kw1 - kw0));
-#pragma unroll
-            for (int jj = 0; jj < V; jj++) acc[jj] = acc[jj] / count;
-            pf_store<V>(y + oi * V, acc);
-        } else {
-            int bi[V];
-            pf_copy<V>(acc, base + ((uint32_t)kh0 * (uint32_t)t.ic + (uint32_t)kw0) * px);
-#pragma unroll
-            for (int jj = 0; jj < V; jj++) bi[jj] = kh0 * p.s + kw0;
-            for (int kh = kh0; kh < kh1; kh++)
-                for (int kw = kw0; kw < kw1; kw++) {
-                    __align__(16) float v[V];
-                    pf_copy<V>(v, base + ((uint32_t)kh * (uint32_t)t.ic + (uint32_t)kw) * px);
-#pragma unroll
-                    for (int jj = 0; jj < V; jj++)
-                        if (v[jj] > acc[jj]) acc[jj] = v[jj], bi[jj] = kh * p.s + kw; // strict: the first maximum stays
-                }
-            pf_put_max<T, A, V>(p, y, argmax, oi, acc, bi);
-        }
-    }
-}
-
-// the backward: the block's tp x tq input pixels; staged, the gradients (and, for max, the window
-// offsets as int) of the output windows that cover them, rows oh_lo.., columns ow_lo..
-template <class T, class A, int V, bool AVG>
-__global__ void __launch_bounds__(PF_THREADS)
-pf_nhwc_bwd_tile_kernel(pf_geom g, pf_tile t, const T *__restrict__ dy, const A *__restrict__ argmax, T *__restrict__ dx) {
-    __shared__ __align__(16) float s[PF_TILE_FLOATS];
-    const cb_pool_params &p = g.p;
-    pf_tile_pos b = pf_tile_pos_of(g, t);
-    int ih0 = (int)b.th * t.tp, iw0 = (int)b.tw * t.tq;
-    // the windows that cover a pixel of the tile (padded coordinates ih0 + pad_top ...)
-    int a0 = ih0 + p.pad_top, b0 = iw0 + p.pad_left, bh = a0 - p.r + 1, bw = b0 - p.s + 1;
-    int oh_lo = bh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(bh + p.stride_h - 1));
-    int ow_lo = bw <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(bw + p.stride_w - 1));
-    int oh_hi = min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)(a0 + t.tp - 1)));
-    int ow_hi = min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)(b0 + t.tq - 1)));
-    int rows = oh_hi - oh_lo + 1, cols = ow_hi - ow_lo + 1; // at most t.ir x t.ic (pf_tile_of)
-    uint32_t px = t.gs * V;
-    int *si = reinterpret_cast<int *>(s + (uint32_t)(t.ir * t.ic) * px); // the offsets, after the gradients
-    if (b.active && rows > 0 && cols > 0) {
-        uint32_t img = b.n * g.pq * g.c + b.grp * V; // element (n, 0, 0, grp * V) of dy and argmax
-        for (uint32_t k = b.slot; k < (uint32_t)(rows * t.ic); k += t.slots) { // (rows of pitch t.ic)
-            uint32_t r = cb_fast_div_q(t.by_ic, k), c = k - r * (uint32_t)t.ic;
-            if (c >= (uint32_t)cols) continue;
-            uint32_t e = img + (((uint32_t)oh_lo + r) * (uint32_t)p.q + (uint32_t)ow_lo + c) * g.c;
-            __align__(16) float d[V];
-            pf_load<V>(dy + e, d);
-            pf_copy<V>(s + k * px + b.j * V, d);
-            if (!AVG) {
-                __align__(16) A am[V];
-                __align__(16) int ai[V];
-                pf_copy<V>(am, argmax + e);
-#pragma unroll
-                for (int jj = 0; jj < V; jj++) ai[jj] = (int)am[jj];
-                pf_copy<V>(si + k * px + b.j * V, ai);
-            }
-        }
-    }
-    __syncthreads();
-    if (!b.active) return;
-    for (uint32_t o = b.slot; o < (uint32_t)(t.tp * t.tq); o += t.slots) {
-        uint32_t u = cb_fast_div_q(t.by_tq, o), v = o - u * (uint32_t)t.tq;
-        int ih = ih0 + (int)u, iw = iw0 + (int)v;
-        if (ih >= p.h || iw >= p.w) continue;
-        int a = ih + p.pad_top, bb = iw + p.pad_left;
-        int oh1 = min(p.p - 1, (int)cb_fast_div_q(g.by_sh, (uint32_t)a));
-        int ow1 = min(p.q - 1, (int)cb_fast_div_q(g.by_sw, (uint32_t)bb));
-        int hh = a - p.r + 1, ww = bb - p.s + 1;
-        int oh0 = hh <= 0 ? 0 : (int)cb_fast_div_q(g.by_sh, (uint32_t)(hh + p.stride_h - 1));
-        int ow0 = ww <= 0 ? 0 : (int)cb_fast_div_q(g.by_sw, (uint32_t)(ww + p.stride_w - 1));
-        float acc[V];
-#pragma unroll
-        for (int jj = 0; jj < V; jj++) acc[jj] = 0.f;
-        for (int oh = oh0; oh <= oh1; oh++) {
-            int hs = oh * p.stride_h, kh = a - hs;
-            int rws = min(hs - p.pad_top + p.r, p.h) - max(hs - p.pad_top, 0);
-            uint32_t k = (uint32_t)(oh - oh_lo) * (uint32_t)t.ic + (uint32_t)(ow0 - ow_lo);
-            for (int ow = ow0; ow <= ow1; ow++, k++) {
-                int ws = ow * p.stride_w;
-                __align__(16) float d[V];
-                pf_copy<V>(d, s + k * px + b.j * V);
-                if (AVG) {
-                    int cls = min(ws - p.pad_left + p.s, p.w) - max(ws - p.pad_left, 0);
-                    float inv = 1.f / (float)(rws * cls);
-#pragma unroll
-                    for (int jj = 0; jj < V; jj++) acc[jj] += d[jj] * inv;
-                } else {
-                    __align__(16) int am[V];
-                    int mine = kh * p.s + (bb - ws);
-                    pf_copy<V>(am, si + k * px + b.j * V);
-#pragma unroll
-                    for (int jj = 0; jj < V; jj++)
-                        if (am[jj] == mine) acc[jj] += d[jj];
-                }
-            }
-        }
-        uint32_t ii = ((b.n * (uint32_t)p.h + (uint32_t)ih) * (uint32_t)p.w + (uint32_t)iw) * g.groups + b.grp;
-        pf_store<V>(dx + ii * V, acc);
-    }
-}
-
-// The tile of a pass (bwd: the backward) over windows that overlap, the largest of at most 8 x 16
-// pixels, evened out over the image, whose staged pixels fit PF_TILE_FLOATS; false where windows
-// do not overlap (no element is read twice: the kernels above) or even one pixel's do not fit
-static bool pf_tile_of(const cb_pool_params *p, int v, bool bwd, pf_tile *t) {
-    if (p->r <= p->stride_h && p->s <= p->stride_w) return false;
-    uint32_t groups = (uint32_t)(p->c / v), most = PF_CHUNK / (uint32_t)v;
-    uint32_t chunks = (groups + most - 1) / most, gs = (groups + chunks - 1) / chunks; // chunks of even size
-    uint32_t per_px = gs * (uint32_t)v * (bwd && !p->is_avg ? 2u : 1u);
-    int rows = bwd ? p->h : p->p, cols = bwd ? p->w : p->q;
-    int tp = rows < 8 ? rows : 8, tq = cols < 16 ? cols : 16;
-    for (;;) {
-        // the tiles of at most tp x tq evened out over the image (36 columns: 3 of 12, not 16, 16, 4)
-        int ep = (rows + tp - 1) / tp, eq = (cols + tq - 1) / tq;
-        ep = (rows + ep - 1) / ep, eq = (cols + eq - 1) / eq;
-        int ir = bwd ? (ep + p->r - 2) / p->stride_h + 1 : (ep - 1) * p->stride_h + p->r;
-        int ic = bwd ? (eq + p->s - 2) / p->stride_w + 1 : (eq - 1) * p->stride_w + p->s;
-        if ((uint64_t)ir * (uint64_t)ic * per_px <= PF_TILE_FLOATS) {
-            t->tp = ep, t->tq = eq, t->ir = ir, t->ic = ic;
-            break;
-        }
-        if (tp == 1 && tq == 1) return false;
-        if (tq >= tp && tq > 1) tq = (tq + 1) / 2;
-        else tp = (tp + 1) / 2;
-    }
-    t->gs = gs, t->slots = PF_THREADS / gs, t->chunks = chunks;
-    t->tiles_h = (uint32_t)((rows + t->tp - 1) / t->tp), t->tiles_w = (uint32_t)((cols + t->tq - 1) / t->tq);
-    t->by_gs = cb_fast_div_make(gs), t->by_ic = cb_fast_div_make((uint32_t)t->ic), t->by_tq = cb_fast_div_make((uint32_t)t->tq);
-    t->by_chunks = cb_fast_div_make(chunks), t->by_tw = cb_fast_div_make(t->tiles_w), t->by_th = cb_fast_div_make(t->tiles_h);
-    return true;
+    uint32_t t = cb_fast_div_q(g.by_g, o), c = o - t * g.groups; // (V = 1: a group is a channel)
+    uint32_t u = cb_fast_div_q(g.by_q, t), ow = t - u * (uint32_t)p.q;
+    uint32_t n = cb_fast_div_q(g.by_p, u), oh = u - n * (uint32_t)p.p;
+    int kh = off / p.s, ih = (int)oh * p.stride_h - p.pad_top + kh, iw = (int)ow * p.stride_w - p.pad_left + (off - kh * p.s);
+    atomicAdd(dx + ((n * (uint32_t)p.h + (uint32_t)ih) * (uint32_t)p.w + (uint32_t)iw) * g.c + c, dy[o]);
 }
 
 // ---- launches -----------------------------------------------------------------------------------
@@ -561,33 +367,17 @@ static int pf_rs(const cb_pool_params *p, int v) {
     return on && p->r == p->s && (p->r == 2 || p->r == 3) ? p->r : 0;
 }
 
-// The tiled kernels (pf_tile_of) where windows overlap: pf_tile_mode (cb_fmt_pool_tile) 1; -1 (the
-// default) and 0 never. They are opt-in until timed on a GPU: built and checked against the
-// reference (test_gpu --part storage, dev/pool_fmt_emu.sh) on 2026-11-29, when the session had no
-// device time left (dev/gpu-pool.sh with MODES="default CONVBENCH_POOL_TILE=on" is the A/B).
-static int pf_tile_mode = -1;
-extern "C" void cb_fmt_pool_tile(int mode) { pf_tile_mode = mode < 0 ? -1 : mode > 0; }
-
-// The tiled pass's launches, whole images each (under 2^31 elements): launch(first image, blocks)
-template <class F> static void pf_each_tile_launch(const cb_pool_params *p, int64_t in, int64_t out, const pf_tile &t, F launch) {
-    int64_t step = pf_units_per_launch(in, out), per = (int64_t)t.tiles_h * t.tiles_w * t.chunks;
-    for (int64_t n0 = 0; n0 < p->n; n0 += step) {
-        int64_t count = p->n - n0 < step ? p->n - n0 : step;
-        PF_NOTE_TILE(1);
-        launch(n0, (uint32_t)(count * per));
-    }
-}
+// The scatter backward (pf_nhwc_scatter_kernel) for max pools on fp32 NHWC storage at V = 1 with
+// byte offsets: pf_scatter_mode (cb_fmt_pool_scatter) -1 (the default) and 1 there, 0 never (the
+// gather, deterministic).
+static int pf_scatter_mode = -1;
+extern "C" void cb_fmt_pool_scatter(int mode) { pf_scatter_mode = mode < 0 ? -1 : mode > 0; }
 
 template <class T, class A, int V, bool AVG>
 static void pf_nhwc_forward(const cb_pool_params *p, const T *x, T *y, A *argmax) {
     PF_NOTE_V(V);
     pf_geom g = pf_geom_of(p, V);
     int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c; // elements per image
-    pf_tile t;
-    if (pf_tile_mode > 0 && pf_tile_of(p, V, false, &t))
-        return pf_each_tile_launch(p, in, out, t, [&](int64_t n0, uint32_t blocks) {
-            pf_nhwc_fwd_tile_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, t, x + n0 * in, y + n0 * out, argmax ? argmax + n0 * out : argmax);
-        });
     int rs = pf_rs(p, V);
     pf_each_launch(p->n, in, out, (int64_t)g.pq * g.groups, [&](int64_t n0, uint32_t total, uint32_t blocks) {
         const T *xl = x + n0 * in;
@@ -606,11 +396,15 @@ static void pf_nhwc_backward(const cb_pool_params *p, const T *dy, const A *argm
     PF_NOTE_V(V);
     pf_geom g = pf_geom_of(p, V);
     int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c;
-    pf_tile t;
-    if (pf_tile_mode > 0 && pf_tile_of(p, V, true, &t))
-        return pf_each_tile_launch(p, in, out, t, [&](int64_t n0, uint32_t blocks) {
-            pf_nhwc_bwd_tile_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, t, dy + n0 * out, AVG ? argmax : argmax + n0 * out, dx + n0 * in);
-        });
+    if constexpr (V == 1 && !AVG && sizeof(T) == 4 && sizeof(A) == 1)
+        if (pf_scatter_mode != 0) {
+            PF_NOTE_SCATTER();
+            cudaMemsetAsync(dx, 0, (size_t)p->n * (size_t)in * sizeof(T), 0);
+            return pf_each_launch(p->n, in, out, out, [&](int64_t n0, uint32_t total, uint32_t blocks) {
+                pf_nhwc_scatter_kernel<<<blocks, PF_THREADS>>>(g, total, (const float *)dy + n0 * out, (const uint8_t *)argmax + n0 * out,
+                                                              (float *)dx + n0 * in);
+            });
+        }
     pf_each_launch(p->n, in, out, (int64_t)g.hw * g.groups, [&](int64_t n0, uint32_t total, uint32_t blocks) {
         pf_nhwc_bwd_kernel<T, A, V, AVG><<<blocks, PF_THREADS>>>(g, total, dy + n0 * out, AVG ? argmax : argmax + n0 * out,
                                                                  dx + n0 * in);
