@@ -156,11 +156,13 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
                             }
             }
 
-            // the scatter: max, fp32 NHWC at V = 1 with byte offsets (unless off)
-            bool want_scatter = want_v == 1 && !avg && !bf && byte && scatter_mode != 0;
+            // the scatter: max, fp32 NHWC with byte offsets, at V = 1 by default, at every width when
+            // on (the V = 1 path), never when off
+            bool want_scatter = want_v > 0 && !avg && !bf && byte && (scatter_mode > 0 || (scatter_mode < 0 && want_v == 1));
+            int want_bv = want_scatter ? 1 : want_v; // (the backward's width)
             note_v = 0, note_scatter = 0;
             cb_fmt_pool_backward(&p, fmt, dys.p(), avg ? NULL : am.p(), dxs.p());
-            ok_v &= note_v == want_v && (note_scatter > 0) == want_scatter;
+            ok_v &= note_v == want_bv && (note_scatter > 0) == want_scatter;
             std::vector<float> dxg = from_storage(dxs.p(), dx_d, fmt);
             double be = bf ? bf16_bad(dxg, dxr, 1e-5) : nerr(dxg, dxr);
             bool bok = bf ? be == 0 : be <= 1e-6;

@@ -5,8 +5,8 @@
 # per launch, so that a tensor runs as several launches, and checks it against the reference loops;
 # NHWC 2x2 and 3x3 windows' forward with CONVBENCH_POOL_RS=on (the window known at compile time, at
 # every vector width), off (the runtime loops) and unset (the default); the fp32 max backward at one
-# channel a thread as a scatter (by default) and as the gather (CONVBENCH_POOL_SCATTER=off): every
-# run must pass.
+# channel a thread as a scatter (by default), at every width (CONVBENCH_POOL_SCATTER=on) and as the
+# gather (off): every run must pass.
 #   sh dev/pool_fmt_emu.sh
 set -e
 . "$(dirname "$0")/emu/common.sh"
@@ -19,3 +19,4 @@ CONVBENCH_POOL_RS=on emu_run $EMU_SAN -DPOOL_LAUNCH_CAP=1500 -DPOOL_FMT_LAUNCH_C
     dev/pool_fmt_emu.cpp "$tmp/ref.o" -lpthread
 echo "== CONVBENCH_POOL_RS=off CONVBENCH_POOL_SCATTER=off"; CONVBENCH_POOL_RS=off CONVBENCH_POOL_SCATTER=off "$tmp/emu"
 echo "== CONVBENCH_POOL_RS unset (the default)"; "$tmp/emu"
+echo "== CONVBENCH_POOL_SCATTER=on (at every width)"; CONVBENCH_POOL_SCATTER=on "$tmp/emu"

@@ -90,8 +90,9 @@ void cb_fmt_pool_forward(const cb_pool_params *p, int fmt, const void *x, void *
 // at compile time where a thread holds one channel, 1 at every vector width, 0 the runtime loops;
 // for the process ($CONVBENCH_POOL_RS=on|off through cb_dnn_init; tests)
 void cb_fmt_pool_rs(int mode);
-// whether that max backward scatters (pool_fmt.cu, pf_scatter_mode): -1 (the default) and 1 yes,
-// 0 the gather ($CONVBENCH_POOL_SCATTER=on|off through cb_dnn_init; tests)
+// whether that max backward scatters (pool_fmt.cu, pf_scatter_mode): -1 (the default) there, 1
+// on fp32 NHWC storage at every c and alignment too, 0 nowhere: the gather
+// ($CONVBENCH_POOL_SCATTER=on|off through cb_dnn_init; tests)
 void cb_fmt_pool_scatter(int mode);
 // dx (n, c, h, w) overwritten: one gather per input element over the windows that cover it (no
 // atomics, deterministic); max reads the forward's argmax, average ignores it. A max on fp32 NHWC

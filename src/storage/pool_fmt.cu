@@ -367,9 +367,9 @@ static int pf_rs(const cb_pool_params *p, int v) {
     return on && p->r == p->s && (p->r == 2 || p->r == 3) ? p->r : 0;
 }
 
-// The scatter backward (pf_nhwc_scatter_kernel) for max pools on fp32 NHWC storage at V = 1 with
-// byte offsets: pf_scatter_mode (cb_fmt_pool_scatter) -1 (the default) and 1 there, 0 never (the
-// gather, deterministic).
+// The scatter backward (pf_nhwc_scatter_kernel) for max pools on fp32 NHWC storage with byte
+// offsets: pf_scatter_mode (cb_fmt_pool_scatter) -1 (the default) where V = 1, 1 at every width
+// (pf_backward takes the V = 1 path for it), 0 never (the gather, deterministic).
 static int pf_scatter_mode = -1;
 extern "C" void cb_fmt_pool_scatter(int mode) { pf_scatter_mode = mode < 0 ? -1 : mode > 0; }
 
@@ -453,6 +453,7 @@ static void pf_backward(const cb_pool_params *p, bool nhwc, const void *dy, cons
     const A *am = (const A *)argmax;
     if (!nhwc) pf_nchw_backward<T, A, AVG>(p, dyt, am, dxt);
     else if (pf_vec<T, A>(p, dy, dx, AVG ? NULL : argmax) == 1) pf_nhwc_backward<T, A, 1, AVG>(p, dyt, am, dxt);
+    else if (!AVG && sizeof(T) == 4 && sizeof(A) == 1 && pf_scatter_mode > 0) pf_nhwc_backward<T, A, 1, AVG>(p, dyt, am, dxt); // (the scatter)
     else pf_nhwc_backward<T, A, 16 / sizeof(T), AVG>(p, dyt, am, dxt);
 }
 
