@@ -1153,8 +1153,8 @@ static void fmt_pool_cases(void) {
     // the NHWC kernels each setting takes (every case runs under each): a 2x2 or 3x3 window's
     // forward known at compile time (cb_fmt_pool_rs(1), CONVBENCH_POOL_RS=on; by default where V =
     // 1) or in runtime loops (0, off); the fp32 max backward as a scatter of atomic adds at V = 1
-    // (the default), at every width (cb_fmt_pool_scatter(1), CONVBENCH_POOL_SCATTER=on) or nowhere
-    // (0, off: the gather); the scatter within 1e-6 as the gather
+    // and with the ReLU mask at stride 2 (the default), at every width (cb_fmt_pool_scatter(1),
+    // CONVBENCH_POOL_SCATTER=on) or nowhere (0, off: the gather); the scatter within 1e-6 as the gather
     static const struct { int rs, scatter; const char *label; } modes[] = {
         {1, -1, "CONVBENCH_POOL_RS=on"}, {0, 0, "CONVBENCH_POOL_RS=off CONVBENCH_POOL_SCATTER=off"}, {-1, 1, "CONVBENCH_POOL_SCATTER=on"}};
     for (int m = 0; m < 3; m++) {

@@ -35,7 +35,7 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     int prs; // $CONVBENCH_POOL_RS: the NHWC pools' compile-time window forward everywhere (on), nowhere (off)
     if (cb_env_on_off("CONVBENCH_POOL_RS", &prs, err) != CB_OK) return CB_STATUS_ARG;
     cb_fmt_pool_rs(prs);
-    int psc; // $CONVBENCH_POOL_SCATTER: fp32 NHWC max pools scatter their gradients by atomic adds at one channel a thread (unset), at every width (on), or gather them (off: deterministic)
+    int psc; // $CONVBENCH_POOL_SCATTER: fp32 NHWC max pools scatter their gradients by atomic adds where that measured faster (unset: pool_fmt.cu's pf_scatters), everywhere (on), or gather them (off: deterministic)
     if (cb_env_on_off("CONVBENCH_POOL_SCATTER", &psc, err) != CB_OK) return CB_STATUS_ARG;
     cb_fmt_pool_scatter(psc);
     int cp; // $CONVBENCH_DNN_CPAD (cb_store_conv_cpad: padded in bf16, or without the graph race)

@@ -91,14 +91,15 @@ void cb_fmt_pool_forward(const cb_pool_params *p, int fmt, const void *x, void *
 // for the process ($CONVBENCH_POOL_RS=on|off through cb_dnn_init; tests)
 void cb_fmt_pool_rs(int mode);
 // whether that max backward scatters (pool_fmt.cu, pf_scatter_mode): -1 (the default) there, 1
-// on fp32 NHWC storage at every c and alignment too, 0 nowhere: the gather
+// everywhere on fp32 NHWC storage, 0 nowhere: the gather
 // ($CONVBENCH_POOL_SCATTER=on|off through cb_dnn_init; tests)
 void cb_fmt_pool_scatter(int mode);
 // dx (n, c, h, w) overwritten: one gather per input element over the windows that cover it (no
 // atomics, deterministic); max reads the forward's argmax, average ignores it. A max on fp32 NHWC
-// storage whose c is not a multiple of 4 (or whose buffers are not 16-byte aligned) scatters
-// instead: dx zeroed, each output's gradient added to its maximum's input by an atomic add (not
-// deterministic in the last bits), unless cb_fmt_pool_scatter(0)
+// storage scatters instead where c is not a multiple of 4 (or the buffers are not 16-byte
+// aligned), or where it applies a ReLU's mask and at most 2 x 2 windows cover an input (pool_fmt.cu,
+// pf_scatters): dx zeroed, each output's gradient added to its maximum's input by an atomic add
+// (not deterministic in the last bits), unless cb_fmt_pool_scatter(0)
 void cb_fmt_pool_backward(const cb_pool_params *p, int fmt, const void *dy, const void *argmax, void *dx);
 
 // Batch normalisation on a storage (norm_fmt.cu), any fmt (0 too): x (n, c, h, w) -> y over the

@@ -5,16 +5,17 @@
 // no maximum. The max forward saves, per output element and in y's layout, the window offset
 // kh * s + kw of its maximum: one byte when the window has at most 255 taps (255 = none), else
 // int32 (-1 = none). The backward gathers per input element over the windows that cover it (no
-// atomics, each dx written once), except the max backward on fp32 NHWC storage at V = 1 (below),
-// which scatters by atomic adds unless cb_fmt_pool_scatter(0). With relu_mask (the input a ReLU's output, its gradient applied
+// atomics, each dx written once), except the max backward on fp32 NHWC storage where pf_scatters
+// says (below), which scatters by atomic adds unless cb_fmt_pool_scatter(0). With relu_mask (the input a ReLU's output, its gradient applied
 // here) a window whose maximum is <= 0 keeps no maximum either. Elements are read into fp32 and rounded to nearest even when
 // stored as bf16; a max compares the converted values, so it is exact.
 //
 // NHWC runs one thread per (n, row, column, group of V channels), consecutive threads on
 // consecutive groups: V = 8 bf16 or 4 fp32 (16-byte accesses) when C is a multiple of V and the
 // buffers are aligned for it, else V = 1. The max backward gathers per input element over the
-// windows that cover it, except on fp32 storage at V = 1, where it scatters each output's gradient
-// by an atomic add (pf_nhwc_scatter_kernel). Three other forms were timed on the H200 and lost
+// windows that cover it, except on fp32 storage at V = 1 and where a ReLU's mask leaves windows
+// without a maximum at stride 2 or more (pf_scatters): there it scatters each output's gradient by
+// an atomic add (pf_nhwc_scatter_kernel). Three other forms were timed on the H200 and lost
 // (docs/results/2026-11-29-pools.md): a block's tile staged in shared memory, blocks of several
 // pixels per chunk of channels, and the backward's covering windows known at compile time. NCHW
 // bf16 runs pool.cu's kernels (cuda/pool_nchw.cuh) on bf16 elements; fp32 NCHW (fmt 0) is pool.cu
@@ -304,14 +305,14 @@ pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A 
     pf_store<V>(dx + i * V, acc);
 }
 
-// The max backward as a scatter, fp32 storage with one channel a thread (V = 1): dx zeroed, then
+// The max backward as a scatter, fp32 storage, one channel a thread (where pf_scatters says): dx zeroed, then
 // thread o adds output o's gradient to the input of its maximum (an atomic add: the adds to one
 // input come in any order, so dx is not bit for bit the same from run to run, nor the gather's;
 // within fp32 rounding of the same sum). The gather above reads, for each input element, each
 // covering window's offset one byte a thread; on the H200 (docs/results/2026-11-29-pools.md,
 // dev/pool_bench.cu) it ran 3x3 pools with C 49-322 at V = 1 at 6-8x the DRAM floor, where this ran
 // 1.7-1.8x faster (2-3.6x in a network, where the ReLU mask leaves windows without a maximum); at
-// V = 4 (C 64-480) the gather was 1.25-1.35x faster, so there it stays.
+// V = 4 (C 64-480) on random data the gather was 1.25-1.35x faster (pf_scatters: where each wins).
 __global__ void __launch_bounds__(PF_THREADS)
 pf_nhwc_scatter_kernel(pf_geom g, uint32_t total, const float *__restrict__ dy, const uint8_t *__restrict__ argmax, float *__restrict__ dx) {
     uint32_t o = blockIdx.x * PF_THREADS + threadIdx.x;
@@ -368,10 +369,23 @@ static int pf_rs(const cb_pool_params *p, int v) {
 }
 
 // The scatter backward (pf_nhwc_scatter_kernel) for max pools on fp32 NHWC storage with byte
-// offsets: pf_scatter_mode (cb_fmt_pool_scatter) -1 (the default) where V = 1, 1 at every width
-// (pf_backward takes the V = 1 path for it), 0 never (the gather, deterministic).
+// offsets: pf_scatter_mode (cb_fmt_pool_scatter) -1 (the default) where pf_scatters says, 1 at every
+// width (pf_backward takes the V = 1 path for it), 0 never (the gather, deterministic).
 static int pf_scatter_mode = -1;
 extern "C" void cb_fmt_pool_scatter(int mode) { pf_scatter_mode = mode < 0 ? -1 : mode > 0; }
+// By default: at V = 1 (the gather then reads each covering window's offset a byte a thread), and at
+// 16-byte widths where a ReLU's mask leaves windows without a maximum (skipped: no add) and at most
+// 2 x 2 windows cover an input. Measured on the H200 (2026-11-29-pools, calls 4 and 6, in networks,
+// backward ms gather -> scatter): V = 1 3x3 stride 1 and 2, 2-3.6x faster; V = 4 with the mask,
+// 3x3 stride 2 (GoogLeNet b128 pool1-4, ResNet-50 b64 pool1) 0.215 -> 0.158, 0.162 -> 0.120,
+// 0.119 -> 0.108, 0.053 -> 0.051, 0.114 -> 0.083, but 3x3 stride 1 (GoogLeNet's nine inception
+// pools) 1.1-1.25x slower; without the mask on random data (dev/pool_bench.cu) 3x3 stride 2 at V = 4
+// was 1.3x slower, since every window then adds.
+static bool pf_scatters(const cb_pool_params *p, int v) {
+    if (pf_scatter_mode >= 0) return pf_scatter_mode > 0;
+    int covering = ((p->r + p->stride_h - 1) / p->stride_h) * ((p->s + p->stride_w - 1) / p->stride_w);
+    return v == 1 || (p->relu_mask && covering <= 4);
+}
 
 template <class T, class A, int V, bool AVG>
 static void pf_nhwc_forward(const cb_pool_params *p, const T *x, T *y, A *argmax) {
@@ -397,7 +411,7 @@ static void pf_nhwc_backward(const cb_pool_params *p, const T *dy, const A *argm
     pf_geom g = pf_geom_of(p, V);
     int64_t in = (int64_t)g.hw * p->c, out = (int64_t)g.pq * p->c;
     if constexpr (V == 1 && !AVG && sizeof(T) == 4 && sizeof(A) == 1)
-        if (pf_scatter_mode != 0) {
+        if (pf_scatter_mode != 0) { // (V = 1 by default; a wider tensor comes here only to scatter: pf_backward)
             PF_NOTE_SCATTER();
             cudaMemsetAsync(dx, 0, (size_t)p->n * (size_t)in * sizeof(T), 0);
             return pf_each_launch(p->n, in, out, out, [&](int64_t n0, uint32_t total, uint32_t blocks) {
@@ -453,7 +467,7 @@ static void pf_backward(const cb_pool_params *p, bool nhwc, const void *dy, cons
     const A *am = (const A *)argmax;
     if (!nhwc) pf_nchw_backward<T, A, AVG>(p, dyt, am, dxt);
     else if (pf_vec<T, A>(p, dy, dx, AVG ? NULL : argmax) == 1) pf_nhwc_backward<T, A, 1, AVG>(p, dyt, am, dxt);
-    else if (!AVG && sizeof(T) == 4 && sizeof(A) == 1 && pf_scatter_mode > 0) pf_nhwc_backward<T, A, 1, AVG>(p, dyt, am, dxt); // (the scatter)
+    else if (!AVG && sizeof(T) == 4 && sizeof(A) == 1 && pf_scatters(p, 16 / sizeof(T))) pf_nhwc_backward<T, A, 1, AVG>(p, dyt, am, dxt); // (the scatter)
     else pf_nhwc_backward<T, A, 16 / sizeof(T), AVG>(p, dyt, am, dxt);
 }
 
