@@ -157,10 +157,10 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
             }
 
             // the scatter: max, fp32 NHWC with byte offsets; by default at V = 1, and at 16-byte widths
-            // with the ReLU mask where at most 2 x 2 windows cover an input; at every width when on
+            // with the ReLU mask where windows overlap, at most 2 x 2 covering an input; at every width when on
             // (the V = 1 path); never when off
             int covering = ((r + sh - 1) / sh) * ((s + sw - 1) / sw);
-            bool by_default = want_v == 1 || (mask && covering <= 4);
+            bool by_default = want_v == 1 || (mask && (r > sh || s > sw) && covering <= 4);
             bool want_scatter = want_v > 0 && !avg && !bf && byte && (scatter_mode > 0 || (scatter_mode < 0 && by_default));
             int want_bv = want_scatter ? 1 : want_v; // (the backward's width)
             note_v = 0, note_scatter = 0;

@@ -97,7 +97,7 @@ void cb_fmt_pool_scatter(int mode);
 // dx (n, c, h, w) overwritten: one gather per input element over the windows that cover it (no
 // atomics, deterministic); max reads the forward's argmax, average ignores it. A max on fp32 NHWC
 // storage scatters instead where c is not a multiple of 4 (or the buffers are not 16-byte
-// aligned), or where it applies a ReLU's mask and at most 2 x 2 windows cover an input (pool_fmt.cu,
+// aligned), or where it applies a ReLU's mask and overlapping windows, at most 2 x 2, cover an input (pool_fmt.cu,
 // pf_scatters): dx zeroed, each output's gradient added to its maximum's input by an atomic add
 // (not deterministic in the last bits), unless cb_fmt_pool_scatter(0)
 void cb_fmt_pool_backward(const cb_pool_params *p, int fmt, const void *dy, const void *argmax, void *dx);

@@ -374,8 +374,8 @@ static int pf_rs(const cb_pool_params *p, int v) {
 static int pf_scatter_mode = -1;
 extern "C" void cb_fmt_pool_scatter(int mode) { pf_scatter_mode = mode < 0 ? -1 : mode > 0; }
 // By default: at V = 1 (the gather then reads each covering window's offset a byte a thread), and at
-// 16-byte widths where a ReLU's mask leaves windows without a maximum (skipped: no add) and at most
-// 2 x 2 windows cover an input. Measured on the H200 (2026-11-29-pools, calls 4 and 6, in networks,
+// 16-byte widths where a ReLU's mask leaves windows without a maximum (skipped: no add) and windows
+// overlap with at most 2 x 2 of them covering an input. Measured on the H200 (2026-11-29-pools, calls 4 and 6, in networks,
 // backward ms gather -> scatter): V = 1 3x3 stride 1 and 2, 2-3.6x faster; V = 4 with the mask,
 // 3x3 stride 2 (GoogLeNet b128 pool1-4, ResNet-50 b64 pool1) 0.215 -> 0.158, 0.162 -> 0.120,
 // 0.119 -> 0.108, 0.053 -> 0.051, 0.114 -> 0.083, but 3x3 stride 1 (GoogLeNet's nine inception
@@ -384,7 +384,8 @@ extern "C" void cb_fmt_pool_scatter(int mode) { pf_scatter_mode = mode < 0 ? -1 
 static bool pf_scatters(const cb_pool_params *p, int v) {
     if (pf_scatter_mode >= 0) return pf_scatter_mode > 0;
     int covering = ((p->r + p->stride_h - 1) / p->stride_h) * ((p->s + p->stride_w - 1) / p->stride_w);
-    return v == 1 || (p->relu_mask && covering <= 4);
+    bool overlap = p->r > p->stride_h || p->s > p->stride_w; // (windows apart, as VGG's 2x2 stride 2: not timed, so they gather)
+    return v == 1 || (p->relu_mask && overlap && covering <= 4);
 }
 
 template <class T, class A, int V, bool AVG>
