@@ -6,9 +6,10 @@
 // kh * s + kw of its maximum: one byte when the window has at most 255 taps (255 = none), else
 // int32 (-1 = none). The backward gathers per input element over the windows that cover it (no
 // atomics, each dx written once), except the max backward on fp32 NHWC storage where pf_scatters
-// says (below), which scatters by atomic adds unless cb_fmt_pool_scatter(0). With relu_mask (the input a ReLU's output, its gradient applied
-// here) a window whose maximum is <= 0 keeps no maximum either. Elements are read into fp32 and rounded to nearest even when
-// stored as bf16; a max compares the converted values, so it is exact.
+// says (below), which scatters by atomic adds unless cb_fmt_pool_scatter(0). With relu_mask (the
+// input a ReLU's output, its gradient applied here) a window whose maximum is <= 0 keeps no maximum
+// either. Elements are read into fp32 and rounded to nearest even when stored as bf16; a max
+// compares the converted values, so it is exact.
 //
 // NHWC runs one thread per (n, row, column, group of V channels), consecutive threads on
 // consecutive groups: V = 8 bf16 or 4 fp32 (16-byte accesses) when C is a multiple of V and the
@@ -305,10 +306,10 @@ pf_nhwc_bwd_kernel(pf_geom g, uint32_t total, const T *__restrict__ dy, const A 
     pf_store<V>(dx + i * V, acc);
 }
 
-// The max backward as a scatter, fp32 storage, one channel a thread (where pf_scatters says): dx zeroed, then
-// thread o adds output o's gradient to the input of its maximum (an atomic add: the adds to one
-// input come in any order, so dx is not bit for bit the same from run to run, nor the gather's;
-// within fp32 rounding of the same sum). The gather above reads, for each input element, each
+// The max backward as a scatter, fp32 storage, one channel a thread (where pf_scatters says): dx
+// zeroed, then thread o adds output o's gradient to the input of its maximum (an atomic add: the
+// adds to one input come in any order, so dx is not bit for bit the same from run to run, nor the
+// gather's; within fp32 rounding of the same sum). The gather above reads, for each input element, each
 // covering window's offset one byte a thread; on the H200 (docs/results/2026-11-29-pools.md,
 // dev/pool_bench.cu) it ran 3x3 pools with C 49-322 at V = 1 at 6-8x the DRAM floor, where this ran
 // 1.7-1.8x faster (2-3.6x in a network, where the ReLU mask leaves windows without a maximum); at
@@ -375,8 +376,8 @@ static int pf_scatter_mode = -1;
 extern "C" void cb_fmt_pool_scatter(int mode) { pf_scatter_mode = mode < 0 ? -1 : mode > 0; }
 // By default: at V = 1 (the gather then reads each covering window's offset a byte a thread), and at
 // 16-byte widths where a ReLU's mask leaves windows without a maximum (skipped: no add) and windows
-// overlap with at most 2 x 2 of them covering an input. Measured on the H200 (2026-11-29-pools, calls 4 and 6, in networks,
-// backward ms gather -> scatter): V = 1 3x3 stride 1 and 2, 2-3.6x faster; V = 4 with the mask,
+// overlap with at most 2 x 2 of them covering an input. Measured on the H200 (2026-11-29-pools,
+// calls 4 and 6, in networks, backward ms gather -> scatter): V = 1 3x3 stride 1 and 2, 2-3.6x faster; V = 4 with the mask,
 // 3x3 stride 2 (GoogLeNet b128 pool1-4, ResNet-50 b64 pool1) 0.215 -> 0.158, 0.162 -> 0.120,
 // 0.119 -> 0.108, 0.053 -> 0.051, 0.114 -> 0.083, but 3x3 stride 1 (GoogLeNet's nine inception
 // pools) 1.1-1.25x slower; without the mask on random data (dev/pool_bench.cu) 3x3 stride 2 at V = 4
@@ -468,7 +469,8 @@ static void pf_backward(const cb_pool_params *p, bool nhwc, const void *dy, cons
     const A *am = (const A *)argmax;
     if (!nhwc) pf_nchw_backward<T, A, AVG>(p, dyt, am, dxt);
     else if (pf_vec<T, A>(p, dy, dx, AVG ? NULL : argmax) == 1) pf_nhwc_backward<T, A, 1, AVG>(p, dyt, am, dxt);
-    else if (!AVG && sizeof(T) == 4 && sizeof(A) == 1 && pf_scatters(p, 16 / sizeof(T))) pf_nhwc_backward<T, A, 1, AVG>(p, dyt, am, dxt); // (the scatter)
+    else if (!AVG && sizeof(T) == 4 && sizeof(A) == 1 && pf_scatters(p, 16 / sizeof(T)))
+        pf_nhwc_backward<T, A, 1, AVG>(p, dyt, am, dxt); // (the scatter, on the V = 1 path)
     else pf_nhwc_backward<T, A, 16 / sizeof(T), AVG>(p, dyt, am, dxt);
 }
 
