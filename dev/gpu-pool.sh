@@ -3,7 +3,7 @@
 # "default" or VAR=value[,VAR=value...], such as CONVBENCH_POOL_SCATTER=off (the fp32 max backward at
 # one channel a thread as the gather, 2026-11-29-pools) or CONVBENCH_POOL_RS=off|on (a 2x2 or 3x3
 # window's forward known at compile time, 2026-11-28-plans). In one call: build; BENCH=1:
-# dev/pool_bench.c (the kernels alone on pool shapes of several networks, each setting, against
+# dev/pool_bench.cu (the kernels alone on pool shapes of several networks, each setting, against
 # the DRAM floor: pool_bench.md); test_gpu
 # --part storage (every pool case under each setting; PARTS="storage dnngraph" runs more parts at
 # once) beside tests/cli_test.sh (TEST=0 leaves them out, CLI=0 the second); per cell of $CELLS and setting of $MODES, auto fullpass --update
@@ -14,9 +14,8 @@
 set -u; NAME=pool; . dev/gpu-prep.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 if [ "${BENCH:-0}" = 1 ]; then
-    CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")}
-    gcc -O2 -std=c11 -DCB_HAVE_CUDA -Iinclude -Isrc -I$CUDA_HOME/include dev/pool_bench.c -L$B -lconvbench -Wl,-rpath,$PWD/$B \
-        -L$CUDA_HOME/lib64 -lcudart -o $R/pool_bench && timeout 120 $R/pool_bench > $R/pool_bench.md 2>&1
+    nvcc -O3 -std=c++17 -arch=sm_90 -DCB_HAVE_CUDA -Iinclude -Isrc dev/pool_bench.cu -L$B -lconvbench -Xlinker -rpath,$PWD/$B \
+        -o $R/pool_bench && timeout 120 $R/pool_bench > $R/pool_bench.md 2>&1
     echo "pool_bench rc $?"; cat $R/pool_bench.md
 fi
 if [ "${TEST:-1}" != 0 ]; then
