@@ -81,6 +81,32 @@ static void convert_pad(int fmt, int n, int cs, int cd, int h, int w) {
     else passed++;
 }
 
+// the backward of a concatenation that takes over an input's ReLU: dst (n, cs, inner) <- the slice at
+// off of the gradient (n, cd, inner) where the concatenation's output (mask) is above 0, else +0;
+// the gradient's bits copied. Masks of both signs, exact zeros and -0; shift: the pointers offset
+// by that many elements (the unit narrows to the element)
+static void concat_masked(int bf, int64_t n, int64_t cd, int64_t cs, int64_t off, int64_t inner, int shift) {
+    size_t es = bf ? 2 : 4, nb = (size_t)(n * cd * inner), ns = (size_t)(n * cs * inner), sh = (size_t)shift * es;
+    buffer g(nb * es + sh), m(nb * es + sh), d(ns * es + sh);
+    void *gp = (char *)g.p + sh, *mp = (char *)m.p + sh, *dp = (char *)d.p + sh;
+    for (size_t i = 0; i < nb; i++) {
+        put(gp, i, val(i), bf);
+        float v = val(i * 7 + 3);
+        put(mp, i, i % 5 == 0 ? 0.f : i % 11 == 0 ? -0.f : v, bf);
+    }
+    cb_fmt_concat_slice_masked(n, cd, cs, off, inner, bf, dp, gp, mp);
+    size_t bad = 0;
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t k = 0; k < cs * inner; k++) {
+            size_t at = (size_t)(r * cd * inner + off * inner + k), o = (size_t)(r * cs * inner + k);
+            float want = get(mp, at, bf) > 0 ? get(gp, at, bf) : 0.f, got = get(dp, o, bf);
+            bad += !same(got, want) || std::signbit(got) != std::signbit(want);
+        }
+    if (bad) failed++, printf("FAIL concat masked %s n%lld C %lld<-%lld at %lld inner %lld (+%d): %zu of %zu wrong\n", bf ? "bf16" : "fp32",
+                              (long long)n, (long long)cd, (long long)cs, (long long)off, (long long)inner, shift, bad, ns);
+    else passed++;
+}
+
 int main() {
     for (int bf = 0; bf < 2; bf++) {
         int a = bf ? 8 : 4;
@@ -107,6 +133,13 @@ int main() {
         convert_pad(fmt, 2, 7, 7, 3, 2);
         convert_pad(fmt, 1, 93, 96, 2, 3);
     }
+    static const int64_t cc[][5] = {// n, c_dst, c_src, c_off, inner: NHWC rows (inner 1) with each unit, NCHW blocks
+                                    {51, 275, 74, 0, 1}, {51, 275, 74, 74, 1}, {7, 275, 127, 148, 1}, {33, 256, 64, 128, 1},
+                                    {9, 12, 5, 7, 1},    {300, 18, 6, 12, 1},  {1, 3, 1, 2, 1},      {40, 2048, 1000, 8, 1},
+                                    {4, 20, 7, 13, 9},   {2, 16, 8, 8, 49},    {1000, 37, 37, 0, 1}, {3, 40, 16, 24, 1}};
+    for (int bf = 0; bf < 2; bf++)
+        for (auto &c : cc)
+            for (int shift = 0; shift < 2; shift++) concat_masked(bf, c[0], c[1], c[2], c[3], c[4], shift);
     printf("format emulation: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -95,6 +95,29 @@ static const char *NET_POOLS =
     "\"cat\": {\"parents\": [\"p5\", \"p6\"], \"type\": \"Concatenate\", \"dim\": 3},"
     "\"fc\": {\"parents\": [\"cat\"], \"type\": \"InnerProduct\", \"num_outputs\": 7, \"activation_fn\": null}}}";
 
+// concatenations that take over their inputs' ReLU (relu_by_concat): cat1's a1 (a ReLU), a2 (batch
+// norm and ReLU) and a4 (after a pool) are taken over; a3 (no activation) and a5 (also read by cat2)
+// are not; nor are cat2's inputs, since cat2's output is read by a sum alone (not kept to its
+// backward), nor cat3's c9, which it names twice. Odd channel counts, a 3x3 window.
+static const char *NET_CONCATS =
+    "{\"name\": \"concats\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [3, 10, 9, 5]},"
+    "\"a1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1, 1, 5, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"a2\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 5, 7], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"a3\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 5, 4], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null},"
+    "\"pp\": {\"parents\": [\"data\"], \"type\": \"Pooling\", \"ksize\": [1, 3, 3, 1], \"strides\": [1, 1, 1, 1], \"padding\": \"SAME\"},"
+    "\"a4\": {\"parents\": [\"pp\"], \"type\": \"Convolution\", \"filter\": [1, 1, 5, 3], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"a5\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1, 1, 5, 2], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"cat1\": {\"parents\": [\"a1\", \"a2\", \"a3\", \"a4\", \"a5\"], \"type\": \"Concatenate\", \"dim\": 3},"
+    "\"c6\": {\"parents\": [\"cat1\"], \"type\": \"Convolution\", \"filter\": [3, 3, 22, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"c7\": {\"parents\": [\"cat1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 22, 6], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+    "\"cat2\": {\"parents\": [\"c6\", \"a5\", \"c7\"], \"type\": \"Concatenate\", \"dim\": 3},"
+    "\"c8\": {\"parents\": [\"cat1\"], \"type\": \"Convolution\", \"filter\": [1, 1, 22, 14], \"padding\": \"SAME\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null},"
+    "\"s\": {\"parents\": [\"cat2\", \"c8\"], \"type\": \"Elementwise\", \"activation_fn\": \"relu\"},"
+    "\"c9\": {\"parents\": [\"s\"], \"type\": \"Convolution\", \"filter\": [3, 3, 14, 5], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"relu\"},"
+    "\"cat3\": {\"parents\": [\"c9\", \"c9\"], \"type\": \"Concatenate\", \"dim\": 3},"
+    "\"fc\": {\"parents\": [\"cat3\"], \"type\": \"InnerProduct\", \"num_outputs\": 7, \"activation_fn\": null}}}";
+
 static cb_exec *make(cb_net *net, const char *backend, float lr) {
     cb_exec_opts o;
     cb_exec_opts_default(&o);
@@ -689,6 +712,59 @@ static void test_no_update_no_momentum(void) {
 // lower with the masks by at least the five outputs before its pools (their bytes stood at its
 // peak, the backward of fc6).
 static void grad_arena_case(const char *json, const char *name, int batch, bool run);
+static void test_concat_relu_masks(void) {
+    backend_matches_ref("cpu", NET_CONCATS);
+    grad_arena_case(NET_CONCATS, "concats.json", 0, true);
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(NET_CONCATS, "concats.json", &err);
+    CHECK(net, "%s", err.msg);
+    if (!net) return;
+    cb_exec *e = make(net, "cpu", 0.01f);
+    const char *taken[] = {"a1", "a2", "a4"};
+    int ntaken = 0;
+    for (int i = 0; e && i < net->nlayers; i++) {
+        bool want = false;
+        for (int k = 0; k < 3; k++) want |= !strcmp(net->layers[i].name, taken[k]);
+        CHECK(e->lb[i].relu_by_concat == want, "layer %s: relu_by_concat %d", net->layers[i].name, e->lb[i].relu_by_concat);
+        // a1 and a4 keep no output (a2's batch norm's reads pre, and its output is not read either)
+        if (want) CHECK(!cb_exec_output_kept(e, i), "layer %s: output kept", net->layers[i].name);
+        ntaken += e->lb[i].relu_by_concat;
+    }
+    CHECK(ntaken == 3, "%d ReLUs taken over, not 3", ntaken);
+    bool noted = false;
+    for (int k = 0; e && k < cb_exec_note_count(e); k++) noted |= strstr(cb_exec_note_at(e, k), "concatenations: 1 apply the ReLU gradient of 3 inputs") != NULL;
+    CHECK(noted, "no note says a concatenation took 3 ReLUs over");
+    cb_exec_destroy(e);
+    cb_exec *r = make(net, "ref", 0.01f);
+    for (int i = 0; r && i < net->nlayers; i++) CHECK(!r->lb[i].relu_by_concat, "ref: layer %s taken over", net->layers[i].name);
+    cb_exec_destroy(r);
+    setenv("CONVBENCH_FUSE_EPILOGUE", "off", 1);
+    e = make(net, "cpu", 0.01f);
+    for (int i = 0; e && i < net->nlayers; i++) CHECK(!e->lb[i].relu_by_concat, "FUSE_EPILOGUE=off: layer %s taken over", net->layers[i].name);
+    cb_exec_destroy(e);
+    unsetenv("CONVBENCH_FUSE_EPILOGUE");
+    // the arena: googlenet's branches keep no output (each inception module's four), so less is planned
+    cb_net *g = cb_net_load("googlenet", &err);
+    CHECK(g && cb_net_set_batch(g, 2, &err) == CB_OK, "%s", err.msg);
+    if (g) {
+        cb_exec_opts o;
+        cb_exec_opts_default(&o);
+        o.plan_only = true, o.no_data_grad = true;
+        cb_exec *on = cb_exec_create(g, &o, &err);
+        setenv("CONVBENCH_FUSE_EPILOGUE", "off", 1);
+        cb_exec *off = cb_exec_create(g, &o, &err);
+        unsetenv("CONVBENCH_FUSE_EPILOGUE");
+        int nc = 0;
+        for (int i = 0; on && i < g->nlayers; i++) nc += on->lb[i].relu_by_concat;
+        CHECK(nc == 36, "googlenet: %d ReLUs taken over by concatenations, not 36 (9 modules of 4 branches)", nc);
+        CHECK(on && off && cb_exec_peak_bytes(on) < cb_exec_peak_bytes(off), "googlenet: the plan is not smaller");
+        cb_exec_destroy(on);
+        cb_exec_destroy(off);
+        cb_net_free(g);
+    }
+    cb_net_free(net);
+}
+
 static void test_pool_relu_masks(void) {
     backend_matches_ref("cpu", NET_POOLS);
     grad_arena_case(NET_POOLS, "pools.json", 0, true);
@@ -949,7 +1025,25 @@ static void grad_arena_case(const char *json, const char *name, int batch, bool 
                        net->layers[mp].nparents == 1;
         CHECK(b->lb[i].relu_by_pool == by_pool, "%s: layer %s's ReLU %s by the max pool after it", name, L->name,
               by_pool ? "is not taken over" : "is taken over");
-        unread |= !pinned && by_pool &&
+        // a ReLU layer whose one consumer is a concatenation (no batch norm or activation of its
+        // own) that names it once and whose output is kept to its backward (a consumer other than a
+        // sum or concatenation, or it is the last layer): that concatenation's backward applies the
+        // ReLU's gradient from its own output
+        bool by_concat = false;
+        if (i > 0 && L->act == CB_ACT_RELU && mp > 0 && net->layers[mp].op == CB_OP_CONCAT && !net->layers[mp].bn &&
+            net->layers[mp].act == CB_ACT_NONE) {
+            const cb_layer *M = &net->layers[mp];
+            int once = 0;
+            for (int k = 0; k < M->nparents; k++) once += M->parents[k] == i;
+            bool kept = mp == n - 1 || M->nchildren == 0;
+            for (int j = mp + 1; j < n; j++)
+                for (int k = 0; k < net->layers[j].nparents; k++)
+                    if (net->layers[j].parents[k] == mp) kept |= !((net->layers[j].op == CB_OP_ADD || net->layers[j].op == CB_OP_CONCAT) && !net->layers[j].bn);
+            by_concat = once == 1 && kept && mp < n - 1;
+        }
+        CHECK(b->lb[i].relu_by_concat == by_concat, "%s: layer %s's ReLU %s by the concatenation after it", name, L->name,
+              by_concat ? "is not taken over" : "is taken over");
+        unread |= !pinned && (by_pool || by_concat) &&
                   (L->op == CB_OP_CONV || L->op == CB_OP_FC || L->op == CB_OP_ADD || L->op == CB_OP_CONCAT ||
                    ((L->op == CB_OP_SCALE || L->op == CB_OP_MUL) && !L->bn));
         CHECK(cb_exec_output_kept(b, i) == (pinned || !unread), "%s: layer %s's output %s", name, L->name, unread ? "is kept" : "is not kept");
@@ -1585,6 +1679,7 @@ int main(void) {
     RUN(test_plan_only_counts);
     RUN(test_weight_copies);
     RUN(test_pool_relu_masks);
+    RUN(test_concat_relu_masks);
     RUN(test_workspace_trim);
     RUN(test_step_check);
     return test_summary();

@@ -761,16 +761,34 @@ enum { SMALL_NOBN, SMALL_BN, SMALL_RES }; // network_case_of's nets (true / fals
 // layer is not adopted, and *large counts it (adopt_relu_masks_checked fails on any).
 // A layer whose output the GPU's plan does not keep to its backward (cb_exec_output_kept: the max
 // pool after it took its ReLU over, relu_by_pool) is passed over: its bytes served later layers,
-// and its mask is the pool's (a flip matters there only at a window's maximum).
+// and its mask is the pool's (a flip matters there only at a window's maximum). One whose ReLU the
+// concatenation after it took over (relu_by_concat) is read from that concatenation's output, whose
+// slice holds its values and is its mask.
+static float *concat_slice_of(cb_exec *g, int i) {
+    const cb_net *net = g->net;
+    int m = -1;
+    for (int j = i + 1; j < net->nlayers && m < 0; j++)
+        for (int k = 0; k < net->layers[j].nparents; k++)
+            if (net->layers[j].parents[k] == i) m = j;
+    const cb_layer *M = &net->layers[m], *L = &net->layers[i];
+    int64_t off = 0, hw = L->out.h * L->out.w;
+    for (int k = 0; M->parents[k] != i; k++) off += net->layers[M->parents[k]].out.c;
+    float *all = download_act(g, m, g->lb[m].y), *a = malloc((size_t)cb_shape_count(L->out) * 4 + 4);
+    for (int64_t b = 0; b < L->out.n; b++)
+        memcpy(a + b * L->out.c * hw, all + (b * M->out.c + off) * hw, (size_t)(L->out.c * hw) * 4);
+    free(all);
+    return a;
+}
 static int adopt_relu_masks_of(cb_exec *g, cb_exec *r, int *at, size_t *large_out) {
     int flips = 0;
     size_t large = 0;
     *at = -1;
     for (int i = 1; i < g->net->nlayers; i++) {
         const cb_layer *L = &g->net->layers[i];
-        if ((L->act != CB_ACT_RELU && L->act != CB_ACT_RELU6) || !cb_exec_output_kept(g, i)) continue;
+        bool by_concat = g->lb[i].relu_by_concat;
+        if ((L->act != CB_ACT_RELU && L->act != CB_ACT_RELU6) || (!cb_exec_output_kept(g, i) && !by_concat)) continue;
         size_t n = (size_t)cb_shape_count(L->out), f = 0, big = 0;
-        float *a = download_act(g, i, g->lb[i].y), *b = download_act(r, i, r->lb[i].y);
+        float *a = by_concat ? concat_slice_of(g, i) : download_act(g, i, g->lb[i].y), *b = download_act(r, i, r->lb[i].y);
         double ss = 0;
         for (size_t j = 0; j < n; j++) ss += (double)b[j] * b[j];
         double lim = 0.25 * sqrt(ss / (double)n);
@@ -1241,6 +1259,60 @@ static void concat_copy_cases(void) {
                     cudaFree(ds), cudaFree(dd);
                     free(hs), free(hd), free(got), free(want);
                 }
+}
+
+// cb_fmt_concat_slice_masked (the backward of a concatenation that takes over its inputs' ReLU,
+// relu_by_concat) against a host loop, bit for bit: the gradient's slice where the mask (the
+// concatenation's output: both signs, exact zeros, -0) is above 0, else +0; fp32 and bf16, NHWC rows
+// with each unit the kernel takes (16, 8, 4 bytes, the element), NCHW blocks, pointers offset by an
+// element, and rows past the grid (millions)
+static void concat_masked_cases(void) {
+    static const struct { int64_t n, c_dst, c_src, c_off, inner; } cc[] = {
+        {51, 275, 74, 0, 1}, {51, 275, 74, 74, 1}, {7, 275, 127, 148, 1}, {33, 256, 64, 128, 1}, {9, 12, 5, 7, 1},
+        {300, 18, 6, 12, 1}, {1, 3, 1, 2, 1}, {40, 2048, 1000, 8, 1}, {4, 20, 7, 13, 9}, {2, 16, 8, 8, 49},
+        {1000, 37, 37, 0, 1}, {3, 40, 16, 24, 1}, {2500000, 5, 3, 1, 1}, {200000, 96, 32, 64, 1},
+    };
+    for (size_t c = 0; c < sizeof cc / sizeof cc[0]; c++)
+        for (int bf = 0; bf < 2 && (!small_only || cc[c].n * cc[c].c_dst < 1000000); bf++)
+            for (int shift = 0; shift < 2; shift++) {
+                size_t es = bf ? 2 : 4, nb = (size_t)(cc[c].n * cc[c].c_dst * cc[c].inner), ns = (size_t)(cc[c].n * cc[c].c_src * cc[c].inner);
+                float *g = malloc(nb * 4), *m = malloc(nb * 4);
+                unsigned char *hg = malloc(nb * es), *hm = malloc(nb * es), *got = malloc(ns * es), *want = malloc(ns * es);
+                for (size_t i = 0; i < nb; i++) {
+                    g[i] = bf16_round(urand() - 0.5f);
+                    float u = urand();
+                    m[i] = u < 0.1f ? 0.f : u < 0.15f ? -0.f : bf16_round(u - 0.55f);
+                }
+                for (size_t i = 0; i < nb; i++) {
+                    uint32_t ug, um;
+                    memcpy(&ug, &g[i], 4), memcpy(&um, &m[i], 4);
+                    if (bf) {
+                        uint16_t a = (uint16_t)(ug >> 16), b = (uint16_t)(um >> 16);
+                        memcpy(hg + 2 * i, &a, 2), memcpy(hm + 2 * i, &b, 2);
+                    } else memcpy(hg + 4 * i, &ug, 4), memcpy(hm + 4 * i, &um, 4);
+                }
+                int64_t row = cc[c].c_src * cc[c].inner, pitch = cc[c].c_dst * cc[c].inner, off = cc[c].c_off * cc[c].inner;
+                for (int64_t r = 0; r < cc[c].n; r++)
+                    for (int64_t k = 0; k < row; k++) {
+                        size_t at = (size_t)(r * pitch + off + k), o = (size_t)(r * row + k);
+                        if (m[at] > 0) memcpy(want + o * es, hg + at * es, es);
+                        else memset(want + o * es, 0, es);
+                    }
+                size_t sh = (size_t)shift * es;
+                unsigned char *dg = NULL, *dm = NULL, *dd = NULL;
+                cudaMalloc((void **)&dg, nb * es + sh), cudaMalloc((void **)&dm, nb * es + sh), cudaMalloc((void **)&dd, ns * es + sh);
+                cudaMemcpy(dg + sh, hg, nb * es, cudaMemcpyHostToDevice), cudaMemcpy(dm + sh, hm, nb * es, cudaMemcpyHostToDevice);
+                cudaMemset(dd, 0xff, ns * es + sh);
+                cb_fmt_concat_slice_masked(cc[c].n, cc[c].c_dst, cc[c].c_src, cc[c].c_off, cc[c].inner, bf, dd + sh, dg + sh, dm + sh);
+                cudaError_t rc = cudaMemcpy(got, dd + sh, ns * es, cudaMemcpyDeviceToHost);
+                char what[160];
+                snprintf(what, sizeof what, "concat masked %s n %lld C %lld<-%lld at %lld inner %lld%s", bf ? "bf16" : "fp32", (long long)cc[c].n,
+                         (long long)cc[c].c_dst, (long long)cc[c].c_src, (long long)cc[c].c_off, (long long)cc[c].inner,
+                         shift ? " (pointers +1 element)" : "");
+                check(what, rc == cudaSuccess && !memcmp(got, want, ns * es) ? 0 : 1, 0);
+                cudaFree(dg), cudaFree(dm), cudaFree(dd);
+                free(g), free(m), free(hg), free(hm), free(got), free(want);
+            }
 }
 
 static void bias_grad_cases(void) {
@@ -2526,6 +2598,7 @@ static void storage_cases(void) {
     bn_cases();
     fmt_pool_cases();
     concat_copy_cases();
+    concat_masked_cases();
     bias_grad_cases();
     act_bias_grad_cases();
     bn_relu_mask_cases();

@@ -237,7 +237,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     cb_cal_sample *all = NULL;
     int nall = 0, nfiles = 0, rc = -1;
     double launch = 0, host_call = 0, host_graph = 0, host_engine = 0;
-    bool stream = true, fused = true, step = true; // every file's samples timed as a pass sees them; its epilogue fused; the step's cache
+    bool stream = true, fused = true, step = true, concat_relu = true; // every file's samples timed as a pass sees them; its epilogue fused; the step's cache
     for (char *save_ptr = NULL, *path = strtok_r(list, ",", &save_ptr); path && rc < 0; path = strtok_r(NULL, ",", &save_ptr)) {
         cJSON *root = cb_json_read(path, &err);
         if (!root) {
@@ -268,6 +268,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
         if (di.cal.host_engine_call_s > host_engine) host_engine = di.cal.host_engine_call_s; // (the part with the passes)
         stream &= di.cal.stream_timed;
         fused &= di.cal.act_bias_fused;
+        concat_relu &= di.cal.concat_relu;
         step &= di.cal.cache_step;
         all = realloc(all, sizeof *all * (size_t)(nall + ns));
         if (!all) abort();
@@ -287,6 +288,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     d.cal.host_engine_call_s = host_engine;
     d.cal.stream_timed = stream;
     d.cal.act_bias_fused = fused;
+    d.cal.concat_relu = concat_relu;
     d.cal.cache_step = step;
     if (link->bw > 0) d.interconnect = *link; // else the first file's, if it stores one
     cb_report *r = cb_report_new("calibrate");
@@ -514,6 +516,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     d.cal.host_graph_call_s = gc.host_graph_call_s;
     d.cal.stream_timed = true; // src/cudnn/calibrate.c times calls as a pass sees them
     d.cal.act_bias_fused = true; // this build's backward epilogue (cb_fmt_act_bias_grad)
+    d.cal.concat_relu = true;    // and its concatenations' ReLU takeover (relu_by_concat)
     d.cal.cache_step = !ga->cache_hot;
     if (!ga->sections || (ga->sections & SECTION_MOPS)) { // (with the passes: once a calibration)
         double h = engine_host_call_s(&d, backend, go.precs[0], (int)reps, o);

@@ -17,8 +17,8 @@ static void pad_str(const cb_window *w, char *buf, size_t n) {
 // the engine's plan of a training step (fullpass --update --no-data-grad): every buffer by
 // liveness, activations of precision p's storage, fp32 weights, gradients and momentum, and on bf16
 // the GPU backends' bf16 weight copies as they place them in the arena, and the max pools that take
-// over the ReLU before them (cpu, cuda, auto: that ReLU's output is not kept for the backward); no
-// other backend copies or workspace. -1: the plan failed.
+// over the ReLU before them (cpu, cuda, auto: that ReLU's output is not kept for the backward), and
+// the concatenations that take over their inputs'; no other backend copies or workspace. -1: the plan failed.
 static int64_t planned_bytes(cb_net *net, cb_precision p) {
     cb_exec_opts o;
     cb_exec_opts_default(&o);
@@ -204,8 +204,9 @@ static int run(int argc, char **argv) {
     cb_report_note(r, "train memory: every buffer held for the whole step; planned by liveness: the engine's plan of a "
                       "training step (fullpass --update --no-data-grad), buffers that live at different times sharing "
                       "bytes, fp32 weights, gradients and momentum (bf16: with the GPU backends' bf16 weight copies in "
-                      "the arena), a ReLU layer's output freed after the max pool that alone reads it (as the cpu, cuda "
-                      "and auto backends' pools take its ReLU over), without a backend's other copies and workspace");
+                      "the arena), a ReLU layer's output freed after the max pool or concatenation that alone reads it "
+                      "(as the cpu, cuda and auto backends' pools, and every backend's concatenations but the reference's, "
+                      "take its ReLU over), without a backend's other copies and workspace");
     if (graph) graph_table(r, net);
     cb_report_note(r, "Number of params: %s (%s Bytes)", p1, p2);
     cb_report_note(r, "Activation: %s Bytes", p3);

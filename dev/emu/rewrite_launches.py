@@ -9,13 +9,13 @@ for m in re.finditer(r'([\w:]+(?:<[^<>;]*>)?)<<<(.*?)>>>\(', src):
     grid, block = m.group(2), None  # split the launch configuration at its top-level comma
     depth = 0
     for j, ch in enumerate(grid):
-        depth += ch in '(<[' and 1 or ch in ')>]' and -1 or 0
+        depth += ch in '([' and 1 or ch in ')]' and -1 or 0  # (not '<': a comparison in the grid, such as blocks < 65535)
         if ch == ',' and depth == 0:
             grid, block = grid[:j], grid[j + 1:]
             break
     depth = 0  # shared bytes and the stream, where given, play no part on the CPU
     for j, ch in enumerate(block):
-        depth += ch in '(<[' and 1 or ch in ')>]' and -1 or 0
+        depth += ch in '([' and 1 or ch in ')]' and -1 or 0  # (not '<': a comparison in the grid, such as blocks < 65535)
         if ch == ',' and depth == 0:
             block = block[:j]
             break

@@ -30,6 +30,11 @@ typedef struct cb_lbuf {
     // be->pool_relu_mask agrees; set before the arena is placed, in a plan-only exec too): its
     // backward runs no ReLU pass, and no backward reads its output (a batch norm's reads pre)
     bool relu_by_pool;
+    // its ReLU's gradient is applied by the concatenation that alone reads it, from that
+    // concatenation's output (cb_concat_relu_input, where be->concat_relu_mask agrees; set before
+    // the arena is placed, in a plan-only exec too): as relu_by_pool, its backward runs no ReLU
+    // pass and no backward reads its output, which lives only to the concatenation's forward
+    bool relu_by_concat;
     float *w, *b, *gamma, *beta;  // parameters (slices of the parameter arena)
     float *dw, *db, *dgamma, *dbeta;
     float *rmean, *rvar;          // running statistics (bn)
@@ -72,6 +77,16 @@ typedef struct cb_backend {
     // pre; one that applies the activation too recomputes it from pre): that output is then kept
     // only to the pool's forward. NULL: never.
     bool (*pool_relu_mask)(const cb_exec *e, int i);
+    // Optional: will concatenation i's backward (training) apply, from its own output, the ReLU
+    // gradient of each input that cb_concat_relu_input names? Asked after init, before the arena is
+    // placed, for each concatenation whose output is kept to its backward anyway (something after it
+    // keeps it: a convolution's filter gradient reads it); where true the engine sets those inputs'
+    // relu_by_concat, and the backend must write each such input's gradient as the slice of the
+    // concatenation's gradient where the concatenation's output is above 0, and 0 elsewhere (that
+    // output's slice is the input's ReLU output: y > 0, the reference's mask), skip those inputs'
+    // ReLU passes, and read no output of theirs in their backward. An Inception module's branches
+    // then keep no output for the backward: the concatenation holds the same values. NULL: never.
+    bool (*concat_relu_mask)(const cb_exec *e, int i);
     // Optional (device backends): true while the device works; else false and one line into why.
     // Asked after each layer's plan, so that a kernel that failed there is named by its layer,
     // not taken later for an allocation that failed.
@@ -242,9 +257,13 @@ bool cb_exec_copy_holds(const cb_exec *e, uint64_t made, bool made_forward);
 // Layer i's output y is transient (no backward reads it): it shares the arena (exec.c).
 bool cb_exec_output_transient(const cb_net *net, int i, bool train);
 // Does layer i's output hold its values from its forward to its backward? False where it is
-// transient: cb_exec_output_transient, or no backward reads it since the max pool after it applies
-// its ReLU's gradient (relu_by_pool). What reads outputs between the passes (a test) asks first.
+// transient: cb_exec_output_transient, or no backward reads it since the max pool or concatenation
+// after it applies its ReLU's gradient (relu_by_pool, relu_by_concat). What reads outputs between the passes (a test) asks first.
 bool cb_exec_output_kept(const cb_exec *e, int i);
+
+// Is layer b's ReLU gradient applied by the layer that alone reads it (a max pool from its argmax,
+// a concatenation from its output), so that its own backward runs no ReLU pass?
+static inline bool cb_relu_taken(const cb_lbuf *b) { return b->relu_by_pool || b->relu_by_concat; }
 
 // Gradient w.r.t. the op's own output (before batch norm and activation): dpre or dy.
 static inline float *cb_exec_op_grad(const cb_exec *e, int i) { return e->lb[i].dpre ? e->lb[i].dpre : e->lb[i].dy; }

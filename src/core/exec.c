@@ -230,37 +230,59 @@ bool cb_exec_output_transient(const cb_net *net, int i, bool train) {
     return true;
 }
 
-// Layer i's output in training where the max pool after it applies its ReLU's gradient
-// (relu_by_pool): no backward reads it (a fused batch norm's reads its input, pre, and the own
-// kernels that apply the activation there recompute it from pre, gamma and beta), so it lives
-// only to the pool's forward. On VGG-A b64 that is every convolution before a pool, 747 MiB in
-// bf16 at the step's busiest point, and ResNet-50's first convolution (98 MiB at b64); the pool's
-// argmax, one byte an output there, carries the mask instead.
-static bool relu_pool_transient(const cb_exec *e, int i) {
-    return e->opts.train && e->lb[i].relu_by_pool && own_output_unread(&e->net->layers[i]) && i < e->net->nlayers - 1;
+// Layer i's output in training where the max pool or concatenation after it applies its ReLU's
+// gradient (relu_by_pool, relu_by_concat): no backward reads it (a fused batch norm's reads its
+// input, pre, and the own kernels that apply the activation there recompute it from pre), so it
+// lives only to that consumer's forward. On VGG-A b64 that is every convolution before a pool, 747
+// MiB in bf16 at the step's busiest point, and ResNet-50's first convolution (98 MiB at b64); the
+// pool's argmax, one byte an output there, carries the mask instead. In an Inception module every
+// branch's last convolution: the concatenation's output, kept for the convolutions after it, holds
+// the same values.
+static bool relu_taken_transient(const cb_exec *e, int i) {
+    return e->opts.train && cb_relu_taken(&e->lb[i]) && own_output_unread(&e->net->layers[i]) && i < e->net->nlayers - 1;
 }
 
 bool cb_exec_output_kept(const cb_exec *e, int i) {
-    return !cb_exec_output_transient(e->net, i, e->opts.train) && !relu_pool_transient(e, i);
+    return !cb_exec_output_transient(e->net, i, e->opts.train) && !relu_taken_transient(e, i);
 }
 
 // Each max pool that takes over the ReLU of the layer it alone reads, where the backend agrees
-// (be->pool_relu_mask), before the arena is placed
-static void relu_pools_plan(cb_exec *e) {
+// (be->pool_relu_mask), then each concatenation that takes over its inputs' (be->concat_relu_mask),
+// before the arena is placed. A concatenation does so only where its output is kept to its
+// backward anyway; its inputs are not pools' (a pool reads one input), so the two never meet.
+static void relu_takeover_plan(cb_exec *e) {
     const cb_net *net = e->net;
-    int masked = 0;
-    int64_t freed = 0;
+    int masked = 0, concats = 0, inputs = 0;
+    int64_t freed = 0, cfreed = 0;
     for (int i = 1; i < net->nlayers && e->opts.train && e->be->pool_relu_mask; i++) {
         int j = cb_pool_relu_input(net, i);
         if (j < 0 || !e->be->pool_relu_mask(e, i)) continue;
         e->lb[j].relu_by_pool = true;
         masked++;
-        if (relu_pool_transient(e, j)) freed += cb_shape_count(net->layers[j].out) * (int64_t)e->act_bytes;
+        if (relu_taken_transient(e, j)) freed += cb_shape_count(net->layers[j].out) * (int64_t)e->act_bytes;
+    }
+    for (int i = 1; i < net->nlayers - 1 && e->opts.train && e->be->concat_relu_mask; i++) {
+        if (net->layers[i].op != CB_OP_CONCAT || !cb_exec_output_kept(e, i)) continue;
+        bool any = false;
+        for (int k = 0; k < net->layers[i].nparents; k++) any |= cb_concat_relu_input(net, i, k);
+        if (!any || !e->be->concat_relu_mask(e, i)) continue;
+        concats++;
+        for (int k = 0; k < net->layers[i].nparents; k++) {
+            int j = net->layers[i].parents[k];
+            if (!cb_concat_relu_input(net, i, k)) continue;
+            e->lb[j].relu_by_concat = true;
+            inputs++;
+            if (relu_taken_transient(e, j)) cfreed += cb_shape_count(net->layers[j].out) * (int64_t)e->act_bytes;
+        }
     }
     if (masked && !e->opts.plan_only)
         cb_exec_note(e, "max pools: %d apply the ReLU gradient of the layer they read from their argmax (its output, %.1f MiB, is kept "
                         "only to the pool's forward; CONVBENCH_FUSE_EPILOGUE=off keeps it and runs the ReLU's pass)",
                      masked, freed / 1048576.0);
+    if (concats && !e->opts.plan_only)
+        cb_exec_note(e, "concatenations: %d apply the ReLU gradient of %d inputs from their own output (those inputs' outputs, %.1f MiB, "
+                        "are kept only to the concatenation's forward; CONVBENCH_FUSE_EPILOGUE=off keeps them and runs the ReLU's pass)",
+                     concats, inputs, cfreed / 1048576.0);
 }
 
 // ---- gradient routing through sums ----------------------------------------------------------------
@@ -438,7 +460,7 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         int lo = e->plan.node[e->plan.node_of[i]].layer[0];
         int kept = train ? BWD(i) : i;                  // the last read of what a layer keeps for backward
         if (pinned) BUF(y, bytes, -1, T, CB_MEM_OUTPUTS);
-        else if (cb_exec_output_transient(net, i, train) || relu_pool_transient(e, i)) BUF(y, bytes, lo, hi, CB_MEM_OUTPUTS);
+        else if (cb_exec_output_transient(net, i, train) || relu_taken_transient(e, i)) BUF(y, bytes, lo, hi, CB_MEM_OUTPUTS);
         else BUF(y, bytes, lo, kept, CB_MEM_OUTPUTS);
         if (L->bn) BUF(pre, bytes, lo, kept, CB_MEM_SAVED);
         if (train && cb_act_needs_input(L->act)) BUF(act_in, bytes, lo, kept, CB_MEM_SAVED);
@@ -806,13 +828,15 @@ cb_status cb_env_fuse_epilogue(bool *on, cb_error *err) {
 }
 
 // and its max pools take over the ReLU before them as the cpu, cuda and auto backends' do (not
-// cudnn's cuDNN pools), unless CONVBENCH_FUSE_EPILOGUE=off
-static bool plan_only_pool_relu_mask(const cb_exec *e, int i) {
+// cudnn's cuDNN pools), and its concatenations their inputs' as every backend but the reference's
+// do, unless CONVBENCH_FUSE_EPILOGUE=off
+static bool plan_only_relu_mask(const cb_exec *e, int i) {
     bool on;
     cb_env_fuse_epilogue(&on, NULL);
     return on;
 }
-const cb_backend cb_backend_plan_only = {.name = "plan only", .weight_copy = plan_only_weight_copy, .pool_relu_mask = plan_only_pool_relu_mask};
+const cb_backend cb_backend_plan_only = {
+    .name = "plan only", .weight_copy = plan_only_weight_copy, .pool_relu_mask = plan_only_relu_mask, .concat_relu_mask = plan_only_relu_mask};
 
 // The step check (cb_exec_opts.step_check): a choice raced alone, on its layer's buffers, can run
 // far slower inside the step (on the H200, cuDNN's BWD_FILTER_ALGO_0 took 0.13 ms in its race and
@@ -1008,7 +1032,7 @@ cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backe
         }
     }
     cb_plan_build(net, opts->train, &e->plan); // (the arena reads it)
-    relu_pools_plan(e);
+    relu_takeover_plan(e);
     if (ok) arena_place(e, (size_t)maxact, &ok);
     int64_t classes = last->out.c * last->out.h * last->out.w;
     e->labels = take_kind(e, (size_t)last->out.n * 4, &ok, CB_MEM_CRITERION);

@@ -25,6 +25,15 @@ int cb_pool_relu_input(const cb_net *net, int i) {
     return net->layers[j].act == CB_ACT_RELU && only_child(net, j) == i ? j : -1;
 }
 
+bool cb_concat_relu_input(const cb_net *net, int i, int k) {
+    const cb_layer *L = &net->layers[i];
+    if (L->op != CB_OP_CONCAT || L->bn || L->act != CB_ACT_NONE || k < 0 || k >= L->nparents || L->parents[k] < 1) return false;
+    int j = L->parents[k];
+    for (int q = 0; q < L->nparents; q++)
+        if (q != k && L->parents[q] == j) return false;
+    return net->layers[j].act == CB_ACT_RELU && only_child(net, j) == i;
+}
+
 // Inference only: the conv's output is not kept, so nothing may read it but the pool.
 static bool conv_relu_pool(const cb_net *net, int i, bool train, int *j) {
     const cb_layer *L = &net->layers[i];

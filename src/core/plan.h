@@ -42,4 +42,12 @@ const char *cb_fusion_name(cb_fusion f);
 // the pool's output, is above 0), so j's backward runs no ReLU pass. -1: none.
 int cb_pool_relu_input(const cb_net *net, int i);
 
+// Whether the k-th input j of concatenation i (without batch norm or activation of its own) is a
+// layer whose ReLU the concatenation may take over in training: j (not the input layer) has a ReLU
+// as its activation, i is its one consumer and names it once. The slice of i's output that holds j's
+// values is then j's ReLU output, so where the backend agrees (be->concat_relu_mask) i's backward
+// passes j the slice of its gradient where that output is above 0, and j runs no ReLU pass. The
+// engine asks only where i's output is kept to i's backward anyway (src/core/exec.c).
+bool cb_concat_relu_input(const cb_net *net, int i, int k);
+
 #endif

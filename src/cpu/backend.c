@@ -38,6 +38,9 @@ static bool pool_relu_mask(const cb_exec *e, int i) {
     const cpu_state *s = e->state;
     return !s->ref && s->fuse_epilogue;
 }
+// be->concat_relu_mask: so may its concatenations take over their inputs' ReLU (the GPU backends'
+// plan on the host); the reference keeps the plain passes
+static bool concat_relu_mask(const cb_exec *e, int i) { return pool_relu_mask(e, i); }
 static void destroy(cb_exec *e) { free(e->state); }
 
 static void *alloc(cb_exec *e, size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }
@@ -244,7 +247,7 @@ static void backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
     size_t n = (size_t)cb_shape_count(L->out);
-    if (L->act != CB_ACT_NONE && !b->relu_by_pool) // (the max pool after it applied the ReLU's gradient)
+    if (L->act != CB_ACT_NONE && !cb_relu_taken(b)) // (the max pool or concatenation after it applied the ReLU's gradient)
         cb_cpu_act_backward(n, L->act, b->act_in, b->y, b->dy, b->dy);
     if (L->bn) {
         cb_bn_params bp;
@@ -285,7 +288,11 @@ static void backward_data(cb_exec *e, int i, int slot, float *dx) {
         int64_t inner = L->out.h * L->out.w, off = 0;
         for (int j = 0; j < slot; j++) off += e->net->layers[L->parents[j]].out.c * inner;
         int64_t blk = e->net->layers[L->parents[slot]].out.c * inner;
-        for (int64_t s = 0; s < L->out.n; s++) memcpy(dx + s * blk, dy + s * L->out.c * inner + off, (size_t)blk * 4);
+        if (e->lb[L->parents[slot]].relu_by_concat) { // (that input's ReLU: its values, this output's slice, above 0)
+            for (int64_t s = 0; s < L->out.n; s++)
+                for (int64_t k = 0, o = s * L->out.c * inner + off; k < blk; k++) dx[s * blk + k] = b->y[o + k] > 0 ? dy[o + k] : 0.f;
+        } else
+            for (int64_t s = 0; s < L->out.n; s++) memcpy(dx + s * blk, dy + s * L->out.c * inner + off, (size_t)blk * 4);
         break;
     }
     case CB_OP_DROPOUT:
@@ -386,7 +393,7 @@ static void softmax(cb_exec *e, const float *x, float *prob, int n, int k) { cb_
 #define CPU_BACKEND(NAME, INIT)                                                                                        \
     {.name = NAME, .device = false, .init = INIT, .destroy = destroy, .alloc = alloc, .release = release,            \
      .upload = copy, .download = copy, .timer_start = timer_start, .timer_stop = timer_stop, .supports = supports,    \
-     .pool_relu_mask = pool_relu_mask, .plan = plan, .forward = forward, .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue,  \
+     .pool_relu_mask = pool_relu_mask, .concat_relu_mask = concat_relu_mask, .plan = plan, .forward = forward, .forward_epilogue = epilogue_forward, .backward_epilogue = backward_epilogue,  \
      .backward_data = backward_data,                                                                                  \
      .backward_filter = backward_filter, .add = add, .fill = fill, .sgd = sgd, .xent_forward = xent_forward,          \
      .xent_backward = xent_backward, .softmax = softmax}

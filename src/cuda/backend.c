@@ -472,6 +472,7 @@ void cb_cuda_forward(cb_exec *e, int i, bool train) {
 }
 
 bool cb_cuda_pool_relu_mask(const cb_exec *e, int i) { return ((const cb_cuda_state *)e->state)->fuse_epilogue; }
+bool cb_cuda_concat_relu_mask(const cb_exec *e, int i) { return ((const cb_cuda_state *)e->state)->fuse_epilogue; }
 
 bool cb_cuda_act_bias_grad(cb_exec *e, int i, bool nhwc, bool bf16) {
     const cb_layer *L = &e->net->layers[i];
@@ -495,7 +496,7 @@ bool cb_cuda_bias_taken(cb_exec *e, int i) {
 void cb_cuda_backward_epilogue(cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];
     cb_lbuf *b = &e->lb[i];
-    bool masked = b->relu_by_pool; // (the max pool after it applied the ReLU's gradient)
+    bool masked = cb_relu_taken(b); // (the max pool or concatenation after it applied the ReLU's gradient)
     if (L->act != CB_ACT_NONE && !masked && !cb_cuda_act_bias_grad(e, i, false, false)) cb_cuda_act_backward((size_t)cb_shape_count(L->out), L->act, b->act_in, b->y, b->dy, b->dy);
     if (L->bn) {
         cb_bn_params bp;
@@ -527,7 +528,9 @@ void cb_cuda_backward_data(cb_exec *e, int i, int slot, float *dx) {
     case CB_OP_CONCAT: {
         int inner = (int)(L->out.h * L->out.w), off = 0;
         for (int j = 0; j < slot; j++) off += (int)e->net->layers[L->parents[j]].out.c;
-        cb_cuda_concat_copy((int)L->out.n, (int)L->out.c, (int)e->net->layers[L->parents[slot]].out.c, off, inner, dx, dy, 1);
+        if (e->lb[L->parents[slot]].relu_by_concat) // (that input's ReLU: its values, this output's slice, above 0)
+            cb_fmt_concat_slice_masked(L->out.n, L->out.c, e->net->layers[L->parents[slot]].out.c, off, inner, 0, dx, dy, b->y);
+        else cb_cuda_concat_copy((int)L->out.n, (int)L->out.c, (int)e->net->layers[L->parents[slot]].out.c, off, inner, dx, dy, 1);
         break;
     }
     case CB_OP_DROPOUT:
@@ -601,6 +604,7 @@ const cb_backend cb_backend_cuda = {
     .name = "cuda", .device = true, .init = cb_cuda_init_state, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
     .alloc_growable = cb_cuda_alloc_growable, .grow = cb_cuda_grow,
     .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item, .pool_relu_mask = cb_cuda_pool_relu_mask,
+    .concat_relu_mask = cb_cuda_concat_relu_mask,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
     .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,
     .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = supports, .plan = plan,

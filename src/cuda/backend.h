@@ -90,6 +90,11 @@ bool cb_cuda_bias_taken(cb_exec *e, int i);
 // layer's backward epilogue skips the ReLU's pass (its relu_by_pool); unless
 // $CONVBENCH_FUSE_EPILOGUE=off
 bool cb_cuda_pool_relu_mask(const cb_exec *e, int i);
+// be->concat_relu_mask of the cuda backend and the library backends (their concatenations run on
+// the own kernels everywhere): concatenation i's backward passes each input that
+// cb_concat_relu_input names the slice of its gradient where its own output is above 0
+// (cb_fmt_concat_slice_masked), that input's relu_by_concat; unless $CONVBENCH_FUSE_EPILOGUE=off
+bool cb_cuda_concat_relu_mask(const cb_exec *e, int i);
 void cb_cuda_fill_(cb_exec *e, float *dst, float v, size_t n);
 void cb_cuda_sgd_(cb_exec *e, size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v);
 double cb_cuda_xent_forward_(cb_exec *e, const float *prob, const int32_t *labels, int n, int k);

@@ -575,7 +575,7 @@ void cb_dnn_backward_epilogue(cb_exec *e, int i) {
     cb_lbuf *b = &e->lb[i];
     dnn_layer *l = lay(e, i);
     bool fused = L->bn && l->own_bn && bn_act_fused(e, L); // the own backward applies the activation's gradient itself
-    bool masked = b->relu_by_pool  // (the own max pool after it applied the ReLU's gradient,
+    bool masked = cb_relu_taken(b)  // (the own max pool or the concatenation after it applied the ReLU's gradient,
                   || l->relu_in_bn; // or the batch norm before this sum will)
     if (L->act != CB_ACT_NONE && !fused && !masked && !cb_cuda_act_bias_grad(e, i, is_nhwc(e), is_bf16(e))) act_backward(e, i);
     if (L->bn) {

@@ -498,12 +498,12 @@ cb_reason cb_dnn_supports(const cb_net *net, int i, const cb_exec_opts *o, char 
 // back in place. Every input of the sum must then read its gradient from that one buffer after h's
 // backward (exec.c's grad_alias: h and the shortcut share the sum's buffer), not get a copy of the
 // unmasked one when the sum's backward runs. ($CONVBENCH_FUSE_EPILOGUE=off: the separate pass.)
-// Not where the max pool after the sum applies that gradient (relu_by_pool: the sum's output, the
-// mask this pass would read, is not kept).
+// Not where the max pool or concatenation after the sum applies that gradient (relu_by_pool,
+// relu_by_concat: the sum's output, the mask this pass would read, is not kept).
 static bool relu_in_bn(const cb_exec *e, int h, int i) {
     const cb_layer *S = &e->net->layers[i];
     if (!e->opts.train || S->act != CB_ACT_RELU || !((cb_cuda_state *)e->state)->fuse_epilogue || e->grad_alias[h] != i ||
-        e->lb[i].relu_by_pool)
+        cb_relu_taken(&e->lb[i]))
         return false;
     for (int k = 0; k < S->nparents; k++) {
         int p = S->parents[k];

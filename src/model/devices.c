@@ -115,6 +115,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->cache_step = cJSON_IsString(cache) && !strcmp(cache->valuestring, "step");
     const cJSON *epi = cJSON_GetObjectItemCaseSensitive(c, "epilogue");
     cal->act_bias_fused = cJSON_IsString(epi) && !strcmp(epi->valuestring, "act_bias");
+    cal->concat_relu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "concat_relu"));
     const cJSON *x;
     int i = 0;
     cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(c, "algos")) {
@@ -188,6 +189,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
     cJSON_AddStringToObject(c, "cache", cal->cache_step ? "step" : "hot"); // (a passes-only part too: a refit ANDs them)
     if (cal->act_bias_fused) cJSON_AddStringToObject(c, "epilogue", "act_bias");
+    if (cal->concat_relu) cJSON_AddBoolToObject(c, "concat_relu", true);
     cJSON *arr = cJSON_AddArrayToObject(c, "algos");
     for (int i = 0; i < cal->nalgo; i++) {
         const cb_cal_algo *a = &cal->algo[i];

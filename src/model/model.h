@@ -179,6 +179,11 @@ typedef struct cb_calibration {
     // where an own max pool applies the ReLU's (src/model/predict_cal.c, relu_masked); false: the
     // separate passes of the code before, which the profiles measured with older calibrations saw
     bool act_bias_fused;
+    // the backends' concatenations take over their inputs' ReLU (calibrate since 2026-11-29,
+    // "concat_relu": true; relu_by_concat, src/core/backend.h): such an input runs no ReLU pass (its
+    // bias gradient then a pass of its own) and the concatenation's backward reads its output's
+    // slice beside the gradient's; false: the code before, which the older profiles measured
+    bool concat_relu;
     double launch_s;                    // an empty launch timed with events from an idle GPU (GPU-side: the
                                         // time from one event to the next around one call, not the host's)
     // the host's time per call: wall clock over N back-to-back small cuDNN calls enqueued without a

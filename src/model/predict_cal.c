@@ -19,6 +19,7 @@
 #include "model/model.h"
 #include "core/backend.h"
 #include "core/net.h"
+#include "core/plan.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -127,11 +128,20 @@ static cb_mop pool_mop(const cb_device *d, const cb_layer *L, cb_conv_params *x)
 // norm, the activation's gradient and the bias gradient are one pass (cb_fmt_act_bias_grad: the
 // ReLU's pass's bytes, priced as it, in the data-gradient phase, and no bias pass with the filter's).
 // Only for a calibration of code that does so (act_bias_fused).
+// Where the concatenation after it takes its ReLU over (relu_by_concat, for a calibration of code
+// that does so: concat_relu), likewise no pass runs; that concatenation's backward reads the
+// input's slice of its output beside the gradient's (concat_takes_relu).
+static bool concat_takes_relu(const cb_device *d, const cb_net *net, int c, int k) {
+    return d->cal.concat_relu && c < net->nlayers - 1 && cb_concat_relu_input(net, c, k) && !cb_exec_output_transient(net, c, true);
+}
 static bool relu_masked(const cb_device *d, const cb_net *net, int i) {
     const cb_layer *L = &net->layers[i];
     if (!d->cal.act_bias_fused || L->act != CB_ACT_RELU || L->nchildren != 1) return false;
     for (int j = i + 1; j < net->nlayers; j++) {
         const cb_layer *C = &net->layers[j];
+        if (C->op == CB_OP_CONCAT)
+            for (int k = 0; k < C->nparents; k++)
+                if (C->parents[k] == i) return concat_takes_relu(d, net, j, k);
         if (C->nparents != 1 || C->parents[0] != i) continue;
         if (C->op != CB_OP_POOL || C->p.pool.avg) return false;
         cb_conv_params x = tensor_of(C->in);
@@ -404,7 +414,9 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
                 if (ph == CB_PHASE_FORWARD) core += concat_part_s(d, net, L, k, o, es);
                 else if (dgrad && P->op != CB_OP_INPUT) {
                     cb_conv_params t = tensor_of(P->out);
-                    core += concat_part_s(d, net, L, k, o, es) + (accumulates(net, i, L->parents[k]) ? mop_s(d, CB_MOP_ADD, &t, es) : 0);
+                    // (taking the input's ReLU over: the gradient's slice and the output's read, one written, as a ReLU's gradient)
+                    double part = concat_takes_relu(d, net, i, k) ? mop_s(d, CB_MOP_RELU_BWD, &t, es) : concat_part_s(d, net, L, k, o, es);
+                    core += part + (accumulates(net, i, L->parents[k]) ? mop_s(d, CB_MOP_ADD, &t, es) : 0);
                 }
             }
             break;

@@ -571,6 +571,68 @@ template <class U> static void flat_copy(int64_t n, int64_t w, int64_t dp, int64
     else flat_copy_kernel<U, false><<<(unsigned)blocks, FLAT_THREADS>>>(total, (uint32_t)w, pitch, lane, grid, (U *)dst, (const U *)src);
 }
 
+// The gradient of a concatenation's input whose ReLU the concatenation takes over (relu_by_concat,
+// src/core/backend.h): dst (rows of w units, contiguous) <- the rows of src (pitch units apart)
+// where mask, the concatenation's output in src's layout, is above 0, else 0. V elements a unit (16
+// bytes where the row, the pitch, the slice's offset and the pointers allow it). Units < 2^31.
+template <class T, int V>
+__global__ void concat_masked_kernel(uint32_t total, cb_fast_div w, uint32_t pitch, vec_t<T, V> *__restrict__ dst,
+                                     const vec_t<T, V> *__restrict__ src, const vec_t<T, V> *__restrict__ mask) {
+    for (uint32_t u = blockIdx.x * blockDim.x + threadIdx.x; u < total; u += gridDim.x * blockDim.x) {
+        uint32_t r = cb_fast_div_q(w, u);
+        size_t at = (size_t)r * pitch + (u - r * w.d);
+        vec_t<T, V> g = src[at], m = mask[at], o;
+#pragma unroll
+        for (int k = 0; k < V; k++) // (a copy of the gradient's bits, or +0)
+            if (ld(m.v, k) > 0.f) o.v[k] = g.v[k];
+            else st(o.v, k, 0.f);
+        dst[u] = o;
+    }
+}
+// rows of w units: launches of whole rows, each below 2^31 units; a row of 2^30 units or more (the
+// pitch then beyond 32 bits too), one launch a row a piece
+template <class T, int V>
+static void concat_masked(int64_t rows, int64_t w, int64_t pitch, void *dst, const void *src, const void *mask) {
+    typedef vec_t<T, V> U;
+    U *d = (U *)dst;
+    const U *s = (const U *)src, *m = (const U *)mask;
+    const int64_t big = (int64_t)1 << 30;
+    if (w >= big || pitch > UINT32_MAX) {
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < w; c += big) {
+                uint32_t part = (uint32_t)(w - c < big ? w - c : big);
+                concat_masked_kernel<T, V><<<cb_blocks(part, 256), 256>>>(part, cb_fast_div_make(part), part, d + r * w + c,
+                                                                          s + r * pitch + c, m + r * pitch + c);
+            }
+        return;
+    }
+    const int64_t most = (INT32_MAX - 1) / w;
+    for (int64_t r0 = 0; r0 < rows; r0 += most) {
+        int64_t nr = rows - r0 < most ? rows - r0 : most;
+        uint32_t total = (uint32_t)(nr * w);
+        concat_masked_kernel<T, V><<<cb_blocks(total, 256), 256>>>(total, cb_fast_div_make((uint32_t)w), (uint32_t)pitch, d + r0 * w,
+                                                                  s + r0 * pitch, m + r0 * pitch);
+    }
+}
+extern "C" void cb_fmt_concat_slice_masked(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, int64_t inner, int bf16_elems,
+                                           void *dst, const void *src, const void *mask) {
+    const size_t es = bf16_elems ? 2 : 4, blk = (size_t)(c_src * inner) * es, pitch = (size_t)(c_dst * inner) * es,
+                 off = (size_t)(c_off * inner) * es;
+    if (!n || !blk) return;
+    const char *s = (const char *)src + off, *m = (const char *)mask + off;
+    uintptr_t all = (uintptr_t)dst | (uintptr_t)s | (uintptr_t)m | blk | pitch;
+    size_t u = all % 16 == 0 ? 16 : all % 8 == 0 ? 8 : all % 4 == 0 ? 4 : es;
+    int64_t w = (int64_t)(blk / u), p = (int64_t)(pitch / u);
+    if (!bf16_elems) {
+        if (u == 16) concat_masked<float, 4>(n, w, p, dst, s, m);
+        else if (u == 8) concat_masked<float, 2>(n, w, p, dst, s, m);
+        else concat_masked<float, 1>(n, w, p, dst, s, m);
+    } else if (u == 16) concat_masked<bf16, 8>(n, w, p, dst, s, m);
+    else if (u == 8) concat_masked<bf16, 4>(n, w, p, dst, s, m);
+    else if (u == 4) concat_masked<bf16, 2>(n, w, p, dst, s, m);
+    else concat_masked<bf16, 1>(n, w, p, dst, s, m);
+}
+
 // NHWC (inner 1): each row is a pixel's channels, too narrow for cudaMemcpy2DAsync, which copied
 // them at a third to a seventh of the memory's bandwidth on the H200 (GoogLeNet b128 bf16: 1.39 ms
 // of its 14.8 ms step in the concatenations; 17 M elements of 275 channels in 0.163 ms): own

@@ -76,6 +76,11 @@ void cb_fmt_act_bias_grad(int64_t rows, int k, int64_t inner, cb_act act, const 
 // c_off <- src (n, c_src, inner), or the reverse when to_slice. NHWC: n = N*H*W, inner = 1.
 void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, int64_t inner, size_t bytes, void *dst,
                         const void *src, int to_slice);
+// The backward of a concatenation that takes over an input's ReLU (relu_by_concat): dst (n, c_src,
+// inner) <- the channel block at c_off of src (n, c_dst, inner) where mask (the concatenation's
+// output, src's shape) is above 0, else 0; fp32 or bf16 elements. NHWC: n = N*H*W, inner = 1.
+void cb_fmt_concat_slice_masked(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, int64_t inner, int bf16, void *dst,
+                                const void *src, const void *mask);
 
 // Max / average pooling on a storage (pool_fmt.cu), the semantics of cb_cuda_pool_forward and
 // _backward (src/cuda/pool.cu; fmt 0 runs those) in that storage's layout and element type:

@@ -224,7 +224,10 @@ void cb_store_backward_data(cb_exec *e, int i, int slot, void *dx) {
     case CB_OP_CONCAT: {
         int64_t hw = L->out.h * L->out.w, off = 0, c = e->net->layers[L->parents[slot]].out.c;
         for (int j = 0; j < slot; j++) off += e->net->layers[L->parents[j]].out.c;
-        if (cb_store_nhwc(e)) cb_fmt_concat_copy(L->out.n * hw, L->out.c, c, off, 1, es, dx, dy, 1);
+        if (e->lb[L->parents[slot]].relu_by_concat) { // (that input's ReLU: its values, this output's slice, above 0)
+            bool nhwc = cb_store_nhwc(e);
+            cb_fmt_concat_slice_masked(nhwc ? L->out.n * hw : L->out.n, L->out.c, c, off, nhwc ? 1 : hw, cb_store_bf16(e), dx, dy, b->y);
+        } else if (cb_store_nhwc(e)) cb_fmt_concat_copy(L->out.n * hw, L->out.c, c, off, 1, es, dx, dy, 1);
         else cb_fmt_concat_copy(L->out.n, L->out.c, c, off, hw, es, dx, dy, 1);
         break;
     }
