@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# NHWC pooling A/B on the GPU machine (src/storage/pool_fmt.cu), per setting of $MODES: each
-# "default" or VAR=value[,VAR=value...], such as CONVBENCH_POOL_SCATTER=off (the fp32 max backward at
+# NHWC pooling A/B on the GPU machine (src/storage/pool_fmt.cu), and any other A/B of settings, per
+# setting of $MODES: each "default" or VAR=value[,VAR=value...], such as CONVBENCH_CONCAT_RELU=off
+# (2026-11-29-concat) or CONVBENCH_POOL_SCATTER=off (the fp32 max backward at
 # one channel a thread as the gather, 2026-11-29-pools) or CONVBENCH_POOL_RS=off|on (a 2x2 or 3x3
 # window's forward known at compile time, 2026-11-28-plans). In one call: build; BENCH=1:
 # dev/pool_bench.cu (the kernels alone on pool shapes of several networks, each setting, against
 # the DRAM floor: pool_bench.md); test_gpu
 # --part storage (every pool case under each setting; PARTS="storage dnngraph" runs more parts at
 # once) beside tests/cli_test.sh (TEST=0 leaves them out, CLI=0 the second); per cell of $CELLS and setting of $MODES, auto fullpass --update
-# --no-data-grad --no-criterion --per-layer, the step and the pool layers' sum (and each pool
-# row: pools.md); then scripts/gpu-bench.sh's suite for $SUITE (auto beside eager and compiled
+# --no-data-grad --no-criterion --per-layer, the step, the pool layers' sum (and each pool row:
+# pools.md), the concatenations' and the fused activation passes' parts, the planned memory and the
+# device's measured peak; then scripts/gpu-bench.sh's suite for $SUITE (auto beside eager and compiled
 # PyTorch). Results: $OUT/pool.tgz.
 #   CELLS="gen-inception-s2:192:tf32 googlenet:128:tf32" MODES="default CONVBENCH_POOL_SCATTER=off" SUITE= bash dev/gpu-pool.sh
 set -u; NAME=pool; . dev/gpu-prep.sh
@@ -26,7 +28,7 @@ if [ "${TEST:-1}" != 0 ]; then
     for p in ${PARTS:-storage} $([ "${CLI:-1}" != 0 ] && echo cli); do echo "$p ($((SECONDS - t)) s): $(grep -c '^ok' $R/t_$p.txt) ok; $(tail -1 $R/t_$p.txt)"; grep -E "^FAIL" $R/t_$p.txt | head -10; done
 fi
 DEADLINE=${DEADLINE:-150}; t0=$SECONDS
-echo "| cell | setting | step ms | pools fwd+bwd ms |"; echo "|---|---|---:|---:|"
+echo "| cell | setting | step ms | pools fwd+bwd ms | concat fwd+bwd ms | activation, fused ms | planned MiB | device peak MiB |"; echo "|---|---|---:|---:|---:|---:|---:|---:|"
 for c in ${CELLS-gen-inception-s2:192:tf32 googlenet:128:tf32}; do
     IFS=: read -r n b prec <<<"$c"; net=$n; [ -f /tmp/gn/$n.json ] && net=/tmp/gn/$n.json
     for m in ${MODES-default CONVBENCH_POOL_SCATTER=off}; do
@@ -39,7 +41,9 @@ import json, sys
 d = json.load(open(sys.argv[1])); t = d['tables']
 step = [r['median_ms'] for r in t['fullpass'] if r['phase'].strip() == 'total'][0]
 pools = [r for r in t['layers'] if r['kind'] == 'Pooling']
-print('| %s | %s | %.3f | %.3f |' % (sys.argv[2], sys.argv[3], step, sum(r['fwd_ms'] + r['bwd_data_ms'] for r in pools)))
+part = {r['part']: r['total_ms'] for r in t['breakdown']}
+print('| %s | %s | %.3f | %.3f | %.3f | %.3f | %.0f | %.0f |' % (sys.argv[2], sys.argv[3], step, sum(r['fwd_ms'] + r['bwd_data_ms'] for r in pools),
+      part.get('Concatenate', 0), part.get('activation, fused', 0), d['memory_mb'], d.get('device_peak_mb') or 0))
 with open(sys.argv[4], 'a') as f:
     for r in pools: f.write('| %s | %s | %s | %.3f | %.3f |\n' % (sys.argv[2], sys.argv[3], r['layer'], r['fwd_ms'], r['bwd_data_ms']))
 PY

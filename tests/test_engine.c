@@ -743,11 +743,22 @@ static void test_concat_relu_masks(void) {
     for (int i = 0; e && i < net->nlayers; i++) CHECK(!e->lb[i].relu_by_concat, "FUSE_EPILOGUE=off: layer %s taken over", net->layers[i].name);
     cb_exec_destroy(e);
     unsetenv("CONVBENCH_FUSE_EPILOGUE");
+    setenv("CONVBENCH_CONCAT_RELU", "off", 1); // the concatenations' takeover alone turned off
+    e = make(net, "cpu", 0.01f);
+    for (int i = 0; e && i < net->nlayers; i++) CHECK(!e->lb[i].relu_by_concat, "CONCAT_RELU=off: layer %s taken over", net->layers[i].name);
+    cb_exec_destroy(e);
+    setenv("CONVBENCH_CONCAT_RELU", "maybe", 1);
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.backend = "cpu";
+    e = cb_exec_create(net, &o, &err);
+    CHECK(!e && err.status == CB_STATUS_ARG && strstr(err.msg, "CONVBENCH_CONCAT_RELU") && strstr(err.msg, "'maybe'"), "%s", err.msg);
+    cb_exec_destroy(e);
+    unsetenv("CONVBENCH_CONCAT_RELU");
     // the arena: googlenet's branches keep no output (each inception module's four), so less is planned
     cb_net *g = cb_net_load("googlenet", &err);
     CHECK(g && cb_net_set_batch(g, 2, &err) == CB_OK, "%s", err.msg);
     if (g) {
-        cb_exec_opts o;
         cb_exec_opts_default(&o);
         o.plan_only = true, o.no_data_grad = true;
         cb_exec *on = cb_exec_create(g, &o, &err);

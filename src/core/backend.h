@@ -244,6 +244,9 @@ cb_status cb_env_on_off(const char *var, int *on, cb_error *err);
 // activation's gradient with the bias's, max pools that take over ReLUs); off runs the separate
 // passes, to compare. Another value is refused by name (err may be NULL: then read as on).
 cb_status cb_env_fuse_epilogue(bool *on, cb_error *err);
+// $CONVBENCH_CONCAT_RELU (on, the default, or off; off as well where CONVBENCH_FUSE_EPILOGUE is):
+// whether concatenations take over their inputs' ReLU (be->concat_relu_mask; off to compare)
+cb_status cb_env_concat_relu(bool *on, cb_error *err);
 
 // The engine on backend be, which opts->backend names (cb_exec_create finds it by that name and asks
 // cb_backend_supports first): for a backend of the caller's own, as the tests' wrappers.

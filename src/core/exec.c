@@ -826,17 +826,30 @@ cb_status cb_env_fuse_epilogue(bool *on, cb_error *err) {
     *on = v != 0;
     return st;
 }
+cb_status cb_env_concat_relu(bool *on, cb_error *err) {
+    bool fuse;
+    int v;
+    cb_status st = cb_env_fuse_epilogue(&fuse, err);
+    if (st == CB_OK) st = cb_env_on_off("CONVBENCH_CONCAT_RELU", &v, err);
+    *on = st == CB_OK && fuse && v != 0;
+    return st;
+}
 
 // and its max pools take over the ReLU before them as the cpu, cuda and auto backends' do (not
-// cudnn's cuDNN pools), and its concatenations their inputs' as every backend but the reference's
-// do, unless CONVBENCH_FUSE_EPILOGUE=off
+// cudnn's cuDNN pools), unless CONVBENCH_FUSE_EPILOGUE=off, and its concatenations their inputs' as
+// every backend but the reference's do, unless that or CONVBENCH_CONCAT_RELU=off
 static bool plan_only_relu_mask(const cb_exec *e, int i) {
     bool on;
     cb_env_fuse_epilogue(&on, NULL);
     return on;
 }
-const cb_backend cb_backend_plan_only = {
-    .name = "plan only", .weight_copy = plan_only_weight_copy, .pool_relu_mask = plan_only_relu_mask, .concat_relu_mask = plan_only_relu_mask};
+static bool plan_only_concat_relu_mask(const cb_exec *e, int i) {
+    bool on;
+    cb_env_concat_relu(&on, NULL);
+    return on;
+}
+const cb_backend cb_backend_plan_only = {.name = "plan only", .weight_copy = plan_only_weight_copy, .pool_relu_mask = plan_only_relu_mask,
+                                         .concat_relu_mask = plan_only_concat_relu_mask};
 
 // The step check (cb_exec_opts.step_check): a choice raced alone, on its layer's buffers, can run
 // far slower inside the step (on the H200, cuDNN's BWD_FILTER_ALGO_0 took 0.13 ms in its race and

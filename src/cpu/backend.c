@@ -11,6 +11,7 @@
 typedef struct cpu_state {
     bool ref;
     bool fuse_epilogue;           // $CONVBENCH_FUSE_EPILOGUE (default on): max pools take over ReLUs (cpu only)
+    bool concat_relu;             // and concatenations (cb_env_concat_relu)
     double t0[8];                 // timers nest: a phase timer around per-layer timers
     int depth;
 } cpu_state;
@@ -21,10 +22,13 @@ static cb_status init_common(cb_exec *e, bool ref, cb_error *err) {
     bool fuse;
     cb_status st = cb_env_fuse_epilogue(&fuse, err); // off: the ReLU's own pass, to compare
     if (st != CB_OK) return st;
+    bool concat;
+    if ((st = cb_env_concat_relu(&concat, err)) != CB_OK) return st;
     cpu_state *s = calloc(1, sizeof *s);
     if (!s) return CB_STATUS_NOMEM;
     s->ref = ref;
     s->fuse_epilogue = fuse;
+    s->concat_relu = concat;
     e->state = s;
     return CB_OK;
 }
@@ -40,7 +44,10 @@ static bool pool_relu_mask(const cb_exec *e, int i) {
 }
 // be->concat_relu_mask: so may its concatenations take over their inputs' ReLU (the GPU backends'
 // plan on the host); the reference keeps the plain passes
-static bool concat_relu_mask(const cb_exec *e, int i) { return pool_relu_mask(e, i); }
+static bool concat_relu_mask(const cb_exec *e, int i) {
+    const cpu_state *s = e->state;
+    return !s->ref && s->concat_relu;
+}
 static void destroy(cb_exec *e) { free(e->state); }
 
 static void *alloc(cb_exec *e, size_t bytes) { return aligned_alloc(64, (bytes + 63) / 64 * 64); }

@@ -36,6 +36,7 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     cb_cuda_wg_set_x3(x3 != 0);
     cb_status fst = cb_env_fuse_epilogue(&s->fuse_epilogue, err); // off: the separate passes, to compare
     if (fst != CB_OK) return fst;
+    if ((fst = cb_env_concat_relu(&s->concat_relu, err)) != CB_OK) return fst;
     s->fuse_pool = cb_xcalloc((size_t)e->net->nlayers, sizeof *s->fuse_pool);
     if (e->opts.conv_algo && strcmp(e->opts.conv_algo, "auto") != 0) {
         const cb_cuda_conv_algo *a = cb_cuda_conv_algo_find(e->opts.conv_algo);
@@ -472,7 +473,7 @@ void cb_cuda_forward(cb_exec *e, int i, bool train) {
 }
 
 bool cb_cuda_pool_relu_mask(const cb_exec *e, int i) { return ((const cb_cuda_state *)e->state)->fuse_epilogue; }
-bool cb_cuda_concat_relu_mask(const cb_exec *e, int i) { return ((const cb_cuda_state *)e->state)->fuse_epilogue; }
+bool cb_cuda_concat_relu_mask(const cb_exec *e, int i) { return ((const cb_cuda_state *)e->state)->concat_relu; }
 
 bool cb_cuda_act_bias_grad(cb_exec *e, int i, bool nhwc, bool bf16) {
     const cb_layer *L = &e->net->layers[i];

@@ -36,6 +36,7 @@ typedef struct cb_cuda_state {
     const cb_cuda_conv_algo *(*conv)[CB_PHASE_COUNT]; // (nlayers) own algorithm per conv layer and phase
     bool *fused_act;                                   // (nlayers) the forward kernel applied the activation (ReLU, or any with the bias)
     bool fuse_epilogue; // $CONVBENCH_FUSE_EPILOGUE (default on): cb_cuda_act_bias_grad runs, and max pools take over ReLUs (be->pool_relu_mask)
+    bool concat_relu;   // and concatenations their inputs' (be->concat_relu_mask; cb_env_concat_relu)
     bool *bias_done; // (nlayers) the backward epilogue computed the bias gradient with the activation's (cb_cuda_act_bias_grad)
     int *fuse_pool; // (nlayers) inference: conv i also computes the max pool j after it: [i] = j, [j] = i; 0 none
     struct cb_store *store;  // the library backends' activation storage (src/storage), NULL for cuda
@@ -93,7 +94,8 @@ bool cb_cuda_pool_relu_mask(const cb_exec *e, int i);
 // be->concat_relu_mask of the cuda backend and the library backends (their concatenations run on
 // the own kernels everywhere): concatenation i's backward passes each input that
 // cb_concat_relu_input names the slice of its gradient where its own output is above 0
-// (cb_fmt_concat_slice_masked), that input's relu_by_concat; unless $CONVBENCH_FUSE_EPILOGUE=off
+// (cb_fmt_concat_slice_masked), that input's relu_by_concat; unless $CONVBENCH_FUSE_EPILOGUE or
+// $CONVBENCH_CONCAT_RELU is off
 bool cb_cuda_concat_relu_mask(const cb_exec *e, int i);
 void cb_cuda_fill_(cb_exec *e, float *dst, float v, size_t n);
 void cb_cuda_sgd_(cb_exec *e, size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v);
