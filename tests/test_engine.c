@@ -776,6 +776,36 @@ static void test_concat_relu_masks(void) {
     cb_net_free(net);
 }
 
+// the arena's placement order (exec.c arena_first_fit): ResNet-50 b8's plan takes an order other than
+// largest first, smaller by at least a 400th, where CONVBENCH_ARENA_ORDER=size keeps largest first;
+// a value other than size or best is refused by name
+static void test_arena_order(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load("resnet50", &err);
+    CHECK(net && cb_net_set_batch(net, 8, &err) == CB_OK, "%s", err.msg);
+    if (!net) return;
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.plan_only = true, o.no_data_grad = true;
+    cb_exec *best = cb_exec_create(net, &o, &err);
+    setenv("CONVBENCH_ARENA_ORDER", "size", 1);
+    cb_exec *size = cb_exec_create(net, &o, &err);
+    setenv("CONVBENCH_ARENA_ORDER", "smallest", 1);
+    cb_exec *bad = cb_exec_create(net, &o, &err);
+    CHECK(!bad && err.status == CB_STATUS_ARG && strstr(err.msg, "CONVBENCH_ARENA_ORDER") && strstr(err.msg, "'smallest'"), "%s", err.msg);
+    unsetenv("CONVBENCH_ARENA_ORDER");
+    CHECK(best && size, "plans failed");
+    if (best && size) {
+        size_t a = cb_exec_arena_bytes(best), b = cb_exec_arena_bytes(size);
+        CHECK(a + b / 400 <= b, "resnet50 b8: the arena %.2f MiB, largest first %.2f", a / 1048576.0, b / 1048576.0);
+        printf("  resnet50 b8: arena %.2f MiB, largest first %.2f\n", a / 1048576.0, b / 1048576.0);
+    }
+    cb_exec_destroy(best);
+    cb_exec_destroy(size);
+    cb_exec_destroy(bad);
+    cb_net_free(net);
+}
+
 static void test_pool_relu_masks(void) {
     backend_matches_ref("cpu", NET_POOLS);
     grad_arena_case(NET_POOLS, "pools.json", 0, true);
@@ -1691,6 +1721,7 @@ int main(void) {
     RUN(test_weight_copies);
     RUN(test_pool_relu_masks);
     RUN(test_concat_relu_masks);
+    RUN(test_arena_order);
     RUN(test_workspace_trim);
     RUN(test_step_check);
     return test_summary();

@@ -175,9 +175,25 @@ typedef struct arena_buf {
     bool whole;       // live over the whole timeline (placed first, at the bottom)
 } arena_buf;
 
+// Orders of placement, each after the buffers live throughout (placed first, at the bottom):
+// largest first (TFLite's greedy by size), longest lived first, earliest first, and by bytes times
+// lifetime; ties by size, then by start. First fit leaves holes that depend on the order (ResNet-50
+// b64 tf32 on the H200, 2026-11-29: 18 MiB above the busiest point's bytes, the one order
+// tried then), so the arena takes the smallest of them.
+enum { ORDER_SIZE, ORDER_LIFE, ORDER_START, ORDER_AREA, ORDER_COUNT };
+static int order_of_sort; // (qsort takes no context)
 static int arena_buf_cmp(const void *a, const void *b) {
     const arena_buf *x = a, *y = b;
     if (x->whole != y->whole) return x->whole ? -1 : 1;
+    double kx = 0, ky = 0; // the order's key, larger first
+    int64_t lx = (int64_t)x->hi - x->lo + 1, ly = (int64_t)y->hi - y->lo + 1;
+    switch (order_of_sort) {
+    case ORDER_LIFE: kx = (double)lx, ky = (double)ly; break;
+    case ORDER_START: kx = -x->lo, ky = -y->lo; break;
+    case ORDER_AREA: kx = (double)x->bytes * (double)lx, ky = (double)y->bytes * (double)ly; break;
+    default: break;
+    }
+    if (kx != ky) return kx < ky ? 1 : -1;
     return x->bytes != y->bytes ? (x->bytes < y->bytes ? 1 : -1) : (x->lo > y->lo) - (x->lo < y->lo);
 }
 static int off_cmp(const void *a, const void *b) {
@@ -185,8 +201,9 @@ static int off_cmp(const void *a, const void *b) {
     return (x->off > y->off) - (x->off < y->off);
 }
 
-// offsets for bufs[0..nb) (sorted here, largest first); returns the arena's size
-static size_t arena_first_fit(arena_buf *bufs, int nb) {
+// offsets for bufs[0..nb) in one order (sorted here); returns the arena's size
+static size_t first_fit_in(arena_buf *bufs, int nb, int order) {
+    order_of_sort = order;
     qsort(bufs, (size_t)nb, sizeof *bufs, arena_buf_cmp);
     arena_buf **live = cb_xcalloc((size_t)nb + 1, sizeof *live);
     size_t total = 0;
@@ -203,6 +220,29 @@ static size_t arena_first_fit(arena_buf *bufs, int nb) {
     }
     free(live);
     return total;
+}
+
+// offsets for bufs[0..nb): the smallest arena of the orders, another than largest first only
+// where it saves at least a 400th of the arena (the gaps the workspaces take later, placed after
+// the races, depend on the order too: a MobileNet-v2 b4 arena 0.02 MiB smaller by another order
+// left its first convolution's 128 MiB filter-gradient workspace no gap); a network of many
+// layers, largest first alone (the placement's cost is quadratic). $CONVBENCH_ARENA_ORDER=size:
+// largest first always (A/B; best, the default: this). *order: the order taken.
+static const char *const ORDER_NAMES[ORDER_COUNT] = {"largest first", "longest-lived first", "earliest first", "bytes x lifetime first"};
+static size_t arena_first_fit(arena_buf *bufs, int nb, int *order, size_t *by_size) {
+    size_t best = first_fit_in(bufs, nb, ORDER_SIZE);
+    const char *env = getenv("CONVBENCH_ARENA_ORDER");
+    *order = ORDER_SIZE, *by_size = best;
+    if (nb > 20000 || (env && !strcmp(env, "size"))) return best;
+    arena_buf *keep = cb_xcalloc((size_t)nb + 1, sizeof *keep);
+    memcpy(keep, bufs, sizeof *bufs * (size_t)nb);
+    for (int o = ORDER_SIZE + 1; o < ORDER_COUNT; o++) {
+        size_t t = first_fit_in(bufs, nb, o);
+        if (t + *by_size / 400 <= best && t < best) best = t, *order = o, memcpy(keep, bufs, sizeof *bufs * (size_t)nb);
+    }
+    memcpy(bufs, keep, sizeof *bufs * (size_t)nb);
+    free(keep);
+    return best;
 }
 
 // What reads no output of its own in its backward but its activation (whose mask reads y): a
@@ -497,7 +537,11 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         for (int i = 1; i < n && train; i++) e->lb[i].acc = e->scratch;
     } else {
         for (int k = 0; k < nb; k++) bufs[k].whole = bufs[k].lo <= -1 && bufs[k].hi >= T;
-        size_t total = arena_first_fit(bufs, nb);
+        int order;
+        size_t by_size, total = arena_first_fit(bufs, nb, &order, &by_size);
+        if (order != ORDER_SIZE && !e->opts.plan_only)
+            cb_exec_note(e, "arena: its buffers placed %s, %.1f MiB less than largest first (CONVBENCH_ARENA_ORDER=size keeps that)",
+                         ORDER_NAMES[order], (by_size - total) / 1048576.0);
         e->arena = take_arena(e, total, ok);
         e->arena_bytes = e->arena || e->opts.plan_only ? total : 0;
         for (int k = 0; k < nb && e->arena; k++) *bufs[k].slot = (char *)e->arena + bufs[k].off;
@@ -966,6 +1010,11 @@ cb_exec *cb_exec_create_on(cb_net *net, const cb_exec_opts *opts, const cb_backe
     }
     if (ws_mode() < 0) {
         cb_fail(err, CB_STATUS_ARG, "CONVBENCH_WORKSPACE", NULL, "'%s' is not grow, arena or separate", getenv("CONVBENCH_WORKSPACE"));
+        return NULL;
+    }
+    const char *order = getenv("CONVBENCH_ARENA_ORDER");
+    if (order && *order && strcmp(order, "size") && strcmp(order, "best")) {
+        cb_fail(err, CB_STATUS_ARG, "CONVBENCH_ARENA_ORDER", NULL, "'%s' is not size or best", order);
         return NULL;
     }
     const char *route = getenv("CONVBENCH_GRAD_ROUTE");
