@@ -107,6 +107,34 @@ static void concat_masked(int bf, int64_t n, int64_t cd, int64_t cs, int64_t off
     else passed++;
 }
 
+// the one-pass NHWC concatenation forward: dst (rows, sum c) <- the inputs' rows side by side,
+// bit for bit; taken (1) where an input's rows are narrower than 16-byte units and k <= 8, else 0
+// and nothing written (the destination starts as NaN: an element left unwritten fails)
+static void concat_gather(int bf, int64_t rows, std::vector<int64_t> c, int want_taken) {
+    size_t es = bf ? 2 : 4;
+    int64_t cd = 0;
+    for (int64_t x : c) cd += x;
+    std::vector<buffer *> src;
+    std::vector<const void *> ptr;
+    for (size_t q = 0; q < c.size(); q++) {
+        src.push_back(new buffer((size_t)(rows * c[q]) * es));
+        for (int64_t i = 0; i < rows * c[q]; i++) put(src.back()->p, (size_t)i, val((size_t)i * 13 + q), bf);
+        ptr.push_back(src.back()->p);
+    }
+    buffer d((size_t)(rows * cd) * es);
+    int taken = cb_fmt_concat_gather(rows, cd, (int)c.size(), c.data(), ptr.data(), es, d.p);
+    size_t bad = 0;
+    for (int64_t r = 0; r < rows && taken; r++)
+        for (int64_t q = 0, off = 0; q < (int64_t)c.size(); off += c[q], q++)
+            for (int64_t k = 0; k < c[q]; k++)
+                bad += !same(get(d.p, (size_t)(r * cd + off + k), bf), get(ptr[q], (size_t)(r * c[q] + k), bf));
+    if (bad || taken != want_taken)
+        failed++, printf("FAIL concat gather %s rows %lld, %zu inputs, C %lld: taken %d (want %d), %zu wrong\n", bf ? "bf16" : "fp32",
+                         (long long)rows, c.size(), (long long)cd, taken, want_taken, bad);
+    else passed++;
+    for (buffer *b : src) delete b;
+}
+
 int main() {
     for (int bf = 0; bf < 2; bf++) {
         int a = bf ? 8 : 4;
@@ -140,6 +168,15 @@ int main() {
     for (int bf = 0; bf < 2; bf++)
         for (auto &c : cc)
             for (int shift = 0; shift < 2; shift++) concat_masked(bf, c[0], c[1], c[2], c[3], c[4], shift);
+    for (int bf = 0; bf < 2; bf++) {
+        concat_gather(bf, 37, {69, 101, 33, 74}, 1);          // an Inception-like module's odd branches
+        concat_gather(bf, 1, {3, 1}, 1);                      // one row
+        concat_gather(bf, 300, {5}, 1);                       // one input (narrow)
+        concat_gather(bf, 20, {1, 2, 3, 4, 5, 6, 7, 9}, 1);   // eight inputs
+        concat_gather(bf, 20, {1, 2, 3, 4, 5, 6, 7, 9, 3}, 0); // nine: each input copied
+        concat_gather(bf, 9, {64, 128, 32, 32}, 0);           // 16-byte rows: the warp per row
+        concat_gather(bf, 9, {64, 127, 33, 32}, 1);           // one narrow among them
+    }
     printf("format emulation: %d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }

@@ -1315,6 +1315,47 @@ static void concat_masked_cases(void) {
             }
 }
 
+// cb_fmt_concat_gather (the one-pass NHWC concatenation forward) against a host loop, bit for bit:
+// odd channel counts as an Inception-like random network's, one row, one input, eight inputs (nine:
+// not taken), 16-byte rows (not taken unless one input is narrow), fp32 and bf16 elements, and 2.5 M
+// rows (left out under small_only)
+static void concat_gather_cases(void) {
+    static const struct { int64_t rows; int k; int64_t c[9]; int taken; } cc[] = {
+        {4001, 4, {69, 101, 33, 74}, 1}, {1, 2, {3, 1}, 1}, {300, 1, {5}, 1}, {20, 8, {1, 2, 3, 4, 5, 6, 7, 9}, 1},
+        {20, 9, {1, 2, 3, 4, 5, 6, 7, 9, 3}, 0}, {9, 4, {64, 128, 32, 32}, 0}, {9, 4, {64, 127, 33, 32}, 1}, {2500000, 3, {3, 5, 2}, 1},
+    };
+    for (size_t t = 0; t < sizeof cc / sizeof cc[0]; t++)
+        for (int bytes = 2; bytes <= 4 && (!small_only || cc[t].rows < 100000); bytes += 2) {
+            int64_t cd = 0;
+            for (int q = 0; q < cc[t].k; q++) cd += cc[t].c[q];
+            size_t nd = (size_t)(cc[t].rows * cd) * bytes;
+            unsigned char *want = malloc(nd), *got = malloc(nd), *dd = NULL, *hs[9], *ds[9];
+            const void *srcs[9];
+            cudaMalloc((void **)&dd, nd);
+            cudaMemset(dd, 0xff, nd);
+            memset(want, 0xff, nd);
+            for (int q = 0, off = 0; q < cc[t].k; off += (int)cc[t].c[q], q++) {
+                size_t ns = (size_t)(cc[t].rows * cc[t].c[q]) * bytes;
+                hs[q] = malloc(ns);
+                for (size_t i = 0; i < ns; i++) hs[q][i] = (unsigned char)(urand() * 256);
+                cudaMalloc((void **)&ds[q], ns);
+                cudaMemcpy(ds[q], hs[q], ns, cudaMemcpyHostToDevice);
+                srcs[q] = ds[q];
+                for (int64_t r = 0; r < cc[t].rows && cc[t].taken; r++)
+                    memcpy(want + (size_t)(r * cd + off) * bytes, hs[q] + (size_t)(r * cc[t].c[q]) * bytes, (size_t)cc[t].c[q] * bytes);
+            }
+            int taken = cb_fmt_concat_gather(cc[t].rows, cd, cc[t].k, cc[t].c, srcs, (size_t)bytes, dd);
+            cudaError_t rc = cudaMemcpy(got, dd, nd, cudaMemcpyDeviceToHost);
+            char what[160];
+            snprintf(what, sizeof what, "concat gather %d-byte rows %lld, %d inputs, C %lld (%s)", bytes, (long long)cc[t].rows, cc[t].k,
+                     (long long)cd, cc[t].taken ? "taken" : "not taken");
+            check(what, rc == cudaSuccess && taken == cc[t].taken && !memcmp(got, want, nd) ? 0 : 1, 0);
+            for (int q = 0; q < cc[t].k; q++) free(hs[q]), cudaFree(ds[q]);
+            cudaFree(dd);
+            free(want), free(got);
+        }
+}
+
 static void bias_grad_cases(void) {
     for (size_t c = 0; c < bias_ncases; c++)
         for (int bf = 0; bf < 2; bf++) {
@@ -2599,6 +2640,7 @@ static void storage_cases(void) {
     fmt_pool_cases();
     concat_copy_cases();
     concat_masked_cases();
+    concat_gather_cases();
     bias_grad_cases();
     act_bias_grad_cases();
     bn_relu_mask_cases();
@@ -2676,8 +2718,8 @@ int main(int argc, char **argv) {
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
     if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small") &&
         strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph") && strcmp(part, "dnngraph-desc") && strcmp(part, "dnnbn") && strcmp(part, "pick") &&
-        strcmp(part, "wg")) {
-        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph, dnngraph-desc, dnnbn, pick or wg\n",
+        strcmp(part, "wg") && strcmp(part, "concat")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph, dnngraph-desc, dnnbn, pick, wg or concat\n",
                 part);
         return 2;
     }
@@ -2731,6 +2773,10 @@ int main(int argc, char **argv) {
             wg_cases();
         } else if (part && !strcmp(part, "dnnbn")) { // cuDNN's Ex batch norm on
             dnn_bn_cases();
+        } else if (part && !strcmp(part, "concat")) { // the concatenation kernels alone (also in storage)
+            concat_copy_cases();
+            concat_masked_cases();
+            concat_gather_cases();
         } else if (part && !strcmp(part, "net")) { // the small networks alone, $CB_TEST_REPEAT times (fresh inputs each)
             const char *rep = getenv("CB_TEST_REPEAT");
             int reps = rep && atoi(rep) > 0 ? atoi(rep) : 1;

@@ -972,6 +972,17 @@ static void calibrated_prediction(void) {
 // loses the bias pass; where the pool runs on the own kernels (a "cuda" calibration: no cuDNN
 // pooling) c2's ReLU gradient is the pool's and backward data loses that pass too; c1, read by a
 // convolution, keeps it. An older calibration keeps the separate passes.
+// the device of the epilogue tests: one backward data and one backward filter algorithm at 30
+// TFLOP/s, every pass at 2 TB/s with 5 us a call
+static cb_device epilogue_device(void) {
+    cb_device d = gpu_device();
+    const cb_cal_algo algos[] = {{.name = "BWD_DATA_ALGO_1", .phase = CB_PHASE_BWD_DATA, .rate = 30e12, .overhead_s = 10e-6},
+                                 {.name = "BWD_FILTER_ALGO_1", .phase = CB_PHASE_BWD_FILTER, .rate = 30e12, .overhead_s = 10e-6}};
+    set_algos(&d, algos, 2);
+    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
+    return d;
+}
+
 static void epilogue_prediction(void) {
     const char *json = "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 64]},"
                        "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 96], \"padding\": [1, 1],"
@@ -982,11 +993,7 @@ static void epilogue_prediction(void) {
     cb_net *net = json_net(json);
     CHECK(net, "load");
     if (!net) return;
-    cb_device d = gpu_device();
-    const cb_cal_algo algos[] = {{.name = "BWD_DATA_ALGO_1", .phase = CB_PHASE_BWD_DATA, .rate = 30e12, .overhead_s = 10e-6},
-                                 {.name = "BWD_FILTER_ALGO_1", .phase = CB_PHASE_BWD_FILTER, .rate = 30e12, .overhead_s = 10e-6}};
-    set_algos(&d, algos, 2);
-    for (int m = 0; m < CB_MOP_COUNT; m++) d.cal.mop[m] = (cb_cal_mop){.bw = 2e12, .overhead_s = 5e-6, .n = 1};
+    cb_device d = epilogue_device();
     cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false, false};
     double Y = 8.0 * 96 * 28 * 28 * 4, relu = 1e3 * (5e-6 + 3 * Y / 2e12), bias = 1e3 * (5e-6 + Y / 2e12);
     cb_pred p[2][3][2]; // [fused][layer c1, c2][phase: data, filter]
@@ -1011,6 +1018,42 @@ static void epilogue_prediction(void) {
     CHECK(close_rel(q.extra_ms, bias, 1e-9), "c2 under an own max pool: the bias pass stays with the filter's (%g ms)", q.extra_ms);
     cb_predict_layer(&d, net, 1, CB_PHASE_BWD_DATA, &mo, &q);
     CHECK(close_rel(q.ms, p[1][1][0].ms, 1e-12), "c1, read by a convolution: its pass stays (%g ms)", q.ms);
+    cb_net_free(net);
+}
+
+// The concatenations' ReLU takeover as the backends run it since 2026-11-29 (a calibration that
+// says so, concat_relu): c1 and c2 (bias, ReLU) -> cat -> c3. c1's and c2's backward data lose their
+// ReLU pass (the bias pass goes to the filter's), and the concatenation's backward reads its output
+// beside the gradient (priced as a ReLU's gradient per input, more than the copy). Without the flag,
+// as before.
+static void concat_relu_prediction(void) {
+    const char *json = "{\"name\": \"t\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [8, 28, 28, 64]},"
+                       "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 64, 96], \"padding\": [1, 1],"
+                       "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+                       "\"c2\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1, 1, 64, 96], \"padding\": [0, 0],"
+                       "\"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"},"
+                       "\"cat\": {\"parents\": [\"c1\", \"c2\"], \"type\": \"Concatenate\", \"dim\": 3},"
+                       "\"c3\": {\"parents\": [\"cat\"], \"type\": \"Convolution\", \"filter\": [1, 1, 192, 32], \"padding\": [0, 0],"
+                       "\"strides\": [1, 1, 1, 1], \"activation_fn\": null}}}";
+    cb_net *net = json_net(json);
+    CHECK(net, "load");
+    if (!net) return;
+    cb_device d = epilogue_device();
+    d.cal.act_bias_fused = true;
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false, false};
+    double Y = 8.0 * 96 * 28 * 28 * 4, relu = 1e3 * (5e-6 + 3 * Y / 2e12);
+    cb_pred p[2][4]; // [concat_relu][c1 data, c1 filter, cat data, c3 data]
+    for (int f = 0; f < 2; f++) {
+        d.cal.concat_relu = f;
+        cb_predict_layer(&d, net, 1, CB_PHASE_BWD_DATA, &mo, &p[f][0]);
+        cb_predict_layer(&d, net, 1, CB_PHASE_BWD_FILTER, &mo, &p[f][1]);
+        cb_predict_layer(&d, net, 3, CB_PHASE_BWD_DATA, &mo, &p[f][2]);
+        cb_predict_layer(&d, net, 4, CB_PHASE_BWD_DATA, &mo, &p[f][3]);
+    }
+    CHECK(close_rel(p[0][0].ms - p[1][0].ms, relu, 1e-9), "c1: no ReLU pass under the takeover (%g -> %g ms)", p[0][0].ms, p[1][0].ms);
+    CHECK(p[1][1].ms > p[0][1].ms, "c1: the bias pass joins the filter's (%g -> %g ms)", p[0][1].ms, p[1][1].ms);
+    CHECK(p[1][2].ms > p[0][2].ms, "cat: its backward reads its output too (%g -> %g ms)", p[0][2].ms, p[1][2].ms);
+    CHECK(close_rel(p[1][3].ms, p[0][3].ms, 1e-12), "c3: as before (%g, %g ms)", p[0][3].ms, p[1][3].ms);
     cb_net_free(net);
 }
 
@@ -1963,6 +2006,7 @@ int main(void) {
     RUN(unaligned_entries);
     RUN(calibrated_prediction);
     RUN(epilogue_prediction);
+    RUN(concat_relu_prediction);
     RUN(cudnn_fallback);
     RUN(own_race_entries);
     RUN(channel_pad);

@@ -633,6 +633,70 @@ extern "C" void cb_fmt_concat_slice_masked(int64_t n, int64_t c_dst, int64_t c_s
     else concat_masked<bf16, 1>(n, w, p, dst, s, m);
 }
 
+// The forward of an NHWC concatenation in one pass (cb_fmt_concat_gather): each thread writes one
+// element of the output, read from the input whose channels hold it. The output is written in whole
+// rows, where one copy per input writes a narrow run of each row (at an offset of odd channels, 2-
+// or 4-byte units: partial 32-byte sectors at both ends, from separate kernels), which ran the
+// copies at a third of the memory's bandwidth (an Inception-like random network's 277 channels,
+// 2026-11-29: 276 MB in 0.337 ms, where the masked backward copy moved 1.5 times the bytes in 0.298).
+#define CB_GATHER_MAX 8
+struct gather_srcs {
+    const void *p[CB_GATHER_MAX];
+    uint32_t end[CB_GATHER_MAX]; // each input's last channel + 1 in the output
+    uint32_t c[CB_GATHER_MAX];   // each input's channels
+    int k;
+};
+template <class T> __global__ void concat_gather_kernel(uint32_t total, cb_fast_div cd, gather_srcs s, T *__restrict__ dst) {
+    for (uint32_t u = blockIdx.x * blockDim.x + threadIdx.x; u < total; u += gridDim.x * blockDim.x) {
+        uint32_t r = cb_fast_div_q(cd, u), c = u - r * cd.d;
+        int j = 0;
+#pragma unroll
+        for (int q = 0; q < CB_GATHER_MAX - 1; q++) j += q < s.k - 1 && c >= s.end[q];
+        uint32_t start = j ? s.end[j - 1] : 0;
+        dst[u] = ((const T *)s.p[j])[(size_t)r * s.c[j] + (c - start)];
+    }
+}
+template <class T> static void concat_gather(int64_t rows, int64_t c_dst, gather_srcs s, void *dst) {
+    const int64_t most = (INT32_MAX - 1) / c_dst; // rows a launch: units below 2^31 (cb_fast_div)
+    for (int64_t r0 = 0; r0 < rows; r0 += most) {
+        int64_t nr = rows - r0 < most ? rows - r0 : most;
+        uint32_t total = (uint32_t)(nr * c_dst);
+        gather_srcs t = s;
+        for (int q = 0; q < s.k; q++) t.p[q] = (const T *)s.p[q] + r0 * s.c[q];
+        concat_gather_kernel<T><<<cb_blocks(total, 256), 256>>>(total, cb_fast_div_make((uint32_t)c_dst), t, (T *)dst + r0 * c_dst);
+    }
+}
+// the copy unit cb_fmt_concat_copy takes for one input's rows (16, 8, 4 bytes, else the element)
+static size_t concat_unit(int64_t c_dst, int64_t c_src, int64_t c_off, size_t bytes, const void *dst, const void *src) {
+    uintptr_t all = ((uintptr_t)dst + (uintptr_t)(c_off * (int64_t)bytes)) | (uintptr_t)src | (size_t)(c_src * (int64_t)bytes) |
+                    (size_t)(c_dst * (int64_t)bytes);
+    return all % 16 == 0 ? 16 : all % 8 == 0 ? 8 : all % 4 == 0 ? 4 : bytes;
+}
+static int concat_mode(void); // (below: $CONVBENCH_CONCAT)
+extern "C" int cb_fmt_concat_gather(int64_t rows, int64_t c_dst, int k, const int64_t *c_src, const void *const *src, size_t bytes,
+                                    void *dst) {
+    if (k < 1 || k > CB_GATHER_MAX || c_dst < 1 || c_dst >= INT32_MAX || (bytes != 2 && bytes != 4)) return 0;
+    int mode = concat_mode();
+    if (mode != 0 && mode != 3) return 0; // (copy2d, rows, each: one copy per input)
+    gather_srcs s = {};
+    int64_t end = 0;
+    bool narrow = false;
+    for (int q = 0; q < k; q++) {
+        if (c_src[q] < 1) return 0;
+        narrow |= concat_unit(c_dst, c_src[q], end, bytes, dst, src[q]) < 16;
+        s.p[q] = src[q], s.c[q] = (uint32_t)c_src[q];
+        end += c_src[q];
+        s.end[q] = (uint32_t)end;
+    }
+    if (end != c_dst || (!narrow && mode != 3)) return 0; // (16-byte rows: the warp per row, as fast as the memory)
+    s.k = k;
+    if (rows > 0) {
+        if (bytes == 2) concat_gather<uint16_t>(rows, c_dst, s, dst);
+        else concat_gather<uint32_t>(rows, c_dst, s, dst);
+    }
+    return 1;
+}
+
 // NHWC (inner 1): each row is a pixel's channels, too narrow for cudaMemcpy2DAsync, which copied
 // them at a third to a seventh of the memory's bandwidth on the H200 (GoogLeNet b128 bf16: 1.39 ms
 // of its 14.8 ms step in the concatenations; 17 M elements of 275 channels in 0.163 ms): own
@@ -640,7 +704,19 @@ extern "C" void cb_fmt_concat_slice_masked(int64_t n, int64_t c_dst, int64_t c_s
 // offset and both pointers allow; 16-byte units a warp per row (fast as it is), narrower ones over
 // the flat index (flat_copy). NCHW rows (a channel block of an image) stay with the copy engine.
 // $CONVBENCH_CONCAT (read once a process): copy2d, the copy engine for NHWC rows too, as before
-// 2026-11-27 late; rows, the warp per row for every unit, as before 2026-11-28 (both to compare).
+// 2026-11-27 late; rows, the warp per row for every unit, as before 2026-11-28 (both to compare);
+// each, these copies for the forward too, where cb_fmt_concat_gather takes narrow rows since
+// 2026-11-29; gather, that pass for 16-byte rows as well.
+// $CONVBENCH_CONCAT, read once a process: 0 the default, 1 copy2d, 2 rows, 3 gather (the one-pass
+// forward wherever it can, 16-byte rows too), 4 each (one copy per input always)
+static int concat_mode(void) {
+    static int mode = -1;
+    if (mode < 0) {
+        const char *v = getenv("CONVBENCH_CONCAT");
+        mode = !v ? 0 : !strcmp(v, "copy2d") ? 1 : !strcmp(v, "rows") ? 2 : !strcmp(v, "gather") ? 3 : !strcmp(v, "each") ? 4 : 0;
+    }
+    return mode;
+}
 extern "C" void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, int64_t inner, size_t bytes,
                                    void *dst, const void *src, int to_slice) {
     size_t blk = (size_t)(c_src * inner) * bytes, pitch = (size_t)(c_dst * inner) * bytes, off = (size_t)(c_off * inner) * bytes;
@@ -648,11 +724,7 @@ extern "C" void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int6
     const char *s = to_slice ? (const char *)src + off : (const char *)src;
     size_t dpitch = to_slice ? blk : pitch, spitch = to_slice ? pitch : blk;
     if (!n || !blk) return;
-    static int mode = -1; // 0 the default, 1 copy2d, 2 rows
-    if (mode < 0) {
-        const char *v = getenv("CONVBENCH_CONCAT");
-        mode = !v ? 0 : !strcmp(v, "copy2d") ? 1 : !strcmp(v, "rows") ? 2 : 0;
-    }
+    int mode = concat_mode();
     if (inner != 1 || mode == 1) {
         cudaMemcpy2DAsync(d, dpitch, s, spitch, blk, (size_t)n, cudaMemcpyDeviceToDevice);
         return;

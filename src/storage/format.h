@@ -76,6 +76,11 @@ void cb_fmt_act_bias_grad(int64_t rows, int k, int64_t inner, cb_act act, const 
 // c_off <- src (n, c_src, inner), or the reverse when to_slice. NHWC: n = N*H*W, inner = 1.
 void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, int64_t inner, size_t bytes, void *dst,
                         const void *src, int to_slice);
+// The forward of an NHWC concatenation in one pass: dst (rows, c_dst) <- the k inputs' rows
+// (rows, c_src[q]) side by side, elements of `bytes` (2 or 4) bytes, where one of them would copy in
+// units narrower than 16 bytes (cb_fmt_concat_copy's) and k <= 8; 1: done, 0: not taken (nothing
+// done: copy each input). $CONVBENCH_CONCAT=each: never; gather: 16-byte rows too.
+int cb_fmt_concat_gather(int64_t rows, int64_t c_dst, int k, const int64_t *c_src, const void *const *src, size_t bytes, void *dst);
 // The backward of a concatenation that takes over an input's ReLU (relu_by_concat): dst (n, c_src,
 // inner) <- the channel block at c_off of src (n, c_dst, inner) where mask (the concatenation's
 // output, src's shape) is above 0, else 0; fp32 or bf16 elements. NHWC: n = N*H*W, inner = 1.

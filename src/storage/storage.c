@@ -183,7 +183,10 @@ void cb_store_forward_op(cb_exec *e, int i, bool train) {
     int64_t hw = L->out.h * L->out.w;
     switch (L->op) {
     case CB_OP_CONCAT: {
-        int64_t off = 0;
+        int64_t off = 0, cs[8];
+        const void *srcs[8];
+        for (int j = 0; j < L->nparents && j < 8; j++) cs[j] = e->net->layers[L->parents[j]].out.c, srcs[j] = e->lb[L->parents[j]].y;
+        if (cb_store_nhwc(e) && L->nparents <= 8 && cb_fmt_concat_gather(L->out.n * hw, L->out.c, L->nparents, cs, srcs, es, out)) break;
         for (int j = 0; j < L->nparents; j++) {
             const cb_layer *P = &e->net->layers[L->parents[j]];
             if (cb_store_nhwc(e)) cb_fmt_concat_copy(L->out.n * hw, L->out.c, P->out.c, off, 1, es, out, e->lb[L->parents[j]].y, 0);
