@@ -732,7 +732,7 @@ extern "C" void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int6
     uintptr_t all = (uintptr_t)d | (uintptr_t)s | blk | dpitch | spitch;
     size_t u = all % 16 == 0 ? 16 : all % 8 == 0 ? 8 : all % 4 == 0 ? 4 : bytes;
     int64_t w = (int64_t)(blk / u), dp = (int64_t)(dpitch / u), sp = (int64_t)(spitch / u);
-    bool flat = mode == 0 && w < INT32_MAX; // (flat_advance's column stays within 32 bits)
+    bool flat = mode != 1 && mode != 2 && w < INT32_MAX; // (flat_advance's column stays within 32 bits)
     if (u == 16) rows_copy<uint4>(n, w, dp, sp, d, s);
     else if (u == 8 && flat) flat_copy<uint2>(n, w, dp, sp, d, s, to_slice);
     else if (u == 4 && flat) flat_copy<uint32_t>(n, w, dp, sp, d, s, to_slice);
