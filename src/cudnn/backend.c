@@ -75,12 +75,13 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     if (bs && *bs && strcmp(bs, "fused") && strcmp(bs, "separate"))
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_BN_ADD", NULL, "'%s' is not fused or separate", bs);
     d->bn_add_separate = bs && !strcmp(bs, "separate");
-    // $CONVBENCH_CONCAT=copy2d|rows|kernel: NHWC concatenations on the copy engine (as before
-    // 2026-11-27 late), on the warp-per-row kernel for every unit (as before 2026-11-28), both to
-    // compare, or on the own kernels (the default; src/storage/format.cu reads it)
+    // $CONVBENCH_CONCAT=copy2d|rows|each|gather|kernel: NHWC concatenations on the copy engine (as
+    // before 2026-11-27 late), on the warp-per-row kernel for every unit (as before 2026-11-28), with
+    // one copy per input forward too (as before 2026-11-29), in one pass forward for 16-byte rows
+    // too, all to compare, or on the own kernels (kernel, the default; src/storage/format.cu reads it)
     const char *cc = getenv("CONVBENCH_CONCAT");
-    if (cc && *cc && strcmp(cc, "copy2d") && strcmp(cc, "rows") && strcmp(cc, "kernel"))
-        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_CONCAT", NULL, "'%s' is not copy2d, rows or kernel", cc);
+    if (cc && *cc && strcmp(cc, "copy2d") && strcmp(cc, "rows") && strcmp(cc, "each") && strcmp(cc, "gather") && strcmp(cc, "kernel"))
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_CONCAT", NULL, "'%s' is not copy2d, rows, each, gather or kernel", cc);
     const char *pk = getenv("CONVBENCH_DNN_PICK");
     char *end = NULL;
     long k = pk && *pk ? strtol(pk, &end, 10) : -1;
