@@ -639,6 +639,9 @@ extern "C" void cb_fmt_concat_slice_masked(int64_t n, int64_t c_dst, int64_t c_s
 // or 4-byte units: partial 32-byte sectors at both ends, from separate kernels), which ran the
 // copies at a third of the memory's bandwidth (an Inception-like random network's 277 channels,
 // 2026-11-29: 276 MB in 0.337 ms, where the masked backward copy moved 1.5 times the bytes in 0.298).
+// Measured on the H200 (2026-11-29, gen-inception-s2 b192 fp32 storage): its three concatenations
+// 0.880 -> 0.782 ms forward (0.338 -> 0.258, 0.330 -> 0.299, but 0.212 -> 0.225); still about half
+// the memory's bandwidth, one element a thread. Several a thread is the next step, not built.
 #define CB_GATHER_MAX 8
 struct gather_srcs {
     const void *p[CB_GATHER_MAX];
@@ -689,6 +692,10 @@ extern "C" int cb_fmt_concat_gather(int64_t rows, int64_t c_dst, int k, const in
         s.end[q] = (uint32_t)end;
     }
     if (end != c_dst || (!narrow && mode != 3)) return 0; // (16-byte rows: the warp per row, as fast as the memory)
+    // 2-byte elements (bf16) keep the copies unless asked: one element a thread is too little work
+    // there (an Inception-like network's bf16 concatenations took 0.175 ms forward against the
+    // copies' 0.160, 2026-11-29, where fp32's took 0.782 against 0.880)
+    if (bytes == 2 && mode != 3) return 0;
     s.k = k;
     if (rows > 0) {
         if (bytes == 2) concat_gather<uint16_t>(rows, c_dst, s, dst);

@@ -78,8 +78,9 @@ void cb_fmt_concat_copy(int64_t n, int64_t c_dst, int64_t c_src, int64_t c_off, 
                         const void *src, int to_slice);
 // The forward of an NHWC concatenation in one pass: dst (rows, c_dst) <- the k inputs' rows
 // (rows, c_src[q]) side by side, elements of `bytes` (2 or 4) bytes, where one of them would copy in
-// units narrower than 16 bytes (cb_fmt_concat_copy's) and k <= 8; 1: done, 0: not taken (nothing
-// done: copy each input). $CONVBENCH_CONCAT=each: never; gather: 16-byte rows too.
+// units narrower than 16 bytes (cb_fmt_concat_copy's), k <= 8 and the elements are 4 bytes; 1:
+// done, 0: not taken (nothing done: copy each input). $CONVBENCH_CONCAT=each: never; gather: 2-byte
+// elements and 16-byte rows too.
 int cb_fmt_concat_gather(int64_t rows, int64_t c_dst, int k, const int64_t *c_src, const void *const *src, size_t bytes, void *dst);
 // The backward of a concatenation that takes over an input's ReLU (relu_by_concat): dst (n, c_src,
 // inner) <- the channel block at c_off of src (n, c_dst, inner) where mask (the concatenation's
