@@ -321,7 +321,7 @@ static void relu_takeover_plan(cb_exec *e) {
                      masked, freed / 1048576.0);
     if (concats && !e->opts.plan_only)
         cb_exec_note(e, "concatenations: %d apply the ReLU gradient of %d inputs from their own output (those inputs' outputs, %.1f MiB, "
-                        "are kept only to the concatenation's forward; CONVBENCH_FUSE_EPILOGUE=off keeps them and runs the ReLU's pass)",
+                        "are kept only to the concatenation's forward; CONVBENCH_CONCAT_RELU=off keeps them and runs the ReLU's pass)",
                      concats, inputs, cfreed / 1048576.0);
 }
 
