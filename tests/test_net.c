@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifndef CB_SOURCE_DIR
 #define CB_SOURCE_DIR "."
@@ -255,6 +256,26 @@ static void test_missing_file(void) {
     CHECK(!net && err.status == CB_STATUS_IO && strstr(err.msg, "no-such-builtin"), "%s", err.msg);
 }
 
+// A network file gzip-compressed loads as the plain one (cb_read_text reads both); one cut short is
+// refused, naming the file and the truncation
+static void test_gzip_file(void) {
+    cb_error err = {0};
+    char plain[64], gz[80], cut[64], cmd[400];
+    snprintf(plain, sizeof plain, "/tmp/cb_test_net_%d.json", (int)getpid());
+    snprintf(gz, sizeof gz, "%s.gz", plain);
+    snprintf(cut, sizeof cut, "/tmp/cb_test_net_cut_%d.json.gz", (int)getpid());
+    snprintf(cmd, sizeof cmd, "cp nets/alexnet.json %s && gzip -kf %s && head -c 400 %s > %s", plain, plain, gz, cut);
+    CHECK(system(cmd) == 0, "%s", cmd);
+    cb_net *a = cb_net_load(plain, &err), *b = cb_net_load(gz, &err);
+    CHECK(a && b && a->nlayers == b->nlayers && a->nlayers > 10, "%s", err.msg);
+    for (int i = 0; a && b && i < a->nlayers && i < b->nlayers; i++)
+        CHECK(!strcmp(a->layers[i].name, b->layers[i].name) && cb_shape_count(a->layers[i].out) == cb_shape_count(b->layers[i].out), "layer %d", i);
+    cb_net *c = cb_net_load(cut, &err);
+    CHECK(!c && strstr(err.msg, cut) && strstr(err.msg, "cannot read"), "%s", err.msg);
+    cb_net_free(a), cb_net_free(b), cb_net_free(c);
+    remove(plain), remove(gz), remove(cut);
+}
+
 // Loading is O(n log n): 100,000 layers (a chain, written in reverse file order so that the
 // topological sort has work to do, plus a skip connection every 1,000 layers) load in under a
 // second (10 s under the sanitizers), in the right order, with the right last consumers.
@@ -308,6 +329,7 @@ int main(void) {
     RUN(test_model_parallel);
     RUN(test_bad_descriptions);
     RUN(test_missing_file);
+    RUN(test_gzip_file);
     RUN(test_many_layers);
     return test_summary();
 }

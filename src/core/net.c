@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 static const char *STATUS_NAMES[] = {"ok", "io", "parse", "shape", "nomem", "unsupported", "arg", "device"};
 _Static_assert(sizeof STATUS_NAMES / sizeof STATUS_NAMES[0] == CB_STATUS_COUNT, "a status lacks a name");
@@ -53,17 +54,28 @@ void cb_msg_clean(char *s) {
         if ((unsigned char)*s < 0x20 || *s == 0x7f) *s = '?';
 }
 
+// zlib's message for the file's error, without the path it prefixes (the caller names the file)
+static const char *gz_why(gzFile f, const char *path, int *code) {
+    const char *m = gzerror(f, code);
+    if (*code == Z_ERRNO) return strerror(errno);
+    if (!m || !*m) return "read error";
+    size_t n = strlen(path);
+    if (strncmp(m, path, n) == 0 && strncmp(m + n, ": ", 2) == 0) m += n + 2;
+    return m;
+}
+
+// Plain or gzip-compressed alike (zlib's gzread reads both): the results' JSON is kept gzipped
+// (docs/results/*.json.gz), and a calibration or a profile may be given so.
 char *cb_read_text(const char *path, cb_error *err) {
-    FILE *f = fopen(path, "rb");
+    gzFile f = gzopen(path, "rb");
     if (!f) {
-        cb_fail(err, CB_STATUS_IO, path, NULL, "cannot open: %s", strerror(errno));
+        cb_fail(err, errno ? CB_STATUS_IO : CB_STATUS_NOMEM, path, NULL, "cannot open: %s", errno ? strerror(errno) : "out of memory");
         return NULL;
     }
     char *buf = NULL;
     size_t n = 0, cap = 0;
-    bool big = false;
-    bool full = false;
-    for (;;) { // read to the end (no ftell: a pipe or a directory has no length)
+    bool big = false, full = false, bad = false;
+    for (;;) { // read to the end (no length asked: a pipe or a directory has none)
         if (n + 1 == cap || !buf) {
             if (cap > CB_MAX_FILE_BYTES) {
                 big = true;
@@ -77,17 +89,28 @@ char *cb_read_text(const char *path, cb_error *err) {
             }
             buf = nb, cap = c;
         }
-        size_t want = cap - 1 - n, got = fread(buf + n, 1, want, f);
-        n += got;
-        if (got < want) break;
+        size_t want = cap - 1 - n;
+        if (want > (1u << 30)) want = 1u << 30; // (gzread takes an unsigned count)
+        int got = gzread(f, buf + n, (unsigned)want);
+        if (got < 0) {
+            bad = true;
+            break;
+        }
+        n += (size_t)got;
+        if ((size_t)got < want) break;
     }
-    int e = ferror(f) ? errno : 0;
-    fclose(f);
-    if (big || e || full) {
+    int code = Z_OK;
+    char why[200] = "";
+    if (!big && !full) { // (a truncated or corrupt gzip stream ends the reads with its error set)
+        const char *m = gz_why(f, path, &code);
+        if (bad || code != Z_OK) snprintf(why, sizeof why, "%s", m);
+    }
+    gzclose(f);
+    if (big || full || why[0]) {
         free(buf);
         if (big) cb_fail(err, CB_STATUS_PARSE, path, NULL, "larger than %u MiB", CB_MAX_FILE_BYTES >> 20);
-        else if (e) cb_fail(err, CB_STATUS_IO, path, NULL, "cannot read: %s", strerror(e));
-        else cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory reading the file");
+        else if (full) cb_fail(err, CB_STATUS_NOMEM, path, NULL, "out of memory reading the file");
+        else cb_fail(err, code == Z_ERRNO ? CB_STATUS_IO : CB_STATUS_PARSE, path, NULL, "cannot read: %s", why);
         return NULL;
     }
     buf[n] = 0;

@@ -63,8 +63,9 @@ void *cb_xcalloc(size_t n, size_t size); // aborts on failure: small, bounded ho
 // over it. A symbolic link PATH is written through: its target is replaced, the link stays. A
 // PATH (or link target) that is a device, pipe, socket or directory is refused (CB_STATUS_IO).
 cb_status cb_write_whole(const char *path, const void *data, size_t n, cb_error *err);
-// The whole of a text file, NUL-terminated (free it); NULL with err set ("PATH: cannot open/read")
-char *cb_read_text(const char *path, cb_error *err);
+// The whole of a text file, plain or gzip-compressed, NUL-terminated (free it); NULL with err set
+// ("PATH: cannot open/read": a truncated or corrupt gzip stream too)
+char *cb_read_text(const char *path, cb_error *err); // plain or gzip-compressed
 
 // The inputs of sum a (layers[a], an Elementwise sum) whose gradient buffer is the sum's own in
 // training (the engine's gradient routing, src/core/exec.c): their count (0 to 2), the layers in
