@@ -5,7 +5,7 @@
 #   bash dev/gpu-bnodd.sh
 # Then, without a GPU, the held-out bf16 steps with those entries merged into the stored H200 calibration:
 #   D=docs/results/2026-11-27-h200-model-bf16
-#   build/convbench calibrate --refit $D/h200-cal.json,mops.json --save /tmp/merged.json --quiet
+#   build/convbench calibrate --refit $D/h200-cal.json.gz,mops.json --save /tmp/merged.json --quiet
 #   python3 tools/gen_random_net.py --suite /tmp/gn --seeds 1-3 --max-gflop 400
 #   build/convbench model-eval --device /tmp/merged.json --nets "$(ls /tmp/gn/*.json | paste -sd, -)" --precision bf16 \
 #       --kinds all --quiet $D/profiles/*-bf16.json $D/fullpass/*-bf16.json

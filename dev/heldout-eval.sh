@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The held-out figures of a stored model run (docs/results/*/: h200-cal.json, profiles/, fullpass/),
+# The held-out figures of a stored model run (docs/results/*/: h200-cal.json or .json.gz, profiles/, fullpass/),
 # no GPU: the calibration as measured, then the same with some of its samples removed, each with
 # --kinds conv and all. The random networks are made again from their seeds (the runs', byte for byte).
 #   bash dev/heldout-eval.sh DIR PRECISION LABEL DROP [OP...]      (from the repository root; CB=build/convbench)
@@ -10,9 +10,10 @@ set -u
 D=$1 P=$2 LABEL=$3 DROP=$4; shift 4
 CB=${CB:-build/convbench}
 T=$(mktemp -d); trap 'rm -rf "$T"' EXIT
-/usr/bin/python3 - "$D/h200-cal.json" "$T/without.json" "$DROP" "$@" <<'PY' || { echo "heldout-eval: the reduced calibration failed" >&2; exit 2; }
-import json, sys
-d = json.load(open(sys.argv[1]))
+CAL=$D/h200-cal.json; [ -f "$CAL" ] || CAL=$D/h200-cal.json.gz # (the stored ones are gzipped)
+/usr/bin/python3 - "$CAL" "$T/without.json" "$DROP" "$@" <<'PY' || { echo "heldout-eval: the reduced calibration failed" >&2; exit 2; }
+import gzip, json, sys
+d = json.load((gzip.open if sys.argv[1].endswith('.gz') else open)(sys.argv[1], 'rt'))
 d['samples'] = [s for s in d['samples'] if not eval(sys.argv[3], {}, {'s': s})]
 ops = d.get('calibration', {}).get('ops_bf16', {})
 for k in sys.argv[4:]:
@@ -22,9 +23,9 @@ json.dump(d, open(sys.argv[2], 'w'))
 PY
 python3 tools/gen_random_net.py --suite "$T/nets" --seeds 1-3 --max-gflop 400 >/dev/null || { echo "heldout-eval: gen_random_net failed" >&2; exit 2; }
 nets=$(ls "$T"/nets/*.json | paste -sd, -)
-for cal in "$D/h200-cal.json" "$T/without.json"; do
+for cal in "$CAL" "$T/without.json"; do
     for k in conv all; do
-        echo "== $P, --kinds $k, $( [ "$cal" = "$D/h200-cal.json" ] && echo 'as calibrated' || echo "$LABEL")"
+        echo "== $P, --kinds $k, $( [ "$cal" = "$CAL" ] && echo 'as calibrated' || echo "$LABEL")"
         "$CB" model-eval --device "$cal" --nets "$nets" --precision "$P" --kinds $k --quiet "$D"/profiles/*-"$P".json "$D"/fullpass/*-"$P".json |
             grep -E '^(fwd|bwd_data|bwd_filter|all) |note: whole'
     done

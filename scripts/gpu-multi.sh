@@ -52,7 +52,7 @@ if [ "$N" -ge 2 ]; then
 fi
 # ONLY=allreduce: the all-reduce parts alone (test_dist, the sweeps, the peer's); the rest is skipped as past the deadline
 [ "${ONLY:-}" = allreduce ] && DEADLINE_S=0
-CAL=docs/results/2026-11-23-model-data/h200-cal.json
+CAL=docs/results/2026-11-23-model-data/h200-cal.json.gz
 if [ "$N" -ge 2 ] && left "calibrate --allreduce-gpus"; then # the recorded calibration with this machine's all-reduce stored: simulate's link
     stamp "calibrate --allreduce-gpus $N"
     timeout 120 $CB calibrate --refit "$CAL" --allreduce-gpus "$N" --save "$OUT/cal-link.json" --quiet --format json \

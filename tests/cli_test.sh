@@ -201,7 +201,7 @@ expect "layers --help states its batch" 0 "default 128" -- "$cb" layers --help
 expect "simulate defaults a device and interconnect" 0 "default --network" -- "$cb" simulate alexnet --workers 1,2
 # a calibrated entry ("h200-cudnn") is an H200: NVLink 4, not the PCIe 3 of a GPU unknown (it was PCIe 3 before 2026-11-28)
 expect "simulate: a calibration's H200 gets NVLink 4" 0 "interconnect: nvlink4" -- "$cb" simulate resnet50 --workers 1,2 \
-    --calibration "$(dirname "$0")/../docs/results/2026-11-23-model-data/h200-cal.json"
+    --calibration "$(dirname "$0")/../docs/results/2026-11-23-model-data/h200-cal.json.gz"
 expect "calibrate cpu detects the CPU" 0 "cpu_isa:" -- "$cb" calibrate --backend cpu --size 128 --reps 1 --quiet
 # the results database: append, list, compare
 "$cb" fullpass fashion-lenet --batch 4 --warmup 1 --iters 5 --db "$tmp/r.db" --quiet >/dev/null 2>&1
@@ -399,14 +399,14 @@ else bad "suite-summary: $(cat "$tmp/suite.md")"; fi
 rec=$(dirname "$0")/../docs/results/2026-11-21-model-h200
 # the pooled row of every direction ("all"), from the JSON result
 pooled_all() { python3 -c "import json,sys; r=[x for x in json.load(sys.stdin)['tables']['pooled'] if x['direction']=='all'][0]; print(r['rows'], r['heldout_median_pct'], r['heldout_p90_pct'], r['default_median_pct'], r['default_p90_pct'])"; }
-line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --format json 2>/dev/null | pooled_all)
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json.gz" "$rec"/model_*.json --format json 2>/dev/null | pooled_all)
 if printf '%s' "$line" | awk '$1 == 380 && sprintf("%.1f", $4) == "9.4" && $2 <= $4 + 1 { ok = 1 } END { exit !ok }'; then ok "model-eval: recorded H200 data"; else bad "model-eval: recorded H200 data: '$line'"; fi
-line=$("$cb" model-eval --device "$rec/h200-calibrated.json" "$rec"/model_*.json --default-form --format json 2>/dev/null | pooled_all)
+line=$("$cb" model-eval --device "$rec/h200-calibrated.json.gz" "$rec"/model_*.json --default-form --format json 2>/dev/null | pooled_all)
 if printf '%s' "$line" | awk '$2 == $4 && $3 == $5 { ok = 1 } END { exit !ok }'; then ok "model-eval --default-form"; else bad "model-eval --default-form: '$line'"; fi
 # the tf32 data of 2026-11-27 (docs/results/2026-11-27-h200-pick.md): the pooled rows split by what
 # cuDNN ran, its graph-API engines (752 rows) and its legacy algorithms (104), as the doc's table
 m4=$(dirname "$0")/../docs/results/2026-11-27-h200-pick/call4_model_tf32
-line=$("$cb" model-eval --device "$m4/h200-cal.json" --nets "$(ls "$m4"/nets/*.json | paste -sd, -)" --precision tf32 "$m4"/profiles/*.json \
+line=$("$cb" model-eval --device "$m4/h200-cal.json.gz" --nets "$(ls "$m4"/nets/*.json | paste -sd, -)" --precision tf32 "$m4"/profiles/*.json \
     --format json 2>/dev/null | python3 -c "import json,sys; p={x['direction']: x['rows'] for x in json.load(sys.stdin)['tables']['pooled']}; print(p.get('all'), p.get('all, cuDNN graph engines'), p.get('all, cuDNN legacy algorithms'))")
 if [ "$line" = "856 752 104" ]; then ok "model-eval: rows split by graph engine and legacy algorithm"; else bad "model-eval graph split: '$line'"; fi
 
@@ -418,13 +418,13 @@ else echo "skip peer_dist.py: no PyTorch under /usr/bin/python3"; fi
 # --save: the calibration in the form best on every network, which predict then takes; an
 # unwritable path is refused by name and leaves nothing (2026-11-28's bf16 data, two networks)
 m5=$(dirname "$0")/../docs/results/2026-11-28-h200-local/model
-expect "model-eval --save" 0 "saved to $tmp/best-cal.json: the calibration in the form" -- "$cb" model-eval --device "$m5/h200-cal.json" \
+expect "model-eval --save" 0 "saved to $tmp/best-cal.json: the calibration in the form" -- "$cb" model-eval --device "$m5/h200-cal.json.gz" \
     --precision bf16 "$m5/profiles/alexnet-bf16.json" "$m5/profiles/vgg16-bf16.json" "$m5/fullpass/alexnet-bf16.json" --save "$tmp/best-cal.json" --format json
 if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['calibration']; sys.exit(not (len(d['samples']) == 3684 and c['algos'] and 'host_floor' in c))" "$tmp/best-cal.json" 2>/dev/null; then
     ok "model-eval --save: the refitted entry with its samples and the steps' host floor"
 else bad "model-eval --save: $(head -c 300 "$tmp/best-cal.json" 2>&1)"; fi
 expect "predict with model-eval's saved form" 0 "training step" -- "$cb" predict alexnet --batch 128 --precision bf16 --layout nhwc --device "$tmp/best-cal.json"
-expect "model-eval --save unwritable" 2 "$tmp/no/dir/c.json: cannot write" -- "$cb" model-eval --device "$m5/h200-cal.json" --precision bf16 \
+expect "model-eval --save unwritable" 2 "$tmp/no/dir/c.json: cannot write" -- "$cb" model-eval --device "$m5/h200-cal.json.gz" --precision bf16 \
     "$m5/profiles/alexnet-bf16.json" --save "$tmp/no/dir/c.json"
 if [ ! -e "$tmp/no/dir/c.json" ]; then ok "model-eval --save unwritable: nothing written"; else bad "model-eval --save unwritable: a file"; fi
 

@@ -1879,7 +1879,7 @@ static void host_call_json(void) {
     CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.host_engine_call_s == 0 && cb_cal_host_call_s(&back.cal, NULL) == 7.5e-6,
           "without it: %g s, host_call_s priced", back.cal.host_engine_call_s);
     cJSON_Delete(j);
-    const char *old = "docs/results/2026-11-25-h200-bias/call4/h200-cal.json";
+    const char *old = "docs/results/2026-11-25-h200-bias/call4/h200-cal.json.gz";
     CHECK(cb_device_load_file(old, &back, &err) == CB_OK && back.cal.nalgo > 0 && back.cal.host_call_s == 0 &&
               back.cal.host_floor == CB_HOST_FLOOR_NONE && close_rel(cb_cal_host_call_s(&back.cal, &measured), back.cal.launch_s, 1e-12) &&
               !measured,

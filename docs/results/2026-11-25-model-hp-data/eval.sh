@@ -22,18 +22,18 @@ one() { # NAME PROFILE-DIR DEVICE-ARGS...
     done
 }
 # run 2 (08:30 UTC, the final calibration grid): its own profiles, the other runs' H200 profiles, the H100's
-one run2-on-run2 $H/run2 --device $H/run2/h200-cal.json &
-one run2-on-run1 $H/run1 --device $H/run2/h200-cal.json &
-one run2-on-rerun $R/h200 --device $H/run2/h200-cal.json &
-one run2-to-h100 $R/h100 --device h100 --calibration $H/run2/h200-cal.json &
+one run2-on-run2 $H/run2 --device $H/run2/h200-cal.json.gz &
+one run2-on-run1 $H/run1 --device $H/run2/h200-cal.json.gz &
+one run2-on-rerun $R/h200 --device $H/run2/h200-cal.json.gz &
+one run2-to-h100 $R/h100 --device h100 --calibration $H/run2/h200-cal.json.gz &
 wait
 # the H100's calibration of 06:06 (the grid before this branch) on run 2's H200 profiles, and on its own
-one h100-to-run2 $H/run2 --device h200 --calibration $R/h100-cal.json &
-one h100-on-h100 $R/h100 --device $R/h100-cal.json &
+one h100-to-run2 $H/run2 --device h200 --calibration $R/h100-cal.json.gz &
+one h100-on-h100 $R/h100 --device $R/h100-cal.json.gz &
 # run 1 (08:18, the grid without the unaligned shapes) on its own profiles
-one run1-on-run1 $H/run1 --device $H/run1/h200-cal.json &
+one run1-on-run1 $H/run1 --device $H/run1/h200-cal.json.gz &
 # the 06:03 calibration on its profiles and on run 2's (this branch's model, the old grid)
-one rerun-on-rerun $R/h200 --device $R/h200-cal.json &
-one rerun-on-run2 $H/run2 --device $R/h200-cal.json &
-one rerun-to-h100 $R/h100 --device h100 --calibration $R/h200-cal.json &
+one rerun-on-rerun $R/h200 --device $R/h200-cal.json.gz &
+one rerun-on-run2 $H/run2 --device $R/h200-cal.json.gz &
+one rerun-to-h100 $R/h100 --device h100 --calibration $R/h200-cal.json.gz &
 wait

@@ -14,7 +14,7 @@ for prof in sorted(glob.glob(D + '/profiles/*.json')):
     base = os.path.basename(prof).replace('-fp32.json', '')
     net = f'{gen}/{base}.json' if base.startswith('gen') else {'vgg16': 'vgg16'}.get(base, base)
     batch = str(json.load(open(prof)).get('batch', ''))  # (predict refuses a profile of another batch)
-    out = subprocess.run(['build/convbench', 'predict', net, '--device', D + '/h200-cal.json', '--measure', prof, '--batch', batch,
+    out = subprocess.run(['build/convbench', 'predict', net, '--device', D + '/h200-cal.json.gz', '--measure', prof, '--batch', batch,
                           '--precision', 'fp32', '--format', 'json', '--quiet'], capture_output=True, text=True).stdout
     try:
         d = json.loads(out)

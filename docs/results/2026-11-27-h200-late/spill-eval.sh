@@ -15,10 +15,10 @@ row() { "$CB" model-eval --devices "$1" "${@:2}" --nets "$nets" --kinds all --qu
 for db in "$T/nol2.json" ../../data/devices.json; do
     echo "== $( [ "$db" = "$T/nol2.json" ] && echo 'without l2_bytes (no spill term)' || echo 'with l2_bytes (the spill term)')"
     for P in tf32 bf16; do
-        echo "$P H100, H100: $(row $db --device $H1/h100-cal.json --precision $P $H1/profiles/*-$P.json $H1/fullpass/*-$P.json)"
-        echo "$P H200 -> H100: $(row $db --device h100 --calibration $H2/h200-cal.json --precision $P $H1/profiles/*-$P.json $H1/fullpass/*-$P.json)"
-        echo "$P H100 -> H200: $(row $db --device h200 --calibration $H1/h100-cal.json --precision $P $H2/profiles/*-$P.json $H2/fullpass/*-$P.json)"
-        echo "$P H200, H200 (23434ad): $(row $db --device $H2/h200-cal.json --precision $P $H2/profiles/*-$P.json $H2/fullpass/*-$P.json)"
+        echo "$P H100, H100: $(row $db --device $H1/h100-cal.json.gz --precision $P $H1/profiles/*-$P.json $H1/fullpass/*-$P.json)"
+        echo "$P H200 -> H100: $(row $db --device h100 --calibration $H2/h200-cal.json.gz --precision $P $H1/profiles/*-$P.json $H1/fullpass/*-$P.json)"
+        echo "$P H100 -> H200: $(row $db --device h200 --calibration $H1/h100-cal.json.gz --precision $P $H2/profiles/*-$P.json $H2/fullpass/*-$P.json)"
+        echo "$P H200, H200 (23434ad): $(row $db --device $H2/h200-cal.json.gz --precision $P $H2/profiles/*-$P.json $H2/fullpass/*-$P.json)"
     done
-    echo "bf16 H200, H200 (this stop, call 2): $(row $db --device $H3/h200-cal.json --precision bf16 $H3/profiles/*-bf16.json $H3/fullpass/*-bf16.json)"
+    echo "bf16 H200, H200 (this stop, call 2): $(row $db --device $H3/h200-cal.json.gz --precision bf16 $H3/profiles/*-bf16.json $H3/fullpass/*-bf16.json)"
 done

@@ -4,9 +4,9 @@
 channels, filters, output plane, filter taps, stride, grouped), scaled by FLOPs, instead of the
 fitted model. CPU only; after `python3 tools/gen_random_net.py --suite /tmp/gen-nets --seeds 1-3
 --max-gflop 400` and a build. Usage: python3 docs/results/2026-11-27-h200-pick/knn_pricing.py"""
-import json, glob, os, subprocess, statistics, math, collections
+import gzip, json, glob, os, subprocess, statistics, math, collections
 D='docs/results/2026-11-25-h200-bias/call4'
-cal=json.load(open(D+'/h200-cal.json'))['samples']
+cal=json.load(gzip.open(D+'/h200-cal.json.gz', 'rt'))['samples']
 # calibration conv samples: shape [n,c,h,w,k,r,s,p,q,sh,sw,pt,pl,groups]
 S=collections.defaultdict(list)
 for x in cal:
@@ -29,7 +29,7 @@ for prof in sorted(glob.glob(D+'/profiles/*.json')):
         o=json.loads(t['output']); grouped='grouped' in t['filters']; f=json.loads(t['filters'].split(']')[0]+']'); st=int(t['stride'].split(',')[0])
         # filters [r,s,cin_per_group,k]; groups from params? cin from previous layer unknown: use cin_per_group and k
         L[t['layer']]=dict(n=o[0],p=o[1],q=o[2],k=o[3],r=f[0],s=f[1],cg=f[2],st=st,grouped=grouped)
-    pr=json.loads(subprocess.run(['build/convbench','predict',net,'--device',D+'/h200-cal.json','--measure',prof,'--batch',batch,'--precision','fp32','--format','json','--quiet'],capture_output=True,text=True).stdout)
+    pr=json.loads(subprocess.run(['build/convbench','predict',net,'--device',D+'/h200-cal.json.gz','--measure',prof,'--batch',batch,'--precision','fp32','--format','json','--quiet'],capture_output=True,text=True).stdout)
     for r in pr['tables']['compare']:
         a=(r.get('measured_alg') or '').split(' (')[0]
         if r['layer'] not in L or not a or a.startswith('own') or not r.get('model_ms'): continue

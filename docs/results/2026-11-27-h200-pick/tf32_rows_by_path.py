@@ -8,7 +8,7 @@ import collections, glob, json, os, statistics, subprocess, sys
 d = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'call4_model_tf32')
 cb = sys.argv[1] if len(sys.argv) > 1 else 'build/convbench'
 nets = ','.join(sorted(glob.glob(os.path.join(d, 'nets', '*.json'))))
-out = subprocess.run([cb, 'model-eval', '--device', os.path.join(d, 'h200-cal.json'), '--nets', nets, '--precision', 'tf32',
+out = subprocess.run([cb, 'model-eval', '--device', os.path.join(d, 'h200-cal.json.gz'), '--nets', nets, '--precision', 'tf32',
                       '--kinds', 'conv', '--rows', '--format', 'json', '--quiet'] + sorted(glob.glob(os.path.join(d, 'profiles', '*.json'))),
                      capture_output=True, text=True, check=True).stdout
 rows = json.loads(out)['tables']['rows']

@@ -15,14 +15,14 @@ row() { "$BIN" model-eval "$@" --nets "$nets" --kinds ${KINDS:-all} --quiet | gr
 for BIN in "$@"; do
     echo "== $BIN"
     for P in tf32 bf16; do
-        echo "$P H100, H100: $(row --device $H1/h100-cal.json --precision $P $H1/profiles/*-$P.json $H1/fullpass/*-$P.json)"
-        echo "$P H200 -> H100: $(row --device h100 --calibration $H2/h200-cal.json --precision $P $H1/profiles/*-$P.json $H1/fullpass/*-$P.json)"
-        echo "$P H100 -> H200: $(row --device h200 --calibration $H1/h100-cal.json --precision $P $H2/profiles/*-$P.json $H2/fullpass/*-$P.json)"
-        echo "$P H200, H200 (23434ad): $(row --device $H2/h200-cal.json --precision $P $H2/profiles/*-$P.json $H2/fullpass/*-$P.json)"
+        echo "$P H100, H100: $(row --device $H1/h100-cal.json.gz --precision $P $H1/profiles/*-$P.json $H1/fullpass/*-$P.json)"
+        echo "$P H200 -> H100: $(row --device h100 --calibration $H2/h200-cal.json.gz --precision $P $H1/profiles/*-$P.json $H1/fullpass/*-$P.json)"
+        echo "$P H100 -> H200: $(row --device h200 --calibration $H1/h100-cal.json.gz --precision $P $H2/profiles/*-$P.json $H2/fullpass/*-$P.json)"
+        echo "$P H200, H200 (23434ad): $(row --device $H2/h200-cal.json.gz --precision $P $H2/profiles/*-$P.json $H2/fullpass/*-$P.json)"
     done
-    echo "bf16 H200 (late): $(row --device $H3/h200-cal.json --precision bf16 $H3/profiles/*-bf16.json $H3/fullpass/*-bf16.json)"
-    echo "bf16 H200 (stepcheck): $(row --device $H4/h200-cal.json --precision bf16 $H4/profiles/*-bf16.json $H4/fullpass/*-bf16.json)"
+    echo "bf16 H200 (late): $(row --device $H3/h200-cal.json.gz --precision bf16 $H3/profiles/*-bf16.json $H3/fullpass/*-bf16.json)"
+    echo "bf16 H200 (stepcheck): $(row --device $H4/h200-cal.json.gz --precision bf16 $H4/profiles/*-bf16.json $H4/fullpass/*-bf16.json)"
     for H in ${EXTRA_SETS:-}; do # later bf16 H200 sets (folders under docs/results), as ../2026-11-28-h200-local/ab-eval.sh names them
-        echo "bf16 H200 ($H): $(row --device $H/h200-cal.json --precision bf16 $H/profiles/*-bf16.json $H/fullpass/*-bf16.json)"
+        echo "bf16 H200 ($H): $(row --device $H/h200-cal.json.gz --precision bf16 $H/profiles/*-bf16.json $H/fullpass/*-bf16.json)"
     done
 done

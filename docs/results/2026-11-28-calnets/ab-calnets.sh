@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The calibration with other networks' convolutions (calibrate --shapes-from, random networks of seeds
 # 101-102, 131 shapes) against the same session's calibration without them (its grid parts alone,
-# refit: model/h200-cal-grid-only.json), held out over this set and the four earlier bf16 H200 sets;
+# refit: model/h200-cal-grid-only.json.gz), held out over this set and the four earlier bf16 H200 sets;
 # per set: conv rows, all rows (median / p90 %), steps (median / p90 %). No GPU:
 #   bash docs/results/2026-11-28-calnets/ab-calnets.sh [CONVBENCH]     (from the repository root)
 set -u
@@ -17,7 +17,7 @@ echo "| set | conv rows, grid only | conv rows, + nets | all rows, grid only | a
 echo "|---|---|---|---|---|---|---|"
 for S in $N 2026-11-28-h200-local/model 2026-11-28-workspace/model 2026-11-27-h200-stepcheck/model 2026-11-27-h200-late/model; do
     f="$S/profiles/*-bf16.json $S/fullpass/*-bf16.json"
-    a=$(row --device $N/h200-cal-grid-only.json $f) b=$(row --device $N/h200-cal.json $f)
-    ac=$(KINDS=conv row --device $N/h200-cal-grid-only.json $f | cut -d'|' -f1) bc=$(KINDS=conv row --device $N/h200-cal.json $f | cut -d'|' -f1)
+    a=$(row --device $N/h200-cal-grid-only.json.gz $f) b=$(row --device $N/h200-cal.json.gz $f)
+    ac=$(KINDS=conv row --device $N/h200-cal-grid-only.json.gz $f | cut -d'|' -f1) bc=$(KINDS=conv row --device $N/h200-cal.json.gz $f | cut -d'|' -f1)
     echo "| $S | $ac | $bc | ${a%%|*} | ${b%%|*} | ${a##*|} | ${b##*|} |"
 done
