@@ -1900,7 +1900,36 @@ static const char *wg_net =
     "\"fc\": {\"parents\": [\"gp\"], \"type\": \"InnerProduct\", \"num_outputs\": 10, \"activation_fn\": null},"
     "\"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 10}}}";
 
-static void wg_net_case(cb_precision prec) {
+// spare: the way the trim and the step check reach the own kernel where it lost auto's race
+// (cb_dnn_revise): each wide phase is sent back to the cuDNN choice it beat, made to have lost to it
+// (its wg_lost_ms set, smaller than any candidate's so that a switch takes it), switched to it under
+// a cap of its own workspace, back (undo: cuDNN's choice and workspace again) and to it again; the
+// steps below then run the phases that came to the kernel this way.
+static int wg_spare_switch(cb_exec *g, const cb_net *net, const char *const *wide, int nwide, const char *tag) {
+    int to_wg = 0, bad = 0;
+    for (int j = 0; j < nwide; j++) {
+        int li = cb_net_find(net, wide[j]);
+        dnn_layer *l = cb_dnn_layer(g, li);
+        cb_conv_params cp;
+        cb_conv_params_of(&net->layers[li], &cp);
+        for (int p = 0; p < CB_PHASE_COUNT; p++) {
+            if (!l->wg[p] || l->wg_rival[p].impl != CB_IMPL_CUDNN) continue;
+            const cb_lbuf *b = &g->lb[li];
+            size_t wg_ws = cb_cuda_wg_store_workspace(&cp, (cb_phase)p, cb_dnn_wg_mode(g)), rival_ws = l->wg_rival[p].workspace;
+            bool ok = cb_dnn_revise(g, li, (cb_phase)p, (size_t)-1, false) && !l->wg[p] && b->choice[p].impl == CB_IMPL_CUDNN;
+            l->wg_lost_ms[p] = 1e-6;
+            ok = ok && cb_dnn_revise(g, li, (cb_phase)p, wg_ws, false) && l->wg[p] && b->choice[p].impl == CB_IMPL_OWN && b->ws[p] == wg_ws;
+            ok = ok && cb_dnn_revise(g, li, (cb_phase)p, 0, true) && !l->wg[p] && b->choice[p].impl == CB_IMPL_CUDNN && b->ws[p] == rival_ws;
+            ok = ok && cb_dnn_revise(g, li, (cb_phase)p, wg_ws, false) && l->wg[p] && b->ws[p] == wg_ws;
+            if (!ok) printf("FAIL %s: layer %s phase %d: the switches to and from the spare own kernel\n", tag, wide[j], p), bad++;
+            to_wg += ok;
+        }
+    }
+    failed += bad;
+    return bad ? -1 : to_wg;
+}
+
+static void wg_net_case(cb_precision prec, bool spare) {
     cb_error err = {0};
     cb_net *net = cb_net_load_string(wg_net, "wg", &err);
     char what[256];
@@ -1911,10 +1940,17 @@ static void wg_net_case(cb_precision prec) {
     }
     cb_exec *g, *r;
     const bool bf = prec == CB_PREC_BF16, x3 = prec == CB_PREC_FP32;
-    const char *tag = bf ? "wg net auto bf16" : x3 ? "wg net auto fp32 (3xTF32)" : "wg net auto tf32";
+    char tag[80];
+    snprintf(tag, sizeof tag, "%s%s", bf ? "wg net auto bf16" : x3 ? "wg net auto fp32 (3xTF32)" : "wg net auto tf32",
+             spare ? ", the kernel as the spare candidate" : "");
     if (!exec_pair(net, "auto", prec, tag, &g, &r)) return;
     bool hopper = cb_exec_choice(g, cb_net_find(net, "r1a"), CB_PHASE_FORWARD)->impl == CB_IMPL_OWN;
     const char *wide[] = {"r1a", "r1b", "r2", "r3"};
+    if (spare && hopper) {
+        int n = wg_spare_switch(g, net, wide, 4, tag);
+        snprintf(what, sizeof what, "%s: %d phases switched to the kernel from cuDNN's choice, and back, and to it", tag, n);
+        check(what, n > 0 ? 0 : 1, 0);
+    }
     int on_wg = 0, want = 0;
     for (int j = 0; j < 4; j++) {
         int li = cb_net_find(net, wide[j]);
@@ -2037,9 +2073,11 @@ static void wg_cases(void) {
             unsetenv("CONVBENCH_WG_BLOCKS");
         }
     expect_wg = false;
-    wg_net_case(CB_PREC_BF16);
-    wg_net_case(CB_PREC_TF32);
-    wg_net_case(CB_PREC_FP32);
+    wg_net_case(CB_PREC_BF16, false);
+    wg_net_case(CB_PREC_TF32, false);
+    wg_net_case(CB_PREC_FP32, false);
+    wg_net_case(CB_PREC_BF16, true);
+    wg_net_case(CB_PREC_TF32, true);
     setenv("CONVBENCH_AUTO_WGMMA", "fastest", 1); // a bad value is refused by name
     cb_error err = {0};
     cb_net *net = cb_net_load_string(wg_net, "wg", &err);
@@ -2049,6 +2087,13 @@ static void wg_cases(void) {
     cb_exec *x = net ? cb_exec_create(net, &o, &err) : NULL;
     check("auto CONVBENCH_AUTO_WGMMA=fastest is refused by name", !x && strstr(err.msg, "CONVBENCH_AUTO_WGMMA") ? 0 : 1, 0);
     cb_exec_destroy(x);
+    unsetenv("CONVBENCH_AUTO_WGMMA");
+    setenv("CONVBENCH_WG_SPARE", "sometimes", 1);
+    err = (cb_error){0};
+    x = net ? cb_exec_create(net, &o, &err) : NULL;
+    check("auto CONVBENCH_WG_SPARE=sometimes is refused by name", !x && strstr(err.msg, "CONVBENCH_WG_SPARE") ? 0 : 1, 0);
+    cb_exec_destroy(x);
+    unsetenv("CONVBENCH_WG_SPARE");
     cb_net_free(net);
     unsetenv("CONVBENCH_AUTO_WGMMA");
     test_layout = CB_LAYOUT_NCHW;

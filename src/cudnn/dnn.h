@@ -67,6 +67,8 @@ typedef struct dnn_layer {
                                  // (cb_cuda_wg_store_*; fp32 NCHW reaches it through own[] and its conversions)
     cb_choice wg_rival[CB_PHASE_COUNT]; // (wg) cuDNN's choice it beat, its workspace in .workspace: the step check's
                                  // way back (cb_dnn_revise)
+    double wg_lost_ms[CB_PHASE_COUNT]; // (auto) the own wgmma kernel's race time where it raced and lost (0: it did
+                                 // not): a candidate of little workspace for the trim and the step check (cb_dnn_revise)
     cudnnTensorDescriptor_t xd, yd, bd, bnd;
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd[CB_PHASE_COUNT];
@@ -81,7 +83,8 @@ typedef struct dnn_layer {
     int nalt[CB_PHASE_COUNT];
     dnn_gplan *galt[CB_PHASE_COUNT];
     double galt_ms[CB_PHASE_COUNT];
-    struct dnn_prev { bool held; int algo; cudnnMathType_t math; bool graph; bool wg; cb_choice choice; } prev[CB_PHASE_COUNT];
+    struct dnn_prev { bool held; int algo; cudnnMathType_t math; bool graph; bool wg; bool to_wg; cb_choice choice; } prev[CB_PHASE_COUNT];
+                                 // (wg: the switch left the own wgmma kernel; to_wg: it went to it from cuDNN's choice)
     cudnnPoolingDescriptor_t pd;
     cudnnLRNDescriptor_t lrn;
     cudnnActivationDescriptor_t act;

@@ -606,6 +606,11 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo) {
     dnn_layer *l = lay(e, i);
     if (!l || L->op != CB_OP_CONV) return false;
     struct dnn_prev *pv = &l->prev[p];
+    if (undo && pv->held && pv->to_wg) { // back from the own wgmma kernel to the cuDNN choice it had lost to
+        l->wg[p] = false, b->choice[p] = pv->choice, b->ws[p] = pv->choice.workspace;
+        pv->held = pv->to_wg = false;
+        return true;
+    }
     if (l->wg[p] || (undo && pv->held && pv->wg)) { // the own wgmma kernel back to the cuDNN choice it beat, or again
         if (undo) {
             if (!pv->held || !pv->wg) return false;
@@ -643,6 +648,19 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo) {
     }
     if (!on_graph && l->galt[p] && cb_dnn_graph_workspace(l->galt[p]) <= max_ws && (best < 0 || l->galt_ms[p] < best_ms))
         best = l->nalt[p], best_ms = l->galt_ms[p];
+    // the own wgmma kernel that lost auto's race: its workspace is a filter's size (or none)
+    cb_conv_params cp;
+    cb_conv_params_of(L, &cp);
+    size_t wg_ws = cb_cuda_wg_store_workspace(&cp, p, cb_dnn_wg_mode(e));
+    if (l->wg_lost_ms[p] > 0 && wg_ws <= max_ws && (best < 0 || l->wg_lost_ms[p] < best_ms)) {
+        cb_choice was = b->choice[p];
+        was.workspace = b->ws[p];
+        *pv = (struct dnn_prev){.held = true, .to_wg = true, .choice = was};
+        cb_dnn_take_wg(e, i, p); // (keeps was as its rival)
+        b->choice[p].ms = l->wg_lost_ms[p];
+        b->choice[p].workspace = b->ws[p];
+        return true;
+    }
     if (best < 0) return false;
     cudnnMathType_t math = CUDNN_DEFAULT_MATH;
     cudnnGetConvolutionMathType(l->cd[p], &math);

@@ -28,6 +28,8 @@ typedef struct sched_state {
     force_choice bn;             // $CONVBENCH_AUTO_BN=own|cudnn forces the batch norms' choice
     force_choice dw;             // $CONVBENCH_AUTO_DW=own|cudnn forces the depthwise convolutions' (other storages)
     force_choice wg;             // $CONVBENCH_AUTO_WGMMA=own|cudnn forces the own wgmma kernel on bf16 NHWC, or the libraries
+    bool wg_spare;               // the own wgmma kernel that lost a phase's race stays its candidate of little workspace
+                                 // for the trim and the step check (cb_dnn_revise); $CONVBENCH_WG_SPARE=off: not
 } sched_state;
 
 static sched_state *sched(const cb_exec *e) { return cb_dnn_state(e)->policy_state; }
@@ -118,6 +120,7 @@ static void wg_race(cb_exec *e, int i, cb_phase p, double dnn_ms) {
     } else if (own >= 0) {
         if (c->rival_ms < 0 || own < c->rival_ms) c->rival_ms = own;
         c->flags |= CB_CHOICE_RACED;
+        if (c->impl == CB_IMPL_CUDNN && sched(e)->wg_spare) l->wg_lost_ms[p] = own; // (cb_dnn_revise: a candidate of less workspace)
     }
 }
 
@@ -207,12 +210,15 @@ static bool pool_relu_mask(const cb_exec *e, int i) { return ((sched_state *)cb_
 static const dnn_policy POLICY = {.conv_phase = conv_phase, .fc_phase = fc_phase, .pool = pool, .pool_relu_mask = pool_relu_mask, .bn = bn};
 
 static cb_status init(cb_exec *e, cb_error *err) {
-    sched_state f = {FORCE_NONE, FORCE_NONE, FORCE_NONE, FORCE_NONE, FORCE_NONE};
+    sched_state f = {FORCE_NONE, FORCE_NONE, FORCE_NONE, FORCE_NONE, FORCE_NONE, true};
+    int spare = 1;
     cb_status st = env_force("CONVBENCH_AUTO_POOL", "own", &f.pool, err);
     if (st == CB_OK) st = env_force("CONVBENCH_AUTO_GEMM", "cublas", &f.gemm1x1, err);
     if (st == CB_OK) st = env_force("CONVBENCH_AUTO_BN", "own", &f.bn, err);
     if (st == CB_OK) st = env_force("CONVBENCH_AUTO_DW", "own", &f.dw, err);
     if (st == CB_OK) st = env_force("CONVBENCH_AUTO_WGMMA", "own", &f.wg, err);
+    if (st == CB_OK) st = cb_env_on_off("CONVBENCH_WG_SPARE", &spare, err);
+    f.wg_spare = spare != 0;
     if (st == CB_OK) st = cb_dnn_init(e, err, &POLICY);
     if (st != CB_OK) return st;
     sched_state *s = cb_xcalloc(1, sizeof *s);
