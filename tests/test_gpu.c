@@ -1914,9 +1914,10 @@ static int wg_spare_switch(cb_exec *g, const cb_net *net, const char *const *wid
         cb_conv_params_of(&net->layers[li], &cp);
         for (int p = 0; p < CB_PHASE_COUNT; p++) {
             if (!l->wg[p] || l->wg_rival[p].impl != CB_IMPL_CUDNN) continue;
-            const cb_lbuf *b = &g->lb[li];
+            cb_lbuf *b = &g->lb[li];
             size_t wg_ws = cb_cuda_wg_store_workspace(&cp, (cb_phase)p, cb_dnn_wg_mode(g)), rival_ws = l->wg_rival[p].workspace;
             bool ok = cb_dnn_revise(g, li, (cb_phase)p, (size_t)-1, false) && !l->wg[p] && b->choice[p].impl == CB_IMPL_CUDNN;
+            b->ws[p] = b->choice[p].workspace; // (as the trim does after a switch)
             l->wg_lost_ms[p] = 1e-6;
             ok = ok && cb_dnn_revise(g, li, (cb_phase)p, wg_ws, false) && l->wg[p] && b->choice[p].impl == CB_IMPL_OWN && b->ws[p] == wg_ws;
             ok = ok && cb_dnn_revise(g, li, (cb_phase)p, 0, true) && !l->wg[p] && b->choice[p].impl == CB_IMPL_CUDNN && b->ws[p] == rival_ws;
