@@ -133,12 +133,13 @@ static bdesc filter_of(cudnnFilterDescriptor_t wd, int64_t uid, uintptr_t align)
     return tensor(dt, dim, fmt == CUDNN_TENSOR_NHWC ? nhwc : nchw, uid, align);
 }
 static bdesc conv_of(cudnnConvolutionDescriptor_t cd) {
-    int ph, pw, u, v, dh, dw, groups = 1;
+    // (a grouped convolution, depthwise too, needs no attribute: the graph takes the groups from the
+    // filter's channels, C of a group, against the input's; cuDNN's depthwise kernels, PyTorch's
+    // channels-last picks, are among its engines and none of the legacy algorithms)
+    int ph, pw, u, v, dh, dw;
     cudnnConvolutionMode_t mode;
     cudnnDataType_t ct;
-    if (cudnnGetConvolution2dDescriptor(cd, &ph, &pw, &u, &v, &dh, &dw, &mode, &ct) != CUDNN_STATUS_SUCCESS ||
-        cudnnGetConvolutionGroupCount(cd, &groups) != CUDNN_STATUS_SUCCESS || groups != 1)
-        return NULL; // (grouped convolutions: the legacy path)
+    if (cudnnGetConvolution2dDescriptor(cd, &ph, &pw, &u, &v, &dh, &dw, &mode, &ct) != CUDNN_STATUS_SUCCESS) return NULL;
     int64_t dims = 2, pad[2] = {ph, pw}, stride[2] = {u, v}, dil[2] = {dh, dw};
     bdesc d = make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
     bool ok = d && set(d, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims) &&
