@@ -21,7 +21,7 @@ for c in ${CELLS:-gen-mobile-s12:192:bf16}; do
 import json, sys
 d = json.load(open(sys.argv[1])); t = d['tables']
 step = [r['median_ms'] for r in t['fullpass'] if r['phase'].strip() == 'total'][0]
-print('\n## %s: step %.3f ms, planned %.0f MiB' % (sys.argv[2], step, d['memory_mb']))
+print('\n## %s: step %.3f ms, planned %.0f MiB, planning %.1f s' % (sys.argv[2], step, d['memory_mb'], d.get('plan_s') or -1))
 print(' '.join('%s %.2f' % (r['part'][:22], r['total_ms']) for r in t['breakdown']))
 rows = sorted(t['layers'], key=lambda r: -(r['fwd_ms'] + r['bwd_data_ms'] + r['bwd_filter_ms'] + r.get('fwd_epilogue_ms', 0) + r.get('bwd_epilogue_ms', 0)))
 print('| layer | kind | fwd | fwd epi | bwd data | bwd epi | bwd filter | algos |'); print('|---|---|---:|---:|---:|---:|---:|---|')
