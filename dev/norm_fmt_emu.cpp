@@ -233,18 +233,26 @@ static void run_case(int fmt, cb_bn_params d, cb_act act) {
 int main() {
     setvbuf(stdout, nullptr, _IOLBF, 0); // a line a case as it ends (the run takes many minutes)
     const cb_bn_params shapes[] = {
-        {2, 13, 5, 6, 1e-3f},  // C odd: scalar NHWC, NCHW h*w 30
+        {2, 13, 5, 6, 1e-3f},  // C odd: NHWC rows of 8 (bf16) or 4 (fp32) pixels, NCHW h*w 30
         {4, 24, 8, 8, 1e-5f},  // bf16 NHWC vectors of 8, fp32 of 4; NCHW vectors; several NHWC chunks
-        {1, 300, 3, 5, 1e-5f}, // fp32 NHWC 75 vectors of 4; bf16 300 scalars (two tiles of 256)
+        {1, 300, 3, 5, 1e-5f}, // fp32 NHWC 75 vectors of 4; bf16 rows of 2 pixels, 75 vectors
         {2, 3, 32, 32, 1e-5f}, // NCHW: two chunks per channel
         {3, 16, 7, 7, 1e-7f},  // NCHW 7x7: scalar; eps under cuDNN's minimum
+        // NHWC channels not a multiple of the vector (bn_run's periodic view): rows of lcm(C, V)
+        // elements, the tensor ending within the last one
+        {3, 33, 5, 7, 1e-5f},  // bf16 rows of 8 pixels, 105 pixels: the last row partial; fp32 rows of 4
+        {1, 10, 3, 3, 1e-5f},  // fp32 rows of 2 pixels (C 2 mod 4), 9 pixels; bf16 4 pixels
+        {2, 323, 3, 3, 1e-5f}, // bf16 rows of 323 vectors (two tiles), 18 pixels
     };
     // every activation on the first shape; on the others none, ReLU (its own kernel path) and one
     // of the rest (the runtime switch), in turn: the emulator takes about a minute a case.
     // CB_EMU_ALL_ACTS=1: every activation on every shape.
+    // CB_EMU_SHAPES=5-7: those shapes alone (indices into shapes[])
     bool all = getenv("CB_EMU_ALL_ACTS") && !strcmp(getenv("CB_EMU_ALL_ACTS"), "1");
+    int k0 = 0, k1 = (int)(sizeof shapes / sizeof shapes[0]) - 1;
+    if (getenv("CB_EMU_SHAPES")) sscanf(getenv("CB_EMU_SHAPES"), "%d-%d", &k0, &k1);
     for (int fmt = 0; fmt < 4; fmt++)
-        for (int k = 0; k < (int)(sizeof shapes / sizeof shapes[0]); k++)
+        for (int k = k0; k <= k1 && k < (int)(sizeof shapes / sizeof shapes[0]); k++)
             for (int a = 0; a < CB_ACT_COUNT; a++) {
                 int other = CB_ACT_RELU + 1 + (fmt * 5 + k) % (CB_ACT_COUNT - 2);
                 if (all || k == 0 || a == CB_ACT_NONE || a == CB_ACT_RELU || a == other) run_case(fmt, shapes[k], (cb_act)a);

@@ -30,11 +30,16 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     if (cb_dnn_graph_plans() < 0)
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH_PLANS", NULL, "'%s' is not a count of plans from 1 to 48, or first",
                        getenv("CONVBENCH_DNN_GRAPH_PLANS"));
+    if (cb_dnn_graph_rtc() < 0)
+        return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH_RTC", NULL, "'%s' is not grouped, on, off, 1 or 0", getenv("CONVBENCH_DNN_GRAPH_RTC"));
     if (cb_dnn_graph_tol(e->opts.precision) < 0)
         return cb_fail(err, CB_STATUS_ARG, "CONVBENCH_DNN_GRAPH_TOL", NULL, "'%s' is not a number from 0 to 1", getenv("CONVBENCH_DNN_GRAPH_TOL"));
     int prs; // $CONVBENCH_POOL_RS: the NHWC pools' compile-time window forward everywhere (on), nowhere (off)
     if (cb_env_on_off("CONVBENCH_POOL_RS", &prs, err) != CB_OK) return CB_STATUS_ARG;
     cb_fmt_pool_rs(prs);
+    int bnp; // $CONVBENCH_BN_PERIODIC: the own NHWC batch norm in 16-byte vectors when C is not a multiple of them (on, the default), or a channel a thread (off)
+    if (cb_env_on_off("CONVBENCH_BN_PERIODIC", &bnp, err) != CB_OK) return CB_STATUS_ARG;
+    cb_fmt_bn_periodic(bnp != 0);
     int psc; // $CONVBENCH_POOL_SCATTER: fp32 NHWC max pools scatter their gradients by atomic adds where that measured faster (unset: pool_fmt.cu's pf_scatters), everywhere (on), or gather them (off: deterministic)
     if (cb_env_on_off("CONVBENCH_POOL_SCATTER", &psc, err) != CB_OK) return CB_STATUS_ARG;
     cb_fmt_pool_scatter(psc);

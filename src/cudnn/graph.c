@@ -7,8 +7,8 @@
 // compute types), so the graph path runs exactly the convolution the legacy one does, on the same
 // buffers: the heuristics' engine configs (mode A, then the fallback list) are finalised into
 // plans, and the first 16 over both lists ($CONVBENCH_DNN_GRAPH_PLANS=N: N; first: one of each) within the
-// workspace limit whose numerics the precision allows (and not compiled at run time, unless
-// $CONVBENCH_DNN_GRAPH_RTC=1) are timed on the layer's buffers (one run, then the mean of 3);
+// workspace limit whose numerics the precision allows (and not compiled at run time but for a
+// grouped convolution's, unless $CONVBENCH_DNN_GRAPH_RTC=on or off says) are timed on the layer's buffers (one run, then the mean of 3);
 // the fastest is kept when it beats the legacy pick (both picks by cb_choice_pick: a plan of less
 // workspace within --workspace-slack of the fastest is taken instead). $CONVBENCH_DNN_GRAPH: race (the default),
 // off, force (the fastest graph plan wherever one runs: tests). On
@@ -43,7 +43,7 @@ typedef cudnnBackendDescriptor_t bdesc;
 // (docs/results/2026-11-28-plans.md, call 1), first of each list / 6 / 16 plans, ms a step: a VGG-like
 // random network b256 tf32 22.37 / 19.26 / 18.91, an Inception-like b192 tf32 27.74 / 27.94 / 27.61,
 // ResNet-50 b64 bf16 12.29 / 12.30 / 12.27, the same memory, planning 2-7 s; so 16 is the default.
-enum { UID_X = 1, UID_W = 2, UID_Y = 3, MAX_CFGS = 24, ONE_PER_LIST = 0, DEFAULT_TIMED = 16, MAX_TIMED = 2 * MAX_CFGS };
+enum { UID_X = 1, UID_W = 2, UID_Y = 3, MAX_CFGS = 24, ONE_PER_LIST = 0, DEFAULT_TIMED = 16, GROUPED_TIMED = 6, MAX_TIMED = 2 * MAX_CFGS };
 
 struct dnn_gplan {
     bdesc plan;
@@ -69,6 +69,10 @@ cb_dnn_graph_mode cb_dnn_graph_mode_of(cb_precision prec) {
                                             : CB_DNN_GRAPH_BAD;
 }
 
+bool cb_dnn_graph_plans_set(void) {
+    const char *v = getenv("CONVBENCH_DNN_GRAPH_PLANS");
+    return v && *v;
+}
 int cb_dnn_graph_plans(void) {
     const char *v = getenv("CONVBENCH_DNN_GRAPH_PLANS");
     if (!v || !*v) return DEFAULT_TIMED;
@@ -77,9 +81,12 @@ int cb_dnn_graph_plans(void) {
     long n = strtol(v, &end, 10);
     return *end || n < 1 || n > MAX_TIMED ? -1 : (int)n;
 }
-bool cb_dnn_graph_rtc(void) {
+int cb_dnn_graph_rtc(void) {
     const char *v = getenv("CONVBENCH_DNN_GRAPH_RTC");
-    return v && !strcmp(v, "1");
+    if (!v || !*v || !strcmp(v, "grouped")) return CB_DNN_RTC_GROUPED;
+    if (!strcmp(v, "1") || !strcmp(v, "on")) return CB_DNN_RTC_ALL;
+    if (!strcmp(v, "0") || !strcmp(v, "off")) return CB_DNN_RTC_NONE;
+    return -1;
 }
 
 static bool set(bdesc d, cudnnBackendAttributeName_t a, cudnnBackendAttributeType_t t, int64_t n, const void *v) {
@@ -186,8 +193,8 @@ bool cb_dnn_graph_op_ok(cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd, 
 
 // Why the race leaves engine config cfg out, or NULL where it may run: its numerical notes in
 // precision prec (inputs converted down, a reduced-precision reduction; tensor cores in fp32), or
-// compiled at run time (NVRTC: a second or more to finalise; $CONVBENCH_DNN_GRAPH_RTC=1 lets them in)
-static const char *notes_why(bdesc cfg, cb_precision prec, int64_t *engine) {
+// compiled at run time (NVRTC: a second or more to finalise) where rtc is false
+static const char *notes_why(bdesc cfg, cb_precision prec, bool rtc, int64_t *engine) {
     bdesc eng = make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
     int64_t got = 0;
     cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
@@ -207,11 +214,11 @@ static const char *notes_why(bdesc cfg, cb_precision prec, int64_t *engine) {
                                                                                    : NULL;
     cudnnBackendBehaviorNote_t beh[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
     got = 0;
-    if (!why && !cb_dnn_graph_rtc() &&
+    if (!why && !rtc &&
         cudnnBackendGetAttribute(eng, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &got,
                                  beh) == CUDNN_STATUS_SUCCESS)
         for (int64_t j = 0; !why && j < got; j++)
-            if (beh[j] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) why = "compiled at run time (CONVBENCH_DNN_GRAPH_RTC=1 lets it in)";
+            if (beh[j] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION) why = "compiled at run time (CONVBENCH_DNN_GRAPH_RTC=on lets it in)";
     drop(eng);
     return why;
 }
@@ -441,7 +448,17 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
     // the heuristics' list (mode A), then the fallback list: engine configs, best guess first
     static const cudnnBackendHeurMode_t modes[2] = {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK};
     int64_t tried[2 * MAX_CFGS];
-    const int want = cb_dnn_graph_plans(); // (0: the first of each list)
+    // a grouped (depthwise) convolution: engines compiled at run time race too unless
+    // $CONVBENCH_DNN_GRAPH_RTC=off (cuDNN's depthwise kernels are among them, the fast ones: on
+    // the H200, 2026-11-29, an odd-channel MobileNet-like network's bf16 step went from 26.2 to
+    // 19.9 ms), and at most GROUPED_TIMED plans a phase are timed where $CONVBENCH_DNN_GRAPH_PLANS
+    // is unset (its 16 took planning from 3.3 to 34 s there: the slow engines' runs and the
+    // compilations)
+    int groups = 1;
+    cudnnGetConvolutionGroupCount(cd, &groups);
+    const int rtc_mode = cb_dnn_graph_rtc();
+    const bool rtc = rtc_mode == CB_DNN_RTC_ALL || (rtc_mode == CB_DNN_RTC_GROUPED && groups > 1);
+    const int want = groups > 1 && !cb_dnn_graph_plans_set() ? GROUPED_TIMED : cb_dnn_graph_plans(); // (0: the first of each list)
     int ntried = 0, timed = 0, max_timed = want > 0 ? want : MAX_TIMED;
     for (int m = 0; graph && m < 2 && timed < max_timed; m++) {
         bdesc heur = make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
@@ -468,7 +485,7 @@ double cb_dnn_graph_race_desc(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnn
         bool finalised = false; // (one of this list's configs made a plan)
         for (int64_t c = 0; c < got && timed < max_timed && !(want == ONE_PER_LIST && finalised); c++) {
             int64_t engine = -1;
-            const char *skip = notes_why(cfg[c], prec, &engine);
+            const char *skip = notes_why(cfg[c], prec, rtc, &engine);
             if (skip) {
                 trace_left(ro, engine, m, skip);
                 continue;

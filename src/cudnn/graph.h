@@ -15,10 +15,14 @@ int cb_dnn_graph_plans(void);
 // the most a plan's result may differ from a legacy FMA algorithm's, ||plan - legacy|| / ||legacy||,
 // on random operands (graph.c); $CONVBENCH_DNN_GRAPH_TOL replaces it (-1: not a number in 0..1)
 double cb_dnn_graph_tol(cb_precision prec);
-// $CONVBENCH_DNN_GRAPH_RTC=1: engines compiled at run time (NVRTC) may race too
-bool cb_dnn_graph_rtc(void);
+// $CONVBENCH_DNN_GRAPH_RTC: where engines compiled at run time (NVRTC) may race: grouped (and
+// depthwise) convolutions' (unset, or grouped), every convolution's (on, 1), none (off, 0); -1: another value
+enum { CB_DNN_RTC_NONE, CB_DNN_RTC_GROUPED, CB_DNN_RTC_ALL };
+int cb_dnn_graph_rtc(void);
+// $CONVBENCH_DNN_GRAPH_PLANS is given (a grouped convolution times fewer plans where it is not)
+bool cb_dnn_graph_plans_set(void);
 
-// Phase p of conv layer i (its legacy descriptors l->xd, l->wd, l->yd, l->cd[p], groups 1) as a
+// Phase p of conv layer i (its legacy descriptors l->xd, l->wd, l->yd, l->cd[p]; grouped too) as a
 // graph operation: every engine config the heuristics list whose numerics e's precision allows
 // and whose workspace fits wsz and the limit, timed on X (x, or dx for the data gradient), W (w,
 // or dw) and Y (y, or dy) with workspace ws; *best gets the plan cb_choice_pick takes (the fastest,

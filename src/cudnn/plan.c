@@ -591,8 +591,10 @@ cb_status cb_dnn_plan(cb_exec *e, int i, cb_error *err) {
 
 // be->revise (the step check and the workspace trim, src/core/exec.c): phase p of conv layer i,
 // where it runs on cuDNN (neither an own kernel, a cuBLAS GEMM nor the own depthwise one), to the
-// fastest other candidate its plan timed, legacy or graph, that needs at most max_ws bytes;
-// undo puts back the choice before. The choice keeps its flags (the channel padding) but for the
+// fastest other candidate its plan timed, legacy or graph, or the own wgmma kernel that lost
+// auto's race (wg_lost_ms), that needs at most max_ws bytes; undo puts back the choice before.
+// The choice's .workspace says what the candidate needs; the phase's workspace (b->ws) is the
+// caller's to set (the trim sets it from the choice, and back on undo). The choice keeps its flags (the channel padding) but for the
 // graph API's, which follows the candidate.
 static void set_legacy(dnn_layer *l, int p, int algo, cudnnMathType_t math) {
     if (p == 0) l->fwd = (cudnnConvolutionFwdAlgo_t)algo;
@@ -607,7 +609,7 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo) {
     if (!l || L->op != CB_OP_CONV) return false;
     struct dnn_prev *pv = &l->prev[p];
     if (undo && pv->held && pv->to_wg) { // back from the own wgmma kernel to the cuDNN choice it had lost to
-        l->wg[p] = false, b->choice[p] = pv->choice, b->ws[p] = pv->choice.workspace;
+        l->wg[p] = false, b->choice[p] = pv->choice;
         pv->held = pv->to_wg = false;
         return true;
     }
@@ -656,9 +658,11 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo) {
         cb_choice was = b->choice[p];
         was.workspace = b->ws[p];
         *pv = (struct dnn_prev){.held = true, .to_wg = true, .choice = was};
+        size_t ws = b->ws[p];
         cb_dnn_take_wg(e, i, p); // (keeps was as its rival)
+        b->ws[p] = ws;           // (the caller sizes the phase's workspace from the choice, as after every switch here)
         b->choice[p].ms = l->wg_lost_ms[p];
-        b->choice[p].workspace = b->ws[p];
+        b->choice[p].workspace = wg_ws;
         return true;
     }
     if (best < 0) return false;

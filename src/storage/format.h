@@ -120,7 +120,12 @@ void cb_fmt_pool_backward(const cb_pool_params *p, int fmt, const void *dy, cons
 // to y in the same pass. part: device scratch of
 // cb_fmt_bn_scratch(c) floats. Deterministic (fixed reduction order). cb_fmt_bn_supported: the
 // kernels' limits (fewer than 2^31 elements, 65535 channels).
+// NHWC with 16-byte aligned tensors runs 16-byte vectors whatever C: where C is not a multiple of
+// the vector, the kernels see rows of lcm(C, V) elements, in which each element's channel is fixed
+// (norm_fmt.cu, bn_run's periodic view); cb_fmt_bn_periodic(0) keeps one channel a thread there
+// ($CONVBENCH_BN_PERIODIC=on|off through cb_dnn_init; the A/B)
 #define CB_FMT_BN_CHUNKS 1024
+void cb_fmt_bn_periodic(int on);
 size_t cb_fmt_bn_scratch(int64_t c);
 int cb_fmt_bn_supported(const cb_bn_params *p);
 void cb_fmt_bn_forward_train(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, void *y,

@@ -111,6 +111,18 @@ template <class T, int V, int MODE> struct bn_in {
         if (MODE != BN_STATS) dy = *reinterpret_cast<const vec_t<T, V> *>(dyp + o);
         if (MODE == BN_GRAD_MASK) m = *reinterpret_cast<const vec_t<T, V> *>(mp + o);
     }
+    // the vector at o where the tensor ends (elems) within it: the elements past the end are
+    // neutral, adding nothing to any sum (x the channel's shift s, dy and m 0)
+    __device__ __forceinline__ void load_end(size_t o, size_t elems, const float *s, const T *__restrict__ xp, const T *dyp,
+                                             const T *__restrict__ mp) {
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            bool in = o + v < elems;
+            st(x.v, v, in ? ld(xp, o + v) : s[v]);
+            if (MODE != BN_STATS) st(dy.v, v, in ? ld(dyp, o + v) : 0.f);
+            if (MODE == BN_GRAD_MASK) st(m.v, v, in ? ld(mp, o + v) : 0.f);
+        }
+    }
     // element v's dy, with BN_GRAD_MASK's ReLU gradient applied (y > 0 ? dy : 0, as the separate pass)
     __device__ __forceinline__ float grad(int v) const {
         if (MODE == BN_STATS) return 0.f;
@@ -139,10 +151,15 @@ __device__ static __forceinline__ void bn_load_nchw(cb_fast_div by_hwv, int c, i
 
 // NHWC: gridDim.y tiles of tx channel vectors, gridDim.x chunks of rows. s: the channel's shift
 // (statistics: x's first row; gradient: the mean). part (chunks, c, 2).
+// A row is c elements. Where the channels (cc) are not a multiple of V, a row is a period of
+// lcm(cc, V) elements, lcm / cc pixels (bn_run's periodic view): its element j is channel j % cc
+// whatever the row, so a thread's V channels stay its own, in 16-byte vectors; the tensor's
+// elems end within the last row (past them: nothing loaded or stored). Every row whole, c == cc.
 template <class T, int V, int MODE, int A>
-__global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const T *__restrict__ x,
-                                                             T *__restrict__ dy, const T *__restrict__ m, const float *__restrict__ mean,
-                                                             const float *__restrict__ fcoef, float *__restrict__ part) {
+__global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int64_t rows, int c, int cc, size_t elems, int tx, int64_t rows_per_chunk,
+                                                             const T *__restrict__ x, T *__restrict__ dy, const T *__restrict__ m,
+                                                             const float *__restrict__ mean, const float *__restrict__ fcoef,
+                                                             float *__restrict__ part) {
     __shared__ float sh[2][BN_THREADS * V];
     int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
     int c0 = (blockIdx.y * tx + cv) * V;
@@ -150,9 +167,10 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
     float a1[V], a2[V], s[V], f0[V], f1[V];
 #pragma unroll
     for (int v = 0; v < V; v++) {
+        int ch = (c0 + v) % cc;
         a1[v] = a2[v] = 0.f;
-        s[v] = live ? (MODE == BN_STATS ? ld(x, c0 + v) : mean[c0 + v]) : 0.f;
-        f0[v] = live && A != CB_ACT_NONE ? fcoef[c0 + v] : 0.f, f1[v] = live && A != CB_ACT_NONE ? fcoef[c + c0 + v] : 0.f;
+        s[v] = live ? (MODE == BN_STATS ? ld(x, ch) : mean[ch]) : 0.f;
+        f0[v] = live && A != CB_ACT_NONE ? fcoef[ch] : 0.f, f1[v] = live && A != CB_ACT_NONE ? fcoef[cc + ch] : 0.f;
     }
     int64_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
     constexpr int U = bn_depth<MODE>::U;
@@ -163,7 +181,9 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
             for (int u = 0; u < U; u++) { // every load first, then the sums
                 int64_t r = rb + (int64_t)u * ty;
                 if (r >= r1) break;
-                in[u].load((size_t)r * c + c0, x, dy, m);
+                size_t o = (size_t)r * c + c0;
+                if (o + V <= elems) in[u].load(o, x, dy, m);
+                else in[u].load_end(o, elems, s, x, dy, m);
             }
 #pragma unroll
             for (int u = 0; u < U; u++) {
@@ -174,7 +194,12 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
                     float g = bn_acc<bn_sums<MODE>::M, A>(ld(in[u].x.v, v), in[u].grad(v), s[v], f0[v], f1[v], a1[v], a2[v]);
                     if (bn_stores<MODE>()) st(dz.v, v, g);
                 }
-                if (bn_stores<MODE>()) *reinterpret_cast<vec_t<T, V> *>(dy + (size_t)(rb + (int64_t)u * ty) * c + c0) = dz;
+                if (bn_stores<MODE>()) {
+                    size_t o = (size_t)(rb + (int64_t)u * ty) * c + c0;
+                    if (o + V <= elems) *reinterpret_cast<vec_t<T, V> *>(dy + o) = dz;
+                    else
+                        for (int v = 0; o + v < elems; v++) st(dy, o + v, ld(dz.v, v));
+                }
             }
         }
 #pragma unroll
@@ -297,16 +322,19 @@ __device__ static __forceinline__ void bn_out_vec(size_t o, const float (*k)[BN_
 
 // NHWC: as bn_reduce_nhwc, each thread one channel vector over its rows
 template <class T, int V, int MODE, int A>
-__global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64_t rows, int c, int tx, int64_t rows_per_chunk, const float *__restrict__ coef,
-                                                            const T *__restrict__ x, const T *dy, T *out) {
+__global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64_t rows, int c, int cc, size_t elems, int tx, int64_t rows_per_chunk,
+                                                            const float *__restrict__ coef, const T *__restrict__ x, const T *dy, T *out) {
     int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
     int c0 = (blockIdx.y * tx + cv) * V;
     if (ry >= ty || c0 >= c) return;
-    float k[V][BN_K];
+    float k[V][BN_K], s0[V];
 #pragma unroll
-    for (int v = 0; v < V; v++)
+    for (int v = 0; v < V; v++) {
+        int ch = (c0 + v) % cc;
+        s0[v] = 0.f;
 #pragma unroll
-        for (int j = 0; j < BN_K; j++) k[v][j] = bn_plane<MODE, A>(j) ? coef[(size_t)j * c + c0 + v] : 0.f;
+        for (int j = 0; j < BN_K; j++) k[v][j] = bn_plane<MODE, A>(j) ? coef[(size_t)j * cc + ch] : 0.f;
+    }
     int64_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
     constexpr int U = bn_depth<MODE>::U;
     for (int64_t rb = r0 + ry; rb < r1; rb += (int64_t)U * ty) {
@@ -314,12 +342,17 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64
 #pragma unroll
         for (int u = 0; u < U; u++) { // every load first, then the outputs
             if (rb + (int64_t)u * ty >= r1) break;
-            in[u].load((size_t)(rb + (int64_t)u * ty) * c + c0, x, dy, nullptr);
+            size_t o = (size_t)(rb + (int64_t)u * ty) * c + c0;
+            if (o + V <= elems) in[u].load(o, x, dy, nullptr);
+            else in[u].load_end(o, elems, s0, x, dy, nullptr);
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (rb + (int64_t)u * ty >= r1) break;
-            bn_out_vec<T, V, true, MODE, A>((size_t)(rb + (int64_t)u * ty) * c + c0, k, in[u], out);
+            size_t o = (size_t)(rb + (int64_t)u * ty) * c + c0;
+            if (o + V <= elems) bn_out_vec<T, V, true, MODE, A>(o, k, in[u], out);
+            else
+                for (int v = 0; o + v < elems; v++) st(out, o + v, bn_out<MODE, A>(ld(in[u].x.v, v), MODE != BN_STATS ? ld(in[u].dy.v, v) : 0.f, k[v]));
         }
     }
 }
@@ -352,13 +385,32 @@ template <class T, int V> struct bn_run {
     bool nhwc;
     int chunks;
     int64_t hw, rows; // rows: NHWC n*h*w
+    // NHWC as the kernels see it: rows of width elements, `rep` pixels a row, the partial sums of
+    // chunks * rep row chunks (bn_finish adds them); periodic where C is not a multiple of V
+    int64_t vrows = 0;
+    int width = 0, rep = 1;
+    size_t elems = 0;
+
+    void init() {
+        if (!nhwc) return;
+        int g = p->c; // lcm(C, V): C times V / gcd(C, V)
+        while (g % V) g += p->c;
+        width = g, rep = g / p->c;
+        elems = (size_t)rows * p->c;
+        vrows = (int64_t)((elems + g - 1) / g);
+        int most = BN_CHUNKS_MAX / rep;
+        if (chunks > most) chunks = most;
+        int64_t few = vrows < 1 ? 1 : vrows;
+        if (chunks > few) chunks = (int)few;
+    }
+    int part_chunks() const { return chunks * rep; } // (bn_finish's chunks of C channels)
 
     template <int MODE, int A> void reduce(const T *x, T *dy, const float *mean, const float *fcoef, float *part, const T *m = nullptr) {
         if (nhwc) {
-            int cv = p->c / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
-            int64_t per = (rows + chunks - 1) / chunks;
+            int cv = width / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
+            int64_t per = (vrows + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)((cv + tx - 1) / tx));
-            bn_reduce_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(rows, p->c, tx, per, x, dy, m, mean, fcoef, part);
+            bn_reduce_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(vrows, width, p->c, elems, tx, per, x, dy, m, mean, fcoef, part);
         } else {
             uint32_t hwv = (uint32_t)(hw / V), nvec = (uint32_t)p->n * hwv, per = (nvec + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)p->c);
@@ -367,10 +419,10 @@ template <class T, int V> struct bn_run {
     }
     template <int MODE, int A> void apply(const float *coef, const T *x, const T *dy, T *out) {
         if (nhwc) {
-            int cv = p->c / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
-            int64_t per = (rows + chunks - 1) / chunks;
+            int cv = width / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
+            int64_t per = (vrows + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)((cv + tx - 1) / tx));
-            bn_apply_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(rows, p->c, tx, per, coef, x, dy, out);
+            bn_apply_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(vrows, width, p->c, elems, tx, per, coef, x, dy, out);
         } else {
             uint32_t hwv = (uint32_t)(hw / V), nvec = (uint32_t)p->n * hwv, per = (nvec + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)p->c);
@@ -402,11 +454,15 @@ static int bn_chunks(const cb_bn_params *p, bool nhwc, int v) {
     return want < 1 ? 1 : (int)want;
 }
 
+// 16-byte vectors where the pointers allow: NHWC with any C (a C that is not a multiple of them
+// runs bn_run's periodic view, unless cb_fmt_bn_periodic(0)), NCHW where h*w is a multiple of them
+static bool bn_periodic_on = true;
+extern "C" void cb_fmt_bn_periodic(int on) { bn_periodic_on = on != 0; }
 static int bn_width(const cb_bn_params *p, bool nhwc, size_t es, const void *a, const void *b, const void *c) {
     int v = (int)(16 / es);
-    int64_t along = nhwc ? p->c : (int64_t)p->h * p->w;
     bool aligned = (uintptr_t)a % 16 == 0 && (uintptr_t)b % 16 == 0 && (uintptr_t)c % 16 == 0;
-    return aligned && along % v == 0 ? v : 1;
+    int64_t along = nhwc ? p->c : (int64_t)p->h * p->w;
+    return aligned && (along % v == 0 || (nhwc && bn_periodic_on)) ? v : 1;
 }
 
 // the coefficient planes (BN_K, c) after the partial sums, 16-byte aligned
@@ -427,9 +483,10 @@ template <class T, int V>
 static void bn_train_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, T *y, float *mean, float *invstd,
                         float *rmean, float *rvar, float momentum, cb_act act, float *part, const T *res) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
-    float *coef = BN_COEF(part, r.chunks, p->c);
+    r.init();
+    float *coef = BN_COEF(part, r.part_chunks(), p->c);
     r.template reduce<BN_STATS, CB_ACT_NONE>(x, nullptr, nullptr, nullptr, part);
-    bn_finish<T, BN_STATS><<<warps_grid(p[0].c), 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, beta, p->eps, momentum, mean,
+    bn_finish<T, BN_STATS><<<warps_grid(p[0].c), 256>>>(p->c, r.part_chunks(), (double)r.rows, nhwc, r.hw, x, part, gamma, beta, p->eps, momentum, mean,
                                                         invstd, rmean, rvar, nullptr, nullptr, coef);
     if (res) r.template apply_act<BN_STATS_RES>(coef, act, x, res, y);
     else r.template apply_act<BN_STATS>(coef, act, x, nullptr, y);
@@ -439,6 +496,7 @@ template <class T, int V>
 static void bn_infer_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, const float *rmean,
                         const float *rvar, T *y, cb_act act, float *part, const T *res) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
+    r.init();
     bn_finish_infer<<<warps_grid(p[0].c), 256>>>(p->c, gamma, beta, rmean, rvar, p->eps, part);
     if (res) r.template apply_act<BN_STATS_RES>(part, act, x, res, y);
     else r.template apply_act<BN_STATS>(part, act, x, nullptr, y);
@@ -448,14 +506,15 @@ template <class T, int V>
 static void bn_backward_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, const float *mean,
                            const float *invstd, cb_act act, T *dy, T *dx, float *dgamma, float *dbeta, float *part) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
-    float *coef = BN_COEF(part, r.chunks, p->c);
+    r.init();
+    float *coef = BN_COEF(part, r.part_chunks(), p->c);
     // an activation whose gradient costs an exp or an erf is taken once: the sums' pass writes dz
     // over dy, and the input gradient's pass reads it (one more write, no second evaluation)
     bool store = dx && (act == CB_ACT_SIGMOID || act == CB_ACT_SILU || act == CB_ACT_GELU);
     if (act != CB_ACT_NONE) bn_fwd_coef<<<(unsigned)(p[0].c + 255) / 256, 256>>>(p->c, gamma, beta, mean, invstd, coef);
     if (store) r.template reduce_grad<BN_GRAD_STORE>(x, dy, mean, coef + 4 * (size_t)p->c, act, part);
     else r.template reduce_grad<BN_GRAD>(x, dy, mean, coef + 4 * (size_t)p->c, act, part);
-    bn_finish<T, BN_GRAD><<<warps_grid(p[0].c), 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, nullptr, p->eps, 0.f,
+    bn_finish<T, BN_GRAD><<<warps_grid(p[0].c), 256>>>(p->c, r.part_chunks(), (double)r.rows, nhwc, r.hw, x, part, gamma, nullptr, p->eps, 0.f,
                                                        (float *)mean, (float *)invstd, nullptr, nullptr, dgamma, dbeta, coef);
     if (dx) r.template apply_act<BN_GRAD>(coef, store ? CB_ACT_NONE : act, x, dy, dx);
 }
@@ -466,9 +525,10 @@ template <class T, int V>
 static void bn_backward_mask_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *mean, const float *invstd,
                                 const T *m, T *dy, T *dx, float *dgamma, float *dbeta, float *part) {
     bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
-    float *coef = BN_COEF(part, r.chunks, p->c);
+    r.init();
+    float *coef = BN_COEF(part, r.part_chunks(), p->c);
     r.template reduce<BN_GRAD_MASK, CB_ACT_NONE>(x, dy, mean, nullptr, part, m);
-    bn_finish<T, BN_GRAD><<<warps_grid(p[0].c), 256>>>(p->c, r.chunks, (double)r.rows, nhwc, r.hw, x, part, gamma, nullptr, p->eps, 0.f,
+    bn_finish<T, BN_GRAD><<<warps_grid(p[0].c), 256>>>(p->c, r.part_chunks(), (double)r.rows, nhwc, r.hw, x, part, gamma, nullptr, p->eps, 0.f,
                                                        (float *)mean, (float *)invstd, nullptr, nullptr, dgamma, dbeta, coef);
     if (dx) r.template apply<BN_GRAD, CB_ACT_NONE>(coef, x, dy, dx);
 }
