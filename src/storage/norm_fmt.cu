@@ -154,8 +154,9 @@ __device__ static __forceinline__ void bn_load_nchw(cb_fast_div by_hwv, int c, i
 // A row is c elements. Where the channels (cc) are not a multiple of V, a row is a period of
 // lcm(cc, V) elements, lcm / cc pixels (bn_run's periodic view): its element j is channel j % cc
 // whatever the row, so a thread's V channels stay its own, in 16-byte vectors; the tensor's
-// elems end within the last row (past them: nothing loaded or stored). Every row whole, c == cc.
-template <class T, int V, int MODE, int A>
+// elems end within the last row (past them: nothing loaded or stored); PER compiles that form.
+// Otherwise (PER false) every row is whole and c == cc.
+template <class T, int V, int MODE, int A, bool PER>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int64_t rows, int c, int cc, size_t elems, int tx, int64_t rows_per_chunk,
                                                              const T *__restrict__ x, T *__restrict__ dy, const T *__restrict__ m,
                                                              const float *__restrict__ mean, const float *__restrict__ fcoef,
@@ -167,7 +168,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
     float a1[V], a2[V], s[V], f0[V], f1[V];
 #pragma unroll
     for (int v = 0; v < V; v++) {
-        int ch = (c0 + v) % cc;
+        int ch = PER ? (c0 + v) % cc : c0 + v;
         a1[v] = a2[v] = 0.f;
         s[v] = live ? (MODE == BN_STATS ? ld(x, ch) : mean[ch]) : 0.f;
         f0[v] = live && A != CB_ACT_NONE ? fcoef[ch] : 0.f, f1[v] = live && A != CB_ACT_NONE ? fcoef[cc + ch] : 0.f;
@@ -182,7 +183,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
                 int64_t r = rb + (int64_t)u * ty;
                 if (r >= r1) break;
                 size_t o = (size_t)r * c + c0;
-                if (o + V <= elems) in[u].load(o, x, dy, m);
+                if (!PER || o + V <= elems) in[u].load(o, x, dy, m);
                 else in[u].load_end(o, elems, s, x, dy, m);
             }
 #pragma unroll
@@ -196,9 +197,11 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
                 }
                 if (bn_stores<MODE>()) {
                     size_t o = (size_t)(rb + (int64_t)u * ty) * c + c0;
-                    if (o + V <= elems) *reinterpret_cast<vec_t<T, V> *>(dy + o) = dz;
-                    else
-                        for (int v = 0; o + v < elems; v++) st(dy, o + v, ld(dz.v, v));
+                    if (!PER || o + V <= elems) *reinterpret_cast<vec_t<T, V> *>(dy + o) = dz;
+                    else // (v unrolled: an index known at compile time keeps dz in registers)
+#pragma unroll
+                        for (int v = 0; v < V; v++)
+                            if (o + v < elems) st(dy, o + v, ld(dz.v, v));
                 }
             }
         }
@@ -321,7 +324,7 @@ __device__ static __forceinline__ void bn_out_vec(size_t o, const float (*k)[BN_
 }
 
 // NHWC: as bn_reduce_nhwc, each thread one channel vector over its rows
-template <class T, int V, int MODE, int A>
+template <class T, int V, int MODE, int A, bool PER>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64_t rows, int c, int cc, size_t elems, int tx, int64_t rows_per_chunk,
                                                             const float *__restrict__ coef, const T *__restrict__ x, const T *dy, T *out) {
     int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
@@ -330,7 +333,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64
     float k[V][BN_K], s0[V];
 #pragma unroll
     for (int v = 0; v < V; v++) {
-        int ch = (c0 + v) % cc;
+        int ch = PER ? (c0 + v) % cc : c0 + v;
         s0[v] = 0.f;
 #pragma unroll
         for (int j = 0; j < BN_K; j++) k[v][j] = bn_plane<MODE, A>(j) ? coef[(size_t)j * cc + ch] : 0.f;
@@ -343,16 +346,18 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64
         for (int u = 0; u < U; u++) { // every load first, then the outputs
             if (rb + (int64_t)u * ty >= r1) break;
             size_t o = (size_t)(rb + (int64_t)u * ty) * c + c0;
-            if (o + V <= elems) in[u].load(o, x, dy, nullptr);
+            if (!PER || o + V <= elems) in[u].load(o, x, dy, nullptr);
             else in[u].load_end(o, elems, s0, x, dy, nullptr);
         }
 #pragma unroll
         for (int u = 0; u < U; u++) {
             if (rb + (int64_t)u * ty >= r1) break;
             size_t o = (size_t)(rb + (int64_t)u * ty) * c + c0;
-            if (o + V <= elems) bn_out_vec<T, V, true, MODE, A>(o, k, in[u], out);
-            else
-                for (int v = 0; o + v < elems; v++) st(out, o + v, bn_out<MODE, A>(ld(in[u].x.v, v), MODE != BN_STATS ? ld(in[u].dy.v, v) : 0.f, k[v]));
+            if (!PER || o + V <= elems) bn_out_vec<T, V, true, MODE, A>(o, k, in[u], out);
+            else // (v unrolled: k[v] at an index known at compile time stays in registers)
+#pragma unroll
+                for (int v = 0; v < V; v++)
+                    if (o + v < elems) st(out, o + v, bn_out<MODE, A>(ld(in[u].x.v, v), MODE != BN_STATS ? ld(in[u].dy.v, v) : 0.f, k[v]));
         }
     }
 }
@@ -379,6 +384,13 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nchw(int c
     }
 }
 
+// an NHWC row as the kernels see it: lcm(c, v) elements (c itself where v divides it; c >= 1)
+static inline int bn_row_width(int c, int v) {
+    int g = c;
+    while (g % v) g += c;
+    return g;
+}
+
 // the whole of one direction for element type T and vector width V
 template <class T, int V> struct bn_run {
     const cb_bn_params *p;
@@ -393,8 +405,7 @@ template <class T, int V> struct bn_run {
 
     void init() {
         if (!nhwc) return;
-        int g = p->c; // lcm(C, V): C times V / gcd(C, V)
-        while (g % V) g += p->c;
+        int g = bn_row_width(p->c, V);
         width = g, rep = g / p->c;
         elems = (size_t)rows * p->c;
         vrows = (int64_t)((elems + g - 1) / g);
@@ -404,13 +415,16 @@ template <class T, int V> struct bn_run {
         if (chunks > few) chunks = (int)few;
     }
     int part_chunks() const { return chunks * rep; } // (bn_finish's chunks of C channels)
+    // the kernels' periodic form (PER): a channel index modulo C, and the tensor's end within a row
+    bool periodic() const { return width != p->c; }
 
     template <int MODE, int A> void reduce(const T *x, T *dy, const float *mean, const float *fcoef, float *part, const T *m = nullptr) {
         if (nhwc) {
             int cv = width / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
             int64_t per = (vrows + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)((cv + tx - 1) / tx));
-            bn_reduce_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(vrows, width, p->c, elems, tx, per, x, dy, m, mean, fcoef, part);
+            if (periodic()) bn_reduce_nhwc<T, V, MODE, A, true><<<grid, BN_THREADS>>>(vrows, width, p->c, elems, tx, per, x, dy, m, mean, fcoef, part);
+            else bn_reduce_nhwc<T, V, MODE, A, false><<<grid, BN_THREADS>>>(vrows, width, p->c, elems, tx, per, x, dy, m, mean, fcoef, part);
         } else {
             uint32_t hwv = (uint32_t)(hw / V), nvec = (uint32_t)p->n * hwv, per = (nvec + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)p->c);
@@ -422,7 +436,8 @@ template <class T, int V> struct bn_run {
             int cv = width / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
             int64_t per = (vrows + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)((cv + tx - 1) / tx));
-            bn_apply_nhwc<T, V, MODE, A><<<grid, BN_THREADS>>>(vrows, width, p->c, elems, tx, per, coef, x, dy, out);
+            if (periodic()) bn_apply_nhwc<T, V, MODE, A, true><<<grid, BN_THREADS>>>(vrows, width, p->c, elems, tx, per, coef, x, dy, out);
+            else bn_apply_nhwc<T, V, MODE, A, false><<<grid, BN_THREADS>>>(vrows, width, p->c, elems, tx, per, coef, x, dy, out);
         } else {
             uint32_t hwv = (uint32_t)(hw / V), nvec = (uint32_t)p->n * hwv, per = (nvec + chunks - 1) / chunks;
             dim3 grid((unsigned)chunks, (unsigned)p->c);
@@ -441,7 +456,8 @@ template <class T, int V> struct bn_run {
 // chunks per channel: enough blocks to fill the GPU a few times over, each with at least a few
 // hundred elements per thread row
 static int bn_chunks(const cb_bn_params *p, bool nhwc, int v) {
-    int64_t m = (int64_t)p->n * p->h * p->w, tiles = nhwc ? ((p->c / v) + BN_THREADS - 1) / BN_THREADS : p->c;
+    // (NHWC: the tiles of a row of lcm(C, v) elements, bn_run's periodic view; at least one)
+    int64_t m = (int64_t)p->n * p->h * p->w, tiles = nhwc ? ((bn_row_width(p->c, v) / v) + BN_THREADS - 1) / BN_THREADS : p->c;
     static int sms;
     if (!sms) {
         int dev = 0;
