@@ -156,6 +156,15 @@ int main() {
         window_nhwc(bf, 2, 4, 4, 6, 5, 5, 8, 4);       // dst aligned for 4 bytes only: narrow stores
         if (bf) window_nhwc(bf, 2, 4, 4, 6, 5, 5, 8, 2); // (2-byte aligned: bf16 only)
         window_nhwc(bf, 1, 3, 3, 16, 4, 4, 16, 0);
+        // the same channels, rows and columns added or dropped alone (window_rows_kernel: vectors
+        // across pixels and image rows whatever C): odd C, an image row narrower than a vector,
+        // batch 1, a total that ends within a vector, dst aligned for less than 16 bytes
+        static const int rc[][7] = {// n, hs, ws, c, hd, wd, dst byte offset
+                                    {3, 5, 4, 65, 6, 5, 0}, {2, 6, 5, 65, 5, 4, 0}, {1, 7, 7, 33, 9, 8, 0}, {2, 3, 1, 3, 4, 2, 0},
+                                    {3, 2, 2, 1, 3, 3, 0},  {1, 9, 9, 5, 8, 8, 0},  {2, 5, 4, 7, 6, 5, 4},  {2, 4, 3, 9, 5, 4, 8},
+                                    {4, 4, 4, 16, 5, 5, 0}, {2, 5, 5, 3, 5, 5, 0}};
+        for (auto &r : rc) window_nhwc(bf, r[0], r[1], r[2], r[3], r[4], r[5], r[3], r[6]);
+        if (bf) window_nhwc(bf, 2, 5, 4, 7, 6, 5, 7, 2); // (2-byte aligned: bf16 only)
         window_nchw(bf, 6, 5, 3, 6, 4);
         window_nchw(bf, 1, 7, 7, 7, 7);
         window_nchw(bf, 4, 6, 5, 5, 4);

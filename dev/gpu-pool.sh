@@ -11,7 +11,8 @@
 # --no-data-grad --no-criterion --per-layer, the step, the pool layers' sum (and each pool row:
 # pools.md), the concatenations' and the fused activation passes' parts, the planned memory and the
 # device's measured peak; then scripts/gpu-bench.sh's suite for $SUITE (auto beside eager and compiled
-# PyTorch). Results: $OUT/pool.tgz.
+# PyTorch). BNLAB=HxWxC,...: dev/cuda/bn_lab.cu on those batch-norm shapes first (BNLAB_BATCH).
+# Results: $OUT/pool.tgz.
 #   CELLS="gen-inception-s2:192:tf32 googlenet:128:tf32" MODES="default CONVBENCH_POOL_SCATTER=off" SUITE= bash dev/gpu-pool.sh
 set -u; NAME=pool; . dev/gpu-prep.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
@@ -20,6 +21,9 @@ if [ "${BENCH:-0}" = 1 ]; then
         -o $R/pool_bench && timeout 120 $R/pool_bench > $R/pool_bench.md 2>&1
     echo "pool_bench rc $?"; cat $R/pool_bench.md
 fi
+if [ -n "${BNLAB:-}" ]; then # dev/cuda/bn_lab.cu on the shapes BNLAB (HxWxC,...) at BNLAB_BATCH, periodic and one channel a thread
+    [ "${TEST:-1}" != 0 ] && { BUILD_ONLY=1 bash dev/cuda/bn_lab.sh > $R/bn_lab_build.txt 2>&1 & } # (built beside the tests, run after them)
+fi
 if [ "${TEST:-1}" != 0 ]; then
     t=$SECONDS
     for p in ${PARTS:-storage}; do timeout ${TEST_S:-170} $B/tests/test_gpu --part $p > $R/t_$p.txt 2>&1 & done
@@ -27,8 +31,13 @@ if [ "${TEST:-1}" != 0 ]; then
     wait
     for p in ${PARTS:-storage} $([ "${CLI:-1}" != 0 ] && echo cli); do echo "$p ($((SECONDS - t)) s): $(grep -c '^ok' $R/t_$p.txt) ok; $(tail -1 $R/t_$p.txt)"; grep -E "^FAIL" $R/t_$p.txt | head -10; done
 fi
+if [ -n "${BNLAB:-}" ]; then
+    wait
+    NOBUILD=1 OUT=$R/bn_lab SHAPES=$BNLAB BATCHES=${BNLAB_BATCH:-192} PRECS=${BNLAB_PRECS:-bf16} FORMS="periodic one" bash dev/cuda/bn_lab.sh
+    cat $R/bn_lab/*.txt
+fi
 DEADLINE=${DEADLINE:-150}; t0=$SECONDS
-echo "| cell | setting | step ms | pools fwd+bwd ms | concat fwd+bwd ms | activation, fused ms | planned MiB | device peak MiB |"; echo "|---|---|---:|---:|---:|---:|---:|---:|"
+echo "| cell | setting | step ms | pools fwd+bwd ms | concat fwd+bwd ms | activation, fused ms | batch norms ms | planned MiB | device peak MiB | planning s |"; echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for c in ${CELLS-gen-inception-s2:192:tf32 googlenet:128:tf32}; do
     IFS=: read -r n b prec <<<"$c"; net=$n; [ -f /tmp/gn/$n.json ] && net=/tmp/gn/$n.json
     for m in ${MODES-default CONVBENCH_POOL_SCATTER=off}; do
@@ -42,8 +51,9 @@ d = json.load(open(sys.argv[1])); t = d['tables']
 step = [r['median_ms'] for r in t['fullpass'] if r['phase'].strip() == 'total'][0]
 pools = [r for r in t['layers'] if r['kind'] == 'Pooling']
 part = {r['part']: r['total_ms'] for r in t['breakdown']}
-print('| %s | %s | %.3f | %.3f | %.3f | %.3f | %.0f | %.0f |' % (sys.argv[2], sys.argv[3], step, sum(r['fwd_ms'] + r['bwd_data_ms'] for r in pools),
-      part.get('Concatenate', 0), part.get('activation, fused', 0), d['memory_mb'], d.get('device_peak_mb') or 0))
+print('| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.0f | %.1f |' % (sys.argv[2], sys.argv[3], step, sum(r['fwd_ms'] + r['bwd_data_ms'] for r in pools),
+      part.get('Concatenate', 0), part.get('activation, fused', 0), sum(v for k, v in part.items() if 'batch norm' in k),
+      d['memory_mb'], d.get('device_peak_mb') or 0, d.get('plan_s') or -1))
 with open(sys.argv[4], 'a') as f:
     for r in pools: f.write('| %s | %s | %s | %.3f | %.3f |\n' % (sys.argv[2], sys.argv[3], r['layer'], r['fwd_ms'], r['bwd_data_ms']))
 PY

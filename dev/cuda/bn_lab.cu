@@ -4,7 +4,10 @@
 // GB/s, a device-to-device copy of the same tensor as the bandwidth reference. norm_fmt.cu is
 // compiled into this file, so its chunk policy can be changed with -D (dev/cuda/bn_lab.sh builds
 // variants: BN_BLOCKS_PER_SM, BN_CHUNK_MIN_NHWC).
-//   bn_lab [batch] [bf16|fp32]
+//   bn_lab [batch] [bf16|fp32] [SHAPES] [periodic|one]
+// SHAPES: a comma-separated list of HxWxC (each counted once) in place of ResNet-50's, "-" for those;
+// the fourth argument "one" runs C not a multiple of the vector one channel a thread
+// (cb_fmt_bn_periodic(0)), as CONVBENCH_BN_PERIODIC=off does
 #include "../../src/storage/norm_fmt.cu"
 
 #include "lab.cuh"
@@ -12,7 +15,7 @@
 #include <cuda_bf16.h>
 
 struct shape {
-    int hw, c;
+    int h, w, c;
 };
 
 template <class T> __global__ void fill(T *p, size_t n, unsigned seed) {
@@ -25,10 +28,27 @@ int main(int argc, char **argv) {
     bool bf = !(argc > 2 && !strcmp(argv[2], "fp32"));
     setvbuf(stdout, NULL, _IOLBF, 0);
     // ResNet-50 v1.5's batch norms: (plane side, channels) and how many layers have it
-    const shape shapes[] = {{112, 64}, {56, 64}, {56, 256}, {56, 128}, {28, 128}, {28, 512}, {28, 256},
-                            {14, 256}, {14, 1024}, {14, 512}, {7, 512}, {7, 2048}};
-    const int count[] = {1, 6, 4, 1, 7, 5, 1, 11, 7, 1, 5, 4};
-    size_t es = bf ? 2 : 4, most = (size_t)n * 112 * 112 * 64;
+    std::vector<shape> shapes = {{112, 112, 64}, {56, 56, 64}, {56, 56, 256}, {56, 56, 128}, {28, 28, 128}, {28, 28, 512},
+                                 {28, 28, 256}, {14, 14, 256}, {14, 14, 1024}, {14, 14, 512}, {7, 7, 512}, {7, 7, 2048}};
+    std::vector<int> count = {1, 6, 4, 1, 7, 5, 1, 11, 7, 1, 5, 4};
+    const char *what = "ResNet-50's 53 batch norms";
+    if (argc > 3 && strcmp(argv[3], "-")) {
+        shapes.clear(), count.clear(), what = "the shapes given";
+        for (const char *s = argv[3]; *s;) {
+            shape sh;
+            int used = 0;
+            if (sscanf(s, "%dx%dx%d%n", &sh.h, &sh.w, &sh.c, &used) != 3 || sh.h < 1 || sh.w < 1 || sh.c < 1 || sh.c > 2048) {
+                fprintf(stderr, "bn_lab: bad shape list '%s' (HxWxC,..., C up to 2048)\n", argv[3]);
+                return 2;
+            }
+            shapes.push_back(sh), count.push_back(1);
+            s += used;
+            if (*s == ',') s++;
+        }
+    }
+    if (argc > 4) cb_fmt_bn_periodic(strcmp(argv[4], "one") != 0);
+    size_t es = bf ? 2 : 4, most = 0;
+    for (const shape &sh : shapes) most = std::max(most, (size_t)n * sh.h * sh.w * sh.c);
     void *x, *y, *dy, *dx, *m, *ws;
     float *gamma, *beta, *mean, *invstd, *rmean, *rvar, *dgamma, *dbeta, *part;
     CK(cudaMalloc(&x, most * es)), CK(cudaMalloc(&y, most * es)), CK(cudaMalloc(&dy, most * es)), CK(cudaMalloc(&dx, most * es));
@@ -53,14 +73,15 @@ int main(int argc, char **argv) {
     cudnnHandle_t h;
     DNN(cudnnCreate(&h));
     int fmt = CB_FMT_NHWC | (bf ? CB_FMT_BF16 : 0);
-    printf("batch %d, %s NHWC; ms per call (median of 20); GB/s = the passes' bytes / time\n", n, bf ? "bf16" : "fp32");
+    printf("batch %d, %s NHWC%s; ms per call (median of 20); GB/s = the passes' bytes / time\n", n, bf ? "bf16" : "fp32",
+           argc > 4 && !strcmp(argv[4], "one") ? ", one channel a thread where C is not a multiple of the vector" : "");
     printf("%-12s %5s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "shape", "count", "copy_GBs", "fwd_ms", "fwd_GBs", "dnnf_ms", "bwd_ms",
            "bwd_GBs", "dnnb_ms", "mask_ms", "mask_GBs");
     double tot[5] = {0};
-    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
-        int hw = shapes[k].hw, c = shapes[k].c;
-        cb_bn_params p = {n, c, hw, hw, 1e-5f};
-        size_t t = (size_t)n * c * hw * hw;
+    for (size_t k = 0; k < shapes.size(); k++) {
+        int hh = shapes[k].h, ww = shapes[k].w, c = shapes[k].c;
+        cb_bn_params p = {n, c, hh, ww, 1e-5f};
+        size_t t = (size_t)n * c * hh * ww;
         double gb = (double)t * es / 1e9;
         double copy = time_ms([&] { cudaMemcpyAsync(y, x, t * es, cudaMemcpyDeviceToDevice); }, 20, 3);
         double fwd = time_ms([&] { cb_fmt_bn_forward_train(&p, fmt, x, gamma, beta, y, mean, invstd, rmean, rvar, 0.1f, CB_ACT_RELU, part); }, 20, 3);
@@ -69,7 +90,7 @@ int main(int argc, char **argv) {
         // cuDNN's Ex batch norm, persistent NHWC (no activation: its fused ops need other layouts)
         cudnnTensorDescriptor_t td, bd;
         DNN(cudnnCreateTensorDescriptor(&td)), DNN(cudnnCreateTensorDescriptor(&bd));
-        DNN(cudnnSetTensor4dDescriptor(td, CUDNN_TENSOR_NHWC, bf ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT, n, c, hw, hw));
+        DNN(cudnnSetTensor4dDescriptor(td, CUDNN_TENSOR_NHWC, bf ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT, n, c, hh, ww));
         DNN(cudnnDeriveBNTensorDescriptor(bd, td, CUDNN_BATCHNORM_SPATIAL_PERSISTENT));
         float one = 1, zero = 0;
         bool dnn_ok = dnn_check(cudnnBatchNormalizationForwardTrainingEx(h, CUDNN_BATCHNORM_SPATIAL_PERSISTENT, CUDNN_BATCHNORM_OPS_BN, &one, &zero, td, x,
@@ -85,7 +106,7 @@ int main(int argc, char **argv) {
         }, 20, 3);
         cudnnDestroyTensorDescriptor(td), cudnnDestroyTensorDescriptor(bd);
         char name[32];
-        snprintf(name, sizeof name, "%dx%dx%d", hw, hw, c);
+        snprintf(name, sizeof name, "%dx%dx%d", hh, ww, c);
         // passes: forward reads x twice, writes y; backward reads x, dy twice, writes dx; the
         // masked backward also reads m and writes dy over in its first pass
         printf("%-12s %5d %8.0f %8.4f %8.0f %8.4f %8.4f %8.0f %8.4f %8.4f %8.0f\n", name, count[k], 2 * gb / copy * 1e3, fwd, 3 * gb / fwd * 1e3, dnnf,
@@ -93,7 +114,7 @@ int main(int argc, char **argv) {
         double row[5] = {fwd, dnnf, bwd, dnnb, mask};
         for (int j = 0; j < 5; j++) tot[j] += count[k] * row[j];
     }
-    printf("== summary: ResNet-50's 53 batch norms at batch %d, ms: own forward %.3f, cuDNN forward %.3f, own backward %.3f, cuDNN backward %.3f, "
-           "own backward with the sum's ReLU %.3f\n", n, tot[0], tot[1], tot[2], tot[3], tot[4]);
+    printf("== summary: %s at batch %d, ms: own forward %.3f, cuDNN forward %.3f, own backward %.3f, cuDNN backward %.3f, "
+           "own backward with the sum's ReLU %.3f\n", what, n, tot[0], tot[1], tot[2], tot[3], tot[4]);
     return cudaGetLastError() == cudaSuccess ? 0 : 1;
 }

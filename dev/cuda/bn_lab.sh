@@ -2,8 +2,12 @@
 # On the GPU machine: dev/cuda/bn_lab.cu (the own NHWC batch norm against memory speed and cuDNN's
 # Ex batch norm on ResNet-50's shapes) built with norm_fmt.cu's policy as it is and in VARIANTS
 # (each a comma-separated list of -D flags, "-" for none; built in parallel), run one after
-# another at BATCHES and PRECS; output under ${OUT:-lab-out}.
+# another at BATCHES and PRECS, on SHAPES (HxWxC,...; ResNet-50's where unset) in FORMS (periodic,
+# the default, and/or one: one channel a thread where C is not a multiple of the vector); output
+# under ${OUT:-lab-out}.
 #   VARIANTS="- -DBN_MIN_BLOCKS=4" bash dev/cuda/bn_lab.sh
+#   SHAPES=90x90x33,45x45x323 BATCHES=192 FORMS="periodic one" bash dev/cuda/bn_lab.sh
+# BUILD_ONLY=1 builds and stops; NOBUILD=1 runs what was built.
 set -u
 OUT=${OUT:-lab-out}
 mkdir -p "$OUT"
@@ -11,18 +15,23 @@ CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")
 tag_of() { echo "$1" | tr -c 'A-Za-z0-9_\n' '_'; }
 for v in ${VARIANTS:--}; do
     flags=$([ "$v" = - ] || echo "$v" | tr ',' ' ')
+    [ "${NOBUILD:-0}" = 1 ] && [ -x /tmp/bn_lab_$(tag_of "$v") ] && continue # (built before: BUILD_ONLY=1)
     nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude $flags dev/cuda/bn_lab.cu -L"$CUDA_HOME/lib64" -L"$CUDA_HOME/lib" \
         -Xlinker -rpath,"$CUDA_HOME/lib64:$CUDA_HOME/lib" -lcudnn -o /tmp/bn_lab_$(tag_of "$v") &
 done
 wait
+[ "${BUILD_ONLY:-0}" = 1 ] && exit 0
 for v in ${VARIANTS:--}; do
     tag=$(tag_of "$v")
     [ -x /tmp/bn_lab_$tag ] || { echo "build $v failed"; continue; }
     for b in ${BATCHES:-64}; do
         for prec in ${PRECS:-bf16}; do
-            echo "== variant $v, batch $b, $prec"
-            timeout 60 /tmp/bn_lab_$tag $b $prec > "$OUT/bn_lab_${tag}_${b}_$prec.txt" 2>&1
-            tail -1 "$OUT/bn_lab_${tag}_${b}_$prec.txt"
+            for form in ${FORMS:-periodic}; do
+                f="$OUT/bn_lab_${tag}_${b}_${prec}_$form.txt"
+                echo "== variant $v, batch $b, $prec, $form"
+                timeout 60 /tmp/bn_lab_$tag $b $prec "${SHAPES:--}" $form > "$f" 2>&1
+                tail -1 "$f"
+            done
         done
     done
 done
