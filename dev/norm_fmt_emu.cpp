@@ -243,6 +243,9 @@ int main() {
         {3, 33, 5, 7, 1e-5f},  // bf16 rows of 8 pixels, 105 pixels: the last row partial; fp32 rows of 4
         {1, 10, 3, 3, 1e-5f},  // fp32 rows of 2 pixels (C 2 mod 4), 9 pixels; bf16 4 pixels
         {2, 323, 3, 3, 1e-5f}, // bf16 rows of 323 vectors (two tiles), 18 pixels
+        // the periodic view in several row chunks: the partial sums (chunk, tile, C) of each block
+        {2, 33, 16, 16, 1e-5f}, // 512 pixels: bf16 64 rows of 8 pixels, 8 chunks
+        {2, 323, 8, 8, 1e-5f},  // 128 pixels: bf16 16 rows in two tiles, 2 chunks
     };
     // every activation on the first shape; on the others none, ReLU (its own kernel path) and one
     // of the rest (the runtime switch), in turn: the emulator takes about a minute a case.

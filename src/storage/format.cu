@@ -55,35 +55,58 @@ static void convert_to(size_t t, int64_t cs, int64_t cd, int64_t hw, const S *sr
     else convert_kernel<S, float><<<cb_blocks(t, 256), 256>>>(t, cs, cd, hw, src, sn, (float *)dst, dn);
 }
 
-// dst (n, hd, wd, cd) <- src (n, hs, ws, cs), both NHWC of one type: one thread per V consecutive
-// dst channels of a pixel (adjacent threads, adjacent bytes: the loads and stores coalesce; V-wide
-// stores where cd and dst allow), zeros where src has no such pixel or channel. (One thread per
-// pixel looping over its channels, as before 2026-11-27, strode cd elements between a warp's lanes:
-// channel-padded layers of networks with odd channel counts took 2-30x their convolution's time.)
+// dst (n, hd, wd, cd) <- src (n, hs, ws, cs), both NHWC of one type: zeros where src has no such
+// pixel or channel (a channel-padded input's copy, its gradient cut back to the layer's channels).
+// A thread takes V consecutive dst elements whatever cd (16-byte stores where dst's alignment allows)
+// and loads each (adjacent threads, adjacent elements), stepping channel, column, row and image
+// from the first. The last vector may be partial (total elements).
+// (Before 2026-11-29 a thread took V channels of a pixel, so a cd that is not a multiple of V, the
+// gradient cut back from 56 channels to 49, ran one element a thread: 0.25 ms where the layer's
+// backward data took 0.18, on the H200. Before 2026-11-27 one thread took a whole pixel, striding cd
+// elements between a warp's lanes: channel-padded layers took 2-30x their convolution's time.)
 template <class T, int V>
-__global__ void __launch_bounds__(256) window_nhwc_kernel(uint32_t nvec, cb_fast_div by_cv, cb_fast_div by_wd, cb_fast_div by_hd, int hs,
-                                                          int ws, int cs, const T *__restrict__ src, T *__restrict__ dst) {
+__global__ void __launch_bounds__(256) window_nhwc_kernel(uint32_t nvec, uint32_t total, cb_fast_div by_cd, cb_fast_div by_wd, cb_fast_div by_hd,
+                                                          uint32_t hs, uint32_t ws, uint32_t cs, const T *__restrict__ src, T *__restrict__ dst) {
     uint32_t j = blockIdx.x * 256u + threadIdx.x;
     if (j >= nvec) return;
-    uint32_t r = cb_fast_div_q(by_cv, j), c0 = (j - r * by_cv.d) * V;
+    uint32_t o = j * V, r = cb_fast_div_q(by_cd, o), ch = o - r * by_cd.d;
     uint32_t t = cb_fast_div_q(by_wd, r), x = r - t * by_wd.d;
     uint32_t n = cb_fast_div_q(by_hd, t), y = t - n * by_hd.d;
-    bool in = (int)y < hs && (int)x < ws;
-    const T *a = src + (((size_t)n * hs + (in ? y : 0)) * ws + (in ? x : 0)) * cs;
-    vec_t<T, V> o;
+    vec_t<T, V> out;
 #pragma unroll
-    for (int v = 0; v < V; v++) st(o.v, v, in && (int)c0 + v < cs ? ld(a, c0 + v) : 0.f);
-    reinterpret_cast<vec_t<T, V> *>(dst)[j] = o;
+    for (int v = 0; v < V; v++) {
+        if (ch == by_cd.d) { // the next pixel
+            ch = 0;
+            if (++x == by_wd.d) {
+                x = 0;
+                if (++y == by_hd.d) y = 0, n++;
+            }
+        }
+        bool in = y < hs && x < ws && ch < cs && o + v < total;
+        st(out.v, v, in ? ld(src, (((size_t)n * hs + y) * ws + x) * cs + ch) : 0.f);
+        ch++;
+    }
+    if (o + V <= total) reinterpret_cast<vec_t<T, V> *>(dst)[j] = out;
+    else
+#pragma unroll
+        for (int v = 0; v < V; v++)
+            if (o + v < total) st(dst, o + v, ld(out.v, v));
+}
+template <class T, int V>
+static void window_nhwc_v(int64_t total, int64_t hs, int64_t ws, int64_t cs, const T *src, int64_t hd, int64_t wd, int64_t cd, T *dst) {
+    int64_t nvec = (total + V - 1) / V;
+    cb_fast_div c_ = cb_fast_div_make((uint32_t)cd), w_ = cb_fast_div_make((uint32_t)wd), h_ = cb_fast_div_make((uint32_t)hd);
+    window_nhwc_kernel<T, V><<<(unsigned)((nvec + 255) / 256), 256>>>((uint32_t)nvec, (uint32_t)total, c_, w_, h_, (uint32_t)hs, (uint32_t)ws,
+                                                                      (uint32_t)cs, src, dst);
 }
 
 // dst (n, hd, wd, c) <- src (n, hs, ws, c), NHWC of one type with the same channels: image rows
 // added at the end or dropped (a TF SAME input's zero-padded copy, its gradient cut back). Seen as
 // rows of whole image rows (wd*c elements in dst, ws*c in src), an element's source is at the same
-// offset in its source row, so a thread takes V consecutive dst elements whatever c (16-byte
-// stores; window_nhwc_kernel's vectors of channels need c a multiple of V) and loads each of them
-// (adjacent threads, adjacent elements). The last vector may be partial (total elements).
-// (At C 65 in bf16, one element a thread, the copy of a stride-2 depthwise layer's input ran at a
-// third of memory speed: 0.33 ms for 202 MB on the H200, 2026-11-29.)
+// offset in its source row: window_nhwc_kernel's way with one step less an element (no channel
+// or column to count). (At C 65 in bf16, one element a thread, the copy of a stride-2 depthwise
+// layer's input ran at a third of memory speed before: 0.33 ms for 202 MB on the H200; 0.14 ms
+// this way, 2026-11-29.)
 template <class T, int V>
 __global__ void __launch_bounds__(256) window_rows_kernel(uint32_t nvec, uint32_t total, cb_fast_div by_ld, cb_fast_div by_hd, uint32_t hs,
                                                           uint32_t ls, const T *__restrict__ src, T *__restrict__ dst) {
@@ -125,12 +148,6 @@ __global__ void window_nhwc64_kernel(size_t total, int64_t hs, int64_t ws, int64
     }
 }
 
-template <class T, int V>
-static void window_nhwc_v(int64_t nvec, int64_t hs, int64_t ws, int64_t cs, const T *src, int64_t hd, int64_t wd, int64_t cd, T *dst) {
-    cb_fast_div cv = cb_fast_div_make((uint32_t)(cd / V)), a = cb_fast_div_make((uint32_t)wd), b = cb_fast_div_make((uint32_t)hd);
-    unsigned grid = (unsigned)((nvec + 255) / 256);
-    window_nhwc_kernel<T, V><<<grid, 256>>>((uint32_t)nvec, cv, a, b, (int)hs, (int)ws, (int)cs, src, dst);
-}
 
 // dst (planes, hd, wd) <- src (planes, hs, ws), NCHW planes of one type: one thread per dst
 // element, zeros where src has no such pixel (rows and columns added at the end)
@@ -181,7 +198,7 @@ extern "C" void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs
                                (char *)dst + (size_t)(i * hd * wd * cd) * es, bf);
         return;
     }
-    int v = 16 / (int)es; // 16-byte stores where a pixel's channels and dst allow, else 8, else one element
+    int v = 16 / (int)es; // 16-byte stores where dst's alignment allows, else 8, else one element
     if (cs == cd && ws * cs < 0x7fffffff) { // the same channels: whole image rows (any c), V as dst's alignment allows
         while (v > 1 && (uintptr_t)dst % (size_t)(v * es)) v /= 2;
         int64_t t = rows * cd;
@@ -201,21 +218,21 @@ extern "C" void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs
         }
         return;
     }
-    while (v > 1 && (cd % v || (uintptr_t)dst % (size_t)(v * es))) v /= 2;
-    int64_t nvec = rows * cd / v;
+    while (v > 1 && (uintptr_t)dst % (size_t)(v * es)) v /= 2;
+    int64_t t = rows * cd;
     if (bf) {
         const bf16 *s = (const bf16 *)src;
         bf16 *d = (bf16 *)dst;
-        if (v == 8) window_nhwc_v<bf16, 8>(nvec, hs, ws, cs, s, hd, wd, cd, d);
-        else if (v == 4) window_nhwc_v<bf16, 4>(nvec, hs, ws, cs, s, hd, wd, cd, d);
-        else if (v == 2) window_nhwc_v<bf16, 2>(nvec, hs, ws, cs, s, hd, wd, cd, d);
-        else window_nhwc_v<bf16, 1>(nvec, hs, ws, cs, s, hd, wd, cd, d);
+        if (v == 8) window_nhwc_v<bf16, 8>(t, hs, ws, cs, s, hd, wd, cd, d);
+        else if (v == 4) window_nhwc_v<bf16, 4>(t, hs, ws, cs, s, hd, wd, cd, d);
+        else if (v == 2) window_nhwc_v<bf16, 2>(t, hs, ws, cs, s, hd, wd, cd, d);
+        else window_nhwc_v<bf16, 1>(t, hs, ws, cs, s, hd, wd, cd, d);
     } else {
         const float *s = (const float *)src;
         float *d = (float *)dst;
-        if (v == 4) window_nhwc_v<float, 4>(nvec, hs, ws, cs, s, hd, wd, cd, d);
-        else if (v == 2) window_nhwc_v<float, 2>(nvec, hs, ws, cs, s, hd, wd, cd, d);
-        else window_nhwc_v<float, 1>(nvec, hs, ws, cs, s, hd, wd, cd, d);
+        if (v == 4) window_nhwc_v<float, 4>(t, hs, ws, cs, s, hd, wd, cd, d);
+        else if (v == 2) window_nhwc_v<float, 2>(t, hs, ws, cs, s, hd, wd, cd, d);
+        else window_nhwc_v<float, 1>(t, hs, ws, cs, s, hd, wd, cd, d);
     }
 }
 

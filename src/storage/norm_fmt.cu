@@ -211,12 +211,38 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
 #pragma unroll
     for (int v = 0; v < V; v++) sh[0][t * V + v] = a1[v], sh[1][t * V + v] = a2[v];
     __syncthreads();
-    if (ry != 0 || !live) return;
-    for (int v = 0; v < V; v++) {
-        float b1 = 0.f, b2 = 0.f;
-        for (int j = 0; j < ty; j++) b1 += sh[0][(j * tx + cv) * V + v], b2 += sh[1][(j * tx + cv) * V + v];
-        float *p = part + ((size_t)blockIdx.x * c + c0 + v) * 2;
-        p[0] = b1, p[1] = b2;
+    if (!PER) {
+        if (ry != 0 || !live) return;
+        for (int v = 0; v < V; v++) {
+            float b1 = 0.f, b2 = 0.f;
+            for (int j = 0; j < ty; j++) b1 += sh[0][(j * tx + cv) * V + v], b2 += sh[1][(j * tx + cv) * V + v];
+            float *p = part + ((size_t)blockIdx.x * c + c0 + v) * 2;
+            p[0] = b1, p[1] = b2;
+        }
+        return;
+    }
+    // periodic: the sums of the tile's positions (its share of a row of c = lcm(cc, V) elements),
+    // then per channel the sum of its positions in the tile, in a fixed order (deterministic): the
+    // partial sums are (chunk, tile, cc) whatever the row's width, so a periodic pass may have as
+    // many chunks as any other (a row of lcm(33, 8) elements, 8 pixels, held the chunks to 1024 / 8
+    // when each position kept its own partial sums: a block per SM, the forward at a third of memory
+    // speed on the H200, 2026-11-29)
+    float b1[V], b2[V];
+    if (ry == 0 && live)
+        for (int v = 0; v < V; v++) {
+            b1[v] = b2[v] = 0.f;
+            for (int j = 0; j < ty; j++) b1[v] += sh[0][(j * tx + cv) * V + v], b2[v] += sh[1][(j * tx + cv) * V + v];
+        }
+    __syncthreads();
+    if (ry == 0 && live)
+        for (int v = 0; v < V; v++) sh[0][cv * V + v] = b1[v], sh[1][cv * V + v] = b2[v];
+    __syncthreads();
+    int p0 = blockIdx.y * tx * V, np = min(tx * V, c - p0);
+    for (int ch = t; ch < cc; ch += BN_THREADS) {
+        float s1 = 0.f, s2 = 0.f;
+        for (int q = p0 + ((ch - p0 % cc) % cc + cc) % cc; q < p0 + np; q += cc) s1 += sh[0][q - p0], s2 += sh[1][q - p0];
+        float *p = part + (((size_t)blockIdx.x * gridDim.y + blockIdx.y) * cc + ch) * 2;
+        p[0] = s1, p[1] = s2;
     }
 }
 
@@ -317,6 +343,15 @@ template <int MODE, int A> __device__ static __forceinline__ bool bn_plane(int j
     return MODE == BN_STATS || MODE == BN_STATS_RES ? j < 2 : j < 4 || A != CB_ACT_NONE;
 }
 
+// the chunk an elementwise pass's block takes: the last chunks first (BN_APPLY_REVERSE), where the
+// reduction that ran just before ended, so that what of its input the L2 still holds is read there
+#ifndef BN_APPLY_REVERSE
+#define BN_APPLY_REVERSE 1
+#endif
+__device__ static __forceinline__ unsigned bn_apply_chunk() { return BN_APPLY_REVERSE ? gridDim.x - 1 - blockIdx.x : blockIdx.x; }
+// and its tile of channels (NHWC) or channel (NCHW): the grid's second dimension, reversed likewise
+__device__ static __forceinline__ unsigned bn_apply_y() { return BN_APPLY_REVERSE ? gridDim.y - 1 - blockIdx.y : blockIdx.y; }
+
 // CH_LAST: the V elements are V channels (coefficients k[v]), else V pixels of one channel (k[0])
 template <class T, int V, bool CH_LAST, int MODE, int A>
 __device__ static __forceinline__ void bn_out_vec(size_t o, const float (*k)[BN_K], const bn_in<T, V, MODE> &in, T *out) {
@@ -331,7 +366,7 @@ template <class T, int V, int MODE, int A, bool PER>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64_t rows, int c, int cc, size_t elems, int tx, int64_t rows_per_chunk,
                                                             const float *__restrict__ coef, const T *__restrict__ x, const T *dy, T *out) {
     int ty = BN_THREADS / tx, t = threadIdx.x, cv = t % tx, ry = t / tx;
-    int c0 = (blockIdx.y * tx + cv) * V;
+    int c0 = ((int)bn_apply_y() * tx + cv) * V;
     if (ry >= ty || c0 >= c) return;
     float k[V][BN_K], s0[V];
 #pragma unroll
@@ -341,7 +376,7 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64
 #pragma unroll
         for (int j = 0; j < BN_K; j++) k[v][j] = bn_plane<MODE, A>(j) ? coef[(size_t)j * cc + ch] : 0.f;
     }
-    int64_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
+    int64_t r0 = bn_apply_chunk() * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
     constexpr int U = bn_depth<MODE>::U;
     for (int64_t rb = r0 + ry; rb < r1; rb += (int64_t)U * ty) {
         bn_in<T, V, MODE> in[U];
@@ -369,11 +404,11 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nhwc(int64
 template <class T, int V, int MODE, int A>
 __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_apply_nchw(int c, cb_fast_div by_hwv, uint32_t nvec, uint32_t vec_per_chunk, const float *__restrict__ coef,
                                                             const T *__restrict__ x, const T *dy, T *out) {
-    int ch = blockIdx.y;
+    int ch = (int)bn_apply_y();
     float k[1][BN_K];
 #pragma unroll
     for (int j = 0; j < BN_K; j++) k[0][j] = bn_plane<MODE, A>(j) ? coef[(size_t)j * c + ch] : 0.f;
-    uint32_t j0 = blockIdx.x * vec_per_chunk, j1 = min(nvec, j0 + vec_per_chunk);
+    uint32_t j0 = bn_apply_chunk() * vec_per_chunk, j1 = min(nvec, j0 + vec_per_chunk);
     constexpr int U = bn_depth<MODE>::U;
     for (uint32_t jb = j0 + threadIdx.x; jb < j1; jb += U * BN_THREADS) {
         bn_in<T, V, MODE> in[U];
@@ -400,24 +435,25 @@ template <class T, int V> struct bn_run {
     bool nhwc;
     int chunks;
     int64_t hw, rows; // rows: NHWC n*h*w
-    // NHWC as the kernels see it: rows of width elements, `rep` pixels a row, the partial sums of
-    // chunks * rep row chunks (bn_finish adds them); periodic where C is not a multiple of V
+    // NHWC as the kernels see it: rows of width elements (lcm(C, V): periodic where C is not a
+    // multiple of V), in tiles of at most BN_THREADS vectors; a periodic pass's partial sums are
+    // chunks * tiles rows of C channels (bn_finish adds them), another's chunks rows
     int64_t vrows = 0;
-    int width = 0, rep = 1;
+    int width = 0, tiles = 1;
     size_t elems = 0;
 
     void init() {
         if (!nhwc) return;
-        int g = bn_row_width(p->c, V);
-        width = g, rep = g / p->c;
+        int g = bn_row_width(p->c, V), cv = g / V, tx = cv < BN_THREADS ? cv : BN_THREADS;
+        width = g, tiles = (cv + tx - 1) / tx;
         elems = (size_t)rows * p->c;
         vrows = (int64_t)((elems + g - 1) / g);
-        int most = BN_CHUNKS_MAX / rep;
+        int most = periodic() ? BN_CHUNKS_MAX / tiles : BN_CHUNKS_MAX;
         if (chunks > most) chunks = most;
         int64_t few = vrows < 1 ? 1 : vrows;
         if (chunks > few) chunks = (int)few;
     }
-    int part_chunks() const { return chunks * rep; } // (bn_finish's chunks of C channels)
+    int part_chunks() const { return nhwc && periodic() ? chunks * tiles : chunks; } // (bn_finish's chunks of C channels)
     // the kernels' periodic form (PER): a channel index modulo C, and the tensor's end within a row
     bool periodic() const { return width != p->c; }
 
