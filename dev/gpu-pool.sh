@@ -33,7 +33,7 @@ if [ "${TEST:-1}" != 0 ]; then
 fi
 if [ -n "${BNLAB:-}" ]; then
     wait
-    NOBUILD=1 OUT=$R/bn_lab SHAPES=$BNLAB BATCHES=${BNLAB_BATCH:-192} PRECS=${BNLAB_PRECS:-bf16} FORMS="periodic one" bash dev/cuda/bn_lab.sh
+    NOBUILD=1 OUT=$R/bn_lab SHAPES=$BNLAB BATCHES=${BNLAB_BATCH:-192} PRECS=${BNLAB_PRECS:-bf16} FORMS="${BNLAB_FORMS:-periodic one}" bash dev/cuda/bn_lab.sh
     cat $R/bn_lab/*.txt
 fi
 DEADLINE=${DEADLINE:-150}; t0=$SECONDS

@@ -23,12 +23,19 @@ template <class T> __global__ void fill(T *p, size_t n, unsigned seed) {
         p[i] = (T)((float)((i * 2654435761u + seed * 40503u) % 1000) / 666.f - 0.5f);
 }
 
-// the forward's two passes alone (the statistics' reduction, the output pass with a ReLU): ms each
-template <class T, int V> static void pass_ms(const cb_bn_params *p, const void *x, void *y, float *part, double *red, double *app) {
+// the forward's three kernels alone (the statistics' reduction, the per-channel finish, the output
+// pass with a ReLU): ms each; v: the vectors' (16 B) per-channel vectors: gamma, beta, mean, invstd,
+// rmean, rvar
+template <class T, int V>
+static void pass_ms(const cb_bn_params *p, const void *x, void *y, float *part, float *const *v, double *red, double *fin, double *app) {
     bn_run<T, V> r = {p, true, bn_chunks(p, true, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
     r.init();
     float *coef = BN_COEF(part, r.part_chunks(), p->c);
     *red = time_ms([&] { r.template reduce<BN_STATS, CB_ACT_NONE>((const T *)x, nullptr, nullptr, nullptr, part); }, 20, 3);
+    *fin = time_ms([&] {
+        bn_finish<T, BN_STATS><<<warps_grid(p->c), 256>>>(p->c, r.part_chunks(), (double)r.rows, true, r.hw, (const T *)x, part, v[0], v[1], p->eps,
+                                                          0.1f, v[2], v[3], v[4], v[5], nullptr, nullptr, coef);
+    }, 20, 3);
     *app = time_ms([&] { r.template apply<BN_STATS, CB_ACT_RELU>(coef, (const T *)x, nullptr, (T *)y); }, 20, 3);
 }
 
@@ -84,8 +91,8 @@ int main(int argc, char **argv) {
     int fmt = CB_FMT_NHWC | (bf ? CB_FMT_BF16 : 0);
     printf("batch %d, %s NHWC%s; ms per call (median of 20); GB/s = the passes' bytes / time\n", n, bf ? "bf16" : "fp32",
            argc > 4 && !strcmp(argv[4], "one") ? ", one channel a thread where C is not a multiple of the vector" : "");
-    printf("%-12s %5s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "shape", "count", "copy_GBs", "fwd_ms", "fwd_GBs", "dnnf_ms", "bwd_ms",
-           "bwd_GBs", "dnnb_ms", "mask_ms", "mask_GBs", "stat_GBs", "out_GBs");
+    printf("%-12s %5s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "shape", "count", "copy_GBs", "fwd_ms", "fwd_GBs", "dnnf_ms", "bwd_ms",
+           "bwd_GBs", "dnnb_ms", "mask_ms", "mask_GBs", "stat_GBs", "fin_us", "out_GBs");
     double tot[5] = {0};
     for (size_t k = 0; k < shapes.size(); k++) {
         int hh = shapes[k].h, ww = shapes[k].w, c = shapes[k].c;
@@ -96,13 +103,13 @@ int main(int argc, char **argv) {
         double fwd = time_ms([&] { cb_fmt_bn_forward_train(&p, fmt, x, gamma, beta, y, mean, invstd, rmean, rvar, 0.1f, CB_ACT_RELU, part); }, 20, 3);
         double bwd = time_ms([&] { cb_fmt_bn_backward(&p, fmt, x, gamma, beta, mean, invstd, CB_ACT_RELU, dy, dx, dgamma, dbeta, part); }, 20, 3);
         double mask = time_ms([&] { cb_fmt_bn_backward_relu_mask(&p, fmt, x, gamma, mean, invstd, m, dy, dx, dgamma, dbeta, part); }, 20, 3);
-        double red = -1, app = -1; // the forward's passes alone, as the forward runs them (its vector width)
-        cb_fmt_bn_forward_train(&p, fmt, x, gamma, beta, y, mean, invstd, rmean, rvar, 0.1f, CB_ACT_RELU, part); // (the coefficients)
+        double red = -1, fin = -1, app = -1; // the forward's kernels alone, as the forward runs them (its vector width)
+        float *const pv[6] = {gamma, beta, mean, invstd, rmean, rvar};
         int vw = bn_width(&p, true, es, x, y, x);
-        if (bf && vw == 8) pass_ms<bf16, 8>(&p, x, y, part, &red, &app);
-        else if (bf) pass_ms<bf16, 1>(&p, x, y, part, &red, &app);
-        else if (vw == 4) pass_ms<float, 4>(&p, x, y, part, &red, &app);
-        else pass_ms<float, 1>(&p, x, y, part, &red, &app);
+        if (bf && vw == 8) pass_ms<bf16, 8>(&p, x, y, part, pv, &red, &fin, &app);
+        else if (bf) pass_ms<bf16, 1>(&p, x, y, part, pv, &red, &fin, &app);
+        else if (vw == 4) pass_ms<float, 4>(&p, x, y, part, pv, &red, &fin, &app);
+        else pass_ms<float, 1>(&p, x, y, part, pv, &red, &fin, &app);
         // cuDNN's Ex batch norm, persistent NHWC (no activation: its fused ops need other layouts)
         cudnnTensorDescriptor_t td, bd;
         DNN(cudnnCreateTensorDescriptor(&td)), DNN(cudnnCreateTensorDescriptor(&bd));
@@ -125,8 +132,8 @@ int main(int argc, char **argv) {
         snprintf(name, sizeof name, "%dx%dx%d", hh, ww, c);
         // passes: forward reads x twice, writes y; backward reads x, dy twice, writes dx; the
         // masked backward also reads m and writes dy over in its first pass
-        printf("%-12s %5d %8.0f %8.4f %8.0f %8.4f %8.4f %8.0f %8.4f %8.4f %8.0f %8.0f %8.0f\n", name, count[k], 2 * gb / copy * 1e3, fwd, 3 * gb / fwd * 1e3, dnnf,
-               bwd, 5 * gb / bwd * 1e3, dnnb, mask, 7 * gb / mask * 1e3, gb / red * 1e3, 2 * gb / app * 1e3);
+        printf("%-12s %5d %8.0f %8.4f %8.0f %8.4f %8.4f %8.0f %8.4f %8.4f %8.0f %8.0f %8.1f %8.0f\n", name, count[k], 2 * gb / copy * 1e3, fwd, 3 * gb / fwd * 1e3,
+               dnnf, bwd, 5 * gb / bwd * 1e3, dnnb, mask, 7 * gb / mask * 1e3, gb / red * 1e3, fin * 1e3, 2 * gb / app * 1e3);
         double row[5] = {fwd, dnnf, bwd, dnnb, mask};
         for (int j = 0; j < 5; j++) tot[j] += count[k] * row[j];
     }

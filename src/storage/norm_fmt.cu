@@ -88,7 +88,10 @@ template <class F> static void bn_with_act(cb_act act, F f) {
 // and a pass with one input stream (the statistics, the forward output) needs several loads in
 // flight per thread to reach the memory's bandwidth; the gradient passes load two or three streams
 // (one row each is enough, and more would spill their registers)
-template <int MODE> struct bn_depth { static constexpr int U = MODE == BN_STATS ? 4 : MODE == BN_STATS_RES ? 2 : BN_GRAD_U; };
+#ifndef BN_STATS_U
+#define BN_STATS_U 4
+#endif
+template <int MODE> struct bn_depth { static constexpr int U = MODE == BN_STATS ? BN_STATS_U : MODE == BN_STATS_RES ? 2 : BN_GRAD_U; };
 
 // the two sums of one element: statistics (x - s, (x - s)^2), or the gradient's (dz, dz (x - mean))
 // with dz the activation's gradient at z = x f0 + f1 (the forward's scale and shift); returns dz
@@ -211,12 +214,12 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
 #pragma unroll
     for (int v = 0; v < V; v++) sh[0][t * V + v] = a1[v], sh[1][t * V + v] = a2[v];
     __syncthreads();
-    if (!PER) {
-        if (ry != 0 || !live) return;
-        for (int v = 0; v < V; v++) {
+    if (!PER) { // a thread a position of the tile (tx * V of them) adds its ty rows' sums
+        int p0 = blockIdx.y * tx * V, np = min(tx * V, c - p0);
+        for (int q = t; q < np; q += BN_THREADS) {
             float b1 = 0.f, b2 = 0.f;
-            for (int j = 0; j < ty; j++) b1 += sh[0][(j * tx + cv) * V + v], b2 += sh[1][(j * tx + cv) * V + v];
-            float *p = part + ((size_t)blockIdx.x * c + c0 + v) * 2;
+            for (int j = 0; j < ty; j++) b1 += sh[0][j * tx * V + q], b2 += sh[1][j * tx * V + q];
+            float *p = part + ((size_t)blockIdx.x * c + p0 + q) * 2;
             p[0] = b1, p[1] = b2;
         }
         return;
@@ -227,17 +230,20 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nhwc(int6
     // many chunks as any other (a row of lcm(33, 8) elements, 8 pixels, held the chunks to 1024 / 8
     // when each position kept its own partial sums: a block per SM, the forward at a third of memory
     // speed on the H200, 2026-11-29)
-    float b1[V], b2[V];
-    if (ry == 0 && live)
-        for (int v = 0; v < V; v++) {
-            b1[v] = b2[v] = 0.f;
-            for (int j = 0; j < ty; j++) b1[v] += sh[0][(j * tx + cv) * V + v], b2[v] += sh[1][(j * tx + cv) * V + v];
-        }
-    __syncthreads();
-    if (ry == 0 && live)
-        for (int v = 0; v < V; v++) sh[0][cv * V + v] = b1[v], sh[1][cv * V + v] = b2[v];
-    __syncthreads();
     int p0 = blockIdx.y * tx * V, np = min(tx * V, c - p0);
+    float b1[V], b2[V]; // (positions t, t + BN_THREADS, ...: at most V of them)
+#pragma unroll
+    for (int k = 0; k < V; k++) {
+        int q = t + k * BN_THREADS;
+        b1[k] = b2[k] = 0.f;
+        if (q < np)
+            for (int j = 0; j < ty; j++) b1[k] += sh[0][j * tx * V + q], b2[k] += sh[1][j * tx * V + q];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < V; k++)
+        if (t + k * BN_THREADS < np) sh[0][t + k * BN_THREADS] = b1[k], sh[1][t + k * BN_THREADS] = b2[k];
+    __syncthreads();
     for (int ch = t; ch < cc; ch += BN_THREADS) {
         float s1 = 0.f, s2 = 0.f;
         for (int q = p0 + ((ch - p0 % cc) % cc + cc) % cc; q < p0 + np; q += cc) s1 += sh[0][q - p0], s2 += sh[1][q - p0];
@@ -281,6 +287,9 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int 
     }
 }
 
+#ifndef BN_FINISH_UNROLL
+#define BN_FINISH_UNROLL 8
+#endif
 // one warp per channel: the lanes add the chunks' partials in double (lane l: chunks l, l + 32,
 // ...), a fixed shuffle tree adds the lanes, lane 0 writes the coefficients
 // coef (4, c), four planes: statistics -> (scale, shift) with y = x * scale + shift; gradient ->
@@ -292,7 +301,17 @@ __global__ void bn_finish(int c, int chunks, double m, bool nhwc, int64_t hw, co
     int ch = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (ch >= c) return;
     double s1 = 0, s2 = 0;
-    for (int g = lane; g < chunks; g += 32) s1 += part[((size_t)g * c + ch) * 2], s2 += part[((size_t)g * c + ch) * 2 + 1];
+    const float2 *pp = reinterpret_cast<const float2 *>(part) + ch;
+    for (int g0 = lane; g0 < chunks; g0 += 32 * BN_FINISH_UNROLL) { // (BN_FINISH_UNROLL loads in flight, then the sums in order)
+        float2 u[BN_FINISH_UNROLL];
+#pragma unroll
+        for (int k = 0; k < BN_FINISH_UNROLL; k++) {
+            int g = g0 + 32 * k;
+            u[k] = g < chunks ? pp[(size_t)g * c] : make_float2(0.f, 0.f);
+        }
+#pragma unroll
+        for (int k = 0; k < BN_FINISH_UNROLL; k++) s1 += u[k].x, s2 += u[k].y;
+    }
     for (int o = 16; o > 0; o >>= 1) s1 += __shfl_xor_sync(0xffffffffu, s1, o), s2 += __shfl_xor_sync(0xffffffffu, s2, o);
     if (lane) return;
     float *k0 = coef + ch, *k1 = k0 + c, *k2 = k1 + c, *k3 = k2 + c;
