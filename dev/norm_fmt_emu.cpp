@@ -250,13 +250,27 @@ int main() {
     // every activation on the first shape; on the others none, ReLU (its own kernel path) and one
     // of the rest (the runtime switch), in turn: the emulator takes about a minute a case.
     // CB_EMU_ALL_ACTS=1: every activation on every shape.
-    // CB_EMU_SHAPES=5-7: those shapes alone (indices into shapes[])
+    // CB_EMU_SHAPES=1-2,5-9: those shapes alone (ranges of indices into shapes[], or single ones)
     bool all = getenv("CB_EMU_ALL_ACTS") && !strcmp(getenv("CB_EMU_ALL_ACTS"), "1");
-    int k0 = 0, k1 = (int)(sizeof shapes / sizeof shapes[0]) - 1;
-    if (getenv("CB_EMU_SHAPES")) sscanf(getenv("CB_EMU_SHAPES"), "%d-%d", &k0, &k1);
+    const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
+    bool take[sizeof shapes / sizeof shapes[0]];
+    for (int k = 0; k < nshapes; k++) take[k] = !getenv("CB_EMU_SHAPES");
+    for (const char *e = getenv("CB_EMU_SHAPES"); e && *e;) {
+        int k0, k1, used = 0;
+        if (sscanf(e, "%d-%d%n", &k0, &k1, &used) != 2) {
+            if (sscanf(e, "%d%n", &k0, &used) != 1) {
+                fprintf(stderr, "CB_EMU_SHAPES: bad list '%s' (ranges a-b or indices, comma-separated)\n", getenv("CB_EMU_SHAPES"));
+                return 2;
+            }
+            k1 = k0;
+        }
+        for (int k = k0 < 0 ? 0 : k0; k <= k1 && k < nshapes; k++) take[k] = true;
+        e += used;
+        if (*e == ',') e++;
+    }
     for (int fmt = 0; fmt < 4; fmt++)
-        for (int k = k0; k <= k1 && k < (int)(sizeof shapes / sizeof shapes[0]); k++)
-            for (int a = 0; a < CB_ACT_COUNT; a++) {
+        for (int k = 0; k < nshapes; k++)
+            for (int a = 0; take[k] && a < CB_ACT_COUNT; a++) {
                 int other = CB_ACT_RELU + 1 + (fmt * 5 + k) % (CB_ACT_COUNT - 2);
                 if (all || k == 0 || a == CB_ACT_NONE || a == CB_ACT_RELU || a == other) run_case(fmt, shapes[k], (cb_act)a);
             }

@@ -55,15 +55,37 @@ static void convert_to(size_t t, int64_t cs, int64_t cd, int64_t hw, const S *sr
     else convert_kernel<S, float><<<cb_blocks(t, 256), 256>>>(t, cs, cd, hw, src, sn, (float *)dst, dn);
 }
 
-// dst (n, hd, wd, cd) <- src (n, hs, ws, cs), both NHWC of one type: zeros where src has no such
-// pixel or channel (a channel-padded input's copy, its gradient cut back to the layer's channels).
-// A thread takes V consecutive dst elements whatever cd (16-byte stores where dst's alignment allows)
-// and loads each (adjacent threads, adjacent elements), stepping channel, column, row and image
-// from the first. The last vector may be partial (total elements).
-// (Before 2026-11-29 a thread took V channels of a pixel, so a cd that is not a multiple of V, the
-// gradient cut back from 56 channels to 49, ran one element a thread: 0.25 ms where the layer's
-// backward data took 0.18, on the H200. Before 2026-11-27 one thread took a whole pixel, striding cd
-// elements between a warp's lanes: channel-padded layers took 2-30x their convolution's time.)
+// dst (n, hd, wd, cd) <- src (n, hs, ws, cs), both NHWC of one type, cd a multiple of V: one thread
+// per V consecutive dst channels of a pixel (adjacent threads, adjacent bytes: the loads and stores
+// coalesce; V-wide stores), zeros where src has no such pixel or channel. (One thread per pixel
+// looping over its channels, as before 2026-11-27, strode cd elements between a warp's lanes:
+// channel-padded layers of networks with odd channel counts took 2-30x their convolution's time.)
+template <class T, int V>
+__global__ void __launch_bounds__(256) window_cvec_kernel(uint32_t nvec, cb_fast_div by_cv, cb_fast_div by_wd, cb_fast_div by_hd, int hs,
+                                                          int ws, int cs, const T *__restrict__ src, T *__restrict__ dst) {
+    uint32_t j = blockIdx.x * 256u + threadIdx.x;
+    if (j >= nvec) return;
+    uint32_t r = cb_fast_div_q(by_cv, j), c0 = (j - r * by_cv.d) * V;
+    uint32_t t = cb_fast_div_q(by_wd, r), x = r - t * by_wd.d;
+    uint32_t n = cb_fast_div_q(by_hd, t), y = t - n * by_hd.d;
+    bool in = (int)y < hs && (int)x < ws;
+    const T *a = src + (((size_t)n * hs + (in ? y : 0)) * ws + (in ? x : 0)) * cs;
+    vec_t<T, V> o;
+#pragma unroll
+    for (int v = 0; v < V; v++) st(o.v, v, in && (int)c0 + v < cs ? ld(a, c0 + v) : 0.f);
+    reinterpret_cast<vec_t<T, V> *>(dst)[j] = o;
+}
+template <class T, int V>
+static void window_cvec_v(int64_t nvec, int64_t hs, int64_t ws, int64_t cs, const T *src, int64_t hd, int64_t wd, int64_t cd, T *dst) {
+    cb_fast_div cv = cb_fast_div_make((uint32_t)(cd / V)), a = cb_fast_div_make((uint32_t)wd), b = cb_fast_div_make((uint32_t)hd);
+    window_cvec_kernel<T, V><<<(unsigned)((nvec + 255) / 256), 256>>>((uint32_t)nvec, cv, a, b, (int)hs, (int)ws, (int)cs, src, dst);
+}
+
+// The same where cd is not a multiple of V (the gradient cut back from 56 channels to 49: one
+// element a thread above, 0.25 ms where the layer's backward data took 0.18 on the H200,
+// 2026-11-29; 0.13 this way, 1295893): a thread takes V consecutive dst elements whatever cd and loads each
+// (adjacent threads, adjacent elements), stepping channel, column, row and image from the first, its
+// source pixel found again only where a pixel ends. The last vector may be partial (total elements).
 template <class T, int V>
 __global__ void __launch_bounds__(256) window_nhwc_kernel(uint32_t nvec, uint32_t total, cb_fast_div by_cd, cb_fast_div by_wd, cb_fast_div by_hd,
                                                           uint32_t hs, uint32_t ws, uint32_t cs, const T *__restrict__ src, T *__restrict__ dst) {
@@ -72,6 +94,8 @@ __global__ void __launch_bounds__(256) window_nhwc_kernel(uint32_t nvec, uint32_
     uint32_t o = j * V, r = cb_fast_div_q(by_cd, o), ch = o - r * by_cd.d;
     uint32_t t = cb_fast_div_q(by_wd, r), x = r - t * by_wd.d;
     uint32_t n = cb_fast_div_q(by_hd, t), y = t - n * by_hd.d;
+    bool in = y < hs && x < ws;
+    const T *a = src + (((size_t)n * hs + (in ? y : 0)) * ws + (in ? x : 0)) * cs;
     vec_t<T, V> out;
 #pragma unroll
     for (int v = 0; v < V; v++) {
@@ -81,9 +105,10 @@ __global__ void __launch_bounds__(256) window_nhwc_kernel(uint32_t nvec, uint32_
                 x = 0;
                 if (++y == by_hd.d) y = 0, n++;
             }
+            in = y < hs && x < ws;
+            a = src + (((size_t)n * hs + (in ? y : 0)) * ws + (in ? x : 0)) * cs;
         }
-        bool in = y < hs && x < ws && ch < cs && o + v < total;
-        st(out.v, v, in ? ld(src, (((size_t)n * hs + y) * ws + x) * cs + ch) : 0.f);
+        st(out.v, v, in && ch < cs && o + v < total ? ld(a, ch) : 0.f);
         ch++;
     }
     if (o + V <= total) reinterpret_cast<vec_t<T, V> *>(dst)[j] = out;
@@ -114,15 +139,16 @@ __global__ void __launch_bounds__(256) window_rows_kernel(uint32_t nvec, uint32_
     if (j >= nvec) return;
     uint32_t o = j * V, r = cb_fast_div_q(by_ld, o), k = o - r * by_ld.d;
     uint32_t n = cb_fast_div_q(by_hd, r), y = r - n * by_hd.d;
+    const T *a = src + ((size_t)n * hs + (y < hs ? y : 0)) * ls;
     vec_t<T, V> out;
 #pragma unroll
     for (int v = 0; v < V; v++) {
         if (k == by_ld.d) { // the next dst row (at most once an element: k < its row's width before)
             k = 0;
             if (++y == by_hd.d) y = 0, n++;
+            a = src + ((size_t)n * hs + (y < hs ? y : 0)) * ls;
         }
-        bool in = y < hs && k < ls && o + v < total;
-        st(out.v, v, in ? ld(src, ((size_t)n * hs + y) * ls + k) : 0.f);
+        st(out.v, v, y < hs && k < ls && o + v < total ? ld(a, k) : 0.f);
         k++;
     }
     if (o + V <= total) reinterpret_cast<vec_t<T, V> *>(dst)[j] = out;
@@ -199,8 +225,8 @@ extern "C" void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs
         return;
     }
     int v = 16 / (int)es; // 16-byte stores where dst's alignment allows, else 8, else one element
-    if (cs == cd && ws * cs < 0x7fffffff) { // the same channels: whole image rows (any c), V as dst's alignment allows
-        while (v > 1 && (uintptr_t)dst % (size_t)(v * es)) v /= 2;
+    while (v > 1 && (uintptr_t)dst % (size_t)(v * es)) v /= 2;
+    if (cs == cd && cd % v && ws * cs < 0x7fffffff) { // the same channels, not a multiple of V: whole image rows
         int64_t t = rows * cd;
         if (bf) {
             const bf16 *s = (const bf16 *)src;
@@ -218,8 +244,24 @@ extern "C" void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs
         }
         return;
     }
-    while (v > 1 && (uintptr_t)dst % (size_t)(v * es)) v /= 2;
     int64_t t = rows * cd;
+    if (cd % v == 0) { // vectors of a pixel's channels
+        if (bf) {
+            const bf16 *s = (const bf16 *)src;
+            bf16 *d = (bf16 *)dst;
+            if (v == 8) window_cvec_v<bf16, 8>(t / 8, hs, ws, cs, s, hd, wd, cd, d);
+            else if (v == 4) window_cvec_v<bf16, 4>(t / 4, hs, ws, cs, s, hd, wd, cd, d);
+            else if (v == 2) window_cvec_v<bf16, 2>(t / 2, hs, ws, cs, s, hd, wd, cd, d);
+            else window_cvec_v<bf16, 1>(t, hs, ws, cs, s, hd, wd, cd, d);
+        } else {
+            const float *s = (const float *)src;
+            float *d = (float *)dst;
+            if (v == 4) window_cvec_v<float, 4>(t / 4, hs, ws, cs, s, hd, wd, cd, d);
+            else if (v == 2) window_cvec_v<float, 2>(t / 2, hs, ws, cs, s, hd, wd, cd, d);
+            else window_cvec_v<float, 1>(t, hs, ws, cs, s, hd, wd, cd, d);
+        }
+        return;
+    }
     if (bf) {
         const bf16 *s = (const bf16 *)src;
         bf16 *d = (bf16 *)dst;
