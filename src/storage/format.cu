@@ -81,6 +81,17 @@ static void window_cvec_v(int64_t nvec, int64_t hs, int64_t ws, int64_t cs, cons
     window_cvec_kernel<T, V><<<(unsigned)((nvec + 255) / 256), 256>>>((uint32_t)nvec, cv, a, b, (int)hs, (int)ws, (int)cs, src, dst);
 }
 
+// vector j of dst (its elements j*V on) where the tensor ends (total elements) within it or past it:
+// V-wide where it is whole, else element by element up to the end
+template <class T, int V> __device__ static __forceinline__ void store_end(T *__restrict__ dst, uint32_t j, uint32_t total, const vec_t<T, V> &out) {
+    uint32_t o = j * V;
+    if (o + V <= total) reinterpret_cast<vec_t<T, V> *>(dst)[j] = out;
+    else
+#pragma unroll
+        for (int v = 0; v < V; v++)
+            if (o + v < total) st(dst, o + v, ld(out.v, v));
+}
+
 // The same where cd is not a multiple of V (the gradient cut back from 56 channels to 49: one
 // element a thread above, 0.25 ms where the layer's backward data took 0.18 on the H200,
 // 2026-11-29; 0.13 this way, 1295893): a thread takes V consecutive dst elements whatever cd and loads each
@@ -111,11 +122,7 @@ __global__ void __launch_bounds__(256) window_nhwc_kernel(uint32_t nvec, uint32_
         st(out.v, v, in && ch < cs && o + v < total ? ld(a, ch) : 0.f);
         ch++;
     }
-    if (o + V <= total) reinterpret_cast<vec_t<T, V> *>(dst)[j] = out;
-    else
-#pragma unroll
-        for (int v = 0; v < V; v++)
-            if (o + v < total) st(dst, o + v, ld(out.v, v));
+    store_end(dst, j, total, out);
 }
 template <class T, int V>
 static void window_nhwc_v(int64_t total, int64_t hs, int64_t ws, int64_t cs, const T *src, int64_t hd, int64_t wd, int64_t cd, T *dst) {
@@ -151,11 +158,7 @@ __global__ void __launch_bounds__(256) window_rows_kernel(uint32_t nvec, uint32_
         st(out.v, v, y < hs && k < ls && o + v < total ? ld(a, k) : 0.f);
         k++;
     }
-    if (o + V <= total) reinterpret_cast<vec_t<T, V> *>(dst)[j] = out;
-    else
-#pragma unroll
-        for (int v = 0; v < V; v++)
-            if (o + v < total) st(dst, o + v, ld(out.v, v));
+    store_end(dst, j, total, out);
 }
 template <class T, int V>
 static void window_rows_v(int64_t total, int64_t hs, int64_t ws, int64_t c, const T *src, int64_t hd, int64_t wd, T *dst) {
