@@ -268,8 +268,10 @@ int main() {
         e += used;
         if (*e == ',') e++;
     }
+    // CB_EMU_FMTS=13: those formats alone (digits: 0 fp32 NCHW, 1 fp32 NHWC, 2 bf16 NCHW, 3 bf16 NHWC)
+    const char *fl = getenv("CB_EMU_FMTS");
     for (int fmt = 0; fmt < 4; fmt++)
-        for (int k = 0; k < nshapes; k++)
+        for (int k = 0; k < nshapes && (!fl || strchr(fl, '0' + fmt)); k++)
             for (int a = 0; take[k] && a < CB_ACT_COUNT; a++) {
                 int other = CB_ACT_RELU + 1 + (fmt * 5 + k) % (CB_ACT_COUNT - 2);
                 if (all || k == 0 || a == CB_ACT_NONE || a == CB_ACT_RELU || a == other) run_case(fmt, shapes[k], (cb_act)a);
