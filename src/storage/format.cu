@@ -167,6 +167,15 @@ static void window_rows_v(int64_t total, int64_t hs, int64_t ws, int64_t c, cons
     window_rows_kernel<T, V><<<(unsigned)((nvec + 255) / 256), 256>>>((uint32_t)nvec, (uint32_t)total, ld_, hd_, (uint32_t)hs, (uint32_t)(ws * c), src, dst);
 }
 
+// dst (n, hd, wd, cd) <- src (n, hs, ws, cs): t dst elements by one of the three kernels above
+enum { WIN_CVEC, WIN_ROWS, WIN_ELEMS };
+template <class T, int V>
+static void window_v(int kind, int64_t t, int64_t hs, int64_t ws, int64_t cs, const T *src, int64_t hd, int64_t wd, int64_t cd, T *dst) {
+    if (kind == WIN_CVEC) window_cvec_v<T, V>(t / V, hs, ws, cs, src, hd, wd, cd, dst);
+    else if (kind == WIN_ROWS) window_rows_v<T, V>(t, hs, ws, cs, src, hd, wd, dst);
+    else window_nhwc_v<T, V>(t, hs, ws, cs, src, hd, wd, cd, dst);
+}
+
 // the same with 64-bit indexes, one element a thread (a single row past 2^31 elements)
 template <class T>
 __global__ void window_nhwc64_kernel(size_t total, int64_t hs, int64_t ws, int64_t cs, const T *src, int64_t hd, int64_t wd, int64_t cd, T *dst) {
@@ -176,7 +185,6 @@ __global__ void window_nhwc64_kernel(size_t total, int64_t hs, int64_t ws, int64
         st(dst, i, in ? ld(src, ((n * hs + y) * ws + x) * cs + c) : 0.f);
     }
 }
-
 
 // dst (planes, hd, wd) <- src (planes, hs, ws), NCHW planes of one type: one thread per dst
 // element, zeros where src has no such pixel (rows and columns added at the end)
@@ -229,55 +237,23 @@ extern "C" void cb_fmt_window_nhwc(int64_t n, int64_t hs, int64_t ws, int64_t cs
     }
     int v = 16 / (int)es; // 16-byte stores where dst's alignment allows, else 8, else one element
     while (v > 1 && (uintptr_t)dst % (size_t)(v * es)) v /= 2;
-    if (cs == cd && cd % v && ws * cs < 0x7fffffff) { // the same channels, not a multiple of V: whole image rows
-        int64_t t = rows * cd;
-        if (bf) {
-            const bf16 *s = (const bf16 *)src;
-            bf16 *d = (bf16 *)dst;
-            if (v == 8) window_rows_v<bf16, 8>(t, hs, ws, cs, s, hd, wd, d);
-            else if (v == 4) window_rows_v<bf16, 4>(t, hs, ws, cs, s, hd, wd, d);
-            else if (v == 2) window_rows_v<bf16, 2>(t, hs, ws, cs, s, hd, wd, d);
-            else window_rows_v<bf16, 1>(t, hs, ws, cs, s, hd, wd, d);
-        } else {
-            const float *s = (const float *)src;
-            float *d = (float *)dst;
-            if (v == 4) window_rows_v<float, 4>(t, hs, ws, cs, s, hd, wd, d);
-            else if (v == 2) window_rows_v<float, 2>(t, hs, ws, cs, s, hd, wd, d);
-            else window_rows_v<float, 1>(t, hs, ws, cs, s, hd, wd, d);
-        }
-        return;
-    }
+    // channels a multiple of V: vectors of a pixel's channels; else the same channels: whole image
+    // rows; else consecutive elements a thread
+    int kind = cd % v == 0 ? WIN_CVEC : cs == cd && ws * cs < 0x7fffffff ? WIN_ROWS : WIN_ELEMS;
     int64_t t = rows * cd;
-    if (cd % v == 0) { // vectors of a pixel's channels
-        if (bf) {
-            const bf16 *s = (const bf16 *)src;
-            bf16 *d = (bf16 *)dst;
-            if (v == 8) window_cvec_v<bf16, 8>(t / 8, hs, ws, cs, s, hd, wd, cd, d);
-            else if (v == 4) window_cvec_v<bf16, 4>(t / 4, hs, ws, cs, s, hd, wd, cd, d);
-            else if (v == 2) window_cvec_v<bf16, 2>(t / 2, hs, ws, cs, s, hd, wd, cd, d);
-            else window_cvec_v<bf16, 1>(t, hs, ws, cs, s, hd, wd, cd, d);
-        } else {
-            const float *s = (const float *)src;
-            float *d = (float *)dst;
-            if (v == 4) window_cvec_v<float, 4>(t / 4, hs, ws, cs, s, hd, wd, cd, d);
-            else if (v == 2) window_cvec_v<float, 2>(t / 2, hs, ws, cs, s, hd, wd, cd, d);
-            else window_cvec_v<float, 1>(t, hs, ws, cs, s, hd, wd, cd, d);
-        }
-        return;
-    }
     if (bf) {
         const bf16 *s = (const bf16 *)src;
         bf16 *d = (bf16 *)dst;
-        if (v == 8) window_nhwc_v<bf16, 8>(t, hs, ws, cs, s, hd, wd, cd, d);
-        else if (v == 4) window_nhwc_v<bf16, 4>(t, hs, ws, cs, s, hd, wd, cd, d);
-        else if (v == 2) window_nhwc_v<bf16, 2>(t, hs, ws, cs, s, hd, wd, cd, d);
-        else window_nhwc_v<bf16, 1>(t, hs, ws, cs, s, hd, wd, cd, d);
+        if (v == 8) window_v<bf16, 8>(kind, t, hs, ws, cs, s, hd, wd, cd, d);
+        else if (v == 4) window_v<bf16, 4>(kind, t, hs, ws, cs, s, hd, wd, cd, d);
+        else if (v == 2) window_v<bf16, 2>(kind, t, hs, ws, cs, s, hd, wd, cd, d);
+        else window_v<bf16, 1>(kind, t, hs, ws, cs, s, hd, wd, cd, d);
     } else {
         const float *s = (const float *)src;
         float *d = (float *)dst;
-        if (v == 4) window_nhwc_v<float, 4>(t, hs, ws, cs, s, hd, wd, cd, d);
-        else if (v == 2) window_nhwc_v<float, 2>(t, hs, ws, cs, s, hd, wd, cd, d);
-        else window_nhwc_v<float, 1>(t, hs, ws, cs, s, hd, wd, cd, d);
+        if (v == 4) window_v<float, 4>(kind, t, hs, ws, cs, s, hd, wd, cd, d);
+        else if (v == 2) window_v<float, 2>(kind, t, hs, ws, cs, s, hd, wd, cd, d);
+        else window_v<float, 1>(kind, t, hs, ws, cs, s, hd, wd, cd, d);
     }
 }
 

@@ -288,9 +288,6 @@ __global__ void __launch_bounds__(BN_THREADS, BN_MIN_BLOCKS) bn_reduce_nchw(int 
     }
 }
 
-#ifndef BN_FINISH_UNROLL
-#define BN_FINISH_UNROLL 8
-#endif
 // one warp per channel: the lanes add the chunks' partials in double (lane l: chunks l, l + 32,
 // ...), a fixed shuffle tree adds the lanes, lane 0 writes the coefficients
 // coef (4, c), four planes: statistics -> (scale, shift) with y = x * scale + shift; gradient ->
@@ -302,17 +299,7 @@ __global__ void bn_finish(int c, int chunks, double m, bool nhwc, int64_t hw, co
     int ch = blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32, lane = threadIdx.x % 32;
     if (ch >= c) return;
     double s1 = 0, s2 = 0;
-    const float2 *pp = reinterpret_cast<const float2 *>(part) + ch;
-    for (int g0 = lane; g0 < chunks; g0 += 32 * BN_FINISH_UNROLL) { // (BN_FINISH_UNROLL loads in flight, then the sums in order)
-        float2 u[BN_FINISH_UNROLL];
-#pragma unroll
-        for (int k = 0; k < BN_FINISH_UNROLL; k++) {
-            int g = g0 + 32 * k;
-            u[k] = g < chunks ? pp[(size_t)g * c] : make_float2(0.f, 0.f);
-        }
-#pragma unroll
-        for (int k = 0; k < BN_FINISH_UNROLL; k++) s1 += u[k].x, s2 += u[k].y;
-    }
+    for (int g = lane; g < chunks; g += 32) s1 += part[((size_t)g * c + ch) * 2], s2 += part[((size_t)g * c + ch) * 2 + 1];
     for (int o = 16; o > 0; o >>= 1) s1 += __shfl_xor_sync(0xffffffffu, s1, o), s2 += __shfl_xor_sync(0xffffffffu, s2, o);
     if (lane) return;
     float *k0 = coef + ch, *k1 = k0 + c, *k2 = k1 + c, *k3 = k2 + c;
