@@ -712,6 +712,66 @@ out:
     free(s);
 }
 
+// cuDNN's fastest per calibrated shape (fit.c's with_best): two forward algorithms, each the faster
+// on half the grid; the FWD_BEST entry holds the lesser time of each shape, the "best" form prices a
+// layer by it alone (the default takes the least of the two fits), it survives the file, and a
+// phase calibrated with one algorithm gets none (its fastest is itself)
+static void calibration_best(void) {
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), n = 0, nshape = 0;
+    cb_cal_sample *s = calloc(3 * (size_t)ns, sizeof *s);
+    if (!s) abort();
+    cb_device d = gpu_device();
+    cb_cal_algo t[2] = {{.name = "FWD_IMPLICIT_PRECOMP_GEMM", .phase = CB_PHASE_FORWARD, .rate = 30e12, .bw = 2e12, .overhead_s = 10e-6},
+                        {.name = "FWD_GRAPH", .phase = CB_PHASE_FORWARD, .rate = 60e12, .bw = 3e12, .overhead_s = 12e-6}};
+    for (int a = 0; a < 2; a++) cb_algo_form_of(t[a].name, &t[a].form);
+    for (int i = 0; i < ns; i++) {
+        if (sh[i].groups > 1 || cb_conv_unaligned(&sh[i])) continue; // the dense entries alone
+        for (int a = 0; a < 2; a++) {
+            s[n] = (cb_cal_sample){.kind = CB_SAMPLE_CONV, .phase = CB_PHASE_FORWARD, .p = sh[i]};
+            snprintf(s[n].name, sizeof s[n].name, "%s", t[a].name);
+            // the legacy algorithm three times faster on every other shape: each wins half
+            s[n++].ms = 1e3 * cb_cal_algo_s(&d.cal, &t[a], &sh[i], false, NULL) * (a == 0 && nshape % 2 ? 1.0 / 6 : 1);
+        }
+        // one backward-data algorithm alone
+        s[n] = (cb_cal_sample){.kind = CB_SAMPLE_CONV, .phase = CB_PHASE_BWD_DATA, .p = sh[i], .ms = s[n - 1].ms};
+        snprintf(s[n++].name, sizeof s[n].name, "BWD_DATA_ALGO_1");
+        nshape++;
+    }
+    cb_error err = {0};
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK, "%s", err.msg);
+    const cb_cal_algo *best = NULL;
+    bool bwd_best = false;
+    for (int j = 0; j < d.cal.nalgo; j++) {
+        if (!strcmp(d.cal.algo[j].name, "FWD_BEST")) best = &d.cal.algo[j];
+        bwd_best |= !strcmp(d.cal.algo[j].name, "BWD_DATA_BEST");
+    }
+    CHECK(best && best->n == nshape && best->form.best && !best->form.graph, "FWD_BEST: %d samples of %d shapes", best ? best->n : -1, nshape);
+    CHECK(!bwd_best, "no BWD_DATA_BEST from one algorithm");
+    cb_net *net = conv_net(32, 28, 64, 64, 3, 1, "\"SAME\"");
+    CHECK(net, "load");
+    if (!net || !best) goto out;
+    cb_model_opts mo = {CB_PREC_FP32, 0, true, CB_LAYOUT_NCHW, false, false};
+    cb_pred p0, p1;
+    cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &p0);
+    CHECK(strcmp(p0.name, "FWD_BEST"), "the default form prices each algorithm: %s", p0.name);
+    d.cal.best = 1;
+    cb_predict_layer(&d, net, 1, CB_PHASE_FORWARD, &mo, &p1);
+    cb_conv_params cp;
+    cb_conv_params_of(&net->layers[1], &cp);
+    CHECK(!strcmp(p1.name, "FWD_BEST") && close_rel(p1.ms, 1e3 * cb_cal_algo_s(&d.cal, best, &cp, false, NULL), 1e-12),
+          "the best form: %s %g ms", p1.name, p1.ms);
+    {
+        cJSON *j = cb_device_to_json(&d);
+        cb_device back;
+        CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.best == 1, "round trip: best %d, %s", back.cal.best, err.msg);
+        cJSON_Delete(j);
+    }
+out:
+    cb_net_free(net);
+    free(s);
+}
+
 // the wave_both form: a throughput term on the FLOPs and a wave term on FLOPs / util, each with its
 // own rate, both recovered from samples made by that model on the calibration grid
 static void calibration_fit_apart(void) {
@@ -1999,6 +2059,7 @@ int main(void) {
     RUN(calibration_net_shapes);
     RUN(calibration_fit_apart);
     RUN(calibration_local);
+    RUN(calibration_best);
     RUN(pass_start);
     RUN(launch_overlap);
     RUN(grouped_entries);

@@ -57,7 +57,7 @@ typedef struct ecase {
 // (spill 1: the passes' traffic past the L2 priced apart, cb_cal_mop's spill term; each base form
 // is tried without it, then with it)
 typedef struct base_form { int wave_tile, wave_wgrad, launch_overlap, wave_both, bw_onchip; } base_form;
-typedef struct form { int wave_tile, wave_wgrad, launch_overlap, wave_both, bw_onchip, spill, local; } form;
+typedef struct form { int wave_tile, wave_wgrad, launch_overlap, wave_both, bw_onchip, spill, local, best; } form;
 static const base_form BASE_FORMS[] = {
     {0, 0, 0, 0, 0},   {-1, 0, 0, 0, 0},  {0, 1, 0, 0, 0},   {0, 2, 0, 0, 0},   {128, 2, 0, 0, 0}, {0, 0, 1, 0, 0},  {-1, 0, 1, 0, 0},
     {32, 0, 1, 0, 0},  {128, 0, 1, 0, 0}, {256, 0, 1, 0, 0}, {0, 1, 1, 0, 0},   {32, 1, 1, 0, 0},  {128, 1, 1, 0, 0}, {256, 1, 1, 0, 0},
@@ -66,14 +66,15 @@ static const base_form BASE_FORMS[] = {
     {32, 0, 1, 0, 1},  {0, 0, 1, 1, 1},   {0, 2, 1, 1, 1},
 };
 #define NBASE ((int)(sizeof BASE_FORMS / sizeof BASE_FORMS[0]))
-#define NFORMS (4 * NBASE)
+#define NFORMS (8 * NBASE)
 // the base forms without the spill term (the default, the first, among them), then with it; each of
-// those without the local correction, then with it (cb_cal_local)
+// those without the local correction, then with it (cb_cal_local); all of those pricing each cuDNN
+// algorithm, then cuDNN's fastest per calibrated shape (cb_calibration.best)
 static form FORMS[NFORMS];
 static void forms_init(void) {
     for (int k = 0; k < NFORMS; k++) {
         const base_form *b = &BASE_FORMS[k % NBASE];
-        FORMS[k] = (form){b->wave_tile, b->wave_wgrad, b->launch_overlap, b->wave_both, b->bw_onchip, (k / NBASE) % 2, k >= 2 * NBASE};
+        FORMS[k] = (form){b->wave_tile, b->wave_wgrad, b->launch_overlap, b->wave_both, b->bw_onchip, (k / NBASE) % 2, (k / (2 * NBASE)) % 2, k >= 4 * NBASE};
     }
 }
 
@@ -85,7 +86,7 @@ static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_d
     if (!s) abort();
     *s = *src;
     s->cal.wave_tile = f->wave_tile, s->cal.wave_wgrad = f->wave_wgrad, s->cal.launch_overlap = f->launch_overlap;
-    s->cal.wave_both = f->wave_both, s->cal.bw_onchip = f->bw_onchip, s->cal.spill = f->spill, s->cal.local = f->local;
+    s->cal.wave_both = f->wave_both, s->cal.bw_onchip = f->bw_onchip, s->cal.spill = f->spill, s->cal.local = f->local, s->cal.best = f->best;
     cb_status st = nsmp ? cb_cal_fit(smp, nsmp, s, err) : CB_OK;
     if (transfer) {
         *out = *dev;
@@ -98,10 +99,10 @@ static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_d
 static void form_name(const form *f, char *buf, size_t n) {
     const char *idle = f->launch_overlap ? ", launch hidden" : "", *both = f->wave_both ? ", apart" : "",
                *chip = f->bw_onchip ? ", bw on-chip" : "";
-    const char *spill = f->spill ? ", spill past L2" : "", *local = f->local ? ", local" : "";
-    if (f->wave_tile < 0) snprintf(buf, n, "no wave term%s%s%s", idle, spill, local);
-    else snprintf(buf, n, "wave %d%s%s%s%s%s%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad == 2 ? " + wgrad split-K" : f->wave_wgrad ? " + wgrad" : "",
-                  both, idle, chip, spill, local);
+    const char *spill = f->spill ? ", spill past L2" : "", *local = f->local ? ", local" : "", *bst = f->best ? ", cuDNN's fastest" : "";
+    if (f->wave_tile < 0) snprintf(buf, n, "no wave term%s%s%s%s", idle, spill, local, bst);
+    else snprintf(buf, n, "wave %d%s%s%s%s%s%s%s", f->wave_tile ? f->wave_tile : 64, f->wave_wgrad == 2 ? " + wgrad split-K" : f->wave_wgrad ? " + wgrad" : "",
+                  both, idle, chip, spill, local, bst);
 }
 
 // a row's network unit, direction and whether a fallback ran it (own kernel under cudnn)
@@ -242,26 +243,30 @@ static void stats(const double *err, const rowinfo *ri, int nrow, int unit, int 
     *med = median_of(scratch, k, p90);
 }
 
-// the form with the lowest median error over the rows of every unit but `out` (-1: all of them):
-// the best of the forms without the local correction, then that one with it where that is lower
+// the median error of form f over the rows of every unit but `out`
+static double form_median(double *const *err_f, int f, const rowinfo *ri, int nrow, int out, double *scratch) {
+    int k = 0;
+    for (int j = 0; j < nrow; j++)
+        if (ri[j].unit != out) scratch[k++] = err_f[f][j];
+    return k ? median_of(scratch, k, NULL) : 0;
+}
+
+// the form with the lowest median error over the rows of every unit but `out` (-1: all of them), in
+// stages: the best of the forms without the local correction and pricing each cuDNN algorithm; then
+// that one with the local correction where that is lower; then that one priced by cuDNN's fastest
+// where that is lower
 static int pick_form(double *const *err_f, int nforms, const rowinfo *ri, int nrow, int out, double *scratch) {
     int best = 0;
-    double bestm = INFINITY, m[2];
+    double bestm = INFINITY;
     for (int f = 0; f < nforms && f < 2 * NBASE; f++) {
-        int k = 0;
-        for (int j = 0; j < nrow; j++)
-            if (ri[j].unit != out) scratch[k++] = err_f[f][j];
-        double v = k ? median_of(scratch, k, NULL) : 0;
+        double v = form_median(err_f, f, ri, nrow, out, scratch);
         if (v < bestm - 1e-9) bestm = v, best = f;
     }
-    if (nforms <= 2 * NBASE) return best;
-    for (int l = 0; l < 2; l++) {
-        int k = 0, f = best + l * 2 * NBASE;
-        for (int j = 0; j < nrow; j++)
-            if (ri[j].unit != out) scratch[k++] = err_f[f][j];
-        m[l] = k ? median_of(scratch, k, NULL) : 0;
+    for (int stage = 2 * NBASE; stage < 8 * NBASE && best + stage < nforms; stage *= 2) {
+        double v = form_median(err_f, best + stage, ri, nrow, out, scratch);
+        if (v < bestm - 1e-9) bestm = v, best += stage;
     }
-    return m[1] < m[0] - 1e-9 ? best + 2 * NBASE : best;
+    return best;
 }
 
 static int run(int argc, char **argv) {
@@ -492,7 +497,7 @@ static int run(int argc, char **argv) {
         stats(held, ri, nrow, u, -1, ROWS_ALL, scratch, &n, &hm, &hp);
         stats(err_f[0], ri, nrow, u, -1, ROWS_ALL, scratch, &n, &dm, &dp);
         stats(paleo, ri, nrow, u, -1, ROWS_ALL, scratch, &n, &pm, NULL);
-        char batches[64] = "", fname[96];
+        char batches[64] = "", fname[128];
         for (int c = 0; c < ncase; c++)
             if (cs[c].unit == u)
                 snprintf(batches + strlen(batches), sizeof batches - strlen(batches), "%s%ld", batches[0] ? "," : "", cs[c].batch);
@@ -539,7 +544,7 @@ static int run(int argc, char **argv) {
             double m, p;
             for (int u = 0; u < nunit; u++) times += chosen[u] == f;
             stats(err_f[f], ri, nrow, -1, -1, ROWS_ALL, scratch, &n, &m, &p);
-            char fname[96];
+            char fname[128];
             form_name(&FORMS[f], fname, sizeof fname);
             cb_table_row(t);
             cb_table_str(t, fname);
@@ -712,7 +717,7 @@ static int run(int argc, char **argv) {
             cb_report_free(r);
             goto out_eval;
         }
-        char fname[96];
+        char fname[128];
         form_name(&FORMS[all_best], fname, sizeof fname);
         cb_report_note(r, "saved to %s: the calibration in the form '%s'%s%s (predict --calibration %s)", save, fname,
                        best_floor >= 0 ? ", host floor " : "", best_floor >= 0 ? cb_host_floor_name((cb_host_floor)best_floor) : "", save);

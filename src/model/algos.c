@@ -201,6 +201,11 @@ static const struct { const char *name; cb_algo_form f; } CUDNN_FORMS[] = {
     {"FWD_GRAPH", {.family = CB_ALGO_IMPLICIT_GEMM, .graph = true}},
     {"BWD_DATA_GRAPH", {.family = CB_ALGO_IMPLICIT_GEMM, .graph = true}},
     {"BWD_FILTER_GRAPH", {.family = CB_ALGO_IMPLICIT_GEMM, .graph = true}},
+    // the fastest of all the above per calibrated shape (src/model/fit.c, with_best), priced where
+    // the calibration's form says "best"
+    {"FWD_BEST", {.family = CB_ALGO_IMPLICIT_GEMM, .best = true}},
+    {"BWD_DATA_BEST", {.family = CB_ALGO_IMPLICIT_GEMM, .best = true}},
+    {"BWD_FILTER_BEST", {.family = CB_ALGO_IMPLICIT_GEMM, .best = true}},
 };
 
 // convbench's own algorithms (src/cuda/conv_algo.c's table; test_model checks that every one is

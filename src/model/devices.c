@@ -108,6 +108,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->l2_bytes = num(k, c, "l2_bytes", 0, NUM_NONNEG);
     cal->spill = (int)num(k, c, "spill", 0, NUM_COUNT);
     cal->local = (int)num(k, c, "local", 0, NUM_COUNT);
+    cal->best = (int)num(k, c, "best", 0, NUM_COUNT);
     cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_hidden"));
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(c, "timing");
     cal->stream_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream");
@@ -185,6 +186,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->l2_bytes > 0) cJSON_AddNumberToObject(c, "l2_bytes", cal->l2_bytes);
     if (cal->spill) cJSON_AddNumberToObject(c, "spill", cal->spill);
     if (cal->local) cJSON_AddNumberToObject(c, "local", cal->local);
+    if (cal->best) cJSON_AddNumberToObject(c, "best", cal->best);
     if (cal->launch_overlap) cJSON_AddBoolToObject(c, "launch_hidden", true);
     cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
     cJSON_AddStringToObject(c, "cache", cal->cache_step ? "step" : "hot"); // (a passes-only part too: a refit ANDs them)

@@ -169,7 +169,68 @@ double cb_cal_local(const cb_calibration *cal, const cb_cal_algo *a, const cb_co
 
 static int cmp_resid(const void *a, const void *b) { return ((const cb_cal_resid *)a)->algo - ((const cb_cal_resid *)b)->algo; }
 
-void cb_cal_residuals(cb_calibration *cal, const cb_cal_sample *s, int n) {
+// cuDNN's fastest per measured shape: for each convolution shape, phase and precision that cuDNN's
+// algorithms were timed on (legacy and the graph race, FWD_* / BWD_*), a sample of entry
+// FWD_BEST, BWD_DATA_BEST or BWD_FILTER_BEST holding the least time among those that ran within
+// the workspace limit, as the cudnn backend's own race picks. The model's "best" form prices a
+// cuDNN convolution by that entry alone: the least of every algorithm's fitted time is biased low
+// (each fit errs, and the least picks the one that errs short), where the fastest's own fit is not.
+static _Thread_local const cb_cal_sample *best_of; // (qsort's comparison reads the samples through it)
+static int cmp_best(const void *pa, const void *pb) {
+    const cb_cal_sample *a = &best_of[*(const int *)pa], *b = &best_of[*(const int *)pb];
+    if (a->phase != b->phase) return a->phase < b->phase ? -1 : 1;
+    if (a->prec != b->prec) return a->prec < b->prec ? -1 : 1;
+    return memcmp(&a->p, &b->p, sizeof a->p);
+}
+static bool cudnn_sample(const cb_cal_sample *q) {
+    return q->kind == CB_SAMPLE_CONV && q->ms > 0 && (!strncmp(q->name, "FWD_", 4) || !strncmp(q->name, "BWD_", 4)) &&
+           !strstr(q->name, "_BEST");
+}
+static const char *const BEST_NAME[CB_PHASE_COUNT] = {"FWD_BEST", "BWD_DATA_BEST", "BWD_FILTER_BEST"};
+// s's samples followed by the best-of samples (*n grows); NULL where there are none to add
+static cb_cal_sample *with_best(const cb_cal_sample *s, int *n) {
+    int m = 0, *idx = malloc(sizeof(int) * (size_t)(*n > 0 ? *n : 1));
+    if (!idx) abort();
+    // only where a phase and precision has two algorithms or more (the fastest of one is itself)
+    const char *first[CB_PHASE_COUNT][CB_PREC_COUNT] = {{0}};
+    bool several[CB_PHASE_COUNT][CB_PREC_COUNT] = {{0}};
+    for (int i = 0; i < *n; i++) {
+        const cb_cal_sample *q = &s[i];
+        if (!cudnn_sample(q) || (unsigned)q->phase >= CB_PHASE_COUNT || (unsigned)q->prec >= CB_PREC_COUNT) continue;
+        const char **f = &first[q->phase][q->prec];
+        if (!*f) *f = q->name;
+        else if (strcmp(*f, q->name)) several[q->phase][q->prec] = true;
+    }
+    for (int i = 0; i < *n; i++)
+        if (cudnn_sample(&s[i]) && (unsigned)s[i].phase < CB_PHASE_COUNT && (unsigned)s[i].prec < CB_PREC_COUNT &&
+            several[s[i].phase][s[i].prec])
+            idx[m++] = i;
+    if (!m) {
+        free(idx);
+        return NULL;
+    }
+    best_of = s;
+    qsort(idx, (size_t)m, sizeof(int), cmp_best);
+    cb_cal_sample *out = malloc(sizeof *out * (size_t)(*n + m));
+    if (!out) abort();
+    memcpy(out, s, sizeof *out * (size_t)*n);
+    int k = *n;
+    for (int a = 0, b; a < m; a = b) {
+        const cb_cal_sample *lo = &s[idx[a]];
+        for (b = a + 1; b < m && !cmp_best(&idx[a], &idx[b]); b++)
+            if (s[idx[b]].ms < lo->ms) lo = &s[idx[b]];
+        out[k] = *lo;
+        snprintf(out[k].name, sizeof out[k].name, "%s", BEST_NAME[lo->phase]);
+        k++;
+    }
+    free(idx);
+    *n = k;
+    return out;
+}
+
+void cb_cal_residuals(cb_calibration *cal, const cb_cal_sample *s0, int n) {
+    cb_cal_sample *sb = with_best(s0, &n); // (the best-of entries' samples too)
+    const cb_cal_sample *s = sb ? sb : s0;
     cal->nres = 0;
     unsigned char *cls = calloc((size_t)(n > 0 ? n : 1), 1);
     if (!cls) abort();
@@ -194,6 +255,7 @@ void cb_cal_residuals(cb_calibration *cal, const cb_cal_sample *s, int n) {
         }
     }
     free(cls);
+    free(sb);
     // grouped by entry, each entry's from res_at[j] (qsort is not stable; the order within an entry
     // does not matter: cb_cal_local sums over it)
     qsort(cal->res, (size_t)cal->nres, sizeof *cal->res, cmp_resid);
@@ -328,8 +390,11 @@ static void sample_classes(const cb_cal_sample *s, int n, unsigned char *cls) {
     }
 }
 
-cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err) {
+cb_status cb_cal_fit(const cb_cal_sample *s0, int n0, cb_device *d, cb_error *err) {
     cb_calibration *cal = &d->cal;
+    int n = n0;
+    cb_cal_sample *sb = with_best(s0, &n);
+    const cb_cal_sample *s = sb ? sb : s0;
     cal->nalgo = 0;
     cal->l2_bytes = d->l2_bytes;
     memset(cal->mop, 0, sizeof cal->mop);
@@ -431,6 +496,7 @@ cb_status cb_cal_fit(const cb_cal_sample *s, int n, cb_device *d, cb_error *err)
     free(idx);
     free(done);
     free(cls);
-    if (st == CB_OK) cb_cal_residuals(cal, s, n);
+    free(sb);
+    if (st == CB_OK) cb_cal_residuals(cal, s0, n0);
     return st;
 }

@@ -32,6 +32,7 @@ typedef struct cb_algo_form {
     int max_padded;    // whole-image FFT: input edge + 2 * pad at most this (cuDNN: 256)
     bool cudnn;        // cuDNN's further rules: FFT filters larger than the padding
     bool blas;         // a cuBLAS GEMM (an FC layer's on the library backends)
+    bool best;         // cuDNN's fastest per shape, legacy or graph (FWD_BEST, BWD_DATA_BEST, BWD_FILTER_BEST)
     bool graph;        // cuDNN's graph-API race in tf32 and bf16 (calibrate's FWD_GRAPH, BWD_DATA_GRAPH,
                        // BWD_FILTER_GRAPH: the fastest engine per shape): ungrouped convolutions only
     int store_cmul;    // an own kernel on the library backends' NHWC storage that auto races (the wgmma implicit
@@ -209,6 +210,10 @@ typedef struct cb_calibration {
     // fitted time times the correction of its nearest calibration shapes (cb_cal_local: what the
     // fitted form misses on the measured shapes near this one, res[] below); 0, the default: none
     int local;
+    // the cuDNN convolutions' form (model-eval selects it leave-one-network-out): 1, priced by the
+    // entry of cuDNN's fastest per calibrated shape (FWD_BEST ...: fit.c's with_best); 0, the
+    // default: the least of every cuDNN algorithm's fitted time
+    int best;
     int nres;
     cb_cal_resid res[CB_CAL_MAX_RESID]; // set by cb_cal_fit and cb_cal_residuals, grouped by entry:
     short res_at[CB_CAL_MAX_ALGOS + 1]; // entry j's are res[res_at[j] .. res_at[j + 1])

@@ -294,6 +294,7 @@ static const cb_cal_algo *best_algo(const cb_device *d, const cb_conv_params *p,
         if (only ? strcmp(a->name, only) : !fc && !cuda && is_own(a->name) && !(o && wg_entry_takes(a, p, ph, o)))
             continue; // cudnn runs own kernels only as fallback (auto races the wgmma kernel on the storage)
         if (fc && cuda && a->form.blas) continue; // its FC runs the own GEMM
+        if (!only && !fc && !is_own(a->name) && a->form.best != (d->cal.best != 0)) continue; // (cuDNN's fastest, or each algorithm)
         cb_algo_cost c;
         double s = cb_cal_algo_s(&d->cal, a, p, fc, &c);
         if (s < 0 || (ws_limit > 0 && c.workspace > ws_limit)) continue;
