@@ -1642,6 +1642,14 @@ static void bn_cases(void) {
          "\"type\": \"Convolution\", \"filter\": [1, 1, 32, 64], \"padding\": \"VALID\", \"strides\": [1, 2, 2, 1], \"activation_fn\": null, \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
         {"conv 3x3 C8->7 + bn + relu b3 6x5 (odd K)", 3, 6, 5, 8,
          "\"type\": \"Convolution\", \"filter\": [3, 3, 8, 7], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
+        // activations whose gradient reads their input: under auto (unless cuDNN's batch norm is
+        // forced) the layer keeps no such input, the own backward recomputes it (be->act_input_kept)
+        {"conv 3x3 C16->13 + bn + silu b2 7x9", 2, 7, 9, 16,
+         "\"type\": \"Convolution\", \"filter\": [3, 3, 16, 13], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"silu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
+        {"conv 1x1 C8->24 + bn + gelu b1 6x6", 1, 6, 6, 8,
+         "\"type\": \"Convolution\", \"filter\": [1, 1, 8, 24], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"gelu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
+        {"conv 3x3 s2 C8->16 + bn + hardswish b3 9x8", 3, 9, 8, 8,
+         "\"type\": \"Convolution\", \"filter\": [3, 3, 8, 16], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"hardswish\", \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
     };
     int ncases = (int)(sizeof cases / sizeof cases[0]);
     const char *force[] = {"own", "cudnn", NULL};
@@ -1679,6 +1687,34 @@ static void bn_cases(void) {
     check("auto CONVBENCH_AUTO_BN=fastest is refused by name", !g && strstr(err.msg, "CONVBENCH_AUTO_BN") ? 0 : 1, 0);
     cb_exec_destroy(g);
     unsetenv("CONVBENCH_AUTO_BN");
+    // a SiLU after a batch norm keeps no input for its gradient under auto (the own kernels
+    // recompute it), and keeps it where a test forces cuDNN's batch norm (its separate pass reads it)
+    {
+        cb_net *sn = cb_net_load_string(
+            "{\"name\": \"s\", \"layers\": {\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [2, 6, 6, 8]},"
+            " \"c\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 8, 16], \"padding\": [1, 1],"
+            " \"strides\": [1, 1, 1, 1], \"activation_fn\": \"silu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+            " \"p\": {\"parents\": [\"c\"], \"type\": \"GlobalAvgPool\"},"
+            " \"fc\": {\"parents\": [\"p\"], \"type\": \"InnerProduct\", \"num_outputs\": 4, \"activation_fn\": null},"
+            " \"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 4}}}", "silu", &err);
+        for (int f = 0; f < 2 && sn; f++) {
+            if (f) setenv("CONVBENCH_AUTO_BN", "cudnn", 1);
+            else unsetenv("CONVBENCH_AUTO_BN");
+            cb_exec_opts so;
+            cb_exec_opts_default(&so);
+            so.backend = "auto", so.layout = CB_LAYOUT_NHWC, so.train = true;
+            cb_exec *sg = cb_exec_create(sn, &so, &err);
+            bool noted = false;
+            for (int k = 0; sg && k < sg->nnotes; k++) noted |= strstr(sg->notes[k], "keep no input of their activation") != NULL;
+            char what[160];
+            snprintf(what, sizeof what, "auto conv + bn + silu %s: the activation's input %s", f ? "(cuDNN's bn forced)" : "",
+                     f ? "kept" : "not kept, noted");
+            check(what, sg && (f ? sg->lb[1].act_in != NULL && !noted : sg->lb[1].act_in == NULL && noted) ? 0 : 1, 0);
+            cb_exec_destroy(sg);
+        }
+        unsetenv("CONVBENCH_AUTO_BN");
+        cb_net_free(sn);
+    }
     setenv("CONVBENCH_AUTO_DW", "fastest", 1); // the depthwise override refuses a bad value the same way
     g = net ? cb_exec_create(net, &o, &err) : NULL;
     check("auto CONVBENCH_AUTO_DW=fastest is refused by name", !g && strstr(err.msg, "CONVBENCH_AUTO_DW") ? 0 : 1, 0);

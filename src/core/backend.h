@@ -87,6 +87,13 @@ typedef struct cb_backend {
     // ReLU passes, and read no output of theirs in their backward. An Inception module's branches
     // then keep no output for the backward: the concatenation holds the same values. NULL: never.
     bool (*concat_relu_mask)(const cb_exec *e, int i);
+    // Optional: does layer i keep its fused activation's input (cb_lbuf.act_in) for the backward
+    // where that activation's gradient reads it (cb_act_needs_input: SiLU, hardswish, GELU)? Asked
+    // after init, before the arena is placed, for each training layer with such an activation;
+    // where false the engine places no act_in, and the backend must take that gradient without it
+    // (the own batch-norm kernels recompute the activation's input from the batch norm's input and
+    // statistics, which their backward reads anyway). NULL: always kept.
+    bool (*act_input_kept)(const cb_exec *e, int i);
     // Optional (device backends): true while the device works; else false and one line into why.
     // Asked after each layer's plan, so that a kernel that failed there is named by its layer,
     // not taken later for an allocation that failed.

@@ -490,6 +490,8 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
     for (int i = 0; i < n; i++)
         if (e->grad_alias[i] >= 0 && i < lowest[grad_root(e, i)]) lowest[grad_root(e, i)] = i;
     const int T = 2 * n - 1;
+    int act_recomputed = 0; // (be->act_input_kept: layers whose activation's input is recomputed, not kept)
+    double act_recomputed_bytes = 0;
 #define BWD(i) (2 * n - 1 - (i))
 #define BUF(field, nbytes, from, to, k) add_buf(bufs, &nb, (void **)&e->lb[i].field, nbytes, from, to, k)
     for (int i = 0; i < n; i++) {
@@ -503,7 +505,10 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         else if (cb_exec_output_transient(net, i, train) || relu_taken_transient(e, i)) BUF(y, bytes, lo, hi, CB_MEM_OUTPUTS);
         else BUF(y, bytes, lo, kept, CB_MEM_OUTPUTS);
         if (L->bn) BUF(pre, bytes, lo, kept, CB_MEM_SAVED);
-        if (train && cb_act_needs_input(L->act)) BUF(act_in, bytes, lo, kept, CB_MEM_SAVED);
+        if (train && cb_act_needs_input(L->act)) {
+            if (!e->be->act_input_kept || e->be->act_input_kept(e, i)) BUF(act_in, bytes, lo, kept, CB_MEM_SAVED);
+            else act_recomputed++, act_recomputed_bytes += bytes;
+        }
         BUF(aux, aux_bytes(e, L, train), lo, kept, CB_MEM_SAVED);
         if (train && (i > 0 || !e->opts.no_data_grad) && e->grad_alias[i] < 0)
             BUF(dy, bytes, pinned ? -1 : BWD(hi), pinned ? T : BWD(lowest[i]), CB_MEM_GRADS);
@@ -525,6 +530,10 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         }
     }
     if (train) add_buf(bufs, &nb, (void **)&e->scratch, maxact * e->act_bytes, -1, -1, CB_MEM_ACC);
+    if (act_recomputed)
+        cb_exec_note(e, "memory: %d layers keep no input of their activation (SiLU, hardswish or GELU) for the backward, %.1f MiB "
+                        "counted whole: their batch norm's backward recomputes it from its own input and statistics",
+                     act_recomputed, act_recomputed_bytes / (1 << 20));
 #undef BUF
 #undef BWD
     if (train) nb = split_weight_copies(e, bufs, nb, T, wbuf, wend);

@@ -10,6 +10,7 @@
 // storage (src/storage/pool_fmt.cu); under NHWC a convolution's unaligned input channels are
 // zero-padded (cb_store_conv_cpad). "auto" (src/sched/auto.c) is this backend with a policy that
 // races the alternatives where plan asks it (dnn_policy, src/cudnn/dnn.h).
+#include "core/act.h"
 #include "cudnn/backend_impl.h"
 #include "cudnn/graph.h"
 #include "blas/blas.h"
@@ -157,6 +158,19 @@ bool cb_dnn_bn_own_ok(const cb_layer *L) {
     cb_bn_params bp;
     cb_bn_params_of(L, &bp);
     return cb_fmt_bn_supported(&bp);
+}
+
+// be->act_input_kept: a fused batch norm whose activation's gradient reads its input keeps none
+// where the own kernels run it whatever the race (they take that gradient at the input recomputed
+// from x and the statistics): an epsilon under cuDNN's minimum, or the policy's say
+// (bn_act_recompute: auto's, unless a test forces cuDNN's batch norm)
+bool cb_dnn_act_input_kept(const cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    const dnn_state *d = dnn(e);
+    if (!bn_act_fused(e, L) || !cb_act_needs_input(L->act) || !cb_dnn_bn_own_ok(L)) return true;
+    cb_bn_params bp;
+    cb_bn_params_of(L, &bp);
+    return bp.eps >= CUDNN_BN_MIN_EPSILON && !(d->policy && d->policy->bn_act_recompute && d->policy->bn_act_recompute(e, i));
 }
 
 // the batch norm's input and output: the op's output and y (fused), or the parent's y and out

@@ -22,6 +22,10 @@ typedef struct dnn_policy {
     // may max pool i (cb_pool_relu_input) run on the own kernels, whatever the race, to take over
     // its input's ReLU (be->pool_relu_mask)? Asked before the plan; pool then keeps the own kernels
     bool (*pool_relu_mask)(const cb_exec *e, int i);
+    // may batch norm i, with a fused activation whose gradient reads its input (SiLU, hardswish,
+    // GELU), run on the own kernels whatever the race, so that the activation's input is recomputed
+    // in the backward and not kept (be->act_input_kept)? Asked before the plan; bn then keeps the own kernels
+    bool (*bn_act_recompute)(const cb_exec *e, int i);
     // the batch norm of layer i (fused or a layer) that both cuDNN and the own storage kernels take:
     // own_bn, and in *c the choice a standalone BatchNorm layer shows
     void (*bn)(cb_exec *e, int i, cb_choice *c);
@@ -143,6 +147,8 @@ bool cb_dnn_conv_xin(const cb_exec *e, const cb_layer *L, cb_shape *xin);
 size_t cb_dnn_input_copy(const cb_exec *e, int i);
 // the engine's be->pool_relu_mask (src/cudnn/plan.c)
 bool cb_dnn_pool_relu_mask(const cb_exec *e, int i);
+// the engine's be->act_input_kept (src/cudnn/backend.c)
+bool cb_dnn_act_input_kept(const cb_exec *e, int i);
 // the engine's be->revise (src/cudnn/plan.c): a conv phase on cuDNN to its next candidate, or back
 bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo);
 
@@ -151,7 +157,7 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo);
      .alloc_growable = cb_cuda_alloc_growable, .grow = cb_cuda_grow,                                                  \
      .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item,   \
      .pool_relu_mask = cb_dnn_pool_relu_mask,                                                                         \
-     .concat_relu_mask = cb_cuda_concat_relu_mask,                                                                    \
+     .concat_relu_mask = cb_cuda_concat_relu_mask, .act_input_kept = cb_dnn_act_input_kept,                           \
      .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,                             \
      .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,          \
      .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = SUPPORTS, .input_copy = cb_dnn_input_copy, .weight_copy = cb_store_weight_copy, .plan = cb_dnn_plan, \

@@ -13,6 +13,7 @@
 // a path whatever the timings say: $CONVBENCH_AUTO_POOL=own|cudnn, $CONVBENCH_AUTO_GEMM=cublas|cudnn
 // $CONVBENCH_AUTO_BN=own|cudnn, $CONVBENCH_AUTO_DW=own|cudnn and $CONVBENCH_AUTO_WGMMA=own|cudnn
 // (CB_CHOICE_FORCED).
+#include "core/act.h"
 #include "cudnn/dnn.h"
 #include "blas/blas.h"
 #include "core/net.h"
@@ -197,6 +198,12 @@ static void bn(cb_exec *e, int i, cb_choice *c) {
         return;
     }
     bool train = L->bn ? b->dpre != NULL : b->dgamma != NULL;
+    if (train && L->bn && cb_act_needs_input(L->act) && !b->act_in) { // (bn_act_recompute: no input kept for cuDNN's path)
+        l->own_bn = true;
+        *c = cb_choice_of(CB_IMPL_OWN, -1, "bn (activation's input recomputed)");
+        c->ms = cb_dnn_time_bn(e, i, true, train);
+        return;
+    }
     double own = cb_dnn_time_bn(e, i, true, train), lib = cb_dnn_time_bn(e, i, false, train);
     l->own_bn = own >= 0 && (lib < 0 || own < lib);
     *c = l->own_bn ? cb_choice_of(CB_IMPL_OWN, -1, "bn") : cb_choice_of(CB_IMPL_CUDNN, -1, "cudnn bn");
@@ -207,7 +214,11 @@ static void bn(cb_exec *e, int i, cb_choice *c) {
 // the own max pools may take over ReLUs unless a test forces cuDNN's
 static bool pool_relu_mask(const cb_exec *e, int i) { return ((sched_state *)cb_dnn_state(e)->policy_state)->pool != FORCE_LIB; }
 
-static const dnn_policy POLICY = {.conv_phase = conv_phase, .fc_phase = fc_phase, .pool = pool, .pool_relu_mask = pool_relu_mask, .bn = bn};
+// the own batch norm may recompute a SiLU's, hardswish's or GELU's input in its backward unless a test forces cuDNN's
+static bool bn_act_recompute(const cb_exec *e, int i) { return ((sched_state *)cb_dnn_state(e)->policy_state)->bn != FORCE_LIB; }
+
+static const dnn_policy POLICY = {.conv_phase = conv_phase, .fc_phase = fc_phase, .pool = pool, .pool_relu_mask = pool_relu_mask,
+                                  .bn_act_recompute = bn_act_recompute, .bn = bn};
 
 static cb_status init(cb_exec *e, cb_error *err) {
     sched_state f = {FORCE_NONE, FORCE_NONE, FORCE_NONE, FORCE_NONE, FORCE_NONE, true};
