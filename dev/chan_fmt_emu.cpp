@@ -88,7 +88,10 @@ static void run(int fmt, dims d) {
 }
 
 int main() {
-    const dims shapes[] = {{2, 13, 5, 6}, {1, 40, 7, 7}, {3, 8, 17, 19}, {2, 300, 2, 3}};
+    // (NHWC parameter sums: {3, 8, 17, 19} in 30 chunks of 33 rows, a partial LN_PARAM_U group
+    // each; {2, 40, 13, 17} in 13 of 35, C 40 in a block of two warps; {1, 1, 182, 182} in the most
+    // chunks, CB_FMT_BN_CHUNKS, of 33 rows, C 1)
+    const dims shapes[] = {{2, 13, 5, 6}, {1, 40, 7, 7}, {3, 8, 17, 19}, {2, 300, 2, 3}, {2, 40, 13, 17}, {1, 1, 182, 182}};
     for (int fmt = 0; fmt < 4; fmt++)
         for (const auto &d : shapes) run(fmt, d);
     printf("%d passed, %d failed\n", passed, failed);
