@@ -175,62 +175,62 @@ static int cmp_resid(const void *a, const void *b) { return ((const cb_cal_resid
 // the workspace limit, as the cudnn backend's own race picks. The model's "best" form prices a
 // cuDNN convolution by that entry alone: the least of every algorithm's fitted time is biased low
 // (each fit errs, and the least picks the one that errs short), where the fastest's own fit is not.
-static _Thread_local const cb_cal_sample *best_of; // (qsort's comparison reads the samples through it)
-static int cmp_best(const void *pa, const void *pb) {
-    const cb_cal_sample *a = &best_of[*(const int *)pa], *b = &best_of[*(const int *)pb];
+static int cmp_shape(const void *pa, const void *pb) { // (phase, precision, shape)
+    const cb_cal_sample *a = pa, *b = pb;
     if (a->phase != b->phase) return a->phase < b->phase ? -1 : 1;
     if (a->prec != b->prec) return a->prec < b->prec ? -1 : 1;
     return memcmp(&a->p, &b->p, sizeof a->p);
 }
+// a timed sample of one of cuDNN's algorithms (its names: FWD_*, BWD_*), not of the fastest's entry
 static bool cudnn_sample(const cb_cal_sample *q) {
-    return q->kind == CB_SAMPLE_CONV && q->ms > 0 && (!strncmp(q->name, "FWD_", 4) || !strncmp(q->name, "BWD_", 4)) &&
-           !strstr(q->name, "_BEST");
+    cb_algo_form f;
+    return q->kind == CB_SAMPLE_CONV && q->ms > 0 && (unsigned)q->phase < CB_PHASE_COUNT && (unsigned)q->prec < CB_PREC_COUNT &&
+           (!strncmp(q->name, "FWD_", 4) || !strncmp(q->name, "BWD_", 4)) && cb_algo_form_of(q->name, &f) && !f.best;
 }
 static const char *const BEST_NAME[CB_PHASE_COUNT] = {"FWD_BEST", "BWD_DATA_BEST", "BWD_FILTER_BEST"};
 // s's samples followed by the best-of samples (*n grows); NULL where there are none to add
 static cb_cal_sample *with_best(const cb_cal_sample *s, int *n) {
-    int m = 0, *idx = malloc(sizeof(int) * (size_t)(*n > 0 ? *n : 1));
-    if (!idx) abort();
     // only where a phase and precision has two algorithms or more (the fastest of one is itself)
     const char *first[CB_PHASE_COUNT][CB_PREC_COUNT] = {{0}};
     bool several[CB_PHASE_COUNT][CB_PREC_COUNT] = {{0}};
+    int m = 0;
     for (int i = 0; i < *n; i++) {
         const cb_cal_sample *q = &s[i];
-        if (!cudnn_sample(q) || (unsigned)q->phase >= CB_PHASE_COUNT || (unsigned)q->prec >= CB_PREC_COUNT) continue;
+        if (!cudnn_sample(q)) continue;
         const char **f = &first[q->phase][q->prec];
         if (!*f) *f = q->name;
         else if (strcmp(*f, q->name)) several[q->phase][q->prec] = true;
     }
-    for (int i = 0; i < *n; i++)
-        if (cudnn_sample(&s[i]) && (unsigned)s[i].phase < CB_PHASE_COUNT && (unsigned)s[i].prec < CB_PREC_COUNT &&
-            several[s[i].phase][s[i].prec])
-            idx[m++] = i;
-    if (!m) {
-        free(idx);
-        return NULL;
-    }
-    best_of = s;
-    qsort(idx, (size_t)m, sizeof(int), cmp_best);
-    cb_cal_sample *out = malloc(sizeof *out * (size_t)(*n + m));
+    for (int i = 0; i < *n; i++) m += cudnn_sample(&s[i]) && several[s[i].phase][s[i].prec];
+    if (!m) return NULL;
+    // the samples, then those of cuDNN's algorithms sorted by shape, each shape's run made its least
+    cb_cal_sample *out = malloc(sizeof *out * (size_t)(*n + m)), *t = out + *n;
     if (!out) abort();
     memcpy(out, s, sizeof *out * (size_t)*n);
-    int k = *n;
+    m = 0;
+    for (int i = 0; i < *n; i++)
+        if (cudnn_sample(&s[i]) && several[s[i].phase][s[i].prec]) t[m++] = s[i];
+    qsort(t, (size_t)m, sizeof *t, cmp_shape);
+    int k = 0;
     for (int a = 0, b; a < m; a = b) {
-        const cb_cal_sample *lo = &s[idx[a]];
-        for (b = a + 1; b < m && !cmp_best(&idx[a], &idx[b]); b++)
-            if (s[idx[b]].ms < lo->ms) lo = &s[idx[b]];
-        out[k] = *lo;
-        snprintf(out[k].name, sizeof out[k].name, "%s", BEST_NAME[lo->phase]);
-        k++;
+        cb_cal_sample lo = t[a];
+        for (b = a + 1; b < m && !cmp_shape(&t[a], &t[b]); b++)
+            if (t[b].ms < lo.ms) lo = t[b];
+        snprintf(lo.name, sizeof lo.name, "%s", BEST_NAME[lo.phase]);
+        t[k++] = lo; // (k <= a: the run is read whole before)
     }
-    free(idx);
-    *n = k;
+    *n += k;
     return out;
 }
 
+// the residuals of the samples s (the best-of ones among them) against cal's entries
+static void residuals_of(cb_calibration *cal, const cb_cal_sample *s, int n);
 void cb_cal_residuals(cb_calibration *cal, const cb_cal_sample *s0, int n) {
-    cb_cal_sample *sb = with_best(s0, &n); // (the best-of entries' samples too)
-    const cb_cal_sample *s = sb ? sb : s0;
+    cb_cal_sample *sb = with_best(s0, &n);
+    residuals_of(cal, sb ? sb : s0, n);
+    free(sb);
+}
+static void residuals_of(cb_calibration *cal, const cb_cal_sample *s, int n) {
     cal->nres = 0;
     unsigned char *cls = calloc((size_t)(n > 0 ? n : 1), 1);
     if (!cls) abort();
@@ -255,7 +255,6 @@ void cb_cal_residuals(cb_calibration *cal, const cb_cal_sample *s0, int n) {
         }
     }
     free(cls);
-    free(sb);
     // grouped by entry, each entry's from res_at[j] (qsort is not stable; the order within an entry
     // does not matter: cb_cal_local sums over it)
     qsort(cal->res, (size_t)cal->nres, sizeof *cal->res, cmp_resid);
@@ -390,9 +389,8 @@ static void sample_classes(const cb_cal_sample *s, int n, unsigned char *cls) {
     }
 }
 
-cb_status cb_cal_fit(const cb_cal_sample *s0, int n0, cb_device *d, cb_error *err) {
+cb_status cb_cal_fit(const cb_cal_sample *s0, int n, cb_device *d, cb_error *err) {
     cb_calibration *cal = &d->cal;
-    int n = n0;
     cb_cal_sample *sb = with_best(s0, &n);
     const cb_cal_sample *s = sb ? sb : s0;
     cal->nalgo = 0;
@@ -496,7 +494,7 @@ cb_status cb_cal_fit(const cb_cal_sample *s0, int n0, cb_device *d, cb_error *er
     free(idx);
     free(done);
     free(cls);
+    if (st == CB_OK) residuals_of(cal, s, n);
     free(sb);
-    if (st == CB_OK) cb_cal_residuals(cal, s0, n0);
     return st;
 }
