@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # NHWC pooling A/B on the GPU machine (src/storage/pool_fmt.cu), and any other A/B of settings, per
-# setting of $MODES: each "default" or VAR=value[,VAR=value...], such as CONVBENCH_CONCAT_RELU=off
+# setting of $MODES: each "default", fullpass flags --flag=value[,--flag=value...] (--recompute=on), or VAR=value[,VAR=value...], such as CONVBENCH_CONCAT_RELU=off
 # (2026-11-29-concat) or CONVBENCH_POOL_SCATTER=off (the fp32 max backward at
 # one channel a thread as the gather, 2026-11-29-pools) or CONVBENCH_POOL_RS=off|on (a 2x2 or 3x3
 # window's forward known at compile time, 2026-11-28-plans). In one call: build; BENCH=1:
@@ -37,13 +37,14 @@ if [ -n "${BNLAB:-}" ]; then
     cat $R/bn_lab/*.txt
 fi
 DEADLINE=${DEADLINE:-150}; t0=$SECONDS
-echo "| cell | setting | step ms | pools fwd+bwd ms | concat fwd+bwd ms | activation, fused ms | batch norms ms | planned MiB | device peak MiB | planning s |"; echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| cell | setting | step ms | pools fwd+bwd ms | concat fwd+bwd ms | activation, fused ms | batch norms ms | made again ms | planned MiB | device peak MiB | planning s |"; echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for c in ${CELLS-gen-inception-s2:192:tf32 googlenet:128:tf32}; do
     IFS=: read -r n b prec <<<"$c"; net=$n; [ -f /tmp/gn/$n.json ] && net=/tmp/gn/$n.json
     for m in ${MODES-default CONVBENCH_POOL_SCATTER=off}; do
         [ $((SECONDS - t0)) -ge $DEADLINE ] && { echo "skip (past $DEADLINE s): $c $m"; continue; }
-        f=$R/fp-$n-$b-$prec-$(echo $m | tr -c 'a-zA-Z0-9\n' '_'); env $([ $m = default ] || echo $m | tr , ' ') timeout 120 $B/convbench fullpass $net --batch $b --backend auto --precision $prec \
-            --layout nhwc --no-data-grad --no-criterion --update --warmup 3 --iters ${ITERS:-10} --per-layer --format json --quiet \
+        envs=; flags=; case $m in default) ;; --*) flags=$(echo $m | tr ',=' '  ') ;; *) envs=$(echo $m | tr , ' ') ;; esac # (a mode of flags: --recompute=on)
+        f=$R/fp-$n-$b-$prec-$(echo $m | tr -c 'a-zA-Z0-9\n' '_'); env $envs timeout 120 $B/convbench fullpass $net --batch $b --backend auto --precision $prec \
+            --layout nhwc --no-data-grad --no-criterion --update --warmup 3 --iters ${ITERS:-10} --per-layer $flags --format json --quiet \
             --output $f.json 2>$f.txt || { echo "fullpass $c $m failed: $(tail -2 $f.txt)"; continue; }
         python3 - $f.json "$c" $m $R/pools.md <<'PY'
 import json, sys
@@ -51,9 +52,9 @@ d = json.load(open(sys.argv[1])); t = d['tables']
 step = [r['median_ms'] for r in t['fullpass'] if r['phase'].strip() == 'total'][0]
 pools = [r for r in t['layers'] if r['kind'] == 'Pooling']
 part = {r['part']: r['total_ms'] for r in t['breakdown']}
-print('| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.0f | %.1f |' % (sys.argv[2], sys.argv[3], step, sum(r['fwd_ms'] + r['bwd_data_ms'] for r in pools),
+print('| %s | %s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | %.0f | %.0f | %.1f |' % (sys.argv[2], sys.argv[3], step, sum(r['fwd_ms'] + r['bwd_data_ms'] for r in pools),
       part.get('Concatenate', 0), part.get('activation, fused', 0), sum(v for k, v in part.items() if 'batch norm' in k),
-      d['memory_mb'], d.get('device_peak_mb') or 0, d.get('plan_s') or -1))
+      part.get('outputs made again (--recompute)', 0), d['memory_mb'], d.get('device_peak_mb') or 0, d.get('plan_s') or -1))
 with open(sys.argv[4], 'a') as f:
     for r in pools: f.write('| %s | %s | %s | %.3f | %.3f |\n' % (sys.argv[2], sys.argv[3], r['layer'], r['fwd_ms'], r['bwd_data_ms']))
 PY

@@ -220,6 +220,13 @@ typedef enum cb_phase {
     CB_PHASE_COUNT
 } cb_phase;
 
+// Which layer outputs a training step drops after their last forward reader and makes again
+// before their first backward reader, from what the backward keeps anyway (a fused batch norm's
+// input and statistics: be->output_again), one more pass over that input each: AUTO, only while
+// the plan's busiest point is above the memory budget (cb_exec_opts.memory_budget), largest first;
+// ON, every such output live at the busiest point while that lowers it; OFF, none.
+typedef enum cb_recompute { CB_RECOMPUTE_AUTO, CB_RECOMPUTE_OFF, CB_RECOMPUTE_ON } cb_recompute;
+
 typedef struct cb_exec_opts {
     const char *backend;          // "cpu", "ref", "cuda", "cudnn", "auto"
     cb_precision precision;
@@ -244,6 +251,9 @@ typedef struct cb_exec_opts {
     bool step_check;              // training, on a backend that can revise its choices (cudnn, auto): after the
                                   // plan, time each layer in whole steps and replace a choice that runs there far
                                   // slower than its race said (cb_exec_create; running statistics restored)
+    cb_recompute recompute;       // training: outputs dropped after the forward and made again in the backward
+    size_t memory_budget;         // bytes the plan should fit (CB_RECOMPUTE_AUTO recomputes to fit; 0: the device's
+                                  // free memory where the backend tells it, else no limit)
 } cb_exec_opts;
 
 void cb_exec_opts_default(cb_exec_opts *o);
@@ -286,6 +296,7 @@ void cb_exec_destroy(cb_exec *e);
 typedef struct cb_layer_times {
     double ms[CB_PHASE_COUNT];
     double epilogue_ms[2];
+    double recompute_ms; // of epilogue_ms[1]: making this layer's output again for the backward (cb_recompute)
 } cb_layer_times;
 
 // Copy a batch in (host, float32 NCHW, count of net input elements) and labels (int32, n).

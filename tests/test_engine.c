@@ -1697,6 +1697,116 @@ static void test_workspace_trim(void) {
     cb_net_free(net);
 }
 
+// Outputs made again in the backward (cb_recompute, exec.c) on the cpu backend with a table of its
+// own: a convolution with batch norm and no activation (whose backward reads pre alone) may drop its
+// output (c2's has two readers whose backwards read it, a convolution's and, later, a product's); the backend keeps a host copy of it after the forward and writes it back when the engine
+// asks (rc_recompute), so any byte of it the arena gave another buffer in between, or a read of it
+// outside the intervals the engine planned, shows in the loss or the gradients. Off against on and
+// against auto under a budget of 1 byte: equal losses and gradients bit for bit over 3 SGD steps,
+// each made-again output written back once a step, the busiest point lower, notes; no two buffers
+// of the placed arena share bytes while both are live; auto with no budget the host meets changes nothing.
+#define RC_MAX 32
+static float *rc_stash[RC_MAX];
+static int rc_calls;
+static bool rc_again(const cb_exec *e, int i) { return e->net->layers[i].bn && e->net->layers[i].act == CB_ACT_NONE; }
+static void rc_epilogue(cb_exec *e, int i, bool train) {
+    cb_backend_cpu.forward_epilogue(e, i, train);
+    if (!train || !e->lb[i].y_again || i >= RC_MAX) return;
+    size_t n = (size_t)cb_shape_count(e->net->layers[i].out);
+    if (!rc_stash[i]) rc_stash[i] = malloc(n * 4);
+    memcpy(rc_stash[i], e->lb[i].y, n * 4);
+}
+static void rc_recompute(cb_exec *e, int i) {
+    rc_calls++;
+    if (i < RC_MAX && rc_stash[i]) memcpy(e->lb[i].y, rc_stash[i], (size_t)cb_shape_count(e->net->layers[i].out) * 4);
+}
+static bool arena_disjoint(const cb_exec *e) {
+    for (int a = 0; a < e->arena_nmap; a++)
+        for (int b = a + 1; b < e->arena_nmap; b++) {
+            const struct cb_arena_slot *x = &e->arena_map[a], *y = &e->arena_map[b];
+            if (x->off < y->off + y->bytes && y->off < x->off + x->bytes && x->lo <= y->hi && y->lo <= x->hi) return false;
+        }
+    return true;
+}
+static double rc_peak(const cb_exec *e) {
+    double b = 0;
+    for (int k = 0; k < CB_MEM_COUNT; k++) b += (double)cb_exec_memory_at_peak(e, (cb_mem_kind)k);
+    return b;
+}
+static void test_recompute(void) {
+    static const char *json =
+        "{\"name\": \"again\", \"layers\": {"
+        "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [3, 8, 7, 4]},"
+        "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [3, 3, 4, 8], \"padding\": \"SAME\", \"normalizer_fn\": \"batch_norm\", \"bias\": false, \"activation_fn\": null},"
+        "\"c2\": {\"parents\": [\"c1\"], \"type\": \"Convolution\", \"filter\": [3, 2, 8, 8], \"padding\": \"SAME\", \"normalizer_fn\": \"batch_norm\", \"bias\": false, \"activation_fn\": null},"
+        "\"c3\": {\"parents\": [\"c2\"], \"type\": \"Convolution\", \"filter\": [1, 1, 8, 8], \"normalizer_fn\": \"batch_norm\", \"bias\": false, \"activation_fn\": null},"
+        "\"c4\": {\"parents\": [\"c3\"], \"type\": \"Convolution\", \"filter\": [3, 3, 8, 8], \"padding\": \"SAME\", \"normalizer_fn\": \"batch_norm\", \"bias\": false, \"activation_fn\": null},"
+        "\"m\": {\"parents\": [\"c4\", \"c2\"], \"type\": \"Elementwise\", \"operation\": \"mul\"},"
+        "\"c5\": {\"parents\": [\"m\"], \"type\": \"Convolution\", \"filter\": [3, 3, 8, 8], \"padding\": \"SAME\", \"normalizer_fn\": \"batch_norm\", \"bias\": false, \"activation_fn\": null},"
+        "\"c6\": {\"parents\": [\"c5\"], \"type\": \"Convolution\", \"filter\": [1, 1, 8, 8], \"normalizer_fn\": \"batch_norm\", \"bias\": false, \"activation_fn\": null},"
+        "\"c7\": {\"parents\": [\"c6\"], \"type\": \"Convolution\", \"filter\": [3, 3, 8, 6], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"normalizer_fn\": \"batch_norm\", \"bias\": false, \"activation_fn\": null},"
+        "\"s\": {\"parents\": [\"c7\", \"c7\"], \"type\": \"Elementwise\", \"activation_fn\": \"relu\"},"
+        "\"gp\": {\"parents\": [\"s\"], \"type\": \"GlobalAvgPool\"},"
+        "\"fc\": {\"parents\": [\"gp\"], \"type\": \"InnerProduct\", \"num_outputs\": 5},"
+        "\"sm\": {\"parents\": [\"fc\"], \"type\": \"Softmax\"}}}";
+    static cb_backend rc;
+    rc = cb_backend_cpu;
+    rc.output_again = rc_again, rc.recompute_output = rc_recompute, rc.forward_epilogue = rc_epilogue;
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(json, "again.json", &err);
+    CHECK(net && net->nlayers <= RC_MAX, "%s", err.msg);
+    if (!net) return;
+    cb_recompute modes[4] = {CB_RECOMPUTE_OFF, CB_RECOMPUTE_ON, CB_RECOMPUTE_AUTO, CB_RECOMPUTE_AUTO};
+    size_t budgets[4] = {0, 0, 1, 0};
+    const char *names[4] = {"off", "on", "auto (1 byte)", "auto (no budget)"};
+    cb_exec *x[4];
+    for (int m = 0; m < 4; m++) {
+        cb_exec_opts o;
+        cb_exec_opts_default(&o);
+        o.seed = 11, o.recompute = modes[m], o.memory_budget = budgets[m];
+        x[m] = cb_exec_create_on(net, &o, &rc, &err);
+        CHECK(x[m] != NULL, "%s: %s", names[m], err.msg);
+    }
+    if (x[0] && x[1] && x[2] && x[3]) {
+        double loss[4] = {0};
+        int again[4] = {0};
+        for (int m = 0; m < 4; m++) {
+            for (int i = 0; i < net->nlayers; i++) again[m] += x[m]->lb[i].y_again;
+            CHECK(arena_disjoint(x[m]), "%s: two buffers share bytes while both are live", names[m]);
+            bool said = false, over = false;
+            for (int k = 0; k < cb_exec_note_count(x[m]); k++) {
+                said |= strstr(cb_exec_note_at(x[m], k), "made again in the backward") != NULL;
+                over |= strstr(cb_exec_note_at(x[m], k), "above what --max-memory leaves") != NULL;
+            }
+            CHECK(said == (again[m] > 0) && over == (m == 2), "%s: %d outputs made again, the note %s, the budget's %s", names[m], again[m],
+                  said ? "given" : "missing", over ? "given" : "missing");
+        }
+        int c2 = 2; // (data, c1, c2, ...)
+        CHECK(again[0] == 0 && again[3] == 0 && again[1] >= 2 && again[2] >= 2 && x[1]->lb[c2].y_again,
+              "outputs made again: off %d, on %d (c2's %s), auto (1 byte) %d, auto %d", again[0], again[1], x[1]->lb[c2].y_again ? "too" : "not",
+              again[2], again[3]);
+        CHECK(rc_peak(x[1]) < rc_peak(x[0]) && rc_peak(x[3]) == rc_peak(x[0]), "the busiest point: on %.0f, off %.0f, auto %.0f bytes",
+              rc_peak(x[1]), rc_peak(x[0]), rc_peak(x[3]));
+        for (int step = 0; step < 3; step++)
+            for (int m = 0; m < 4; m++) {
+                if (m == 1) rc_calls = 0;
+                if (step) cb_exec_update(x[m], NULL);
+                loss[m] = step_loss(x[m]);
+                cb_exec_criterion_backward(x[m], NULL);
+                cb_exec_backward(x[m], NULL);
+                if (m == 1) CHECK(rc_calls == again[1], "step %d: %d outputs written back, %d made again", step, rc_calls, again[1]);
+            }
+        for (int m = 1; m < 4; m++) {
+            CHECK(loss[m] == loss[0], "%s: loss %.9g, off %.9g", names[m], loss[m], loss[0]);
+            CHECK(!memcmp(x[m]->grads, x[0]->grads, (size_t)x[0]->nparams * 4), "%s: the parameter gradients differ from off's", names[m]);
+        }
+        printf("  %d outputs made again, the busiest point %.1f -> %.1f KiB\n", again[1], rc_peak(x[0]) / 1024, rc_peak(x[1]) / 1024);
+    }
+    for (int m = 0; m < 4; m++) cb_exec_destroy(x[m]);
+    for (int i = 0; i < RC_MAX; i++) free(rc_stash[i]), rc_stash[i] = NULL;
+    cb_net_free(net);
+}
+
 int main(void) {
     RUN(test_choice_pick);
     RUN(test_grad_arena);
@@ -1724,5 +1834,6 @@ int main(void) {
     RUN(test_arena_order);
     RUN(test_workspace_trim);
     RUN(test_step_check);
+    RUN(test_recompute);
     return test_summary();
 }

@@ -1648,7 +1648,14 @@ static void bn_cases(void) {
          "\"type\": \"Convolution\", \"filter\": [3, 3, 16, 13], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"silu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
         {"conv 1x1 C8->24 + bn + gelu b1 6x6", 1, 6, 6, 8,
          "\"type\": \"Convolution\", \"filter\": [1, 1, 8, 24], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"gelu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
-        {"conv 3x3 s2 C8->16 + bn + hardswish b3 9x8", 3, 9, 8, 8,
+        // hardswish's gradient jumps by half at -3 and 3, so a bf16 rounding of its input across one of
+        // them moves that element's gradient by dy / 2 (on the H200, 2026-11-29, 6 of 4,570 checks of
+        // b3 9x8 failed so, on a cuDNN graph engine's rounding; the same checks had passed in the call
+        // before): in bf16 a batch-1 case whose 9 values a channel stay within +-2.83 (as many as 9
+        // normalised values can: gamma 1, beta 0) checks it, the clamps in fp32
+        {"conv 3x3 s2 C8->16 + bn + hardswish b3 9x8 (fp32)", 3, 9, 8, 8,
+         "\"type\": \"Convolution\", \"filter\": [3, 3, 8, 16], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"hardswish\", \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
+        {"conv 3x3 s2 C8->16 + bn + hardswish b1 5x6 (asymmetric SAME)", 1, 5, 6, 8,
          "\"type\": \"Convolution\", \"filter\": [3, 3, 8, 16], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"activation_fn\": \"hardswish\", \"normalizer_fn\": \"batch_norm\", \"bias\": false"},
     };
     int ncases = (int)(sizeof cases / sizeof cases[0]);
@@ -1662,6 +1669,7 @@ static void bn_cases(void) {
             for (int p = 0; p < 2; p++) {
                 test_layout = lays[l];
                 for (int j = 0; j < ncases; j++) {
+                    if (precs[p] == CB_PREC_BF16 && strstr(cases[j].label, "(fp32)")) continue;
                     layer_case("auto", precs[p], cases[j].label, cases[j].n, cases[j].h, cases[j].w, cases[j].c, cases[j].body);
                     if (j < 2) bn_running_check("auto", precs[p], cases[j].label, cases[j].n, cases[j].h, cases[j].w, cases[j].c, cases[j].body);
                 }
@@ -2739,11 +2747,134 @@ static void graph_cases(void) {
     }
 }
 
+// Outputs made again in the backward (cb_recompute) on an EfficientNet-like block: a 1x1
+// expansion and a depthwise convolution, each with batch norm and SiLU, a squeeze-excitation
+// product, a projection with batch norm. Under auto, in every storage, recompute off, on, and auto
+// with a budget no plan meets (1 byte), from the same seed: the two made-again outputs are the
+// expansion's and the depthwise's, the arena's busiest point is lower with them, notes say so, and
+// after 3 SGD steps the losses and every parameter gradient agree with recompute off (the output
+// made again is within an fp32 rounding of the forward's coefficients: bf16 stores may round it to
+// the next value, so 2e-2 there, 1e-4 in fp32); the backward's per-layer times hold the recompute
+// (recompute_ms). With cuDNN's batch norm forced, and on the cudnn backend, nothing is made again.
+static const char *again_net =
+    "{\"name\": \"again\", \"layers\": {"
+    "\"data\": {\"parents\": [], \"type\": \"Input\", \"tensor\": [4, 10, 9, 16]},"
+    "\"c1\": {\"parents\": [\"data\"], \"type\": \"Convolution\", \"filter\": [1, 1, 16, 24], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"silu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"dw\": {\"parents\": [\"c1\"], \"type\": \"Convolution\", \"filter\": [3, 3, 1, 24], \"padding\": \"SAME\", \"strides\": [1, 2, 2, 1], \"groups\": 24, \"activation_fn\": \"silu\", \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"gp\": {\"parents\": [\"dw\"], \"type\": \"GlobalAvgPool\"},"
+    "\"se_r\": {\"parents\": [\"gp\"], \"type\": \"Convolution\", \"filter\": [1, 1, 24, 6], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"silu\"},"
+    "\"se_e\": {\"parents\": [\"se_r\"], \"type\": \"Convolution\", \"filter\": [1, 1, 6, 24], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": \"sigmoid\"},"
+    "\"mul\": {\"parents\": [\"dw\", \"se_e\"], \"type\": \"Elementwise\", \"operation\": \"mul\"},"
+    "\"proj\": {\"parents\": [\"mul\"], \"type\": \"Convolution\", \"filter\": [1, 1, 24, 16], \"padding\": \"VALID\", \"strides\": [1, 1, 1, 1], \"activation_fn\": null, \"normalizer_fn\": \"batch_norm\", \"bias\": false},"
+    "\"p\": {\"parents\": [\"proj\"], \"type\": \"GlobalAvgPool\"},"
+    "\"fc\": {\"parents\": [\"p\"], \"type\": \"InnerProduct\", \"num_outputs\": 5, \"activation_fn\": null},"
+    "\"softmax\": {\"parents\": [\"fc\"], \"type\": \"Softmax\", \"num_classes\": 5}}}";
+
+static bool noted(const cb_exec *e, const char *text) {
+    for (int k = 0; e && k < e->nnotes; k++)
+        if (strstr(e->notes[k], text)) return true;
+    return false;
+}
+
+static double arena_peak_bytes(const cb_exec *e) {
+    double b = 0;
+    for (int k = 0; k < CB_MEM_COUNT; k++)
+        if (k != CB_MEM_WORKSPACE) b += (double)e->mem_peak[k];
+    return b;
+}
+
+static void recompute_cases(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(again_net, "again", &err);
+    if (!net) {
+        printf("FAIL recompute net: %s\n", err.msg);
+        failed++;
+        return;
+    }
+    int n = net->nlayers, c1 = -1, dw = -1;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(net->layers[i].name, "c1")) c1 = i;
+        if (!strcmp(net->layers[i].name, "dw")) dw = i;
+    }
+    cb_layout lays[] = {CB_LAYOUT_NCHW, CB_LAYOUT_NHWC};
+    cb_precision precs[] = {CB_PREC_FP32, CB_PREC_BF16};
+    for (int l = 0; l < 2; l++)
+        for (int p = 0; p < 2; p++) {
+            cb_exec *x[3] = {NULL, NULL, NULL};
+            cb_recompute modes[3] = {CB_RECOMPUTE_OFF, CB_RECOMPUTE_ON, CB_RECOMPUTE_AUTO};
+            char what[200];
+            const char *st = lays[l] == CB_LAYOUT_NHWC ? "nhwc" : "nchw";
+            for (int m = 0; m < 3; m++) {
+                cb_exec_opts o;
+                cb_exec_opts_default(&o);
+                o.backend = "auto", o.layout = lays[l], o.precision = precs[p], o.seed = 7;
+                o.recompute = modes[m], o.memory_budget = m == 2 ? 1 : 0;
+                if (!(x[m] = cb_exec_create(net, &o, &err))) {
+                    snprintf(what, sizeof what, "auto %s %s recompute mode %d: %.120s", st, prec_name(precs[p]), m, err.msg);
+                    check(what, 1, 0);
+                }
+            }
+            if (x[0] && x[1] && x[2]) {
+                for (int m = 1; m < 3; m++) {
+                    snprintf(what, sizeof what, "auto %s %s recompute %s: c1's and dw's outputs made again, noted, peak %.0f < %.0f KiB", st,
+                             prec_name(precs[p]), m == 1 ? "on" : "auto (1 byte)", arena_peak_bytes(x[m]) / 1024, arena_peak_bytes(x[0]) / 1024);
+                    check(what, x[m]->lb[c1].y_again && x[m]->lb[dw].y_again && !x[0]->lb[c1].y_again && !x[0]->lb[dw].y_again &&
+                                        noted(x[m], "made again in the backward") && arena_peak_bytes(x[m]) < arena_peak_bytes(x[0]) &&
+                                        (m == 1 || noted(x[m], "above what --max-memory leaves"))
+                                    ? 0 : 1, 0);
+                }
+                double loss[3] = {0, 0, 0};
+                cb_layer_times *t = calloc((size_t)n, sizeof *t);
+                for (int step = 0; step < 3; step++)
+                    for (int m = 0; m < 3; m++) {
+                        cb_exec_forward(x[m], true, NULL);
+                        cb_exec_criterion_forward(x[m], &loss[m], NULL);
+                        cb_exec_criterion_backward(x[m], NULL);
+                        cb_exec_backward(x[m], step == 2 && m == 1 ? t : NULL);
+                        if (step < 2) cb_exec_update(x[m], NULL);
+                    }
+                double tol = precs[p] == CB_PREC_BF16 ? 2e-2 : 1e-4;
+                for (int m = 1; m < 3; m++) {
+                    snprintf(what, sizeof what, "auto %s %s recompute %s: loss after 3 steps %.6f vs %.6f", st, prec_name(precs[p]),
+                             m == 1 ? "on" : "auto", loss[m], loss[0]);
+                    check(what, fabs(loss[m] - loss[0]) / fabs(loss[0]), tol);
+                    float *gm = download(x[m], x[m]->grads, (size_t)x[m]->nparams), *g0 = download(x[0], x[0]->grads, (size_t)x[0]->nparams);
+                    snprintf(what, sizeof what, "auto %s %s recompute %s: every parameter gradient", st, prec_name(precs[p]), m == 1 ? "on" : "auto");
+                    check(what, nerr(gm, g0, (size_t)x[0]->nparams), tol);
+                    free(gm), free(g0);
+                }
+                snprintf(what, sizeof what, "auto %s %s recompute on: c1's and dw's recompute timed (%.4f, %.4f ms) within their backward", st,
+                         prec_name(precs[p]), t[c1].recompute_ms, t[dw].recompute_ms);
+                check(what, t[c1].recompute_ms > 0 && t[dw].recompute_ms > 0 && t[c1].epilogue_ms[1] >= t[c1].recompute_ms &&
+                                    t[c1].ms[CB_PHASE_BWD_DATA] >= t[c1].recompute_ms
+                                ? 0 : 1, 0);
+                free(t);
+            }
+            for (int m = 0; m < 3; m++) cb_exec_destroy(x[m]);
+        }
+    // nothing made again where cuDNN's batch norm runs: forced under auto, and the cudnn backend
+    for (int f = 0; f < 2; f++) {
+        if (!f) setenv("CONVBENCH_AUTO_BN", "cudnn", 1);
+        cb_exec_opts o;
+        cb_exec_opts_default(&o);
+        o.backend = f ? "cudnn" : "auto", o.layout = CB_LAYOUT_NHWC, o.precision = CB_PREC_BF16, o.recompute = CB_RECOMPUTE_ON;
+        cb_exec *g = cb_exec_create(net, &o, &err);
+        char what[160];
+        snprintf(what, sizeof what, "%s recompute on: nothing made again%s", o.backend, f ? "" : " (CONVBENCH_AUTO_BN=cudnn)");
+        check(what, g && !g->lb[c1].y_again && !g->lb[dw].y_again && !noted(g, "made again in the backward") ? 0 : 1, 0);
+        cb_exec_destroy(g);
+        unsetenv("CONVBENCH_AUTO_BN");
+    }
+    test_layout = CB_LAYOUT_NHWC;
+    cb_net_free(net);
+}
+
 static void storage_cases(void) {
     wg_cases();
     dw_cases();
     modern_cases();
     bn_cases();
+    recompute_cases();
     fmt_pool_cases();
     concat_copy_cases();
     concat_masked_cases();

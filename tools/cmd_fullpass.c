@@ -49,7 +49,7 @@ static void samples_grow(samples *s, int need) {
 // the update; what the parts leave of the measured step is the time between kernels.
 // A batch norm that also computes the sum after it (a `bn+add` fused group) is a part of its own,
 // so that the sums' time shows where it went.
-enum { PART_EPI_BN = CB_OP_COUNT, PART_EPI_BN_ADD, PART_EPI_ACT, PART_CRITERION, PART_UPDATE, PART_COUNT };
+enum { PART_EPI_BN = CB_OP_COUNT, PART_EPI_BN_ADD, PART_EPI_ACT, PART_AGAIN, PART_CRITERION, PART_UPDATE, PART_COUNT };
 typedef struct breakdown {
     double fwd[PART_COUNT], bwd[PART_COUNT];
     cb_layer_times *layer; // (nlayers) summed over the steps, for --per-layer
@@ -62,6 +62,7 @@ static const char *part_name(int k) {
            : k == PART_EPI_BN        ? "batch norm (+act), fused"
            : k == PART_EPI_BN_ADD    ? "batch norm + sum (+act), fused"
            : k == PART_EPI_ACT       ? "activation, fused"
+           : k == PART_AGAIN         ? "outputs made again (--recompute)"
            : k == PART_CRITERION     ? "criterion"
                                      : "update";
 }
@@ -73,9 +74,11 @@ static void breakdown_add(breakdown *b, const cb_net *net, const cb_layer_times 
         b->fwd[L->op] += lt[i].ms[CB_PHASE_FORWARD] - lt[i].epilogue_ms[0];
         b->fwd[epi] += lt[i].epilogue_ms[0];
         b->bwd[L->op] += lt[i].ms[CB_PHASE_BWD_DATA] - lt[i].epilogue_ms[1] + lt[i].ms[CB_PHASE_BWD_FILTER];
-        b->bwd[epi] += lt[i].epilogue_ms[1];
+        b->bwd[epi] += lt[i].epilogue_ms[1] - lt[i].recompute_ms;
+        b->bwd[PART_AGAIN] += lt[i].recompute_ms;
         for (int p = 0; p < CB_PHASE_COUNT; p++) b->layer[i].ms[p] += lt[i].ms[p];
         for (int p = 0; p < 2; p++) b->layer[i].epilogue_ms[p] += lt[i].epilogue_ms[p];
+        b->layer[i].recompute_ms += lt[i].recompute_ms;
     }
     b->fwd[PART_CRITERION] += ph[PH_CRIT_F];
     b->bwd[PART_CRITERION] += ph[PH_CRIT_B];
@@ -366,6 +369,8 @@ static int run(int argc, char **argv) {
     cb_report_meta_bool(r, "update", update);
     cb_report_meta_str(r, "criterion", no_criterion ? "none" : "softmax cross-entropy");
     cb_report_meta_bool(r, "data_grad", !ro.no_data_grad);
+    cb_report_meta_str(r, "recompute", ro.recompute ? ro.recompute : "auto");
+    if (eo.memory_budget) cb_report_meta_num(r, "max_memory_mb", (double)(eo.memory_budget >> 20));
     cb_report_meta_num(r, "plan_s", t_plan);
     cb_report_meta_num(r, "memory_mb", (double)cb_exec_peak_bytes(e) / (1 << 20));
     cb_report_meta_num(r, "host_max_rss_mb", cb_env_max_rss_mb());

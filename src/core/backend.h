@@ -35,6 +35,11 @@ typedef struct cb_lbuf {
     // the arena is placed, in a plan-only exec too): as relu_by_pool, its backward runs no ReLU
     // pass and no backward reads its output, which lives only to the concatenation's forward
     bool relu_by_concat;
+    // its output is dropped after its last forward reader and made again (be->recompute_output)
+    // before the backward of its last consumer, the first to read it there (cb_recompute; set
+    // before the arena is placed, in the same bytes); again_next: the next layer made again there (-1)
+    bool y_again;
+    int again_next;
     float *w, *b, *gamma, *beta;  // parameters (slices of the parameter arena)
     float *dw, *db, *dgamma, *dbeta;
     float *rmean, *rvar;          // running statistics (bn)
@@ -47,7 +52,7 @@ typedef struct cb_lbuf {
 } cb_lbuf;
 
 // the pieces of a layer's work that per-layer timing tells apart (cb_exec's span)
-enum { CB_SPAN_FWD_OP, CB_SPAN_FWD_EPI, CB_SPAN_BWD_EPI, CB_SPAN_BWD_FILTER, CB_SPAN_BWD_DATA, CB_SPAN_COUNT };
+enum { CB_SPAN_FWD_OP, CB_SPAN_FWD_EPI, CB_SPAN_BWD_EPI, CB_SPAN_BWD_FILTER, CB_SPAN_BWD_DATA, CB_SPAN_RECOMPUTE, CB_SPAN_COUNT };
 
 typedef struct cb_backend {
     const char *name;
@@ -94,6 +99,17 @@ typedef struct cb_backend {
     // (the own batch-norm kernels recompute the activation's input from the batch norm's input and
     // statistics, which their backward reads anyway). NULL: always kept.
     bool (*act_input_kept)(const cb_exec *e, int i);
+    // Optional, for cb_recompute: may layer i's output be dropped after the forward and made again
+    // for its consumers' backward from what the layer keeps anyway (its batch norm's input and
+    // statistics), its own backward reading none of it? Asked before the arena is placed, where
+    // the output is kept to the backward; where the engine takes it up it sets lb[i].y_again, and
+    // the backend must then run that layer so (the own batch-norm kernels). recompute_output writes
+    // lb[i].y again, as the training forward did, in the backward. NULL: never.
+    bool (*output_again)(const cb_exec *e, int i);
+    void (*recompute_output)(cb_exec *e, int i);
+    // Optional (device backends): the device's free bytes now (before the arena is taken), the
+    // budget of CB_RECOMPUTE_AUTO where the options give none; 0: unknown
+    size_t (*mem_free)(cb_exec *e);
     // Optional (device backends): true while the device works; else false and one line into why.
     // Asked after each layer's plan, so that a kernel that failed there is named by its layer,
     // not taken later for an allocation that failed.
@@ -205,6 +221,7 @@ struct cb_exec {
     int *grad_alias;              // per layer: the sum whose gradient buffer is this layer's dy (exec.c), or -1
     bool grad_copy;               // CONVBENCH_GRAD_ROUTE=copy: every input of a sum gets a copy of its gradient
     int *span;                    // (nlayers, CB_SPAN_COUNT, 2) per-layer timing: first and last mark of each piece
+    int *again_at;                // (nlayers) the first layer whose output is made again before this one's backward, or -1
     size_t allocated;             // bytes taken through be->alloc (and a backend's own copies)
     double planned;               // bytes the plan asked for, allocated or not (for the out-of-memory message)
     bool past_ram;                // a host allocation refused: the buffers would pass the machine's memory

@@ -170,6 +170,8 @@ typedef struct arena_buf {
     void **slot;      // &lb[i].y, .pre, .act_in, .aux, .dy, .dpre, .acc or &e->scratch
     size_t bytes;     // aligned
     int lo, hi;       // live over lo..hi of the timeline
+    int lo2, hi2;     // and over lo2..hi2 too where lo2 <= hi2, in the same bytes: an output made again for the
+                      // backward (cb_recompute), free between its last forward reader and that
     cb_mem_kind kind; // what it is, for the report
     size_t off;
     bool whole;       // live over the whole timeline (placed first, at the bottom)
@@ -182,11 +184,21 @@ typedef struct arena_buf {
 // tried then), so the arena takes the smallest of them.
 enum { ORDER_SIZE, ORDER_LIFE, ORDER_START, ORDER_AREA, ORDER_COUNT };
 static int order_of_sort; // (qsort takes no context)
+static bool spans_meet(int a0, int a1, int b0, int b1) { return a0 <= b1 && b0 <= a1; }
+static bool has_second(const arena_buf *b) { return b->lo2 <= b->hi2; }
+// are two buffers ever live at the same time (so that their bytes may not meet)?
+static bool bufs_meet(const arena_buf *a, const arena_buf *b) {
+    bool a2 = has_second(a), b2 = has_second(b);
+    return spans_meet(a->lo, a->hi, b->lo, b->hi) || (a2 && spans_meet(a->lo2, a->hi2, b->lo, b->hi)) ||
+           (b2 && spans_meet(a->lo, a->hi, b->lo2, b->hi2)) || (a2 && b2 && spans_meet(a->lo2, a->hi2, b->lo2, b->hi2));
+}
+static bool buf_live(const arena_buf *b, int t) { return (b->lo <= t && t <= b->hi) || (b->lo2 <= t && t <= b->hi2); }
+static int64_t buf_life(const arena_buf *b) { return (int64_t)b->hi - b->lo + 1 + (has_second(b) ? (int64_t)b->hi2 - b->lo2 + 1 : 0); }
 static int arena_buf_cmp(const void *a, const void *b) {
     const arena_buf *x = a, *y = b;
     if (x->whole != y->whole) return x->whole ? -1 : 1;
     double kx = 0, ky = 0; // the order's key, larger first
-    int64_t lx = (int64_t)x->hi - x->lo + 1, ly = (int64_t)y->hi - y->lo + 1;
+    int64_t lx = buf_life(x), ly = buf_life(y);
     switch (order_of_sort) {
     case ORDER_LIFE: kx = (double)lx, ky = (double)ly; break;
     case ORDER_START: kx = -x->lo, ky = -y->lo; break;
@@ -210,7 +222,7 @@ static size_t first_fit_in(arena_buf *bufs, int nb, int order) {
     for (int k = 0; k < nb; k++) {
         int nl = 0;
         for (int j = 0; j < k; j++) // the placed buffers live at the same time, by offset
-            if (bufs[j].lo <= bufs[k].hi && bufs[k].lo <= bufs[j].hi) live[nl++] = &bufs[j];
+            if (bufs_meet(&bufs[j], &bufs[k])) live[nl++] = &bufs[j];
         qsort(live, (size_t)nl, sizeof *live, off_cmp);
         size_t off = 0;
         for (int j = 0; j < nl && live[j]->off < off + bufs[k].bytes; j++)
@@ -403,13 +415,16 @@ static bool arena_separate(void) {
 }
 
 static void add_buf(arena_buf *bufs, int *nb, void **slot, size_t bytes, int lo, int hi, cb_mem_kind k) {
-    if (bytes) bufs[(*nb)++] = (arena_buf){slot, (bytes + 255) & ~(size_t)255, lo, hi, k, 0, false};
+    if (bytes) bufs[(*nb)++] = (arena_buf){.slot = slot, .bytes = (bytes + 255) & ~(size_t)255, .lo = lo, .hi = hi, .lo2 = 0, .hi2 = -1, .kind = k};
 }
 
 // the point of the step (-1 .. T) where the arena's buffers hold the most bytes, and those bytes
 static int64_t live_peak(const arena_buf *bufs, int nb, int T, int *at) {
     int64_t *d = cb_xcalloc((size_t)T + 3, sizeof *d); // d[t + 1]: the change in live bytes at t
-    for (int k = 0; k < nb; k++) d[bufs[k].lo + 1] += (int64_t)bufs[k].bytes, d[bufs[k].hi + 2] -= (int64_t)bufs[k].bytes;
+    for (int k = 0; k < nb; k++) {
+        d[bufs[k].lo + 1] += (int64_t)bufs[k].bytes, d[bufs[k].hi + 2] -= (int64_t)bufs[k].bytes;
+        if (has_second(&bufs[k])) d[bufs[k].lo2 + 1] += (int64_t)bufs[k].bytes, d[bufs[k].hi2 + 2] -= (int64_t)bufs[k].bytes;
+    }
     int64_t live = 0, most = -1;
     *at = -1;
     for (int t = -1; t <= T; t++) {
@@ -428,7 +443,7 @@ static void arena_peak(cb_exec *e, const arena_buf *bufs, int nb, int T) {
     e->peak_at = at;
     memset(e->mem_peak, 0, sizeof e->mem_peak);
     for (int k = 0; k < nb; k++)
-        if (bufs[k].lo <= at && at <= bufs[k].hi) e->mem_peak[bufs[k].kind] += bufs[k].bytes;
+        if (buf_live(&bufs[k], at)) e->mem_peak[bufs[k].kind] += bufs[k].bytes;
 }
 
 // The backend's weight copies (be->weight_copy) are kept from the forward to the data gradient,
@@ -458,7 +473,7 @@ static int split_weight_copies(cb_exec *e, arena_buf *bufs, int nb, int T, const
         if (best < 0) break;
         arena_buf *f = &bufs[wbuf[best]];
         int hi = f->hi;
-        bufs[nb] = (arena_buf){(void **)&e->lb[best].wcopy_bwd, f->bytes, hi, hi, f->kind, 0, false};
+        bufs[nb] = (arena_buf){.slot = (void **)&e->lb[best].wcopy_bwd, .bytes = f->bytes, .lo = hi, .hi = hi, .lo2 = 0, .hi2 = -1, .kind = f->kind};
         f->hi = wend[best];
         if (!all && live_peak(bufs, nb + 1, T, &at) > most - most / 100) { // not 1% lower: as it was, and done
             f->hi = hi;
@@ -474,6 +489,42 @@ static int split_weight_copies(cb_exec *e, arena_buf *bufs, int nb, int T, const
                         "more conversion each a step (CONVBENCH_WEIGHT_COPY=step keeps them)",
                      again, copies, bytes / 1048576.0, (before - live_peak(bufs, nb, T, &at)) / 1048576.0);
     return nb;
+}
+
+// Outputs made again in the backward (cb_recompute): a candidate (ybuf[i] >= 0, its output's
+// buffer, live from its forward to its backward; be->output_again agreed) is live then over its
+// forward readers' time alone and again from its last consumer's backward, where the backend makes
+// it again, to its first consumer's, in the same bytes. The one taken each time is the largest whose
+// gap holds the step's busiest point, while that point is above the budget (AUTO) or at all (ON), and
+// as long as each takes the busiest point lower. Returns the bytes the peak is above the budget
+// after (AUTO; else 0), *count, *bytes: the outputs taken and their bytes.
+static int64_t recompute_plan(cb_exec *e, arena_buf *bufs, int nb, int T, const int *ybuf, const int *first_child, bool limited,
+                              int64_t budget, int *count, double *bytes) {
+    const cb_net *net = e->net;
+    int n = net->nlayers, at;
+    *count = 0, *bytes = 0;
+    if (e->opts.recompute == CB_RECOMPUTE_OFF) return 0;
+    bool on = e->opts.recompute == CB_RECOMPUTE_ON;
+    for (;;) {
+        int64_t most = live_peak(bufs, nb, T, &at);
+        if (!on && (!limited || most <= budget)) return 0;
+        int best = -1;
+        for (int i = 1; i < n; i++) {
+            int k = ybuf[i], c = net->layers[i].last_child;
+            if (k < 0 || e->lb[i].y_again || !(c < at && at < 2 * n - 1 - c)) continue;
+            if (best < 0 || bufs[k].bytes > bufs[ybuf[best]].bytes) best = i;
+        }
+        if (best < 0) return on ? 0 : most - budget;
+        arena_buf *b = &bufs[ybuf[best]], was = *b;
+        int c = net->layers[best].last_child;
+        b->hi = c, b->lo2 = 2 * n - 1 - c, b->hi2 = 2 * n - 1 - first_child[best];
+        if (live_peak(bufs, nb, T, &at) >= most) { // (the busiest point stays as high, elsewhere: as it was, and done)
+            *b = was;
+            return on || most <= budget ? 0 : most - budget;
+        }
+        e->lb[best].y_again = true;
+        ++*count, *bytes += (double)b->bytes;
+    }
 }
 
 // Every activation-sized buffer: placed in the arena (or allocated one each under
@@ -492,6 +543,10 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
     const int T = 2 * n - 1;
     int act_recomputed = 0; // (be->act_input_kept: layers whose activation's input is recomputed, not kept)
     double act_recomputed_bytes = 0;
+    int *ybuf = cb_xcalloc((size_t)n, sizeof *ybuf), *first_child = cb_xcalloc((size_t)n, sizeof *first_child); // (cb_recompute)
+    for (int i = 0; i < n; i++) first_child[i] = -1;
+    for (int j = n - 1; j > 0; j--)
+        for (int k = 0; k < net->layers[j].nparents; k++) first_child[net->layers[j].parents[k]] = j;
 #define BWD(i) (2 * n - 1 - (i))
 #define BUF(field, nbytes, from, to, k) add_buf(bufs, &nb, (void **)&e->lb[i].field, nbytes, from, to, k)
     for (int i = 0; i < n; i++) {
@@ -501,9 +556,15 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         int hi = L->last_child >= 0 ? L->last_child : i; // its last consumer
         int lo = e->plan.node[e->plan.node_of[i]].layer[0];
         int kept = train ? BWD(i) : i;                  // the last read of what a layer keeps for backward
+        ybuf[i] = -1;
         if (pinned) BUF(y, bytes, -1, T, CB_MEM_OUTPUTS);
         else if (cb_exec_output_transient(net, i, train) || relu_taken_transient(e, i)) BUF(y, bytes, lo, hi, CB_MEM_OUTPUTS);
-        else BUF(y, bytes, lo, kept, CB_MEM_OUTPUTS);
+        else {
+            if (train && e->be->output_again && e->be->recompute_output && first_child[i] > i &&
+                e->plan.node[e->plan.node_of[i]].nlayers == 1 && e->be->output_again(e, i))
+                ybuf[i] = nb;
+            BUF(y, bytes, lo, kept, CB_MEM_OUTPUTS);
+        }
         if (L->bn) BUF(pre, bytes, lo, kept, CB_MEM_SAVED);
         if (train && cb_act_needs_input(L->act)) {
             if (!e->be->act_input_kept || e->be->act_input_kept(e, i)) BUF(act_in, bytes, lo, kept, CB_MEM_SAVED);
@@ -536,7 +597,39 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
                      act_recomputed, act_recomputed_bytes / (1 << 20));
 #undef BUF
 #undef BWD
-    if (train) nb = split_weight_copies(e, bufs, nb, T, wbuf, wend);
+    if (train) { // the outputs made again in the backward (before the weight copies: the busiest point is theirs)
+        int64_t budget = 0;
+        bool limited = false;
+        int at;
+        if (e->opts.memory_budget) budget = (int64_t)e->opts.memory_budget - (int64_t)e->allocated, limited = true; // (what the arena may take)
+        else if (e->be->mem_free && !e->opts.plan_only) {
+            size_t fr = e->be->mem_free(e); // (less room for the workspaces and the libraries' own)
+            if (fr) budget = (int64_t)fr - (int64_t)(fr / 20) - ((int64_t)256 << 20), limited = true;
+        }
+        int count;
+        double again;
+        int64_t before = live_peak(bufs, nb, T, &at), over = recompute_plan(e, bufs, nb, T, ybuf, first_child, limited, budget, &count, &again);
+        if (count)
+            cb_exec_note(e, "memory: %d layer outputs dropped after the forward and made again in the backward from their batch norm's input "
+                            "(%.1f MiB counted whole; the activations' busiest point %.1f -> %.1f MiB%s%s), one more pass over that input each "
+                            "(--recompute off keeps them)",
+                         count, again / 1048576.0, before / 1048576.0, live_peak(bufs, nb, T, &at) / 1048576.0,
+                         e->opts.recompute == CB_RECOMPUTE_AUTO ? ", to fit " : "",
+                         e->opts.recompute != CB_RECOMPUTE_AUTO ? "" : e->opts.memory_budget ? "--max-memory" : "the device's free memory");
+        if (over > 0)
+            cb_exec_note(e, "memory: the activations' busiest point is %.1f MiB above what %s leaves them, and no more outputs can be made again",
+                         over / 1048576.0, e->opts.memory_budget ? "--max-memory" : "the device's free memory");
+        e->again_at = cb_xcalloc((size_t)n, sizeof *e->again_at);
+        for (int j = 0; j < n; j++) e->again_at[j] = -1;
+        for (int i = n - 1; i > 0; i--)
+            if (e->lb[i].y_again) {
+                int c = net->layers[i].last_child;
+                e->lb[i].again_next = e->again_at[c], e->again_at[c] = i;
+            }
+        nb = split_weight_copies(e, bufs, nb, T, wbuf, wend);
+    }
+    free(ybuf);
+    free(first_child);
     free(wbuf);
     free(wend);
     for (int k = 0; k < nb; k++) e->mem[bufs[k].kind] += bufs[k].bytes, e->mem_arena[bufs[k].kind] += bufs[k].bytes;
@@ -554,9 +647,13 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         e->arena = take_arena(e, total, ok);
         e->arena_bytes = e->arena || e->opts.plan_only ? total : 0;
         for (int k = 0; k < nb && e->arena; k++) *bufs[k].slot = (char *)e->arena + bufs[k].off;
-        e->arena_map = cb_xcalloc((size_t)nb + 1, sizeof *e->arena_map); // (the workspaces' placement reads it)
-        for (int k = 0; k < nb; k++) e->arena_map[k] = (struct cb_arena_slot){bufs[k].off, bufs[k].bytes, bufs[k].lo, bufs[k].hi, bufs[k].kind};
-        e->arena_nmap = nb;
+        e->arena_map = cb_xcalloc((size_t)nb * 2 + 1, sizeof *e->arena_map); // (the workspaces' placement reads it)
+        int m = 0;
+        for (int k = 0; k < nb; k++) {
+            e->arena_map[m++] = (struct cb_arena_slot){bufs[k].off, bufs[k].bytes, bufs[k].lo, bufs[k].hi, bufs[k].kind};
+            if (has_second(&bufs[k])) e->arena_map[m++] = (struct cb_arena_slot){bufs[k].off, bufs[k].bytes, bufs[k].lo2, bufs[k].hi2, bufs[k].kind};
+        }
+        e->arena_nmap = m;
     }
     e->plan_scratch = e->scratch;
     for (int i = 0; i < n; i++)
@@ -853,6 +950,7 @@ void cb_exec_destroy(cb_exec *e) {
     free(e->grad_ready);
     free(e->grad_alias);
     free(e->span);
+    free(e->again_at);
     free(e->arena_map);
     free(e);
 }
@@ -1327,11 +1425,16 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
     e->grad_ready[n - 1] = true;
     e->pass++, e->in_backward = true;
     pass_clock c = clock_begin(e, t);
-    for (int i = 0; t && i < n; i++) t[i].ms[CB_PHASE_BWD_DATA] = t[i].ms[CB_PHASE_BWD_FILTER] = t[i].epilogue_ms[1] = 0;
+    for (int i = 0; t && i < n; i++) t[i].ms[CB_PHASE_BWD_DATA] = t[i].ms[CB_PHASE_BWD_FILTER] = t[i].epilogue_ms[1] = t[i].recompute_ms = 0;
     for (int i = n - 1; i >= 1; i--) {
         const cb_layer *L = &e->net->layers[i];
         cb_lbuf *b = &e->lb[i];
         cb_layer_times *ti = t ? &t[i] : NULL;
+        for (int a = e->again_at ? e->again_at[i] : -1; a >= 0; a = e->lb[a].again_next) { // (outputs its backward reads first)
+            clock_start(&c);
+            e->be->recompute_output(e, a);
+            clock_stop(&c, a, CB_SPAN_RECOMPUTE, t ? &t[a].recompute_ms : NULL);
+        }
         clock_start(&c);
         if (!e->grad_ready[i]) { // nothing consumes this layer: its gradient is zero
             act_fill(e, b->dy, 0, (size_t)cb_shape_count(L->out));
@@ -1378,7 +1481,9 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
             t[i].epilogue_ms[1] = clock_span(&c, i, CB_SPAN_BWD_EPI);
             t[i].ms[CB_PHASE_BWD_FILTER] = clock_span(&c, i, CB_SPAN_BWD_FILTER);
             t[i].ms[CB_PHASE_BWD_DATA] = clock_span(&c, i, CB_SPAN_BWD_DATA);
+            t[i].recompute_ms = clock_span(&c, i, CB_SPAN_RECOMPUTE);
         }
+        t[i].epilogue_ms[1] += t[i].recompute_ms; // (the batch norm's pass again, where its output was made again)
         t[i].ms[CB_PHASE_BWD_DATA] += t[i].epilogue_ms[1];
     }
     return CB_OK;

@@ -180,6 +180,16 @@ bool cb_cuda_alloc_why(cb_exec *e, char *why, size_t n) {
     return false;
 }
 
+size_t cb_cuda_mem_free(cb_exec *e) {
+    (void)e;
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    return fr;
+}
+
 cb_status cb_cuda_nomem(cb_exec *e, cb_error *err, const char *layer, const char *what) {
     char why[200];
     bool lost = cb_cuda_alloc_why(e, why, sizeof why);
@@ -604,7 +614,7 @@ void cb_cuda_softmax_(cb_exec *e, const float *x, float *prob, int n, int k) { c
 const cb_backend cb_backend_cuda = {
     .name = "cuda", .device = true, .init = cb_cuda_init_state, .destroy = cb_cuda_destroy_state, .alloc = cb_cuda_alloc,
     .alloc_growable = cb_cuda_alloc_growable, .grow = cb_cuda_grow,
-    .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item, .pool_relu_mask = cb_cuda_pool_relu_mask,
+    .alloc_why = cb_cuda_alloc_why, .mem_free = cb_cuda_mem_free, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item, .pool_relu_mask = cb_cuda_pool_relu_mask,
     .concat_relu_mask = cb_cuda_concat_relu_mask,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
     .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,

@@ -61,6 +61,8 @@ void *cb_cuda_alloc_growable(cb_exec *e, size_t bytes, size_t reserve);
 bool cb_cuda_grow(cb_exec *e, void *p, size_t bytes);
 bool cb_cuda_vmm_release(cb_exec *e, void *p);
 bool cb_cuda_alloc_why(cb_exec *e, char *why, size_t n);
+// be->mem_free: the device's free bytes now (0: unknown)
+size_t cb_cuda_mem_free(cb_exec *e);
 int cb_cuda_pool_argmax_item(const cb_layer *L); // 1 where the window has at most 255 taps, else 4
 bool cb_cuda_device_ok(cb_exec *e, char *why, size_t n);
 // the device failed for good (an error every synchronisation returns: a kernel's illegal access

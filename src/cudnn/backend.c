@@ -173,6 +173,27 @@ bool cb_dnn_act_input_kept(const cb_exec *e, int i) {
     return bp.eps >= CUDNN_BN_MIN_EPSILON && !(d->policy && d->policy->bn_act_recompute && d->policy->bn_act_recompute(e, i));
 }
 
+// be->output_again (cb_recompute): a layer with its own batch norm (no fused sum) that the own
+// kernels run whatever the race, as for act_input_kept, with its activation in their passes: its
+// backward reads its input (pre) and statistics alone, so its output can be made again from them
+bool cb_dnn_output_again(const cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    const dnn_state *d = dnn(e);
+    if (!L->bn || !cb_dnn_bn_own_ok(L) || (L->act != CB_ACT_NONE && !bn_act_fused(e, L))) return false;
+    cb_bn_params bp;
+    cb_bn_params_of(L, &bp);
+    return bp.eps < CUDNN_BN_MIN_EPSILON || (d->policy && d->policy->bn_act_recompute && d->policy->bn_act_recompute(e, i));
+}
+
+// be->recompute_output: y = act(bn(pre)) again, from the statistics the forward saved
+void cb_dnn_recompute_output(cb_exec *e, int i) {
+    const cb_layer *L = &e->net->layers[i];
+    cb_lbuf *b = &e->lb[i];
+    cb_bn_params bp;
+    cb_bn_params_of(L, &bp);
+    cb_fmt_bn_again(&bp, cb_store_of(e)->fmt, b->pre, b->gamma, b->beta, b->bn_mean, b->bn_invstd, b->y, L->act, dnn(e)->bn_part);
+}
+
 // the batch norm's input and output: the op's output and y (fused), or the parent's y and out
 static const void *bn_x(const cb_exec *e, int i) {
     const cb_layer *L = &e->net->layers[i];

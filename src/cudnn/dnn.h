@@ -24,7 +24,8 @@ typedef struct dnn_policy {
     bool (*pool_relu_mask)(const cb_exec *e, int i);
     // may batch norm i, with a fused activation whose gradient reads its input (SiLU, hardswish,
     // GELU), run on the own kernels whatever the race, so that the activation's input is recomputed
-    // in the backward and not kept (be->act_input_kept)? Asked before the plan; bn then keeps the own kernels
+    // in the backward and not kept (be->act_input_kept), or its output made again there
+    // (be->output_again, lb[i].y_again)? Asked before the plan; bn then keeps the own kernels
     bool (*bn_act_recompute)(const cb_exec *e, int i);
     // the batch norm of layer i (fused or a layer) that both cuDNN and the own storage kernels take:
     // own_bn, and in *c the choice a standalone BatchNorm layer shows
@@ -149,6 +150,9 @@ size_t cb_dnn_input_copy(const cb_exec *e, int i);
 bool cb_dnn_pool_relu_mask(const cb_exec *e, int i);
 // the engine's be->act_input_kept (src/cudnn/backend.c)
 bool cb_dnn_act_input_kept(const cb_exec *e, int i);
+// the engine's be->output_again and be->recompute_output (src/cudnn/backend.c)
+bool cb_dnn_output_again(const cb_exec *e, int i);
+void cb_dnn_recompute_output(cb_exec *e, int i);
 // the engine's be->revise (src/cudnn/plan.c): a conv phase on cuDNN to its next candidate, or back
 bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo);
 
@@ -158,6 +162,7 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo);
      .alloc_why = cb_cuda_alloc_why, .device_ok = cb_cuda_device_ok, .pool_argmax_item = cb_cuda_pool_argmax_item,   \
      .pool_relu_mask = cb_dnn_pool_relu_mask,                                                                         \
      .concat_relu_mask = cb_cuda_concat_relu_mask, .act_input_kept = cb_dnn_act_input_kept,                           \
+     .output_again = cb_dnn_output_again, .recompute_output = cb_dnn_recompute_output, .mem_free = cb_cuda_mem_free,  \
      .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,                             \
      .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,          \
      .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = SUPPORTS, .input_copy = cb_dnn_input_copy, .weight_copy = cb_store_weight_copy, .plan = cb_dnn_plan, \

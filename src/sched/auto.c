@@ -198,9 +198,10 @@ static void bn(cb_exec *e, int i, cb_choice *c) {
         return;
     }
     bool train = L->bn ? b->dpre != NULL : b->dgamma != NULL;
-    if (train && L->bn && cb_act_needs_input(L->act) && !b->act_in) { // (bn_act_recompute: no input kept for cuDNN's path)
+    bool no_input = cb_act_needs_input(L->act) && !b->act_in; // (bn_act_recompute: no input kept for cuDNN's path, or no output)
+    if (train && L->bn && (no_input || b->y_again)) {
         l->own_bn = true;
-        *c = cb_choice_of(CB_IMPL_OWN, -1, "bn (activation's input recomputed)");
+        *c = cb_choice_of(CB_IMPL_OWN, -1, b->y_again ? "bn (output made again)" : "bn (activation's input recomputed)");
         c->ms = cb_dnn_time_bn(e, i, true, train);
         return;
     }

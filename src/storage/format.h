@@ -139,6 +139,11 @@ void cb_fmt_bn_forward_train_res(const cb_bn_params *p, int fmt, const void *x, 
                                  const void *res);
 void cb_fmt_bn_forward_infer_res(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta,
                                  const float *rmean, const float *rvar, void *y, cb_act act, float *part, const void *res);
+// y = act(bn(x)) of a training forward again, from x and the statistics it saved (mean, invstd): the
+// scale and shift rounded as the backward takes them, so within an fp32 rounding of the forward's
+// coefficients (an output dropped after the forward and made again for the backward: cb_recompute)
+void cb_fmt_bn_again(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, const float *mean,
+                     const float *invstd, void *y, cb_act act, float *part);
 // dgamma, dbeta (overwritten) and, when dx is not NULL, dx (may alias dy) from dy, the gradient
 // w.r.t. y = act(bn(x)): the activation's gradient is taken at its input, recomputed from x and
 // the statistics of the forward pass (gamma, beta, mean, invstd), so neither y nor the

@@ -564,6 +564,19 @@ static void bn_infer_tv(const cb_bn_params *p, bool nhwc, const T *x, const floa
     else r.template apply_act<BN_STATS>(part, act, x, nullptr, y);
 }
 
+// the training forward's output again from its input and the saved statistics (cb_recompute): the
+// scale and shift from (gamma, beta, mean, invstd), as the backward's activation gradient takes
+// them, then the forward's elementwise pass
+template <class T, int V>
+static void bn_again_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, const float *mean,
+                        const float *invstd, T *y, cb_act act, float *part) {
+    bn_run<T, V> r = {p, nhwc, bn_chunks(p, nhwc, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
+    r.init();
+    float *coef = BN_COEF(part, r.part_chunks(), p->c);
+    bn_fwd_coef<<<(unsigned)(p[0].c + 255) / 256, 256>>>(p->c, gamma, beta, mean, invstd, coef);
+    r.template apply_act<BN_STATS>(coef + 4 * (size_t)p->c, act, x, nullptr, y);
+}
+
 template <class T, int V>
 static void bn_backward_tv(const cb_bn_params *p, bool nhwc, const T *x, const float *gamma, const float *beta, const float *mean,
                            const float *invstd, cb_act act, T *dy, T *dx, float *dgamma, float *dbeta, float *part) {
@@ -637,6 +650,13 @@ extern "C" void cb_fmt_bn_forward_infer_res(const cb_bn_params *p, int fmt, cons
 extern "C" void cb_fmt_bn_forward_infer(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta,
                                         const float *rmean, const float *rvar, void *y, cb_act act, float *part) {
     cb_fmt_bn_forward_infer_res(p, fmt, x, gamma, beta, rmean, rvar, y, act, part, NULL);
+}
+
+extern "C" void cb_fmt_bn_again(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, const float *mean,
+                                const float *invstd, void *y, cb_act act, float *part) {
+#define CALL(T, V) bn_again_tv<T, V>(p, nhwc_, (const T *)x, gamma, beta, mean, invstd, (T *)y, act, part)
+    BN_DISPATCH(fmt, x, y, y, CALL);
+#undef CALL
 }
 
 extern "C" void cb_fmt_bn_backward(const cb_bn_params *p, int fmt, const void *x, const float *gamma, const float *beta, const float *mean,
