@@ -82,6 +82,10 @@ int main() {
         {"NCHW b1 K5 3x3 (one block per channel)", 1, 5, 9},
         {"rows 3001 K33 (NHWC)", 3001, 33, 1},
         {"FC b17 K70", 17, 70, 1},
+        {"rows 700 K384 (NHWC: bf16 vectors of 4, fp32 of 4)", 700, 384, 1},
+        {"rows 333 K256 (NHWC: bf16 vectors of 8)", 333, 256, 1},
+        {"rows 129 K96 (NHWC: bf16 vectors of 8, lanes idle; fp32 one a thread)", 129, 96, 1},
+        {"rows 515 K64 (NHWC: fp32 vectors of 2)", 515, 64, 1},
     };
     const cb_act acts[] = {CB_ACT_NONE, CB_ACT_RELU, CB_ACT_GELU, CB_ACT_SILU, CB_ACT_RELU6};
     for (const shape &s : shapes)

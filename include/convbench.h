@@ -224,8 +224,9 @@ typedef enum cb_phase {
 // before their first backward reader, from what the backward keeps anyway (a fused batch norm's
 // input and statistics: be->output_again), one more pass over that input each: AUTO, only while
 // the plan's busiest point is above the memory budget (cb_exec_opts.memory_budget), largest first;
-// ON, every such output live at the busiest point while that lowers it; OFF, none.
-typedef enum cb_recompute { CB_RECOMPUTE_AUTO, CB_RECOMPUTE_OFF, CB_RECOMPUTE_ON } cb_recompute;
+// ON, every such output live at the busiest point while that lowers it; ALL, every output that
+// can be (wherever the busiest point is: tests and A/B runs); OFF, none.
+typedef enum cb_recompute { CB_RECOMPUTE_AUTO, CB_RECOMPUTE_OFF, CB_RECOMPUTE_ON, CB_RECOMPUTE_ALL } cb_recompute;
 
 typedef struct cb_exec_opts {
     const char *backend;          // "cpu", "ref", "cuda", "cudnn", "auto"

@@ -180,7 +180,7 @@ expect "bad precision on cpu" 2 "backend cpu does not compute in bf16 [unsupport
 expect "bad iters" 2 "--iters: 0 must be in" -- "$cb" fullpass fashion-lenet --iters 0
 expect "bad memory slack" 2 "--memory-slack: -1 must be in" -- "$cb" fullpass fashion-lenet --memory-slack -1
 expect "bad memory slack (nan)" 2 "--memory-slack: nan is out of range" -- "$cb" profile fashion-lenet --memory-slack nan
-expect "bad recompute" 2 "--recompute: 'sometimes' is not one of auto, on, off" -- "$cb" fullpass fashion-lenet --recompute sometimes
+expect "bad recompute" 2 "--recompute: 'sometimes' is not one of auto, on, all, off" -- "$cb" fullpass fashion-lenet --recompute sometimes
 expect "bad max memory" 2 "--max-memory: 0 must be in" -- "$cb" fullpass fashion-lenet --max-memory 0
 # out of host memory: refused before anything is touched, whatever the kernel overcommits (an H200
 # host let the buffers be taken and cli_test ran out of time here, 2026-11-28-plans)

@@ -1701,8 +1701,8 @@ static void test_workspace_trim(void) {
 // own: a convolution with batch norm and no activation (whose backward reads pre alone) may drop its
 // output (c2's has two readers whose backwards read it, a convolution's and, later, a product's); the backend keeps a host copy of it after the forward and writes it back when the engine
 // asks (rc_recompute), so any byte of it the arena gave another buffer in between, or a read of it
-// outside the intervals the engine planned, shows in the loss or the gradients. Off against on and
-// against auto under a budget of 1 byte: equal losses and gradients bit for bit over 3 SGD steps,
+// outside the intervals the engine planned, shows in the loss or the gradients. Off against on, all
+// and auto under a budget of 1 byte: equal losses and gradients bit for bit over 3 SGD steps,
 // each made-again output written back once a step, the busiest point lower, notes; no two buffers
 // of the placed arena share bytes while both are live; auto with no budget the host meets changes nothing.
 #define RC_MAX 32
@@ -1756,21 +1756,21 @@ static void test_recompute(void) {
     cb_net *net = cb_net_load_string(json, "again.json", &err);
     CHECK(net && net->nlayers <= RC_MAX, "%s", err.msg);
     if (!net) return;
-    cb_recompute modes[4] = {CB_RECOMPUTE_OFF, CB_RECOMPUTE_ON, CB_RECOMPUTE_AUTO, CB_RECOMPUTE_AUTO};
-    size_t budgets[4] = {0, 0, 1, 0};
-    const char *names[4] = {"off", "on", "auto (1 byte)", "auto (no budget)"};
-    cb_exec *x[4];
-    for (int m = 0; m < 4; m++) {
+    cb_recompute modes[5] = {CB_RECOMPUTE_OFF, CB_RECOMPUTE_ON, CB_RECOMPUTE_AUTO, CB_RECOMPUTE_AUTO, CB_RECOMPUTE_ALL};
+    size_t budgets[5] = {0, 0, 1, 0, 0};
+    const char *names[5] = {"off", "on", "auto (1 byte)", "auto (no budget)", "all"};
+    cb_exec *x[5];
+    for (int m = 0; m < 5; m++) {
         cb_exec_opts o;
         cb_exec_opts_default(&o);
         o.seed = 11, o.recompute = modes[m], o.memory_budget = budgets[m];
         x[m] = cb_exec_create_on(net, &o, &rc, &err);
         CHECK(x[m] != NULL, "%s: %s", names[m], err.msg);
     }
-    if (x[0] && x[1] && x[2] && x[3]) {
-        double loss[4] = {0};
-        int again[4] = {0};
-        for (int m = 0; m < 4; m++) {
+    if (x[0] && x[1] && x[2] && x[3] && x[4]) {
+        double loss[5] = {0};
+        int again[5] = {0};
+        for (int m = 0; m < 5; m++) {
             for (int i = 0; i < net->nlayers; i++) again[m] += x[m]->lb[i].y_again;
             CHECK(arena_disjoint(x[m]), "%s: two buffers share bytes while both are live", names[m]);
             bool said = false, over = false;
@@ -1785,10 +1785,11 @@ static void test_recompute(void) {
         CHECK(again[0] == 0 && again[3] == 0 && again[1] >= 2 && again[2] >= 2 && x[1]->lb[c2].y_again,
               "outputs made again: off %d, on %d (c2's %s), auto (1 byte) %d, auto %d", again[0], again[1], x[1]->lb[c2].y_again ? "too" : "not",
               again[2], again[3]);
+        CHECK(again[4] == 6, "all: %d outputs made again, 6 can be (c1 to c6: c7's the sum alone reads, it lives to that forward)", again[4]);
         CHECK(rc_peak(x[1]) < rc_peak(x[0]) && rc_peak(x[3]) == rc_peak(x[0]), "the busiest point: on %.0f, off %.0f, auto %.0f bytes",
               rc_peak(x[1]), rc_peak(x[0]), rc_peak(x[3]));
         for (int step = 0; step < 3; step++)
-            for (int m = 0; m < 4; m++) {
+            for (int m = 0; m < 5; m++) {
                 if (m == 1) rc_calls = 0;
                 if (step) cb_exec_update(x[m], NULL);
                 loss[m] = step_loss(x[m]);
@@ -1796,13 +1797,13 @@ static void test_recompute(void) {
                 cb_exec_backward(x[m], NULL);
                 if (m == 1) CHECK(rc_calls == again[1], "step %d: %d outputs written back, %d made again", step, rc_calls, again[1]);
             }
-        for (int m = 1; m < 4; m++) {
+        for (int m = 1; m < 5; m++) {
             CHECK(loss[m] == loss[0], "%s: loss %.9g, off %.9g", names[m], loss[m], loss[0]);
             CHECK(!memcmp(x[m]->grads, x[0]->grads, (size_t)x[0]->nparams * 4), "%s: the parameter gradients differ from off's", names[m]);
         }
         printf("  %d outputs made again, the busiest point %.1f -> %.1f KiB\n", again[1], rc_peak(x[0]) / 1024, rc_peak(x[1]) / 1024);
     }
-    for (int m = 0; m < 4; m++) cb_exec_destroy(x[m]);
+    for (int m = 0; m < 5; m++) cb_exec_destroy(x[m]);
     for (int i = 0; i < RC_MAX; i++) free(rc_stash[i]), rc_stash[i] = NULL;
     cb_net_free(net);
 }

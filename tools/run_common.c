@@ -58,8 +58,8 @@ int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
         return cli_usage_error(cmd, "--workspace-slack: %g must be in [0, 100]", r->workspace_slack_pct);
     if (!(r->memory_slack_pct >= 0 && r->memory_slack_pct <= 100))
         return cli_usage_error(cmd, "--memory-slack: %g must be in [0, 100]", r->memory_slack_pct);
-    if (r->recompute && strcmp(r->recompute, "auto") && strcmp(r->recompute, "on") && strcmp(r->recompute, "off"))
-        return cli_usage_error(cmd, "--recompute: '%s' is not one of auto, on, off", r->recompute);
+    if (r->recompute && strcmp(r->recompute, "auto") && strcmp(r->recompute, "on") && strcmp(r->recompute, "off") && strcmp(r->recompute, "all"))
+        return cli_usage_error(cmd, "--recompute: '%s' is not one of auto, on, all, off", r->recompute);
     if (r->max_memory_mb != CLI_UNSET && (r->max_memory_mb < 1 || r->max_memory_mb > (1L << 30)))
         return cli_usage_error(cmd, "--max-memory: %ld must be in [1, %ld] MiB", r->max_memory_mb, 1L << 30);
     if (!(r->lr >= 0 && r->lr < 1e6)) return cli_usage_error(cmd, "--lr must be a non-negative number");
@@ -77,7 +77,9 @@ int run_opts_check(const cli_cmd *cmd, const run_opts *r, cb_exec_opts *eo) {
     eo->verbose = r->verbose;
     eo->step_check = !r->no_step_check;
     eo->conv_algo = r->conv_algo;
-    eo->recompute = !r->recompute || !strcmp(r->recompute, "auto") ? CB_RECOMPUTE_AUTO : !strcmp(r->recompute, "on") ? CB_RECOMPUTE_ON : CB_RECOMPUTE_OFF;
+    eo->recompute = !r->recompute || !strcmp(r->recompute, "auto") ? CB_RECOMPUTE_AUTO : !strcmp(r->recompute, "on") ? CB_RECOMPUTE_ON
+                   : !strcmp(r->recompute, "all")                  ? CB_RECOMPUTE_ALL
+                                                                   : CB_RECOMPUTE_OFF;
     eo->memory_budget = r->max_memory_mb == CLI_UNSET ? 0 : (size_t)r->max_memory_mb << 20;
     if (r->conv_algo && (rc = conv_algo_check(cmd, r->backend, r->conv_algo)) >= 0) return rc;
     return -1;

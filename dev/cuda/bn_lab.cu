@@ -5,6 +5,7 @@
 // compiled into this file, so its chunk policy can be changed with -D (dev/cuda/bn_lab.sh builds
 // variants: BN_BLOCKS_PER_SM, BN_CHUNK_MIN_NHWC).
 //   bn_lab [batch] [bf16|fp32] [SHAPES] [periodic|one]
+// $BN_LAB_ACT: the fused activation timed (relu where unset; silu, gelu, ...: src/core/act.h's names)
 // SHAPES: a comma-separated list of HxWxC (each counted once) in place of ResNet-50's, "-" for those;
 // the fourth argument "one" runs C not a multiple of the vector one channel a thread
 // (cb_fmt_bn_periodic(0)), as CONVBENCH_BN_PERIODIC=off does
@@ -26,6 +27,7 @@ template <class T> __global__ void fill(T *p, size_t n, unsigned seed) {
 // the forward's three kernels alone (the statistics' reduction, the per-channel finish, the output
 // pass with a ReLU): ms each; v: the vectors' (16 B) per-channel vectors: gamma, beta, mean, invstd,
 // rmean, rvar
+static cb_act lab_act = CB_ACT_RELU;
 template <class T, int V>
 static void pass_ms(const cb_bn_params *p, const void *x, void *y, float *part, float *const *v, double *red, double *fin, double *app) {
     bn_run<T, V> r = {p, true, bn_chunks(p, true, V), (int64_t)p->h * p->w, (int64_t)p->n * p->h * p->w};
@@ -36,13 +38,17 @@ static void pass_ms(const cb_bn_params *p, const void *x, void *y, float *part, 
         bn_finish<T, BN_STATS><<<warps_grid(p->c), 256>>>(p->c, r.part_chunks(), (double)r.rows, true, r.hw, (const T *)x, part, v[0], v[1], p->eps,
                                                           0.1f, v[2], v[3], v[4], v[5], nullptr, nullptr, coef);
     }, 20, 3);
-    *app = time_ms([&] { r.template apply<BN_STATS, CB_ACT_RELU>(coef, (const T *)x, nullptr, (T *)y); }, 20, 3);
+    *app = time_ms([&] { r.template apply_act<BN_STATS>(coef, lab_act, (const T *)x, nullptr, (T *)y); }, 20, 3);
 }
 
 int main(int argc, char **argv) {
     int n = argc > 1 ? atoi(argv[1]) : 64;
     bool bf = !(argc > 2 && !strcmp(argv[2], "fp32"));
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (getenv("BN_LAB_ACT") && !cb_act_parse(getenv("BN_LAB_ACT"), &lab_act)) {
+        fprintf(stderr, "bn_lab: BN_LAB_ACT '%s' is not an activation\n", getenv("BN_LAB_ACT"));
+        return 2;
+    }
     // ResNet-50 v1.5's batch norms: (plane side, channels) and how many layers have it
     std::vector<shape> shapes = {{112, 112, 64}, {56, 56, 64}, {56, 56, 256}, {56, 56, 128}, {28, 28, 128}, {28, 28, 512},
                                  {28, 28, 256}, {14, 14, 256}, {14, 14, 1024}, {14, 14, 512}, {7, 7, 512}, {7, 7, 2048}};
@@ -89,7 +95,7 @@ int main(int argc, char **argv) {
     cudnnHandle_t h;
     DNN(cudnnCreate(&h));
     int fmt = CB_FMT_NHWC | (bf ? CB_FMT_BF16 : 0);
-    printf("batch %d, %s NHWC%s; ms per call (median of 20); GB/s = the passes' bytes / time\n", n, bf ? "bf16" : "fp32",
+    printf("batch %d, %s NHWC, activation %s%s; ms per call (median of 20); GB/s = the passes' bytes / time\n", n, bf ? "bf16" : "fp32", cb_act_name(lab_act),
            argc > 4 && !strcmp(argv[4], "one") ? ", one channel a thread where C is not a multiple of the vector" : "");
     printf("%-12s %5s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n", "shape", "count", "copy_GBs", "fwd_ms", "fwd_GBs", "dnnf_ms", "bwd_ms",
            "bwd_GBs", "dnnb_ms", "mask_ms", "mask_GBs", "stat_GBs", "fin_us", "out_GBs");
@@ -100,8 +106,8 @@ int main(int argc, char **argv) {
         size_t t = (size_t)n * c * hh * ww;
         double gb = (double)t * es / 1e9;
         double copy = time_ms([&] { cudaMemcpyAsync(y, x, t * es, cudaMemcpyDeviceToDevice); }, 20, 3);
-        double fwd = time_ms([&] { cb_fmt_bn_forward_train(&p, fmt, x, gamma, beta, y, mean, invstd, rmean, rvar, 0.1f, CB_ACT_RELU, part); }, 20, 3);
-        double bwd = time_ms([&] { cb_fmt_bn_backward(&p, fmt, x, gamma, beta, mean, invstd, CB_ACT_RELU, dy, dx, dgamma, dbeta, part); }, 20, 3);
+        double fwd = time_ms([&] { cb_fmt_bn_forward_train(&p, fmt, x, gamma, beta, y, mean, invstd, rmean, rvar, 0.1f, lab_act, part); }, 20, 3);
+        double bwd = time_ms([&] { cb_fmt_bn_backward(&p, fmt, x, gamma, beta, mean, invstd, lab_act, dy, dx, dgamma, dbeta, part); }, 20, 3);
         double mask = time_ms([&] { cb_fmt_bn_backward_relu_mask(&p, fmt, x, gamma, mean, invstd, m, dy, dx, dgamma, dbeta, part); }, 20, 3);
         double red = -1, fin = -1, app = -1; // the forward's kernels alone, as the forward runs them (its vector width)
         float *const pv[6] = {gamma, beta, mean, invstd, rmean, rvar};

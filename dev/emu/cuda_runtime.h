@@ -74,6 +74,8 @@ template <class T> static inline T __shfl_xor_sync(unsigned, T v, int o) {
     return r;
 }
 static inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
+static inline float __expf(float x) { return std::exp(x); }
+static inline float __fdividef(float a, float b) { return a / b; }
 
 // one device with a few multiprocessors (kernels that size their grids by it get small ones)
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount };

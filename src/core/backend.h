@@ -222,6 +222,7 @@ struct cb_exec {
     bool grad_copy;               // CONVBENCH_GRAD_ROUTE=copy: every input of a sum gets a copy of its gradient
     int *span;                    // (nlayers, CB_SPAN_COUNT, 2) per-layer timing: first and last mark of each piece
     int *again_at;                // (nlayers) the first layer whose output is made again before this one's backward, or -1
+    int64_t again_saved;          // bytes the outputs made again took off the activations' busiest point (cb_recompute)
     size_t allocated;             // bytes taken through be->alloc (and a backend's own copies)
     double planned;               // bytes the plan asked for, allocated or not (for the out-of-memory message)
     bool past_ram;                // a host allocation refused: the buffers would pass the machine's memory

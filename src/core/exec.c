@@ -504,21 +504,21 @@ static int64_t recompute_plan(cb_exec *e, arena_buf *bufs, int nb, int T, const 
     int n = net->nlayers, at;
     *count = 0, *bytes = 0;
     if (e->opts.recompute == CB_RECOMPUTE_OFF) return 0;
-    bool on = e->opts.recompute == CB_RECOMPUTE_ON;
+    bool on = e->opts.recompute == CB_RECOMPUTE_ON, all = e->opts.recompute == CB_RECOMPUTE_ALL;
     for (;;) {
         int64_t most = live_peak(bufs, nb, T, &at);
-        if (!on && (!limited || most <= budget)) return 0;
+        if (!on && !all && (!limited || most <= budget)) return 0;
         int best = -1;
         for (int i = 1; i < n; i++) {
             int k = ybuf[i], c = net->layers[i].last_child;
-            if (k < 0 || e->lb[i].y_again || !(c < at && at < 2 * n - 1 - c)) continue;
+            if (k < 0 || e->lb[i].y_again || !(all || (c < at && at < 2 * n - 1 - c))) continue;
             if (best < 0 || bufs[k].bytes > bufs[ybuf[best]].bytes) best = i;
         }
-        if (best < 0) return on ? 0 : most - budget;
+        if (best < 0) return on || all || most <= budget ? 0 : most - budget;
         arena_buf *b = &bufs[ybuf[best]], was = *b;
         int c = net->layers[best].last_child;
         b->hi = c, b->lo2 = 2 * n - 1 - c, b->hi2 = 2 * n - 1 - first_child[best];
-        if (live_peak(bufs, nb, T, &at) >= most) { // (the busiest point stays as high, elsewhere: as it was, and done)
+        if (!all && live_peak(bufs, nb, T, &at) >= most) { // (the busiest point stays as high, elsewhere: as it was, and done)
             *b = was;
             return on || most <= budget ? 0 : most - budget;
         }
@@ -609,6 +609,7 @@ static void arena_place(cb_exec *e, size_t maxact, bool *ok) {
         int count;
         double again;
         int64_t before = live_peak(bufs, nb, T, &at), over = recompute_plan(e, bufs, nb, T, ybuf, first_child, limited, budget, &count, &again);
+        e->again_saved = before - live_peak(bufs, nb, T, &at);
         if (count)
             cb_exec_note(e, "memory: %d layer outputs dropped after the forward and made again in the backward from their batch norm's input "
                             "(%.1f MiB counted whole; the activations' busiest point %.1f -> %.1f MiB%s%s), one more pass over that input each "

@@ -21,7 +21,7 @@ template <class T, bool ACT> __device__ __forceinline__ float grad_at(const T *d
     if (!ACT) return v;
     const T *x = (const T *)g.x, *y = (const T *)g.y;
     T r;
-    st(&r, 0, cb_act_bwd_f32(g.a, x ? ld(x, i) : 0.f, ld(y, i), v));
+    st(&r, 0, cb_act_bwd_f32(g.a, x ? ld(x, i) : 0.f, y ? ld(y, i) : 0.f, v));
     const_cast<T *>(dy)[i] = r;
     return ld(&r, 0);
 }
@@ -103,6 +103,61 @@ __global__ void __launch_bounds__(256) bias_grad_rows_kernel(uint32_t rows, int 
         part[(size_t)blockIdx.y * k + c] = s;
     }
 }
+// the same with V adjacent channels a thread (k a multiple of V, every pointer V elements aligned):
+// a load of V elements where the kernel above takes one, each channel's sums in the same order (a
+// thread's rows are the same, V of its channels at once), so the same bits. The activation's
+// gradient reads x or y only where it needs it (g.x, g.y NULL otherwise): GELU's, SiLU's and
+// hardswish's read their input, ReLU's and the others their output.
+template <class T, int V> __device__ __forceinline__ void grad_vec(T *dy, size_t i, const act_grad &g, bool act, float *out) {
+    vec_t<T, V> d = *reinterpret_cast<const vec_t<T, V> *>(dy + i), x, y;
+    if (act && g.x) x = *reinterpret_cast<const vec_t<T, V> *>((const T *)g.x + i);
+    if (act && g.y) y = *reinterpret_cast<const vec_t<T, V> *>((const T *)g.y + i);
+#pragma unroll
+    for (int v = 0; v < V; v++) {
+        float e = ld(d.v, v);
+        if (act) {
+            st(d.v, v, cb_act_bwd_f32(g.a, g.x ? ld(x.v, v) : 0.f, g.y ? ld(y.v, v) : 0.f, e));
+            e = ld(d.v, v);
+        }
+        out[v] = e;
+    }
+    if (act) *reinterpret_cast<vec_t<T, V> *>(dy + i) = d;
+}
+template <class T, bool ACT, int V>
+__global__ void __launch_bounds__(256) bias_grad_rows_vec_kernel(uint32_t rows, int k, T *dy, act_grad g, float *__restrict__ part) {
+    __shared__ float red[8][32 * V + 1];
+    int c0 = (blockIdx.x * 32 + threadIdx.x) * V;
+    float s[V];
+#pragma unroll
+    for (int v = 0; v < V; v++) s[v] = 0.f;
+    if (c0 < k) {
+        uint32_t step = gridDim.y * 8u, r = blockIdx.y * 8u + threadIdx.y;
+        for (; r + 3 * step < rows; r += 4 * step) {
+            float a[4][V];
+#pragma unroll
+            for (int u = 0; u < 4; u++) grad_vec<T, V>(dy, (size_t)(r + u * step) * k + c0, g, ACT, a[u]);
+#pragma unroll
+            for (int v = 0; v < V; v++) s[v] += (a[0][v] + a[1][v]) + (a[2][v] + a[3][v]);
+        }
+        for (; r < rows; r += step) {
+            float a[V];
+            grad_vec<T, V>(dy, (size_t)r * k + c0, g, ACT, a);
+#pragma unroll
+            for (int v = 0; v < V; v++) s[v] += a[v];
+        }
+    }
+#pragma unroll
+    for (int v = 0; v < V; v++) red[threadIdx.y][threadIdx.x * V + v] = s[v];
+    __syncthreads();
+    if (threadIdx.y == 0 && c0 < k)
+#pragma unroll
+        for (int v = 0; v < V; v++) {
+            float t = s[v];
+            for (int j = 1; j < 8; j++) t += red[j][threadIdx.x * V + v];
+            part[(size_t)blockIdx.y * k + c0 + v] = t;
+        }
+}
+
 // db[c] = sum of part[0..parts)[c]: block (32, 8), 32 channels, 8 lanes over the parts in a fixed order
 __global__ void bias_grad_parts_kernel(int parts, int k, const float *part, float *db) {
     __shared__ double red[8][33];
@@ -163,7 +218,17 @@ template <class T, bool ACT> static void bias_grad_t(int64_t rows, int k, int64_
         bias_grad_chunks_kernel<T, ACT><<<dim3((unsigned)k, (unsigned)parts), 256>>>(rows, k, inner, per, rows_per, dy, g, part);
     } else {
         parts = rows_parts(rows, k);
-        bias_grad_rows_kernel<T, ACT><<<dim3((unsigned)((k + 31) / 32), (unsigned)parts), block>>>((uint32_t)rows, k, dy, g, part);
+        // V channels a thread where k and the pointers allow, the most that leaves no block's lanes idle (k 384 in bf16: 4)
+        uintptr_t bits = (uintptr_t)dy | (uintptr_t)g.x | (uintptr_t)g.y;
+        int v = 16 / (int)sizeof(T);
+        while (v > 1 && (k % v || bits % (v * sizeof(T)) || (k / v) % 32)) v /= 2;
+        if (v == 1 && k % 8 == 0 && bits % (8 * sizeof(T)) == 0 && sizeof(T) == 2) v = 8; // (lanes idle in the last block, still wider)
+        unsigned gx = (unsigned)((k / v + 31) / 32);
+        T *d = const_cast<T *>(dy);
+        if (v == 8) bias_grad_rows_vec_kernel<T, ACT, 8><<<dim3(gx, (unsigned)parts), block>>>((uint32_t)rows, k, d, g, part);
+        else if (v == 4) bias_grad_rows_vec_kernel<T, ACT, 4><<<dim3(gx, (unsigned)parts), block>>>((uint32_t)rows, k, d, g, part);
+        else if (v == 2) bias_grad_rows_vec_kernel<T, ACT, 2><<<dim3(gx, (unsigned)parts), block>>>((uint32_t)rows, k, d, g, part);
+        else bias_grad_rows_kernel<T, ACT><<<dim3((unsigned)((k + 31) / 32), (unsigned)parts), block>>>((uint32_t)rows, k, dy, g, part);
     }
     bias_grad_parts_kernel<<<(unsigned)((k + 31) / 32), block>>>(parts, k, part, db);
 }
@@ -176,7 +241,7 @@ extern "C" void cb_fmt_bias_grad(int64_t rows, int k, int64_t inner, const void 
 
 extern "C" void cb_fmt_act_bias_grad(int64_t rows, int k, int64_t inner, cb_act a, const void *x, const void *y, void *dy, int bf, float *db,
                                      float *part) {
-    act_grad g = {a, x, y};
+    act_grad g = {a, cb_act_needs_input(a) ? x : NULL, cb_act_needs_input(a) ? NULL : y}; // (only what its gradient reads)
     if (bf) bias_grad_t<bf16, true>(rows, k, inner, (const bf16 *)dy, g, db, part);
     else bias_grad_t<float, true>(rows, k, inner, (const float *)dy, g, db, part);
 }

@@ -62,10 +62,26 @@ enum { BN_STATS, BN_GRAD, BN_GRAD_STORE, BN_STATS_RES, BN_GRAD_MASK };
 // activation, so the switch of cb_act_*_f32 folds away and an element costs only its own
 // arithmetic (a run-time switch per element, tried first, made EfficientNet-B0's batch norms
 // 30% slower than a separate activation pass)
-template <int A> __device__ static __forceinline__ float bn_act_fwd(float z) { return A == CB_ACT_NONE ? z : cb_act_fwd_f32((cb_act)A, z); }
+// BN_FAST_ACT: the sigmoid in SiLU and sigmoid by the hardware's exponential and division
+// (__expf, __fdividef: a few units in the last place of fp32) where cb_act_*_f32 takes expf and an
+// IEEE division, some 40 instructions an element (dev/cuda/bn_lab.cu BN_LAB_ACT=silu times both)
+#ifndef BN_FAST_ACT
+#define BN_FAST_ACT 1
+#endif
+__device__ static __forceinline__ float bn_sigmoid_fast(float z) { return __fdividef(1.f, 1.f + __expf(-z)); }
+template <int A> __device__ static __forceinline__ float bn_act_fwd(float z) {
+    if (A == CB_ACT_NONE) return z;
+    if (BN_FAST_ACT && A == CB_ACT_SILU) return __fdividef(z, 1.f + __expf(-z));
+    if (BN_FAST_ACT && A == CB_ACT_SIGMOID) return bn_sigmoid_fast(z);
+    return cb_act_fwd_f32((cb_act)A, z);
+}
 // dL/dz from dL/dy at the activation's input z (the gradients that read y get y = f(z))
 template <int A> __device__ static __forceinline__ float bn_act_grad(float z, float dy) {
     if (A == CB_ACT_NONE) return dy;
+    if (BN_FAST_ACT && (A == CB_ACT_SILU || A == CB_ACT_SIGMOID)) {
+        float s = bn_sigmoid_fast(z);
+        return A == CB_ACT_SILU ? dy * s * (1.f + z * (1.f - s)) : dy * s * (1.f - s);
+    }
     constexpr cb_act a = (cb_act)A;
     return cb_act_bwd_f32(a, z, cb_act_needs_input(a) ? z : cb_act_fwd_f32(a, z), dy);
 }
