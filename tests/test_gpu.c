@@ -2948,13 +2948,13 @@ int main(int argc, char **argv) {
     // processes; --part net: the small networks on cuda, cudnn and auto in fp32, tf32 and bf16
     // (NCHW), $CB_TEST_REPEAT times, for a rate of rare failures; --part graph: graph_cases alone;
     // --part pick: every algorithm cuDNN offers the small cases (pick_cases); --part wg: the own wgmma
-    // kernel on bf16 NHWC storage (wg_cases, part of storage)
+    // kernel on bf16 NHWC storage (wg_cases, part of storage); --part bias: the bias gradients alone
     const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
     if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small") &&
         strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph") && strcmp(part, "dnngraph-desc") && strcmp(part, "dnnbn") && strcmp(part, "pick") &&
-        strcmp(part, "wg") && strcmp(part, "concat")) {
-        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph, dnngraph-desc, dnnbn, pick, wg or concat\n",
+        strcmp(part, "wg") && strcmp(part, "concat") && strcmp(part, "bias")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph, dnngraph-desc, dnnbn, pick, wg, concat or bias\n",
                 part);
         return 2;
     }
@@ -3008,6 +3008,9 @@ int main(int argc, char **argv) {
             wg_cases();
         } else if (part && !strcmp(part, "dnnbn")) { // cuDNN's Ex batch norm on
             dnn_bn_cases();
+        } else if (part && !strcmp(part, "bias")) { // the bias gradients, alone and with the activation's (also in storage)
+            bias_grad_cases();
+            act_bias_grad_cases();
         } else if (part && !strcmp(part, "concat")) { // the concatenation kernels alone (also in storage)
             concat_copy_cases();
             concat_masked_cases();

@@ -190,16 +190,18 @@ static int nchw_parts(int64_t rows, int k, int64_t inner, int *per, int64_t *row
     *per = (int)p, *rows_per = 1;
     return (int)(rows * p);
 }
-// the rows (NHWC, FC) chunking: about 2048 blocks in all (16 per SM), each over at least 64 rows
-static int rows_parts(int64_t rows, int k) {
-    int64_t gx = (k + 31) / 32, want = 2048 / gx, most = (rows + 63) / 64;
+// the rows (NHWC, FC) chunking: about 2048 blocks in all (16 per SM), each over at least 64 rows;
+// lanes: the threads a row takes (k, or k / V with V channels a thread)
+static int rows_parts(int64_t rows, int lanes) {
+    int64_t gx = (lanes + 31) / 32, want = 2048 / gx, most = (rows + 63) / 64;
     int64_t parts = want < most ? want : most;
     if (parts > CB_FMT_BIAS_PARTS) parts = CB_FMT_BIAS_PARTS;
     return parts < 1 ? 1 : (int)parts;
 }
 
 extern "C" size_t cb_fmt_bias_part_floats(int k) {
-    int64_t gx = (k + 31) / 32, rows = 2048 / gx < CB_FMT_BIAS_PARTS ? 2048 / gx : CB_FMT_BIAS_PARTS;
+    // (the most parts: rows_parts with the widest vectors, 8 channels a thread)
+    int64_t gx = (k / 8 + 31) / 32, rows = gx < 1 || 2048 / gx >= CB_FMT_BIAS_PARTS ? CB_FMT_BIAS_PARTS : 2048 / gx;
     if (rows < 1) rows = 1;
     return (size_t)(rows > CB_FMT_BIAS_NCHW_PARTS ? rows : CB_FMT_BIAS_NCHW_PARTS) * (size_t)k;
 }
@@ -217,12 +219,13 @@ template <class T, bool ACT> static void bias_grad_t(int64_t rows, int k, int64_
         parts = nchw_parts(rows, k, inner, &per, &rows_per);
         bias_grad_chunks_kernel<T, ACT><<<dim3((unsigned)k, (unsigned)parts), 256>>>(rows, k, inner, per, rows_per, dy, g, part);
     } else {
-        parts = rows_parts(rows, k);
-        // V channels a thread where k and the pointers allow, the most that leaves no block's lanes idle (k 384 in bf16: 4)
+        // V channels a thread where k and the pointers allow, the most that leaves no block's lanes idle (k 384 in bf16: 4);
+        // as many blocks as one a thread would have (parts by the lanes a row takes)
         uintptr_t bits = (uintptr_t)dy | (uintptr_t)g.x | (uintptr_t)g.y;
         int v = 16 / (int)sizeof(T);
         while (v > 1 && (k % v || bits % (v * sizeof(T)) || (k / v) % 32)) v /= 2;
         if (v == 1 && k % 8 == 0 && bits % (8 * sizeof(T)) == 0 && sizeof(T) == 2) v = 8; // (lanes idle in the last block, still wider)
+        parts = rows_parts(rows, k / v);
         unsigned gx = (unsigned)((k / v + 31) / 32);
         T *d = const_cast<T *>(dy);
         if (v == 8) bias_grad_rows_vec_kernel<T, ACT, 8><<<dim3(gx, (unsigned)parts), block>>>((uint32_t)rows, k, d, g, part);
