@@ -87,6 +87,18 @@ static void run_case(int fmt, cb_bn_params d, cb_act act) {
     char what[256];
     snprintf(what, sizeof what, "%s forward", name);
     check(what, nerr(got_y, ref_y), tol);
+    { // the output made again from x and the saved statistics (cb_fmt_bn_again, --recompute): the forward's
+        // within a rounding of its coefficients
+        buffer ba(t * es);
+        memset(ba.p, 0xff, t * es);
+        cb_fmt_bn_again(&d, fmt, bx.p, gamma.data(), beta.data(), mean.data(), invstd.data(), ba.p, act, (float *)part.p);
+        std::vector<float> got_a(t);
+        for (size_t j = 0; j < t; j++) got_a[j] = get(fmt, ba.p, j);
+        snprintf(what, sizeof what, "%s made again", name);
+        check(what, nerr(got_a, ref_y), tol);
+        snprintf(what, sizeof what, "%s made again, against the forward's", name);
+        check(what, nerr(got_a, got_y), fmt & CB_FMT_BF16 ? 4e-3 : 1e-6);
+    }
     { // with a residual added before the activation (CB_FUSION_BN_ADD), training and inference
         std::vector<float> r(t), ref_r(t), got_r(t), rm2(d.c, 0.f), rv2(d.c, 1.f), mean2(d.c), inv2(d.c);
         buffer bres(t * es), by2(t * es);

@@ -1720,6 +1720,8 @@ static void rc_recompute(cb_exec *e, int i) {
     rc_calls++;
     if (i < RC_MAX && rc_stash[i]) memcpy(e->lb[i].y, rc_stash[i], (size_t)cb_shape_count(e->net->layers[i].out) * 4);
 }
+static size_t rc_free_bytes;
+static size_t rc_mem_free(cb_exec *e) { return (void)e, rc_free_bytes; }
 static bool arena_disjoint(const cb_exec *e) {
     for (int a = 0; a < e->arena_nmap; a++)
         for (int b = a + 1; b < e->arena_nmap; b++) {
@@ -1804,6 +1806,25 @@ static void test_recompute(void) {
         printf("  %d outputs made again, the busiest point %.1f -> %.1f KiB\n", again[1], rc_peak(x[0]) / 1024, rc_peak(x[1]) / 1024);
     }
     for (int m = 0; m < 5; m++) cb_exec_destroy(x[m]);
+    // auto with no budget given takes the device's free memory as its budget (be->mem_free, less 5% and
+    // 256 MiB): 256 MiB free leaves this plan less than nothing, so it makes outputs again and says why
+    rc.mem_free = rc_mem_free, rc_free_bytes = (size_t)256 << 20;
+    cb_exec_opts o;
+    cb_exec_opts_default(&o);
+    o.seed = 11;
+    cb_exec *f = cb_exec_create_on(net, &o, &rc, &err);
+    int made = 0;
+    bool why = false;
+    for (int i = 0; f && i < net->nlayers; i++) made += f->lb[i].y_again;
+    for (int k = 0; f && k < cb_exec_note_count(f); k++) why |= strstr(cb_exec_note_at(f, k), "the device's free memory") != NULL;
+    CHECK(f && made >= 2 && why, "auto on a full device: %d outputs made again, the device's memory %s", made, why ? "named" : "not named");
+    cb_exec_destroy(f);
+    rc_free_bytes = (size_t)64 << 30; // (64 GiB free: nothing made again)
+    f = cb_exec_create_on(net, &o, &rc, &err);
+    made = 0;
+    for (int i = 0; f && i < net->nlayers; i++) made += f->lb[i].y_again;
+    CHECK(f && made == 0, "auto on an empty device: %d outputs made again", made);
+    cb_exec_destroy(f);
     for (int i = 0; i < RC_MAX; i++) free(rc_stash[i]), rc_stash[i] = NULL;
     cb_net_free(net);
 }

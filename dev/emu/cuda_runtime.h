@@ -74,8 +74,10 @@ template <class T> static inline T __shfl_xor_sync(unsigned, T v, int o) {
     return r;
 }
 static inline float rsqrtf(float x) { return 1.f / std::sqrt(x); }
-static inline float __expf(float x) { return std::exp(x); }
-static inline float __fdividef(float a, float b) { return a / b; }
+// the hardware's fast exponential and division (src/cuda/common.cuh's CB_FAST_EXPF, CB_FAST_DIV): the
+// library's here (glibc declares an __expf of its own)
+#define CB_FAST_EXPF(x) std::exp((float)(x))
+#define CB_FAST_DIV(a, b) ((float)(a) / (float)(b))
 
 // one device with a few multiprocessors (kernels that size their grids by it get small ones)
 enum cudaDeviceAttr { cudaDevAttrMultiProcessorCount };

@@ -6,6 +6,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+// the hardware's fast exponential and division (a few units in the last place of fp32; dev/emu
+// defines them as the library's)
+#ifndef CB_FAST_EXPF
+#define CB_FAST_EXPF(x) __expf(x)
+#define CB_FAST_DIV(a, b) __fdividef(a, b)
+#endif
+
 static inline unsigned cb_blocks(size_t n, int threads) {
     size_t b = (n + threads - 1) / threads;
     return (unsigned)(b > 1048576 ? 1048576 : (b ? b : 1));

@@ -68,10 +68,10 @@ enum { BN_STATS, BN_GRAD, BN_GRAD_STORE, BN_STATS_RES, BN_GRAD_MASK };
 #ifndef BN_FAST_ACT
 #define BN_FAST_ACT 1
 #endif
-__device__ static __forceinline__ float bn_sigmoid_fast(float z) { return __fdividef(1.f, 1.f + __expf(-z)); }
+__device__ static __forceinline__ float bn_sigmoid_fast(float z) { return CB_FAST_DIV(1.f, 1.f + CB_FAST_EXPF(-z)); }
 template <int A> __device__ static __forceinline__ float bn_act_fwd(float z) {
     if (A == CB_ACT_NONE) return z;
-    if (BN_FAST_ACT && A == CB_ACT_SILU) return __fdividef(z, 1.f + __expf(-z));
+    if (BN_FAST_ACT && A == CB_ACT_SILU) return CB_FAST_DIV(z, 1.f + CB_FAST_EXPF(-z));
     if (BN_FAST_ACT && A == CB_ACT_SIGMOID) return bn_sigmoid_fast(z);
     return cb_act_fwd_f32((cb_act)A, z);
 }
