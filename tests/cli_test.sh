@@ -182,6 +182,7 @@ expect "bad memory slack" 2 "--memory-slack: -1 must be in" -- "$cb" fullpass fa
 expect "bad memory slack (nan)" 2 "--memory-slack: nan is out of range" -- "$cb" profile fashion-lenet --memory-slack nan
 expect "bad recompute" 2 "--recompute: 'sometimes' is not one of auto, on, all, off" -- "$cb" fullpass fashion-lenet --recompute sometimes
 expect "bad max memory" 2 "--max-memory: 0 must be in" -- "$cb" fullpass fashion-lenet --max-memory 0
+expect "max memory unmet, noted" 0 "above what --max-memory leaves" -- "$cb" fullpass fashion-lenet --iters 1 --warmup 0 --max-memory 1
 # out of host memory: refused before anything is touched, whatever the kernel overcommits (an H200
 # host let the buffers be taken and cli_test ran out of time here, 2026-11-28-plans)
 expect "out of memory" 3 "out of host memory: the buffers at batch 1000000 need" -- "$cb" fullpass vgg16 --batch 1000000 --quiet
@@ -319,6 +320,8 @@ expect "predict --measure list and repeat" 0 "all,"  -- "$cb" predict fashion-le
 expect "predict --measure direction all" 0 "bwd_data" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pall.json" --format csv
 expect "predict --measure other batch" 2 "$tmp/pf.json' was measured at batch 4" -- "$cb" predict fashion-lenet --batch 8 --device h200 --measure "$tmp/pf.json"
 one_line "predict --measure other batch: one line" "$cb" predict fashion-lenet --batch 8 --device h200 --measure "$tmp/pf.json"
+"$cb" profile fashion-lenet --batch 4 --backend cpu --recompute on --iters 1 --warmup 0 --quiet --format json --output "$tmp/prec.json"
+expect "predict --measure of a profile with outputs made again" 2 "$tmp/prec.json' was measured with --recompute on" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/prec.json"
 expect "predict --measure other network" 2 "$tmp/palex.json' is of network" -- "$cb" predict fashion-lenet --batch 4 --device h200 --measure "$tmp/pf.json" --measure "$tmp/palex.json"
 expect "predict --measure other precision" 2 "measured in fp32" -- "$cb" predict fashion-lenet --batch 4 --device h200 --precision tf32 --measure "$tmp/pf.json"
 expect "predict --measure not a profile" 2 "is not the JSON of convbench profile" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/cal.json"

@@ -113,6 +113,7 @@ static int run(int argc, char **argv) {
     cb_report_meta_num(r, "batch", (double)cb_net_batch(net));
     cb_report_meta_str(r, "precision", cb_precision_name(eo.precision));
     cb_report_meta_str(r, "layout", cb_layout_name(eo.layout));
+    cb_report_meta_str(r, "recompute", ro.recompute ? ro.recompute : "auto");
     cb_report_meta_num(r, "iterations", (double)iters);
     const char **cols = calloc((size_t)(1 + 4 * nb), sizeof(char *));
     char (*cn)[64] = calloc((size_t)(4 * nb), 64);

@@ -222,6 +222,13 @@ int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *n
         rc = cli_usage_error(cmd, "profile '%s' was measured on %s storage, the prediction is for %s (--layout)", path,
                              cb_layout_name(model_cli_json_layout(root)), cb_layout_name(layout));
     else if (!cJSON_IsString(dir)) rc = cli_usage_error(cmd, "'%s' is not the JSON of convbench profile", path);
+    else {
+        const cJSON *rec = cJSON_GetObjectItemCaseSensitive(root, "recompute"); // (outputs made again: in no price of the model)
+        if (cJSON_IsString(rec) && (!strcmp(rec->valuestring, "on") || !strcmp(rec->valuestring, "all")))
+            rc = cli_usage_error(cmd, "profile '%s' was measured with --recompute %s: its backward times hold outputs made again, which the "
+                                      "model does not price (measure with --recompute auto or off)",
+                                 path, rec->valuestring);
+    }
     if (rc >= 0) goto out;
     static const char *const ALL[CB_PHASE_COUNT] = {"forward", "bwd_data", "bwd_filter"};
     bool all = !strcmp(dir->valuestring, "all");
