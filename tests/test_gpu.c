@@ -2813,10 +2813,10 @@ static void recompute_cases(void) {
                 }
             }
             if (x[0] && x[1] && x[2]) {
-                snprintf(what, sizeof what, "auto %s %s recompute all: c1's and dw's outputs made again, noted, %.1f KiB off the busiest point", st,
-                         prec_name(precs[p]), x[1]->again_saved / 1024.0);
+                snprintf(what, sizeof what, "auto %s %s recompute all: c1's and dw's outputs made again, noted (%.1f KiB off the busiest point)",
+                         st, prec_name(precs[p]), x[1]->again_saved / 1024.0);
                 check(what, x[1]->lb[c1].y_again && x[1]->lb[dw].y_again && !x[0]->lb[c1].y_again && !x[0]->lb[dw].y_again &&
-                                    noted(x[1], "made again in the backward") && x[1]->again_saved >= 0
+                                    noted(x[1], "made again in the backward")
                                 ? 0 : 1, 0);
                 snprintf(what, sizeof what, "auto %s %s recompute auto (1 byte): what the budget lacks noted", st, prec_name(precs[p]));
                 check(what, noted(x[2], "above what --max-memory leaves") ? 0 : 1, 0);

@@ -25,7 +25,7 @@ typedef struct run_opts {
         {"--workspace-mb", CLI_INT, &(r).workspace_mb, "MB", "workspace limit for algorithm choice (default 4096)"},  \
         {"--workspace-slack", CLI_FLOAT, &(r).workspace_slack_pct, "PCT", "cuDNN's algorithms: the least workspace among those at most PCT% slower than the fastest (default 3; 0: the fastest)"}, \
         {"--memory-slack", CLI_FLOAT, &(r).memory_slack_pct, "PCT", "a workspace that adds to the peak (no gap of the activation arena holds it) gives way to a candidate of less workspace while that costs at most PCT% of the planned step (default 1; 0: the fastest always; cudnn, auto)"}, \
-        {"--recompute", CLI_STR, &(r).recompute, "R", "training: layer outputs dropped after the forward and made again in the backward from their batch norm's input (auto): auto (default: only to fit --max-memory or the device), on (wherever that lowers the peak), all (every one that can be) or off"}, \
+        {"--recompute", CLI_STR, &(r).recompute, "R", "training: layer outputs dropped after the forward and made again in the backward from their batch norm's input (the auto backend): auto (default: only to fit --max-memory or the device), on (wherever that lowers the peak), all (every one that can be) or off"}, \
         {"--max-memory", CLI_INT, &(r).max_memory_mb, "MIB", "the memory the plan should fit in MiB (--recompute auto; default: the device's free memory)"}, \
         {"--seed", CLI_INT, &(r).seed, "S", "seed for weights and inputs (default 42)"},                               \
         {"--threads", CLI_INT, &(r).threads, "N", "CPU threads (OpenMP and OpenBLAS; default: every core)"},              \
