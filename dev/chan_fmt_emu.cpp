@@ -90,8 +90,13 @@ static void run(int fmt, dims d) {
 int main() {
     // (NHWC parameter sums: {3, 8, 17, 19} in 30 chunks of 33 rows, a partial LN_PARAM_U group
     // each; {2, 40, 13, 17} in 13 of 35, C 40 in a block of two warps; {1, 1, 182, 182} in the most
-    // chunks, CB_FMT_BN_CHUNKS, of 33 rows, C 1)
-    const dims shapes[] = {{2, 13, 5, 6}, {1, 40, 7, 7}, {3, 8, 17, 19}, {2, 300, 2, 3}, {2, 40, 13, 17}, {1, 1, 182, 182}};
+    // chunks, CB_FMT_BN_CHUNKS, of 33 rows, C 1). NHWC LayerNorm in vectors (ln_rows), lanes a row and
+    // vectors a lane: C 8 1 x 1 (bf16) and 1 x 2 (fp32), C 40 2 x 3 and 4 x 3 (bf16 C 40: the last
+    // lane holds 2), C 96 4 x 3 and 8 x 3, C 300 in fp32 32 x 3 (bf16: not a multiple of 8, the
+    // warp-per-row kernels), C 768 32 x 3 and 32 x 6 (twice LN_ROWS_NV), C 1536 32 x 6 (bf16; fp32
+    // past the widest: warp per row); C 13 and 1 neither
+    const dims shapes[] = {{2, 13, 5, 6}, {1, 40, 7, 7}, {3, 8, 17, 19}, {2, 300, 2, 3}, {2, 40, 13, 17}, {1, 1, 182, 182},
+                           {2, 96, 3, 5}, {1, 768, 2, 3}, {1, 1536, 1, 3}};
     for (int fmt = 0; fmt < 4; fmt++)
         for (const auto &d : shapes) run(fmt, d);
     printf("%d passed, %d failed\n", passed, failed);

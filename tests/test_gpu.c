@@ -1903,6 +1903,10 @@ static void modern_cases(void) {
                 layer_case(bes[k], precs[p], "Scale C13", 2, 5, 6, 13, "\"type\": \"Scale\"");
                 layer_case(bes[k], precs[p], "LayerNorm C24 b3 7x5", 3, 7, 5, 24, "\"type\": \"LayerNorm\", \"epsilon\": 1e-06");
                 layer_case(bes[k], precs[p], "LayerNorm C5 b1 4x4", 1, 4, 4, 5, "\"type\": \"LayerNorm\", \"epsilon\": 1e-05");
+                // NHWC in vectors, a row in registers (chan_fmt.cu, ln_rows): C 96 four lanes a row
+                // (bf16) and eight (fp32), C 768 32 lanes of 3 vectors and of 6
+                layer_case(bes[k], precs[p], "LayerNorm C96 b2 5x3", 2, 5, 3, 96, "\"type\": \"LayerNorm\", \"epsilon\": 1e-06");
+                layer_case(bes[k], precs[p], "LayerNorm C768 b1 3x2", 1, 3, 2, 768, "\"type\": \"LayerNorm\", \"epsilon\": 1e-06");
                 layer_case(bes[k], precs[p], "conv 3x3 dilation 2 C8->16 b2 13x11", 2, 13, 11, 8,
                            "\"type\": \"Convolution\", \"filter\": [3, 3, 8, 16], \"padding\": [2, 2], \"dilations\": [2, 2], \"strides\": [1, 1, 1, 1], \"activation_fn\": \"relu\"");
                 layer_case(bes[k], precs[p], "conv 3x3 dilation (2,3) s2 SAME C8->8 b1 15x16", 1, 15, 16, 8,
@@ -2500,6 +2504,7 @@ static void dnn_graph_cases(void) {
     env_refused(net, "CONVBENCH_DNN_GRAPH_RTC", "grouped-only");
     env_refused(net, "CONVBENCH_BN_PERIODIC", "sometimes");
     env_refused(net, "CONVBENCH_POOL_RS", "sometimes");
+    env_refused(net, "CONVBENCH_CHAN_VEC", "wide");
     env_refused(net, "CONVBENCH_POOL_SCATTER", "atomics");
     env_refused(net, "CONVBENCH_FUSE_EPILOGUE", "sometimes");
     cb_net_free(net);

@@ -41,6 +41,9 @@ cb_status cb_dnn_init(cb_exec *e, cb_error *err, const dnn_policy *policy) {
     int bnp; // $CONVBENCH_BN_PERIODIC: the own NHWC batch norm in 16-byte vectors when C is not a multiple of them (on, the default), or a channel a thread (off)
     if (cb_env_on_off("CONVBENCH_BN_PERIODIC", &bnp, err) != CB_OK) return CB_STATUS_ARG;
     cb_fmt_bn_periodic(bnp != 0);
+    int cv; // $CONVBENCH_CHAN_VEC: the NHWC SE product, layer scale and LayerNorm in 16-byte vectors where they apply (on, the default), or an element a thread (off)
+    if (cb_env_on_off("CONVBENCH_CHAN_VEC", &cv, err) != CB_OK) return CB_STATUS_ARG;
+    cb_fmt_chan_vec(cv);
     int psc; // $CONVBENCH_POOL_SCATTER: fp32 NHWC max pools scatter their gradients by atomic adds where that measured faster (unset: pool_fmt.cu's pf_scatters), everywhere (on), or gather them (off: deterministic)
     if (cb_env_on_off("CONVBENCH_POOL_SCATTER", &psc, err) != CB_OK) return CB_STATUS_ARG;
     cb_fmt_pool_scatter(psc);

@@ -7,6 +7,7 @@
 // Index maps of an (n, c, hw) tensor, flat index i: NHWC row r = i / c (r = image * hw + pixel),
 // channel i % c; NCHW channel (i / hw) % c, image i / (c * hw), pixel i % hw.
 #include "cuda/common.cuh"
+#include "cuda/fast_div.h"
 #include "storage/elem.cuh"
 #include "storage/format.h"
 
@@ -60,6 +61,74 @@ template <class T> __global__ void mul_bcast_grad_nchw(size_t hw, const T *dy, c
 // y = x * w[channel] (layer scale; also its input gradient)
 template <class T> __global__ void scale_kernel(size_t t, chan_ix ix, const T *x, const float *w, T *y) {
     CB_FOR(i, t) st(y, i, ld(x, i) * w[ix.channel(i)]);
+}
+
+// ---- NHWC in 16-byte vectors ------------------------------------------------------------------
+// c a multiple of V, every tensor 16-byte aligned, fewer than 2^31 vectors (chan_vec_of): V
+// adjacent channels a thread, vector j's channel vector j mod c/V and image j / (hw c/V) by
+// multiply-high divisions. (The kernels above divide a 64-bit index per element: EfficientNet-B0's
+// first SE product at b128 bf16 took 0.24 ms forward and 0.43 backward, 2026-11-29, where the
+// DRAM floor is 0.06 and 0.12.)
+template <class T, int V>
+__global__ void __launch_bounds__(256) mul_vec_kernel(uint32_t nvec, cb_fast_div by_cv, cb_fast_div by_img, bool bcast, const T *a, const T *b, T *y) {
+    typedef vec_t<T, V> vec;
+    uint32_t j = blockIdx.x * 256u + threadIdx.x;
+    if (j >= nvec) return;
+    vec x = reinterpret_cast<const vec *>(a)[j], w, o;
+    if (bcast) w = reinterpret_cast<const vec *>(b)[cb_fast_div_q(by_img, j) * by_cv.d + (j - cb_fast_div_q(by_cv, j) * by_cv.d)];
+    else w = reinterpret_cast<const vec *>(b)[j];
+#pragma unroll
+    for (int e = 0; e < V; e++) st(o.v, e, ld(x.v, e) * ld(w.v, e));
+    reinterpret_cast<vec *>(y)[j] = o;
+}
+template <class T, int V>
+__global__ void __launch_bounds__(256) scale_vec_kernel(uint32_t nvec, cb_fast_div by_cv, const T *x, const float *w, T *y) {
+    typedef vec_t<T, V> vec;
+    uint32_t j = blockIdx.x * 256u + threadIdx.x;
+    if (j >= nvec) return;
+    vec a = reinterpret_cast<const vec *>(x)[j], o;
+    uint32_t c0 = (j - cb_fast_div_q(by_cv, j) * by_cv.d) * V;
+#pragma unroll
+    for (int e = 0; e < V; e++) st(o.v, e, ld(a.v, e) * w[c0 + e]);
+    reinterpret_cast<vec *>(y)[j] = o;
+}
+// db (n, c) = sum over the pixels of dy * a: a block of 512 threads per (image, LX channel
+// vectors), LX lanes along the vectors (a power of 2 up to 32), 512 / LX along the pixels, four
+// pixels' loads in flight; each thread's sums in double, added over a warp's pixel lanes by
+// shuffles, then over the warps in shared memory, in a fixed order
+#define MUL_GRAD_THREADS 512
+template <class T, int V>
+__global__ void __launch_bounds__(MUL_GRAD_THREADS) mul_bcast_grad_nhwc_vec(int cv, int lx_n, size_t hw, const T *dy, const T *a, T *db) {
+    typedef vec_t<T, V> vec;
+    __shared__ double part[MUL_GRAD_THREADS / 32][32][V];
+    int lx = threadIdx.x % lx_n, ly = threadIdx.x / lx_n, ly_n = MUL_GRAD_THREADS / lx_n, cj = blockIdx.y * lx_n + lx;
+    size_t base = blockIdx.x * hw * cv;
+    const vec *d = reinterpret_cast<const vec *>(dy) + base, *x = reinterpret_cast<const vec *>(a) + base;
+    double s[V];
+#pragma unroll
+    for (int e = 0; e < V; e++) s[e] = 0;
+    if (cj < cv) {
+#pragma unroll 4
+        for (size_t p = ly; p < hw; p += ly_n) {
+            vec g = d[p * cv + cj], v = x[p * cv + cj];
+#pragma unroll
+            for (int e = 0; e < V; e++) s[e] += (double)ld(g.v, e) * ld(v.v, e);
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        for (int o = 16; o >= lx_n; o >>= 1) s[e] += __shfl_xor_sync(0xffffffffu, s[e], o);
+    if (threadIdx.x % 32 < lx_n)
+#pragma unroll
+        for (int e = 0; e < V; e++) part[threadIdx.x / 32][lx][e] = s[e];
+    __syncthreads();
+    if (ly || cj >= cv) return;
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+        double t = 0;
+        for (int w = 0; w < MUL_GRAD_THREADS / 32; w++) t += part[w][lx][e];
+        st(db, (size_t)blockIdx.x * cv * V + (size_t)cj * V + e, (float)t);
+    }
 }
 
 // ---- LayerNorm over the channels of each row (pixel) ----------------------------------------
@@ -140,6 +209,97 @@ __global__ void ln_backward_kernel(bool nhwc, size_t rows, int c, size_t hw, con
     }
 }
 
+// NHWC rows as vectors (ln_rows): a group of G lanes (a power of 2, within a warp) per row, each
+// lane holding up to NV vectors of V channels in registers, so that the forward reads x once and
+// the backward x and dy once, in 16-byte loads. (The warp-per-row kernels above read x three times
+// in 2-byte loads: 0.11 ms each way on ConvNeXt-Tiny's first stage at b64 bf16, about 0.7 TB/s.)
+// c a multiple of V, every tensor 16-byte aligned, c / V <= 32 NV (ln_rows_of); else those kernels.
+// Every lane of a warp takes part in the shuffles: a lane past the last row computes on nothing.
+#ifndef LN_ROWS_NV
+#define LN_ROWS_NV 4 // (vectors a lane holds before the group widens; a second instance holds 2x)
+#endif
+__device__ static __forceinline__ float group_sum(float s, int G) {
+    for (int o = G / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    return s;
+}
+template <class T, int V, int NV>
+__global__ void __launch_bounds__(CH_THREADS) ln_forward_rows(size_t rows, int c, int G, float eps, const T *x, const float *g, const float *b,
+                                                              T *y, float *stats) {
+    typedef vec_t<T, V> vec;
+    size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x, r = tid / G;
+    int lane = (int)(tid % G), nvec = c / V;
+    bool live = r < rows;
+    const vec *xr = reinterpret_cast<const vec *>(x + (live ? r : 0) * c);
+    vec v[NV];
+    float s = 0;
+#pragma unroll
+    for (int j = 0; j < NV; j++)
+        if (live && lane + j * G < nvec) {
+            v[j] = xr[lane + j * G];
+#pragma unroll
+            for (int e = 0; e < V; e++) s += ld(v[j].v, e);
+        }
+    float mu = group_sum(s, G) / c, q = 0;
+#pragma unroll
+    for (int j = 0; j < NV; j++)
+        if (live && lane + j * G < nvec)
+#pragma unroll
+            for (int e = 0; e < V; e++) {
+                float d = ld(v[j].v, e) - mu;
+                q += d * d;
+            }
+    float is = rsqrtf(group_sum(q, G) / c + eps);
+    if (!live) return;
+    if (stats && lane == 0) stats[2 * r] = mu, stats[2 * r + 1] = is;
+    vec *yr = reinterpret_cast<vec *>(y + r * c);
+#pragma unroll
+    for (int j = 0; j < NV; j++) {
+        int k = lane + j * G;
+        if (k >= nvec) continue;
+        vec o;
+#pragma unroll
+        for (int e = 0; e < V; e++) st(o.v, e, (ld(v[j].v, e) - mu) * is * g[k * V + e] + b[k * V + e]);
+        yr[k] = o;
+    }
+}
+template <class T, int V, int NV>
+__global__ void __launch_bounds__(CH_THREADS) ln_backward_rows(size_t rows, int c, int G, const T *x, const float *g, const T *dy, const float *stats,
+                                                               T *dx) {
+    typedef vec_t<T, V> vec;
+    size_t tid = blockIdx.x * (size_t)blockDim.x + threadIdx.x, r = tid / G;
+    int lane = (int)(tid % G), nvec = c / V;
+    bool live = r < rows;
+    size_t base = (live ? r : 0) * c;
+    const vec *xr = reinterpret_cast<const vec *>(x + base), *dr = reinterpret_cast<const vec *>(dy + base);
+    float mu = live ? stats[2 * r] : 0, is = live ? stats[2 * r + 1] : 0, se = 0, sex = 0;
+    vec xv[NV], dv[NV];
+#pragma unroll
+    for (int j = 0; j < NV; j++)
+        if (live && lane + j * G < nvec) xv[j] = xr[lane + j * G], dv[j] = dr[lane + j * G];
+#pragma unroll
+    for (int j = 0; j < NV; j++) {
+        int k = lane + j * G;
+        if (!live || k >= nvec) continue;
+#pragma unroll
+        for (int e = 0; e < V; e++) {
+            float ge = ld(dv[j].v, e) * g[k * V + e];
+            se += ge, sex += ge * (ld(xv[j].v, e) - mu) * is;
+        }
+    }
+    se = group_sum(se, G) / c, sex = group_sum(sex, G) / c;
+    if (!live) return;
+    vec *out = reinterpret_cast<vec *>(dx + base);
+#pragma unroll
+    for (int j = 0; j < NV; j++) {
+        int k = lane + j * G;
+        if (k >= nvec) continue;
+        vec o;
+#pragma unroll
+        for (int e = 0; e < V; e++) st(o.v, e, is * (ld(dv[j].v, e) * g[k * V + e] - se - (ld(xv[j].v, e) - mu) * is * sex));
+        out[k] = o;
+    }
+}
+
 // dg (c) = sum over rows of dy xhat, db (c) = sum of dy (LN; else xhat is x: layer scale's dw):
 // partial sums per (chunk, channel) into part (chunks, c, 2), then a warp per channel adds a
 // channel's chunks in double. NHWC: a thread per channel over the chunk's rows, LN_PARAM_U rows'
@@ -202,18 +362,52 @@ __global__ void ln_param_finish(int c, int chunks, const float *part, float *db,
 }
 
 // ---- entry points --------------------------------------------------------------------------
+// the vector width of the NHWC vector kernels for these tensors (0: they do not apply, or
+// cb_fmt_chan_vec(0)); $CONVBENCH_CHAN_VEC=on|off through cb_dnn_init
+static int chan_vec_mode = -1;
+extern "C" void cb_fmt_chan_vec(int mode) { chan_vec_mode = mode; }
+static int chan_vec_of(int fmt, int c, size_t t, const void *a, const void *b, const void *d) {
+    int v = fmt & CB_FMT_BF16 ? 8 : 4;
+    bool aligned = ((uintptr_t)a | (uintptr_t)b | (uintptr_t)d) % 16 == 0;
+    return t && (fmt & CB_FMT_NHWC) && chan_vec_mode != 0 && c % v == 0 && aligned && t / v < 0x7fffffffu ? v : 0;
+}
+template <class T, int V> static void mul_vec(size_t t, int c, int64_t hw, bool bcast, const void *a, const void *b, void *y) {
+    uint32_t nvec = (uint32_t)(t / V), cv = (uint32_t)(c / V);
+    uint64_t per_img = (uint64_t)hw * cv; // (divides nvec < 2^31)
+    mul_vec_kernel<T, V><<<(nvec + 255) / 256, 256>>>(nvec, cb_fast_div_make(cv), cb_fast_div_make((uint32_t)per_img), bcast, (const T *)a,
+                                                      (const T *)b, (T *)y);
+}
+template <class T, int V> static void scale_vec(size_t t, int c, const void *x, const float *w, void *y) {
+    uint32_t nvec = (uint32_t)(t / V);
+    scale_vec_kernel<T, V><<<(nvec + 255) / 256, 256>>>(nvec, cb_fast_div_make((uint32_t)(c / V)), (const T *)x, w, (T *)y);
+}
+template <class T, int V> static void mul_grad_vec(int n, int c, int64_t hw, const void *dy, const void *a, void *db) {
+    int cv = c / V, lx = 1;
+    while (lx < 32 && lx < cv) lx *= 2;
+    dim3 g((unsigned)n, (unsigned)((cv + lx - 1) / lx));
+    mul_bcast_grad_nhwc_vec<T, V><<<g, MUL_GRAD_THREADS>>>(cv, lx, (size_t)hw, (const T *)dy, (const T *)a, (T *)db);
+}
+
 static chan_ix ix_of(int fmt, int c, int64_t hw) { return chan_ix{(fmt & CB_FMT_NHWC) != 0, c, (size_t)hw}; }
 static unsigned grid_of(size_t t) { return cb_blocks(t, CH_THREADS); }
 
 extern "C" void cb_fmt_mul_forward(int fmt, int n, int c, int64_t hw, int bcast, const void *a, const void *b, void *y) {
     size_t t = (size_t)n * c * hw;
+    if (chan_vec_of(fmt, c, t, a, b, y)) {
+        if (fmt & CB_FMT_BF16) mul_vec<bf16, 8>(t, c, hw, bcast != 0, a, b, y);
+        else mul_vec<float, 4>(t, c, hw, bcast != 0, a, b, y);
+        return;
+    }
     if (fmt & CB_FMT_BF16) mul_kernel<bf16><<<grid_of(t), CH_THREADS>>>(t, ix_of(fmt, c, hw), bcast != 0, (const bf16 *)a, (const bf16 *)b, (bf16 *)y);
     else mul_kernel<float><<<grid_of(t), CH_THREADS>>>(t, ix_of(fmt, c, hw), bcast != 0, (const float *)a, (const float *)b, (float *)y);
 }
 
 extern "C" void cb_fmt_mul_backward_bcast(int fmt, int n, int c, int64_t hw, const void *dy, const void *a, void *db) {
     bool bf = fmt & CB_FMT_BF16;
-    if (fmt & CB_FMT_NHWC) {
+    if (chan_vec_of(fmt, c, (size_t)n * c * hw, dy, a, db)) {
+        if (bf) mul_grad_vec<bf16, 8>(n, c, hw, dy, a, db);
+        else mul_grad_vec<float, 4>(n, c, hw, dy, a, db);
+    } else if (fmt & CB_FMT_NHWC) {
         dim3 g((unsigned)n, (unsigned)((c + 31) / 32)), blk(32, 32);
         if (bf) mul_bcast_grad_nhwc<bf16><<<g, blk>>>(n, c, (size_t)hw, (const bf16 *)dy, (const bf16 *)a, (bf16 *)db);
         else mul_bcast_grad_nhwc<float><<<g, blk>>>(n, c, (size_t)hw, (const float *)dy, (const float *)a, (float *)db);
@@ -226,8 +420,33 @@ extern "C" void cb_fmt_mul_backward_bcast(int fmt, int n, int c, int64_t hw, con
 
 extern "C" void cb_fmt_scale_forward(int fmt, int n, int c, int64_t hw, const void *x, const float *w, void *y) {
     size_t t = (size_t)n * c * hw;
+    if (chan_vec_of(fmt, c, t, x, y, y)) {
+        if (fmt & CB_FMT_BF16) scale_vec<bf16, 8>(t, c, x, w, y);
+        else scale_vec<float, 4>(t, c, x, w, y);
+        return;
+    }
     if (fmt & CB_FMT_BF16) scale_kernel<bf16><<<grid_of(t), CH_THREADS>>>(t, ix_of(fmt, c, hw), (const bf16 *)x, w, (bf16 *)y);
     else scale_kernel<float><<<grid_of(t), CH_THREADS>>>(t, ix_of(fmt, c, hw), (const float *)x, w, (float *)y);
+}
+
+// the NHWC LayerNorm vector kernels' group and grid (G 0: they do not apply, or cb_fmt_chan_vec(0)): the
+// fewest lanes a row that hold its vectors LN_ROWS_NV a lane, else 32 lanes of twice as many (wide)
+struct ln_rows {
+    int G;
+    bool wide;
+    unsigned grid;
+};
+static ln_rows ln_rows_of(int fmt, int c, size_t rows, const void *a, const void *b, const void *d) {
+    ln_rows q = {0, false, 0};
+    int v = fmt & CB_FMT_BF16 ? 8 : 4;
+    bool aligned = ((uintptr_t)a | (uintptr_t)b | (uintptr_t)d) % 16 == 0;
+    if (!(fmt & CB_FMT_NHWC) || chan_vec_mode == 0 || c % v || !aligned || c / v > 64 * LN_ROWS_NV) return q;
+    int nvec = c / v;
+    q.G = 1;
+    while (q.G < 32 && (nvec + q.G - 1) / q.G > LN_ROWS_NV) q.G *= 2;
+    q.wide = (nvec + q.G - 1) / q.G > LN_ROWS_NV;
+    q.grid = (unsigned)((rows * q.G + CH_THREADS - 1) / CH_THREADS);
+    return q;
 }
 
 // one row per warp (NHWC) or per thread (NCHW)
@@ -240,6 +459,17 @@ extern "C" void cb_fmt_layernorm_forward(int fmt, int n, int c, int64_t hw, floa
                                          float *stats) {
     size_t rows = (size_t)n * hw;
     bool nhwc = fmt & CB_FMT_NHWC;
+    ln_rows q = ln_rows_of(fmt, c, rows, x, y, NULL);
+    if (q.G) {
+        if (fmt & CB_FMT_BF16) {
+            if (q.wide) ln_forward_rows<bf16, 8, 2 * LN_ROWS_NV><<<q.grid, CH_THREADS>>>(rows, c, q.G, eps, (const bf16 *)x, g, b, (bf16 *)y, stats);
+            else ln_forward_rows<bf16, 8, LN_ROWS_NV><<<q.grid, CH_THREADS>>>(rows, c, q.G, eps, (const bf16 *)x, g, b, (bf16 *)y, stats);
+        } else {
+            if (q.wide) ln_forward_rows<float, 4, 2 * LN_ROWS_NV><<<q.grid, CH_THREADS>>>(rows, c, q.G, eps, (const float *)x, g, b, (float *)y, stats);
+            else ln_forward_rows<float, 4, LN_ROWS_NV><<<q.grid, CH_THREADS>>>(rows, c, q.G, eps, (const float *)x, g, b, (float *)y, stats);
+        }
+        return;
+    }
     if (fmt & CB_FMT_BF16) ln_forward_kernel<bf16><<<ln_grid(fmt, rows), CH_THREADS>>>(nhwc, rows, c, (size_t)hw, eps, (const bf16 *)x, g, b, (bf16 *)y, stats);
     else ln_forward_kernel<float><<<ln_grid(fmt, rows), CH_THREADS>>>(nhwc, rows, c, (size_t)hw, eps, (const float *)x, g, b, (float *)y, stats);
 }
@@ -273,7 +503,16 @@ extern "C" void cb_fmt_layernorm_backward(int fmt, int n, int c, int64_t hw, con
                                           void *dx, float *dg, float *db, float *part) {
     size_t rows = (size_t)n * hw;
     bool nhwc = fmt & CB_FMT_NHWC, bf = fmt & CB_FMT_BF16;
-    if (dx) {
+    ln_rows q = dx ? ln_rows_of(fmt, c, rows, x, dy, dx) : ln_rows{};
+    if (q.G) {
+        if (bf) {
+            if (q.wide) ln_backward_rows<bf16, 8, 2 * LN_ROWS_NV><<<q.grid, CH_THREADS>>>(rows, c, q.G, (const bf16 *)x, g, (const bf16 *)dy, stats, (bf16 *)dx);
+            else ln_backward_rows<bf16, 8, LN_ROWS_NV><<<q.grid, CH_THREADS>>>(rows, c, q.G, (const bf16 *)x, g, (const bf16 *)dy, stats, (bf16 *)dx);
+        } else {
+            if (q.wide) ln_backward_rows<float, 4, 2 * LN_ROWS_NV><<<q.grid, CH_THREADS>>>(rows, c, q.G, (const float *)x, g, (const float *)dy, stats, (float *)dx);
+            else ln_backward_rows<float, 4, LN_ROWS_NV><<<q.grid, CH_THREADS>>>(rows, c, q.G, (const float *)x, g, (const float *)dy, stats, (float *)dx);
+        }
+    } else if (dx) {
         if (bf) ln_backward_kernel<bf16><<<ln_grid(fmt, rows), CH_THREADS>>>(nhwc, rows, c, (size_t)hw, (const bf16 *)x, g, (const bf16 *)dy, stats, (bf16 *)dx);
         else ln_backward_kernel<float><<<ln_grid(fmt, rows), CH_THREADS>>>(nhwc, rows, c, (size_t)hw, (const float *)x, g, (const float *)dy, stats, (float *)dx);
     }

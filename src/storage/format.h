@@ -177,6 +177,12 @@ void cb_fmt_layernorm_forward(int fmt, int n, int c, int64_t hw, float eps, cons
 void cb_fmt_layernorm_backward(int fmt, int n, int c, int64_t hw, const void *x, const float *g, const void *dy, const float *stats,
                                void *dx, float *dg, float *db, float *part);
 size_t cb_fmt_layernorm_scratch(int64_t c);
+// NHWC in 16-byte vectors (chan_fmt.cu) where c is a multiple of 8 (bf16) or 4 (fp32) and the
+// tensors are 16-byte aligned: the SE product, its broadcast operand's gradient and the layer scale
+// (chan_vec_of), and the LayerNorm's forward and dx with a row held in registers, c at most 2048
+// (bf16) or 1024 (fp32) (ln_rows_of). -1 (the default) or 1: there; 0: nowhere, the kernels of an
+// element a thread ($CONVBENCH_CHAN_VEC=on|off through cb_dnn_init; the A/B)
+void cb_fmt_chan_vec(int mode);
 
 #ifdef __cplusplus
 }
