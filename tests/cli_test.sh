@@ -428,6 +428,14 @@ expect "model-eval --save" 0 "saved to $tmp/best-cal.json: the calibration in th
 if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); c=d['calibration']; sys.exit(not (len(d['samples']) == 3684 and c['algos'] and 'host_floor' in c))" "$tmp/best-cal.json" 2>/dev/null; then
     ok "model-eval --save: the refitted entry with its samples and the steps' host floor"
 else bad "model-eval --save: $(head -c 300 "$tmp/best-cal.json" 2>&1)"; fi
+# --rows: each row's model_ms is the prediction its held-out error is of, the pass's start included
+# for a pass's first piece (alexnet's softmax backward, conv1 forward: once left out of model_ms)
+if "$cb" model-eval --device "$m5/h200-cal.json.gz" --precision bf16 "$m5/profiles/alexnet-bf16.json" "$m5/profiles/vgg16-bf16.json" \
+    --kinds all --rows --format csv 2>/dev/null | python3 -c '
+import csv, sys
+rows = [r for r in csv.DictReader(sys.stdin) if r["table"] == "rows"]
+bad = [r["layer"] for r in rows if abs(100 * abs(float(r["model_ms"]) / float(r["measured_ms"]) - 1) - float(r["heldout_err_pct"])) > 1e-3]
+sys.exit(not rows or bool(bad))'; then ok "model-eval --rows: model_ms is what the error is of"; else bad "model-eval --rows: model_ms and the error disagree"; fi
 expect "predict with model-eval's saved form" 0 "training step" -- "$cb" predict alexnet --batch 128 --precision bf16 --layout nhwc --device "$tmp/best-cal.json"
 expect "model-eval --save unwritable" 2 "$tmp/no/dir/c.json: cannot write" -- "$cb" model-eval --device "$m5/h200-cal.json.gz" --precision bf16 \
     "$m5/profiles/alexnet-bf16.json" --save "$tmp/no/dir/c.json"

@@ -812,6 +812,70 @@ static void calibration_fit_apart(void) {
     free(s);
 }
 
+// the wave_fill form (cb_conv_fill): the tensor-core tiles' padded work, the reduction channels in
+// slabs of CB_CONV_SLAB_BYTES and the tile's channels in whole wave tiles; then a bf16 forward entry
+// whose samples on the calibration grid were made with that padding: fitted in the form, the stem
+// shapes (C 8) are priced at their time; fitted on the useful FLOPs alone (the form before), they
+// come out far short, as the H200's cuDNN stems did (0.17-0.30x in sample)
+static void wave_fill(void) {
+    cb_algo_form f;
+    cb_algo_form_of("FWD_GRAPH", &f);
+    cb_device d = gpu_device();
+    d.cal.wave_fill = 1;
+    cb_conv_params p = {.n = 32, .c = 8, .h = 64, .w = 64, .k = 64, .r = 7, .s = 7, .p = 32, .q = 32, .stride_h = 2, .stride_w = 2,
+                        .pad_top = 3, .pad_left = 3, .groups = 1};
+    CHECK(close_rel(cb_conv_fill(&p, CB_PHASE_FORWARD, CB_PREC_BF16, &f, &d.cal), 8.0 / 64, 1e-12), "bf16 forward: 8 of a 64-channel slab");
+    CHECK(close_rel(cb_conv_fill(&p, CB_PHASE_FORWARD, CB_PREC_TF32, &f, &d.cal), 8.0 / 32, 1e-12), "tf32 forward: 8 of a 32-channel slab");
+    CHECK(close_rel(cb_conv_fill(&p, CB_PHASE_BWD_DATA, CB_PREC_BF16, &f, &d.cal), 8.0 / 64, 1e-12), "backward data: 8 of a tile's 64 channels");
+    p.c = 96, p.k = 48; // forward: 96 of 128 reduced, 48 of 64 in the tile; backward data: 48 of 64, 96 of 128
+    CHECK(close_rel(cb_conv_fill(&p, CB_PHASE_FORWARD, CB_PREC_BF16, &f, &d.cal), 0.75 * 0.75, 1e-12), "both paddings");
+    CHECK(close_rel(cb_conv_fill(&p, CB_PHASE_BWD_DATA, CB_PREC_BF16, &f, &d.cal), 0.75 * 0.75, 1e-12), "both paddings, backward data");
+    CHECK(cb_conv_fill(&p, CB_PHASE_FORWARD, CB_PREC_FP32, &f, &d.cal) == 1, "none for fp32");
+    CHECK(cb_conv_fill(&p, CB_PHASE_BWD_FILTER, CB_PREC_BF16, &f, &d.cal) == 1, "none for the filter gradient");
+    d.cal.wave_tile = -1;
+    CHECK(cb_conv_fill(&p, CB_PHASE_FORWARD, CB_PREC_BF16, &f, &d.cal) == 1, "none without a wave term");
+    d.cal.wave_tile = 0, d.cal.wave_fill = 0;
+    CHECK(cb_conv_fill(&p, CB_PHASE_FORWARD, CB_PREC_BF16, &f, &d.cal) == 1, "none in the form before");
+    d.cal.wave_fill = 1;
+
+    cb_conv_params sh[CB_CAL_MAX_SHAPES];
+    int ns = cb_cal_conv_shapes(sh, CB_CAL_MAX_SHAPES), n = 0, stem = -1;
+    cb_cal_sample *s = calloc((size_t)ns, sizeof *s);
+    if (!s) abort();
+    cb_cal_algo truth = {.name = "FWD_GRAPH", .phase = CB_PHASE_FORWARD, .prec = CB_PREC_BF16, .wave_rate = 700e12, .bw = 4e12,
+                         .overhead_s = 6e-6};
+    truth.form = f;
+    for (int i = 0; i < ns; i++) {
+        if (sh[i].c < 8) sh[i].c = 8; // (the stems as bf16 NHWC storage runs them: on the channel-padded copy)
+        if (sh[i].groups > 1 || cb_conv_unaligned(&sh[i])) continue; // one dense entry
+        if (sh[i].c == 8 && stem < 0) stem = i;
+        s[n] = (cb_cal_sample){.kind = CB_SAMPLE_CONV, .phase = CB_PHASE_FORWARD, .prec = CB_PREC_BF16, .p = sh[i]};
+        snprintf(s[n].name, sizeof s[n].name, "%s", truth.name);
+        s[n++].ms = 1e3 * cb_cal_algo_s(&d.cal, &truth, &sh[i], false, NULL);
+    }
+    CHECK(stem >= 0, "the grid holds a stem of 8 channels");
+    if (stem < 0) goto out;
+    cb_error err = {0};
+    double want = 1e3 * cb_cal_algo_s(&d.cal, &truth, &sh[stem], false, NULL);
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK && d.cal.nalgo == 1, "%s", err.msg);
+    double got = 1e3 * cb_cal_algo_s(&d.cal, &d.cal.algo[0], &sh[stem], false, NULL);
+    CHECK(close_rel(got, want, 1e-3) && d.cal.algo[0].err_p90_pct < 0.1, "in the form: the stem %g ms of %g, p90 %g%%", got, want,
+          d.cal.algo[0].err_p90_pct);
+    {
+        cJSON *j = cb_device_to_json(&d);
+        cb_device back;
+        CHECK(cb_device_from_json(j, &back, "test", &err) == CB_OK && back.cal.wave_fill == 1, "round trip: wave_fill %d, %s",
+              back.cal.wave_fill, err.msg);
+        cJSON_Delete(j);
+    }
+    d.cal.wave_fill = 0; // the form before: the useful FLOPs
+    CHECK(cb_cal_fit(s, n, &d, &err) == CB_OK && d.cal.nalgo == 1, "%s", err.msg);
+    got = 1e3 * cb_cal_algo_s(&d.cal, &d.cal.algo[0], &sh[stem], false, NULL);
+    CHECK(got < 0.5 * want, "without it the stem comes out short: %g ms of %g", got, want);
+out:
+    free(s);
+}
+
 // the fixed cost per call as a pass sees it: idle-timed samples lose the idle launch latency
 // (launch_overlap 1), keep it in the default form (0), and stream-timed ones need nothing taken off
 static void launch_overlap(void) {
@@ -2060,6 +2124,7 @@ int main(void) {
     RUN(calibration_fit_apart);
     RUN(calibration_local);
     RUN(calibration_best);
+    RUN(wave_fill);
     RUN(pass_start);
     RUN(launch_overlap);
     RUN(grouped_entries);

@@ -209,6 +209,7 @@ static void gemm_ceilings(const cb_cal_sample *s, int n, cb_device *d) {
 
 static int finish_gpu(const char *save, cb_device *d, const cb_cal_sample *s, int ns, cli_out *o, cb_format fmt, cb_report *r) {
     cb_error err = {0};
+    d->cal.wave_fill = 1; // (a fit now counts the tensor-core tiles' padding: cb_conv_fill; --refit of an older file too)
     if (cb_cal_fit(s, ns, d, &err) != CB_OK) {
         cb_report_free(r);
         return cli_fail(&cmd_calibrate, &err);

@@ -87,6 +87,7 @@ static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_d
     *s = *src;
     s->cal.wave_tile = f->wave_tile, s->cal.wave_wgrad = f->wave_wgrad, s->cal.launch_overlap = f->launch_overlap;
     s->cal.wave_both = f->wave_both, s->cal.bw_onchip = f->bw_onchip, s->cal.spill = f->spill, s->cal.local = f->local, s->cal.best = f->best;
+    s->cal.wave_fill = 1; // (in every form: the tiles' padding is chosen on the calibration shapes' fits, not here; cb_conv_fill)
     cb_status st = nsmp ? cb_cal_fit(smp, nsmp, s, err) : CB_OK;
     if (transfer) {
         *out = *dev;
@@ -459,8 +460,8 @@ static int run(int argc, char **argv) {
                     mo.own_race = races_own(m[0].backend);
                     int k = 0;
                     while (k + 1 < cs[ri[j].ecase].nm && (m[k].phase != ri[j].phase || !(m[k].ms[ri[j].layer] > 0))) k++;
-                    mo.inference = !m[k].train_fwd, mo.weights_fixed = true; // (as model_cli_compare)
-                    cb_predict_layer(fd, cs[ri[j].ecase].net, ri[j].layer, ri[j].phase, &mo, &best[j].pred);
+                    mo.inference = !m[k].train_fwd, mo.weights_fixed = true; // (as model_cli_compare, the pass's start included)
+                    model_cli_predict_row(fd, cs[ri[j].ecase].net, ri[j].layer, ri[j].phase, &mo, &best[j].pred);
                 }
         }
 

@@ -287,13 +287,19 @@ int model_cli_kinds_check(const cli_cmd *cmd, const char *kinds) {
     return -1;
 }
 
+void model_cli_predict_row(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *mo, cb_pred *out) {
+    cb_predict_layer(d, net, i, ph, mo, out);
+    for (int b = 0; b < 2; b++) { // the pass's first piece waits for the idle GPU's first call
+        cb_phase first_ph;
+        if (i == cb_pass_first(net, b, &first_ph) && ph == first_ph) out->ms += 1e3 * cb_pass_start_s(d);
+    }
+}
+
 model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_measure *m, int nm, const char *kinds,
                              cb_model_opts mo, int *n, int *skipped) {
     model_row *rows = malloc(sizeof *rows * (size_t)(net->nlayers * nm + 1));
     if (!rows) abort();
     *n = 0, *skipped = 0;
-    cb_phase first_ph[2];
-    int first[2] = {cb_pass_first(net, false, &first_ph[0]), cb_pass_first(net, true, &first_ph[1])};
     for (int k = 0; k < nm; k++) {
         cb_phase ph = m[k].phase;
         mo.inference = !m[k].train_fwd;
@@ -307,9 +313,7 @@ model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_
             }
             model_row *r = &rows[(*n)++];
             r->layer = i, r->phase = ph, r->measured_ms = mv, r->measured_alg = m[k].alg[i];
-            cb_predict_layer(d, net, i, ph, &mo, &r->pred);
-            for (int b = 0; b < 2; b++) // the pass's first piece waits for the idle GPU's first call
-                if (i == first[b] && ph == first_ph[b]) r->pred.ms += 1e3 * cb_pass_start_s(d);
+            model_cli_predict_row(d, net, i, ph, &mo, &r->pred);
             r->paleo_ms = cb_paleo_layer_ms(d, net, i, ph);
             r->err_pct = 100 * fabs(r->pred.ms - mv) / mv;
             r->paleo_err_pct = 100 * fabs(r->paleo_ms - mv) / mv;

@@ -59,6 +59,9 @@ int model_cli_kinds_check(const cli_cmd *cmd, const char *kinds);
 // is predicted as inference, one from profile --direction all as a training forward.
 model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_measure *m, int nm, const char *kinds,
                              cb_model_opts mo, int *n, int *skipped);
+// Layer i's prediction in phase ph as model_cli_compare makes it (*out): cb_predict_layer, plus the
+// idle GPU's wait where (i, ph) is a pass's first piece (cb_pass_first, cb_pass_start_s)
+void model_cli_predict_row(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *mo, cb_pred *out);
 // median and 90th percentile (linear interpolation) of v[0..n); v is sorted in place
 void model_cli_percentiles(double *v, int n, double *median, double *p90);
 

@@ -138,6 +138,19 @@ double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f,
     return tiles / (waves * sms);
 }
 
+// channels n in whole units of u
+static double padded(double n, double u) { return ceil_div(n, u) * u; }
+
+double cb_conv_fill(const cb_conv_params *p, cb_phase ph, cb_precision prec, const cb_algo_form *f, const cb_calibration *cal) {
+    bool gemm = f->family == CB_ALGO_IMPLICIT_GEMM || f->family == CB_ALGO_GEMM;
+    if (!cal->wave_fill || cal->wave_tile < 0 || prec == CB_PREC_FP32 || !gemm || p->groups > 1 || ph == CB_PHASE_BWD_FILTER)
+        return 1;
+    double t = cal->wave_tile ? cal->wave_tile : 64, slab = CB_CONV_SLAB_BYTES / (prec == CB_PREC_BF16 ? 2.0 : 4.0);
+    double red = ph == CB_PHASE_FORWARD ? p->c : p->k, n = ph == CB_PHASE_FORWARD ? p->k : p->c;
+    if (!(red > 0) || !(n > 0)) return 1;
+    return red / padded(red, slab) * n / padded(n, t);
+}
+
 void cb_algo_cost_of(const cb_net *net, int i, cb_phase ph, cb_algo a, int e, cb_algo_cost *c) {
     memset(c, 0, sizeof *c);
     const cb_layer *L = &net->layers[i];

@@ -104,6 +104,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->wave_tile = (int)num(k, c, "wave_tile", 0, NUM_COUNT);
     cal->wave_wgrad = (int)num(k, c, "wave_wgrad", 0, NUM_COUNT);
     cal->wave_both = (int)num(k, c, "wave_both", 0, NUM_COUNT);
+    cal->wave_fill = (int)num(k, c, "wave_fill", 0, NUM_COUNT);
     cal->bw_onchip = (int)num(k, c, "bw_onchip", 0, NUM_COUNT);
     cal->l2_bytes = num(k, c, "l2_bytes", 0, NUM_NONNEG);
     cal->spill = (int)num(k, c, "spill", 0, NUM_COUNT);
@@ -182,6 +183,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->wave_tile) cJSON_AddNumberToObject(c, "wave_tile", cal->wave_tile);
     if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);
     if (cal->wave_both) cJSON_AddNumberToObject(c, "wave_both", cal->wave_both);
+    if (cal->wave_fill) cJSON_AddNumberToObject(c, "wave_fill", cal->wave_fill);
     if (cal->bw_onchip) cJSON_AddNumberToObject(c, "bw_onchip", cal->bw_onchip);
     if (cal->l2_bytes > 0) cJSON_AddNumberToObject(c, "l2_bytes", cal->l2_bytes);
     if (cal->spill) cJSON_AddNumberToObject(c, "spill", cal->spill);

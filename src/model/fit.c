@@ -271,15 +271,16 @@ double cb_cal_algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_c
 static double algo_s(const cb_calibration *cal, const cb_cal_algo *a, const cb_conv_params *p, bool fc, cb_algo_cost *c, bool local) {
     cb_algo_cost tmp;
     if (!c) c = &tmp;
-    double util = 1;
+    double util = 1, fill = 1; // (fill: the tiles' useful fraction, in both terms; util includes it)
     if (fc) fc_cost(p, elem_bytes(a->prec), c);
     else {
         cb_conv_cost(p, a->phase, &a->form, elem_bytes(a->prec), 0, c);
         if (!c->applicable) return -1;
-        util = cb_conv_util(p, a->phase, &a->form, cal);
+        fill = cb_conv_fill(p, a->phase, a->prec, &a->form, cal);
+        util = cb_conv_util(p, a->phase, &a->form, cal) * fill;
     }
     bool both = a->wave_rate > 0 || cal->wave_both; // the throughput term without the wave quantisation
-    double work = a->rate > 0 ? c->flops / (a->rate * (both ? 1 : util)) : 0;
+    double work = a->rate > 0 ? c->flops / (a->rate * (both ? fill : util)) : 0;
     double t = cb_cal_fixed_s(cal, a->overhead_s) + work + (a->wave_rate > 0 ? c->flops / (a->wave_rate * util) : 0) +
                (a->bw > 0 ? c->bytes / a->bw : 0);
     return local && cal->local ? t * cb_cal_local(cal, a, p, fc) : t;
@@ -333,15 +334,16 @@ static void fit_algo(const cb_cal_sample *s, const int *idx, int n, const cb_dev
     for (int k = 0; k < n; k++) {
         const cb_cal_sample *q = &s[idx[k]];
         cb_algo_cost c;
-        double util = 1;
+        double util = 1, fill = 1; // (as algo_s)
         if (fc) fc_cost(&q->p, elem_bytes(a->prec), &c);
         else {
             cb_conv_cost(&q->p, a->phase, &a->form, elem_bytes(a->prec), 0, &c);
-            util = cb_conv_util(&q->p, a->phase, &a->form, cal);
+            fill = cb_conv_fill(&q->p, a->phase, a->prec, &a->form, cal);
+            util = cb_conv_util(&q->p, a->phase, &a->form, cal) * fill;
         }
         if (!c.applicable) continue;
         t[m] = q->ms / 1e3;
-        x1[m] = both ? c.flops : c.flops / util;
+        x1[m] = both ? c.flops / fill : c.flops / util;
         xw[m] = c.flops / util;
         x2[m++] = c.bytes;
     }

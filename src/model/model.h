@@ -156,6 +156,10 @@ typedef struct cb_calibration {
     // critical path, which sets the time of a problem of few tiles: a handful of SMs each with one
     // tile cannot run at the full GPU's rate per SM); 0: one term, flops / (rate * util)
     int wave_both;
+    // 1: the wave and throughput terms count the work of whole tensor-core tiles (cb_conv_fill: a
+    // tile's channels padded to its width); 0: the useful FLOPs alone (the form before 2026-11-29,
+    // which a file without "wave_fill" was fitted in). calibrate and model-eval fit in form 1.
+    int wave_fill;
     // carried onto another GPU (cb_device_transfer_calibration): 0, every bandwidth term scales
     // with the datasheet's memory bandwidth; 1, the convolutions' and GEMMs' bandwidth terms scale
     // with the SMs x clock instead (their traffic is mostly the L2's: tiles re-read, workspace
@@ -340,6 +344,19 @@ void cb_conv_cost(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, i
 // per-algorithm fits 14.5% against 15.5% without the term); convbench model-eval re-makes the
 // choice leave-one-network-out.
 double cb_conv_util(const cb_conv_params *p, cb_phase ph, const cb_algo_form *f, const cb_calibration *cal);
+// The useful fraction of the tensor-core tiles' work in the wave_fill form (1 otherwise, and for fp32,
+// grouped convolutions, backward filter, families other than the GEMM-like and wave_tile < 0): the
+// kernels step through the reduction per filter tap in slabs of CB_CONV_SLAB_BYTES of channels,
+// and an output tile is t (wave_tile) channels wide, so the forward (reduction C, tile over K) and
+// the backward data (reduction K, tile over C) do R*S*ceil(red / slab)*slab x ceil(n / t)*t
+// channels' work for red x n useful. On the H200's bf16 calibration shapes cuDNN's fastest ran the
+// stems (C 8 after the channel padding) at 0.17-0.30x the rate the shapes of 64 channels or more
+// fitted, C 16-48 at 0.4-0.8x (the wave form left them 3-6x short); with the fill the fits'
+// in-sample p90 goes 62% -> 36% forward and 73% -> 42% backward data (median 18 -> 12%, 23 -> 14%),
+// and the same on the older bf16 and tf32 calibrations (docs/results/2026-11-29-fill.md). Backward
+// filter keeps the useful FLOPs: there the fill made the tf32 fits worse (median 21 -> 25%).
+#define CB_CONV_SLAB_BYTES 128
+double cb_conv_fill(const cb_conv_params *p, cb_phase ph, cb_precision prec, const cb_algo_form *f, const cb_calibration *cal);
 
 // ---- calibration shapes (src/model/calshapes.c): fill out[0..cap), return the count -------------
 #define CB_CAL_MAX_SHAPES 96
