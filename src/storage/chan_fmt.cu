@@ -9,6 +9,7 @@
 #include "cuda/common.cuh"
 #include "cuda/fast_div.h"
 #include "storage/elem.cuh"
+#include "storage/nhwc_sums.cuh"
 #include "storage/format.h"
 
 #include <stdint.h>
@@ -92,45 +93,6 @@ __global__ void __launch_bounds__(256) scale_vec_kernel(uint32_t nvec, cb_fast_d
     for (int e = 0; e < V; e++) st(o.v, e, ld(a.v, e) * w[c0 + e]);
     reinterpret_cast<vec *>(y)[j] = o;
 }
-// db (n, c) = sum over the pixels of dy * a: a block of 512 threads per (image, LX channel
-// vectors), LX lanes along the vectors (a power of 2 up to 32), 512 / LX along the pixels, four
-// pixels' loads in flight; each thread's sums in double, added over a warp's pixel lanes by
-// shuffles, then over the warps in shared memory, in a fixed order
-#define MUL_GRAD_THREADS 512
-template <class T, int V>
-__global__ void __launch_bounds__(MUL_GRAD_THREADS) mul_bcast_grad_nhwc_vec(int cv, int lx_n, size_t hw, const T *dy, const T *a, T *db) {
-    typedef vec_t<T, V> vec;
-    __shared__ double part[MUL_GRAD_THREADS / 32][32][V];
-    int lx = threadIdx.x % lx_n, ly = threadIdx.x / lx_n, ly_n = MUL_GRAD_THREADS / lx_n, cj = blockIdx.y * lx_n + lx;
-    size_t base = blockIdx.x * hw * cv;
-    const vec *d = reinterpret_cast<const vec *>(dy) + base, *x = reinterpret_cast<const vec *>(a) + base;
-    double s[V];
-#pragma unroll
-    for (int e = 0; e < V; e++) s[e] = 0;
-    if (cj < cv) {
-#pragma unroll 4
-        for (size_t p = ly; p < hw; p += ly_n) {
-            vec g = d[p * cv + cj], v = x[p * cv + cj];
-#pragma unroll
-            for (int e = 0; e < V; e++) s[e] += (double)ld(g.v, e) * ld(v.v, e);
-        }
-    }
-#pragma unroll
-    for (int e = 0; e < V; e++)
-        for (int o = 16; o >= lx_n; o >>= 1) s[e] += __shfl_xor_sync(0xffffffffu, s[e], o);
-    if (threadIdx.x % 32 < lx_n)
-#pragma unroll
-        for (int e = 0; e < V; e++) part[threadIdx.x / 32][lx][e] = s[e];
-    __syncthreads();
-    if (ly || cj >= cv) return;
-#pragma unroll
-    for (int e = 0; e < V; e++) {
-        double t = 0;
-        for (int w = 0; w < MUL_GRAD_THREADS / 32; w++) t += part[w][lx][e];
-        st(db, (size_t)blockIdx.x * cv * V + (size_t)cj * V + e, (float)t);
-    }
-}
-
 // ---- LayerNorm over the channels of each row (pixel) ----------------------------------------
 // stats (rows, 2): mean and 1 / sqrt(var + eps), biased variance. NHWC: a warp per row, lanes
 // along the channels; NCHW: a thread per row, its channels hw apart (neighbouring threads read
@@ -336,6 +298,48 @@ __global__ void ln_param_part_nhwc(size_t rows, int c, size_t rows_per_chunk, co
     for (int u = 0; u < LN_PARAM_U; u++) t1 += s1[u], t2 += s2[u];
     part[((size_t)blockIdx.x * c + ch) * 2] = t1, part[((size_t)blockIdx.x * c + ch) * 2 + 1] = t2;
 }
+// the same on NHWC in 16-byte vectors (chan_vec_of): a block of 256 threads per (chunk, LX channel
+// vectors), LX lanes along the vectors (a power of 2 up to 32), 256 / LX along the chunk's rows
+// with four rows' loads in flight; the threads' sums added over a warp's row lanes by shuffles and
+// over the warps in shared memory, in a fixed order. (A thread per channel took 64 us on
+// ConvNeXt-Tiny's first stage at b64 bf16, 2026-11-29, three times the DRAM floor.)
+#define LN_PARAM_VEC_THREADS 256
+template <class T, int V, bool LN>
+__global__ void __launch_bounds__(LN_PARAM_VEC_THREADS) ln_param_part_nhwc_vec(size_t rows, int cv, int lx_n, size_t rows_per_chunk, const T *x,
+                                                                               const T *dy, const float *stats, float *part) {
+    typedef vec_t<T, V> vec;
+    __shared__ float sh[LN_PARAM_VEC_THREADS / 32][32][2 * V];
+    int lx = threadIdx.x % lx_n, ly = threadIdx.x / lx_n, ly_n = LN_PARAM_VEC_THREADS / lx_n, cj = blockIdx.y * lx_n + lx;
+    size_t r0 = blockIdx.x * rows_per_chunk, r1 = min(rows, r0 + rows_per_chunk);
+    const vec *xv = reinterpret_cast<const vec *>(x), *dv = reinterpret_cast<const vec *>(dy);
+    float s1[V], s2[V];
+#pragma unroll
+    for (int e = 0; e < V; e++) s1[e] = s2[e] = 0;
+    if (cj < cv) {
+#pragma unroll 4
+        for (size_t r = r0 + ly; r < r1; r += ly_n) {
+            vec g = dv[r * cv + cj], a = xv[r * cv + cj];
+#pragma unroll
+            for (int e = 0; e < V; e++) s1[e] += ld(g.v, e), s2[e] += ld(g.v, e) * xhat_of(LN, ld(a.v, e), stats, r);
+        }
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++)
+        for (int o = 16; o >= lx_n; o >>= 1) s1[e] += __shfl_xor_sync(0xffffffffu, s1[e], o), s2[e] += __shfl_xor_sync(0xffffffffu, s2[e], o);
+    if (threadIdx.x % 32 < lx_n)
+#pragma unroll
+        for (int e = 0; e < V; e++) sh[threadIdx.x / 32][lx][e] = s1[e], sh[threadIdx.x / 32][lx][V + e] = s2[e];
+    __syncthreads();
+    if (ly || cj >= cv) return;
+    int c = cv * V;
+#pragma unroll
+    for (int e = 0; e < V; e++) {
+        float t1 = 0, t2 = 0;
+        for (int w = 0; w < LN_PARAM_VEC_THREADS / 32; w++) t1 += sh[w][lx][e], t2 += sh[w][lx][V + e];
+        size_t o = ((size_t)blockIdx.x * c + (size_t)cj * V + e) * 2;
+        part[o] = t1, part[o + 1] = t2;
+    }
+}
 template <class T, bool LN>
 __global__ void ln_param_part_nchw(size_t rows, int c, size_t hw, size_t rows_per_chunk, const T *x, const T *dy, const float *stats, float *part) {
     int ch = blockIdx.y;
@@ -381,12 +385,6 @@ template <class T, int V> static void scale_vec(size_t t, int c, const void *x, 
     uint32_t nvec = (uint32_t)(t / V);
     scale_vec_kernel<T, V><<<(nvec + 255) / 256, 256>>>(nvec, cb_fast_div_make((uint32_t)(c / V)), (const T *)x, w, (T *)y);
 }
-template <class T, int V> static void mul_grad_vec(int n, int c, int64_t hw, const void *dy, const void *a, void *db) {
-    int cv = c / V, lx = 1;
-    while (lx < 32 && lx < cv) lx *= 2;
-    dim3 g((unsigned)n, (unsigned)((cv + lx - 1) / lx));
-    mul_bcast_grad_nhwc_vec<T, V><<<g, MUL_GRAD_THREADS>>>(cv, lx, (size_t)hw, (const T *)dy, (const T *)a, (T *)db);
-}
 
 static chan_ix ix_of(int fmt, int c, int64_t hw) { return chan_ix{(fmt & CB_FMT_NHWC) != 0, c, (size_t)hw}; }
 static unsigned grid_of(size_t t) { return cb_blocks(t, CH_THREADS); }
@@ -405,8 +403,8 @@ extern "C" void cb_fmt_mul_forward(int fmt, int n, int c, int64_t hw, int bcast,
 extern "C" void cb_fmt_mul_backward_bcast(int fmt, int n, int c, int64_t hw, const void *dy, const void *a, void *db) {
     bool bf = fmt & CB_FMT_BF16;
     if (chan_vec_of(fmt, c, (size_t)n * c * hw, dy, a, db)) {
-        if (bf) mul_grad_vec<bf16, 8>(n, c, hw, dy, a, db);
-        else mul_grad_vec<float, 4>(n, c, hw, dy, a, db);
+        if (bf) nhwc_image_sums_run<bf16, 8, double, true>(n, c, (size_t)hw, (const bf16 *)dy, (const bf16 *)a, 1.f, (bf16 *)db);
+        else nhwc_image_sums_run<float, 4, double, true>(n, c, (size_t)hw, (const float *)dy, (const float *)a, 1.f, (float *)db);
     } else if (fmt & CB_FMT_NHWC) {
         dim3 g((unsigned)n, (unsigned)((c + 31) / 32)), blk(32, 32);
         if (bf) mul_bcast_grad_nhwc<bf16><<<g, blk>>>(n, c, (size_t)hw, (const bf16 *)dy, (const bf16 *)a, (bf16 *)db);
@@ -484,7 +482,16 @@ static void param_sums(int fmt, int n, int c, int64_t hw, const void *x, const v
     size_t min_rows = nhwc ? 32 : 256, chunks = rows / min_rows ? rows / min_rows : 1;
     if (chunks > CB_FMT_BN_CHUNKS) chunks = CB_FMT_BN_CHUNKS;
     size_t per = (rows + chunks - 1) / chunks;
-    if (nhwc) { // (a block as wide as the channels, in warps, up to CH_THREADS)
+    int v = chan_vec_of(fmt, c, rows * c, x, dy, dy);
+    if (v) { // (vectors: chunks of 4 rows a row lane or more)
+        int cv = c / v, lx = 1;
+        while (lx < 32 && lx < cv) lx *= 2;
+        size_t min_per = 4 * (size_t)(LN_PARAM_VEC_THREADS / lx);
+        if (per < min_per) per = min_per, chunks = (rows + per - 1) / per;
+        dim3 grid((unsigned)chunks, (unsigned)((cv + lx - 1) / lx));
+        if (bf) ln_param_part_nhwc_vec<bf16, 8, LN><<<grid, LN_PARAM_VEC_THREADS>>>(rows, cv, lx, per, (const bf16 *)x, (const bf16 *)dy, stats, part);
+        else ln_param_part_nhwc_vec<float, 4, LN><<<grid, LN_PARAM_VEC_THREADS>>>(rows, cv, lx, per, (const float *)x, (const float *)dy, stats, part);
+    } else if (nhwc) { // (a block as wide as the channels, in warps, up to CH_THREADS)
         unsigned threads = c < CH_THREADS ? (unsigned)(c + 31) / 32 * 32 : CH_THREADS;
         dim3 grid((unsigned)chunks, (unsigned)((c + threads - 1) / threads));
         if (bf) ln_param_part_nhwc<bf16, LN><<<grid, threads>>>(rows, c, per, (const bf16 *)x, (const bf16 *)dy, stats, part);
