@@ -299,10 +299,12 @@ __global__ void ln_param_part_nhwc(size_t rows, int c, size_t rows_per_chunk, co
     part[((size_t)blockIdx.x * c + ch) * 2] = t1, part[((size_t)blockIdx.x * c + ch) * 2 + 1] = t2;
 }
 // the same on NHWC in 16-byte vectors (chan_vec_of): a block of 256 threads per (chunk, LX channel
-// vectors), LX lanes along the vectors (a power of 2 up to 32), 256 / LX along the chunk's rows
-// with four rows' loads in flight; the threads' sums added over a warp's row lanes by shuffles and
+// vectors), LX lanes along the vectors (a power of 2 up to 32: the largest that divides them), 256 /
+// LX along the chunk's rows with four rows' loads in flight; the threads' sums added over a warp's row lanes by shuffles and
 // over the warps in shared memory, in a fixed order. (A thread per channel took 64 us on
-// ConvNeXt-Tiny's first stage at b64 bf16, 2026-11-29, three times the DRAM floor.)
+// ConvNeXt-Tiny's first stage at b64 bf16, three times the DRAM floor; this form with the lanes a
+// power of 2 at or above the vectors, chunks of 4 rows a lane, 45 us, but up to 1.5x slower at
+// C 384 (a slice of idle lanes) and on small tensors (blocks of little work), 2026-11-29 call 2.)
 #define LN_PARAM_VEC_THREADS 256
 template <class T, int V, bool LN>
 __global__ void __launch_bounds__(LN_PARAM_VEC_THREADS) ln_param_part_nhwc_vec(size_t rows, int cv, int lx_n, size_t rows_per_chunk, const T *x,
@@ -483,10 +485,10 @@ static void param_sums(int fmt, int n, int c, int64_t hw, const void *x, const v
     if (chunks > CB_FMT_BN_CHUNKS) chunks = CB_FMT_BN_CHUNKS;
     size_t per = (rows + chunks - 1) / chunks;
     int v = chan_vec_of(fmt, c, rows * c, x, dy, dy);
-    if (v) { // (vectors: chunks of 4 rows a row lane or more)
+    if (v) { // (vectors: lanes along them that divide them, no lane idle, up to 32; chunks of 8 rows a row lane or more)
         int cv = c / v, lx = 1;
-        while (lx < 32 && lx < cv) lx *= 2;
-        size_t min_per = 4 * (size_t)(LN_PARAM_VEC_THREADS / lx);
+        while (lx < 32 && cv % (2 * lx) == 0) lx *= 2;
+        size_t min_per = 8 * (size_t)(LN_PARAM_VEC_THREADS / lx);
         if (per < min_per) per = min_per, chunks = (rows + per - 1) / per;
         dim3 grid((unsigned)chunks, (unsigned)((cv + lx - 1) / lx));
         if (bf) ln_param_part_nhwc_vec<bf16, 8, LN><<<grid, LN_PARAM_VEC_THREADS>>>(rows, cv, lx, per, (const bf16 *)x, (const bf16 *)dy, stats, part);
