@@ -100,8 +100,9 @@ extern "C" void cb_cuda_global_avg_forward(const cb_pool_params *p, int nhwc, in
     int64_t hw = (int64_t)p->h * p->w;
     if (nhwc && gap_vec(p, bf16, x, y)) {
         typedef __nv_bfloat16 bf;
-        if (bf16) nhwc_image_sums_run<bf, 8, float, false>(p->n, p->c, (size_t)hw, (const bf *)x, (const bf *)NULL, 1.f / (float)hw, (bf *)y);
-        else nhwc_image_sums_run<float, 4, float, false>(p->n, p->c, (size_t)hw, (const float *)x, (const float *)NULL, 1.f / (float)hw, (float *)y);
+        nhwc_sums_grid q = nhwc_image_sums_grid(p->n, p->c, bf16 ? 8 : 4);
+        if (bf16) nhwc_image_sums<bf, 8, float, false><<<q.grid, NHWC_SUM_THREADS>>>(q.cv, q.lx, (size_t)hw, (const bf *)x, (const bf *)NULL, 1.f / (float)hw, (bf *)y);
+        else nhwc_image_sums<float, 4, float, false><<<q.grid, NHWC_SUM_THREADS>>>(q.cv, q.lx, (size_t)hw, (const float *)x, (const float *)NULL, 1.f / (float)hw, (float *)y);
     } else if (nhwc) {
         dim3 grid((unsigned)p->n, (unsigned)((p->c + 31) / 32)), blk(32, 32);
         if (bf16) gap_nhwc_kernel<__nv_bfloat16><<<grid, blk>>>(p->c, hw, (const __nv_bfloat16 *)x, (__nv_bfloat16 *)y);

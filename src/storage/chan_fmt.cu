@@ -405,8 +405,9 @@ extern "C" void cb_fmt_mul_forward(int fmt, int n, int c, int64_t hw, int bcast,
 extern "C" void cb_fmt_mul_backward_bcast(int fmt, int n, int c, int64_t hw, const void *dy, const void *a, void *db) {
     bool bf = fmt & CB_FMT_BF16;
     if (chan_vec_of(fmt, c, (size_t)n * c * hw, dy, a, db)) {
-        if (bf) nhwc_image_sums_run<bf16, 8, double, true>(n, c, (size_t)hw, (const bf16 *)dy, (const bf16 *)a, 1.f, (bf16 *)db);
-        else nhwc_image_sums_run<float, 4, double, true>(n, c, (size_t)hw, (const float *)dy, (const float *)a, 1.f, (float *)db);
+        nhwc_sums_grid q = nhwc_image_sums_grid(n, c, bf ? 8 : 4);
+        if (bf) nhwc_image_sums<bf16, 8, double, true><<<q.grid, NHWC_SUM_THREADS>>>(q.cv, q.lx, (size_t)hw, (const bf16 *)dy, (const bf16 *)a, 1.f, (bf16 *)db);
+        else nhwc_image_sums<float, 4, double, true><<<q.grid, NHWC_SUM_THREADS>>>(q.cv, q.lx, (size_t)hw, (const float *)dy, (const float *)a, 1.f, (float *)db);
     } else if (fmt & CB_FMT_NHWC) {
         dim3 g((unsigned)n, (unsigned)((c + 31) / 32)), blk(32, 32);
         if (bf) mul_bcast_grad_nhwc<bf16><<<g, blk>>>(n, c, (size_t)hw, (const bf16 *)dy, (const bf16 *)a, (bf16 *)db);

@@ -50,15 +50,21 @@ __global__ void __launch_bounds__(NHWC_SUM_THREADS) nhwc_image_sums(int cv, int 
     }
 }
 
-// its launch: n images, c channels (a multiple of V)
-template <class T, int V, class A, bool PROD> static void nhwc_image_sums_run(int n, int c, size_t hw, const T *a, const T *b, float scale, T *out) {
-    int cv = c / V, lx = 1;
+// its grid and lanes for n images of c channels (a multiple of V). (The callers launch it: the host
+// emulation, dev/emu, rewrites the launches of the file it builds, not of the headers.)
+struct nhwc_sums_grid {
+    dim3 grid;
+    int cv, lx;
+};
+static inline nhwc_sums_grid nhwc_image_sums_grid(int n, int c, int V) {
+    nhwc_sums_grid q;
+    q.cv = c / V, q.lx = 1;
     // (the power of 2 at or above the vectors: the largest that divides them, which idles no lane,
     // left EfficientNet-B0's late SE blocks, 14 x 14 and 7 x 7, with blocks of little work: their
     // pools' forward 0.010 -> 0.023 ms, 2026-11-29 call 3)
-    while (lx < 32 && lx < cv) lx *= 2;
-    dim3 g((unsigned)n, (unsigned)((cv + lx - 1) / lx));
-    nhwc_image_sums<T, V, A, PROD><<<g, NHWC_SUM_THREADS>>>(cv, lx, hw, a, b, scale, out);
+    while (q.lx < 32 && q.lx < q.cv) q.lx *= 2;
+    q.grid = dim3((unsigned)n, (unsigned)((q.cv + q.lx - 1) / q.lx));
+    return q;
 }
 
 #endif
