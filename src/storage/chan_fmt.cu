@@ -184,6 +184,18 @@ __device__ static __forceinline__ float group_sum(float s, int G) {
     for (int o = G / 2; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
     return s;
 }
+// out[k] for the lane's vectors k = lane + j G < nvec: element e of vector j is f(j, e, its channel)
+template <class T, int V, int NV, class F> __device__ static __forceinline__ void ln_store_row(vec_t<T, V> *out, int lane, int G, int nvec, F f) {
+#pragma unroll
+    for (int j = 0; j < NV; j++) {
+        int k = lane + j * G;
+        if (k >= nvec) continue;
+        vec_t<T, V> o;
+#pragma unroll
+        for (int e = 0; e < V; e++) st(o.v, e, f(j, e, k * V + e));
+        out[k] = o;
+    }
+}
 template <class T, int V, int NV>
 __global__ void __launch_bounds__(CH_THREADS) ln_forward_rows(size_t rows, int c, int G, float eps, const T *x, const float *g, const float *b,
                                                               T *y, float *stats) {
@@ -213,16 +225,8 @@ __global__ void __launch_bounds__(CH_THREADS) ln_forward_rows(size_t rows, int c
     float is = rsqrtf(group_sum(q, G) / c + eps);
     if (!live) return;
     if (stats && lane == 0) stats[2 * r] = mu, stats[2 * r + 1] = is;
-    vec *yr = reinterpret_cast<vec *>(y + r * c);
-#pragma unroll
-    for (int j = 0; j < NV; j++) {
-        int k = lane + j * G;
-        if (k >= nvec) continue;
-        vec o;
-#pragma unroll
-        for (int e = 0; e < V; e++) st(o.v, e, (ld(v[j].v, e) - mu) * is * g[k * V + e] + b[k * V + e]);
-        yr[k] = o;
-    }
+    ln_store_row<T, V, NV>(reinterpret_cast<vec *>(y + r * c), lane, G, nvec,
+                           [&](int j, int e, int ch) { return (ld(v[j].v, e) - mu) * is * g[ch] + b[ch]; });
 }
 template <class T, int V, int NV>
 __global__ void __launch_bounds__(CH_THREADS) ln_backward_rows(size_t rows, int c, int G, const T *x, const float *g, const T *dy, const float *stats,
@@ -250,16 +254,9 @@ __global__ void __launch_bounds__(CH_THREADS) ln_backward_rows(size_t rows, int 
     }
     se = group_sum(se, G) / c, sex = group_sum(sex, G) / c;
     if (!live) return;
-    vec *out = reinterpret_cast<vec *>(dx + base);
-#pragma unroll
-    for (int j = 0; j < NV; j++) {
-        int k = lane + j * G;
-        if (k >= nvec) continue;
-        vec o;
-#pragma unroll
-        for (int e = 0; e < V; e++) st(o.v, e, is * (ld(dv[j].v, e) * g[k * V + e] - se - (ld(xv[j].v, e) - mu) * is * sex));
-        out[k] = o;
-    }
+    ln_store_row<T, V, NV>(reinterpret_cast<vec *>(dx + base), lane, G, nvec, [&](int j, int e, int ch) {
+        return is * (ld(dv[j].v, e) * g[ch] - se - (ld(xv[j].v, e) - mu) * is * sex);
+    });
 }
 
 // dg (c) = sum over rows of dy xhat, db (c) = sum of dy (LN; else xhat is x: layer scale's dw):
