@@ -175,8 +175,9 @@ static void gpu_report(cb_report *r, const cb_device *d) {
         cb_table_num(t, a->err_median_pct, 1);
         cb_table_num(t, a->err_p90_pct, 1);
     }
-    const char *oc[] = {"pass", "storage", "samples", "bw_gbs", "overhead_us", "plane_ns", "window_ps", "tiled_ps", "spill_ps_per_byte", "fit_median_pct"};
-    cb_table *ot = cb_report_table(r, "passes", 10, oc);
+    const char *oc[] = {"pass",      "storage",  "samples",       "bw_gbs",           "overhead_us", "plane_ns",
+                        "window_ps", "tiled_ps", "tiled_line_ps", "spill_ps_per_byte", "fit_median_pct"};
+    cb_table *ot = cb_report_table(r, "passes", 11, oc);
     for (int m = 0; m < 2 * CB_MOP_COUNT; m++) { // fp32 NCHW, then bf16 NHWC (bw per fp32 byte of the tensor)
         const cb_cal_mop *o = m < CB_MOP_COUNT ? &d->cal.mop[m] : &d->cal.mop16[m - CB_MOP_COUNT];
         if (o->n <= 0) continue;
@@ -189,6 +190,7 @@ static void gpu_report(cb_report *r, const cb_device *d) {
         cb_table_num(ot, o->plane_s * 1e9, 3);
         cb_table_num(ot, o->win_s * 1e12, 3);
         cb_table_num(ot, o->tile_s * 1e12, 3);
+        cb_table_num(ot, o->tile_line_s * 1e12, 3); // (x the line fraction: cb_mop_tiled_line)
         cb_table_num(ot, o->spill_s * 1e12, 3);
         cb_table_num(ot, o->err_median_pct, 1);
     }
@@ -210,6 +212,7 @@ static void gemm_ceilings(const cb_cal_sample *s, int n, cb_device *d) {
 static int finish_gpu(const char *save, cb_device *d, const cb_cal_sample *s, int ns, cli_out *o, cb_format fmt, cb_report *r) {
     cb_error err = {0};
     d->cal.wave_fill = 1; // (a fit now counts the tensor-core tiles' padding: cb_conv_fill; --refit of an older file too)
+    d->cal.pool_lines = 1; // (and the bf16 NHWC tiled pools' line term: cb_mop_tiled_line)
     if (cb_cal_fit(s, ns, d, &err) != CB_OK) {
         cb_report_free(r);
         return cli_fail(&cmd_calibrate, &err);

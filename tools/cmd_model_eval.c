@@ -88,6 +88,7 @@ static cb_status device_in_form(cb_device *out, const cb_device *dev, const cb_d
     s->cal.wave_tile = f->wave_tile, s->cal.wave_wgrad = f->wave_wgrad, s->cal.launch_overlap = f->launch_overlap;
     s->cal.wave_both = f->wave_both, s->cal.bw_onchip = f->bw_onchip, s->cal.spill = f->spill, s->cal.local = f->local, s->cal.best = f->best;
     s->cal.wave_fill = 1; // (in every form: the tiles' padding is chosen on the calibration shapes' fits, not here; cb_conv_fill)
+    s->cal.pool_lines = 1; // (likewise the bf16 NHWC tiled pools' line term, cb_mop_tiled_line)
     cb_status st = nsmp ? cb_cal_fit(smp, nsmp, s, err) : CB_OK;
     if (transfer) {
         *out = *dev;

@@ -332,6 +332,11 @@ double cb_mop_tiled(cb_mop m, const cb_conv_params *t) {
     return (double)t->n * t->c * t->h * t->w;
 }
 
+double cb_mop_tiled_line(cb_mop m, const cb_conv_params *t, double elem) {
+    double f = elem * t->c / CB_POOL_LINE_BYTES;
+    return cb_mop_tiled(m, t) * (f < 1 ? f : 1);
+}
+
 double cb_mop_spill(cb_mop m, const cb_conv_params *t, double elem, double l2) {
     if (!(l2 > 0)) return 0;
     double b = cb_mop_bytes(m, t) * elem / 4;

@@ -105,6 +105,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->wave_wgrad = (int)num(k, c, "wave_wgrad", 0, NUM_COUNT);
     cal->wave_both = (int)num(k, c, "wave_both", 0, NUM_COUNT);
     cal->wave_fill = (int)num(k, c, "wave_fill", 0, NUM_COUNT);
+    cal->pool_lines = (int)num(k, c, "pool_lines", 0, NUM_COUNT);
     cal->bw_onchip = (int)num(k, c, "bw_onchip", 0, NUM_COUNT);
     cal->l2_bytes = num(k, c, "l2_bytes", 0, NUM_NONNEG);
     cal->spill = (int)num(k, c, "spill", 0, NUM_COUNT);
@@ -162,6 +163,7 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
             tab[m].win_s = num(k, y, "win_s", 0, NUM_NONNEG);
             tab[m].visit_s = num(k, y, "visit_s", 0, NUM_NONNEG);
             tab[m].tile_s = num(k, y, "tile_s", 0, NUM_NONNEG);
+            tab[m].tile_line_s = num(k, y, "tile_line_s", 0, NUM_NONNEG);
             tab[m].spill_s = num(k, y, "spill_s", 0, NUM_NONNEG);
             tab[m].n = (int)num(k, y, "n", 0, NUM_COUNT);
             tab[m].err_median_pct = num(k, y, "err_median_pct", 0, NUM_NONNEG);
@@ -184,6 +186,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->wave_wgrad) cJSON_AddNumberToObject(c, "wave_wgrad", cal->wave_wgrad);
     if (cal->wave_both) cJSON_AddNumberToObject(c, "wave_both", cal->wave_both);
     if (cal->wave_fill) cJSON_AddNumberToObject(c, "wave_fill", cal->wave_fill);
+    if (cal->pool_lines) cJSON_AddNumberToObject(c, "pool_lines", cal->pool_lines);
     if (cal->bw_onchip) cJSON_AddNumberToObject(c, "bw_onchip", cal->bw_onchip);
     if (cal->l2_bytes > 0) cJSON_AddNumberToObject(c, "l2_bytes", cal->l2_bytes);
     if (cal->spill) cJSON_AddNumberToObject(c, "spill", cal->spill);
@@ -232,6 +235,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
         if (o->win_s > 0) cJSON_AddNumberToObject(y, "win_s", o->win_s);
         if (o->visit_s > 0) cJSON_AddNumberToObject(y, "visit_s", o->visit_s);
         if (o->tile_s > 0) cJSON_AddNumberToObject(y, "tile_s", o->tile_s);
+        if (o->tile_line_s > 0) cJSON_AddNumberToObject(y, "tile_line_s", o->tile_line_s);
         if (o->spill_s > 0) cJSON_AddNumberToObject(y, "spill_s", o->spill_s);
         cJSON_AddNumberToObject(y, "n", o->n);
         cJSON_AddNumberToObject(y, "err_median_pct", o->err_median_pct);
@@ -469,7 +473,7 @@ void cb_device_transfer_calibration(cb_device *d, const cb_device *c, const char
     for (int m = 0; m < 2 * CB_MOP_COUNT; m++) { // (fp32's passes, then bf16's)
         cb_cal_mop *o = m < CB_MOP_COUNT ? &d->cal.mop[m] : &d->cal.mop16[m - CB_MOP_COUNT];
         o->bw *= bw, o->plane_s /= bw;
-        o->win_s /= sm_clock, o->visit_s /= sm_clock, o->tile_s /= sm_clock; // pooling's window terms are the SMs' work (reads of a window, compares)
+        o->win_s /= sm_clock, o->visit_s /= sm_clock, o->tile_s /= sm_clock, o->tile_line_s /= sm_clock; // pooling's window terms are the SMs' work (reads of a window, compares)
         o->spill_s /= bw; // (the bytes past the L2 go to the memory)
     }
     if (d->cores > 0 && d->cal.sms > 0) d->cal.sms = d->cores;

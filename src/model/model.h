@@ -95,6 +95,15 @@ double cb_mop_visits(cb_mop m, const cb_conv_params *t);
 // at stride 2 (H200 calibration, 2026-11-27), which no window term of the overlap or the visits
 // says (both are smaller for a 2x2 window); VGG's five 2x2 pools were predicted 2.5x too fast.
 double cb_mop_tiled(cb_mop m, const cb_conv_params *t);
+// The tiled elements (cb_mop_tiled) times the fraction of a CB_POOL_LINE_BYTES line that one pixel's
+// channels fill on NHWC storage of elem bytes an element, min(1, C * elem / line): the pool_lines
+// form's term. cuDNN's bf16 NHWC max pooling backward of 2x2 windows at stride 2 cost 0.014 ns an
+// input element at 32 channels, 0.017 at 40, 0.019 at 48 and 0.024-0.025 from 72 to 144 (the H200's
+// calibration, 2026-11-29-bestof call 2), linear in C up to a 128-byte line of a pixel and flat
+// after it; on fp32 NCHW storage, where a line holds one channel's row, the term fits nothing
+// (docs/results/2026-11-29-poolmodel.md).
+#define CB_POOL_LINE_BYTES 128
+double cb_mop_tiled_line(cb_mop m, const cb_conv_params *t, double elem);
 // A pass's traffic beyond l2 bytes, on storage of elem bytes an element (cb_mop_bytes counts fp32's):
 // max(0, bytes * elem / 4 - l2); 0 where l2 is 0 (unknown)
 double cb_mop_spill(cb_mop m, const cb_conv_params *t, double elem, double l2);
@@ -119,7 +128,8 @@ typedef struct cb_cal_algo {
     double err_median_pct, err_p90_pct; // in-sample |fit - measured| / measured
 } cb_cal_algo;
 
-// time = overhead + bytes / bw + plane_s * N*H*W + win_s * overlap + visit_s * visits + tile_s * tiled:
+// time = overhead + bytes / bw + plane_s * N*H*W + win_s * overlap + visit_s * visits + tile_s * tiled
+// + tile_line_s * tiled x line fraction (cb_mop_tiled_line; bf16 NHWC pooling in the pool_lines form):
 // the third term for passes that reduce or gather per channel and run a channel's plane serially
 // (batch norm, bias gradient), which then scale with the plane, not with the bytes; the last three
 // for pooling (cb_mop_window, cb_mop_visits, cb_mop_tiled; a pooling entry is fitted without the
@@ -130,7 +140,7 @@ typedef struct cb_cal_algo {
 // that wrote its input; bf16 NHWC's ReLU gradient and sum ran 9 M elements at 950 per ns and 38-100 M
 // at 690-720 on the H200, and one bandwidth fitted to both priced the large ones up to 2x too fast.
 typedef struct cb_cal_mop {
-    double bw, overhead_s, plane_s, win_s, visit_s, tile_s, spill_s;
+    double bw, overhead_s, plane_s, win_s, visit_s, tile_s, tile_line_s, spill_s;
     int n;
     double err_median_pct;
 } cb_cal_mop;
@@ -160,6 +170,11 @@ typedef struct cb_calibration {
     // tile's channels padded to its width); 0: the useful FLOPs alone (the form before 2026-11-29,
     // which a file without "wave_fill" was fitted in). calibrate and model-eval fit in form 1.
     int wave_fill;
+    // 1: the bf16 NHWC pooling entries fitted with the tiled windows' line term (cb_mop_tiled_line:
+    // the channels' share of a 128-byte line of a pixel) where their samples hold both kinds of window;
+    // 0: without it (the form before 2026-11-29, which a file without "pool_lines" was fitted in).
+    // calibrate and model-eval fit in form 1.
+    int pool_lines;
     // carried onto another GPU (cb_device_transfer_calibration): 0, every bandwidth term scales
     // with the datasheet's memory bandwidth; 1, the convolutions' and GEMMs' bandwidth terms scale
     // with the SMs x clock instead (their traffic is mostly the L2's: tiles re-read, workspace
