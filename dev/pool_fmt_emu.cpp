@@ -170,6 +170,17 @@ static void run_case(const char *label, int n, int c, int h, int w, int r, int s
             double be = bf ? bf16_bad(dxg, dxr, 1e-5) : nerr(dxg, dxr);
             bool bok = bf ? be == 0 : be <= 1e-6;
 
+            if (global) { // the gradient added into one there already (cb_cuda_global_avg_backward_add): one rounding
+                std::vector<float> base(nx), want(nx);
+                for (auto &v : base) v = bf ? __bfloat162float(__float2bfloat16_rn(urand())) : urand();
+                for (size_t i = 0; i < nx; i++) want[i] = base[i] + dxr[i];
+                buffer dxa(nx * es, shift, 0);
+                to_storage(base, dx_d, fmt, dxa.p());
+                cb_cuda_global_avg_backward_add(&p, nhwc, bf, dys.p(), dxa.p());
+                std::vector<float> got = from_storage(dxa.p(), dx_d, fmt);
+                double ae = bf ? bf16_bad(got, want, 1e-5) : nerr(got, want);
+                if (!(bf ? ae == 0 : ae <= 1e-6)) bok = false, printf("     the added backward: err %.1e\n", ae);
+            }
             bool ok = fok && same && am_bad == 0 && bok && ok_v;
             char lab[160];
             snprintf(lab, sizeof lab, "%s%s", label, ties ? " (ties)" : mask ? " (relu mask)" : "");

@@ -72,6 +72,8 @@ void cb_cuda_pool_backward(const cb_pool_params *p, const float *dy, const void 
 bool cb_cuda_pool_is_global_avg(const cb_pool_params *p);
 void cb_cuda_global_avg_forward(const cb_pool_params *p, int nhwc, int bf16, const void *x, void *y);
 void cb_cuda_global_avg_backward(const cb_pool_params *p, int nhwc, int bf16, const void *dy, void *dx);
+// the same added into dx (dx += dy / (H*W), one rounding): the input has a gradient from another consumer
+void cb_cuda_global_avg_backward_add(const cb_pool_params *p, int nhwc, int bf16, const void *dy, void *dx);
 
 // ---- normalisation (norm.cu) -----------------------------------------------------------------
 void cb_cuda_lrn_forward(const cb_lrn_params *p, const float *x, float *y, float *scale);

@@ -115,48 +115,55 @@ extern "C" void cb_cuda_global_avg_forward(const cb_pool_params *p, int nhwc, in
     }
 }
 
-// its backward: dx = dy / (H*W) spread over the plane, V elements of a pixel's channels (NHWC) or
-// of a plane's pixels (NCHW) per thread
-template <class T, int V, bool NHWC>
+// its backward: dx = dy / (H*W) spread over the plane (ADD: dx += it, one rounding to T, where the
+// input has a gradient already from another consumer, as an SE block's pool input has from the SE
+// product), V elements of a pixel's channels (NHWC) or of a plane's pixels (NCHW) per thread
+template <class T, int V> __device__ __forceinline__ void gap_put(T *dx, int64_t e, const float *g, bool add) {
+    vec_t<T, V> o;
+    if (add) o = *reinterpret_cast<const vec_t<T, V> *>(dx + e);
+#pragma unroll
+    for (int v = 0; v < V; v++) st(o.v, v, add ? ld(o.v, v) + g[v] : g[v]);
+    *reinterpret_cast<vec_t<T, V> *>(dx + e) = o;
+}
+template <class T, int V, bool NHWC, bool ADD>
 __global__ void __launch_bounds__(POOL_THREADS) gap_bwd_kernel(int64_t nvec, int c, int64_t hw, const T *__restrict__ dy, T *__restrict__ dx) {
     int64_t j = blockIdx.x * (int64_t)POOL_THREADS + threadIdx.x;
     if (j >= nvec) return;
     int64_t e = j * V; // first element
     const float inv = 1.f / (float)hw;
-    __align__(16) T out[V];
+    float g[V];
     if (NHWC) {
         int64_t img = e / (hw * c);
         int ch = (int)(e % c);
 #pragma unroll
-        for (int v = 0; v < V; v++) pool_st(&out[v], pool_ld(dy[img * c + ch + v]) * inv);
+        for (int v = 0; v < V; v++) g[v] = pool_ld(dy[img * c + ch + v]) * inv;
     } else {
-        float g = pool_ld(dy[e / hw]) * inv;
 #pragma unroll
-        for (int v = 0; v < V; v++) pool_st(&out[v], g);
+        for (int v = 0; v < V; v++) g[v] = pool_ld(dy[e / hw]) * inv;
     }
-    struct alignas(sizeof(T) * V) w_t { T v[V]; };
-    *reinterpret_cast<w_t *>(dx + e) = *reinterpret_cast<const w_t *>(out);
+    gap_put<T, V>(dx, e, g, ADD);
 }
 
 // NHWC in vectors by multiply-high divisions (gap_vec): vector j's channel vector j mod c/V, its
 // image j / (hw c/V) (the kernel above divides 64-bit indexes: 0.11 ms on EfficientNet-B0's first
 // SE block at b128 bf16, 2026-11-29, where writing dx takes 0.03)
-template <class T, int V>
+template <class T, int V, bool ADD>
 __global__ void __launch_bounds__(POOL_THREADS) gap_bwd_vec(uint32_t nvec, cb_fast_div by_cv, cb_fast_div by_img, float inv, const T *dy, T *dx) {
     uint32_t j = blockIdx.x * POOL_THREADS + threadIdx.x;
     if (j >= nvec) return;
-    vec_t<T, V> g = reinterpret_cast<const vec_t<T, V> *>(dy)[cb_fast_div_q(by_img, j) * by_cv.d + (j - cb_fast_div_q(by_cv, j) * by_cv.d)], o;
+    vec_t<T, V> g = reinterpret_cast<const vec_t<T, V> *>(dy)[cb_fast_div_q(by_img, j) * by_cv.d + (j - cb_fast_div_q(by_cv, j) * by_cv.d)];
+    float f[V];
 #pragma unroll
-    for (int e = 0; e < V; e++) st(o.v, e, ld(g.v, e) * inv);
-    reinterpret_cast<vec_t<T, V> *>(dx)[j] = o;
+    for (int e = 0; e < V; e++) f[e] = ld(g.v, e) * inv;
+    gap_put<T, V>(dx, (int64_t)j * V, f, ADD);
 }
 
-template <class T> static void gap_bwd_t(const cb_pool_params *p, int nhwc, const T *dy, T *dx) {
+template <class T, bool ADD> static void gap_bwd_t(const cb_pool_params *p, int nhwc, const T *dy, T *dx) {
     const int VW = (int)(16 / sizeof(T));
     int64_t hw = (int64_t)p->h * p->w, total = (int64_t)p->n * p->c * hw;
     if (nhwc && gap_vec(p, sizeof(T) == 2, dy, dx)) {
         uint32_t nvec = (uint32_t)(total / VW), cv = (uint32_t)(p->c / VW);
-        gap_bwd_vec<T, 16 / sizeof(T)><<<(nvec + POOL_THREADS - 1) / POOL_THREADS, POOL_THREADS>>>(
+        gap_bwd_vec<T, 16 / sizeof(T), ADD><<<(nvec + POOL_THREADS - 1) / POOL_THREADS, POOL_THREADS>>>(
             nvec, cb_fast_div_make(cv), cb_fast_div_make((uint32_t)(hw * cv)), 1.f / (float)hw, dy, dx);
         return;
     }
@@ -164,16 +171,22 @@ template <class T> static void gap_bwd_t(const cb_pool_params *p, int nhwc, cons
     int v = vec ? VW : 1;
     int64_t nvec = total / v;
     unsigned blocks = (unsigned)((nvec + POOL_THREADS - 1) / POOL_THREADS);
-    if (nhwc && vec) gap_bwd_kernel<T, 16 / sizeof(T), true><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
-    else if (nhwc) gap_bwd_kernel<T, 1, true><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
-    else if (vec) gap_bwd_kernel<T, 16 / sizeof(T), false><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
-    else gap_bwd_kernel<T, 1, false><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
+    if (nhwc && vec) gap_bwd_kernel<T, 16 / sizeof(T), true, ADD><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
+    else if (nhwc) gap_bwd_kernel<T, 1, true, ADD><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
+    else if (vec) gap_bwd_kernel<T, 16 / sizeof(T), false, ADD><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
+    else gap_bwd_kernel<T, 1, false, ADD><<<blocks, POOL_THREADS>>>(nvec, p->c, hw, dy, dx);
 }
 
 extern "C" void cb_cuda_global_avg_backward(const cb_pool_params *p, int nhwc, int bf16, const void *dy, void *dx) {
     if ((int64_t)p->n * p->c * p->h * p->w == 0) return;
-    if (bf16) gap_bwd_t<__nv_bfloat16>(p, nhwc, (const __nv_bfloat16 *)dy, (__nv_bfloat16 *)dx);
-    else gap_bwd_t<float>(p, nhwc, (const float *)dy, (float *)dx);
+    if (bf16) gap_bwd_t<__nv_bfloat16, false>(p, nhwc, (const __nv_bfloat16 *)dy, (__nv_bfloat16 *)dx);
+    else gap_bwd_t<float, false>(p, nhwc, (const float *)dy, (float *)dx);
+}
+
+extern "C" void cb_cuda_global_avg_backward_add(const cb_pool_params *p, int nhwc, int bf16, const void *dy, void *dx) {
+    if ((int64_t)p->n * p->c * p->h * p->w == 0) return;
+    if (bf16) gap_bwd_t<__nv_bfloat16, true>(p, nhwc, (const __nv_bfloat16 *)dy, (__nv_bfloat16 *)dx);
+    else gap_bwd_t<float, true>(p, nhwc, (const float *)dy, (float *)dx);
 }
 
 // one byte per window offset when 255 (the "none" mark) is not an offset

@@ -696,12 +696,24 @@ void cb_dnn_backward_data(cb_exec *e, int i, int slot, float *dx) {
     }
 }
 
-// A convolution on cuDNN's own dgrad (no padded copy) or on a cuBLAS GEMM adds its input gradient
-// into dx in the same call (beta = 1), with one rounding to the storage; every other layer leaves
-// it to the engine.
+// A convolution on cuDNN's own dgrad (no padded copy) or on a cuBLAS GEMM, a pool on cuDNN, and a
+// global average pool on the own kernels (an SE block's, whose input the SE product reads too) add
+// their input gradient into dx in the same call (beta = 1), with one rounding to the storage; every
+// other layer leaves it to the engine (the gradient apart in the scratch, then a pass to add it).
 bool cb_dnn_backward_data_add(cb_exec *e, int i, int slot, float *dx) {
     const cb_layer *L = &e->net->layers[i];
     dnn_layer *l = lay(e, i);
+    if (L->op == CB_OP_POOL) {
+        cb_pool_params pp;
+        cb_pool_params_of(L, &pp);
+        const void *dy = cb_exec_op_grad(e, i);
+        if (!l->own[1])
+            return cudnnPoolingBackward(dnn(e)->h, l->pd, &one, l->yd, cb_exec_op_out(e, i), l->yd, dy, l->xd, e->lb[L->parents[0]].y, &one, l->xd,
+                                        dx) == CUDNN_STATUS_SUCCESS;
+        if (!cb_cuda_pool_is_global_avg(&pp)) return false;
+        cb_cuda_global_avg_backward_add(&pp, is_nhwc(e), is_bf16(e), dy, dx);
+        return true;
+    }
     if (L->op != CB_OP_CONV || l->own[1] || l->dw[1] || l->wg[1] || l->dxpad || (l->g[1] && !l->blas[1])) return false; // (a graph plan writes, beta 0)
     if (l->blas[1]) {
         cb_blas_conv_data_add(e, i, dx);
