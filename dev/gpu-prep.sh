@@ -10,3 +10,5 @@ B=build-gpu; R=/tmp/$NAME; rm -rf $R; mkdir -p $R $OUT; . scripts/device-env.sh
 [ -n "${CB_COMMIT:-}" ] || echo "gpu-prep: CB_COMMIT not given: the results will name this copy's git HEAD, which may not be the tree built" >&2
 make -j16 BUILD=$B ${CB_COMMIT:+COMMIT=$CB_COMMIT} all >/tmp/$NAME-build.log 2>&1 || { tail -20 /tmp/$NAME-build.log; exit 1; }
 python3 tools/gen_random_net.py --suite /tmp/gn --seeds 1-3 --max-gflop 400 >/dev/null
+# GEN_SEEDS (A-B or A,B,C): more random networks there, never tuned on (stop 60: seeds 21-23)
+[ -n "${GEN_SEEDS:-}" ] && python3 tools/gen_random_net.py --suite /tmp/gn --seeds "$GEN_SEEDS" --max-gflop 400 >/dev/null
