@@ -59,33 +59,15 @@ static dw_geom geom_of(const cb_conv_params *p) {
 
 // ---- NHWC ---------------------------------------------------------------------------------------
 
-// The slice's filters to shared memory in (tap, channel) order, the taps reversed when flip:
-// wsh[t * cs + cl] = w[(c0 + cl) * rs + (flip ? rs - 1 - t : t)], 0 past C; S: T (the generic
-// kernels) or fp32 (the fast ones). Read in w's own order (consecutive threads, consecutive
-// elements: whole sectors), DW_STAGE loads in flight a thread before any store. Every thread of the
-// block takes part. (The slice had been staged one dependent load at a time, element by element
-// across the channels: on a stage-0 ConvNeXt block, 49 taps x 96 channels for one round of 21
-// strips, about as long as the block's convolution by the instruction count.)
-enum { DW_STAGE = 8 };
-template <class T, class S>
-__device__ static void dw_stage_filters(const dw_geom &g, const T *__restrict__ w, int c0, int cs, int flip, S *wsh) {
-    const int tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y, total = g.rs * cs;
-    const int inside = (g.c - c0 < cs ? g.c - c0 : cs) * g.rs; // (the slice's elements within C)
-    const T *src = w + (size_t)c0 * g.rs;
-    for (int i0 = tid; i0 < total; i0 += nt * DW_STAGE) {
-        float v[DW_STAGE];
-#pragma unroll
-        for (int u = 0; u < DW_STAGE; u++) {
-            int i = i0 + u * nt;
-            v[u] = i < inside ? dw_ld(&src[i]) : 0.f;
-        }
-#pragma unroll
-        for (int u = 0; u < DW_STAGE; u++) {
-            int i = i0 + u * nt;
-            if (i >= total) break;
-            int cl = i / g.rs, t = i - cl * g.rs;
-            dw_st(&wsh[(flip ? g.rs - 1 - t : t) * cs + cl], v[u]);
-        }
+// The slice's filters to shared memory, (tap, channel) order: wsh[t * CS + cl] = w[(c0 + cl) * rs + t],
+// 0 past C. Every thread of the block takes part.
+template <class T>
+__device__ static void dw_stage_filters(const dw_geom &g, const T *__restrict__ w, int c0, int cs, T *wsh) {
+    int tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+    for (int i = tid; i < g.rs * cs; i += nt) {
+        int t = i / cs, cl = i - t * cs, c = c0 + cl;
+        if (c < g.c) wsh[i] = w[(size_t)c * g.rs + t];
+        else dw_st(&wsh[i], 0.f);
     }
     __syncthreads();
 }
@@ -99,7 +81,7 @@ dw_nhwc_fwd_kernel(dw_geom g, int rounds, const T *__restrict__ x, const T *__re
     __shared__ __align__(16) unsigned char smem[DW_SMEM];
     T *wsh = reinterpret_cast<T *>(smem);
     const int cs = blockDim.x * V, c = blockIdx.y * cs + threadIdx.x * V;
-    dw_stage_filters(g, w, blockIdx.y * cs, cs, 0, wsh);
+    dw_stage_filters(g, w, blockIdx.y * cs, cs, wsh);
     if (c >= g.c) return;
     float bias[V];
 #pragma unroll
@@ -168,7 +150,14 @@ dw_nhwc_fast_kernel(dw_geom g, int rounds, int flip, const T *__restrict__ x, co
                     T *__restrict__ y, int relu) {
     __shared__ __align__(16) float wsh[DW_FAST_SMEM / 4];
     const int cs = blockDim.x * V, c0 = blockIdx.y * cs, c = c0 + threadIdx.x * V;
-    dw_stage_filters(g, w, c0, cs, flip, wsh);
+    {
+        int tid = threadIdx.y * blockDim.x + threadIdx.x, nt = blockDim.x * blockDim.y;
+        for (int i = tid; i < g.rs * cs; i += nt) {
+            int t = i / cs, cc = c0 + (i - t * cs);
+            wsh[i] = cc < g.c ? dw_ld(&w[(size_t)cc * g.rs + (flip ? g.rs - 1 - t : t)]) : 0.f;
+        }
+        __syncthreads();
+    }
     if (c >= g.c) return;
     float bias[V];
 #pragma unroll
@@ -221,7 +210,7 @@ dw_nhwc_bwd_data_kernel(dw_geom g, int rounds, const T *__restrict__ dy, const T
     __shared__ __align__(16) unsigned char smem[DW_SMEM];
     T *wsh = reinterpret_cast<T *>(smem);
     const int cs = blockDim.x * V, c = blockIdx.y * cs + threadIdx.x * V;
-    dw_stage_filters(g, w, blockIdx.y * cs, cs, 0, wsh);
+    dw_stage_filters(g, w, blockIdx.y * cs, cs, wsh);
     if (c >= g.c) return;
     const int64_t nhw = (int64_t)g.n * g.h * g.w;
     for (int rd = 0; rd < rounds; rd++) {
