@@ -2505,6 +2505,7 @@ static void dnn_graph_cases(void) {
     env_refused(net, "CONVBENCH_BN_PERIODIC", "sometimes");
     env_refused(net, "CONVBENCH_POOL_RS", "sometimes");
     env_refused(net, "CONVBENCH_CHAN_VEC", "wide");
+    env_refused(net, "CONVBENCH_DW_PAIR", "yes");
     env_refused(net, "CONVBENCH_POOL_SCATTER", "atomics");
     env_refused(net, "CONVBENCH_FUSE_EPILOGUE", "sometimes");
     cb_net_free(net);

@@ -649,6 +649,101 @@ static void launch_fast(const cb_conv_params *p, bool bwd, int v, const T *x, co
 #undef FAST
 }
 
+// NHWC at stride 1 (3, 5 or 7 columns), two channels a thread: the fast kernel above moves 16 bytes
+// of 8 channels an access and holds 8 channels' filter row (56 floats) in registers, read again
+// from shared memory for every strip; a warp's accesses span three strips, so the L1 and shared
+// memory's data path, not the FMAs, bounds it (ConvNeXt-Tiny's 7x7 layers at b64 bf16: 0.23 ms at
+// stage 0, where the FMAs alone take about 0.03). Here a warp's 32 lanes take 32 adjacent channel
+// pairs of one pixel (one 128-byte line of bf16), a thread holds its pair's filter row (SK pairs)
+// while it slides over QT + SK - 1 input columns for QT outputs, and a block is RL output rows of
+// one image (the input rows they share stay in L1) by CPB channel pairs, walking the rows' strips
+// (every gridDim.z-th), its filter slice staged once. Same sums in the same order as the kernels
+// above (fp32 FMA over the taps, row by row), so the same results bit for bit.
+template <class T> struct alignas(2 * sizeof(T)) dw_two { T v[2]; };
+struct alignas(8) dw_wpair { float a, b; };
+enum { DW_PAIR_SMEM = 49152 };
+template <class T, int SK, int QT>
+__global__ void __launch_bounds__(DW_THREADS)
+dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ b,
+                    T *__restrict__ y, int relu) {
+    __shared__ dw_wpair wsh[DW_PAIR_SMEM / sizeof(dw_wpair)];
+    const int tid = threadIdx.x, cl = tid % cpb, r = tid / cpb, cp0 = blockIdx.y * cpb, pairs = g.c / 2;
+    for (int i = tid; i < g.rs * cpb; i += blockDim.x) {
+        int t = i / cpb, l = i - t * cpb, cp = cp0 + l, tt = flip ? g.rs - 1 - t : t;
+        dw_wpair v = {0.f, 0.f};
+        if (cp < pairs) v.a = dw_ld(&w[(size_t)(2 * cp) * g.rs + tt]), v.b = dw_ld(&w[(size_t)(2 * cp + 1) * g.rs + tt]);
+        wsh[i] = v;
+    }
+    __syncthreads();
+    const int rgroups = (g.p + rl - 1) / rl, n = blockIdx.x / rgroups, oh = (blockIdx.x - n * rgroups) * rl + r, c = 2 * (cp0 + cl);
+    if (r >= rl || cp0 + cl >= pairs || oh >= g.p) return;
+    const float b0 = b ? b[c] : 0.f, b1 = b ? b[c + 1] : 0.f;
+    for (int ow0 = blockIdx.z * QT; ow0 < g.q; ow0 += QT * gridDim.z) {
+        float a0[QT], a1[QT];
+#pragma unroll
+        for (int q = 0; q < QT; q++) a0[q] = b0, a1[q] = b1;
+        for (int kh = 0; kh < g.r; kh++) {
+            int ih = oh - g.pt + kh;
+            if ((unsigned)ih >= (unsigned)g.h) continue;
+            dw_wpair wr[SK];
+#pragma unroll
+            for (int kw = 0; kw < SK; kw++) wr[kw] = wsh[(kh * SK + kw) * cpb + cl];
+            const T *row = x + ((int64_t)n * g.h + ih) * g.w * g.c + c;
+            const int iw0 = ow0 - g.pl;
+#pragma unroll
+            for (int col = 0; col < QT + SK - 1; col++) {
+                int iw = iw0 + col;
+                float xv[2] = {0.f, 0.f};
+                if ((unsigned)iw < (unsigned)g.w) dw_load<T, 2>(row + (int64_t)iw * g.c, xv);
+                else continue;
+#pragma unroll
+                for (int q = 0; q < QT; q++) {
+                    const int kw = col - q;
+                    if (kw >= 0 && kw < SK) a0[q] = fmaf(xv[0], wr[kw].a, a0[q]), a1[q] = fmaf(xv[1], wr[kw].b, a1[q]);
+                }
+            }
+        }
+        T *yrow = y + (((int64_t)n * g.p + oh) * g.q + ow0) * g.c + c;
+#pragma unroll
+        for (int q = 0; q < QT; q++) {
+            if (ow0 + q >= g.q) break;
+            float o[2] = {relu ? fmaxf(a0[q], 0.f) : a0[q], relu ? fmaxf(a1[q], 0.f) : a1[q]};
+            dw_store<T, 2>(yrow + (int64_t)q * g.c, o);
+        }
+    }
+}
+
+// cb_cuda_dw_pair(false) ($CONVBENCH_DW_PAIR=off): the 16-byte fast kernel where the pairs' would run
+static bool dw_pair_mode = true;
+extern "C" void cb_cuda_dw_pair(bool on) { dw_pair_mode = on; }
+static bool dw_pair_on(void) { return dw_pair_mode; }
+
+// the pair kernel for p (forward) or its data gradient (bwd), where it applies: C even, every
+// pointer aligned to a pair, the filter slice within shared memory at 8 pairs or more a block
+template <class T>
+static bool launch_pairs(const cb_conv_params *p, bool bwd, const T *x, const T *w, const float *b, T *y, int relu) {
+    dw_geom g;
+    nhwc_grid ng;
+    if (!dw_pair_on() || p->c % 2 || ((uintptr_t)x | (uintptr_t)y) % (2 * sizeof(T)) || !dw_fast_geom(p, bwd, 1, &g, &ng)) return false;
+    int pairs = p->c / 2, cap = (int)(DW_PAIR_SMEM / ((size_t)g.rs * sizeof(dw_wpair)));
+    if (cap > 64) cap = 64;
+    if (cap < 8) return false;
+    int slices = (pairs + cap - 1) / cap, cpb = (pairs + slices - 1) / slices, rl = DW_THREADS / cpb;
+    int64_t rowblocks = (int64_t)g.n * ((g.p + rl - 1) / rl);
+    if (rowblocks > 0x7fffffff || slices > 65535) return false;
+    const bool wide = g.q >= 8;
+    int strips = (g.q + (wide ? 8 : 4) - 1) / (wide ? 8 : 4);
+    int64_t blocks = rowblocks * slices, z = blocks >= 512 ? 1 : (512 + blocks - 1) / blocks; // (few blocks: the strips split too)
+    if (z > strips) z = strips;
+    dim3 grid((unsigned)rowblocks, (unsigned)slices, (unsigned)z), blk((unsigned)(cpb * rl));
+    int flip = bwd;
+#define PAIR(QT_, S) dw_nhwc_pair_kernel<T, S, QT_><<<grid, blk>>>(g, cpb, rl, flip, x, w, b, y, relu)
+    if (wide) DW_SK_CASES(p->s, PAIR, 8);
+    else DW_SK_CASES(p->s, PAIR, 4);
+#undef PAIR
+    return true;
+}
+
 // the NCHW fast kernel where it applies (forward, or the data gradient when bwd); false: not taken
 template <class T>
 static bool nchw_fast(const cb_conv_params *p, bool bwd, const T *x, const T *w, const float *b, T *y, int relu) {
@@ -675,6 +770,7 @@ static void forward_t(const cb_conv_params *p, int nhwc, const T *x, const T *w,
     }
     int v = vec_of(p, sizeof(T) == 2, x, y);
     if (sizeof(T) == 4 && v > 4) v = 4;
+    if (launch_pairs(p, false, x, w, b, y, relu)) return;
     bool done;
     launch_fast(p, false, v, x, w, b, y, relu, &done);
     if (done) return;
@@ -697,6 +793,7 @@ template <class T> static void backward_data_t(const cb_conv_params *p, int nhwc
     }
     int v = vec_of(p, sizeof(T) == 2, dy, dx);
     if (sizeof(T) == 4 && v > 4) v = 4;
+    if (launch_pairs(p, true, dy, w, (const float *)NULL, dx, 0)) return;
     bool done;
     launch_fast(p, true, v, dy, w, (const float *)NULL, dx, 0, &done);
     if (done) return;
