@@ -713,8 +713,12 @@ dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ 
     }
 }
 
-// cb_cuda_dw_pair(false) ($CONVBENCH_DW_PAIR=off): the 16-byte fast kernel where the pairs' would run
-static bool dw_pair_mode = true;
+// cb_cuda_dw_pair(true) ($CONVBENCH_DW_PAIR=on): the pairs where they apply. Off by default: timed
+// on the H200 (stop 60, docs/results/2026-11-29-actgrad.md) against the 16-byte kernel, same call,
+// b64/b128 bf16: 5-20% faster on 28x28 planes and smaller (ConvNeXt-Tiny stages 1-3, EfficientNet-B0's
+// 28x28 and 14x14 blocks), 13-24% slower on 56x56 and 112x112 (stage 0: 0.276 ms against 0.237),
+// for reasons not found yet; to be raced per layer against it.
+static bool dw_pair_mode = false;
 extern "C" void cb_cuda_dw_pair(bool on) { dw_pair_mode = on; }
 static bool dw_pair_on(void) { return dw_pair_mode; }
 

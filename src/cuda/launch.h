@@ -27,8 +27,8 @@ void cb_cuda_bias_add(int n, int k, int inner, const float *b, float *y);
 // table's "depthwise" entry runs these on fp32 NCHW.
 bool cb_cuda_dw_supports(const cb_conv_params *p);
 size_t cb_cuda_dw_workspace(const cb_conv_params *p, int nhwc);
-// the stride-1 NHWC kernels at two channels a thread where C is even (on, the default) or 16 bytes of
-// channels a thread (off): $CONVBENCH_DW_PAIR through cb_cuda_init_state
+// the stride-1 NHWC kernels at two channels a thread where C is even (on) or 16 bytes of channels a
+// thread (off, the default): $CONVBENCH_DW_PAIR through cb_cuda_init_state
 void cb_cuda_dw_pair(bool on);
 void cb_cuda_dw_forward(const cb_conv_params *p, int nhwc, int bf16, const void *x, const void *w, const float *b, void *y,
                         int relu);
