@@ -83,7 +83,7 @@ static void run(int fmt, const shape &z) {
 
 int main() {
     const char *pair = getenv("CONVBENCH_DW_PAIR"); // (on: the two-channel kernels, as cb_cuda_init_state sets it)
-    cb_cuda_dw_pair(pair && !strcmp(pair, "on"));
+    cb_cuda_dw_pair(pair && !strcmp(pair, "on") ? 1 : 0);
     const shape shapes[] = {
         {2, 3, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},     // C 3: vector width 1
         {1, 6, 9, 9, 3, 3, 2, 2, 0, 1, 0, 1, 1, 1},     // stride 2, TF SAME (trailing pad only), batch 1, width 2

@@ -24,11 +24,13 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     // $CONVBENCH_FP32_3XTF32=on|off: under strict fp32, the own wgmma kernels' fp32-accurate 3xTF32
     // products (on, the default), or fp32 FMA products alone
     if (cb_env_on_off("CONVBENCH_FP32_3XTF32", &x3, err) != CB_OK) return CB_STATUS_ARG;
-    // $CONVBENCH_DW_PAIR=on|off: the stride-1 NHWC depthwise kernels at two channels a thread where C
-    // is even (on), or 16 bytes of channels a thread (off, the default: src/cuda/conv_depthwise.cu)
+    // $CONVBENCH_DW_PAIR=on|off: the stride-1 NHWC depthwise kernels at two channels a thread where
+    // they apply (on), or 16 bytes of channels a thread (off); unset: raced per layer and phase on
+    // cudnn and auto (cb_dnn_time_dw), the second elsewhere (src/cuda/conv_depthwise.cu)
     int dp;
     if (cb_env_on_off("CONVBENCH_DW_PAIR", &dp, err) != CB_OK) return CB_STATUS_ARG;
-    cb_cuda_dw_pair(dp == 1);
+    cb_cuda_dw_pair(dp);
+    cb_cuda_dw_pair_take(false);
     if (!cb_gpu_available())
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "backend %s: no CUDA device is visible", e->be->name);
     cb_cuda_state *s = cb_xcalloc(1, sizeof *s);

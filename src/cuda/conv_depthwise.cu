@@ -713,25 +713,39 @@ dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ 
     }
 }
 
-// cb_cuda_dw_pair(true) ($CONVBENCH_DW_PAIR=on): the pairs where they apply. Off by default: timed
-// on the H200 (stop 60, docs/results/2026-11-29-actgrad.md) against the 16-byte kernel, same call,
-// b64/b128 bf16: 5-20% faster on 28x28 planes and smaller (ConvNeXt-Tiny stages 1-3, EfficientNet-B0's
-// 28x28 and 14x14 blocks), 13-24% slower on 56x56 and 112x112 (stage 0: 0.276 ms against 0.237),
-// for reasons not found yet; to be raced per layer against it.
-static bool dw_pair_mode = false;
-extern "C" void cb_cuda_dw_pair(bool on) { dw_pair_mode = on; }
-static bool dw_pair_on(void) { return dw_pair_mode; }
+// Which of the two stride-1 NHWC kernels runs: cb_cuda_dw_pair's mode ($CONVBENCH_DW_PAIR: 1 on,
+// 0 off), else (-1, unset) the caller's pick for the next calls (cb_cuda_dw_pair_take: the cudnn
+// backend's race, per layer and phase; the 16-byte kernel until one is made). Timed on the H200
+// (stop 60, docs/results/2026-11-29-actgrad.md), same call, b64/b128 bf16: the pairs 5-20% faster on
+// 28x28 planes and smaller (ConvNeXt-Tiny stages 1-3, EfficientNet-B0's 28x28 and 14x14 blocks),
+// 13-24% slower on 56x56 and 112x112 (ConvNeXt's stage 0: 0.276 ms against 0.237), for reasons
+// not found yet; so neither is taken everywhere.
+static int dw_pair_mode = -1;
+static thread_local bool dw_pair_next = false; // (per host thread: one per GPU under --gpus)
+extern "C" void cb_cuda_dw_pair(int mode) { dw_pair_mode = mode; }
+extern "C" void cb_cuda_dw_pair_take(bool pairs) { dw_pair_next = pairs; }
+static bool dw_pair_on(void) { return dw_pair_mode >= 0 ? dw_pair_mode == 1 : dw_pair_next; }
 
-// the pair kernel for p (forward) or its data gradient (bwd), where it applies: C even, every
-// pointer aligned to a pair, the filter slice within shared memory at 8 pairs or more a block
+// the pairs' channel pairs a block (cap; 0: they do not apply to p, NHWC: C odd, not stride 1 with
+// 3, 5 or 7 columns, or fewer than 8 pairs' filters fit in shared memory)
+static int pair_cap(const cb_conv_params *p) {
+    dw_geom g;
+    nhwc_grid ng;
+    if (p->c % 2 || !dw_fast_geom(p, false, 1, &g, &ng)) return 0;
+    int cap = (int)(DW_PAIR_SMEM / ((size_t)g.rs * sizeof(dw_wpair)));
+    return cap < 8 ? 0 : cap > 64 ? 64 : cap;
+}
+extern "C" bool cb_cuda_dw_pair_applies(const cb_conv_params *p) { return pair_cap(p) > 0; }
+
+// the pair kernel for p (forward) or its data gradient (bwd), where it applies (pair_cap) and is on
+// (dw_pair_on), every pointer aligned to a pair
 template <class T>
 static bool launch_pairs(const cb_conv_params *p, bool bwd, const T *x, const T *w, const float *b, T *y, int relu) {
     dw_geom g;
     nhwc_grid ng;
-    if (!dw_pair_on() || p->c % 2 || ((uintptr_t)x | (uintptr_t)y) % (2 * sizeof(T)) || !dw_fast_geom(p, bwd, 1, &g, &ng)) return false;
-    int pairs = p->c / 2, cap = (int)(DW_PAIR_SMEM / ((size_t)g.rs * sizeof(dw_wpair)));
-    if (cap > 64) cap = 64;
-    if (cap < 8) return false;
+    int cap = pair_cap(p);
+    if (!dw_pair_on() || !cap || ((uintptr_t)x | (uintptr_t)y) % (2 * sizeof(T)) || !dw_fast_geom(p, bwd, 1, &g, &ng)) return false;
+    int pairs = p->c / 2;
     int slices = (pairs + cap - 1) / cap, cpb = (pairs + slices - 1) / slices, rl = DW_THREADS / cpb;
     int64_t rowblocks = (int64_t)g.n * ((g.p + rl - 1) / rl);
     if (rowblocks > 0x7fffffff || slices > 65535) return false;

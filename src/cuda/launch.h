@@ -27,9 +27,13 @@ void cb_cuda_bias_add(int n, int k, int inner, const float *b, float *y);
 // table's "depthwise" entry runs these on fp32 NCHW.
 bool cb_cuda_dw_supports(const cb_conv_params *p);
 size_t cb_cuda_dw_workspace(const cb_conv_params *p, int nhwc);
-// the stride-1 NHWC kernels at two channels a thread where C is even (on) or 16 bytes of channels a
-// thread (off, the default): $CONVBENCH_DW_PAIR through cb_cuda_init_state
-void cb_cuda_dw_pair(bool on);
+// the stride-1 NHWC kernels at two channels a thread where they apply (cb_cuda_dw_pair_applies), or
+// 16 bytes of channels a thread: mode 1 the first, 0 the second ($CONVBENCH_DW_PAIR=on|off through
+// cb_cuda_init_state), -1 (unset) as cb_cuda_dw_pair_take last said (the cudnn backend's race per
+// layer and phase; the second until it says)
+void cb_cuda_dw_pair(int mode);
+void cb_cuda_dw_pair_take(bool pairs);
+bool cb_cuda_dw_pair_applies(const cb_conv_params *p);
 void cb_cuda_dw_forward(const cb_conv_params *p, int nhwc, int bf16, const void *x, const void *w, const float *b, void *y,
                         int relu);
 void cb_cuda_dw_backward_data(const cb_conv_params *p, int nhwc, int bf16, const void *dy, const void *w, void *dx);

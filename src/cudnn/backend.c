@@ -466,6 +466,7 @@ static own_conv own_conv_of(cb_exec *e, int i) {
 void cb_dnn_run_dw(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
     const cb_layer *L = &e->net->layers[i];
     own_conv c = own_conv_of(e, i);
+    cb_cuda_dw_pair_take(lay(e, i)->dw_pair[ph]);
     if (ph == CB_PHASE_FORWARD) {
         bool relu = L->act == CB_ACT_RELU && !L->bn;
         cb_cuda_dw_forward(&c.p, is_nhwc(e), is_bf16(e), c.x, cb_store_weights(e, i), e->lb[i].b, c.y, relu);
@@ -497,10 +498,20 @@ static double time_own(cb_exec *e, int i, cb_phase ph, size_t wsz, void (*run)(c
     return cudaGetLastError() == cudaSuccess ? t : -1;
 }
 
+// the own depthwise kernels' time for phase ph; where the two-channel stride-1 NHWC kernel applies
+// (forward, data gradient), both it and the 16-byte one, the faster kept (dw_pair[ph])
 double cb_dnn_time_dw(cb_exec *e, int i, cb_phase ph) {
     cb_conv_params p;
     cb_conv_params_of(&e->net->layers[i], &p);
-    return time_own(e, i, ph, ph == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(&p, is_nhwc(e)) : 0, cb_dnn_run_dw);
+    dnn_layer *l = lay(e, i);
+    l->dw_pair[ph] = false;
+    double t = time_own(e, i, ph, ph == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(&p, is_nhwc(e)) : 0, cb_dnn_run_dw);
+    if (ph == CB_PHASE_BWD_FILTER || !is_nhwc(e) || !cb_cuda_dw_pair_applies(&p)) return t;
+    l->dw_pair[ph] = true;
+    double t2 = time_own(e, i, ph, 0, cb_dnn_run_dw);
+    if (t2 >= 0 && (t < 0 || t2 < t)) return t2;
+    l->dw_pair[ph] = false;
+    return t;
 }
 
 // the wgmma kernels' form on this storage (cb_cuda_wg_store_*'s f32): 0 bf16; on fp32, 1 tf32
