@@ -662,6 +662,9 @@ static void launch_fast(const cb_conv_params *p, bool bwd, int v, const T *x, co
 template <class T> struct alignas(2 * sizeof(T)) dw_two { T v[2]; };
 struct alignas(8) dw_wpair { float a, b; };
 enum { DW_PAIR_SMEM = 49152 };
+#ifndef DW_PAIR_CPB_MAX
+#define DW_PAIR_CPB_MAX 64 // the most channel pairs a block (dev/cuda/dw_lab.sh builds others)
+#endif
 template <class T, int SK, int QT>
 __global__ void __launch_bounds__(DW_THREADS)
 dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ b,
@@ -733,7 +736,7 @@ static int pair_cap(const cb_conv_params *p) {
     nhwc_grid ng;
     if (p->c % 2 || !dw_fast_geom(p, false, 1, &g, &ng)) return 0;
     int cap = (int)(DW_PAIR_SMEM / ((size_t)g.rs * sizeof(dw_wpair)));
-    return cap < 8 ? 0 : cap > 64 ? 64 : cap;
+    return cap < 8 ? 0 : cap > DW_PAIR_CPB_MAX ? DW_PAIR_CPB_MAX : cap;
 }
 extern "C" bool cb_cuda_dw_pair_applies(const cb_conv_params *p) { return pair_cap(p) > 0; }
 
