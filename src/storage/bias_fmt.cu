@@ -129,9 +129,9 @@ __global__ void __launch_bounds__(256) bias_grad_rows_kernel(uint32_t rows, int 
 // A step loads all four rows (dy, and x or y) before it computes and stores any: dy is written in
 // place, and the compiler may not move a row's loads above the previous row's store (x might be dy),
 // so a step written row by row had one row's loads in flight, and the activation's pass ran at 40%
-// of the memory's rate (ConvNeXt-Tiny b64 bf16, K 384: 0.28 ms a layer for 0.46 GB). A is the
-// activation, known at compile time (no switch an element), ACT_ANY for one the dispatch does not
-// list (g.a at run time), ACT_OFF for none.
+// of the memory's rate (ConvNeXt-Tiny b64 bf16, K 384: 0.28 ms a layer for 0.46 GB; 0.159 loaded
+// first, docs/results/2026-11-29-actgrad.md). A is the activation, known at compile time (no
+// switch an element), ACT_ANY for one the dispatch does not list (g.a at run time), ACT_OFF for none.
 enum { ACT_OFF = -1, ACT_ANY = -2 };
 template <int A> __device__ __forceinline__ float act_grad_of(const act_grad &g, float x, float y, float d) {
     return cb_act_bwd_f32(A == ACT_ANY ? g.a : (cb_act)A, x, y, d);
