@@ -11,15 +11,8 @@
 set -u
 OUT=${OUT:-lab-out}
 mkdir -p "$OUT"
-CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")}
-tag_of() { echo "$1" | tr -c 'A-Za-z0-9_\n' '_'; }
-for v in ${VARIANTS:--}; do
-    flags=$([ "$v" = - ] || echo "$v" | tr ',' ' ')
-    [ "${NOBUILD:-0}" = 1 ] && [ -x /tmp/bn_lab_$(tag_of "$v") ] && continue # (built before: BUILD_ONLY=1)
-    nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude $flags dev/cuda/bn_lab.cu -L"$CUDA_HOME/lib64" -L"$CUDA_HOME/lib" \
-        -Xlinker -rpath,"$CUDA_HOME/lib64:$CUDA_HOME/lib" -lcudnn -o /tmp/bn_lab_$(tag_of "$v") &
-done
-wait
+. "$(dirname "$0")/lab_build.sh"
+lab_build bn_lab
 [ "${BUILD_ONLY:-0}" = 1 ] && exit 0
 for v in ${VARIANTS:--}; do
     tag=$(tag_of "$v")

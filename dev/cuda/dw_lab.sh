@@ -7,14 +7,8 @@
 set -u
 OUT=${OUT:-lab-out}
 mkdir -p "$OUT"
-CUDA_HOME=${CUDA_HOME:-$(dirname "$(dirname "$(readlink -f "$(command -v nvcc)")")")}
-tag_of() { echo "$1" | tr -c 'A-Za-z0-9_\n' '_'; }
-for v in ${VARIANTS:--}; do
-    flags=$([ "$v" = - ] || echo "$v" | tr ',' ' ')
-    nvcc -O3 -std=c++17 -gencode=arch=compute_90a,code=sm_90a -Isrc -Iinclude -Idev/cuda $flags dev/cuda/dw_lab.cu -L"$CUDA_HOME/lib64" \
-        -L"$CUDA_HOME/lib" -Xlinker -rpath,"$CUDA_HOME/lib64:$CUDA_HOME/lib" -lcudnn -o /tmp/dw_lab_$(tag_of "$v") &
-done
-wait
+. "$(dirname "$0")/lab_build.sh"
+lab_build dw_lab
 for v in ${VARIANTS:--}; do
     tag=$(tag_of "$v")
     [ -x /tmp/dw_lab_$tag ] || { echo "build $v failed"; continue; }
