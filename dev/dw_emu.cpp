@@ -18,7 +18,7 @@ extern "C" {
 #include <vector>
 
 enum { NHWC = CB_FMT_NHWC, BF16 = CB_FMT_BF16 };
-static int failed, passed;
+static int failed, passed, pairs; // pairs: the calls' (the two-channel stride-1 NHWC kernel)
 static void check(const char *what, double err, double tol) {
     if (err <= tol) passed++;
     else failed++, printf("FAIL %s: err %.3g tol %.3g\n", what, err, tol);
@@ -67,12 +67,12 @@ static void run(int fmt, const shape &z) {
         if (relu)
             for (auto &v : y64) v = v > 0 ? v : 0;
         memset(by.p, 0xff, dy.count() * es);
-        cb_cuda_dw_forward(&p, nhwc, bf, bx.p, bw.p, relu ? b.data() : nullptr, by.p, relu);
+        cb_cuda_dw_forward(&p, nhwc, bf, bx.p, bw.p, relu ? b.data() : nullptr, by.p, relu, pairs);
         snprintf(what, sizeof what, "%s forward%s", name, relu ? " +bias+relu" : "");
         check(what, nerr(from_storage(fmt, dy, by.p), to32(y64)), tol);
     }
     cb_ref64_conv_backward_data(&p, to64(g).data(), to64(w).data(), dx64.data());
-    cb_cuda_dw_backward_data(&p, nhwc, bf, bg.p, bw.p, bdx.p);
+    cb_cuda_dw_backward_data(&p, nhwc, bf, bg.p, bw.p, bdx.p, pairs);
     snprintf(what, sizeof what, "%s backward data", name);
     check(what, nerr(from_storage(fmt, dx, bdx.p), to32(dx64)), tol);
     cb_ref64_conv_backward_filter(&p, to64(x).data(), to64(g).data(), dw64.data(), db64.data());
@@ -82,8 +82,8 @@ static void run(int fmt, const shape &z) {
 }
 
 int main() {
-    const char *pair = getenv("CONVBENCH_DW_PAIR"); // (on: the two-channel kernels, as cb_cuda_init_state sets it)
-    cb_cuda_dw_pair(pair && !strcmp(pair, "on") ? 1 : 0);
+    const char *pair = getenv("CONVBENCH_DW_PAIR"); // (on: the two-channel kernels where they apply)
+    pairs = pair && !strcmp(pair, "on");
     const shape shapes[] = {
         {2, 3, 7, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},     // C 3: vector width 1
         {1, 6, 9, 9, 3, 3, 2, 2, 0, 1, 0, 1, 1, 1},     // stride 2, TF SAME (trailing pad only), batch 1, width 2

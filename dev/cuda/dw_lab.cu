@@ -66,9 +66,8 @@ int main(int argc, char **argv) {
                 for (int m = 0; m < 2; m++) {
                     CK(cudaMalloc(&y[m], ne * sizeof(bf16)));
                     CK(cudaMalloc(&dx[m], ne * sizeof(bf16)));
-                    cb_cuda_dw_pair(m);
-                    tf[m] = time_ms([&] { cb_cuda_dw_forward(&p, 1, 1, x, w, NULL, y[m], 0); }, 20, 2);
-                    tb[m] = time_ms([&] { cb_cuda_dw_backward_data(&p, 1, 1, dy, w, dx[m]); }, 20, 2);
+                    tf[m] = time_ms([&] { cb_cuda_dw_forward(&p, 1, 1, x, w, NULL, y[m], 0, m); }, 20, 2);
+                    tb[m] = time_ms([&] { cb_cuda_dw_backward_data(&p, 1, 1, dy, w, dx[m], m); }, 20, 2);
                 }
                 CK(cudaDeviceSynchronize());
                 double gb = 2.0 * ne * sizeof(bf16) / 1e9;

@@ -30,7 +30,6 @@ cb_status cb_cuda_init_state(cb_exec *e, cb_error *err) {
     int dp;
     if (cb_env_on_off("CONVBENCH_DW_PAIR", &dp, err) != CB_OK) return CB_STATUS_ARG;
     cb_cuda_dw_pair(dp);
-    cb_cuda_dw_pair_take(false);
     if (!cb_gpu_available())
         return cb_fail(err, CB_STATUS_DEVICE, "--backend", NULL, "backend %s: no CUDA device is visible", e->be->name);
     cb_cuda_state *s = cb_xcalloc(1, sizeof *s);

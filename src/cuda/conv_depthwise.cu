@@ -717,17 +717,14 @@ dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ 
 }
 
 // Which of the two stride-1 NHWC kernels runs: cb_cuda_dw_pair's mode ($CONVBENCH_DW_PAIR: 1 on,
-// 0 off), else (-1, unset) the caller's pick for the next calls (cb_cuda_dw_pair_take: the cudnn
-// backend's race, per layer and phase; the 16-byte kernel until one is made). Timed on the H200
-// (stop 60, docs/results/2026-11-29-actgrad.md), same call, b64/b128 bf16: the pairs 5-20% faster on
-// 28x28 planes and smaller (ConvNeXt-Tiny stages 1-3, EfficientNet-B0's 28x28 and 14x14 blocks),
-// 13-24% slower on 56x56 and 112x112 (ConvNeXt's stage 0: 0.276 ms against 0.237), for reasons
-// not found yet; so neither is taken everywhere.
+// 0 off), else (-1, unset) the caller's `pairs` (the cudnn backend's race, per layer and phase; 0
+// elsewhere). Timed on the H200 (stop 60, docs/results/2026-11-29-actgrad.md), same call, b64/b128
+// bf16: the pairs 5-20% faster on 28x28 planes and smaller (ConvNeXt-Tiny stages 1-3,
+// EfficientNet-B0's 28x28 and 14x14 blocks), 13-24% slower on 56x56 and 112x112 (ConvNeXt's stage 0:
+// 0.276 ms against 0.237), for reasons not found yet; so neither is taken everywhere.
 static int dw_pair_mode = -1;
-static thread_local bool dw_pair_next = false; // (per host thread: one per GPU under --gpus)
 extern "C" void cb_cuda_dw_pair(int mode) { dw_pair_mode = mode; }
-extern "C" void cb_cuda_dw_pair_take(bool pairs) { dw_pair_next = pairs; }
-static bool dw_pair_on(void) { return dw_pair_mode >= 0 ? dw_pair_mode == 1 : dw_pair_next; }
+static bool dw_pair_on(bool take) { return dw_pair_mode >= 0 ? dw_pair_mode == 1 : take; }
 
 // the pairs' channel pairs a block (cap; 0: they do not apply to p, NHWC: C odd, not stride 1 with
 // 3, 5 or 7 columns, or fewer than 8 pairs' filters fit in shared memory)
@@ -743,11 +740,11 @@ extern "C" bool cb_cuda_dw_pair_applies(const cb_conv_params *p) { return pair_c
 // the pair kernel for p (forward) or its data gradient (bwd), where it applies (pair_cap) and is on
 // (dw_pair_on), every pointer aligned to a pair
 template <class T>
-static bool launch_pairs(const cb_conv_params *p, bool bwd, const T *x, const T *w, const float *b, T *y, int relu) {
+static bool launch_pairs(const cb_conv_params *p, bool bwd, bool take, const T *x, const T *w, const float *b, T *y, int relu) {
     dw_geom g;
     nhwc_grid ng;
     int cap = pair_cap(p);
-    if (!dw_pair_on() || !cap || ((uintptr_t)x | (uintptr_t)y) % (2 * sizeof(T)) || !dw_fast_geom(p, bwd, 1, &g, &ng)) return false;
+    if (!dw_pair_on(take) || !cap || ((uintptr_t)x | (uintptr_t)y) % (2 * sizeof(T)) || !dw_fast_geom(p, bwd, 1, &g, &ng)) return false;
     int pairs = p->c / 2;
     int slices = (pairs + cap - 1) / cap, cpb = (pairs + slices - 1) / slices, rl = DW_THREADS / cpb;
     int64_t rowblocks = (int64_t)g.n * ((g.p + rl - 1) / rl);
@@ -781,7 +778,7 @@ static bool nchw_fast(const cb_conv_params *p, bool bwd, const T *x, const T *w,
 }
 
 template <class T>
-static void forward_t(const cb_conv_params *p, int nhwc, const T *x, const T *w, const float *b, T *y, int relu) {
+static void forward_t(const cb_conv_params *p, int nhwc, const T *x, const T *w, const float *b, T *y, int relu, bool pairs) {
     dw_geom g = geom_of(p);
     if (!nhwc && nchw_fast(p, false, x, w, b, y, relu)) return;
     if (!nhwc) {
@@ -791,7 +788,7 @@ static void forward_t(const cb_conv_params *p, int nhwc, const T *x, const T *w,
     }
     int v = vec_of(p, sizeof(T) == 2, x, y);
     if (sizeof(T) == 4 && v > 4) v = 4;
-    if (launch_pairs(p, false, x, w, b, y, relu)) return;
+    if (launch_pairs(p, false, pairs, x, w, b, y, relu)) return;
     bool done;
     launch_fast(p, false, v, x, w, b, y, relu, &done);
     if (done) return;
@@ -804,7 +801,7 @@ static void forward_t(const cb_conv_params *p, int nhwc, const T *x, const T *w,
 #undef FWD
 }
 
-template <class T> static void backward_data_t(const cb_conv_params *p, int nhwc, const T *dy, const T *w, T *dx) {
+template <class T> static void backward_data_t(const cb_conv_params *p, int nhwc, const T *dy, const T *w, T *dx, bool pairs) {
     dw_geom g = geom_of(p);
     if (!nhwc && nchw_fast(p, true, dy, w, (const float *)NULL, dx, 0)) return;
     if (!nhwc) {
@@ -814,7 +811,7 @@ template <class T> static void backward_data_t(const cb_conv_params *p, int nhwc
     }
     int v = vec_of(p, sizeof(T) == 2, dy, dx);
     if (sizeof(T) == 4 && v > 4) v = 4;
-    if (launch_pairs(p, true, dy, w, (const float *)NULL, dx, 0)) return;
+    if (launch_pairs(p, true, pairs, dy, w, (const float *)NULL, dx, 0)) return;
     bool done;
     launch_fast(p, true, v, dy, w, (const float *)NULL, dx, 0, &done);
     if (done) return;
@@ -879,14 +876,14 @@ template <class T> static void backward_filter_t(const cb_conv_params *p, int nh
 }
 
 extern "C" void cb_cuda_dw_forward(const cb_conv_params *p, int nhwc, int bf16_, const void *x, const void *w, const float *b,
-                                   void *y, int relu) {
-    if (bf16_) forward_t(p, nhwc, (const bf16 *)x, (const bf16 *)w, b, (bf16 *)y, relu);
-    else forward_t(p, nhwc, (const float *)x, (const float *)w, b, (float *)y, relu);
+                                   void *y, int relu, int pairs) {
+    if (bf16_) forward_t(p, nhwc, (const bf16 *)x, (const bf16 *)w, b, (bf16 *)y, relu, pairs != 0);
+    else forward_t(p, nhwc, (const float *)x, (const float *)w, b, (float *)y, relu, pairs != 0);
 }
 
-extern "C" void cb_cuda_dw_backward_data(const cb_conv_params *p, int nhwc, int bf16_, const void *dy, const void *w, void *dx) {
-    if (bf16_) backward_data_t(p, nhwc, (const bf16 *)dy, (const bf16 *)w, (bf16 *)dx);
-    else backward_data_t(p, nhwc, (const float *)dy, (const float *)w, (float *)dx);
+extern "C" void cb_cuda_dw_backward_data(const cb_conv_params *p, int nhwc, int bf16_, const void *dy, const void *w, void *dx, int pairs) {
+    if (bf16_) backward_data_t(p, nhwc, (const bf16 *)dy, (const bf16 *)w, (bf16 *)dx, pairs != 0);
+    else backward_data_t(p, nhwc, (const float *)dy, (const float *)w, (float *)dx, pairs != 0);
 }
 
 extern "C" void cb_cuda_dw_backward_filter(const cb_conv_params *p, int nhwc, int bf16_, const void *x, const void *dy, void *dw,
@@ -904,11 +901,11 @@ static bool supports(const cb_conv_params *p, cb_phase ph) {
 static size_t workspace(const cb_conv_params *p, cb_phase ph) { return ph == CB_PHASE_BWD_FILTER ? cb_cuda_dw_workspace(p, 0) : 0; }
 static void forward(const cb_conv_params *p, const float *x, const float *w, const float *b, float *y, bool relu, void *ws) {
     (void)ws;
-    cb_cuda_dw_forward(p, 0, 0, x, w, b, y, relu);
+    cb_cuda_dw_forward(p, 0, 0, x, w, b, y, relu, 0);
 }
 static void backward_data(const cb_conv_params *p, const float *dy, const float *w, float *dx, void *ws) {
     (void)ws;
-    cb_cuda_dw_backward_data(p, 0, 0, dy, w, dx);
+    cb_cuda_dw_backward_data(p, 0, 0, dy, w, dx, 0);
 }
 static void backward_filter(const cb_conv_params *p, const float *x, const float *dy, float *dw, float *db, void *ws) {
     cb_cuda_dw_backward_filter(p, 0, 0, x, dy, dw, (float *)ws);

@@ -29,14 +29,13 @@ bool cb_cuda_dw_supports(const cb_conv_params *p);
 size_t cb_cuda_dw_workspace(const cb_conv_params *p, int nhwc);
 // the stride-1 NHWC kernels at two channels a thread where they apply (cb_cuda_dw_pair_applies), or
 // 16 bytes of channels a thread: mode 1 the first, 0 the second ($CONVBENCH_DW_PAIR=on|off through
-// cb_cuda_init_state), -1 (unset) as cb_cuda_dw_pair_take last said (the cudnn backend's race per
-// layer and phase; the second until it says)
+// cb_cuda_init_state), -1 (unset) as the calls' `pairs` say (the cudnn backend's race per layer and
+// phase)
 void cb_cuda_dw_pair(int mode);
-void cb_cuda_dw_pair_take(bool pairs);
 bool cb_cuda_dw_pair_applies(const cb_conv_params *p);
 void cb_cuda_dw_forward(const cb_conv_params *p, int nhwc, int bf16, const void *x, const void *w, const float *b, void *y,
-                        int relu);
-void cb_cuda_dw_backward_data(const cb_conv_params *p, int nhwc, int bf16, const void *dy, const void *w, void *dx);
+                        int relu, int pairs);
+void cb_cuda_dw_backward_data(const cb_conv_params *p, int nhwc, int bf16, const void *dy, const void *w, void *dx, int pairs);
 void cb_cuda_dw_backward_filter(const cb_conv_params *p, int nhwc, int bf16, const void *x, const void *dy, void *dw, float *ws);
 
 // ---- the Hopper wgmma implicit GEMM on bf16 NHWC storage (conv_igemm_wgmma.cu) --------------

@@ -466,13 +466,13 @@ static own_conv own_conv_of(cb_exec *e, int i) {
 void cb_dnn_run_dw(cb_exec *e, int i, cb_phase ph, void *ws, void *dx) {
     const cb_layer *L = &e->net->layers[i];
     own_conv c = own_conv_of(e, i);
-    cb_cuda_dw_pair_take(lay(e, i)->dw_pair[ph]);
+    bool pairs = lay(e, i)->dw_pair[ph];
     if (ph == CB_PHASE_FORWARD) {
         bool relu = L->act == CB_ACT_RELU && !L->bn;
-        cb_cuda_dw_forward(&c.p, is_nhwc(e), is_bf16(e), c.x, cb_store_weights(e, i), e->lb[i].b, c.y, relu);
+        cb_cuda_dw_forward(&c.p, is_nhwc(e), is_bf16(e), c.x, cb_store_weights(e, i), e->lb[i].b, c.y, relu, pairs);
         ((cb_cuda_state *)e->state)->fused_act[i] = relu;
     } else if (ph == CB_PHASE_BWD_DATA) {
-        cb_cuda_dw_backward_data(&c.p, is_nhwc(e), is_bf16(e), c.dy, cb_store_weights(e, i), dx);
+        cb_cuda_dw_backward_data(&c.p, is_nhwc(e), is_bf16(e), c.dy, cb_store_weights(e, i), dx, pairs);
     } else {
         cb_cuda_dw_backward_filter(&c.p, is_nhwc(e), is_bf16(e), c.x, c.dy, cb_store_wgrad(e, i), ws);
         cb_store_finish_wgrad(e, i);

@@ -68,7 +68,7 @@ typedef struct dnn_layer {
     bool bn_ex;                  // cuDNN's batch norm of this layer runs the Ex API, persistent mode (dnn_state.bn_ex)
     bool dw[CB_PHASE_COUNT];     // this phase of a depthwise convolution runs the own depthwise kernel on the storage
                                  // (src/cuda/conv_depthwise.cu; fp32 NCHW reaches it through own[] instead)
-    bool dw_pair[CB_PHASE_COUNT]; // and there the two-channel stride-1 NHWC kernel (cb_cuda_dw_pair_take), the faster in
+    bool dw_pair[CB_PHASE_COUNT]; // and there the two-channel stride-1 NHWC kernel (the calls' `pairs`), the faster in
                                   // cb_dnn_time_dw's race
     bool wg[CB_PHASE_COUNT];     // this phase runs the own Hopper wgmma implicit GEMM on bf16 NHWC storage as it is
                                  // (cb_cuda_wg_store_*; fp32 NCHW reaches it through own[] and its conversions)
