@@ -3,9 +3,9 @@
 // and channels (32 to 768) at about the same number of elements (the batch makes it up), so that
 // the plane's and the channels' effects part: ms (median of 20) and GB/s (input and output once,
 // against the DRAM's rate), and whether the two kernels agree bit for bit (they sum the same
-// products in the same order). The kernels' file is included whole, so its -D knobs
-// (DW_PAIR_CPB_MAX) apply: dev/cuda/dw_lab.sh builds variants. No profiler on the device machine
-// (stop 60): this is how the two kernels' bounds get narrowed down.
+// products in the same order); then the filter gradient's time and cuDNN's legacy best of each
+// phase (cudnnFind, then a median of 10), for scale. The kernels' file is included whole, so its -D
+// knobs (DW_PAIR_CPB_MAX, DW_FAST_VMAX, DW_WGRAD_VMAX) apply: dev/cuda/dw_lab.sh builds variants.
 //   dw_lab [k=3,5,7] [elems=20000000]
 #include "cuda/conv_depthwise.cu"
 #include "lab.cuh"
@@ -51,8 +51,13 @@ int main(int argc, char **argv) {
         }
         else return fprintf(stderr, "dw_lab: '%s': usage: dw_lab [k=3,5,7] [elems=N]\n", argv[i]), 2;
     }
-    printf("| k | plane | C | N | fwd 16B ms | fwd pairs ms | fwd 16B GB/s | fwd pairs GB/s | bwd 16B ms | bwd pairs ms | same bits |\n");
-    printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    cudnnHandle_t dnn;
+    DNN(cudnnCreate(&dnn));
+    const size_t DWS = (size_t)256 << 20;
+    void *dws;
+    CK(cudaMalloc(&dws, DWS));
+    printf("| k | plane | C | N | fwd 16B ms | fwd pairs ms | fwd 16B GB/s | fwd pairs GB/s | bwd 16B ms | bwd pairs ms | wgrad ms | cuDNN fwd ms | cuDNN bwd ms | cuDNN wgrad ms | same bits |\n");
+    printf("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     const int planes[] = {7, 14, 28, 56, 112}, chans[] = {32, 96, 192, 384, 768};
     for (int k : ks)
         for (int h : planes)
@@ -62,7 +67,22 @@ int main(int argc, char **argv) {
                 cb_conv_params p = lab_conv_params(n, c, h, h, c, k, k, 1, k / 2, c);
                 size_t ne = (size_t)n * h * h * c;
                 bf16 *x = rand_dev(ne), *w = rand_dev((size_t)c * k * k), *dy = rand_dev(ne), *y[2], *dx[2];
-                double tf[2], tb[2];
+                double tf[2], tb[2], tw;
+                float *ws;
+                bf16 *dwt;
+                CK(cudaMalloc(&ws, cb_cuda_dw_workspace(&p, 1) + 16));
+                CK(cudaMalloc(&dwt, (size_t)c * k * k * sizeof(bf16)));
+                tw = time_ms([&] { cb_cuda_dw_backward_filter(&p, 1, 1, x, dy, dwt, ws); }, 20, 2);
+                double td[3]; // cuDNN's legacy best of each phase, for scale (its own outputs)
+                {
+                    bf16 *yo, *dxo, *dwo;
+                    CK(cudaMalloc(&yo, ne * sizeof(bf16)));
+                    CK(cudaMalloc(&dxo, ne * sizeof(bf16)));
+                    CK(cudaMalloc(&dwo, (size_t)c * k * k * sizeof(bf16)));
+                    int algo;
+                    for (int ph = 0; ph < 3; ph++) td[ph] = lab_dnn_best(dnn, p, ph, CUDNN_DATA_BFLOAT16, x, w, yo, dy, dxo, dwo, dws, DWS, &algo);
+                    cudaFree(yo), cudaFree(dxo), cudaFree(dwo);
+                }
                 for (int m = 0; m < 2; m++) {
                     CK(cudaMalloc(&y[m], ne * sizeof(bf16)));
                     CK(cudaMalloc(&dx[m], ne * sizeof(bf16)));
@@ -72,10 +92,10 @@ int main(int argc, char **argv) {
                 CK(cudaDeviceSynchronize());
                 double gb = 2.0 * ne * sizeof(bf16) / 1e9;
                 bool ok = same(y[0], y[1], ne) && same(dx[0], dx[1], ne);
-                printf("| %d | %d | %d | %d | %.4f | %.4f | %.0f | %.0f | %.4f | %.4f | %s |\n", k, h, c, n, tf[0], tf[1], gb / tf[0] * 1e3,
-                       gb / tf[1] * 1e3, tb[0], tb[1], ok ? "yes" : "NO");
+                printf("| %d | %d | %d | %d | %.4f | %.4f | %.0f | %.0f | %.4f | %.4f | %.4f | %.4f | %.4f | %.4f | %s |\n", k, h, c, n, tf[0], tf[1], gb / tf[0] * 1e3,
+                       gb / tf[1] * 1e3, tb[0], tb[1], tw, td[0], td[1], td[2], ok ? "yes" : "NO");
                 for (int m = 0; m < 2; m++) cudaFree(y[m]), cudaFree(dx[m]);
-                cudaFree(x), cudaFree(w), cudaFree(dy);
+                cudaFree(x), cudaFree(w), cudaFree(dy), cudaFree(ws), cudaFree(dwt);
             }
     return 0;
 }

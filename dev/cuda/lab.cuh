@@ -132,8 +132,10 @@ static inline double lab_dnn_best(cudnnHandle_t h, const cb_conv_params &p, int 
     cudnnCreateConvolutionDescriptor(&cd);
     DNN(cudnnSetTensor4dDescriptor(xd, CUDNN_TENSOR_NHWC, dt, p.n, p.c, p.h, p.w));
     DNN(cudnnSetTensor4dDescriptor(yd, CUDNN_TENSOR_NHWC, dt, p.n, p.k, p.p, p.q));
-    DNN(cudnnSetFilter4dDescriptor(wd, dt, CUDNN_TENSOR_NHWC, p.k, p.c, p.r, p.s));
+    const int groups = p.groups > 1 ? p.groups : 1; // (grouped and depthwise: the filter's C per group)
+    DNN(cudnnSetFilter4dDescriptor(wd, dt, CUDNN_TENSOR_NHWC, p.k, p.c / groups, p.r, p.s));
     DNN(cudnnSetConvolution2dDescriptor(cd, p.pad_top, p.pad_left, p.stride_h, p.stride_w, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+    DNN(cudnnSetConvolutionGroupCount(cd, groups));
     DNN(cudnnSetConvolutionMathType(cd, lab_dnn_math));
     float one = 1.f, zero = 0.f;
     int ret = 0;

@@ -128,14 +128,30 @@ enum { DW_QT = 4, DW_FAST_SMEM = 49152 };
 // that lie inside the image (from column iw0; `step` elements apart: C under NHWC, 1 under NCHW)
 // is loaded once as V floats, then f(q, kw, xv) runs for every output q of the strip whose tap kw
 // reads it. Unrolled whole, so q and kw are constants in f.
+template <class T, int V> __device__ static __forceinline__ dw_vec<T, V> dw_zero() {
+    dw_vec<T, V> e;
+#pragma unroll
+    for (int j = 0; j < V; j++) dw_st(&e.v[j], 0.f);
+    return e;
+}
+// Every column's load is issued before the first FMA: with a load and its FMAs under one branch
+// per column, the compiler kept that order, so each of a row's QT + SK - 1 loads waited out its
+// latency in turn (stop 61: the SASS of both NHWC kernels, 5-8x off their FMA and DRAM floors). A
+// column outside the image holds zeros, its products added as zeros.
 template <class T, int V, int SK, class F>
 __device__ static __forceinline__ void dw_slide(const T *row, int iw0, int w, int64_t step, F f) {
+    constexpr int COLS = DW_QT + SK - 1;
+    dw_vec<T, V> raw[COLS];
 #pragma unroll
-    for (int col = 0; col < DW_QT + SK - 1; col++) {
+    for (int col = 0; col < COLS; col++) {
         int iw = iw0 + col;
-        if ((unsigned)iw >= (unsigned)w) continue;
+        raw[col] = (unsigned)iw < (unsigned)w ? *reinterpret_cast<const dw_vec<T, V> *>(row + (int64_t)iw * step) : dw_zero<T, V>();
+    }
+#pragma unroll
+    for (int col = 0; col < COLS; col++) {
         float xv[V];
-        dw_load<T, V>(row + (int64_t)iw * step, xv);
+#pragma unroll
+        for (int j = 0; j < V; j++) xv[j] = dw_ld(&raw[col].v[j]);
 #pragma unroll
         for (int q = 0; q < DW_QT; q++) {
             const int kw = col - q;
@@ -632,8 +648,17 @@ static bool dw_fast_geom(const cb_conv_params *p, bool bwd, int v, dw_geom *g, n
     return true;
 }
 
+// The fast kernels' widest vector (elements): 8 bf16 with every column's load in flight costs the
+// forward 190 registers at 7 columns (-Xptxas -v); dev/cuda/dw_lab.sh builds 4 against 8.
+#ifndef DW_FAST_VMAX
+#define DW_FAST_VMAX 8
+#endif
+#ifndef DW_WGRAD_VMAX
+#define DW_WGRAD_VMAX 8
+#endif
 template <class T>
 static void launch_fast(const cb_conv_params *p, bool bwd, int v, const T *x, const T *w, const float *b, T *y, int relu, bool *done) {
+    if (v > DW_FAST_VMAX) v = DW_FAST_VMAX;
     dw_geom g;
     nhwc_grid ng;
     *done = dw_fast_geom(p, bwd, v, &g, &ng);
@@ -693,12 +718,15 @@ dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ 
             for (int kw = 0; kw < SK; kw++) wr[kw] = wsh[(kh * SK + kw) * cpb + cl];
             const T *row = x + ((int64_t)n * g.h + ih) * g.w * g.c + c;
             const int iw0 = ow0 - g.pl;
+            dw_vec<T, 2> raw[QT + SK - 1]; // (every load before the first FMA, as dw_slide)
 #pragma unroll
             for (int col = 0; col < QT + SK - 1; col++) {
                 int iw = iw0 + col;
-                float xv[2] = {0.f, 0.f};
-                if ((unsigned)iw < (unsigned)g.w) dw_load<T, 2>(row + (int64_t)iw * g.c, xv);
-                else continue;
+                raw[col] = (unsigned)iw < (unsigned)g.w ? *reinterpret_cast<const dw_vec<T, 2> *>(row + (int64_t)iw * g.c) : dw_zero<T, 2>();
+            }
+#pragma unroll
+            for (int col = 0; col < QT + SK - 1; col++) {
+                const float xv[2] = {dw_ld(&raw[col].v[0]), dw_ld(&raw[col].v[1])};
 #pragma unroll
                 for (int q = 0; q < QT; q++) {
                     const int kw = col - q;
@@ -828,6 +856,7 @@ template <class T> static void backward_data_t(const cb_conv_params *p, int nhwc
 // its slots (at most chunk_of's count, which sized the workspace) in *slots; false: not taken
 template <class T> static bool fast_wgrad(const cb_conv_params *p, int v, const T *x, const T *dy, float *ws, int64_t *slots) {
     if (!fast_shape(p)) return false;
+    if (v > DW_WGRAD_VMAX) v = DW_WGRAD_VMAX;
     int groups = p->c / v, cap = DW_THREADS / p->r;
     if (cap > 32) cap = 32;
     if (cap < 1) return false;
