@@ -6,7 +6,7 @@
 // products in the same order); then the filter gradient's time and cuDNN's legacy best of each
 // phase (cudnnFind, then a median of 10), for scale. The kernels' file is included whole, so its -D
 // knobs (DW_PAIR_CPB_MAX, DW_FAST_VMAX, DW_WGRAD_VMAX) apply: dev/cuda/dw_lab.sh builds variants.
-//   dw_lab [k=3,5,7] [elems=20000000]
+//   dw_lab [k=3,5,7] [elems=20000000] [dnn]
 #include "cuda/conv_depthwise.cu"
 #include "lab.cuh"
 
@@ -37,6 +37,7 @@ static bool same(const bf16 *a, const bf16 *b, size_t n) {
 int main(int argc, char **argv) {
     std::vector<int> ks = {3, 7};
     double elems = 2e7;
+    bool with_dnn = false; // cuDNN's legacy columns (slow to find; its graph engines, which convbench races, are faster)
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "k=", 2)) {
             ks.clear();
@@ -45,11 +46,12 @@ int main(int argc, char **argv) {
                 if (k != 3 && k != 5 && k != 7) return fprintf(stderr, "dw_lab: k=%s: the fast kernels take 3, 5 or 7\n", t), 2;
                 ks.push_back(k);
             }
-        } else if (!strncmp(argv[i], "elems=", 6)) {
+        } else if (!strcmp(argv[i], "dnn")) with_dnn = true;
+        else if (!strncmp(argv[i], "elems=", 6)) {
             elems = atof(argv[i] + 6);
             if (!(elems >= 1e3 && elems <= 2e8)) return fprintf(stderr, "dw_lab: elems=%s: from 1e3 to 2e8\n", argv[i] + 6), 2;
         }
-        else return fprintf(stderr, "dw_lab: '%s': usage: dw_lab [k=3,5,7] [elems=N]\n", argv[i]), 2;
+        else return fprintf(stderr, "dw_lab: '%s': usage: dw_lab [k=3,5,7] [elems=N] [dnn]\n", argv[i]), 2;
     }
     cudnnHandle_t dnn;
     DNN(cudnnCreate(&dnn));
@@ -80,7 +82,7 @@ int main(int argc, char **argv) {
                     CK(cudaMalloc(&dxo, ne * sizeof(bf16)));
                     CK(cudaMalloc(&dwo, (size_t)c * k * k * sizeof(bf16)));
                     int algo;
-                    for (int ph = 0; ph < 3; ph++) td[ph] = lab_dnn_best(dnn, p, ph, CUDNN_DATA_BFLOAT16, x, w, yo, dy, dxo, dwo, dws, DWS, &algo);
+                    for (int ph = 0; ph < 3; ph++) td[ph] = with_dnn ? lab_dnn_best(dnn, p, ph, CUDNN_DATA_BFLOAT16, x, w, yo, dy, dxo, dwo, dws, DWS, &algo) : NAN;
                     cudaFree(yo), cudaFree(dxo), cudaFree(dwo);
                 }
                 for (int m = 0; m < 2; m++) {

@@ -134,28 +134,46 @@ template <class T, int V> __device__ static __forceinline__ dw_vec<T, V> dw_zero
     for (int j = 0; j < V; j++) dw_st(&e.v[j], 0.f);
     return e;
 }
-// Every column's load is issued before the first FMA: with a load and its FMAs under one branch
-// per column, the compiler kept that order, so each of a row's QT + SK - 1 loads waited out its
-// latency in turn (stop 61: the SASS of both NHWC kernels, 5-8x off their FMA and DRAM floors). A
-// column outside the image holds zeros, its products added as zeros.
-template <class T, int V, int SK, class F>
+// HOIST (the forward and data-gradient kernels): every column's load is issued before the first
+// FMA. With a load and its FMAs under one branch per column, the compiler kept that order, so each
+// of a row's QT + SK - 1 loads waited out its latency in turn (stop 61: the SASS of both NHWC
+// kernels; on the H200, 7x7 at bf16 0.22-0.30 -> 0.19-0.21 ms per 20M elements, 3x3 0.084 -> 0.065).
+// A column outside the image holds zeros, its products added as zeros. The filter-gradient kernels
+// keep the branch per column: their SK x V accumulators leave no registers for the loads in flight,
+// and the hoisted form timed slower there (stage 0 of ConvNeXt-Tiny: 0.42 -> 0.60 ms).
+template <class T, int V, int SK, bool HOIST = true, class F>
 __device__ static __forceinline__ void dw_slide(const T *row, int iw0, int w, int64_t step, F f) {
     constexpr int COLS = DW_QT + SK - 1;
-    dw_vec<T, V> raw[COLS];
+    if constexpr (HOIST) {
+        dw_vec<T, V> raw[COLS];
 #pragma unroll
-    for (int col = 0; col < COLS; col++) {
-        int iw = iw0 + col;
-        raw[col] = (unsigned)iw < (unsigned)w ? *reinterpret_cast<const dw_vec<T, V> *>(row + (int64_t)iw * step) : dw_zero<T, V>();
-    }
+        for (int col = 0; col < COLS; col++) {
+            int iw = iw0 + col;
+            raw[col] = (unsigned)iw < (unsigned)w ? *reinterpret_cast<const dw_vec<T, V> *>(row + (int64_t)iw * step) : dw_zero<T, V>();
+        }
 #pragma unroll
-    for (int col = 0; col < COLS; col++) {
-        float xv[V];
+        for (int col = 0; col < COLS; col++) {
+            float xv[V];
 #pragma unroll
-        for (int j = 0; j < V; j++) xv[j] = dw_ld(&raw[col].v[j]);
+            for (int j = 0; j < V; j++) xv[j] = dw_ld(&raw[col].v[j]);
 #pragma unroll
-        for (int q = 0; q < DW_QT; q++) {
-            const int kw = col - q;
-            if (kw >= 0 && kw < SK) f(q, kw, xv);
+            for (int q = 0; q < DW_QT; q++) {
+                const int kw = col - q;
+                if (kw >= 0 && kw < SK) f(q, kw, xv);
+            }
+        }
+    } else {
+#pragma unroll
+        for (int col = 0; col < COLS; col++) {
+            int iw = iw0 + col;
+            if ((unsigned)iw >= (unsigned)w) continue;
+            float xv[V];
+            dw_load<T, V>(row + (int64_t)iw * step, xv);
+#pragma unroll
+            for (int q = 0; q < DW_QT; q++) {
+                const int kw = col - q;
+                if (kw >= 0 && kw < SK) f(q, kw, xv);
+            }
         }
     }
 }
@@ -219,7 +237,9 @@ dw_nhwc_fast_kernel(dw_geom g, int rounds, int flip, const T *__restrict__ x, co
 }
 
 // dx (N, H, W, C) = the gradient of the forward w.r.t. x, from dy (N, P, Q, C): a gather per input
-// pixel over the outputs whose windows cover it (no atomics, dx written once)
+// pixel over the outputs whose windows cover it (no atomics, dx written once). A filter row's taps
+// of one phase (at most DW_GATHER: 3x3 to 7x7 at stride 2) load together.
+enum { DW_GATHER = 4 };
 template <class T, int V>
 __global__ void __launch_bounds__(DW_THREADS)
 dw_nhwc_bwd_data_kernel(dw_geom g, int rounds, const T *__restrict__ dy, const T *__restrict__ w, T *__restrict__ dx) {
@@ -247,6 +267,25 @@ dw_nhwc_bwd_data_kernel(dw_geom g, int rounds, const T *__restrict__ dy, const T
             if (oh * g.sh != th || oh >= g.p) continue;
             const T *dyrow = dy + ((int64_t)n * g.p + oh) * g.q * g.c + c;
             const T *wrow = wsh + kh * g.s * cs + threadIdx.x * V;
+            const int nkw = (g.s - kw0 + kws - 1) / kws; // the row's taps of this phase
+            if (nkw <= DW_GATHER) { // (every load of the row in flight before the first FMA, as dw_slide; a tap off dy adds zeros)
+                dw_vec<T, V> raw[DW_GATHER];
+#pragma unroll
+                for (int t = 0; t < DW_GATHER; t++) {
+                    const int tw = iw + g.pl - (kw0 + t * kws) * g.dw, ow = tw / g.sw;
+                    const bool on = t < nkw && tw >= 0 && ow * g.sw == tw && ow < g.q;
+                    raw[t] = on ? *reinterpret_cast<const dw_vec<T, V> *>(dyrow + (int64_t)ow * g.c) : dw_zero<T, V>();
+                }
+#pragma unroll
+                for (int t = 0; t < DW_GATHER; t++) {
+                    if (t >= nkw) break;
+                    float wv[V];
+                    dw_load<T, V>(wrow + (kw0 + t * kws) * cs, wv);
+#pragma unroll
+                    for (int j = 0; j < V; j++) acc[j] = fmaf(dw_ld(&raw[t].v[j]), wv[j], acc[j]);
+                }
+                continue;
+            }
             for (int kw = kw0; kw < g.s; kw += kws) {
                 int tw = iw + g.pl - kw * g.dw;
                 if (tw < 0) break;
@@ -348,7 +387,7 @@ dw_nhwc_fast_wgrad_kernel(dw_geom g, int64_t per, const T *__restrict__ x, const
                     for (int j = 0; j < V; j++) dv[q][j] = 0.f;
             }
             const T *xrow = x + ((int64_t)n * g.h + ih) * g.w * g.c + c;
-            dw_slide<T, V, SK>(xrow, ow0 - g.pl, g.w, g.c, [&](int q, int kw, const float *xv) {
+            dw_slide<T, V, SK, false>(xrow, ow0 - g.pl, g.w, g.c, [&](int q, int kw, const float *xv) {
 #pragma unroll
                 for (int j = 0; j < V; j++) acc[kw][j] = fmaf(dv[q][j], xv[j], acc[kw][j]);
             });
@@ -481,7 +520,7 @@ dw_nchw_fast_wgrad_kernel(dw_geom g, int imgs, const T *__restrict__ x, const T 
             float dv[DW_QT];
 #pragma unroll
             for (int q = 0; q < DW_QT; q++) dv[q] = ow0 + q < g.q ? dw_ld(&dyrow[q]) : 0.f;
-            dw_slide<T, 1, SK>(xrow, iw0, g.w, 1, [&](int q, int kw, const float *xv) { acc[kw] = fmaf(dv[q], xv[0], acc[kw]); });
+            dw_slide<T, 1, SK, false>(xrow, iw0, g.w, 1, [&](int q, int kw, const float *xv) { acc[kw] = fmaf(dv[q], xv[0], acc[kw]); });
         }
 #pragma unroll
     for (int k = 0; k < SK; k++) red[threadIdx.x][k] = acc[k];
@@ -649,9 +688,10 @@ static bool dw_fast_geom(const cb_conv_params *p, bool bwd, int v, dw_geom *g, n
 }
 
 // The fast kernels' widest vector (elements): 8 bf16 with every column's load in flight costs the
-// forward 190 registers at 7 columns (-Xptxas -v); dev/cuda/dw_lab.sh builds 4 against 8.
+// forward 190 registers at 7 columns (-Xptxas -v), and timed 2x slower than 4 on the H200 (stop 61,
+// dev/cuda/dw_lab.sh: 0.43-0.58 against 0.21-0.25 ms per 20M elements at 7x7).
 #ifndef DW_FAST_VMAX
-#define DW_FAST_VMAX 8
+#define DW_FAST_VMAX 4
 #endif
 #ifndef DW_WGRAD_VMAX
 #define DW_WGRAD_VMAX 8
