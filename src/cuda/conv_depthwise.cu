@@ -237,9 +237,9 @@ dw_nhwc_fast_kernel(dw_geom g, int rounds, int flip, const T *__restrict__ x, co
 }
 
 // dx (N, H, W, C) = the gradient of the forward w.r.t. x, from dy (N, P, Q, C): a gather per input
-// pixel over the outputs whose windows cover it (no atomics, dx written once). A filter row's taps
-// of one phase (at most DW_GATHER: 3x3 to 7x7 at stride 2) load together.
-enum { DW_GATHER = 4 };
+// pixel over the outputs whose windows cover it (no atomics, dx written once). (Loading a filter
+// row's taps of one phase together, as dw_slide does, timed slower here on the H200: EfficientNet-B0's
+// stride-2 layers at b128 bf16, 0.31 -> 0.37 ms and 0.45 -> 0.48; stop 61, b788e32.)
 template <class T, int V>
 __global__ void __launch_bounds__(DW_THREADS)
 dw_nhwc_bwd_data_kernel(dw_geom g, int rounds, const T *__restrict__ dy, const T *__restrict__ w, T *__restrict__ dx) {
@@ -267,25 +267,6 @@ dw_nhwc_bwd_data_kernel(dw_geom g, int rounds, const T *__restrict__ dy, const T
             if (oh * g.sh != th || oh >= g.p) continue;
             const T *dyrow = dy + ((int64_t)n * g.p + oh) * g.q * g.c + c;
             const T *wrow = wsh + kh * g.s * cs + threadIdx.x * V;
-            const int nkw = (g.s - kw0 + kws - 1) / kws; // the row's taps of this phase
-            if (nkw <= DW_GATHER) { // (every load of the row in flight before the first FMA, as dw_slide; a tap off dy adds zeros)
-                dw_vec<T, V> raw[DW_GATHER];
-#pragma unroll
-                for (int t = 0; t < DW_GATHER; t++) {
-                    const int tw = iw + g.pl - (kw0 + t * kws) * g.dw, ow = tw / g.sw;
-                    const bool on = t < nkw && tw >= 0 && ow * g.sw == tw && ow < g.q;
-                    raw[t] = on ? *reinterpret_cast<const dw_vec<T, V> *>(dyrow + (int64_t)ow * g.c) : dw_zero<T, V>();
-                }
-#pragma unroll
-                for (int t = 0; t < DW_GATHER; t++) {
-                    if (t >= nkw) break;
-                    float wv[V];
-                    dw_load<T, V>(wrow + (kw0 + t * kws) * cs, wv);
-#pragma unroll
-                    for (int j = 0; j < V; j++) acc[j] = fmaf(dw_ld(&raw[t].v[j]), wv[j], acc[j]);
-                }
-                continue;
-            }
             for (int kw = kw0; kw < g.s; kw += kws) {
                 int tw = iw + g.pl - kw * g.dw;
                 if (tw < 0) break;
@@ -693,7 +674,7 @@ static bool dw_fast_geom(const cb_conv_params *p, bool bwd, int v, dw_geom *g, n
 #ifndef DW_FAST_VMAX
 #define DW_FAST_VMAX 4
 #endif
-#ifndef DW_WGRAD_VMAX
+#ifndef DW_WGRAD_VMAX // (the filter gradient's, which keeps its loads under a branch each: dw_slide)
 #define DW_WGRAD_VMAX 8
 #endif
 template <class T>
@@ -724,7 +705,6 @@ static void launch_fast(const cb_conv_params *p, bool bwd, int v, const T *x, co
 // one image (the input rows they share stay in L1) by CPB channel pairs, walking the rows' strips
 // (every gridDim.z-th), its filter slice staged once. Same sums in the same order as the kernels
 // above (fp32 FMA over the taps, row by row), so the same results bit for bit.
-template <class T> struct alignas(2 * sizeof(T)) dw_two { T v[2]; };
 struct alignas(8) dw_wpair { float a, b; };
 enum { DW_PAIR_SMEM = 49152 };
 #ifndef DW_PAIR_CPB_MAX
@@ -789,7 +769,10 @@ dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ 
 // elsewhere). Timed on the H200 (stop 60, docs/results/2026-11-29-actgrad.md), same call, b64/b128
 // bf16: the pairs 5-20% faster on 28x28 planes and smaller (ConvNeXt-Tiny stages 1-3,
 // EfficientNet-B0's 28x28 and 14x14 blocks), 13-24% slower on 56x56 and 112x112 (ConvNeXt's stage 0:
-// 0.276 ms against 0.237), for reasons not found yet; so neither is taken everywhere.
+// 0.276 ms against 0.237). Both kernels then held each column's load latency in turn (dw_slide);
+// with the loads in flight together (stop 61, dev/cuda/dw_lab.sh, 20M elements), the pairs lead at
+// 7x7 on planes of 14 and more (0.18-0.21 ms against 0.21-0.25), trail on 7x7 planes (0.27-0.31
+// against 0.21-0.24) and at 3x3 (0.077-0.112 against 0.063-0.076): so neither is taken everywhere.
 static int dw_pair_mode = -1;
 extern "C" void cb_cuda_dw_pair(int mode) { dw_pair_mode = mode; }
 static bool dw_pair_on(bool take) { return dw_pair_mode >= 0 ? dw_pair_mode == 1 : take; }
