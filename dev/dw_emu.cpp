@@ -96,6 +96,8 @@ int main() {
         {2, 32, 9, 13, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},   // 5x5 stride 1 (the fast kernel), rows not a multiple of its strip
         {1, 20, 6, 9, 3, 3, 1, 1, 0, 2, 2, 0, 1, 1},    // stride 1, lopsided pads both ways
         {1, 256, 7, 7, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1},   // 7x7, the fast kernel's channel slices
+        {2, 18, 5, 31, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1},   // 7x7 rows wide enough for strips wholly inside
+        {1, 24, 4, 29, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},   // 3x3 the same
     };
     for (int fmt = 0; fmt < 4; fmt++)
         for (const auto &z : shapes) run(fmt, z);

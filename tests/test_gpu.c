@@ -469,6 +469,13 @@ static void conv_dw_cases(const char *be, cb_precision prec) {
                "\"type\": \"Convolution\", \"filter\": [7, 7, 1, 40], \"padding\": [3, 3], \"strides\": [1, 1, 1, 1], \"groups\": 40, \"activation_fn\": null");
     layer_case(be, prec, "conv dw 3x5 s(2,1) C3 b3", 3, 9, 10, 3,
                "\"type\": \"Convolution\", \"filter\": [3, 5, 1, 3], \"padding\": [1, 2], \"strides\": [1, 2, 1, 1], \"groups\": 3, \"activation_fn\": null");
+    // rows wide enough that the stride-1 kernels' middle strips lie wholly inside (no column test there)
+    layer_case(be, prec, "conv dw 3x3 pad 1 C24 b2 W29 (inner strips)", 2, 5, 29, 24,
+               "\"type\": \"Convolution\", \"filter\": [3, 3, 1, 24], \"padding\": [1, 1], \"strides\": [1, 1, 1, 1], \"groups\": 24, \"activation_fn\": \"relu\"");
+    layer_case(be, prec, "conv dw 5x5 pad 2 C10 b2 W27 (inner strips)", 2, 6, 27, 10,
+               "\"type\": \"Convolution\", \"filter\": [5, 5, 1, 10], \"padding\": [2, 2], \"strides\": [1, 1, 1, 1], \"groups\": 10, \"activation_fn\": null");
+    layer_case(be, prec, "conv dw 7x7 pad 3 C18 b1 W31 (inner strips)", 1, 9, 31, 18,
+               "\"type\": \"Convolution\", \"filter\": [7, 7, 1, 18], \"padding\": [3, 3], \"strides\": [1, 1, 1, 1], \"groups\": 18, \"activation_fn\": null");
 }
 
 // convolutions of every odd kind, then (without small_only) large layers of real networks
@@ -1929,6 +1936,13 @@ static void dw_cases(void) {
             if (lays[l] == CB_LAYOUT_NCHW && precs[p] == CB_PREC_FP32) continue; // the own-algorithm table's (own_algo_cases)
             test_layout = lays[l];
             conv_dw_cases("auto", precs[p]);
+            if (lays[l] == CB_LAYOUT_NHWC) { // each stride-1 kernel forced, not only the race's pick
+                setenv("CONVBENCH_DW_PAIR", "on", 1);
+                conv_dw_cases("auto", precs[p]);
+                setenv("CONVBENCH_DW_PAIR", "off", 1);
+                conv_dw_cases("auto", precs[p]);
+                unsetenv("CONVBENCH_DW_PAIR");
+            }
             layer_case("auto", precs[p], "conv dw 3x3 dilation 2 C16 b2", 2, 11, 9, 16,
                        "\"type\": \"Convolution\", \"filter\": [3, 3, 1, 16], \"padding\": [2, 2], \"dilations\": [2, 2], \"strides\": [1, 1, 1, 1], \"groups\": 16, \"activation_fn\": \"relu\"");
             layer_case("auto", precs[p], "conv dw 3x3 s2 C600 b1 (channel slices)", 1, 7, 6, 600,

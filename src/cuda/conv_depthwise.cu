@@ -137,7 +137,8 @@ template <class T, int V> __device__ static __forceinline__ dw_vec<T, V> dw_zero
 // HOIST (the forward and data-gradient kernels): every column's load is issued before the first
 // FMA. With a load and its FMAs under one branch per column, the compiler kept that order, so each
 // of a row's QT + SK - 1 loads waited out its latency in turn (stop 61: the SASS of both NHWC
-// kernels; on the H200, 7x7 at bf16 0.22-0.30 -> 0.19-0.21 ms per 20M elements, 3x3 0.084 -> 0.065).
+// kernels; on the H200 per 20M bf16 elements, the pairs at 7x7 on planes of 14 and more 0.20-0.30 ->
+// 0.18-0.21 ms, the 16-byte kernel at 3x3 0.082-0.101 -> 0.063-0.077: docs/results/2026-11-30-dwloads.md).
 // A column outside the image holds zeros, its products added as zeros. The filter-gradient kernels
 // keep the branch per column: their SK x V accumulators leave no registers for the loads in flight,
 // and the hoisted form timed slower there (stage 0 of ConvNeXt-Tiny: 0.42 -> 0.60 ms).
@@ -670,7 +671,7 @@ static bool dw_fast_geom(const cb_conv_params *p, bool bwd, int v, dw_geom *g, n
 
 // The fast kernels' widest vector (elements): 8 bf16 with every column's load in flight costs the
 // forward 190 registers at 7 columns (-Xptxas -v), and timed 2x slower than 4 on the H200 (stop 61,
-// dev/cuda/dw_lab.sh: 0.43-0.58 against 0.21-0.25 ms per 20M elements at 7x7).
+// dev/cuda/dw_lab.sh: 0.42-0.58 against 0.21-0.25 ms per 20M elements at 7x7).
 #ifndef DW_FAST_VMAX
 #define DW_FAST_VMAX 4
 #endif
@@ -710,6 +711,16 @@ enum { DW_PAIR_SMEM = 49152 };
 #ifndef DW_PAIR_CPB_MAX
 #define DW_PAIR_CPB_MAX 64 // the most channel pairs a block (dev/cuda/dw_lab.sh builds others)
 #endif
+// a pair of channels as one access, and its two values as floats (bf16: the bits moved, no rounding)
+__device__ static __forceinline__ void dw_pair_f(const dw_vec<float, 2> &e, float &lo, float &hi) { lo = e.v[0], hi = e.v[1]; }
+__device__ static __forceinline__ void dw_pair_f(const dw_vec<bf16, 2> &e, float &lo, float &hi) {
+    uint32_t u = *reinterpret_cast<const uint32_t *>(&e);
+    lo = __uint_as_float(u << 16), hi = __uint_as_float(u & 0xffff0000u);
+}
+// A thread's filter taps (SK x R pairs) lie together in shared memory (wsh[cl * rs + t]), so a row's
+// SK reads take immediate offsets; a strip whose columns all lie inside the row runs without a
+// bounds test per column (EDGE false). Stop 61: the loop over a filter row had 433 instructions for
+// its 112 FMAs (SASS), its addresses, bounds tests and bf16 conversions the rest.
 template <class T, int SK, int QT>
 __global__ void __launch_bounds__(DW_THREADS)
 dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ b,
@@ -717,7 +728,7 @@ dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ 
     __shared__ dw_wpair wsh[DW_PAIR_SMEM / sizeof(dw_wpair)];
     const int tid = threadIdx.x, cl = tid % cpb, r = tid / cpb, cp0 = blockIdx.y * cpb, pairs = g.c / 2;
     for (int i = tid; i < g.rs * cpb; i += blockDim.x) {
-        int t = i / cpb, l = i - t * cpb, cp = cp0 + l, tt = flip ? g.rs - 1 - t : t;
+        int l = i / g.rs, t = i - l * g.rs, cp = cp0 + l, tt = flip ? g.rs - 1 - t : t;
         dw_wpair v = {0.f, 0.f};
         if (cp < pairs) v.a = dw_ld(&w[(size_t)(2 * cp) * g.rs + tt]), v.b = dw_ld(&w[(size_t)(2 * cp + 1) * g.rs + tt]);
         wsh[i] = v;
@@ -726,40 +737,49 @@ dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ 
     const int rgroups = (g.p + rl - 1) / rl, n = blockIdx.x / rgroups, oh = (blockIdx.x - n * rgroups) * rl + r, c = 2 * (cp0 + cl);
     if (r >= rl || cp0 + cl >= pairs || oh >= g.p) return;
     const float b0 = b ? b[c] : 0.f, b1 = b ? b[c + 1] : 0.f;
+    const dw_wpair *wt = wsh + cl * g.rs;
+    const int64_t cstep = g.c;
+    const T *img = x + (int64_t)n * g.h * g.w * cstep + c;
+    constexpr int COLS = QT + SK - 1;
     for (int ow0 = blockIdx.z * QT; ow0 < g.q; ow0 += QT * gridDim.z) {
         float a0[QT], a1[QT];
 #pragma unroll
         for (int q = 0; q < QT; q++) a0[q] = b0, a1[q] = b1;
+        const int iw0 = ow0 - g.pl;
+        const bool edge = iw0 < 0 || iw0 + COLS > g.w;
         for (int kh = 0; kh < g.r; kh++) {
             int ih = oh - g.pt + kh;
             if ((unsigned)ih >= (unsigned)g.h) continue;
+            const T *row = img + ((int64_t)ih * g.w + iw0) * cstep;
+            dw_vec<T, 2> raw[COLS]; // (every load before the first FMA, as dw_slide)
+            if (edge) {
+#pragma unroll
+                for (int col = 0; col < COLS; col++)
+                    raw[col] = (unsigned)(iw0 + col) < (unsigned)g.w ? *reinterpret_cast<const dw_vec<T, 2> *>(row + col * cstep) : dw_zero<T, 2>();
+            } else {
+#pragma unroll
+                for (int col = 0; col < COLS; col++) raw[col] = *reinterpret_cast<const dw_vec<T, 2> *>(row + col * cstep);
+            }
             dw_wpair wr[SK];
 #pragma unroll
-            for (int kw = 0; kw < SK; kw++) wr[kw] = wsh[(kh * SK + kw) * cpb + cl];
-            const T *row = x + ((int64_t)n * g.h + ih) * g.w * g.c + c;
-            const int iw0 = ow0 - g.pl;
-            dw_vec<T, 2> raw[QT + SK - 1]; // (every load before the first FMA, as dw_slide)
+            for (int kw = 0; kw < SK; kw++) wr[kw] = wt[kh * SK + kw];
 #pragma unroll
-            for (int col = 0; col < QT + SK - 1; col++) {
-                int iw = iw0 + col;
-                raw[col] = (unsigned)iw < (unsigned)g.w ? *reinterpret_cast<const dw_vec<T, 2> *>(row + (int64_t)iw * g.c) : dw_zero<T, 2>();
-            }
-#pragma unroll
-            for (int col = 0; col < QT + SK - 1; col++) {
-                const float xv[2] = {dw_ld(&raw[col].v[0]), dw_ld(&raw[col].v[1])};
+            for (int col = 0; col < COLS; col++) {
+                float x0, x1;
+                dw_pair_f(raw[col], x0, x1);
 #pragma unroll
                 for (int q = 0; q < QT; q++) {
                     const int kw = col - q;
-                    if (kw >= 0 && kw < SK) a0[q] = fmaf(xv[0], wr[kw].a, a0[q]), a1[q] = fmaf(xv[1], wr[kw].b, a1[q]);
+                    if (kw >= 0 && kw < SK) a0[q] = fmaf(x0, wr[kw].a, a0[q]), a1[q] = fmaf(x1, wr[kw].b, a1[q]);
                 }
             }
         }
-        T *yrow = y + (((int64_t)n * g.p + oh) * g.q + ow0) * g.c + c;
+        T *yrow = y + (((int64_t)n * g.p + oh) * g.q + ow0) * cstep + c;
 #pragma unroll
         for (int q = 0; q < QT; q++) {
             if (ow0 + q >= g.q) break;
             float o[2] = {relu ? fmaxf(a0[q], 0.f) : a0[q], relu ? fmaxf(a1[q], 0.f) : a1[q]};
-            dw_store<T, 2>(yrow + (int64_t)q * g.c, o);
+            dw_store<T, 2>(yrow + q * cstep, o);
         }
     }
 }
@@ -772,7 +792,7 @@ dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ 
 // 0.276 ms against 0.237). Both kernels then held each column's load latency in turn (dw_slide);
 // with the loads in flight together (stop 61, dev/cuda/dw_lab.sh, 20M elements), the pairs lead at
 // 7x7 on planes of 14 and more (0.18-0.21 ms against 0.21-0.25), trail on 7x7 planes (0.27-0.31
-// against 0.21-0.24) and at 3x3 (0.077-0.112 against 0.063-0.076): so neither is taken everywhere.
+// against 0.21-0.24) and at 3x3 (0.076-0.112 against 0.063-0.077): so neither is taken everywhere.
 static int dw_pair_mode = -1;
 extern "C" void cb_cuda_dw_pair(int mode) { dw_pair_mode = mode; }
 static bool dw_pair_on(bool take) { return dw_pair_mode >= 0 ? dw_pair_mode == 1 : take; }
