@@ -57,6 +57,10 @@ static inline cudaError_t cudaMemcpy2DAsync(void *d, size_t dp, const void *s, s
     return cudaSuccess;
 }
 
+// the bit moves between a float and its 32-bit word
+static inline float __uint_as_float(uint32_t u) { float f; std::memcpy(&f, &u, 4); return f; }
+static inline uint32_t __float_as_uint(float f) { uint32_t u; std::memcpy(&u, &f, 4); return u; }
+
 inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 inline std::barrier<> *emu_bar;
 static inline void __syncthreads() { emu_bar->arrive_and_wait(); }

@@ -697,10 +697,9 @@ static void launch_fast(const cb_conv_params *p, bool bwd, int v, const T *x, co
 }
 
 // NHWC at stride 1 (3, 5 or 7 columns), two channels a thread: the fast kernel above moves 16 bytes
-// of 8 channels an access and holds 8 channels' filter row (56 floats) in registers, read again
-// from shared memory for every strip; a warp's accesses span three strips, so the L1 and shared
-// memory's data path, not the FMAs, bounds it (ConvNeXt-Tiny's 7x7 layers at b64 bf16: 0.23 ms at
-// stage 0, where the FMAs alone take about 0.03). Here a warp's 32 lanes take 32 adjacent channel
+// of up to 8 channels an access and holds their filter row in registers, read again from shared
+// memory for every strip (stop 60 guessed its data path bound it; stop 61 found its loads waiting
+// in turn, and this kernel's instructions three to one against its FMAs). Here a warp's 32 lanes take 32 adjacent channel
 // pairs of one pixel (one 128-byte line of bf16), a thread holds its pair's filter row (SK pairs)
 // while it slides over QT + SK - 1 input columns for QT outputs, and a block is RL output rows of
 // one image (the input rows they share stay in L1) by CPB channel pairs, walking the rows' strips
@@ -719,8 +718,9 @@ __device__ static __forceinline__ void dw_pair_f(const dw_vec<bf16, 2> &e, float
 }
 // A thread's filter taps (SK x R pairs) lie together in shared memory (wsh[cl * rs + t]), so a row's
 // SK reads take immediate offsets; a strip whose columns all lie inside the row runs without a
-// bounds test per column (EDGE false). Stop 61: the loop over a filter row had 433 instructions for
-// its 112 FMAs (SASS), its addresses, bounds tests and bf16 conversions the rest.
+// bounds test per column. Stop 61: the loop over a filter row (7x7, QT 8) had 433 instructions for
+// its 112 FMAs (SASS: addresses, bounds tests and bf16 conversions the rest), now 215 on a strip
+// inside the row; on the H200 ConvNeXt-Tiny b64's stage-0 forward 0.19 -> 0.13 ms, ahead of cuDNN's.
 template <class T, int SK, int QT>
 __global__ void __launch_bounds__(DW_THREADS)
 dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ x, const T *__restrict__ w, const float *__restrict__ b,
@@ -789,10 +789,12 @@ dw_nhwc_pair_kernel(dw_geom g, int cpb, int rl, int flip, const T *__restrict__ 
 // elsewhere). Timed on the H200 (stop 60, docs/results/2026-11-29-actgrad.md), same call, b64/b128
 // bf16: the pairs 5-20% faster on 28x28 planes and smaller (ConvNeXt-Tiny stages 1-3,
 // EfficientNet-B0's 28x28 and 14x14 blocks), 13-24% slower on 56x56 and 112x112 (ConvNeXt's stage 0:
-// 0.276 ms against 0.237). Both kernels then held each column's load latency in turn (dw_slide);
-// with the loads in flight together (stop 61, dev/cuda/dw_lab.sh, 20M elements), the pairs lead at
-// 7x7 on planes of 14 and more (0.18-0.21 ms against 0.21-0.25), trail on 7x7 planes (0.27-0.31
-// against 0.21-0.24) and at 3x3 (0.076-0.112 against 0.063-0.077): so neither is taken everywhere.
+// 0.276 ms against 0.237). Both kernels then held each column's load latency in turn (dw_slide).
+// Stop 61 (dev/cuda/dw_lab.sh, 20M bf16 elements, the H200), with the loads in flight together and
+// the pair kernel's addressing and bf16 unpacking cut down: the pairs 0.123-0.141 ms at 7x7 on planes
+// of 56 and 112, 0.151-0.167 at 28, 0.177-0.202 at 14 (the 16-byte kernel 0.20-0.25 on each), but
+// 0.231-0.257 on 7x7 planes against 0.214-0.234 (every strip there tests its columns); at 3x3 the
+// pairs lead on planes of 14 and more, trail on 7x7 ones: so neither is taken everywhere.
 static int dw_pair_mode = -1;
 extern "C" void cb_cuda_dw_pair(int mode) { dw_pair_mode = mode; }
 static bool dw_pair_on(bool take) { return dw_pair_mode >= 0 ? dw_pair_mode == 1 : take; }
