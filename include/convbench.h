@@ -307,6 +307,15 @@ cb_status cb_exec_forward(cb_exec *e, bool train, cb_layer_times *t);
 cb_status cb_exec_criterion_forward(cb_exec *e, double *loss, double *ms);
 cb_status cb_exec_criterion_backward(cb_exec *e, double *ms);
 cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t);
+// Per-layer times of a device's pass are read from marks between its layers: where the host queues
+// a layer's calls more slowly than the device runs them (small layers, the first layers after the
+// device waited for the host), a mark's gap holds the host's time. With the hold on, each timed
+// pass (t not NULL) keeps the device's queue waiting until the whole pass is queued, so that each
+// layer's time is the device's work alone (profile: the layers' own times; fullpass keeps the gaps,
+// they belong to the step). Returns -1 where the backend cannot hold (the CPU), else the number of
+// holds so far that ended by their timeout (100 ms; a call in the pass waited for the device or the
+// launch queue filled): those passes' first layers may still hold host time.
+int cb_exec_hold(cb_exec *e, bool on);
 cb_status cb_exec_update(cb_exec *e, double *ms);
 // The learning rate of the next updates (a schedule changes it between steps).
 cb_status cb_exec_set_lr(cb_exec *e, float lr);

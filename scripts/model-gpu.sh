@@ -10,6 +10,7 @@
 #      (profile --direction all), and a whole training step (fullpass --update) of each; then each
 #      step once more (fullpass2/, fp32: the run-to-run spread of a step)
 #   4. convbench model-eval on them, leave one network out (conv layers; all layers)
+# HOLD_AB (a list of networks, as below): those profiled again with --hold off (profiles-unheld/).
 # CACHE_AB=1: the passes, GEMMs and convolutions calibrated a second time back to back (calibrate
 # --cache hot, the timing before stop 44, 2026-11-28) into TAG-cal-hot.json, both evaluated on this
 # call's profiles (the own fallback's convolutions are the same in both).
@@ -120,6 +121,22 @@ for item in $list; do
         [ $rc != 0 ] && [ $rc != 124 ] && echo "model-gpu: fullpass $o failed (exit $rc): $(tail -1 "$RES/fullpass/$o.log")"
     done
     echo "model-gpu: $tag $((SECONDS - s)) s"
+done
+
+# HOLD_AB="resnet50:64 gen-resnet-s1 ...": those networks profiled again with --hold off (profiles-unheld/):
+# the rows with the host's launch gaps, as every profile before 2026-11-30 measured them
+for item in ${HOLD_AB:-}; do
+    late "profile --hold off $item" && continue
+    case $item in
+    *:*) net=${item%:*} batch="--batch ${item#*:}" tag=${item%:*} ;;
+    *) net=$RES/nets/$item.json batch="" tag=$item ;;
+    esac
+    mkdir -p "$RES/profiles-unheld"
+    for prec in ${PRECS:-fp32}; do
+        lay=$([ $prec = bf16 ] && echo "--layout nhwc")
+        timeout 45 "$CB" profile "$net" $batch --backend "$BE" --precision $prec $lay --direction all --warmup 2 --iters 5 --hold off \
+            --format json --quiet --output "$RES/profiles-unheld/$tag-$prec.json" 2>/dev/null || echo "model-gpu: profile --hold off $tag failed"
+    done
 done
 
 # the steps once more, each network right after the other (fullpass2/): how far a step moves between two

@@ -176,6 +176,7 @@ expect "profile backward filter" 0 "Sum" -- "$cb" profile fashion-lenet --batch 
 expect "profile two backends" 0 "ref_ms" -- "$cb" profile fashion-lenet --batch 2 --backend cpu,ref --iters 1 --warmup 0 --quiet --format csv
 expect "bad backend" 2 "unknown backend 'tpu'" -- "$cb" fullpass fashion-lenet --backend tpu --quiet
 expect "bad direction" 2 "--direction: 'sideways'" -- "$cb" profile fashion-lenet --direction sideways
+expect "bad hold" 2 "--hold: 'maybe' is not on or off" -- "$cb" profile fashion-lenet --hold maybe
 expect "bad precision on cpu" 2 "backend cpu does not compute in bf16 [unsupported: precision]" -- "$cb" fullpass fashion-lenet --precision bf16
 expect "bad iters" 2 "--iters: 0 must be in" -- "$cb" fullpass fashion-lenet --iters 0
 expect "bad memory slack" 2 "--memory-slack: -1 must be in" -- "$cb" fullpass fashion-lenet --memory-slack -1
@@ -328,6 +329,7 @@ expect "predict --measure not a profile" 2 "is not the JSON of convbench profile
 expect "predict --measure missing file" 2 "cannot read the profile '$tmp/none.json'" -- "$cb" predict fashion-lenet --device h200 --measure "$tmp/none.json"
 # the layout: a profile records it (older ones in argv), predict --layout matches it, a bad one is refused
 if python3 -c "import json; assert json.load(open('$tmp/pf.json'))['layout'] == 'nchw'" 2>/dev/null; then ok "profile JSON names its layout"; else bad "profile JSON: no layout"; fi
+if python3 -c "import json; assert json.load(open('$tmp/pf.json'))['hold'] == 'none'" 2>/dev/null; then ok "a CPU profile records that nothing held its passes"; else bad "profile JSON: no hold"; fi
 expect "predict --measure other layout" 2 "measured on nchw storage, the prediction is for nhwc" -- "$cb" predict fashion-lenet --batch 4 --device h200 --layout nhwc --measure "$tmp/pf.json"
 one_line "predict --measure other layout: one line" "$cb" predict fashion-lenet --batch 4 --device h200 --layout nhwc --measure "$tmp/pf.json"
 expect "predict bad --layout" 2 "--layout: 'chwn' is not nchw or nhwc" -- "$cb" predict fashion-lenet --device h200 --layout chwn

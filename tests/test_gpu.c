@@ -2886,8 +2886,85 @@ static void recompute_cases(void) {
     cb_net_free(net);
 }
 
+// The queue's hold (cb_exec_hold, profile's default): a hold keeps the device's queue waiting while
+// the host sleeps, so marks around the sleep time the device alone; a call that waits for the device
+// inside a hold ends it by the timeout, counted; a held profile's passes compute what unheld ones do.
+static void hold_cases(void) {
+    cb_error err = {0};
+    cb_net *net = cb_net_load_string(again_net, "again", &err);
+    if (!net) {
+        printf("FAIL hold net: %s\n", err.msg);
+        failed++;
+        return;
+    }
+    int n = net->nlayers;
+    const char *backends[] = {"cuda", "cudnn"};
+    for (int b = 0; b < 2; b++) {
+        cb_exec_opts o;
+        cb_exec_opts_default(&o);
+        o.backend = backends[b], o.seed = 5;
+        cb_exec *e = cb_exec_create(net, &o, &err);
+        char what[200];
+        snprintf(what, sizeof what, "hold %s: exec (%.120s)", o.backend, e ? "" : err.msg);
+        check(what, e ? 0 : 1, 0);
+        if (!e) continue;
+        size_t nx = (size_t)cb_shape_count(net->layers[0].out);
+        float *x = malloc(nx * sizeof *x);
+        int32_t lab[4] = {1, 4, 0, 2};
+        uint32_t r = 12345;
+        for (size_t i = 0; i < nx; i++) r = r * 1664525u + 1013904223u, x[i] = (float)(r >> 8) / 8388608.0f - 1;
+        cb_exec_set_input(e, x, lab);
+        free(x);
+        snprintf(what, sizeof what, "hold %s: the backend holds, no timeout yet", o.backend);
+        check(what, cb_exec_hold(e, false) == 0 ? 0 : 1, 0);
+        // the mechanism: a 30 ms sleep of the host between two marks, held and not
+        double gap[2] = {0, 0};
+        for (int h = 0; h < 2; h++) {
+            if (h) e->be->hold(e, true);
+            e->be->mark_reset(e);
+            int m0 = e->be->mark(e);
+            struct timespec ts = {0, 30 * 1000 * 1000};
+            nanosleep(&ts, NULL);
+            int m1 = e->be->mark(e);
+            if (h) e->be->hold(e, false);
+            gap[h] = e->be->mark_ms(e, m0, m1);
+        }
+        snprintf(what, sizeof what, "hold %s: marks around a 30 ms host sleep: %.3f ms unheld, %.3f ms held", o.backend, gap[0], gap[1]);
+        check(what, gap[0] > 25 && gap[1] < 1 ? 0 : 1, 0);
+        // a call that waits for the device inside a hold: the wait ends by its timeout, counted
+        float one = 0;
+        e->be->hold(e, true);
+        e->be->download(e, &one, e->grads, 4);
+        int to = e->be->hold(e, false);
+        snprintf(what, sizeof what, "hold %s: a download inside a hold returns after the timeout, counted (%d)", o.backend, to);
+        check(what, to == 1 ? 0 : 1, 0);
+        // held and unheld timed passes: the same loss, every layer timed, no timeout
+        cb_layer_times *t = calloc((size_t)n, sizeof *t);
+        double loss[2] = {0, 0};
+        for (int h = 0; h < 2; h++) {
+            cb_exec_hold(e, h == 1);
+            for (int r = 0; r < 2; r++) {
+                cb_exec_forward(e, true, t);
+                cb_exec_criterion_forward(e, &loss[h], NULL);
+                cb_exec_criterion_backward(e, NULL);
+                cb_exec_backward(e, t);
+            }
+        }
+        to = cb_exec_hold(e, false);
+        bool timed = true;
+        for (int i = 1; i < n; i++) timed &= t[i].ms[CB_PHASE_FORWARD] > 0;
+        snprintf(what, sizeof what, "hold %s: held passes' loss %.7f = unheld %.7f, each layer's forward timed, no new timeout (%d)", o.backend, loss[1],
+                 loss[0], to);
+        check(what, loss[0] == loss[1] && timed && to == 1 ? 0 : 1, 0);
+        free(t);
+        cb_exec_destroy(e);
+    }
+    cb_net_free(net);
+}
+
 static void storage_cases(void) {
     wg_cases();
+    hold_cases();
     dw_cases();
     modern_cases();
     bn_cases();
@@ -2973,8 +3050,8 @@ int main(int argc, char **argv) {
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
     if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small") &&
         strcmp(part, "net") && strcmp(part, "graph") && strcmp(part, "dnngraph") && strcmp(part, "dnngraph-desc") && strcmp(part, "dnnbn") && strcmp(part, "pick") &&
-        strcmp(part, "wg") && strcmp(part, "concat") && strcmp(part, "bias")) {
-        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph, dnngraph-desc, dnnbn, pick, wg, concat or bias\n",
+        strcmp(part, "wg") && strcmp(part, "concat") && strcmp(part, "bias") && strcmp(part, "hold")) {
+        fprintf(stderr, "test_gpu: --part: '%s' is not own, rest, storage, storage-small, net, graph, dnngraph, dnngraph-desc, dnnbn, pick, wg, concat, bias or hold\n",
                 part);
         return 2;
     }
@@ -3028,6 +3105,8 @@ int main(int argc, char **argv) {
             wg_cases();
         } else if (part && !strcmp(part, "dnnbn")) { // cuDNN's Ex batch norm on
             dnn_bn_cases();
+        } else if (part && !strcmp(part, "hold")) { // the queue's hold (profile's timing; also in storage)
+            hold_cases();
         } else if (part && !strcmp(part, "bias")) { // the bias gradients, alone and with the activation's (also in storage)
             bias_grad_cases();
             act_bias_grad_cases();

@@ -13,11 +13,14 @@ static int run(int argc, char **argv) {
     run_opts ro;
     run_opts_default(&ro);
     cli_out o = {0};
-    const char *direction = "forward", *wrt = "data";
+    const char *direction = "forward", *wrt = "data", *hold = "on";
     const cli_opt opts[] = {
         RUN_OPTS(ro),
         {"--direction", CLI_STR, &direction, "D", "forward (default), backward, or all (three tables from one plan)"},
         {"--wrt", CLI_STR, &wrt, "W", "with --direction backward: data (default) or filter"},
+        {"--hold", CLI_STR, &hold, "on|off",
+         "GPU: on (default): each timed pass waits on the device until it is queued, so a layer's time is the device's work alone; off: "
+         "host launch gaps count in the layers they delay (as fullpass --per-layer shows them in a step)"},
         CLI_OUT_OPTS(o),
         {0},
     };
@@ -35,6 +38,9 @@ static int run(int argc, char **argv) {
         else if (!strcmp(wrt, "filter")) phase = CB_PHASE_BWD_FILTER;
         else return cli_usage_error(&cmd_profile, "--wrt: '%s' is not data or filter", wrt);
     } else return cli_usage_error(&cmd_profile, "--direction: '%s' is not forward, backward or all", direction);
+    if (strcmp(hold, "on") && strcmp(hold, "off")) return cli_usage_error(&cmd_profile, "--hold: '%s' is not on or off", hold);
+    bool holding = !strcmp(hold, "on");
+    int held = -1, hold_timeouts = 0; // (-1: no backend held: a CPU run)
     int ph0 = all ? 0 : (int)phase, ph1 = all ? CB_PHASE_COUNT : (int)phase + 1;
     // the backend list: "cpu,ref"
     char list[256];
@@ -80,8 +86,11 @@ static int run(int argc, char **argv) {
             rc = cli_fail(&cmd_profile, &err);
             goto out;
         }
+        int h0 = -1; // the backend's timeouts before its timed iterations
         for (int it = 0; it < ro.warmup + iters; it++) {
             bool fwd = phase == CB_PHASE_FORWARD && !all;
+            // (the warm-up unheld: its first pass makes plans and workspaces, and may wait for the device)
+            if (it == ro.warmup && holding) h0 = cb_exec_hold(e, true);
             cb_exec_forward(e, !fwd, fwd || all ? lf : NULL);
             if (!fwd) {
                 cb_exec_criterion_forward(e, NULL, NULL);
@@ -95,6 +104,10 @@ static int run(int argc, char **argv) {
             cli_progress_eta(&o, t_start, (double)b * (ro.warmup + iters) + it + 1, (double)nb * (ro.warmup + iters),
                              "profile: %s %s %d/%ld", names[b], it < ro.warmup ? "warm-up" : "iteration",
                              it < ro.warmup ? it + 1 : it - (int)ro.warmup + 1, it < ro.warmup ? ro.warmup : ro.iters);
+        }
+        if (h0 >= 0) {
+            held = held < 0 ? 1 : held + 1;
+            hold_timeouts += cb_exec_hold(e, false) - h0;
         }
         for (int q = ph0; q < ph1; q++)
             for (int i = 0; i < n; i++) {
@@ -115,6 +128,14 @@ static int run(int argc, char **argv) {
     cb_report_meta_str(r, "layout", cb_layout_name(eo.layout));
     cb_report_meta_str(r, "recompute", ro.recompute ? ro.recompute : "auto");
     cb_report_meta_num(r, "iterations", (double)iters);
+    cb_report_meta_str(r, "hold", held > 0 ? "on" : holding ? "none" : "off");
+    if (held > 0)
+        cb_report_note(r, "hold: each timed pass waited on the device until the host had queued it, so the layers' times are the device's "
+                          "work alone, not launch gaps (--hold off keeps them; fullpass --per-layer shows them in a step)");
+    if (hold_timeouts > 0)
+        cb_report_note(r, "hold: %d of the timed passes' waits ended by their 100 ms timeout (a call in the pass waited for the device, or "
+                          "its launch queue filled): their first layers may include the host's time",
+                       hold_timeouts);
     const char **cols = calloc((size_t)(1 + 4 * nb), sizeof(char *));
     char (*cn)[64] = calloc((size_t)(4 * nb), 64);
     if (!cols || !cn) abort();

@@ -126,6 +126,12 @@ typedef struct cb_backend {
     void (*mark_reset)(cb_exec *e);
     int (*mark)(cb_exec *e);
     double (*mark_ms)(cb_exec *e, int a, int b);
+    // Optional (device backends, with marks): hold(e, true) makes the device's queue wait until
+    // hold(e, false), so that a pass queued meanwhile runs back to back and its marks time the
+    // device's work alone, not the host's launches into an idle device (cb_exec_hold). A wait ends
+    // by itself after a timeout (a call in the pass that waits for the device, a full launch queue)
+    // and counts; returns the waits that timed out so far, -1 where it cannot hold.
+    int (*hold)(cb_exec *e, bool on);
     // Can it run layer `layer` of net with options o? CB_REASON_NONE, or the code with the detail
     // in why. Asked before init (cb_backend_supports), from the shapes and options alone; NULL:
     // every layer. What only the library can tell (a refused descriptor, no algorithm within the
@@ -236,6 +242,7 @@ struct cb_exec {
     uint64_t param_version;       // changes whenever the parameters do: backends keeping converted copies refresh them
     uint64_t pass;                // counts the passes: each forward, each backward, and the end of each backward
     bool in_backward;             // a backward pass is under way: pass - 1 was the forward it follows
+    bool hold;                    // timed passes hold the device's queue while they are queued (cb_exec_hold)
     bool graph_ready;             // a step graph was recorded (cb_exec_graph_capture) and still holds
     // what the backend said at plan of its own slow paths (cb_exec_note): results print them
     char notes[CB_EXEC_MAX_NOTES][CB_EXEC_NOTE_LEN];

@@ -1327,15 +1327,16 @@ cb_status cb_exec_set_input(cb_exec *e, const float *x, const int32_t *labels) {
 // piece is timed on its own. span keeps each piece's first and last mark, read after the pass.
 typedef struct pass_clock {
     cb_exec *e;
-    bool on, marks;
+    bool on, marks, held;
     int last; // the latest mark
 } pass_clock;
 
 static pass_clock clock_begin(cb_exec *e, cb_layer_times *t) {
-    pass_clock c = {e, t != NULL, t && e->be->mark, -1};
+    pass_clock c = {e, t != NULL, t && e->be->mark, false, -1};
     if (!c.on) return c;
     for (int j = 0; j < e->net->nlayers * CB_SPAN_COUNT * 2; j++) e->span[j] = -1;
     if (c.marks) {
+        c.held = e->hold && e->be->hold && e->be->hold(e, true) >= 0;
         e->be->mark_reset(e);
         c.last = e->be->mark(e);
     }
@@ -1355,6 +1356,11 @@ static void clock_stop(pass_clock *c, int i, int p, double *ms) {
     if (s[0] < 0) s[0] = c->last;
     s[1] = m;
     c->last = m;
+}
+// the pass is queued: the device may run it (cb_exec_hold)
+static void clock_queued(pass_clock *c) {
+    if (c->held) c->e->be->hold(c->e, false);
+    c->held = false;
 }
 // with marks: the time of piece p of layer i (0 where it did not run)
 static double clock_span(const pass_clock *c, int i, int p) {
@@ -1380,6 +1386,7 @@ cb_status cb_exec_forward(cb_exec *e, bool train, cb_layer_times *t) {
         e->be->forward_epilogue(e, i, train);
         clock_stop(&c, i, CB_SPAN_FWD_EPI, t ? &t[i].epilogue_ms[0] : NULL);
     }
+    clock_queued(&c);
     for (int i = 1; c.marks && i < e->net->nlayers; i++) {
         t[i].epilogue_ms[0] = clock_span(&c, i, CB_SPAN_FWD_EPI);
         t[i].ms[CB_PHASE_FORWARD] = clock_span(&c, i, CB_SPAN_FWD_OP);
@@ -1477,6 +1484,7 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
     }
     e->scratch = e->plan_scratch;
     e->pass++, e->in_backward = false; // (no weight copy made in either pass holds now: the backward reused its bytes)
+    clock_queued(&c);
     for (int i = 1; t && i < n; i++) {
         if (c.marks) {
             t[i].epilogue_ms[1] = clock_span(&c, i, CB_SPAN_BWD_EPI);
@@ -1488,6 +1496,12 @@ cb_status cb_exec_backward(cb_exec *e, cb_layer_times *t) {
         t[i].ms[CB_PHASE_BWD_DATA] += t[i].epilogue_ms[1];
     }
     return CB_OK;
+}
+
+int cb_exec_hold(cb_exec *e, bool on) {
+    if (!e->be->hold || !e->be->mark) return -1;
+    e->hold = on;
+    return e->be->hold(e, false); // (releases nothing: no pass is queued now; the count of timeouts)
 }
 
 bool cb_exec_copy_holds(const cb_exec *e, uint64_t made, bool made_forward) {

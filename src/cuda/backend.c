@@ -6,6 +6,7 @@
 #include "gpu/gpu.h"
 #include "storage/format.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,11 @@ void cb_cuda_destroy_state(cb_exec *e) {
     if (s->t1) cudaEventDestroy(s->t1);
     for (int j = 0; j < s->cap_marks; j++) cudaEventDestroy(s->marks[j]);
     free(s->marks);
+    if (s->hold_flags) {
+        cb_cuda_hold(e, false);
+        cudaDeviceSynchronize(); // (the wait reads them)
+        cudaFreeHost(s->hold_flags);
+    }
     cudaFree(s->loss);
     cudaFree(s->step);
     cudaFree(s->bias_part);
@@ -257,6 +263,38 @@ double cb_cuda_mark_ms(cb_exec *e, int a, int b) {
     cudaEventSynchronize(s->marks[b]);
     cudaEventElapsedTime(&ms, s->marks[a], s->marks[b]);
     return ms;
+}
+
+// be->hold: a one-thread kernel (cb_cuda_hold_launch) waits until the host writes this hold's
+// generation to hold_flags[0]; past CB_CUDA_HOLD_NS it ends by itself and counts in hold_flags[1].
+// Generations, not a flag set back to 0: a wait released late never sees the next one's value.
+#define CB_CUDA_HOLD_NS 100000000ull
+int cb_cuda_hold(cb_exec *e, bool on) {
+    cb_cuda_state *s = e->state;
+    if (s->capturing) return -1;
+    if (!s->hold_flags) {
+        void *p = NULL;
+        if (cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocMapped) != cudaSuccess) {
+            cudaGetLastError();
+            return -1;
+        }
+        s->hold_flags = p;
+        s->hold_flags[0] = s->hold_flags[1] = 0;
+    }
+    int *dev = NULL;
+    if (on && !s->held) {
+        if (cudaHostGetDevicePointer((void **)&dev, s->hold_flags, 0) != cudaSuccess) {
+            cudaGetLastError();
+            return -1;
+        }
+        s->hold_gen = s->hold_gen == INT_MAX ? 1 : s->hold_gen + 1;
+        cb_cuda_hold_launch(dev, dev + 1, s->hold_gen, CB_CUDA_HOLD_NS);
+        s->held = true;
+    } else if (!on && s->held) {
+        __atomic_store_n(&s->hold_flags[0], s->hold_gen, __ATOMIC_SEQ_CST);
+        s->held = false;
+    }
+    return __atomic_load_n(&s->hold_flags[1], __ATOMIC_SEQ_CST);
 }
 
 // time one phase of conv layer i with algorithm a: a warm-up, then the mean of 3 runs (ms)
@@ -624,7 +662,7 @@ const cb_backend cb_backend_cuda = {
     .concat_relu_mask = cb_cuda_concat_relu_mask,
     .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,
     .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,
-    .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = supports, .plan = plan,
+    .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .hold = cb_cuda_hold, .supports = supports, .plan = plan,
     .forward = cb_cuda_forward, .forward_epilogue = cb_cuda_epilogue_forward, .backward_epilogue = cb_cuda_backward_epilogue,
     .backward_data = cb_cuda_backward_data,
     .backward_filter = cb_cuda_backward_filter, .add = cb_cuda_add_, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,

@@ -27,6 +27,9 @@ typedef struct cb_cuda_state {
     int depth;
     cudaEvent_t *marks; // (cap_marks) per-layer timing without synchronisation (cb_cuda_mark)
     int nmarks, cap_marks;
+    int *hold_flags; // (2) pinned host memory, mapped: the generation released, timeouts (cb_cuda_hold)
+    int hold_gen;    // the latest hold's generation
+    bool held;       // a hold waits in the queue
     double *loss; // (1) device
     unsigned long long *step; // (1) device: training forwards so far (dropout's masks move on with it)
     uint64_t dropout_seed;    // from --seed: layer i's dropout seed is this and i (cb_cuda_dropout_seed)
@@ -79,6 +82,7 @@ double cb_cuda_timer_stop(cb_exec *e);
 void cb_cuda_mark_reset(cb_exec *e);
 int cb_cuda_mark(cb_exec *e);
 double cb_cuda_mark_ms(cb_exec *e, int a, int b);
+int cb_cuda_hold(cb_exec *e, bool on);
 void cb_cuda_add_(cb_exec *e, float *dst, const float *src, size_t n);
 // A conv or FC layer with a bias and an activation and no batch norm between: the backward
 // epilogue takes the activation's gradient (dy in place) and the bias gradient in one pass over dy

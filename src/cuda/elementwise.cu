@@ -92,6 +92,25 @@ extern "C" void cb_cuda_xent_backward(int n, int k, const float *prob, const int
     xent_bwd_kernel<<<cb_blocks(t, 256), 256>>>(n, k, prob, labels, dx);
 }
 
+// The queue's hold (cb_cuda_hold): one thread polls a word in host memory until the host writes
+// `gen` there or `timeout_ns` pass (the global timer), then counts a timeout in *timeouts.
+__global__ void hold_kernel(const volatile int *go, volatile int *timeouts, int gen, unsigned long long timeout_ns) {
+    unsigned long long t0, t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    while (*go != gen) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+        if (t - t0 > timeout_ns) {
+            *timeouts = *timeouts + 1;
+            return;
+        }
+        __nanosleep(500);
+    }
+}
+
+extern "C" void cb_cuda_hold_launch(const int *go, int *timeouts, int gen, unsigned long long timeout_ns) {
+    hold_kernel<<<1, 1>>>(go, timeouts, gen, timeout_ns);
+}
+
 __global__ void add_kernel(size_t n, float *dst, const float *src) { CB_FOR(i, n) dst[i] += src[i]; }
 __global__ void fill_kernel(size_t n, float *dst, float v) { CB_FOR(i, n) dst[i] = v; }
 

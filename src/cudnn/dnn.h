@@ -167,7 +167,7 @@ bool cb_dnn_revise(cb_exec *e, int i, cb_phase p, size_t max_ws, bool undo);
      .output_again = cb_dnn_output_again, .recompute_output = cb_dnn_recompute_output, .mem_free = cb_cuda_mem_free,  \
      .release = cb_cuda_release, .upload = cb_cuda_upload, .download = cb_cuda_download,                             \
      .timer_start = cb_cuda_timer_start, .timer_stop = cb_cuda_timer_stop, .mark_reset = cb_cuda_mark_reset,          \
-     .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .supports = SUPPORTS, .input_copy = cb_dnn_input_copy, .weight_copy = cb_store_weight_copy, .plan = cb_dnn_plan, \
+     .mark = cb_cuda_mark, .mark_ms = cb_cuda_mark_ms, .hold = cb_cuda_hold, .supports = SUPPORTS, .input_copy = cb_dnn_input_copy, .weight_copy = cb_store_weight_copy, .plan = cb_dnn_plan, \
      .forward = cb_dnn_forward, .forward_epilogue = cb_dnn_forward_epilogue, .backward_epilogue = cb_dnn_backward_epilogue, \
      .backward_data = cb_dnn_backward_data, .backward_data_add = cb_dnn_backward_data_add,                            \
      .backward_filter = cb_dnn_backward_filter, .add = cb_store_act_add, .fill = cb_cuda_fill_, .sgd = cb_cuda_sgd_,  \
