@@ -2898,7 +2898,7 @@ static void hold_cases(void) {
         return;
     }
     int n = net->nlayers;
-    const char *backends[] = {"cuda", "cudnn"};
+    const char *backends[] = {"auto", "cudnn"}; // (the cuda backend has no Elementwise mul: auto runs the net on it and cuDNN)
     for (int b = 0; b < 2; b++) {
         cb_exec_opts o;
         cb_exec_opts_default(&o);
@@ -3045,7 +3045,7 @@ int main(int argc, char **argv) {
     // processes; --part net: the small networks on cuda, cudnn and auto in fp32, tf32 and bf16
     // (NCHW), $CB_TEST_REPEAT times, for a rate of rare failures; --part graph: graph_cases alone;
     // --part pick: every algorithm cuDNN offers the small cases (pick_cases); --part wg: the own wgmma
-    // kernel on bf16 NHWC storage (wg_cases, part of storage); --part bias: the bias gradients alone
+    // kernel on bf16 NHWC storage (wg_cases, part of storage); --part bias: the bias gradients alone; --part hold: the queue's hold (profile's timing)
     const char *only = argc > 2 && strcmp(argv[1], "--backends") == 0 ? argv[2] : NULL;
     const char *part = argc > 2 && strcmp(argv[1], "--part") == 0 ? argv[2] : NULL;
     if (part && strcmp(part, "own") && strcmp(part, "rest") && strcmp(part, "storage") && strcmp(part, "storage-small") &&

@@ -462,7 +462,7 @@ static int run(int argc, char **argv) {
                     int k = 0;
                     while (k + 1 < cs[ri[j].ecase].nm && (m[k].phase != ri[j].phase || !(m[k].ms[ri[j].layer] > 0))) k++;
                     mo.inference = !m[k].train_fwd, mo.weights_fixed = true; // (as model_cli_compare, the pass's start included)
-                    model_cli_predict_row(fd, cs[ri[j].ecase].net, ri[j].layer, ri[j].phase, &mo, &best[j].pred);
+                    model_cli_predict_row(fd, cs[ri[j].ecase].net, ri[j].layer, ri[j].phase, &mo, best[j].held, &best[j].pred);
                 }
         }
 

@@ -250,6 +250,8 @@ int model_cli_load_measure(const cli_cmd *cmd, const char *path, const cb_net *n
         model_measure *d = &m[(*n)++];
         d->phase = ph;
         d->train_fwd = all;
+        const cJSON *hold = cJSON_GetObjectItemCaseSensitive(root, "hold");
+        d->held = cJSON_IsString(hold) && !strcmp(hold->valuestring, "on");
         read_rows(rows, net, backend, d);
     }
 out:
@@ -287,9 +289,9 @@ int model_cli_kinds_check(const cli_cmd *cmd, const char *kinds) {
     return -1;
 }
 
-void model_cli_predict_row(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *mo, cb_pred *out) {
+void model_cli_predict_row(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *mo, bool held, cb_pred *out) {
     cb_predict_layer(d, net, i, ph, mo, out);
-    for (int b = 0; b < 2; b++) { // the pass's first piece waits for the idle GPU's first call
+    for (int b = 0; !held && b < 2; b++) { // the pass's first piece waits for the idle GPU's first call (unless the pass was held)
         cb_phase first_ph;
         if (i == cb_pass_first(net, b, &first_ph) && ph == first_ph) out->ms += 1e3 * cb_pass_start_s(d);
     }
@@ -313,7 +315,8 @@ model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_
             }
             model_row *r = &rows[(*n)++];
             r->layer = i, r->phase = ph, r->measured_ms = mv, r->measured_alg = m[k].alg[i];
-            model_cli_predict_row(d, net, i, ph, &mo, &r->pred);
+            r->held = m[k].held;
+            model_cli_predict_row(d, net, i, ph, &mo, r->held, &r->pred);
             r->paleo_ms = cb_paleo_layer_ms(d, net, i, ph);
             r->err_pct = 100 * fabs(r->pred.ms - mv) / mv;
             r->paleo_err_pct = 100 * fabs(r->paleo_ms - mv) / mv;

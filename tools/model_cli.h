@@ -25,6 +25,7 @@ const char *model_cli_default_link(const cb_devdb *db, const cb_device *device);
 typedef struct model_measure {
     cb_phase phase;
     bool train_fwd;                     // forward timed as a training forward (profile --direction all)
+    bool held;                          // profile --hold on (since 2026-11-30): no pass waited for the host's first call
     double *ms;                         // per layer index, NAN where absent
     char (*alg)[48];                    // the algorithm the backend ran ("" where absent)
     char backend[16];                   // the profile's backend these times are of
@@ -47,6 +48,7 @@ typedef struct model_row {
     cb_phase phase;
     double measured_ms, paleo_ms, err_pct, paleo_err_pct;
     const char *measured_alg;           // into the measure ("" where the profile names none)
+    bool held;                          // of a held profile (model_measure.held)
     cb_pred pred;
 } model_row;
 // Whether --kinds K1,K2 (conv, fc, pool, other, all; NULL = all) selects layers of op.
@@ -60,8 +62,8 @@ int model_cli_kinds_check(const cli_cmd *cmd, const char *kinds);
 model_row *model_cli_compare(const cb_device *d, const cb_net *net, const model_measure *m, int nm, const char *kinds,
                              cb_model_opts mo, int *n, int *skipped);
 // Layer i's prediction in phase ph as model_cli_compare makes it (*out): cb_predict_layer, plus the
-// idle GPU's wait where (i, ph) is a pass's first piece (cb_pass_first, cb_pass_start_s)
-void model_cli_predict_row(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *mo, cb_pred *out);
+// idle GPU's wait where (i, ph) is a pass's first piece (cb_pass_first, cb_pass_start_s) of a profile not held
+void model_cli_predict_row(const cb_device *d, const cb_net *net, int i, cb_phase ph, const cb_model_opts *mo, bool held, cb_pred *out);
 // median and 90th percentile (linear interpolation) of v[0..n); v is sorted in place
 void model_cli_percentiles(double *v, int n, double *median, double *p90);
 

@@ -425,6 +425,12 @@ void cb_predict_layer_cal(const cb_device *d, const cb_net *net, int i, cb_phase
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, o->inference ? CB_MOP_COPY : CB_MOP_RELU_BWD, &y, es);
             else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &y, es) + parents_s(d, net, i, CB_MOP_COUNT, es);
             break;
+        case CB_OP_SOFTMAX: // the criterion made the logits' gradient: the backward copies it to the input's
+        case CB_OP_RESHAPE: // (and a reshape's forward is a copy too: src/storage/storage.c, src/cuda/backend.c)
+            if (ph == CB_PHASE_FORWARD && L->op == CB_OP_RESHAPE) core = mop_s(d, CB_MOP_COPY, &y, es);
+            else if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_COPY, &x, es) + mop_s(d, CB_MOP_COPY, &y, es) - cb_cal_fixed_s(&d->cal, d->cal.mop[CB_MOP_COPY].overhead_s);
+            else if (dgrad) core = mop_s(d, CB_MOP_COPY, &x, es) + parents_s(d, net, i, CB_MOP_COUNT, es);
+            break;
         default: // LRN, softmax and the rest: one pass over input and output per direction
             if (ph == CB_PHASE_FORWARD) core = mop_s(d, CB_MOP_COPY, &x, es) + mop_s(d, CB_MOP_COPY, &y, es) - cb_cal_fixed_s(&d->cal, d->cal.mop[CB_MOP_COPY].overhead_s);
             else if (dgrad) core = mop_s(d, CB_MOP_RELU_BWD, &x, es) + parents_s(d, net, i, CB_MOP_COUNT, es);
