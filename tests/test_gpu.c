@@ -2801,14 +2801,18 @@ static bool noted(const cb_exec *e, const char *text) {
     return false;
 }
 
-static void recompute_cases(void) {
+// again_net loaded, or NULL after a failure named for `what`
+static cb_net *load_again_net(const char *what) {
     cb_error err = {0};
     cb_net *net = cb_net_load_string(again_net, "again", &err);
-    if (!net) {
-        printf("FAIL recompute net: %s\n", err.msg);
-        failed++;
-        return;
-    }
+    if (!net) printf("FAIL %s net: %s\n", what, err.msg), failed++;
+    return net;
+}
+
+static void recompute_cases(void) {
+    cb_error err = {0};
+    cb_net *net = load_again_net("recompute");
+    if (!net) return;
     int n = net->nlayers, c1 = -1, dw = -1;
     for (int i = 0; i < n; i++) {
         if (!strcmp(net->layers[i].name, "c1")) c1 = i;
@@ -2891,12 +2895,8 @@ static void recompute_cases(void) {
 // inside a hold ends it by the timeout, counted; a held profile's passes compute what unheld ones do.
 static void hold_cases(void) {
     cb_error err = {0};
-    cb_net *net = cb_net_load_string(again_net, "again", &err);
-    if (!net) {
-        printf("FAIL hold net: %s\n", err.msg);
-        failed++;
-        return;
-    }
+    cb_net *net = load_again_net("hold");
+    if (!net) return;
     int n = net->nlayers;
     const char *backends[] = {"auto", "cudnn"}; // (the cuda backend has no Elementwise mul: auto runs the net on it and cuDNN)
     for (int b = 0; b < 2; b++) {
