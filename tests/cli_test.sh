@@ -177,6 +177,7 @@ expect "profile two backends" 0 "ref_ms" -- "$cb" profile fashion-lenet --batch 
 expect "bad backend" 2 "unknown backend 'tpu'" -- "$cb" fullpass fashion-lenet --backend tpu --quiet
 expect "bad direction" 2 "--direction: 'sideways'" -- "$cb" profile fashion-lenet --direction sideways
 expect "bad hold" 2 "--hold: 'maybe' is not on or off" -- "$cb" profile fashion-lenet --hold maybe
+expect "bad calibrate timing" 2 "--timing: 'nope' is not stream or held" -- "$cb" calibrate --backend cudnn --timing nope
 expect "bad precision on cpu" 2 "backend cpu does not compute in bf16 [unsupported: precision]" -- "$cb" fullpass fashion-lenet --precision bf16
 expect "bad iters" 2 "--iters: 0 must be in" -- "$cb" fullpass fashion-lenet --iters 0
 expect "bad memory slack" 2 "--memory-slack: -1 must be in" -- "$cb" fullpass fashion-lenet --memory-slack -1

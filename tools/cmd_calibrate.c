@@ -241,7 +241,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     cb_cal_sample *all = NULL;
     int nall = 0, nfiles = 0, rc = -1;
     double launch = 0, host_call = 0, host_graph = 0, host_engine = 0;
-    bool stream = true, fused = true, step = true, concat_relu = true; // every file's samples timed as a pass sees them; its epilogue fused; the step's cache
+    bool stream = true, held = true, fused = true, step = true, concat_relu = true; // every file's samples timed as a pass sees them; its epilogue fused; the step's cache
     for (char *save_ptr = NULL, *path = strtok_r(list, ",", &save_ptr); path && rc < 0; path = strtok_r(NULL, ",", &save_ptr)) {
         cJSON *root = cb_json_read(path, &err);
         if (!root) {
@@ -271,6 +271,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
         if (di.cal.host_graph_call_s > 0 && (host_graph == 0 || di.cal.host_graph_call_s < host_graph)) host_graph = di.cal.host_graph_call_s;
         if (di.cal.host_engine_call_s > host_engine) host_engine = di.cal.host_engine_call_s; // (the part with the passes)
         stream &= di.cal.stream_timed;
+        held &= di.cal.held_timed;
         fused &= di.cal.act_bias_fused;
         concat_relu &= di.cal.concat_relu;
         step &= di.cal.cache_step;
@@ -291,6 +292,7 @@ static int run_refit(const char *paths, const char *save, const cb_link *link, c
     d.cal.host_graph_call_s = host_graph;
     d.cal.host_engine_call_s = host_engine;
     d.cal.stream_timed = stream;
+    d.cal.held_timed = held;
     d.cal.act_bias_fused = fused;
     d.cal.concat_relu = concat_relu;
     d.cal.cache_step = step;
@@ -405,7 +407,7 @@ typedef struct gpu_args {
     int shape_lo, shape_hi;
     const cb_conv_params *shapes;       // --shapes-from's convolutions (nshapes), instead of the grid
     int nshapes;
-    bool verbose, cache_hot;
+    bool verbose, cache_hot, held;
 } gpu_args;
 
 enum { SECTION_MOPS = 1, SECTION_GEMM = 2, SECTION_CONV = 4 }; // as CB_GPU_CAL_* (src/cudnn/calibrate.h)
@@ -472,7 +474,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
                    "sections");
     cb_gpu_cal_opts go = {.backend = backend, .reps = (int)reps, .workspace_limit = (double)ga->ws_mb * (1 << 20),
                           .sections = ga->sections, .shape_lo = ga->shape_lo, .shape_hi = ga->shape_hi, .shapes = ga->shapes,
-                          .nshapes = ga->nshapes, .verbose = ga->verbose, .cache_hot = ga->cache_hot};
+                          .nshapes = ga->nshapes, .verbose = ga->verbose, .cache_hot = ga->cache_hot, .held = ga->held};
     char list[256];
     snprintf(list, sizeof list, "%s", precs);
     for (char *tok = strtok(list, ","); tok; tok = strtok(NULL, ",")) {
@@ -519,6 +521,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     d.cal.host_call_s = gc.host_call_s;
     d.cal.host_graph_call_s = gc.host_graph_call_s;
     d.cal.stream_timed = true; // src/cudnn/calibrate.c times calls as a pass sees them
+    d.cal.held_timed = ga->held; // (--timing held: as a held profile sees them)
     d.cal.act_bias_fused = true; // this build's backward epilogue (cb_fmt_act_bias_grad)
     d.cal.concat_relu = true;    // and its concatenations' ReLU takeover (relu_by_concat)
     d.cal.cache_step = !ga->cache_hot;
@@ -533,6 +536,10 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
     cb_report_meta_str(r, "base_device", base_name);
     cb_report_meta_str(r, "precisions", precs);
     cb_report_meta_num(r, "samples", gc.n);
+    cb_report_meta_str(r, "timing", ga->held ? "held" : "stream");
+    if (gc.hold_timeouts > 0)
+        cb_report_note(r, "--timing held: %d timed series waited out the hold's 100 ms timeout (a call that waits for the device): their "
+                          "calls were not back to back", gc.hold_timeouts);
     int rc = finish_gpu(ga->save, &d, gc.s, gc.n, o, fmt, r);
     cb_gpu_cal_free(&gc);
     return rc;
@@ -541,7 +548,7 @@ static int run_gpu(const gpu_args *ga, cli_out *o, cb_format fmt) {
 
 static int run(int argc, char **argv) {
     const char *backend = "cpu", *save = NULL, *base = NULL, *db_path = NULL, *precs = "fp32", *refit = NULL;
-    const char *sections = NULL, *shapes = NULL, *allreduce = NULL, *cache = "step";
+    const char *sections = NULL, *shapes = NULL, *allreduce = NULL, *cache = "step", *timing = "stream";
     cli_list shapes_net = {0};
     long size = 2048, reps = 5, ws_mb = 4096, allreduce_gpus = CLI_UNSET;
     bool verbose = false;
@@ -558,6 +565,8 @@ static int run(int argc, char **argv) {
         {"--shapes", CLI_STR, &shapes, "A-B", "GPU: only the convolution shapes A to B of the grid, or of --shapes-from's (0-based)"},
         {"--shapes-from", CLI_LIST, &shapes_net, "F1,F2", "GPU: measure these networks' convolutions instead of the grid (never the networks the model is evaluated on; repeatable)"},
         {"--cache", CLI_STR, &cache, "C", "GPU: step (default: each call also timed after an L2 flush with its input written again, as a step leaves them; the larger time kept) or hot (back to back only)"},
+        {"--timing", CLI_STR, &timing, "T", "GPU: stream (default: each call queued behind one more, max(host, device) per call) or held (each series "
+                                            "queued behind a hold released once queued: the device's time alone, as profile --hold measures layers)"},
         {"--verbose", CLI_FLAG, &verbose, NULL, "GPU: progress for every measurement"},
         {"--refit", CLI_STR, &refit, "F1,F2", "fit again the samples of saved GPU calibrations, merged (no GPU needed)"},
         {"--allreduce", CLI_STR, &allreduce, "FILE", "store the interconnect fitted to `convbench allreduce --format json` (simulate's link)"},
@@ -573,6 +582,7 @@ static int run(int argc, char **argv) {
     if (reps < 1 || reps > 16) return cli_usage_error(&cmd_calibrate, "--reps: %ld must be in [1, 16]", reps);
     if (ws_mb < 0 || ws_mb > (1L << 24)) return cli_usage_error(&cmd_calibrate, "--workspace-mb: %ld must be in [0, %ld]", ws_mb, 1L << 24);
     if (strcmp(cache, "step") && strcmp(cache, "hot")) return cli_usage_error(&cmd_calibrate, "--cache: '%s' is not step or hot", cache);
+    if (strcmp(timing, "stream") && strcmp(timing, "held")) return cli_usage_error(&cmd_calibrate, "--timing: '%s' is not stream or held", timing);
     cb_link link;
     if (refit) {
         if ((rc = measure_link(allreduce, allreduce_gpus, &o, &link)) >= 0) return rc;
@@ -582,7 +592,7 @@ static int run(int argc, char **argv) {
     if (!caps || !caps->calibrates) return cli_usage_error(&cmd_calibrate, "--backend: '%s' is not cpu, cuda or cudnn", backend);
     if (caps->device) {
         gpu_args ga = {.backend = backend, .base = base, .db_path = db_path, .precs = precs, .save = save, .reps = reps,
-                       .ws_mb = ws_mb, .verbose = verbose, .cache_hot = !strcmp(cache, "hot")};
+                       .ws_mb = ws_mb, .verbose = verbose, .cache_hot = !strcmp(cache, "hot"), .held = !strcmp(timing, "held")};
         if ((rc = parse_gpu_args(sections, shapes, &ga)) >= 0) return rc;
         cb_conv_params *extra = NULL, grid[CB_CAL_MAX_SHAPES];
         if (shapes_net.n && (rc = shapes_from(&shapes_net, &extra, &ga.nshapes)) >= 0) return rc;

@@ -33,6 +33,8 @@ typedef struct cb_gpu_cal_opts {
     int nshapes;                         // shape_hi index these): `calibrate --shapes-from`'s; NULL: the grid
     bool cache_hot;                      // calls timed back to back, their data in the L2 (before stop 44, 2026-11-28); else in a
                                          // step's cache state: the L2 flushed, the phase's input written again (calibrate --cache)
+    bool held;                           // each timed series queued behind a hold, released once queued (the device's time
+                                         // alone, as profile --hold measures layers; calibrate --timing held); else behind one call
     bool verbose;                        // progress for every measurement
     void (*progress)(void *ctx, const char *msg);
     void *ctx;
@@ -46,6 +48,7 @@ typedef struct cb_gpu_cal {
     double launch_s;
     double host_call_s;                  // the host's wall clock per call of back-to-back small cuDNN calls
     double host_graph_call_s;            // the same for a cuDNN graph plan's execution (0: none ran)
+    int hold_timeouts;                   // --timing held: series whose hold ended by its timeout (their calls not back to back)
     cb_cal_sample *s;                    // every measurement (malloc'd)
     int n, cap;
 } cb_gpu_cal;

@@ -113,7 +113,8 @@ static cb_status cal_from_json(const cJSON *c, cb_calibration *cal, chk *k, cons
     cal->best = (int)num(k, c, "best", 0, NUM_COUNT);
     cal->launch_overlap = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(c, "launch_hidden"));
     const cJSON *timing = cJSON_GetObjectItemCaseSensitive(c, "timing");
-    cal->stream_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream");
+    cal->held_timed = cJSON_IsString(timing) && !strcmp(timing->valuestring, "held");
+    cal->stream_timed = cal->held_timed || (cJSON_IsString(timing) && !strcmp(timing->valuestring, "stream"));
     const cJSON *cache = cJSON_GetObjectItemCaseSensitive(c, "cache");
     cal->cache_step = cJSON_IsString(cache) && !strcmp(cache->valuestring, "step");
     const cJSON *epi = cJSON_GetObjectItemCaseSensitive(c, "epilogue");
@@ -193,7 +194,7 @@ static cJSON *cal_to_json(const cb_calibration *cal) {
     if (cal->local) cJSON_AddNumberToObject(c, "local", cal->local);
     if (cal->best) cJSON_AddNumberToObject(c, "best", cal->best);
     if (cal->launch_overlap) cJSON_AddBoolToObject(c, "launch_hidden", true);
-    cJSON_AddStringToObject(c, "timing", cal->stream_timed ? "stream" : "idle");
+    cJSON_AddStringToObject(c, "timing", cal->held_timed ? "held" : cal->stream_timed ? "stream" : "idle");
     cJSON_AddStringToObject(c, "cache", cal->cache_step ? "step" : "hot"); // (a passes-only part too: a refit ANDs them)
     if (cal->act_bias_fused) cJSON_AddStringToObject(c, "epilogue", "act_bias");
     if (cal->concat_relu) cJSON_AddBoolToObject(c, "concat_relu", true);

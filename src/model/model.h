@@ -189,6 +189,7 @@ typedef struct cb_calibration {
     // since 2026-11-25: calls queued behind another one): nothing to take off.
     int launch_overlap;
     bool stream_timed;
+    bool held_timed; // (with stream_timed) each series queued behind a hold: the device's time alone (calibrate --timing held)
     // the convolutions and GEMMs timed in a step's cache state (calibrate --cache step, the default
     // since stop 44, 2026-11-28, "cache": "step"): the L2 flushed, the input written again before each call;
     // false: back to back, their data in the L2 (older files, --cache hot). A record of how the
