@@ -6,7 +6,6 @@
 #include "gpu/gpu.h"
 #include "storage/format.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,11 +84,7 @@ void cb_cuda_destroy_state(cb_exec *e) {
     if (s->t1) cudaEventDestroy(s->t1);
     for (int j = 0; j < s->cap_marks; j++) cudaEventDestroy(s->marks[j]);
     free(s->marks);
-    if (s->hold_flags) {
-        cb_cuda_hold(e, false);
-        cudaDeviceSynchronize(); // (the wait reads them)
-        cudaFreeHost(s->hold_flags);
-    }
+    cb_gpu_hold_free(&s->hold);
     cudaFree(s->loss);
     cudaFree(s->step);
     cudaFree(s->bias_part);
@@ -265,36 +260,13 @@ double cb_cuda_mark_ms(cb_exec *e, int a, int b) {
     return ms;
 }
 
-// be->hold: a one-thread kernel (cb_cuda_hold_launch) waits until the host writes this hold's
-// generation to hold_flags[0]; past CB_CUDA_HOLD_NS it ends by itself and counts in hold_flags[1].
-// Generations, not a flag set back to 0: a wait released late never sees the next one's value.
-#define CB_CUDA_HOLD_NS 100000000ull
+// be->hold (cb_gpu_hold); never while a step graph is recorded
 int cb_cuda_hold(cb_exec *e, bool on) {
     cb_cuda_state *s = e->state;
-    if (s->capturing) return -1;
-    if (!s->hold_flags) {
-        void *p = NULL;
-        if (cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocMapped) != cudaSuccess) {
-            cudaGetLastError();
-            return -1;
-        }
-        s->hold_flags = p;
-        s->hold_flags[0] = s->hold_flags[1] = 0;
-    }
-    int *dev = NULL;
-    if (on && !s->held) {
-        if (cudaHostGetDevicePointer((void **)&dev, s->hold_flags, 0) != cudaSuccess) {
-            cudaGetLastError();
-            return -1;
-        }
-        s->hold_gen = s->hold_gen == INT_MAX ? 1 : s->hold_gen + 1;
-        cb_cuda_hold_launch(dev, dev + 1, s->hold_gen, CB_CUDA_HOLD_NS);
-        s->held = true;
-    } else if (!on && s->held) {
-        __atomic_store_n(&s->hold_flags[0], s->hold_gen, __ATOMIC_SEQ_CST);
-        s->held = false;
-    }
-    return __atomic_load_n(&s->hold_flags[1], __ATOMIC_SEQ_CST);
+    if (s->capturing || !cb_gpu_hold_ready(&s->hold)) return -1;
+    if (on && !cb_gpu_hold_on(&s->hold)) return -1;
+    if (!on) cb_gpu_hold_off(&s->hold);
+    return cb_gpu_hold_timeouts(&s->hold);
 }
 
 // time one phase of conv layer i with algorithm a: a warm-up, then the mean of 3 runs (ms)

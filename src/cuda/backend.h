@@ -6,6 +6,7 @@
 #include "core/backend.h"
 #include "core/ops.h"
 #include "cuda/conv_algo.h"
+#include "gpu/gpu.h"
 
 #include <cuda_runtime.h>
 
@@ -27,9 +28,7 @@ typedef struct cb_cuda_state {
     int depth;
     cudaEvent_t *marks; // (cap_marks) per-layer timing without synchronisation (cb_cuda_mark)
     int nmarks, cap_marks;
-    int *hold_flags; // (2) pinned host memory, mapped: the generation released, timeouts (cb_cuda_hold)
-    int hold_gen;    // the latest hold's generation
-    bool held;       // a hold waits in the queue
+    cb_gpu_hold hold; // profile's (cb_cuda_hold)
     double *loss; // (1) device
     unsigned long long *step; // (1) device: training forwards so far (dropout's masks move on with it)
     uint64_t dropout_seed;    // from --seed: layer i's dropout seed is this and i (cb_cuda_dropout_seed)

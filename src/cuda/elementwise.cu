@@ -92,7 +92,7 @@ extern "C" void cb_cuda_xent_backward(int n, int k, const float *prob, const int
     xent_bwd_kernel<<<cb_blocks(t, 256), 256>>>(n, k, prob, labels, dx);
 }
 
-// The queue's hold (cb_cuda_hold): one thread polls a word in host memory until the host writes
+// The queue's hold (cb_gpu_hold, src/gpu/gpu.c): one thread polls a word in host memory until the host writes
 // `gen` there or `timeout_ns` pass (the global timer), then counts a timeout in *timeouts.
 __global__ void hold_kernel(const volatile int *go, volatile int *timeouts, int gen, unsigned long long timeout_ns) {
     unsigned long long t0, t;

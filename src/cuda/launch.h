@@ -112,7 +112,7 @@ void cb_cuda_add(size_t n, float *dst, const float *src);
 void cb_cuda_fill(size_t n, float *dst, float v);
 void cb_cuda_sgd(size_t n, float lr, float momentum, float wd, float *w, const float *g, float *v);
 // one thread that waits until *go (host memory, mapped) holds gen, or timeout_ns have passed (then
-// ++*timeouts, host memory too): the work queued behind it waits for the host (cb_cuda_hold)
+// ++*timeouts, host memory too): the work queued behind it waits for the host (cb_gpu_hold, src/gpu)
 void cb_cuda_hold_launch(const int *go, int *timeouts, int gen, unsigned long long timeout_ns);
 // dst (N, C_dst, inner) channel block at c_off <- src (N, C_src, inner), or the reverse when `out`
 void cb_cuda_concat_copy(int n, int c_dst, int c_src, int c_off, int inner, float *dst, const float *src, int to_slice);

@@ -16,7 +16,6 @@
 #include "storage/format.h"
 
 #include <cublas_v2.h>
-#include <limits.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
 #include <stdio.h>
@@ -43,8 +42,7 @@ typedef struct ctx {
     cudnnHandle_t dnn;
     cublasHandle_t blas;
     cudaEvent_t e0, e1;
-    int *hold;                     // (2) mapped host memory: the hold's generation, its timeouts (o->held)
-    int hold_gen;
+    cb_gpu_hold hold;              // o->held: each timed series behind it
     // device buffers, each large enough for every shape (floats): x, dx; w, dw; y, dy; vectors
     float *x, *dx, *w, *dw, *y, *dy, *v[8];
     int32_t *argmax;
@@ -85,36 +83,26 @@ static void progress(ctx *c, const char *fmt, const char *a, const char *b) {
 // flush alone is long enough to hide the host's side of a small call, which a pass shows (the
 // 2026-11-28 calibration of the flushed series alone put the FC layers' GEMMs 0.49x short;
 // docs/results/2026-11-28-cache.md).
-// o->held (calibrate --timing held): each repetition is queued behind a hold (cb_cuda_hold_launch)
-// that the host releases once the repetition is queued, so every call of it runs back to back,
-// as a held profile's layers do: the device's time alone, the host's priced apart (host_call_s).
+// o->held (calibrate --timing held): each repetition is queued behind a hold (cb_gpu_hold) that the
+// host releases once the repetition is queued, so every call of it runs back to back, as a held
+// profile's layers do: the device's time alone, the host's priced apart (host_call_s).
 #define STREAM_CALLS 3
-#define HOLD_NS 100000000ull
-static void hold_on(ctx *c) {
-    int *dev = NULL;
-    if (!c->hold || cudaHostGetDevicePointer((void **)&dev, c->hold, 0) != cudaSuccess) return;
-    c->hold_gen = c->hold_gen == INT_MAX ? 1 : c->hold_gen + 1;
-    cb_cuda_hold_launch(dev, dev + 1, c->hold_gen, HOLD_NS);
-}
-static void hold_off(ctx *c) {
-    if (c->hold) __atomic_store_n(&c->hold[0], c->hold_gen, __ATOMIC_SEQ_CST);
-}
 static double series(ctx *c, run_fn fn, void *arg, int reps, int calls, bool stream, const void *in, size_t in_bytes) {
     double t[32];
     for (int r = 0; r < reps; r++) {
         float ms = 0;
-        if (stream && c->hold) hold_on(c);
+        bool held = stream && c->o->held && cb_gpu_hold_on(&c->hold);
         if (in) { // the step's cache state (the copies are the work ahead)
             cudaMemsetAsync(c->scratch, r & 0xff, c->flush_bytes, 0);
             cudaMemcpyAsync(c->scratch, in, in_bytes, cudaMemcpyDeviceToDevice, 0);
             cudaMemcpyAsync((void *)in, c->scratch, in_bytes, cudaMemcpyDeviceToDevice, 0);
-        } else if (stream && !c->hold) {
+        } else if (stream && !held) {
             fn(c, arg); // the work ahead
         }
         cudaEventRecord(c->e0, 0);
         for (int k = 0; k < calls; k++) fn(c, arg);
         cudaEventRecord(c->e1, 0);
-        if (stream && c->hold) hold_off(c);
+        if (held) cb_gpu_hold_off(&c->hold);
         if (cudaEventSynchronize(c->e1) != cudaSuccess) return -3;
         cudaEventElapsedTime(&ms, c->e0, c->e1);
         t[r] = ms / calls;
@@ -923,13 +911,8 @@ static cb_status setup(ctx *c) {
         want /= 2;
     }
     c->ws_bytes = c->ws ? want : 0;
-    if (c->o->held) {
-        void *h = NULL;
-        if (cudaHostAlloc(&h, 2 * sizeof(int), cudaHostAllocMapped) != cudaSuccess)
-            return cb_fail(c->err, CB_STATUS_NOMEM, "calibrate", NULL, "--timing held: no mapped host memory for the hold");
-        c->hold = h;
-        c->hold[0] = c->hold[1] = 0;
-    }
+    if (c->o->held && !cb_gpu_hold_ready(&c->hold))
+        return cb_fail(c->err, CB_STATUS_NOMEM, "calibrate", NULL, "--timing held: no mapped host memory for the hold");
     if (!c->o->cache_hot) { // the step's cache state: a scratch of twice the L2 (the flush) and at least any input
         int dev = 0, l2 = 0;
         cudaGetDevice(&dev);
@@ -950,12 +933,8 @@ static void teardown(ctx *c) {
     if (c->argmax) cudaFree(c->argmax);
     if (c->ws) cudaFree(c->ws);
     if (c->scratch) cudaFree(c->scratch);
-    if (c->hold) {
-        hold_off(c);
-        cudaDeviceSynchronize();
-        c->out->hold_timeouts = __atomic_load_n(&c->hold[1], __ATOMIC_SEQ_CST);
-        cudaFreeHost(c->hold);
-    }
+    c->out->hold_timeouts = cb_gpu_hold_timeouts(&c->hold);
+    cb_gpu_hold_free(&c->hold);
     if (c->e0) cudaEventDestroy(c->e0);
     if (c->e1) cudaEventDestroy(c->e1);
     if (c->dnn) cudnnDestroy(c->dnn);

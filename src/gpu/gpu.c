@@ -2,12 +2,51 @@
 #ifdef CB_HAVE_CUDA
 #include "gpu/gpu.h"
 #include "core/net.h"
+#include "cuda/launch.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+
+#define HOLD_NS 100000000ull
+bool cb_gpu_hold_ready(cb_gpu_hold *h) {
+    if (h->words) return true;
+    void *p = NULL;
+    if (cudaHostAlloc(&p, 2 * sizeof(int), cudaHostAllocMapped) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    h->words = p;
+    h->words[0] = h->words[1] = 0;
+    return true;
+}
+bool cb_gpu_hold_on(cb_gpu_hold *h) {
+    if (h->held) return true;
+    if (!cb_gpu_hold_ready(h)) return false;
+    int *dev = NULL;
+    if (cudaHostGetDevicePointer((void **)&dev, h->words, 0) != cudaSuccess) {
+        cudaGetLastError();
+        return false;
+    }
+    h->gen = h->gen == INT_MAX ? 1 : h->gen + 1;
+    cb_cuda_hold_launch(dev, dev + 1, h->gen, HOLD_NS);
+    return h->held = true;
+}
+void cb_gpu_hold_off(cb_gpu_hold *h) {
+    if (h->held) __atomic_store_n(&h->words[0], h->gen, __ATOMIC_SEQ_CST);
+    h->held = false;
+}
+int cb_gpu_hold_timeouts(const cb_gpu_hold *h) { return h->words ? __atomic_load_n(&h->words[1], __ATOMIC_SEQ_CST) : 0; }
+void cb_gpu_hold_free(cb_gpu_hold *h) {
+    if (!h->words) return;
+    cb_gpu_hold_off(h);
+    cudaDeviceSynchronize(); // (a wait reads the words)
+    cudaFreeHost(h->words);
+    h->words = NULL;
+}
 
 bool cb_gpu_available(void) {
     int n = 0;

@@ -22,6 +22,21 @@ void cb_gpu_info_get(cb_gpu_info *g);
 bool cb_gpu_name(char *buf, size_t n);
 // bytes of device memory in use now (total - free, every process's), 0 when it cannot tell
 size_t cb_gpu_mem_used(void);
+// The queue's hold (profile --hold, calibrate --timing held): cb_gpu_hold_on queues a one-thread
+// kernel (cb_cuda_hold_launch) that waits until cb_gpu_hold_off writes this hold's generation to a
+// word of mapped host memory, so the work queued between the two runs back to back once released;
+// past 100 ms the wait ends by itself and counts. Generations, not a flag set back to 0: a wait
+// released late never sees the next one's value. The words are allocated at the first hold.
+typedef struct cb_gpu_hold {
+    int *words; // (2) pinned host memory, mapped: the generation released, the timeouts
+    int gen;    // the latest hold's generation
+    bool held;  // a hold waits in the queue
+} cb_gpu_hold;
+bool cb_gpu_hold_ready(cb_gpu_hold *h);       // the words allocated (once); false where there is no mapped memory
+bool cb_gpu_hold_on(cb_gpu_hold *h);          // false where it cannot hold (cb_gpu_hold_ready)
+void cb_gpu_hold_off(cb_gpu_hold *h);         // releases the waiting hold, if any
+int cb_gpu_hold_timeouts(const cb_gpu_hold *h); // holds so far that ended by their timeout
+void cb_gpu_hold_free(cb_gpu_hold *h);        // releases, waits for the device, frees the words
 // fills err with "what: CUDA error NAME (message)" and returns CB_STATUS_DEVICE; CB_OK when rc == 0
 cb_status cb_gpu_check(int rc, const char *what, const char *file, int line, cb_error *err);
 
